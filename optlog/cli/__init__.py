@@ -1,0 +1,1 @@
+"""The command-line face: parses arguments, calls the service layer, prints text or JSON."""

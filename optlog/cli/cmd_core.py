@@ -1,0 +1,129 @@
+"""init, status, note, tui, mcp."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from optlog.cli.main import emit, service_ctx, state
+
+
+@click.command("init")
+@click.argument("path", required=False)
+@click.option("--plan-prefix", metavar="P", help="Plans render to P/P-NN.md (default glb5improvement).")
+def init_cmd(path: str | None, plan_prefix: str | None) -> None:
+    """Create (or adopt) a git repository as an optlog workspace."""
+    from pathlib import Path
+
+    from optlog.service.workspace import init
+
+    st = state()
+    target = path
+    if target is None and st.chdir:
+        target = st.chdir
+    elif target is not None and st.chdir and not Path(target).is_absolute():
+        target = str(Path(st.chdir) / target)
+    res = init(target, plan_prefix)
+
+    def human(r: dict[str, Any]) -> str:
+        verb = "adopted" if r["adopted"] else "initialised"
+        made = ", ".join(r["created"]) or "nothing new"
+        return f"{verb} optlog workspace in {r['workspace']} (created: {made})"
+
+    emit(res, human)
+
+
+@click.command("status")
+def status_cmd() -> None:
+    """A short digest: open hypotheses, live runs, latest verdicts, pending todos."""
+    from optlog.cli.render import glyph
+    from optlog.service.status import status
+
+    ctx = service_ctx()
+    res = status(ctx)
+
+    def human(r: dict[str, Any]) -> str:
+        out = [f"workspace {r['workspace']}"]
+        if r.get("notice"):
+            out.append(f"note: {r['notice']}")
+        out.append(f"\nopen hypotheses ({len(r['hypotheses']['open'])} of {r['hypotheses']['total']}):")
+        for h in r["hypotheses"]["open"]:
+            preds = ", ".join(f"{p['id']} {p['status']}" for p in h["predictions"]) or "no predictions"
+            out.append(f"  {glyph(h['status'])} {h['id']} [{h['status']}] {h['title']} — {preds}")
+        out.append(f"\nlive runs: {len(r['live_runs'])}   runs recorded: {r['runs_total']}")
+        for run in r["live_runs"]:
+            out.append(f"  #{run['id']} {run['status']} {run.get('name') or ''}")
+        out.append("\nlatest verdicts:")
+        for v in r["latest_verdicts"][:5]:
+            out.append(f"  {v['at'][:19]} {v['hypothesis']} → {v['status']} ({v['kind']}, {v['by']}): {v['summary']}")
+        if not r["latest_verdicts"]:
+            out.append("  none yet")
+        out.append(f"\ntodos ({len(r['todos'])} pending or in progress):")
+        for t in r["todos"]:
+            out.append(f"  [{t['status']}] {t['id']} {t['content']}" + (f" ({t['priority']})" if t["priority"] else ""))
+        return "\n".join(out)
+
+    emit(res, human)
+
+
+@click.group("note")
+def note() -> None:
+    """Evidence that is not a number: observations, bug reports, links."""
+
+
+@note.command("add")
+@click.argument("text")
+@click.option("--hypothesis", "hypothesis", metavar="ID", help="The hypothesis this is evidence for.")
+@click.option("--link", metavar="URL", help="A link (bug report, issue, dashboard).")
+@click.option("--run", "run_id", type=int, metavar="ID", help="The run this note is about.")
+def note_add(text: str, hypothesis: str | None, link: str | None, run_id: int | None) -> None:
+    """Record a note."""
+    from optlog.service.evidence import add_note
+
+    ctx = service_ctx()
+    res = add_note(ctx, text, hypothesis, link, run_id)
+    emit(res, lambda r: f"note {r['id']} recorded")
+
+
+@note.command("list")
+@click.option("--hypothesis", metavar="ID")
+def note_list(hypothesis: str | None) -> None:
+    """List notes."""
+    from optlog.service.evidence import list_notes
+
+    ctx = service_ctx()
+    res = list_notes(ctx, hypothesis)
+
+    def human(rows: list[dict[str, Any]]) -> str:
+        return "\n".join(
+            f"{n['id']:>4} {n['created_at'][:16]} {n['hypothesis'] or '-':<20} {n['text']}" + (f" <{n['link']}>" if n["link"] else "")
+            for n in rows
+        ) or "no notes"
+
+    emit({"notes": res}, lambda d: human(d["notes"]))
+
+
+def open_tui(chdir: str | None) -> None:
+    try:
+        from optlog.tui.app import run_tui
+    except ModuleNotFoundError:
+        click.echo(click.get_current_context().find_root().get_help())
+        return
+    from optlog.service.context import Ctx
+
+    run_tui(Ctx.find(chdir))
+
+
+@click.command("tui")
+def tui_cmd() -> None:
+    """Open the dashboard (the same as bare `optlog` on a terminal)."""
+    open_tui(state().chdir)
+
+
+@click.command("mcp")
+def mcp_cmd() -> None:
+    """Serve optlog's verbs as MCP tools over stdio (for coding agents)."""
+    from optlog.mcp import serve
+
+    serve(state().chdir)

@@ -1,0 +1,224 @@
+"""Entry point: the root command group, global options, error documents and exit codes.
+
+Exit codes: 0 success; 1 the operation failed (a run failed, `verdict --check` found a falsified or
+inconclusive prediction, a conflict); 2 bad input (usage, unknown id, malformed file). Under
+`--json`, stdout carries exactly one JSON document, errors included; narration goes to stderr.
+
+Subcommands are imported only when invoked, so an agent calling `optlog todo list --json` many
+times a minute does not pay for the TUI, httpx or git.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+from typing import Any
+
+import click
+
+from optlog import __version__
+from optlog.errors import BadInput, OptlogError
+
+# name -> "module:attribute"; aliases point at the same object
+LAZY: dict[str, str] = {
+    "init": "optlog.cli.cmd_core:init_cmd",
+    "status": "optlog.cli.cmd_core:status_cmd",
+    "hypothesis": "optlog.cli.cmd_hypothesis:hypothesis",
+    "note": "optlog.cli.cmd_core:note",
+    "todo": "optlog.cli.cmd_todo:todo",
+    "run": "optlog.cli.cmd_run:run",
+    "tui": "optlog.cli.cmd_core:tui_cmd",
+    "log": "optlog.cli.cmd_log:log_cmd",
+    "sync": "optlog.cli.cmd_log:sync_cmd",
+    "prediction": "optlog.cli.cmd_predict:prediction",
+    "verdict": "optlog.cli.cmd_predict:verdict_cmd",
+    "compare": "optlog.cli.cmd_predict:compare_cmd",
+    "bench": "optlog.cli.cmd_bench:bench_cmd",
+    "calibrate": "optlog.cli.cmd_telemetry:calibrate_cmd",
+    "telemetry": "optlog.cli.cmd_telemetry:telemetry",
+    "plan": "optlog.cli.cmd_plan:plan",
+    "report": "optlog.cli.cmd_plan:report_cmd",
+    "mcp": "optlog.cli.cmd_core:mcp_cmd",
+}
+ALIASES = {"hyp": "hypothesis", "predict": "prediction", "pred": "prediction", "todos": "todo", "runs": "run"}
+
+
+class State:
+    def __init__(self) -> None:
+        self.json = False
+        self.chdir: str | None = None
+
+
+def state() -> State:
+    ctx = click.get_current_context()
+    root = ctx.find_root()
+    if root.obj is None:
+        root.obj = State()
+    return root.obj  # type: ignore[no-any-return]
+
+
+def _set_json(ctx: click.Context, _p: click.Parameter, value: bool) -> None:
+    if value:
+        root = ctx.find_root()
+        if root.obj is None:
+            root.obj = State()
+        root.obj.json = True
+
+
+def _set_chdir(ctx: click.Context, _p: click.Parameter, value: str | None) -> None:
+    if value:
+        root = ctx.find_root()
+        if root.obj is None:
+            root.obj = State()
+        root.obj.chdir = value
+
+
+def _global_params() -> list[click.Parameter]:
+    return [
+        click.Option(["--json", "json_"], is_flag=True, expose_value=False, is_eager=True, callback=_set_json,
+                     help="Print one JSON document on stdout."),
+        click.Option(["-C", "chdir"], metavar="PATH", expose_value=False, is_eager=True, callback=_set_chdir,
+                     help="Run as if started in PATH (the workspace)."),
+    ]
+
+
+def add_global_options(cmd: click.Command) -> click.Command:
+    """-C and --json are accepted before or after any subcommand."""
+    names = {p.name for p in cmd.params}
+    if "json_" not in names:
+        cmd.params.extend(_global_params())
+    if isinstance(cmd, click.Group) and not isinstance(cmd, LazyGroup):
+        for sub in cmd.commands.values():
+            add_global_options(sub)
+    return cmd
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(LAZY)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        name = ALIASES.get(name, name)
+        target = LAZY.get(name)
+        if target is None:
+            return None
+        mod, attr = target.split(":")
+        try:
+            module = importlib.import_module(mod)
+        except ModuleNotFoundError as e:
+            if e.name == mod:
+                return None  # a face not built yet
+            raise
+        cmd = getattr(module, attr)
+        return add_global_options(cmd)
+
+
+@click.group(cls=LazyGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="optlog")
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """optlog: the lab notebook of inference performance work.
+
+    Hypotheses with machine-checkable predictions, benchmark runs as evidence, noise-aware
+    verdicts, ranked plans; every decision committed to git. Bare `optlog` opens the TUI on a
+    terminal.
+    """
+    if ctx.obj is None:
+        ctx.obj = State()
+    if ctx.invoked_subcommand is None:
+        if sys.stdin.isatty() and sys.stdout.isatty() and not ctx.obj.json:
+            from optlog.cli.cmd_core import open_tui
+
+            open_tui(ctx.obj.chdir)
+        else:
+            click.echo(ctx.get_help())
+
+
+add_global_options(cli)
+
+
+# ---------------------------------------------------------------- helpers for commands
+
+
+def service_ctx() -> Any:
+    """The service context for the workspace named by -C or found from the current folder."""
+    from optlog.service.context import Ctx
+
+    st = state()
+    c = Ctx.find(st.chdir)
+    c.on_notice = lambda text: click.echo(f"optlog: {text}", err=True)  # type: ignore[attr-defined]
+    return c
+
+
+def emit(data: Any, human: Any = None) -> None:
+    """Print `data` as JSON under --json, else the human rendering (a string or a callable)."""
+    if state().json:
+        click.echo(json.dumps(data, indent=2, default=str, ensure_ascii=False))
+        return
+    if human is None:
+        click.echo(json.dumps(data, indent=2, default=str, ensure_ascii=False))
+    elif callable(human):
+        text = human(data)
+        if text is not None:
+            click.echo(text)
+    else:
+        click.echo(human)
+
+
+def notice(text: str) -> None:
+    click.echo(f"optlog: {text}", err=True)
+
+
+def _wants_json(argv: list[str]) -> bool:
+    for a in argv:
+        if a == "--":
+            return False
+        if a == "--json":
+            return True
+    return False
+
+
+def _print_error(err: OptlogError, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(err.to_json(), indent=2, ensure_ascii=False))
+    click.echo(f"optlog: error: {err}", err=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    as_json = _wants_json(args)
+    code = 0
+    try:
+        rv = cli.main(args=args, prog_name="optlog", standalone_mode=False)
+        if isinstance(rv, int):
+            code = rv
+    except click.exceptions.NoArgsIsHelpError as e:
+        click.echo(e.ctx.get_help() if e.ctx else str(e))
+        code = 0 if not as_json else 2
+    except click.UsageError as e:
+        field = None
+        if isinstance(e, click.BadParameter) and e.param is not None:
+            field = e.param.opts[0] if getattr(e.param, "opts", None) else e.param.name
+        err = BadInput(e.format_message(), field=field, code="usage")
+        if not as_json and e.ctx is not None:
+            click.echo(e.ctx.get_usage(), err=True)
+        _print_error(err, as_json)
+        code = 2
+    except click.exceptions.Abort:
+        click.echo("optlog: aborted", err=True)
+        code = 130
+    except click.exceptions.Exit as e:
+        code = e.exit_code
+    except OptlogError as e:
+        _print_error(e, as_json)
+        code = e.exit_code
+    except KeyboardInterrupt:
+        click.echo("optlog: interrupted", err=True)
+        code = 130
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        code = 1
+    sys.exit(code)

@@ -1,0 +1,131 @@
+"""`optlog.yaml`: the workspace's settings, as typed models.
+
+One place for configuration. Unknown keys are errors (a typo must not pass silently); every error
+names the file, line and field.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from optlog.paths import Workspace
+
+PLAN_PREFIX_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PlansSettings(_Strict):
+    prefix: str = "glb5improvement"
+
+    @field_validator("prefix")
+    @classmethod
+    def _prefix_ok(cls, v: str) -> str:
+        if not PLAN_PREFIX_RE.match(v):
+            raise ValueError("must be letters, digits, '.', '_' or '-' (it names a folder and files)")
+        return v
+
+
+class GpuSpec(_Strict):
+    """Ceilings of one GPU kind: datasheet values or what `optlog calibrate` measured."""
+
+    count: int | None = Field(default=None, ge=1)
+    peak_tflops: dict[str, float] = Field(default_factory=dict)
+    mem_bw_gbps: float | None = Field(default=None, gt=0)
+    interconnect_gbps: float | None = Field(default=None, gt=0)
+    power_limit_w: float | None = Field(default=None, gt=0)
+    source: str | None = None
+    measured: dict[str, Any] = Field(default_factory=dict)
+
+
+class HardwareSettings(_Strict):
+    default: str | None = None
+    gpus: dict[str, GpuSpec] = Field(default_factory=dict)
+
+
+class SshHost(_Strict):
+    host: str
+    user: str | None = None
+    port: int = 22
+    identity_file: str | None = None
+    options: list[str] = Field(default_factory=list)
+    optlog: str | None = None  # path of optlog on the host, for remote telemetry
+    workdir: str | None = None
+
+
+class SlurmPartition(_Strict):
+    partition: str
+    gres: str | None = None
+    time: str | None = None
+    account: str | None = None
+    extra: list[str] = Field(default_factory=list)
+
+
+class ExecutorSettings(_Strict):
+    local: dict[str, Any] = Field(default_factory=dict)
+    ssh: dict[str, SshHost] = Field(default_factory=dict)
+    slurm: dict[str, SlurmPartition] = Field(default_factory=dict)
+
+
+class TelemetrySettings(_Strict):
+    enabled: bool = True
+    interval_s: float = Field(default=0.5, gt=0)
+    warmup_s: float = Field(default=0.0, ge=0)
+    gpm: bool = True
+
+
+class Config(_Strict):
+    name: str = "optlog"
+    plans: PlansSettings = Field(default_factory=PlansSettings)
+    hardware: HardwareSettings = Field(default_factory=HardwareSettings)
+    executors: ExecutorSettings = Field(default_factory=ExecutorSettings)
+    telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
+
+    def ceilings(self) -> dict[str, float]:
+        """Names usable in prediction expressions: `peak_tflops` (default dtype of the default GPU),
+        `peak_tflops_<dtype>`, `mem_bw_gbps`, `interconnect_gbps`, `power_limit_w`."""
+        out: dict[str, float] = {}
+        gpus = self.hardware.gpus
+        kind = self.hardware.default or (next(iter(gpus)) if gpus else None)
+        spec = gpus.get(kind) if kind else None
+        if spec is None:
+            return out
+        for dtype, v in spec.peak_tflops.items():
+            out[f"peak_tflops_{dtype}"] = float(v)
+        if spec.peak_tflops:
+            first = "bf16" if "bf16" in spec.peak_tflops else next(iter(spec.peak_tflops))
+            out["peak_tflops"] = float(spec.peak_tflops[first])
+        for k in ("mem_bw_gbps", "interconnect_gbps", "power_limit_w"):
+            v = getattr(spec, k)
+            if v is not None:
+                out[k] = float(v)
+        return out
+
+
+def load_config(ws: Workspace) -> Config:
+    from optlog.yamlio import load_model
+
+    return load_model(Config, ws.config_file, ws.rel(ws.config_file))
+
+
+def default_config_text(name: str, prefix: str) -> str:
+    return f"""\
+# optlog workspace settings. Unknown keys are errors.
+name: {name}
+plans:
+  prefix: {prefix}          # plans render to {prefix}/{prefix}-NN.md
+hardware:
+  default: null            # the GPU kind whose ceilings predictions use (peak_tflops, mem_bw_gbps, ...)
+  gpus: {{}}                 # e.g. h200: {{peak_tflops: {{bf16: 989}}, mem_bw_gbps: 4800, power_limit_w: 700}}
+executors:
+  ssh: {{}}                  # e.g. gpu-box: {{host: gpu-box.example, user: me}}
+  slurm: {{}}                # e.g. gpu: {{partition: gpu, gres: "gpu:8", time: "02:00:00"}}
+telemetry:
+  interval_s: 0.5
+  warmup_s: 0
+"""

@@ -1,0 +1,109 @@
+"""todowrite JSON, as coding agents emit it, checked without I/O.
+
+OpenCode's `todowrite`: {content, status, priority[, id]}; Claude Code's `TodoWrite`: {content,
+status, activeForm}. Priority may be missing; unknown keys are kept and returned unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from optlog.errors import BadInput
+
+TODO_STATUSES = ("pending", "in_progress", "completed", "cancelled")
+PRIORITIES = ("high", "medium", "low")
+KNOWN = {"id", "content", "status", "priority", "hypothesis"}
+
+
+@dataclass
+class TodoIn:
+    content: str
+    status: str
+    priority: str | None = None
+    id: str | None = None
+    hypothesis: str | None = None
+    has_hypothesis: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def check_status(s: Any, where: str = "--status") -> str:
+    if s not in TODO_STATUSES:
+        raise BadInput(f"unknown todo status {s!r}; one of {', '.join(TODO_STATUSES)}", field=where)
+    return str(s)
+
+
+def check_priority(p: Any, where: str = "--priority") -> str | None:
+    if p is None:
+        return None
+    if p not in PRIORITIES:
+        raise BadInput(f"unknown priority {p!r}; one of {', '.join(PRIORITIES)}", field=where)
+    return str(p)
+
+
+def parse_todowrite(data: Any, file: str = "<stdin>") -> list[TodoIn]:
+    """Validate a whole todowrite document before anything is written."""
+    try:
+        return _parse(data, file)
+    except BadInput as e:
+        e.file = e.file or file
+        raise
+
+
+def _parse(data: Any, file: str) -> list[TodoIn]:
+    if isinstance(data, list):
+        items = data  # a bare list is what some agents log; accept it
+    elif isinstance(data, dict) and "todos" in data:
+        items = data["todos"]
+    else:
+        raise BadInput('expected a JSON object with a "todos" list', file=file, field="todos")
+    if not isinstance(items, list):
+        raise BadInput('"todos" must be a list', file=file, field="todos")
+    out: list[TodoIn] = []
+    seen_ids: set[str] = set()
+    for i, it in enumerate(items):
+        where = f"todos[{i}]"
+        if not isinstance(it, dict):
+            raise BadInput("each todo must be an object", file=file, field=where)
+        content = it.get("content")
+        if not isinstance(content, str) or not content.strip():
+            raise BadInput("a todo needs non-empty text in \"content\"", file=file, field=f"{where}.content")
+        status = check_status(it.get("status"), f"{where}.status")
+        priority = check_priority(it.get("priority"), f"{where}.priority")
+        tid = it.get("id")
+        if tid is not None:
+            if not isinstance(tid, (str, int)) or isinstance(tid, bool) or str(tid) == "":
+                raise BadInput("a todo id must be a non-empty string or number", file=file, field=f"{where}.id")
+            tid = str(tid)
+            if tid in seen_ids:
+                raise BadInput(f"duplicate todo id {tid!r}", file=file, field=f"{where}.id")
+            seen_ids.add(tid)
+        hyp = it.get("hypothesis")
+        if hyp is not None and not isinstance(hyp, str):
+            raise BadInput("\"hypothesis\" must be a hypothesis id", file=file, field=f"{where}.hypothesis")
+        extra = {k: v for k, v in it.items() if k not in KNOWN}
+        out.append(TodoIn(content=content, status=status, priority=priority, id=tid, hypothesis=hyp,
+                          has_hypothesis="hypothesis" in it, extra=extra))
+    return out
+
+
+def match_existing(incoming: list[TodoIn], existing: list[tuple[str, str]]) -> list[str | None]:
+    """For each incoming todo, the id of the existing todo it continues: by id, else by content.
+
+    `existing` is [(id, content)] in list order. Each existing todo matches at most once."""
+    by_id = {eid for eid, _ in existing}
+    used: set[str] = set()
+    result: list[str | None] = [None] * len(incoming)
+    for i, t in enumerate(incoming):
+        if t.id is not None and t.id in by_id:
+            result[i] = t.id
+            used.add(t.id)
+    for i, t in enumerate(incoming):
+        if result[i] is not None or t.id is not None:
+            continue
+        for eid, content in existing:
+            if eid not in used and content == t.content:
+                result[i] = eid
+                used.add(eid)
+                break
+    return result

@@ -1,0 +1,79 @@
+"""Errors that carry an exit code and a location, so every face reports them the same way.
+
+Exit codes (the CLI contract): 0 success, 1 the operation failed, 2 bad input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field as dc_field
+from typing import Any
+
+
+@dataclass
+class OptlogError(Exception):
+    """Base class: a message a person reads, plus where the problem is."""
+
+    message: str
+    file: str | None = None
+    line: int | None = None
+    column: int | None = None
+    field: str | None = None
+    exit_code: int = 1
+    code: str = "failed"
+    extra: dict[str, Any] = dc_field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        where = ""
+        if self.file:
+            where = self.file
+            if self.line is not None:
+                where += f":{self.line}"
+                if self.column is not None:
+                    where += f":{self.column}"
+            where += ": "
+        fld = f"{self.field}: " if self.field else ""
+        return f"{where}{fld}{self.message}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "error": {
+                "code": self.code,
+                "message": self.message,
+                "file": self.file,
+                "line": self.line,
+                "column": self.column,
+                "field": self.field,
+                **self.extra,
+            }
+        }
+
+
+class BadInput(OptlogError):
+    """Exit 2: usage errors, unknown ids, malformed files. Nothing was written."""
+
+    def __init__(self, message: str, **kw: Any) -> None:
+        kw.setdefault("exit_code", 2)
+        kw.setdefault("code", "bad_input")
+        super().__init__(message, **kw)
+
+
+class NotFound(BadInput):
+    def __init__(self, message: str, **kw: Any) -> None:
+        kw.setdefault("code", "not_found")
+        super().__init__(message, **kw)
+
+
+class Conflict(OptlogError):
+    """Exit 1: a file changed under us (a hand edit raced an optlog write)."""
+
+    def __init__(self, message: str, **kw: Any) -> None:
+        kw.setdefault("code", "conflict")
+        super().__init__(message, **kw)
+
+
+class Failed(OptlogError):
+    """Exit 1: the operation ran and failed (a run failed, a check found a falsified prediction)."""

@@ -1,0 +1,1 @@
+"""Git: decisions committed through a private index, and the decision timeline read back."""

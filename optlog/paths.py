@@ -1,0 +1,84 @@
+"""One place for every path optlog reads or writes.
+
+A workspace is a folder holding `optlog.yaml` (normally the root of a git repository). Commands find
+it from the current folder upwards, or from `-C PATH`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from optlog.errors import BadInput
+
+CONFIG_NAME = "optlog.yaml"
+STATE_DIR = ".optlog"
+
+
+@dataclass(frozen=True)
+class Workspace:
+    root: Path
+
+    @property
+    def config_file(self) -> Path:
+        return self.root / CONFIG_NAME
+
+    @property
+    def hypotheses_dir(self) -> Path:
+        return self.root / "hypotheses"
+
+    @property
+    def reports_dir(self) -> Path:
+        return self.root / "reports"
+
+    @property
+    def runs_dir(self) -> Path:
+        return self.root / "runs"
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / STATE_DIR
+
+    @property
+    def db_file(self) -> Path:
+        return self.state_dir / "optlog.db"
+
+    @property
+    def artifacts_dir(self) -> Path:
+        return self.state_dir / "runs"
+
+    @property
+    def lock_file(self) -> Path:
+        return self.state_dir / "write.lock"
+
+    def plans_dir(self, prefix: str) -> Path:
+        return self.root / prefix
+
+    def hypothesis_file(self, hid: str) -> Path:
+        return self.hypotheses_dir / f"{hid}.yaml"
+
+    def rel(self, p: Path) -> str:
+        try:
+            return str(Path(p).resolve().relative_to(self.root.resolve()))
+        except ValueError:
+            return str(p)
+
+    @property
+    def db_url(self) -> str:
+        """`OPTLOG_DB_URL` wins (any SQLAlchemy URL); else the workspace's SQLite file."""
+        return os.environ.get("OPTLOG_DB_URL") or f"sqlite:///{self.db_file}"
+
+
+def find_workspace(start: Path | str | None = None) -> Workspace:
+    """The nearest folder at or above `start` that holds optlog.yaml."""
+    here = Path(start or os.getcwd()).resolve()
+    if start is not None and not here.exists():
+        raise BadInput(f"no such folder: {here}", field="-C")
+    for d in (here, *here.parents):
+        if (d / CONFIG_NAME).is_file():
+            return Workspace(d)
+    raise BadInput(
+        f"no optlog workspace at or above {here} (no {CONFIG_NAME}); run `optlog init` first",
+        code="no_workspace",
+    )

@@ -1,0 +1,70 @@
+"""The context every service verb gets: workspace, settings, database, actor.
+
+Everything heavy is created lazily, so a command pays only for what it touches.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from optlog.paths import Workspace, find_workspace
+
+if TYPE_CHECKING:
+    from optlog.config import Config
+    from optlog.store.db import Database
+
+
+def default_actor() -> str:
+    """Who acts: `OPTLOG_ACTOR` (agents set e.g. `agent:claude`), else the login name."""
+    a = os.environ.get("OPTLOG_ACTOR")
+    if a:
+        return a
+    try:
+        return getpass.getuser()
+    except Exception:
+        return "unknown"
+
+
+class Ctx:
+    def __init__(self, ws: Workspace, actor: str | None = None) -> None:
+        self.ws = ws
+        self.actor = actor or default_actor()
+        self.notices: list[str] = []
+
+    @classmethod
+    def find(cls, start: Path | str | None = None, actor: str | None = None) -> "Ctx":
+        return cls(find_workspace(start), actor)
+
+    @cached_property
+    def config(self) -> "Config":
+        from optlog.config import load_config
+
+        return load_config(self.ws)
+
+    @cached_property
+    def db(self) -> "Database":
+        from optlog.store.db import Database
+
+        db = Database(self.ws)
+        from optlog.service.recovery import recover_dead_launches
+
+        recover_dead_launches(self, db)
+        return db
+
+    def db_exists(self) -> bool:
+        return bool(os.environ.get("OPTLOG_DB_URL")) or self.ws.db_file.exists()
+
+    def notice(self, text: str) -> None:
+        """Narration for a person (stderr in the CLI, a notification in the TUI)."""
+        self.notices.append(text)
+        cb = getattr(self, "on_notice", None)
+        if cb is not None:
+            cb(text)
+
+    def close(self) -> None:
+        if "db" in self.__dict__:
+            self.db.dispose()

@@ -1,0 +1,281 @@
+"""Recorded evidence: runs done elsewhere (`run record`), notes and links, run listing and details."""
+
+from __future__ import annotations
+
+import math
+import socket
+from typing import Any
+
+from optlog.core import labels as L
+from optlog.core.timeutil import now_iso
+from optlog.errors import BadInput, NotFound
+from optlog.service.context import Ctx
+
+RUN_STATUSES = ("queued", "running", "succeeded", "failed", "cancelled", "interrupted")
+
+
+def _check_metric_name(name: str) -> str:
+    return L.check_key(name, "--metric")
+
+
+def insert_run(
+    s: Any,
+    *,
+    labels: dict[str, Any],
+    metrics: dict[str, float],
+    status: str = "succeeded",
+    source: str = "recorded",
+    hypothesis_id: str | None = None,
+    note: str | None = None,
+    raw: dict[str, Any] | None = None,
+    environment: dict[str, Any] | None = None,
+    name: str | None = None,
+    launch_id: int | None = None,
+    **fields: Any,
+) -> int:
+    """Insert one run with its labels and metrics inside an open write session; returns its id."""
+    from optlog.store.models import EvidenceLink, Metric, Run, RunLabel
+
+    now = now_iso()
+    run = Run(status=status, source=source, name=name, hypothesis_id=hypothesis_id, note=note, created_at=now,
+              started_at=fields.pop("started_at", now), finished_at=fields.pop("finished_at", now),
+              raw=raw or {}, environment=environment or {}, launch_id=launch_id, host=fields.pop("host", None), **fields)
+    s.add(run)
+    s.flush()
+    assert run.id is not None
+    for k, v in labels.items():
+        s.add(RunLabel(run_id=run.id, key=k, value=L.canonical(v), num=L.as_number(v)))
+    for k, v in metrics.items():
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            continue
+        s.add(Metric(run_id=run.id, name=k, value=float(v)))
+    if hypothesis_id:
+        s.add(EvidenceLink(hypothesis_id=hypothesis_id, run_id=run.id, kind="linked", created_at=now))
+    return run.id
+
+
+def record(
+    ctx: Ctx,
+    labels: list[str] | tuple[str, ...],
+    metrics: list[str] | tuple[str, ...],
+    hypothesis: str | None = None,
+    note: str | None = None,
+) -> dict[str, Any]:
+    """Store a run done elsewhere. All input is checked before anything is written."""
+    lab = L.parse_pairs(labels, "--label")
+    met: dict[str, float] = {}
+    for m in metrics:
+        k, v = L.parse_metric(m, "--metric")
+        met[k] = v
+    if not met:
+        raise BadInput("a recorded run needs at least one --metric NAME=VALUE", field="--metric")
+    if hypothesis:
+        from optlog.service.hypotheses import require
+
+        require(ctx, hypothesis)
+    with ctx.db.write() as s:
+        rid = insert_run(s, labels=lab, metrics=met, hypothesis_id=hypothesis, note=note, host=socket.gethostname())
+    return show_run(ctx, rid)
+
+
+def _labels_metrics(s: Any, run_ids: list[int]) -> tuple[dict[int, dict[str, Any]], dict[int, dict[str, float]]]:
+    from sqlmodel import select
+
+    from optlog.store.models import Metric, RunLabel
+
+    labels: dict[int, dict[str, Any]] = {i: {} for i in run_ids}
+    metrics: dict[int, dict[str, float]] = {i: {} for i in run_ids}
+    if not run_ids:
+        return labels, metrics
+    for chunk_start in range(0, len(run_ids), 900):
+        chunk = run_ids[chunk_start:chunk_start + 900]
+        for rl in s.exec(select(RunLabel).where(RunLabel.run_id.in_(chunk))).all():  # type: ignore[attr-defined]
+            labels[rl.run_id][rl.key] = L.typed(rl.value)
+        for m in s.exec(select(Metric).where(Metric.run_id.in_(chunk))).all():  # type: ignore[attr-defined]
+            metrics[m.run_id][m.name] = m.value
+    return labels, metrics
+
+
+def _run_summary(r: Any, labels: dict[str, Any], metrics: dict[str, float]) -> dict[str, Any]:
+    return {
+        "id": r.id,
+        "status": r.status,
+        "source": r.source,
+        "name": r.name,
+        "hypothesis": r.hypothesis_id,
+        "created_at": r.created_at,
+        "invalidated": r.invalidated,
+        "labels": labels,
+        "metrics": metrics,
+    }
+
+
+def list_runs(
+    ctx: Ctx,
+    *,
+    status: str | None = None,
+    hypothesis: str | None = None,
+    label: list[str] | tuple[str, ...] = (),
+    limit: int | None = None,
+    offset: int = 0,
+    include_invalidated: bool = True,
+) -> list[dict[str, Any]]:
+    from sqlmodel import select
+
+    from optlog.store.models import Run, RunLabel
+
+    if status is not None and status not in RUN_STATUSES:
+        raise BadInput(f"unknown run status {status!r}; one of {', '.join(RUN_STATUSES)}", field="--status")
+    sel = L.parse_pairs(label, "--label")
+    with ctx.db.read() as s:
+        q = select(Run)
+        if status:
+            q = q.where(Run.status == status)
+        if hypothesis:
+            q = q.where(Run.hypothesis_id == hypothesis)
+        if not include_invalidated:
+            q = q.where(Run.invalidated == False)  # noqa: E712
+        for k, v in sel.items():
+            sub = select(RunLabel.run_id).where(RunLabel.key == k, RunLabel.value == L.canonical(v))
+            q = q.where(Run.id.in_(sub))  # type: ignore[union-attr]
+        q = q.order_by(Run.id)  # type: ignore[arg-type]
+        if offset:
+            q = q.offset(offset)
+        if limit is not None:
+            q = q.limit(limit)
+        runs = s.exec(q).all()
+        labels, metrics = _labels_metrics(s, [r.id for r in runs])
+    return [_run_summary(r, labels[r.id], metrics[r.id]) for r in runs]
+
+
+def get_run(ctx: Ctx, run_id: int | str) -> Any:
+    from optlog.store.models import Run
+
+    try:
+        rid = int(run_id)
+    except (TypeError, ValueError):
+        raise BadInput(f"a run id is a number, got {run_id!r}", field="ID") from None
+    with ctx.db.read() as s:
+        r = s.get(Run, rid)
+    if r is None:
+        raise NotFound(f"no run {rid}", field="ID")
+    return r
+
+
+def show_run(ctx: Ctx, run_id: int | str) -> dict[str, Any]:
+    r = get_run(ctx, run_id)
+    with ctx.db.read() as s:
+        labels, metrics = _labels_metrics(s, [r.id])
+    out = _run_summary(r, labels[r.id], metrics[r.id])
+    out.update(
+        started_at=r.started_at,
+        finished_at=r.finished_at,
+        exit_code=r.exit_code,
+        error=r.error,
+        cause=r.cause,
+        invalid_reason=r.invalid_reason,
+        note=r.note,
+        host=r.host,
+        launch_id=r.launch_id,
+        repeat=r.repeat,
+        environment=r.environment or {},
+        artifacts=_artifacts(ctx, r),
+        telemetry=_telemetry(ctx, r.id, metrics[r.id]),
+        raw=r.raw or {},
+    )
+    return out
+
+
+def _artifacts(ctx: Ctx, r: Any) -> list[dict[str, Any]]:
+    from pathlib import Path
+
+    if not r.artifacts_dir:
+        return []
+    d = Path(r.artifacts_dir)
+    if not d.is_absolute():
+        d = ctx.ws.root / d
+    if not d.is_dir():
+        return []
+    return [{"path": ctx.ws.rel(p), "bytes": p.stat().st_size} for p in sorted(d.rglob("*")) if p.is_file()]
+
+
+def _telemetry(ctx: Ctx, run_id: int, metrics: dict[str, float]) -> dict[str, Any]:
+    try:
+        from optlog.telemetry.summary import run_telemetry
+    except ImportError:
+        return {}
+    return run_telemetry(ctx, run_id, metrics)
+
+
+def runs_for_hypothesis(ctx: Ctx, hid: str) -> list[dict[str, Any]]:
+    from sqlmodel import select
+
+    from optlog.store.models import EvidenceLink
+
+    with ctx.db.read() as s:
+        ids = [e.run_id for e in s.exec(select(EvidenceLink).where(EvidenceLink.hypothesis_id == hid)).all()]
+    if not ids:
+        return []
+    from optlog.store.models import Run
+
+    with ctx.db.read() as s:
+        runs = s.exec(select(Run).where(Run.id.in_(ids)).order_by(Run.id)).all()  # type: ignore[union-attr,arg-type]
+        labels, metrics = _labels_metrics(s, [r.id for r in runs])
+    return [_run_summary(r, labels[r.id], metrics[r.id]) for r in runs]
+
+
+def add_note(ctx: Ctx, text: str, hypothesis: str | None = None, link: str | None = None,
+             run: int | None = None) -> dict[str, Any]:
+    from optlog.store.models import Note
+
+    if not text.strip():
+        raise BadInput("a note needs text", field="TEXT")
+    if link is not None:
+        from urllib.parse import urlparse
+
+        u = urlparse(link)
+        if not (u.scheme and (u.netloc or u.scheme == "file")):
+            raise BadInput(f"not a URL: {link!r} (expected e.g. https://…)", field="--link")
+    if hypothesis:
+        from optlog.service.hypotheses import require
+
+        require(ctx, hypothesis)
+    if run is not None:
+        get_run(ctx, run)
+    with ctx.db.write() as s:
+        n = Note(text=text.strip(), hypothesis_id=hypothesis, link=link, run_id=run, by=ctx.actor, created_at=now_iso())
+        s.add(n)
+        s.flush()
+        out = _note(n)
+    return out
+
+
+def _note(n: Any) -> dict[str, Any]:
+    return {"id": n.id, "text": n.text, "hypothesis": n.hypothesis_id, "run": n.run_id, "link": n.link,
+            "by": n.by, "created_at": n.created_at}
+
+
+def list_notes(ctx: Ctx, hypothesis: str | None = None) -> list[dict[str, Any]]:
+    from sqlmodel import select
+
+    from optlog.store.models import Note
+
+    with ctx.db.read() as s:
+        q = select(Note).order_by(Note.id)  # type: ignore[arg-type]
+        if hypothesis:
+            q = q.where(Note.hypothesis_id == hypothesis)
+        return [_note(n) for n in s.exec(q).all()]
+
+
+def notes_for(ctx: Ctx, hid: str) -> list[dict[str, Any]]:
+    return list_notes(ctx, hid)
+
+
+def count_runs(ctx: Ctx) -> int:
+    from sqlalchemy import func
+    from sqlmodel import select
+
+    from optlog.store.models import Run
+
+    with ctx.db.read() as s:
+        return int(s.exec(select(func.count()).select_from(Run)).one())

@@ -1,0 +1,352 @@
+"""Hypotheses: add, list, show, set status (manual override), and the file ↔ index sync.
+
+Every change to a hypothesis goes through `mutate`: lock, read the file (hash h0), change the
+model, write only if the file still has h0, update the index, commit to git.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from optlog.core.hypothesis import HYP_STATUSES, HypothesisDoc, Override, StatusChange, check_id, slugify
+from optlog.core.timeutil import now_iso
+from optlog.errors import BadInput, NotFound
+from optlog.service.context import Ctx
+from optlog.store import hypfiles
+
+
+# ---------------------------------------------------------------- index sync
+
+
+def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
+    """Bring the database index in line with the files; return every hypothesis by id.
+
+    Unchanged files (same mtime) are not re-read. A changed file is validated (errors name file,
+    line, field) and re-indexed; a hand edit is reported once."""
+    from sqlmodel import select
+
+    from optlog.store.models import HypothesisIndex
+
+    files = hypfiles.list_files(ctx.ws)
+    docs: dict[str, HypothesisDoc] = {}
+    with ctx.db.read() as s:
+        rows = {r.id: r for r in s.exec(select(HypothesisIndex)).all()}
+    changed: list[hypfiles.Loaded] = []
+    for path in files:
+        row = rows.get(path.stem)
+        mt = hypfiles.mtime_ns(path)
+        if row is not None and row.file_mtime_ns == mt:
+            docs[row.id] = HypothesisDoc.model_validate(row.doc)
+            continue
+        loaded = hypfiles.load_file(ctx.ws, path)
+        docs[loaded.doc.id] = loaded.doc
+        if row is None or row.file_hash != loaded.hash:
+            if row is not None:
+                ctx.notice(f"picked up an edit of {ctx.ws.rel(path)} made outside optlog")
+            changed.append(loaded)
+        else:
+            changed.append(loaded)  # same content, new mtime: refresh the mtime only
+    gone = set(rows) - {p.stem for p in files}
+    if changed or gone:
+        with ctx.db.write() as s:
+            for ld in changed:
+                _index(s, ld)
+            for hid in gone:
+                _unindex(s, hid)
+    return docs
+
+
+def _index(s: Any, ld: hypfiles.Loaded) -> None:
+    from sqlmodel import delete
+
+    from optlog.store.models import HypothesisIndex, PredictionIndex
+
+    d = ld.doc
+    row = s.get(HypothesisIndex, d.id)
+    now = now_iso()
+    data = d.model_dump(mode="json", by_alias=True)
+    if row is None:
+        row = HypothesisIndex(
+            id=d.id, title=d.title, status=d.effective_status(), parent=d.parent, rivals=list(d.rivals),
+            file_hash=ld.hash, file_mtime_ns=ld.mtime_ns, created_at=d.created or now, updated_at=now, doc=data,
+        )
+    else:
+        row.title, row.status, row.parent, row.rivals = d.title, d.effective_status(), d.parent, list(d.rivals)
+        row.file_hash, row.file_mtime_ns, row.updated_at, row.doc = ld.hash, ld.mtime_ns, now, data
+    s.add(row)
+    s.exec(delete(PredictionIndex).where(PredictionIndex.hypothesis_id == d.id))  # type: ignore[arg-type]
+    s.flush()
+    for p in d.predictions:
+        s.add(PredictionIndex(id=p.id, hypothesis_id=d.id, version=p.version, metric=p.metric, expect=p.expect,
+                              status=p.status, spec=p.model_dump(mode="json")))
+
+
+def _unindex(s: Any, hid: str) -> None:
+    from sqlmodel import delete
+
+    from optlog.store.models import HypothesisIndex, PredictionIndex
+
+    s.exec(delete(PredictionIndex).where(PredictionIndex.hypothesis_id == hid))  # type: ignore[arg-type]
+    row = s.get(HypothesisIndex, hid)
+    if row is not None:
+        s.delete(row)
+
+
+def all_docs(ctx: Ctx) -> dict[str, HypothesisDoc]:
+    return sync(ctx)
+
+
+def get(ctx: Ctx, hid: str) -> HypothesisDoc:
+    docs = sync(ctx)
+    if hid not in docs:
+        raise NotFound(f"no hypothesis {hid!r}", field="hypothesis")
+    return docs[hid]
+
+
+def require(ctx: Ctx, hid: str | None, field: str = "--hypothesis") -> str | None:
+    """Check that a referenced hypothesis exists (for links from todos, runs, notes)."""
+    if hid is None:
+        return None
+    if not ctx.ws.hypothesis_file(hid).is_file():
+        raise NotFound(f"no hypothesis {hid!r}", field=field)
+    return hid
+
+
+# ---------------------------------------------------------------- writing
+
+
+def mutate(
+    ctx: Ctx,
+    hid: str,
+    change: Callable[[HypothesisDoc], dict[str, Any] | None],
+    *,
+    event: str,
+    subject: str,
+    body: str = "",
+    trailers: dict[str, str] | None = None,
+) -> tuple[HypothesisDoc, bool]:
+    """Apply `change` to the hypothesis, write it (compare-and-swap), index it, commit it.
+
+    `change` edits the doc in place; it may return extra trailers. Returns (doc, changed)."""
+    from optlog.gitlog import history
+    from optlog.store.lock import workspace_lock
+
+    with workspace_lock(ctx.ws):
+        ld = hypfiles.load(ctx.ws, hid)
+        doc = ld.doc.model_copy(deep=True)
+        extra = change(doc) or {}
+        doc = HypothesisDoc.model_validate(doc.model_dump(mode="json", by_alias=True))
+        new_hash, changed = hypfiles.save(ctx.ws, doc, ld.hash)
+        if not changed:
+            return doc, False
+        loaded = hypfiles.Loaded(doc, new_hash, hypfiles.mtime_ns(ld.path), ld.path)
+        with ctx.db.write() as s:
+            _index(s, loaded)
+        tr = {"Optlog-Event": event, "Optlog-Hypothesis": hid, **(trailers or {}), **extra}
+        history.record(ctx, [ld.path], subject, body, tr)
+        return doc, True
+
+
+def create(ctx: Ctx, doc: HypothesisDoc, *, event: str = "hypothesis-add", subject: str | None = None,
+           body: str = "", trailers: dict[str, str] | None = None) -> HypothesisDoc:
+    from optlog.gitlog import history
+    from optlog.store.lock import workspace_lock
+
+    with workspace_lock(ctx.ws):
+        new_hash, _ = hypfiles.save(ctx.ws, doc, None)
+        path = ctx.ws.hypothesis_file(doc.id)
+        with ctx.db.write() as s:
+            _index(s, hypfiles.Loaded(doc, new_hash, hypfiles.mtime_ns(path), path))
+        tr = {"Optlog-Event": event, "Optlog-Hypothesis": doc.id}
+        if doc.parent:
+            tr["Optlog-Parent"] = doc.parent
+        if doc.rivals:
+            tr["Optlog-Rivals"] = ",".join(doc.rivals)
+        tr.update(trailers or {})
+        history.record(ctx, [path], subject or f"optlog: add hypothesis {doc.id}", body or doc.title, tr)
+    return doc
+
+
+def add(
+    ctx: Ctx,
+    title: str,
+    *,
+    hid: str | None = None,
+    statement: str = "",
+    rationale: str = "",
+    parent: str | None = None,
+    rivals: list[str] | tuple[str, ...] = (),
+) -> HypothesisDoc:
+    if not title.strip():
+        raise BadInput("the title must not be empty", field="TITLE")
+    docs = sync(ctx)
+    if hid is not None:
+        try:
+            check_id(hid)
+        except ValueError as e:
+            raise BadInput(str(e), field="--id") from None
+        if hid in docs:
+            raise BadInput(f"hypothesis {hid!r} exists already", field="--id")
+    else:
+        base = slugify(title)
+        hid, n = base, 2
+        while hid in docs or ctx.ws.hypothesis_file(hid).exists():
+            hid = f"{base}-{n}"
+            n += 1
+    if parent is not None and parent not in docs:
+        raise NotFound(f"no parent hypothesis {parent!r}", field="--parent")
+    for r in rivals:
+        if r not in docs:
+            raise NotFound(f"no rival hypothesis {r!r}", field="--rival")
+        if r == hid:
+            raise BadInput("a hypothesis cannot be its own rival", field="--rival")
+    doc = HypothesisDoc(
+        id=hid, title=title.strip(), statement=statement, rationale=rationale, parent=parent,
+        rivals=list(dict.fromkeys(rivals)), created=now_iso(), created_by=ctx.actor,
+    )
+    return create(ctx, doc)
+
+
+def set_status(ctx: Ctx, hid: str, status: str, why: str) -> HypothesisDoc:
+    """A manual status (an override): kept beside the automatic verdict, never undone by it."""
+    if status not in HYP_STATUSES:
+        raise BadInput(f"unknown status {status!r}; one of {', '.join(HYP_STATUSES)}", field="--status")
+    if not why or not why.strip():
+        raise BadInput("a manual status change needs --why", field="--why")
+    get(ctx, hid)
+
+    def change(doc: HypothesisDoc) -> None:
+        at = now_iso()
+        prev = doc.effective_status()
+        doc.override = Override(status=status, why=why.strip(), by=ctx.actor, at=at)  # type: ignore[arg-type]
+        doc.status = status  # type: ignore[assignment]
+        doc.history.append(StatusChange(at=at, by=ctx.actor, to=status, why=why.strip(), kind="manual",  # type: ignore[arg-type]
+                                        **{"from": prev}))
+
+    doc, _ = mutate(ctx, hid, change, event="override", subject=f"optlog: {hid} → {status} (override)",
+                    body=why.strip(), trailers={"Optlog-Status": status})
+    return doc
+
+
+def clear_override(ctx: Ctx, hid: str, why: str) -> HypothesisDoc:
+    get(ctx, hid)
+
+    def change(doc: HypothesisDoc) -> None:
+        at = now_iso()
+        prev = doc.effective_status()
+        doc.override = None
+        doc.status = doc.auto_status or "open"
+        doc.history.append(StatusChange(at=at, by=ctx.actor, to=doc.status, why=why, kind="manual", **{"from": prev}))
+
+    doc, _ = mutate(ctx, hid, change, event="override", subject=f"optlog: {hid} override cleared", body=why)
+    return doc
+
+
+def edit(ctx: Ctx, hid: str, *, title: str | None = None, statement: str | None = None,
+         rationale: str | None = None, add_rivals: tuple[str, ...] = ()) -> HypothesisDoc:
+    docs = sync(ctx)
+    if hid not in docs:
+        raise NotFound(f"no hypothesis {hid!r}", field="hypothesis")
+    for r in add_rivals:
+        if r not in docs or r == hid:
+            raise NotFound(f"no rival hypothesis {r!r}", field="--rival")
+
+    def change(doc: HypothesisDoc) -> None:
+        if title is not None:
+            doc.title = title
+        if statement is not None:
+            doc.statement = statement
+        if rationale is not None:
+            doc.rationale = rationale
+        for r in add_rivals:
+            if r not in doc.rivals:
+                doc.rivals.append(r)
+
+    doc, _ = mutate(ctx, hid, change, event="hypothesis-edit", subject=f"optlog: edit hypothesis {hid}")
+    return doc
+
+
+# ---------------------------------------------------------------- reading
+
+
+def rivals_of(docs: dict[str, HypothesisDoc], hid: str) -> list[str]:
+    """Rivalry is symmetric: stated on either side."""
+    out = set(docs[hid].rivals) if hid in docs else set()
+    out |= {d.id for d in docs.values() if hid in d.rivals}
+    out.discard(hid)
+    return sorted(out)
+
+
+def children_of(docs: dict[str, HypothesisDoc], hid: str) -> list[str]:
+    return sorted(d.id for d in docs.values() if d.parent == hid)
+
+
+def summary(doc: HypothesisDoc, docs: dict[str, HypothesisDoc]) -> dict[str, Any]:
+    return {
+        "id": doc.id,
+        "title": doc.title,
+        "status": doc.effective_status(),
+        "auto_status": doc.auto_status,
+        "override": doc.override.model_dump(mode="json") if doc.override else None,
+        "parent": doc.parent,
+        "children": children_of(docs, doc.id),
+        "rivals": rivals_of(docs, doc.id),
+        "predictions": [
+            {"id": p.id, "version": p.version, "metric": p.metric, "expect": p.expect, "status": p.status}
+            for p in doc.predictions
+        ],
+        "created": doc.created,
+    }
+
+
+def verdict_history(doc: HypothesisDoc) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for v in doc.verdicts:
+        out.append({"status": v.status, "at": v.at, "by": v.by, "summary": v.summary, "kind": "auto"})
+    for h in doc.history:
+        if h.kind == "manual":
+            out.append({"status": h.to, "at": h.at, "by": h.by, "summary": h.why, "kind": "manual"})
+    out.sort(key=lambda r: r["at"])
+    return out
+
+
+def show(ctx: Ctx, hid: str) -> dict[str, Any]:
+    docs = sync(ctx)
+    if hid not in docs:
+        raise NotFound(f"no hypothesis {hid!r}", field="hypothesis")
+    doc = docs[hid]
+    out = summary(doc, docs)
+    out.update(
+        statement=doc.statement,
+        rationale=doc.rationale,
+        created_by=doc.created_by,
+        verdicts=verdict_history(doc),
+        verdict_details=[v.model_dump(mode="json") for v in doc.verdicts],
+        history=[h.model_dump(mode="json", by_alias=True) for h in doc.history],
+        file=ctx.ws.rel(ctx.ws.hypothesis_file(hid)),
+    )
+    out["predictions"] = [p.model_dump(mode="json") for p in doc.predictions]
+    if ctx.db_exists():
+        from optlog.service import evidence
+
+        out["notes"] = evidence.notes_for(ctx, hid)
+        out["runs"] = evidence.runs_for_hypothesis(ctx, hid)
+    else:
+        out["notes"], out["runs"] = [], []
+    if doc.override and doc.auto_status and doc.override.status != doc.auto_status:
+        out["disagreement"] = (
+            f"manual status {doc.override.status} (by {doc.override.by}: {doc.override.why}) "
+            f"disagrees with the automatic verdict {doc.auto_status}"
+        )
+    return out
+
+
+def list_(ctx: Ctx, status: str | None = None) -> list[dict[str, Any]]:
+    if status is not None and status not in HYP_STATUSES:
+        raise BadInput(f"unknown status {status!r}; one of {', '.join(HYP_STATUSES)}", field="--status")
+    docs = sync(ctx)
+    out = [summary(d, docs) for d in sorted(docs.values(), key=lambda d: (d.created or "", d.id))]
+    if status:
+        out = [h for h in out if h["status"] == status]
+    return out

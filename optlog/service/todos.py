@@ -1,0 +1,167 @@
+"""The todo list: the agent's own plan of work, with links to hypotheses.
+
+`write` has replace semantics (the list given is the whole list) and keeps each todo's hypothesis
+link across writes, matching by id, else by content.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sys
+from typing import Any
+
+from optlog.core.timeutil import now_iso
+from optlog.core.todos import TodoIn, check_priority, check_status, match_existing, parse_todowrite
+from optlog.errors import BadInput, NotFound
+from optlog.service.context import Ctx
+
+
+def _out(t: Any) -> dict[str, Any]:
+    d = {"id": t.id, "content": t.content, "status": t.status, "priority": t.priority, "hypothesis": t.hypothesis_id}
+    for k, v in (t.extra or {}).items():
+        d.setdefault(k, v)
+    return d
+
+
+def _new_id(taken: set[str]) -> str:
+    while True:
+        tid = "t" + secrets.token_hex(3)
+        if tid not in taken:
+            return tid
+
+
+def list_(ctx: Ctx, status: str | None = None, hypothesis: str | None = None) -> list[dict[str, Any]]:
+    from sqlmodel import select
+
+    from optlog.store.models import Todo
+
+    if status is not None:
+        check_status(status)
+    with ctx.db.read() as s:
+        q = select(Todo).order_by(Todo.position, Todo.seq)  # type: ignore[arg-type]
+        if status:
+            q = q.where(Todo.status == status)
+        if hypothesis:
+            q = q.where(Todo.hypothesis_id == hypothesis)
+        return [_out(t) for t in s.exec(q).all()]
+
+
+def add(ctx: Ctx, content: str, priority: str | None = "medium", hypothesis: str | None = None,
+        status: str = "pending") -> dict[str, Any]:
+    from sqlalchemy import func
+    from sqlmodel import select
+
+    from optlog.store.models import Todo
+
+    if not content.strip():
+        raise BadInput("a todo needs text", field="TEXT")
+    check_priority(priority)
+    check_status(status)
+    if hypothesis:
+        from optlog.service.hypotheses import require
+
+        require(ctx, hypothesis)
+    now = now_iso()
+    with ctx.db.write() as s:
+        taken = set(s.exec(select(Todo.id)).all())
+        pos = s.exec(select(func.max(Todo.position))).one()
+        t = Todo(id=_new_id(taken), content=content.strip(), status=status, priority=priority,
+                 hypothesis_id=hypothesis, position=(pos or 0) + 1, created_at=now, updated_at=now)
+        s.add(t)
+        s.flush()
+        return _out(t)
+
+
+def set_(ctx: Ctx, tid: str, status: str | None = None, priority: str | None = None,
+         hypothesis: str | None = None, content: str | None = None) -> dict[str, Any]:
+    from sqlmodel import select
+
+    from optlog.store.models import Todo
+
+    if status is not None:
+        check_status(status)
+    if priority is not None:
+        check_priority(priority)
+    if status is None and priority is None and hypothesis is None and content is None:
+        raise BadInput("nothing to change: give --status, --priority, --hypothesis or --content", field="--status")
+    if hypothesis:
+        from optlog.service.hypotheses import require
+
+        require(ctx, hypothesis)
+    with ctx.db.write() as s:
+        t = s.exec(select(Todo).where(Todo.id == tid)).first()
+        if t is None:
+            raise NotFound(f"no todo {tid!r}", field="ID")
+        if status is not None:
+            t.status = status
+        if priority is not None:
+            t.priority = priority
+        if hypothesis is not None:
+            t.hypothesis_id = hypothesis or None
+        if content is not None:
+            t.content = content
+        t.updated_at = now_iso()
+        s.add(t)
+        s.flush()
+        return _out(t)
+
+
+def read_todowrite(source: str) -> tuple[Any, str]:
+    """Read todowrite JSON from a file path or '-' (stdin); JSON errors name line and column."""
+    if source == "-":
+        text, name = sys.stdin.read(), "<stdin>"
+    else:
+        try:
+            with open(source, encoding="utf-8") as f:
+                text = f.read()
+        except FileNotFoundError:
+            raise BadInput(f"no such file: {source}", file=source, field="FILE") from None
+        name = source
+    try:
+        return json.loads(text), name
+    except json.JSONDecodeError as e:
+        raise BadInput(f"malformed JSON: {e.msg}", file=name, line=e.lineno, column=e.colno, code="malformed_json") from None
+
+
+def write(ctx: Ctx, data: Any, file: str = "<stdin>") -> list[dict[str, Any]]:
+    """Replace the todo list with `data` (todowrite JSON); return it in the same shape."""
+    from sqlmodel import select
+
+    from optlog.store.models import Todo
+
+    incoming: list[TodoIn] = parse_todowrite(data, file)
+    links = {t.hypothesis for t in incoming if t.hypothesis}
+    if links:
+        from optlog.service.hypotheses import require
+
+        for h in links:
+            require(ctx, h, field="todos[].hypothesis")
+    now = now_iso()
+    with ctx.db.write() as s:
+        existing = list(s.exec(select(Todo).order_by(Todo.position, Todo.seq)).all())  # type: ignore[arg-type]
+        by_id = {t.id: t for t in existing}
+        matches = match_existing(incoming, [(t.id, t.content) for t in existing])
+        keep: set[str] = {m for m in matches if m is not None}
+        for t in existing:
+            if t.id not in keep:
+                s.delete(t)
+        s.flush()
+        taken = set(keep) | {t.id for t in incoming if t.id}
+        result = []
+        for pos, (inc, mid) in enumerate(zip(incoming, matches)):
+            if mid is not None:
+                row = by_id[mid]
+                row.content, row.status, row.priority = inc.content, inc.status, inc.priority
+                if inc.has_hypothesis:
+                    row.hypothesis_id = inc.hypothesis
+                row.extra, row.position, row.updated_at = inc.extra, pos, now
+            else:
+                tid = inc.id or _new_id(taken)
+                taken.add(tid)
+                row = Todo(id=tid, content=inc.content, status=inc.status, priority=inc.priority,
+                           hypothesis_id=inc.hypothesis, position=pos, extra=inc.extra, created_at=now, updated_at=now)
+            s.add(row)
+            result.append(row)
+        s.flush()
+        return [_out(t) for t in result]

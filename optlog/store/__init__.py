@@ -1,0 +1,1 @@
+"""Persistence: SQLModel tables, the engine (SQLite WAL or PostgreSQL), migrations, files."""

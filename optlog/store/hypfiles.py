@@ -1,0 +1,111 @@
+"""Hypothesis files on disk and their index in the database.
+
+The YAML file is the truth; the database row caches its parsed content keyed by the file's
+content hash. Every optlog write is a compare-and-swap: it names the hash it read, and if the file
+changed meanwhile (a hand edit raced the write) it raises Conflict instead of overwriting.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from optlog.core.hypothesis import HypothesisDoc
+from optlog.errors import BadInput, Conflict, NotFound
+from optlog.paths import Workspace
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+@dataclass
+class Loaded:
+    doc: HypothesisDoc
+    hash: str
+    mtime_ns: int
+    path: Path
+
+
+def list_files(ws: Workspace) -> list[Path]:
+    d = ws.hypotheses_dir
+    if not d.is_dir():
+        return []
+    return sorted(p for p in d.glob("*.yaml") if not p.name.startswith("."))
+
+
+def load_file(ws: Workspace, path: Path) -> Loaded:
+    from optlog.yamlio import parse_text, validate
+
+    raw = path.read_bytes()
+    text = raw.decode("utf-8")
+    rel = ws.rel(path)
+    data = parse_text(text, rel)
+    if not isinstance(data, dict):
+        raise BadInput("a hypothesis file must be a mapping of fields", file=rel, line=1, code="invalid_field")
+    doc = validate(HypothesisDoc, data, text, rel)
+    if doc.id != path.stem:
+        from optlog.yamlio import line_of
+
+        raise BadInput(
+            f"id {doc.id!r} does not match the file name {path.name!r}",
+            file=rel,
+            line=line_of(text, ("id",)),
+            field="id",
+            code="invalid_field",
+        )
+    return Loaded(doc, content_hash(raw), path.stat().st_mtime_ns, path)
+
+
+def load(ws: Workspace, hid: str) -> Loaded:
+    path = ws.hypothesis_file(hid)
+    if not path.is_file():
+        raise NotFound(f"no hypothesis {hid!r} (no {ws.rel(path)})", field="hypothesis")
+    return load_file(ws, path)
+
+
+def render(doc: HypothesisDoc) -> str:
+    from optlog.yamlio import dump
+
+    return dump(doc.to_yaml_data())
+
+
+def current_hash(path: Path) -> str | None:
+    try:
+        return content_hash(path.read_bytes())
+    except FileNotFoundError:
+        return None
+
+
+def save(ws: Workspace, doc: HypothesisDoc, expected_hash: str | None) -> tuple[str, bool]:
+    """Write the file if it still has `expected_hash` (None: must not exist yet).
+
+    Returns (new hash, changed). The caller holds the workspace write lock."""
+    from optlog.yamlio import write_atomic
+
+    path = ws.hypothesis_file(doc.id)
+    now = current_hash(path)
+    if now != expected_hash:
+        if expected_hash is None:
+            raise Conflict(f"hypothesis {doc.id!r} already exists", file=ws.rel(path), field="id")
+        raise Conflict(
+            "the file changed while optlog was writing it (a hand edit?); nothing was overwritten: "
+            "look at the file and run the command again",
+            file=ws.rel(path),
+        )
+    text = render(doc)
+    data = text.encode("utf-8")
+    new = content_hash(data)
+    if new == now:
+        return new, False
+    write_atomic(path, text)
+    return new, True
+
+
+def mtime_ns(path: Path) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except FileNotFoundError:
+        return 0

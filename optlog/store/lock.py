@@ -1,0 +1,28 @@
+"""The workspace write lock: one optlog writer of files (and git) at a time, across processes.
+
+Re-entrant within a process (one lock object per path), so a service verb that calls another
+does not deadlock on itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from optlog.paths import Workspace
+
+_LOCKS: dict[str, Any] = {}
+
+
+@contextmanager
+def workspace_lock(ws: Workspace, timeout: float = 120.0) -> Iterator[None]:
+    from filelock import FileLock
+
+    ws.state_dir.mkdir(parents=True, exist_ok=True)
+    key = str(ws.lock_file)
+    lock = _LOCKS.get(key)
+    if lock is None:
+        lock = _LOCKS[key] = FileLock(key, timeout=timeout)
+    with lock:
+        yield

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Install everything the tests need on a fresh Debian machine (Python 3.11+), then run the whole
+# suite twice: on SQLite, and on a real PostgreSQL server.
+#
+#   bash scripts/test.sh            # everything
+#   SKIP_SYSTEM=1 bash scripts/test.sh   # no apt-get, no services (use what is there)
+#
+# As root it installs Debian packages (PostgreSQL, tmux, openssh-server, Slurm via
+# ../shared/ci/slurm-up.sh when present) and starts the services; tests that need a service that
+# is not there are skipped with the reason, so a non-root developer can still run the rest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+PY=${PYTHON:-python3}
+JOBS=${OPTLOG_TEST_JOBS:-2}
+
+log() { echo "test.sh: $*" >&2; }
+
+if [ "${SKIP_SYSTEM:-0}" != 1 ] && [ "$(id -u)" = 0 ]; then
+  need=()
+  for pkg in git postgresql tmux openssh-server openssh-client; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+  done
+  if [ ${#need[@]} -gt 0 ]; then
+    log "installing ${need[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq "${need[@]}" >/dev/null
+  fi
+  # PostgreSQL: the Debian cluster, a password for the postgres role, TCP on 127.0.0.1.
+  ver=$(ls /usr/lib/postgresql | sort -n | tail -1)
+  if ! pg_lsclusters -h | grep -q "^$ver main"; then pg_createcluster "$ver" main >/dev/null; fi
+  pg_ctlcluster "$ver" main start 2>/dev/null || true
+  for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 && break; sleep 1; done
+  su postgres -c "psql -q -c \"ALTER USER postgres PASSWORD 'postgres'\"" >/dev/null
+  export OPTLOG_TEST_PG=${OPTLOG_TEST_PG:-postgresql://postgres:postgres@127.0.0.1:5432/postgres}
+  # Slurm (single node on localhost) for the Slurm executor tests.
+  if [ -x ../shared/ci/slurm-up.sh ] || [ -f ../shared/ci/slurm-up.sh ]; then
+    bash ../shared/ci/slurm-up.sh >/dev/null 2>&1 && export OPTLOG_TEST_SLURM=1 || log "slurm-up failed; Slurm tests will skip"
+  fi
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  log "creating .venv"
+  "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null
+.venv/bin/python -m pip install -q -e '.[test]'
+
+export PATH="$ROOT/.venv/bin:$PATH"
+status=0
+log "pass 1: SQLite"
+( unset OPTLOG_TEST_PG; .venv/bin/python -m pytest -q -n "$JOBS" -p no:cacheprovider tests ) || status=$?
+if [ -n "${OPTLOG_TEST_PG:-}" ]; then
+  log "pass 2: PostgreSQL ($OPTLOG_TEST_PG)"
+  .venv/bin/python -m pytest -q -n "$JOBS" -p no:cacheprovider -m "not sqlite_only" tests || status=$?
+else
+  log "pass 2 skipped: no PostgreSQL (run as root, or set OPTLOG_TEST_PG)"
+fi
+exit $status
