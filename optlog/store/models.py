@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from sqlalchemy import JSON, Column, Index, LargeBinary, Text
+from sqlalchemy import JSON, BigInteger, Column, Index, LargeBinary, Text
 from sqlmodel import Field, SQLModel
 
 
@@ -30,7 +30,7 @@ class HypothesisIndex(SQLModel, table=True):
     parent: Optional[str] = Field(default=None, index=True)
     rivals: list[str] = Field(default_factory=list, sa_column=Column(JSON))
     file_hash: str
-    file_mtime_ns: int = 0
+    file_mtime_ns: int = Field(default=0, sa_column=Column(BigInteger, nullable=False, default=0))
     created_at: str
     updated_at: str
     doc: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON))
@@ -166,7 +166,7 @@ class ProcessRecord(SQLModel, table=True):
     role: str = "bench"  # server | bench | telemetry
     pid: int
     pgid: int
-    start_ticks: Optional[int] = None
+    start_ticks: Optional[int] = Field(default=None, sa_column=Column(BigInteger))
     host: Optional[str] = None
     alive: bool = Field(default=True, index=True)
 

@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-29 18:06:17.221467
+Create Date: 2026-11-29 18:10:29.366572
 """
 from alembic import op
 import sqlalchemy as sa
@@ -29,7 +29,7 @@ def upgrade() -> None:
     sa.Column('parent', sqlmodel.sql.sqltypes.AutoString(), nullable=True),
     sa.Column('rivals', sa.JSON(), nullable=True),
     sa.Column('file_hash', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
-    sa.Column('file_mtime_ns', sa.Integer(), nullable=False),
+    sa.Column('file_mtime_ns', sa.BigInteger(), nullable=False),
     sa.Column('created_at', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
     sa.Column('updated_at', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
     sa.Column('doc', sa.JSON(), nullable=True),
@@ -111,7 +111,7 @@ def upgrade() -> None:
     sa.Column('role', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
     sa.Column('pid', sa.Integer(), nullable=False),
     sa.Column('pgid', sa.Integer(), nullable=False),
-    sa.Column('start_ticks', sa.Integer(), nullable=True),
+    sa.Column('start_ticks', sa.BigInteger(), nullable=True),
     sa.Column('host', sqlmodel.sql.sqltypes.AutoString(), nullable=True),
     sa.Column('alive', sa.Boolean(), nullable=False),
     sa.PrimaryKeyConstraint('id')
