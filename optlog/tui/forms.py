@@ -67,6 +67,9 @@ class FormScreen(ModalScreen[dict[str, Any] | None]):
                 yield Button("OK", variant="primary", id="ok")
                 yield Button("Cancel", id="cancel")
 
+    def on_mount(self) -> None:
+        self.query_one(f"#f-{self.fields[0].name}").focus()
+
     def values(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for f in self.fields:
