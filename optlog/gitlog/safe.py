@@ -224,12 +224,15 @@ def _commit_once(ws: Workspace, info: RepoInfo, req: CommitRequest, rels: list[s
             run_git(ws.root, "read-tree", head, env=env)
         present = [r for r in rels if (ws.root / r).exists()]
         gone = [r for r in rels if r not in present]
+        files = [r for r in present if not (ws.root / r).is_dir()]
+        dirs = [r for r in present if r not in files]
         if present:
-            p = run_git(ws.root, "add", "-A", "--", *present, env=env, check=False)
-            if p.returncode != 0:
-                if "ignored" in p.stderr:
-                    refuse_ignored(ws, present)
-                raise Failed(f"git add failed: {p.stderr.strip()}", code="git_failed")
+            refuse_ignored(ws, present)  # ignored and untracked: refused (verbs check before writing)
+        if files:
+            # update-index, not `git add`: add refuses a tracked file under an ignored folder
+            run_git(ws.root, "update-index", "--add", "--remove", "--", *files, env=env)
+        if dirs:
+            run_git(ws.root, "add", "-A", "--", *dirs, env=env)
         if gone:
             run_git(ws.root, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", *gone, env=env)
         base = head or run_git(ws.root, "mktree", input="").stdout.strip()

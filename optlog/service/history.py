@@ -95,8 +95,9 @@ def log(ctx: Ctx, hypothesis: str | None = None, limit: int | None = None) -> di
     p = run_git(ctx.ws.root, "log", "-E", "--grep=^Optlog-Event: ", f"--format={_LOG_FORMAT}", "--reverse",
                 "HEAD", "--", ".", check=False)
     if p.returncode != 0:
-        if "does not have any commits" in p.stderr or "unknown revision" in p.stderr or "bad default revision" in p.stderr:
-            return {"events": []}
+        no_head = run_git(ctx.ws.root, "rev-parse", "-q", "--verify", "HEAD", check=False).returncode != 0
+        if no_head:
+            return {"events": []}  # a repository with no commits yet
         from optlog.errors import Failed
 
         raise Failed(f"git log failed: {p.stderr.strip()}", code="git_failed")
