@@ -142,7 +142,19 @@ def refuse_ignored(ws: Workspace, rels: list[str]) -> None:
 # ---------------------------------------------------------------- identity
 
 
+_IDENT: dict[str, dict[str, str]] = {}
+
+
 def _identity_env(ws: Workspace, notice: Notice | None) -> dict[str, str]:
+    key = str(ws.root)
+    if key in _IDENT:
+        return _IDENT[key]
+    env = _read_identity(ws, notice)
+    _IDENT[key] = env
+    return env
+
+
+def _read_identity(ws: Workspace, notice: Notice | None) -> dict[str, str]:
     p = run_git(ws.root, "config", "--get-regexp", r"^(user|author|committer)\.(name|email)$", check=False)
     cfg: dict[str, str] = {}
     for line in p.stdout.splitlines():
@@ -213,8 +225,7 @@ def safe_commit(ws: Workspace, req: CommitRequest, notice: Notice | None = None)
 
 def _commit_once(ws: Workspace, info: RepoInfo, req: CommitRequest, rels: list[str],
                  notice: Notice | None) -> str | None:
-    head = run_git(ws.root, "rev-parse", "--verify", "-q", "HEAD^{commit}", check=False).stdout.strip() or None
-    branch = run_git(ws.root, "symbolic-ref", "-q", "HEAD", check=False).stdout.strip() or None
+    head, head_tree, detached = _read_head(ws)
     fd, idx = tempfile.mkstemp(prefix="optlog-index-", dir=info.git_dir)
     os.close(fd)
     os.unlink(idx)  # git makes it; an empty file is not a valid index
@@ -235,15 +246,17 @@ def _commit_once(ws: Workspace, info: RepoInfo, req: CommitRequest, rels: list[s
             run_git(ws.root, "add", "-A", "--", *dirs, env=env)
         if gone:
             run_git(ws.root, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", *gone, env=env)
-        base = head or run_git(ws.root, "mktree", input="").stdout.strip()
-        diff = run_git(ws.root, "diff-index", "--cached", "--relative", "--no-renames", "--name-status",
-                       base, "--", *rels, env=env).stdout
-        changes = [(ln.split("\t", 1)[0], ln.split("\t", 1)[1]) for ln in diff.splitlines() if "\t" in ln]
-        if not changes:
-            return None
-        if req.describe is not None:
-            req.describe(req, changes)
         tree = run_git(ws.root, "write-tree", env=env).stdout.strip()
+        if tree == head_tree:
+            return None  # nothing changed
+        if req.describe is not None:
+            base = head or run_git(ws.root, "mktree", input="").stdout.strip()
+            diff = run_git(ws.root, "diff-index", "--cached", "--relative", "--no-renames", "--name-status",
+                           base, "--", *rels, env=env).stdout
+            changes = [(ln.split("\t", 1)[0], ln.split("\t", 1)[1]) for ln in diff.splitlines() if "\t" in ln]
+            if not changes:
+                return None
+            req.describe(req, changes)
     finally:
         try:
             os.unlink(idx)
@@ -256,14 +269,23 @@ def _commit_once(ws: Workspace, info: RepoInfo, req: CommitRequest, rels: list[s
     p = run_git(ws.root, *NO_HOOKS, "update-ref", "-m", f"optlog: {req.subject}"[:200], "HEAD", sha, old,
                 check=False)
     if p.returncode != 0:
-        now = run_git(ws.root, "rev-parse", "--verify", "-q", "HEAD^{commit}", check=False).stdout.strip() or None
-        if now != head:
+        if _read_head(ws)[0] != head:
             raise _Retry()
         raise Failed(f"git update-ref failed: {p.stderr.strip()}", code="git_failed")
-    if branch is None and notice:
+    if detached and notice:
         notice(f"HEAD is detached: committed {sha[:10]} on the detached HEAD, on no branch "
                f"(`git switch -c NAME` keeps it on a branch)")
     return sha
+
+
+def _read_head(ws: Workspace) -> tuple[str | None, str | None, bool]:
+    """(HEAD commit, its tree, detached?) in one call; (None, None, False) on an unborn branch."""
+    p = run_git(ws.root, "rev-parse", "HEAD^{commit}", "HEAD^{tree}", "--symbolic-full-name", "HEAD", "--",
+                check=False)
+    lines = p.stdout.split()
+    if p.returncode != 0 or len(lines) < 3:
+        return None, None, False
+    return lines[0], lines[1], lines[2] == "HEAD"
 
 
 def _refresh_real_index(ws: Workspace, rels: list[str], notice: Notice | None) -> None:
