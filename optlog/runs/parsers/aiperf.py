@@ -16,7 +16,7 @@ Canonical metrics:
   (the gaps between streamed chunks, SGLang's ITL) or, where a file lacks it (genai-perf, older
   AIPerf), `inter_token_latency`.
 - `mean_inflight` ← `effective_concurrency.avg` (AIPerf ≥ 0.13), else
-  request_latency.avg × completed / duration.
+  request_latency.avg × request_throughput (Little's law: the same as Σ latency / duration).
 
 The tool's own keys: per tag, metric `raw.<tag>` = its `avg`, and for time/throughput tags also
 `raw.<tag>.p50`, `.p90`, `.p99`, `.max`; the full statistics of every tag stay in `raw["stats"]`
@@ -148,8 +148,8 @@ def _canonical(stats: dict[str, dict[str, Any]], error_summary: Any) -> dict[str
     ec = avg("effective_concurrency")
     if ec is not None:
         m["mean_inflight"] = ec
-    elif "mean_e2e_latency_ms" in m and "completed" in m and dur_s:
-        m["mean_inflight"] = m["mean_e2e_latency_ms"] / 1000.0 * m["completed"] / dur_s
+    elif "mean_e2e_latency_ms" in m and "request_throughput" in m:
+        m["mean_inflight"] = m["mean_e2e_latency_ms"] / 1000.0 * m["request_throughput"]  # Little's law
     return m
 
 
@@ -274,10 +274,7 @@ def parse_csv(doc: Doc, tool: str = "aiperf") -> ParsedResult:
             metrics["input_throughput"] = isl / dur
         if "total_token_throughput" not in metrics and isl is not None and osl is not None:
             metrics["total_token_throughput"] = (isl + osl) / dur
-    canon = dict(_CSV_CANON)
-    if "inter chunk latency" not in stat_rows:
-        canon["inter token latency"] = "tpot"
-    for name, short in canon.items():
+    for name, short in _CSV_CANON.items():
         s = stat_rows.get(name)
         if not s:
             continue
@@ -289,8 +286,8 @@ def parse_csv(doc: Doc, tool: str = "aiperf") -> ParsedResult:
                     metrics[f"{c}_{tname}_ms"] = v
     if "effective concurrency" in stat_rows and finite(stat_rows["effective concurrency"].get("avg")) is not None:
         metrics["mean_inflight"] = finite(stat_rows["effective concurrency"]["avg"])  # type: ignore[assignment]
-    elif "mean_e2e_latency_ms" in metrics and "completed" in metrics and dur:
-        metrics["mean_inflight"] = metrics["mean_e2e_latency_ms"] / 1000.0 * metrics["completed"] / dur
+    elif "mean_e2e_latency_ms" in metrics and "request_throughput" in metrics:
+        metrics["mean_inflight"] = metrics["mean_e2e_latency_ms"] / 1000.0 * metrics["request_throughput"]
     for name, s in stat_rows.items():
         base = "raw." + _slug(name)
         f = finite(s.get("avg"))
