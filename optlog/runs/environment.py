@@ -287,9 +287,12 @@ def _server_python(commands: dict[str, list[str]] | None) -> str | None:
 
 
 def python_facts(commands: dict[str, list[str]] | None = None, executor: Any = None) -> dict[str, Any]:
+    """Python and package versions of the interpreter that runs the server (optlog's own when the
+    server command is not a Python, or is optlog's interpreter: then read in-process)."""
     py = _server_python(commands)
-    if _is_remote(executor) or (py is not None and _resolve(py) != os.path.realpath(sys.executable)):
-        out = _run([py or "python3", "-c", _PY_PROBE, json.dumps(PACKAGES)], executor, timeout=30.0)
+    if _is_remote(executor) or (py is not None and not _same_python(py)):
+        exe = py or "python3"
+        out = _run([exe, "-c", _PY_PROBE, json.dumps(PACKAGES)], executor, timeout=30.0)
         if out:
             try:
                 d = json.loads(out.strip().splitlines()[-1])
@@ -297,15 +300,19 @@ def python_facts(commands: dict[str, list[str]] | None = None, executor: Any = N
                     return d
             except (json.JSONDecodeError, IndexError):
                 pass
-        if _is_remote(executor):
-            return {"python": {"error": f"could not run {py or 'python3'} on {getattr(executor, 'host', '?')}"},
-                    "packages": {}, "cuda": {}}
+        where = f" on {getattr(executor, 'host', '?')}" if _is_remote(executor) else ""
+        return {"python": {"executable": exe, "error": f"could not run {exe}{where} to read its versions"},
+                "packages": {}, "cuda": {}}
     return _probe_ns["collect"](PACKAGES)  # type: ignore[no-any-return]
 
 
-def _resolve(py: str) -> str:
+def _same_python(py: str) -> bool:
+    """Whether `py` is optlog's own interpreter: the same bin folder (a venv's python3 and python are
+    both symlinks to the base interpreter, so resolving links would confuse a venv with its base)."""
     w = shutil.which(py) if not os.path.isabs(py) else py
-    return os.path.realpath(w) if w else py
+    if not w:
+        return False
+    return os.path.dirname(os.path.abspath(w)) == os.path.dirname(os.path.abspath(sys.executable))
 
 
 def gpu_facts(executor: Any = None) -> dict[str, Any]:
