@@ -119,9 +119,10 @@ def test_secrets_never_stored_anywhere(repo: Path, monkeypatch: pytest.MonkeyPat
     # the settings that are not secrets are all there
     assert doc["env"] == {"CUDA_VISIBLE_DEVICES": "0,1,2,3", "NCCL_DEBUG": "INFO", "NCCL_IB_HCA": "mlx5",
                           "SGLANG_ENABLE_JIT_DEEPGEMM": "1"}
-    assert "--tp-size 4" in doc["commands"]["server"] and "--api-key '<redacted>'" in doc["commands"]["server"]
-    assert "'--hf-token=<redacted>'" in doc["commands"]["server"]
-    assert "'OPENAI_API_KEY=<redacted>'" in doc["commands"]["bench"]
+    assert doc["commands"]["server"] == ["python", "-m", "sglang.launch_server", "--model-path", "/m", "--api-key",
+                                         "<redacted>", "--hf-token=<redacted>", "--tp-size", "4"]
+    assert doc["commands"]["bench"][1] == "OPENAI_API_KEY=<redacted>"
+    assert doc["commands"]["bench"][5] == "http://bob:<redacted>@127.0.0.1:8000"
     rep = doc["server"]["report"]
     assert rep["max_total_num_tokens"] == 812345 and rep["tokenizer_path"] == "/models/GLM-5-NVFP4"
     assert "api_key" not in rep and "hf_token" not in rep and "ssl_keyfile_password" not in rep
@@ -221,7 +222,7 @@ def test_versions_and_host(repo: Path, tmp_path: Path, monkeypatch: pytest.Monke
     assert doc["optlog"]["version"]
     assert doc["python"]["version"] == ".".join(map(str, sys.version_info[:3]))
     assert doc["host"]["name"] and doc["host"]["platform"] == "Linux"
-    assert doc["commands"]["server"].endswith("-m sglang.launch_server")
+    assert doc["commands"]["server"] == [sys.executable, "-m", "sglang.launch_server"]
 
 
 def test_versions_of_another_interpreter_come_from_it(repo: Path, tmp_path: Path) -> None:
@@ -281,4 +282,4 @@ def test_second_call_is_cheap(repo: Path) -> None:
         times.append(time.perf_counter() - s)
     assert min(times) < 0.02, (t1 - t0, times)
     assert again["packages"] == first["packages"] and again["workspace"] == first["workspace"]
-    assert again["commands"]["bench"] == "b"
+    assert again["commands"]["bench"] == ["b"]

@@ -17,7 +17,8 @@ The document (stored in `Run.environment`, shown by `run show`):
                  from its version.py file; NCCL and CUDA runtime from the nvidia-* wheels)
     gpus         [{"index", "name", "driver", "memory_mib"}]   pynvml, else nvidia-smi; [] without GPUs
     topology     text of `nvidia-smi topo -m` where present
-    commands     {"server": "python -m …", "bench": "…"}   shell-quoted, secret values redacted
+    commands     {"server": [argv…], "bench": [argv…]}   secret values redacted (a caller that adds
+                 a command later should pass it through `redact_argv`)
     env          NCCL_*, SGLANG_*, VLLM_*, CUDA_* (and TORCH_NCCL_*, FLASHINFER_*,
                  PYTORCH_CUDA_ALLOC_CONF) from `env` (default: this process's environment)
     server       {"url", "endpoint", "effective": {tp, pp, ep, dp, attention_backend, …,
@@ -469,8 +470,8 @@ def capture(ctx: Any, *, server_url: str | None = None, commands: dict[str, list
     if gf.get("topology"):
         doc["topology"] = gf["topology"]
     if commands:
-        doc["commands"] = {k: shlex.join(redact_argv([str(a) for a in v], dropped)) if isinstance(v, (list, tuple))
-                           else " ".join(redact_argv(shlex.split(str(v)), dropped))
+        doc["commands"] = {k: redact_argv([str(a) for a in v] if isinstance(v, (list, tuple)) else shlex.split(str(v)),
+                                          dropped)
                            for k, v in commands.items() if v}
     doc["env"] = filter_env(dict(os.environ) if env is None else {**{k: v for k, v in os.environ.items()
                                                                       if k.startswith(ENV_PREFIXES) or k in ENV_NAMES},
