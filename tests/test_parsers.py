@@ -512,3 +512,27 @@ def test_parse_bytes_is_pure(tmp_path: Path) -> None:
     (r,) = parse_bytes("virtual.json", data)
     assert r.source == "virtual.json" and r.metrics["completed"] == 128
     assert list(tmp_path.iterdir()) == []
+
+
+def test_select_result_files_from_a_bench_folder(tmp_path: Path) -> None:
+    (tmp_path / "argv.json").write_text('["--url", "x"]')
+    (tmp_path / "bench.stdout.log").write_text("hello")
+    (tmp_path / "inputs.json").write_text('{"data": []}')
+    (tmp_path / "result.json").write_text('{"completed": 1}')
+    a = tmp_path / "aiperf"
+    a.mkdir()
+    for name in ("profile_export_aiperf.json", "profile_export_aiperf.csv"):
+        (a / name).write_bytes((GEN / name.replace("profile_export_aiperf", "aiperf-A-c1")).read_bytes())
+    s = tmp_path / "sg.jsonl"
+    s.write_text(SGLANG_OLD + "\n")
+    v = tmp_path / "openai-16qps.pytorch.json"
+    v.write_text('[{"benchmark": {"name": "x"}, "metric": {"name": "y"}}]')
+    files = sorted(p for p in tmp_path.rglob("*") if p.is_file())
+    from optlog.runs.parsers import select_result_files
+
+    assert select_result_files(files, "aiperf") == [a / "profile_export_aiperf.json"]
+    assert select_result_files(files, "json") == [tmp_path / "result.json"]
+    assert select_result_files(files, "sglang") == [s]
+    assert select_result_files([tmp_path / "argv.json", tmp_path / "inputs.json"], "sglang") == \
+        [tmp_path / "argv.json", tmp_path / "inputs.json"]  # nothing matches: the parser will say why
+    assert set(select_result_files(files)) == {a / "profile_export_aiperf.json", a / "profile_export_aiperf.csv", s}

@@ -193,6 +193,7 @@ def test_aiperf_through_a_run_spec(ws, tmp_path: Path, hf_home: Path) -> None:
     assert show["status"] == "succeeded" and show["source"] == "launched"
     _check_run(show)
     assert show["labels"]["config"] == "testserver" and show["labels"]["model"] == "test-model"
-    env = show["environment"]
-    if "server" in env:  # environment capture (optlog.runs.environment) through the launcher
-        assert env["server"]["effective"]["tp"] == 1
+    env = show["environment"]  # captured by optlog.runs.environment through the launcher
+    assert env["server"]["effective"]["tp"] == 1 and env["server"]["endpoint"] == "/server_info", env.get("server")
+    assert env["optlog"]["version"] and env["host"]["name"] and "packages" in env
+    assert env["commands"]["bench"][0] == AIPERF

@@ -27,7 +27,7 @@ from typing import Callable
 from optlog.errors import BadInput
 from optlog.runs.parsers._common import CANONICAL, Doc, ParsedResult
 
-__all__ = ["CANONICAL", "FORMATS", "ParsedResult", "detect_format", "parse_bytes", "parse_result"]
+__all__ = ["CANONICAL", "FORMATS", "ParsedResult", "detect_format", "parse_bytes", "parse_result", "select_result_files"]
 
 
 def _sglang(doc: Doc) -> list[ParsedResult]:
@@ -194,3 +194,43 @@ def parse_result(paths: list[Path] | list[str], parser: str | None = None, key_m
     for p in paths:
         out.extend(parse_bytes(str(p), _read(Path(p)), parser, key_map))
     return out
+
+
+_PREFERRED = {
+    "aiperf": ("profile_export_aiperf.json", "profile_export_aiperf.csv"),
+    "genai-perf": ("profile_export_genai_perf.json", "profile_export_genai_perf.csv"),
+    "guidellm": ("benchmarks.json",),
+    "json": ("result.json",),
+}
+
+
+def select_result_files(paths: list[Path] | list[str], parser: str | None = None) -> list[Path]:
+    """From everything a bench step left in its folder, the files `parser` should read: a tool's
+    usual result file name when present (profile_export_aiperf.json, benchmarks.json, result.json),
+    else the files whose content is that format (so AIPerf's inputs.json, vLLM's .pytorch.json, an
+    argv.json or logs are left out). When nothing matches, all files are returned, so that the
+    parser's error says what is wrong with them. For the launcher when a spec gives no `results`."""
+    ps = [Path(p) for p in paths]
+    fmt = canonical_format(parser) if parser else None
+    if fmt in _PREFERRED:
+        for name in _PREFERRED[fmt]:
+            hit = [p for p in ps if p.name == name]
+            if hit:
+                return hit
+    keep: list[Path] = []
+    for p in ps:
+        try:
+            data = p.read_bytes()
+        except OSError:
+            continue
+        found = sniff(str(p), data)
+        if fmt is None:
+            if found is not None:
+                keep.append(p)
+        elif fmt == "json":
+            o = _first_object(data)
+            if isinstance(o, dict) or (isinstance(o, list) and o and all(isinstance(x, dict) for x in o)):
+                keep.append(p)
+        elif found == fmt or (fmt in ("sglang", "optlog") and found in ("sglang", "optlog")):
+            keep.append(p)
+    return keep or ps
