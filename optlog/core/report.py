@@ -24,6 +24,12 @@ SHAPE_LABELS = ("config", "concurrency", "repeat", "tp", "pp", "ep", "dp", "gpus
 KIND_ORDER = {"hypothesis": 0, "prediction": 1, "runs": 2, "note": 3, "verdict": 4, "override": 5, "plan": 6}
 
 
+def _c(r: dict[str, Any], key: str) -> str:
+    """A run's label as canonical text (labels read from the database are canonical already)."""
+    v = r["labels"][key]
+    return v if isinstance(v, str) else L.canonical(v)
+
+
 def is_telemetry(name: str) -> bool:
     return name.startswith(TELEMETRY_PREFIXES)
 
@@ -43,6 +49,18 @@ def usable(r: dict[str, Any]) -> bool:
 
 
 # ---------------------------------------------------------------- timeline
+
+
+RUN_GROUP_GAP_S = 600.0  # runs further apart than this start a new timeline entry
+
+
+def _gap_s(a: Any, b: Any) -> float:
+    from optlog.core.timeutil import parse_iso
+
+    try:
+        return (parse_iso(str(b)) - parse_iso(str(a))).total_seconds()
+    except (TypeError, ValueError):
+        return 0.0
 
 
 def _summarise_labels(runs: list[dict[str, Any]], max_values: int = 5) -> str:
@@ -140,6 +158,8 @@ def timeline(docs: dict[str, Any], runs: list[dict[str, Any]], notes: list[dict[
 
     for _, _, _, e in ev:
         if e["kind"] == "runs":
+            if pending and _gap_s(pending[-1].get("created_at"), e["run"].get("created_at")) > RUN_GROUP_GAP_S:
+                flush()
             pending.append(e["run"])
             continue
         flush()
@@ -153,7 +173,7 @@ def timeline(docs: dict[str, Any], runs: list[dict[str, Any]], notes: list[dict[
 
 def family_key(labels: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     """The workload a run belongs to: its labels outside the configuration and load point."""
-    return tuple(sorted((k, L.canonical(v)) for k, v in labels.items() if k not in SHAPE_LABELS))
+    return tuple(sorted((k, v if isinstance(v, str) else L.canonical(v)) for k, v in labels.items() if k not in SHAPE_LABELS))
 
 
 def family_name(key: tuple[tuple[str, str], ...]) -> str:
@@ -173,7 +193,7 @@ def config_runs(runs: list[dict[str, Any]]) -> dict[tuple[tuple[str, str], ...],
 def configs_in_order(runs: list[dict[str, Any]]) -> list[str]:
     seen: list[str] = []
     for r in runs:
-        c = L.canonical(r["labels"]["config"])
+        c = _c(r, "config")
         if c not in seen:
             seen.append(c)
     return seen
@@ -188,8 +208,8 @@ def grid(runs: list[dict[str, Any]], metric: str) -> tuple[list[str], list[Any],
         v = r["metrics"].get(metric)
         if v is None:
             continue
-        c = L.canonical(r["labels"]["config"])
-        lv = L.canonical(r["labels"]["concurrency"])
+        c = _c(r, "config")
+        lv = _c(r, "concurrency")
         lv_vals.setdefault(lv, r["labels"]["concurrency"])
         cells[(c, lv)].append(v)
     configs = [c for c in configs_in_order(runs) if any(k[0] == c for k in cells)]
@@ -227,12 +247,12 @@ def per_user_per_gpu(runs: list[dict[str, Any]], default_gpus: int | None) -> di
             continue
         per_user = (1000.0 / m["median_tpot_ms"]) if m.get("median_tpot_ms") else out_tp / users
         per_gpu = m.get("output_throughput_per_gpu") or out_tp / gpus
-        c = L.canonical(lab["config"])
-        lv = L.canonical(lab["concurrency"])
+        c = _c(r, "config")
+        lv = _c(r, "concurrency")
         lv_raw[lv] = lab["concurrency"]
         acc[c][lv].append((per_user, per_gpu))
     res: dict[str, list[tuple[float, float, Any]]] = {}
-    for c in configs_in_order([r for r in runs if L.canonical(r["labels"]["config"]) in acc]):
+    for c in configs_in_order([r for r in runs if _c(r, "config") in acc]):
         pts = []
         for lv in sorted(acc[c], key=L.sort_key):
             xs = acc[c][lv]
@@ -265,7 +285,7 @@ def telemetry_groups(runs: list[dict[str, Any]]) -> tuple[list[str], list[tuple[
         for k in tm:
             if k not in names:
                 names.append(k)
-        key = tuple(sorted((k, L.canonical(v)) for k, v in r["labels"].items() if k != "repeat"))
+        key = tuple(sorted((k, v if isinstance(v, str) else L.canonical(v)) for k, v in r["labels"].items() if k != "repeat"))
         lab = {k: v for k, v in r["labels"].items() if k != "repeat"}
         g = groups.setdefault(key, (lab, defaultdict(list)))
         for k, v in tm.items():

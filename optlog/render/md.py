@@ -41,6 +41,11 @@ def inline(text: Any) -> str:
     return _esc_line(" ".join(_norm(text).split()))
 
 
+def text(text: Any) -> str:
+    """Literal text in the middle of a line or in a table cell (newlines become spaces)."""
+    return _esc_line(" ".join(_norm(text).split()), block=False)
+
+
 def cell(text: Any) -> str:
     """A table cell: literal text, newlines kept as `<br>`."""
     lines = [_esc_line(ln, block=False) for ln in _norm(text).split("\n")]

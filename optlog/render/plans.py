@@ -102,13 +102,13 @@ def _prediction_rows(doc: Any) -> list[list[str]]:
     for p in _get(doc, "predictions") or []:
         rows.append([
             md.code(_get(p, "id")),
-            md.inline(f"v{_get(p, 'version', 1)}"),
+            md.text(f"v{_get(p, 'version', 1)}"),
             md.code(_get(p, "expect")),
-            md.inline(_get(p, "metric") or "–"),
-            md.inline(fmt_value(_get(p, "a") or {}) or "–"),
-            md.inline(fmt_value(_get(p, "b") or {}) or "–"),
-            md.inline(_get(p, "per") or "–"),
-            md.inline(_get(p, "status")),
+            md.text(_get(p, "metric") or "–"),
+            md.text(fmt_value(_get(p, "a") or {}) or "–"),
+            md.text(fmt_value(_get(p, "b") or {}) or "–"),
+            md.text(_get(p, "per") or "–"),
+            md.text(_get(p, "status")),
         ])
     return rows
 
@@ -128,7 +128,7 @@ def verdict_tables(verdict: Any, heading_level: int = 4) -> list[str]:
         if p.get("expect"):
             bits.append(md.code(p["expect"]))
         if p.get("metric"):
-            bits.append(f"on {md.inline(p['metric'])}")
+            bits.append(f"on {md.text(p['metric'])}")
         levels = [lv for lv in (p.get("levels") or []) if isinstance(lv, dict)]
         out.append(md.heading(heading_level, head))
         if bits:
@@ -159,7 +159,7 @@ def evidence_section(hid: str, doc: Any | None, info: dict[str, Any]) -> list[st
     out: list[str] = []
     title = _get(doc, "title") if doc is not None else None
     out.append(md.heading(3, f"{hid}: {title}" if title else hid))
-    out.append(f"Status: **{md.inline(info['status'])}**. {md.inline(info['reason'])}")
+    out.append(f"Status: **{md.text(info['status'])}**. {md.text(info['reason'])}")
     if doc is None:
         out.append(md.inline("No hypothesis file for this id: the plan waits on it as if it were open."))
         return out
@@ -172,15 +172,15 @@ def evidence_section(hid: str, doc: Any | None, info: dict[str, Any]) -> list[st
     override = _get(doc, "override")
     if override is not None:
         out.append(
-            f"Set by hand to **{md.inline(_get(override, 'status'))}** by {md.inline(_get(override, 'by'))} "
-            f"at {md.inline(_get(override, 'at'))}: {md.inline(_get(override, 'why'))}"
+            f"Set by hand to **{md.text(_get(override, 'status'))}** by {md.text(_get(override, 'by'))} "
+            f"at {md.text(_get(override, 'at'))}: {md.text(_get(override, 'why'))}"
         )
     verdicts = list(_get(doc, "verdicts") or [])
     if verdicts:
         v = verdicts[-1]
         out.append(
-            f"Latest verdict ({md.inline(_get(v, 'at'))}, by {md.inline(_get(v, 'by'))}): "
-            f"**{md.inline(_get(v, 'status'))}**" + (f": {md.inline(_get(v, 'summary'))}" if _get(v, "summary") else "")
+            f"Latest verdict ({md.text(_get(v, 'at'))}, by {md.text(_get(v, 'by'))}): "
+            f"**{md.text(_get(v, 'status'))}**" + (f": {md.text(_get(v, 'summary'))}" if _get(v, "summary") else "")
         )
         out.extend(verdict_tables(v))
         if len(verdicts) > 1:
@@ -207,10 +207,10 @@ def render_plan(view: dict[str, Any], docs: dict[str, Any], total_ranked: int) -
     ))
     parts.append(
         f"Score = midpoint of the gain range × confidence ÷ effort × weight of what it needs "
-        f"(×{view['weight']:g}): {md.inline(view['reason'])}"
+        f"(×{view['weight']:g}): {md.text(view['reason'])}"
     )
     if view.get("why"):
-        parts.append(f"Last status change: {md.inline(view['why'])}")
+        parts.append(f"Last status change: {md.text(view['why'])}")
     parts.append(md.heading(2, "Rationale"))
     parts.append(md.paragraphs(view.get("rationale") or "") or md.inline("None given."))
     parts.append(md.heading(2, "Evidence"))
@@ -260,12 +260,12 @@ def render_index(views: list[dict[str, Any]], cal: dict[str, Any], prefix: str, 
                 str(v["rank"]),
                 md.link(f"{v['id']:02d} {v['title']}", plan_filename(prefix, v["id"])),
                 f"{v['score']:.2f}",
-                md.inline(fmt_gain(v["gain_low"], v["gain_high"])),
+                md.text(fmt_gain(v["gain_low"], v["gain_high"])),
                 v["effort"],
                 f"{v['confidence']:g}",
-                md.inline(v["status"]),
-                md.inline(needs),
-                md.inline(v["reason"]),
+                md.text(v["status"]),
+                md.text(needs),
+                md.text(v["reason"]),
             ])
         parts.append(md.raw_table(["rank", "plan", "score", "gain", "effort", "confidence", "status", "needs", "why"],
                                   rows, ["r", "l", "r", "r", "l", "r", "l", "l", "l"]))
@@ -278,10 +278,10 @@ def render_index(views: list[dict[str, Any]], cal: dict[str, Any], prefix: str, 
         for v in rest:
             rows.append([
                 md.link(f"{v['id']:02d} {v['title']}", plan_filename(prefix, v["id"])),
-                md.inline(v["status"]),
-                md.inline(fmt_gain(v["gain_low"], v["gain_high"])),
-                md.inline(fmt_pct(v.get("measured_gain"))),
-                md.inline(v.get("why") or ""),
+                md.text(v["status"]),
+                md.text(fmt_gain(v["gain_low"], v["gain_high"])),
+                md.text(fmt_pct(v.get("measured_gain"))),
+                md.text(v.get("why") or ""),
             ])
         parts.append(md.raw_table(["plan", "status", "predicted gain", "measured gain", "why"], rows))
     return "\n\n".join(parts) + "\n"

@@ -55,8 +55,8 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
         for hid in _hyp_order(docs):
             d = docs[hid]
             preds = ", ".join(f"{p.id} {p.status}" for p in d.predictions) or "–"
-            rows.append([md.code(hid), md.inline(d.title), f"**{md.inline(d.effective_status())}**",
-                         md.inline(d.parent or "–"), md.inline(", ".join(_rivals(docs, hid)) or "–"), md.inline(preds)])
+            rows.append([md.code(hid), md.text(d.title), f"**{md.text(d.effective_status())}**",
+                         md.text(d.parent or "–"), md.text(", ".join(_rivals(docs, hid)) or "–"), md.text(preds)])
         out.append(md.raw_table(["id", "title", "status", "parent", "rivals", "predictions"], rows))
         pivots = [(d.parent, d.id) for d in docs.values() if d.parent]
         if pivots:
@@ -90,19 +90,19 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
         d = docs[hid]
         out.append(md.heading(3, f"{hid}: {d.title} ({d.effective_status()})"))
         if d.predictions:
-            rows = [[md.code(p.id), md.code(p.expect), md.inline(p.metric or "–"), md.inline(fmt_value(p.a) or "–"),
-                     md.inline(fmt_value(p.b) or "–"), md.inline(p.where or "–"), md.inline(p.per or "–"),
-                     md.inline(p.status + (" (edited after evidence)" if p.edited_after_evidence else ""))]
+            rows = [[md.code(p.id), md.code(p.expect), md.text(p.metric or "–"), md.text(fmt_value(p.a) or "–"),
+                     md.text(fmt_value(p.b) or "–"), md.text(p.where or "–"), md.text(p.per or "–"),
+                     md.text(p.status + (" (edited after evidence)" if p.edited_after_evidence else ""))]
                     for p in d.predictions]
             out.append(md.raw_table(["prediction", "expect", "metric", "a", "b", "where", "per", "status"], rows))
         if d.override is not None:
             o = d.override
-            out.append(f"Set by hand to **{md.inline(o.status)}** by {md.inline(o.by)} at {md.inline(o.at)}: "
-                       f"{md.inline(o.why)}")
+            out.append(f"Set by hand to **{md.text(o.status)}** by {md.text(o.by)} at {md.text(o.at)}: "
+                       f"{md.text(o.why)}")
         if d.verdicts:
             v = d.verdicts[-1]
-            out.append(f"Latest verdict ({md.inline(v.at)}, by {md.inline(v.by)}): **{md.inline(v.status)}**"
-                       + (f": {md.inline(v.summary)}" if v.summary else ""))
+            out.append(f"Latest verdict ({md.text(v.at)}, by {md.text(v.by)}): **{md.text(v.status)}**"
+                       + (f": {md.text(v.summary)}" if v.summary else ""))
             out.extend(verdict_tables(v))
             if len(d.verdicts) > 1:
                 out.append(md.heading(4, "Verdict history"))
@@ -118,7 +118,7 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
             out.append(md.heading(3, C.family_name(fk)))
         for pl in plots.get("throughput", []):
             if pl["family"] == fi:
-                out.append(f"![{md.inline(pl['alt'])}](<{pl['href']}>)")
+                out.append(f"![{md.text(pl['alt'])}](<{pl['href']}>)")
         for metric in (*C.THROUGHPUT_METRICS, *C.LATENCY_METRICS):
             configs, levels, cells = C.grid(fruns, metric)
             if not cells:
@@ -148,7 +148,7 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
             "mean in-flight requests). Per GPU: output throughput ÷ GPUs (the gpus label, else tp × pp × dp)."
         ))
         for pl in pu:
-            out.append(f"![{md.inline(pl['alt'])}](<{pl['href']}>)")
+            out.append(f"![{md.text(pl['alt'])}](<{pl['href']}>)")
         rows = [[fam, cfg, str(c), f"{x:.2f}", f"{y:.1f}"] for fam, cfg, c, x, y in data.get("per_user_rows", [])]
         if rows:
             out.append(md.table(["workload", "config", "concurrency", "output tok/s per user", "output tok/s per GPU"],
@@ -216,8 +216,8 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
         for n in data["notes"]:
             s = f"{md.inline(_at(n['created_at']))}: "
             if n.get("hypothesis"):
-                s += f"\\[{md.inline(n['hypothesis'])}\\] "
-            s += md.inline(n["text"])
+                s += f"\\[{md.text(n['hypothesis'])}\\] "
+            s += md.text(n["text"])
             if n.get("link"):
                 s += " " + md.link(n["link"], n["link"])
             items.append(s)
@@ -241,8 +241,8 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
             link = md.link(title, f"{data['plans_href']}/{data['plans_prefix']}-{v['id']:02d}.md")
             measured = fmt_pct(v.get("measured_gain")) if v.get("measured_gain") is not None else "–"
             rows.append([str(v["rank"]) if v["rank"] is not None else "–", link, f"{v['score']:.2f}",
-                         md.inline(fmt_gain(v["gain_low"], v["gain_high"])), md.inline(measured), v["effort"],
-                         f"{v['confidence']:g}", md.inline(v["status"]), md.inline(v["reason"])])
+                         md.text(fmt_gain(v["gain_low"], v["gain_high"])), md.text(measured), v["effort"],
+                         f"{v['confidence']:g}", md.text(v["status"]), md.text(v["reason"])])
         out.append(md.raw_table(["rank", "plan", "score", "gain", "measured", "effort", "confidence", "status", "why"],
                                 rows, ["r", "l", "r", "r", "r", "l", "r", "l", "l"]))
     else:

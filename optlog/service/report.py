@@ -32,7 +32,7 @@ def _load_runs(ctx: Ctx) -> list[dict[str, Any]]:
         metrics: dict[int, dict[str, float]] = {r[0]: {} for r in rows}
         for rid, key, value in s.exec(select(RunLabel.run_id, RunLabel.key, RunLabel.value)).all():  # type: ignore[call-overload]
             if rid in labels:
-                labels[rid][key] = L.typed(value)
+                labels[rid][key] = value  # canonical text: what selection compares and a reader sees
         for rid, name, value in s.exec(select(Metric.run_id, Metric.name, Metric.value)).all():  # type: ignore[call-overload]
             if rid in metrics:
                 metrics[rid][name] = value
