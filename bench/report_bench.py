@@ -51,13 +51,22 @@ def populate(ws_path: Path, n: int) -> None:
     ctx.close()
 
 
-def timed(fn, repeats: int) -> float:
-    ts = []
+def timed(fn, repeats: int) -> tuple[float, float]:
+    """(median wall seconds, median CPU seconds of this process and its children)."""
+    import resource
+
+    def cpu() -> float:
+        a = resource.getrusage(resource.RUSAGE_SELF)
+        b = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+    ws, cs = [], []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), cpu()
         fn()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts)
+        ws.append(time.perf_counter() - t0)
+        cs.append(cpu() - c0)
+    return statistics.median(ws), statistics.median(cs)
 
 
 def main() -> None:
@@ -86,13 +95,16 @@ def main() -> None:
                                                check=True, capture_output=True, env=env), a.repeats)
         size = (ws / "reports" / "cli.md").stat().st_size
         ctx.close()
-    print(f"runs: {a.runs}, repeats: {a.repeats} (medians), report size {size:,} bytes\n")
-    print("| what | seconds | ratio to baseline |")
-    print("| --- | --: | --: |")
-    print(f"| baseline: `evidence.list_runs` (read all runs) | {base:.3f} | 1.00 |")
-    print(f"| `report.write` in-process (warm; markdown + 2 SVG plots) | {warm:.3f} | {warm / base:.2f} |")
-    print(f"| `optlog report` CLI, cold process, incl. git commit | {cli:.3f} | {cli / base:.2f} |")
-    print(f"| `optlog plan list` CLI, cold process (start-up reference) | {startup:.3f} | {startup / base:.2f} |")
+    print(f"runs: {a.runs}, repeats: {a.repeats} (medians), report size {size:,} bytes, "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs\n")
+    print("| what | wall s | CPU s | CPU ratio to baseline |")
+    print("| --- | --: | --: | --: |")
+    rows = [("baseline: `evidence.list_runs` (read all runs)", base),
+            ("`report.write` in-process (warm; markdown + 2 SVG plots)", warm),
+            ("`optlog report` CLI, cold process, incl. git commit", cli),
+            ("`optlog plan list` CLI, cold process (start-up reference)", startup)]
+    for name, (w, c) in rows:
+        print(f"| {name} | {w:.3f} | {c:.3f} | {c / base[1]:.2f} |")
 
 
 if __name__ == "__main__":

@@ -132,7 +132,8 @@ def timeline(docs: dict[str, Any], runs: list[dict[str, Any]], notes: list[dict[
                 txt += f": {h['why']}"
             add(h.get("at"), "plan", f"{p['id']:06d}/{i:06d}", text=txt, by=h.get("by"))
     for r in runs:
-        add(r.get("created_at"), "runs", f"{r['id']:012d}", run=r)
+        at = str(r.get("created_at") or "")
+        ev.append((at, KIND_ORDER["runs"], f"{r['id']:012d}", {"at": at, "kind": "runs", "run": r}))
     ev.sort(key=lambda e: (e[0], e[1], e[2]))
     out: list[dict[str, Any]] = []
     pending: list[dict[str, Any]] = []
@@ -204,15 +205,18 @@ def grid(runs: list[dict[str, Any]], metric: str) -> tuple[list[str], list[Any],
     baseline the ratios divide by), levels sorted as numbers."""
     cells: dict[tuple[str, str], list[float]] = defaultdict(list)
     lv_vals: dict[str, Any] = {}
+    configs: list[str] = []
     for r in runs:
         v = r["metrics"].get(metric)
         if v is None:
             continue
         c = _c(r, "config")
         lv = _c(r, "concurrency")
-        lv_vals.setdefault(lv, r["labels"]["concurrency"])
+        if lv not in lv_vals:
+            lv_vals[lv] = r["labels"]["concurrency"]
+        if c not in configs:
+            configs.append(c)
         cells[(c, lv)].append(v)
-    configs = [c for c in configs_in_order(runs) if any(k[0] == c for k in cells)]
     levels = sorted(lv_vals, key=L.sort_key)
     out = {k: {"median": median(v), "n": len(v)} for k, v in cells.items()}
     return configs, [lv_vals[x] for x in levels], out
@@ -236,13 +240,17 @@ def per_user_per_gpu(runs: list[dict[str, Any]], default_gpus: int | None) -> di
     """Per config: points (per-user output tok/s, per-GPU output tok/s, concurrency), by concurrency."""
     acc: dict[str, dict[str, list[tuple[float, float]]]] = defaultdict(lambda: defaultdict(list))
     lv_raw: dict[str, Any] = {}
+    gcache: dict[tuple[Any, ...], int | None] = {}
     for r in runs:
         m, lab = r["metrics"], r["labels"]
         out_tp = m.get("output_throughput")
         if out_tp is None:
             continue
         users = m.get("mean_inflight") or L.as_number(lab.get("concurrency"))
-        gpus = m.get("gpus") or gpu_count(lab, default_gpus)
+        gk = (lab.get("gpus"), lab.get("tp"), lab.get("pp"), lab.get("dp"))
+        if gk not in gcache:
+            gcache[gk] = gpu_count(lab, default_gpus)
+        gpus = m.get("gpus") or gcache[gk]
         if not users or not gpus:
             continue
         per_user = (1000.0 / m["median_tpot_ms"]) if m.get("median_tpot_ms") else out_tp / users

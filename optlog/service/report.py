@@ -26,16 +26,19 @@ def _load_runs(ctx: Ctx) -> list[dict[str, Any]]:
     from optlog.store.models import Metric, Run, RunLabel
 
     with ctx.db.read() as s:
-        rows = s.exec(select(Run.id, Run.status, Run.created_at, Run.invalidated, Run.invalid_reason,  # type: ignore[call-overload]
-                             Run.hypothesis_id, Run.note).order_by(Run.id)).all()
+        conn = s.connection()  # Core rows, not ORM objects: several times faster for 10,000s of rows
+        rows = conn.execute(select(Run.id, Run.status, Run.created_at, Run.invalidated, Run.invalid_reason,  # type: ignore[call-overload]
+                                   Run.hypothesis_id, Run.note).order_by(Run.id)).all()
         labels: dict[int, dict[str, Any]] = {r[0]: {} for r in rows}
         metrics: dict[int, dict[str, float]] = {r[0]: {} for r in rows}
-        for rid, key, value in s.exec(select(RunLabel.run_id, RunLabel.key, RunLabel.value)).all():  # type: ignore[call-overload]
-            if rid in labels:
-                labels[rid][key] = value  # canonical text: what selection compares and a reader sees
-        for rid, name, value in s.exec(select(Metric.run_id, Metric.name, Metric.value)).all():  # type: ignore[call-overload]
-            if rid in metrics:
-                metrics[rid][name] = value
+        for rid, key, value in conn.execute(select(RunLabel.run_id, RunLabel.key, RunLabel.value)):  # type: ignore[call-overload]
+            d = labels.get(rid)
+            if d is not None:
+                d[key] = value  # canonical text: what selection compares and a reader sees
+        for rid, name, value in conn.execute(select(Metric.run_id, Metric.name, Metric.value)):  # type: ignore[call-overload]
+            d2 = metrics.get(rid)
+            if d2 is not None:
+                d2[name] = value
     out = []
     for rid, status, created, inval, reason, hyp, note in rows:
         lab = labels[rid]
