@@ -178,15 +178,16 @@ def build(ws: Path) -> None:
     predict("comm-bound", "a > b", "total_token_throughput", {"bench": "serving", "config": "tp4pp2"},
             {"bench": "serving", "config": "tp8"}, per="concurrency")
 
-    # ---- the TP8 vs TP4+PP2 benchmarks
+    # ---- the TP8 vs TP4+PP2 benchmarks (both on 8 GPUs; the config label names tp/pp, so the two
+    # groups differ only in what the prediction compares and stay comparable for the verdict engine)
     clock.at(0, 10, 30)
     for c, tp8, pp2, out8, out_pp in SERVING:
         m8 = {"total_token_throughput": tp8, **({"output_throughput": out8} if out8 is not None else {})}
-        run({"bench": "serving", "config": "tp8", "tp": 8, "pp": 1, "concurrency": c, "model": "glm-5-nvfp4"}, m8,
+        run({"bench": "serving", "config": "tp8", "gpus": 8, "concurrency": c, "model": "glm-5-nvfp4"}, m8,
             "comm-bound")
     clock.at(0, 13, 0)
     for c, tp8, pp2, out8, out_pp in SERVING:
-        run({"bench": "serving", "config": "tp4pp2", "tp": 4, "pp": 2, "concurrency": c, "model": "glm-5-nvfp4"},
+        run({"bench": "serving", "config": "tp4pp2", "gpus": 8, "concurrency": c, "model": "glm-5-nvfp4"},
             {"total_token_throughput": pp2, "output_throughput": out_pp}, "comm-bound",
             note="PP0 on GPUs 0-3, PP1 on GPUs 4-7, TP4 within each socket")
     clock.at(0, 13, 30)
@@ -248,7 +249,7 @@ def build(ws: Path) -> None:
     # ---- verdicts
     clock.at(1, 12, 0)
     if has_verdict_cmd:
-        cli(ws, "verdict", "--all")
+        cli(ws, "verdict", "--all", check=False)  # exit 1 would only mean "something is falsified"
     else:
         hypotheses.set_status(
             ctx, "comm-bound", "falsified",
