@@ -441,7 +441,7 @@ class NvmlSampler:
         if 0 < short <= min(0.015, 0.2 * self.interval_s) and self.clock is time.time:
             time.sleep(short + 0.001)  # a tick a few ms early (jitter): wait rather than skip a window
             at = self.clock()
-        if at - d.gpm_t < self.gpm_interval_s - 0.02 * self.interval_s or at - d.gpm_t < GPM_MIN_GAP_S:
+        if at - d.gpm_t < self.gpm_interval_s - 0.02 * self.interval_s or at - d.gpm_t < GPM_MIN_GAP_S - 1e-6:
             return {}
         nv = self.nv
         s1, s2 = d.gpm_samples
