@@ -441,12 +441,15 @@ class NvmlSampler:
         if 0 < short <= min(0.015, 0.2 * self.interval_s) and self.clock is time.time:
             time.sleep(short + 0.001)  # a tick a few ms early (jitter): wait rather than skip a window
             at = self.clock()
-        if at - d.gpm_t < self.gpm_interval_s - 0.02 * self.interval_s or at - d.gpm_t < GPM_MIN_GAP_S - 1e-6:
+        if at - d.gpm_t < max(GPM_MIN_GAP_S, self.gpm_interval_s - 0.02 * self.interval_s) - 1e-6:
             return {}
         nv = self.nv
         s1, s2 = d.gpm_samples
         try:
             self._gpm_get(d, s2)
+            # the window's end is stamped AFTER the call: the next window is then >= 100 ms by the
+            # device's own clock too (stamping before it could leave a window a few µs short: zeros)
+            after = self.clock()
             ids = list(GPM_METRICS)
             mg = d.gpm_mg
             if mg is None:  # the struct holds 477 metric slots: build it once per device, not per read
@@ -466,7 +469,7 @@ class NvmlSampler:
             d.gpm = False
             return {}
         d.gpm_samples = [s2, s1]  # the newer sample is the next interval's start
-        d.gpm_t = at
+        d.gpm_t = after
         out: dict[str, float] = {}
         for i, m in enumerate(ids):
             met = mg.metrics[i]

@@ -141,7 +141,10 @@ class TelemetrySession:
         optlog_cmd = self.settings.get("optlog") or getattr(self.executor, "optlog", None)
         gpus = self.settings.get("gpus") or self.env.get("CUDA_VISIBLE_DEVICES")
         if mode == "optlog" or (mode == "auto" and optlog_cmd):
-            argv = shlex.split(optlog_cmd or "optlog") + ["telemetry", "sample", "--interval", str(self.interval_s)]
+            argv = shlex.split(optlog_cmd or "optlog") + ["telemetry", "sample", "--interval", str(self.interval_s),
+                                                          "--gpm-interval", str(self.settings.get("gpm_interval_s") or 2.0)]
+            if self.settings.get("gpm") is False:
+                argv.append("--no-gpm")
             if gpus:
                 argv += ["--gpus", str(gpus) if not isinstance(gpus, list) else ",".join(map(str, gpus))]
             return argv, "optlog"
@@ -270,6 +273,7 @@ class TelemetrySession:
                 with self.ctx.db.write() as s:
                     write_columns(s, cols, run_id=run_id, launch_id=self.launch_id)
             out.update(summarize(cols, t0, now, self.warmup_s))
+            out["telemetry_window_s"] = now - t0
             energy = None
             if energy1 is not None and p["energy0"] is not None:
                 energy = sum(energy1[k] - p["energy0"].get(k, energy1[k]) for k in energy1)

@@ -5,7 +5,8 @@ gpu_util, sm_clock_mhz, mem_used_gib, gpu_temp_c, pcie_rx_gbps, nvlink_gbps, sm_
 tensor_active, dram_bw_util, …): `F` (= the mean, so `a.tensor_active < 20` works), `F_mean`, `F_p5`,
 `F_p50`, `F_p95`, `F_max` — over the samples of all the run's GPUs pooled, warm-up excluded.
 `throttle_<reason>_s`: seconds each clock-event reason was active (per GPU, averaged over GPUs).
-`energy_j` (all GPUs, whole point), `tokens_per_joule`, `telemetry_samples`, `telemetry_gpus`.
+`energy_j` (all GPUs, whole point), `tokens_per_joule`, `telemetry_samples`, `telemetry_gpus`,
+`telemetry_window_s` (the point's length as the session saw it).
 """
 
 from __future__ import annotations
