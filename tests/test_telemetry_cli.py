@@ -173,13 +173,25 @@ def test_remote_host_without_optlog_streams_nvidia_smi(ws, monkeypatch, tmp_path
     feeder = tmp_path / "feed.py"
     feeder.write_text("import sys, time\nlines = %r\nfor i in range(1200):\n    print(lines[i %% len(lines)], flush=True)\n"
                       "    time.sleep(0.025)\n" % lines)
-    ex = _Exec("ssh", lambda argv: [sys.executable, str(feeder)])
+    dmon = tmp_path / "dmon.py"  # a driver whose dmon offers GPM columns
+    dmon.write_text("import time\nprint('# gpu pwr smutil smocc mmaact dram', flush=True)\n"
+                    "print('# Idx W GPM:% GPM:% GPM:% GPM:%', flush=True)\nfor i in range(400):\n"
+                    "    print('0 150 80 12 7 75', flush=True)\n    print('1 150 90 13 88 20', flush=True)\n"
+                    "    time.sleep(0.05)\n")
+    cmds: list[list[str]] = []
+
+    def replace(argv: list[str]) -> list[str]:
+        cmds.append(argv)
+        return [sys.executable, str(dmon if "dmon" in argv else feeder)]
+
+    ex = _Exec("ssh", replace)
     ex.env = None  # type: ignore[attr-defined]
-    out, notes = _point(ws, monkeypatch, {"interval_s": 0.2, "remote": "auto"}, ex, 0.8)
-    assert ex.argv is not None and ex.argv[0] == "nvidia-smi" and any(a.startswith("-lms") for a in ex.argv)
+    out, notes = _point(ws, monkeypatch, {"interval_s": 0.2, "remote": "auto"}, ex, 1.0)
+    assert cmds[0][0] == "nvidia-smi" and any(a.startswith("-lms") for a in cmds[0])
+    assert cmds[1][:2] == ["nvidia-smi", "dmon"] and "--gpm-metrics" in cmds[1]
     assert out["telemetry_gpus"] == 2 and 100 < out["gpu_power_w_mean"] < 200
     assert out["energy_j"] > 0 and out["tokens_per_joule"] == pytest.approx(1000.0 / out["energy_j"])
-    assert "tensor_active" not in out
+    assert out["tensor_active"] == pytest.approx((7 + 88) / 2, abs=5)  # dmon rows matched to the GPUs by index
     assert any("nvidia-smi" in n and "not available" in n for n in notes)
 
 

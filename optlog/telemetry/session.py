@@ -61,6 +61,8 @@ class TelemetrySession:
         self.sampler: Any = None
         self.sampler_lock = threading.Lock()
         self.proc: Any = None
+        self.dmon_proc: Any = None
+        self.uuid_of: dict[int, str] = {}
         self.source: str | None = None
         self.points: dict[int, dict[str, Any]] = {}
         self.active: int | None = None
@@ -169,7 +171,7 @@ class TelemetrySession:
         self.source = how
         fields = smi.query_fields()
         if how == "nvidia-smi":
-            self.notice(smi.missing_notice(fields, gpm=False))
+            self.notice(smi.missing_notice(fields, gpm=self.settings.get("gpm", True) is not False))
         gpus_sel = self.settings.get("gpus") or self.env.get("CUDA_VISIBLE_DEVICES")
 
         def read() -> None:
@@ -194,6 +196,8 @@ class TelemetrySession:
                     if gpus_sel and str(s.get("gpu")) not in str(gpus_sel).split(",") and \
                             str(s.get("uuid")) not in str(gpus_sel).split(","):
                         continue
+                    if s.get("uuid"):
+                        self.uuid_of[int(s["gpu"])] = s["uuid"]
                     key = str(s.get("uuid") or s.get("gpu"))
                     p = s.get("gpu_power_w")
                     if p is not None:  # energy integrated from power (no counter through nvidia-smi)
@@ -204,6 +208,42 @@ class TelemetrySession:
                 self._add([s])
 
         t = threading.Thread(target=read, name="optlog-remote-telemetry", daemon=True)
+        t.start()
+        self.threads.append(t)
+        if how == "nvidia-smi" and self.settings.get("gpm", True) is not False:
+            self._start_dmon()
+
+    def _start_dmon(self) -> None:
+        """GPM metrics (and PCIe rates) through `nvidia-smi dmon --gpm-metrics` where the driver offers it:
+        its rows carry the GPU index only, so they are matched to the query stream's UUIDs."""
+        try:
+            proc = self._spawn(smi.dmon_cmd(max(1, round(self.interval_s)), gpm=True))
+        except Exception as e:
+            self.notice(f"telemetry: nvidia-smi dmon not started ({e}); no GPM metrics from this host")
+            return
+        self.dmon_proc = proc
+        keep = ("gr_active", "sm_active", "sm_occupancy", "tensor_active", "dram_bw_util", "pcie_rx_gbps", "pcie_tx_gbps")
+
+        def read() -> None:
+            p = smi.DmonParser()
+            got = 0
+            for line in proc.stdout:
+                if self.stop_ev.is_set():
+                    break
+                row = p.feed(line)
+                if row is None:
+                    continue
+                uuid = self.uuid_of.get(row["gpu"])
+                vals = {k: row[k] for k in keep if k in row}
+                if uuid is None or not vals:
+                    continue
+                got += 1
+                self._add([{"t": row["t"], "gpu": row["gpu"], "uuid": uuid, **vals}])
+            if not got and not self.stop_ev.is_set():
+                self.notice("telemetry: nvidia-smi dmon gave no GPM metrics on this host (driver without "
+                            "--gpm-metrics?): sm_occupancy, tensor_active, dram_bw_util not available")
+
+        t = threading.Thread(target=read, name="optlog-dmon", daemon=True)
         t.start()
         self.threads.append(t)
 
@@ -328,9 +368,11 @@ class TelemetrySession:
 
     def stop(self) -> None:
         self.stop_ev.set()
-        if self.proc is not None:
+        for proc in (self.proc, self.dmon_proc):
+            if proc is None:
+                continue
             for m in ("terminate", "kill", "stop", "cancel"):
-                fn = getattr(self.proc, m, None)
+                fn = getattr(proc, m, None)
                 if callable(fn):
                     try:
                         fn()

@@ -186,5 +186,7 @@ def missing_notice(fields: list[str], gpm: bool) -> str:
         missing.append("instantaneous power (the 1-s average is used)")
     if not gpm:
         missing.append("GPM: sm_occupancy, sm_active, tensor_active, dram_bw_util")
+    else:
+        missing.append("GPM only through `nvidia-smi dmon --gpm-metrics`, at 1-s resolution, where the driver offers it")
     del have
     return "telemetry through nvidia-smi (optlog not installed on the host): not available: " + "; ".join(missing)
