@@ -173,9 +173,14 @@ def sampler_cost(label: str, seconds: float = 5.0, interval: float = 0.1, gpm_in
     return res
 
 
-@part("sampler cost at 10 Hz, GPM on (idle GPUs), by GPM window")
+@part("sampler cost: NVML calls 100 ms apart, and CPU per sample per GPU by configuration (bench/telemetry_bench.py sampler)")
 def sampler_idle() -> None:
-    RESULTS["sampler_idle"] = {str(g): sampler_cost(f"10 Hz, GPM every {g} s", 4.0, 0.1, g) for g in (0.1, 0.5, 1.0, 2.0)}
+    sys.path.insert(0, str(Path(__file__).parent))
+    from telemetry_bench import sampler
+
+    r = sampler(5.0)
+    log(json.dumps(r, indent=1))
+    RESULTS["sampler_bench"] = r
 
 
 def make_ws() -> Any:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 ROOT = Path(__file__).resolve().parents[1]
-PROOF = ROOT / "docs" / "gpu-proof" / "run2"
+PROOF = ROOT / "docs" / "gpu-proof"
 
 TWO_GPUS = {"gpus": [
     {"uuid": "GPU-aaaaaaaa-1111", "power_w": 600, "limit_w": 700, "util": 95, "tensor": 5, "dram": 72, "sm_active": 80,

@@ -85,7 +85,7 @@ def test_store_round_trip_through_the_database(ws, monkeypatch) -> None:
 
 
 def test_diagnosis_roofline_from_probe_counts_matches_the_h200() -> None:
-    # numbers from the H200 proof (docs/gpu-proof/run2)
+    # numbers from the H200 proof (docs/gpu-proof/)
     small = diagnose({"flops": 2.147e9, "bytes": 1.347e8, "time_s": 3.44e-5, "tensor_active": 6.4, "dram_bw_util": 81,
                       "gpu_util": 98}, H200, {"dtype": "bf16"})
     assert small.bound == "memory" and small.basis == "roofline"
@@ -131,10 +131,10 @@ def test_nvidia_smi_query_stream_recorded_on_the_h200() -> None:
     rows = [r for r in rows if r]
     assert len(rows) >= 4
     r = rows[0]
-    assert r["gpu"] == 0 and r["uuid"].startswith("GPU-3a7332dc")
-    assert r["gpu_power_w"] == pytest.approx(156.96) and r["gpu_power_avg_w"] == pytest.approx(218.72)
+    assert r["gpu"] == 0 and r["uuid"].startswith("GPU-f60328d5")
+    assert r["gpu_power_w"] == pytest.approx(220.90) and r["gpu_power_avg_w"] == pytest.approx(221.20)
     assert r["gpu_power_limit_w"] == 700 and r["gpu_util"] == 100 and r["throttle"] == 0
-    assert r["mem_used_gib"] == pytest.approx(10161 / 1024) and r["hbm_temp_c"] == 43
+    assert r["mem_used_gib"] == pytest.approx(10161 / 1024) and r["hbm_temp_c"] == 46
     assert r["t"] > 1.7e9
     assert smi.parse_query_line("garbage", fields) is None
     na = smi.parse_query_line("2026/11/29 18:31:14.130, 0, GPU-x, [N/A], 80.5, 700.00, 0, 0, 345, 3201, 30, [N/A], 0, 0x1",
@@ -152,7 +152,7 @@ def test_nvidia_smi_dmon_with_gpm_columns_recorded_on_the_h200() -> None:
         if s:
             got.append(s)
     assert [g["gpu"] for g in got] == [0, 1, 0, 1]
-    assert got[0]["gpu_power_avg_w"] == 123 and got[0]["mem_clock_mhz"] == 3201 and "tensor_active" not in got[0]
+    assert got[0]["gpu_power_avg_w"] == 124 and got[0]["mem_clock_mhz"] == 3201 and "tensor_active" not in got[0]
     assert "smutil" in p.cols and "mmaact" in p.cols
     p.feed("# gpu pwr smutil mmaact dram")
     s = p.feed("0 500 88 91 17")
