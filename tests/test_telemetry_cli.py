@@ -41,6 +41,23 @@ def test_sample_without_a_driver_fails_cleanly_and_bad_input_is_exit_2(ws) -> No
     assert json.loads(r.out)["error"]["field"] == "--interval"
 
 
+def test_sample_falls_back_to_an_nvidia_smi_stream_when_nvml_is_unusable(ws, tmp_path: Path) -> None:
+    lines = [l for l in (PROOF / "smi_query.txt").read_text().splitlines()[1:] if l.strip()]
+    help_text = (PROOF.parent.parent.parent / "shared" / "reference" / "nvidia-smi-help-query-gpu-580.159.txt")
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    smi_bin = bindir / "nvidia-smi"
+    smi_bin.write_text("#!%s\nimport sys, time\nif '--help-query-gpu' in sys.argv:\n    print(%r)\n    sys.exit(0)\n"
+                       "for l in %r * 50:\n    print(l, flush=True)\n    time.sleep(0.01)\n"
+                       % (sys.executable, help_text.read_text() if help_text.exists() else "", lines))
+    smi_bin.chmod(0o755)
+    env = {**fake_env({"gpus": [{}], "no_driver": True}), "PATH": f"{bindir}:/usr/bin:/bin"}
+    r = ws.cli("telemetry", "sample", "--interval", "0.2", "--count", "3", env=env)
+    rows = [json.loads(l) for l in r.out.splitlines()]
+    assert len(rows) == 3 and rows[0]["uuid"].startswith("GPU-") and rows[0]["gpu_power_w"] > 0
+    assert "falling back to nvidia-smi" in r.err and "not available" in r.err
+
+
 # ------------------------------------------------------------------ calibrate
 
 

@@ -100,7 +100,8 @@ def calibrate(ctx: Ctx, *, quick: bool = False, device: str = "auto", dry_run: b
     before = path.read_text() if path.exists() else ""
     ctx.config  # noqa: B018 - a malformed optlog.yaml is reported before measuring anything
     if measurement is None:
-        ctx.notice("calibrate: measuring (matmul per dtype, memory copy" + (", GPU links, allreduce" if device != "cpu" else "") + ")…")
+        ctx.notice("calibrate: measuring matmul TFLOP/s per dtype and memory bandwidth"
+                   + (" (and, with several GPUs, the links and allreduce)" if device != "cpu" else " on the CPU") + "…")
         try:
             measurement = measure(quick=quick, device=device)
         except RuntimeError as e:
