@@ -113,6 +113,8 @@ def test_util_high_but_tensor_low_is_not_compute_bound() -> None:
 def test_latency_bound_when_far_from_both_ceilings_and_serving_estimate() -> None:
     d = diagnose({"flops": 2e9, "bytes": 1e8, "time_s": 1e-3}, H200)  # 2 TFLOP/s, 100 GB/s
     assert d.bound == "latency"
+    d = diagnose({"flops": 2e12, "bytes": 1e8, "time_s": 1e-3}, H200)  # 2000 TFLOP/s: impossible
+    assert "WARNING" in d.reason
     # a serving run: model facts in labels × tokens from the metrics
     labels = {"active_params": 32e9, "kv_bytes_per_token": 1.4e5, "concurrency": 8}
     met = {"output_throughput": 400.0, "input_throughput": 400.0, "duration_s": 60.0}

@@ -177,7 +177,10 @@ def diagnose(metrics: dict[str, float], ceilings: dict[str, float], labels: dict
                 reason = f"{mfv:.0%} of memory bandwidth vs {cfv:.0%} of peak compute"
             if "intensity" in nums and "ridge" in nums:
                 side = "above" if nums["intensity"] >= nums["ridge"] else "below"
-                reason += f"; intensity {nums['intensity']:.0f} FLOP/B is {side} the ridge {nums['ridge']:.0f}"
+                reason += f"; intensity {_fmt(nums['intensity'])} FLOP/B is {side} the ridge {_fmt(nums['ridge'])}"
+            if max(cfv, mfv) > 1.1:
+                reason += ("; WARNING: achieved exceeds the ceiling by more than 10 % — the ceilings in optlog.yaml "
+                           "(re-run `optlog calibrate`) or the work counts are wrong")
             note = _counter_note(bound, counters)
             if note:
                 reason += f"; {note}"
