@@ -199,7 +199,7 @@ def build_server(chdir: str | None = None) -> Any:
         """Improvement plans in rank order, each with its score and the reason for its weight."""
         from optlog.service import plans as Pl
 
-        return call(lambda ctx: {"plans": Pl.list_(ctx)})
+        return call(lambda ctx: Pl.list_(ctx))
 
     @server.tool()
     def log(hypothesis: str | None = None) -> dict[str, Any]:

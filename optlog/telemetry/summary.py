@@ -133,6 +133,10 @@ SHOW = ("gpu_power_w", "gpu_power_frac", "gpu_util", "sm_active", "sm_occupancy"
         "sm_clock_mhz", "mem_used_gib", "gpu_temp_c", "pcie_rx_gbps", "pcie_tx_gbps", "nvlink_gbps")
 
 
+PLOT_FIELDS = ("gpu_power_w", "tensor_active", "dram_bw_util")
+"""Telemetry over time the TUI plots for a run (downsampled to about 200 points)."""
+
+
 def run_telemetry(ctx: Any, run_id: int, metrics: dict[str, float]) -> dict[str, Any]:
     """For `run show`: stored samples' sparklines, the summaries and the diagnosis."""
     from optlog.core.diagnosis import diagnose
@@ -169,6 +173,14 @@ def run_telemetry(ctx: Any, run_id: int, metrics: dict[str, float]) -> dict[str,
                 v = np.nanmean(np.vstack([x[:L] for x in series]), axis=0) if L else np.array([])
             if not len(v) or np.all(np.isnan(v)):
                 continue
+            if f in PLOT_FIELDS:
+                t = next(iter(c[TIME_FIELD] for c in cols.values() if TIME_FIELD in c), None)
+                if t is not None and len(t) >= L:
+                    step = max(1, L // 200)  # about one point per plot column
+                    t0 = float(t[0])
+                    out.setdefault("series", {})[f] = [
+                        (round(float(t[i]) - t0, 3), float(v[i])) for i in range(0, L, step) if not np.isnan(v[i])
+                    ]
             stats = {k: metrics.get(f"{f}_{k}") for k in STATS}
             fields[f] = {"samples": int(L), **{k: v for k, v in stats.items() if v is not None}}
             st = " ".join(f"{k} {_f(stats[k])}" for k in ("mean", "p95", "max") if stats[k] is not None)

@@ -204,7 +204,7 @@ class OptlogApp(App[None]):
             from optlog.service import plans as Pl
         except ImportError:
             return []
-        return list(Pl.list_(self.ctx))
+        return list(Pl.list_(self.ctx)["plans"])
 
     # ------------------------------------------------------------------ applying loaded data
     def on_optlog_app_loaded(self, msg: "OptlogApp.Loaded") -> None:
@@ -564,7 +564,7 @@ class OptlogApp(App[None]):
         def go(v: dict[str, Any]) -> None:
             needs = tuple(x.strip() for x in v["needs"].split(",") if x.strip())
             self.run_service(lambda c: Pl.add(c, v["title"], gain=v["gain"], effort=v["effort"],
-                                              confidence=float(v["confidence"]), needs=needs), done="plan added")
+                                              confidence=v["confidence"], needs=needs), done="plan added")
 
         self._ask("New improvement plan", [Field("title", "Title", required=True),
                                            Field("gain", "Gain range (e.g. 10-30%)", required=True),
