@@ -106,9 +106,10 @@ def _check_run(r: dict[str, Any]) -> None:
     assert r["labels"]["tool"] == "aiperf" and r["labels"]["concurrency"] == CONCURRENCY
     assert m["completed"] == REQUESTS
     assert m.get("failed", 0) == 0
-    # the server's schedule bounds what any client can see (a loaded 2-core machine adds, never removes)
+    # the server's schedule bounds what any client can see (a loaded 2-core machine adds, never removes);
+    # the token deadlines are absolute, so after a late first token the rest catch up: TPOT has no floor
     assert TTFT_MS * 0.95 <= m["median_ttft_ms"] < TTFT_MS + 400, m["median_ttft_ms"]
-    assert ITL_MS * 0.9 <= m["mean_tpot_ms"] < ITL_MS + 100, m["mean_tpot_ms"]
+    assert 0 < m["mean_tpot_ms"] < ITL_MS + 100, m["mean_tpot_ms"]
     e2e = TTFT_MS + (TOKENS - 1) * ITL_MS
     assert e2e * 0.95 <= m["median_e2e_latency_ms"] < e2e + 1000
     assert m["output_throughput"] == pytest.approx(m["request_throughput"] * TOKENS, rel=0.02)
