@@ -28,10 +28,8 @@ def main() -> int:
     ap.add_argument("--echo", nargs="*", default=[], help="arguments to record verbatim in argv.json")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "argv.json"), "w") as f:
-        json.dump(sys.argv[1:], f)
-    if a.child:
-        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+    if a.child:  # its command line carries OUT, so the tests' /proc check sees it
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", a.out])
     t0 = time.perf_counter()
     toks = 0
     for _ in range(a.requests if a.url else 0):
@@ -41,6 +39,8 @@ def main() -> int:
         with urllib.request.urlopen(req, timeout=10) as r:
             body = json.loads(r.read())
             toks += body.get("usage", {}).get("completion_tokens", 0)
+    with open(os.path.join(a.out, "argv.json"), "w") as f:  # written once started: tests wait for it
+        json.dump(sys.argv[1:], f)
     if a.sleep:
         time.sleep(a.sleep)
     dur = max(time.perf_counter() - t0, 1e-6)
