@@ -131,19 +131,42 @@ class Driver:
 
     # ------------------------------------------------------------------ process records
     def _on_spawn(self, h: Any) -> None:
-        from optlog.store.models import ProcessRecord
-
         self.handles.append(h)
+        if h.role == "bench":
+            return  # recorded in the same transaction that marks its run running (see _run_point)
         with self.ctx.db.write() as s:
-            rec = ProcessRecord(launch_id=self.launch_id, run_id=self.current_run if h.role == "bench" else None,
-                                role=h.role, pid=h.pid, pgid=h.pgid, start_ticks=h.start_ticks, host=h.host, alive=True)
-            s.add(rec)
-            s.flush()
-            h.record_id = rec.id
+            self._insert_record(s, h, None)
 
     def _on_exit(self, h: Any) -> None:
         if getattr(h, "record_id", None) is not None:
             self._dead_records.append(h.record_id)
+
+    def _set_run(self, s: Any, rid: int, **values: Any) -> None:
+        from sqlalchemy import update
+
+        from optlog.store.models import Run
+
+        t = Run.__table__  # type: ignore[attr-defined]
+        s.connection().execute(update(t).where(t.c.id == rid).values(**values))
+
+    def _set_launch(self, s: Any, **values: Any) -> None:
+        """Update the Launch row without loading it (its spec column holds every rendered point)."""
+        from sqlalchemy import update
+
+        from optlog.store.models import Launch
+
+        t = Launch.__table__  # type: ignore[attr-defined]
+        s.connection().execute(update(t).where(t.c.id == self.launch_id).values(**values))
+
+    def _insert_record(self, s: Any, h: Any, run_id: int | None) -> None:
+        from sqlalchemy import insert
+
+        from optlog.store.models import ProcessRecord
+
+        res = s.connection().execute(insert(ProcessRecord.__table__).values(  # type: ignore[attr-defined]
+            launch_id=self.launch_id, run_id=run_id, role=h.role, pid=h.pid, pgid=h.pgid,
+            start_ticks=h.start_ticks, host=h.host, alive=True))
+        h.record_id = res.inserted_primary_key[0]
 
     def _flush_dead(self, s: Any) -> None:
         from sqlalchemy import update
@@ -152,7 +175,8 @@ class Driver:
 
         if self._dead_records:
             ids, self._dead_records = self._dead_records, []
-            s.exec(update(ProcessRecord).where(ProcessRecord.id.in_(ids)).values(alive=False))  # type: ignore[attr-defined,call-overload]
+            t = ProcessRecord.__table__  # type: ignore[attr-defined]
+            s.connection().execute(update(t).where(t.c.id.in_(ids)).values(alive=False))
 
     # ------------------------------------------------------------------ the whole launch
     def run(self) -> dict[str, Any]:
@@ -176,12 +200,8 @@ class Driver:
                 old[sig] = signal.signal(sig, self._on_signal)
         token = self.doc.get("token", "")
         with ctx.db.write() as s:
-            la = s.get(Launch, self.launch_id)
-            la.status = "running"
-            la.pid = os.getpid()
-            la.pid_start = str(procs.start_ticks(os.getpid()))
-            la.progress = self._progress(None)
-            s.add(la)
+            self._set_launch(s, status="running", pid=os.getpid(), pid_start=str(procs.start_ticks(os.getpid())),
+                             progress=self._progress(None))
         self.executor = make_executor(ctx, self.doc.get("executor", "local"), on_spawn=self._on_spawn,
                                       on_exit=self._on_exit,
                                       base_env={**os.environ, "OPTLOG_LAUNCH_TOKEN": token})
@@ -226,7 +246,7 @@ class Driver:
     def _finish(self, stop_reason: str | None, error: str | None) -> str:
         from sqlmodel import select
 
-        from optlog.store.models import Launch, Run
+        from optlog.store.models import Run
 
         now = now_iso()
         with self.ctx.db.write() as s:
@@ -248,12 +268,8 @@ class Driver:
                 status = "failed"
             else:
                 status = "succeeded"
-            la = s.get(Launch, self.launch_id)
-            la.status = status
-            la.finished_at = now
-            la.error = error or self.cancel_reason or stop_reason
-            la.progress = self._progress(None, final=True)
-            s.add(la)
+            self._set_launch(s, status=status, finished_at=now, error=error or self.cancel_reason or stop_reason,
+                             progress=self._progress(None, final=True))
         self._event({"kind": "finished", "status": status})
         return status
 
@@ -289,7 +305,7 @@ class Driver:
     def _kill_all(self) -> None:
         stop_s = float(self.doc.get("stop_s", 30))
         for h in list(self.handles):
-            if h.returncode is None or procs.ours(h.pgid, h.start_ticks):
+            if h.poll() is None:  # an exited leader's strays were ended when it was reaped
                 self.executor.kill(h, grace_s=min(stop_s, 10.0))
         self.handles = [h for h in self.handles if h.returncode is None]
 
@@ -326,21 +342,15 @@ class Driver:
         return failed
 
     def _fail_unstarted(self, p: dict[str, Any], e: PointFailure) -> None:
-        from optlog.store.models import Launch, Run
+
 
         now = now_iso()
         with self.ctx.db.write() as s:
             self._flush_dead(s)
-            r = s.get(Run, p["run_id"])
-            r.status, r.error, r.cause, r.exit_code = e.status, e.message, e.cause, e.exit_code
-            r.started_at = r.started_at or now
-            r.finished_at = now
-            r.host = self.executor.host
-            s.add(r)
+            self._set_run(s, p["run_id"], status=e.status, error=e.message, cause=e.cause, exit_code=e.exit_code,
+                          started_at=now, finished_at=now, host=self.executor.host)
             self.done += 1
-            la = s.get(Launch, self.launch_id)
-            la.progress = self._progress(None)
-            s.add(la)
+            self._set_launch(s, progress=self._progress(None))
         self.log(f"run {p['run_id']} {e.status}: {e.message.splitlines()[0] if e.message else ''}")
         self._event({"kind": "point_end", "run": p["run_id"], "status": e.status, "done": self.done,
                      "total": self.total, "labels": p["labels"], "error": e.message})
@@ -611,21 +621,22 @@ class Driver:
 
     # ------------------------------------------------------------------ one point
     def _run_point(self, p: dict[str, Any], server: Server) -> bool:
-        from optlog.store.models import Launch, Run
+
 
         rid = p["run_id"]
         b = p["rendered"]["bench"]
         out = Path(b["out"])
         out.mkdir(parents=True, exist_ok=True)
         self.current_run = rid
-        now = now_iso()
-        with self.ctx.db.write() as s:
-            r = s.get(Run, rid)
-            r.status, r.started_at, r.host = "running", now, self.executor.host
-            s.add(r)
-            la = s.get(Launch, self.launch_id)
-            la.progress = self._progress(p)
-            s.add(la)
+
+        def started(h: Any) -> None:
+            with self.ctx.db.write() as s:
+                self._set_run(s, rid, status="running", started_at=now_iso(), host=self.executor.host)
+                if h is not None:
+                    self._insert_record(s, h, rid)
+                self._set_launch(s, progress=self._progress(p))
+
+        self._started = started
         self._event({"kind": "point_start", "run": rid, "done": self.done, "total": self.total, "labels": p["labels"]})
         if self.telemetry is not None:
             try:
@@ -637,7 +648,7 @@ class Driver:
         extra_labels: dict[str, Any] = {}
         raw: dict[str, Any] = {}
         try:
-            rc = self._bench(b, out, server)
+            rc = self._bench(b, out, server, started)
             if rc != 0:
                 log = read_tail(out / "bench.stderr.log") or read_tail(out / "bench.stdout.log")
                 raise PointFailure(f"bench exited with code {rc}" + (f"\n--- stderr tail ---\n{log}" if log else ""),
@@ -665,36 +676,39 @@ class Driver:
                environment: dict[str, Any]) -> None:
         import math
 
+        from sqlalchemy import insert
+
         from optlog.core import labels as L
-        from optlog.store.models import Launch, Metric, Run, RunLabel
+        from optlog.store.models import Metric, RunLabel
 
         rid = p["run_id"]
+        label_rows = [{"run_id": rid, "key": k, "value": L.canonical(v), "num": L.as_number(v)}
+                      for k, v in extra_labels.items()
+                      if k not in p["labels"] and L.KEY_RE.match(str(k)) and v is not None]
+        metric_rows = []
+        for k, v in metrics.items():
+            try:
+                fv = float(v)
+            except (TypeError, ValueError):
+                continue
+            if not math.isnan(fv):
+                metric_rows.append({"run_id": rid, "name": str(k), "value": fv})
+        argv = p["rendered"]["bench"]["argv"]
         with self.ctx.db.write() as s:
             self._flush_dead(s)
-            r = s.get(Run, rid)
-            r.status, r.error, r.cause, r.exit_code = status, error, cause, rc
-            r.finished_at = now_iso()
-            r.environment = environment
-            r.raw = {"result": raw, "argv": p["rendered"]["bench"]["argv"]} if raw else {"argv": p["rendered"]["bench"]["argv"]}
-            s.add(r)
-            for k, v in extra_labels.items():
-                if k not in p["labels"] and L.KEY_RE.match(str(k)) and v is not None:
-                    s.add(RunLabel(run_id=rid, key=k, value=L.canonical(v), num=L.as_number(v)))
-            for k, v in metrics.items():
-                try:
-                    fv = float(v)
-                except (TypeError, ValueError):
-                    continue
-                if not math.isnan(fv):
-                    s.add(Metric(run_id=rid, name=k, value=fv))
+            self._set_run(s, rid, status=status, error=error, cause=cause, exit_code=rc, finished_at=now_iso(),
+                          environment=environment, raw={"result": raw, "argv": argv} if raw else {"argv": argv})
+            conn = s.connection()
+            if label_rows:
+                conn.execute(insert(RunLabel.__table__), label_rows)  # type: ignore[attr-defined]
+            if metric_rows:
+                conn.execute(insert(Metric.__table__), metric_rows)  # type: ignore[attr-defined]
             self.done += 1
             if metrics:
                 key = next((k for k in ("output_throughput", "total_token_throughput", "request_throughput")
                             if k in metrics), next(iter(metrics)))
                 self.last_metric = (key, float(metrics[key]))
-            la = s.get(Launch, self.launch_id)
-            la.progress = self._progress(None)
-            s.add(la)
+            self._set_launch(s, progress=self._progress(None))
         first = (error or "").splitlines()[0] if error else ""
         m = f" {self.last_metric[0]}={self.last_metric[1]:.4g}" if status == "succeeded" and self.last_metric else ""
         self.log(f"run {rid} {status} [{self.done}/{self.total}] {_fmt_labels(p['labels'])}{m}"
@@ -702,14 +716,21 @@ class Driver:
         self._event({"kind": "point_end", "run": rid, "status": status, "done": self.done, "total": self.total,
                      "labels": p["labels"], "error": error, "cause": cause, "last_metric": self.last_metric})
 
-    def _bench(self, b: dict[str, Any], out: Path, server: Server) -> int:
+    def _bench(self, b: dict[str, Any], out: Path, server: Server, started: Callable[[Any], None]) -> int:
         try:
             h = self.executor.popen(b["argv"], env=b["env"], cwd=b["cwd"] or str(self.ctx.ws.root),
                                     stdout=out / "bench.stdout.log", stderr=out / "bench.stderr.log", role="bench")
         except FileNotFoundError:
+            started(None)
             raise PointFailure(f"bench command not found: {b['argv'][0]}", cause="not_found", exit_code=127) from None
         except OSError as e:
+            started(None)
             raise PointFailure(f"bench command could not start: {e}", cause="spawn_error", exit_code=126) from None
+        try:
+            started(h)
+        except BaseException:
+            self.executor.kill(h, grace_s=1.0)
+            raise
         timeout = b.get("timeout_s")
         deadline = None if timeout is None else time.monotonic() + float(timeout)
         fds = [x for x in (h.fileno(), server.fileno()) if x is not None]
