@@ -764,11 +764,18 @@ class Driver:
 
     def _parse(self, b: dict[str, Any], out: Path) -> tuple[dict[str, float], dict[str, Any], dict[str, Any]]:
         files: list[Path]
+        parser = b.get("parser") or "json"
         if b.get("results"):
             files = sorted({p for g in b["results"] for p in out.glob(g) if p.is_file()})
         else:
             files = sorted(p for p in out.rglob("*") if p.is_file() and p.name not in LOG_NAMES)
-        parser = b.get("parser") or "json"
+            try:
+                from optlog.runs.parsers import select_result_files
+            except ImportError:
+                pass
+            else:
+                if files:
+                    files = select_result_files(files, parser)
         if not files:
             raise PointFailure(f"bench exited 0 but left no result file in {out} (parser {parser})", cause="no_result",
                                exit_code=0)
