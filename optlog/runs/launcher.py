@@ -205,6 +205,7 @@ class Driver:
         self.executor = make_executor(ctx, self.doc.get("executor", "local"), on_spawn=self._on_spawn,
                                       on_exit=self._on_exit,
                                       base_env={**os.environ, "OPTLOG_LAUNCH_TOKEN": token})
+        self._event({"kind": "started", "total": self.total, "done": 0})
         self.log(f"launch {self.launch_id} ({self.doc.get('name')}): {self.total} run(s), "
                  f"{len({p['server_key'] for p in points})} server configuration(s)")
         failed_any = False
@@ -239,6 +240,7 @@ class Driver:
                 for sig, h in old.items():
                     signal.signal(sig, h)
             self.log(f"launch {self.launch_id} {status} in {time.monotonic() - self.t0:.1f}s")
+            self._event({"kind": "finished", "status": status})
             self._log_file.close()
             self._log_file = None
         return self.result()
@@ -270,7 +272,6 @@ class Driver:
                 status = "succeeded"
             self._set_launch(s, status=status, finished_at=now, error=error or self.cancel_reason or stop_reason,
                              progress=self._progress(None, final=True))
-        self._event({"kind": "finished", "status": status})
         return status
 
     def result(self) -> dict[str, Any]:
@@ -549,7 +550,8 @@ class Driver:
                 self.log(f"server stop command failed: {e}")
         sig = getattr(signal, stop.get("signal") or "SIGTERM", signal.SIGTERM)
         self.executor.kill(h, sig=sig, grace_s=grace)
-        self.log(f"server {server.stdout.name.split('.')[0] if server.stdout else ''} stopped (exit {h.returncode})")
+        name = server.stdout.name.split(".")[0] if server.stdout else "server"
+        self.log(f"{name} stopped (exit {h.returncode})")
         server.handle = None
         with self.ctx.db.write() as s:
             self._flush_dead(s)
