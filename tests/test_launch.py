@@ -221,3 +221,16 @@ def test_detach_wait_logs_cancel(ws):
     r = ws.cli("run", "wait", str(d["runs"][0]), "--json", check=1)
     assert r.json["status"] == "cancelled"
     assert_no_survivors(str(ws.root))
+
+
+def test_log_regex_readiness_and_stop_command(ws):
+    srv = {"cmd": server_cmd(), "ready": {"log_regex": "^READY http", "timeout_s": 15, "interval_s": 0.05},
+           "check": {"prompts": ["The capital of France is"], "expect_regex": "Paris",
+                     "url": "http://127.0.0.1:{{ port }}"},
+           "stop": {"cmd": "{{ py }} -c \"open('{{ out }}/stopped', 'w').write('x')\"", "signal": "SIGINT",
+                    "timeout_s": 1}}
+    rel = spec(ws, "logready", server=srv)
+    res = ws.j("run", "launch", rel)
+    assert res["status"] == "succeeded"
+    assert (ws.root / ".optlog" / "launches" / str(res["launch"]) / "stopped").read_text() == "x"
+    assert_no_survivors(str(ws.root))
