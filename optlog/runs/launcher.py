@@ -363,7 +363,7 @@ class Driver:
             server = Server(gi, srv, url=external)
             self._wait_external(server, srv)
         elif srv is None:
-            return Server(gi, None)
+            server = Server(gi, None)
         else:
             n = len(list(self.launch_dir.glob("server-*.stdout.log")))
             server = Server(gi, srv, stdout=self.launch_dir / f"server-{n}.stdout.log",
@@ -386,6 +386,8 @@ class Driver:
                 raise
         if srv and srv.get("check") and external:
             self._sanity_check(server, srv["check"])
+        if self.telemetry is not None:  # a restarted server gets a fresh session
+            self._telemetry_stop()
         self._telemetry_start(p)
         return server
 
