@@ -1,0 +1,176 @@
+"""run launch | wait | logs | cancel: launched runs, watched from any terminal.
+
+IDs: a plain number is a run id; `L3` (or `launch:3`) is launch 3.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+import click
+
+from optlog.cli.main import emit, service_ctx, state
+from optlog.cli.render import fmt_num, kv, table
+
+
+class _Progress:
+    """Narration on stderr: a live status line on a terminal (points done, current point, elapsed,
+    last metric; redrawn every second), plain lines otherwise."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.tty = sys.stderr.isatty()
+        self.t0 = time.monotonic()
+        self.line = ""
+        self.done = 0
+        self.total = 0
+        self.current = ""
+        self.last = ""
+        self.closed = False
+        self.lock = threading.Lock()
+        if self.tty:
+            threading.Thread(target=self._tick, daemon=True).start()
+
+    def _tick(self) -> None:
+        while not self.closed:
+            time.sleep(1.0)
+            with self.lock:
+                if not self.closed and self.total:
+                    self._draw()
+
+    def _status(self) -> str:
+        el = time.monotonic() - self.t0
+        return (f"[{self.done}/{self.total}] {el:6.1f}s  {self.current}"
+                + (f"  last {self.last}" if self.last else ""))
+
+    def _clear(self) -> None:
+        if self.tty and self.line:
+            sys.stderr.write("\r\x1b[2K")
+            self.line = ""
+
+    def _draw(self) -> None:
+        if self.tty and not self.closed:
+            self.line = self._status()[:200]
+            sys.stderr.write("\r\x1b[2K" + self.line)
+            sys.stderr.flush()
+
+    def __call__(self, ev: dict[str, Any]) -> None:
+        with self.lock:
+            self._handle(ev)
+
+    def _handle(self, ev: dict[str, Any]) -> None:
+        k = ev.get("kind")
+        if "total" in ev:
+            self.total = ev["total"]
+        if k == "log":
+            self._clear()
+            sys.stderr.write(f"optlog: {ev['text']}\n")
+            sys.stderr.flush()
+            if self.total:
+                self._draw()
+        elif k == "point_start":
+            self.done = ev["done"]
+            self.current = f"run {ev['run']} {kv(ev['labels'])}"
+            self._draw()
+        elif k == "point_end":
+            self.done = ev["done"]
+            lm = ev.get("last_metric")
+            if lm:
+                self.last = f"{lm[0]}={fmt_num(lm[1])}"
+            self.current = ""
+            self._draw()
+        elif k == "finished":
+            self._clear()
+            self.closed = True
+            sys.stderr.flush()
+
+
+def _launch_human(d: dict[str, Any]) -> str:
+    if d.get("detached"):
+        runs = d["runs"]
+        span = f"{runs[0]}–{runs[-1]}" if len(runs) > 1 else (str(runs[0]) if runs else "none")
+        return (f"launch {d['ref']} started in the background: runs {span}\n"
+                f"  optlog run wait {d['ref']}   ·   optlog run logs {d['ref']} --follow   ·   optlog run cancel {d['ref']}")
+    rows = []
+    keys: list[str] = []
+    for r in d["runs"]:
+        for k in ("output_throughput", "total_token_throughput", "request_throughput"):
+            if k in r["metrics"] and k not in keys:
+                keys.append(k)
+    for r in d["runs"]:
+        err = (r.get("error") or "").splitlines()[0][:70] if r.get("error") else ""
+        if r.get("cause"):
+            err = f"[{r['cause']}] {err}"
+        rows.append([r["id"], r["status"], kv(r["labels"])] + [fmt_num(r["metrics"].get(k)) for k in keys[:2]] + [err])
+    head = f"launch L{d['launch']} ({d.get('name')}): {d['status']}"
+    return head + "\n" + table(rows, ["run", "status", "labels", *keys[:2], "error"])
+
+
+def register(group: click.Group) -> None:
+    @group.command("launch")
+    @click.argument("spec", metavar="SPEC")
+    @click.option("--hypothesis", metavar="ID", help="Attach every run as evidence to this hypothesis.")
+    @click.option("--set", "sets", multiple=True, metavar="K=V", help="Override a param or a matrix axis (repeatable).")
+    @click.option("--server-url", metavar="URL", help="Use this already running server (no server start).")
+    @click.option("--detach", is_flag=True, help="Return at once with the launch and run ids; a background driver runs them.")
+    def run_launch(spec: str, hypothesis: str | None, sets: tuple[str, ...], server_url: str | None, detach: bool) -> int:
+        """Launch the runs of a spec (runs/*.yaml): server up, ready, sane, sweep, tear down."""
+        from optlog.service import launch as svc
+
+        ctx = service_ctx()
+        prog = _Progress()
+        res = svc.launch(ctx, spec, sets=sets, server_url=server_url, hypothesis=hypothesis, detach=detach,
+                         on_event=prog)
+        emit(res, _launch_human)
+        if detach:
+            return 0
+        return {"succeeded": 0, "cancelled": 130}.get(res["status"], 1)
+
+    @group.command("wait")
+    @click.argument("ref", metavar="ID")
+    @click.option("--timeout", type=float, default=None, metavar="S", help="Give up after S seconds (exit 1).")
+    def run_wait(ref: str, timeout: float | None) -> int:
+        """Wait for a run (ID) or a launch (L<n>) to finish: exit 0 if it succeeded, 1 otherwise."""
+        from optlog.service import launch as svc
+
+        ctx = service_ctx()
+        doc = svc.wait(ctx, ref, timeout=timeout)
+        what = f"launch L{doc['launch']}" if "runs" in doc else f"run {doc['run']}"
+        emit(doc, lambda d: f"{what}: {d['status']}" + (" (still running: timed out waiting)" if d.get("timed_out") else "")
+             + (f" — {d['error'].splitlines()[0]}" if d.get("error") else ""))
+        return 0 if doc["status"] == "succeeded" else 1
+
+    @group.command("logs")
+    @click.argument("ref", metavar="ID")
+    @click.option("--follow", "-f", is_flag=True, help="Keep printing until the run or launch finishes.")
+    def run_logs(ref: str, follow: bool) -> None:
+        """A run's bench stdout/stderr (ID), or a launch's narration (L<n>)."""
+        from optlog.service import launch as svc
+
+        ctx = service_ctx()
+        if state().json:
+            files, _ = svc.log_files(ctx, ref)
+            parts: list[str] = []
+            svc.follow(ctx, ref, parts.append, follow=follow)
+            emit({"ref": ref, "files": [ctx.ws.rel(f) for f in files], "text": "".join(parts)})
+            return
+
+        def write(t: str) -> None:
+            sys.stdout.write(t)
+            sys.stdout.flush()
+
+        svc.follow(ctx, ref, write, follow=follow)
+
+    @group.command("cancel")
+    @click.argument("ref", metavar="ID")
+    def run_cancel(ref: str) -> int:
+        """Cancel a launch (L<n>, or the launch of run ID): its processes end, unfinished runs are cancelled."""
+        from optlog.service import launch as svc
+
+        ctx = service_ctx()
+        doc = svc.cancel(ctx, ref)
+        emit(doc, lambda d: d.get("message") or f"launch L{d['launch']}: {d['status']}")
+        return 0 if doc["status"] in ("cancelled", "succeeded", "failed", "interrupted") else 1

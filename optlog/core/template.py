@@ -1,0 +1,175 @@
+"""Command templates of run specs: split first, then substitute inside each argument.
+
+A command is split into arguments with shell-like quoting (shlex) BEFORE any value is put in, so a
+value can never inject shell syntax or split into two arguments: `; rm -rf ~` or `a b` reaches the
+program as one literal argument. A `{{ name }}` placeholder is one piece of the word it stands in,
+and the spaces inside its braces split nothing. Braces that are not `{{ … }}` (a JSON argument such
+as `{"temperature": 0}`) are left alone.
+
+Inside the braces: a name, a number, or simple arithmetic over them (`{{ concurrency * 4 }}`,
+`{{ (tp * pp) // 2 }}`), evaluated by a small allow-listed AST walker, never `eval`.
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import operator
+import re
+import shlex
+from collections.abc import Mapping
+from typing import Any
+
+PLACEHOLDER_RE = re.compile(r"\{\{(.*?)\}\}", re.S)
+# Stand-ins for placeholders while shlex splits: no whitespace, no quote, no shell metacharacter.
+_MARK = "\x01OPTLOGPH{}\x02"
+_MARK_RE = re.compile("\x01OPTLOGPH(\\d+)\x02")
+
+
+class TemplateError(ValueError):
+    """A placeholder that cannot be rendered. `names` lists unknown names, if that was the cause."""
+
+    def __init__(self, message: str, names: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.names = names
+
+
+_BINOPS: dict[type, Any] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
+_UNOPS: dict[type, Any] = {ast.USub: operator.neg, ast.UAdd: operator.pos}
+_FUNCS: dict[str, Any] = {"min": min, "max": max, "int": int, "round": round, "ceil": math.ceil, "floor": math.floor}
+
+
+def _num(v: Any, expr: str) -> Any:
+    """Arithmetic operands: numbers, or text that reads as a number (a `--set k=64`)."""
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, (int, float)):
+        return v
+    if isinstance(v, str):
+        try:
+            return int(v)
+        except ValueError:
+            try:
+                return float(v)
+            except ValueError:
+                pass
+    raise TemplateError(f"{{{{ {expr} }}}}: {v!r} is not a number")
+
+
+def evaluate(expr: str, values: Mapping[str, Any]) -> Any:
+    """Value of the text inside `{{ }}`: a name, a literal, or arithmetic over them."""
+    src = expr.strip()
+    if not src:
+        raise TemplateError("empty placeholder {{ }}")
+    try:
+        tree = ast.parse(src, mode="eval")
+    except SyntaxError:
+        raise TemplateError(f"{{{{ {src} }}}}: not a name or simple arithmetic") from None
+    missing = sorted(n for n in names_in_expr(src) if n not in values)
+    if missing:
+        raise TemplateError(f"unknown placeholder {', '.join(missing)} in {{{{ {src} }}}}", tuple(missing))
+
+    def ev(node: ast.AST) -> Any:
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str)) and not isinstance(node.value, bool):
+            return node.value
+        if isinstance(node, ast.Name):
+            return values[node.id]
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+            a, b = _num(ev(node.left), src), _num(ev(node.right), src)
+            if isinstance(node.op, ast.Pow) and (abs(b) > 64 or abs(a) > 1e6):
+                raise TemplateError(f"{{{{ {src} }}}}: exponent too large")
+            try:
+                return _BINOPS[type(node.op)](a, b)
+            except ZeroDivisionError:
+                raise TemplateError(f"{{{{ {src} }}}}: division by zero") from None
+        if isinstance(node, ast.UnaryOp) and type(node.op) in _UNOPS:
+            return _UNOPS[type(node.op)](_num(ev(node.operand), src))
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCS
+                and not node.keywords and 1 <= len(node.args) <= 4):
+            return _FUNCS[node.func.id](*(_num(ev(a), src) for a in node.args))
+        raise TemplateError(f"{{{{ {src} }}}}: only names, numbers and + - * / // % ** "
+                            f"({', '.join(_FUNCS)}) are allowed")
+
+    return ev(tree)
+
+
+def names_in_expr(expr: str) -> set[str]:
+    try:
+        tree = ast.parse(expr.strip(), mode="eval")
+    except SyntaxError:
+        return set()
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            out.add(node.id)
+    if isinstance(tree.body, ast.Call) or any(isinstance(n, ast.Call) for n in ast.walk(tree)):
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name):
+                out.discard(n.func.id)
+    return out
+
+
+def placeholders(text: str) -> set[str]:
+    """Names used by the placeholders of `text` (functions excluded)."""
+    out: set[str] = set()
+    for m in PLACEHOLDER_RE.finditer(text):
+        out |= names_in_expr(m.group(1))
+    return out
+
+
+def to_text(v: Any) -> str:
+    """How a value is written into an argument: integral floats as integers, lists/dicts as JSON."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
+        return str(int(v))
+    if isinstance(v, (list, dict)):
+        return json.dumps(v, separators=(",", ":"))
+    if v is None:
+        return ""
+    return str(v)
+
+
+def render(text: str, values: Mapping[str, Any]) -> str:
+    """Replace every `{{ … }}` of one string (an already split argument, a URL, an env value)."""
+    if "{{" not in text:
+        return text
+    return PLACEHOLDER_RE.sub(lambda m: to_text(evaluate(m.group(1), values)), text)
+
+
+def split(cmd: str | list[Any]) -> list[str]:
+    """Split a command into arguments (shell-like quoting), keeping each `{{ … }}` whole.
+
+    A list is taken as already split (each item one argument)."""
+    if isinstance(cmd, list):
+        return [to_text(a) if not isinstance(a, str) else a for a in cmd]
+    found: list[str] = []
+
+    def hide(m: re.Match[str]) -> str:
+        found.append(m.group(0))
+        return _MARK.format(len(found) - 1)
+
+    hidden = PLACEHOLDER_RE.sub(hide, cmd)
+    try:
+        parts = shlex.split(hidden, comments=False, posix=True)
+    except ValueError as e:
+        raise TemplateError(f"cannot split the command: {e}") from None
+    return [_MARK_RE.sub(lambda m: found[int(m.group(1))], p) for p in parts]
+
+
+def render_argv(cmd: str | list[Any], values: Mapping[str, Any]) -> list[str]:
+    """Split, then render each argument on its own."""
+    return [render(a, values) for a in split(cmd)]

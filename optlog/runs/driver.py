@@ -1,0 +1,33 @@
+"""The detached launch driver: `python -m optlog.runs.driver LAUNCH_ID --root WORKSPACE`.
+
+Started by `optlog run launch --detach` in its own session; it drives the launch's queued runs and
+writes its progress into the Launch row and `.optlog/launches/<id>/launch.log`. SIGTERM (from
+`optlog run cancel`) or SIGINT cancels: every process of the launch is ended, unfinished runs are
+marked `cancelled`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m optlog.runs.driver")
+    ap.add_argument("launch_id", type=int)
+    ap.add_argument("--root", required=True)
+    a = ap.parse_args(argv)
+    from optlog.paths import Workspace
+    from optlog.runs.launcher import Driver
+    from optlog.service.context import Ctx
+
+    ctx = Ctx(Workspace(__import__("pathlib").Path(a.root)))
+    try:
+        res = Driver(ctx, a.launch_id).run()
+    finally:
+        ctx.close()
+    return 0 if res["status"] == "succeeded" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

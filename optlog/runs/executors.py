@@ -1,0 +1,202 @@
+"""Where a run's processes execute: an `Executor` starts a command as its own process group, says
+when it ended, and kills the whole group. The local executor is complete; SSH and Slurm fit the
+same protocol (see `make_executor` for what they need).
+
+Protocol, as the launcher and telemetry use it:
+  ex.host                         the host name recorded on runs and process records
+  ex.popen(argv, env=, cwd=, stdout=PATH, stderr=PATH, role=)  -> Handle   (own process group)
+  ex.stream(argv, env=, cwd=, role="telemetry")                -> Handle   (stdout is a pipe: h.stdout)
+  ex.kill(handle, sig=SIGTERM, grace_s=)   the whole group, SIGKILL after the grace period
+  Handle: pid, pgid, start_ticks, host, role, argv, poll() -> code|None, wait(timeout) -> code|None,
+          fileno() (readable when the process has exited, for select), returncode
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any, Protocol
+
+from optlog.errors import Failed
+from optlog.runs import procs
+
+
+class Handle(Protocol):
+    pid: int
+    pgid: int
+    start_ticks: int | None
+    host: str
+    role: str
+    argv: list[str]
+    returncode: int | None
+
+    def poll(self) -> int | None: ...
+    def wait(self, timeout: float | None = None) -> int | None: ...
+
+
+class Executor(Protocol):
+    host: str
+    kind: str
+
+    def popen(self, argv: list[str], *, env: dict[str, str], cwd: str | None, stdout: Path, stderr: Path,
+              role: str) -> Handle: ...
+    def stream(self, argv: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
+               role: str = "telemetry") -> Handle: ...
+    def kill(self, handle: Handle, *, sig: int = signal.SIGTERM, grace_s: float = 10.0) -> bool: ...
+
+
+class LocalHandle:
+    """A local process group. Exit is detected without reaping (waitid WNOWAIT), so the leader's PID
+    still holds the group id while stray members of the group are killed; then it is reaped."""
+
+    def __init__(self, popen: subprocess.Popen[Any], argv: list[str], role: str, host: str,
+                 on_exit: Callable[["LocalHandle"], None] | None) -> None:
+        self.popen = popen
+        self.pid = popen.pid
+        self.pgid = popen.pid
+        self.start_ticks = procs.start_ticks(popen.pid)
+        self.argv = argv
+        self.role = role
+        self.host = host
+        self.returncode: int | None = None
+        self.record_id: int | None = None
+        self.stdout: IO[bytes] | None = popen.stdout
+        self._on_exit = on_exit
+        self._pidfd: int | None = None
+        try:
+            self._pidfd = os.pidfd_open(popen.pid)
+        except (AttributeError, OSError):
+            self._pidfd = None
+
+    def fileno(self) -> int | None:
+        return self._pidfd
+
+    def _exited(self) -> bool:
+        try:
+            info = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return True
+        return info is not None and info.si_pid != 0
+
+    def poll(self) -> int | None:
+        if self.returncode is not None:
+            return self.returncode
+        if not self._exited():
+            return None
+        # The leader is a zombie: its PID (= the group id) cannot be reused yet; end stray members.
+        try:
+            os.killpg(self.pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.returncode = self.popen.wait()
+        self._close()
+        if self._on_exit:
+            self._on_exit(self)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            rc = self.poll()
+            if rc is not None:
+                return rc
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return None
+            if self._pidfd is not None:
+                select.select([self._pidfd], [], [], left if left is not None else 1.0)
+            else:
+                time.sleep(min(0.01, left if left is not None else 0.01))
+
+    def _close(self) -> None:
+        if self._pidfd is not None:
+            try:
+                os.close(self._pidfd)
+            except OSError:
+                pass
+            self._pidfd = None
+
+
+class LocalExecutor:
+    kind = "local"
+
+    def __init__(self, *, base_env: dict[str, str] | None = None,
+                 on_spawn: Callable[[LocalHandle], None] | None = None,
+                 on_exit: Callable[[LocalHandle], None] | None = None) -> None:
+        self.host = socket.gethostname()
+        self.base_env = dict(os.environ if base_env is None else base_env)
+        self.on_spawn = on_spawn
+        self.on_exit = on_exit
+
+    def _env(self, env: dict[str, str] | None) -> dict[str, str]:
+        e = dict(self.base_env)
+        if env:
+            e.update(env)
+        return e
+
+    def popen(self, argv: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
+              stdout: Path | None = None, stderr: Path | None = None, role: str = "bench") -> LocalHandle:
+        out = open(stdout, "ab") if stdout else subprocess.DEVNULL
+        err = open(stderr, "ab") if stderr else subprocess.DEVNULL
+        try:
+            p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=cwd,
+                                 env=self._env(env), start_new_session=True, close_fds=True)
+        finally:
+            for f in (out, err):
+                if hasattr(f, "close"):
+                    f.close()  # type: ignore[union-attr]
+        h = LocalHandle(p, argv, role, self.host, self.on_exit)
+        if self.on_spawn:
+            self.on_spawn(h)
+        return h
+
+    def stream(self, argv: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
+               role: str = "telemetry") -> LocalHandle:
+        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             cwd=cwd, env=self._env(env), start_new_session=True, close_fds=True)
+        h = LocalHandle(p, argv, role, self.host, self.on_exit)
+        if self.on_spawn:
+            self.on_spawn(h)
+        return h
+
+    def kill(self, handle: Any, *, sig: int = signal.SIGTERM, grace_s: float = 10.0) -> bool:
+        """End the whole group: `sig`, then SIGKILL after `grace_s`. Reaps the leader."""
+        if handle.returncode is not None and not procs.ours(handle.pgid, handle.start_ticks):
+            return True
+        ok = procs.kill_group(handle.pgid, handle.start_ticks, sig=sig, grace_s=grace_s, reap=handle.poll)
+        handle.poll()
+        if handle.returncode is None:
+            handle.wait(1.0)
+        return ok
+
+
+def make_executor(ctx: Any, executor: Any, **kw: Any) -> Executor:
+    """The executor a spec names. `local` works everywhere; the others are described below.
+
+    - "ssh:HOST": HOST from optlog.yaml `executors.ssh` (host, user, port, identity_file, options).
+      Needs: popen = `ssh -o BatchMode=yes … HOST -- setsid sh -c 'echo $$ $(cut -d" " -f22 /proc/$$/stat); exec CMD'`
+      reading the remote pgid and start ticks from the first line; kill = `ssh HOST kill -TERM -PGID`
+      after the same start-time check; logs copied back (or streamed) into the artifacts folder.
+    - {slurm: {partition, gres, time}}: the server as an `sbatch --parsable` job (job id recorded as the
+      process record), ready/bench via `srun --jobid`; `scancel JOBID` on every exit path.
+    """
+    if executor in (None, "local"):
+        return LocalExecutor(**kw)
+    if isinstance(executor, str) and executor.startswith("ssh:"):
+        host = executor[4:]
+        if host not in ctx.config.executors.ssh:
+            known = ", ".join(sorted(ctx.config.executors.ssh)) or "none"
+            raise Failed(f"executor ssh:{host}: no such host in optlog.yaml executors.ssh (known: {known})",
+                         field="executor", code="bad_executor")
+        raise Failed(f"executor ssh:{host}: the SSH executor is not implemented yet; use `executor: local`",
+                     field="executor", code="not_implemented")
+    if isinstance(executor, dict) and "slurm" in executor:
+        raise Failed("executor slurm: the Slurm executor is not implemented yet; use `executor: local`",
+                     field="executor", code="not_implemented")
+    raise Failed(f"unknown executor {executor!r}", field="executor", code="bad_executor")

@@ -1,0 +1,834 @@
+"""The launch engine: drives one Launch row's planned points to the end, whatever happens.
+
+For each group of points sharing a rendered server command: start the server in its own process
+group, wait until it is ready (HTTP 200 or a log line), run the sanity check (prompts at
+temperature 0 must match `expect_regex`), then each point × repeat: the bench command in its own
+process group, its result parsed into metrics, stdout/stderr and result files kept under
+`.optlog/runs/<run id>/`. The server is torn down after its group, and on every exit path
+(failure, timeout, SIGINT/SIGTERM → `cancelled`) every process group is ended; a kill -9 of the
+driver itself is handled by `runs.recover` on the next optlog start.
+
+The service (`service.launch`) plans and validates, writes the Launch and its queued Runs, then
+calls `Driver(ctx, launch_id).run()` in the foreground or starts `python -m optlog.runs.driver`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import signal
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from optlog.core.failure import classify, tail
+from optlog.core.timeutil import now_iso
+from optlog.runs import procs
+
+TERMINAL = ("succeeded", "failed", "cancelled", "interrupted")
+LOG_NAMES = ("bench.stdout.log", "bench.stderr.log")
+
+
+class PointFailure(Exception):
+    def __init__(self, message: str, cause: str | None = None, exit_code: int | None = None,
+                 status: str = "failed") -> None:
+        super().__init__(message)
+        self.message = message
+        self.cause = cause
+        self.exit_code = exit_code
+        self.status = status
+
+
+class Cancelled(Exception):
+    pass
+
+
+def read_tail(path: Path, lines: int = 20, max_bytes: int = 16384) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            n = f.tell()
+            f.seek(max(0, n - max_bytes))
+            data = f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    return tail(data, lines)
+
+
+class Server:
+    """A started (or external) server of one group."""
+
+    def __init__(self, index: int, rendered: dict[str, Any] | None, handle: Any = None,
+                 stdout: Path | None = None, stderr: Path | None = None, url: str | None = None) -> None:
+        self.index = index
+        self.rendered = rendered
+        self.handle = handle
+        self.stdout = stdout
+        self.stderr = stderr
+        self.url = url
+        self.environment: dict[str, Any] | None = None
+
+    def log_tail(self, lines: int = 20) -> str:
+        parts = []
+        for p in (self.stderr, self.stdout):
+            if p is not None:
+                t = read_tail(p, lines)
+                if t:
+                    parts.append(t)
+        return "\n".join(parts)
+
+    def fileno(self) -> int | None:
+        return self.handle.fileno() if self.handle is not None else None
+
+
+class Driver:
+    def __init__(self, ctx: Any, launch_id: int, *, on_event: Callable[[dict[str, Any]], None] | None = None,
+                 install_signals: bool = True) -> None:
+        self.ctx = ctx
+        self.launch_id = launch_id
+        self.on_event = on_event
+        self.install_signals = install_signals and threading.current_thread() is threading.main_thread()
+        self.cancel_reason: str | None = None
+        self.handles: list[Any] = []
+        self._dead_records: list[int] = []
+        self.current_run: int | None = None
+        self.t0 = time.monotonic()
+        self.done = 0
+        self.last_metric: tuple[str, float] | None = None
+        self.telemetry: Any = None
+        self._log_file: Any = None
+
+    # ------------------------------------------------------------------ narration
+    def log(self, text: str) -> None:
+        line = f"{now_iso()} {text}"
+        if self._log_file is not None:
+            try:
+                self._log_file.write(line + "\n")
+                self._log_file.flush()
+            except OSError:
+                pass
+        self._event({"kind": "log", "text": text})
+
+    def _event(self, ev: dict[str, Any]) -> None:
+        if self.on_event is not None:
+            try:
+                self.on_event(ev)
+            except Exception:
+                pass
+
+    # ------------------------------------------------------------------ signals
+    def _on_signal(self, signum: int, _frame: Any) -> None:
+        if self.cancel_reason is None:
+            self.cancel_reason = f"cancelled by {signal.Signals(signum).name}"
+
+    def check_cancel(self) -> None:
+        if self.cancel_reason is not None:
+            raise Cancelled(self.cancel_reason)
+
+    # ------------------------------------------------------------------ process records
+    def _on_spawn(self, h: Any) -> None:
+        self.handles.append(h)
+        if h.role == "bench":
+            return  # recorded in the same transaction that marks its run running (see _run_point)
+        with self.ctx.db.write() as s:
+            self._insert_record(s, h, None)
+
+    def _on_exit(self, h: Any) -> None:
+        if getattr(h, "record_id", None) is not None:
+            self._dead_records.append(h.record_id)
+
+    def _set_run(self, s: Any, rid: int, **values: Any) -> None:
+        from sqlalchemy import update
+
+        from optlog.store.models import Run
+
+        t = Run.__table__  # type: ignore[attr-defined]
+        s.connection().execute(update(t).where(t.c.id == rid).values(**values))
+
+    def _set_launch(self, s: Any, **values: Any) -> None:
+        """Update the Launch row without loading it (its spec column holds every rendered point)."""
+        from sqlalchemy import update
+
+        from optlog.store.models import Launch
+
+        t = Launch.__table__  # type: ignore[attr-defined]
+        s.connection().execute(update(t).where(t.c.id == self.launch_id).values(**values))
+
+    def _insert_record(self, s: Any, h: Any, run_id: int | None) -> None:
+        from sqlalchemy import insert
+
+        from optlog.store.models import ProcessRecord
+
+        res = s.connection().execute(insert(ProcessRecord.__table__).values(  # type: ignore[attr-defined]
+            launch_id=self.launch_id, run_id=run_id, role=h.role, pid=h.pid, pgid=h.pgid,
+            start_ticks=h.start_ticks, host=h.host, alive=True))
+        h.record_id = res.inserted_primary_key[0]
+
+    def _flush_dead(self, s: Any) -> None:
+        from sqlalchemy import update
+
+        from optlog.store.models import ProcessRecord
+
+        if self._dead_records:
+            ids, self._dead_records = self._dead_records, []
+            t = ProcessRecord.__table__  # type: ignore[attr-defined]
+            s.connection().execute(update(t).where(t.c.id.in_(ids)).values(alive=False))
+
+    # ------------------------------------------------------------------ the whole launch
+    def run(self) -> dict[str, Any]:
+        from optlog.runs.executors import make_executor
+        from optlog.store.models import Launch
+
+        ctx = self.ctx
+        with ctx.db.read() as s:
+            la = s.get(Launch, self.launch_id)
+        if la is None:
+            raise RuntimeError(f"no launch {self.launch_id}")
+        self.doc: dict[str, Any] = la.spec
+        self.launch_dir = ctx.ws.state_dir / "launches" / str(self.launch_id)
+        self.launch_dir.mkdir(parents=True, exist_ok=True)
+        self._log_file = open(self.launch_dir / "launch.log", "a", encoding="utf-8")
+        points: list[dict[str, Any]] = self.doc["points"]
+        self.total = len(points)
+        old: dict[int, Any] = {}
+        if self.install_signals:
+            for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+                old[sig] = signal.signal(sig, self._on_signal)
+        token = self.doc.get("token", "")
+        with ctx.db.write() as s:
+            self._set_launch(s, status="running", pid=os.getpid(), pid_start=str(procs.start_ticks(os.getpid())),
+                             progress=self._progress(None))
+        self.executor = make_executor(ctx, self.doc.get("executor", "local"), on_spawn=self._on_spawn,
+                                      on_exit=self._on_exit,
+                                      base_env={**os.environ, "OPTLOG_LAUNCH_TOKEN": token})
+        self._event({"kind": "started", "total": self.total, "done": 0})
+        self.log(f"launch {self.launch_id} ({self.doc.get('name')}): {self.total} run(s), "
+                 f"{len({p['server_key'] for p in points})} server configuration(s)")
+        failed_any = False
+        stop_reason: str | None = None
+        error: str | None = None
+        try:
+            groups: list[list[dict[str, Any]]] = []
+            for p in points:
+                if groups and groups[-1][0]["server_key"] == p["server_key"]:
+                    groups[-1].append(p)
+                else:
+                    groups.append([p])
+            for gi, group in enumerate(groups):
+                if stop_reason:
+                    break
+                failed_any |= self._run_group(gi, group)
+                if failed_any and self.doc.get("on_error") == "stop":
+                    stop_reason = "not run: an earlier point failed and on_error is stop"
+        except Cancelled as e:
+            self.log(f"cancelling: {e}")
+        except BaseException as e:  # an optlog bug must still end every process and say why
+            error = f"{type(e).__name__}: {e}"
+            self.log(f"launch driver error: {error}")
+            if not isinstance(e, Exception):
+                raise
+        finally:
+            self._kill_all()
+            if self.telemetry is not None:
+                self._telemetry_stop()
+            status = self._finish(stop_reason, error)
+            if self.install_signals:
+                for sig, h in old.items():
+                    signal.signal(sig, h)
+            self.log(f"launch {self.launch_id} {status} in {time.monotonic() - self.t0:.1f}s")
+            self._event({"kind": "finished", "status": status})
+            self._log_file.close()
+            self._log_file = None
+        return self.result()
+
+    def _finish(self, stop_reason: str | None, error: str | None) -> str:
+        from sqlmodel import select
+
+        from optlog.store.models import Run
+
+        now = now_iso()
+        with self.ctx.db.write() as s:
+            self._flush_dead(s)
+            left = s.exec(select(Run).where(Run.launch_id == self.launch_id, Run.status.in_(("queued", "running")))).all()  # type: ignore[attr-defined]
+            for r in left:
+                if self.cancel_reason:
+                    r.status, r.error, r.cause = "cancelled", self.cancel_reason, "cancelled"
+                elif error:
+                    r.status, r.error, r.cause = "failed", f"launch driver error: {error}", "optlog_error"
+                else:
+                    r.status, r.error, r.cause = "cancelled", stop_reason or "not run", "not_run"
+                r.finished_at = now
+                s.add(r)
+            statuses = [r.status for r in s.exec(select(Run).where(Run.launch_id == self.launch_id)).all()]
+            if self.cancel_reason:
+                status = "cancelled"
+            elif error or any(x != "succeeded" for x in statuses):
+                status = "failed"
+            else:
+                status = "succeeded"
+            self._set_launch(s, status=status, finished_at=now, error=error or self.cancel_reason or stop_reason,
+                             progress=self._progress(None, final=True))
+        return status
+
+    def result(self) -> dict[str, Any]:
+        from sqlmodel import select
+
+        from optlog.service.evidence import _labels_metrics
+        from optlog.store.models import Launch, Run
+
+        with self.ctx.db.read() as s:
+            la = s.get(Launch, self.launch_id)
+            runs = s.exec(select(Run).where(Run.launch_id == self.launch_id).order_by(Run.id)).all()  # type: ignore[arg-type]
+            labels, metrics = _labels_metrics(s, [r.id for r in runs])
+        return {
+            "launch": self.launch_id,
+            "name": self.doc.get("name"),
+            "status": la.status,
+            "error": la.error,
+            "runs": [{"id": r.id, "status": r.status, "labels": labels[r.id], "metrics": metrics[r.id],
+                      "exit_code": r.exit_code, "error": r.error, "cause": r.cause,
+                      "artifacts_dir": r.artifacts_dir} for r in runs],
+        }
+
+    def _progress(self, current: dict[str, Any] | None, final: bool = False) -> dict[str, Any]:
+        return {
+            "done": self.done,
+            "total": getattr(self, "total", 0),
+            "current": None if final or current is None else {"run": current["run_id"], "labels": current["labels"]},
+            "elapsed_s": round(time.monotonic() - self.t0, 3),
+            "last_metric": list(self.last_metric) if self.last_metric else None,
+        }
+
+    def _kill_all(self) -> None:
+        stop_s = float(self.doc.get("stop_s", 30))
+        for h in list(self.handles):
+            if h.poll() is None:  # an exited leader's strays were ended when it was reaped
+                self.executor.kill(h, grace_s=min(stop_s, 10.0))
+        self.handles = [h for h in self.handles if h.returncode is None]
+
+    # ------------------------------------------------------------------ one server group
+    def _run_group(self, gi: int, group: list[dict[str, Any]]) -> bool:
+        """Returns True when any point of the group failed."""
+        failed = False
+        server: Server | None = None
+        try:
+            i = 0
+            while i < len(group):
+                self.check_cancel()
+                p = group[i]
+                if server is None or (server.handle is not None and server.handle.poll() is not None):
+                    if server is not None:
+                        self._stop_server(server)
+                    try:
+                        server = self._start_server(gi, p)
+                    except PointFailure as e:
+                        # the server of this group cannot serve: every remaining point fails with the reason
+                        for q in group[i:]:
+                            self._fail_unstarted(q, e)
+                        return True
+                ok = self._run_point(p, server)
+                failed |= not ok
+                i += 1
+                if not ok and self.doc.get("on_error") == "stop":
+                    return True
+        finally:
+            if self.telemetry is not None:
+                self._telemetry_stop()
+            if server is not None:
+                self._stop_server(server)
+        return failed
+
+    def _fail_unstarted(self, p: dict[str, Any], e: PointFailure) -> None:
+
+
+        now = now_iso()
+        with self.ctx.db.write() as s:
+            self._flush_dead(s)
+            self._set_run(s, p["run_id"], status=e.status, error=e.message, cause=e.cause, exit_code=e.exit_code,
+                          started_at=now, finished_at=now, host=self.executor.host)
+            self.done += 1
+            self._set_launch(s, progress=self._progress(None))
+        self.log(f"run {p['run_id']} {e.status}: {e.message.splitlines()[0] if e.message else ''}")
+        self._event({"kind": "point_end", "run": p["run_id"], "status": e.status, "done": self.done,
+                     "total": self.total, "labels": p["labels"], "error": e.message})
+
+    def _start_server(self, gi: int, p: dict[str, Any]) -> Server:
+        srv = p["rendered"].get("server")
+        external = self.doc.get("server_url")
+        if external:
+            server = Server(gi, srv, url=external)
+            self._wait_external(server, srv)
+        elif srv is None:
+            server = Server(gi, None)
+        else:
+            n = len(list(self.launch_dir.glob("server-*.stdout.log")))
+            server = Server(gi, srv, stdout=self.launch_dir / f"server-{n}.stdout.log",
+                            stderr=self.launch_dir / f"server-{n}.stderr.log", url=p["rendered"].get("server_url"))
+            self.log(f"starting server {n}: {' '.join(srv['argv'])}")
+            self.current_run = None
+            try:
+                server.handle = self.executor.popen(srv["argv"], env=srv["env"], cwd=srv["cwd"] or str(self.ctx.ws.root),
+                                                    stdout=server.stdout, stderr=server.stderr, role="server")
+            except OSError as e:
+                raise PointFailure(f"server could not start: {e}", cause="not_found" if isinstance(e, FileNotFoundError) else "spawn_error",
+                                   exit_code=127) from None
+            try:
+                self._wait_ready(server, srv.get("ready"))
+                self.log(f"server {n} ready")
+                if srv.get("check"):
+                    self._sanity_check(server, srv["check"])
+            except PointFailure:
+                self._stop_server(server)
+                raise
+        if srv and srv.get("check") and external:
+            self._sanity_check(server, srv["check"])
+        if self.telemetry is not None:  # a restarted server gets a fresh session
+            self._telemetry_stop()
+        self._telemetry_start(p)
+        return server
+
+    def _wait_external(self, server: Server, srv: dict[str, Any] | None) -> None:
+        import httpx
+        from urllib.parse import urlparse
+
+        path = "/v1/models"
+        if srv and srv.get("ready") and srv["ready"].get("url"):
+            path = urlparse(srv["ready"]["url"]).path or path
+        url = server.url.rstrip("/") + path  # type: ignore[union-attr]
+        deadline = time.monotonic() + 30
+        last = ""
+        while time.monotonic() < deadline:
+            self.check_cancel()
+            try:
+                r = httpx.get(url, timeout=2.0)
+                if r.status_code == 200:
+                    return
+                last = f"HTTP {r.status_code}"
+            except httpx.HTTPError as e:
+                last = f"{type(e).__name__}: {e}"
+            time.sleep(0.2)
+        raise PointFailure(f"the server at {server.url} is not ready ({url}: {last})", cause="server_unreachable")
+
+    def _wait_ready(self, server: Server, ready: dict[str, Any] | None) -> None:
+        h = server.handle
+        if ready is None:
+            # no readiness probe: the process must at least survive a moment
+            if h.wait(0.2) is not None:
+                raise self._server_died(server, "before it was ready")
+            return
+        timeout = float(ready["timeout_s"])
+        interval = float(ready["interval_s"])
+        deadline = time.monotonic() + timeout
+        rx = re.compile(ready["log_regex"]) if ready.get("log_regex") else None
+        offsets = {server.stdout: 0, server.stderr: 0}
+        carry = {server.stdout: "", server.stderr: ""}
+        client = None
+        if ready.get("url"):
+            import httpx
+
+            client = httpx.Client(timeout=max(0.5, min(5.0, interval * 4)))
+        last = "no answer yet"
+        try:
+            while True:
+                self.check_cancel()
+                if h.poll() is not None:
+                    raise self._server_died(server, "before it was ready")
+                if rx is not None:
+                    for path in (server.stdout, server.stderr):
+                        try:
+                            with open(path, "rb") as f:  # type: ignore[arg-type]
+                                f.seek(offsets[path])
+                                data = f.read()
+                        except OSError:
+                            continue
+                        offsets[path] += len(data)
+                        text = carry[path] + data.decode("utf-8", "replace")
+                        if rx.search(text):
+                            return
+                        carry[path] = text[-4096:]
+                    last = f"no log line matched /{ready['log_regex']}/"
+                if client is not None:
+                    try:
+                        r = client.get(ready["url"])
+                        if r.status_code == 200:
+                            return
+                        last = f"{ready['url']}: HTTP {r.status_code}"
+                    except Exception as e:  # httpx.HTTPError and friends
+                        last = f"{ready['url']}: {type(e).__name__}"
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._sleep_on(server, min(interval, left))
+        finally:
+            if client is not None:
+                client.close()
+        raise PointFailure(f"server not ready after {timeout:g}s ({last})\n--- server log tail ---\n{server.log_tail()}",
+                           cause=classify(server.log_tail()) or "ready_timeout")
+
+    def _sleep_on(self, server: Server, secs: float) -> None:
+        fd = server.fileno()
+        if fd is not None:
+            try:
+                select.select([fd], [], [], secs)
+            except (InterruptedError, OSError):
+                pass
+        else:
+            time.sleep(secs)
+
+    def _server_died(self, server: Server, when: str) -> PointFailure:
+        rc = server.handle.poll()
+        log = server.log_tail()
+        return PointFailure(f"server exited with code {rc} {when}\n--- server log tail ---\n{log}",
+                            cause=classify(log, rc) or "server_died", exit_code=rc)
+
+    def _sanity_check(self, server: Server, check: dict[str, Any]) -> None:
+        import httpx
+
+        base = check["url"].rstrip("/")
+        rx = re.compile(check["expect_regex"])
+        try:
+            with httpx.Client(timeout=float(check["timeout_s"])) as c:
+                model = check.get("model")
+                if not model:
+                    try:
+                        r = c.get(base + "/v1/models")
+                        data = r.json().get("data") or []
+                        model = data[0].get("id") if data else None
+                    except Exception:
+                        model = None
+                for prompt in check["prompts"]:
+                    self.check_cancel()
+                    if check["api"] == "chat":
+                        body: dict[str, Any] = {"messages": [{"role": "user", "content": prompt}]}
+                        path = "/v1/chat/completions"
+                    else:
+                        body = {"prompt": prompt}
+                        path = "/v1/completions"
+                    body.update(max_tokens=check["max_tokens"], temperature=0, stream=False)
+                    if model:
+                        body["model"] = model
+                    r = c.post(base + path, json=body)
+                    if r.status_code != 200:
+                        raise PointFailure(f"sanity check failed: HTTP {r.status_code} from {base + path}: {r.text[:300]}",
+                                           cause="sanity_check")
+                    try:
+                        ch = r.json()["choices"][0]
+                        text = ch.get("text") if check["api"] != "chat" else (ch.get("message") or {}).get("content")
+                    except Exception:
+                        raise PointFailure(f"sanity check failed: not an OpenAI completion answer from {base + path}: "
+                                           f"{r.text[:300]}", cause="sanity_check") from None
+                    text = text or ""
+                    if not text.strip():
+                        raise PointFailure(f"sanity check failed: empty output for prompt {prompt!r}", cause="sanity_check")
+                    if not rx.search(text):
+                        garbage = "\ufffd" in text or sum(ch.isalpha() for ch in text) < len(text.strip()) / 3
+                        what = "garbage output" if garbage else "unexpected output"
+                        raise PointFailure(f"sanity check failed: {what} for prompt {prompt!r}: {text[:200]!r} "
+                                           f"does not match /{check['expect_regex']}/", cause="sanity_check")
+        except httpx.HTTPError as e:
+            raise PointFailure(f"sanity check failed: {type(e).__name__} talking to {base}: {e}\n"
+                               f"--- server log tail ---\n{server.log_tail()}", cause="sanity_check") from None
+        self.log("sanity check passed")
+
+    def _stop_server(self, server: Server) -> None:
+        h = server.handle
+        if h is None:
+            return
+        srv = server.rendered or {}
+        stop = srv.get("stop") or {}
+        grace = float(stop.get("timeout_s") or 30)
+        if h.returncode is None and h.poll() is None and stop.get("argv"):
+            try:
+                sh = self.executor.popen(stop["argv"], env=srv.get("env") or {}, cwd=srv.get("cwd") or str(self.ctx.ws.root),
+                                         stdout=server.stdout, stderr=server.stderr, role="stop")
+                if sh.wait(grace) is None:
+                    self.executor.kill(sh, grace_s=1.0)
+                h.wait(grace)
+            except OSError as e:
+                self.log(f"server stop command failed: {e}")
+        sig = getattr(signal, stop.get("signal") or "SIGTERM", signal.SIGTERM)
+        self.executor.kill(h, sig=sig, grace_s=grace)
+        name = server.stdout.name.split(".")[0] if server.stdout else "server"
+        self.log(f"{name} stopped (exit {h.returncode})")
+        server.handle = None
+        with self.ctx.db.write() as s:
+            self._flush_dead(s)
+
+    # ------------------------------------------------------------------ telemetry
+    def _telemetry_start(self, p: dict[str, Any]) -> None:
+        tel = p["rendered"].get("telemetry")
+        if tel is False:
+            return
+        try:
+            from optlog.telemetry.session import open_session
+        except ImportError:
+            return
+        settings: dict[str, Any] = {}
+        try:
+            settings = self.ctx.config.telemetry.model_dump()
+        except Exception:
+            pass
+        if isinstance(tel, dict):
+            settings.update(tel)
+        if settings.get("enabled") is False:
+            return
+        srv = p["rendered"].get("server") or {}
+        try:
+            sess = open_session(self.ctx, launch_id=self.launch_id, settings=settings, env=srv.get("env") or {},
+                                executor=self.executor)
+            if sess is not None:
+                sess.start()
+            self.telemetry = sess
+        except Exception as e:
+            self.log(f"telemetry unavailable: {type(e).__name__}: {e}")
+            self.telemetry = None
+
+    def _telemetry_stop(self) -> None:
+        sess, self.telemetry = self.telemetry, None
+        try:
+            sess.stop()
+        except Exception as e:
+            self.log(f"telemetry stop failed: {type(e).__name__}: {e}")
+
+    # ------------------------------------------------------------------ environment
+    def _environment(self, server: Server, p: dict[str, Any]) -> dict[str, Any]:
+        if server.environment is None:
+            srv = p["rendered"].get("server") or {}
+            cmds = {"server": srv.get("argv")} if srv.get("argv") else {}
+            env = {**(srv.get("env") or {}), **p["rendered"]["bench"]["env"]}
+            try:
+                from optlog.runs.environment import capture
+            except ImportError:
+                capture = None  # type: ignore[assignment]
+            if capture is not None:
+                try:
+                    server.environment = capture(self.ctx, server_url=server.url or p["rendered"].get("server_url"),
+                                                 commands=cmds, env=env, executor=self.executor)
+                except Exception as e:
+                    server.environment = {"error": f"environment capture failed: {type(e).__name__}: {e}"}
+            else:
+                import platform
+
+                from optlog import __version__
+
+                server.environment = {"optlog_version": __version__, "host": self.executor.host,
+                                      "python": platform.python_version(), "commands": cmds}
+        env_doc = dict(server.environment or {})
+        cmds = dict(env_doc.get("commands") or {})
+        cmds["bench"] = p["rendered"]["bench"]["argv"]
+        env_doc["commands"] = cmds
+        return env_doc
+
+    # ------------------------------------------------------------------ one point
+    def _run_point(self, p: dict[str, Any], server: Server) -> bool:
+
+
+        rid = p["run_id"]
+        b = p["rendered"]["bench"]
+        out = Path(b["out"])
+        out.mkdir(parents=True, exist_ok=True)
+        self.current_run = rid
+
+        def started(h: Any) -> None:
+            with self.ctx.db.write() as s:
+                self._set_run(s, rid, status="running", started_at=now_iso(), host=self.executor.host)
+                if h is not None:
+                    self._insert_record(s, h, rid)
+                self._set_launch(s, progress=self._progress(p))
+
+        self._started = started
+        self._event({"kind": "point_start", "run": rid, "done": self.done, "total": self.total, "labels": p["labels"]})
+        if self.telemetry is not None:
+            try:
+                self.telemetry.begin_point(rid)
+            except Exception as e:
+                self.log(f"telemetry begin_point failed: {e}")
+        status, error, cause, rc = "succeeded", None, None, None
+        metrics: dict[str, float] = {}
+        extra_labels: dict[str, Any] = {}
+        raw: dict[str, Any] = {}
+        try:
+            rc = self._bench(b, out, server, started)
+            if rc != 0:
+                log = read_tail(out / "bench.stderr.log") or read_tail(out / "bench.stdout.log")
+                raise PointFailure(f"bench exited with code {rc}" + (f"\n--- stderr tail ---\n{log}" if log else ""),
+                                   cause=classify(log + "\n" + read_tail(out / "bench.stdout.log", 10), rc), exit_code=rc)
+            metrics, extra_labels, raw = self._parse(b, out)
+        except PointFailure as e:
+            status, error, cause = e.status, e.message, e.cause
+            rc = e.exit_code if e.exit_code is not None else rc
+        except Cancelled as e:
+            status, error, cause = "cancelled", str(e), "cancelled"
+        if self.telemetry is not None:
+            try:
+                extra = self.telemetry.end_point(rid, dict(metrics)) or {}
+                metrics.update({k: float(v) for k, v in extra.items() if v is not None})
+            except Exception as e:
+                self.log(f"telemetry end_point failed: {e}")
+        environment = self._environment(server, p) if status != "cancelled" else {}
+        self._store(p, status, error, cause, rc, metrics, extra_labels, raw, environment)
+        if status == "cancelled":
+            raise Cancelled(error or "cancelled")
+        return status == "succeeded"
+
+    def _store(self, p: dict[str, Any], status: str, error: str | None, cause: str | None, rc: int | None,
+               metrics: dict[str, float], extra_labels: dict[str, Any], raw: dict[str, Any],
+               environment: dict[str, Any]) -> None:
+        import math
+
+        from sqlalchemy import insert
+
+        from optlog.core import labels as L
+        from optlog.store.models import Metric, RunLabel
+
+        rid = p["run_id"]
+        label_rows = [{"run_id": rid, "key": k, "value": L.canonical(v), "num": L.as_number(v)}
+                      for k, v in extra_labels.items()
+                      if k not in p["labels"] and L.KEY_RE.match(str(k)) and v is not None]
+        metric_rows = []
+        for k, v in metrics.items():
+            try:
+                fv = float(v)
+            except (TypeError, ValueError):
+                continue
+            if not math.isnan(fv):
+                metric_rows.append({"run_id": rid, "name": str(k), "value": fv})
+        argv = p["rendered"]["bench"]["argv"]
+        with self.ctx.db.write() as s:
+            self._flush_dead(s)
+            self._set_run(s, rid, status=status, error=error, cause=cause, exit_code=rc, finished_at=now_iso(),
+                          environment=environment, raw={"result": raw, "argv": argv} if raw else {"argv": argv})
+            conn = s.connection()
+            if label_rows:
+                conn.execute(insert(RunLabel.__table__), label_rows)  # type: ignore[attr-defined]
+            if metric_rows:
+                conn.execute(insert(Metric.__table__), metric_rows)  # type: ignore[attr-defined]
+            self.done += 1
+            if metrics:
+                key = next((k for k in ("output_throughput", "total_token_throughput", "request_throughput")
+                            if k in metrics), next(iter(metrics)))
+                self.last_metric = (key, float(metrics[key]))
+            self._set_launch(s, progress=self._progress(None))
+        first = (error or "").splitlines()[0] if error else ""
+        m = f" {self.last_metric[0]}={self.last_metric[1]:.4g}" if status == "succeeded" and self.last_metric else ""
+        self.log(f"run {rid} {status} [{self.done}/{self.total}] {_fmt_labels(p['labels'])}{m}"
+                 + (f": {first}" if first else "") + (f" (cause: {cause})" if cause and status == 'failed' else ""))
+        self._event({"kind": "point_end", "run": rid, "status": status, "done": self.done, "total": self.total,
+                     "labels": p["labels"], "error": error, "cause": cause, "last_metric": self.last_metric})
+
+    def _bench(self, b: dict[str, Any], out: Path, server: Server, started: Callable[[Any], None]) -> int:
+        try:
+            h = self.executor.popen(b["argv"], env=b["env"], cwd=b["cwd"] or str(self.ctx.ws.root),
+                                    stdout=out / "bench.stdout.log", stderr=out / "bench.stderr.log", role="bench")
+        except FileNotFoundError:
+            started(None)
+            raise PointFailure(f"bench command not found: {b['argv'][0]}", cause="not_found", exit_code=127) from None
+        except OSError as e:
+            started(None)
+            raise PointFailure(f"bench command could not start: {e}", cause="spawn_error", exit_code=126) from None
+        try:
+            started(h)
+        except BaseException:
+            self.executor.kill(h, grace_s=1.0)
+            raise
+        timeout = b.get("timeout_s")
+        deadline = None if timeout is None else time.monotonic() + float(timeout)
+        fds = [x for x in (h.fileno(), server.fileno()) if x is not None]
+        try:
+            while True:
+                rc = h.poll()
+                if rc is not None:
+                    return rc
+                self.check_cancel()
+                if server.handle is not None and server.handle.poll() is not None:
+                    self.executor.kill(h, grace_s=2.0)
+                    raise self._server_died(server, "during the point")
+                now = time.monotonic()
+                if deadline is not None and now >= deadline:
+                    self.executor.kill(h, grace_s=2.0)
+                    log = read_tail(out / "bench.stderr.log", 10)
+                    raise PointFailure(f"bench timed out after {float(timeout):g}s"  # type: ignore[arg-type]
+                                       + (f"\n--- stderr tail ---\n{log}" if log else ""), cause="timeout")
+                wait = 0.1 if deadline is None else max(0.0, min(0.1, deadline - now))
+                if fds and len(fds) == (1 + (server.handle is not None)):
+                    try:
+                        select.select(fds, [], [], wait)
+                    except (InterruptedError, OSError):
+                        pass
+                else:
+                    h.wait(wait)
+        except BaseException:
+            if h.returncode is None:
+                self.executor.kill(h, grace_s=2.0)
+            raise
+
+    def _parse(self, b: dict[str, Any], out: Path) -> tuple[dict[str, float], dict[str, Any], dict[str, Any]]:
+        files: list[Path]
+        parser = b.get("parser") or "json"
+        if b.get("results"):
+            files = sorted({p for g in b["results"] for p in out.glob(g) if p.is_file()})
+        else:
+            files = sorted(p for p in out.rglob("*") if p.is_file() and p.name not in LOG_NAMES)
+            try:
+                from optlog.runs.parsers import select_result_files
+            except ImportError:
+                pass
+            else:
+                if files:
+                    files = select_result_files(files, parser)
+        if not files:
+            raise PointFailure(f"bench exited 0 but left no result file in {out} (parser {parser})", cause="no_result",
+                               exit_code=0)
+        try:
+            from optlog.runs.parsers import parse_result
+        except ImportError:
+            parse_result = None  # type: ignore[assignment]
+        try:
+            if parse_result is not None:
+                results = parse_result(files, parser, b.get("key_map"))
+                if not results:
+                    raise PointFailure(f"parser {parser} found no result in {', '.join(p.name for p in files)}",
+                                       cause="parse_error", exit_code=0)
+                res = results[-1]
+                return dict(res.metrics), dict(res.labels), dict(getattr(res, "raw", {}) or {})
+            if parser != "json":
+                raise PointFailure(f"parser {parser!r} is not available in this optlog (optlog.runs.parsers is missing)",
+                                   cause="parse_error", exit_code=0)
+            return _fallback_json(files, b.get("key_map"))
+        except PointFailure:
+            raise
+        except Exception as e:
+            raise PointFailure(f"result parse failed (parser {parser}): {e}", cause="parse_error", exit_code=0) from None
+
+
+def _fallback_json(files: list[Path], key_map: dict[str, str] | None) -> tuple[dict[str, float], dict[str, Any], dict[str, Any]]:
+    """Without the parsers module: a JSON object of numbers in result.json (or the only .json file)."""
+    cands = [p for p in files if p.name == "result.json"] or [p for p in files if p.suffix == ".json"]
+    if not cands:
+        raise PointFailure(f"no result.json among {', '.join(p.name for p in files)} (parser json)", cause="parse_error",
+                           exit_code=0)
+    data = json.loads(cands[0].read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise PointFailure(f"{cands[0].name}: expected a JSON object of numbers (parser json)", cause="parse_error",
+                           exit_code=0)
+    metrics: dict[str, float] = {}
+    labels: dict[str, Any] = {}
+    for k, v in data.items():
+        if isinstance(v, bool):
+            continue
+        if isinstance(v, (int, float)):
+            metrics[k] = float(v)
+    for canon, key in (key_map or {}).items():
+        if key in data and isinstance(data[key], (int, float)) and not isinstance(data[key], bool):
+            metrics[canon] = float(data[key])
+    if not metrics:
+        raise PointFailure(f"{cands[0].name}: no numeric metrics (parser json)", cause="parse_error", exit_code=0)
+    return metrics, labels, data
+
+
+def _fmt_labels(labels: dict[str, Any]) -> str:
+    return " ".join(f"{k}={v}" for k, v in labels.items())

@@ -1,0 +1,415 @@
+"""Run specs (`runs/*.yaml`): typed models, loading with file/line/field errors, sweep planning and
+rendering of each point's commands.
+
+Contract (DESIGN.md §6): name, executor, params, matrix, include, repeats, server (cmd, env, ready,
+check, stop), bench (cmd, parser, env, timeout_s), labels, telemetry, timeouts, on_error.
+
+Everything here is checked before anything is written: `load_spec` validates the shape, `plan`
+expands the points and renders every command of every point once with stand-in values, so an
+unknown placeholder is reported with the spec's file, line and field and exit code 2.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal as _signal
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Union
+from urllib.parse import urlparse
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from optlog.core import labels as L
+from optlog.core import template as T
+from optlog.core.sweep import expand, group_order
+from optlog.errors import BadInput
+
+RESERVED = ("out", "repeat", "run_id", "launch_id", "server_url", "name")
+Scalar = Union[bool, int, float, str]
+Cmd = Union[str, list[Union[str, int, float]]]
+
+
+class _S(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def _check_cmd(v: Any) -> Any:
+    if isinstance(v, str) and not v.strip():
+        raise ValueError("empty command")
+    if isinstance(v, list) and not v:
+        raise ValueError("empty command")
+    if isinstance(v, str):
+        try:
+            T.split(v)
+        except T.TemplateError as e:
+            raise ValueError(str(e)) from None
+    return v
+
+
+def _check_regex(v: str | None) -> str | None:
+    if v is not None:
+        try:
+            re.compile(v)
+        except re.error as e:
+            raise ValueError(f"not a valid regular expression: {e}") from None
+    return v
+
+
+class Ready(_S):
+    url: str | None = None
+    log_regex: str | None = None
+    timeout_s: float | None = Field(default=None, gt=0)
+    interval_s: float = Field(default=0.5, gt=0, le=60)
+
+    _rx = field_validator("log_regex")(classmethod(lambda cls, v: _check_regex(v)))
+
+    @model_validator(mode="after")
+    def _one(self) -> "Ready":
+        if not self.url and not self.log_regex:
+            raise ValueError("ready needs `url` (polled until HTTP 200) or `log_regex` (a line of the server's log)")
+        return self
+
+
+class Check(_S):
+    prompts: list[str] = Field(min_length=1)
+    expect_regex: str
+    api: Literal["completions", "chat"] = "completions"
+    max_tokens: int = Field(default=16, ge=1, le=4096)
+    model: str | None = None
+    url: str | None = None  # base URL; default: --server-url or the scheme://host:port of ready.url
+    timeout_s: float | None = Field(default=None, gt=0)
+
+    _rx = field_validator("expect_regex")(classmethod(lambda cls, v: _check_regex(v)))
+
+
+class Stop(_S):
+    cmd: Cmd | None = None
+    signal: str = "SIGTERM"
+    timeout_s: float | None = Field(default=None, gt=0)
+
+    _cmd = field_validator("cmd")(classmethod(lambda cls, v: _check_cmd(v) if v is not None else v))
+
+    @field_validator("signal")
+    @classmethod
+    def _sig(cls, v: str) -> str:
+        name = v.upper() if v.upper().startswith("SIG") else "SIG" + v.upper()
+        if not isinstance(getattr(_signal, name, None), _signal.Signals):
+            raise ValueError(f"unknown signal {v!r} (e.g. SIGTERM, SIGINT)")
+        return name
+
+
+class ServerSpec(_S):
+    cmd: Cmd
+    env: dict[str, Scalar] = Field(default_factory=dict)
+    cwd: str | None = None
+    ready: Ready | None = None
+    check: Check | None = None
+    stop: Stop | None = None
+
+    _cmd = field_validator("cmd")(classmethod(lambda cls, v: _check_cmd(v)))
+
+
+class BenchSpec(_S):
+    cmd: Cmd
+    parser: str | None = "json"
+    env: dict[str, Scalar] = Field(default_factory=dict)
+    cwd: str | None = None
+    timeout_s: float | None = Field(default=None, gt=0)
+    key_map: dict[str, str] | None = None
+    results: list[str] | None = None  # globs under {{ out }}; default every file but the bench's own logs
+
+    _cmd = field_validator("cmd")(classmethod(lambda cls, v: _check_cmd(v)))
+
+
+class Timeouts(_S):
+    ready_s: float = Field(default=1800, gt=0)
+    check_s: float = Field(default=60, gt=0)
+    bench_s: float | None = Field(default=None, gt=0)
+    stop_s: float = Field(default=30, gt=0)
+
+
+class SlurmSpec(_S):
+    partition: str | None = None
+    gres: str | None = None
+    time: str | None = None
+    account: str | None = None
+    nodes: int | None = Field(default=None, ge=1)
+    extra: list[str] = Field(default_factory=list)
+
+
+class RunSpec(_S):
+    name: str | None = None
+    description: str | None = None
+    executor: Any = "local"
+    params: dict[str, Any] = Field(default_factory=dict)
+    matrix: dict[str, list[Scalar]] = Field(default_factory=dict)
+    include: list[dict[str, Scalar]] = Field(default_factory=list)
+    repeats: int = Field(default=1, ge=1, le=1000)
+    server: ServerSpec | None = None
+    bench: BenchSpec
+    labels: dict[str, Scalar] = Field(default_factory=dict)
+    telemetry: Union[bool, dict[str, Any], None] = None
+    timeouts: Timeouts = Field(default_factory=Timeouts)
+    on_error: Literal["continue", "stop"] = "continue"
+
+    @field_validator("executor")
+    @classmethod
+    def _executor(cls, v: Any) -> Any:
+        if v is None or v == "local":
+            return "local"
+        if isinstance(v, str) and v.startswith("ssh:") and len(v) > 4:
+            return v
+        if isinstance(v, dict) and set(v) == {"slurm"}:
+            SlurmSpec.model_validate(v["slurm"] or {})
+            return {"slurm": dict(v["slurm"] or {})}
+        raise ValueError('executor is `local`, "ssh:HOST" (a host of optlog.yaml executors.ssh), '
+                         "or {slurm: {partition, gres, time}}")
+
+    @field_validator("matrix")
+    @classmethod
+    def _matrix(cls, v: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        for k, vals in v.items():
+            if not vals:
+                raise ValueError(f"matrix axis {k!r} has no values")
+        return v
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str | None) -> str | None:
+        if v is not None and not v.strip():
+            raise ValueError("empty name")
+        return v
+
+
+# ----------------------------------------------------------------------------- loading
+
+
+@dataclass
+class LoadedSpec:
+    spec: RunSpec
+    file: str  # as shown in errors (relative to the workspace when inside it)
+    path: Path
+    text: str
+    data: dict[str, Any]
+
+    def bad(self, message: str, *loc: Any, code: str = "invalid_field") -> BadInput:
+        from optlog.yamlio import line_of
+
+        fld = ".".join(str(p) for p in loc) or None
+        return BadInput(message, file=self.file, line=line_of(self.text, tuple(loc)) if loc else None, field=fld, code=code)
+
+    @property
+    def name(self) -> str:
+        return self.spec.name or self.path.stem
+
+
+def load_spec(path: Path, shown: str | None = None) -> LoadedSpec:
+    from optlog.yamlio import parse_text, validate
+
+    shown = shown or str(path)
+    if not path.is_file():
+        raise BadInput(f"no such run spec: {shown}", field="SPEC", code="not_found")
+    text = path.read_text(encoding="utf-8")
+    data = parse_text(text, shown)
+    if not isinstance(data, dict):
+        raise BadInput("a run spec is a mapping (name, params, matrix, server, bench, …)", file=shown, line=1)
+    spec = validate(RunSpec, data, text, shown)
+    ls = LoadedSpec(spec, shown, path, text, data)
+    _check_keys(ls)
+    return ls
+
+
+def _check_keys(ls: LoadedSpec) -> None:
+    s = ls.spec
+    for where, keys in (("params", s.params), ("matrix", s.matrix), ("labels", s.labels)):
+        for k in keys:
+            if not L.KEY_RE.match(k):
+                raise ls.bad(f"bad name {k!r}: use letters, digits, '_', '.', '-'", where, k)
+            if k in RESERVED and where != "labels":
+                raise ls.bad(f"{k!r} is reserved (set by optlog for each point)", where, k)
+    for i, inc in enumerate(s.include):
+        for k in inc:
+            if not L.KEY_RE.match(k):
+                raise ls.bad(f"bad name {k!r}: use letters, digits, '_', '.', '-'", "include", i, k)
+            if k in RESERVED:
+                raise ls.bad(f"{k!r} is reserved (set by optlog for each point)", "include", i, k)
+            if k in s.matrix:
+                raise ls.bad(f"{k!r} is both a matrix axis and an include key; include entries are crossed "
+                             "with the matrix, so a key belongs to one of them", "include", i, k)
+
+
+# ----------------------------------------------------------------------------- planning
+
+
+def parse_set(items: list[str] | tuple[str, ...]) -> dict[str, Any]:
+    """`--set K=V`: V typed (int, float, a `[a, b]` list for a matrix axis), else text as given."""
+    out: dict[str, Any] = {}
+    for it in items:
+        k, v = L.parse_pair(it, "--set")
+        if k in RESERVED:
+            raise BadInput(f"{k!r} is reserved (set by optlog for each point)", field="--set")
+        out[k] = _typed(v)
+    return out
+
+
+def _typed(v: str) -> Any:
+    s = v.strip()
+    if s.startswith("[") and s.endswith("]"):
+        import yaml
+
+        try:
+            val = yaml.safe_load(s)
+        except yaml.YAMLError:
+            return v
+        if isinstance(val, list) and all(isinstance(x, (int, float, str, bool)) for x in val):
+            return val
+        return v
+    for conv in (int, float):
+        try:
+            return conv(s)
+        except ValueError:
+            pass
+    return v
+
+
+@dataclass
+class Point:
+    """One run to make: the template values, its labels, the repeat index."""
+
+    values: dict[str, Any]
+    labels: dict[str, Any]
+    repeat: int
+    server_key: str = ""
+    rendered: dict[str, Any] = field(default_factory=dict)
+
+
+def plan(ls: LoadedSpec, sets: dict[str, Any], server_url: str | None = None) -> list[Point]:
+    """Expand matrix × include × repeats, apply `--set`, render everything once (so bad templates are
+    reported before anything is written), and order the points to minimise server restarts."""
+    s = ls.spec
+    params = dict(s.params)
+    matrix = {k: list(v) for k, v in s.matrix.items()}
+    include = [dict(i) for i in s.include]
+    inc_keys = {k for i in include for k in i}
+    for k, v in sets.items():
+        if k in matrix:
+            matrix[k] = list(v) if isinstance(v, list) else [v]
+        elif k in inc_keys:
+            for i in include:
+                i[k] = v
+        else:
+            params[k] = v
+    points: list[Point] = []
+    for vals in expand(matrix, include):
+        for r in range(s.repeats):
+            values = {**params, **vals, "repeat": r, "name": ls.name}
+            labels = {**vals}
+            for k, v in s.labels.items():
+                labels[k] = _render(ls, ("labels", k), v, values) if isinstance(v, str) else v
+            labels["repeat"] = r
+            points.append(Point(values=values, labels=labels, repeat=r))
+    for p in points:
+        p.rendered = render_point(ls, p.values, launch_dir="/nonexistent/launch", out="/nonexistent/out",
+                                  server_url=server_url, run_id=0, launch_id=0)
+        p.server_key = json.dumps(p.rendered.get("server"), sort_keys=True)
+    return group_order(points, key=lambda p: p.server_key)
+
+
+def _render(ls: LoadedSpec, loc: tuple[Any, ...], text: Any, values: dict[str, Any]) -> str:
+    try:
+        return T.render(str(text), values)
+    except T.TemplateError as e:
+        raise ls.bad(str(e), *loc, code="bad_placeholder") from None
+
+
+def _argv(ls: LoadedSpec, loc: tuple[Any, ...], cmd: Any, values: dict[str, Any]) -> list[str]:
+    try:
+        return T.render_argv(cmd, values)
+    except T.TemplateError as e:
+        raise ls.bad(str(e), *loc, code="bad_placeholder") from None
+
+
+def _env(ls: LoadedSpec, loc: tuple[Any, ...], env: dict[str, Any], values: dict[str, Any]) -> dict[str, str]:
+    return {k: _render(ls, (*loc, k), T.to_text(v), values) for k, v in env.items()}
+
+
+def base_url(url: str | None) -> str | None:
+    if not url:
+        return None
+    u = urlparse(url)
+    if not u.scheme or not u.netloc:
+        return None
+    return f"{u.scheme}://{u.netloc}"
+
+
+def render_point(ls: LoadedSpec, values: dict[str, Any], *, launch_dir: str, out: str, server_url: str | None,
+                 run_id: int, launch_id: int) -> dict[str, Any]:
+    """Every command, environment and URL of one point, rendered (plain data, JSON-able)."""
+    s = ls.spec
+    t = s.timeouts
+    v = {**values, "launch_id": launch_id, "server_url": server_url or ""}
+    out_d: dict[str, Any] = {"server": None}
+    if s.server is not None:
+        sv = {**v, "out": launch_dir}
+        srv = s.server
+        ready = None
+        if srv.ready is not None:
+            ready = {
+                "url": _render(ls, ("server", "ready", "url"), srv.ready.url, sv) if srv.ready.url else None,
+                "log_regex": srv.ready.log_regex,
+                "timeout_s": srv.ready.timeout_s or t.ready_s,
+                "interval_s": srv.ready.interval_s,
+            }
+        derived = server_url or base_url(ready["url"] if ready else None)
+        sv["server_url"] = derived or ""
+        v["server_url"] = derived or ""
+        check = None
+        if srv.check is not None:
+            c = srv.check
+            check = {
+                "prompts": [_render(ls, ("server", "check", "prompts", i), p, sv) for i, p in enumerate(c.prompts)],
+                "expect_regex": c.expect_regex,
+                "api": c.api,
+                "max_tokens": c.max_tokens,
+                "model": _render(ls, ("server", "check", "model"), c.model, sv) if c.model else None,
+                "url": (_render(ls, ("server", "check", "url"), c.url, sv) if c.url else None) or derived,
+                "timeout_s": c.timeout_s or t.check_s,
+            }
+            if not check["url"]:
+                raise ls.bad("the check needs the server's URL: give `check.url`, a `ready.url`, or --server-url",
+                             "server", "check")
+        stop = None
+        if srv.stop is not None:
+            stop = {
+                "argv": _argv(ls, ("server", "stop", "cmd"), srv.stop.cmd, sv) if srv.stop.cmd is not None else None,
+                "signal": srv.stop.signal,
+                "timeout_s": srv.stop.timeout_s or t.stop_s,
+            }
+        out_d["server"] = {
+            "argv": _argv(ls, ("server", "cmd"), srv.cmd, sv),
+            "env": _env(ls, ("server", "env"), srv.env, sv),
+            "cwd": _render(ls, ("server", "cwd"), srv.cwd, sv) if srv.cwd else None,
+            "ready": ready,
+            "check": check,
+            "stop": stop or {"argv": None, "signal": "SIGTERM", "timeout_s": t.stop_s},
+        }
+    bv = {**v, "out": out, "run_id": run_id}
+    b = s.bench
+    out_d["bench"] = {
+        "argv": _argv(ls, ("bench", "cmd"), b.cmd, bv),
+        "env": _env(ls, ("bench", "env"), b.env, bv),
+        "cwd": _render(ls, ("bench", "cwd"), b.cwd, bv) if b.cwd else None,
+        "timeout_s": b.timeout_s or t.bench_s,
+        "parser": b.parser,
+        "key_map": b.key_map,
+        "results": b.results,
+    }
+    out_d["server_url"] = v["server_url"] or None
+    tel = s.telemetry
+    if isinstance(tel, dict):
+        out_d["telemetry"] = {k: (_render(ls, ("telemetry", k), x, v) if isinstance(x, str) else x) for k, x in tel.items()}
+    else:
+        out_d["telemetry"] = tel
+    return out_d

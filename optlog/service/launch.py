@@ -1,0 +1,286 @@
+"""Launching runs from a spec, and watching them from any terminal: launch, wait, logs, cancel.
+
+`launch` checks everything first (spec shape, placeholders of every point, `--set`, hypothesis,
+executor) and writes nothing on bad input; then it writes one Launch row and one queued Run per
+point × repeat, and drives them in the foreground or hands them to a detached driver process
+(`python -m optlog.runs.driver LAUNCH_ID`, its own session, its narration in
+`.optlog/launches/<id>/launch.log`).
+
+References: a plain number is a run id; `L7` (or `launch:7`) is launch 7.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from optlog.core.timeutil import now_iso
+from optlog.errors import BadInput, Failed, NotFound
+from optlog.service.context import Ctx
+
+TERMINAL = ("succeeded", "failed", "cancelled", "interrupted")
+
+
+def _resolve_spec(ctx: Ctx, spec: str) -> Path:
+    cands = [Path(spec)]
+    if not Path(spec).is_absolute():
+        cands += [ctx.ws.root / spec, ctx.ws.runs_dir / spec, ctx.ws.runs_dir / f"{spec}.yaml"]
+    for c in cands:
+        if c.is_file():
+            return c.resolve()
+    raise BadInput(f"no such run spec: {spec} (looked in the current folder, the workspace and runs/)",
+                   field="SPEC", code="not_found")
+
+
+def prepare(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...] = (), server_url: str | None = None,
+            hypothesis: str | None = None) -> tuple[Any, list[Any]]:
+    """Validate everything a launch needs; nothing is written."""
+    from optlog.runs.executors import make_executor
+    from optlog.runs.spec import base_url, load_spec, parse_set, plan
+
+    path = _resolve_spec(ctx, spec)
+    ls = load_spec(path, ctx.ws.rel(path))
+    st = parse_set(sets)
+    if server_url is not None:
+        if not base_url(server_url):
+            raise BadInput(f"not a server URL: {server_url!r} (expected e.g. http://127.0.0.1:30000)", field="--server-url")
+        server_url = server_url.rstrip("/")
+    points = plan(ls, st, server_url)
+    if hypothesis:
+        from optlog.service.hypotheses import require
+
+        require(ctx, hypothesis)
+    make_executor(ctx, ls.spec.executor)  # an executor that cannot run fails here, before any write
+    return ls, points
+
+
+def launch(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...] = (), server_url: str | None = None,
+           hypothesis: str | None = None, detach: bool = False,
+           on_event: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    from optlog.runs import procs
+    from optlog.runs.spec import render_point
+    from optlog.service.evidence import insert_run
+    from optlog.store.models import Launch, Run
+
+    ls, points = prepare(ctx, spec, sets=sets, server_url=server_url, hypothesis=hypothesis)
+    import socket
+
+    host = socket.gethostname()
+    token = uuid.uuid4().hex
+    with ctx.db.write() as s:
+        la = Launch(spec_path=ls.file, spec={}, status="running", pid=os.getpid(),
+                    pid_start=str(procs.start_ticks(os.getpid())), host=host, hypothesis_id=hypothesis,
+                    created_at=now_iso(), progress={"done": 0, "total": len(points)})
+        s.add(la)
+        s.flush()
+        lid = la.id
+        assert lid is not None
+        launch_dir = ctx.ws.state_dir / "launches" / str(lid)
+        docs = []
+        for p in points:
+            rid = insert_run(s, labels=p.labels, metrics={}, status="queued", source="launched",
+                             hypothesis_id=hypothesis, name=ls.name, launch_id=lid, started_at=None, finished_at=None,
+                             host=host, repeat=p.repeat)
+            out = ctx.ws.artifacts_dir / str(rid)
+            rendered = render_point(ls, p.values, launch_dir=str(launch_dir), out=str(out), server_url=server_url,
+                                    run_id=rid, launch_id=lid)
+            rendered["bench"]["out"] = str(out)
+            r = s.get(Run, rid)
+            r.artifacts_dir = ctx.ws.rel(out)
+            s.add(r)
+            docs.append({"run_id": rid, "labels": p.labels, "repeat": p.repeat, "server_key": p.server_key,
+                         "rendered": rendered})
+        la.spec = {"name": ls.name, "file": ls.file, "spec": ls.data, "sets": dict(_sets_doc(sets)),
+                   "server_url": server_url, "executor": ls.spec.executor, "on_error": ls.spec.on_error,
+                   "stop_s": ls.spec.timeouts.stop_s, "token": token, "points": docs}
+        s.add(la)
+    launch_dir.mkdir(parents=True, exist_ok=True)
+    run_ids = [d["run_id"] for d in docs]
+    if detach:
+        return _detach(ctx, lid, run_ids, launch_dir)
+    from optlog.runs.launcher import Driver
+
+    return Driver(ctx, lid, on_event=on_event).run()
+
+
+def _sets_doc(sets: list[str] | tuple[str, ...]) -> list[tuple[str, str]]:
+    return [tuple(x.split("=", 1)) for x in sets if "=" in x]  # type: ignore[misc]
+
+
+def _detach(ctx: Ctx, lid: int, run_ids: list[int], launch_dir: Path) -> dict[str, Any]:
+    from optlog.runs import procs
+    from optlog.store.models import Launch
+
+    log = open(launch_dir / "driver.log", "ab")
+    try:
+        p = subprocess.Popen([sys.executable, "-m", "optlog.runs.driver", str(lid), "--root", str(ctx.ws.root)],
+                             stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=str(ctx.ws.root),
+                             start_new_session=True, close_fds=True, env=dict(os.environ))
+    finally:
+        log.close()
+    with ctx.db.write() as s:
+        la = s.get(Launch, lid)
+        if la.pid == os.getpid():  # the driver may already have written its own
+            la.pid = p.pid
+            la.pid_start = str(procs.start_ticks(p.pid))
+            s.add(la)
+    return {"launch": lid, "ref": f"L{lid}", "status": "running", "detached": True, "pid": p.pid, "runs": run_ids,
+            "log": ctx.ws.rel(launch_dir / "launch.log")}
+
+
+# --------------------------------------------------------------------------- references
+
+
+def parse_ref(ref: str) -> tuple[str, int]:
+    t = str(ref).strip()
+    low = t.lower()
+    try:
+        if low.startswith("launch:"):
+            return "launch", int(t[7:])
+        if low.startswith("l"):
+            return "launch", int(t[1:])
+        return "run", int(t)
+    except ValueError:
+        raise BadInput(f"expected a run id (12) or a launch (L3), got {ref!r}", field="ID") from None
+
+
+def _launch_row(ctx: Ctx, lid: int) -> Any:
+    from optlog.store.models import Launch
+
+    with ctx.db.read() as s:
+        la = s.get(Launch, lid)
+    if la is None:
+        raise NotFound(f"no launch {lid}", field="ID")
+    return la
+
+
+def _run_row(ctx: Ctx, rid: int) -> Any:
+    from optlog.store.models import Run
+
+    with ctx.db.read() as s:
+        r = s.get(Run, rid)
+    if r is None:
+        raise NotFound(f"no run {rid}", field="ID")
+    return r
+
+
+def status_doc(ctx: Ctx, ref: str) -> dict[str, Any]:
+    from sqlmodel import select
+
+    from optlog.store.models import Run
+
+    kind, n = parse_ref(ref)
+    if kind == "run":
+        r = _run_row(ctx, n)
+        return {"run": r.id, "launch": r.launch_id, "status": r.status, "error": r.error, "cause": r.cause,
+                "exit_code": r.exit_code}
+    la = _launch_row(ctx, n)
+    with ctx.db.read() as s:
+        runs = s.exec(select(Run).where(Run.launch_id == n).order_by(Run.id)).all()  # type: ignore[arg-type]
+    return {"launch": la.id, "status": la.status, "error": la.error, "progress": la.progress or {},
+            "runs": [{"id": r.id, "status": r.status, "error": r.error, "cause": r.cause} for r in runs]}
+
+
+def wait(ctx: Ctx, ref: str, timeout: float | None = None, interval: float = 0.2) -> dict[str, Any]:
+    """Block until the run or launch is finished (any terminal status); returns its status document."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        doc = status_doc(ctx, ref)
+        if doc["status"] in TERMINAL:
+            return doc
+        # a driver that died while we wait: recovery marks it (cheap when nothing is dead)
+        from optlog.runs.recover import recover
+
+        recover(ctx, ctx.db)
+        if deadline is not None and time.monotonic() >= deadline:
+            doc["timed_out"] = True
+            return doc
+        time.sleep(interval)
+
+
+def log_files(ctx: Ctx, ref: str) -> tuple[list[Path], Callable[[], bool]]:
+    """The files `run logs` shows, and a function telling whether the subject is finished."""
+    kind, n = parse_ref(ref)
+    if kind == "launch":
+        _launch_row(ctx, n)
+        d = ctx.ws.state_dir / "launches" / str(n)
+        files = [d / "launch.log"]
+    else:
+        r = _run_row(ctx, n)
+        d = ctx.ws.root / (r.artifacts_dir or f".optlog/runs/{n}")
+        files = [d / "bench.stdout.log", d / "bench.stderr.log"]
+
+    def finished() -> bool:
+        return status_doc(ctx, ref)["status"] in TERMINAL
+
+    return files, finished
+
+
+def follow(ctx: Ctx, ref: str, write: Callable[[str], None], follow: bool = False, interval: float = 0.2) -> None:
+    files, finished = log_files(ctx, ref)
+    offsets = {f: 0 for f in files}
+    multi = len(files) > 1
+
+    def drain(headers: bool) -> bool:
+        got = False
+        for f in files:
+            try:
+                with open(f, "rb") as fh:
+                    fh.seek(offsets[f])
+                    data = fh.read()
+            except FileNotFoundError:
+                continue
+            if data:
+                offsets[f] += len(data)
+                if headers and multi:
+                    write(f"==> {f.name} <==\n")
+                write(data.decode("utf-8", "replace"))
+                got = True
+        return got
+
+    if not follow:
+        drain(True)
+        return
+    while True:
+        done = finished()
+        drain(False)
+        if done:
+            drain(False)
+            return
+        time.sleep(interval)
+
+
+def cancel(ctx: Ctx, ref: str) -> dict[str, Any]:
+    """Ask the launch's driver to stop (SIGTERM after checking its start time): it ends every process
+    of the launch and marks unfinished runs `cancelled`."""
+    import socket
+
+    from optlog.runs import procs
+
+    kind, n = parse_ref(ref)
+    lid = n if kind == "launch" else _run_row(ctx, n).launch_id
+    if lid is None:
+        raise BadInput(f"run {n} was not launched by optlog (nothing to cancel)", field="ID")
+    la = _launch_row(ctx, lid)
+    if la.status in TERMINAL:
+        return {"launch": lid, "status": la.status, "cancelled": False, "message": f"launch {lid} already {la.status}"}
+    if la.host and la.host != socket.gethostname():
+        raise Failed(f"launch {lid} runs on host {la.host}; cancel it there", code="other_host")
+    start = int(la.pid_start) if la.pid_start and la.pid_start != "None" else None
+    if la.pid and procs.alive(la.pid, start):
+        os.kill(la.pid, signal.SIGTERM)
+        doc = wait(ctx, f"L{lid}", timeout=60)
+        return {"launch": lid, "status": doc["status"], "cancelled": doc["status"] == "cancelled", "runs": doc["runs"]}
+    from optlog.runs.recover import recover
+
+    recover(ctx, ctx.db)
+    doc = status_doc(ctx, f"L{lid}")
+    return {"launch": lid, "status": doc["status"], "cancelled": False, "runs": doc["runs"],
+            "message": "the driver was already gone; its runs were marked interrupted"}

@@ -1,0 +1,94 @@
+"""Helpers for the launcher's tests: free ports, specs around the test server, /proc checks."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+TESTS = Path(__file__).resolve().parent
+PY = sys.executable
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def server_cmd(extra: str = "") -> str:
+    return "{{ py }} {{ tests }}/testserver.py --port {{ port }} --ttft-ms 2 --itl-ms 1 --model {{ marker }} " + extra
+
+
+def bench_cmd(extra: str = "") -> str:
+    return ("{{ py }} {{ tests }}/_launch_bench.py --url {{ server_url }} --out {{ out }} "
+            "--concurrency {{ concurrency }} " + extra)
+
+
+def spec(ws: Any, name: str = "t", *, server: dict[str, Any] | None | bool = True, bench: dict[str, Any] | None = None,
+         params: dict[str, Any] | None = None, **top: Any) -> str:
+    """Write runs/<name>.yaml: a server of tests/testserver.py and a bench of tests/_launch_bench.py."""
+    port = free_port()
+    d: dict[str, Any] = {"name": name,
+                         "params": {"py": PY, "tests": str(TESTS), "port": port, "marker": str(ws.root), **(params or {})}}
+    if server is True:
+        d["server"] = {"cmd": server_cmd(),
+                       "ready": {"url": "http://127.0.0.1:{{ port }}/health", "timeout_s": 15, "interval_s": 0.05},
+                       "check": {"prompts": ["The capital of France is"], "expect_regex": "Paris"},
+                       "stop": {"timeout_s": 3}}
+    elif isinstance(server, dict):
+        d["server"] = server
+    d["bench"] = bench or {"cmd": bench_cmd()}
+    d.setdefault("matrix", {"concurrency": [1]})
+    d.update(top)
+    if "matrix" in top and top["matrix"] is None:
+        d.pop("matrix")
+    p = ws.root / "runs" / f"{name}.yaml"
+    p.write_text(yaml.safe_dump(d, sort_keys=False, width=10000))
+    return f"runs/{name}.yaml"
+
+
+def survivors(marker: str) -> list[tuple[int, str]]:
+    """Live processes whose command line mentions `marker` (the workspace path in every command)."""
+    out = []
+    me = os.getpid()
+    for n in os.listdir("/proc"):
+        if not n.isdigit() or int(n) == me:
+            continue
+        try:
+            with open(f"/proc/{n}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace")
+            with open(f"/proc/{n}/stat", "rb") as f:
+                st = f.read().decode()
+        except OSError:
+            continue
+        state = st[st.rfind(")") + 2:].split()[0]
+        if marker in cmd and state not in ("Z", "X"):
+            out.append((int(n), cmd))
+    return out
+
+
+def wait_for(pred: Any, timeout: float = 20.0, what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def assert_no_survivors(marker: str, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    left: list[tuple[int, str]] = []
+    while time.monotonic() < deadline:
+        left = survivors(marker)
+        if not left:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"processes of the run survived: {left}")
