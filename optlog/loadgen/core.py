@@ -184,6 +184,8 @@ def decode(raw: Raw, keep_text: bool = False) -> Result:
         error = "http_4xx" if 400 <= s < 500 else "http_5xx" if 500 <= s < 600 else "http_other"
         body = b"".join(c for _, c in raw.chunks)[:200].decode("utf-8", "replace")
         detail = f"HTTP {s}: {body}"
+    if error == "stream_cut" and done and raw.error == "stream_cut":
+        error, detail = None, ""  # a body delimited by closing the connection, after [DONE]
     if error is None and not (done or finished):
         error = "stream_cut"
         detail = "the stream ended without [DONE] or a finish_reason"
