@@ -223,8 +223,8 @@ def main() -> None:
     fast = ["--ttft-ms", "1", "--itl-ms", "1", "--tokens", "64"]
     scenario("acc1", sched, 1, 20, 16, warmup=2)
     scenario("acc64", sched, 64, 320, 16, warmup=64)
-    scenario("rate64", fast, 64, 1500, 64, warmup=64)
-    scenario("rate1024", fast, 1024, 3072, 64)
+    scenario("rate64", fast, 64, 1000, 64, warmup=64)
+    scenario("rate1024", fast, 1024, 2048, 64)
     scenario("cut", fast + ["--mode", "cut", "--cut-after", "1"], 8, 40, 64)
     res["load_after"] = loadavg()
     print(f"load average after: {res['load_after']}")

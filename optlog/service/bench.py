@@ -187,14 +187,17 @@ def sglang_line(plan: Plan, lv: Any) -> dict[str, Any]:
     """One JSONL line in SGLang bench_serving's keys (plus optlog's own: failed, errors, labels)."""
     m = lv.metrics
     o = plan.opts
+    from optlog import __version__
+
     line: dict[str, Any] = {
+        "tool": "optlog", "optlog_version": __version__,
         "tag": o.tag, "backend": "optlog", "dataset_name": plan.dataset_name,
         "request_rate": lv.request_rate, "max_concurrency": lv.concurrency,
         "sharegpt_output_len": o.output_len if o.dataset else None,
         "random_input_len": None if o.dataset else (o.input_len or 128),
         "random_output_len": None if o.dataset else (o.output_len or 128),
         "random_range_ratio": 0.0 if not o.dataset else None,
-        "model": plan.spec.model,
+        "model": plan.spec.model, "num_prompts": len(plan.spec.prompts), "api": plan.spec.target.api,
     }
     keys = ["duration", "completed", "failed", "total_input_tokens", "total_output_tokens", "request_throughput",
             "input_throughput", "output_throughput", "total_throughput", "total_token_throughput"]
@@ -209,6 +212,17 @@ def sglang_line(plan: Plan, lv: Any) -> dict[str, Any]:
     line["aborted"] = lv.aborted
     line["labels"] = _level_labels(plan, lv)
     return line
+
+
+def json_safe(v: Any) -> Any:
+    """Strict JSON (PostgreSQL's json type refuses Infinity/NaN): non-finite numbers become text."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+    if isinstance(v, dict):
+        return {k: json_safe(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [json_safe(x) for x in v]
+    return v
 
 
 def _level_labels(plan: Plan, lv: Any) -> dict[str, Any]:
@@ -266,10 +280,13 @@ def run(ctx: Any, plan: Plan, notice: Callable[[str], None] | None = None) -> di
         if ctx is not None:
             from optlog.service.evidence import insert_run
 
-            iso = lambda t: _dt.datetime.fromtimestamp(t, _dt.timezone.utc).isoformat(timespec="seconds")  # noqa: E731
+            def iso(t: float) -> str:
+                return _dt.datetime.fromtimestamp(t, _dt.timezone.utc).isoformat(
+                    timespec="milliseconds").replace("+00:00", "Z")
+
             with ctx.db.write() as s:
                 rid = insert_run(s, labels=labels, metrics=metrics, status=status, source="bench",
-                                 hypothesis_id=plan.opts.hypothesis, raw=line, environment=env,
+                                 hypothesis_id=plan.opts.hypothesis, raw=json_safe(line), environment=env,
                                  name=f"bench c={lv.concurrency or 'inf'}", host=socket.gethostname(),
                                  started_at=iso(lv.started_at), finished_at=iso(lv.finished_at), error=error)
         out.append({"id": rid, "status": status, "labels": labels, "metrics": lv.metrics, "errors": lv.errors,
