@@ -160,3 +160,25 @@ def test_core_does_no_io():
     names = {a.name.split(".")[0] for n in ast.walk(ast.parse(src)) if isinstance(n, (ast.Import, ast.ImportFrom))
              for a in (n.names if isinstance(n, ast.Import) else [ast.alias(n.module or "")])}
     assert not names & {"asyncio", "socket", "httpx", "httptools", "aiohttp", "os", "pathlib", "sqlmodel", "optlog"}
+
+
+def test_request_payload_and_target_parsing():
+    from optlog.loadgen import runner
+
+    t = runner.parse_target("http://127.0.0.1:8000/v1", "chat")
+    assert (t.path, t.api, t.port) == ("/v1/chat/completions", "chat", 8000)
+    assert runner.parse_target("https://h.example/x/v1/completions", None).port == 443
+    assert runner.parse_target("http://h:1", None).path == "/v1/completions"
+    spec = runner.Spec(target=t, model="glm", prompts=[], levels=[1], ignore_eos=True,
+                       headers={"Authorization": "Bearer k"}, extra_body={"top_k": 1})
+    raw = runner.build_payload(spec, "hi there", 7)
+    head, body = raw.split(b"\r\n\r\n", 1)
+    assert head.startswith(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:8000\r\n")
+    assert b"\r\nAuthorization: Bearer k" in head and f"Content-Length: {len(body)}".encode() in head
+    b = json.loads(body)
+    assert b == {"model": "glm", "max_tokens": 7, "stream": True, "temperature": 0.0,
+                 "messages": [{"role": "user", "content": "hi there"}],
+                 "stream_options": {"include_usage": True}, "ignore_eos": True, "top_k": 1}
+    for bad in ("ftp://h", "h:80", "http://", "http://h:99999"):
+        with pytest.raises(ValueError):
+            runner.parse_target(bad, None)

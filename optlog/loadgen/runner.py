@@ -215,8 +215,25 @@ async def _run_level(spec: Spec, pool: Pool, payloads: list[bytes], cap: int | N
     return raws, t1 - t0, bool(state["aborted"]), t0
 
 
+def _raise_fd_limit(need: int) -> None:
+    """One socket per concurrent stream: lift the soft open-files limit toward the hard one."""
+    try:
+        import resource
+    except ImportError:  # not on Windows
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = need + 64
+    if soft != resource.RLIM_INFINITY and soft < want:
+        new = want if hard == resource.RLIM_INFINITY else min(want, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
+        except (ValueError, OSError):
+            pass
+
+
 def run_sweep(spec: Spec, on_level: Callable[[Level], None] | None = None,
               notice: Callable[[str], None] | None = None) -> list[Level]:
+    _raise_fd_limit(max((c or len(spec.prompts)) for c in spec.levels))
     loop = new_loop()
     try:
         return loop.run_until_complete(_sweep(spec, on_level, notice))
