@@ -28,6 +28,8 @@ words and completion tokens as tokens sent; `--no-usage` leaves it out.
 The HTTP handling is a minimal HTTP/1.1 on asyncio streams on purpose: a test fixture must hold
 its schedule at 1,024 concurrent streams on a 2-core machine, which a framework's per-request
 overhead makes harder; it supports keep-alive, Content-Length bodies and chunked responses only.
+Streamed tokens leave from event-loop timer callbacks with pre-encoded events (no coroutine or
+drain per token): about 10 µs of CPU per token.
 """
 
 from __future__ import annotations
