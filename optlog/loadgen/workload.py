@@ -1,0 +1,121 @@
+"""Prompts for a benchmark: random ones aimed at a token count, or a ShareGPT-style dataset file.
+
+Dataset files (JSON list or JSONL), one record per conversation, any of:
+  {"conversations": [{"from": "human", "value": "..."}, {"from": "gpt", "value": "..."}]}  (ShareGPT;
+      also "conversation", and "role"/"content" keys)
+  {"messages": [{"role": "user", "content": "..."}, {"role": "assistant", "content": "..."}]}
+  {"prompt": "...", "output_len": 128}   (also "text"/"input" for the prompt, "max_tokens" for the length)
+The first human/user turn is the prompt; the reply's length (words × 4/3, about one token per 0.75
+words) sets max_tokens unless --output-len is given.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from pathlib import Path
+from typing import Any
+
+from optlog.errors import BadInput
+from optlog.loadgen.core import random_prompt
+
+DEFAULT_OUTPUT_LEN = 128
+
+
+def random_prompts(n: int, input_len: int, output_len: int, seed: int) -> list[tuple[str, int]]:
+    rng = random.Random(seed)
+    return [(random_prompt(rng, input_len), output_len) for _ in range(n)]
+
+
+def _turns(rec: dict[str, Any]) -> list[tuple[str, str]]:
+    conv = rec.get("conversations", rec.get("conversation", rec.get("messages")))
+    if not isinstance(conv, list):
+        return []
+    out = []
+    for t in conv:
+        if not isinstance(t, dict):
+            continue
+        who = str(t.get("from", t.get("role", ""))).lower()
+        val = t.get("value", t.get("content"))
+        if isinstance(val, list):  # OpenAI content parts
+            val = " ".join(str(p.get("text", "")) for p in val if isinstance(p, dict))
+        if isinstance(val, str):
+            out.append((who, val))
+    return out
+
+
+def _record(rec: Any, output_len: int | None) -> tuple[str, int] | None:
+    if not isinstance(rec, dict):
+        return None
+    prompt: str | None = None
+    reply: str | None = None
+    turns = _turns(rec)
+    if turns:
+        for i, (who, val) in enumerate(turns):
+            if who in ("human", "user") and val.strip():
+                prompt = val
+                nxt = turns[i + 1] if i + 1 < len(turns) else None
+                if nxt and nxt[0] in ("gpt", "assistant", "chatgpt", "bard", "model"):
+                    reply = nxt[1]
+                break
+    else:
+        for k in ("prompt", "text", "input"):
+            if isinstance(rec.get(k), str) and rec[k].strip():
+                prompt = rec[k]
+                break
+    if not prompt:
+        return None
+    if output_len:
+        mt = output_len
+    elif isinstance(rec.get("output_len"), int) and rec["output_len"] > 0:
+        mt = rec["output_len"]
+    elif isinstance(rec.get("max_tokens"), int) and rec["max_tokens"] > 0:
+        mt = rec["max_tokens"]
+    elif reply:
+        mt = max(1, math.ceil(len(reply.split()) * 4 / 3))
+    else:
+        mt = DEFAULT_OUTPUT_LEN
+    return prompt, mt
+
+
+def load_dataset(path: str, output_len: int | None) -> list[tuple[str, int]]:
+    """All usable (prompt, max_tokens) records of a file; BadInput (with file and line) if unreadable."""
+    p = Path(path)
+    if not p.is_file():
+        raise BadInput(f"no such dataset file: {path}", file=path, field="--dataset")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise BadInput(f"cannot read the dataset: {e}", file=path, field="--dataset") from None
+    stripped = text.lstrip()
+    records: list[Any]
+    if stripped.startswith("["):
+        try:
+            records = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise BadInput(f"not valid JSON: {e.msg}", file=path, line=e.lineno, column=e.colno,
+                           field="--dataset") from None
+    else:
+        records = []
+        for ln, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as e:
+                raise BadInput(f"not a JSON line: {e.msg}", file=path, line=ln, column=e.colno,
+                               field="--dataset") from None
+    out = [r for r in (_record(rec, output_len) for rec in records) if r is not None]
+    if not out:
+        raise BadInput("the dataset holds no usable prompt (expected ShareGPT conversations, chat "
+                       "messages, or {\"prompt\": ...} records)", file=path, field="--dataset")
+    return out
+
+
+def sample(records: list[tuple[str, int]], n: int, seed: int) -> list[tuple[str, int]]:
+    """n records: a seeded shuffle, cycled when the file has fewer than n."""
+    rng = random.Random(seed)
+    order = list(range(len(records)))
+    rng.shuffle(order)
+    return [records[order[i % len(order)]] for i in range(n)]

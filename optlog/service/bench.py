@@ -1,0 +1,299 @@
+"""`optlog bench`: the built-in load generator as a service verb.
+
+`prepare(opts)` checks every input (URL, levels, rate, lengths, dataset, headers, output file)
+before anything runs or is written; `run(ctx, plan)` runs the sweep and, per level as it finishes,
+records a run (source "bench") when a workspace is given and appends one SGLang-style JSONL line
+to `--output-file`. Without a workspace (`ctx` None) it only measures and writes the file.
+
+Headers and API keys come from the environment (`OPTLOG_BENCH_API_KEY`, else `OPENAI_API_KEY`;
+`--header 'K: ${VAR}'` expands variables) and are never stored in runs or files.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from optlog.errors import BadInput, Failed
+
+API_KEY_ENV = ("OPTLOG_BENCH_API_KEY", "OPENAI_API_KEY")
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+@dataclass
+class Options:
+    url: str
+    model: str | None = None
+    api: str | None = None
+    concurrency: str | None = None
+    request_rate: str = "inf"
+    num_prompts: int | None = None
+    input_len: int | None = None
+    output_len: int | None = None
+    dataset: str | None = None
+    ignore_eos: bool = False
+    warmup: int = 0
+    seed: int = 0
+    timeout: float = 600.0
+    headers: list[str] = field(default_factory=list)
+    extra_body: str | None = None
+    max_failures: int | None = None
+    output_file: str | None = None
+    labels: list[str] = field(default_factory=list)
+    hypothesis: str | None = None
+    progress: bool = False
+    tag: str | None = None
+
+
+@dataclass
+class Plan:
+    opts: Options
+    spec: Any                    # optlog.loadgen.runner.Spec
+    labels: dict[str, Any]
+    dataset_name: str
+    output_file: Path | None
+
+
+def _headers(opts: Options) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for k in API_KEY_ENV:
+        v = os.environ.get(k)
+        if v:
+            out["Authorization"] = f"Bearer {v}"
+            break
+    for h in opts.headers:
+        if ":" not in h:
+            raise BadInput(f"expected K:V, got {h!r}", field="--header")
+        k, v = h.split(":", 1)
+        k = k.strip()
+        if not k or not re.fullmatch(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+", k):
+            raise BadInput(f"bad header name {k!r}", field="--header")
+
+        def sub(m: re.Match[str]) -> str:
+            name = m.group(1) or m.group(2)
+            if name not in os.environ:
+                raise BadInput(f"the environment variable {name} (named in header {k}) is not set", field="--header")
+            return os.environ[name]
+
+        v = _VAR.sub(sub, v.strip())
+        if "\r" in v or "\n" in v:
+            raise BadInput(f"header {k} holds a line break", field="--header")
+        out[k] = v
+    return out
+
+
+def prepare(opts: Options, ctx: Any = None) -> Plan:
+    """Check everything; raise BadInput (exit 2) before anything is written."""
+    from optlog.core import labels as L
+    from optlog.loadgen import core, runner, workload
+
+    try:
+        target = runner.parse_target(opts.url, opts.api)
+    except ValueError as e:
+        raise BadInput(str(e), field="URL") from None
+    if opts.api not in (None, "completions", "chat"):
+        raise BadInput(f"--api is completions or chat, got {opts.api!r}", field="--api")
+    levels: list[int | None]
+    if opts.concurrency is None or str(opts.concurrency).strip().lower() in ("", "none", "inf"):
+        levels = [None]
+    else:
+        try:
+            levels = list(core.parse_levels(opts.concurrency))
+        except ValueError as e:
+            raise BadInput(f"bad concurrency list: {e}", field="--concurrency") from None
+    try:
+        rate = core.parse_rate(opts.request_rate)
+    except ValueError as e:
+        raise BadInput(str(e), field="--request-rate") from None
+    for name, v in (("--input-len", opts.input_len), ("--output-len", opts.output_len),
+                    ("--num-prompts", opts.num_prompts)):
+        if v is not None and v < 1:
+            raise BadInput(f"must be at least 1, got {v}", field=name)
+    if opts.warmup < 0:
+        raise BadInput(f"must be >= 0, got {opts.warmup}", field="--warmup")
+    if not (opts.timeout > 0) or math.isinf(opts.timeout):
+        raise BadInput(f"must be > 0 seconds, got {opts.timeout}", field="--timeout")
+    if opts.max_failures is not None and opts.max_failures < 0:
+        raise BadInput(f"must be >= 0, got {opts.max_failures}", field="--max-failures")
+    if opts.dataset and opts.input_len:
+        raise BadInput("--input-len makes random prompts; it cannot be combined with --dataset", field="--input-len")
+    headers = _headers(opts)
+    extra: dict[str, Any] = {}
+    if opts.extra_body:
+        try:
+            extra = json.loads(opts.extra_body)
+        except json.JSONDecodeError as e:
+            raise BadInput(f"not JSON: {e.msg}", field="--extra-body") from None
+        if not isinstance(extra, dict):
+            raise BadInput("must be a JSON object", field="--extra-body")
+    user_labels = L.parse_pairs(opts.labels, "--label") if opts.labels else {}
+    out_file: Path | None = None
+    if opts.output_file:
+        out_file = Path(opts.output_file)
+        if out_file.is_dir():
+            raise BadInput(f"{opts.output_file} is a folder", field="--output-file")
+        if not out_file.parent.exists():
+            raise BadInput(f"no such folder: {out_file.parent}", field="--output-file")
+    if opts.hypothesis:
+        if ctx is None:
+            raise BadInput("--hypothesis needs a workspace", field="--hypothesis")
+        from optlog.service.hypotheses import require
+
+        require(ctx, opts.hypothesis)
+    n = opts.num_prompts
+    if opts.dataset:
+        records = workload.load_dataset(opts.dataset, opts.output_len)
+        prompts = workload.sample(records, n or len(records), opts.seed)
+        dataset_name = Path(opts.dataset).name
+    else:
+        prompts = workload.random_prompts(n or 200, opts.input_len or 128, opts.output_len or 128, opts.seed)
+        dataset_name = "random"
+    model = opts.model or _detect_model(target)
+    spec = runner.Spec(target=target, model=model, prompts=prompts, levels=levels, request_rate=rate,
+                       warmup=opts.warmup, seed=opts.seed, timeout=opts.timeout, ignore_eos=opts.ignore_eos,
+                       headers=headers, extra_body=extra, max_failures=opts.max_failures, progress=opts.progress)
+    labels: dict[str, Any] = {"request_rate": "inf" if math.isinf(rate) else rate, "dataset": dataset_name,
+                              "model": model, "api": target.api}
+    if not opts.dataset:
+        labels["input_len"] = opts.input_len or 128
+    if opts.output_len or not opts.dataset:
+        labels["output_len"] = opts.output_len or 128
+    labels["num_prompts"] = len(prompts)
+    labels.update(user_labels)
+    return Plan(opts=opts, spec=spec, labels=labels, dataset_name=dataset_name, output_file=out_file)
+
+
+def _detect_model(target: Any) -> str:
+    """The first model the server lists at /v1/models (as SGLang's bench_serving does)."""
+    import urllib.error
+    import urllib.request
+
+    base = target.url.split("/v1/", 1)[0]
+    try:
+        with urllib.request.urlopen(base + "/v1/models", timeout=10) as r:  # noqa: S310 (http/https checked)
+            data = json.loads(r.read())
+        return str(data["data"][0]["id"])
+    except (OSError, urllib.error.URLError, ValueError, KeyError, IndexError, TypeError) as e:
+        raise Failed(f"--model not given and {base}/v1/models could not tell it ({e}); pass --model") from None
+
+
+def sglang_line(plan: Plan, lv: Any) -> dict[str, Any]:
+    """One JSONL line in SGLang bench_serving's keys (plus optlog's own: failed, errors, labels)."""
+    m = lv.metrics
+    o = plan.opts
+    from optlog import __version__
+
+    line: dict[str, Any] = {
+        "tool": "optlog", "optlog_version": __version__,
+        "tag": o.tag, "backend": "optlog", "dataset_name": plan.dataset_name,
+        "request_rate": lv.request_rate, "max_concurrency": lv.concurrency,
+        "sharegpt_output_len": o.output_len if o.dataset else None,
+        "random_input_len": None if o.dataset else (o.input_len or 128),
+        "random_output_len": None if o.dataset else (o.output_len or 128),
+        "random_range_ratio": 0.0 if not o.dataset else None,
+        "model": plan.spec.model, "num_prompts": len(plan.spec.prompts), "api": plan.spec.target.api,
+    }
+    keys = ["duration", "completed", "failed", "total_input_tokens", "total_output_tokens", "request_throughput",
+            "input_throughput", "output_throughput", "total_throughput", "total_token_throughput"]
+    for name in ("e2e_latency", "ttft", "tpot", "itl"):
+        keys += [f"{s}_{name}_ms" for s in ("mean", "median", "std", "p90", "p95", "p99")]
+    keys += ["concurrency", "mean_inflight", "max_concurrent_requests"]
+    for k in keys:
+        line[k] = m.get(k)
+    line["total_output_tokens_retokenized"] = m.get("total_output_tokens")
+    line["accept_length"] = None
+    line["errors"] = lv.errors
+    line["aborted"] = lv.aborted
+    line["labels"] = _level_labels(plan, lv)
+    return line
+
+
+def json_safe(v: Any) -> Any:
+    """Strict JSON (PostgreSQL's json type refuses Infinity/NaN): non-finite numbers become text."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+    if isinstance(v, dict):
+        return {k: json_safe(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [json_safe(x) for x in v]
+    return v
+
+
+def _level_labels(plan: Plan, lv: Any) -> dict[str, Any]:
+    lab = dict(plan.labels)
+    if lv.concurrency is not None:
+        lab = {"concurrency": lv.concurrency, **lab}
+    return lab
+
+
+def _metrics(lv: Any) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for k, v in lv.metrics.items():
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and v is not None:
+            out[k] = float(v)
+    for kind, n in lv.errors.items():
+        out[f"failed_{kind}"] = float(n)
+    return out
+
+
+def run(ctx: Any, plan: Plan, notice: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Run the sweep; record each level (if ctx) and append its JSONL line (if --output-file)."""
+    from optlog.core.timeutil import now_iso
+    from optlog.loadgen import core, runner
+
+    say = notice or (lambda _t: None)
+    out: list[dict[str, Any]] = []
+    env = {"tool": "optlog bench", "url": plan.spec.target.url, "api": plan.spec.target.api,
+           "seed": plan.opts.seed, "warmup": plan.opts.warmup, "timeout_s": plan.opts.timeout,
+           "ignore_eos": plan.opts.ignore_eos}
+
+    def on_level(lv: Any) -> None:
+        import datetime as _dt
+
+        labels = _level_labels(plan, lv)
+        metrics = _metrics(lv)
+        warnings = core.length_warnings(lv.results, None if plan.opts.dataset else (plan.opts.input_len or 128),
+                                        plan.opts.output_len or (None if plan.opts.dataset else 128))
+        for w in warnings:
+            say(f"c={lv.concurrency or 'inf'}: {w}")
+        if lv.errors:
+            say(f"c={lv.concurrency or 'inf'}: {lv.metrics['failed']} failed: "
+                + ", ".join(f"{k} {n}" for k, n in lv.errors.items()))
+        status = "failed" if (lv.aborted or lv.metrics["completed"] == 0) else "succeeded"
+        error = None
+        if lv.aborted:
+            error = f"aborted: more than --max-failures {plan.opts.max_failures} requests failed"
+        elif lv.metrics["completed"] == 0:
+            error = "every request failed: " + ", ".join(f"{k} {n}" for k, n in lv.errors.items())
+        first_err = next((r for r in lv.results if r.error), None)
+        line = sglang_line(plan, lv)
+        if plan.output_file is not None:
+            with open(plan.output_file, "a", encoding="utf-8") as f:
+                f.write(json.dumps(line) + "\n")
+        rid = None
+        if ctx is not None:
+            from optlog.service.evidence import insert_run
+
+            def iso(t: float) -> str:
+                return _dt.datetime.fromtimestamp(t, _dt.timezone.utc).isoformat(
+                    timespec="milliseconds").replace("+00:00", "Z")
+
+            with ctx.db.write() as s:
+                rid = insert_run(s, labels=labels, metrics=metrics, status=status, source="bench",
+                                 hypothesis_id=plan.opts.hypothesis, raw=json_safe(line), environment=env,
+                                 name=f"bench c={lv.concurrency or 'inf'}", host=socket.gethostname(),
+                                 started_at=iso(lv.started_at), finished_at=iso(lv.finished_at), error=error)
+        out.append({"id": rid, "status": status, "labels": labels, "metrics": lv.metrics, "errors": lv.errors,
+                    "warnings": warnings, "aborted": lv.aborted, "error": error,
+                    "example_error": (f"{first_err.error}: {first_err.detail}" if first_err else None),
+                    "recorded_at": now_iso()})
+
+    runner.run_sweep(plan.spec, on_level=on_level, notice=say)
+    return {"runs": out, "recorded": ctx is not None,
+            "output_file": str(plan.output_file) if plan.output_file else None}
