@@ -129,3 +129,27 @@ def mcp_cmd() -> None:
     from optlog.mcp import serve
 
     serve(state().chdir)
+
+
+@click.command("demo")
+@click.argument("path", required=False)
+def demo_cmd(path: str | None) -> None:
+    """Run the whole loop for real on this machine: a workspace, a hypothesis with a prediction,
+    a launched sweep (optlog's load generator against its simulated OpenAI-compatible server:
+    "tp8" at 4 ms per token, "tp4pp2" at 9 ms), verdicts, the pivot, ranked plans and a report.
+
+    PATH must be a new or empty folder (default: ./optlog-demo, or -2, -3, … if taken).
+    """
+    from pathlib import Path
+
+    from optlog.service.demo import run
+
+    if path is None:
+        base = Path.cwd() / "optlog-demo"
+        target, n = base, 2
+        while target.exists() and any(target.iterdir()):
+            target = base.with_name(f"optlog-demo-{n}")
+            n += 1
+        path = str(target)
+    res = run(path, lambda t: click.echo(t, err=True))
+    emit(res, lambda r: f"demo workspace: {r['workspace']}\nreport: {r['report']}")

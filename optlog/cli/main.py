@@ -41,6 +41,7 @@ LAZY: dict[str, str] = {
     "plan": "optlog.cli.cmd_plan:plan",
     "report": "optlog.cli.cmd_plan:report_cmd",
     "mcp": "optlog.cli.cmd_core:mcp_cmd",
+    "demo": "optlog.cli.cmd_core:demo_cmd",
 }
 ALIASES = {"hyp": "hypothesis", "predict": "prediction", "pred": "prediction", "todos": "todo", "runs": "run"}
 
