@@ -331,4 +331,10 @@ def kill_record(ctx: Any, rec: Any) -> bool:
     st = job_state(str(rec.pid))
     if st is None or st in TERMINAL:
         return False
+    try:  # only a job optlog submitted (job ids restart when a cluster's state is wiped)
+        p = _cmd(["squeue", "-h", "-j", str(rec.pid), "-t", "all", "-o", "%k"])
+    except (OSError, subprocess.SubprocessError):
+        return False
+    if not p.stdout.strip().startswith("optlog:"):
+        return False
     return scancel(str(rec.pid))

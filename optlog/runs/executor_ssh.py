@@ -105,10 +105,11 @@ def wrapper_script(argv: list[str], env: dict[str, str], cwd: str | None, mkdir:
     if mkdir:
         lines.append(f"mkdir -p {shlex.quote(mkdir)} || exit 126")
     lines += [
-        f"setsid -w sh -c {shlex.quote(inner)} </dev/null &",
+        "exec 3<&0",  # the channel: an asynchronous list's own stdin is /dev/null
+        f"setsid -w sh -c {shlex.quote(inner)} </dev/null 3<&- &",
         "pid=$!",
         # watchdog: the local side went away (EOF on the channel) -> end the whole group
-        '( while read -r _; do :; done; kill -TERM -"$pid" 2>/dev/null; sleep 5; kill -KILL -"$pid" 2>/dev/null ) &',
+        '( while read -r _ <&3; do :; done; kill -TERM -"$pid" 2>/dev/null; sleep 5; kill -KILL -"$pid" 2>/dev/null ) &',
         "w=$!",
         'wait "$pid"; rc=$?',
         'kill "$w" 2>/dev/null; kill -KILL -"$pid" 2>/dev/null',  # stray members of the group
