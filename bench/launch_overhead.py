@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-CMD = """/bin/sh -c 'printf "{\\"x\\": %s}" "$1" > "$0/result.json"' {{ out }} {{ i }}"""
+CMD = """/bin/sh -c 'printf "{\\"completed\\": %s}" "$1" > "$0/result.json"' {{ out }} {{ i }}"""
 
 
 def main() -> None:
@@ -58,7 +58,7 @@ def main() -> None:
         for i in range(n):
             d = outs / str(i)
             d.mkdir(parents=True)
-            subprocess.run(["/bin/sh", "-c", 'printf "{\\"x\\": %s}" "$1" > "$0/result.json"', str(d), str(i)],
+            subprocess.run(["/bin/sh", "-c", 'printf "{\\"completed\\": %s}" "$1" > "$0/result.json"', str(d), str(i)],
                            check=True)
         return time.perf_counter() - t0, time.process_time() - c0
 
@@ -69,7 +69,7 @@ def main() -> None:
         t0 = time.perf_counter()
         res = svc.launch(ctx, "runs/o.yaml")
         dt = time.perf_counter() - t0, time.process_time() - c0
-        assert res["status"] == "succeeded" and len(res["runs"]) == n, res["status"]
+        assert res["status"] == "succeeded" and len(res["runs"]) == n, res["runs"][0]
         ctx.close()
         return dt
 

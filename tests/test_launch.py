@@ -221,3 +221,76 @@ def test_detach_wait_logs_cancel(ws):
     r = ws.cli("run", "wait", str(d["runs"][0]), "--json", check=1)
     assert r.json["status"] == "cancelled"
     assert_no_survivors(str(ws.root))
+
+
+def test_log_regex_readiness_and_stop_command(ws):
+    srv = {"cmd": server_cmd(), "ready": {"log_regex": "^READY http", "timeout_s": 15, "interval_s": 0.05},
+           "check": {"prompts": ["The capital of France is"], "expect_regex": "Paris",
+                     "url": "http://127.0.0.1:{{ port }}"},
+           "stop": {"cmd": "{{ py }} -c \"open('{{ out }}/stopped', 'w').write('x')\"", "signal": "SIGINT",
+                    "timeout_s": 1}}
+    rel = spec(ws, "logready", server=srv)
+    res = ws.j("run", "launch", rel)
+    assert res["status"] == "succeeded"
+    assert (ws.root / ".optlog" / "launches" / str(res["launch"]) / "stopped").read_text() == "x"
+    assert_no_survivors(str(ws.root))
+
+
+def test_telemetry_session_is_driven_around_each_point(ws, monkeypatch):
+    """The launcher's side of the telemetry interface, with a recording stand-in session (the real
+    sampler is another module's; NVML needs a GPU)."""
+    import types
+
+    calls: list[tuple] = []
+
+    class Session:
+        def start(self):
+            calls.append(("start",))
+
+        def begin_point(self, run_id):
+            calls.append(("begin", run_id))
+
+        def end_point(self, run_id, metrics):
+            calls.append(("end", run_id, "output_throughput" in metrics))
+            return {"gpu_power_w": 321.0}
+
+        def stop(self):
+            calls.append(("stop",))
+
+    def open_session(ctx, *, launch_id, settings, env, executor):
+        calls.append(("open", settings.get("scrape"), settings.get("interval_s")))
+        assert executor.host and hasattr(executor, "stream")
+        return Session()
+
+    mod = types.ModuleType("optlog.telemetry.session")
+    mod.open_session = open_session
+    monkeypatch.setitem(sys.modules, "optlog.telemetry.session", mod)
+    if "optlog.telemetry" not in sys.modules:
+        monkeypatch.setitem(sys.modules, "optlog.telemetry", types.ModuleType("optlog.telemetry"))
+    for k, v in ws.env.items():
+        if k.startswith("OPTLOG_DB_URL"):
+            monkeypatch.setenv(k, v)
+    from optlog.paths import Workspace
+    from optlog.service import launch as svc
+    from optlog.service.context import Ctx
+
+    rel = spec(ws, "tel", matrix={"concurrency": [1, 2]},
+               telemetry={"interval_s": 0.25, "scrape": "http://127.0.0.1:{{ port }}/metrics"})
+    ctx = Ctx(Workspace(ws.root))
+    try:
+        res = svc.launch(ctx, rel)
+    finally:
+        ctx.close()
+    assert res["status"] == "succeeded"
+    a, b = (r["id"] for r in res["runs"])
+    port = yaml_port(ws, "tel")
+    assert calls == [("open", f"http://127.0.0.1:{port}/metrics", 0.25), ("start",), ("begin", a), ("end", a, True),
+                     ("begin", b), ("end", b, True), ("stop",)]
+    assert all(r["metrics"]["gpu_power_w"] == 321.0 for r in res["runs"])
+    assert_no_survivors(str(ws.root))
+
+
+def yaml_port(ws, name):
+    import yaml
+
+    return yaml.safe_load((ws.root / "runs" / f"{name}.yaml").read_text())["params"]["port"]

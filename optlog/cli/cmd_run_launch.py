@@ -16,9 +16,12 @@ from optlog.cli.render import fmt_num, kv, table
 
 
 class _Progress:
-    """Narration on stderr: a live status line on a terminal, plain lines otherwise."""
+    """Narration on stderr: a live status line on a terminal (points done, current point, elapsed,
+    last metric; redrawn every second), plain lines otherwise."""
 
     def __init__(self) -> None:
+        import threading
+
         self.tty = sys.stderr.isatty()
         self.t0 = time.monotonic()
         self.line = ""
@@ -26,6 +29,17 @@ class _Progress:
         self.total = 0
         self.current = ""
         self.last = ""
+        self.closed = False
+        self.lock = threading.Lock()
+        if self.tty:
+            threading.Thread(target=self._tick, daemon=True).start()
+
+    def _tick(self) -> None:
+        while not self.closed:
+            time.sleep(1.0)
+            with self.lock:
+                if not self.closed and self.total:
+                    self._draw()
 
     def _status(self) -> str:
         el = time.monotonic() - self.t0
@@ -38,24 +52,31 @@ class _Progress:
             self.line = ""
 
     def _draw(self) -> None:
-        if self.tty:
+        if self.tty and not self.closed:
             self.line = self._status()[:200]
             sys.stderr.write("\r\x1b[2K" + self.line)
             sys.stderr.flush()
 
     def __call__(self, ev: dict[str, Any]) -> None:
+        with self.lock:
+            self._handle(ev)
+
+    def _handle(self, ev: dict[str, Any]) -> None:
         k = ev.get("kind")
+        if "total" in ev:
+            self.total = ev["total"]
         if k == "log":
             self._clear()
             sys.stderr.write(f"optlog: {ev['text']}\n")
             sys.stderr.flush()
-            self._draw()
+            if self.total:
+                self._draw()
         elif k == "point_start":
-            self.done, self.total = ev["done"], ev["total"]
+            self.done = ev["done"]
             self.current = f"run {ev['run']} {kv(ev['labels'])}"
             self._draw()
         elif k == "point_end":
-            self.done, self.total = ev["done"], ev["total"]
+            self.done = ev["done"]
             lm = ev.get("last_metric")
             if lm:
                 self.last = f"{lm[0]}={fmt_num(lm[1])}"
@@ -63,6 +84,7 @@ class _Progress:
             self._draw()
         elif k == "finished":
             self._clear()
+            self.closed = True
             sys.stderr.flush()
 
 

@@ -205,6 +205,7 @@ class Driver:
         self.executor = make_executor(ctx, self.doc.get("executor", "local"), on_spawn=self._on_spawn,
                                       on_exit=self._on_exit,
                                       base_env={**os.environ, "OPTLOG_LAUNCH_TOKEN": token})
+        self._event({"kind": "started", "total": self.total, "done": 0})
         self.log(f"launch {self.launch_id} ({self.doc.get('name')}): {self.total} run(s), "
                  f"{len({p['server_key'] for p in points})} server configuration(s)")
         failed_any = False
@@ -239,6 +240,7 @@ class Driver:
                 for sig, h in old.items():
                     signal.signal(sig, h)
             self.log(f"launch {self.launch_id} {status} in {time.monotonic() - self.t0:.1f}s")
+            self._event({"kind": "finished", "status": status})
             self._log_file.close()
             self._log_file = None
         return self.result()
@@ -270,7 +272,6 @@ class Driver:
                 status = "succeeded"
             self._set_launch(s, status=status, finished_at=now, error=error or self.cancel_reason or stop_reason,
                              progress=self._progress(None, final=True))
-        self._event({"kind": "finished", "status": status})
         return status
 
     def result(self) -> dict[str, Any]:
@@ -362,7 +363,7 @@ class Driver:
             server = Server(gi, srv, url=external)
             self._wait_external(server, srv)
         elif srv is None:
-            return Server(gi, None)
+            server = Server(gi, None)
         else:
             n = len(list(self.launch_dir.glob("server-*.stdout.log")))
             server = Server(gi, srv, stdout=self.launch_dir / f"server-{n}.stdout.log",
@@ -385,6 +386,8 @@ class Driver:
                 raise
         if srv and srv.get("check") and external:
             self._sanity_check(server, srv["check"])
+        if self.telemetry is not None:  # a restarted server gets a fresh session
+            self._telemetry_stop()
         self._telemetry_start(p)
         return server
 
@@ -549,7 +552,8 @@ class Driver:
                 self.log(f"server stop command failed: {e}")
         sig = getattr(signal, stop.get("signal") or "SIGTERM", signal.SIGTERM)
         self.executor.kill(h, sig=sig, grace_s=grace)
-        self.log(f"server {server.stdout.name.split('.')[0] if server.stdout else ''} stopped (exit {h.returncode})")
+        name = server.stdout.name.split(".")[0] if server.stdout else "server"
+        self.log(f"{name} stopped (exit {h.returncode})")
         server.handle = None
         with self.ctx.db.write() as s:
             self._flush_dead(s)
@@ -764,11 +768,18 @@ class Driver:
 
     def _parse(self, b: dict[str, Any], out: Path) -> tuple[dict[str, float], dict[str, Any], dict[str, Any]]:
         files: list[Path]
+        parser = b.get("parser") or "json"
         if b.get("results"):
             files = sorted({p for g in b["results"] for p in out.glob(g) if p.is_file()})
         else:
             files = sorted(p for p in out.rglob("*") if p.is_file() and p.name not in LOG_NAMES)
-        parser = b.get("parser") or "json"
+            try:
+                from optlog.runs.parsers import select_result_files
+            except ImportError:
+                pass
+            else:
+                if files:
+                    files = select_result_files(files, parser)
         if not files:
             raise PointFailure(f"bench exited 0 but left no result file in {out} (parser {parser})", cause="no_result",
                                exit_code=0)
