@@ -130,6 +130,8 @@ def test_recovery_kills_a_remote_group_by_its_record(ws):
     marker = str(ws.root / "remote-home")
     h = ex.popen(["sh", "-c", f"sleep 60 & exec sleep 61 # {marker}"], env={}, stdout=ws.root / "o.log",
                  stderr=ws.root / "e.log", role="server")
+    s = ex.stream(["sh", "-c", "echo a; echo b"])  # what telemetry and environment capture use
+    assert s.stdout.read() == "a\nb\n" and s.wait(10) == 0
     try:
         ctx = SimpleNamespace(config=SimpleNamespace(executors=SimpleNamespace(ssh={"loop": cfg})))
         wrong = SimpleNamespace(host="ssh:loop", pid=h.pid, pgid=h.pgid, start_ticks=(h.start_ticks or 0) + 1)

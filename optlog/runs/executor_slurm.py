@@ -267,14 +267,22 @@ class SlurmExecutor:
                role: str = "telemetry") -> Any:
         """Inside the live server job (so telemetry samples the job's node and GPUs); with no job
         running, a one-task step of its own allocation on the partition."""
+        import io
+
         alloc = self._alloc()
         if alloc is not None:
-            return self.local.stream(self._srun(alloc, argv, env), env=env, cwd=cwd, role=role)
-        o = self.opts
-        cmd = ["srun", "-N1", "-n1", "--quiet"] + ([f"--partition={o['partition']}"] if o.get("partition") else []) \
-            + ([f"--account={o['account']}"] if o.get("account") else []) + [f"--job-name=optlog-{role}"]
-        return self.local.stream(cmd + ["env", *[f"{k}={v}" for k, v in (env or {}).items()], *argv], env=env,
-                                 cwd=cwd, role=role)
+            h = self.local.stream(self._srun(alloc, argv, env), env=env, cwd=cwd, role=role)
+        else:
+            o = self.opts
+            cmd = ["srun", "-N1", "-n1", "--quiet"] + ([f"--partition={o['partition']}"] if o.get("partition") else []) \
+                + ([f"--account={o['account']}"] if o.get("account") else []) + [f"--job-name=optlog-{role}"]
+            h = self.local.stream(cmd + ["env", *[f"{k}={v}" for k, v in (env or {}).items()], *argv], env=env,
+                                  cwd=cwd, role=role)
+        # Popen-like for telemetry: text lines, terminate() ends the srun group (and so the step)
+        if h.stdout is not None:
+            h.stdout = io.TextIOWrapper(h.stdout, encoding="utf-8", errors="replace")
+        h.terminate = lambda: self.local.kill(h, grace_s=2.0)  # type: ignore[attr-defined]
+        return h
 
     def kill(self, handle: Any, *, sig: int = signal.SIGTERM, grace_s: float = 10.0) -> bool:
         if not isinstance(handle, SlurmJobHandle):

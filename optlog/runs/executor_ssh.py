@@ -197,6 +197,12 @@ class SshHandle:
             if out:
                 out.close()
 
+    def terminate(self) -> None:
+        """For Popen-like users (telemetry's stop): end the remote group, then the local client."""
+        self.ex.kill(self, grace_s=2.0)
+
+    kill = terminate
+
     def wait_header(self, timeout: float) -> bool:
         self._header.wait(timeout)
         return self.pid > 0
@@ -294,6 +300,7 @@ class SshExecutor:
         self.name = name
         self.cfg = cfg
         self.host = f"ssh:{name}"
+        self.optlog = cfg.optlog  # the optlog command on the host (telemetry runs `optlog telemetry sample` there)
         self.target = SshTarget(name, cfg)
         self.on_spawn = on_spawn
         self.on_exit = on_exit
@@ -342,7 +349,13 @@ class SshExecutor:
 
     def stream(self, argv: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
                role: str = "telemetry") -> SshHandle:
-        return self._spawn(argv, env=env, stdout=subprocess.PIPE, stderr_path=None, role=role, fetch=None)
+        """`h.stdout` is a text stream of the remote command's stdout (telemetry reads lines)."""
+        import io
+
+        h = self._spawn(argv, env=env, stdout=subprocess.PIPE, stderr_path=None, role=role, fetch=None)
+        if h.stdout is not None:
+            h.stdout = io.TextIOWrapper(h.stdout, encoding="utf-8", errors="replace")  # type: ignore[assignment]
+        return h
 
     def _remote_kill(self, h: Any, sig: int, grace_s: float) -> bool:
         p = self.target.run(kill_script(int(h.pgid), h.start_ticks, sig, grace_s), timeout=grace_s + 30)
