@@ -6,7 +6,6 @@ recovery after a kill -9 of optlog, checked with squeue/scontrol and /proc."""
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -37,31 +36,22 @@ SLURM = {"slurm": {"partition": "debug", "time": "00:10:00"}}
 BENCH_ONLY = ("{{ py }} {{ tests }}/_launch_bench.py --out {{ out }} --concurrency {{ concurrency }} ")
 
 
-def _bench_only(ws, name, extra="", **top):
+def _bench_only(ws, name, extra="", bench_extra=None, **top):
     return spec(ws, name, server=False, executor=top.pop("executor", SLURM),
-                bench={"cmd": BENCH_ONLY + extra, "results": ["result.json"]},
+                bench={"cmd": BENCH_ONLY + extra, "results": ["result.json"], **(bench_extra or {})},
                 params={"py": PY, "tests": str(TESTS)}, **top)
 
 
 def _jobs(ws) -> dict[str, str]:
-    """Job id -> state for the jobs optlog submitted for this workspace (their comment has the launch token)."""
-    p = subprocess.run(["squeue", "-h", "-t", "all", "-o", "%i|%T|%k|%j"], capture_output=True, text=True)
+    """Job id -> state for the jobs optlog submitted for this workspace (their batch script lives in
+    the workspace's .optlog/slurm/, and their comment is optlog:<launch token>)."""
+    p = subprocess.run(["squeue", "-h", "-t", "all", "-o", "%i|%T|%k|%o"], capture_output=True, text=True)
     out = {}
     for line in p.stdout.splitlines():
-        jid, st, comment, name = (line.split("|") + ["", "", ""])[:4]
-        if comment.startswith("optlog:") and name.startswith("optlog-") and jid in _ws_jobs(ws):
+        jid, st, comment, command = (line.split("|") + ["", "", ""])[:4]
+        if comment.startswith("optlog:") and command.startswith(str(ws.root / ".optlog" / "slurm")):
             out[jid] = st
     return out
-
-
-def _ws_jobs(ws) -> set[str]:
-    """Job ids of this workspace's jobs (each batch script records its id in .optlog/slurm/*.info)."""
-    ids = set()
-    for f in (ws.root / ".optlog" / "slurm").glob("*.info"):
-        m = re.search(r"SLURM_JOB_ID=(\d+)", f.read_text())
-        if m:
-            ids.add(m.group(1))
-    return ids
 
 
 def test_server_job_with_bench_step_succeeds(ws):
@@ -146,3 +136,13 @@ def test_named_partition_from_optlog_yaml_and_unknown_name(ws):
     assert ws.j("run", "list")["runs"] == []
     ok = ws.j("run", "launch", _bench_only(ws, "slnamed", executor={"slurm": "dbg"}))
     assert ok["status"] == "succeeded"
+
+
+def test_bench_timeout_scancels_the_job(ws):
+    rel = _bench_only(ws, "sltimeout", "--sleep 60 --child", bench_extra={"timeout_s": 4})
+    r = ws.cli("run", "launch", rel, "--json", check=1)
+    (run,) = r.json["runs"]
+    assert run["status"] == "failed" and run["cause"] == "timeout", run
+    jobs = _jobs(ws)
+    assert jobs and all(st == "CANCELLED" for st in jobs.values()), jobs
+    assert_no_survivors(str(ws.root), timeout=15)
