@@ -177,14 +177,9 @@ class LocalExecutor:
 
 
 def make_executor(ctx: Any, executor: Any, **kw: Any) -> Executor:
-    """The executor a spec names. `local` works everywhere; the others are described below.
-
-    - "ssh:HOST": HOST from optlog.yaml `executors.ssh` (host, user, port, identity_file, options).
-      Needs: popen = `ssh -o BatchMode=yes … HOST -- setsid sh -c 'echo $$ $(cut -d" " -f22 /proc/$$/stat); exec CMD'`
-      reading the remote pgid and start ticks from the first line; kill = `ssh HOST kill -TERM -PGID`
-      after the same start-time check; logs copied back (or streamed) into the artifacts folder.
-    - {slurm: {partition, gres, time}}: the server as an `sbatch --parsable` job (job id recorded as the
-      process record), ready/bench via `srun --jobid`; `scancel JOBID` on every exit path.
+    """The executor a spec names: `local`; "ssh:HOST" (optlog.yaml `executors.ssh`, see
+    `optlog.runs.executor_ssh`); {slurm: {partition, gres, time, account, nodes, extra}} or
+    {slurm: NAME} (optlog.yaml `executors.slurm`, see `optlog.runs.executor_slurm`).
     """
     if executor in (None, "local"):
         return LocalExecutor(**kw)
