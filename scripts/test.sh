@@ -38,6 +38,13 @@ if [ "${SKIP_SYSTEM:-0}" != 1 ] && [ "$(id -u)" = 0 ]; then
   if [ -x ../shared/ci/slurm-up.sh ] || [ -f ../shared/ci/slurm-up.sh ]; then
     bash ../shared/ci/slurm-up.sh >/dev/null 2>&1 && export OPTLOG_TEST_SLURM=1 || log "slurm-up failed; Slurm tests will skip"
   fi
+  # sshd on 127.0.0.1:2222 for the SSH executor tests (writes OPTLOG_TEST_SSH_HOST/PORT/USER/KEY).
+  if bash scripts/sshd-up.sh >/dev/null 2>&1 && [ -f "${OPTLOG_SSHD_DIR:-/tmp/optlog-sshd}/env.sh" ]; then
+    . "${OPTLOG_SSHD_DIR:-/tmp/optlog-sshd}/env.sh"
+    export OPTLOG_TEST_SSH_HOST OPTLOG_TEST_SSH_PORT OPTLOG_TEST_SSH_USER OPTLOG_TEST_SSH_KEY
+  else
+    log "sshd-up failed; SSH executor tests will skip"
+  fi
 fi
 
 if [ ! -x .venv/bin/python ]; then

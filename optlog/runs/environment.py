@@ -480,4 +480,10 @@ def capture(ctx: Any, *, server_url: str | None = None, commands: dict[str, list
         doc["server"] = server_report(server_url, dropped)
     if dropped:
         doc["secrets_dropped"] = len(dropped)
+    facts = getattr(executor, "environment_facts", None)  # a remote executor's own record (Slurm job id, GPUs)
+    if callable(facts):
+        try:
+            doc["executor"] = facts()
+        except Exception:
+            pass
     return doc

@@ -177,26 +177,33 @@ class LocalExecutor:
 
 
 def make_executor(ctx: Any, executor: Any, **kw: Any) -> Executor:
-    """The executor a spec names. `local` works everywhere; the others are described below.
-
-    - "ssh:HOST": HOST from optlog.yaml `executors.ssh` (host, user, port, identity_file, options).
-      Needs: popen = `ssh -o BatchMode=yes … HOST -- setsid sh -c 'echo $$ $(cut -d" " -f22 /proc/$$/stat); exec CMD'`
-      reading the remote pgid and start ticks from the first line; kill = `ssh HOST kill -TERM -PGID`
-      after the same start-time check; logs copied back (or streamed) into the artifacts folder.
-    - {slurm: {partition, gres, time}}: the server as an `sbatch --parsable` job (job id recorded as the
-      process record), ready/bench via `srun --jobid`; `scancel JOBID` on every exit path.
+    """The executor a spec names: `local`; "ssh:HOST" (optlog.yaml `executors.ssh`, see
+    `optlog.runs.executor_ssh`); {slurm: {partition, gres, time, account, nodes, extra}} or
+    {slurm: NAME} (optlog.yaml `executors.slurm`, see `optlog.runs.executor_slurm`).
     """
     if executor in (None, "local"):
         return LocalExecutor(**kw)
     if isinstance(executor, str) and executor.startswith("ssh:"):
-        host = executor[4:]
-        if host not in ctx.config.executors.ssh:
-            known = ", ".join(sorted(ctx.config.executors.ssh)) or "none"
-            raise Failed(f"executor ssh:{host}: no such host in optlog.yaml executors.ssh (known: {known})",
-                         field="executor", code="bad_executor")
-        raise Failed(f"executor ssh:{host}: the SSH executor is not implemented yet; use `executor: local`",
-                     field="executor", code="not_implemented")
-    if isinstance(executor, dict) and "slurm" in executor:
-        raise Failed("executor slurm: the Slurm executor is not implemented yet; use `executor: local`",
-                     field="executor", code="not_implemented")
+        from optlog.runs import executor_ssh
+
+        return executor_ssh.make(ctx, executor[4:], **kw)  # type: ignore[return-value]
+    if isinstance(executor, str) and executor.startswith("slurm:") or isinstance(executor, dict) and "slurm" in executor:
+        from optlog.runs import executor_slurm
+
+        return executor_slurm.make(ctx, executor, **kw)  # type: ignore[return-value]
     raise Failed(f"unknown executor {executor!r}", field="executor", code="bad_executor")
+
+
+def kill_record(ctx: Any, rec: Any) -> bool | None:
+    """Recovery of a process record made by a remote executor (host `ssh:NAME` or `slurm:…`): end it
+    there. None when the record is not a remote executor's (the caller handles local ones)."""
+    host = str(rec.host or "")
+    if host.startswith("ssh:"):
+        from optlog.runs import executor_ssh
+
+        return executor_ssh.kill_record(ctx, rec)
+    if host.startswith("slurm:"):
+        from optlog.runs import executor_slurm
+
+        return executor_slurm.kill_record(ctx, rec)
+    return None

@@ -64,6 +64,13 @@ def _recover_one(ctx: Any, db: Any, lid: int) -> int | None:
     host = socket.gethostname()
     for r in recs:
         if r.host and r.host != host:
+            from optlog.runs.executors import kill_record
+
+            try:  # an SSH host's group or a Slurm job: ended through that executor
+                if kill_record(ctx, r):
+                    killed += 1
+            except Exception:
+                pass
             continue
         if procs.ours(r.pgid, r.start_ticks):
             procs.kill_group(r.pgid, r.start_ticks, grace_s=3.0)

@@ -161,11 +161,13 @@ class RunSpec(_S):
             return "local"
         if isinstance(v, str) and v.startswith("ssh:") and len(v) > 4:
             return v
+        if isinstance(v, dict) and set(v) == {"slurm"} and isinstance(v["slurm"], str) and v["slurm"]:
+            return {"slurm": v["slurm"]}  # a named partition of optlog.yaml executors.slurm
         if isinstance(v, dict) and set(v) == {"slurm"}:
             SlurmSpec.model_validate(v["slurm"] or {})
             return {"slurm": dict(v["slurm"] or {})}
         raise ValueError('executor is `local`, "ssh:HOST" (a host of optlog.yaml executors.ssh), '
-                         "or {slurm: {partition, gres, time}}")
+                         "{slurm: {partition, gres, time}} or {slurm: NAME} (optlog.yaml executors.slurm)")
 
     @field_validator("matrix")
     @classmethod
