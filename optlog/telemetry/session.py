@@ -100,10 +100,16 @@ class TelemetrySession:
             t.start()
             self.threads.append(t)
 
+    def _gpus(self) -> Any:
+        """The GPUs to sample: the spec's `gpus`, else those a scheduler assigned to the run's job
+        (the Slurm executor exposes SLURM_JOB_GPUS as `executor.gpus`), else None (the sampler maps
+        the run's CUDA_VISIBLE_DEVICES)."""
+        return self.settings.get("gpus") or getattr(self.executor, "gpus", None) or None
+
     def _start_local(self) -> None:
         from optlog.telemetry.nvml import NvmlSampler, NvmlUnavailable
 
-        s = NvmlSampler(gpus=self.settings.get("gpus"), env=self.env or None, interval_s=self.interval_s,
+        s = NvmlSampler(gpus=self._gpus(), env=self.env or None, interval_s=self.interval_s,
                         gpm=self.settings.get("gpm", True) is not False, notice=self.notice,
                         gpm_interval_s=float(self.settings.get("gpm_interval_s") or 2.0))
         try:
@@ -141,7 +147,7 @@ class TelemetrySession:
     def _remote_argv(self) -> tuple[list[str], str]:
         mode = self.settings.get("remote", "auto")
         optlog_cmd = self.settings.get("optlog") or getattr(self.executor, "optlog", None)
-        gpus = self.settings.get("gpus") or self.env.get("CUDA_VISIBLE_DEVICES")
+        gpus = self._gpus() or self.env.get("CUDA_VISIBLE_DEVICES")
         if mode == "optlog" or (mode == "auto" and optlog_cmd):
             argv = shlex.split(optlog_cmd or "optlog") + ["telemetry", "sample", "--interval", str(self.interval_s),
                                                           "--gpm-interval", str(self.settings.get("gpm_interval_s") or 2.0)]
