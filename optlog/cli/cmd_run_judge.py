@@ -57,8 +57,8 @@ def register(group: click.Group) -> None:
             out = [f"invalidated run {r['run']}: {r['reason']}"]
             if not r["affected"]:
                 out.append("no verdict used it")
-            for c in r["status_changes"]:
-                out.append(f"  {c['hypothesis']}: {c['from']} → {c['to']}")
+            for c in r["rejudged"]:
+                out.append(f"  re-judged {c['hypothesis']}: {c['from']} → {c['to']}")
             return "\n".join(out)
 
         emit(res, human)

@@ -118,6 +118,14 @@ def _col(node: ast.AST) -> int:
     return getattr(node, "col_offset", 0) + 1
 
 
+def _op_col(n: ast.BinOp, text: str) -> int:
+    """Column of a binary operator: the first non-blank after the left operand (outside parentheses)."""
+    i = n.left.end_col_offset or 0
+    while i < len(text) and text[i] in " )":
+        i += 1
+    return i + 1
+
+
 def _dotted(node: ast.AST) -> str | None:
     if isinstance(node, ast.Name):
         return node.id
@@ -135,10 +143,13 @@ def _parse(text: str) -> ast.AST:
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as e:
-        col = e.offset or 1
         msg = (e.msg or "syntax error").replace("invalid syntax. ", "")
         if msg.startswith("invalid syntax"):
             msg = "syntax error"
+        if not e.offset:  # Python reports 0 when the input ended too early
+            col, msg = len(text.rstrip()) + 1, "the expression ends too early"
+        else:
+            col = e.offset
         raise ExprError(msg, max(1, min(col, len(text) + 1)), text) from None
     return tree.body  # type: ignore[attr-defined,no-any-return]
 
@@ -186,6 +197,8 @@ def _conv_bool(n: ast.AST, text: str, ceil: dict[str, float] | None) -> Node:
             col = text.find(bad, n.left.end_col_offset or 0) + 1 if bad != "?" else _col(n)
             raise ExprError(f"`{bad}` is not allowed here: use <, <=, >, >= or `in [lo, hi]`", max(col, 1), text)
         return Cmp(sym, left, _conv_num(right, text, ceil), _col(n))
+    if isinstance(n, ast.BinOp) and type(n.op) not in _BIN:
+        raise ExprError("only + - * / are allowed", _op_col(n, text), text)
     if isinstance(n, (ast.Name, ast.Attribute, ast.Constant, ast.BinOp)):
         raise ExprError("expected a comparison (e.g. `a > b` or `a / b in [0.3, 0.6]`)", _col(n), text)
     raise ExprError(f"`{ast.get_source_segment(text, n) or type(n).__name__}` is not allowed", _col(n), text)
@@ -199,7 +212,7 @@ def _conv_num(n: ast.AST, text: str, ceil: dict[str, float] | None) -> Node:
     if isinstance(n, ast.BinOp):
         sym = _BIN.get(type(n.op))
         if sym is None:
-            raise ExprError("only + - * / are allowed", (n.left.end_col_offset or 0) + 1, text)
+            raise ExprError("only + - * / are allowed", _op_col(n, text), text)
         return Bin(sym, _conv_num(n.left, text, ceil), _conv_num(n.right, text, ceil))
     if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.UAdd)):
         inner = _conv_num(n.operand, text, ceil)

@@ -694,6 +694,22 @@ def hypothesis_status(pred_statuses: list[str], live_runs: bool) -> str:
     return "testing" if live_runs else "open"
 
 
+def run_matches(pred: Any, labels: dict[str, Any]) -> bool:
+    """Would a run with these labels be evidence for the prediction (in group a or b)?"""
+    where = None
+    if pred.where:
+        try:
+            where = E.parse_where(pred.where)
+        except E.ExprError:
+            return False
+    if where is not None and not E.where_match(where, labels):
+        return False
+    for sel in (pred.a, pred.b):
+        if all(k in labels and L.canonical(labels[k]) == L.canonical(v) for k, v in sel.items()):
+            return True
+    return False
+
+
 # ---------------------------------------------------------------- rivals
 
 

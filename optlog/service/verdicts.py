@@ -256,8 +256,13 @@ def invalidate(ctx: Ctx, run_id: int | str, why: str) -> dict[str, Any]:
         return {"run": r.id, "invalidated": True, "changed": False, "reason": r.invalid_reason, "results": []}
     run = evidence.show_run(ctx, r.id)
     docs = hypotheses.sync(ctx)
+    from optlog.core.verdict import run_matches
+
+    # the verdicts that used the run, and any whose groups the run falls in (skipped levels, not comparable)
     affected = sorted(h for h, d in docs.items()
                       if d.verdicts and r.id in (d.verdicts[-1].model_dump().get("runs") or []))
+    rejudge = sorted(set(affected) | {h for h, d in docs.items() if d.verdicts
+                                     and any(run_matches(p, run["labels"]) for p in d.predictions)})
     at = now_iso()
     with ctx.db.write() as s:
         row = s.get(Run, r.id)
@@ -265,8 +270,9 @@ def invalidate(ctx: Ctx, run_id: int | str, why: str) -> dict[str, Any]:
         row.invalidated, row.invalid_reason = True, why
         s.add(row)
     # the register of invalidations: a committed decision even when no verdict used the run
-    from optlog.yamlio import dump, load_model  # noqa: F401
     import yaml
+
+    from optlog.yamlio import dump, write_atomic
 
     path = ctx.ws.root / INVALIDATED_FILE
     with workspace_lock(ctx.ws):
@@ -276,22 +282,21 @@ def invalidate(ctx: Ctx, run_id: int | str, why: str) -> dict[str, Any]:
         entries = list(data.get("invalidated") or [])
         entries.append({"run": r.id, "why": why, "by": ctx.actor, "at": at, "labels": run["labels"],
                         "affected": affected})
-        from optlog.yamlio import write_atomic
-
         write_atomic(path, "# Runs invalidated with `optlog run invalidate` (the database keeps the flag).\n"
                      + dump({"invalidated": entries}))
         history.record(ctx, [path], f"optlog: invalidate run {r.id}", why,
                        {"Optlog-Event": "invalidate", "Optlog-Run": str(r.id),
                         **({"Optlog-Hypothesis": ",".join(affected)} if affected else {})})
     res = {"results": [], "committed": 0, "warnings": []}
-    if affected:
-        res = evaluate(ctx, hids=affected, event="invalidate", cause=f"run {r.id} invalidated: {why}",
+    if rejudge:
+        res = evaluate(ctx, hids=rejudge, event="invalidate", cause=f"run {r.id} invalidated: {why}",
                        trailers={"Optlog-Run": str(r.id)})
-    before = {h: docs[h].auto_status for h in affected}
-    changes = [{"hypothesis": x["hypothesis"], "from": before.get(x["hypothesis"]), "to": x["auto_status"]}
-               for x in res["results"]]
+    before = {h: docs[h].auto_status for h in rejudge}
+    rejudged = [{"hypothesis": x["hypothesis"], "from": before.get(x["hypothesis"]), "to": x["auto_status"]}
+                for x in res["results"] if x["changed"]]
     return {"run": r.id, "invalidated": True, "changed": True, "reason": why, "affected": affected,
-            "status_changes": changes, "results": res["results"]}
+            "rejudged": rejudged, "status_changes": [c for c in rejudged if c["from"] != c["to"]],
+            "results": res["results"]}
 
 
 # ---------------------------------------------------------------- diff
