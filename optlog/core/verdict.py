@@ -494,7 +494,7 @@ def _plan(pred: Any, ev: Evidence, ceilings: dict[str, float], batch: Batch) -> 
             pl.not_comparable.append({"run": i, "group": "a,b", "level": {}, "reason": "matches both a and b"})
         ids["a"] -= both
         ids["b"] -= both
-    if not any(ids.values()):
+    if not all(ids.values()):
         pl.untested_reason = "no run matches " + " / ".join(
             f"{g} ({_group_name(sels[g], 'all runs')})" for g in sorted(used) if not ids[g])
         return pl
