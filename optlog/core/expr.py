@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Union
 
 from optlog.core import labels as L
@@ -161,6 +162,17 @@ def parse_expect(text: str, ceilings: dict[str, float] | None = None) -> Node:
     """Parse a prediction expression; raise ExprError (with column) on anything outside the language.
 
     `ceilings` (when given) are the names allowed besides a/b; None skips the name check."""
+    if ceilings is None:
+        return _parse_expect_cached(text)
+    return _parse_expect(text, ceilings)
+
+
+@lru_cache(maxsize=1024)
+def _parse_expect_cached(text: str) -> Node:
+    return _parse_expect(text, None)
+
+
+def _parse_expect(text: str, ceilings: dict[str, float] | None) -> Node:
     body = _parse(text)
     node = _conv_bool(body, text, ceilings)
     if not refs(node, groups_only=True):

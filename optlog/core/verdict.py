@@ -54,6 +54,11 @@ class RunRow:
     id: int
     labels: dict[str, Any]
     metrics: dict[str, float]
+    canon: dict[str, str] = field(default_factory=dict)  # canonical label text (filled when empty)
+
+    def __post_init__(self) -> None:
+        if not self.canon and self.labels:
+            self.canon = {k: L.canonical(v) for k, v in self.labels.items()}
 
 
 class Evidence:
@@ -64,8 +69,8 @@ class Evidence:
         self.index: dict[str, dict[str, set[int]]] = defaultdict(lambda: defaultdict(set))
         self.metric_names: set[str] = set()
         for r in runs:
-            for k, v in r.labels.items():
-                self.index[k][L.canonical(v)].add(r.id)
+            for k, v in r.canon.items():
+                self.index[k][v].add(r.id)
             self.metric_names.update(r.metrics)
 
     def select(self, sel: dict[str, Any]) -> set[int]:
@@ -413,8 +418,7 @@ def comparability(a_runs: list[RunRow], b_runs: list[RunRow], exclude: set[str],
     bad: dict[int, list[str]] = defaultdict(list)
     for k in sorted(keys):
         def val(r: RunRow) -> Any:
-            v = r.labels.get(k)
-            return None if v is None else L.canonical(v)
+            return r.canon.get(k)
         if must_agree_across_groups(k):
             av, bv = [val(r) for r in a_runs], [val(r) for r in b_runs]
             allv = av + bv
@@ -459,12 +463,55 @@ class _Plan:
     untested_reason: str | None = None
 
 
-def evaluate(preds: list[Any], ev: Evidence, ceilings: dict[str, float]) -> dict[str, dict[str, Any]]:
-    """Evaluate predictions (core.hypothesis.Prediction) against the evidence; results by prediction id."""
+ENGINE_VERSION = 1  # bump when the semantics or the record's shape change: cached verdicts are then redone
+
+
+def evaluate(preds: list[Any], ev: Evidence, ceilings: dict[str, float],
+             cached: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
+    """Evaluate predictions (core.hypothesis.Prediction) against the evidence; results by prediction id.
+
+    `cached`: earlier results by prediction id (each carrying its `evidence` fingerprint); a prediction
+    whose fingerprint is unchanged reuses its earlier result (same inputs, same deterministic output)
+    instead of being recomputed, so judging again without new evidence costs no statistics."""
+    out: dict[str, dict[str, Any]] = {}
+    todo = []
+    for p in preds:
+        fp = fingerprint(p, ev, ceilings)
+        old = (cached or {}).get(p.id)
+        if old is not None and old.get("evidence") == fp:
+            out[p.id] = old
+        else:
+            todo.append((p, fp))
     batch = Batch()
-    plans = [_plan(p, ev, ceilings, batch) for p in preds]
+    plans = [(_plan(p, ev, ceilings, batch), fp) for p, fp in todo]
     results = batch.run()
-    return {pl.pid: _finish(pl, results, ceilings) for pl in plans}
+    for pl, fp in plans:
+        res = _finish(pl, results, ceilings)
+        res["evidence"] = fp
+        out[pl.pid] = res
+    return {p.id: out[p.id] for p in preds}
+
+
+def fingerprint(pred: Any, ev: Evidence, ceilings: dict[str, float]) -> str:
+    """A hash of everything a prediction's result depends on: the engine version, the prediction as
+    written, the ceilings, and the candidate runs (ids, labels, metric values)."""
+    import hashlib
+    import json
+
+    try:
+        node = E.parse_expect(pred.expect, None)
+        used = sorted(E.groups(node))
+    except E.ExprError:
+        used = ["a", "b"]
+    ids: set[int] = set()
+    for g in used:
+        ids |= ev.select(pred.a if g == "a" else pred.b)
+    spec = pred.model_dump(mode="json", exclude={"status", "history", "created"})
+    h = hashlib.sha1(json.dumps([ENGINE_VERSION, spec, sorted(ceilings.items())], sort_keys=True).encode())
+    for i in sorted(ids):
+        r = ev.runs[i]
+        h.update(repr((i, sorted(r.canon.items()), sorted(r.metrics.items()))).encode())
+    return h.hexdigest()[:16]
 
 
 def _needed_metrics(node: Any, default: str | None) -> dict[str, set[str]]:
