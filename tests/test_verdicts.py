@@ -196,6 +196,12 @@ def test_edited_prediction_gets_version_2(ws):
     assert res["explanation"].endswith("expected a > b * 0.25 (v2, edited after evidence)")
     shown = ws.j("prediction", "show", "comm-bound.p1")
     assert [v["version"] for v in shown["verdicts"]] == [1, 2]
+    # a manual override is kept beside the automatic verdict, and the disagreement is shown
+    ws.cli("hyp", "set", "comm-bound", "--status", "falsified", "--why", "the seed's reasoning")
+    n = ws.commits()
+    r = ws.j("verdict")["results"][0]
+    assert r["status"] == "falsified" and r["auto_status"] == "confirmed" and "disagrees" in r["disagreement"]
+    assert ws.commits() == n
     assert "comm-bound.p1" in [x["id"] for x in ws.j("prediction", "list", "comm-bound")["predictions"]]
 
 
