@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -34,12 +35,20 @@ N_HYP, LEVELS, REPEATS_PER_CONFIG = 100, (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 TTT = "total_token_throughput"
 
 
-def cli(root: Path, *args: str) -> float:
+CPU: dict[str, list[float]] = {}
+
+
+def cli(root: Path, *args: str, tag: str | None = None) -> float:
+    """Wall seconds of one CLI call; its CPU seconds (user+sys, children included) go to CPU[tag].
+    CPU time is the steadier number on a shared, oversubscribed machine."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     p = subprocess.run([sys.executable, "-m", "optlog", *args], cwd=root, capture_output=True, text=True)
     dt = time.perf_counter() - t
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode != 0:
         raise SystemExit(f"optlog {' '.join(args)} failed ({p.returncode}):\n{p.stderr[-2000:]}")
+    CPU.setdefault(tag or args[0], []).append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
     return dt
 
 
@@ -98,23 +107,23 @@ def in_process(root: Path) -> dict[str, float]:
 
     ctx = Ctx.find(root, actor="bench")
     out = {}
-    t = time.perf_counter()
+    t = time.process_time()
     docs = hypotheses.sync(ctx)
-    out["sync"] = time.perf_counter() - t
+    out["sync"] = time.process_time() - t
     preds = [p for d in docs.values() for p in d.predictions]
-    t = time.perf_counter()
+    t = time.process_time()
     ev = load_evidence(ctx, _metric_names(preds))
-    out["load_runs"] = time.perf_counter() - t
-    t = time.perf_counter()
+    out["load_runs"] = time.process_time() - t
+    t = time.process_time()
     import scipy.stats  # noqa: F401
-    out["import_scipy_stats"] = time.perf_counter() - t
-    t = time.perf_counter()
+    out["import_scipy_stats"] = time.process_time() - t
+    t = time.process_time()
     V.evaluate(preds, ev, {})
-    out["evaluate_all_uncached"] = time.perf_counter() - t
+    out["evaluate_all_uncached"] = time.process_time() - t
     cached = {rec["id"]: rec for d in docs.values() if d.verdicts for rec in d.verdicts[-1].predictions}
-    t = time.perf_counter()
+    t = time.process_time()
     V.evaluate(preds, ev, {}, cached)
-    out["evaluate_all_cached"] = time.perf_counter() - t
+    out["evaluate_all_cached"] = time.process_time() - t
     ctx.close()
     return out
 
@@ -122,19 +131,22 @@ def in_process(root: Path) -> dict[str, float]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--keep", help="populate here and keep it")
+    ap.add_argument("--keep", help="populate here and keep it (reused when it exists)")
     args = ap.parse_args()
     tmp = Path(args.keep or tempfile.mkdtemp(prefix="optlog-verdict-bench-"))
     root = tmp / "ws"
-    populate(root)
+    if args.keep and (root / "optlog.yaml").exists():
+        print(f"reusing {root}")
+    else:
+        populate(root)
     cli(root, "hypothesis", "list", "--json")  # index the files once
-    first = cli(root, "verdict", "--all", "--json")
+    first = cli(root, "verdict", "--all", "--json", tag="first")
     start, steady = [], []
     for _ in range(args.repeats):
-        start.append(cli(root, "hypothesis", "list", "--json"))
-        steady.append(cli(root, "verdict", "--all", "--json"))
+        start.append(cli(root, "hypothesis", "list", "--json", tag="start"))
+        steady.append(cli(root, "verdict", "--all", "--json", tag="steady"))
     add_one_run(root)
-    one_new = cli(root, "verdict", "--all", "--json")
+    one_new = cli(root, "verdict", "--all", "--json", tag="one_new")
     s, v = statistics.median(start), statistics.median(steady)
     print(f"start-up (hypothesis list), median of {args.repeats}: {s:.3f} s  {sorted(round(x, 3) for x in start)}")
     print(f"verdict --all, nothing changed, median:  {v:.3f} s  {sorted(round(x, 3) for x in steady)}")
@@ -142,8 +154,12 @@ def main() -> None:
     print(f"first verdict --all (100 verdicts written and committed): {first:.2f} s")
     print(f"verdict --all after one new run (1 prediction re-evaluated, 1 commit): {one_new:.3f} s "
           f"(beyond start-up {one_new - s:.3f} s)")
+    cs, cv = statistics.median(CPU["start"]), statistics.median(CPU["steady"])
+    print(f"CPU s (user+sys): start-up {cs:.3f}, verdict steady {cv:.3f} (beyond start-up {cv - cs:.3f}), "
+          f"first {CPU['first'][0]:.2f}, after one new run {CPU['one_new'][0]:.3f} (beyond start-up "
+          f"{CPU['one_new'][0] - cs:.3f})")
     ip = in_process(root)
-    print("in-process: " + ", ".join(f"{k} {x * 1000:.0f} ms" for k, x in ip.items()))
+    print("in-process CPU: " + ", ".join(f"{k} {x * 1000:.0f} ms" for k, x in ip.items()))
 
 
 if __name__ == "__main__":

@@ -49,16 +49,15 @@ def must_agree_across_groups(key: str) -> bool:
     return k in WORKLOAD_KEYS or k in SOFTWARE_KEYS or "version" in k or k.endswith("_ver")
 
 
-@dataclass
 class RunRow:
-    id: int
-    labels: dict[str, Any]
-    metrics: dict[str, float]
-    canon: dict[str, str] = field(default_factory=dict)  # canonical label text (filled when empty)
+    """One counting run: typed labels, canonical label text (for selection), metrics."""
 
-    def __post_init__(self) -> None:
-        if not self.canon and self.labels:
-            self.canon = {k: L.canonical(v) for k, v in self.labels.items()}
+    __slots__ = ("id", "labels", "metrics", "canon")
+
+    def __init__(self, id: int, labels: dict[str, Any], metrics: dict[str, float],  # noqa: A002
+                 canon: dict[str, str] | None = None) -> None:
+        self.id, self.labels, self.metrics = id, labels, metrics
+        self.canon = canon if canon is not None else {k: L.canonical(v) for k, v in labels.items()}
 
 
 class Evidence:
@@ -508,9 +507,9 @@ def fingerprint(pred: Any, ev: Evidence, ceilings: dict[str, float]) -> str:
         ids |= ev.select(pred.a if g == "a" else pred.b)
     spec = pred.model_dump(mode="json", exclude={"status", "history", "created"})
     h = hashlib.sha1(json.dumps([ENGINE_VERSION, spec, sorted(ceilings.items())], sort_keys=True).encode())
-    for i in sorted(ids):
-        r = ev.runs[i]
-        h.update(repr((i, sorted(r.canon.items()), sorted(r.metrics.items()))).encode())
+    runs = ev.runs
+    h.update("\n".join(f"{i}{sorted(runs[i].canon.items())}{sorted(runs[i].metrics.items())}"
+                        for i in sorted(ids)).encode())
     return h.hexdigest()[:16]
 
 
