@@ -77,6 +77,12 @@ class TelemetrySettings(_Strict):
     interval_s: float = Field(default=0.5, gt=0)
     warmup_s: float = Field(default=0.0, ge=0)
     gpm: bool = True
+    gpm_interval_s: float = Field(default=2.0, ge=0.1)  # GPM window; each read costs ~2.4 ms CPU (H200)
+    gpus: str | list[str | int] | None = None      # NVML indices or UUIDs; default: the run's CUDA_VISIBLE_DEVICES
+    scrape: str | None = None                       # a Prometheus /metrics URL scraped during each point
+    scrape_interval_s: float = Field(default=1.0, gt=0)
+    remote: str = Field(default="auto", pattern="^(auto|optlog|nvidia-smi)$")
+    optlog: str | None = None                       # the optlog command on remote hosts (for `telemetry sample`)
 
 
 class Config(_Strict):
@@ -104,6 +110,16 @@ class Config(_Strict):
             v = getattr(spec, k)
             if v is not None:
                 out[k] = float(v)
+        # what `optlog calibrate` measured, beside any datasheet values (the diagnosis prefers these)
+        meas = spec.measured or {}
+        for dtype, v in (meas.get("peak_tflops") or {}).items():
+            try:
+                out[f"measured_peak_tflops_{dtype}"] = float(v)
+            except (TypeError, ValueError):
+                pass
+        for k in ("mem_bw_gbps", "allreduce_busbw_gbps"):
+            if isinstance(meas.get(k), (int, float)):
+                out[f"measured_{k}"] = float(meas[k])
         return out
 
 

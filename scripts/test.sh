@@ -46,6 +46,14 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -e '.[test]'
+# Peer benchmark client for the test that runs one against the test server (tests/test_peer_client.py).
+# AIPerf pins rich~=14.1 (and older releases textual~=5.3), which conflicts with textual==8.2.8, so it
+# lives in its own environment; GuideLLM would pull CUDA torch (~6 GB) instead of AIPerf's ~1.2 GB.
+if [ ! -x .venv-peers/bin/aiperf ] && [ "${SKIP_PEERS:-0}" != 1 ]; then
+  log "installing AIPerf into .venv-peers"
+  "$PY" -m venv .venv-peers
+  .venv-peers/bin/python -m pip install -q 'aiperf>=0.13,<0.14' || log "AIPerf install failed; the peer-client tests will skip"
+fi
 
 export PATH="$ROOT/.venv/bin:$PATH"
 status=0

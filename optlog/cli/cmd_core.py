@@ -24,7 +24,9 @@ def init_cmd(path: str | None, plan_prefix: str | None) -> None:
         target = st.chdir
     elif target is not None and st.chdir and not Path(target).is_absolute():
         target = str(Path(st.chdir) / target)
-    res = init(target, plan_prefix)
+    from optlog.cli.main import notice
+
+    res = init(target, plan_prefix, on_notice=notice)
 
     def human(r: dict[str, Any]) -> str:
         verb = "adopted" if r["adopted"] else "initialised"

@@ -14,7 +14,8 @@ from optlog.cli.main import emit, service_ctx
 from optlog.cli.render import fmt_num, kv, table
 
 EXTENSIONS = (
-    "optlog.cli.cmd_run_launch",   # launch, wait, logs, cancel, import
+    "optlog.cli.cmd_run_launch",   # launch, wait, logs, cancel
+    "optlog.cli.cmd_run_import",   # import (peer result files)
     "optlog.cli.cmd_run_judge",    # diff, invalidate
 )
 

@@ -1,12 +1,29 @@
-"""Timestamps as ISO-8601 UTC strings: sortable as text, readable in YAML and JSON."""
+"""Timestamps as ISO-8601 UTC strings: sortable as text, readable in YAML and JSON.
+
+`OPTLOG_NOW` (tests and examples only) fixes the clock: set it to an ISO-8601 time
+(`2026-02-17T09:00:00Z`) and every timestamp optlog writes is that time, so a script that rebuilds a
+workspace from recorded data (examples/glm5_case_study.py) produces the same bytes on every run.
+Never set it in real use: verdicts, runs and plans would all claim the same moment.
+"""
 
 from __future__ import annotations
 
+import os
 from datetime import datetime, timezone
 
 
+def _fmt(dt: datetime) -> str:
+    return dt.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    fixed = os.environ.get("OPTLOG_NOW")
+    if fixed:
+        dt = parse_iso(fixed.strip())
+        if dt.tzinfo is None:
+            dt = dt.replace(tzinfo=timezone.utc)
+        return _fmt(dt)
+    return _fmt(datetime.now(timezone.utc))
 
 
 def parse_iso(s: str) -> datetime:

@@ -1,23 +1,39 @@
-"""Commit optlog's own files without touching the user's index or working changes.
+"""Commit requests, commit messages, and running the `git` command.
 
-The commit is built through a private index (GIT_INDEX_FILE): read HEAD's tree into it, add only
-optlog's paths, write the tree, make the commit object, and move the branch with a compare-and-swap
-`update-ref`. The user's staged and unstaged changes are never swept in.
+A decision commit looks like this (subject for a person, body with the reason, trailers for a
+program; `optlog log` reads the trailers back):
+
+    optlog: comm-bound → falsified
+
+    TP4+PP2 is 2x slower than TP8 at every concurrency: compute-bound, not comm-bound.
+
+    Optlog-Event: verdict
+    Optlog-Hypothesis: comm-bound
+    Optlog-Run: 41,42
+    Optlog-Actor: agent:claude
+
+Trailer values are one line each (newlines are folded into spaces) so `git interpret-trailers` and
+`git log --format=%(trailers)` parse exactly what optlog wrote.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
-import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from optlog.errors import Failed
 from optlog.paths import Workspace
 
+# The documented fallback identity: used (for author and committer alike, field by field) when git
+# has no user.name / user.email and no GIT_AUTHOR_* / GIT_COMMITTER_* / EMAIL variable supplies them.
 FALLBACK_NAME = "optlog"
 FALLBACK_EMAIL = "optlog@localhost"
+
+TRAILER_KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*$")
 
 
 @dataclass
@@ -26,36 +42,55 @@ class CommitRequest:
     body: str = ""
     trailers: dict[str, str] = field(default_factory=dict)
     paths: list[Path] = field(default_factory=list)
+    # Called with the workspace-relative paths the commit changes (after staging them in the
+    # private index, before the commit object is made); may adjust subject/body/trailers.
+    describe: Callable[["CommitRequest", list[tuple[str, str]]], None] | None = None
+
+
+def _one_line(v: object) -> str:
+    return " ".join(str(v).split())
 
 
 def message(req: CommitRequest) -> str:
-    parts = [req.subject.strip()]
-    if req.body.strip():
-        parts.append(req.body.strip())
-    if req.trailers:
-        parts.append("\n".join(f"{k}: {v}" for k, v in req.trailers.items()))
+    subject = _one_line(req.subject) or "optlog: update"
+    parts = [subject]
+    body = req.body.strip()
+    if body:
+        parts.append(body)
+    lines = []
+    for k, v in req.trailers.items():
+        if v is None or str(v).strip() == "":
+            continue
+        if not TRAILER_KEY_RE.match(k):
+            raise ValueError(f"bad trailer key {k!r}")
+        lines.append(f"{k}: {_one_line(v)}")
+    if lines:
+        parts.append("\n".join(lines))
     return "\n\n".join(parts) + "\n"
 
 
-def _git(ws: Workspace, *args: str, env: dict[str, str] | None = None, input: str | None = None) -> str:
+def git_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     e = dict(os.environ)
-    if env:
-        e.update(env)
-    p = subprocess.run(["git", *args], cwd=ws.root, env=e, input=input, capture_output=True, text=True)
-    if p.returncode != 0:
+    e.setdefault("LC_ALL", "C")  # messages we match on (index.lock) in one language
+    if extra:
+        e.update(extra)
+    return e
+
+
+def run_git(cwd: Path, *args: str, env: dict[str, str] | None = None, input: str | None = None,
+            check: bool = True) -> subprocess.CompletedProcess[str]:
+    p = subprocess.run(["git", *args], cwd=cwd, env=git_env(env), input=input, capture_output=True, text=True)
+    if check and p.returncode != 0:
         raise Failed(f"git {args[0]} failed: {p.stderr.strip() or p.stdout.strip()}", code="git_failed")
-    return p.stdout
+    return p
 
 
-def commit(ws: Workspace, req: CommitRequest) -> str | None:
-    """Commit `req.paths` (relative to the workspace) as they are on disk; None if nothing changed."""
+def _git(ws: Workspace, *args: str, env: dict[str, str] | None = None, input: str | None = None) -> str:
+    return run_git(ws.root, *args, env=env, input=input).stdout
+
+
+def commit(ws: Workspace, req: CommitRequest, notice: Callable[[str], None] | None = None) -> str | None:
+    """Commit `req.paths` (files or folders) as they are on disk; None if nothing changed."""
     from optlog.gitlog.safe import safe_commit
 
-    return safe_commit(ws, req)
-
-
-def _tmp_index(ws: Workspace) -> str:
-    fd, path = tempfile.mkstemp(prefix="optlog-index-")
-    os.close(fd)
-    os.unlink(path)
-    return path
+    return safe_commit(ws, req, notice=notice)

@@ -1,19 +1,97 @@
-"""Recording decisions in git: the one call service verbs make after changing tracked files."""
+"""Recording decisions in git: the calls service verbs make around changing tracked files.
+
+A verb that writes tracked files (hypotheses, plans, reports) does, in order:
+
+1. `check_trackable(ctx, paths)` BEFORE writing: refuses (BadInput, exit 2) a path git ignores and
+   does not track, so nothing is written that could not be committed.
+2. `uncommitted(ctx, paths)` BEFORE writing (optional): the paths whose file differs from HEAD, i.e.
+   a hand edit (by a person or an agent editing the file) that optlog's commit will now include.
+3. write the files, then `record(ctx, paths, subject, body, trailers, hand_edited=...)`.
+
+`record` commits through a private index (see `gitlog.safe` for the rules on the user's index,
+locks, hooks, identity and detached HEAD). Outside a git repository it does nothing.
+
+Events (`Optlog-Event` trailer): init, hypothesis-add, hypothesis-edit, override, verdict,
+prediction-add, prediction-edit, invalidate, plan-render, report, hand-edit.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from optlog.gitlog.commit import CommitRequest, commit
 
 if TYPE_CHECKING:
+    from optlog.gitlog.safe import RepoInfo
     from optlog.service.context import Ctx
 
 
-def record(ctx: "Ctx", paths: list[Path], subject: str, body: str = "", trailers: dict[str, str] | None = None) -> str | None:
-    if not (ctx.ws.root / ".git").exists():
+def repo(ctx: "Ctx") -> "RepoInfo | None":
+    from optlog.gitlog.safe import repo_info
+
+    return repo_info(ctx.ws.root)
+
+
+def check_trackable(ctx: "Ctx", paths: list[Path]) -> None:
+    """Raise BadInput if git would ignore any of `paths` (and does not track it already)."""
+    from optlog.gitlog.safe import refuse_ignored
+
+    if repo(ctx) is None:
+        return
+    refuse_ignored(ctx.ws, [ctx.ws.rel(p) for p in paths])
+
+
+def uncommitted(ctx: "Ctx", paths: list[Path]) -> list[str]:
+    """Workspace-relative paths whose file on disk differs from HEAD (a hand edit, a new file not
+    committed yet, a deleted file). Empty outside git and in a repository with no commits."""
+    from optlog.gitlog.commit import run_git
+
+    if repo(ctx) is None or not paths:
+        return []
+    rels = [ctx.ws.rel(p) for p in paths]
+    p = run_git(ctx.ws.root, "ls-tree", "-r", "HEAD", "--", *rels, check=False)
+    if p.returncode != 0:
+        return []  # no commits yet
+    in_head: dict[str, str] = {}
+    for line in p.stdout.splitlines():
+        meta, _, name = line.partition("\t")
+        in_head[name] = meta.split()[2]
+    present = [r for r in rels if (ctx.ws.root / r).is_file()]
+    on_disk: dict[str, str] = {}
+    if present:
+        shas = run_git(ctx.ws.root, "hash-object", "--", *present).stdout.split()
+        on_disk = dict(zip(present, shas))
+    out = []
+    for r in rels:
+        if in_head.get(r) != on_disk.get(r):
+            out.append(r)
+    return out
+
+
+def hand_edit_note(rels: list[str]) -> str:
+    return ("Includes " + ("an edit" if len(rels) == 1 else "edits") + " of " + ", ".join(rels)
+            + " made outside optlog and not committed before.")
+
+
+def record(
+    ctx: "Ctx",
+    paths: list[Path],
+    subject: str,
+    body: str = "",
+    trailers: dict[str, str] | None = None,
+    *,
+    hand_edited: list[str] | tuple[str, ...] = (),
+    describe: Any = None,
+) -> str | None:
+    """Commit `paths` (files or folders, as they are on disk now); returns the sha, or None when
+    nothing changed or the workspace is not in a git repository."""
+    if repo(ctx) is None:
         return None
     tr = dict(trailers or {})
+    if hand_edited:
+        body = (body.rstrip() + "\n\n" if body.strip() else "") + hand_edit_note(list(hand_edited))
+        tr["Optlog-Hand-Edit"] = ",".join(hand_edited)
     tr.setdefault("Optlog-Actor", ctx.actor)
-    return commit(ctx.ws, CommitRequest(subject=subject, body=body, trailers=tr, paths=paths))
+    req = CommitRequest(subject=subject, body=body, trailers=tr, paths=list(paths), describe=describe)
+    return commit(ctx.ws, req, notice=ctx.notice)

@@ -1,64 +1,305 @@
-"""The safe commit itself (see gitlog.commit for why a private index)."""
+"""The safe commit: optlog's files only, through a private index, never the user's.
+
+How one commit is made (all under a lock file in the git directory, `optlog.lock`, so optlog
+processes that share a repository — two workspaces in one repository, two worktrees, an agent and
+the TUI — take turns):
+
+1. `HEAD` is read (it may be a branch, a detached HEAD, or an unborn branch in a repository with no
+   commits yet).
+2. A private index (`GIT_INDEX_FILE`, a temporary file in the git directory) is filled from HEAD's
+   tree, and only optlog's paths are added to it (`git add -A -- PATHS`). The user's real index is
+   not read or written, so a file the user staged is in no optlog commit and stays staged; a file the
+   user changed and did not stage is untouched.
+3. `write-tree`, `commit-tree`, then `update-ref HEAD NEW OLD`: a compare-and-swap, so a commit the
+   user made meanwhile is never lost; optlog rebuilds its commit on the new HEAD and tries again.
+4. The real index is brought in step for optlog's paths only (`git reset -q -- PATHS`), so
+   `git status` does not show optlog's committed files as changed. This step takes git's own
+   `index.lock`; when another git process holds it, optlog waits and retries, and if it is still held
+   it says so and carries on (the commit is made; nothing fails on `index.lock`).
+
+Rules:
+- Hooks: optlog runs no repository hooks. It commits with plumbing (`commit-tree`, `update-ref`),
+  which runs no `pre-commit`, `commit-msg` or `post-commit` hook, and it runs `update-ref` with
+  `core.hooksPath=/dev/null` so no `reference-transaction` hook runs either. A `pre-commit` hook
+  checks the user's staged work, which an optlog commit never contains, and could change the user's
+  files; optlog's own files are generated and validated by optlog. Hooks still run for the user's
+  own `git commit` and `git push`.
+- Identity: the user's (`user.name`/`user.email`, or `GIT_AUTHOR_*`/`GIT_COMMITTER_*`/`EMAIL`).
+  Where git has none (a fresh CI machine, a container), the missing parts are filled with the
+  fallback identity `optlog <optlog@localhost>`, and optlog says so once per workspace.
+- Ignored paths: a path git ignores and does not track yet is refused (`BadInput`, exit 2) before
+  anything is written; see `gitlog.history.check_trackable`.
+- Detached HEAD: the commit is made on the detached HEAD (it is on no branch) and optlog says so.
+"""
 
 from __future__ import annotations
 
 import os
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-from optlog.gitlog.commit import FALLBACK_EMAIL, FALLBACK_NAME, CommitRequest, _git, _tmp_index, message
+from optlog.errors import BadInput, Failed
+from optlog.gitlog.commit import FALLBACK_EMAIL, FALLBACK_NAME, CommitRequest, message, run_git
 from optlog.paths import Workspace
 
+Notice = Callable[[str], None]
 
-def _identity_env(ws: Workspace) -> dict[str, str]:
-    env: dict[str, str] = {}
-    for var, key, fallback in (
-        ("GIT_AUTHOR_NAME", "user.name", FALLBACK_NAME),
-        ("GIT_AUTHOR_EMAIL", "user.email", FALLBACK_EMAIL),
-    ):
-        if os.environ.get(var):
+_REPOS: dict[str, "RepoInfo"] = {}
+_LOCKS: dict[str, Any] = {}
+NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
+
+
+@dataclass(frozen=True)
+class RepoInfo:
+    toplevel: Path
+    git_dir: Path  # this worktree's git directory (its index lives here)
+    common_dir: Path  # shared by all worktrees (objects, refs, optlog.lock)
+
+
+def repo_info(root: Path) -> RepoInfo | None:
+    """The git repository holding `root`, or None (works in worktrees, where `.git` is a file)."""
+    key = str(root)
+    if key in _REPOS:
+        return _REPOS[key]
+    p = run_git(root, "rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", check=False)
+    lines = p.stdout.splitlines()
+    if p.returncode != 0 or len(lines) < 3:
+        return None
+    common = Path(lines[2])
+    if not common.is_absolute():
+        common = (root / common).resolve()
+    info = RepoInfo(Path(lines[0]), Path(lines[1]), common)
+    _REPOS[key] = info
+    return info
+
+
+@contextmanager
+def git_lock(info: RepoInfo, timeout: float = 120.0) -> Iterator[None]:
+    """One optlog committer per repository at a time, across processes (re-entrant in a process)."""
+    from filelock import FileLock, Timeout
+
+    key = str(info.common_dir / "optlog.lock")
+    lock = _LOCKS.get(key)
+    if lock is None:
+        lock = _LOCKS[key] = FileLock(key, timeout=timeout)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise Failed(f"another optlog process held {key} for {timeout:.0f} s; nothing was committed",
+                     code="git_locked") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+# ---------------------------------------------------------------- ignore rules
+
+
+def ignored_untracked(ws: Workspace, rels: list[str]) -> list[dict[str, Any]]:
+    """Paths (workspace-relative) that git ignores and HEAD does not track, with the rule."""
+    if not rels:
+        return []
+    p = run_git(ws.root, "check-ignore", "--no-index", "-v", "-z", "--stdin", check=False,
+                input="".join(r + "\0" for r in rels))
+    if p.returncode not in (0, 1):
+        raise Failed(f"git check-ignore failed: {p.stderr.strip()}", code="git_failed")
+    parts = p.stdout.split("\0")
+    hits: list[dict[str, Any]] = []
+    for i in range(0, len(parts) - 3, 4):
+        source, line, pattern, path = parts[i:i + 4]
+        if not path or pattern.startswith("!"):
             continue
-        try:
-            val = _git(ws, "config", key).strip()
-        except Exception:
-            val = ""
-        if not val:
-            env[var] = fallback
-            env[var.replace("AUTHOR", "COMMITTER")] = fallback
+        hits.append({"path": path, "source": source, "line": int(line) if line.isdigit() else None,
+                     "pattern": pattern})
+    if not hits:
+        return []
+    tracked = set(run_git(ws.root, "ls-tree", "-r", "--name-only", "HEAD", "--",
+                          *[h["path"] for h in hits], check=False).stdout.splitlines())
+    return [h for h in hits if h["path"] not in tracked]
+
+
+def refuse_ignored(ws: Workspace, rels: list[str]) -> None:
+    hits = ignored_untracked(ws, rels)
+    if not hits:
+        return
+    h = hits[0]
+    more = f" (and {len(hits) - 1} more)" if len(hits) > 1 else ""
+    raise BadInput(
+        f"git ignores {h['path']}{more} (rule {h['pattern']!r} in {h['source']}"
+        f"{':' + str(h['line']) if h['line'] else ''}); optlog keeps its decisions in git and writes "
+        f"nothing git would not track: remove that rule or add an exception such as "
+        f"'!{h['path'].split('/')[0]}/'",
+        file=h["source"], line=h["line"], field=h["path"], code="gitignored",
+    )
+
+
+# ---------------------------------------------------------------- identity
+
+
+_IDENT: dict[str, dict[str, str]] = {}
+
+
+def _identity_env(ws: Workspace, notice: Notice | None) -> dict[str, str]:
+    key = str(ws.root)
+    if key in _IDENT:
+        return _IDENT[key]
+    env = _read_identity(ws, notice)
+    _IDENT[key] = env
     return env
 
 
-def safe_commit(ws: Workspace, req: CommitRequest) -> str | None:
-    idx = _tmp_index(ws)
+def _read_identity(ws: Workspace, notice: Notice | None) -> dict[str, str]:
+    p = run_git(ws.root, "config", "--get-regexp", r"^(user|author|committer)\.(name|email)$", check=False)
+    cfg: dict[str, str] = {}
+    for line in p.stdout.splitlines():
+        k, _, v = line.partition(" ")
+        if v.strip():
+            cfg[k.lower()] = v.strip()
+    env: dict[str, str] = {}
+    used: list[str] = []
+    for role in ("author", "committer"):
+        for what, fallback in (("name", FALLBACK_NAME), ("email", FALLBACK_EMAIL)):
+            var = f"GIT_{role.upper()}_{what.upper()}"
+            if os.environ.get(var) or cfg.get(f"{role}.{what}") or cfg.get(f"user.{what}"):
+                continue
+            if what == "email" and os.environ.get("EMAIL"):
+                continue
+            env[var] = fallback
+            used.append(f"user.{what}")
+    if env:
+        _say_once(ws, "git-identity", notice,
+                  f"git has no {' / '.join(sorted(set(used)))} here, so optlog commits as "
+                  f"'{FALLBACK_NAME} <{FALLBACK_EMAIL}>' (the fallback identity); set "
+                  f"`git config user.name` and `git config user.email` to commit as yourself "
+                  f"(said once)")
+    return env
+
+
+def _say_once(ws: Workspace, key: str, notice: Notice | None, text: str) -> None:
+    marker = ws.state_dir / "said" / key
+    if marker.exists():
+        return
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(text + "\n", encoding="utf-8")
+    except OSError:
+        pass
+    if notice:
+        notice(text)
+
+
+# ---------------------------------------------------------------- the commit
+
+
+class _Retry(Exception):
+    pass
+
+
+def safe_commit(ws: Workspace, req: CommitRequest, notice: Notice | None = None) -> str | None:
+    info = repo_info(ws.root)
+    if info is None:
+        return None
+    rels = list(dict.fromkeys(ws.rel(p) for p in req.paths))
+    if not rels:
+        return None
+    with git_lock(info):
+        for _attempt in range(8):
+            try:
+                sha = _commit_once(ws, info, req, rels, notice)
+                break
+            except _Retry:
+                time.sleep(0.05)
+        else:
+            raise Failed("HEAD kept moving while optlog committed (another git process is committing); "
+                         "the files are written, run `optlog sync` to commit them", code="git_busy")
+        if sha is not None:
+            _refresh_real_index(ws, rels, notice)
+    return sha
+
+
+def _commit_once(ws: Workspace, info: RepoInfo, req: CommitRequest, rels: list[str],
+                 notice: Notice | None) -> str | None:
+    head, head_tree, detached = _read_head(ws)
+    fd, idx = tempfile.mkstemp(prefix="optlog-index-", dir=info.git_dir)
+    os.close(fd)
+    os.unlink(idx)  # git makes it; an empty file is not a valid index
     env = {"GIT_INDEX_FILE": idx}
     try:
-        head = None
-        try:
-            head = _git(ws, "rev-parse", "--verify", "-q", "HEAD").strip() or None
-        except Exception:
-            head = None
         if head:
-            _git(ws, "read-tree", head, env=env)
-        rels = [ws.rel(p) for p in req.paths]
-        if rels:
-            _git(ws, "add", "-A", "--", *rels, env=env)
-        tree = _git(ws, "write-tree", env=env).strip()
-        if head:
-            head_tree = _git(ws, "rev-parse", f"{head}^{{tree}}").strip()
-            if head_tree == tree:
+            run_git(ws.root, "read-tree", head, env=env)
+        present = [r for r in rels if (ws.root / r).exists()]
+        gone = [r for r in rels if r not in present]
+        files = [r for r in present if not (ws.root / r).is_dir()]
+        dirs = [r for r in present if r not in files]
+        if present:
+            refuse_ignored(ws, present)  # ignored and untracked: refused (verbs check before writing)
+        if files:
+            # update-index, not `git add`: add refuses a tracked file under an ignored folder
+            run_git(ws.root, "update-index", "--add", "--remove", "--", *files, env=env)
+        if dirs:
+            run_git(ws.root, "add", "-A", "--", *dirs, env=env)
+        if gone:
+            run_git(ws.root, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", *gone, env=env)
+        tree = run_git(ws.root, "write-tree", env=env).stdout.strip()
+        if tree == head_tree:
+            return None  # nothing changed
+        if req.describe is not None:
+            base = head or run_git(ws.root, "mktree", input="").stdout.strip()
+            diff = run_git(ws.root, "diff-index", "--cached", "--relative", "--no-renames", "--name-status",
+                           base, "--", *rels, env=env).stdout
+            changes = [(ln.split("\t", 1)[0], ln.split("\t", 1)[1]) for ln in diff.splitlines() if "\t" in ln]
+            if not changes:
                 return None
-        env2 = _identity_env(ws)
-        args = ["commit-tree", tree]
-        if head:
-            args += ["-p", head]
-        sha = _git(ws, *args, env=env2, input=message(req)).strip()
-        ref = "HEAD"
-        _git(ws, "update-ref", "-m", f"optlog: {req.subject}", ref, sha, *([head] if head else []))
-        # Keep the user's real index in step for optlog's own paths only, so `git status`
-        # does not show optlog's committed files as staged deletions or changes.
-        if rels:
-            _git(ws, "reset", "-q", "--", *rels)
-        return sha
+            req.describe(req, changes)
     finally:
         try:
             os.unlink(idx)
         except FileNotFoundError:
             pass
+    ident = _identity_env(ws, notice)
+    args = ["commit-tree", tree] + (["-p", head] if head else []) + ["-F", "-"]
+    sha = run_git(ws.root, *args, env=ident, input=message(req)).stdout.strip()
+    old = head or "0" * len(sha)
+    p = run_git(ws.root, *NO_HOOKS, "update-ref", "-m", f"optlog: {req.subject}"[:200], "HEAD", sha, old,
+                check=False)
+    if p.returncode != 0:
+        if _read_head(ws)[0] != head:
+            raise _Retry()
+        raise Failed(f"git update-ref failed: {p.stderr.strip()}", code="git_failed")
+    if detached and notice:
+        notice(f"HEAD is detached: committed {sha[:10]} on the detached HEAD, on no branch "
+               f"(`git switch -c NAME` keeps it on a branch)")
+    return sha
+
+
+def _read_head(ws: Workspace) -> tuple[str | None, str | None, bool]:
+    """(HEAD commit, its tree, detached?) in one call; (None, None, False) on an unborn branch."""
+    p = run_git(ws.root, "rev-parse", "HEAD^{commit}", "HEAD^{tree}", "--symbolic-full-name", "HEAD", "--",
+                check=False)
+    lines = p.stdout.split()
+    if p.returncode != 0 or len(lines) < 3:
+        return None, None, False
+    return lines[0], lines[1], lines[2] == "HEAD"
+
+
+def _refresh_real_index(ws: Workspace, rels: list[str], notice: Notice | None) -> None:
+    """Make the user's index agree with HEAD for optlog's paths only (waits out index.lock)."""
+    delay, deadline = 0.02, time.monotonic() + 10.0
+    while True:
+        p = run_git(ws.root, "reset", "-q", "--", *rels, check=False)
+        if p.returncode == 0:
+            return
+        if "index.lock" not in p.stderr or time.monotonic() > deadline:
+            break
+        time.sleep(delay)
+        delay = min(delay * 2, 0.25)
+    if notice:
+        notice("committed, but git's index could not be refreshed for "
+               f"{', '.join(rels)} ({p.stderr.strip().splitlines()[0] if p.stderr.strip() else 'git reset failed'}); "
+               f"`git status` may list them until you run `git reset -q -- {' '.join(rels)}`")

@@ -134,9 +134,11 @@ def mutate(
 
     with workspace_lock(ctx.ws):
         ld = hypfiles.load(ctx.ws, hid)
+        history.check_trackable(ctx, [ld.path])
         doc = ld.doc.model_copy(deep=True)
         extra = change(doc) or {}
         doc = HypothesisDoc.model_validate(doc.model_dump(mode="json", by_alias=True))
+        hand = history.uncommitted(ctx, [ld.path])  # a hand edit this commit will include
         new_hash, changed = hypfiles.save(ctx.ws, doc, ld.hash)
         if not changed:
             return doc, False
@@ -144,7 +146,9 @@ def mutate(
         with ctx.db.write() as s:
             _index(s, loaded)
         tr = {"Optlog-Event": event, "Optlog-Hypothesis": hid, **(trailers or {}), **extra}
-        history.record(ctx, [ld.path], subject, body, tr)
+        if hand:
+            ctx.notice(f"{', '.join(hand)} had an edit made outside optlog; this commit includes it")
+        history.record(ctx, [ld.path], subject, body, tr, hand_edited=hand)
         return doc, True
 
 
@@ -153,9 +157,10 @@ def create(ctx: Ctx, doc: HypothesisDoc, *, event: str = "hypothesis-add", subje
     from optlog.gitlog import history
     from optlog.store.lock import workspace_lock
 
+    path = ctx.ws.hypothesis_file(doc.id)
+    history.check_trackable(ctx, [path])
     with workspace_lock(ctx.ws):
         new_hash, _ = hypfiles.save(ctx.ws, doc, None)
-        path = ctx.ws.hypothesis_file(doc.id)
         with ctx.db.write() as s:
             _index(s, hypfiles.Loaded(doc, new_hash, hypfiles.mtime_ns(path), path))
         tr = {"Optlog-Event": event, "Optlog-Hypothesis": doc.id}
@@ -164,7 +169,12 @@ def create(ctx: Ctx, doc: HypothesisDoc, *, event: str = "hypothesis-add", subje
         if doc.rivals:
             tr["Optlog-Rivals"] = ",".join(doc.rivals)
         tr.update(trailers or {})
-        history.record(ctx, [path], subject or f"optlog: add hypothesis {doc.id}", body or doc.title, tr)
+        if subject is None:
+            subject = f"optlog: add hypothesis {doc.id}" + (f" (pivot from {doc.parent})" if doc.parent else "")
+        if not body:
+            body = "\n\n".join(x for x in (doc.title, doc.statement and f"Statement: {doc.statement}",
+                                             doc.rationale and f"Rationale: {doc.rationale}") if x)
+        history.record(ctx, [path], subject, body, tr)
     return doc
 
 
@@ -239,7 +249,11 @@ def clear_override(ctx: Ctx, hid: str, why: str) -> HypothesisDoc:
         doc.status = doc.auto_status or "open"
         doc.history.append(StatusChange(at=at, by=ctx.actor, to=doc.status, why=why, kind="manual", **{"from": prev}))
 
-    doc, _ = mutate(ctx, hid, change, event="override", subject=f"optlog: {hid} override cleared", body=why)
+    def change_tr(doc: HypothesisDoc) -> dict[str, str]:
+        change(doc)
+        return {"Optlog-Status": doc.status}
+
+    doc, _ = mutate(ctx, hid, change_tr, event="override", subject=f"optlog: {hid} override cleared", body=why)
     return doc
 
 
@@ -263,7 +277,15 @@ def edit(ctx: Ctx, hid: str, *, title: str | None = None, statement: str | None 
             if r not in doc.rivals:
                 doc.rivals.append(r)
 
-    doc, _ = mutate(ctx, hid, change, event="hypothesis-edit", subject=f"optlog: edit hypothesis {hid}")
+    fields = [n for n, v in (("title", title), ("statement", statement), ("rationale", rationale)) if v is not None]
+    if add_rivals:
+        fields.append("rivals")
+    body = "\n".join(f"{n.capitalize()}: {v}" for n, v in (("title", title), ("statement", statement),
+                                                          ("rationale", rationale)) if v is not None)
+    if add_rivals:
+        body += ("\n" if body else "") + "Rivals added: " + ", ".join(add_rivals)
+    subject = f"optlog: edit hypothesis {hid}" + (f" ({', '.join(fields)})" if fields else "")
+    doc, _ = mutate(ctx, hid, change, event="hypothesis-edit", subject=subject, body=body)
     return doc
 
 

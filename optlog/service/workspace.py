@@ -13,7 +13,8 @@ from optlog.paths import CONFIG_NAME, STATE_DIR, Workspace
 GITIGNORE_LINE = f"/{STATE_DIR}/"
 
 
-def init(path: str | Path | None, plan_prefix: str | None = None, actor: str | None = None) -> dict[str, Any]:
+def init(path: str | Path | None, plan_prefix: str | None = None, actor: str | None = None,
+         on_notice: Any = None) -> dict[str, Any]:
     root = Path(path or ".").resolve()
     if root.exists() and not root.is_dir():
         raise BadInput(f"not a folder: {root}", field="PATH")
@@ -60,6 +61,8 @@ def init(path: str | Path | None, plan_prefix: str | None = None, actor: str | N
     from optlog.service.context import Ctx
 
     ctx = Ctx(ws, actor)
+    if on_notice is not None:
+        ctx.on_notice = on_notice  # type: ignore[attr-defined]
     paths = [ws.config_file, gi] + [root / d / ".gitkeep" for d in ("hypotheses", "reports", "runs", prefix)]
     sha = history.record(ctx, [p for p in paths if p.exists()], "optlog: init workspace", "",
                          {"Optlog-Event": "init"}) if created else None

@@ -1,0 +1,156 @@
+"""plan add|list|show|set|render|import, and report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from optlog.cli.main import emit, service_ctx
+
+
+@click.group("plan")
+def plan() -> None:
+    """Ranked improvement plans; the ranking follows the verdicts."""
+
+
+@plan.command("add")
+@click.argument("title")
+@click.option("--gain", required=True, metavar="LOW-HIGH%", help="Predicted gain range in percent, e.g. 10-30%.")
+@click.option("--effort", required=True, metavar="S|M|L", help="Effort: S (÷1), M (÷3), L (÷8).")
+@click.option("--confidence", required=True, metavar="F", help="Confidence in the gain, 0 to 1.")
+@click.option("--needs", "needs", multiple=True, metavar="HYP", help="A hypothesis the plan rests on (repeatable).")
+@click.option("--rationale", metavar="T", help="Why this should help.")
+@click.option("--step", "steps", multiple=True, metavar="T", help="A step (repeatable, in order).")
+@click.option("--risk", "risks", multiple=True, metavar="T", help="A risk (repeatable).")
+@click.option("--validation", metavar="SPEC", help="How it will be validated (a run spec or a description).")
+def plan_add(title: str, gain: str, effort: str, confidence: str, needs: tuple[str, ...], rationale: str | None,
+             steps: tuple[str, ...], risks: tuple[str, ...], validation: str | None) -> None:
+    """Add an improvement plan (recorded; `plan render` writes and commits the files)."""
+    from optlog.service import plans
+
+    ctx = service_ctx()
+    res = plans.add(ctx, title, gain=gain, effort=effort, confidence=confidence, needs=needs, rationale=rationale,
+                    steps=steps, risks=risks, validation=validation)
+    emit(res, lambda r: f"added plan {r['id']:02d} (rank {r['rank']}, score {r['score']:.2f}): {r['reason']}")
+
+
+def _list_human(d: dict[str, Any]) -> str:
+    from optlog.cli.render import glyph, table
+    from optlog.core.plans import calibration_line, fmt_gain, fmt_pct
+
+    if not d["plans"]:
+        return "no plans"
+    rows = []
+    for p in d["plans"]:
+        needs = " ".join(f"{glyph(n['status'])}{n['id']}" for n in p["needs_status"]) or "-"
+        measured = f" → {fmt_pct(p['measured_gain'])}" if p["measured_gain"] is not None else ""
+        rows.append([p["rank"] if p["rank"] is not None else "-", f"{p['id']:02d}", f"{p['score']:.2f}",
+                     fmt_gain(*p["gain"]) + measured, p["effort"], f"{p['confidence']:g}", p["status"], needs,
+                     p["title"][:60]])
+    out = [table(rows, ["rank", "id", "score", "gain", "eff", "conf", "status", "needs", "title"])]
+    notes = [f"  {p['id']:02d}: {p['reason']}" for p in d["plans"] if p["weight"] < 1]
+    if notes:
+        out.append("why lowered:")
+        out += notes
+    out.append(calibration_line(d["calibration"]))
+    return "\n".join(out)
+
+
+@plan.command("list")
+@click.option("--status", metavar="S", help="proposed|in_progress|done|dropped")
+def plan_list(status: str | None) -> None:
+    """Plans in rank order, with how well past predictions held."""
+    from optlog.service import plans
+
+    ctx = service_ctx()
+    emit(plans.list_(ctx, status), _list_human)
+
+
+def _show_human(p: dict[str, Any]) -> str:
+    from optlog.core.plans import fmt_gain, fmt_pct
+
+    out = [f"plan {p['id']:02d}: {p['title']}",
+           f"rank {p['rank'] if p['rank'] is not None else '-'}  score {p['score']:.2f}  gain {fmt_gain(*p['gain'])}  "
+           f"effort {p['effort']}  confidence {p['confidence']:g}  status {p['status']}"
+           + (f"  measured {fmt_pct(p['measured_gain'])}" if p["measured_gain"] is not None else ""),
+           f"why: {p['reason']}"]
+    for n in p["needs_status"]:
+        out.append(f"  needs {n['id']} ({n['status']})")
+    if p.get("rationale"):
+        out.append(f"rationale: {p['rationale']}")
+    for i, s in enumerate(p.get("steps") or [], 1):
+        out.append(f"  {i}. {s}")
+    for r in p.get("risks") or []:
+        out.append(f"  risk: {r}")
+    if p.get("validation"):
+        out.append(f"validation: {p['validation']}")
+    out.append(f"file: {p['file']}")
+    return "\n".join(out)
+
+
+@plan.command("show")
+@click.argument("pid", metavar="ID")
+def plan_show(pid: str) -> None:
+    """Show one plan with its score, reason and needs."""
+    from optlog.service import plans
+
+    ctx = service_ctx()
+    emit(plans.show(ctx, pid), _show_human)
+
+
+@plan.command("set")
+@click.argument("pid", metavar="ID")
+@click.option("--status", metavar="S", help="proposed|in_progress|done|dropped")
+@click.option("--measured-gain", "measured", metavar="P", help="The gain measured when done, in percent.")
+@click.option("--why", metavar="T", help="The reason.")
+def plan_set(pid: str, status: str | None, measured: str | None, why: str | None) -> None:
+    """Change a plan's status; record the gain measured beside the predicted one."""
+    from optlog.service import plans
+
+    ctx = service_ctx()
+    emit(plans.set_(ctx, pid, status, measured, why), _show_human)
+
+
+@plan.command("render")
+def plan_render() -> None:
+    """Write <prefix>/<prefix>-NN.md and <prefix>/README.md, and commit them."""
+    from optlog.service import plans
+
+    ctx = service_ctx()
+    res = plans.render(ctx)
+
+    def human(r: dict[str, Any]) -> str:
+        if not r["commit"]:
+            return f"{len(r['files'])} file(s) up to date; nothing to commit"
+        return f"rendered {len(r['changed'])} changed file(s) of {len(r['files'])}; commit {r['commit'][:10]}"
+
+    emit(res, human)
+
+
+@plan.command("import")
+@click.option("--replace", is_flag=True, help="Overwrite records the files also hold.")
+def plan_import(replace: bool) -> None:
+    """Rebuild plan records from the plan files' front matter (a fresh clone)."""
+    from optlog.service import plans
+
+    ctx = service_ctx()
+    res = plans.import_(ctx, replace)
+    emit(res, lambda r: f"imported {len(r['imported'])} plan(s), skipped {len(r['skipped'])} already present")
+
+
+@click.command("report")
+@click.option("--out", metavar="FILE", help="Where to write (default reports/report-YYYYMMDD-HHMM.md).")
+@click.option("--no-commit", is_flag=True, help="Write the files but do not commit them.")
+def report_cmd(out: str | None, no_commit: bool) -> None:
+    """Write a session report (markdown with SVG plots) and commit it."""
+    from optlog.service import report
+
+    ctx = service_ctx()
+    res = report.write(ctx, out, commit=not no_commit)
+
+    def human(r: dict[str, Any]) -> str:
+        extra = f"; commit {r['commit'][:10]}" if r.get("commit") else ""
+        return f"wrote {r['file']}" + (f" and {len(r['plots'])} plot(s)" if r["plots"] else "") + extra
+
+    emit(res, human)

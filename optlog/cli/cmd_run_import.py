@@ -1,0 +1,40 @@
+"""run import: peer benchmark result files (SGLang, vLLM, AIPerf/genai-perf, GuideLLM, JSON) → runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from optlog.cli.main import emit, service_ctx
+
+FORMAT_NAMES = ("sglang", "sglang-one-batch", "vllm", "aiperf", "genai-perf", "guidellm", "json", "optlog")
+
+
+def _human(d: dict[str, Any]) -> str:
+    from optlog.cli.cmd_run import _list_human
+
+    n = len(d["runs"])
+    head = f"imported {n} run{'s' if n != 1 else ''}"
+    return head + "\n" + _list_human(d) if n else head
+
+
+def register(group: click.Group) -> None:
+    @group.command("import")
+    @click.argument("files", nargs=-1, required=True, metavar="FILE…")
+    @click.option("--format", "fmt", type=click.Choice(FORMAT_NAMES), default=None,
+                  help="The tool that wrote the files (default: detected from the content).")
+    @click.option("--key-map", "key_map", multiple=True, metavar="NAME=PATH",
+                  help="Take metric NAME (or label.NAME) from the dotted PATH of each result (repeatable).")
+    @click.option("--label", "labels", multiple=True, metavar="K=V", help="A label for every imported run; wins over the file's (repeatable).")
+    @click.option("--hypothesis", metavar="ID", help="Attach the runs as evidence to this hypothesis.")
+    def run_import(files: tuple[str, ...], fmt: str | None, key_map: tuple[str, ...], labels: tuple[str, ...],
+                   hypothesis: str | None) -> None:
+        """Import result files: one run per JSONL line, per GuideLLM benchmark, per AIPerf file.
+
+        Nothing is written unless every file parses.
+        """
+        from optlog.service import imports
+
+        ctx = service_ctx()
+        emit(imports.import_files(ctx, files, fmt, key_map, labels, hypothesis), _human)

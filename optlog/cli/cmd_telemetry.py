@@ -1,0 +1,119 @@
+"""telemetry sample, calibrate."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import threading
+from typing import Any
+
+import click
+
+from optlog.cli.main import emit, notice, service_ctx
+from optlog.errors import BadInput, Failed
+
+
+@click.group("telemetry")
+def telemetry() -> None:
+    """GPU telemetry: what the sampler beside every launched run reads."""
+
+
+def _print(samples: list[dict[str, Any]]) -> None:
+    out = sys.stdout
+    for s in samples:
+        out.write(json.dumps(s, separators=(",", ":")) + "\n")
+    out.flush()
+
+
+@telemetry.command("sample")
+@click.option("--interval", "interval", type=float, default=0.5, show_default=True, help="Seconds between samples.")
+@click.option("--count", type=int, default=None, help="Stop after N samples (default: until interrupted).")
+@click.option("--gpus", default=None, metavar="LIST", help="NVML indices or UUIDs (default: CUDA_VISIBLE_DEVICES, else all).")
+@click.option("--source", type=click.Choice(["auto", "nvml", "nvidia-smi"]), default="auto", show_default=True)
+@click.option("--no-gpm", is_flag=True, help="Do not read GPM metrics.")
+@click.option("--gpm-interval", type=float, default=2.0, show_default=True,
+              help="Seconds per GPM window (≥ 0.1; each read costs ~2.4 ms of CPU on an H200).")
+def sample_cmd(interval: float, count: int | None, gpus: str | None, source: str, no_gpm: bool,
+               gpm_interval: float) -> None:
+    """Print samples as JSON lines, one per GPU per sample (no workspace needed: runs on remote hosts)."""
+    if interval <= 0:
+        raise BadInput("--interval must be > 0", field="--interval")
+    if count is not None and count < 1:
+        raise BadInput("--count must be at least 1", field="--count")
+    if source in ("auto", "nvml"):
+        from optlog.telemetry.nvml import NvmlSampler, NvmlUnavailable
+
+        s = NvmlSampler(gpus=gpus, interval_s=interval, gpm=not no_gpm, notice=notice, gpm_interval_s=gpm_interval,
+                        energy_every_s=max(interval, 5.0))
+        try:
+            s.open()
+        except NvmlUnavailable as e:
+            if source == "nvml" or shutil.which("nvidia-smi") is None:
+                raise Failed(f"no GPU telemetry here: {e}") from None
+            notice(f"telemetry: NVML not usable ({e}); falling back to nvidia-smi")
+        else:
+            try:
+                s.loop(_print, threading.Event(), count=count)
+            except KeyboardInterrupt:
+                pass
+            finally:
+                s.close()
+            return
+    _smi_stream(interval, count, gpus)
+
+
+def _smi_stream(interval: float, count: int | None, gpus: str | None) -> None:
+    from optlog.telemetry import smi
+
+    if shutil.which("nvidia-smi") is None:
+        raise Failed("nvidia-smi is not on PATH")
+    try:
+        help_text = subprocess.run(["nvidia-smi", "--help-query-gpu"], capture_output=True, text=True, timeout=20).stdout
+        fields = smi.query_fields(smi.help_fields(help_text) or None)
+    except Exception:
+        fields = smi.QUERY_SAFE
+    notice(smi.missing_notice(fields, gpm=False))
+    p = subprocess.Popen(smi.query_cmd(int(interval * 1000), fields, gpus), stdout=subprocess.PIPE, text=True)
+    n = 0
+    try:
+        assert p.stdout is not None
+        for line in p.stdout:
+            s = smi.parse_query_line(line, fields)
+            if s is None:
+                continue
+            _print([s])
+            n += 1
+            if count is not None and n >= count:
+                break
+    finally:
+        p.terminate()
+        p.wait(timeout=5)
+
+
+@click.command("calibrate")
+@click.option("--quick", is_flag=True, help="Smaller problems (seconds, less precise).")
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True)
+@click.option("--dry-run", is_flag=True, help="Measure and print, write nothing.")
+def calibrate_cmd(quick: bool, device: str, dry_run: bool) -> None:
+    """Measure this machine's ceilings (matmul TFLOP/s per dtype, memory bandwidth, GPU links) into optlog.yaml."""
+    from optlog.service.calibrate import calibrate
+
+    ctx = service_ctx()
+    res = calibrate(ctx, quick=quick, device=device, dry_run=dry_run)
+
+    def human(r: dict[str, Any]) -> str:
+        m = r["measured"]
+        out = [f"{m['kind']} ({m.get('device')}, {m.get('count')} device(s), {m.get('backend')}):"]
+        out += [f"  peak {dt:<5} {v:>10.4g} TFLOP/s" for dt, v in m["peak_tflops"].items()]
+        out.append(f"  memory bandwidth {m['mem_bw_gbps']:.1f} GB/s")
+        if m.get("p2p_gbps"):
+            out.append("  copy GB/s (row → column):")
+            out += ["    " + " ".join(f"{x:>8}" for x in row) for row in m["p2p_gbps"]]
+        if m.get("allreduce_busbw_gbps") is not None:
+            out.append(f"  allreduce bus bandwidth {m['allreduce_busbw_gbps']} GB/s")
+        out.append(("written to " if r["written"] else "not written (--dry-run): ") + r["file"])
+        return "\n".join(out)
+
+    emit(res, human)

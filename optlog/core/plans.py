@@ -1,0 +1,272 @@
+"""Improvement plans: parsing their numbers, ranking them by what has been learned, calibration.
+
+Pure: no I/O. The service hands in plan records (dicts) and the hypothesis documents they need; the
+ranking is computed at read time every time, so a verdict or an invalidation shows on the next
+`plan list` or `plan render` without any cache to refresh.
+
+score = midpoint of the gain range (percent) × confidence ÷ effort weight (S 1, M 3, L 8)
+        × weight of the needed hypotheses: all confirmed → 1; any open, testing, inconclusive,
+          superseded or missing → 0.5; any falsified → 0.1 (falsified wins over open).
+Only proposed and in-progress plans get a rank; ties are broken by id (the older plan first).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from optlog.errors import BadInput
+
+EFFORT_WEIGHT: dict[str, int] = {"S": 1, "M": 3, "L": 8}
+PLAN_STATUSES: tuple[str, ...] = ("proposed", "in_progress", "done", "dropped")
+ACTIVE: tuple[str, ...] = ("proposed", "in_progress")
+W_CONFIRMED, W_OPEN, W_FALSIFIED = 1.0, 0.5, 0.1
+
+_NUM = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)"
+_GAIN_RE = re.compile(rf"^\s*({_NUM})\s*%?\s*(?:(?:-|–|—|\.\.|to)\s*({_NUM})\s*%?)?\s*$")
+GAIN_LIMIT = 100_000.0  # percent; beyond this a number is a typo
+
+
+# ---------------------------------------------------------------- parsing input
+
+
+def parse_gain(text: str, field: str = "--gain") -> tuple[float, float]:
+    """`10-30%`, `10–30`, `10..30%`, `15%` (a point), `-5-10%` → (low, high) in percent."""
+    m = _GAIN_RE.match(str(text))
+    if not m:
+        raise BadInput(f"expected a gain range like 10-30% (percent), got {text!r}", field=field)
+    lo = float(m.group(1))
+    hi = float(m.group(2)) if m.group(2) is not None else lo
+    for v in (lo, hi):
+        if not math.isfinite(v) or abs(v) > GAIN_LIMIT:
+            raise BadInput(f"gain {v:g}% is out of range (|gain| ≤ {GAIN_LIMIT:g}%)", field=field)
+    if lo > hi:
+        raise BadInput(f"the low end of the gain range ({lo:g}%) is above the high end ({hi:g}%)", field=field)
+    return lo, hi
+
+
+def parse_percent(text: Any, field: str = "--measured-gain") -> float:
+    s = str(text).strip().rstrip("%").strip()
+    try:
+        v = float(s)
+    except ValueError:
+        raise BadInput(f"expected a percentage like 28 or -12.5%, got {text!r}", field=field) from None
+    if not math.isfinite(v) or abs(v) > GAIN_LIMIT:
+        raise BadInput(f"{text!r} is out of range (|gain| ≤ {GAIN_LIMIT:g}%)", field=field)
+    return v
+
+
+def parse_effort(text: str, field: str = "--effort") -> str:
+    e = str(text).strip().upper()
+    if e not in EFFORT_WEIGHT:
+        raise BadInput(f"unknown effort {text!r}; one of S, M, L", field=field)
+    return e
+
+
+def parse_confidence(text: Any, field: str = "--confidence") -> float:
+    s = str(text).strip()
+    pct = s.endswith("%")
+    try:
+        v = float(s.rstrip("%"))
+    except ValueError:
+        raise BadInput(f"expected a confidence between 0 and 1, got {text!r}", field=field) from None
+    if pct:
+        v /= 100.0
+    if not math.isfinite(v) or not 0.0 <= v <= 1.0:
+        raise BadInput(f"confidence must be between 0 and 1, got {text!r}", field=field)
+    return v
+
+
+def check_status(s: str, field: str = "--status") -> str:
+    if s not in PLAN_STATUSES:
+        raise BadInput(f"unknown plan status {s!r}; one of {', '.join(PLAN_STATUSES)}", field=field)
+    return s
+
+
+# ---------------------------------------------------------------- formatting
+
+
+def fmt_pct(v: float | None) -> str:
+    if v is None:
+        return "–"
+    return f"{v:+g}%" if v < 0 else f"{v:g}%"
+
+
+def fmt_gain(lo: float, hi: float) -> str:
+    return f"{lo:g}%" if lo == hi else f"{lo:g}–{hi:g}%"
+
+
+def fmt_ratio(v: float) -> str:
+    return f"{v:.2f}"
+
+
+def _day(at: Any) -> str:
+    return str(at or "")[:10] or "undated"
+
+
+def selector_name(sel: Any) -> str:
+    """A group selector as a reader names it: `{config: tp4pp2}` → `tp4pp2`."""
+    if isinstance(sel, dict):
+        if len(sel) == 1:
+            return str(next(iter(sel.values())))
+        return ",".join(f"{k}={v}" for k, v in sel.items())
+    return str(sel) if sel not in (None, "") else "?"
+
+
+# ---------------------------------------------------------------- reading hypothesis docs
+
+
+def _get(obj: Any, key: str, default: Any = None) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(key, default)
+    v = getattr(obj, key, default)
+    if v is default and hasattr(obj, "model_extra") and isinstance(getattr(obj, "model_extra", None), dict):
+        return obj.model_extra.get(key, default)
+    return v
+
+
+def _num(v: Any) -> float | None:
+    if isinstance(v, bool) or v is None:
+        return None
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def verdict_ratio_phrase(doc: Any, verdict: Any) -> str | None:
+    """`tp4pp2 0.30–0.47× tp8` from a verdict's per-level ratios (the failing predictions first)."""
+    preds = _get(verdict, "predictions") or []
+    if not isinstance(preds, list):
+        return None
+    chosen = [p for p in preds if isinstance(p, dict) and p.get("status") in ("falsified", "confirmed")]
+    chosen = chosen or [p for p in preds if isinstance(p, dict)]
+    fals = [p for p in chosen if p.get("status") == "falsified"]
+    for p in (fals or chosen):
+        ratios = [r for r in (_num(lv.get("ratio")) for lv in (p.get("levels") or []) if isinstance(lv, dict)) if r is not None]
+        if not ratios:
+            continue
+        a_sel, b_sel = p.get("a"), p.get("b")
+        if (a_sel is None or b_sel is None) and doc is not None:
+            for dp in _get(doc, "predictions") or []:
+                if _get(dp, "id") == p.get("id"):
+                    a_sel = a_sel if a_sel is not None else _get(dp, "a")
+                    b_sel = b_sel if b_sel is not None else _get(dp, "b")
+        lo, hi = min(ratios), max(ratios)
+        span = fmt_ratio(lo) if fmt_ratio(lo) == fmt_ratio(hi) else f"{fmt_ratio(lo)}–{fmt_ratio(hi)}"
+        return f"{selector_name(a_sel)} {span}× {selector_name(b_sel)}"
+    return None
+
+
+def need_info(hid: str, doc: Any | None) -> dict[str, Any]:
+    """Status of one needed hypothesis, its weight, and a one-line reason citing what decided it."""
+    if doc is None:
+        return {"id": hid, "title": None, "status": "missing", "weight": W_OPEN,
+                "reason": f"waits on {hid} (missing: no hypothesis file)", "decided_at": None}
+    status = doc.effective_status() if hasattr(doc, "effective_status") else str(_get(doc, "status") or "open")
+    title = _get(doc, "title")
+    override = _get(doc, "override")
+    verdicts = list(_get(doc, "verdicts") or [])
+    at: str | None = None
+    why = ""
+    if override is not None and _get(override, "status") == status:
+        at, why = _get(override, "at"), str(_get(override, "why") or "")
+        last = verdicts[-1] if verdicts else None
+        phrase = verdict_ratio_phrase(doc, last) if last is not None and _get(last, "status") == status else None
+    else:
+        same = [v for v in verdicts if _get(v, "status") == status]
+        last = same[-1] if same else (verdicts[-1] if verdicts else None)
+        phrase = None
+        if last is not None:
+            at, why = _get(last, "at"), str(_get(last, "summary") or "")
+            phrase = verdict_ratio_phrase(doc, last)
+    why = " ".join(why.split())
+    if phrase and why and phrase not in why:
+        detail = f"{phrase}; {why}"
+    else:
+        detail = why or phrase or ""
+    if status == "confirmed":
+        weight = W_CONFIRMED
+        reason = f"rests on {hid}, confirmed {_day(at)}" + (f": {detail}" if detail else "")
+    elif status == "falsified":
+        weight = W_FALSIFIED
+        reason = f"rests on {hid}, falsified {_day(at)}: {detail or 'no reason recorded'}"
+    else:
+        weight = W_OPEN
+        reason = f"waits on {hid} ({status})"
+    return {"id": hid, "title": title, "status": status, "weight": weight, "reason": reason, "decided_at": at}
+
+
+def needs_weight(infos: list[dict[str, Any]]) -> tuple[float, str]:
+    """The weight of a plan's needs and the reason a reader is shown."""
+    if not infos:
+        return W_CONFIRMED, "needs no hypothesis"
+    fals = [i for i in infos if i["status"] == "falsified"]
+    if fals:
+        return W_FALSIFIED, "; ".join(i["reason"] for i in fals)
+    pending = [i for i in infos if i["status"] != "confirmed"]
+    if pending:
+        return W_OPEN, "waits on " + ", ".join(f"{i['id']} ({i['status']})" for i in pending)
+    return W_CONFIRMED, "; ".join(i["reason"] for i in infos)
+
+
+# ---------------------------------------------------------------- ranking
+
+
+def base_score(low: float, high: float, confidence: float, effort: str) -> float:
+    return (low + high) / 2.0 * confidence / EFFORT_WEIGHT[effort]
+
+
+def evaluate(plans: list[dict[str, Any]], docs: dict[str, Any]) -> list[dict[str, Any]]:
+    """Score and rank plan records against the hypotheses they need.
+
+    Returns new dicts (the input is not changed) in display order: ranked active plans first, then
+    done, then dropped, each by id."""
+    out: list[dict[str, Any]] = []
+    for p in plans:
+        infos = [need_info(h, docs.get(h)) for h in p.get("needs") or []]
+        weight, reason = needs_weight(infos)
+        score = round(base_score(p["gain_low"], p["gain_high"], p["confidence"], p["effort"]) * weight, 6)
+        v = dict(p)
+        v.update(needs_info=infos, weight=weight, score=score, reason=reason, rank=None)
+        out.append(v)
+    active = sorted((v for v in out if v["status"] in ACTIVE), key=lambda v: (-v["score"], v["id"]))
+    for i, v in enumerate(active, 1):
+        v["rank"] = i
+    order = {"done": 1, "dropped": 2}
+    rest = sorted((v for v in out if v["status"] not in ACTIVE), key=lambda v: (order.get(v["status"], 3), v["id"]))
+    return active + rest
+
+
+def calibration(plans: list[dict[str, Any]]) -> dict[str, Any]:
+    """How well past predictions held: plans with a measured gain (done, or tried and dropped)."""
+    rows = []
+    for p in sorted(plans, key=lambda p: p["id"]):
+        m = p.get("measured_gain")
+        if m is None:
+            continue
+        lo, hi = p["gain_low"], p["gain_high"]
+        mid = (lo + hi) / 2.0
+        rows.append({"id": p["id"], "status": p["status"], "predicted": [lo, hi], "measured": m,
+                     "inside": lo <= m <= hi, "ratio": (m / mid) if mid else None})
+    n = len(rows)
+    inside = sum(1 for r in rows if r["inside"])
+    ratios = [r["ratio"] for r in rows if r["ratio"] is not None]
+    return {
+        "n": n,
+        "inside": inside,
+        "fraction_inside": (inside / n) if n else None,
+        "mean_ratio": (sum(ratios) / len(ratios)) if ratios else None,
+        "plans": rows,
+    }
+
+
+def calibration_line(cal: dict[str, Any]) -> str:
+    if not cal["n"]:
+        return "calibration: no plan has a measured gain yet"
+    mr = cal["mean_ratio"]
+    mr_s = f"{mr:.2f}" if mr is not None else "–"
+    return (f"calibration: {cal['inside']} of {cal['n']} measured plans fell inside the predicted range "
+            f"({cal['fraction_inside']:.0%}); mean measured ÷ predicted midpoint {mr_s}")

@@ -1,0 +1,318 @@
+"""What a session report says, computed from plain data (no I/O): the timeline, the comparison
+tables with ratios, the telemetry and energy summaries, the series the plots draw.
+
+Runs come in as dicts {id, status, created_at, invalidated, invalid_reason, hypothesis, note,
+labels, metrics}; hypotheses as HypothesisDoc (read defensively: the verdict structure may grow).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from typing import Any
+
+from optlog.core import labels as L
+
+THROUGHPUT_METRICS = ("total_token_throughput", "output_throughput", "input_throughput", "request_throughput")
+LATENCY_METRICS = ("median_ttft_ms", "median_tpot_ms", "p99_ttft_ms", "p99_tpot_ms", "median_itl_ms",
+                   "median_e2e_latency_ms")
+TELEMETRY_PREFIXES = ("gpu_power_w", "gpu_power_frac", "energy_j", "tokens_per_joule", "gpu_util", "sm_clock_mhz",
+                      "mem_used_gib", "gpu_temp_c", "pcie_rx_gbps", "pcie_tx_gbps", "nvlink_gbps", "sm_occupancy",
+                      "sm_active", "tensor_active", "dram_bw_util", "throttle")
+# Labels that name the configuration and the load point; the rest describe the workload.
+SHAPE_LABELS = ("config", "concurrency", "repeat", "tp", "pp", "ep", "dp", "gpus")
+KIND_ORDER = {"hypothesis": 0, "prediction": 1, "runs": 2, "note": 3, "verdict": 4, "override": 5, "plan": 6}
+
+
+def _c(r: dict[str, Any], key: str) -> str:
+    """A run's label as canonical text (labels read from the database are canonical already)."""
+    v = r["labels"][key]
+    return v if isinstance(v, str) else L.canonical(v)
+
+
+def is_telemetry(name: str) -> bool:
+    return name.startswith(TELEMETRY_PREFIXES)
+
+
+def _get(obj: Any, key: str, default: Any = None) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(key, default)
+    return getattr(obj, key, default)
+
+
+def median(xs: list[float]) -> float:
+    return float(statistics.median(xs))
+
+
+def usable(r: dict[str, Any]) -> bool:
+    return r.get("status") == "succeeded" and not r.get("invalidated")
+
+
+# ---------------------------------------------------------------- timeline
+
+
+RUN_GROUP_GAP_S = 600.0  # runs further apart than this start a new timeline entry
+
+
+def _gap_s(a: Any, b: Any) -> float:
+    from optlog.core.timeutil import parse_iso
+
+    try:
+        return (parse_iso(str(b)) - parse_iso(str(a))).total_seconds()
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _summarise_labels(runs: list[dict[str, Any]], max_values: int = 5) -> str:
+    vals: dict[str, list[Any]] = {}
+    for r in runs:
+        for k, v in r["labels"].items():
+            lst = vals.setdefault(k, [])
+            if v not in lst:
+                lst.append(v)
+    parts = []
+    for k, vs in vals.items():
+        if k == "repeat":
+            continue
+        vs = sorted(vs, key=L.sort_key)
+        shown = ", ".join(str(v) for v in vs[:max_values])
+        more = f", … (+{len(vs) - max_values})" if len(vs) > max_values else ""
+        parts.append(f"{k}={shown}{more}")
+    return "; ".join(parts)
+
+
+def timeline(docs: dict[str, Any], runs: list[dict[str, Any]], notes: list[dict[str, Any]],
+             plans: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Events in time order; consecutive runs fold into one entry."""
+    ev: list[tuple[str, int, str, dict[str, Any]]] = []
+
+    def add(at: Any, kind: str, key: str, **kw: Any) -> None:
+        ev.append((str(at or ""), KIND_ORDER.get(kind, 9), key, {"at": str(at or ""), "kind": kind, **kw}))
+
+    for hid in sorted(docs):
+        d = docs[hid]
+        par = _get(d, "parent")
+        rivals = list(_get(d, "rivals") or [])
+        txt = f"{hid} added: {_get(d, 'title')}"
+        if par:
+            txt += f" (pivot from {par})"
+        if rivals:
+            txt += f" (rival of {', '.join(rivals)})"
+        add(_get(d, "created"), "hypothesis", hid, text=txt, by=_get(d, "created_by"))
+        for p in _get(d, "predictions") or []:
+            metric = _get(p, "metric")
+            add(_get(p, "created") or _get(d, "created"), "prediction", f"{hid}/{_get(p, 'id')}",
+                text=f"{hid}: prediction {_get(p, 'id')}: {_get(p, 'expect')}" + (f" on {metric}" if metric else ""),
+                by=None)
+        for i, v in enumerate(_get(d, "verdicts") or []):
+            summ = _get(v, "summary") or ""
+            add(_get(v, "at"), "verdict", f"{hid}/{i:06d}", text=f"{hid} → {_get(v, 'status')}" + (f": {summ}" if summ else ""),
+                by=_get(v, "by"))
+        for i, h in enumerate(_get(d, "history") or []):
+            if _get(h, "kind", "manual") != "manual":
+                continue
+            frm = _get(h, "from_") or _get(h, "from")
+            add(_get(h, "at"), "override", f"{hid}/{i:06d}",
+                text=f"{hid} {frm or '?'} → {_get(h, 'to')} (by hand): {_get(h, 'why')}", by=_get(h, "by"))
+    for n in notes:
+        txt = n["text"] + (f" <{n['link']}>" if n.get("link") else "")
+        if n.get("hypothesis"):
+            txt = f"[{n['hypothesis']}] {txt}"
+        add(n.get("created_at"), "note", f"{n['id']:012d}", text=txt, by=n.get("by"), link=n.get("link"))
+    for p in plans:
+        add(p.get("created_at"), "plan", f"{p['id']:06d}",
+            text=f"plan {p['id']:02d} proposed: {p['title']} ({p['gain_low']:g}–{p['gain_high']:g}%, effort {p['effort']})",
+            by=None)
+        for i, h in enumerate(p.get("history") or []):
+            mg = h.get("measured_gain")
+            txt = f"plan {p['id']:02d} {h.get('from')} → {h.get('to')}"
+            if mg is not None:
+                txt += f", measured {mg:g}% (predicted {p['gain_low']:g}–{p['gain_high']:g}%)"
+            if h.get("why"):
+                txt += f": {h['why']}"
+            add(h.get("at"), "plan", f"{p['id']:06d}/{i:06d}", text=txt, by=h.get("by"))
+    for r in runs:
+        at = str(r.get("created_at") or "")
+        ev.append((at, KIND_ORDER["runs"], f"{r['id']:012d}", {"at": at, "kind": "runs", "run": r}))
+    ev.sort(key=lambda e: (e[0], e[1], e[2]))
+    out: list[dict[str, Any]] = []
+    pending: list[dict[str, Any]] = []
+
+    def flush() -> None:
+        if not pending:
+            return
+        ids = [r["id"] for r in pending]
+        span = f"run {ids[0]}" if len(ids) == 1 else f"runs {ids[0]}–{ids[-1]}" if ids == list(range(ids[0], ids[-1] + 1)) else f"{len(ids)} runs"
+        hyps = sorted({r["hypothesis"] for r in pending if r.get("hypothesis")})
+        bad = sum(1 for r in pending if r.get("invalidated"))
+        txt = f"{span} ({len(ids)} recorded"
+        if bad:
+            txt += f", {bad} later invalidated"
+        txt += ")"
+        lab = _summarise_labels(pending)
+        if lab:
+            txt += f": {lab}"
+        if hyps:
+            txt += f" → evidence for {', '.join(hyps)}"
+        out.append({"at": pending[0]["created_at"], "kind": "runs", "text": txt, "by": None, "run_ids": ids})
+        pending.clear()
+
+    for _, _, _, e in ev:
+        if e["kind"] == "runs":
+            if pending and _gap_s(pending[-1].get("created_at"), e["run"].get("created_at")) > RUN_GROUP_GAP_S:
+                flush()
+            pending.append(e["run"])
+            continue
+        flush()
+        out.append(e)
+    flush()
+    return out
+
+
+# ---------------------------------------------------------------- comparisons
+
+
+def family_key(labels: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The workload a run belongs to: its labels outside the configuration and load point."""
+    return tuple(sorted((k, v if isinstance(v, str) else L.canonical(v)) for k, v in labels.items() if k not in SHAPE_LABELS))
+
+
+def family_name(key: tuple[tuple[str, str], ...]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in key) or "all runs"
+
+
+def config_runs(runs: list[dict[str, Any]]) -> dict[tuple[tuple[str, str], ...], list[dict[str, Any]]]:
+    """Usable runs that have both `config` and `concurrency`, by workload family (first seen first)."""
+    fams: dict[tuple[tuple[str, str], ...], list[dict[str, Any]]] = {}
+    for r in runs:
+        if not usable(r) or "config" not in r["labels"] or "concurrency" not in r["labels"]:
+            continue
+        fams.setdefault(family_key(r["labels"]), []).append(r)
+    return fams
+
+
+def configs_in_order(runs: list[dict[str, Any]]) -> list[str]:
+    seen: list[str] = []
+    for r in runs:
+        c = _c(r, "config")
+        if c not in seen:
+            seen.append(c)
+    return seen
+
+
+def grid(runs: list[dict[str, Any]], metric: str) -> tuple[list[str], list[Any], dict[tuple[str, str], dict[str, Any]]]:
+    """Medians of `metric` by (config, concurrency): configs in first-seen order (the first is the
+    baseline the ratios divide by), levels sorted as numbers."""
+    cells: dict[tuple[str, str], list[float]] = defaultdict(list)
+    lv_vals: dict[str, Any] = {}
+    configs: list[str] = []
+    for r in runs:
+        v = r["metrics"].get(metric)
+        if v is None:
+            continue
+        c = _c(r, "config")
+        lv = _c(r, "concurrency")
+        if lv not in lv_vals:
+            lv_vals[lv] = r["labels"]["concurrency"]
+        if c not in configs:
+            configs.append(c)
+        cells[(c, lv)].append(v)
+    levels = sorted(lv_vals, key=L.sort_key)
+    out = {k: {"median": median(v), "n": len(v)} for k, v in cells.items()}
+    return configs, [lv_vals[x] for x in levels], out
+
+
+def gpu_count(labels: dict[str, Any], default: int | None) -> int | None:
+    g = L.as_number(labels.get("gpus"))
+    if g:
+        return int(g)
+    prod = 1
+    found = False
+    for k in ("tp", "pp", "dp"):
+        n = L.as_number(labels.get(k))
+        if n:
+            prod *= int(n)
+            found = True
+    return prod if found else default
+
+
+def per_user_per_gpu(runs: list[dict[str, Any]], default_gpus: int | None) -> dict[str, list[tuple[float, float, Any]]]:
+    """Per config: points (per-user output tok/s, per-GPU output tok/s, concurrency), by concurrency."""
+    acc: dict[str, dict[str, list[tuple[float, float]]]] = defaultdict(lambda: defaultdict(list))
+    lv_raw: dict[str, Any] = {}
+    gcache: dict[tuple[Any, ...], int | None] = {}
+    for r in runs:
+        m, lab = r["metrics"], r["labels"]
+        out_tp = m.get("output_throughput")
+        if out_tp is None:
+            continue
+        users = m.get("mean_inflight") or L.as_number(lab.get("concurrency"))
+        gk = (lab.get("gpus"), lab.get("tp"), lab.get("pp"), lab.get("dp"))
+        if gk not in gcache:
+            gcache[gk] = gpu_count(lab, default_gpus)
+        gpus = m.get("gpus") or gcache[gk]
+        if not users or not gpus:
+            continue
+        per_user = (1000.0 / m["median_tpot_ms"]) if m.get("median_tpot_ms") else out_tp / users
+        per_gpu = m.get("output_throughput_per_gpu") or out_tp / gpus
+        c = _c(r, "config")
+        lv = _c(r, "concurrency")
+        lv_raw[lv] = lab["concurrency"]
+        acc[c][lv].append((per_user, per_gpu))
+    res: dict[str, list[tuple[float, float, Any]]] = {}
+    for c in configs_in_order([r for r in runs if _c(r, "config") in acc]):
+        pts = []
+        for lv in sorted(acc[c], key=L.sort_key):
+            xs = acc[c][lv]
+            pts.append((median([x for x, _ in xs]), median([y for _, y in xs]), lv_raw[lv]))
+        res[c] = pts
+    return res
+
+
+def prediction_rows(doc: Any, pred: Any, verdict: Any | None) -> list[dict[str, Any]]:
+    """The compare rows of one prediction from the latest verdict that judged it."""
+    if verdict is None:
+        return []
+    pid = _get(pred, "id")
+    for p in _get(verdict, "predictions") or []:
+        if isinstance(p, dict) and p.get("id") == pid:
+            return [lv for lv in (p.get("levels") or []) if isinstance(lv, dict)]
+    return []
+
+
+def telemetry_groups(runs: list[dict[str, Any]]) -> tuple[list[str], list[tuple[dict[str, Any], dict[str, float], int]]]:
+    """Runs with telemetry metrics, grouped by their labels (repeats pooled): (metric names, rows)."""
+    names: list[str] = []
+    groups: dict[tuple[tuple[str, str], ...], tuple[dict[str, Any], dict[str, list[float]]]] = {}
+    for r in runs:
+        if not usable(r):
+            continue
+        tm = {k: v for k, v in r["metrics"].items() if is_telemetry(k)}
+        if not tm:
+            continue
+        for k in tm:
+            if k not in names:
+                names.append(k)
+        key = tuple(sorted((k, v if isinstance(v, str) else L.canonical(v)) for k, v in r["labels"].items() if k != "repeat"))
+        lab = {k: v for k, v in r["labels"].items() if k != "repeat"}
+        g = groups.setdefault(key, (lab, defaultdict(list)))
+        for k, v in tm.items():
+            g[1][k].append(v)
+        g[1]["__n"].append(1.0)
+    names.sort(key=lambda n: (TELEMETRY_PREFIXES.index(next(p for p in TELEMETRY_PREFIXES if n.startswith(p))), n))
+    rows = [(lab, {k: median(v) for k, v in vals.items() if k != "__n"}, len(vals["__n"])) for lab, vals in groups.values()]
+    return names, rows
+
+
+def other_runs(runs: list[dict[str, Any]]) -> dict[tuple[str, ...], list[dict[str, Any]]]:
+    """Runs outside the config × concurrency tables, by their set of label names."""
+    out: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for r in runs:
+        if r.get("invalidated"):
+            continue  # listed on their own, with the reason
+        if "config" in r["labels"] and "concurrency" in r["labels"] and usable(r):
+            continue
+        if usable(r) and r["metrics"] and all(is_telemetry(k) for k in r["metrics"]):
+            continue  # shown under telemetry
+        out.setdefault(tuple(sorted(r["labels"])), []).append(r)
+    return out

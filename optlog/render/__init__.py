@@ -1,0 +1,1 @@
+"""Markdown for plans and reports (checked with markdown-it-py), and plots."""

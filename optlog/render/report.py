@@ -1,0 +1,264 @@
+"""The session report as markdown: a function of the collected data (no clock, no I/O)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from optlog.core import labels as L
+from optlog.core import report as C
+from optlog.core.plans import calibration_line, fmt_gain, fmt_pct
+from optlog.render import md
+from optlog.render.plans import fmt_ratio, fmt_value, verdict_tables
+
+OTHER_ROWS_MAX = 100
+OTHER_METRICS_MAX = 8
+
+
+def _at(s: Any) -> str:
+    s = str(s or "")
+    return s[:16].replace("T", " ") if s else "–"
+
+
+def _kv(labels: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in labels.items())
+
+
+def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
+    docs: dict[str, Any] = data["docs"]
+    runs: list[dict[str, Any]] = data["runs"]
+    out: list[str] = [md.heading(1, f"Session report: {data['name']}")]
+
+    tl = C.timeline(docs, runs, data["notes"], data["plans"])
+    first = next((e["at"] for e in tl if e["at"]), None)
+    last = max((e["at"] for e in tl if e["at"]), default=None)
+    statuses: dict[str, int] = {}
+    for d in docs.values():
+        st = d.effective_status()
+        statuses[st] = statuses.get(st, 0) + 1
+    npred = sum(len(d.predictions) for d in docs.values())
+    nverd = sum(len(d.verdicts) for d in docs.values())
+    ninv = sum(1 for r in runs if r.get("invalidated"))
+    out.append(md.inline(
+        f"Covers {_at(first)} to {_at(last)} (UTC). Written by optlog report from the hypothesis files, "
+        f"the recorded runs, notes, todos and plans."
+    ))
+    out.append(md.table(
+        ["hypotheses", "predictions", "verdicts", "runs", "invalidated runs", "notes", "todos", "plans"],
+        [[f"{len(docs)}" + (f" ({', '.join(f'{v} {k}' for k, v in sorted(statuses.items()))})" if statuses else ""),
+          npred, nverd, len(runs), ninv, len(data["notes"]), len(data["todos"]), len(data["plans"])]],
+    ))
+
+    # ---- hypotheses, pivots, rivals
+    out.append(md.heading(2, "Hypotheses"))
+    if docs:
+        rows = []
+        for hid in _hyp_order(docs):
+            d = docs[hid]
+            preds = ", ".join(f"{p.id} {p.status}" for p in d.predictions) or "–"
+            rows.append([md.code(hid), md.text(d.title), f"**{md.text(d.effective_status())}**",
+                         md.text(d.parent or "–"), md.text(", ".join(_rivals(docs, hid)) or "–"), md.text(preds)])
+        out.append(md.raw_table(["id", "title", "status", "parent", "rivals", "predictions"], rows))
+        pivots = [(d.parent, d.id) for d in docs.values() if d.parent]
+        if pivots:
+            out.append(md.heading(3, "Pivots"))
+            items = []
+            for par, child in sorted(pivots):
+                ps = docs[par].effective_status() if par in docs else "missing"
+                items.append(md.inline(f"{par} ({ps}) → {child} ({docs[child].effective_status()})"))
+            out.append(md.bullets(items))
+        pairs = sorted({tuple(sorted((h, r))) for h in docs for r in _rivals(docs, h)})
+        if pairs:
+            out.append(md.heading(3, "Rivals"))
+            out.append(md.bullets(md.inline(f"{a} ({_st(docs, a)}) ⟷ {b} ({_st(docs, b)})") for a, b in pairs))
+    else:
+        out.append(md.inline("No hypotheses recorded."))
+
+    # ---- timeline
+    out.append(md.heading(2, "Timeline"))
+    if tl:
+        out.append(md.table(["at (UTC)", "what", "by", "event"],
+                            [[_at(e["at"]), e["kind"], e.get("by") or "", e["text"]] for e in tl]))
+    else:
+        out.append(md.inline("Nothing recorded yet."))
+
+    # ---- predictions and verdicts
+    with_preds = [h for h in _hyp_order(docs) if docs[h].predictions or docs[h].verdicts]
+    out.append(md.heading(2, "Predictions and verdicts"))
+    if not with_preds:
+        out.append(md.inline("No predictions recorded."))
+    for hid in with_preds:
+        d = docs[hid]
+        out.append(md.heading(3, f"{hid}: {d.title} ({d.effective_status()})"))
+        if d.predictions:
+            rows = [[md.code(p.id), md.code(p.expect), md.text(p.metric or "–"), md.text(fmt_value(p.a) or "–"),
+                     md.text(fmt_value(p.b) or "–"), md.text(p.where or "–"), md.text(p.per or "–"),
+                     md.text(p.status + (" (edited after evidence)" if p.edited_after_evidence else ""))]
+                    for p in d.predictions]
+            out.append(md.raw_table(["prediction", "expect", "metric", "a", "b", "where", "per", "status"], rows))
+        if d.override is not None:
+            o = d.override
+            out.append(f"Set by hand to **{md.text(o.status)}** by {md.text(o.by)} at {md.text(o.at)}: "
+                       f"{md.text(o.why)}")
+        if d.verdicts:
+            v = d.verdicts[-1]
+            out.append(f"Latest verdict ({md.text(v.at)}, by {md.text(v.by)}): **{md.text(v.status)}**"
+                       + (f": {md.text(v.summary)}" if v.summary else ""))
+            out.extend(verdict_tables(v))
+            if len(d.verdicts) > 1:
+                out.append(md.heading(4, "Verdict history"))
+                out.append(md.table(["at", "by", "status", "summary"], [[x.at, x.by, x.status, x.summary] for x in d.verdicts]))
+
+    # ---- throughput by configuration
+    fams = C.config_runs(runs)
+    out.append(md.heading(2, "Throughput by configuration"))
+    if not fams:
+        out.append(md.inline("No runs labelled with both config and concurrency."))
+    for fi, (fk, fruns) in enumerate(fams.items()):
+        if len(fams) > 1 or fk:
+            out.append(md.heading(3, C.family_name(fk)))
+        for pl in plots.get("throughput", []):
+            if pl["family"] == fi:
+                out.append(f"![{md.text(pl['alt'])}](<{pl['href']}>)")
+        for metric in (*C.THROUGHPUT_METRICS, *C.LATENCY_METRICS):
+            configs, levels, cells = C.grid(fruns, metric)
+            if not cells:
+                continue
+            base = configs[0]
+            header = ["concurrency", *configs] + [f"{c} / {base}" for c in configs[1:]]
+            rows = []
+            for lv in levels:
+                k = L.canonical(lv)
+                vals = [cells.get((c, k)) for c in configs]
+                row = [str(lv)] + [(fmt_value(v["median"]) + (f" (n={v['n']})" if v["n"] > 1 else "")) if v else "–"
+                                   for v in vals]
+                b = cells.get((base, k))
+                for c in configs[1:]:
+                    x = cells.get((c, k))
+                    row.append(fmt_ratio(x["median"] / b["median"]) if x and b and b["median"] else "–")
+                rows.append(row)
+            out.append(md.heading(4, metric))
+            out.append(md.table(header, rows, ["r"] * len(header)))
+
+    # ---- per-user vs per-GPU
+    pu = plots.get("per_user", [])
+    if pu or data.get("per_user_rows"):
+        out.append(md.heading(2, "Per-user and per-GPU throughput"))
+        out.append(md.inline(
+            "Per user: 1000 / median TPOT where recorded, else output throughput ÷ concurrency (or the measured "
+            "mean in-flight requests). Per GPU: output throughput ÷ GPUs (the gpus label, else tp × pp × dp)."
+        ))
+        for pl in pu:
+            out.append(f"![{md.text(pl['alt'])}](<{pl['href']}>)")
+        rows = [[fam, cfg, str(c), f"{x:.2f}", f"{y:.1f}"] for fam, cfg, c, x, y in data.get("per_user_rows", [])]
+        if rows:
+            out.append(md.table(["workload", "config", "concurrency", "output tok/s per user", "output tok/s per GPU"],
+                                rows, ["l", "l", "r", "r", "r"]))
+
+    # ---- telemetry and energy
+    names, trows = C.telemetry_groups(runs)
+    out.append(md.heading(2, "Telemetry and energy"))
+    lim = data.get("power_limit_w")
+    if lim:
+        out.append(md.inline(f"GPU power limit: {lim:g} W ({data.get('gpu_kind') or 'default GPU'}, from optlog.yaml)."))
+    if trows:
+        header = ["labels", *names]
+        add_frac = bool(lim) and any(n.startswith("gpu_power_w") for n in names) and "gpu_power_frac" not in names
+        if add_frac:
+            header.append("power / limit")
+        header.append("runs")
+        rows = []
+        for lab, vals, n in trows:
+            row = [_kv(lab)] + [fmt_value(vals.get(k)) for k in names]
+            if add_frac:
+                pw = next((vals[k] for k in names if k.startswith("gpu_power_w") and k in vals), None)
+                row.append(f"{pw / lim:.0%}" if pw is not None else "–")
+            row.append(str(n))
+            rows.append(row)
+        out.append(md.table(header, rows))
+    else:
+        out.append(md.inline("No telemetry recorded (gpu_power_w, energy_j, tokens_per_joule, tensor_active, …)."))
+
+    # ---- other measurements
+    others = C.other_runs(runs)
+    if others:
+        out.append(md.heading(2, "Other measurements"))
+        for keys, rs in others.items():
+            mnames: list[str] = []
+            for r in rs:
+                for k in r["metrics"]:
+                    if k not in mnames:
+                        mnames.append(k)
+            shown = mnames[:OTHER_METRICS_MAX]
+            out.append(md.heading(3, "runs labelled " + (", ".join(keys) if keys else "(no labels)")))
+            rows = []
+            for r in rs[:OTHER_ROWS_MAX]:
+                rows.append([str(r["id"]), r["status"]] + [fmt_value(r["labels"].get(k)) for k in keys]
+                            + [fmt_value(r["metrics"].get(m)) for m in shown] + [r.get("note") or ""])
+            out.append(md.table(["run", "status", *keys, *shown, "note"], rows))
+            extra = []
+            if len(rs) > OTHER_ROWS_MAX:
+                extra.append(f"… and {len(rs) - OTHER_ROWS_MAX} more runs")
+            if len(mnames) > OTHER_METRICS_MAX:
+                extra.append(f"{len(mnames) - OTHER_METRICS_MAX} more metrics not shown")
+            if extra:
+                out.append(md.inline("; ".join(extra)))
+
+    bad = [r for r in runs if r.get("invalidated")]
+    if bad:
+        out.append(md.heading(2, "Invalidated runs"))
+        out.append(md.table(["run", "labels", "reason"], [[r["id"], _kv(r["labels"]), r.get("invalid_reason") or ""]
+                                                          for r in bad[:OTHER_ROWS_MAX]]))
+
+    # ---- notes, todos, plans
+    out.append(md.heading(2, "Notes and links"))
+    if data["notes"]:
+        items = []
+        for n in data["notes"]:
+            s = f"{md.inline(_at(n['created_at']))}: "
+            if n.get("hypothesis"):
+                s += f"\\[{md.text(n['hypothesis'])}\\] "
+            s += md.text(n["text"])
+            if n.get("link"):
+                s += " " + md.link(n["link"], n["link"])
+            items.append(s)
+        out.append(md.bullets(items))
+    else:
+        out.append(md.inline("No notes."))
+    out.append(md.heading(2, "Todo list"))
+    if data["todos"]:
+        out.append(md.table(["status", "priority", "todo", "hypothesis"],
+                            [[t["status"], t.get("priority") or "–", t["content"], t.get("hypothesis") or "–"]
+                             for t in data["todos"]]))
+    else:
+        out.append(md.inline("No todos."))
+    out.append(md.heading(2, "Plans"))
+    views = data["plans"]
+    if views:
+        out.append(md.inline(calibration_line(data["calibration"])))
+        rows = []
+        for v in views:
+            title = f"{v['id']:02d} {v['title']}"
+            link = md.link(title, f"{data['plans_href']}/{data['plans_prefix']}-{v['id']:02d}.md")
+            measured = fmt_pct(v.get("measured_gain")) if v.get("measured_gain") is not None else "–"
+            rows.append([str(v["rank"]) if v["rank"] is not None else "–", link, f"{v['score']:.2f}",
+                         md.text(fmt_gain(v["gain_low"], v["gain_high"])), md.text(measured), v["effort"],
+                         f"{v['confidence']:g}", md.text(v["status"]), md.text(v["reason"])])
+        out.append(md.raw_table(["rank", "plan", "score", "gain", "measured", "effort", "confidence", "status", "why"],
+                                rows, ["r", "l", "r", "r", "r", "l", "r", "l", "l"]))
+    else:
+        out.append(md.inline("No plans."))
+    return "\n\n".join(x for x in out if x) + "\n"
+
+
+def _rivals(docs: dict[str, Any], hid: str) -> list[str]:
+    s = set(docs[hid].rivals) | {d.id for d in docs.values() if hid in d.rivals}
+    s.discard(hid)
+    return sorted(s)
+
+
+def _st(docs: dict[str, Any], hid: str) -> str:
+    return docs[hid].effective_status() if hid in docs else "missing"
+
+
+def _hyp_order(docs: dict[str, Any]) -> list[str]:
+    return sorted(docs, key=lambda h: (docs[h].created or "", h))

@@ -1,0 +1,1 @@
+"""Runs: run specs, the launcher, executors, result parsers and environment capture."""

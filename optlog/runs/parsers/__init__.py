@@ -1,0 +1,236 @@
+"""Result parsers: peer benchmark tools' result files → canonical metrics and labels (DESIGN.md §4).
+
+    from optlog.runs.parsers import parse_result, detect_format, FORMATS
+    results = parse_result([Path("result.jsonl")])            # format detected from the content
+    results = parse_result([p], parser="vllm")                 # or named
+    results = parse_result([p], parser="json", key_map={"output_throughput": "res.tps"})
+
+Each `ParsedResult` has `labels` (from the file: concurrency = the configured cap, request_rate,
+input_len, output_len, model, dataset, num_prompts, tool, tool_version …), `metrics` (canonical
+names, plus the tool's own numeric keys as `raw.<key>`: see each module's docstring), `raw` (the
+non-numeric fields, JSON-safe), `tool`, and `source` (file plus line or benchmark number).
+One result per JSONL line, per GuideLLM benchmark, per AIPerf file.
+
+Pure functions of the file bytes: no database, no writes. A file that does not match its parser
+raises `BadInput` naming the parser, the file, the line and what was missing; `parse_result` checks
+every file before returning anything, so callers can keep all-or-nothing semantics.
+
+Formats (`FORMATS`): sglang, sglang-one-batch, vllm, aiperf, genai-perf, guidellm, json, optlog.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Callable
+
+from optlog.errors import BadInput
+from optlog.runs.parsers._common import CANONICAL, Doc, ParsedResult
+
+__all__ = ["CANONICAL", "FORMATS", "ParsedResult", "detect_format", "parse_bytes", "parse_result", "select_result_files"]
+
+
+def _sglang(doc: Doc) -> list[ParsedResult]:
+    from optlog.runs.parsers import sglang
+
+    return sglang.parse(doc)
+
+
+def _one_batch(doc: Doc) -> list[ParsedResult]:
+    from optlog.runs.parsers import sglang_one_batch
+
+    return sglang_one_batch.parse(doc)
+
+
+def _vllm(doc: Doc) -> list[ParsedResult]:
+    from optlog.runs.parsers import vllm
+
+    return vllm.parse(doc)
+
+
+def _aiperf(doc: Doc) -> list[ParsedResult]:
+    from optlog.runs.parsers import aiperf
+
+    return aiperf.parse(doc, "aiperf")
+
+
+def _genai_perf(doc: Doc) -> list[ParsedResult]:
+    from optlog.runs.parsers import aiperf
+
+    return aiperf.parse(doc, "genai-perf")
+
+
+def _guidellm(doc: Doc) -> list[ParsedResult]:
+    from optlog.runs.parsers import guidellm
+
+    return guidellm.parse(doc)
+
+
+def _json(doc: Doc) -> list[ParsedResult]:
+    from optlog.runs.parsers import generic
+
+    return generic.parse(doc)
+
+
+def _optlog(doc: Doc) -> list[ParsedResult]:
+    from optlog.runs.parsers import optlog_fmt
+
+    return optlog_fmt.parse(doc)
+
+
+# name -> (parse function, one-line description)
+FORMATS: dict[str, tuple[Callable[[Doc], list[ParsedResult]], str]] = {
+    "sglang": (_sglang, "SGLang bench_serving --output-file JSONL (one run per line)"),
+    "sglang-one-batch": (_one_batch, "SGLang bench_one_batch_server --result-filename JSONL"),
+    "vllm": (_vllm, "vLLM bench serve --save-result JSON (or --append-result JSONL)"),
+    "aiperf": (_aiperf, "AIPerf profile_export_aiperf.json or .csv (one run per file)"),
+    "genai-perf": (_genai_perf, "genai-perf profile_export_genai_perf.json (one run per file)"),
+    "guidellm": (_guidellm, "GuideLLM benchmarks.json, legacy or current schema (one run per benchmark)"),
+    "json": (_json, "any JSON/JSONL, canonical keys or --key-map NAME=PATH"),
+    "optlog": (_optlog, "optlog bench --output-file JSONL (SGLang's keys)"),
+}
+ALIASES = {"sglang-bench-serving": "sglang", "bench_serving": "sglang", "bench_one_batch_server": "sglang-one-batch",
+           "one-batch": "sglang-one-batch", "genai_perf": "genai-perf", "generic": "json"}
+
+
+def canonical_format(name: str) -> str:
+    n = ALIASES.get(name.strip().lower(), name.strip().lower())
+    if n not in FORMATS:
+        raise BadInput(f"unknown result format {name!r}; one of {', '.join(FORMATS)}", field="--format")
+    return n
+
+
+def _first_object(data: bytes) -> dict | list | None:
+    text = data.decode("utf-8-sig", errors="replace").strip()
+    if not text:
+        return None
+    try:
+        return json.loads(text)  # type: ignore[no-any-return]
+    except json.JSONDecodeError:
+        pass
+    for line in text.splitlines():
+        if line.strip():
+            try:
+                return json.loads(line)  # type: ignore[no-any-return]
+            except json.JSONDecodeError:
+                return None
+    return None
+
+
+def sniff(path: str, data: bytes) -> str | None:
+    """The format name for this content, or None when it is not recognisable."""
+    head = data[:4096].lstrip()
+    if head.startswith(b"Metric,"):
+        return "aiperf"
+    if head.startswith(b"Run Info,"):
+        return "guidellm"  # its CSV: the parser says to import the JSON
+    o = _first_object(data)
+    if isinstance(o, list) and o and isinstance(o[0], dict):
+        o = o[0]
+    if not isinstance(o, dict):
+        return None
+    if isinstance(o.get("benchmarks"), list):
+        return "guidellm"
+    if "aiperf_version" in o or isinstance(o.get("records"), dict) and "ttft" in o["records"]:
+        return "aiperf"
+    if any(isinstance(v, dict) and "unit" in v and "avg" in v for v in o.values()):
+        ic = o.get("input_config")
+        return "genai-perf" if isinstance(ic, dict) and ("perf_analyzer" in ic or "model_names" in ic) else "aiperf"
+    if o.get("tool") == "optlog" or "optlog_version" in o:
+        return "optlog"
+    if "batch_size" in o and ("overall_throughput" in o or "latency" in o):
+        return "sglang-one-batch"
+    if "dataset_name" in o or "total_throughput" in o or "random_input_len" in o or "total_input" in o:
+        return "sglang"
+    if any(k in o for k in ("model_id", "endpoint_type", "burstiness", "request_goodput:", "tokenizer_id")) or \
+            ("total_token_throughput" in o and "duration" in o):
+        return "vllm"
+    if "output_throughput" in o and "duration" in o:
+        return "sglang"
+    return None
+
+
+def detect_format(path: Path | str, data: bytes | None = None) -> str:
+    """The format of a result file, from its content; BadInput when it cannot be told."""
+    p = Path(path)
+    if data is None:
+        data = _read(p)
+    fmt = sniff(str(p), data)
+    if fmt is None:
+        raise BadInput(f"cannot tell which tool wrote this file; pass --format ({', '.join(FORMATS)})",
+                       file=str(p), field="--format")
+    return fmt
+
+
+def _read(p: Path) -> bytes:
+    try:
+        return p.read_bytes()
+    except FileNotFoundError:
+        raise BadInput("no such file", file=str(p), field="FILE") from None
+    except IsADirectoryError:
+        raise BadInput("is a folder, not a result file", file=str(p), field="FILE") from None
+    except OSError as e:
+        raise BadInput(f"cannot read: {e.strerror}", file=str(p), field="FILE") from None
+
+
+def parse_bytes(path: str, data: bytes, parser: str | None = None, key_map: dict[str, str] | None = None) -> list[ParsedResult]:
+    fmt = canonical_format(parser) if parser else detect_format(path, data)
+    doc = Doc(path=path, data=data, key_map=dict(key_map or {}))
+    out = FORMATS[fmt][0](doc)
+    if not out:
+        raise BadInput(f"{fmt}: no result in the file", file=path)
+    return out
+
+
+def parse_result(paths: list[Path] | list[str], parser: str | None = None, key_map: dict[str, str] | None = None) -> list[ParsedResult]:
+    """Parse every file (all are checked before anything is returned); one result per JSONL line,
+    per GuideLLM benchmark, per AIPerf file."""
+    if key_map:
+        from optlog.core.labels import check_key
+
+        for k in key_map:
+            check_key(k[len("label."):] if k.startswith("label.") else k, "--key-map")
+    out: list[ParsedResult] = []
+    for p in paths:
+        out.extend(parse_bytes(str(p), _read(Path(p)), parser, key_map))
+    return out
+
+
+_PREFERRED = {
+    "aiperf": ("profile_export_aiperf.json", "profile_export_aiperf.csv"),
+    "genai-perf": ("profile_export_genai_perf.json", "profile_export_genai_perf.csv"),
+    "guidellm": ("benchmarks.json",),
+    "json": ("result.json",),
+}
+
+
+def select_result_files(paths: list[Path] | list[str], parser: str | None = None) -> list[Path]:
+    """From everything a bench step left in its folder, the files `parser` should read: a tool's
+    usual result file name when present (profile_export_aiperf.json, benchmarks.json, result.json),
+    else the files whose content is that format (so AIPerf's inputs.json, vLLM's .pytorch.json, an
+    argv.json or logs are left out). When nothing matches, all files are returned, so that the
+    parser's error says what is wrong with them. For the launcher when a spec gives no `results`."""
+    ps = [Path(p) for p in paths]
+    fmt = canonical_format(parser) if parser else None
+    if fmt in _PREFERRED:
+        for name in _PREFERRED[fmt]:
+            hit = [p for p in ps if p.name == name]
+            if hit:
+                return hit
+    keep: list[Path] = []
+    for p in ps:
+        try:
+            data = p.read_bytes()
+        except OSError:
+            continue
+        found = sniff(str(p), data)
+        if fmt is None:
+            if found is not None:
+                keep.append(p)
+        elif fmt == "json":
+            o = _first_object(data)
+            if isinstance(o, dict) or (isinstance(o, list) and o and all(isinstance(x, dict) for x in o)):
+                keep.append(p)
+        elif found == fmt or (fmt in ("sglang", "optlog") and found in ("sglang", "optlog")):
+            keep.append(p)
+    return keep or ps

@@ -1,0 +1,311 @@
+"""NVIDIA AIPerf `profile_export_aiperf.json` / `.csv` and genai-perf `profile_export_genai_perf.json`.
+
+One run per file. The JSON has one top-level key per metric tag → `{unit, avg, p1 … p99, min, max,
+std}` (AIPerf "mimics" genai-perf's layout, so one parser reads both; the tool is told apart by
+`aiperf_version`). Units are read from the file and converted (time → ms, duration → s).
+
+Canonical metrics:
+- `request_throughput` ← `request_throughput.avg`; `output_throughput` ← `output_token_throughput.avg`;
+  `input_throughput` ← `input_token_throughput.avg` (else total_isl / duration);
+  `total_token_throughput` ← `total_token_throughput.avg` (else (total_isl + total_osl) / duration);
+  `completed` ← `request_count.avg`; `failed` ← `error_request_count.avg` (else the counts in
+  `error_summary`, 0 when that list is empty); `duration_s` ← `benchmark_duration`.
+- latency statistics (`avg`→mean, `p50`→median, p90, p95, p99): `ttft` ← `time_to_first_token`,
+  `e2e_latency` ← `request_latency`, `tpot` ← `inter_token_latency` (AIPerf/genai-perf define it
+  per request as (latency − TTFT)/(OSL − 1), which is SGLang's TPOT), `itl` ← `inter_chunk_latency`
+  (the gaps between streamed chunks, SGLang's ITL) or, where a file lacks it (genai-perf, older
+  AIPerf), `inter_token_latency`.
+- `mean_inflight` ← `effective_concurrency.avg` (AIPerf ≥ 0.13), else
+  request_latency.avg × request_throughput (Little's law: the same as Σ latency / duration).
+
+The tool's own keys: per tag, metric `raw.<tag>` = its `avg`, and for time/throughput tags also
+`raw.<tag>.p50`, `.p90`, `.p99`, `.max`; the full statistics of every tag stay in `raw["stats"]`
+and the non-metric fields (`input_config`, `run_info`, `error_summary`, …) in `raw`.
+
+Labels (from `input_config`, whichever layout the version used): `concurrency`, `request_rate`,
+`model`, `num_prompts` (requests of the profiling phase), `input_len`/`output_len` (synthetic ISL/OSL
+means), `dataset`, `endpoint`, `tool_version`.
+
+CSV (`profile_export_aiperf.csv`): a `Metric,avg,min,max,…` table of per-request metrics named
+"Header (unit)" and a `Metric,Value` table of single values; the same canonical mapping by header
+name; raw metrics `raw.<slug of header>` (+ `.p50`, `.p90`, `.p99`, `.max`). The CSV carries no
+configuration, so no labels (give them with `--label`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from typing import Any
+
+from optlog.runs.parsers._common import Doc, ParsedResult, clean, fail, finite, load_json, metric_key, set_label
+from optlog.runs.parsers.keymap import apply_key_map
+
+STATS = {"avg": "mean", "p50": "median", "p90": "p90", "p95": "p95", "p99": "p99"}
+RAW_STATS = ("p50", "p90", "p99", "max")
+_TIME = {"ms": 1.0, "msec": 1.0, "s": 1000.0, "sec": 1000.0, "seconds": 1000.0, "us": 1e-3, "usec": 1e-3,
+         "ns": 1e-6, "nsec": 1e-6}
+NON_METRIC = {"schema_version", "aiperf_version", "benchmark_id", "input_config", "run_info", "was_cancelled",
+              "is_complete", "error_summary", "start_time", "end_time", "telemetry_data", "telemetry_stats",
+              "sessions", "status", "records"}
+
+
+def _to_ms(v: Any, unit: str | None) -> float | None:
+    f = finite(v)
+    if f is None:
+        return None
+    return f * _TIME.get((unit or "ms").lower(), 1.0)
+
+
+def _detect_tool(d: dict[str, Any]) -> str:
+    if "aiperf_version" in d:
+        return "aiperf"
+    ic = d.get("input_config")
+    if isinstance(ic, dict) and ("perf_analyzer" in ic or "model_names" in ic):
+        return "genai-perf"
+    return "aiperf"
+
+
+def parse(doc: Doc, tool: str = "aiperf") -> list[ParsedResult]:
+    if _is_csv(doc):
+        return [parse_csv(doc, tool)]
+    d = load_json(doc, tool)
+    if not isinstance(d, dict):
+        raise fail(tool, doc.path, "expected a JSON object with one key per metric (profile_export_*.json)")
+    if isinstance(d.get("records"), dict) and "request_throughput" not in d:
+        d = {**{k: v for k, v in d.items() if k != "records"}, **_legacy_records(d["records"])}
+    stats = {k: v for k, v in d.items() if isinstance(v, dict) and ("avg" in v or "unit" in v) and k not in NON_METRIC}
+    if not any(k in stats for k in ("request_throughput", "output_token_throughput", "request_count")):
+        raise fail(tool, doc.path, "no request_throughput, output_token_throughput or request_count metric "
+                   "(is this a profile_export_aiperf.json / profile_export_genai_perf.json?)", field_="request_throughput")
+    real_tool = _detect_tool(d) if tool in ("aiperf", "genai-perf") else tool
+    metrics = _canonical(stats, d.get("error_summary"))
+    for tag, s in stats.items():
+        base = "raw." + metric_key(tag)
+        f = finite(s.get("avg"))
+        if f is not None:
+            metrics[base] = f
+        unit = str(s.get("unit") or "")
+        if unit in _TIME or "/sec" in unit or unit == "tokens":
+            for st in RAW_STATS:
+                g = finite(s.get(st))
+                if g is not None:
+                    metrics[f"{base}.{st}"] = g
+    rest = {k: v for k, v in d.items() if k not in stats}
+    rest["stats"] = stats
+    labels = _labels(d)
+    labels["tool"] = real_tool
+    set_label(labels, "tool_version", d.get("aiperf_version"))
+    apply_key_map(doc, real_tool, d, metrics, labels)
+    return [ParsedResult(labels=labels, metrics=metrics, raw=clean(rest), tool=real_tool, source=doc.path,
+                         file=doc.path, index=0)]
+
+
+def _legacy_records(records: dict[str, Any]) -> dict[str, Any]:
+    """Pre-release AIPerf: {"records": {"ttft": {"tag", "unit", "avg", …}}}."""
+    alias = {"ttft": "time_to_first_token", "ttst": "time_to_second_token", "itl": "inter_token_latency"}
+    return {alias.get(k, k): v for k, v in records.items() if isinstance(v, dict)}
+
+
+def _canonical(stats: dict[str, dict[str, Any]], error_summary: Any) -> dict[str, float]:
+    m: dict[str, float] = {}
+
+    def avg(tag: str) -> float | None:
+        s = stats.get(tag)
+        return finite(s.get("avg")) if s else None
+
+    for dst, tag in (("request_throughput", "request_throughput"), ("output_throughput", "output_token_throughput"),
+                     ("input_throughput", "input_token_throughput"), ("total_token_throughput", "total_token_throughput"),
+                     ("completed", "request_count"), ("failed", "error_request_count")):
+        v = avg(tag)
+        if v is not None:
+            m[dst] = v
+    dur = stats.get("benchmark_duration")
+    if dur:
+        d = _to_ms(dur.get("avg"), dur.get("unit") or "sec")
+        if d is not None:
+            m["duration_s"] = d / 1000.0
+    if "failed" not in m and isinstance(error_summary, list):
+        m["failed"] = float(sum(finite(e.get("count")) or 0 for e in error_summary if isinstance(e, dict)))
+    dur_s = m.get("duration_s")
+    isl, osl = avg("total_isl"), avg("total_osl")
+    if dur_s:
+        if "input_throughput" not in m and isl is not None:
+            m["input_throughput"] = isl / dur_s
+        if "total_token_throughput" not in m and isl is not None and osl is not None:
+            m["total_token_throughput"] = (isl + osl) / dur_s
+    itl_src = "inter_chunk_latency" if "inter_chunk_latency" in stats else "inter_token_latency"
+    for name, tag in (("ttft", "time_to_first_token"), ("e2e_latency", "request_latency"),
+                      ("tpot", "inter_token_latency"), ("itl", itl_src)):
+        s = stats.get(tag)
+        if not s:
+            continue
+        for st, canon in STATS.items():
+            v = _to_ms(s.get(st), s.get("unit"))
+            if v is not None:
+                m[f"{canon}_{name}_ms"] = v
+    ec = avg("effective_concurrency")
+    if ec is not None:
+        m["mean_inflight"] = ec
+    elif "mean_e2e_latency_ms" in m and "request_throughput" in m:
+        m["mean_inflight"] = m["mean_e2e_latency_ms"] / 1000.0 * m["request_throughput"]  # Little's law
+    return m
+
+
+def _first(*vals: Any) -> Any:
+    for v in vals:
+        if v is not None and v != "" and v != []:
+            return v
+    return None
+
+
+def _get(d: Any, *path: Any) -> Any:
+    for p in path:
+        if isinstance(d, dict):
+            d = d.get(p)
+        elif isinstance(d, list) and isinstance(p, int) and -len(d) <= p < len(d):
+            d = d[p]
+        else:
+            return None
+    return d
+
+
+def _labels(d: dict[str, Any]) -> dict[str, Any]:
+    ic = d.get("input_config") if isinstance(d.get("input_config"), dict) else {}
+    labels: dict[str, Any] = {}
+    phases = ic.get("phases") if isinstance(ic.get("phases"), list) else []
+    prof = next((p for p in phases if isinstance(p, dict) and (p.get("name") == "profiling" or p.get("kind") == "profiling")),
+                phases[-1] if phases and isinstance(phases[-1], dict) else {})
+    stim = _get(ic, "perf_analyzer", "stimulus") or {}
+    set_label(labels, "concurrency", _first(prof.get("concurrency"), _get(ic, "loadgen", "concurrency"),
+                                            _get(ic, "runtime", "concurrency"), stim.get("concurrency") if isinstance(stim, dict) else None))
+    set_label(labels, "request_rate", _first(prof.get("request_rate"), prof.get("rate"), _get(ic, "loadgen", "request_rate"),
+                                             stim.get("request_rate") if isinstance(stim, dict) else None))
+    set_label(labels, "num_prompts", _first(prof.get("requests"), _get(ic, "loadgen", "request_count")))
+    set_label(labels, "model", _first(_get(ic, "models", "items", 0, "name"), _get(ic, "endpoint", "model_names", 0),
+                                      _get(ic, "model_names", 0)))
+    ds = _get(ic, "datasets", 0)
+    if isinstance(ds, dict):
+        set_label(labels, "input_len", _get(ds, "prompts", "isl", "mean"))
+        set_label(labels, "output_len", _get(ds, "prompts", "osl", "mean"))
+        set_label(labels, "dataset", ds.get("type") if ds.get("name") in (None, "main") else ds.get("name"))
+    else:
+        set_label(labels, "input_len", _first(_get(ic, "input", "prompt", "input_tokens", "mean"),
+                                              _get(ic, "input", "synthetic_tokens", "mean")))
+        set_label(labels, "output_len", _first(_get(ic, "input", "prompt", "output_tokens", "mean"),
+                                               _get(ic, "input", "output_tokens", "mean")))
+    set_label(labels, "endpoint", _first(_get(ic, "endpoint", "type")))
+    return labels
+
+
+# ----------------------------------------------------------------------------------------- CSV
+
+_HEADER = re.compile(r"^(?P<name>.*?)(?: \((?P<unit>[^()]*)\))?$")
+_CSV_CANON = {
+    "time to first token": "ttft", "request latency": "e2e_latency", "inter token latency": "tpot",
+    "inter chunk latency": "itl",
+}
+_CSV_SINGLE = {
+    "request throughput": "request_throughput", "output token throughput": "output_throughput",
+    "input token throughput": "input_throughput", "total token throughput": "total_token_throughput",
+    "request count": "completed", "error request count": "failed",
+}
+
+
+def _is_csv(doc: Doc) -> bool:
+    head = doc.data[:200].lstrip()
+    return head.startswith(b"Metric,") or doc.path.lower().endswith(".csv")
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+
+
+def parse_csv(doc: Doc, tool: str = "aiperf") -> ParsedResult:
+    rows = list(csv.reader(io.StringIO(doc.text)))
+    tables: list[list[list[str]]] = []
+    cur: list[list[str]] = []
+    for r in rows:
+        if not r or all(not c.strip() for c in r):
+            if cur:
+                tables.append(cur)
+            cur = []
+            continue
+        cur.append(r)
+    if cur:
+        tables.append(cur)
+    stat_rows: dict[str, dict[str, Any]] = {}
+    singles: dict[str, float] = {}
+    units: dict[str, str] = {}
+    for t in tables:
+        head = [c.strip() for c in t[0]]
+        if not head or head[0] != "Metric":
+            continue  # e.g. the GPU telemetry table
+        if head[1:2] == ["Value"]:
+            for r in t[1:]:
+                m = _HEADER.match(r[0].strip())
+                assert m
+                v = finite(r[1]) if len(r) > 1 else None
+                if v is not None:
+                    singles[m.group("name").strip().lower()] = v
+                    units[m.group("name").strip().lower()] = m.group("unit") or ""
+        else:
+            for r in t[1:]:
+                m = _HEADER.match(r[0].strip())
+                assert m
+                name = m.group("name").strip().lower()
+                stat_rows[name] = {"unit": m.group("unit") or "", **{h: r[i] for i, h in enumerate(head) if i and i < len(r)}}
+    if not stat_rows and not singles:
+        raise fail(tool, doc.path, "no `Metric,…` table (is this AIPerf's profile_export_aiperf.csv?)", line=1)
+    if not any(k in singles for k in ("request throughput", "output token throughput", "request count")):
+        raise fail(tool, doc.path, "no Request Throughput, Output Token Throughput or Request Count row",
+                   field_="Request Throughput")
+    metrics: dict[str, float] = {}
+    for name, dst in _CSV_SINGLE.items():
+        if name in singles:
+            metrics[dst] = singles[name]
+    if "benchmark duration" in singles:
+        metrics["duration_s"] = (_to_ms(singles["benchmark duration"], units.get("benchmark duration") or "sec") or 0) / 1000.0
+    dur = metrics.get("duration_s")
+    isl, osl = singles.get("total input sequence length"), singles.get("total output sequence length")
+    if dur:
+        if "input_throughput" not in metrics and isl is not None:
+            metrics["input_throughput"] = isl / dur
+        if "total_token_throughput" not in metrics and isl is not None and osl is not None:
+            metrics["total_token_throughput"] = (isl + osl) / dur
+    for name, short in _CSV_CANON.items():
+        s = stat_rows.get(name)
+        if not s:
+            continue
+        targets = [short] + (["itl"] if name == "inter token latency" and "inter chunk latency" not in stat_rows else [])
+        for st, c in STATS.items():
+            v = _to_ms(s.get(st), s.get("unit"))
+            if v is not None:
+                for tname in targets:
+                    metrics[f"{c}_{tname}_ms"] = v
+    if "effective concurrency" in stat_rows and finite(stat_rows["effective concurrency"].get("avg")) is not None:
+        metrics["mean_inflight"] = finite(stat_rows["effective concurrency"]["avg"])  # type: ignore[assignment]
+    elif "mean_e2e_latency_ms" in metrics and "request_throughput" in metrics:
+        metrics["mean_inflight"] = metrics["mean_e2e_latency_ms"] / 1000.0 * metrics["request_throughput"]
+    for name, s in stat_rows.items():
+        base = "raw." + _slug(name)
+        f = finite(s.get("avg"))
+        if f is not None:
+            metrics[base] = f
+        for st in RAW_STATS:
+            g = finite(s.get(st))
+            if g is not None:
+                metrics[f"{base}.{st}"] = g
+    for name, v in singles.items():
+        metrics["raw." + _slug(name)] = v
+    labels: dict[str, Any] = {"tool": tool}
+    apply_key_map(doc, tool, {**{_slug(k): v for k, v in singles.items()}, **{_slug(k): v for k, v in stat_rows.items()}},
+                  metrics, labels)
+    raw = {"format": "csv", "units": {**{_slug(k): s["unit"] for k, s in stat_rows.items()},
+                                      **{_slug(k): u for k, u in units.items()}}}
+    return ParsedResult(labels=labels, metrics=metrics, raw=raw, tool=tool, source=doc.path, file=doc.path, index=0)
+
+
+def parse_genai_perf(doc: Doc) -> list[ParsedResult]:
+    return parse(doc, "genai-perf")

@@ -1,0 +1,210 @@
+"""GuideLLM `benchmarks.json` (`--output kind=json` / `--output-path`): one run per benchmark.
+
+Schemas read: legacy (≤ v0.3: `{"benchmarks": [{args, run_stats, worker, request_loader, metrics,
+request_totals, duration, …}]}`) and current (v0.4 … v0.8: `metadata`, `args` or `config`,
+`benchmarks: [{config: {strategy …}, scheduler_metrics, metrics, duration, …}]}`). Each metric is
+`{successful, errored, incomplete, total}` → `{mean, median, std_dev, min, max, count, total_sum,
+percentiles{p50?, p90, p95, p99, …}}`; the `successful` side is read.
+
+Canonical metrics:
+- `completed`/`failed` ← request totals successful/errored; `duration_s` ← `duration`;
+- rates take `.mean` (what GuideLLM prints; `.median` of a rate is a time-series statistic):
+  `request_throughput` ← `requests_per_second`, `output_throughput` ← `output_tokens_per_second`,
+  `input_throughput` ← `prompt_tokens_per_second` (else prompt tokens / duration),
+  `total_token_throughput` ← `tokens_per_second` (else (prompt + output tokens) / duration);
+- latency statistics (mean, median (← `percentiles.p50` where `median` is absent), p90, p95, p99):
+  `ttft` ← `time_to_first_token_ms`; `e2e_latency` ← `request_latency` (seconds → ms);
+  `tpot` and `itl` ← `inter_token_latency_ms` (GuideLLM defines it as (latency − TTFT)/(tokens − 1),
+  SGLang's TPOT, and weights it per token like SGLang's ITL; GuideLLM's own
+  `time_per_output_token_ms` includes the TTFT and is kept as raw only);
+- `mean_inflight` ← sum of request latencies / duration (SGLang's definition), else
+  `request_concurrency.mean`.
+
+The tool's own keys: per metric `raw.<name>` = successful mean, plus `raw.<name>.median`, `.p90`,
+`.p99`, `.max`; `raw.incomplete`. The benchmark's configuration and scheduler figures stay in `raw`
+(per-request records, distributions and time series are not kept).
+
+Labels: `concurrency` (← strategy `streams` or `max_concurrency`; 1 for synchronous), `request_rate`
+(← strategy `rate` for constant/poisson), `strategy`, `model`, `input_len`/`output_len` (synthetic
+data prompt/output tokens), `dataset`, `num_prompts` (a max_requests constraint), `tool_version`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from optlog.runs.parsers._common import Doc, ParsedResult, clean, fail, finite, load_json, metric_key, set_label
+from optlog.runs.parsers.keymap import apply_key_map
+
+TOOL = "guidellm"
+DROP = {"requests", "request_samples", "pdf", "cumulative_distribution_function"}
+
+
+def parse(doc: Doc) -> list[ParsedResult]:
+    if doc.data.lstrip()[:8] == b"Run Info" or doc.path.lower().endswith(".csv"):
+        raise fail(TOOL, doc.path, "the CSV export is not read; import the JSON one (--output kind=json, benchmarks.json)")
+    d = load_json(doc, TOOL)
+    if not isinstance(d, dict) or not isinstance(d.get("benchmarks"), list):
+        raise fail(TOOL, doc.path, "no \"benchmarks\" list at the top level (is this GuideLLM's benchmarks.json?)",
+                   field_="benchmarks")
+    if not d["benchmarks"]:
+        raise fail(TOOL, doc.path, "the \"benchmarks\" list is empty", field_="benchmarks")
+    meta = d.get("metadata") if isinstance(d.get("metadata"), dict) else {}
+    top = d.get("config") if isinstance(d.get("config"), dict) else (d.get("args") if isinstance(d.get("args"), dict) else {})
+    out: list[ParsedResult] = []
+    for i, b in enumerate(d["benchmarks"]):
+        where = f"benchmark {i + 1}"
+        if not isinstance(b, dict) or not isinstance(b.get("metrics"), dict):
+            raise fail(TOOL, doc.path, f"{where}: no metrics object", field_="metrics")
+        m = b["metrics"]
+        if not any(isinstance(m.get(k), dict) for k in ("requests_per_second", "output_tokens_per_second", "request_latency")):
+            raise fail(TOOL, doc.path, f"{where}: no requests_per_second, output_tokens_per_second or request_latency metric",
+                       field_="metrics.requests_per_second")
+        metrics = _metrics(b, m)
+        labels = _labels(b, top)
+        labels["tool"] = TOOL
+        set_label(labels, "tool_version", meta.get("guidellm_version"))
+        apply_key_map(doc, TOOL, b, metrics, labels)
+        raw = {k: _strip(v) for k, v in b.items() if k not in ("metrics",) and k not in DROP}
+        raw["schema"] = "legacy" if "run_stats" in b or "args" in b else f"v{meta.get('version', 0)}"
+        if meta:
+            raw["metadata"] = meta
+        out.append(ParsedResult(labels=labels, metrics=metrics, raw=clean(raw), tool=TOOL,
+                                source=f"{doc.path}#benchmark {i + 1}", file=doc.path, index=i))
+    return out
+
+
+def _strip(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _strip(x) for k, x in v.items() if k not in DROP}
+    if isinstance(v, list):
+        return [_strip(x) for x in v]
+    return v
+
+
+def _succ(m: dict[str, Any], name: str) -> dict[str, Any] | None:
+    x = m.get(name)
+    if isinstance(x, dict):
+        s = x.get("successful")
+        if isinstance(s, dict):
+            return s
+        if "mean" in x:  # already a distribution (e.g. root_dispatch_delay)
+            return x
+    return None
+
+
+def _stat(s: dict[str, Any], st: str) -> float | None:
+    if st == "mean":
+        return finite(s.get("mean"))
+    pct = s.get("percentiles") if isinstance(s.get("percentiles"), dict) else {}
+    if st == "median":
+        v = finite(s.get("median"))
+        return v if v is not None else finite(pct.get("p50"))
+    return finite(pct.get(st))
+
+
+def _metrics(b: dict[str, Any], m: dict[str, Any]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    totals = m.get("request_totals") if isinstance(m.get("request_totals"), dict) else b.get("request_totals")
+    if isinstance(totals, dict):
+        for dst, k in (("completed", "successful"), ("failed", "errored"), ("raw.incomplete", "incomplete")):
+            v = finite(totals.get(k))
+            if v is not None:
+                out[dst] = v
+    dur = finite(b.get("duration"))
+    if dur is not None:
+        out["duration_s"] = dur
+    for dst, name in (("request_throughput", "requests_per_second"), ("output_throughput", "output_tokens_per_second"),
+                      ("input_throughput", "prompt_tokens_per_second"), ("total_token_throughput", "tokens_per_second")):
+        s = _succ(m, name)
+        if s is not None and finite(s.get("mean")) is not None:
+            out[dst] = finite(s.get("mean"))  # type: ignore[assignment]
+    pin = _succ(m, "prompt_token_count")
+    pout = _succ(m, "output_token_count")
+    tin = finite(pin.get("total_sum")) if pin else None
+    tout = finite(pout.get("total_sum")) if pout else None
+    if dur:
+        if "input_throughput" not in out and tin is not None:
+            out["input_throughput"] = tin / dur
+        if "total_token_throughput" not in out and tin is not None and tout is not None:
+            out["total_token_throughput"] = (tin + tout) / dur
+    for short, name, scale in (("ttft", "time_to_first_token_ms", 1.0), ("e2e_latency", "request_latency", 1000.0),
+                               ("tpot", "inter_token_latency_ms", 1.0), ("itl", "inter_token_latency_ms", 1.0)):
+        s = _succ(m, name)
+        if s is None:
+            continue
+        for st in ("mean", "median", "p90", "p95", "p99"):
+            v = _stat(s, st)
+            if v is not None:
+                out[f"{st}_{short}_ms"] = v * scale
+    lat = _succ(m, "request_latency")
+    lat_sum = finite(lat.get("total_sum")) if lat else None
+    if lat_sum is not None and dur:
+        out["mean_inflight"] = lat_sum / dur
+    else:
+        rc = _succ(m, "request_concurrency")
+        if rc is not None and finite(rc.get("mean")) is not None:
+            out["mean_inflight"] = finite(rc.get("mean"))  # type: ignore[assignment]
+    for name in m:
+        s = _succ(m, name)
+        if s is None:
+            continue
+        base = "raw." + metric_key(name)
+        for st, suffix in (("mean", ""), ("median", ".median"), ("p90", ".p90"), ("p99", ".p99")):
+            v = _stat(s, st)
+            if v is not None:
+                out[base + suffix] = v
+        mx = finite(s.get("max"))
+        if mx is not None:
+            out[base + ".max"] = mx
+    return out
+
+
+def _labels(b: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    labels: dict[str, Any] = {}
+    cfg = b.get("config") if isinstance(b.get("config"), dict) else {}
+    args = b.get("args") if isinstance(b.get("args"), dict) else {}
+    strat = cfg.get("strategy") if isinstance(cfg.get("strategy"), dict) else args.get("strategy")
+    strat = strat if isinstance(strat, dict) else {}
+    kind = strat.get("type_") or strat.get("kind")
+    set_label(labels, "strategy", kind)
+    if kind == "synchronous":
+        labels["concurrency"] = 1
+    else:
+        set_label(labels, "concurrency", strat.get("streams") if strat.get("streams") is not None else strat.get("max_concurrency"))
+    if kind in ("constant", "poisson", "async", "throughput_rate"):
+        set_label(labels, "request_rate", strat.get("rate"))
+    backend = cfg.get("backend") if isinstance(cfg.get("backend"), dict) else {}
+    worker = b.get("worker") if isinstance(b.get("worker"), dict) else {}
+    spec = top.get("spec") if isinstance(top.get("spec"), dict) else top
+    model = backend.get("model") or worker.get("backend_model")
+    if not model and isinstance(spec.get("backend"), dict):
+        model = spec["backend"].get("model")
+    if not model and isinstance(spec.get("model"), str):
+        model = spec.get("model")
+    set_label(labels, "model", model)
+    data = spec.get("data")
+    d0 = data[0] if isinstance(data, list) and data else data
+    if isinstance(d0, dict):
+        set_label(labels, "input_len", d0.get("prompt_tokens"))
+        set_label(labels, "output_len", d0.get("output_tokens"))
+        set_label(labels, "dataset", d0.get("kind") or d0.get("type_"))
+    else:
+        loader = b.get("request_loader") if isinstance(b.get("request_loader"), dict) else {}
+        text = loader.get("data") if isinstance(loader.get("data"), str) else (d0 if isinstance(d0, str) else None)
+        if text:
+            kv = dict(re.findall(r"(\w+)=([^,\s]+)", text))
+            if kv:
+                set_label(labels, "input_len", kv.get("prompt_tokens"))
+                set_label(labels, "output_len", kv.get("output_tokens"))
+                set_label(labels, "dataset", "synthetic" if "prompt_tokens" in kv else None)
+            else:
+                set_label(labels, "dataset", text)
+    cons = cfg.get("constraints") if isinstance(cfg.get("constraints"), dict) else {}
+    mr = cons.get("max_requests") if isinstance(cons.get("max_requests"), dict) else None
+    if mr:
+        set_label(labels, "num_prompts", (mr.get("args") or {}).get("count") if isinstance(mr.get("args"), dict) else mr.get("count"))
+    elif args.get("max_number") is not None:
+        set_label(labels, "num_prompts", args.get("max_number"))
+    return labels

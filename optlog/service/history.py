@@ -1,0 +1,197 @@
+"""The decision timeline read back from git (`optlog log`) and committing hand edits (`optlog sync`).
+
+`log` reads optlog's commits (those with an `Optlog-Event` trailer that touch this workspace) with
+one `git log` call; git itself parses the trailers (`%(trailers)`), so what optlog reads is what
+`git log --format=%(trailers)` shows a person. Pivots are visible: a hypothesis created from a
+parent carries `Optlog-Parent`, and `log --hypothesis P` includes the children that pivoted from P.
+
+`sync` validates every hypothesis file (errors name file, line and field; exit 2, nothing
+committed) and commits each file that differs from HEAD as a `hand-edit` event.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from optlog.errors import BadInput
+from optlog.service.context import Ctx
+
+_FS, _RS = "\x1f", "\x1e"
+_LOG_FORMAT = f"%H{_FS}%aI{_FS}%an{_FS}%ae{_FS}%s{_FS}%b{_FS}%(trailers:only,unfold){_RS}"
+_TRAILER_RE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9-]*):\s?(.*)$")
+
+
+def _split_list(v: str | None) -> list[str]:
+    if not v:
+        return []
+    return [x for x in re.split(r"[,\s]+", v) if x]
+
+
+def _runs(v: str | None) -> list[Any]:
+    return [int(x) if x.lstrip("#").isdigit() else x for x in (s.lstrip("#") for s in _split_list(v))]
+
+
+def _strip_trailer_block(body: str, trailer_text: str) -> str:
+    """%b includes the trailer paragraph; drop it (git said which lines are trailers)."""
+    if not trailer_text.strip():
+        return body.strip()
+    paras = body.rstrip().split("\n\n")
+    if paras and all(_TRAILER_RE.match(ln) for ln in paras[-1].strip().splitlines() if ln.strip()):
+        paras = paras[:-1]
+    return "\n\n".join(paras).strip()
+
+
+def parse_log(out: str) -> list[dict[str, Any]]:
+    events = []
+    for rec in out.split(_RS):
+        rec = rec.lstrip("\n")
+        if not rec.strip():
+            continue
+        fields = rec.split(_FS)
+        if len(fields) < 7:
+            continue
+        sha, at, author, email, subject, body, trailer_text = fields[:7]
+        trailers: dict[str, str] = {}
+        for line in trailer_text.splitlines():
+            m = _TRAILER_RE.match(line)
+            if not m:
+                continue
+            k, v = m.group(1), m.group(2).strip()
+            trailers[k] = f"{trailers[k]},{v}" if k in trailers else v
+        hyps = _split_list(trailers.get("Optlog-Hypothesis"))
+        parent = trailers.get("Optlog-Parent") or None
+        ev = {
+            "sha": sha,
+            "at": at,
+            "event": trailers.get("Optlog-Event"),
+            "hypothesis": hyps[0] if len(hyps) == 1 else (",".join(hyps) or None),
+            "hypotheses": hyps,
+            "subject": subject,
+            "body": _strip_trailer_block(body, trailer_text),
+            "trailers": trailers,
+            "runs": _runs(trailers.get("Optlog-Run")),
+            "parent": parent,
+            "pivot": {"from": parent, "to": hyps[0] if hyps else None} if parent else None,
+            "status": trailers.get("Optlog-Status"),
+            "actor": trailers.get("Optlog-Actor"),
+            "author": f"{author} <{email}>",
+            "hand_edit": _split_list(trailers.get("Optlog-Hand-Edit")),
+        }
+        events.append(ev)
+    return events
+
+
+def log(ctx: Ctx, hypothesis: str | None = None, limit: int | None = None) -> dict[str, Any]:
+    """The decision timeline, oldest first; `hypothesis` keeps its events and its children's pivots."""
+    from optlog.gitlog import history
+    from optlog.gitlog.commit import run_git
+
+    if limit is not None and limit < 1:
+        raise BadInput("--limit must be at least 1", field="--limit")
+    if history.repo(ctx) is None:
+        return {"events": [], "notice": f"{ctx.ws.root} is not in a git repository: no decision history"}
+    p = run_git(ctx.ws.root, "log", "-E", "--grep=^Optlog-Event: ", f"--format={_LOG_FORMAT}", "--reverse",
+                "HEAD", "--", ".", check=False)
+    if p.returncode != 0:
+        no_head = run_git(ctx.ws.root, "rev-parse", "-q", "--verify", "HEAD", check=False).returncode != 0
+        if no_head:
+            return {"events": []}  # a repository with no commits yet
+        from optlog.errors import Failed
+
+        raise Failed(f"git log failed: {p.stderr.strip()}", code="git_failed")
+    events = [e for e in parse_log(p.stdout) if e["event"]]
+    if hypothesis is not None:
+        events = [e for e in events if hypothesis in e["hypotheses"] or e["parent"] == hypothesis]
+        if not events and not ctx.ws.hypothesis_file(hypothesis).exists():
+            from optlog.errors import NotFound
+
+            raise NotFound(f"no hypothesis {hypothesis!r} (no file, no history)", field="--hypothesis")
+    if limit is not None:
+        events = events[-limit:]
+    return {"events": events}
+
+
+# ---------------------------------------------------------------- sync: commit hand edits
+
+
+def _fields_changed(old: dict[str, Any] | None, new: dict[str, Any]) -> list[str]:
+    if old is None:
+        return sorted(new)
+    keys = list(dict.fromkeys([*old, *new]))
+    return [k for k in keys if old.get(k) != new.get(k)]
+
+
+def _head_yaml(ctx: Ctx, rel: str) -> dict[str, Any] | None:
+    from optlog.gitlog.commit import run_git
+
+    p = run_git(ctx.ws.root, "show", f"HEAD:./{rel}", check=False)
+    if p.returncode != 0:
+        return None
+    import yaml
+
+    try:
+        data = yaml.safe_load(p.stdout)
+    except yaml.YAMLError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def sync_files(ctx: Ctx) -> dict[str, Any]:
+    """Validate every hypothesis file, index it, and commit each hand-edited one."""
+    from optlog.gitlog import history
+    from optlog.gitlog.commit import run_git
+    from optlog.service import hypotheses
+    from optlog.store import hypfiles
+    from optlog.store.lock import workspace_lock
+
+    with workspace_lock(ctx.ws):
+        docs = hypotheses.sync(ctx)  # raises BadInput (file, line, field) before anything is committed
+        if history.repo(ctx) is None:
+            return {"committed": [], "hypotheses": len(docs),
+                    "notice": f"{ctx.ws.root} is not in a git repository: nothing to commit"}
+        files = {ctx.ws.rel(p) for p in hypfiles.list_files(ctx.ws)}
+        hdir = ctx.ws.rel(ctx.ws.hypotheses_dir)
+        tracked = run_git(ctx.ws.root, "ls-tree", "-r", "--name-only", "HEAD", "--", hdir + "/",
+                          check=False).stdout.splitlines()
+        files |= {t for t in tracked if t.endswith(".yaml") and not Path(t).name.startswith(".")}
+        paths = [ctx.ws.root / r for r in sorted(files)]
+        history.check_trackable(ctx, [p for p in paths if p.exists()])
+        changed = history.uncommitted(ctx, paths)
+        if not tracked and not run_git(ctx.ws.root, "rev-parse", "-q", "--verify", "HEAD", check=False).stdout:
+            changed = sorted(files)  # no commits yet: every file is new
+        committed = []
+        for rel in changed:
+            path = ctx.ws.root / rel
+            hid = Path(rel).stem
+            old = _head_yaml(ctx, rel)
+            tr = {"Optlog-Event": "hand-edit", "Optlog-Hypothesis": hid}
+            if not path.exists():
+                subject = f"optlog: hypothesis {hid} removed by hand"
+                body = f"{rel} was deleted outside optlog; committed by `optlog sync`."
+            else:
+                doc = docs[hid]
+                new = doc.to_yaml_data()
+                if old is None:
+                    subject = f"optlog: add hypothesis {hid} (written by hand)" + (
+                        f" (pivot from {doc.parent})" if doc.parent else "")
+                    if doc.parent:
+                        tr["Optlog-Parent"] = doc.parent
+                    body = f"{doc.title}\n\n{rel} was written outside optlog; committed by `optlog sync`."
+                else:
+                    fields = _fields_changed(old, new)
+                    st_old, st_new = old.get("status"), new.get("status")
+                    if "status" in fields and st_old != st_new:
+                        subject = f"optlog: {hid} {st_old} → {st_new} (hand edit)"
+                        tr["Optlog-Status"] = str(st_new)
+                    else:
+                        subject = f"optlog: hand edit of hypothesis {hid}" + (
+                            f" ({', '.join(fields)})" if fields else "")
+                    body = (f"{rel} was edited outside optlog; committed by `optlog sync`."
+                            + (f"\nChanged: {', '.join(fields)}." if fields else ""))
+            tr["Optlog-Hand-Edit"] = rel
+            sha = history.record(ctx, [path], subject, body, tr)
+            if sha:
+                committed.append({"sha": sha, "hypothesis": hid, "file": rel, "subject": subject})
+        return {"committed": committed, "hypotheses": len(docs)}

@@ -1,0 +1,333 @@
+"""Improvement plans: add, list, show, set, render, import.
+
+The database holds the plan records (`Plan`, id = NN, the stable creation number); the ranking is
+computed at read time from the hypothesis files (core.plans.evaluate), never stored, so a verdict,
+an override or an invalidation shows on the next list or render. `render` writes the plan files and
+the index and commits exactly those files. The files' front matter carries the whole record: a fresh
+clone (no `.optlog/`) rebuilds the table from them, automatically when the table is empty.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from optlog.core import plans as P
+from optlog.core.timeutil import now_iso
+from optlog.errors import BadInput, NotFound
+from optlog.service.context import Ctx
+
+_FIELDS = ("id", "title", "gain_low", "gain_high", "effort", "confidence", "status", "measured_gain", "needs",
+           "rationale", "steps", "risks", "validation", "why", "history", "created_at", "updated_at")
+
+
+def prefix(ctx: Ctx) -> str:
+    return ctx.config.plans.prefix
+
+
+def plans_dir(ctx: Ctx) -> Path:
+    return ctx.ws.plans_dir(prefix(ctx))
+
+
+def _row_dict(r: Any) -> dict[str, Any]:
+    d = {k: getattr(r, k) for k in _FIELDS}
+    d["needs"] = list(d["needs"] or [])
+    d["steps"] = list(d["steps"] or [])
+    d["risks"] = list(d["risks"] or [])
+    d["history"] = list(d["history"] or [])
+    return d
+
+
+def _plan_files(ctx: Ctx) -> dict[int, Path]:
+    pre = prefix(ctx)
+    d = plans_dir(ctx)
+    out: dict[int, Path] = {}
+    if not d.is_dir():
+        return out
+    pat = re.compile(rf"^{re.escape(pre)}-(\d+)\.md$")
+    for f in sorted(d.iterdir()):
+        m = pat.match(f.name)
+        if m and f.is_file():
+            out[int(m.group(1))] = f
+    return out
+
+
+def _records(ctx: Ctx) -> list[dict[str, Any]]:
+    """All plan records, importing them from the plan files first when the table is empty."""
+    from sqlmodel import select
+
+    from optlog.store.models import Plan
+
+    with ctx.db.read() as s:
+        rows = [_row_dict(r) for r in s.exec(select(Plan).order_by(Plan.id)).all()]  # type: ignore[arg-type]
+    if not rows and _plan_files(ctx):
+        res = import_(ctx)
+        if res["imported"]:
+            ctx.notice(f"rebuilt {len(res['imported'])} plan record(s) from {ctx.ws.rel(plans_dir(ctx))}/")
+        with ctx.db.read() as s:
+            rows = [_row_dict(r) for r in s.exec(select(Plan).order_by(Plan.id)).all()]  # type: ignore[arg-type]
+    return rows
+
+
+def _docs(ctx: Ctx) -> dict[str, Any]:
+    from optlog.service import hypotheses
+
+    return hypotheses.sync(ctx)
+
+
+def evaluated(ctx: Ctx) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """(plan views in rank order, hypothesis docs): computed now, from the current files."""
+    recs = _records(ctx)
+    docs = _docs(ctx)
+    return P.evaluate(recs, docs), docs
+
+
+def _public(v: dict[str, Any], pre: str) -> dict[str, Any]:
+    return {
+        "id": v["id"],
+        "title": v["title"],
+        "rank": v["rank"],
+        "score": v["score"],
+        "status": v["status"],
+        "needs": list(v["needs"]),
+        "needs_status": [{"id": n["id"], "status": n["status"], "reason": n["reason"]} for n in v["needs_info"]],
+        "weight": v["weight"],
+        "reason": v["reason"],
+        "gain": [v["gain_low"], v["gain_high"]],
+        "effort": v["effort"],
+        "confidence": v["confidence"],
+        "measured_gain": v["measured_gain"],
+        "file": f"{pre}/{pre}-{v['id']:02d}.md",
+    }
+
+
+# ---------------------------------------------------------------- verbs
+
+
+def add(
+    ctx: Ctx,
+    title: str,
+    *,
+    gain: str,
+    effort: str,
+    confidence: str | float,
+    needs: list[str] | tuple[str, ...] = (),
+    rationale: str | None = None,
+    steps: list[str] | tuple[str, ...] = (),
+    risks: list[str] | tuple[str, ...] = (),
+    validation: str | None = None,
+) -> dict[str, Any]:
+    """Add a plan. Everything is checked before anything is written."""
+    from sqlalchemy import func
+    from sqlmodel import select
+
+    from optlog.store.lock import workspace_lock
+    from optlog.store.models import Plan
+
+    if not title or not title.strip():
+        raise BadInput("a plan needs a title", field="TITLE")
+    lo, hi = P.parse_gain(gain)
+    eff = P.parse_effort(effort)
+    conf = P.parse_confidence(confidence)
+    docs = _docs(ctx)
+    need_ids: list[str] = []
+    for h in needs:
+        h = h.strip()
+        if h not in docs:
+            raise NotFound(f"no hypothesis {h!r}", field="--needs")
+        if h not in need_ids:
+            need_ids.append(h)
+    with workspace_lock(ctx.ws):
+        _records(ctx)  # a fresh clone: take the numbers the files already use
+        now = now_iso()
+        taken = max(_plan_files(ctx), default=0)
+        with ctx.db.write() as s:
+            top = s.exec(select(func.max(Plan.id))).one() or 0
+            pid = max(int(top), taken) + 1
+            row = Plan(id=pid, title=title.strip(), gain_low=lo, gain_high=hi, effort=eff, confidence=conf,
+                       status="proposed", needs=need_ids, rationale=rationale or None,
+                       steps=[x for x in steps if x.strip()], risks=[x for x in risks if x.strip()],
+                       validation=validation or None, history=[], created_at=now, updated_at=now)
+            s.add(row)
+            s.flush()
+    return show(ctx, pid)
+
+
+def list_(ctx: Ctx, status: str | None = None) -> dict[str, Any]:
+    if status is not None:
+        P.check_status(status)
+    views, _ = evaluated(ctx)
+    pre = prefix(ctx)
+    rows = [_public(v, pre) for v in views if status is None or v["status"] == status]
+    return {"plans": rows, "calibration": P.calibration(views)}
+
+
+def _view(ctx: Ctx, pid: int | str) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+    try:
+        n = int(str(pid).lstrip("#"))
+    except ValueError:
+        raise BadInput(f"a plan id is a number, got {pid!r}", field="ID") from None
+    views, docs = evaluated(ctx)
+    for v in views:
+        if v["id"] == n:
+            return v, views, docs
+    raise NotFound(f"no plan {n}", field="ID")
+
+
+def show(ctx: Ctx, pid: int | str) -> dict[str, Any]:
+    v, _, _ = _view(ctx, pid)
+    out = _public(v, prefix(ctx))
+    out.update(
+        rationale=v["rationale"], steps=v["steps"], risks=v["risks"], validation=v["validation"], why=v["why"],
+        history=v["history"], created_at=v["created_at"], updated_at=v["updated_at"],
+    )
+    return out
+
+
+def set_(ctx: Ctx, pid: int | str, status: str | None = None, measured_gain: str | float | None = None,
+         why: str | None = None) -> dict[str, Any]:
+    from optlog.store.lock import workspace_lock
+    from optlog.store.models import Plan
+
+    if status is None and measured_gain is None:
+        raise BadInput("nothing to change: give --status and/or --measured-gain", field="--status")
+    if status is not None:
+        P.check_status(status)
+    mg = P.parse_percent(measured_gain) if measured_gain is not None else None
+    v, _, _ = _view(ctx, pid)
+    with workspace_lock(ctx.ws):
+        with ctx.db.write() as s:
+            row = s.get(Plan, v["id"])
+            if row is None:  # pragma: no cover - removed between the read and the write
+                raise NotFound(f"no plan {v['id']}", field="ID")
+            now = now_iso()
+            entry: dict[str, Any] = {"at": now, "by": ctx.actor, "from": row.status, "to": status or row.status}
+            if mg is not None:
+                entry["measured_gain"] = mg
+                row.measured_gain = mg
+            if why and why.strip():
+                entry["why"] = why.strip()
+                row.why = why.strip()
+            if status is not None:
+                row.status = status
+            row.history = [*list(row.history or []), entry]
+            row.updated_at = now
+            s.add(row)
+    return show(ctx, v["id"])
+
+
+# ---------------------------------------------------------------- render
+
+
+def render(ctx: Ctx) -> dict[str, Any]:
+    """Write every plan file and the index; commit them (only them) when anything changed."""
+    from optlog.gitlog import history
+    from optlog.render import plans as R
+    from optlog.store.lock import workspace_lock
+    from optlog.yamlio import write_atomic
+
+    pre = prefix(ctx)
+    d = plans_dir(ctx)
+    with workspace_lock(ctx.ws):
+        views, docs = evaluated(ctx)
+        total = sum(1 for v in views if v["rank"] is not None)
+        outputs: dict[Path, str] = {}
+        for v in views:
+            outputs[d / R.plan_filename(pre, v["id"])] = R.render_plan(v, docs, total)
+        cal = P.calibration(views)
+        outputs[d / "README.md"] = R.render_index(views, cal, pre, ctx.config.name)
+        changed: list[str] = []
+        for path, text in outputs.items():
+            data = text.encode("utf-8")
+            if path.is_file() and path.read_bytes() == data:
+                continue
+            write_atomic(path, text)
+            changed.append(ctx.ws.rel(path))
+        ranked = [v for v in views if v["rank"] is not None]
+        body = "\n".join(f"{v['rank']}. #{v['id']:02d} {v['title'][:100]} (score {v['score']:.2f})" for v in ranked)
+        sha = history.record(ctx, sorted(outputs), f"optlog: render {len(views)} plan(s) to {pre}/", body,
+                             trailers={"Optlog-Event": "plan-render"})
+    return {
+        "files": [ctx.ws.rel(p) for p in sorted(outputs)],
+        "changed": sorted(changed),
+        "commit": sha,
+        "plans": [_public(v, pre) for v in views],
+    }
+
+
+# ---------------------------------------------------------------- import (fresh clone)
+
+
+def _read_record(ctx: Ctx, pid: int, path: Path) -> dict[str, Any]:
+    from optlog.render.md import split_front_matter
+    from optlog.yamlio import parse_text
+
+    rel = ctx.ws.rel(path)
+    fm, _ = split_front_matter(path.read_text(encoding="utf-8"))
+    if fm is None:
+        raise BadInput("a plan file must begin with YAML front matter (---)", file=rel, line=1, field="front matter")
+    data = parse_text(fm, rel)
+    if not isinstance(data, dict):
+        raise BadInput("the front matter must be a mapping", file=rel, line=2, field="front matter")
+
+    def need(key: str) -> Any:
+        if data.get(key) is None:
+            raise BadInput(f"the front matter lacks {key!r}", file=rel, field=key)
+        return data[key]
+
+    if int(need("id")) != pid:
+        raise BadInput(f"id {data['id']!r} does not match the file name {path.name!r}", file=rel, field="id")
+    gain = need("gain")
+    if not isinstance(gain, dict) or "low" not in gain or "high" not in gain:
+        raise BadInput("gain must be {low: L, high: H}", file=rel, field="gain")
+    lo, hi = P.parse_gain(f"{gain['low']}..{gain['high']}", field="gain")
+    status = P.check_status(str(data.get("status") or "proposed"), field="status")
+    needs = [n["id"] if isinstance(n, dict) else str(n) for n in (data.get("needs") or [])]
+    mg = data.get("measured_gain")
+    return {
+        "id": pid,
+        "title": str(need("title")),
+        "gain_low": lo,
+        "gain_high": hi,
+        "effort": P.parse_effort(str(need("effort")), field="effort"),
+        "confidence": P.parse_confidence(need("confidence"), field="confidence"),
+        "status": status,
+        "measured_gain": P.parse_percent(mg, field="measured_gain") if mg is not None else None,
+        "needs": needs,
+        "rationale": data.get("rationale"),
+        "steps": [str(x) for x in data.get("steps") or []],
+        "risks": [str(x) for x in data.get("risks") or []],
+        "validation": data.get("validation"),
+        "why": data.get("why"),
+        "history": list(data.get("history") or []),
+        "created_at": str(data.get("created") or now_iso()),
+        "updated_at": str(data.get("updated") or data.get("created") or now_iso()),
+    }
+
+
+def import_(ctx: Ctx, replace: bool = False) -> dict[str, Any]:
+    """Rebuild plan records from the plan files' front matter: ids not in the table are added;
+    with `replace`, records the files also hold are overwritten by them. All files are read and
+    checked before anything is written."""
+    from optlog.store.lock import workspace_lock
+    from optlog.store.models import Plan
+
+    files = _plan_files(ctx)
+    recs = [_read_record(ctx, pid, path) for pid, path in sorted(files.items())]
+    imported, skipped = [], []
+    with workspace_lock(ctx.ws):
+        with ctx.db.write() as s:
+            for r in recs:
+                row = s.get(Plan, r["id"])
+                if row is not None and not replace:
+                    skipped.append(r["id"])
+                    continue
+                if row is None:
+                    row = Plan(**r)
+                else:
+                    for k, val in r.items():
+                        setattr(row, k, val)
+                s.add(row)
+                imported.append(r["id"])
+    return {"imported": imported, "skipped": skipped}

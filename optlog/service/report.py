@@ -1,0 +1,167 @@
+"""`optlog report`: a session report (markdown, SVG plots beside it), committed to git.
+
+Default file: `reports/report-YYYYMMDD-HHMM.md` (the time of writing, so successive reports do not
+overwrite each other; `--out` names any file). The text itself holds no render-time clock: the same
+data gives the same bytes, and an unchanged report makes no new commit. Plots are
+`<stem>-throughput[-N].svg` and `<stem>-per-user-per-gpu[-N].svg` beside the markdown.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from optlog.core import labels as L
+from optlog.core import report as C
+from optlog.core.timeutil import now_iso
+from optlog.errors import BadInput
+from optlog.service.context import Ctx
+
+
+def _load_runs(ctx: Ctx) -> list[dict[str, Any]]:
+    """Every run with labels and metrics, read as plain rows (fast: 10,000 runs well under a second)."""
+    from sqlmodel import select
+
+    from optlog.store.models import Metric, Run, RunLabel
+
+    with ctx.db.read() as s:
+        conn = s.connection()  # Core rows, not ORM objects: several times faster for 10,000s of rows
+        rows = conn.execute(select(Run.id, Run.status, Run.created_at, Run.invalidated, Run.invalid_reason,  # type: ignore[call-overload]
+                                   Run.hypothesis_id, Run.note).order_by(Run.id)).all()
+        labels: dict[int, dict[str, Any]] = {r[0]: {} for r in rows}
+        metrics: dict[int, dict[str, float]] = {r[0]: {} for r in rows}
+        for rid, key, value in conn.execute(select(RunLabel.run_id, RunLabel.key, RunLabel.value)):  # type: ignore[call-overload]
+            d = labels.get(rid)
+            if d is not None:
+                d[key] = value  # canonical text: what selection compares and a reader sees
+        for rid, name, value in conn.execute(select(Metric.run_id, Metric.name, Metric.value)):  # type: ignore[call-overload]
+            d2 = metrics.get(rid)
+            if d2 is not None:
+                d2[name] = value
+    out = []
+    for rid, status, created, inval, reason, hyp, note in rows:
+        lab = labels[rid]
+        out.append({"id": rid, "status": status, "created_at": created, "invalidated": bool(inval),
+                    "invalid_reason": reason, "hypothesis": hyp, "note": note,
+                    "labels": dict(sorted(lab.items())), "metrics": metrics[rid]})
+    return out
+
+
+def collect(ctx: Ctx) -> dict[str, Any]:
+    from optlog.core.plans import calibration
+    from optlog.service import evidence, hypotheses, todos
+    from optlog.service import plans as plan_svc
+
+    docs = hypotheses.sync(ctx)
+    runs = _load_runs(ctx)
+    views, _ = plan_svc.evaluated(ctx)
+    cfg = ctx.config
+    hw = cfg.hardware
+    kind = hw.default or (next(iter(hw.gpus)) if hw.gpus else None)
+    spec = hw.gpus.get(kind) if kind else None
+    return {
+        "name": cfg.name,
+        "docs": docs,
+        "runs": runs,
+        "notes": evidence.list_notes(ctx),
+        "todos": todos.list_(ctx),
+        "plans": views,
+        "calibration": calibration(views),
+        "plans_prefix": cfg.plans.prefix,
+        "power_limit_w": spec.power_limit_w if spec else None,
+        "gpu_kind": kind,
+        "gpu_count": spec.count if spec else None,
+    }
+
+
+def _target(ctx: Ctx, out: str | None) -> Path:
+    if out:
+        p = Path(out)
+        if not p.is_absolute():
+            p = ctx.ws.root / p
+        if p.suffix.lower() != ".md":
+            raise BadInput(f"a report is markdown: the file name must end in .md, got {out!r}", field="--out")
+        if p.exists() and p.is_dir():
+            raise BadInput(f"{out} is a folder", field="--out")
+        return p
+    stamp = now_iso()
+    name = f"report-{stamp[0:4]}{stamp[5:7]}{stamp[8:10]}-{stamp[11:13]}{stamp[14:16]}.md"
+    return ctx.ws.reports_dir / name
+
+
+def build(ctx: Ctx, path: Path, draw: bool = True) -> tuple[str, list[tuple[Path, Any]]]:
+    """The markdown text and the plots to draw (path, drawing function) for a report at `path`."""
+    from optlog.render import plots as PL
+    from optlog.render import report as R
+
+    data = collect(ctx)
+    stem = path.stem
+    folder = path.parent
+    data["plans_href"] = Path(os.path.relpath(ctx.ws.plans_dir(data["plans_prefix"]), folder)).as_posix()
+    fams = C.config_runs(data["runs"])
+    todo: list[tuple[Path, Any]] = []
+    plot_refs: dict[str, list[dict[str, Any]]] = {"throughput": [], "per_user": []}
+    per_user_rows: list[tuple[str, str, Any, float, float]] = []
+    many = len(fams) > 1
+    for fi, (fk, fruns) in enumerate(fams.items()):
+        fname = C.family_name(fk)
+        suffix = f"-{fi + 1}" if many else ""
+        metric = next((m for m in ("total_token_throughput", "output_throughput", "request_throughput")
+                       if any(m in r["metrics"] for r in fruns)), None)
+        if metric:
+            configs, levels, cells = C.grid(fruns, metric)
+            series = {c: [(float(L.as_number(lv) or 0), cells[(c, L.canonical(lv))]["median"]) for lv in levels
+                          if (c, L.canonical(lv)) in cells] for c in configs}
+            p = folder / f"{stem}-throughput{suffix}.svg"
+            title = f"{metric} vs concurrency" + (f" ({fname})" if fk else "")
+            todo.append((p, (PL.throughput_vs_concurrency, (str(p), title, metric, series))))
+            plot_refs["throughput"].append({"family": fi, "href": p.name, "alt": title})
+        pts = C.per_user_per_gpu(fruns, data["gpu_count"])
+        if pts:
+            p = folder / f"{stem}-per-user-per-gpu{suffix}.svg"
+            title = "per-user vs per-GPU output throughput" + (f" ({fname})" if fk else "")
+            todo.append((p, (PL.per_user_vs_per_gpu, (str(p), title, pts))))
+            plot_refs["per_user"].append({"family": fi, "href": p.name, "alt": title})
+            for cfg, ps in pts.items():
+                for x, y, c in ps:
+                    per_user_rows.append((fname, cfg, c, x, y))
+    data["per_user_rows"] = per_user_rows
+    text = R.render(data, plot_refs)
+    return text, todo
+
+
+def write(ctx: Ctx, out: str | None = None, commit: bool = True) -> dict[str, Any]:
+    from optlog.gitlog import history
+    from optlog.store.lock import workspace_lock
+    from optlog.yamlio import write_atomic
+
+    path = _target(ctx, out)
+    with workspace_lock(ctx.ws):
+        text, todo = build(ctx, path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not (path.is_file() and path.read_text(encoding="utf-8") == text):
+            write_atomic(path, text)
+        plots = []
+        for p, (fn, args) in todo:
+            tmp = p.with_name(f".{p.name}.tmp")
+            fn(str(tmp), *args[1:])
+            if p.is_file() and p.read_bytes() == tmp.read_bytes():
+                tmp.unlink()
+            else:
+                os.replace(tmp, p)
+            plots.append(p)
+        sha = None
+        inside = _inside(ctx, path)
+        if commit and inside:
+            rel = ctx.ws.rel(path)
+            sha = history.record(ctx, [path, *plots], f"optlog: report {rel}", "", trailers={"Optlog-Event": "report"})
+    return {"file": ctx.ws.rel(path), "plots": [ctx.ws.rel(p) for p in plots], "commit": sha, "bytes": len(text.encode())}
+
+
+def _inside(ctx: Ctx, p: Path) -> bool:
+    try:
+        p.resolve().relative_to(ctx.ws.root.resolve())
+        return True
+    except ValueError:
+        return False

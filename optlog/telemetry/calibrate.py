@@ -1,0 +1,168 @@
+"""Measure this machine's ceilings: dense matmul TFLOP/s per dtype and device-memory bandwidth (PyTorch on
+a GPU; NumPy on the CPU otherwise), and with several GPUs the GPU-to-GPU copy bandwidth matrix and the
+NCCL allreduce bus bandwidth (one subprocess per GPU, torch.distributed).
+
+Every figure is a median over timed batches after warm-up, on random data. `measure()` returns a
+dict; service.calibrate writes it into optlog.yaml.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+from optlog.probes import gemm as probe
+
+
+def kind_name(device_name: str) -> str:
+    """'NVIDIA H200' → 'h200'; 'NVIDIA RTX PRO 6000 Blackwell …' → 'rtx-pro-6000-blackwell-…'."""
+    s = re.sub(r"^(nvidia|amd)\s+", "", device_name.strip(), flags=re.I).lower()
+    return re.sub(r"[^a-z0-9]+", "-", s).strip("-") or "gpu"
+
+
+def _ns(**kw: Any) -> argparse.Namespace:
+    d = dict(m=4096, k=4096, n=4096, dtype="bf16", iters=0, repeats=10, warmup=3, min_time_s=0.0, device="auto",
+             copy_bytes=0)
+    d.update(kw)
+    return argparse.Namespace(**d)
+
+
+def measure(quick: bool = False, device: str = "auto", multi: bool = True) -> dict[str, Any]:
+    torch = probe._torch() if device in ("auto", "cuda") else None
+    if device == "cuda" and torch is None:
+        raise RuntimeError("--device cuda: PyTorch with a CUDA GPU is not available here")
+    if torch is not None:
+        return _measure_gpu(torch, quick, multi)
+    return _measure_cpu(quick)
+
+
+def _measure_gpu(torch: Any, quick: bool, multi: bool) -> dict[str, Any]:
+    name = torch.cuda.get_device_name(0)
+    count = torch.cuda.device_count()
+    size = 4096 if quick else 8192
+    peaks: dict[str, float] = {}
+    details: dict[str, Any] = {}
+    for dt in ("bf16", "fp16", "tf32", "fp32"):
+        r = probe.run_gpu(_ns(m=size, k=size, n=size, dtype=dt, repeats=5 if quick else 10), torch)
+        peaks[dt] = round(r["tflops"], 1)
+        details[f"gemm_{dt}"] = {"shape": [size, size, size], "time_s": r["time_s"]}
+    cb = (1 << 30) if quick else (4 << 30)
+    r = probe.run_gpu(_ns(copy_bytes=cb, repeats=5 if quick else 10), torch)
+    out: dict[str, Any] = {"kind": kind_name(name), "device": name, "count": count, "backend": "torch",
+                           "peak_tflops": peaks, "mem_bw_gbps": round(r["gbps"], 1),
+                           "mem_bw_method": f"device copy of {cb >> 20} MiB, bytes read + written"}
+    if count > 1 and multi:
+        out["p2p_gbps"] = p2p_matrix(torch, count, (256 << 20) if quick else (1 << 30))
+        try:
+            out["allreduce_busbw_gbps"] = allreduce_busbw(count, (64 << 20) if quick else (1 << 30))
+        except Exception as e:  # report, do not fail the whole calibration
+            out["allreduce_error"] = str(e)
+    return out
+
+
+def p2p_matrix(torch: Any, n: int, nbytes: int) -> list[list[float | None]]:
+    """GB/s of a copy from GPU i (row) to GPU j (column); the diagonal is the device's own copy rate."""
+    mat: list[list[float | None]] = []
+    for i in range(n):
+        row: list[float | None] = []
+        for j in range(n):
+            src = torch.rand(nbytes // 4, device=f"cuda:{i}")
+            dst = torch.empty(nbytes // 4, device=f"cuda:{j}")
+            for _ in range(2):
+                dst.copy_(src, non_blocking=True)
+            torch.cuda.synchronize(i)
+            torch.cuda.synchronize(j)
+            times = []
+            for _ in range(5):
+                t0 = time.perf_counter()
+                dst.copy_(src, non_blocking=True)
+                torch.cuda.synchronize(i)
+                torch.cuda.synchronize(j)
+                times.append(time.perf_counter() - t0)
+            times.sort()
+            row.append(round(nbytes / times[len(times) // 2] / 1e9, 1))
+            del src, dst
+        mat.append(row)
+    return mat
+
+
+def allreduce_busbw(n: int, nbytes: int) -> float:
+    """NCCL allreduce bus bandwidth (nccl-tests' definition: algbw × 2(n−1)/n), one process per GPU."""
+    env = dict(os.environ)
+    env.update(NCCL_NVLS_ENABLE="0", TORCH_SYMM_MEM_DISABLE_MULTICAST="1", NVSHMEM_DISABLE_NVLS="1",
+               MASTER_ADDR="127.0.0.1", MASTER_PORT=str(29500 + os.getpid() % 1000), WORLD_SIZE=str(n))
+    with tempfile.TemporaryDirectory() as d:
+        procs = []
+        for r in range(n):
+            e = dict(env, RANK=str(r), LOCAL_RANK=str(r))
+            procs.append(subprocess.Popen([sys.executable, "-m", "optlog.telemetry.calibrate", "--allreduce-worker",
+                                           str(nbytes), os.path.join(d, f"r{r}.json")], env=e))
+        rcs = [p.wait(timeout=300) for p in procs]
+        if any(rcs):
+            raise RuntimeError(f"allreduce workers exited {rcs}")
+        with open(os.path.join(d, "r0.json")) as f:
+            return float(json.load(f)["busbw_gbps"])
+
+
+def _allreduce_worker(nbytes: int, out_path: str) -> None:
+    import torch
+    import torch.distributed as dist
+
+    rank = int(os.environ["RANK"])
+    n = int(os.environ["WORLD_SIZE"])
+    torch.cuda.set_device(rank)
+    dist.init_process_group("nccl", rank=rank, world_size=n, device_id=torch.device(f"cuda:{rank}"))
+    x = torch.ones(nbytes // 2, dtype=torch.bfloat16, device=f"cuda:{rank}")
+    for _ in range(5):
+        dist.all_reduce(x)
+    torch.cuda.synchronize()
+    x.fill_(1.0)
+    dist.all_reduce(x)
+    torch.cuda.synchronize()
+    ok = bool(torch.all(x == float(n)).item())
+    times = []
+    for _ in range(10):
+        dist.barrier()
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        dist.all_reduce(x)
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e) / 1000.0)
+    times.sort()
+    t = times[len(times) // 2]
+    algbw = nbytes / t / 1e9
+    res = {"rank": rank, "bytes": nbytes, "time_s": t, "algbw_gbps": algbw, "busbw_gbps": round(algbw * 2 * (n - 1) / n, 1),
+           "sum_correct": ok}
+    with open(out_path, "w") as f:
+        json.dump(res, f)
+    dist.destroy_process_group()
+
+
+def _measure_cpu(quick: bool) -> dict[str, Any]:
+    import platform
+
+    size = 512 if quick else 1536
+    peaks: dict[str, float] = {}
+    for dt in ("fp32", "fp64"):
+        r = probe.run_cpu(_ns(m=size, k=size, n=size, dtype=dt, repeats=3 if quick else 5, warmup=1))
+        peaks[dt] = round(r["tflops"], 4)
+    cb = (64 << 20) if quick else (512 << 20)
+    r = probe.run_cpu(_ns(copy_bytes=cb, repeats=3 if quick else 5, warmup=1))
+    return {"kind": "cpu", "device": platform.processor() or platform.machine(), "count": 1, "backend": "numpy",
+            "peak_tflops": peaks, "mem_bw_gbps": round(r["gbps"], 1),
+            "mem_bw_method": f"memory copy of {cb >> 20} MiB, bytes read + written"}
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 4 and sys.argv[1] == "--allreduce-worker":
+        _allreduce_worker(int(sys.argv[2]), sys.argv[3])
+    else:
+        print(json.dumps(measure(quick="--quick" in sys.argv)))

@@ -1,0 +1,208 @@
+"""Per-run telemetry summaries (stored as metrics) and the `run show` view.
+
+Metric names (documented in README "Telemetry"): for each sampled field F (gpu_power_w, gpu_power_frac,
+gpu_util, sm_clock_mhz, mem_used_gib, gpu_temp_c, pcie_rx_gbps, nvlink_gbps, sm_occupancy, sm_active,
+tensor_active, dram_bw_util, …): `F` (= the mean, so `a.tensor_active < 20` works), `F_mean`, `F_p5`,
+`F_p50`, `F_p95`, `F_max` — over the samples of all the run's GPUs pooled, warm-up excluded.
+`throttle_<reason>_s`: seconds each clock-event reason was active (per GPU, averaged over GPUs).
+`energy_j` (all GPUs, whole point), `tokens_per_joule`, `telemetry_samples`, `telemetry_gpus`,
+`telemetry_window_s` (the point's length as the session saw it).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from optlog.telemetry.fields import SUMMARISED, THROTTLE_BITS
+from optlog.telemetry.store import TIME_FIELD
+
+STATS = ("mean", "p5", "p50", "p95", "max")
+SPARK = "▁▂▃▄▅▆▇█"
+
+
+def _window(t: np.ndarray, start: float | None, end: float | None, warmup_s: float) -> np.ndarray:
+    m = np.ones(len(t), dtype=bool)
+    if start is not None:
+        m &= t >= start + warmup_s
+    if end is not None:
+        m &= t <= end
+    return m
+
+
+def summarize(cols_by_gpu: dict[str, dict[str, np.ndarray]], start: float | None = None, end: float | None = None,
+              warmup_s: float = 0.0) -> dict[str, float]:
+    out: dict[str, float] = {}
+    pooled: dict[str, list[np.ndarray]] = {}
+    throttle_s: dict[str, float] = {name: 0.0 for name in THROTTLE_BITS.values()}
+    have_throttle = False
+    ngpu = 0
+    nsamp = 0
+    for cols in cols_by_gpu.values():
+        t = cols.get(TIME_FIELD)
+        if t is None or not len(t):
+            continue
+        if start is None and len(t):
+            st = float(t[0])
+        else:
+            st = start
+        m = _window(t, st, end, warmup_s)
+        if not m.any():
+            continue
+        ngpu += 1
+        nsamp += int(m.sum())
+        for f in SUMMARISED:
+            v = cols.get(f)
+            if v is None:
+                continue
+            v = v[m]
+            v = v[~np.isnan(v)]
+            if len(v):
+                pooled.setdefault(f, []).append(v)
+        thr = cols.get("throttle")
+        if thr is not None:
+            tt = t[m]
+            th = thr[m]
+            if len(tt) >= 2:
+                dt = np.diff(tt)
+                dt = np.append(dt, np.median(dt))  # the last sample holds for a typical interval
+            else:
+                dt = np.zeros(len(tt))
+            ok = ~np.isnan(th)
+            if ok.any():
+                have_throttle = True
+                bits = th[ok].astype(np.int64)
+                for bit, name in THROTTLE_BITS.items():
+                    throttle_s[name] += float(dt[ok][(bits & bit) != 0].sum())
+    for f, parts in pooled.items():
+        v = np.concatenate(parts)
+        p5, p50, p95 = np.percentile(v, [5, 50, 95])
+        mean = float(v.mean())
+        out[f] = mean
+        out[f"{f}_mean"] = mean
+        out[f"{f}_p5"] = float(p5)
+        out[f"{f}_p50"] = float(p50)
+        out[f"{f}_p95"] = float(p95)
+        out[f"{f}_max"] = float(v.max())
+    if have_throttle and ngpu:
+        for name, s in throttle_s.items():
+            out[f"throttle_{name}_s"] = s / ngpu
+    if ngpu:
+        out["telemetry_gpus"] = float(ngpu)
+        out["telemetry_samples"] = float(nsamp)
+    return out
+
+
+def output_tokens(metrics: dict[str, float]) -> float | None:
+    for k in ("total_output_tokens", "output_tokens", "completion_tokens"):
+        if metrics.get(k) is not None:
+            return float(metrics[k])
+    ot, dur = metrics.get("output_throughput"), metrics.get("duration_s")
+    if ot is not None and dur is not None:
+        return float(ot) * float(dur)
+    return None
+
+
+def energy_metrics(energy_j: float | None, metrics: dict[str, float]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    if energy_j is None or energy_j <= 0:
+        return out
+    out["energy_j"] = energy_j
+    tok = output_tokens(metrics)
+    if tok:
+        out["tokens_per_joule"] = tok / energy_j
+    return out
+
+
+def sparkline(v: np.ndarray, width: int = 40) -> str:
+    v = v[~np.isnan(v)]
+    if not len(v):
+        return ""
+    if len(v) > width:
+        idx = np.linspace(0, len(v), width + 1).astype(int)
+        v = np.array([v[a:b].mean() for a, b in zip(idx[:-1], idx[1:]) if b > a])
+    lo, hi = float(v.min()), float(v.max())
+    if hi - lo < 1e-12:
+        return SPARK[0] * len(v)
+    return "".join(SPARK[min(7, int((x - lo) / (hi - lo) * 7.999))] for x in v)
+
+
+SHOW = ("gpu_power_w", "gpu_power_frac", "gpu_util", "sm_active", "sm_occupancy", "tensor_active", "dram_bw_util",
+        "sm_clock_mhz", "mem_used_gib", "gpu_temp_c", "pcie_rx_gbps", "pcie_tx_gbps", "nvlink_gbps")
+
+
+PLOT_FIELDS = ("gpu_power_w", "tensor_active", "dram_bw_util")
+"""Telemetry over time the TUI plots for a run (downsampled to about 200 points)."""
+
+
+def run_telemetry(ctx: Any, run_id: int, metrics: dict[str, float]) -> dict[str, Any]:
+    """For `run show`: stored samples' sparklines, the summaries and the diagnosis."""
+    from optlog.core.diagnosis import diagnose
+
+    out: dict[str, Any] = {}
+    cols: dict[str, dict[str, np.ndarray]] = {}
+    labels: dict[str, Any] = {}
+    try:
+        from optlog.service.evidence import _labels_metrics
+        from optlog.telemetry.store import read_columns
+
+        with ctx.db.read() as s:
+            cols = read_columns(s, run_id=run_id)
+            labels = _labels_metrics(s, [run_id])[0][run_id]
+    except Exception as e:  # telemetry must never break `run show`
+        out["error"] = f"telemetry unreadable: {e}"
+    try:
+        ceilings = ctx.config.ceilings()
+    except Exception:
+        ceilings = {}
+    lines: list[str] = []
+    fields: dict[str, Any] = {}
+    if cols:
+        n = max(len(c.get(TIME_FIELD, [])) for c in cols.values())
+        lines.append(f"telemetry: {len(cols)} GPU(s), {n} samples each")
+        for f in SHOW:
+            series = [c[f] for c in cols.values() if f in c]
+            if not series:
+                continue
+            # mean over GPUs per sample index (GPUs are sampled together)
+            L = min(len(x) for x in series)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # an index where no GPU has the field
+                v = np.nanmean(np.vstack([x[:L] for x in series]), axis=0) if L else np.array([])
+            if not len(v) or np.all(np.isnan(v)):
+                continue
+            if f in PLOT_FIELDS:
+                t = next(iter(c[TIME_FIELD] for c in cols.values() if TIME_FIELD in c), None)
+                if t is not None and len(t) >= L:
+                    step = max(1, L // 200)  # about one point per plot column
+                    t0 = float(t[0])
+                    out.setdefault("series", {})[f] = [
+                        (round(float(t[i]) - t0, 3), float(v[i])) for i in range(0, L, step) if not np.isnan(v[i])
+                    ]
+            stats = {k: metrics.get(f"{f}_{k}") for k in STATS}
+            fields[f] = {"samples": int(L), **{k: v for k, v in stats.items() if v is not None}}
+            st = " ".join(f"{k} {_f(stats[k])}" for k in ("mean", "p95", "max") if stats[k] is not None)
+            lines.append(f"  {f:<16} {sparkline(v)}  {st}")
+        thr = {k: v for k, v in metrics.items() if k.startswith("throttle_") and v > 0}
+        if thr:
+            lines.append("  throttle: " + ", ".join(f"{k[9:-2]} {v:.1f}s" for k, v in sorted(thr.items())))
+    if "energy_j" in metrics:
+        e = f"  energy {metrics['energy_j']:.0f} J"
+        if "tokens_per_joule" in metrics:
+            e += f", {metrics['tokens_per_joule']:.3g} tokens/J"
+        lines.append(e)
+    dg = diagnose(metrics, ceilings, labels)
+    if dg.bound is not None or dg.basis != "none" or cols:
+        lines.append(dg.text())
+    out["fields"] = fields
+    out["diagnosis"] = dg.to_json()
+    out["text"] = "\n".join(lines)
+    return out
+
+
+def _f(v: float | None) -> str:
+    if v is None:
+        return "-"
+    return f"{v:.3g}" if abs(v) < 1000 else f"{v:.0f}"

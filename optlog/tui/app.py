@@ -1,0 +1,704 @@
+"""The dashboard: every step of the loop, watched live and done from the keyboard.
+
+Thin face: all data comes from, and every action goes to, the service layer, always in thread
+workers (database, git, files and subprocesses block). Another process's changes (an agent's CLI
+calls, a launch elsewhere, a hand edit of a hypothesis file) are noticed by polling one cheap change
+token twice a second; only then is what's on screen reloaded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from rich.table import Table
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Log, Static, TabbedContent, TabPane, Tree
+from textual_plotext import PlotextPlot
+
+from optlog.core.hypothesis import HYP_STATUSES, STATUS_GLYPH
+from optlog.service.context import Ctx
+from optlog.tui.forms import Field, FormScreen
+
+TODO_NEXT = {"pending": "in_progress", "in_progress": "completed", "completed": "pending", "cancelled": "pending"}
+TODO_MARK = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]", "cancelled": "[-]"}
+RUN_PAGE = 200
+
+
+def _num(v: Any) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        if abs(v) >= 1000:
+            return f"{v:,.0f}"
+        if abs(v) >= 10:
+            return f"{v:.1f}"
+        return f"{v:.3g}"
+    return str(v)
+
+
+class OptlogApp(App[None]):
+    TITLE = "optlog"
+    CSS_PATH = "app.tcss"
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("a", "add_hypothesis", "Hypothesis"),
+        Binding("A", "pivot", "Pivot (child)"),
+        Binding("p", "add_prediction", "Prediction"),
+        Binding("n", "add_note", "Note"),
+        Binding("t", "add_todo", "Todo"),
+        Binding("space", "advance_todo", "Advance todo", show=False),
+        Binding("x", "cancel_todo", "Cancel todo", show=False),
+        Binding("v", "verdict", "Verdict"),
+        Binding("o", "override", "Override"),
+        Binding("i", "invalidate", "Invalidate run", show=False),
+        Binding("l", "launch", "Launch"),
+        Binding("c", "cancel_launch", "Cancel launch", show=False),
+        Binding("P", "add_plan", "Plan", show=False),
+        Binding("R", "render_plans", "Render plans", show=False),
+        Binding("r", "report", "Report", show=False),
+        Binding("g", "show_log", "Log"),
+        Binding("f5", "reload", "Reload", show=False),
+        Binding("1", "tab('hyp')", "Hypotheses", show=False),
+        Binding("2", "tab('todos')", "Todos", show=False),
+        Binding("3", "tab('runs')", "Runs", show=False),
+        Binding("4", "tab('plans')", "Plans", show=False),
+        Binding("5", "tab('log')", "Log", show=False),
+    ]
+
+    @dataclass
+    class Loaded(Message):
+        what: str
+        data: Any
+
+    def __init__(self, ctx: Ctx, poll_s: float = 0.5) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.poll_s = poll_s
+        self.token: Any = None
+        self.selected_hyp: str | None = None
+        self.selected_run: int | None = None
+        self.runs_loaded = 0
+        self.runs_total = 0
+        self.hyp_docs: dict[str, Any] = {}
+        self.active_launch: int | None = None
+        self.loads = 0  # how many reloads happened (tests wait on it)
+        ctx.on_notice = self._notice  # type: ignore[attr-defined]
+
+    def _notice(self, text: str) -> None:
+        """Narration from the service layer, from whichever thread it came."""
+        import threading
+
+        if threading.get_ident() == self._thread_id:
+            self.notify(text)
+        else:
+            self.call_from_thread(self.notify, text)
+
+    # ------------------------------------------------------------------ layout
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with TabbedContent(initial="hyp", id="tabs"):
+            with TabPane("Hypotheses", id="hyp"):
+                with Horizontal(id="hyp-pane"):
+                    yield Tree("hypotheses", id="hyp-tree")
+                    with Vertical(id="hyp-right"):
+                        with VerticalScroll(id="hyp-detail"):
+                            yield Static("Select a hypothesis (↑/↓, enter).", id="hyp-text")
+                        yield PlotextPlot(id="pred-plot")
+            with TabPane("Todos", id="todos"):
+                yield DataTable(id="todo-table", cursor_type="row", zebra_stripes=True)
+            with TabPane("Runs", id="runs"):
+                with Vertical(id="runs-pane"):
+                    yield DataTable(id="runs-table", cursor_type="row", zebra_stripes=True)
+                    with VerticalScroll(id="run-detail"):
+                        yield Static("", id="run-text")
+                    yield PlotextPlot(id="tel-plot")
+                    yield Log(id="launch-box", max_lines=200)
+            with TabPane("Plans", id="plans"):
+                yield DataTable(id="plan-table", cursor_type="row", zebra_stripes=True)
+            with TabPane("Log", id="log"):
+                yield DataTable(id="log-table", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="status-line")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = str(self.ctx.ws.root)
+        tree = self.query_one("#hyp-tree", Tree)
+        tree.show_root = False
+        tree.guide_depth = 2
+        self.query_one("#todo-table", DataTable).add_columns("", "id", "priority", "todo", "hypothesis")
+        self.query_one("#runs-table", DataTable).add_columns("id", "status", "labels", "metrics")
+        self.query_one("#plan-table", DataTable).add_columns("rank", "id", "score", "status", "title", "why")
+        self.query_one("#log-table", DataTable).add_columns("when", "event", "hypothesis", "subject")
+        tree.focus()
+        self.reload()
+        self.set_interval(self.poll_s, self.poll)
+
+    # ------------------------------------------------------------------ workers
+    def run_service(self, fn: Callable[[Ctx], Any], done: str | None = None, then: Callable[[Any], None] | None = None) -> None:
+        """Call a service verb in a thread; errors become notifications; reload afterwards."""
+
+        def job() -> None:
+            try:
+                res = fn(self.ctx)
+            except Exception as e:  # noqa: BLE001 - every failure is shown, none crashes the app
+                self.call_from_thread(self.notify, str(e), severity="error", timeout=8)
+                return
+            if done:
+                self.call_from_thread(self.notify, done)
+            if then is not None:
+                self.call_from_thread(then, res)
+            self.call_from_thread(self.reload)
+
+        self.run_worker(job, thread=True, group="action", exit_on_error=False)
+
+    @work(thread=True, exclusive=True, group="poll", exit_on_error=False)
+    def poll(self) -> None:
+        from optlog.service.dashboard import change_token
+
+        try:
+            tok = change_token(self.ctx)
+        except Exception:
+            return
+        if tok != self.token:
+            self.token = tok
+            self._load_all()
+
+    @work(thread=True, exclusive=True, group="load", exit_on_error=False)
+    def reload(self) -> None:
+        from optlog.service.dashboard import change_token
+
+        try:
+            self.token = change_token(self.ctx)
+        except Exception:
+            pass
+        self._load_all()
+
+    def _load_all(self) -> None:
+        from optlog.service import dashboard as D
+        from optlog.service import hypotheses as H
+        from optlog.service import todos as T
+
+        try:
+            tree = D.hypotheses_tree(self.ctx)
+            docs = H.sync(self.ctx)
+            self.post_message(self.Loaded("hyps", (tree, docs)))
+            self.post_message(self.Loaded("todos", T.list_(self.ctx)))
+            self.post_message(self.Loaded("runs", D.runs_page(self.ctx, 0, max(RUN_PAGE, self.runs_loaded))))
+            self.post_message(self.Loaded("launches", D.live_launches(self.ctx)))
+            if self.selected_hyp:
+                self.post_message(self.Loaded("hyp-detail", H.show(self.ctx, self.selected_hyp)))
+            self.post_message(self.Loaded("plans", self._plans()))
+        except Exception as e:  # noqa: BLE001
+            self.call_from_thread(self.notify, f"could not load: {e}", severity="error", timeout=8)
+        self.post_message(self.Loaded("done", None))
+
+    def _plans(self) -> list[dict[str, Any]]:
+        try:
+            from optlog.service import plans as Pl
+        except ImportError:
+            return []
+        return list(Pl.list_(self.ctx)["plans"])
+
+    # ------------------------------------------------------------------ applying loaded data
+    def on_optlog_app_loaded(self, msg: "OptlogApp.Loaded") -> None:
+        with self.batch_update():
+            getattr(self, f"_show_{msg.what.replace('-', '_')}")(msg.data)
+
+    def _show_done(self, _: Any) -> None:
+        self.loads += 1
+        n_h = len(self.hyp_docs)
+        self.query_one("#status-line", Static).update(
+            f"{n_h} hypotheses · {self.runs_total} runs · live: updates appear within a second"
+        )
+
+    def _show_hyps(self, data: tuple[list[dict[str, Any]], dict[str, Any]]) -> None:
+        roots, docs = data
+        self.hyp_docs = docs
+        tree = self.query_one("#hyp-tree", Tree)
+        keep = self.selected_hyp
+        tree.clear()
+        target = None
+
+        def add(parent: Any, node: dict[str, Any]) -> None:
+            nonlocal target
+            glyph = STATUS_GLYPH.get(node["status"], " ")
+            n_pred = len(node["predictions"])
+            label = Text.assemble((f"{glyph} ", _status_style(node["status"])), node["id"],
+                                  (f"  {node['status']}", "dim"), (f"  {n_pred}p" if n_pred else "", "dim"))
+            kids = node["children_nodes"]
+            tn = parent.add(label, data=node["id"], expand=True, allow_expand=bool(kids))
+            if node["id"] == keep:
+                target = tn
+            for k in kids:
+                add(tn, k)
+
+        for r in roots:
+            add(tree.root, r)
+        if target is not None:
+            tree.move_cursor(target)
+        elif tree.root.children and keep is None:
+            tree.move_cursor(tree.root.children[0])
+            self.selected_hyp = tree.root.children[0].data
+            self.load_hyp_detail(self.selected_hyp)
+
+    def _show_hyp_detail(self, h: dict[str, Any]) -> None:
+        if h.get("id") != self.selected_hyp:
+            return
+        self.query_one("#hyp-text", Static).update(_hyp_renderable(h))
+        self._plot_prediction(h)
+
+    def _plot_prediction(self, h: dict[str, Any]) -> None:
+        plot = self.query_one("#pred-plot", PlotextPlot)
+        series = _prediction_series(h)
+        if not series:
+            plot.remove_class("shown")
+            return
+        plot.add_class("shown")
+        plt = plot.plt
+        plt.clear_data()
+        plt.clear_figure()
+        title, xlabels, groups = series
+        xs = list(range(1, len(xlabels) + 1))
+        for name, ys in groups.items():
+            pts = [(x, y) for x, y in zip(xs, ys) if y is not None]
+            if pts:
+                plt.plot([p[0] for p in pts], [p[1] for p in pts], label=name, marker="braille")
+        plt.xticks(xs, xlabels)
+        plt.title(title)
+        plot.refresh()
+
+    def _show_todos(self, todos: list[dict[str, Any]]) -> None:
+        t = self.query_one("#todo-table", DataTable)
+        cur = t.cursor_row
+        t.clear()
+        for td in todos:
+            t.add_row(TODO_MARK.get(td["status"], "[?]"), td["id"], td.get("priority") or "", td["content"],
+                      td.get("hypothesis") or "", key=td["id"])
+        if todos:
+            t.move_cursor(row=min(cur, len(todos) - 1))
+
+    def _show_runs(self, page: dict[str, Any]) -> None:
+        t = self.query_one("#runs-table", DataTable)
+        cur = t.cursor_row
+        t.clear()
+        self.runs_total = page["total"]
+        rows = page["runs"]
+        for r in rows:
+            status = r["status"] + (" ✘invalid" if r["invalidated"] else "")
+            labels = " ".join(f"{k}={v}" for k, v in r["labels"].items())
+            mets = " ".join(f"{k}={_num(v)}" for k, v in list(r["metrics"].items())[:3])
+            t.add_row(str(r["id"]), status, labels, mets, key=str(r["id"]))
+        self.runs_loaded = len(rows)
+        t.border_title = f"{len(rows)} of {page['total']} runs"
+        if rows:
+            t.move_cursor(row=min(cur, len(rows) - 1))
+
+    def _show_more_runs(self, page: dict[str, Any]) -> None:
+        t = self.query_one("#runs-table", DataTable)
+        for r in page["runs"]:
+            if str(r["id"]) in t.rows:
+                continue
+            labels = " ".join(f"{k}={v}" for k, v in r["labels"].items())
+            mets = " ".join(f"{k}={_num(v)}" for k, v in list(r["metrics"].items())[:3])
+            t.add_row(str(r["id"]), r["status"], labels, mets, key=str(r["id"]))
+        self.runs_loaded = t.row_count
+        t.border_title = f"{t.row_count} of {page['total']} runs"
+
+    def _show_run_detail(self, r: dict[str, Any]) -> None:
+        self.query_one("#run-text", Static).update(_run_renderable(r))
+        plot = self.query_one("#tel-plot", PlotextPlot)
+        series = (r.get("telemetry") or {}).get("series") or {}
+        if not series:
+            plot.remove_class("shown")
+            return
+        plot.add_class("shown")
+        plt = plot.plt
+        plt.clear_data()
+        plt.clear_figure()
+        for name, pts in list(series.items())[:3]:
+            if pts:
+                plt.plot([p[0] for p in pts], [p[1] for p in pts], label=name, marker="braille")
+        plt.title(f"run {r['id']} telemetry")
+        plot.refresh()
+
+    def _show_launches(self, launches: list[dict[str, Any]]) -> None:
+        box = self.query_one("#launch-box", Log)
+        if not launches:
+            box.remove_class("shown")
+            self.active_launch = None
+            return
+        box.add_class("shown")
+        la = launches[-1]
+        self.active_launch = la["id"]
+        pr = la["progress"]
+        box.clear()
+        box.write_line(f"launch {la['id']} {la['status']} {la.get('spec') or ''}  (c: cancel)")
+        for k in ("done", "total", "current", "elapsed_s", "last_metric"):
+            if k in pr:
+                box.write_line(f"  {k}: {pr[k]}")
+        for line in pr.get("log_tail", [])[-5:]:
+            box.write_line(f"  | {line}")
+
+    def _show_plans(self, plans: list[dict[str, Any]]) -> None:
+        t = self.query_one("#plan-table", DataTable)
+        t.clear()
+        for p in plans:
+            t.add_row(str(p.get("rank", "")), str(p["id"]), _num(p.get("score")), p.get("status", ""),
+                      p.get("title", ""), p.get("reason") or "", key=str(p["id"]))
+
+    def _show_log(self, events: list[dict[str, Any]]) -> None:
+        t = self.query_one("#log-table", DataTable)
+        t.clear()
+        for e in events:
+            t.add_row(str(e.get("at", ""))[:19], e.get("event") or "", e.get("hypothesis") or "", e.get("subject", ""))
+
+    # ------------------------------------------------------------------ selection
+    @on(Tree.NodeHighlighted, "#hyp-tree")
+    def _hyp_highlighted(self, event: Tree.NodeHighlighted) -> None:
+        hid = event.node.data
+        if hid and hid != self.selected_hyp:
+            self.selected_hyp = hid
+            self.load_hyp_detail(hid)
+
+    @work(thread=True, exclusive=True, group="detail", exit_on_error=False)
+    def load_hyp_detail(self, hid: str) -> None:
+        from optlog.service import hypotheses as H
+
+        try:
+            self.post_message(self.Loaded("hyp-detail", H.show(self.ctx, hid)))
+        except Exception as e:  # noqa: BLE001
+            self.call_from_thread(self.notify, str(e), severity="error")
+
+    @on(DataTable.RowHighlighted, "#runs-table")
+    def _run_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key is None or event.row_key.value is None:
+            return
+        rid = int(event.row_key.value)
+        self.selected_run = rid
+        self.load_run_detail(rid)
+        t = event.data_table
+        if event.cursor_row >= t.row_count - 20 and self.runs_loaded < self.runs_total:
+            self.load_more_runs(self.runs_loaded)
+
+    @work(thread=True, exclusive=True, group="run-detail", exit_on_error=False)
+    def load_run_detail(self, rid: int) -> None:
+        from optlog.service import evidence as E
+
+        try:
+            self.post_message(self.Loaded("run-detail", E.show_run(self.ctx, rid)))
+        except Exception as e:  # noqa: BLE001
+            self.call_from_thread(self.notify, str(e), severity="error")
+
+    @work(thread=True, exclusive=True, group="more-runs", exit_on_error=False)
+    def load_more_runs(self, offset: int) -> None:
+        from optlog.service import dashboard as D
+
+        self.post_message(self.Loaded("more-runs", D.runs_page(self.ctx, offset, RUN_PAGE)))
+
+    def _selected_todo(self) -> str | None:
+        t = self.query_one("#todo-table", DataTable)
+        if t.row_count == 0:
+            return None
+        key = t.coordinate_to_cell_key(t.cursor_coordinate).row_key
+        return str(key.value) if key and key.value is not None else None
+
+    # ------------------------------------------------------------------ actions
+    def action_tab(self, tab: str) -> None:
+        self.query_one("#tabs", TabbedContent).active = tab
+        focus = {"hyp": "#hyp-tree", "todos": "#todo-table", "runs": "#runs-table", "plans": "#plan-table", "log": "#log-table"}
+        self.query_one(focus[tab]).focus()
+        if tab == "log":
+            self.action_show_log()
+
+    def action_reload(self) -> None:
+        self.reload()
+
+    def _ask(self, title: str, fields: list[Field], then: Callable[[dict[str, Any]], None]) -> None:
+        def cb(vals: dict[str, Any] | None) -> None:
+            if vals is not None:
+                then(vals)
+
+        self.push_screen(FormScreen(title, fields), cb)
+
+    def action_add_hypothesis(self, parent: str | None = None) -> None:
+        from optlog.service import hypotheses as H
+
+        title = f"New hypothesis (pivot from {parent})" if parent else "New hypothesis"
+        self._ask(title, [Field("title", "Title", required=True), Field("statement", "Statement"),
+                          Field("rationale", "Rationale"), Field("rival", "Rival id (optional)")],
+                  lambda v: self.run_service(
+                      lambda c: H.add(c, v["title"], statement=v["statement"], rationale=v["rationale"],
+                                      parent=parent, rivals=tuple(x for x in [v["rival"].strip()] if x)),
+                      done="hypothesis added"))
+
+    def action_pivot(self) -> None:
+        if not self.selected_hyp:
+            self.notify("select the hypothesis to pivot from", severity="warning")
+            return
+        self.action_add_hypothesis(parent=self.selected_hyp)
+
+    def action_add_prediction(self) -> None:
+        hid = self.selected_hyp
+        if not hid:
+            self.notify("select a hypothesis first", severity="warning")
+            return
+
+        def go(v: dict[str, Any]) -> None:
+            from optlog.service import predictions as P
+
+            split = lambda s: tuple(x.strip() for x in s.split(",") if x.strip())  # noqa: E731
+            self.run_service(lambda c: P.add(c, hid, expect=v["expect"], metric=v["metric"] or None,
+                                             a=split(v["a"]), b=split(v["b"]), where=v["where"] or None,
+                                             per=v["per"] or None, margin=float(v["margin"]) if v["margin"] else None),
+                             done="prediction added")
+
+        self._ask(f"New prediction for {hid}", [
+            Field("expect", "Expression (a > b, a / b in [0.3, 0.6], …)", required=True),
+            Field("metric", "Metric", "total_token_throughput"),
+            Field("a", "Group a (K=V, comma-separated)", placeholder="config=tp4pp2"),
+            Field("b", "Group b (K=V, comma-separated)", placeholder="config=tp8"),
+            Field("per", "Judged per label", "concurrency"),
+            Field("where", "Where (optional)"),
+            Field("margin", "Margin (optional)"),
+        ], go)
+
+    def action_add_note(self) -> None:
+        from optlog.service import evidence as E
+
+        hid = self.selected_hyp
+        self._ask(f"New note{' on ' + hid if hid else ''}", [Field("text", "Note", required=True), Field("link", "Link (optional)")],
+                  lambda v: self.run_service(lambda c: E.add_note(c, v["text"], hid, v["link"] or None), done="note added"))
+
+    def action_add_todo(self) -> None:
+        from optlog.service import todos as T
+
+        hid = self.selected_hyp
+        self._ask("New todo", [Field("content", "Todo", required=True),
+                               Field("priority", "Priority", "medium", choices=["high", "medium", "low"]),
+                               Field("hypothesis", "Hypothesis (optional)", hid or "")],
+                  lambda v: self.run_service(lambda c: T.add(c, v["content"], v["priority"], v["hypothesis"] or None),
+                                             done="todo added"))
+
+    def _todo_status(self, to: Callable[[str], str]) -> None:
+        from optlog.service import todos as T
+
+        tid = self._selected_todo()
+        if tid is None:
+            self.notify("no todo selected (2: todos)", severity="warning")
+            return
+        self.run_service(lambda c: T.set_(c, tid, to(next(t["status"] for t in T.list_(c) if t["id"] == tid))))
+
+    def action_advance_todo(self) -> None:
+        if self.query_one("#tabs", TabbedContent).active != "todos":
+            return
+        self._todo_status(lambda s: TODO_NEXT.get(s, "pending"))
+
+    def action_cancel_todo(self) -> None:
+        self._todo_status(lambda s: "cancelled")
+
+    def action_verdict(self) -> None:
+        from optlog.service import verdicts as V
+
+        def summary(res: dict[str, Any]) -> None:
+            lines = [f"{r['hypothesis']}: {r['status']}" for r in res.get("results", [])]
+            self.notify("\n".join(lines) or "no predictions to judge", title="verdict", timeout=8)
+
+        self.run_service(lambda c: V.evaluate(c, all=True), then=summary)
+
+    def action_override(self) -> None:
+        from optlog.service import hypotheses as H
+
+        hid = self.selected_hyp
+        if not hid:
+            self.notify("select a hypothesis first", severity="warning")
+            return
+        self._ask(f"Override the status of {hid}", [Field("status", "Status", choices=list(HYP_STATUSES)),
+                                                     Field("why", "Why", required=True)],
+                  lambda v: self.run_service(lambda c: H.set_status(c, hid, v["status"], v["why"]), done="status set"))
+
+    def action_invalidate(self) -> None:
+        from optlog.service import verdicts as V
+
+        rid = self.selected_run
+        if rid is None:
+            self.notify("select a run first (3: runs)", severity="warning")
+            return
+        self._ask(f"Invalidate run {rid}", [Field("why", "Why is this run wrong?", required=True)],
+                  lambda v: self.run_service(lambda c: V.invalidate(c, rid, v["why"]), done=f"run {rid} invalidated"))
+
+    def action_launch(self) -> None:
+        from optlog.service import launch as Lh
+
+        def go(v: dict[str, Any]) -> None:
+            from pathlib import Path
+
+            spec = Path(v["spec"])
+            if not spec.is_absolute():
+                spec = self.ctx.ws.root / spec
+            self.run_service(lambda c: Lh.launch(c, spec, hypothesis=v["hypothesis"] or None, detach=True),
+                             done="launch started")
+            self.action_tab("runs")
+
+        self._ask("Launch a run spec", [Field("spec", "Spec file", "runs/", required=True),
+                                        Field("hypothesis", "Hypothesis (optional)", self.selected_hyp or "")], go)
+
+    def action_cancel_launch(self) -> None:
+        from optlog.service import launch as Lh
+
+        lid = self.active_launch
+        if lid is None:
+            self.notify("no launch is running", severity="warning")
+            return
+        self.run_service(lambda c: Lh.cancel(c, lid), done=f"launch {lid} cancelled")
+
+    def action_add_plan(self) -> None:
+        from optlog.service import plans as Pl
+
+        def go(v: dict[str, Any]) -> None:
+            needs = tuple(x.strip() for x in v["needs"].split(",") if x.strip())
+            self.run_service(lambda c: Pl.add(c, v["title"], gain=v["gain"], effort=v["effort"],
+                                              confidence=v["confidence"], needs=needs), done="plan added")
+
+        self._ask("New improvement plan", [Field("title", "Title", required=True),
+                                           Field("gain", "Gain range (e.g. 10-30%)", required=True),
+                                           Field("effort", "Effort", "M", choices=["S", "M", "L"]),
+                                           Field("confidence", "Confidence 0-1", "0.5", required=True),
+                                           Field("needs", "Needs hypotheses (comma-separated)", self.selected_hyp or "")], go)
+
+    def action_render_plans(self) -> None:
+        from optlog.service import plans as Pl
+
+        self.run_service(lambda c: Pl.render(c), done="plans rendered and committed")
+
+    def action_report(self) -> None:
+        from optlog.service import report as Rp
+
+        self.run_service(lambda c: Rp.write(c), then=lambda r: self.notify(f"report written: {r.get('path', '')}"))
+
+    @work(thread=True, exclusive=True, group="log", exit_on_error=False)
+    def action_show_log(self) -> None:
+        try:
+            from optlog.service import history as Hi
+
+            events = Hi.log(self.ctx, None).get("events", [])
+        except Exception as e:  # noqa: BLE001
+            self.call_from_thread(self.notify, f"log: {e}", severity="error")
+            return
+        self.post_message(self.Loaded("log", events))
+        self.call_from_thread(setattr, self.query_one("#tabs", TabbedContent), "active", "log")
+
+    def get_system_commands(self, screen: Screen) -> Any:
+        yield from super().get_system_commands(screen)
+        for b in self.BINDINGS:
+            if isinstance(b, Binding) and b.action not in ("quit",) and not b.action.startswith("tab("):
+                yield SystemCommand(f"{b.description} [{b.key}]", f"optlog: {b.description.lower()}",
+                                    (lambda a=b.action: self.run_action(a)))
+
+
+def _status_style(status: str) -> str:
+    return {"confirmed": "green", "falsified": "red", "testing": "yellow", "inconclusive": "magenta",
+            "superseded": "dim"}.get(status, "")
+
+
+def _hyp_renderable(h: dict[str, Any]) -> Any:
+    from rich.console import Group
+
+    parts: list[Any] = []
+    head = Text.assemble((f"{STATUS_GLYPH.get(h['status'], ' ')} {h['id']}", "bold"), "  ", (h["status"], _status_style(h["status"])))
+    parts += [head, Text(h["title"], style="italic")]
+    if h.get("disagreement"):
+        parts.append(Text(h["disagreement"], style="yellow"))
+    for k in ("statement", "rationale"):
+        if h.get(k):
+            parts.append(Text.assemble((f"{k}: ", "dim"), h[k]))
+    rel = []
+    if h.get("parent"):
+        rel.append(f"parent {h['parent']}")
+    if h.get("children"):
+        rel.append(f"children {', '.join(h['children'])}")
+    if h.get("rivals"):
+        rel.append(f"rivals {', '.join(h['rivals'])}")
+    if rel:
+        parts.append(Text(" · ".join(rel), style="cyan"))
+    for p in h.get("predictions", []):
+        parts.append(Text.assemble(("\n" + STATUS_GLYPH.get(p.get("status", ""), " ") + f" {p['id']} v{p.get('version', 1)} ", "bold"),
+                                   (p.get("status", ""), _status_style(p.get("status", ""))), f"  {p['expect']}",
+                                   (f"  [{p.get('metric')}]" if p.get("metric") else "", "dim")))
+        levels = _latest_levels(h, p["id"])
+        if levels:
+            t = Table(box=None, pad_edge=False, show_edge=False, header_style="dim")
+            for col in ("level", "a", "b", "ratio", "n", "outcome"):
+                t.add_column(col)
+            for lv in levels:
+                lvl = " ".join(f"{k}={v}" for k, v in (lv.get("level") or {}).items())
+                n = lv.get("n") or {}
+                t.add_row(lvl or "all", _num(lv.get("a")), _num(lv.get("b")), _num(lv.get("ratio")),
+                          f"{n.get('a', '')}/{n.get('b', '')}" if isinstance(n, dict) else str(n),
+                          Text(str(lv.get("outcome", "")), style={"holds": "green", "fails": "red"}.get(lv.get("outcome", ""), "yellow")))
+            parts.append(t)
+    if h.get("verdicts"):
+        parts.append(Text("\nverdict history", style="bold"))
+        for v in h["verdicts"][-8:]:
+            parts.append(Text(f"  {str(v['at'])[:16]} {v['status']} ({v['kind']}, {v['by']}): {v['summary']}"))
+    if h.get("notes"):
+        parts.append(Text("\nnotes", style="bold"))
+        for n in h["notes"][-8:]:
+            parts.append(Text(f"  • {n['text']}" + (f" <{n['link']}>" if n.get("link") else "")))
+    if h.get("runs"):
+        parts.append(Text(f"\nlinked runs: {', '.join(str(r['id']) for r in h['runs'][:30])}", style="dim"))
+    return Group(*parts)
+
+
+def _latest_levels(h: dict[str, Any], pid: str) -> list[dict[str, Any]]:
+    for v in reversed(h.get("verdict_details") or []):
+        for p in v.get("predictions") or []:
+            if p.get("id") == pid:
+                return list(p.get("levels") or [])
+    return []
+
+
+def _prediction_series(h: dict[str, Any]) -> tuple[str, list[str], dict[str, list[float | None]]] | None:
+    """The first prediction with per-level evidence: metric against its --per label, a and b."""
+    for p in h.get("predictions", []):
+        levels = _latest_levels(h, p["id"])
+        if len(levels) < 1:
+            continue
+        xl = [" ".join(str(v) for v in (lv.get("level") or {}).values()) or "all" for lv in levels]
+        a = [lv.get("a") if isinstance(lv.get("a"), (int, float)) else None for lv in levels]
+        b = [lv.get("b") if isinstance(lv.get("b"), (int, float)) else None for lv in levels]
+        an = " ".join(f"{k}={v}" for k, v in (p.get("a") or {}).items()) or "a"
+        bn = " ".join(f"{k}={v}" for k, v in (p.get("b") or {}).items()) or "b"
+        per = p.get("per") or "level"
+        return f"{p.get('metric') or 'metric'} by {per}", xl, {an: a, bn: b}
+    return None
+
+
+def _run_renderable(r: dict[str, Any]) -> Any:
+    from rich.console import Group
+
+    parts: list[Any] = [Text.assemble((f"run {r['id']} ", "bold"), r["status"],
+                                      (f"  INVALID: {r.get('invalid_reason')}" if r.get("invalidated") else "", "red"))]
+    parts.append(Text(" ".join(f"{k}={v}" for k, v in r["labels"].items()), style="cyan"))
+    if r.get("error"):
+        parts.append(Text(f"error: {r['error']}" + (f" (cause: {r['cause']})" if r.get("cause") else ""), style="red"))
+    t = Table(box=None, show_header=False, pad_edge=False)
+    t.add_column("metric", style="dim")
+    t.add_column("value", justify="right")
+    for k, v in sorted(r["metrics"].items())[:40]:
+        t.add_row(k, _num(v))
+    parts.append(t)
+    tel = r.get("telemetry") or {}
+    if tel.get("text"):
+        parts.append(Text(tel["text"]))
+    return Group(*parts)
+
+
+def run_tui(ctx: Ctx) -> None:
+    OptlogApp(ctx).run()

@@ -1,0 +1,141 @@
+"""`optlog run import` through the real CLI on a real workspace (SQLite, or PostgreSQL in pass 2)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.test_parsers import SGLANG_NEW, SGLANG_OLD
+
+PEERS = Path(__file__).parents[1].parent / "shared" / "fixtures" / "peers"
+GEN = PEERS / "generated"
+
+pytestmark = pytest.mark.skipif(not PEERS.is_dir(), reason=f"peer fixtures not found at {PEERS}")
+
+
+def _state(ws) -> tuple[list, list[str], str]:
+    runs = ws.j("run", "list")["runs"]
+    d = ws.root / ".optlog" / "runs" / "imported"
+    files = sorted(str(p.relative_to(d)) for p in d.rglob("*")) if d.exists() else []
+    return runs, files, ws.git("rev-parse", "HEAD")
+
+
+def test_import_every_format_one_run_per_result(ws, tmp_path: Path) -> None:
+    sg = tmp_path / "sglang.jsonl"
+    sg.write_text(SGLANG_NEW + "\n" + SGLANG_OLD + "\n")
+    files = [sg, GEN / "aiperf-A-c64.json", GEN / "aiperf-A-c1.csv", GEN / "guidellm-A-c64.json",
+             PEERS / "guidellm" / "benchmarks_stripped.v0.3-legacy.json",
+             PEERS / "sglang" / "bench_one_batch_server.result_te_tp4.jsonl"]
+    head = ws.git("rev-parse", "HEAD")
+    out = ws.j("run", "import", *map(str, files), "--label", "config=tp8")
+    runs = out["runs"]
+    assert len(runs) == 2 + 1 + 1 + 1 + 1 + 3
+    assert all(r["status"] == "succeeded" and r["source"] == "imported" for r in runs)
+    assert all(r["labels"]["config"] == "tp8" for r in runs)
+    tools = [r["labels"]["tool"] for r in runs]
+    assert tools == ["sglang", "sglang", "aiperf", "aiperf", "guidellm", "guidellm"] + ["sglang-one-batch"] * 3
+    s0 = runs[0]
+    assert s0["labels"]["concurrency"] == 256 and s0["labels"]["request_rate"] == "inf"
+    assert s0["metrics"]["total_token_throughput"] == 31457.28 and s0["metrics"]["mean_inflight"] == 245.7
+    assert runs[2]["labels"]["concurrency"] == 64
+    assert runs[2]["metrics"]["median_ttft_ms"] == pytest.approx(70.64, abs=0.006)
+    assert runs[4]["metrics"]["output_throughput"] == pytest.approx(3223.28, abs=0.006)
+    # the same runs come back from run list, and --label selects them (typed: "64" == 64)
+    listed = ws.j("run", "list", "--label", "concurrency=64")["runs"]
+    assert [r["id"] for r in listed] == [runs[1]["id"], runs[2]["id"], runs[4]["id"], runs[8]["id"]]
+    # run show: the file is kept as an artifact and its path in raw; no git commit for imports
+    show = ws.j("run", "show", str(runs[4]["id"]))
+    assert show["raw"]["file"] == str(GEN / "guidellm-A-c64.json")
+    assert show["raw"]["where"] == "benchmark 1" and show["raw"]["format"] == "guidellm"
+    assert show["raw"]["data"]["schema"] == "v2"
+    assert [Path(a["path"]).name for a in show["artifacts"]] == ["guidellm-A-c64.json"]
+    assert (ws.root / show["artifacts"][0]["path"]).read_bytes() == (GEN / "guidellm-A-c64.json").read_bytes()
+    line2 = ws.j("run", "show", str(runs[1]["id"]))
+    assert line2["raw"]["where"] == "2" and line2["name"] == "sglang.jsonl:2"
+    assert ws.git("rev-parse", "HEAD") == head
+
+
+def test_import_with_format_key_map_and_hypothesis(ws, tmp_path: Path) -> None:
+    ws.cli("hypothesis", "add", "Communication-bound", "--id", "comm-bound")
+    f = tmp_path / "custom.json"
+    f.write_text(json.dumps([{"res": {"tps": 1867.0}, "c": 256}, {"res": {"tps": 2800.0}, "c": 512}]))
+    out = ws.j("run", "import", str(f), "--format", "json", "--key-map", "total_token_throughput=res.tps",
+               "--key-map", "label.concurrency=c", "--hypothesis", "comm-bound", "--label", "config=tp8")
+    runs = out["runs"]
+    assert [r["metrics"]["total_token_throughput"] for r in runs] == [1867.0, 2800.0]
+    assert [r["labels"]["concurrency"] for r in runs] == [256, 512]
+    assert all(r["hypothesis"] == "comm-bound" for r in runs)
+    # --label wins over the file's label
+    out = ws.j("run", "import", str(f), "--format", "json", "--key-map", "total_token_throughput=res.tps",
+               "--key-map", "label.concurrency=c", "--label", "concurrency=1")
+    assert [r["labels"]["concurrency"] for r in out["runs"]] == [1, 1]
+
+
+def test_human_output(ws) -> None:
+    r = ws.cli("run", "import", str(GEN / "aiperf-A-c1.json"))
+    assert r.out.startswith("imported 1 run\n")
+    assert "concurrency=1" in r.out and "tool=aiperf" in r.out
+
+
+BAD_CASES = [
+    (["--format", "sglang", "{guidellm}"], "sglang: line 1: no output_throughput or completed key", None),
+    (["--format", "aiperf", "{guidellm}"], "aiperf: no request_throughput, output_token_throughput or request_count", None),
+    (["--format", "guidellm", "{aiperf}"], "guidellm: no \"benchmarks\" list", "benchmarks"),
+    (["{bad_line}"], "sglang: line 3: no output_throughput or completed key", "output_throughput"),
+    (["{unknown}"], "cannot tell which tool wrote this file; pass --format", "--format"),
+    (["{missing}"], "no such file", "FILE"),
+    (["--format", "json", "--key-map", "output_throughput=nope.x", "{aiperf}"],
+     "json: line 1: key map output_throughput=nope.x", "--key-map"),
+    (["--key-map", "bad name=x", "{aiperf}"], "bad label name", "--key-map"),
+    (["--label", "novalue", "{aiperf}"], "expected KEY=VALUE", "--label"),
+    (["--hypothesis", "nope", "{aiperf}"], "nope", None),
+]
+
+
+def test_bad_input_exit_2_names_parser_and_field_and_writes_nothing(ws, tmp_path: Path) -> None:
+    """Each case puts a good file first: all or nothing, so it must not be imported either."""
+    ws.cli("run", "import", str(GEN / "aiperf-A-c1.json"))  # something there already
+    before = _state(ws)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(SGLANG_OLD + "\n" + SGLANG_OLD + "\n" + '{"backend": "sglang", "duration": 3}\n')
+    unknown = tmp_path / "what.json"
+    unknown.write_text('{"hello": 1}')
+    names = {"guidellm": str(GEN / "guidellm-A-c1.json"), "aiperf": str(GEN / "aiperf-A-c64.json"),
+             "bad_line": str(bad), "unknown": str(unknown), "missing": str(tmp_path / "missing.jsonl")}
+    for args, message, field in BAD_CASES:
+        argv = [a.format(**names) for a in args]
+        r = ws.cli("run", "import", str(GEN / "aiperf-A-c64.json"), *argv, "--json", check=2)
+        err = r.json["error"]
+        assert message in err["message"], (args, err)
+        if field is not None:
+            assert err["field"] == field, (args, err)
+        assert message in r.err, (args, r.err)  # stderr says it too
+    assert _state(ws) == before
+
+
+def test_bad_line_reports_file_and_line(ws, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(SGLANG_OLD + "\n" + '{"backend": "sglang"}\n')
+    err = ws.cli("run", "import", str(bad), "--json", check=2).json["error"]
+    assert err["file"] == str(bad) and err["line"] == 2
+    assert err["message"] == "sglang: line 2: no output_throughput or completed key"
+
+
+def test_reimport_same_file_keeps_one_copy(ws) -> None:
+    ws.cli("run", "import", str(GEN / "aiperf-A-c1.json"))
+    ws.cli("run", "import", str(GEN / "aiperf-A-c1.json"), "--label", "repeat=2")
+    runs, files, _ = _state(ws)
+    assert len(runs) == 2
+    assert len([f for f in files if f.endswith(".json")]) == 1
+
+
+def test_import_relative_path_from_another_folder(ws, tmp_path: Path) -> None:
+    sub = tmp_path / "results"
+    sub.mkdir()
+    (sub / "r.jsonl").write_text(SGLANG_OLD + "\n")
+    r = ws.cli("-C", str(ws.root), "run", "import", "r.jsonl", "--json", cwd=sub)
+    run = r.json["runs"][0]
+    show = ws.j("run", "show", str(run["id"]))
+    assert show["raw"]["file"] == str(sub / "r.jsonl")

@@ -1,0 +1,50 @@
+"""The MCP face over a real stdio connection: the same verbs and JSON documents as the CLI."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import anyio
+import pytest
+
+
+async def _session(ws, calls):
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "optlog", "mcp", "-C", str(ws.root)],
+                                   env=ws.env)
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            return await calls(session)
+
+
+def _data(result):
+    assert not result.is_error, result.content
+    if result.structured_content is not None:
+        return result.structured_content
+    return json.loads(result.content[0].text)
+
+
+def test_mcp_tools_share_the_service_layer(ws):
+    async def calls(s):
+        tools = {t.name for t in (await s.list_tools()).tools}
+        h = _data(await s.call_tool("hypothesis_add", {"title": "Communication-bound", "id": "comm-bound"}))
+        todos = _data(await s.call_tool("todo_write", {"todos": [
+            {"content": "Start TP4+PP2", "status": "in_progress", "priority": "high", "hypothesis": "comm-bound"},
+            {"content": "Investigate FP4 GEMM", "status": "pending", "activeForm": "Investigating"}]}))
+        bad = await s.call_tool("hypothesis_show", {"id": "nope"})
+        st = _data(await s.call_tool("status", {}))
+        return tools, h, todos, bad, st
+
+    tools, h, todos, bad, st = anyio.run(_session, ws, calls)
+    assert {"status", "hypothesis_add", "todo_write", "run_record", "verdict", "prediction_add"} <= tools
+    assert h["id"] == "comm-bound"
+    assert todos["todos"][1]["activeForm"] == "Investigating"
+    # the CLI reads back exactly what the agent wrote through MCP
+    assert ws.j("todo", "list")["todos"] == todos["todos"]
+    assert bad.is_error and "not_found" in bad.content[0].text
+    assert [x["id"] for x in st["hypotheses"]["open"]] == ["comm-bound"]
+    assert ws.git("log", "-1", "--format=%s").strip() == "optlog: add hypothesis comm-bound"

@@ -1,0 +1,538 @@
+"""Result parsers against the real peer-tool files in ../shared/fixtures/peers, and edge cases.
+
+The values asserted for the generated files are the ones their README states (real AIPerf 0.13.0 and
+GuideLLM 0.8.1 runs against a server with TTFT 50 ms, ITL 10 ms, 20 output tokens).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from optlog.errors import BadInput
+from optlog.runs.parsers import CANONICAL, FORMATS, detect_format, parse_bytes, parse_result
+
+PEERS = Path(__file__).parents[1].parent / "shared" / "fixtures" / "peers"
+GEN = PEERS / "generated"
+
+pytestmark = pytest.mark.skipif(not PEERS.is_dir(), reason=f"peer fixtures not found at {PEERS}")
+
+
+def one(path: Path, parser: str | None = None) -> object:
+    rs = parse_result([path], parser)
+    assert len(rs) == 1, rs
+    return rs[0]
+
+
+# ------------------------------------------------------------------------------ SGLang bench_serving
+
+SGLANG_NEW = (
+    '{"tag": null, "backend": "sglang-oai", "dataset_name": "random", "request_rate": Infinity, '
+    '"max_concurrency": 256, "sharegpt_output_len": null, "random_input_len": 1024, "random_output_len": 512, '
+    '"random_range_ratio": 0.0, "server_info": {"model_path": "/models/GLM-5-NVFP4", "tp_size": 8, "pp_size": 1, '
+    '"ep_size": 1, "dp_size": 1, "version": "0.5.9", "api_key": "sk-should-not-matter", '
+    '"internal_states": [{"avg_spec_accept_length": 2.5}]}, '
+    '"duration": 50.0, "completed": 1024, "total_input_tokens": 1048576, "total_input_text_tokens": 1048576, '
+    '"total_input_vision_tokens": 0, "total_output_tokens": 524288, "total_output_tokens_retokenized": 524000, '
+    '"request_throughput": 20.48, "input_throughput": 20971.52, "output_throughput": 10485.76, '
+    '"total_throughput": 31457.28, "mean_e2e_latency_ms": 12000.0, "median_e2e_latency_ms": 11900.0, '
+    '"std_e2e_latency_ms": 300.0, "p90_e2e_latency_ms": 12400.0, "p95_e2e_latency_ms": 12600.0, '
+    '"p99_e2e_latency_ms": 13000.0, "mean_ttft_ms": 800.0, "median_ttft_ms": 750.0, "std_ttft_ms": 90.0, '
+    '"p90_ttft_ms": 950.0, "p95_ttft_ms": 1000.0, "p99_ttft_ms": 1200.0, "mean_tpot_ms": 22.0, '
+    '"median_tpot_ms": 21.5, "std_tpot_ms": 1.0, "p90_tpot_ms": 23.0, "p95_tpot_ms": 24.0, "p99_tpot_ms": 26.0, '
+    '"mean_itl_ms": 22.0, "median_itl_ms": 20.0, "std_itl_ms": 5.0, "p90_itl_ms": 25.0, "p95_itl_ms": 30.0, '
+    '"p99_itl_ms": 60.0, "concurrency": 245.7, "accept_length": 2.5, "max_output_tokens_per_s": 12000.0, '
+    '"max_concurrent_requests": 256}'
+)
+SGLANG_OLD = (
+    '{"backend": "sglang", "dataset_name": "random", "request_rate": Infinity, "max_concurrency": 64, '
+    '"sharegpt_output_len": null, "random_input_len": 1024, "random_output_len": 512, "random_range_ratio": 0.0, '
+    '"duration": 40.0, "completed": 256, "total_input_tokens": 262144, "total_output_tokens": 131072, '
+    '"total_output_tokens_retokenized": 131000, "request_throughput": 6.4, "input_throughput": 6553.6, '
+    '"output_throughput": 3276.8, "mean_e2e_latency_ms": 9000.0, "median_e2e_latency_ms": 8900.0, '
+    '"std_e2e_latency_ms": 100.0, "p99_e2e_latency_ms": 9500.0, "mean_ttft_ms": 300.0, "median_ttft_ms": 280.0, '
+    '"std_ttft_ms": 30.0, "p99_ttft_ms": 400.0, "mean_tpot_ms": 17.0, "median_tpot_ms": 16.9, "std_tpot_ms": 0.5, '
+    '"p99_tpot_ms": 18.5, "mean_itl_ms": 17.0, "median_itl_ms": 16.0, "std_itl_ms": 4.0, "p95_itl_ms": 20.0, '
+    '"p99_itl_ms": 40.0, "concurrency": 63.2, "accept_length": null}'
+)
+SGLANG_SECOND_WRITER = (
+    '{"backend": "sglang", "dataset_name": "sharegpt", "request_rate": "trace", "max_concurrency": null, '
+    '"sharegpt_output_len": 256, "random_input_len": 1024, "random_output_len": 1024, "random_range_ratio": 0.0, '
+    '"duration": 10.0, "completed": 100, "total_input": 20000, "total_output": 10000, '
+    '"total_output_retokenized": 9990, "request_throughput": 10.0, "input_throughput": 2000.0, '
+    '"output_throughput": 1000.0, "output_throughput_retokenized": 999.0, "total_throughput": 3000.0, '
+    '"total_throughput_retokenized": 2999.0, "mean_ttft_ms": 50.0, "median_ttft_ms": 49.0, "std_ttft_ms": 2.0, '
+    '"p99_ttft_ms": 60.0, "mean_tpot_ms": 10.0, "median_tpot_ms": 10.0, "std_tpot_ms": 0.1, "p99_tpot_ms": 11.0, '
+    '"mean_itl_ms": 10.0, "median_itl_ms": 10.0, "std_itl_ms": 1.0, "p95_itl_ms": 12.0, "p99_itl_ms": 14.0, '
+    '"max_itl_ms": 30.0, "mean_e2e_latency_ms": 2600.0, "median_e2e_latency_ms": 2550.0, '
+    '"std_e2e_latency_ms": 100.0, "p99_e2e_latency_ms": 2900.0, "concurrency": 26.0, "accept_length": NaN}'
+)
+
+
+def test_sglang_new_old_and_second_writer_keys(tmp_path: Path) -> None:
+    f = tmp_path / "sglang_0101_1024_random.jsonl"
+    f.write_text(SGLANG_NEW + "\n" + SGLANG_OLD + "\n\n" + SGLANG_SECOND_WRITER + "\n")
+    assert detect_format(f) == "sglang"
+    new, old, second = parse_result([f])
+    assert [r.source for r in (new, old, second)] == [f"{f}:1", f"{f}:2", f"{f}:4"]
+
+    # new keys: total_throughput -> total_token_throughput; measured concurrency -> mean_inflight
+    assert new.metrics["total_token_throughput"] == 31457.28
+    assert new.metrics["mean_inflight"] == 245.7
+    assert new.metrics["duration_s"] == 50.0
+    assert new.metrics["p95_ttft_ms"] == 1000.0 and new.metrics["p90_itl_ms"] == 25.0
+    # the tool's own keys are kept
+    assert new.metrics["raw.total_throughput"] == 31457.28
+    assert new.metrics["raw.concurrency"] == 245.7
+    assert new.metrics["raw.std_ttft_ms"] == 90.0
+    assert new.metrics["raw.max_concurrent_requests"] == 256
+    assert "raw.completed" not in new.metrics  # canonical already: stored once
+    # labels: max_concurrency is the configured cap; Infinity request rate
+    assert new.labels["concurrency"] == 256
+    assert new.labels["request_rate"] == "inf"
+    assert new.labels["input_len"] == 1024 and new.labels["output_len"] == 512
+    assert new.labels["dataset"] == "random"
+    assert new.labels["model"] == "/models/GLM-5-NVFP4"
+    assert new.labels["tp"] == 8 and new.labels["pp"] == 1
+    assert new.labels["sglang_version"] == "0.5.9"
+    assert new.labels["tool"] == "sglang"
+    assert new.raw["server_info"]["tp_size"] == 8
+
+    # old keys: no total_throughput -> (input + output tokens) / duration
+    assert old.metrics["total_token_throughput"] == pytest.approx((262144 + 131072) / 40.0)
+    assert "raw.total_throughput" not in old.metrics
+    assert "p90_ttft_ms" not in old.metrics and old.metrics["p95_itl_ms"] == 20.0
+    assert old.metrics["mean_inflight"] == 63.2
+    assert old.labels["concurrency"] == 64
+
+    # second writer: total_input/total_output, "trace" request rate, no cap, sharegpt output len, NaN
+    assert second.metrics["total_token_throughput"] == 3000.0
+    assert second.metrics["raw.total_input"] == 20000
+    assert second.labels["request_rate"] == "trace"
+    assert "concurrency" not in second.labels
+    assert second.labels["output_len"] == 256 and "input_len" not in second.labels
+    assert "accept_length" not in {k[4:] for k in second.metrics}  # NaN is not a number
+    for r in (new, old, second):
+        assert all(math.isfinite(v) for v in r.metrics.values())
+        json.dumps(r.raw, allow_nan=False)  # raw is strict JSON (PostgreSQL's JSON rejects Infinity)
+
+
+def test_sglang_old_file_total_throughput_computed_from_tokens(tmp_path: Path) -> None:
+    f = tmp_path / "old.jsonl"
+    f.write_text(SGLANG_OLD + "\n")
+    (r,) = parse_result([f], "sglang")
+    assert r.metrics["total_token_throughput"] == pytest.approx(9830.4)
+
+
+def test_sglang_line_without_results_names_parser_line_and_key(tmp_path: Path) -> None:
+    f = tmp_path / "bad.jsonl"
+    f.write_text(SGLANG_OLD + "\n" + SGLANG_OLD + "\n" + '{"backend": "sglang", "duration": 3}\n')
+    with pytest.raises(BadInput) as e:
+        parse_result([f], "sglang")
+    assert "sglang: line 3: no output_throughput or completed key" in str(e.value)
+    assert e.value.file == str(f) and e.value.line == 3
+
+
+def test_sglang_broken_json_line(tmp_path: Path) -> None:
+    f = tmp_path / "bad.jsonl"
+    f.write_text(SGLANG_OLD + "\n{\"completed\": 3,\n")
+    with pytest.raises(BadInput) as e:
+        parse_result([f], "sglang")
+    assert "sglang: line 2: not JSON" in str(e.value)
+
+
+def test_optlog_format_is_sglang_keys_with_its_own_tool_name(tmp_path: Path) -> None:
+    line = json.loads(SGLANG_OLD)
+    line.update(tool="optlog", optlog_version="0.1.0", failed=3, request_rate="inf")
+    f = tmp_path / "bench.jsonl"
+    f.write_text(json.dumps(line) + "\n")
+    assert detect_format(f) == "optlog"
+    (r,) = parse_result([f])
+    assert r.tool == "optlog" and r.labels["tool"] == "optlog" and r.labels["tool_version"] == "0.1.0"
+    assert r.metrics["failed"] == 3
+    assert r.metrics["mean_inflight"] == 63.2
+    assert r.labels["concurrency"] == 64 and r.labels["request_rate"] == "inf"
+    # the same file read as sglang gives the same numbers
+    (s,) = parse_result([f], "sglang")
+    assert {k: v for k, v in s.metrics.items()} == r.metrics
+
+
+# ------------------------------------------------------------------------------ bench_one_batch_server
+
+def test_sglang_one_batch_server_real_file() -> None:
+    f = PEERS / "sglang" / "bench_one_batch_server.result_te_tp4.jsonl"
+    assert detect_format(f) == "sglang-one-batch"
+    rs = parse_result([f])
+    assert len(rs) == 3
+    assert [r.labels["batch_size"] for r in rs] == [1, 16, 64]
+    assert [r.labels["concurrency"] for r in rs] == [1, 16, 64]
+    r = rs[2]
+    assert r.labels["input_len"] == 1024 and r.labels["output_len"] == 8
+    assert r.metrics["output_throughput"] == 612.36
+    assert r.metrics["total_token_throughput"] == 78994.36
+    assert r.metrics["duration_s"] == 0.8361
+    assert r.metrics["raw.overall_throughput"] == 78994.36
+    assert r.raw["run_name"] == "default"
+
+
+def test_sglang_one_batch_missing_batch_size(tmp_path: Path) -> None:
+    f = tmp_path / "r.jsonl"
+    f.write_text('{"run_name": "x", "latency": 1.0}\n')
+    with pytest.raises(BadInput, match=r"sglang-one-batch: line 1: no batch_size key"):
+        parse_result([f], "sglang-one-batch")
+
+
+# ------------------------------------------------------------------------------ vLLM
+
+VLLM_NEW = {
+    "date": "20260101-120000", "endpoint_type": "openai", "backend": "openai", "label": None,
+    "model_id": "zai-org/GLM-5", "tokenizer_id": "zai-org/GLM-5", "num_prompts": 5, "request_rate": "inf",
+    "burstiness": 1.0, "max_concurrency": 1, "duration": 20.0, "completed": 5, "failed": 0,
+    "total_input_tokens": 150000, "total_output_tokens": 2500, "request_throughput": 0.25,
+    "request_goodput": None, "output_throughput": 125.0, "total_token_throughput": 7625.0,
+    "max_output_tokens_per_s": 30.0, "max_concurrent_requests": 1, "rtfx": 0.0,
+    "latencies": [4.0, 4.0, 4.0, 4.0, 4.0], "mean_ttft_ms": 1500.0, "median_ttft_ms": 1490.0,
+    "std_ttft_ms": 10.0, "p99_ttft_ms": 1520.0, "mean_tpot_ms": 48.0, "median_tpot_ms": 48.0, "std_tpot_ms": 0.2,
+    "p99_tpot_ms": 48.5, "mean_itl_ms": 48.0, "median_itl_ms": 47.9, "std_itl_ms": 1.0, "p99_itl_ms": 52.0,
+    "p99.9_itl_ms": 60.0, "mean_e2el_ms": 4000.0, "median_e2el_ms": 3990.0, "std_e2el_ms": 20.0, "p99_e2el_ms": 4050.0,
+}
+VLLM_OLD = {
+    "date": "20250301-101010", "backend": "vllm", "model_id": "meta-llama/Llama-3.1-8B", "tokenizer_id": "x",
+    "best_of": 1, "num_prompts": 1000, "request_rate": 16.0, "burstiness": 1.0, "max_concurrency": None,
+    "duration": 70.0, "completed": 1000, "total_input_tokens": 200000, "total_output_tokens": 180000,
+    "request_throughput": 14.2, "request_goodput:": 12.5, "output_throughput": 2571.4,
+    "total_token_throughput": 5428.5, "mean_ttft_ms": 40.0, "median_ttft_ms": 38.0, "std_ttft_ms": 5.0,
+    "p99_ttft_ms": 80.0, "mean_tpot_ms": 12.0, "median_tpot_ms": 12.0, "std_tpot_ms": 1.0, "p99_tpot_ms": 15.0,
+    "mean_itl_ms": 12.0, "median_itl_ms": 11.0, "std_itl_ms": 3.0, "p99_itl_ms": 30.0,
+}
+
+
+def test_vllm_save_result_new_and_old(tmp_path: Path) -> None:
+    new = tmp_path / "openai-infqps-concurrency1-GLM-5-20260101-120000.json"
+    new.write_text(json.dumps(VLLM_NEW, indent=2))  # --save-result: one pretty object
+    old = tmp_path / "append.jsonl"
+    old.write_text(json.dumps(VLLM_OLD) + "\n" + json.dumps(VLLM_OLD) + "\n")  # --append-result
+    assert detect_format(new) == "vllm" and detect_format(old) == "vllm"
+    (n,) = parse_result([new])
+    assert n.labels["request_rate"] == "inf" and n.labels["concurrency"] == 1
+    assert n.labels["model"] == "zai-org/GLM-5" and n.labels["num_prompts"] == 5
+    assert n.metrics["total_token_throughput"] == 7625.0
+    assert n.metrics["mean_e2e_latency_ms"] == 4000.0 and n.metrics["p99_e2e_latency_ms"] == 4050.0
+    assert n.metrics["raw.mean_e2el_ms"] == 4000.0
+    assert n.metrics["raw.p99.9_itl_ms"] == 60.0 and "p99.9_itl_ms" not in n.metrics
+    assert n.metrics["input_throughput"] == pytest.approx(150000 / 20.0)
+    assert n.metrics["mean_inflight"] == pytest.approx(1.0)  # sum(latencies) / duration
+    assert n.metrics["failed"] == 0 and n.metrics["completed"] == 5
+    rs = parse_result([old])
+    assert len(rs) == 2 and rs[1].source == f"{old}:2"
+    o = rs[0]
+    assert o.metrics["raw.request_goodput"] == 12.5  # the old `request_goodput:` key
+    assert o.labels["request_rate"] == 16 and "concurrency" not in o.labels
+    assert "mean_inflight" not in o.metrics
+
+
+def test_vllm_missing_duration(tmp_path: Path) -> None:
+    f = tmp_path / "v.json"
+    d = dict(VLLM_NEW)
+    del d["duration"]
+    f.write_text(json.dumps(d))
+    with pytest.raises(BadInput, match="vllm: line 1: no duration key"):
+        parse_result([f], "vllm")
+
+
+# ------------------------------------------------------------------------------ AIPerf / genai-perf
+
+@pytest.mark.parametrize("name, ttft_p50, ttft_mean, tpot_p50, tpot_mean, rps, otps, conc", [
+    ("aiperf-A-c1", 54.29, 54.34, 10.05, 10.04, 3.99, 79.9, 1),
+    ("aiperf-A-c64", 70.64, 72.75, 10.28, 10.32, 199.56, 3991.1, 64),
+    ("aiperf-A-c1-clienttok", 55.77, 55.93, 4.77, 4.77, 3.96, 162.2, 1),
+    ("aiperf-A-c64-clienttok", 77.79, 77.43, 4.94, 4.90, 199.49, 8179.0, 64),
+])
+def test_aiperf_generated_json_and_csv(name: str, ttft_p50: float, ttft_mean: float, tpot_p50: float,
+                                       tpot_mean: float, rps: float, otps: float, conc: int) -> None:
+    j = one(GEN / f"{name}.json")
+    c = one(GEN / f"{name}.csv")
+    for r in (j, c):
+        assert r.tool == "aiperf"
+        assert r.metrics["median_ttft_ms"] == pytest.approx(ttft_p50, abs=0.006)
+        assert r.metrics["mean_ttft_ms"] == pytest.approx(ttft_mean, abs=0.006)
+        # AIPerf's inter_token_latency is per request (latency - ttft)/(osl - 1): SGLang's TPOT
+        assert r.metrics["median_tpot_ms"] == pytest.approx(tpot_p50, abs=0.006)
+        assert r.metrics["mean_tpot_ms"] == pytest.approx(tpot_mean, abs=0.006)
+        assert r.metrics["request_throughput"] == pytest.approx(rps, abs=0.006)
+        assert r.metrics["output_throughput"] == pytest.approx(otps, rel=1e-3)
+        assert r.metrics["completed"] == 128
+        # ITL is the gap between streamed chunks: the server's 10 ms, whatever the client tokenizer says
+        assert 9.5 < r.metrics["mean_itl_ms"] < 10.6
+        for k in ("total_token_throughput", "input_throughput", "duration_s", "p99_ttft_ms", "p90_e2e_latency_ms",
+                  "mean_inflight"):
+            assert k in r.metrics, k
+    assert j.labels["concurrency"] == conc
+    assert j.labels == {"concurrency": conc, "num_prompts": 128, "model": "m", "input_len": 32, "output_len": 20,
+                        "dataset": "synthetic", "endpoint": "completions", "tool": "aiperf", "tool_version": "0.13.0"}
+    assert j.metrics["failed"] == 0
+    assert j.metrics["raw.time_to_first_token.p50"] == pytest.approx(j.metrics["median_ttft_ms"])
+    assert j.metrics["raw.usage_completion_tokens"] == 20
+    assert j.raw["input_config"]["phases"][0]["concurrency"] == conc
+    # the JSON's duration and the CSV's (rounded to 2 places) agree
+    assert c.metrics["duration_s"] == pytest.approx(j.metrics["duration_s"], abs=0.006)
+
+
+def test_aiperf_080_real_release_output() -> None:
+    f = PEERS / "aiperf" / "profile_export_aiperf.aiperf-0.8.0-baseline-chat.json"
+    assert detect_format(f) == "aiperf"
+    r = one(f)
+    assert r.labels["concurrency"] == 4 and r.labels["model"] == "mock-model" and r.labels["tool_version"] == "0.8.0"
+    assert r.labels["num_prompts"] == 64 and r.labels["input_len"] == 550
+    assert r.metrics["completed"] == 64
+    assert r.metrics["request_throughput"] == pytest.approx(1854.93, abs=0.01)
+    assert r.metrics["total_token_throughput"] == pytest.approx(2042654.4, rel=1e-6)  # given by the file
+    assert r.metrics["duration_s"] == pytest.approx(0.034502655)
+    assert "mean_ttft_ms" not in r.metrics  # non-streaming run: no TTFT in the file
+    assert r.metrics["failed"] == 0  # empty error_summary
+
+
+def test_aiperf_synthetic_fixture_runtime_concurrency() -> None:
+    r = one(PEERS / "aiperf" / "profile_export_aiperf.synthetic-fixture-c128.json")
+    assert r.labels["concurrency"] == 128 and r.labels["model"] == "llama3-8b"
+    assert r.metrics["median_ttft_ms"] == 142.5 and r.metrics["mean_itl_ms"] == 25.0
+    assert r.raw["status"] == "Succeeded"
+
+
+def test_aiperf_prerelease_csv_without_p10() -> None:
+    r = one(PEERS / "aiperf" / "profile_export_aiperf.example-run1.csv")
+    assert r.metrics["completed"] == 89 and r.metrics["failed"] == 11
+    assert r.metrics["request_throughput"] == 9.55 and r.metrics["output_throughput"] == 2320.72
+    assert r.metrics["duration_s"] == 9.32
+    assert r.metrics["total_token_throughput"] == pytest.approx((48950 + 21624) / 9.32)
+    assert r.metrics["median_ttft_ms"] == 2369.32 and r.metrics["p99_ttft_ms"] == 3833.39
+    assert r.metrics["median_itl_ms"] == 22.67  # inter chunk latency
+    assert r.metrics["median_tpot_ms"] == 27.62
+    assert r.metrics["raw.time_to_second_token.p99"] == 142.92
+
+
+def test_genai_perf_json(tmp_path: Path) -> None:
+    d = {
+        "request_throughput": {"unit": "requests/sec", "avg": 12.5},
+        "request_latency": {"unit": "ms", "avg": 800.0, "p50": 790.0, "p90": 850.0, "p95": 870.0, "p99": 900.0,
+                            "min": 700.0, "max": 950.0, "std": 30.0},
+        "time_to_first_token": {"unit": "ms", "avg": 100.0, "p50": 95.0, "p99": 150.0},
+        "inter_token_latency": {"unit": "ms", "avg": 7.0, "p50": 6.9, "p99": 9.0},
+        "output_token_throughput": {"unit": "tokens/sec", "avg": 1500.0},
+        "output_sequence_length": {"unit": "tokens", "avg": 120.0},
+        "request_count": {"unit": "count", "avg": 100},
+        "input_config": {"model_names": ["llama"], "endpoint": {"type": "chat", "streaming": True},
+                         "perf_analyzer": {"stimulus": {"concurrency": 16}},
+                         "input": {"synthetic_tokens": {"mean": 550}, "output_tokens": {"mean": 120}}},
+    }
+    f = tmp_path / "profile_export_genai_perf.json"
+    f.write_text(json.dumps(d))
+    assert detect_format(f) == "genai-perf"
+    r = one(f)
+    assert r.tool == "genai-perf" and r.labels["tool"] == "genai-perf"
+    assert r.labels["concurrency"] == 16 and r.labels["model"] == "llama"
+    assert r.labels["input_len"] == 550 and r.labels["output_len"] == 120
+    assert r.metrics["median_ttft_ms"] == 95.0 and r.metrics["mean_itl_ms"] == 7.0 and r.metrics["mean_tpot_ms"] == 7.0
+    assert r.metrics["p90_e2e_latency_ms"] == 850.0 and r.metrics["completed"] == 100
+    assert r.metrics["mean_inflight"] == pytest.approx(0.8 * 12.5)  # Little's law: latency x throughput
+
+
+def test_aiperf_wrong_file() -> None:
+    with pytest.raises(BadInput) as e:
+        parse_result([GEN / "guidellm-A-c1.json"], "aiperf")
+    assert "aiperf: no request_throughput, output_token_throughput or request_count metric" in str(e.value)
+    assert e.value.file.endswith("guidellm-A-c1.json")
+
+
+def test_aiperf_seconds_are_converted(tmp_path: Path) -> None:
+    d = {"aiperf_version": "9", "request_throughput": {"unit": "requests/sec", "avg": 2.0},
+         "time_to_first_token": {"unit": "sec", "avg": 0.05, "p50": 0.04},
+         "benchmark_duration": {"unit": "ms", "avg": 5000.0}}
+    f = tmp_path / "p.json"
+    f.write_text(json.dumps(d))
+    r = one(f)
+    assert r.metrics["mean_ttft_ms"] == pytest.approx(50.0) and r.metrics["median_ttft_ms"] == pytest.approx(40.0)
+    assert r.metrics["duration_s"] == pytest.approx(5.0)
+
+
+# ------------------------------------------------------------------------------ GuideLLM
+
+@pytest.mark.parametrize("name, ttft_p50, ttft_mean, itl_p50, itl_mean, rps, otps, conc", [
+    ("guidellm-A-c1", 52.12, 52.53, 10.04, 10.04, 4.03, 80.56, 1),
+    ("guidellm-A-c64", 80.01, 81.60, 9.61, 9.62, 161.16, 3223.28, 64),
+])
+def test_guidellm_current_schema(name: str, ttft_p50: float, ttft_mean: float, itl_p50: float, itl_mean: float,
+                                 rps: float, otps: float, conc: int) -> None:
+    f = GEN / f"{name}.json"
+    assert detect_format(f) == "guidellm"
+    r = one(f)
+    assert r.source == f"{f}#benchmark 1"
+    assert r.metrics["median_ttft_ms"] == pytest.approx(ttft_p50, abs=0.006)
+    assert r.metrics["mean_ttft_ms"] == pytest.approx(ttft_mean, abs=0.006)
+    assert r.metrics["median_itl_ms"] == pytest.approx(itl_p50, abs=0.006)
+    assert r.metrics["mean_itl_ms"] == pytest.approx(itl_mean, abs=0.006)
+    assert r.metrics["mean_tpot_ms"] == r.metrics["mean_itl_ms"]  # GuideLLM's ITL is SGLang's TPOT definition
+    assert r.metrics["request_throughput"] == pytest.approx(rps, abs=0.006)  # .mean, not the time-series median
+    assert r.metrics["output_throughput"] == pytest.approx(otps, abs=0.006)
+    assert r.metrics["completed"] == 128 and r.metrics["failed"] == 0
+    assert r.metrics["mean_e2e_latency_ms"] == pytest.approx(r.metrics["raw.request_latency"] * 1000)
+    assert 200 < r.metrics["median_e2e_latency_ms"] < 350
+    assert r.metrics["total_token_throughput"] == pytest.approx(
+        r.metrics["input_throughput"] + r.metrics["output_throughput"], rel=1e-6)
+    assert r.labels == {"strategy": "concurrent", "concurrency": conc, "model": "m", "input_len": 32, "output_len": 20,
+                        "dataset": "synthetic_text", "num_prompts": 128, "tool": "guidellm", "tool_version": "0.8.1"}
+    assert "requests" not in r.raw  # per-request records are not kept
+    assert r.raw["schema"] == "v2"
+    assert len(json.dumps(r.raw)) < 60_000
+
+
+def test_guidellm_legacy_schema() -> None:
+    f = PEERS / "guidellm" / "benchmarks_stripped.v0.3-legacy.json"
+    assert detect_format(f) == "guidellm"
+    r = one(f)
+    assert r.raw["schema"] == "legacy"
+    assert r.labels["strategy"] == "synchronous" and r.labels["concurrency"] == 1
+    assert r.labels["model"] == "example_model"
+    assert r.labels["input_len"] == 256 and r.labels["output_len"] == 128
+    assert r.metrics["completed"] == 46 and r.metrics["failed"] == 0 and r.metrics["raw.incomplete"] == 1
+    assert r.metrics["duration_s"] == pytest.approx(29.9972, abs=1e-3)
+    assert r.metrics["request_throughput"] == pytest.approx(1.5482, abs=1e-3)
+    assert r.metrics["output_throughput"] == pytest.approx(198.133, abs=1e-3)
+    assert r.metrics["mean_ttft_ms"] == pytest.approx(16.7925, abs=1e-3)
+    # legacy percentiles have no p50: the distribution's median is used
+    assert r.metrics["median_ttft_ms"] == pytest.approx(16.3805, abs=1e-3)
+    assert r.metrics["p99_e2e_latency_ms"] == pytest.approx(689.185, abs=1e-2)
+
+
+def test_guidellm_several_benchmarks_one_run_each(tmp_path: Path) -> None:
+    d = json.loads((GEN / "guidellm-A-c1.json").read_text())
+    d64 = json.loads((GEN / "guidellm-A-c64.json").read_text())
+    d["benchmarks"].append(d64["benchmarks"][0])
+    f = tmp_path / "benchmarks.json"
+    f.write_text(json.dumps(d))
+    rs = parse_result([f])
+    assert [r.labels["concurrency"] for r in rs] == [1, 64]
+    assert [r.source for r in rs] == [f"{f}#benchmark 1", f"{f}#benchmark 2"]
+
+
+def test_guidellm_csv_is_refused_with_advice() -> None:
+    with pytest.raises(BadInput, match="guidellm: the CSV export is not read"):
+        parse_result([GEN / "guidellm-A-c1.csv"])
+
+
+def test_guidellm_benchmark_without_metrics(tmp_path: Path) -> None:
+    f = tmp_path / "benchmarks.json"
+    f.write_text(json.dumps({"benchmarks": [{"type_": "generative_benchmark"}]}))
+    with pytest.raises(BadInput, match="guidellm: benchmark 1: no metrics object"):
+        parse_result([f])
+
+
+# ------------------------------------------------------------------------------ generic JSON
+
+def test_generic_json_with_key_map(tmp_path: Path) -> None:
+    f = tmp_path / "custom.json"
+    f.write_text(json.dumps({"meta": {"model": "glm", "conc": 256}, "res": {"tps": 1867.0, "ttft": {"p99": 900}},
+                             "note": "x"}))
+    (r,) = parse_result([f], "json", {"total_token_throughput": "res.tps", "p99_ttft_ms": "res.ttft.p99",
+                                      "label.model": "meta.model", "label.concurrency": "meta.conc"})
+    assert r.metrics["total_token_throughput"] == 1867.0 and r.metrics["p99_ttft_ms"] == 900
+    assert r.labels == {"model": "glm", "concurrency": 256, "tool": "json"}
+    assert r.metrics["raw.res.tps"] == 1867.0
+    assert r.raw["note"] == "x"
+
+
+def test_generic_json_canonical_names_without_map_and_missing_key(tmp_path: Path) -> None:
+    f = tmp_path / "r.jsonl"
+    f.write_text('{"output_throughput": 10, "x": 1}\n{"output_throughput": 12}\n')
+    rs = parse_result([f], "json")
+    assert [r.metrics["output_throughput"] for r in rs] == [10, 12]
+    with pytest.raises(BadInput, match=r"json: line 2: key map total_token_throughput=x: no 'x'"):
+        parse_result([f], "json", {"total_token_throughput": "x"})
+    g = tmp_path / "nothing.json"
+    g.write_text('{"a": 1}')
+    with pytest.raises(BadInput, match="json: line 1: no canonical metric"):
+        parse_result([g], "json")
+
+
+def test_key_map_overrides_in_a_named_format(tmp_path: Path) -> None:
+    f = tmp_path / "s.jsonl"
+    f.write_text(SGLANG_OLD + "\n")
+    (r,) = parse_result([f], "sglang", {"output_throughput": "total_output_tokens"})
+    assert r.metrics["output_throughput"] == 131072
+
+
+# ------------------------------------------------------------------------------ detection and API
+
+def test_detection_of_every_real_fixture() -> None:
+    want = {
+        "aiperf": ["aiperf/profile_export_aiperf.aiperf-0.8.0-baseline-chat.json",
+                   "aiperf/profile_export_aiperf.synthetic-fixture-c128.json",
+                   "aiperf/profile_export_aiperf.example-run1.csv", "generated/aiperf-A-c1.csv",
+                   "generated/aiperf-A-c64-clienttok.json"],
+        "guidellm": ["guidellm/benchmarks_stripped.v0.3-legacy.json", "generated/guidellm-A-c64.json"],
+        "sglang-one-batch": ["sglang/bench_one_batch_server.result_te_tp4.jsonl"],
+    }
+    for fmt, files in want.items():
+        for name in files:
+            assert detect_format(PEERS / name) == fmt, name
+
+
+def test_undetectable_and_missing_files(tmp_path: Path) -> None:
+    f = tmp_path / "what.json"
+    f.write_text('{"hello": "world"}')
+    with pytest.raises(BadInput, match="cannot tell which tool wrote this file; pass --format"):
+        parse_result([f])
+    with pytest.raises(BadInput, match="no such file"):
+        parse_result([tmp_path / "missing.jsonl"])
+    e = tmp_path / "empty.jsonl"
+    e.write_text("\n")
+    with pytest.raises(BadInput, match="sglang: the file is empty"):
+        parse_result([e], "sglang")
+    with pytest.raises(BadInput, match="unknown result format 'nope'"):
+        parse_result([f], "nope")
+
+
+def test_formats_and_canonical_names() -> None:
+    assert set(FORMATS) == {"sglang", "sglang-one-batch", "vllm", "aiperf", "genai-perf", "guidellm", "json", "optlog"}
+    assert len(CANONICAL) == 8 + 20
+    # every parser's canonical output uses only canonical names or raw.*
+    for f in [GEN / "aiperf-A-c64.json", GEN / "aiperf-A-c64.csv", GEN / "guidellm-A-c64.json",
+              PEERS / "sglang" / "bench_one_batch_server.result_te_tp4.jsonl",
+              PEERS / "guidellm" / "benchmarks_stripped.v0.3-legacy.json"]:
+        for r in parse_result([f]):
+            bad = [k for k in r.metrics if k not in CANONICAL and not k.startswith("raw.")]
+            assert not bad, (f, bad)
+
+
+def test_parse_bytes_is_pure(tmp_path: Path) -> None:
+    data = (GEN / "aiperf-A-c1.json").read_bytes()
+    (r,) = parse_bytes("virtual.json", data)
+    assert r.source == "virtual.json" and r.metrics["completed"] == 128
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_select_result_files_from_a_bench_folder(tmp_path: Path) -> None:
+    (tmp_path / "argv.json").write_text('["--url", "x"]')
+    (tmp_path / "bench.stdout.log").write_text("hello")
+    (tmp_path / "inputs.json").write_text('{"data": []}')
+    (tmp_path / "result.json").write_text('{"completed": 1}')
+    a = tmp_path / "aiperf"
+    a.mkdir()
+    for name in ("profile_export_aiperf.json", "profile_export_aiperf.csv"):
+        (a / name).write_bytes((GEN / name.replace("profile_export_aiperf", "aiperf-A-c1")).read_bytes())
+    s = tmp_path / "sg.jsonl"
+    s.write_text(SGLANG_OLD + "\n")
+    v = tmp_path / "openai-16qps.pytorch.json"
+    v.write_text('[{"benchmark": {"name": "x"}, "metric": {"name": "y"}}]')
+    files = sorted(p for p in tmp_path.rglob("*") if p.is_file())
+    from optlog.runs.parsers import select_result_files
+
+    assert select_result_files(files, "aiperf") == [a / "profile_export_aiperf.json"]
+    assert select_result_files(files, "json") == [tmp_path / "result.json"]
+    assert select_result_files(files, "sglang") == [s]
+    assert select_result_files([tmp_path / "argv.json", tmp_path / "inputs.json"], "sglang") == \
+        [tmp_path / "argv.json", tmp_path / "inputs.json"]  # nothing matches: the parser will say why
+    assert set(select_result_files(files)) == {a / "profile_export_aiperf.json", a / "profile_export_aiperf.csv", s}
