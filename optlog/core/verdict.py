@@ -708,7 +708,9 @@ def explain(res: dict[str, Any], untested_reason: str | None = None) -> str:
     pick = {"falsified": "fails", "confirmed": "holds", "inconclusive": "unclear"}[st]
     chosen = [lv for lv in levels if lv["outcome"] == pick] or levels
     per = res.get("per")
-    a_name, b_name = _group_name(res["a"], "a"), _group_name(res["b"], "b")
+    common = {k for k in set(res["a"]) & set(res["b"]) if L.canonical(res["a"][k]) == L.canonical(res["b"][k])}
+    a_name = _group_name({k: v for k, v in res["a"].items() if k not in common}, "a")
+    b_name = _group_name({k: v for k, v in res["b"].items() if k not in common}, "b")
     lvtxt = ", ".join(str(next(iter(lv["level"].values()))) for lv in chosen) if per else ""
     where = f"at {per} {lvtxt} " if per else ""
     if all(lv.get("ratio") is not None for lv in chosen):
