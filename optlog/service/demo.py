@@ -71,7 +71,7 @@ def run(path: str | Path, say: Callable[[str], None]) -> dict[str, Any]:
         spec.write_text(SPEC.format(python=sys.executable, port=_free_port()), encoding="utf-8")
         say("launching runs/demo.yaml: 2 configs x 3 concurrency levels (simulated server, real load generator)")
         res = launch.launch(ctx, str(spec), hypothesis="comm-bound",
-                            on_event=lambda ev: say(f"  {ev.get('message', '')}") if ev.get("message") else None)
+                            on_event=lambda ev: say(f"  {ev['text']}") if ev.get("kind") == "log" else None)
         rows = evidence.list_runs(ctx, hypothesis="comm-bound")
         for r in rows:
             say(f"  run {r['id']}: {r['labels'].get('config')} c={r['labels'].get('concurrency')} "
@@ -96,8 +96,8 @@ def run(path: str | Path, say: Callable[[str], None]) -> dict[str, Any]:
             say(f"plan #{p.get('rank') or '-'} {p['title']} (score {p['score']:.2f}){': ' + p['reason'] if p.get('reason') else ''}")
         plans.render(ctx)
         rep = report.write(ctx)
-        say(f"report: {rep.get('path')}")
+        say(f"report: {rep.get('file')}")
         say(f"open the dashboard: optlog -C {root}    (or: cd {root} && optlog log)")
-        return {"workspace": str(root), "launch": res, "verdicts": v2, "plans": ranked, "report": rep.get("path")}
+        return {"workspace": str(root), "launch": res, "verdicts": v2, "plans": ranked, "report": rep.get("file")}
     finally:
         ctx.close()

@@ -580,7 +580,7 @@ class OptlogApp(App[None]):
     def action_report(self) -> None:
         from optlog.service import report as Rp
 
-        self.run_service(lambda c: Rp.write(c), then=lambda r: self.notify(f"report written: {r.get('path', '')}"))
+        self.run_service(lambda c: Rp.write(c), then=lambda r: self.notify(f"report written: {r.get('file', '')}"))
 
     @work(thread=True, exclusive=True, group="log", exit_on_error=False)
     def action_show_log(self) -> None:
