@@ -172,9 +172,18 @@ def timeline(docs: dict[str, Any], runs: list[dict[str, Any]], notes: list[dict[
 # ---------------------------------------------------------------- comparisons
 
 
+LOAD_POINT_LABELS = frozenset({"num_prompts", "prompts", "prompt_count"})
+"""Labels that scale with the load point (SGLang's habit: prompts = concurrency × k)."""
+
+
 def family_key(labels: dict[str, Any]) -> tuple[tuple[str, str], ...]:
-    """The workload a run belongs to: its labels outside the configuration and load point."""
-    return tuple(sorted((k, v if isinstance(v, str) else L.canonical(v)) for k, v in labels.items() if k not in SHAPE_LABELS))
+    """The workload a run belongs to: the labels the verdict engine requires to agree across the
+    compared groups (workload, model, software), not configuration details (tp, pp, a server's
+    settings) nor what scales with the load point — the same rule as comparability."""
+    from optlog.core.verdict import must_agree_across_groups
+
+    return tuple(sorted((k, v if isinstance(v, str) else L.canonical(v)) for k, v in labels.items()
+                        if k not in SHAPE_LABELS and k not in LOAD_POINT_LABELS and must_agree_across_groups(k)))
 
 
 def family_name(key: tuple[tuple[str, str], ...]) -> str:
