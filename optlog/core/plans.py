@@ -156,6 +156,11 @@ def verdict_ratio_phrase(doc: Any, verdict: Any) -> str | None:
                     b_sel = b_sel if b_sel is not None else _get(dp, "b")
         lo, hi = min(ratios), max(ratios)
         span = fmt_ratio(lo) if fmt_ratio(lo) == fmt_ratio(hi) else f"{fmt_ratio(lo)}–{fmt_ratio(hi)}"
+        if isinstance(a_sel, dict) and isinstance(b_sel, dict):
+            # name the groups by what tells them apart (`tp4pp2 … tp8`, not `bench=serving,config=…`)
+            shared = {k for k in a_sel if k in b_sel and a_sel[k] == b_sel[k]}
+            a_sel = {k: v for k, v in a_sel.items() if k not in shared} or a_sel
+            b_sel = {k: v for k, v in b_sel.items() if k not in shared} or b_sel
         return f"{selector_name(a_sel)} {span}× {selector_name(b_sel)}"
     return None
 
