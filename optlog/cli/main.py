@@ -148,8 +148,21 @@ def service_ctx() -> Any:
 
     st = state()
     c = Ctx.find(st.chdir)
+    c.check_config()
     c.on_notice = lambda text: click.echo(f"optlog: {text}", err=True)  # type: ignore[attr-defined]
+    _OPEN.append(c)
     return c
+
+
+_OPEN: list[Any] = []  # contexts made by this invocation; main() closes them (pools, connections)
+
+
+def _close_contexts() -> None:
+    while _OPEN:
+        try:
+            _OPEN.pop().close()
+        except Exception:  # pragma: no cover - closing must never mask the command's outcome
+            pass
 
 
 def emit(data: Any, human: Any = None) -> None:
@@ -221,4 +234,6 @@ def main(argv: list[str] | None = None) -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         code = 1
+    finally:
+        _close_contexts()
     sys.exit(code)
