@@ -51,6 +51,7 @@ def bad(ws: Any, *args: str, input: str | None = None, field: str | None = None,
     return err
 
 
-def run_py(code: str, cwd: Path, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True,
+def run_py(code: str, cwd: Path, env: dict[str, str], *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run Python code in a fresh interpreter; `args` become sys.argv[1:]."""
+    return subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=timeout)

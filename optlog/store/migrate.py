@@ -21,6 +21,7 @@ MIGRATE_LOCK_KEY = 0x6F706D67  # "opmg"
 _REV_RE = re.compile(r"^revision\s*(?::[^=]*)?=\s*['\"]([^'\"]+)['\"]", re.M)
 _DOWN_RE = re.compile(r"^down_revision\s*(?::[^=]*)?=\s*(.+)$", re.M)
 _HEADS: dict[str, str | None] = {}
+_REVS: dict[str, set[str]] = {}
 
 
 def head_revision(migrations_dir: Path | None = None) -> str | None:
@@ -52,7 +53,13 @@ def head_revision(migrations_dir: Path | None = None) -> str | None:
         raise RuntimeError(f"more than one migration head in {d}: {', '.join(heads)} (merge them)")
     head = heads[0] if heads else None
     _HEADS[key] = head
+    _REVS[key] = revs
     return head
+
+
+def known_revisions(migrations_dir: Path | None = None) -> set[str]:
+    head_revision(migrations_dir)
+    return _REVS.get(str(migrations_dir or MIGRATIONS_DIR), set())
 
 
 def current_revision(engine: Engine) -> str | None:
@@ -82,8 +89,17 @@ def upgrade(engine: Engine, revision: str = "head", migrations_dir: Path | None 
 def ensure_schema(engine: Engine, migrations_dir: Path | None = None) -> None:
     """Bring the database to the head revision (cheap when it is there already)."""
     head = head_revision(migrations_dir)
-    if current_revision(engine) == head:
+    cur = current_revision(engine)
+    if cur == head:
         return
+    if cur is not None and cur not in known_revisions(migrations_dir):
+        from optlog.errors import Failed
+
+        raise Failed(
+            f"the database is at schema revision {cur!r}, which this optlog does not know "
+            f"(it knows up to {head!r}): it was upgraded by a newer optlog; upgrade optlog",
+            code="schema_too_new",
+        )
     url = engine.url
     if url.get_backend_name() == "sqlite":
         if url.database and url.database != ":memory:":
