@@ -64,6 +64,8 @@ def test_bad_evidence_input_writes_nothing(ws):
     before = snapshot(ws)
     err = bad(ws, "run", "record", "--label", "config=tp8", "--metric", "total_token_throughput=fast", field="--metric")
     assert "number" in err["message"] and "fast" in err["message"]
+    bad(ws, "run", "record", "--label", "config=tp8", "--metric", "x=inf", field="--metric")
+    bad(ws, "run", "record", "--label", "config=tp8", "--metric", "x=nan", field="--metric")
     err = bad(ws, "run", "record", "--label", "config", "--metric", "x=1", field="--label")
     assert "=" in err["message"]
     bad(ws, "run", "record", "--label", "=tp8", "--metric", "x=1", field="--label")

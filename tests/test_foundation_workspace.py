@@ -128,6 +128,9 @@ def test_error_document_and_exit_codes(ws):
         r = ws.cli(*args, "--json", check=2)
         doc = json.loads(r.out)
         assert set(doc) == {"error"} and ERROR_KEYS <= set(doc["error"]) and doc["error"]["code"] == "usage", doc
+    # a group without its subcommand under --json: still one error document
+    err = bad(ws, "todo")
+    assert err["code"] == "usage" and "command" in err["message"].lower()
     # without --json: nothing on stdout, the message on stderr
     r = ws.cli("hypothesis", "show", "nope", check=2)
     assert r.out == "" and "no hypothesis 'nope'" in r.err

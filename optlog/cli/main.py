@@ -208,8 +208,12 @@ def main(argv: list[str] | None = None) -> None:
         if isinstance(rv, int):
             code = rv
     except click.exceptions.NoArgsIsHelpError as e:
-        click.echo(e.ctx.get_help() if e.ctx else str(e))
-        code = 0 if not as_json else 2
+        if as_json:  # stdout must stay one JSON document
+            _print_error(BadInput(f"missing command: {e.ctx.command_path if e.ctx else 'optlog'} needs a subcommand",
+                                  code="usage"), True)
+            code = 2
+        else:
+            click.echo(e.ctx.get_help() if e.ctx else str(e))
     except click.UsageError as e:
         field = None
         if isinstance(e, click.BadParameter) and e.param is not None:
