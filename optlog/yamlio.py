@@ -26,14 +26,17 @@ T = TypeVar("T")
 
 
 def _node_at(node: yaml.Node | None, loc: tuple[Any, ...]) -> yaml.Node | None:
-    for key in loc:
+    """The node a pydantic location points at. For a mapping key the *key* node is returned at the
+    last step, so an unknown (extra) key or a block value is reported at the line that names it."""
+    for i, key in enumerate(loc):
         if node is None:
             return None
+        last = i == len(loc) - 1
         if isinstance(node, yaml.MappingNode):
             nxt = None
             for k, v in node.value:
                 if str(k.value) == str(key):
-                    nxt = v
+                    nxt = k if last else v
                     break
             if nxt is None:
                 return node

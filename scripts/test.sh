@@ -21,6 +21,8 @@ if [ "${SKIP_SYSTEM:-0}" != 1 ] && [ "$(id -u)" = 0 ]; then
   for pkg in git postgresql tmux openssh-server openssh-client; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
   done
+  # Debian's own python3 has no venv/ensurepip without python3-venv.
+  if ! "$PY" -c "import ensurepip, venv" >/dev/null 2>&1; then need+=(python3-venv); fi
   if [ ${#need[@]} -gt 0 ]; then
     log "installing ${need[*]}"
     export DEBIAN_FRONTEND=noninteractive
@@ -30,10 +32,16 @@ if [ "${SKIP_SYSTEM:-0}" != 1 ] && [ "$(id -u)" = 0 ]; then
   # PostgreSQL: the Debian cluster, a password for the postgres role, TCP on 127.0.0.1.
   ver=$(ls /usr/lib/postgresql | sort -n | tail -1)
   if ! pg_lsclusters -h | grep -q "^$ver main"; then pg_createcluster "$ver" main >/dev/null; fi
-  pg_ctlcluster "$ver" main start 2>/dev/null || true
-  for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 && break; sleep 1; done
-  su postgres -c "psql -q -c \"ALTER USER postgres PASSWORD 'postgres'\"" >/dev/null
-  export OPTLOG_TEST_PG=${OPTLOG_TEST_PG:-postgresql://postgres:postgres@127.0.0.1:5432/postgres}
+  pg_ctlcluster "$ver" main start >/dev/null 2>&1 || true
+  port=$(pg_lsclusters -h | awk -v v="$ver" '$1 == v && $2 == "main" {print $3}')
+  for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 -p "${port:-5432}" && break; sleep 1; done
+  if ! pg_isready -q -h 127.0.0.1 -p "${port:-5432}"; then
+    log "ERROR: PostgreSQL $ver did not start (pg_lsclusters: $(pg_lsclusters -h | tr '\n' ' '))"
+    exit 1
+  fi
+  # The tests connect over TCP with a password (Debian's pg_hba: scram-sha-256 on 127.0.0.1).
+  runuser -u postgres -- psql -q -p "${port:-5432}" -c "ALTER USER postgres PASSWORD 'postgres'" >/dev/null
+  export OPTLOG_TEST_PG=${OPTLOG_TEST_PG:-postgresql://postgres:postgres@127.0.0.1:${port:-5432}/postgres}
   # Slurm (single node on localhost) for the Slurm executor tests.
   if [ -x ../shared/ci/slurm-up.sh ] || [ -f ../shared/ci/slurm-up.sh ]; then
     bash ../shared/ci/slurm-up.sh >/dev/null 2>&1 && export OPTLOG_TEST_SLURM=1 || log "slurm-up failed; Slurm tests will skip"
@@ -51,7 +59,7 @@ if [ ! -x .venv/bin/python ]; then
   log "creating .venv"
   "$PY" -m venv .venv
 fi
-.venv/bin/python -m pip install -q --upgrade pip >/dev/null
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || log "pip self-upgrade skipped"
 .venv/bin/python -m pip install -q -e '.[test]'
 # Peer benchmark client for the test that runs one against the test server (tests/test_peer_client.py).
 # AIPerf pins rich~=14.1 (and older releases textual~=5.3), which conflicts with textual==8.2.8, so it

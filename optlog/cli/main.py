@@ -149,8 +149,21 @@ def service_ctx() -> Any:
 
     st = state()
     c = Ctx.find(st.chdir)
+    c.check_config()
     c.on_notice = lambda text: click.echo(f"optlog: {text}", err=True)  # type: ignore[attr-defined]
+    _OPEN.append(c)
     return c
+
+
+_OPEN: list[Any] = []  # contexts made by this invocation; main() closes them (pools, connections)
+
+
+def _close_contexts() -> None:
+    while _OPEN:
+        try:
+            _OPEN.pop().close()
+        except Exception:  # pragma: no cover - closing must never mask the command's outcome
+            pass
 
 
 def emit(data: Any, human: Any = None) -> None:
@@ -196,8 +209,12 @@ def main(argv: list[str] | None = None) -> None:
         if isinstance(rv, int):
             code = rv
     except click.exceptions.NoArgsIsHelpError as e:
-        click.echo(e.ctx.get_help() if e.ctx else str(e))
-        code = 0 if not as_json else 2
+        if as_json:  # stdout must stay one JSON document
+            _print_error(BadInput(f"missing command: {e.ctx.command_path if e.ctx else 'optlog'} needs a subcommand",
+                                  code="usage"), True)
+            code = 2
+        else:
+            click.echo(e.ctx.get_help() if e.ctx else str(e))
     except click.UsageError as e:
         field = None
         if isinstance(e, click.BadParameter) and e.param is not None:
@@ -222,4 +239,6 @@ def main(argv: list[str] | None = None) -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         code = 1
+    finally:
+        _close_contexts()
     sys.exit(code)

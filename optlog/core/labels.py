@@ -92,6 +92,6 @@ def parse_pairs(items: list[str] | tuple[str, ...], field: str = "--label") -> d
 def parse_metric(text: str, field: str = "--metric") -> tuple[str, float]:
     k, v = parse_pair(text, field)
     n = as_number(v)
-    if n is None:
-        raise BadInput(f"metric {k!r} must be a number, got {v!r}", field=field)
+    if n is None or not math.isfinite(n):
+        raise BadInput(f"metric {k!r} must be a finite number, got {v!r}", field=field)
     return k, n

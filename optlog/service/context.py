@@ -55,6 +55,29 @@ class Ctx:
         recover_dead_launches(self, db)
         return db
 
+    def check_config(self) -> None:
+        """Validate optlog.yaml if it changed since it last passed (else this is one stat and one
+        small read): every command reports a broken settings file with file, line and field, yet
+        the hot commands do not import YAML and pydantic each time."""
+        try:
+            st = os.stat(self.ws.config_file)
+        except FileNotFoundError:
+            return
+        stamp = f"{st.st_mtime_ns} {st.st_size} {st.st_ino}"
+        mark = self.ws.state_dir / "config.checked"
+        try:
+            if mark.read_text(encoding="utf-8") == stamp:
+                return
+        except OSError:
+            pass
+        self.__dict__.pop("config", None)
+        self.config  # noqa: B018  (validates; raises BadInput naming file, line and field)
+        try:
+            self.ws.state_dir.mkdir(exist_ok=True)
+            mark.write_text(stamp, encoding="utf-8")
+        except OSError:
+            pass
+
     def db_exists(self) -> bool:
         return bool(os.environ.get("OPTLOG_DB_URL")) or self.ws.db_file.exists()
 

@@ -24,24 +24,28 @@ def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
 
     Unchanged files (same mtime) are not re-read. A changed file is validated (errors name file,
     line, field) and re-indexed; a hand edit is reported once."""
-    from sqlmodel import select
+    import json
 
-    from optlog.store.models import HypothesisIndex
+    from sqlalchemy import text
 
     files = hypfiles.list_files(ctx.ws)
     docs: dict[str, HypothesisDoc] = {}
-    with ctx.db.read() as s:
-        rows = {r.id: r for r in s.exec(select(HypothesisIndex)).all()}
+    # Core, not the ORM: `status` and `hypothesis list` read every row on each call.
+    with ctx.db.connect() as c:
+        rows = {r[0]: r for r in c.execute(text("SELECT id, file_hash, file_mtime_ns, doc FROM hypothesis")).all()}
     changed: list[hypfiles.Loaded] = []
     for path in files:
         row = rows.get(path.stem)
         mt = hypfiles.mtime_ns(path)
-        if row is not None and row.file_mtime_ns == mt:
-            docs[row.id] = HypothesisDoc.model_validate(row.doc)
+        if row is not None and row[2] == mt:
+            data = row[3]
+            if isinstance(data, str):  # SQLite hands back the JSON text; psycopg decodes it
+                data = json.loads(data)
+            docs[row[0]] = HypothesisDoc.model_validate(data)
             continue
         loaded = hypfiles.load_file(ctx.ws, path)
         docs[loaded.doc.id] = loaded.doc
-        if row is None or row.file_hash != loaded.hash:
+        if row is None or row[1] != loaded.hash:
             if row is not None:
                 ctx.notice(f"picked up an edit of {ctx.ws.rel(path)} made outside optlog")
             changed.append(loaded)

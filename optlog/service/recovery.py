@@ -1,5 +1,10 @@
 """Recovery on start: runs left `running` by an optlog process that died are marked `interrupted`
-and their leftover process groups are ended. The launcher fills this in (see runs/)."""
+and their leftover process groups are ended. The launcher fills this in (see runs/).
+
+Every command opens the database through here, so the common case (nothing live) costs one
+indexed Core query and imports nothing; the launcher's recovery module is imported only when some
+launch, run or process is still marked live.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +14,23 @@ if TYPE_CHECKING:
     from optlog.service.context import Ctx
     from optlog.store.db import Database
 
+_LIVE_SQL = (
+    "SELECT 1 FROM launch WHERE status IN ('queued', 'running') "
+    "UNION ALL SELECT 1 FROM run WHERE status IN ('queued', 'running') "
+    "UNION ALL SELECT 1 FROM process_record WHERE alive = :t"
+)
+
+
+def anything_live(db: "Database") -> bool:
+    from sqlalchemy import text
+
+    with db.engine.connect() as c:
+        return c.execute(text(f"SELECT EXISTS ({_LIVE_SQL})"), {"t": True}).scalar() not in (None, 0, False)
+
 
 def recover_dead_launches(ctx: "Ctx", db: "Database") -> None:
+    if not anything_live(db):
+        return
     try:
         from optlog.runs.recover import recover
     except ImportError:

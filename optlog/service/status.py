@@ -25,7 +25,9 @@ def status(ctx: Ctx) -> dict[str, Any]:
             latest.append({"hypothesis": d.id, **v})
     latest.sort(key=lambda v: v["at"], reverse=True)
     n_runs = evidence.count_runs(ctx)
-    live = evidence.list_runs(ctx, status="running") + evidence.list_runs(ctx, status="queued")
+    live = []
+    if n_runs and evidence.count_runs(ctx, ("running", "queued")):
+        live = evidence.list_runs(ctx, status="running") + evidence.list_runs(ctx, status="queued")
     pend = [t for t in todos.list_(ctx) if t["status"] in ("pending", "in_progress")]
     out: dict[str, Any] = {
         "workspace": str(ctx.ws.root),

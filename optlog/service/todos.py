@@ -7,7 +7,6 @@ link across writes, matching by id, else by content.
 from __future__ import annotations
 
 import json
-import secrets
 import sys
 from typing import Any
 
@@ -25,26 +24,44 @@ def _out(t: Any) -> dict[str, Any]:
 
 
 def _new_id(taken: set[str]) -> str:
+    import secrets
+
     while True:
         tid = "t" + secrets.token_hex(3)
         if tid not in taken:
             return tid
 
 
-def list_(ctx: Ctx, status: str | None = None, hypothesis: str | None = None) -> list[dict[str, Any]]:
-    from sqlmodel import select
+_LIST_SQL = ("SELECT id, content, status, priority, hypothesis_id, extra FROM todo{where} "
+             "ORDER BY position, seq")
 
-    from optlog.store.models import Todo
+
+def list_(ctx: Ctx, status: str | None = None, hypothesis: str | None = None) -> list[dict[str, Any]]:
+    """The list in order, in the shape `todo write` takes. Core SQL, not the ORM: agents call this
+    many times a minute, and this path then never imports the model classes."""
+    from sqlalchemy import text
 
     if status is not None:
         check_status(status)
-    with ctx.db.read() as s:
-        q = select(Todo).order_by(Todo.position, Todo.seq)  # type: ignore[arg-type]
-        if status:
-            q = q.where(Todo.status == status)
-        if hypothesis:
-            q = q.where(Todo.hypothesis_id == hypothesis)
-        return [_out(t) for t in s.exec(q).all()]
+    conds, params = [], {}
+    if status:
+        conds.append("status = :status")
+        params["status"] = status
+    if hypothesis:
+        conds.append("hypothesis_id = :hyp")
+        params["hyp"] = hypothesis
+    sql = _LIST_SQL.format(where=(" WHERE " + " AND ".join(conds)) if conds else "")
+    with ctx.db.connect() as c:
+        rows = c.execute(text(sql), params).all()
+    out = []
+    for tid, content, st, prio, hyp, extra in rows:
+        d = {"id": tid, "content": content, "status": st, "priority": prio, "hypothesis": hyp}
+        if isinstance(extra, str):  # SQLite hands back the JSON text; psycopg decodes it
+            extra = json.loads(extra)
+        for k, v in (extra or {}).items():
+            d.setdefault(k, v)
+        out.append(d)
+    return out
 
 
 def add(ctx: Ctx, content: str, priority: str | None = "medium", hypothesis: str | None = None,

@@ -2,25 +2,32 @@
 
 Why IMMEDIATE: a deferred SQLite transaction that reads first and then writes cannot be upgraded
 when another writer got there first, and fails with SQLITE_BUSY whatever the busy timeout. Writers
-therefore take the write lock when they begin (SQLAlchemy's documented pysqlite event recipe). On
-PostgreSQL a transaction-scoped advisory lock gives writers the same one-at-a-time order, which the
-replace semantics of `todo write` need.
+therefore take the write lock when they begin (SQLAlchemy's documented pysqlite recipe: the driver's
+own transaction handling is switched off in the "connect" event and the "begin" event emits BEGIN
+itself). On PostgreSQL a transaction-scoped advisory lock gives writers the same one-at-a-time
+order, which the replace semantics of `todo write` need.
+
+Start-up: this module imports SQLAlchemy Core only. The ORM session (SQLModel) is imported when a
+command first opens one, so hot read paths written in Core (`todo list`) never pay for the ORM or
+the model classes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine, create_engine, event, text
-from sqlmodel import Session
+from sqlalchemy import Connection, Engine, create_engine, event, text
 
 from optlog.paths import Workspace
 
+if TYPE_CHECKING:
+    from sqlmodel import Session
+
 WRITE_LOCK_KEY = 0x6F70746C  # "optl"
 BUSY_TIMEOUT_MS = 60_000
+WRITE_OPTION = "optlog_write"
 
 
 def _sqlite_engine(url: str) -> Engine:
@@ -28,7 +35,8 @@ def _sqlite_engine(url: str) -> Engine:
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _rec: Any) -> None:
-        # Hand transaction control to SQLAlchemy's "begin" event below.
+        # Hand transaction control to SQLAlchemy's "begin" event below (pysqlite would otherwise
+        # emit a deferred BEGIN of its own just before the first INSERT/UPDATE/DELETE).
         dbapi_conn.isolation_level = None
         cur = dbapi_conn.cursor()
         cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
@@ -39,12 +47,21 @@ def _sqlite_engine(url: str) -> Engine:
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Any) -> None:
-        if conn.get_execution_options().get("optlog_write"):
+        if conn.get_execution_options().get(WRITE_OPTION):
             conn.exec_driver_sql("BEGIN IMMEDIATE")
         else:
             conn.exec_driver_sql("BEGIN")
 
     return engine
+
+
+def engine_for(url: str) -> Engine:
+    """An engine for `url` with optlog's settings (SQLite pragmas and BEGIN handling; psycopg 3)."""
+    if url.startswith("sqlite"):
+        return _sqlite_engine(url)
+    if url.startswith("postgresql://") or url.startswith("postgres://"):
+        url = "postgresql+psycopg://" + url.split("://", 1)[1]
+    return create_engine(url, pool_pre_ping=True)
 
 
 class Database:
@@ -54,30 +71,32 @@ class Database:
         self.ws = ws
         self.url = url or ws.db_url
         self.is_sqlite = self.url.startswith("sqlite")
-        if self.is_sqlite:
+        if self.is_sqlite and self.url == f"sqlite:///{ws.db_file}":
             ws.state_dir.mkdir(parents=True, exist_ok=True)
-            self.engine = _sqlite_engine(self.url)
-        else:
-            url = self.url
-            if url.startswith("postgresql://") or url.startswith("postgres://"):
-                url = "postgresql+psycopg://" + url.split("://", 1)[1]
-            self.engine = create_engine(url, pool_pre_ping=True)
+        self.engine = engine_for(self.url)
+        self._write_engine_: Engine | None = None
         from optlog.store.migrate import ensure_schema
 
         ensure_schema(self.engine)
 
-    @cached_property
+    @property
     def _write_engine(self) -> Engine:
-        return self.engine.execution_options(optlog_write=True)  # type: ignore[return-value]
+        if self._write_engine_ is None:
+            self._write_engine_ = self.engine.execution_options(**{WRITE_OPTION: True})  # type: ignore[assignment]
+        return self._write_engine_  # type: ignore[return-value]
 
     @contextmanager
-    def read(self) -> Iterator[Session]:
+    def read(self) -> Iterator["Session"]:
+        from sqlmodel import Session
+
         with Session(self.engine, expire_on_commit=False) as s:
             yield s
 
     @contextmanager
-    def write(self) -> Iterator[Session]:
+    def write(self) -> Iterator["Session"]:
         """A write transaction: serialised with other writers, bumps the change counter, commits."""
+        from sqlmodel import Session
+
         with Session(self._write_engine, expire_on_commit=False) as s:
             if not self.is_sqlite:
                 s.exec(text("SELECT pg_advisory_xact_lock(:k)").bindparams(k=WRITE_LOCK_KEY))  # type: ignore[call-overload]
@@ -86,6 +105,12 @@ class Database:
             if not self.is_sqlite:
                 s.exec(text("NOTIFY optlog_change"))  # type: ignore[call-overload]
             s.commit()
+
+    @contextmanager
+    def connect(self) -> Iterator[Connection]:
+        """A Core connection in a read transaction: for hot read paths that skip the ORM."""
+        with self.engine.connect() as c:
+            yield c
 
     def change_token(self) -> int:
         """A number that changes whenever any process commits a write (cheap to poll)."""

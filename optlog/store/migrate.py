@@ -1,17 +1,65 @@
 """Versioned schema migrations with Alembic, run automatically when a database is behind.
 
-The check is one cheap query of `alembic_version`; Alembic itself is imported only when an upgrade
-is due, so everyday commands do not pay its start-up cost.
+The check is one cheap query of `alembic_version` against the head revision, which is found by
+scanning the revision files in `migrations/versions/` with a regular expression (no Alembic import,
+well under a millisecond). Alembic itself is imported only when an upgrade is due, so everyday
+commands do not pay its start-up cost. Two processes that find the same database behind take a
+lock first (a file lock on SQLite, an advisory lock on PostgreSQL), so only one of them upgrades.
 """
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 
-from sqlalchemy import Engine, inspect
+from sqlalchemy import Engine
 
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
-HEAD = "0001"
+MIGRATE_LOCK_KEY = 0x6F706D67  # "opmg"
+
+_REV_RE = re.compile(r"^revision\s*(?::[^=]*)?=\s*['\"]([^'\"]+)['\"]", re.M)
+_DOWN_RE = re.compile(r"^down_revision\s*(?::[^=]*)?=\s*(.+)$", re.M)
+_HEADS: dict[str, str | None] = {}
+_REVS: dict[str, set[str]] = {}
+
+
+def head_revision(migrations_dir: Path | None = None) -> str | None:
+    """The newest revision in `migrations_dir/versions` (the one no other revision revises)."""
+    d = migrations_dir or MIGRATIONS_DIR
+    key = str(d)
+    if key in _HEADS:
+        return _HEADS[key]
+    revs: set[str] = set()
+    downs: set[str] = set()
+    try:
+        entries = list(os.scandir(d / "versions"))
+    except FileNotFoundError:
+        entries = []
+    for e in entries:
+        if not e.name.endswith(".py") or e.name.startswith(("_", ".")):
+            continue
+        with open(e.path, encoding="utf-8") as f:
+            src = f.read()
+        m = _REV_RE.search(src)
+        if not m:
+            continue
+        revs.add(m.group(1))
+        dm = _DOWN_RE.search(src)
+        if dm:
+            downs.update(re.findall(r"['\"]([^'\"]+)['\"]", dm.group(1)))
+    heads = sorted(revs - downs)
+    if len(heads) > 1:
+        raise RuntimeError(f"more than one migration head in {d}: {', '.join(heads)} (merge them)")
+    head = heads[0] if heads else None
+    _HEADS[key] = head
+    _REVS[key] = revs
+    return head
+
+
+def known_revisions(migrations_dir: Path | None = None) -> set[str]:
+    head_revision(migrations_dir)
+    return _REVS.get(str(migrations_dir or MIGRATIONS_DIR), set())
 
 
 def current_revision(engine: Engine) -> str | None:
@@ -23,36 +71,60 @@ def current_revision(engine: Engine) -> str | None:
             return None
 
 
-def _alembic_config(engine: Engine):  # type: ignore[no-untyped-def]
+def _alembic_config(engine: Engine, migrations_dir: Path | None = None):  # type: ignore[no-untyped-def]
     from alembic.config import Config
 
     cfg = Config()
-    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    cfg.set_main_option("script_location", str(migrations_dir or MIGRATIONS_DIR))
     cfg.attributes["engine"] = engine
     return cfg
 
 
-def upgrade(engine: Engine, revision: str = "head") -> None:
+def upgrade(engine: Engine, revision: str = "head", migrations_dir: Path | None = None) -> None:
     from alembic import command
 
-    command.upgrade(_alembic_config(engine), revision)
+    command.upgrade(_alembic_config(engine, migrations_dir), revision)
 
 
-def ensure_schema(engine: Engine) -> None:
-    if current_revision(engine) == HEAD:
+def ensure_schema(engine: Engine, migrations_dir: Path | None = None) -> None:
+    """Bring the database to the head revision (cheap when it is there already)."""
+    head = head_revision(migrations_dir)
+    cur = current_revision(engine)
+    if cur == head:
         return
-    import filelock  # noqa: F401  (only for the SQLite case below)
+    if cur is not None and cur not in known_revisions(migrations_dir):
+        from optlog.errors import Failed
 
+        raise Failed(
+            f"the database is at schema revision {cur!r}, which this optlog does not know "
+            f"(it knows up to {head!r}): it was upgraded by a newer optlog; upgrade optlog",
+            code="schema_too_new",
+        )
     url = engine.url
-    if url.get_backend_name() == "sqlite" and url.database:
-        # Two first commands at once must not both create tables.
-        from filelock import FileLock
+    if url.get_backend_name() == "sqlite":
+        if url.database and url.database != ":memory:":
+            # Two first commands at once must not both create tables.
+            from filelock import FileLock
 
-        with FileLock(str(url.database) + ".migrate.lock"):
-            if current_revision(engine) != HEAD:
-                upgrade(engine)
+            with FileLock(str(url.database) + ".migrate.lock"):
+                if current_revision(engine) != head:
+                    _upgrade_locked(engine, migrations_dir)
+        else:
+            _upgrade_locked(engine, migrations_dir)
     else:
-        upgrade(engine)
+        with engine.connect() as c:
+            c.exec_driver_sql(f"SELECT pg_advisory_lock({MIGRATE_LOCK_KEY})")
+            c.commit()
+            try:
+                if current_revision(engine) != head:
+                    _upgrade_locked(engine, migrations_dir)
+            finally:
+                c.exec_driver_sql(f"SELECT pg_advisory_unlock({MIGRATE_LOCK_KEY})")
+                c.commit()
+
+
+def _upgrade_locked(engine: Engine, migrations_dir: Path | None) -> None:
+    upgrade(engine, migrations_dir=migrations_dir)
     # Development safety net: tables added to models.py before their revision exists.
     from sqlmodel import SQLModel
 
@@ -62,6 +134,12 @@ def ensure_schema(engine: Engine) -> None:
     _ensure_counter(engine)
 
 
+def __getattr__(name: str) -> object:
+    if name == "HEAD":  # the old constant, computed now
+        return head_revision()
+    raise AttributeError(name)
+
+
 def _ensure_counter(engine: Engine) -> None:
     with engine.begin() as c:
         if not c.exec_driver_sql("SELECT 1 FROM change_counter WHERE id = 1").first():
@@ -69,4 +147,6 @@ def _ensure_counter(engine: Engine) -> None:
 
 
 def table_names(engine: Engine) -> list[str]:
+    from sqlalchemy import inspect
+
     return sorted(inspect(engine).get_table_names())
