@@ -138,18 +138,14 @@ def demo_cmd(path: str | None) -> None:
     a launched sweep (optlog's load generator against its simulated OpenAI-compatible server:
     "tp8" at 4 ms per token, "tp4pp2" at 9 ms), verdicts, the pivot, ranked plans and a report.
 
-    PATH must be a new or empty folder (default: ./optlog-demo, or -2, -3, … if taken).
+    PATH must be a new or empty folder; it becomes a git repository of its own (default: a new
+    folder under the system's temporary directory, printed at the end).
     """
-    from pathlib import Path
+    import tempfile
 
     from optlog.service.demo import run
 
     if path is None:
-        base = Path.cwd() / "optlog-demo"
-        target, n = base, 2
-        while target.exists() and any(target.iterdir()):
-            target = base.with_name(f"optlog-demo-{n}")
-            n += 1
-        path = str(target)
+        path = tempfile.mkdtemp(prefix="optlog-demo-")
     res = run(path, lambda t: click.echo(t, err=True))
     emit(res, lambda r: f"demo workspace: {r['workspace']}\nreport: {r['report']}")

@@ -57,6 +57,11 @@ def run(path: str | Path, say: Callable[[str], None]) -> dict[str, Any]:
     root = Path(path).resolve()
     if root.exists() and any(root.iterdir()):
         raise BadInput(f"{root} exists and is not empty; give a new folder", field="PATH")
+    root.mkdir(parents=True, exist_ok=True)
+    import subprocess
+
+    # its own repository, even inside another one: the demo's commits must not land elsewhere
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
     init(root)
     ctx = Ctx.find(root)
     ctx.on_notice = lambda t: say(f"  note: {t}")  # type: ignore[attr-defined]

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Install optlog into .venv and run its main job on the built-in default: `optlog demo`, the whole
+# loop (hypothesis, prediction, a launched sweep with optlog's load generator against its simulated
+# OpenAI-compatible server, verdicts, the pivot, ranked plans, a report) in a new workspace.
+#
+#   bash scripts/demo.sh [PATH]        # PATH: a new folder (default: a new temporary folder)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if ! "$PY" -c 'import ensurepip' >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  # Debian's python3 ships without ensurepip; venv needs it.
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq && apt-get install -y -qq python3-venv git >/dev/null
+fi
+command -v git >/dev/null || { echo "demo.sh: git is needed (apt-get install git)" >&2; exit 1; }
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
+.venv/bin/python -m pip install -q -e .
+exec .venv/bin/optlog demo "$@"
