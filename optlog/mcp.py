@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from optlog.errors import OptlogError
@@ -114,11 +113,13 @@ def build_server(chdir: str | None = None) -> Any:
         return call(lambda ctx: V.evaluate(ctx, hid=id, all=id is None))
 
     @server.tool()
-    def compare(metric: str, by: str, per: str | None = None, where: str | None = None) -> dict[str, Any]:
-        """The side-by-side table: a row per `per` level, a column per `by` group, with ratios."""
+    def compare(metric: str, by: str, per: str | None = None, where: str | None = None,
+                baseline: str | None = None) -> dict[str, Any]:
+        """The side-by-side table: a row per `per` level, a column per `by` group, with ratios
+        against `baseline` (a value of the `by` label)."""
         from optlog.service import compare as C
 
-        return call(lambda ctx: C.compare(ctx, metric, by, per, where))
+        return call(lambda ctx: C.compare(ctx, metric, by, per, where, baseline))
 
     # ------------------------------------------------------------ todos and notes
     @server.tool()
@@ -183,7 +184,7 @@ def build_server(chdir: str | None = None) -> Any:
         or status for progress."""
         from optlog.service import launch as Lh
 
-        return call(lambda ctx: Lh.launch(ctx, Path(spec), hypothesis=hypothesis, sets=tuple(set or ()),
+        return call(lambda ctx: Lh.launch(ctx, spec, hypothesis=hypothesis, sets=tuple(set or ()),
                                           server_url=server_url, detach=True))
 
     @server.tool()
@@ -200,6 +201,23 @@ def build_server(chdir: str | None = None) -> Any:
         from optlog.service import plans as Pl
 
         return call(lambda ctx: Pl.list_(ctx))
+
+    @server.tool()
+    def plan_add(title: str, gain: str, effort: str, confidence: float, needs: list[str] | None = None,
+                 rationale: str | None = None) -> dict[str, Any]:
+        """Add an improvement plan: gain "10-30%", effort S|M|L, confidence 0..1, the hypotheses
+        it rests on (its rank follows their verdicts)."""
+        from optlog.service import plans as Pl
+
+        return call(lambda ctx: Pl.add(ctx, title, gain=gain, effort=effort, confidence=confidence,
+                                       needs=tuple(needs or ()), rationale=rationale))
+
+    @server.tool()
+    def report() -> dict[str, Any]:
+        """Write the session report (markdown with plots) to reports/ and commit it."""
+        from optlog.service import report as Rp
+
+        return call(lambda ctx: Rp.write(ctx))
 
     @server.tool()
     def log(hypothesis: str | None = None) -> dict[str, Any]:

@@ -37,9 +37,26 @@ def test_mcp_tools_share_the_service_layer(ws):
             {"content": "Investigate FP4 GEMM", "status": "pending", "activeForm": "Investigating"}]}))
         bad = await s.call_tool("hypothesis_show", {"id": "nope"})
         st = _data(await s.call_tool("status", {}))
-        return tools, h, todos, bad, st
+        for cfg, c, v in (("tp8", 64, 700), ("tp4pp2", 64, 213), ("tp8", 256, 1867), ("tp4pp2", 256, 727)):
+            _data(await s.call_tool("run_record", {"labels": {"config": cfg, "concurrency": c},
+                                                   "metrics": {"total_token_throughput": v}}))
+        _data(await s.call_tool("prediction_add", {"hypothesis": "comm-bound", "expect": "a > b",
+                                                   "metric": "total_token_throughput", "a": ["config=tp4pp2"],
+                                                   "b": ["config=tp8"], "per": "concurrency"}))
+        verdict = _data(await s.call_tool("verdict", {"id": "comm-bound"}))
+        table = _data(await s.call_tool("compare", {"metric": "total_token_throughput", "by": "config",
+                                                   "per": "concurrency", "baseline": "tp8"}))
+        _data(await s.call_tool("plan_add", {"title": "MSCCLPP allreduce", "gain": "5-15%", "effort": "M",
+                                             "confidence": 0.6, "needs": ["comm-bound"]}))
+        plans = _data(await s.call_tool("plan_list", {}))
+        log = _data(await s.call_tool("log", {}))
+        return tools, h, todos, bad, st, verdict, table, plans, log
 
-    tools, h, todos, bad, st = anyio.run(_session, ws, calls)
+    tools, h, todos, bad, st, verdict, table, plans, log = anyio.run(_session, ws, calls)
+    assert verdict["results"][0]["status"] == "falsified"
+    assert [r["level"] for r in table["rows"]] == [{"concurrency": 64}, {"concurrency": 256}]
+    assert "falsified" in plans["plans"][0]["reason"]
+    assert any(e["subject"] == "optlog: comm-bound → falsified" for e in log["events"])
     assert {"status", "hypothesis_add", "todo_write", "run_record", "verdict", "prediction_add"} <= tools
     assert h["id"] == "comm-bound"
     assert todos["todos"][1]["activeForm"] == "Investigating"
@@ -47,4 +64,4 @@ def test_mcp_tools_share_the_service_layer(ws):
     assert ws.j("todo", "list")["todos"] == todos["todos"]
     assert bad.is_error and "not_found" in bad.content[0].text
     assert [x["id"] for x in st["hypotheses"]["open"]] == ["comm-bound"]
-    assert ws.git("log", "-1", "--format=%s").strip() == "optlog: add hypothesis comm-bound"
+    assert "optlog: add hypothesis comm-bound" in ws.git("log", "--format=%s")
