@@ -150,6 +150,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--min-time-s", type=float, default=0.0, help="keep timing batches at least this long")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     p.add_argument("--copy-bytes", type=int, default=0, help="time a device copy of this many bytes instead")
+    p.add_argument("--output", metavar="FILE", help="also write the JSON document to FILE (for `parser: probe`)")
     return p
 
 
@@ -167,6 +168,11 @@ def probe(argv: list[str]) -> dict[str, Any]:
             raise SystemExit("--device cuda: PyTorch with a CUDA GPU is not available here")
     res = run_gpu(a, torch) if torch is not None else run_cpu(a)
     res["dtype"] = a.dtype
+    if a.output:
+        from pathlib import Path
+
+        Path(a.output).parent.mkdir(parents=True, exist_ok=True)
+        Path(a.output).write_text(json.dumps(res) + "\n", encoding="utf-8")
     return res
 
 

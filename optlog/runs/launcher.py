@@ -577,8 +577,11 @@ class Driver:
         if settings.get("enabled") is False:
             return
         srv = p["rendered"].get("server") or {}
+        # The GPUs to watch are the server's; with no server, the bench's (a probe or a local
+        # benchmark that pins CUDA_VISIBLE_DEVICES) — otherwise idle GPUs dilute the summaries.
+        env = dict(srv.get("env") or {}) if srv else dict((p["rendered"].get("bench") or {}).get("env") or {})
         try:
-            sess = open_session(self.ctx, launch_id=self.launch_id, settings=settings, env=srv.get("env") or {},
+            sess = open_session(self.ctx, launch_id=self.launch_id, settings=settings, env=env,
                                 executor=self.executor)
             if sess is not None:
                 sess.start()

@@ -78,6 +78,12 @@ def _optlog(doc: Doc) -> list[ParsedResult]:
     return optlog_fmt.parse(doc)
 
 
+def _probe(doc: Doc) -> list[ParsedResult]:
+    from optlog.runs.parsers import probe
+
+    return probe.parse(doc)
+
+
 # name -> (parse function, one-line description)
 FORMATS: dict[str, tuple[Callable[[Doc], list[ParsedResult]], str]] = {
     "sglang": (_sglang, "SGLang bench_serving --output-file JSONL (one run per line)"),
@@ -88,9 +94,10 @@ FORMATS: dict[str, tuple[Callable[[Doc], list[ParsedResult]], str]] = {
     "guidellm": (_guidellm, "GuideLLM benchmarks.json, legacy or current schema (one run per benchmark)"),
     "json": (_json, "any JSON/JSONL, canonical keys or --key-map NAME=PATH"),
     "optlog": (_optlog, "optlog bench --output-file JSONL (SGLang's keys)"),
+    "probe": (_probe, "python -m optlog.probes.gemm JSON (GEMM / copy work counts and rates)"),
 }
 ALIASES = {"sglang-bench-serving": "sglang", "bench_serving": "sglang", "bench_one_batch_server": "sglang-one-batch",
-           "one-batch": "sglang-one-batch", "genai_perf": "genai-perf", "generic": "json"}
+           "one-batch": "sglang-one-batch", "genai_perf": "genai-perf", "generic": "json", "gemm": "probe"}
 
 
 def canonical_format(name: str) -> str:
@@ -136,6 +143,8 @@ def sniff(path: str, data: bytes) -> str | None:
     if any(isinstance(v, dict) and "unit" in v and "avg" in v for v in o.values()):
         ic = o.get("input_config")
         return "genai-perf" if isinstance(ic, dict) and ("perf_analyzer" in ic or "model_names" in ic) else "aiperf"
+    if "op" in o and "intensity" in o and ("tflops" in o or "gbps" in o):
+        return "probe"
     if o.get("tool") == "optlog" or "optlog_version" in o:
         return "optlog"
     if "batch_size" in o and ("overall_throughput" in o or "latency" in o):
