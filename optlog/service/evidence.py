@@ -75,7 +75,8 @@ def record(
         require(ctx, hypothesis)
     with ctx.db.write() as s:
         rid = insert_run(s, labels=lab, metrics=met, hypothesis_id=hypothesis, note=note, host=socket.gethostname())
-    return show_run(ctx, rid)
+    # a just-recorded run has no telemetry: skip that part (it imports numpy), agents call this often
+    return show_run(ctx, rid, telemetry=False)
 
 
 def _labels_metrics(s: Any, run_ids: list[int]) -> tuple[dict[int, dict[str, Any]], dict[int, dict[str, float]]]:
@@ -162,7 +163,7 @@ def get_run(ctx: Ctx, run_id: int | str) -> Any:
     return r
 
 
-def show_run(ctx: Ctx, run_id: int | str) -> dict[str, Any]:
+def show_run(ctx: Ctx, run_id: int | str, telemetry: bool = True) -> dict[str, Any]:
     r = get_run(ctx, run_id)
     with ctx.db.read() as s:
         labels, metrics = _labels_metrics(s, [r.id])
@@ -180,7 +181,7 @@ def show_run(ctx: Ctx, run_id: int | str) -> dict[str, Any]:
         repeat=r.repeat,
         environment=r.environment or {},
         artifacts=_artifacts(ctx, r),
-        telemetry=_telemetry(ctx, r.id, metrics[r.id]),
+        telemetry=_telemetry(ctx, r.id, metrics[r.id]) if telemetry else {},
         raw=r.raw or {},
     )
     return out
