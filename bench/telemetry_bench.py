@@ -126,7 +126,8 @@ def sampler(seconds: float = 5.0) -> dict[str, Any]:
     out["call_cpu_us_at_10hz"] = {k: statistics.median(v) * 1e6 for k, v in per.items()}
     N.nvmlShutdown()
     cfgs = [("10 Hz, GPM 0.1 s", 0.1, 0.1), ("10 Hz, GPM 1 s (default)", 0.1, 1.0), ("10 Hz, GPM 2 s", 0.1, 2.0),
-            ("10 Hz, no GPM", 0.1, None), ("2 Hz (default interval 0.5 s), GPM 1 s", 0.5, 1.0)]
+            ("10 Hz, GPM 5 s", 0.1, 5.0), ("10 Hz, no GPM", 0.1, None),
+            ("2 Hz (default interval 0.5 s), GPM 1 s", 0.5, 1.0), ("2 Hz (default interval 0.5 s), GPM 5 s", 0.5, 5.0)]
     res = {}
     for label, iv, gi in cfgs:
         s = M.NvmlSampler(interval_s=iv, env={}, gpm=gi is not None, gpm_interval_s=gi or 1.0)
@@ -152,7 +153,7 @@ def sampler(seconds: float = 5.0) -> dict[str, Any]:
 def main() -> None:
     what = sys.argv[1] if len(sys.argv) > 1 else "storage"
     t0 = time.time()
-    res = storage() if what == "storage" else sampler()
+    res = storage() if what == "storage" else sampler(float(sys.argv[2]) if len(sys.argv) > 2 else 5.0)
     res["wall_s"] = time.time() - t0
     print(json.dumps(res, indent=1))
 
