@@ -496,7 +496,8 @@ def test_undetectable_and_missing_files(tmp_path: Path) -> None:
 
 
 def test_formats_and_canonical_names() -> None:
-    assert set(FORMATS) == {"sglang", "sglang-one-batch", "vllm", "aiperf", "genai-perf", "guidellm", "json", "optlog"}
+    assert set(FORMATS) == {"sglang", "sglang-one-batch", "vllm", "aiperf", "genai-perf", "guidellm", "json", "optlog",
+                            "probe"}
     assert len(CANONICAL) == 8 + 20
     # every parser's canonical output uses only canonical names or raw.*
     for f in [GEN / "aiperf-A-c64.json", GEN / "aiperf-A-c64.csv", GEN / "guidellm-A-c64.json",
@@ -536,3 +537,21 @@ def test_select_result_files_from_a_bench_folder(tmp_path: Path) -> None:
     assert select_result_files([tmp_path / "argv.json", tmp_path / "inputs.json"], "sglang") == \
         [tmp_path / "argv.json", tmp_path / "inputs.json"]  # nothing matches: the parser will say why
     assert set(select_result_files(files)) == {a / "profile_export_aiperf.json", a / "profile_export_aiperf.csv", s}
+
+
+def test_probe_output_is_parsed_and_detected(tmp_path):
+    """The GEMM probe's JSON: rates and work counts as metrics, the shape as labels."""
+    import json
+    import subprocess
+    import sys
+
+    out = tmp_path / "result.json"
+    subprocess.run([sys.executable, "-m", "optlog.probes.gemm", "--m", "8", "--k", "64", "--n", "64", "--dtype", "fp32",
+                    "--device", "cpu", "--repeats", "2", "--output", str(out)], check=True, capture_output=True)
+    from optlog.runs.parsers import detect_format, parse_result
+
+    assert detect_format(out) == "probe"
+    (r,) = parse_result([out], "probe")
+    assert r.labels["op"] == "gemm" and r.labels["m"] == 8 and r.labels["dtype"] == "fp32"
+    doc = json.loads(out.read_text())
+    assert r.metrics["flops"] == doc["flops"] == 2 * 8 * 64 * 64 and r.metrics["tflops"] > 0

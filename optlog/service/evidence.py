@@ -75,8 +75,7 @@ def record(
         require(ctx, hypothesis)
     with ctx.db.write() as s:
         rid = insert_run(s, labels=lab, metrics=met, hypothesis_id=hypothesis, note=note, host=socket.gethostname())
-    # a just-recorded run has no telemetry: skip that part (it imports numpy), agents call this often
-    return show_run(ctx, rid, telemetry=False)
+    return show_run(ctx, rid)
 
 
 def _labels_metrics(s: Any, run_ids: list[int]) -> tuple[dict[int, dict[str, Any]], dict[int, dict[str, float]]]:
@@ -181,7 +180,7 @@ def show_run(ctx: Ctx, run_id: int | str, telemetry: bool = True) -> dict[str, A
         repeat=r.repeat,
         environment=r.environment or {},
         artifacts=_artifacts(ctx, r),
-        telemetry=_telemetry(ctx, r.id, metrics[r.id]) if telemetry else {},
+        telemetry=_telemetry(ctx, r.id, metrics[r.id], labels[r.id]) if telemetry else {},
         raw=r.raw or {},
     )
     return out
@@ -200,7 +199,15 @@ def _artifacts(ctx: Ctx, r: Any) -> list[dict[str, Any]]:
     return [{"path": ctx.ws.rel(p), "bytes": p.stat().st_size} for p in sorted(d.rglob("*")) if p.is_file()]
 
 
-def _telemetry(ctx: Ctx, run_id: int, metrics: dict[str, float]) -> dict[str, Any]:
+TELEMETRY_SIGNS = ("telemetry_samples", "telemetry_gpus", "energy_j", "flops", "tflops", "gbps", "bytes")
+"""Metrics that mean a run has telemetry or work counts to diagnose; without any of them (and no model
+facts among its labels) there is nothing to show, and numpy is not imported."""
+MODEL_FACTS = ("active_params", "active_params_per_token", "kv_bytes_per_token")
+
+
+def _telemetry(ctx: Ctx, run_id: int, metrics: dict[str, float], labels: dict[str, Any] | None = None) -> dict[str, Any]:
+    if not any(k in metrics for k in TELEMETRY_SIGNS) and not any(k in (labels or {}) for k in MODEL_FACTS):
+        return {}
     try:
         from optlog.telemetry.summary import run_telemetry
     except ImportError:
