@@ -169,7 +169,10 @@ def _close_contexts() -> None:
 def emit(data: Any, human: Any = None) -> None:
     """Print `data` as JSON under --json, else the human rendering (a string or a callable)."""
     if state().json:
-        click.echo(json.dumps(data, indent=2, default=str, ensure_ascii=False))
+        # Indented for a person at a terminal; compact (C encoder, ~5x faster on large documents)
+        # for the agents and scripts that read it through a pipe.
+        indent = 2 if sys.stdout.isatty() else None
+        click.echo(json.dumps(data, indent=indent, default=str, ensure_ascii=False))
         return
     if human is None:
         click.echo(json.dumps(data, indent=2, default=str, ensure_ascii=False))
