@@ -1,0 +1,193 @@
+"""prediction add|edit|list|show (alias: predict), verdict, compare."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from optlog.cli.main import emit, service_ctx
+from optlog.cli.render import fmt_num, glyph, table
+
+
+@click.group("prediction")
+def prediction() -> None:
+    """Predictions: machine-checkable, pre-registered claims of a hypothesis."""
+
+
+_SPEC_HELP = {
+    "expect": "The expression: `a > b`, `a >= b * 1.1`, `a / b in [0.3, 0.6]`, `a < 0.05 * peak_tflops`, "
+              "`a.tensor_active < 20 and a.gpu_util > 90`.",
+    "metric": "The default metric (what bare `a` and `b` mean).",
+    "a": "A label selecting group a (repeatable): --a config=tp4pp2.",
+    "b": "A label selecting group b (repeatable): --b config=tp8.",
+    "where": "A condition over labels: `concurrency <= 256`, `dataset != sharegpt`.",
+    "per": "Judge at every level of this label (e.g. concurrency).",
+    "margin": "The margin (fraction, default 0.05) for few repeats and as the minimum effect.",
+}
+
+
+def _pred_human(p: dict[str, Any]) -> str:
+    sel = lambda d: " ".join(f"{k}={v}" for k, v in d.items()) or "-"  # noqa: E731
+    out = [f"{glyph(p['status'])} {p['id']} v{p['version']} {p['status']}: {p['expect']}"]
+    out.append(f"  metric: {p.get('metric') or '-'}   a: {sel(p.get('a') or {})}   b: {sel(p.get('b') or {})}"
+               + (f"   per: {p['per']}" if p.get("per") else "") + (f"   where: {p['where']}" if p.get("where") else "")
+               + f"   margin: {p.get('margin', 0.05):g}")
+    if p.get("edited_after_evidence"):
+        out.append(f"  edited after evidence existed (earlier: {', '.join('v' + str(h['version']) for h in p.get('history', []))})")
+    return "\n".join(out)
+
+
+@prediction.command("add")
+@click.argument("hid", metavar="HYP")
+@click.option("--expect", required=True, metavar="EXPR", help=_SPEC_HELP["expect"])
+@click.option("--metric", metavar="M", help=_SPEC_HELP["metric"])
+@click.option("--a", "a", multiple=True, metavar="K=V", help=_SPEC_HELP["a"])
+@click.option("--b", "b", multiple=True, metavar="K=V", help=_SPEC_HELP["b"])
+@click.option("--where", metavar="COND", help=_SPEC_HELP["where"])
+@click.option("--per", metavar="LABEL", help=_SPEC_HELP["per"])
+@click.option("--margin", type=float, default=None, metavar="F", help=_SPEC_HELP["margin"])
+def pred_add(hid: str, expect: str, metric: str | None, a: tuple[str, ...], b: tuple[str, ...], where: str | None,
+             per: str | None, margin: float | None) -> None:
+    """Add a prediction to hypothesis HYP (committed to git)."""
+    from optlog.service import predictions
+
+    ctx = service_ctx()
+    p = predictions.add(ctx, hid, expect, metric=metric, a=a, b=b, where=where, per=per, margin=margin)
+    emit(p, lambda p: f"added prediction {p['id']}: {p['expect']}")
+
+
+@prediction.command("edit")
+@click.argument("pid", metavar="ID")
+@click.option("--expect", metavar="EXPR", help=_SPEC_HELP["expect"])
+@click.option("--metric", metavar="M", help=_SPEC_HELP["metric"])
+@click.option("--a", "a", multiple=True, metavar="K=V", help="Replace group a's selectors.")
+@click.option("--b", "b", multiple=True, metavar="K=V", help="Replace group b's selectors.")
+@click.option("--where", metavar="COND", help=_SPEC_HELP["where"] + " Empty clears it.")
+@click.option("--per", metavar="LABEL", help=_SPEC_HELP["per"])
+@click.option("--margin", type=float, default=None, metavar="F", help=_SPEC_HELP["margin"])
+def pred_edit(pid: str, expect: str | None, metric: str | None, a: tuple[str, ...], b: tuple[str, ...],
+              where: str | None, per: str | None, margin: float | None) -> None:
+    """Edit a prediction; once evidence exists this makes a new version (pre-registration)."""
+    from optlog.service import predictions
+
+    ctx = service_ctx()
+    p = predictions.edit(ctx, pid, expect=expect, metric=metric, a=a or None, b=b or None, where=where, per=per,
+                         margin=margin)
+    emit(p, lambda p: f"edited {p['id']}: now v{p['version']}" + (" (edited after evidence)" if p["new_version"] else ""))
+
+
+@prediction.command("list")
+@click.argument("hid", metavar="[HYP]", required=False)
+def pred_list(hid: str | None) -> None:
+    """List predictions (of one hypothesis, or all)."""
+    from optlog.service import predictions
+
+    ctx = service_ctx()
+    rows = predictions.list_(ctx, hid)
+    emit({"predictions": rows}, lambda d: "\n".join(_pred_human(p) for p in d["predictions"]) or "no predictions")
+
+
+@prediction.command("show")
+@click.argument("pid", metavar="ID")
+def pred_show(pid: str) -> None:
+    """Show a prediction with the verdicts that judged it."""
+    from optlog.service import predictions
+
+    ctx = service_ctx()
+
+    def human(p: dict[str, Any]) -> str:
+        out = [_pred_human(p)]
+        for v in p["verdicts"]:
+            out.append(f"  {v['at'][:19]} v{v['version']} {v['status']} (by {v['by']}): {v['explanation']}")
+        lv = p.get("last_verdict")
+        if lv and lv.get("levels"):
+            out.append(_levels_table(lv))
+        return "\n".join(out)
+
+    emit(predictions.show(ctx, pid), human)
+
+
+def _levels_table(p: dict[str, Any]) -> str:
+    rows = []
+    for lv in p["levels"]:
+        lvl = " ".join(f"{k}={v}" for k, v in lv["level"].items()) or "(all)"
+        n = "+".join(str(x) for x in (lv.get("n") or {}).values())
+        ci = f"[{lv['ci'][0]:.3g}, {lv['ci'][1]:.3g}]" if lv.get("ci") else ""
+        rows.append(["    " + lvl, fmt_num(lv.get("a")), fmt_num(lv.get("b")),
+                     f"{lv['ratio']:.3f}" if lv.get("ratio") is not None else "–", n, ci,
+                     f"{lv['p']:.2g}" if lv.get("p") is not None else "", lv["outcome"], lv.get("reason") or ""])
+    return table(rows, ["    level", "a", "b", "a/b", "n", "CI", "p", "outcome", "why"])
+
+
+@click.command("verdict")
+@click.argument("hid", metavar="[ID]", required=False)
+@click.option("--all", "all_", is_flag=True, help="Every hypothesis (the default when no ID is given).")
+@click.option("--check", is_flag=True, help="Exit 1 if any evaluated prediction is falsified or inconclusive.")
+def verdict_cmd(hid: str | None, all_: bool, check: bool) -> None:
+    """Judge predictions against the evidence; write and commit the verdicts (idempotent)."""
+    from optlog.service import verdicts
+
+    if hid and all_:
+        from optlog.errors import BadInput
+
+        raise BadInput("give a hypothesis ID or --all, not both", field="--all")
+    ctx = service_ctx()
+    res = verdicts.evaluate(ctx, hid, all=all_ or not hid)
+
+    def human(d: dict[str, Any]) -> str:
+        if not d["results"]:
+            return "no hypotheses"
+        out = []
+        for r in d["results"]:
+            mark = "" if r["changed"] else " (unchanged)"
+            st = r["status"] + (f" (automatic: {r['auto_status']})" if r["status"] != r["auto_status"] else "")
+            out.append(f"{glyph(r['status'])} {r['hypothesis']}: {st}{mark}")
+            if r.get("disagreement"):
+                out.append(f"  note: {r['disagreement']}")
+            for p in r["predictions"]:
+                out.append(f"  {glyph(p['status'])} {p['id']} {p['explanation']}")
+                if p["levels"]:
+                    out.append(_levels_table(p))
+                for s in p.get("skipped", []):
+                    lvl = " ".join(f"{k}={v}" for k, v in s["level"].items())
+                    out.append(f"    skipped {lvl}: {s['reason']}")
+                for nc in p.get("not_comparable", [])[:10]:
+                    out.append(f"    not comparable: run {nc['run']} ({nc['group']}): {nc['reason']}")
+        for w in d["warnings"]:
+            out.append(f"warning: {w}")
+        return "\n".join(out)
+
+    emit(res, human)
+    if check and verdicts.any_bad(res):
+        raise click.exceptions.Exit(1)
+
+
+@click.command("compare")
+@click.option("--metric", required=True, metavar="M", help="The metric to compare.")
+@click.option("--by", required=True, metavar="LABEL", help="One column per value of this label.")
+@click.option("--per", metavar="LABEL", help="One row per value of this label.")
+@click.option("--where", metavar="COND", help="A condition over labels.")
+@click.option("--baseline", metavar="VALUE", help="The --by value ratios are taken against (default: the first).")
+def compare_cmd(metric: str, by: str, per: str | None, where: str | None, baseline: str | None) -> None:
+    """Side-by-side table of a metric: a row per level, a column per group, ratios to the baseline."""
+    from optlog.service.compare import compare
+
+    ctx = service_ctx()
+    res = compare(ctx, metric, by, per, where, baseline)
+
+    def human(d: dict[str, Any]) -> str:
+        if not d["rows"]:
+            return f"no runs with metric {d['metric']} and label {d['by']}"
+        gs = d["groups"]
+        others = [g for g in gs if g != d["baseline"]]
+        header = [d["per"] or ""] + [f"{g}" for g in gs] + [f"{g}/{d['baseline']}" for g in others]
+        rows = []
+        for r in d["rows"]:
+            lvl = ", ".join(str(v) for v in r["level"].values()) or "(all)"
+            rows.append([lvl] + [fmt_num(r["values"].get(g)) + (f" (n={r['n'][g]})" if r["n"].get(g, 1) > 1 else "")
+                                 for g in gs]
+                        + [f"{r['ratios'][g]:.2f}" if r["ratios"].get(g) is not None else "–" for g in others])
+        return f"{d['metric']} by {d['by']}\n" + table(rows, header)
+
+    emit(res, human)

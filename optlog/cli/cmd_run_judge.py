@@ -1,0 +1,64 @@
+"""run diff, run invalidate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from optlog.cli.main import emit, service_ctx
+from optlog.cli.render import fmt_num, table
+
+
+def _diff_human(d: dict[str, Any]) -> str:
+    out = [f"run {d['a']} vs run {d['b']}"]
+    if not (d["labels"] or d["metrics"] or d["environment"] or d["other"]):
+        return out[0] + ": no differences"
+
+    def v(x: Any) -> str:
+        return "(none)" if x is None else (fmt_num(x) if isinstance(x, float) else str(x))
+
+    for title, key in (("labels", "labels"), ("environment", "environment"), ("run", "other")):
+        if d[key]:
+            out.append(f"{title}:")
+            out.append(table([[f"  {k}", v(x['a']), v(x['b'])] for k, x in d[key].items()],
+                             ["  name", f"run {d['a']}", f"run {d['b']}"]))
+    if d["metrics"]:
+        out.append("metrics:")
+        out.append(table([[f"  {k}", v(x["a"]), v(x["b"]), f"{x['ratio']:.3f}" if x["ratio"] is not None else "–"]
+                          for k, x in d["metrics"].items()], ["  metric", f"run {d['a']}", f"run {d['b']}", "b/a"]))
+    return "\n".join(out)
+
+
+def register(group: click.Group) -> None:
+    @group.command("diff")
+    @click.argument("a", metavar="ID")
+    @click.argument("b", metavar="ID")
+    def run_diff(a: str, b: str) -> None:
+        """Only what differs between two runs: labels, metrics, environment."""
+        from optlog.service.verdicts import runs_diff
+
+        ctx = service_ctx()
+        emit(runs_diff(ctx, a, b), _diff_human)
+
+    @group.command("invalidate")
+    @click.argument("run_id", metavar="ID")
+    @click.option("--why", metavar="T", help="The reason (required): e.g. FP4 GEMM returned zeros.")
+    def run_invalidate(run_id: str, why: str | None) -> None:
+        """Mark a run invalid; verdicts that used it are re-evaluated and committed with the reason."""
+        from optlog.service.verdicts import invalidate
+
+        ctx = service_ctx()
+        res = invalidate(ctx, run_id, why or "")
+
+        def human(r: dict[str, Any]) -> str:
+            if not r["changed"]:
+                return f"run {r['run']} was already invalidated"
+            out = [f"invalidated run {r['run']}: {r['reason']}"]
+            if not r["affected"]:
+                out.append("no verdict used it")
+            for c in r["rejudged"]:
+                out.append(f"  re-judged {c['hypothesis']}: {c['from']} → {c['to']}")
+            return "\n".join(out)
+
+        emit(res, human)

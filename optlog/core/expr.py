@@ -1,0 +1,515 @@
+"""The prediction language and the `--where` conditions: parsed with Python's `ast` and an allow-list,
+never evaluated by Python.
+
+Prediction expressions (DESIGN §5):
+
+    a > b                      a >= b * 1.1                a / b in [0.3, 0.6]
+    a < 0.05 * peak_tflops     a.tensor_active < 20 and a.gpu_util > 90
+    not (a <= b)               (a - b) / b > 0.1
+
+`a` / `b` are the prediction's default metric of group a / b; `a.NAME` / `b.NAME` another metric of
+that group; other names are ceilings (`optlog.yaml` hardware: `peak_tflops`, `mem_bw_gbps`, …).
+Operators: `+ - * /`, parentheses, comparisons `< <= > >=`, ranges `X in [LO, HI]`, `and`, `or`,
+`not`. Anything else is refused with the column it starts at.
+
+Where conditions: `m <= 64`, `dataset != sharegpt`, `dataset == "random"`, `tp in [4, 8]`, joined by
+`and` / `or` / `not`. A bare word on the right is text; a run without the label does not match.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Union
+
+from optlog.core import labels as L
+
+
+class ExprError(ValueError):
+    """A malformed expression: message plus the 1-based column where the problem starts."""
+
+    def __init__(self, message: str, column: int | None = None, text: str = "") -> None:
+        self.message = message
+        self.column = column
+        self.text = text
+        super().__init__(self.pretty())
+
+    def pretty(self) -> str:
+        if self.column is None:
+            return self.message
+        return f"column {self.column}: {self.message}\n  {self.text}\n  {' ' * (self.column - 1)}^"
+
+
+# ---------------------------------------------------------------- the tree
+
+
+@dataclass(frozen=True)
+class Num:
+    value: float
+
+
+@dataclass(frozen=True)
+class Ref:
+    """`a`, `b`, `a.NAME`, `b.NAME` (group + metric, metric None = the default) or a ceiling name."""
+
+    group: str | None
+    metric: str | None
+    name: str
+    col: int
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Bin:
+    op: str  # + - * /
+    left: "Node"
+    right: "Node"
+
+
+@dataclass(frozen=True)
+class Neg:
+    operand: "Node"
+
+
+@dataclass(frozen=True)
+class Cmp:
+    op: str  # < <= > >=
+    left: "Node"
+    right: "Node"
+    col: int
+
+
+@dataclass(frozen=True)
+class InRange:
+    operand: "Node"
+    lo: "Node"
+    hi: "Node"
+    col: int
+
+
+@dataclass(frozen=True)
+class And:
+    items: tuple["Node", ...]
+
+
+@dataclass(frozen=True)
+class Or:
+    items: tuple["Node", ...]
+
+
+@dataclass(frozen=True)
+class Not:
+    operand: "Node"
+
+
+Node = Union[Num, Ref, Bin, Neg, Cmp, InRange, And, Or, Not]
+BOOL_NODES = (Cmp, InRange, And, Or, Not)
+
+_CMP = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
+_BIN = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
+FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+def _col(node: ast.AST) -> int:
+    return getattr(node, "col_offset", 0) + 1
+
+
+def _op_col(n: ast.BinOp, text: str) -> int:
+    """Column of a binary operator: the first non-blank after the left operand (outside parentheses)."""
+    i = n.left.end_col_offset or 0
+    while i < len(text) and text[i] in " )":
+        i += 1
+    return i + 1
+
+
+def _dotted(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+def _parse(text: str) -> ast.AST:
+    if not text or not text.strip():
+        raise ExprError("the expression is empty", 1, text)
+    if "\n" in text or "\r" in text:
+        raise ExprError("the expression must be one line", text.find("\n") + 1 if "\n" in text else 1, text)
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError as e:
+        msg = (e.msg or "syntax error").replace("invalid syntax. ", "")
+        if msg.startswith("invalid syntax"):
+            msg = "syntax error"
+        if not e.offset:  # Python reports 0 when the input ended too early
+            col, msg = len(text.rstrip()) + 1, "the expression ends too early"
+        else:
+            col = e.offset
+        raise ExprError(msg, max(1, min(col, len(text) + 1)), text) from None
+    return tree.body  # type: ignore[attr-defined,no-any-return]
+
+
+# ---------------------------------------------------------------- predictions
+
+
+def parse_expect(text: str, ceilings: dict[str, float] | None = None) -> Node:
+    """Parse a prediction expression; raise ExprError (with column) on anything outside the language.
+
+    `ceilings` (when given) are the names allowed besides a/b; None skips the name check."""
+    if ceilings is None:
+        return _parse_expect_cached(text)
+    return _parse_expect(text, ceilings)
+
+
+@lru_cache(maxsize=1024)
+def _parse_expect_cached(text: str) -> Node:
+    return _parse_expect(text, None)
+
+
+def _parse_expect(text: str, ceilings: dict[str, float] | None) -> Node:
+    body = _parse(text)
+    node = _conv_bool(body, text, ceilings)
+    if not refs(node, groups_only=True):
+        raise ExprError("the expression must mention group a or b (e.g. `a > b`, `a.gpu_util < 50`)", 1, text)
+    return node
+
+
+def _conv_bool(n: ast.AST, text: str, ceil: dict[str, float] | None) -> Node:
+    if isinstance(n, ast.BoolOp):
+        items = tuple(_conv_bool(v, text, ceil) for v in n.values)
+        return And(items) if isinstance(n.op, ast.And) else Or(items)
+    if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not):
+        return Not(_conv_bool(n.operand, text, ceil))
+    if isinstance(n, ast.Compare):
+        if len(n.ops) != 1:
+            raise ExprError("chained comparisons are not allowed: write `x < y and y < z`", _col(n.comparators[1]), text)
+        op, right = n.ops[0], n.comparators[0]
+        left = _conv_num(n.left, text, ceil)
+        if isinstance(op, ast.In):
+            if not isinstance(right, ast.List) or len(right.elts) != 2:
+                raise ExprError("a range is written `in [LO, HI]`", _col(right), text)
+            lo = _conv_num(right.elts[0], text, ceil)
+            hi = _conv_num(right.elts[1], text, ceil)
+            for bound, src in ((lo, right.elts[0]), (hi, right.elts[1])):
+                if refs(bound, groups_only=True):
+                    raise ExprError("range bounds must be numbers or ceilings, not a or b", _col(src), text)
+            lv, hv = const_value(lo, ceil or {}), const_value(hi, ceil or {})
+            if lv is not None and hv is not None and lv > hv:
+                raise ExprError(f"empty range: {lv:g} > {hv:g}", _col(right), text)
+            return InRange(left, lo, hi, _col(n))
+        sym = _CMP.get(type(op))
+        if sym is None:
+            bad = {ast.Eq: "==", ast.NotEq: "!=", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not"}.get(type(op), "?")
+            col = text.find(bad, n.left.end_col_offset or 0) + 1 if bad != "?" else _col(n)
+            raise ExprError(f"`{bad}` is not allowed here: use <, <=, >, >= or `in [lo, hi]`", max(col, 1), text)
+        return Cmp(sym, left, _conv_num(right, text, ceil), _col(n))
+    if isinstance(n, ast.BinOp) and type(n.op) not in _BIN:
+        raise ExprError("only + - * / are allowed", _op_col(n, text), text)
+    if isinstance(n, (ast.Name, ast.Attribute, ast.Constant, ast.BinOp)):
+        raise ExprError("expected a comparison (e.g. `a > b` or `a / b in [0.3, 0.6]`)", _col(n), text)
+    raise ExprError(f"`{ast.get_source_segment(text, n) or type(n).__name__}` is not allowed", _col(n), text)
+
+
+def _conv_num(n: ast.AST, text: str, ceil: dict[str, float] | None) -> Node:
+    if isinstance(n, ast.Constant):
+        if isinstance(n.value, bool) or not isinstance(n.value, (int, float)):
+            raise ExprError(f"expected a number, got {n.value!r}", _col(n), text)
+        return Num(float(n.value))
+    if isinstance(n, ast.BinOp):
+        sym = _BIN.get(type(n.op))
+        if sym is None:
+            raise ExprError("only + - * / are allowed", _op_col(n, text), text)
+        return Bin(sym, _conv_num(n.left, text, ceil), _conv_num(n.right, text, ceil))
+    if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.UAdd)):
+        inner = _conv_num(n.operand, text, ceil)
+        return Neg(inner) if isinstance(n.op, ast.USub) else inner
+    if isinstance(n, (ast.Name, ast.Attribute)):
+        name = _dotted(n)
+        if name is None:
+            raise ExprError("expected a, b, a.METRIC, b.METRIC or a ceiling name", _col(n), text)
+        head, _, rest = name.partition(".")
+        if head in ("a", "b"):
+            return Ref(head, rest or None, name, _col(n))
+        if rest:
+            raise ExprError(f"unknown group {head!r}: metrics are written a.NAME or b.NAME", _col(n), text)
+        if ceil is not None and name not in ceil:
+            known = ", ".join(sorted(ceil)) or "none (set hardware in optlog.yaml or run `optlog calibrate`)"
+            raise ExprError(f"unknown name {name!r}: use a, b, a.METRIC, b.METRIC or a ceiling ({known})", _col(n), text)
+        return Ref(None, None, name, _col(n))
+    if isinstance(n, (ast.Compare, ast.BoolOp)) or (isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not)):
+        raise ExprError("a comparison cannot be used as a number here", _col(n), text)
+    raise ExprError(f"`{ast.get_source_segment(text, n) or type(n).__name__}` is not allowed", _col(n), text)
+
+
+def refs(node: Node, groups_only: bool = False) -> list[Ref]:
+    out: list[Ref] = []
+
+    def walk(n: Node) -> None:
+        if isinstance(n, Ref):
+            if not groups_only or n.group is not None:
+                out.append(n)
+        elif isinstance(n, Bin):
+            walk(n.left)
+            walk(n.right)
+        elif isinstance(n, (Neg, Not)):
+            walk(n.operand)
+        elif isinstance(n, Cmp):
+            walk(n.left)
+            walk(n.right)
+        elif isinstance(n, InRange):
+            walk(n.operand)
+            walk(n.lo)
+            walk(n.hi)
+        elif isinstance(n, (And, Or)):
+            for i in n.items:
+                walk(i)
+
+    walk(node)
+    return out
+
+
+def groups(node: Node) -> set[str]:
+    return {r.group for r in refs(node, groups_only=True) if r.group}
+
+
+def atoms(node: Node) -> list[Node]:
+    """The comparisons and ranges of a boolean expression, in reading order."""
+    if isinstance(node, (Cmp, InRange)):
+        return [node]
+    if isinstance(node, Not):
+        return atoms(node.operand)
+    if isinstance(node, (And, Or)):
+        return [a for i in node.items for a in atoms(i)]
+    return []
+
+
+def const_value(node: Node, ceilings: dict[str, float]) -> float | None:
+    """The value of a node without group references (None if it has any or a name is unknown)."""
+    return num_eval(node, lambda r: ceilings.get(r.name) if r.group is None else None)
+
+
+def num_eval(node: Node, lookup: Any) -> float | None:
+    """Evaluate arithmetic; `lookup(ref)` gives a ref's value (None: unknown → result None)."""
+    if isinstance(node, Num):
+        return node.value
+    if isinstance(node, Ref):
+        v = lookup(node)
+        return None if v is None else float(v)
+    if isinstance(node, Neg):
+        v = num_eval(node.operand, lookup)
+        return None if v is None else -v
+    if isinstance(node, Bin):
+        x, y = num_eval(node.left, lookup), num_eval(node.right, lookup)
+        if x is None or y is None:
+            return None
+        if node.op == "+":
+            return x + y
+        if node.op == "-":
+            return x - y
+        if node.op == "*":
+            return x * y
+        if y == 0:
+            return math.copysign(math.inf, x) if x else math.nan
+        return x / y
+    return None
+
+
+def unparse(node: Node) -> str:
+    if isinstance(node, Num):
+        return f"{node.value:g}"
+    if isinstance(node, Ref):
+        return node.name
+    if isinstance(node, Neg):
+        return f"-{unparse(node.operand)}"
+    if isinstance(node, Bin):
+        return f"({unparse(node.left)} {node.op} {unparse(node.right)})"
+    if isinstance(node, Cmp):
+        return f"{unparse(node.left)} {node.op} {unparse(node.right)}"
+    if isinstance(node, InRange):
+        return f"{unparse(node.operand)} in [{unparse(node.lo)}, {unparse(node.hi)}]"
+    if isinstance(node, And):
+        return " and ".join(f"({unparse(i)})" for i in node.items)
+    if isinstance(node, Or):
+        return " or ".join(f"({unparse(i)})" for i in node.items)
+    if isinstance(node, Not):
+        return f"not ({unparse(node.operand)})"
+    return "?"
+
+
+# ---------------------------------------------------------------- shapes the statistics understand
+
+
+def scaled_ref(node: Node, ceilings: dict[str, float]) -> tuple[Ref, float] | None:
+    """`k * g`, `g * k`, `g / k`, `g` (g a group reference, k constant) → (g, k)."""
+    if isinstance(node, Ref) and node.group:
+        return node, 1.0
+    if isinstance(node, Bin) and node.op in ("*", "/"):
+        lg, rg = groups(node.left), groups(node.right)
+        if lg and not rg:
+            inner = scaled_ref(node.left, ceilings)
+            k = const_value(node.right, ceilings)
+            if inner and k is not None and k != 0:
+                return inner[0], inner[1] * (k if node.op == "*" else 1.0 / k)
+        if rg and not lg and node.op == "*":
+            inner = scaled_ref(node.right, ceilings)
+            k = const_value(node.left, ceilings)
+            if inner and k is not None and k != 0:
+                return inner[0], inner[1] * k
+    return None
+
+
+def ratio_parts(node: Node) -> tuple[Node, Node] | None:
+    """`X / Y` where X mentions exactly one group and Y exactly the other one."""
+    if isinstance(node, Bin) and node.op == "/":
+        gx, gy = groups(node.left), groups(node.right)
+        if len(gx) == 1 and len(gy) == 1 and gx != gy:
+            return node.left, node.right
+    return None
+
+
+Region = tuple[float, float]
+
+
+def ratio_region(node: Node, ceilings: dict[str, float]) -> Region | None:
+    """The region of a/b (default metrics) a simple prediction claims, for rival overlap checks.
+
+    `a > b*k` → (k, inf); `a / b in [lo, hi]` → (lo, hi); `b > a` → (0, 1). None: not a simple
+    claim about the ratio a/b (then no overlap is asserted)."""
+
+    def ratio_of(n: Node) -> float | None:
+        # n is a/b (possibly scaled) → the factor f with n = f * (a/b); b/a → -1 sentinel handled by caller
+        if isinstance(n, Bin) and n.op == "/":
+            num, den = scaled_ref(n.left, ceilings), scaled_ref(n.right, ceilings)
+            if num and den and num[0].metric is None and den[0].metric is None:
+                if (num[0].group, den[0].group) == ("a", "b"):
+                    return num[1] / den[1]
+        return None
+
+    if isinstance(node, InRange):
+        lo, hi = const_value(node.lo, ceilings), const_value(node.hi, ceilings)
+        f = ratio_of(node.operand)
+        if f is None or lo is None or hi is None or f <= 0:
+            return None
+        return (lo / f, hi / f)
+    if isinstance(node, Cmp):
+        op, left, right = node.op, node.left, node.right
+        f = ratio_of(left)
+        k = const_value(right, ceilings)
+        if f is None and ratio_of(right) is not None:
+            f = ratio_of(right)
+            k = const_value(left, ceilings)
+            op = FLIP[op]
+        if f is not None and k is not None and f > 0:
+            t = k / f
+            return (t, math.inf) if op in (">", ">=") else (0.0, t)
+        ls, rs = scaled_ref(left, ceilings), scaled_ref(right, ceilings)
+        if ls and rs and ls[0].metric is None and rs[0].metric is None and ls[1] > 0 and rs[1] > 0:
+            if (ls[0].group, rs[0].group) == ("b", "a"):
+                ls, rs, op = rs, ls, FLIP[op]
+            if (ls[0].group, rs[0].group) == ("a", "b"):
+                t = rs[1] / ls[1]  # ka*a op kb*b  ⇔  a/b op kb/ka
+                return (t, math.inf) if op in (">", ">=") else (0.0, t)
+    return None
+
+
+def regions_overlap(r1: Region, r2: Region) -> bool:
+    return max(r1[0], r2[0]) < min(r1[1], r2[1])
+
+
+# ---------------------------------------------------------------- where conditions
+
+
+@dataclass(frozen=True)
+class WCmp:
+    label: str
+    op: str  # == != < <= > >= in
+    value: Any  # typed value, or a tuple of them for `in`
+
+
+@dataclass(frozen=True)
+class WBool:
+    op: str  # and | or | not
+    items: tuple[Any, ...]
+
+
+_WOPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.In: "in",
+         ast.NotIn: "not in"}
+
+
+def parse_where(text: str) -> Any:
+    body = _parse(text)
+    return _conv_where(body, text)
+
+
+def _w_value(n: ast.AST, text: str) -> Any:
+    if isinstance(n, ast.Constant) and isinstance(n.value, (int, float, str)) and not isinstance(n.value, bool):
+        return L.typed(n.value)
+    if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub) and isinstance(n.operand, ast.Constant) \
+            and isinstance(n.operand.value, (int, float)):
+        return L.typed(-n.operand.value)
+    name = _dotted(n)
+    if name is not None:
+        return name  # a bare word is text
+    raise ExprError("expected a value (a number, a word or a quoted string)", _col(n), text)
+
+
+def _conv_where(n: ast.AST, text: str) -> Any:
+    if isinstance(n, ast.BoolOp):
+        return WBool("and" if isinstance(n.op, ast.And) else "or", tuple(_conv_where(v, text) for v in n.values))
+    if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not):
+        return WBool("not", (_conv_where(n.operand, text),))
+    if isinstance(n, ast.Compare):
+        if len(n.ops) != 1:
+            raise ExprError("chained comparisons are not allowed: write `x < y and y < z`", _col(n.comparators[1]), text)
+        label = _dotted(n.left)
+        if label is None:
+            raise ExprError("expected a label name on the left (e.g. `concurrency <= 64`)", _col(n.left), text)
+        op = _WOPS.get(type(n.ops[0]))
+        if op is None:
+            raise ExprError("use ==, !=, <, <=, >, >=, in or not in", _col(n), text)
+        right = n.comparators[0]
+        if op in ("in", "not in"):
+            if not isinstance(right, (ast.List, ast.Tuple)):
+                raise ExprError("`in` needs a list: `tp in [4, 8]`", _col(right), text)
+            return WCmp(label, op, tuple(_w_value(e, text) for e in right.elts))
+        return WCmp(label, op, _w_value(right, text))
+    raise ExprError("expected a condition such as `concurrency <= 64` or `dataset != sharegpt`", _col(n), text)
+
+
+def where_labels(cond: Any) -> list[str]:
+    if isinstance(cond, WCmp):
+        return [cond.label]
+    return [x for i in cond.items for x in where_labels(i)]
+
+
+def where_match(cond: Any, labels: dict[str, Any]) -> bool:
+    if isinstance(cond, WBool):
+        if cond.op == "and":
+            return all(where_match(i, labels) for i in cond.items)
+        if cond.op == "or":
+            return any(where_match(i, labels) for i in cond.items)
+        return not where_match(cond.items[0], labels)
+    if cond.label not in labels:
+        return False
+    v = labels[cond.label]
+    if cond.op in ("in", "not in"):
+        hit = any(L.canonical(v) == L.canonical(x) for x in cond.value)
+        return hit if cond.op == "in" else not hit
+    if cond.op == "==":
+        return L.canonical(v) == L.canonical(cond.value)
+    if cond.op == "!=":
+        return L.canonical(v) != L.canonical(cond.value)
+    x, y = L.as_number(v), L.as_number(cond.value)
+    a: Any
+    b: Any
+    if x is not None and y is not None:
+        a, b = x, y
+    else:
+        a, b = L.canonical(v), L.canonical(cond.value)
+    return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[cond.op]

@@ -1,0 +1,267 @@
+"""Predictions: add, edit (a new version once evidence exists: pre-registration), list, show.
+
+A prediction is written before its runs: a label or metric no run has yet is a warning (a notice),
+not an error. Everything else is checked before anything is written (exit 2, nothing written).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from optlog.core import expr as E
+from optlog.core import labels as L
+from optlog.core.hypothesis import HypothesisDoc, Prediction, PredictionVersion
+from optlog.core.timeutil import now_iso
+from optlog.errors import BadInput, NotFound
+from optlog.service.context import Ctx
+
+PID_RE = re.compile(r"^(?P<hid>[a-z0-9][a-z0-9-]{0,62})\.p(?P<n>\d+)$")
+
+
+def _expr_error(e: E.ExprError, field: str) -> BadInput:
+    return BadInput(e.pretty(), column=e.column, field=field, code="bad_expression")
+
+
+def check_spec(ctx: Ctx, *, expect: str, metric: str | None, a: dict[str, Any], b: dict[str, Any],
+               where: str | None, per: str | None, margin: float) -> Any:
+    """Validate a prediction; returns the parsed expression. Raises BadInput (field, column)."""
+    try:
+        node = E.parse_expect(expect, ctx.config.ceilings())
+    except E.ExprError as e:
+        raise _expr_error(e, "--expect") from None
+    if metric is not None:
+        L.check_key(metric, "--metric")
+    bare = [r for r in E.refs(node, groups_only=True) if r.metric is None]
+    if bare and metric is None:
+        raise BadInput(f"`{bare[0].name}` stands for the prediction's default metric: give --metric NAME "
+                       f"(or write {bare[0].name}.NAME)", field="--metric", column=bare[0].col)
+    used = E.groups(node)
+    if "b" in used and not b:
+        raise BadInput("the expression uses group b: give --b K=V (which runs are b)", field="--b")
+    if used == {"a", "b"} and not a:
+        raise BadInput("the expression compares a with b: give --a K=V (which runs are a)", field="--a")
+    if a and b and {k: L.canonical(v) for k, v in a.items()} == {k: L.canonical(v) for k, v in b.items()}:
+        raise BadInput("--a and --b select the same runs", field="--b")
+    if where:
+        try:
+            E.parse_where(where)
+        except E.ExprError as e:
+            raise _expr_error(e, "--where") from None
+    if per is not None:
+        L.check_key(per, "--per")
+    if margin is None or not (0 <= margin < 1):
+        raise BadInput(f"--margin must be between 0 and 1 (a fraction: 0.05 = 5%), got {margin}", field="--margin")
+    return node
+
+
+def _label_warnings(ctx: Ctx, metric: str | None, node: Any, a: dict[str, Any], b: dict[str, Any],
+                    where: str | None, per: str | None) -> list[str]:
+    """Labels, values and metrics no run has yet (predictions come before their runs)."""
+    if not ctx.db_exists():
+        return []
+    from sqlalchemy import select
+
+    from optlog.store.models import Metric, RunLabel
+
+    keys: set[str] = set(a) | set(b) | ({per} if per else set())
+    if where:
+        keys |= set(E.where_labels(E.parse_where(where)))
+    mets = {r.metric or metric for r in E.refs(node, groups_only=True)} - {None}
+    out: list[str] = []
+    with ctx.db.read() as s:
+        have: dict[str, set[str]] = {}
+        if keys:
+            for k, v in s.execute(select(RunLabel.key, RunLabel.value).where(RunLabel.key.in_(sorted(keys))).distinct()):  # type: ignore[attr-defined]
+                have.setdefault(k, set()).add(v)
+        have_m = {m for (m,) in s.execute(select(Metric.name).where(Metric.name.in_(sorted(mets))).distinct())} if mets else set()  # type: ignore[attr-defined,arg-type]
+    for g, sel in (("a", a), ("b", b)):
+        for k, v in sel.items():
+            if k not in have:
+                out.append(f"no run has label {k!r} yet (--{g} {k}={v})")
+            elif L.canonical(v) not in have[k]:
+                out.append(f"no run has {k}={v} yet (--{g})")
+    for k in sorted(keys - set(a) - set(b)):
+        if k not in have:
+            out.append(f"no run has label {k!r} yet")
+    for m in sorted(mets):  # type: ignore[type-var]
+        if m not in have_m:
+            out.append(f"no run has metric {m!r} yet")
+    return out
+
+
+def _rival_warnings(ctx: Ctx, docs: dict[str, HypothesisDoc], hid: str, preds: list[Prediction]) -> list[str]:
+    from optlog.core import verdict as V
+    from optlog.service.hypotheses import rivals_of
+
+    out = []
+    ceil = ctx.config.ceilings()
+    for rid in rivals_of(docs, hid):
+        for p, q in V.rival_overlaps(preds, docs[rid].predictions, ceil):
+            out.append(rival_message(p, q, rid, ceil))
+    return out
+
+
+def rival_message(p: Prediction, q: Prediction, rival: str, ceil: dict[str, float]) -> str:
+    from optlog.core import verdict as V
+
+    rp, rq = V.region_of(p, ceil), V.region_of(q, ceil)
+    regions = f" ({V.fmt_region(rp)} vs {V.fmt_region(rq)})" if rp and rq else ""
+    return (f"{p.id} and {q.id} (rival {rival}) predict overlapping outcomes{regions}: "
+            "this experiment does not discriminate between them")
+
+
+def _parse_selectors(items: list[str] | tuple[str, ...] | None, field: str) -> dict[str, Any] | None:
+    if items is None:
+        return None
+    return {k: L.typed(v) for k, v in L.parse_pairs(list(items), field).items()}
+
+
+def add(ctx: Ctx, hid: str, expect: str, *, metric: str | None = None, a: list[str] | tuple[str, ...] = (),
+        b: list[str] | tuple[str, ...] = (), where: str | None = None, per: str | None = None,
+        margin: float | None = None) -> dict[str, Any]:
+    from optlog.service import hypotheses
+
+    docs = hypotheses.sync(ctx)
+    if hid not in docs:
+        raise NotFound(f"no hypothesis {hid!r}", field="HYP")
+    sa, sb = _parse_selectors(a, "--a") or {}, _parse_selectors(b, "--b") or {}
+    where = where.strip() if where and where.strip() else None
+    m = 0.05 if margin is None else float(margin)
+    node = check_spec(ctx, expect=expect, metric=metric, a=sa, b=sb, where=where, per=per, margin=m)
+    warnings = _label_warnings(ctx, metric, node, sa, sb, where, per)
+    made: dict[str, Prediction] = {}
+
+    def change(doc: HypothesisDoc) -> dict[str, str]:
+        n = 1 + max((int(mm.group("n")) for p in doc.predictions if (mm := PID_RE.match(p.id))), default=0)
+        pred = Prediction(id=f"{doc.id}.p{n}", expect=expect.strip(), metric=metric, a=sa, b=sb, where=where, per=per,
+                          margin=m, created=now_iso())
+        doc.predictions.append(pred)
+        made["p"] = pred
+        return {"Optlog-Prediction": pred.id}
+
+    hypotheses.mutate(ctx, hid, change, event="prediction-add", subject=f"optlog: {hid}: add prediction",
+                      body=f"expect {expect.strip()}")
+    pred = made["p"]
+    docs = hypotheses.sync(ctx)
+    warnings += _rival_warnings(ctx, docs, hid, [pred])
+    for w in warnings:
+        ctx.notice(w)
+    out = _pred_out(pred, hid)
+    out["warnings"] = warnings
+    return out
+
+
+def _split_pid(pid: str) -> tuple[str, str]:
+    mm = PID_RE.match(pid)
+    if not mm:
+        raise BadInput(f"a prediction id looks like HYPOTHESIS.pN (e.g. comm-bound.p1), got {pid!r}", field="ID")
+    return mm.group("hid"), pid
+
+
+def _find(ctx: Ctx, pid: str) -> tuple[HypothesisDoc, Prediction]:
+    from optlog.service import hypotheses
+
+    hid, _ = _split_pid(pid)
+    docs = hypotheses.sync(ctx)
+    doc = docs.get(hid)
+    pred = next((p for p in doc.predictions if p.id == pid), None) if doc else None
+    if doc is None or pred is None:
+        raise NotFound(f"no prediction {pid!r}", field="ID")
+    return doc, pred
+
+
+def has_evidence(ctx: Ctx, doc: HypothesisDoc, pred: Prediction) -> bool:
+    """Evidence exists when a verdict judged the prediction on runs, or runs match it now."""
+    for v in doc.verdicts:
+        for p in v.predictions:
+            if p.get("id") == pred.id and p.get("status") not in (None, "untested"):
+                return True
+    if not ctx.db_exists():
+        return False
+    from optlog.service.verdicts import evaluate_predictions
+
+    res = evaluate_predictions(ctx, [pred])
+    return res[pred.id]["status"] != "untested"
+
+
+def edit(ctx: Ctx, pid: str, *, expect: str | None = None, metric: str | None = None,
+         a: list[str] | tuple[str, ...] | None = None, b: list[str] | tuple[str, ...] | None = None,
+         where: str | None = None, per: str | None = None, margin: float | None = None) -> dict[str, Any]:
+    """Change a prediction. Before evidence exists it is edited in place; after, the old version is kept
+    in its history and the prediction becomes version N+1, marked as edited after evidence."""
+    from optlog.service import hypotheses
+
+    doc, old = _find(ctx, pid)
+    sa, sb = _parse_selectors(a or None, "--a"), _parse_selectors(b or None, "--b")
+    new = {
+        "expect": expect.strip() if expect is not None else old.expect,
+        "metric": (metric or None) if metric is not None else old.metric,
+        "a": sa if sa is not None else dict(old.a),
+        "b": sb if sb is not None else dict(old.b),
+        "where": (where.strip() or None) if where is not None else old.where,
+        "per": (per or None) if per is not None else old.per,
+        "margin": float(margin) if margin is not None else old.margin,
+    }
+    check_spec(ctx, **new)
+    if all(getattr(old, k) == v for k, v in new.items()):
+        raise BadInput("nothing to change: give at least one of --expect, --metric, --a, --b, --where, --per, --margin",
+                       field="ID")
+    evidence = has_evidence(ctx, doc, old)
+    at = now_iso()
+    out: dict[str, Prediction] = {}
+
+    def change(d: HypothesisDoc) -> dict[str, str]:
+        p = next(p for p in d.predictions if p.id == pid)
+        if evidence:
+            p.history.append(PredictionVersion(version=p.version, expect=p.expect, metric=p.metric, a=p.a, b=p.b,
+                                               where=p.where, per=p.per, margin=p.margin, created=p.created,
+                                               replaced=at))
+            p.version += 1
+            p.edited_after_evidence = True
+            p.created = at
+        for k, v in new.items():
+            setattr(p, k, v)
+        p.status = "untested"
+        out["p"] = p
+        return {"Optlog-Prediction": pid, "Optlog-Version": str(p.version)}
+
+    what = f"v{old.version + 1}, edited after evidence existed" if evidence else f"v{old.version}, before any evidence"
+    hypotheses.mutate(ctx, doc.id, change, event="prediction-edit", subject=f"optlog: edit prediction {pid} ({what})",
+                      body=f"expect {new['expect']}" + (f"\nwas: {old.expect}" if old.expect != new["expect"] else ""))
+    if evidence:
+        ctx.notice(f"{pid} had evidence already: kept v{old.version} in its history; this is v{old.version + 1}, "
+                   "and verdicts on it will say it was edited after the evidence was seen")
+    res = _pred_out(out["p"], doc.id)
+    res["new_version"] = evidence
+    return res
+
+
+def _pred_out(p: Prediction, hid: str) -> dict[str, Any]:
+    d = p.model_dump(mode="json")
+    d["hypothesis"] = hid
+    return d
+
+
+def list_(ctx: Ctx, hid: str | None = None) -> list[dict[str, Any]]:
+    from optlog.service import hypotheses
+
+    docs = hypotheses.sync(ctx)
+    if hid is not None and hid not in docs:
+        raise NotFound(f"no hypothesis {hid!r}", field="HYP")
+    out = []
+    for d in sorted(docs.values(), key=lambda d: (d.created or "", d.id)):
+        if hid is not None and d.id != hid:
+            continue
+        out += [_pred_out(p, d.id) for p in d.predictions]
+    return out
+
+
+def show(ctx: Ctx, pid: str) -> dict[str, Any]:
+    doc, pred = _find(ctx, pid)
+    out = _pred_out(pred, doc.id)
+    judged = [dict(p, at=v.at, by=v.by) for v in doc.verdicts for p in v.predictions if p.get("id") == pid]
+    out["verdicts"] = [{"at": j["at"], "by": j["by"], "status": j.get("status"), "version": j.get("version"),
+                        "explanation": j.get("explanation")} for j in judged]
+    out["last_verdict"] = judged[-1] if judged else None
+    return out

@@ -1,0 +1,362 @@
+"""Verdicts: evaluate predictions against the evidence, write the result into the hypothesis file,
+commit it; invalidate a run and re-judge what rested on it; diff two runs.
+
+Idempotent: a verdict is written only when its content (everything but `at`, `by` and `cause`) or
+the statuses differ from the latest one in the file, so running `verdict` again without new evidence
+changes no byte and makes no commit.
+
+Invalidation (`run invalidate ID --why T`) is a committed decision even when no verdict rested on the
+run: it is appended to `runs/invalidated.yaml` (run id, reason, who, when, the run's labels) and
+committed (`Optlog-Event: invalidate`, `Optlog-Run: ID`); then every hypothesis whose latest verdict
+used the run is re-evaluated and its new verdict committed with the reason.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from optlog.core.hypothesis import HypothesisDoc, Prediction, Verdict
+from optlog.core.timeutil import now_iso
+from optlog.errors import BadInput, NotFound
+from optlog.service.context import Ctx
+
+VOLATILE = ("at", "by", "cause")
+_all = all  # `evaluate` has a parameter named all
+INVALIDATED_FILE = "runs/invalidated.yaml"
+
+
+# ---------------------------------------------------------------- evidence
+
+
+def load_evidence(ctx: Ctx, metric_names: set[str]) -> Any:
+    """Runs that count (succeeded, not invalidated) with their labels and the named metrics."""
+    from optlog.core.verdict import Evidence, RunRow
+
+    runs: dict[int, RunRow] = {}
+    # Plain SQL through the driver (portable SELECTs): 10,000 runs carry ~50,000 label rows, and
+    # ORM/Core row objects would cost more than the evaluation itself.
+    with ctx.db.read() as s:
+        cur = s.connection().connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+
+        def rows(sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+            cur.execute(sql, params)
+            return cur.fetchall()  # type: ignore[no-any-return]
+
+        for (rid,) in rows("SELECT id FROM run WHERE status = 'succeeded' AND NOT invalidated"):
+            runs[rid] = RunRow(rid, {}, {})
+        if runs:
+            for rid, k, v, num in rows("SELECT run_id, key, value, num FROM run_label"):
+                row = runs.get(rid)
+                if row is None:
+                    continue
+                # stored text is canonical already; the typed value (core.labels.typed) comes from
+                # the stored number, without re-parsing text
+                row.canon[k] = v
+                if num is None or num != num or num in (float("inf"), float("-inf")):
+                    row.labels[k] = v
+                else:
+                    row.labels[k] = int(num) if num.is_integer() and abs(num) < 1e15 else num
+            names = sorted(metric_names)
+            for i in range(0, len(names), 500):
+                chunk = names[i:i + 500]
+                marks = ", ".join(["%s" if not ctx.db.is_sqlite else "?"] * len(chunk))
+                for rid, name, val in rows(f"SELECT run_id, name, value FROM metric WHERE name IN ({marks})",
+                                           tuple(chunk)):
+                    row = runs.get(rid)
+                    if row is not None:
+                        row.metrics[name] = val
+    return Evidence(list(runs.values()))
+
+
+def _metric_names(preds: list[Prediction]) -> set[str]:
+    from optlog.core import expr as E
+
+    out: set[str] = set()
+    for p in preds:
+        try:
+            node = E.parse_expect(p.expect, None)
+        except E.ExprError:
+            continue
+        for r in E.refs(node, groups_only=True):
+            m = r.metric or p.metric
+            if m:
+                out.add(m)
+        if p.metric:
+            out.add(p.metric)
+    return out
+
+
+def evaluate_predictions(ctx: Ctx, preds: list[Prediction], ev: Any = None) -> dict[str, dict[str, Any]]:
+    from optlog.core import verdict as V
+
+    if ev is None:
+        ev = load_evidence(ctx, _metric_names(preds))
+    return V.evaluate(preds, ev, ctx.config.ceilings())
+
+
+def _live(ctx: Ctx, hids: list[str]) -> set[str]:
+    from sqlalchemy import select
+
+    from optlog.store.models import EvidenceLink, Run
+
+    live = ("queued", "running")
+    with ctx.db.read() as s:
+        out = {h for (h,) in s.execute(select(Run.hypothesis_id).where(Run.status.in_(live)).distinct()) if h}  # type: ignore[attr-defined]
+        q = select(EvidenceLink.hypothesis_id).join(Run, Run.id == EvidenceLink.run_id).where(Run.status.in_(live))  # type: ignore[arg-type,attr-defined]
+        out |= {h for (h,) in s.execute(q)}
+    return out & set(hids)
+
+
+def _strip(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if k not in VOLATILE}
+
+
+def _summary(status: str, preds: list[dict[str, Any]]) -> str:
+    if not preds:
+        return f"{status}: no predictions"
+    if len(preds) == 1:
+        return preds[0]["explanation"]
+    return f"{status}: " + " | ".join(f"{p['id']} {p['explanation']}" for p in preds)
+
+
+# ---------------------------------------------------------------- evaluate
+
+
+def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[str] | None = None,  # noqa: A002
+             event: str = "verdict", cause: str | None = None, trailers: dict[str, str] | None = None) -> dict[str, Any]:
+    """Judge the predictions of one hypothesis (`hid`), of `hids`, or of all (`all`, or nothing given).
+
+    Returns `{"results": [...], "warnings": [...], "committed": N}` (DESIGN §7 verdict --json)."""
+    from optlog.core import verdict as V
+    from optlog.service import hypotheses
+    from optlog.service.predictions import rival_message
+
+    docs = hypotheses.sync(ctx)
+    if hid is not None:
+        if hid not in docs:
+            raise NotFound(f"no hypothesis {hid!r}", field="ID")
+        targets = [hid]
+    elif hids is not None:
+        targets = [h for h in hids if h in docs]
+    else:
+        targets = sorted(docs, key=lambda h: (docs[h].created or "", h))
+    preds = [p for h in targets for p in docs[h].predictions]
+    ceil = ctx.config.ceilings()
+    ev = load_evidence(ctx, _metric_names(preds)) if preds else None
+    cached: dict[str, dict[str, Any]] = {}
+    for h in targets:
+        if docs[h].verdicts:
+            for rec in docs[h].verdicts[-1].predictions:
+                cached[rec.get("id", "")] = rec
+    res = V.evaluate(preds, ev, ceil, cached) if preds else {}
+    live = _live(ctx, targets)
+
+    results: list[dict[str, Any]] = []
+    all_warnings: list[str] = []
+    seen_pairs: set[tuple[str, ...]] = set()
+    committed = 0
+    links: dict[str, set[int]] = {}
+    for h in targets:
+        doc = docs[h]
+        pres = [res[p.id] for p in doc.predictions]
+        auto = V.hypothesis_status([p["status"] for p in pres], h in live)
+        warnings: list[str] = []
+        for rid in hypotheses.rivals_of(docs, h):
+            for p, q in V.rival_overlaps(doc.predictions, docs[rid].predictions, ceil):
+                msg = rival_message(p, q, rid, ceil)
+                warnings.append(msg)
+                pair = tuple(sorted((p.id, q.id)))
+                if pair not in seen_pairs:
+                    seen_pairs.add(pair)
+                    all_warnings.append(msg)
+        runs = sorted({r for p in pres for r in p["runs"]})
+        entry: dict[str, Any] = {"at": now_iso(), "by": ctx.actor, "status": auto, "summary": _summary(auto, pres),
+                                 "predictions": pres, "runs": runs}
+        if warnings:
+            entry["warnings"] = warnings
+        if cause:
+            entry["cause"] = cause
+        last = doc.verdicts[-1].model_dump(mode="json") if doc.verdicts else None
+        same_preds = _all(p.status == r["status"] for p, r in zip(doc.predictions, pres))
+        nothing_yet = last is None and _all(p["status"] == "untested" for p in pres)
+        unchanged = (last is not None and _strip(last) == _strip(entry) and same_preds and doc.auto_status == auto) \
+            or (nothing_yet and doc.auto_status in (None, auto))
+        changed = False
+        if not unchanged:
+            statuses = {r["id"]: r["status"] for r in pres}
+
+            def change(d: HypothesisDoc, entry: dict[str, Any] = entry, statuses: dict[str, str] = statuses,
+                       auto: str = auto) -> None:
+                for p in d.predictions:
+                    if p.id in statuses:
+                        p.status = statuses[p.id]  # type: ignore[assignment]
+                d.auto_status = auto  # type: ignore[assignment]
+                d.verdicts.append(Verdict.model_validate(entry))
+                d.status = d.override.status if d.override else auto  # type: ignore[assignment]
+
+            subject = f"optlog: {h} → {auto}"
+            if cause:
+                subject = f"optlog: {cause.split(':')[0]}: {h} → {auto}"
+            tr = {"Optlog-Status": auto, **({"Optlog-Run": ",".join(map(str, runs))} if runs else {}), **(trailers or {})}
+            _, changed = hypotheses.mutate(ctx, h, change, event=event, subject=subject,
+                                           body=(cause + "\n\n" if cause else "") + entry["summary"], trailers=tr)
+            committed += int(changed)
+            doc = hypotheses.get(ctx, h)
+        if runs:
+            links[h] = set(runs)
+        out = {
+            "hypothesis": h,
+            "status": doc.effective_status(),
+            "auto_status": auto,
+            "override": doc.override.model_dump(mode="json") if doc.override else None,
+            "changed": changed,
+            "summary": entry["summary"],
+            "predictions": [_public(p) for p in pres],
+            "warnings": warnings,
+        }
+        if doc.override and doc.override.status != auto:
+            out["disagreement"] = (f"manual status {doc.override.status} (by {doc.override.by}: {doc.override.why}) "
+                                   f"disagrees with the automatic verdict {auto}")
+        results.append(out)
+    _link_runs(ctx, links)
+    for w in all_warnings:
+        ctx.notice(w)
+    return {"results": results, "warnings": all_warnings, "committed": committed}
+
+
+def _public(p: dict[str, Any]) -> dict[str, Any]:
+    out = dict(p)
+    out["levels"] = [{"level": lv["level"], "a": lv.get("a"), "b": lv.get("b"), "ratio": lv.get("ratio"),
+                      "n": lv.get("n", {}), "values": lv.get("values", {}), "ci": lv.get("ci"), "p": lv.get("p"),
+                      "outcome": lv.get("outcome"), "reason": lv.get("reason"), "method": lv.get("method"),
+                      "runs": lv.get("runs", {}), **({"tests": lv["tests"]} if "tests" in lv else {})}
+                     for lv in p["levels"]]
+    return out
+
+
+def _link_runs(ctx: Ctx, links: dict[str, set[int]]) -> None:
+    """EvidenceLink rows (kind "verdict") for the runs verdicts used; written only when missing."""
+    if not links:
+        return
+    from sqlalchemy import select
+
+    from optlog.store.models import EvidenceLink
+
+    with ctx.db.read() as s:
+        have = {(h, r) for h, r in s.execute(select(EvidenceLink.hypothesis_id, EvidenceLink.run_id).where(
+            EvidenceLink.hypothesis_id.in_(sorted(links))))}  # type: ignore[attr-defined]
+    missing = [(h, r) for h, rs in links.items() for r in sorted(rs) if (h, r) not in have]
+    if not missing:
+        return
+    now = now_iso()
+    with ctx.db.write() as s:
+        s.add_all([EvidenceLink(hypothesis_id=h, run_id=r, kind="verdict", created_at=now) for h, r in missing])
+
+
+def any_bad(result: dict[str, Any]) -> bool:
+    """For `verdict --check`: any evaluated prediction falsified or inconclusive."""
+    return any(p["status"] in ("falsified", "inconclusive") for r in result["results"] for p in r["predictions"])
+
+
+# ---------------------------------------------------------------- invalidation
+
+
+def invalidate(ctx: Ctx, run_id: int | str, why: str) -> dict[str, Any]:
+    from optlog.gitlog import history
+    from optlog.service import evidence, hypotheses
+    from optlog.store.lock import workspace_lock
+    from optlog.store.models import Run
+
+    if not why or not why.strip():
+        raise BadInput("say why the run is invalid: --why TEXT", field="--why")
+    why = why.strip()
+    r = evidence.get_run(ctx, run_id)
+    if r.invalidated:
+        ctx.notice(f"run {r.id} is already invalidated ({r.invalid_reason}); nothing changed")
+        return {"run": r.id, "invalidated": True, "changed": False, "reason": r.invalid_reason, "results": []}
+    run = evidence.show_run(ctx, r.id)
+    docs = hypotheses.sync(ctx)
+    from optlog.core.verdict import run_matches
+
+    # the verdicts that used the run, and any whose groups the run falls in (skipped levels, not comparable)
+    affected = sorted(h for h, d in docs.items()
+                      if d.verdicts and r.id in (d.verdicts[-1].model_dump().get("runs") or []))
+    rejudge = sorted(set(affected) | {h for h, d in docs.items() if d.verdicts
+                                     and any(run_matches(p, run["labels"]) for p in d.predictions)})
+    at = now_iso()
+    with ctx.db.write() as s:
+        row = s.get(Run, r.id)
+        assert row is not None
+        row.invalidated, row.invalid_reason = True, why
+        s.add(row)
+    # the register of invalidations: a committed decision even when no verdict used the run
+    import yaml
+
+    from optlog.yamlio import dump, write_atomic
+
+    path = ctx.ws.root / INVALIDATED_FILE
+    with workspace_lock(ctx.ws):
+        data: dict[str, Any] = {}
+        if path.is_file():
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        entries = list(data.get("invalidated") or [])
+        entries.append({"run": r.id, "why": why, "by": ctx.actor, "at": at, "labels": run["labels"],
+                        "affected": affected})
+        write_atomic(path, "# Runs invalidated with `optlog run invalidate` (the database keeps the flag).\n"
+                     + dump({"invalidated": entries}))
+        history.record(ctx, [path], f"optlog: invalidate run {r.id}", why,
+                       {"Optlog-Event": "invalidate", "Optlog-Run": str(r.id),
+                        **({"Optlog-Hypothesis": ",".join(affected)} if affected else {})})
+    res = {"results": [], "committed": 0, "warnings": []}
+    if rejudge:
+        res = evaluate(ctx, hids=rejudge, event="invalidate", cause=f"run {r.id} invalidated: {why}",
+                       trailers={"Optlog-Run": str(r.id)})
+    before = {h: docs[h].auto_status for h in rejudge}
+    rejudged = [{"hypothesis": x["hypothesis"], "from": before.get(x["hypothesis"]), "to": x["auto_status"]}
+                for x in res["results"] if x["changed"]]
+    return {"run": r.id, "invalidated": True, "changed": True, "reason": why, "affected": affected,
+            "rejudged": rejudged, "status_changes": [c for c in rejudged if c["from"] != c["to"]],
+            "results": res["results"]}
+
+
+# ---------------------------------------------------------------- diff
+
+
+def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if isinstance(d, dict):
+        for k, v in d.items():
+            key = f"{prefix}.{k}" if prefix else str(k)
+            if isinstance(v, dict) and v:
+                out.update(_flatten(v, key))
+            else:
+                out[key] = v
+    return out
+
+
+def runs_diff(ctx: Ctx, a: int | str, b: int | str) -> dict[str, Any]:
+    """Only what differs between two runs: labels, metrics (with the ratio b/a), environment."""
+    from optlog.core import labels as L
+    from optlog.service import evidence
+
+    ra, rb = evidence.show_run(ctx, a), evidence.show_run(ctx, b)
+    labels = {}
+    for k in sorted(set(ra["labels"]) | set(rb["labels"])):
+        va, vb = ra["labels"].get(k), rb["labels"].get(k)
+        if va is None or vb is None or L.canonical(va) != L.canonical(vb):
+            labels[k] = {"a": va, "b": vb}
+    metrics = {}
+    for k in sorted(set(ra["metrics"]) | set(rb["metrics"])):
+        va, vb = ra["metrics"].get(k), rb["metrics"].get(k)
+        if va != vb:
+            metrics[k] = {"a": va, "b": vb, "ratio": (vb / va) if va and vb is not None else None}
+    ea, eb = _flatten(ra.get("environment") or {}), _flatten(rb.get("environment") or {})
+    env = {k: {"a": ea.get(k), "b": eb.get(k)} for k in sorted(set(ea) | set(eb)) if ea.get(k) != eb.get(k)}
+    other = {}
+    for k in ("status", "invalidated", "source", "host"):
+        if ra.get(k) != rb.get(k):
+            other[k] = {"a": ra.get(k), "b": rb.get(k)}
+    return {"a": ra["id"], "b": rb["id"], "labels": labels, "metrics": metrics, "environment": env, "other": other,
+            "same": {"labels": len(set(ra["labels"]) & set(rb["labels"])) - sum(1 for k in labels if k in ra["labels"] and k in rb["labels"]),
+                     "metrics": len(set(ra["metrics"]) & set(rb["metrics"])) - sum(1 for k in metrics if k in ra["metrics"] and k in rb["metrics"]),
+                     "environment": len(set(ea) & set(eb)) - sum(1 for k in env if k in ea and k in eb)}}
