@@ -181,19 +181,18 @@ class OptlogApp(App[None]):
         self._load_all()
 
     def _load_all(self) -> None:
+        """What is on screen, in the order a person looks: the tree first (one read of the hypothesis
+        files), then todos, a page of runs, launches, the selected detail, and the ranked plans."""
         from optlog.service import dashboard as D
-        from optlog.service import hypotheses as H
         from optlog.service import todos as T
 
         try:
-            tree = D.hypotheses_tree(self.ctx)
-            docs = H.sync(self.ctx)
-            self.post_message(self.Loaded("hyps", (tree, docs)))
+            self.post_message(self.Loaded("hyps", D.hypotheses_view(self.ctx)))
             self.post_message(self.Loaded("todos", T.list_(self.ctx)))
             self.post_message(self.Loaded("runs", D.runs_page(self.ctx, 0, max(RUN_PAGE, self.runs_loaded))))
             self.post_message(self.Loaded("launches", D.live_launches(self.ctx)))
-            if self.selected_hyp:
-                self.post_message(self.Loaded("hyp-detail", H.show(self.ctx, self.selected_hyp)))
+            if self.selected_hyp and self.selected_hyp in self.hyp_docs:
+                self.post_message(self.Loaded("hyp-detail", D.hypothesis_detail(self.ctx, self.selected_hyp)))
             self.post_message(self.Loaded("plans", self._plans()))
         except Exception as e:  # noqa: BLE001
             self.call_from_thread(self.notify, f"could not load: {e}", severity="error", timeout=8)
@@ -256,7 +255,7 @@ class OptlogApp(App[None]):
 
     def _plot_prediction(self, h: dict[str, Any]) -> None:
         plot = self.query_one("#pred-plot", PlotextPlot)
-        series = _prediction_series(h)
+        series = h.get("plot")
         if not series:
             plot.remove_class("shown")
             return
@@ -264,7 +263,7 @@ class OptlogApp(App[None]):
         plt = plot.plt
         plt.clear_data()
         plt.clear_figure()
-        title, xlabels, groups = series
+        title, xlabels, groups = series["title"], series["x"], series["groups"]
         xs = list(range(1, len(xlabels) + 1))
         for name, ys in groups.items():
             pts = [(x, y) for x, y in zip(xs, ys) if y is not None]
@@ -369,10 +368,10 @@ class OptlogApp(App[None]):
 
     @work(thread=True, exclusive=True, group="detail", exit_on_error=False)
     def load_hyp_detail(self, hid: str) -> None:
-        from optlog.service import hypotheses as H
+        from optlog.service import dashboard as D
 
         try:
-            self.post_message(self.Loaded("hyp-detail", H.show(self.ctx, hid)))
+            self.post_message(self.Loaded("hyp-detail", D.hypothesis_detail(self.ctx, hid)))
         except Exception as e:  # noqa: BLE001
             self.call_from_thread(self.notify, str(e), severity="error")
 
@@ -537,11 +536,7 @@ class OptlogApp(App[None]):
         from optlog.service import launch as Lh
 
         def go(v: dict[str, Any]) -> None:
-            from pathlib import Path
-
-            spec = Path(v["spec"])
-            if not spec.is_absolute():
-                spec = self.ctx.ws.root / spec
+            spec = v["spec"].strip()
             self.run_service(lambda c: Lh.launch(c, spec, hypothesis=v["hypothesis"] or None, detach=True),
                              done="launch started")
             self.action_tab("runs")
@@ -556,7 +551,7 @@ class OptlogApp(App[None]):
         if lid is None:
             self.notify("no launch is running", severity="warning")
             return
-        self.run_service(lambda c: Lh.cancel(c, lid), done=f"launch {lid} cancelled")
+        self.run_service(lambda c: Lh.cancel(c, f"L{lid}"), done=f"launch {lid} cancelled")
 
     def action_add_plan(self) -> None:
         from optlog.service import plans as Pl
@@ -631,7 +626,9 @@ def _hyp_renderable(h: dict[str, Any]) -> Any:
         parts.append(Text.assemble(("\n" + STATUS_GLYPH.get(p.get("status", ""), " ") + f" {p['id']} v{p.get('version', 1)} ", "bold"),
                                    (p.get("status", ""), _status_style(p.get("status", ""))), f"  {p['expect']}",
                                    (f"  [{p.get('metric')}]" if p.get("metric") else "", "dim")))
-        levels = _latest_levels(h, p["id"])
+        levels = p.get("levels") or []
+        if p.get("explanation"):
+            parts.append(Text("  " + p["explanation"], style="dim"))
         if levels:
             t = Table(box=None, pad_edge=False, show_edge=False, header_style="dim")
             for col in ("level", "a", "b", "ratio", "n", "outcome"):
@@ -651,33 +648,18 @@ def _hyp_renderable(h: dict[str, Any]) -> Any:
         parts.append(Text("\nnotes", style="bold"))
         for n in h["notes"][-8:]:
             parts.append(Text(f"  • {n['text']}" + (f" <{n['link']}>" if n.get("link") else "")))
-    if h.get("runs"):
-        parts.append(Text(f"\nlinked runs: {', '.join(str(r['id']) for r in h['runs'][:30])}", style="dim"))
+    if h.get("linked"):
+        parts.append(Text(f"\nlinked runs ({h.get('linked_total', len(h['linked']))})", style="bold"))
+        t = Table(box=None, pad_edge=False, show_edge=False, header_style="dim")
+        for col in ("run", "status", "labels", "power W", "tensor %", "dram %", "diagnosis"):
+            t.add_column(col)
+        for r in h["linked"]:
+            tel = r["telemetry"]
+            t.add_row(str(r["id"]), r["status"] + (" ✘" if r.get("invalidated") else ""),
+                      " ".join(f"{k}={v}" for k, v in r["labels"].items()), _num(tel.get("gpu_power_w")),
+                      _num(tel.get("tensor_active")), _num(tel.get("dram_bw_util")), r["diagnosis"])
+        parts.append(t)
     return Group(*parts)
-
-
-def _latest_levels(h: dict[str, Any], pid: str) -> list[dict[str, Any]]:
-    for v in reversed(h.get("verdict_details") or []):
-        for p in v.get("predictions") or []:
-            if p.get("id") == pid:
-                return list(p.get("levels") or [])
-    return []
-
-
-def _prediction_series(h: dict[str, Any]) -> tuple[str, list[str], dict[str, list[float | None]]] | None:
-    """The first prediction with per-level evidence: metric against its --per label, a and b."""
-    for p in h.get("predictions", []):
-        levels = _latest_levels(h, p["id"])
-        if len(levels) < 1:
-            continue
-        xl = [" ".join(str(v) for v in (lv.get("level") or {}).values()) or "all" for lv in levels]
-        a = [lv.get("a") if isinstance(lv.get("a"), (int, float)) else None for lv in levels]
-        b = [lv.get("b") if isinstance(lv.get("b"), (int, float)) else None for lv in levels]
-        an = " ".join(f"{k}={v}" for k, v in (p.get("a") or {}).items()) or "a"
-        bn = " ".join(f"{k}={v}" for k, v in (p.get("b") or {}).items()) or "b"
-        per = p.get("per") or "level"
-        return f"{p.get('metric') or 'metric'} by {per}", xl, {an: a, bn: b}
-    return None
 
 
 def _run_renderable(r: dict[str, Any]) -> Any:
