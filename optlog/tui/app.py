@@ -89,6 +89,7 @@ class OptlogApp(App[None]):
         self.hyp_docs: dict[str, Any] = {}
         self.active_launch: int | None = None
         self.loads = 0  # how many reloads happened (tests wait on it)
+        self.detail: dict[str, Any] | None = None  # the hypothesis shown in the detail pane
         ctx.on_notice = self._notice  # type: ignore[attr-defined]
 
     def _notice(self, text: str) -> None:
@@ -207,8 +208,13 @@ class OptlogApp(App[None]):
 
     # ------------------------------------------------------------------ applying loaded data
     def on_optlog_app_loaded(self, msg: "OptlogApp.Loaded") -> None:
-        with self.batch_update():
-            getattr(self, f"_show_{msg.what.replace('-', '_')}")(msg.data)
+        from textual.css.query import NoMatches
+
+        try:
+            with self.batch_update():
+                getattr(self, f"_show_{msg.what.replace('-', '_')}")(msg.data)
+        except NoMatches:  # a load that finished while the app was closing
+            pass
 
     def _show_done(self, _: Any) -> None:
         self.loads += 1
@@ -250,6 +256,7 @@ class OptlogApp(App[None]):
     def _show_hyp_detail(self, h: dict[str, Any]) -> None:
         if h.get("id") != self.selected_hyp:
             return
+        self.detail = h
         self.query_one("#hyp-text", Static).update(_hyp_renderable(h))
         self._plot_prediction(h)
 
@@ -342,7 +349,7 @@ class OptlogApp(App[None]):
         for k in ("done", "total", "current", "elapsed_s", "last_metric"):
             if k in pr:
                 box.write_line(f"  {k}: {pr[k]}")
-        for line in pr.get("log_tail", [])[-5:]:
+        for line in la.get("log_tail", [])[-5:]:
             box.write_line(f"  | {line}")
 
     def _show_plans(self, plans: list[dict[str, Any]]) -> None:
