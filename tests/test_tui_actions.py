@@ -165,3 +165,32 @@ def test_no_color_is_respected(ws, monkeypatch):
     assert colours
     grey = lambda c: max(abs(int(c[i:i + 2], 16) - int(c[j:j + 2], 16)) for i, j in ((0, 2), (2, 4), (0, 4))) <= 8  # noqa: E731
     assert all(grey(c) for c in colours), sorted(c for c in colours if not grey(c))
+
+
+def test_run_detail_plots_telemetry_over_time(ws, monkeypatch):
+    from optlog.paths import Workspace as OWs
+    from optlog.store.db import Database
+    from optlog.telemetry.store import write_samples
+
+    rid = seed_runs(ws, [({"config": "tp8"}, {TTT: 700.0, "gpu_power_w": 330.0, "tensor_active": 12.0})])[0]
+    db = Database(OWs(ws.root), url=ws.env.get("OPTLOG_DB_URL"))
+    try:
+        with db.write() as s:
+            write_samples(s, [{"t": 1000.0 + i * 0.1, "gpu": 0, "uuid": "GPU-0", "gpu_power_w": 300.0 + i,
+                               "tensor_active": 10.0 + i % 5, "dram_bw_util": 40.0} for i in range(100)],
+                          run_id=rid, launch_id=None)
+    finally:
+        db.dispose()
+    app = _app(ws, monkeypatch)
+
+    async def go():
+        async with app.run_test(size=(80, 24)) as pilot:
+            assert await _until(pilot, lambda: app.loads > 0)
+            await pilot.press("3")
+            plot = app.query_one("#tel-plot")
+            assert await _until(pilot, lambda: plot.has_class("shown"), 10)
+            await pilot.pause(0.1)
+            return app.export_screenshot()
+
+    svg = asyncio.run(go())
+    assert f"run&#160;{rid}&#160;telemetry" in svg or f"run {rid} telemetry" in svg

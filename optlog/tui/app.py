@@ -129,7 +129,7 @@ class OptlogApp(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.sub_title = str(self.ctx.ws.root)
+        self.sub_title = self.ctx.config.name  # the workspace name (its path is in the status line of `optlog status`)
         tree = self.query_one("#hyp-tree", Tree)
         tree.show_root = False
         tree.guide_depth = 2
@@ -356,7 +356,7 @@ class OptlogApp(App[None]):
         t = self.query_one("#plan-table", DataTable)
         t.clear()
         for p in plans:
-            t.add_row(str(p.get("rank", "")), str(p["id"]), _num(p.get("score")), p.get("status", ""),
+            t.add_row(str(p.get("rank") or "–"), str(p["id"]), _num(p.get("score")), p.get("status", ""),
                       p.get("title", ""), p.get("reason") or "", key=str(p["id"]))
 
     def _show_log(self, events: list[dict[str, Any]]) -> None:
