@@ -31,6 +31,17 @@ TODO_MARK = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]", "cancel
 RUN_PAGE = 200
 
 
+class PlainTable(DataTable):  # type: ignore[type-arg]
+    """A DataTable whose text cells are plain text: a todo `[x]` or a label `[fp4]` is not markup."""
+
+    def add_row(self, *cells: Any, **kw: Any) -> Any:
+        return super().add_row(*(Text(c) if isinstance(c, str) else c for c in cells), **kw)
+
+
+def _rows(t: Table, *cells: Any) -> None:
+    t.add_row(*(Text(c) if isinstance(c, str) else c for c in cells))
+
+
 def _num(v: Any) -> str:
     if v is None:
         return "–"
@@ -113,18 +124,18 @@ class OptlogApp(App[None]):
                             yield Static("Select a hypothesis (↑/↓, enter).", id="hyp-text")
                         yield PlotextPlot(id="pred-plot")
             with TabPane("Todos", id="todos"):
-                yield DataTable(id="todo-table", cursor_type="row", zebra_stripes=True)
+                yield PlainTable(id="todo-table", cursor_type="row", zebra_stripes=True)
             with TabPane("Runs", id="runs"):
                 with Vertical(id="runs-pane"):
-                    yield DataTable(id="runs-table", cursor_type="row", zebra_stripes=True)
+                    yield PlainTable(id="runs-table", cursor_type="row", zebra_stripes=True)
                     with VerticalScroll(id="run-detail"):
                         yield Static("", id="run-text")
                     yield PlotextPlot(id="tel-plot")
                     yield Log(id="launch-box", max_lines=200)
             with TabPane("Plans", id="plans"):
-                yield DataTable(id="plan-table", cursor_type="row", zebra_stripes=True)
+                yield PlainTable(id="plan-table", cursor_type="row", zebra_stripes=True)
             with TabPane("Log", id="log"):
-                yield DataTable(id="log-table", cursor_type="row", zebra_stripes=True)
+                yield PlainTable(id="log-table", cursor_type="row", zebra_stripes=True)
         yield Static("", id="status-line")
         yield Footer()
 
@@ -643,7 +654,7 @@ def _hyp_renderable(h: dict[str, Any]) -> Any:
             for lv in levels:
                 lvl = " ".join(f"{k}={v}" for k, v in (lv.get("level") or {}).items())
                 n = lv.get("n") or {}
-                t.add_row(lvl or "all", _num(lv.get("a")), _num(lv.get("b")), _num(lv.get("ratio")),
+                _rows(t, lvl or "all", _num(lv.get("a")), _num(lv.get("b")), _num(lv.get("ratio")),
                           f"{n.get('a', '')}/{n.get('b', '')}" if isinstance(n, dict) else str(n),
                           Text(str(lv.get("outcome", "")), style={"holds": "green", "fails": "red"}.get(lv.get("outcome", ""), "yellow")))
             parts.append(t)
@@ -662,7 +673,7 @@ def _hyp_renderable(h: dict[str, Any]) -> Any:
             t.add_column(col)
         for r in h["linked"]:
             tel = r["telemetry"]
-            t.add_row(str(r["id"]), r["status"] + (" ✘" if r.get("invalidated") else ""),
+            _rows(t, str(r["id"]), r["status"] + (" ✘" if r.get("invalidated") else ""),
                       " ".join(f"{k}={v}" for k, v in r["labels"].items()), _num(tel.get("gpu_power_w")),
                       _num(tel.get("tensor_active")), _num(tel.get("dram_bw_util")), r["diagnosis"])
         parts.append(t)
@@ -681,7 +692,7 @@ def _run_renderable(r: dict[str, Any]) -> Any:
     t.add_column("metric", style="dim")
     t.add_column("value", justify="right")
     for k, v in sorted(r["metrics"].items())[:40]:
-        t.add_row(k, _num(v))
+        _rows(t, k, _num(v))
     parts.append(t)
     tel = r.get("telemetry") or {}
     if tel.get("text"):
