@@ -64,12 +64,12 @@ telemetry:
 """
 
 SEED_TODOS = {"todos": [
-    {"content": "Check if server is running on LXC container (flashinfer_trtllm test)", "priority": "high",
+    {"id": "1", "content": "Check if server is running on LXC container (flashinfer_trtllm test)", "priority": "high",
      "status": "completed"},
-    {"content": "Start server with TP4+PP2 and benchmark", "priority": "high", "status": "completed"},
-    {"content": "TP4+PP2 result: ~2x SLOWER than TP8 — confirms compute-bound, not comm-bound", "priority": "high",
-     "status": "completed"},
-    {"content": "Investigate FP4 GEMM kernel efficiency on SM120", "status": "pending"},
+    {"id": "2", "content": "Start server with TP4+PP2 and benchmark", "priority": "high", "status": "completed"},
+    {"id": "3", "content": "TP4+PP2 result: ~2x SLOWER than TP8 — confirms compute-bound, not comm-bound",
+     "priority": "high", "status": "completed"},
+    {"id": "4", "content": "Investigate FP4 GEMM kernel efficiency on SM120", "status": "pending"},
 ]}
 
 SERVING = [  # (concurrency, TP8 total, TP4+PP2 total, TP8 output, TP4+PP2 output) tok/s

@@ -11,50 +11,7 @@ import pytest
 pytest.importorskip("textual")
 
 
-def _app(ws, monkeypatch, poll_s=0.2):
-    for k, v in ws.env.items():
-        monkeypatch.setenv(k, v)
-    monkeypatch.delenv("OPTLOG_DB_URL", raising=False)
-    if "OPTLOG_DB_URL" in ws.env:
-        monkeypatch.setenv("OPTLOG_DB_URL", ws.env["OPTLOG_DB_URL"])
-    from optlog.service.context import Ctx
-    from optlog.tui.app import OptlogApp
-
-    return OptlogApp(Ctx.find(ws.root), poll_s=poll_s)
-
-
-def _todos(app):
-    from optlog.service import todos
-
-    return todos.list_(app.ctx)
-
-
-async def _until(pilot, cond, timeout=10.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        await pilot.pause(0.05)
-        if cond():
-            return True
-    return False
-
-
-async def _fill(pilot, text):
-    for ch in text:
-        await pilot.press(ch if ch != " " else "space")
-
-
-def _tree_ids(app):
-    from textual.widgets import Tree
-
-    out = []
-
-    def walk(n):
-        for c in n.children:
-            out.append(c.data)
-            walk(c)
-
-    walk(app.query_one("#hyp-tree", Tree).root)
-    return out
+from _tui import _app, _fill, _todos, _tree_ids, _until  # noqa: E402
 
 
 def test_add_hypothesis_and_pivot_from_keyboard(ws, monkeypatch):

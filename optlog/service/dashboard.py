@@ -65,4 +65,108 @@ def live_launches(ctx: Ctx) -> list[dict[str, Any]]:
 
     with ctx.db.read() as s:
         rows = s.exec(select(Launch).where(Launch.status.in_(("queued", "running")))).all()  # type: ignore[attr-defined]
-        return [{"id": r.id, "status": r.status, "spec": r.spec_path, "progress": r.progress or {}} for r in rows]
+        out = [{"id": r.id, "status": r.status, "spec": r.spec_path, "progress": r.progress or {}} for r in rows]
+    for la in out:
+        la["log_tail"] = tail(ctx.ws.state_dir / "launches" / str(la["id"]) / "launch.log")
+    return out
+
+
+def tail(path: Any, lines: int = 5, max_bytes: int = 8192) -> list[str]:
+    """The last lines of a log file, reading only its end."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - max_bytes))
+            data = f.read().decode("utf-8", "replace")
+    except OSError:
+        return []
+    return data.splitlines()[-lines:]
+
+
+def hypotheses_view(ctx: Ctx) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The tree and the documents from ONE sync (first paint reads the hypothesis files once)."""
+    from optlog.service import hypotheses as H
+
+    docs = H.sync(ctx)
+    nodes = {d.id: {**H.summary(d, docs), "children_nodes": []} for d in docs.values()}
+    roots: list[dict[str, Any]] = []
+    for hid in sorted(nodes, key=lambda i: (nodes[i]["created"] or "", i)):
+        n = nodes[hid]
+        p = n["parent"]
+        if p and p in nodes:
+            nodes[p]["children_nodes"].append(n)
+        else:
+            roots.append(n)
+    return roots, docs
+
+
+def latest_levels(h: dict[str, Any], pid: str) -> list[dict[str, Any]]:
+    """The per-level table of prediction `pid` from the newest verdict record that judged it."""
+    for v in reversed(h.get("verdict_details") or []):
+        for p in v.get("predictions") or []:
+            if p.get("id") == pid:
+                return list(p.get("levels") or [])
+    return []
+
+
+def latest_explanation(h: dict[str, Any], pid: str) -> str | None:
+    for v in reversed(h.get("verdict_details") or []):
+        for p in v.get("predictions") or []:
+            if p.get("id") == pid:
+                return p.get("explanation")
+    return None
+
+
+def _sel(d: dict[str, Any] | None, fallback: str) -> str:
+    return " ".join(f"{k}={v}" for k, v in (d or {}).items()) or fallback
+
+
+def prediction_series(h: dict[str, Any]) -> dict[str, Any] | None:
+    """Metric against the prediction's --per label for each group (a, b) of the first prediction with
+    per-level evidence: {"title", "x": [level labels], "groups": {name: [value or None]}}."""
+    for p in h.get("predictions", []):
+        levels = latest_levels(h, p["id"])
+        if not levels:
+            continue
+        xl = [" ".join(str(v) for v in (lv.get("level") or {}).values()) or "all" for lv in levels]
+        num = lambda v: v if isinstance(v, (int, float)) else None  # noqa: E731
+        groups = {_sel(p.get("a"), "a"): [num(lv.get("a")) for lv in levels],
+                  _sel(p.get("b"), "b"): [num(lv.get("b")) for lv in levels]}
+        return {"title": f"{p.get('metric') or 'metric'} by {p.get('per') or 'level'} ({p['id']})", "x": xl,
+                "groups": groups}
+    return None
+
+
+LINKED_SHOWN = 30
+
+
+def hypothesis_detail(ctx: Ctx, hid: str) -> dict[str, Any]:
+    """`hypothesis show` plus what the dashboard draws: per-level tables and explanations of each
+    prediction, the plot series, and for linked runs a one-line telemetry summary and diagnosis."""
+    from optlog.core.diagnosis import diagnose
+    from optlog.service import hypotheses as H
+
+    h = H.show(ctx, hid)
+    for p in h["predictions"]:
+        p["levels"] = latest_levels(h, p["id"])
+        p["explanation"] = latest_explanation(h, p["id"])
+    h["plot"] = prediction_series(h)
+    try:
+        ceilings = ctx.config.ceilings()
+    except Exception:
+        ceilings = {}
+    linked = []
+    for r in h.get("runs", [])[:LINKED_SHOWN]:
+        m = r.get("metrics") or {}
+        tel = {k: m[k] for k in ("gpu_power_w", "tensor_active", "dram_bw_util", "energy_j") if k in m}
+        try:
+            dg = diagnose(m, ceilings, r.get("labels") or {})
+            diag = f"{dg.bound}-bound" if dg.bound else "undecided"
+        except Exception:
+            diag = ""
+        linked.append({"id": r["id"], "status": r["status"], "invalidated": r.get("invalidated"),
+                       "labels": r.get("labels") or {}, "telemetry": tel, "diagnosis": diag})
+    h["linked"] = linked
+    h["linked_total"] = len(h.get("runs", []))
+    return h

@@ -31,6 +31,17 @@ TODO_MARK = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]", "cancel
 RUN_PAGE = 200
 
 
+class PlainTable(DataTable):  # type: ignore[type-arg]
+    """A DataTable whose text cells are plain text: a todo `[x]` or a label `[fp4]` is not markup."""
+
+    def add_row(self, *cells: Any, **kw: Any) -> Any:
+        return super().add_row(*(Text(c) if isinstance(c, str) else c for c in cells), **kw)
+
+
+def _rows(t: Table, *cells: Any) -> None:
+    t.add_row(*(Text(c) if isinstance(c, str) else c for c in cells))
+
+
 def _num(v: Any) -> str:
     if v is None:
         return "–"
@@ -89,6 +100,7 @@ class OptlogApp(App[None]):
         self.hyp_docs: dict[str, Any] = {}
         self.active_launch: int | None = None
         self.loads = 0  # how many reloads happened (tests wait on it)
+        self.detail: dict[str, Any] | None = None  # the hypothesis shown in the detail pane
         ctx.on_notice = self._notice  # type: ignore[attr-defined]
 
     def _notice(self, text: str) -> None:
@@ -112,23 +124,23 @@ class OptlogApp(App[None]):
                             yield Static("Select a hypothesis (↑/↓, enter).", id="hyp-text")
                         yield PlotextPlot(id="pred-plot")
             with TabPane("Todos", id="todos"):
-                yield DataTable(id="todo-table", cursor_type="row", zebra_stripes=True)
+                yield PlainTable(id="todo-table", cursor_type="row", zebra_stripes=True)
             with TabPane("Runs", id="runs"):
                 with Vertical(id="runs-pane"):
-                    yield DataTable(id="runs-table", cursor_type="row", zebra_stripes=True)
+                    yield PlainTable(id="runs-table", cursor_type="row", zebra_stripes=True)
                     with VerticalScroll(id="run-detail"):
                         yield Static("", id="run-text")
                     yield PlotextPlot(id="tel-plot")
                     yield Log(id="launch-box", max_lines=200)
             with TabPane("Plans", id="plans"):
-                yield DataTable(id="plan-table", cursor_type="row", zebra_stripes=True)
+                yield PlainTable(id="plan-table", cursor_type="row", zebra_stripes=True)
             with TabPane("Log", id="log"):
-                yield DataTable(id="log-table", cursor_type="row", zebra_stripes=True)
+                yield PlainTable(id="log-table", cursor_type="row", zebra_stripes=True)
         yield Static("", id="status-line")
         yield Footer()
 
     def on_mount(self) -> None:
-        self.sub_title = str(self.ctx.ws.root)
+        self.sub_title = self.ctx.config.name  # the workspace name (its path is in the status line of `optlog status`)
         tree = self.query_one("#hyp-tree", Tree)
         tree.show_root = False
         tree.guide_depth = 2
@@ -181,19 +193,18 @@ class OptlogApp(App[None]):
         self._load_all()
 
     def _load_all(self) -> None:
+        """What is on screen, in the order a person looks: the tree first (one read of the hypothesis
+        files), then todos, a page of runs, launches, the selected detail, and the ranked plans."""
         from optlog.service import dashboard as D
-        from optlog.service import hypotheses as H
         from optlog.service import todos as T
 
         try:
-            tree = D.hypotheses_tree(self.ctx)
-            docs = H.sync(self.ctx)
-            self.post_message(self.Loaded("hyps", (tree, docs)))
+            self.post_message(self.Loaded("hyps", D.hypotheses_view(self.ctx)))
             self.post_message(self.Loaded("todos", T.list_(self.ctx)))
             self.post_message(self.Loaded("runs", D.runs_page(self.ctx, 0, max(RUN_PAGE, self.runs_loaded))))
             self.post_message(self.Loaded("launches", D.live_launches(self.ctx)))
-            if self.selected_hyp:
-                self.post_message(self.Loaded("hyp-detail", H.show(self.ctx, self.selected_hyp)))
+            if self.selected_hyp and self.selected_hyp in self.hyp_docs:
+                self.post_message(self.Loaded("hyp-detail", D.hypothesis_detail(self.ctx, self.selected_hyp)))
             self.post_message(self.Loaded("plans", self._plans()))
         except Exception as e:  # noqa: BLE001
             self.call_from_thread(self.notify, f"could not load: {e}", severity="error", timeout=8)
@@ -208,8 +219,13 @@ class OptlogApp(App[None]):
 
     # ------------------------------------------------------------------ applying loaded data
     def on_optlog_app_loaded(self, msg: "OptlogApp.Loaded") -> None:
-        with self.batch_update():
-            getattr(self, f"_show_{msg.what.replace('-', '_')}")(msg.data)
+        from textual.css.query import NoMatches
+
+        try:
+            with self.batch_update():
+                getattr(self, f"_show_{msg.what.replace('-', '_')}")(msg.data)
+        except NoMatches:  # a load that finished while the app was closing
+            pass
 
     def _show_done(self, _: Any) -> None:
         self.loads += 1
@@ -251,12 +267,13 @@ class OptlogApp(App[None]):
     def _show_hyp_detail(self, h: dict[str, Any]) -> None:
         if h.get("id") != self.selected_hyp:
             return
+        self.detail = h
         self.query_one("#hyp-text", Static).update(_hyp_renderable(h))
         self._plot_prediction(h)
 
     def _plot_prediction(self, h: dict[str, Any]) -> None:
         plot = self.query_one("#pred-plot", PlotextPlot)
-        series = _prediction_series(h)
+        series = h.get("plot")
         if not series:
             plot.remove_class("shown")
             return
@@ -264,7 +281,7 @@ class OptlogApp(App[None]):
         plt = plot.plt
         plt.clear_data()
         plt.clear_figure()
-        title, xlabels, groups = series
+        title, xlabels, groups = series["title"], series["x"], series["groups"]
         xs = list(range(1, len(xlabels) + 1))
         for name, ys in groups.items():
             pts = [(x, y) for x, y in zip(xs, ys) if y is not None]
@@ -343,14 +360,14 @@ class OptlogApp(App[None]):
         for k in ("done", "total", "current", "elapsed_s", "last_metric"):
             if k in pr:
                 box.write_line(f"  {k}: {pr[k]}")
-        for line in pr.get("log_tail", [])[-5:]:
+        for line in la.get("log_tail", [])[-5:]:
             box.write_line(f"  | {line}")
 
     def _show_plans(self, plans: list[dict[str, Any]]) -> None:
         t = self.query_one("#plan-table", DataTable)
         t.clear()
         for p in plans:
-            t.add_row(str(p.get("rank", "")), str(p["id"]), _num(p.get("score")), p.get("status", ""),
+            t.add_row(str(p.get("rank") or "–"), str(p["id"]), _num(p.get("score")), p.get("status", ""),
                       p.get("title", ""), p.get("reason") or "", key=str(p["id"]))
 
     def _show_log(self, events: list[dict[str, Any]]) -> None:
@@ -369,10 +386,10 @@ class OptlogApp(App[None]):
 
     @work(thread=True, exclusive=True, group="detail", exit_on_error=False)
     def load_hyp_detail(self, hid: str) -> None:
-        from optlog.service import hypotheses as H
+        from optlog.service import dashboard as D
 
         try:
-            self.post_message(self.Loaded("hyp-detail", H.show(self.ctx, hid)))
+            self.post_message(self.Loaded("hyp-detail", D.hypothesis_detail(self.ctx, hid)))
         except Exception as e:  # noqa: BLE001
             self.call_from_thread(self.notify, str(e), severity="error")
 
@@ -537,11 +554,7 @@ class OptlogApp(App[None]):
         from optlog.service import launch as Lh
 
         def go(v: dict[str, Any]) -> None:
-            from pathlib import Path
-
-            spec = Path(v["spec"])
-            if not spec.is_absolute():
-                spec = self.ctx.ws.root / spec
+            spec = v["spec"].strip()
             self.run_service(lambda c: Lh.launch(c, spec, hypothesis=v["hypothesis"] or None, detach=True),
                              done="launch started")
             self.action_tab("runs")
@@ -556,7 +569,7 @@ class OptlogApp(App[None]):
         if lid is None:
             self.notify("no launch is running", severity="warning")
             return
-        self.run_service(lambda c: Lh.cancel(c, lid), done=f"launch {lid} cancelled")
+        self.run_service(lambda c: Lh.cancel(c, f"L{lid}"), done=f"launch {lid} cancelled")
 
     def action_add_plan(self) -> None:
         from optlog.service import plans as Pl
@@ -631,7 +644,9 @@ def _hyp_renderable(h: dict[str, Any]) -> Any:
         parts.append(Text.assemble(("\n" + STATUS_GLYPH.get(p.get("status", ""), " ") + f" {p['id']} v{p.get('version', 1)} ", "bold"),
                                    (p.get("status", ""), _status_style(p.get("status", ""))), f"  {p['expect']}",
                                    (f"  [{p.get('metric')}]" if p.get("metric") else "", "dim")))
-        levels = _latest_levels(h, p["id"])
+        levels = p.get("levels") or []
+        if p.get("explanation"):
+            parts.append(Text("  " + p["explanation"], style="dim"))
         if levels:
             t = Table(box=None, pad_edge=False, show_edge=False, header_style="dim")
             for col in ("level", "a", "b", "ratio", "n", "outcome"):
@@ -639,7 +654,7 @@ def _hyp_renderable(h: dict[str, Any]) -> Any:
             for lv in levels:
                 lvl = " ".join(f"{k}={v}" for k, v in (lv.get("level") or {}).items())
                 n = lv.get("n") or {}
-                t.add_row(lvl or "all", _num(lv.get("a")), _num(lv.get("b")), _num(lv.get("ratio")),
+                _rows(t, lvl or "all", _num(lv.get("a")), _num(lv.get("b")), _num(lv.get("ratio")),
                           f"{n.get('a', '')}/{n.get('b', '')}" if isinstance(n, dict) else str(n),
                           Text(str(lv.get("outcome", "")), style={"holds": "green", "fails": "red"}.get(lv.get("outcome", ""), "yellow")))
             parts.append(t)
@@ -651,33 +666,18 @@ def _hyp_renderable(h: dict[str, Any]) -> Any:
         parts.append(Text("\nnotes", style="bold"))
         for n in h["notes"][-8:]:
             parts.append(Text(f"  • {n['text']}" + (f" <{n['link']}>" if n.get("link") else "")))
-    if h.get("runs"):
-        parts.append(Text(f"\nlinked runs: {', '.join(str(r['id']) for r in h['runs'][:30])}", style="dim"))
+    if h.get("linked"):
+        parts.append(Text(f"\nlinked runs ({h.get('linked_total', len(h['linked']))})", style="bold"))
+        t = Table(box=None, pad_edge=False, show_edge=False, header_style="dim")
+        for col in ("run", "status", "labels", "power W", "tensor %", "dram %", "diagnosis"):
+            t.add_column(col)
+        for r in h["linked"]:
+            tel = r["telemetry"]
+            _rows(t, str(r["id"]), r["status"] + (" ✘" if r.get("invalidated") else ""),
+                      " ".join(f"{k}={v}" for k, v in r["labels"].items()), _num(tel.get("gpu_power_w")),
+                      _num(tel.get("tensor_active")), _num(tel.get("dram_bw_util")), r["diagnosis"])
+        parts.append(t)
     return Group(*parts)
-
-
-def _latest_levels(h: dict[str, Any], pid: str) -> list[dict[str, Any]]:
-    for v in reversed(h.get("verdict_details") or []):
-        for p in v.get("predictions") or []:
-            if p.get("id") == pid:
-                return list(p.get("levels") or [])
-    return []
-
-
-def _prediction_series(h: dict[str, Any]) -> tuple[str, list[str], dict[str, list[float | None]]] | None:
-    """The first prediction with per-level evidence: metric against its --per label, a and b."""
-    for p in h.get("predictions", []):
-        levels = _latest_levels(h, p["id"])
-        if len(levels) < 1:
-            continue
-        xl = [" ".join(str(v) for v in (lv.get("level") or {}).values()) or "all" for lv in levels]
-        a = [lv.get("a") if isinstance(lv.get("a"), (int, float)) else None for lv in levels]
-        b = [lv.get("b") if isinstance(lv.get("b"), (int, float)) else None for lv in levels]
-        an = " ".join(f"{k}={v}" for k, v in (p.get("a") or {}).items()) or "a"
-        bn = " ".join(f"{k}={v}" for k, v in (p.get("b") or {}).items()) or "b"
-        per = p.get("per") or "level"
-        return f"{p.get('metric') or 'metric'} by {per}", xl, {an: a, bn: b}
-    return None
 
 
 def _run_renderable(r: dict[str, Any]) -> Any:
@@ -692,7 +692,7 @@ def _run_renderable(r: dict[str, Any]) -> Any:
     t.add_column("metric", style="dim")
     t.add_column("value", justify="right")
     for k, v in sorted(r["metrics"].items())[:40]:
-        t.add_row(k, _num(v))
+        _rows(t, k, _num(v))
     parts.append(t)
     tel = r.get("telemetry") or {}
     if tel.get("text"):
