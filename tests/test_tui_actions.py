@@ -145,7 +145,7 @@ def test_hand_edit_of_a_hypothesis_file_appears(ws, monkeypatch):
             assert await _until(pilot, lambda: app.detail["title"] == "Pipeline bubbles at PP2", 5)
             return time.monotonic() - t0
 
-    assert asyncio.run(go()) < 1.0
+    assert asyncio.run(go()) < 1.5  # about a second (poll 0.5 s + reload), with slack for a loaded CI machine
 
 
 def test_no_color_is_respected(ws, monkeypatch):

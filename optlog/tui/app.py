@@ -29,6 +29,7 @@ from optlog.tui.forms import Field, FormScreen
 TODO_NEXT = {"pending": "in_progress", "in_progress": "completed", "completed": "pending", "cancelled": "pending"}
 TODO_MARK = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]", "cancelled": "[-]"}
 RUN_PAGE = 200
+DETAIL_DELAY_S = 0.06  # a detail loads when the cursor has rested this long
 
 
 class PlainTable(DataTable):  # type: ignore[type-arg]
@@ -100,8 +101,22 @@ class OptlogApp(App[None]):
         self.hyp_docs: dict[str, Any] = {}
         self.active_launch: int | None = None
         self.loads = 0  # how many reloads happened (tests wait on it)
+        self._detail_timers: dict[str, Any] = {}
         self.detail: dict[str, Any] | None = None  # the hypothesis shown in the detail pane
         ctx.on_notice = self._notice  # type: ignore[attr-defined]
+        # open the database (imports, schema check, recovery) while Textual starts up
+        import threading
+
+        self._warm = threading.Thread(target=self._warm_up, name="optlog-warm-up", daemon=True)
+        self._warm.start()
+
+    def _warm_up(self) -> None:
+        try:
+            self.ctx.config  # noqa: B018 - cached on the context
+            self.ctx.db  # noqa: B018
+            from optlog.service import dashboard, hypotheses, todos  # noqa: F401
+        except Exception:  # noqa: BLE001 - the first load reports it
+            pass
 
     def _notice(self, text: str) -> None:
         """Narration from the service layer, from whichever thread it came."""
@@ -172,6 +187,7 @@ class OptlogApp(App[None]):
 
     @work(thread=True, exclusive=True, group="poll", exit_on_error=False)
     def poll(self) -> None:
+        self._warm.join()
         from optlog.service.dashboard import change_token
 
         try:
@@ -184,6 +200,7 @@ class OptlogApp(App[None]):
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def reload(self) -> None:
+        self._warm.join()
         from optlog.service.dashboard import change_token
 
         try:
@@ -198,13 +215,14 @@ class OptlogApp(App[None]):
         from optlog.service import dashboard as D
         from optlog.service import todos as T
 
+        shown = self.selected_hyp  # None on the first load: the tree's first node loads its own detail
         try:
             self.post_message(self.Loaded("hyps", D.hypotheses_view(self.ctx)))
             self.post_message(self.Loaded("todos", T.list_(self.ctx)))
             self.post_message(self.Loaded("runs", D.runs_page(self.ctx, 0, max(RUN_PAGE, self.runs_loaded))))
             self.post_message(self.Loaded("launches", D.live_launches(self.ctx)))
-            if self.selected_hyp and self.selected_hyp in self.hyp_docs:
-                self.post_message(self.Loaded("hyp-detail", D.hypothesis_detail(self.ctx, self.selected_hyp)))
+            if shown:
+                self.post_message(self.Loaded("hyp-detail", D.hypothesis_detail(self.ctx, shown)))
             self.post_message(self.Loaded("plans", self._plans()))
         except Exception as e:  # noqa: BLE001
             self.call_from_thread(self.notify, f"could not load: {e}", severity="error", timeout=8)
@@ -382,7 +400,14 @@ class OptlogApp(App[None]):
         hid = event.node.data
         if hid and hid != self.selected_hyp:
             self.selected_hyp = hid
-            self.load_hyp_detail(hid)
+            self._debounced("hyp", lambda: self.load_hyp_detail(hid))
+
+    def _debounced(self, what: str, fn: Callable[[], None], delay: float = DETAIL_DELAY_S) -> None:
+        """Load a detail once the cursor rests: holding ↓ repaints the table, not every detail."""
+        t = self._detail_timers.pop(what, None)
+        if t is not None:
+            t.stop()
+        self._detail_timers[what] = self.set_timer(delay, fn)
 
     @work(thread=True, exclusive=True, group="detail", exit_on_error=False)
     def load_hyp_detail(self, hid: str) -> None:
@@ -399,7 +424,7 @@ class OptlogApp(App[None]):
             return
         rid = int(event.row_key.value)
         self.selected_run = rid
-        self.load_run_detail(rid)
+        self._debounced("run", lambda: self.load_run_detail(rid))
         t = event.data_table
         if event.cursor_row >= t.row_count - 20 and self.runs_loaded < self.runs_total:
             self.load_more_runs(self.runs_loaded)
