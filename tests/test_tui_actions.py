@@ -45,7 +45,9 @@ def test_prediction_verdict_detail_plot_and_invalidate(ws, monkeypatch):
             # invalidate asks why: empty is refused, a reason goes through
             await pilot.press("3")
             assert await _until(pilot, lambda: app.query_one("#runs-table", DataTable).row_count == 6)
-            assert await _until(pilot, lambda: app.selected_run is not None)
+            if not await _until(pilot, lambda: app.selected_run is not None, 3):
+                await pilot.press("down", "up")  # a highlight event, if the first one was lost to a reload
+            assert await _until(pilot, lambda: app.selected_run is not None), _messages(app)
             rid = app.selected_run
             await pilot.press("i")
             await _form(pilot, app)
