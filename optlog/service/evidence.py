@@ -207,7 +207,11 @@ MODEL_FACTS = ("active_params", "active_params_per_token", "kv_bytes_per_token")
 
 def _telemetry(ctx: Ctx, run_id: int, metrics: dict[str, float], labels: dict[str, Any] | None = None) -> dict[str, Any]:
     if not any(k in metrics for k in TELEMETRY_SIGNS) and not any(k in (labels or {}) for k in MODEL_FACTS):
-        return {}
+        from sqlalchemy import text
+
+        with ctx.db.connect() as c:  # samples stored without summaries (one indexed probe)
+            if c.execute(text("SELECT 1 FROM telemetry_chunk WHERE run_id = :r LIMIT 1"), {"r": run_id}).first() is None:
+                return {}
     try:
         from optlog.telemetry.summary import run_telemetry
     except ImportError:
