@@ -133,15 +133,9 @@ class SlurmJobHandle:
         return self._done(rc if rc is not None else 1)
 
     def wait(self, timeout: float | None = None) -> int | None:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            rc = self.poll()
-            if rc is not None:
-                return rc
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
-                return None
-            time.sleep(min(0.05, left) if left is not None else 0.05)
+        from optlog.runs.executors import wait_for_exit
+
+        return wait_for_exit(self.poll, timeout, None, step=0.05)
 
 
 def batch_script(argv: list[str], env: dict[str, str], cwd: str | None, rc_file: Path, info_file: Path) -> str:

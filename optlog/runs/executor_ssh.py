@@ -276,20 +276,9 @@ class SshHandle:
                     f.write(f"optlog: fetching the remote out folder failed: {e}\n".encode())
 
     def wait(self, timeout: float | None = None) -> int | None:
-        import select
+        from optlog.runs.executors import wait_for_exit
 
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            rc = self.poll()
-            if rc is not None:
-                return rc
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
-                return None
-            if self._pidfd is not None:
-                select.select([self._pidfd], [], [], min(left, 1.0) if left is not None else 1.0)
-            else:
-                time.sleep(0.01)
+        return wait_for_exit(self.poll, timeout, self._pidfd)
 
 
 class SshExecutor:

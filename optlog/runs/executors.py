@@ -51,6 +51,25 @@ class Executor(Protocol):
     def kill(self, handle: Handle, *, sig: int = signal.SIGTERM, grace_s: float = 10.0) -> bool: ...
 
 
+def wait_for_exit(poll: Callable[[], int | None], timeout: float | None, fd: int | None = None,
+                  step: float = 0.01) -> int | None:
+    """Wait until `poll()` returns an exit code (None after `timeout`): sleep on `fd` (a pidfd,
+    readable when the process exits) where there is one, else poll every `step` seconds. One loop
+    for every executor's handle."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        rc = poll()
+        if rc is not None:
+            return rc
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            return None
+        if fd is not None:
+            select.select([fd], [], [], min(left, 1.0) if left is not None else 1.0)
+        else:
+            time.sleep(min(step, left) if left is not None else step)
+
+
 class LocalHandle:
     """A local process group. Exit is detected without reaping (waitid WNOWAIT), so the leader's PID
     still holds the group id while stray members of the group are killed; then it is reaped."""
@@ -101,18 +120,7 @@ class LocalHandle:
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int | None:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            rc = self.poll()
-            if rc is not None:
-                return rc
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
-                return None
-            if self._pidfd is not None:
-                select.select([self._pidfd], [], [], left if left is not None else 1.0)
-            else:
-                time.sleep(min(0.01, left if left is not None else 0.01))
+        return wait_for_exit(self.poll, timeout, self._pidfd)
 
     def _close(self) -> None:
         if self._pidfd is not None:

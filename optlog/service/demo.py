@@ -102,7 +102,10 @@ def run(path: str | Path, say: Callable[[str], None]) -> dict[str, Any]:
         plans.render(ctx)
         rep = report.write(ctx)
         say(f"report: {rep.get('file')}")
-        say(f"open the dashboard: optlog -C {root}    (or: cd {root} && optlog log)")
+        import shutil
+
+        exe = "optlog" if shutil.which("optlog") else f"{sys.executable} -m optlog"
+        say(f"open the dashboard: {exe} -C {root}    (the decision history: {exe} -C {root} log)")
         return {"workspace": str(root), "launch": res, "verdicts": v2, "plans": ranked, "report": rep.get("file")}
     finally:
         ctx.close()
