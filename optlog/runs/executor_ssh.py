@@ -211,11 +211,9 @@ class SshHandle:
         return self._pidfd
 
     def _exited(self) -> bool:
-        try:
-            info = os.waitid(os.P_PID, self.popen.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-        except ChildProcessError:
-            return True
-        return info is not None and info.si_pid != 0
+        from optlog.runs.executors import exited_unreaped
+
+        return exited_unreaped(self.popen.pid)
 
     def poll(self) -> int | None:
         if self.returncode is not None:

@@ -51,6 +51,16 @@ class Executor(Protocol):
     def kill(self, handle: Handle, *, sig: int = signal.SIGTERM, grace_s: float = 10.0) -> bool: ...
 
 
+def exited_unreaped(pid: int) -> bool:
+    """Whether our child `pid` has exited, without reaping it (WNOWAIT): while it is a zombie its PID,
+    and so its process-group id, cannot be reused, so stray group members can still be killed."""
+    try:
+        info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return True
+    return info is not None and info.si_pid != 0
+
+
 def wait_for_exit(poll: Callable[[], int | None], timeout: float | None, fd: int | None = None,
                   step: float = 0.01) -> int | None:
     """Wait until `poll()` returns an exit code (None after `timeout`): sleep on `fd` (a pidfd,
@@ -97,11 +107,7 @@ class LocalHandle:
         return self._pidfd
 
     def _exited(self) -> bool:
-        try:
-            info = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-        except ChildProcessError:
-            return True
-        return info is not None and info.si_pid != 0
+        return exited_unreaped(self.pid)
 
     def poll(self) -> int | None:
         if self.returncode is not None:

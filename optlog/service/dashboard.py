@@ -54,22 +54,11 @@ def live_launches(ctx: Ctx) -> list[dict[str, Any]]:
     with ctx.db.read() as s:
         rows = s.exec(select(Launch).where(Launch.status.in_(("queued", "running")))).all()  # type: ignore[attr-defined]
         out = [{"id": r.id, "status": r.status, "spec": r.spec_path, "progress": r.progress or {}} for r in rows]
+    from optlog.runs.launcher import read_tail
+
     for la in out:
-        la["log_tail"] = tail(ctx.ws.state_dir / "launches" / str(la["id"]) / "launch.log")
+        la["log_tail"] = read_tail(ctx.ws.state_dir / "launches" / str(la["id"]) / "launch.log", 5).splitlines()
     return out
-
-
-def tail(path: Any, lines: int = 5, max_bytes: int = 8192) -> list[str]:
-    """The last lines of a log file, reading only its end."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            size = f.tell()
-            f.seek(max(0, size - max_bytes))
-            data = f.read().decode("utf-8", "replace")
-    except OSError:
-        return []
-    return data.splitlines()[-lines:]
 
 
 def hypotheses_view(ctx: Ctx) -> tuple[list[dict[str, Any]], dict[str, Any]]:

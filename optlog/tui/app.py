@@ -326,10 +326,7 @@ class OptlogApp(App[None]):
         self.runs_total = page["total"]
         rows = page["runs"]
         for r in rows:
-            status = r["status"] + (" ✘invalid" if r["invalidated"] else "")
-            labels = " ".join(f"{k}={v}" for k, v in r["labels"].items())
-            mets = " ".join(f"{k}={_num(v)}" for k, v in list(r["metrics"].items())[:3])
-            t.add_row(str(r["id"]), status, labels, mets, key=str(r["id"]))
+            t.add_row(*_run_cells(r), key=str(r["id"]))
         self.runs_loaded = len(rows)
         t.border_title = f"{len(rows)} of {page['total']} runs"
         if rows:
@@ -340,9 +337,7 @@ class OptlogApp(App[None]):
         for r in page["runs"]:
             if str(r["id"]) in t.rows:
                 continue
-            labels = " ".join(f"{k}={v}" for k, v in r["labels"].items())
-            mets = " ".join(f"{k}={_num(v)}" for k, v in list(r["metrics"].items())[:3])
-            t.add_row(str(r["id"]), r["status"], labels, mets, key=str(r["id"]))
+            t.add_row(*_run_cells(r), key=str(r["id"]))
         self.runs_loaded = t.row_count
         t.border_title = f"{t.row_count} of {page['total']} runs"
 
@@ -638,6 +633,14 @@ class OptlogApp(App[None]):
             if isinstance(b, Binding) and b.action not in ("quit",) and not b.action.startswith("tab("):
                 yield SystemCommand(f"{b.description} [{b.key}]", f"optlog: {b.description.lower()}",
                                     (lambda a=b.action: self.run_action(a)))
+
+
+def _run_cells(r: dict[str, Any]) -> tuple[str, str, str, str]:
+    """One runs-table row: id, status (invalidated marked), labels, the first three metrics."""
+    status = r["status"] + (" ✘invalid" if r["invalidated"] else "")
+    labels = " ".join(f"{k}={v}" for k, v in r["labels"].items())
+    mets = " ".join(f"{k}={_num(v)}" for k, v in list(r["metrics"].items())[:3])
+    return str(r["id"]), status, labels, mets
 
 
 def _status_style(status: str) -> str:
