@@ -102,6 +102,8 @@ def sampler(seconds: float = 5.0) -> dict[str, Any]:
     from optlog.telemetry import nvml as M
 
     out: dict[str, Any] = {}
+    if os.environ.get("OPTLOG_FAKE_NVML"):  # a smoke test of this script without a GPU: no call costs
+        return _sampler_configs(M, seconds, out)
     N.nvmlInit()
     h = N.nvmlDeviceGetHandleByIndex(0)
     calls = {
@@ -125,35 +127,87 @@ def sampler(seconds: float = 5.0) -> dict[str, Any]:
         time.sleep(0.1)
     out["call_cpu_us_at_10hz"] = {k: statistics.median(v) * 1e6 for k, v in per.items()}
     N.nvmlShutdown()
-    cfgs = [("10 Hz, GPM 0.1 s", 0.1, 0.1), ("10 Hz, GPM 1 s (default)", 0.1, 1.0), ("10 Hz, GPM 2 s", 0.1, 2.0),
-            ("10 Hz, GPM 5 s", 0.1, 5.0), ("10 Hz, no GPM", 0.1, None),
-            ("2 Hz (default interval 0.5 s), GPM 1 s", 0.5, 1.0), ("2 Hz (default interval 0.5 s), GPM 5 s", 0.5, 5.0)]
-    res = {}
-    for label, iv, gi in cfgs:
-        s = M.NvmlSampler(interval_s=iv, env={}, gpm=gi is not None, gpm_interval_s=gi or 1.0)
-        devs = s.open()
-        n, cpu = 0, 0.0
-        t_end = time.monotonic() + seconds
-        nxt = time.monotonic()
-        while time.monotonic() < t_end:
-            c0 = time.thread_time()
-            s.sample()
-            cpu += time.thread_time() - c0
-            n += 1
-            nxt += iv
-            time.sleep(max(0.0, nxt - time.monotonic()))
-        s.close()
-        per_gpu = cpu / n / len(devs)
-        res[label] = {"gpus": len(devs), "ticks": n, "cpu_us_per_sample_per_gpu": per_gpu * 1e6,
-                      "cpu_pct_one_core_8gpus": per_gpu * 8 / iv * 100}
+    return _sampler_configs(M, seconds, out)
+
+
+def _run_config(M: Any, seconds: float, iv: float, gi: float | None, drain: float, slow: float, energy: float,
+                gpus: str | None) -> dict[str, Any]:
+    s = M.NvmlSampler(interval_s=iv, env={}, gpus=gpus, gpm=gi is not None, gpm_interval_s=gi or 1.0,
+                      power_drain_s=drain, slow_every_s=slow, energy_every_s=energy)
+    devs = s.open()
+    visible = s.nv.nvmlDeviceGetCount()
+    n, cpu, emitted, powered = 0, 0.0, 0, 0
+    t_end = time.monotonic() + seconds
+    nxt = time.monotonic()
+    while time.monotonic() < t_end:
+        c0 = time.thread_time()
+        got = s.sample()
+        cpu += time.thread_time() - c0
+        emitted += len(got)
+        powered += sum(1 for r in got if "gpu_power_w" in r)
+        n += 1
+        nxt += iv
+        time.sleep(max(0.0, nxt - time.monotonic()))
+    c0 = time.thread_time()
+    tail = s.flush()
+    cpu += time.thread_time() - c0
+    emitted += len(tail)
+    powered += sum(1 for r in tail if "gpu_power_w" in r)
+    s.close()
+    return {"gpus": len(devs), "visible_gpus": visible, "ticks": n, "samples": emitted, "with_power": powered,
+            "cpu_us_per_tick": cpu / n * 1e6, "cpu_us_per_sample_per_gpu": cpu / n / len(devs) * 1e6}
+
+
+def _sampler_configs(M: Any, seconds: float, out: dict[str, Any]) -> dict[str, Any]:
+    # (label, interval, GPM window or None, power_drain_s (0 = poll the instant field), slow_every_s)
+    # (label, interval, GPM window or None, power_drain_s (0 = poll the instant field), slow_every_s, energy_every_s)
+    cfgs = [("10 Hz, poll instant power, GPM 2 s, slow fields 1 s, energy 30 s (previous design)", 0.1, 2.0, 0.0, 1.0, 30.0),
+            ("10 Hz, power buffer drained every 1 s, GPM 10 s, slow fields 1 s, energy 30 s", 0.1, 10.0, 1.0, 1.0, 30.0),
+            ("10 Hz, defaults: power buffer drained every 2 s, GPM 5 s, slow fields 2 s, energy 60 s", 0.1, 5.0, 2.0, 2.0, 60.0),
+            ("10 Hz, power buffer drained every 2 s, GPM 2 s, slow fields 2 s, energy 60 s", 0.1, 2.0, 2.0, 2.0, 60.0)]
+    res: dict[str, Any] = {}
+    for label, iv, gi, drain, slow, energy in cfgs:
+        one = _run_config(M, seconds, iv, gi, drain, slow, energy, gpus="0")
+        row: dict[str, Any] = {"one_gpu": one}
+        if one["visible_gpus"] > 1:
+            # one tick wakes the thread once and reads every GPU: the first GPU pays the wake-up (cold
+            # caches, the driver's first call), each further GPU only its marginal cost. Measure both.
+            alln = _run_config(M, seconds, iv, gi, drain, slow, energy, gpus=None)
+            marg = (alln["cpu_us_per_tick"] - one["cpu_us_per_tick"]) / (alln["gpus"] - 1)
+            row["all_gpus"] = alln
+            row["marginal_cpu_us_per_gpu_per_tick"] = marg
+            row["cpu_pct_one_core_8gpus"] = (one["cpu_us_per_tick"] + 7 * marg) / 1e6 / iv * 100
+        row["cpu_pct_one_core_8gpus_naive"] = one["cpu_us_per_tick"] * 8 / 1e6 / iv * 100  # 8 × the lone GPU's cost
+        # the energy counter is read every `energy` s (longer than a config's window, so maybe never in
+        # it): its measured call cost, spread over the ticks between two reads, is added per GPU
+        e_us = out.get("call_cpu_us_at_10hz", {}).get("nvmlDeviceGetTotalEnergyConsumption")
+        if e_us is not None and "cpu_pct_one_core_8gpus" in row:
+            row["energy_us_per_gpu_per_tick"] = e_us * iv / energy
+            row["cpu_pct_one_core_8gpus_incl_energy"] = row["cpu_pct_one_core_8gpus"] + 8 * e_us / energy / 1e6 * 100
+        res[label] = row
     out["sampler"] = res
     return out
 
 
 def main() -> None:
-    what = sys.argv[1] if len(sys.argv) > 1 else "storage"
+    args = [a for a in sys.argv[1:] if a != "--load"]
+    what = args[0] if args else "storage"
     t0 = time.time()
-    res = storage() if what == "storage" else sampler(float(sys.argv[2]) if len(sys.argv) > 2 else 5.0)
+    load = None
+    if "--load" in sys.argv:  # the sampler's cost with the GPU busy (driver calls may cost more)
+        import subprocess
+        code = ("import torch\na=torch.randn(8192,8192,device='cuda',dtype=torch.bfloat16)\n"
+                "while True:\n    a@a\n    torch.cuda.synchronize()\n")
+        load = subprocess.Popen([sys.executable, "-c", code])
+        time.sleep(5)
+    try:
+        res = storage() if what == "storage" else sampler(float(args[1]) if len(args) > 1 else 5.0)
+    finally:
+        if load is not None:
+            load.kill()
+            load.wait()
+    if load is not None:
+        res["load"] = "bf16 8192x8192 matmul loop on GPU 0 throughout"
     res["wall_s"] = time.time() - t0
     print(json.dumps(res, indent=1))
 

@@ -17,7 +17,7 @@ PROOF = ROOT / "docs" / "gpu-proof"
 TWO_GPUS = {"gpus": [
     {"uuid": "GPU-aaaaaaaa-1111", "power_w": 600, "limit_w": 700, "util": 95, "tensor": 5, "dram": 72, "sm_active": 80,
      "throttle": 4, "nvlinks": 2, "nvlink_gbps_per_dir": 50, "minor": 0},
-    {"uuid": "GPU-bbbbbbbb-2222", "power_w": 100, "limit_w": 700, "util": 0, "unsupported": ["power_instant", "gpm"],
+    {"uuid": "GPU-bbbbbbbb-2222", "power_w": 100, "limit_w": 700, "util": 0, "unsupported": ["power_instant", "power_samples", "gpm"],
      "minor": 1},
 ]}
 

@@ -66,7 +66,7 @@ def test_mig_devices_by_uuid_and_legacy_form() -> None:
     s, notes = _sampler(f, env={"CUDA_VISIBLE_DEVICES": "MIG-1111-aaaa"})
     s.open()
     f.now += 1.0
-    (sm,) = s.sample()
+    (sm,) = s.sample(flush=True)
     assert sm["uuid"] == "MIG-1111-aaaa" and sm["mem_used_gib"] == pytest.approx(3.0)
     assert sm["gpu_power_w"] == pytest.approx(600.0) and "gpu_util" not in sm  # util is not offered for MIG
     assert any("MIG device" in n for n in notes)
@@ -124,7 +124,7 @@ def test_gpm_never_reads_closer_than_100ms_apart() -> None:
     got = []
     for _ in range(10):
         f.now += 0.05
-        got.append(s.sample()[0].get("tensor_active"))
+        got.append(s.sample(flush=True)[0].get("tensor_active"))
     vals = [g for g in got if g is not None]
     assert vals and all(v == 40 for v in vals)
     assert 4 <= len(vals) <= 5
@@ -154,8 +154,89 @@ def test_energy_counter_deltas_and_nvlink_rates() -> None:
     e0 = s.read_energy()
     for _ in range(20):
         f.now += 0.1
-        rows = s.sample()
+        rows = s.sample(flush=True)
     e1 = s.read_energy()
     a = {r["gpu"]: r for r in rows}[0]
     assert e1["GPU-aaaaaaaa-1111"] - e0["GPU-aaaaaaaa-1111"] == pytest.approx(600 * 2.0, rel=0.01)
     assert a["nvlink_gbps"] == pytest.approx(100.0, rel=0.01)  # GPM totals, both directions
+
+
+# ------------------------------------------------------------------ power from the driver's buffer
+
+
+def test_power_comes_from_the_driver_buffer_as_window_means_drained_once_a_second() -> None:
+    f = _fake({"gpus": [{"power_w": 200, "limit_w": 700}]})
+    s, notes = _sampler(f, interval_s=0.1, slow_every_s=1.0, power_drain_s=1.0)
+    s.open()
+    f.calls.clear()
+    got: list[dict] = []
+    for i in range(25):
+        f.gpus[0]["power_w"] = 200 if i < 12 else 500
+        f.now += 0.1
+        got.extend(s.sample())
+    assert 10 <= len(got) < 25  # ticks wait for their power; the last ones are still held
+    got.extend(s.flush())
+    assert len(got) == 25 and [r["t"] for r in got] == sorted(r["t"] for r in got)
+    powers = [r["gpu_power_w"] for r in got]
+    assert powers[:12] == [200.0] * 12 and powers[12:] == [500.0] * 13
+    assert got[0]["gpu_power_frac"] == pytest.approx(200 / 700)
+    # the point of the buffer: one drain a second instead of a power read per tick
+    assert f.calls["nvmlDeviceGetSamples"] == 3
+    assert f.calls.get("nvmlDeviceGetFieldValues", 0) <= 3  # HBM temperature on slow ticks only
+    assert notes == []
+
+
+def test_a_tick_between_driver_samples_takes_the_nearest_one() -> None:
+    f = _fake({"gpus": [{"power_w": 300}]})
+    s, _ = _sampler(f, interval_s=0.01, power_drain_s=1.0)  # ticks closer than the driver's 20 ms
+    s.open()
+    for _ in range(5):
+        f.now += 0.01
+        s.sample()
+    rows = s.flush()
+    assert len(rows) == 5 and all(r["gpu_power_w"] == 300.0 for r in rows)
+
+
+def test_a_failing_buffer_falls_back_to_polling_with_one_notice() -> None:
+    f = _fake({"gpus": [{"power_w": 250}]})
+    s, notes = _sampler(f, interval_s=0.1, power_drain_s=0.5)
+    s.open()
+    assert s.devices[0].power_buf
+    f.gpus[0]["unsupported"] = ["power_samples"]
+    rows: list[dict] = []
+    for _ in range(12):
+        f.now += 0.1
+        rows.extend(s.sample())
+    rows.extend(s.flush())
+    assert len(rows) == 12
+    assert not s.devices[0].power_buf
+    assert len([n for n in notes if "power sample buffer" in n]) == 1
+    assert all(r["gpu_power_w"] == 250.0 for r in rows[6:])  # polled from the instantaneous field
+
+
+def test_telemetry_sample_loop_emits_every_tick_by_its_end() -> None:
+    import threading
+
+    f = _fake({"gpus": [{"power_w": 420}]})
+    s, _ = _sampler(f, interval_s=0.001, power_drain_s=1.0)
+    s.clock = lambda: f.now  # deterministic ticks
+    s.open()
+    out: list[dict] = []
+
+    def on(batch: list[dict]) -> None:
+        f.now += 0.001
+        out.extend(batch)
+
+    s.loop(on, threading.Event(), count=7)
+    assert len(out) == 7
+
+
+def test_a_points_end_takes_a_gpm_reading_even_inside_a_long_window() -> None:
+    f = _fake({"gpus": [{"tensor": 33}]})
+    s, _ = _sampler(f, interval_s=0.1, gpm_interval_s=10.0)
+    s.open()
+    f.now += 0.05
+    assert "tensor_active" not in s.sample(flush=True)[0]  # < 100 ms: GPM would read zeros, so none
+    f.now += 0.5
+    (r,) = s.sample(flush=True)
+    assert r["tensor_active"] == 33

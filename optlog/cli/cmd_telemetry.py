@@ -33,7 +33,7 @@ def _print(samples: list[dict[str, Any]]) -> None:
 @click.option("--gpus", default=None, metavar="LIST", help="NVML indices or UUIDs (default: CUDA_VISIBLE_DEVICES, else all).")
 @click.option("--source", type=click.Choice(["auto", "nvml", "nvidia-smi"]), default="auto", show_default=True)
 @click.option("--no-gpm", is_flag=True, help="Do not read GPM metrics.")
-@click.option("--gpm-interval", type=float, default=2.0, show_default=True,
+@click.option("--gpm-interval", type=float, default=5.0, show_default=True,
               help="Seconds per GPM window (≥ 0.1; each read costs ~2.4 ms of CPU on an H200).")
 def sample_cmd(interval: float, count: int | None, gpus: str | None, source: str, no_gpm: bool,
                gpm_interval: float) -> None:
@@ -46,7 +46,10 @@ def sample_cmd(interval: float, count: int | None, gpus: str | None, source: str
         from optlog.telemetry.nvml import NvmlSampler, NvmlUnavailable
 
         s = NvmlSampler(gpus=gpus, interval_s=interval, gpm=not no_gpm, notice=notice, gpm_interval_s=gpm_interval,
-                        energy_every_s=max(interval, 5.0))
+                        energy_every_s=max(interval, 5.0),
+                        # a line per tick as it happens: the reader on the other end cuts points by
+                        # time, so it cannot wait for the driver's power buffer to be drained
+                        power_drain_s=0.0)
         try:
             s.open()
         except NvmlUnavailable as e:

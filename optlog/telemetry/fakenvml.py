@@ -5,7 +5,7 @@ with their own UUIDs, counters that only grow.
 
 Built from a dict (or a JSON string / file path, for `OPTLOG_FAKE_NVML` in subprocess tests):
   {"gpus": [{"uuid": "GPU-aaaa", "name": "NVIDIA H200", "power_w": 600, "limit_w": 700,
-             "util": 95, "tensor": 40, "dram": 70, "unsupported": ["power_instant", "gpm"],
+             "util": 95, "tensor": 40, "dram": 70, "unsupported": ["power_instant", "gpm", "power_samples"],
              "gpm_in_use": false, "nvlinks": 0, "mig": [{"uuid": "MIG-x", "gi": 1}],
              "throttle": 4, "minor": 0}],
    "no_driver": false}
@@ -22,11 +22,12 @@ from types import SimpleNamespace
 from typing import Any
 
 NVML_ERROR_NOT_SUPPORTED = 3
+NVML_ERROR_NOT_FOUND = 6
 NVML_ERROR_DRIVER_NOT_LOADED = 9
 NVML_ERROR_IN_USE = 19
 NVML_GPM_METRICS_GET_VERSION = 1
 
-_ERR = {3: "Not Supported", 9: "Driver Not Loaded", 19: "In use by another client", 2: "Invalid Argument"}
+_ERR = {3: "Not Supported", 6: "Not Found", 9: "Driver Not Loaded", 19: "In use by another client", 2: "Invalid Argument"}
 
 
 class NVMLError(Exception):
@@ -82,6 +83,8 @@ class FakeNvml:
             g["_pcie"] = [0.0, 0.0]
             g["_nvl"] = 0.0
             g["_e_t"] = None
+            g["_pw_hist"] = []      # (µs, mW) the driver's 20-ms power samples, kept up to date lazily
+            g["_pw_t"] = None
         self.no_driver = bool(spec.get("no_driver"))
         self.now: float | None = None
         self.calls: dict[str, int] = {}
@@ -111,6 +114,20 @@ class FakeNvml:
         g["_pcie"][0] += float(g.get("pcie_tx_gbps", 0.0)) * 1e9 * dt
         g["_pcie"][1] += float(g.get("pcie_rx_gbps", 0.0)) * 1e9 * dt
         g["_nvl"] += float(g.get("nvlink_gbps_per_dir", 0.0)) * 1e9 * dt / 1024.0
+
+    def _advance_power(self, g: dict[str, Any]) -> None:
+        """The driver's power buffer: one sample per 20 ms at the current power, 120 kept (like an H200)."""
+        t = self._t()
+        last = g["_pw_t"]
+        if last is None:
+            last = t - 2.4
+        hist = g["_pw_hist"]
+        k = int(last / 0.02) + 1
+        while k * 0.02 <= t + 1e-9:
+            hist.append((int(round(k * 0.02 * 1e6)), int(float(g.get("power_w", 100.0)) * 1000)))
+            k += 1
+        g["_pw_t"] = max(last, (k - 1) * 0.02)
+        del hist[:-120]
 
     # --- init and enumeration
     def nvmlInit(self) -> None:
@@ -171,13 +188,26 @@ class FakeNvml:
         self._advance_counters(g)
         return int(g["_energy_mj"])
 
+    def nvmlDeviceGetSamples(self, h: _Handle, sampling_type: int, ts_us: int) -> tuple[int, list[Any]]:
+        self._count("nvmlDeviceGetSamples")
+        g = self._check(h, "power_samples")
+        if sampling_type != 0:
+            raise NVMLError(NVML_ERROR_NOT_FOUND)
+        self._advance_power(g)
+        got = [SimpleNamespace(timeStamp=ts, sampleValue=SimpleNamespace(uiVal=mw)) for ts, mw in g["_pw_hist"] if ts > ts_us]
+        if not got:
+            raise NVMLError(NVML_ERROR_NOT_FOUND)  # what the real call says when nothing is new
+        return 1, got
+
     def nvmlDeviceGetUtilizationRates(self, h: _Handle) -> Any:
+        self._advance_power(h.gpu)
         if h.mig:
             raise NVMLError(NVML_ERROR_NOT_SUPPORTED)
         g = self._check(h, "util")
         return SimpleNamespace(gpu=g.get("util", 0), memory=g.get("mem_util", 0))
 
     def nvmlDeviceGetClockInfo(self, h: _Handle, which: int) -> int:
+        self._advance_power(h.gpu)
         g = self._check(h, "clocks")
         return int(g.get("sm_mhz", 1980) if which == 1 else g.get("mem_mhz", 3201))
 

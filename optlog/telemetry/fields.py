@@ -9,7 +9,8 @@ from __future__ import annotations
 
 # name -> (unit, description)
 FIELDS: dict[str, tuple[str, str]] = {
-    "gpu_power_w": ("W", "board power, instantaneous where the GPU offers it (else NVML's 1-s average)"),
+    "gpu_power_w": ("W", "board power over the tick: mean of the driver's 20-ms power samples where it keeps them, "
+                    "else the instantaneous field, else NVML's 1-s average"),
     "gpu_power_avg_w": ("W", "NVML's 1-second average power (nvmlDeviceGetPowerUsage on Ampere+)"),
     "gpu_power_limit_w": ("W", "enforced power limit"),
     "gpu_power_frac": ("", "gpu_power_w / gpu_power_limit_w"),

@@ -8,16 +8,21 @@ errors, GPM zeros for samples closer than 100 ms, MIG handles.
 Rules it keeps:
 - Only non-blocking sources: the classic `nvmlDeviceGetPcieThroughput` blocks 20 ms, so PCIe comes
   from the byte counters in field values (or GPM); NVLink from the throughput field counters.
-- Power: the field `NVML_FI_DEV_POWER_INSTANT` where offered; `nvmlDeviceGetPowerUsage` is a 1-s
-  average on Ampere and newer and is kept apart as `gpu_power_avg_w`.
+- Power: the driver's own 20-ms power samples (`nvmlDeviceGetSamples`, NVML_TOTAL_POWER_SAMPLES; they
+  match the instantaneous-power field), drained every `power_drain_s` (2 s; the buffer holds ~2.4 s),
+  each tick getting the mean over its window: energy-consistent, and no transient falls between samples. Where the
+  driver keeps no such buffer: the field `NVML_FI_DEV_POWER_INSTANT`, polled per tick. NVML's plain
+  `nvmlDeviceGetPowerUsage` is a 1-s average on Ampere and newer and is kept apart as `gpu_power_avg_w`.
 - Energy from the total-energy counter (mJ), read at point boundaries (`read_energy()`) and every
-  `energy_every_s` (30 s; one read costs ~3.5 ms of CPU), never by integrating power unless the counter
+  `energy_every_s` (60 s; one read costs ~3.4 ms of CPU), never by integrating power unless the counter
   is missing.
-- Cost (measured on an H200, driver 580, calls 100 ms apart — a tight loop hits driver caches and
-  looks 10-20x cheaper): instant power ~58 µs, util/clock/throttle ~8 µs each, memory info ~71 µs,
-  one GPM read ~2.4 ms. So each tick reads power, util, SM clock and clock-event reasons; memory,
-  temperatures, memory clock and the 1-s average power every `slow_every_s` (1 s); GPM once per
-  `gpm_interval_s` (2 s). Samples simply lack what was not read on that tick.
+- Cost (measured on an H200, driver 580, at 10 Hz: bench/telemetry_bench.py, BENCHMARKS.md): a tick
+  costs mostly its wake-up (the first NVML call and the Python work on cold caches), then per GPU
+  util/clock/throttle ~8 µs each (read straight through ctypes, `_HotReads`), instant power ~55 µs,
+  memory info ~70 µs, one buffer drain ~0.5 ms whatever its length, one GPM read ~2.3 ms. So each tick
+  reads util, SM clock and clock-event reasons; power comes from the drained buffer; memory,
+  temperatures, memory clock and the 1-s average power every `slow_every_s` (2 s); GPM once per
+  `gpm_interval_s` (5 s) and at every point's end. Samples simply lack what was not read on that tick.
 - GPM: support is checked per device (`nvmlGpmQueryDeviceSupport`), two samples at least 100 ms
   apart (closer ones silently read zeros); "in use" (a profiler holds it) → not available.
 - Anything unsupported → absent from the sample, with ONE notice per device and field; no driver →
@@ -51,6 +56,8 @@ GPM_METRICS = {
     61: "gpm_nvlink_tx",     # NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC
 }
 
+SAMPLES_POWER = 0   # NVML_TOTAL_POWER_SAMPLES
+ERR_NOT_FOUND = 6
 FI_POWER_AVERAGE = 185
 FI_POWER_INSTANT = 186
 FI_PCIE_TX = 197
@@ -104,6 +111,13 @@ class Device:
     links_t: float = -1e18
     gpm_mg: Any = None
     dead: bool = False
+    power_buf: bool = False          # power from the driver's 20-ms sample buffer, drained every power_drain_s
+    power_ts_us: int = 0             # newest buffered power sample already taken (µs, wall clock)
+    power_pts: list[tuple[float, float]] = field(default_factory=list)  # (t, W) not yet given to a tick
+    pending: list[dict[str, Any]] = field(default_factory=list)         # ticks waiting for their power
+    drain_t: float = 0.0
+    last_tick_t: float | None = None
+    fast: Any = None                 # _HotReads: the per-tick calls without the wrappers (real NVML only)
 
     def describe(self) -> dict[str, Any]:
         return {"index": self.index, "uuid": self.uuid, "name": self.name, "mig": self.mig, "gpm": self.gpm,
@@ -269,8 +283,8 @@ def select_devices(nv: Any, env: dict[str, str] | None = None, gpus: str | list[
 class NvmlSampler:
     def __init__(self, nv: Any | None = None, *, gpus: str | list[Any] | None = None,
                  env: dict[str, str] | None = None, interval_s: float = 0.5, gpm: bool = True,
-                 energy_every_s: float = 30.0, gpm_interval_s: float = 2.0, slow_every_s: float = 1.0,
-                 links_every_s: float = 5.0,
+                 energy_every_s: float = 60.0, gpm_interval_s: float = 5.0, slow_every_s: float = 2.0,
+                 links_every_s: float = 5.0, power_drain_s: float = 2.0,
                  notice: Callable[[str], None] | None = None,
                  clock: Callable[[], float] = time.time) -> None:
         self._nv_arg = nv
@@ -283,6 +297,7 @@ class NvmlSampler:
         self.gpm_interval_s = max(GPM_MIN_GAP_S, gpm_interval_s)
         self.slow_every_s = slow_every_s      # temperatures, memory clock, 1-s average power
         self.links_every_s = links_every_s    # PCIe/NVLink byte counters where GPM cannot give rates
+        self.power_drain_s = power_drain_s    # 0: poll instantaneous power every tick instead of the buffer
         self._notice = notice or (lambda _t: None)
         self.clock = clock
         self.devices: list[Device] = []
@@ -308,12 +323,13 @@ class NvmlSampler:
     def _off(self, d: Device, what: str) -> bool:
         return (d.uuid, what) in self.unavailable
 
-    def _call(self, d: Device, what: str, fn: Callable[[], Any], instead: str = "") -> Any:
-        """Run one NVML query; an error marks the field unavailable for this device (one notice)."""
-        if self._off(d, what):
+    def _call(self, d: Device, what: str, fn: Callable[..., Any], *args: Any, instead: str = "") -> Any:
+        """Run one NVML query `fn(*args)`; an error marks the field unavailable for this device (one
+        notice). Arguments rather than a closure: this runs several times per GPU per tick."""
+        if (d.uuid, what) in self.unavailable:
             return None
         try:
-            return fn()
+            return fn(*args)
         except Exception as e:  # NVMLError and friends
             self._unavail(d, what, _err_text(e), instead)
             return None
@@ -342,16 +358,20 @@ class NvmlSampler:
             if d.mig:
                 self.notice(f"telemetry: {d.uuid[:20]}… is a MIG device: power, energy, clocks and temperature "
                             "are the whole GPU's")
-            lim = self._call(d, "power limit", lambda d=d: nv.nvmlDeviceGetEnforcedPowerLimit(d.parent))
+            lim = self._call(d, "power limit", nv.nvmlDeviceGetEnforcedPowerLimit, d.parent)
             d.power_limit_w = lim / 1000.0 if lim is not None else None
             nl = self._fields(d, [FI_NVLINK_LINK_COUNT], quiet=True)
             d.nvlinks = int(nl.get(FI_NVLINK_LINK_COUNT) or 0)
-            e = self._call(d, "energy counter", lambda d=d: nv.nvmlDeviceGetTotalEnergyConsumption(d.parent),
-                           "energy integrated from power instead")
+            e = self._call(d, "energy counter", nv.nvmlDeviceGetTotalEnergyConsumption, d.parent,
+                           instead="energy integrated from power instead")
             if e is not None:
                 d.energy0_mj = float(e)
                 d.energy_last_j = 0.0
                 d.energy_t = now
+            if self.power_drain_s > 0:
+                self._power_buffer_init(d, now)
+            if not d.mig:
+                d.fast = _HotReads.build(nv, d.parent)
             if self.want_gpm:
                 self._gpm_init(d, now)
             self._counters(d, now)  # baseline for rates
@@ -430,10 +450,13 @@ class NvmlSampler:
         else:
             self.nv.nvmlGpmSampleGet(d.parent, s)
 
-    def _gpm_read(self, d: Device, now: float) -> dict[str, float]:
-        """GPM metrics over [last GPM sample, now] if at least 100 ms passed, else {}."""
+    def _gpm_read(self, d: Device, now: float, force: bool = False) -> dict[str, float]:
+        """GPM metrics over [last GPM sample, now] once the window (`gpm_interval_s`) is full, or with
+        `force` (a point's end: its last stretch gets its own reading) once 100 ms passed; else {}."""
         if not d.gpm:
             return {}
+        if force and self.clock() - d.gpm_t >= GPM_MIN_GAP_S + 0.005:
+            return self._gpm_take(d)
         # the gap is judged at the moment of the call (not the tick's start): closer than 100 ms, GPM
         # silently reads zeros, so such a tick skips GPM and the next one covers the longer window
         at = self.clock()
@@ -443,6 +466,9 @@ class NvmlSampler:
             at = self.clock()
         if at - d.gpm_t < max(GPM_MIN_GAP_S, self.gpm_interval_s - 0.02 * self.interval_s) - 1e-6:
             return {}
+        return self._gpm_take(d)
+
+    def _gpm_take(self, d: Device) -> dict[str, float]:
         nv = self.nv
         s1, s2 = d.gpm_samples
         try:
@@ -482,11 +508,11 @@ class NvmlSampler:
         return out
 
     def _counters(self, d: Device, now: float, slow: bool = True, links: bool = True) -> dict[str, float]:
-        """Instantaneous power every tick; on slow ticks (every `slow_every_s`) HBM temperature and, where
+        """Instantaneous power every tick (unless it comes from the driver's buffer); on slow ticks (every `slow_every_s`) HBM temperature and, where
         GPM does not give them, PCIe and NVLink rates (GB/s) from byte counters (deltas against the previous
         read). Measured on an H200: the power field costs ~5 µs, but per-link NVLink throughput fields
         ~0.7 ms each (18 links × 2 = 26 ms a batch), so those never run on every tick."""
-        ids: list[Any] = [FI_POWER_INSTANT]
+        ids: list[Any] = [] if d.power_buf else [FI_POWER_INSTANT]
         if slow:
             ids.append(FI_MEMORY_TEMP)
         if links:
@@ -495,7 +521,7 @@ class NvmlSampler:
                 for link in range(d.nvlinks):
                     ids.append((FI_NVLINK_TX, link))
                     ids.append((FI_NVLINK_RX, link))
-        if self._off(d, "field values"):
+        if not ids or self._off(d, "field values"):
             return {}
         fv = self._fields(d, ids)
         out: dict[str, float] = {}
@@ -550,8 +576,8 @@ class NvmlSampler:
         out: dict[str, float] = {}
         for d in self.devices:
             if d.energy0_mj is not None and not self._off(d, "energy counter"):
-                e = self._call(d, "energy counter", lambda d=d: self.nv.nvmlDeviceGetTotalEnergyConsumption(d.parent),
-                               "energy integrated from power instead")
+                e = self._call(d, "energy counter", self.nv.nvmlDeviceGetTotalEnergyConsumption, d.parent,
+                               instead="energy integrated from power instead")
                 if e is not None:
                     d.energy_last_j = (float(e) - d.energy0_mj) / 1000.0
                     d.energy_t = now
@@ -560,10 +586,90 @@ class NvmlSampler:
             out[d.uuid] = d.integrated_j
         return out
 
+    # -- power from the driver's buffer
+    def _power_buffer_init(self, d: Device, now: float) -> None:
+        """Use the driver's own power samples (`nvmlDeviceGetSamples(NVML_TOTAL_POWER_SAMPLES)`) when it
+        keeps them: on an H200 they come every 20 ms and match the instantaneous-power field (median
+        difference 1.3 W), and draining them once a second costs about half of polling that field 10
+        times (bench/nvml_sources.py). Anything else (no buffer, an error) → poll the field per tick."""
+        fn = getattr(self.nv, "nvmlDeviceGetSamples", None)
+        if fn is None:
+            return
+        try:
+            _vt, smp = fn(d.parent, SAMPLES_POWER, 0)
+        except Exception:
+            return
+        if not smp:
+            return
+        d.power_buf = True
+        d.power_ts_us = max(int(x.timeStamp) for x in smp)  # history from before open() is not ours
+        d.drain_t = now
+
+    def _drain_power(self, d: Device, now: float) -> list[dict[str, Any]]:
+        """Give each waiting tick the mean of the buffered power samples in its window (previous tick,
+        this tick]; a tick whose window holds none takes the nearest sample within one interval. Returns
+        the ticks, now complete."""
+        d.drain_t = now
+        try:
+            vt, smp = self.nv.nvmlDeviceGetSamples(d.parent, SAMPLES_POWER, d.power_ts_us)
+        except Exception as e:
+            if _err_code(e) != ERR_NOT_FOUND:  # "Not Found" = no new sample since the last drain
+                self._unavail(d, "power sample buffer", _err_text(e), "polling instantaneous power instead")
+                d.power_buf = False
+            smp = []
+        attr = _VALUE_ATTR.get(vt, "uiVal") if smp else "uiVal"
+        pts = d.power_pts
+        for x in smp:
+            ts = int(x.timeStamp)
+            if ts > d.power_ts_us:
+                pts.append((ts / 1e6, float(getattr(x.sampleValue, attr)) / 1000.0))
+        if smp:
+            pts.sort()
+            d.power_ts_us = max(d.power_ts_us, max(int(x.timeStamp) for x in smp))
+        ticks, d.pending = d.pending, []
+        prev = d.last_tick_t
+        i, n = 0, len(pts)
+        for s in ticks:
+            t = s["t"]
+            lo = prev if prev is not None else t - self.interval_s
+            tot, cnt = 0.0, 0
+            while i < n and pts[i][0] <= t:
+                if pts[i][0] > lo:
+                    tot += pts[i][1]
+                    cnt += 1
+                i += 1
+            if cnt:
+                power: float | None = tot / cnt
+            else:
+                near = [pts[j] for j in (i - 1, i) if 0 <= j < n and abs(pts[j][0] - t) <= self.interval_s]
+                power = min(near, key=lambda p: abs(p[0] - t))[1] if near else None
+            if power is not None:
+                self._apply_power(d, s, power, t)
+            prev = t
+        d.power_pts = pts[max(0, i - 1):]  # the last sample taken stays for the next tick's nearest lookup
+        d.last_tick_t = prev
+        return ticks
+
+    def _apply_power(self, d: Device, s: dict[str, Any], power: float, t: float) -> None:
+        s["gpu_power_w"] = power
+        if d.power_limit_w:
+            s["gpu_power_limit_w"] = d.power_limit_w
+            s["gpu_power_frac"] = power / d.power_limit_w
+        if d.energy0_mj is None:
+            if d.last_power is not None:
+                t0, p0 = d.last_power
+                d.integrated_j += (t - t0) * (p0 + power) / 2
+            s["energy_j"] = d.integrated_j
+        d.last_power = (t, power)
+
     # -- one tick
-    def sample(self, now: float | None = None) -> list[dict[str, Any]]:
+    def sample(self, now: float | None = None, flush: bool = False) -> list[dict[str, Any]]:
+        """Read one tick for every run GPU; returns the samples that are complete. With power from the
+        driver's buffer, ticks wait for the next drain (every `power_drain_s`) and come out together;
+        `flush=True` (a point's end, the last tick) drains now so nothing is held back."""
         now = self.clock() if now is None else now
         nv = self.nv
+        call = self._call
         out: list[dict[str, Any]] = []
         for d in self.devices:
             if d.dead:
@@ -578,69 +684,83 @@ class NvmlSampler:
             links = now - d.links_t >= self.links_every_s
             if links:
                 d.links_t = now
-            ctr = self._counters(d, now, slow, links)
+            ctr = self._counters(d, now, slow, links) if (slow or links or not d.power_buf) else {}
             inst = ctr.pop("_power_instant_w", None)
-            if slow or inst is None:
-                pw = self._call(d, "power", lambda p=p: nv.nvmlDeviceGetPowerUsage(p))
+            if slow or (inst is None and not d.power_buf):
+                pw = call(d, "power", nv.nvmlDeviceGetPowerUsage, p)
                 if pw is not None:
                     s["gpu_power_avg_w"] = pw / 1000.0
-            power = inst if inst is not None else s.get("gpu_power_avg_w")
-            if power is not None:
-                s["gpu_power_w"] = power
-                if d.power_limit_w:
-                    s["gpu_power_limit_w"] = d.power_limit_w
-                    s["gpu_power_frac"] = power / d.power_limit_w
-                if d.last_power is not None and d.energy0_mj is None:
-                    t0, p0 = d.last_power
-                    d.integrated_j += (now - t0) * (p0 + power) / 2
-                d.last_power = (now, power)
             s.update(ctr)
-            if not d.mig:
-                u = self._call(d, "utilization", lambda h=h: nv.nvmlDeviceGetUtilizationRates(h))
-                if u is not None:
-                    s["gpu_util"] = float(u.gpu)
-                    s["mem_util"] = float(u.memory)
-            sm = self._call(d, "SM clock", lambda p=p: nv.nvmlDeviceGetClockInfo(p, 1))
-            if sm is not None:
-                s["sm_clock_mhz"] = float(sm)
+            hot = d.fast.read() if d.fast is not None else None
+            if hot is not None:  # all three calls succeeded: no per-call wrapper, error or notice work
+                s["gpu_util"], s["mem_util"], s["sm_clock_mhz"], s["throttle"] = hot
+            else:
+                if not d.mig:
+                    u = call(d, "utilization", nv.nvmlDeviceGetUtilizationRates, h)
+                    if u is not None:
+                        s["gpu_util"] = float(u.gpu)
+                        s["mem_util"] = float(u.memory)
+                sm = call(d, "SM clock", nv.nvmlDeviceGetClockInfo, p, 1)
+                if sm is not None:
+                    s["sm_clock_mhz"] = float(sm)
+                thr = call(d, "clock-event reasons", _clock_events, nv, p)
+                if thr is not None:
+                    s["throttle"] = int(thr)
             if slow:
-                mc = self._call(d, "memory clock", lambda p=p: nv.nvmlDeviceGetClockInfo(p, 2))
+                mc = call(d, "memory clock", nv.nvmlDeviceGetClockInfo, p, 2)
                 if mc is not None:
                     s["mem_clock_mhz"] = float(mc)
-            if slow:
-                mem = self._call(d, "memory used", lambda h=h: nv.nvmlDeviceGetMemoryInfo(h))
+                mem = call(d, "memory used", nv.nvmlDeviceGetMemoryInfo, h)
                 if mem is not None:
                     s["mem_used_gib"] = float(mem.used) / (1 << 30)
-            if slow:
-                t = self._call(d, "temperature", lambda p=p: _temperature(nv, p))
+                t = call(d, "temperature", _temperature, nv, p)
                 if t is not None:
                     s["gpu_temp_c"] = float(t)
-            thr = self._call(d, "clock-event reasons", lambda p=p: _clock_events(nv, p))
-            if thr is not None:
-                s["throttle"] = int(thr)
-            gpm = self._gpm_read(d, now)
-            for k in GPM_FIELDS:
-                if k in gpm:
-                    s[k] = gpm[k]
-            if "gpm_pcie_tx" in gpm:
-                s["pcie_tx_gbps"] = gpm["gpm_pcie_tx"] * MIB / 1e9
-                s["pcie_rx_gbps"] = gpm.get("gpm_pcie_rx", 0.0) * MIB / 1e9
-            if "gpm_nvlink_tx" in gpm and d.nvlinks:
-                s["nvlink_tx_gbps"] = gpm["gpm_nvlink_tx"] * MIB / 1e9
-                s["nvlink_rx_gbps"] = gpm.get("gpm_nvlink_rx", 0.0) * MIB / 1e9
+            if d.gpm:
+                gpm = self._gpm_read(d, now, force=flush)
+                if gpm:
+                    for k in GPM_FIELDS:
+                        if k in gpm:
+                            s[k] = gpm[k]
+                    if "gpm_pcie_tx" in gpm:
+                        s["pcie_tx_gbps"] = gpm["gpm_pcie_tx"] * MIB / 1e9
+                        s["pcie_rx_gbps"] = gpm.get("gpm_pcie_rx", 0.0) * MIB / 1e9
+                    if "gpm_nvlink_tx" in gpm and d.nvlinks:
+                        s["nvlink_tx_gbps"] = gpm["gpm_nvlink_tx"] * MIB / 1e9
+                        s["nvlink_rx_gbps"] = gpm.get("gpm_nvlink_rx", 0.0) * MIB / 1e9
             if "nvlink_tx_gbps" in s:
                 s["nvlink_gbps"] = s["nvlink_tx_gbps"] + s.get("nvlink_rx_gbps", 0.0)
-            if d.energy0_mj is not None and now - d.energy_t >= self.energy_every_s and not self._off(d, "energy counter"):
-                e = self._call(d, "energy counter", lambda p=p: nv.nvmlDeviceGetTotalEnergyConsumption(p),
-                               "energy integrated from power instead")
-                if e is not None:
-                    d.energy_last_j = (float(e) - d.energy0_mj) / 1000.0
-                    d.energy_t = now
-            if d.energy0_mj is not None and d.energy_last_j is not None:
-                s["energy_j"] = d.energy_last_j
-            else:
+            if d.energy0_mj is not None:
+                if now - d.energy_t >= self.energy_every_s and (d.uuid, "energy counter") not in self.unavailable:
+                    e = call(d, "energy counter", nv.nvmlDeviceGetTotalEnergyConsumption, p,
+                             instead="energy integrated from power instead")
+                    if e is not None:
+                        d.energy_last_j = (float(e) - d.energy0_mj) / 1000.0
+                        d.energy_t = now
+                if d.energy_last_j is not None:
+                    s["energy_j"] = d.energy_last_j
+            if d.power_buf:
+                d.pending.append(s)
+                if flush or now - d.drain_t >= self.power_drain_s:
+                    out.extend(self._drain_power(d, now))
+                if not d.power_buf:  # the buffer failed just now: later ticks poll the field
+                    d.slow_t = -1e18
+                continue
+            power = inst if inst is not None else s.get("gpu_power_avg_w")
+            if power is not None:
+                self._apply_power(d, s, power, now)
+            elif d.energy0_mj is None:
                 s["energy_j"] = d.integrated_j
             out.append(s)
+        return out
+
+    def flush(self) -> list[dict[str, Any]]:
+        """Every tick still waiting for its power, completed now."""
+        now = self.clock()
+        out: list[dict[str, Any]] = []
+        for d in self.devices:
+            if d.power_buf and d.pending:
+                out.extend(self._drain_power(d, now))
         return out
 
     def loop(self, on_samples: Callable[[list[dict[str, Any]]], None], stop: Any, count: int | None = None) -> None:
@@ -649,9 +769,12 @@ class NvmlSampler:
         n = 0
         nxt = time.monotonic()
         while not stop.is_set():
-            on_samples(self.sample())
             n += 1
-            if count is not None and n >= count:
+            last = count is not None and n >= count
+            batch = self.sample(flush=last)
+            if batch:
+                on_samples(batch)
+            if last:
                 return
             nxt += self.interval_s
             delay = nxt - time.monotonic()
@@ -659,14 +782,54 @@ class NvmlSampler:
                 nxt = time.monotonic()
                 delay = 0
             if stop.wait(delay):
-                return
+                break
+        rest = self.flush()
+        if rest:
+            on_samples(rest)
+
+
+_VALUE_ATTR = {0: "dVal", 1: "uiVal", 2: "ulVal", 3: "ullVal", 4: "sllVal", 5: "siVal", 6: "usVal"}
 
 
 def _field_value(v: Any) -> float:
-    vt = getattr(v, "valueType", 0)
-    val = v.value
-    attr = {0: "dVal", 1: "uiVal", 2: "ulVal", 3: "ullVal", 4: "sllVal", 5: "siVal", 6: "usVal"}.get(vt, "dVal")
-    return float(getattr(val, attr))
+    return float(getattr(v.value, _VALUE_ATTR.get(getattr(v, "valueType", 0), "dVal")))
+
+
+class _HotReads:
+    """The three calls every tick makes (utilization, SM clock, clock-event reasons) straight through
+    ctypes with buffers allocated once. On an H200 at 10 Hz the tick's Python work, not the driver, was
+    most of the sampler's CPU (bench/telemetry_bench.py): pynvml's wrappers build a struct, look up the
+    function and check the status per call, ~15 µs each on a cold cache. Any non-success status →
+    None, and the tick takes the ordinary path, which raises, notices and marks the field unavailable.
+    Only for the real module (the fake has no function pointers)."""
+
+    __slots__ = ("h", "fu", "fc", "fe", "u", "c", "e", "ru", "rc", "re")
+
+    @classmethod
+    def build(cls, nv: Any, handle: Any) -> "_HotReads | None":
+        get = getattr(nv, "_nvmlGetFunctionPointer", None)
+        ut = getattr(nv, "c_nvmlUtilization_t", None)
+        if get is None or ut is None:
+            return None
+        try:
+            import ctypes
+
+            self = cls()
+            self.h = handle
+            self.fu = get("nvmlDeviceGetUtilizationRates")
+            self.fc = get("nvmlDeviceGetClockInfo")
+            self.fe = get("nvmlDeviceGetCurrentClocksEventReasons")
+            self.u, self.c, self.e = ut(), ctypes.c_uint(), ctypes.c_ulonglong()
+            self.ru, self.rc, self.re = ctypes.byref(self.u), ctypes.byref(self.c), ctypes.byref(self.e)
+            return self if self.read() is not None else None
+        except Exception:
+            return None
+
+    def read(self) -> tuple[float, float, float, int] | None:
+        if self.fu(self.h, self.ru) or self.fc(self.h, 1, self.rc) or self.fe(self.h, self.re):
+            return None
+        u = self.u
+        return float(u.gpu), float(u.memory), float(self.c.value), int(self.e.value)
 
 
 def _temperature(nv: Any, h: Any) -> Any:

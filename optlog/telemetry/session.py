@@ -6,7 +6,7 @@
     sess.stop()
 
 `settings` = optlog.yaml `telemetry:` merged with the spec's `telemetry:`: `enabled`, `interval_s`
-(default 0.5), `gpm_interval_s` (default 2), `warmup_s`, `gpus` (NVML indices/UUIDs; else the run env's CUDA_VISIBLE_DEVICES or
+(default 0.5), `gpm_interval_s` (default 5; a point's end always takes its own GPM reading), `warmup_s`, `gpus` (NVML indices/UUIDs; else the run env's CUDA_VISIBLE_DEVICES or
 Slurm's GPUs), `scrape` (a /metrics URL), `scrape_interval_s` (default 1), `gpm` (default true),
 `remote` ("auto" | "optlog" | "nvidia-smi"), `optlog` (the optlog command on a remote host).
 
@@ -111,7 +111,7 @@ class TelemetrySession:
 
         s = NvmlSampler(gpus=self._gpus(), env=self.env or None, interval_s=self.interval_s,
                         gpm=self.settings.get("gpm", True) is not False, notice=self.notice,
-                        gpm_interval_s=float(self.settings.get("gpm_interval_s") or 2.0))
+                        gpm_interval_s=float(self.settings.get("gpm_interval_s") or 5.0))
         try:
             s.open()
         except NvmlUnavailable as e:
@@ -150,7 +150,7 @@ class TelemetrySession:
         gpus = self._gpus() or self.env.get("CUDA_VISIBLE_DEVICES")
         if mode == "optlog" or (mode == "auto" and optlog_cmd):
             argv = shlex.split(optlog_cmd or "optlog") + ["telemetry", "sample", "--interval", str(self.interval_s),
-                                                          "--gpm-interval", str(self.settings.get("gpm_interval_s") or 2.0)]
+                                                          "--gpm-interval", str(self.settings.get("gpm_interval_s") or 5.0)]
             if self.settings.get("gpm") is False:
                 argv.append("--no-gpm")
             if gpus:
@@ -279,8 +279,14 @@ class TelemetrySession:
             with self.sampler_lock:
                 try:
                     p["energy0"] = self.sampler.read_energy(now)
+                    # a tick exactly at the start: it completes the ticks still waiting for their power
+                    # and closes the GPM window, so the point's GPM windows start with the point
+                    # (stamped just before the point: what it read describes the stretch before)
+                    held = self.sampler.sample(now - 0.001, flush=True)
                 except Exception:
                     p["energy0"] = None
+                    held = []
+            self._add(held)
         self._flush_outside(now)
         self.active = run_id
         if self.scrape_url:
@@ -300,7 +306,7 @@ class TelemetrySession:
             with self.sampler_lock:
                 try:
                     energy1 = self.sampler.read_energy(now)
-                    batch = self.sampler.sample(now)  # the point's last sample, exactly at its end
+                    batch = self.sampler.sample(now, flush=True)  # the point's last sample, exactly at its end
                 except Exception:
                     batch = []
             self._add(batch)
@@ -389,7 +395,12 @@ class TelemetrySession:
             t.join(timeout=2.0)
         if self.sampler is not None:
             with self.sampler_lock:
+                try:
+                    held = self.sampler.flush()
+                except Exception:
+                    held = []
                 self.sampler.close()
+            self._add(held)
         self._flush_outside(time.time() + 1e9)
 
     def __enter__(self) -> "TelemetrySession":
