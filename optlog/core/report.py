@@ -7,6 +7,7 @@ labels, metrics}; hypotheses as HypothesisDoc (read defensively: the verdict str
 
 from __future__ import annotations
 
+import functools
 import statistics
 from collections import defaultdict
 from typing import Any
@@ -180,10 +181,16 @@ def family_key(labels: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     """The workload a run belongs to: the labels the verdict engine requires to agree across the
     compared groups (workload, model, software), not configuration details (tp, pp, a server's
     settings) nor what scales with the load point — the same rule as comparability."""
+    return tuple(sorted((k, v if isinstance(v, str) else L.canonical(v)) for k, v in labels.items()
+                        if _family_label(k)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _family_label(k: str) -> bool:
+    """Whether label `k` names the workload (a handful of distinct keys over 10,000s of runs: cached)."""
     from optlog.core.verdict import must_agree_across_groups
 
-    return tuple(sorted((k, v if isinstance(v, str) else L.canonical(v)) for k, v in labels.items()
-                        if k not in SHAPE_LABELS and k not in LOAD_POINT_LABELS and must_agree_across_groups(k)))
+    return k not in SHAPE_LABELS and k not in LOAD_POINT_LABELS and must_agree_across_groups(k)
 
 
 def family_name(key: tuple[tuple[str, str], ...]) -> str:

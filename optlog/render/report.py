@@ -109,7 +109,7 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
                 out.append(md.table(["at", "by", "status", "summary"], [[x.at, x.by, x.status, x.summary] for x in d.verdicts]))
 
     # ---- throughput by configuration
-    fams = C.config_runs(runs)
+    fams = data.get("fams") or C.config_runs(runs)
     out.append(md.heading(2, "Throughput by configuration"))
     if not fams:
         out.append(md.inline("No runs labelled with both config and concurrency."))

@@ -76,10 +76,12 @@ def _docs(ctx: Ctx) -> dict[str, Any]:
     return hypotheses.sync(ctx)
 
 
-def evaluated(ctx: Ctx) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """(plan views in rank order, hypothesis docs): computed now, from the current files."""
+def evaluated(ctx: Ctx, docs: dict[str, Any] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """(plan views in rank order, hypothesis docs): computed now, from the current files (or from
+    `docs`, a caller's fresh `hypotheses.sync`, so one command syncs once)."""
     recs = _records(ctx)
-    docs = _docs(ctx)
+    if docs is None:
+        docs = _docs(ctx)
     return P.evaluate(recs, docs), docs
 
 
