@@ -13,22 +13,12 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from optlog.core.statuses import HYP_STATUSES, PRED_STATUSES, STATUS_GLYPH  # noqa: F401 - re-exported
+
 HypStatus = Literal["open", "testing", "confirmed", "falsified", "inconclusive", "superseded"]
 PredStatus = Literal["untested", "confirmed", "falsified", "inconclusive"]
-HYP_STATUSES: tuple[str, ...] = ("open", "testing", "confirmed", "falsified", "inconclusive", "superseded")
-PRED_STATUSES: tuple[str, ...] = ("untested", "confirmed", "falsified", "inconclusive")
 
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
-
-STATUS_GLYPH = {
-    "open": "○",
-    "testing": "◐",
-    "confirmed": "✔",
-    "falsified": "✘",
-    "inconclusive": "?",
-    "superseded": "↷",
-    "untested": "·",
-}
 
 
 def slugify(title: str, max_len: int = 40) -> str:

@@ -61,6 +61,58 @@ def live_launches(ctx: Ctx) -> list[dict[str, Any]]:
     return out
 
 
+def _tree(nodes: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Nodes (each with id, parent, created, children_nodes) linked parent → children; the roots, in
+    creation order."""
+    roots: list[dict[str, Any]] = []
+    for hid in sorted(nodes, key=lambda i: (nodes[i]["created"] or "", i)):
+        n = nodes[hid]
+        p = n["parent"]
+        if p and p in nodes:
+            nodes[p]["children_nodes"].append(n)
+        else:
+            roots.append(n)
+    return roots
+
+
+def quick_tree(ws: Any) -> list[dict[str, Any]] | None:
+    """The hypothesis tree for the dashboard's first frame, read with the standard library only (no
+    SQLAlchemy, pydantic or YAML to import: those cost most of a second): the SQLite index's rows,
+    trusted only if every hypothesis file is there with the very mtime the index recorded. Anything
+    else — PostgreSQL, no database yet, a file edited, added or removed, any error — gives None and the
+    full load (a sync through the service layer) paints the tree instead. It replaces this one anyway."""
+    import sqlite3
+
+    if os.environ.get("OPTLOG_DB_URL") or not ws.db_file.exists():
+        return None
+    try:
+        mtimes: dict[str, int] = {}
+        with os.scandir(ws.hypotheses_dir) as it:
+            for e in it:
+                if e.name.endswith(".yaml"):
+                    mtimes[e.name[:-5]] = e.stat().st_mtime_ns
+        con = sqlite3.connect(f"file:{ws.db_file}?mode=ro", uri=True, timeout=0.2)
+        try:
+            rows = con.execute("SELECT id, title, status, parent, file_mtime_ns, created_at FROM hypothesis").fetchall()
+            preds = con.execute("SELECT hypothesis_id, id, status FROM prediction ORDER BY id").fetchall()
+        finally:
+            con.close()
+    except (OSError, sqlite3.Error):
+        return None
+    if len(rows) != len(mtimes):
+        return None
+    nodes: dict[str, dict[str, Any]] = {}
+    for hid, title, status, parent, mt, created in rows:
+        if mtimes.get(hid) != mt:
+            return None
+        nodes[hid] = {"id": hid, "title": title, "status": status, "parent": parent, "created": created,
+                      "predictions": [], "children_nodes": []}
+    for hid, pid, st in preds:
+        if hid in nodes:
+            nodes[hid]["predictions"].append({"id": pid, "status": st})
+    return _tree(nodes)
+
+
 def hypotheses_view(ctx: Ctx) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The tree (nested nodes: id, title, status, parent, prediction statuses, children_nodes) and the
     documents, from ONE sync and in linear time (first paint reads the hypothesis files once)."""
@@ -70,15 +122,7 @@ def hypotheses_view(ctx: Ctx) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     nodes = {d.id: {"id": d.id, "title": d.title, "status": d.effective_status(), "parent": d.parent,
                     "created": d.created, "predictions": [{"id": p.id, "status": p.status} for p in d.predictions],
                     "children_nodes": []} for d in docs.values()}
-    roots: list[dict[str, Any]] = []
-    for hid in sorted(nodes, key=lambda i: (nodes[i]["created"] or "", i)):
-        n = nodes[hid]
-        p = n["parent"]
-        if p and p in nodes:
-            nodes[p]["children_nodes"].append(n)
-        else:
-            roots.append(n)
-    return roots, docs
+    return _tree(nodes), docs
 
 
 def latest_levels(h: dict[str, Any], pid: str) -> list[dict[str, Any]]:

@@ -20,9 +20,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Log, Static, TabbedContent, TabPane, Tree
-from textual_plotext import PlotextPlot
 
-from optlog.core.hypothesis import HYP_STATUSES, STATUS_GLYPH
+from optlog.core.statuses import HYP_STATUSES, STATUS_GLYPH
 from optlog.service.context import Ctx
 from optlog.tui.forms import Field, FormScreen
 
@@ -37,6 +36,27 @@ class PlainTable(DataTable):  # type: ignore[type-arg]
 
     def add_row(self, *cells: Any, **kw: Any) -> Any:
         return super().add_row(*(Text(c) if isinstance(c, str) else c for c in cells), **kw)
+
+
+class PlotBox(Vertical):
+    """Where a plot goes; the plotext widget (and its import) comes with the first plot, not with
+    the first frame. Shown only while it has something to show (class `shown`)."""
+
+    def plt(self) -> Any:
+        from textual_plotext import PlotextPlot
+
+        if not self.children:
+            self.mount(PlotextPlot())
+        plot = self.children[0]
+        return plot
+
+    def draw(self, fn: Callable[[Any], None]) -> None:
+        plot = self.plt()
+        p = plot.plt
+        p.clear_data()
+        p.clear_figure()
+        fn(p)
+        plot.refresh()
 
 
 def _rows(t: Table, *cells: Any) -> None:
@@ -104,19 +124,44 @@ class OptlogApp(App[None]):
         self._detail_timers: dict[str, Any] = {}
         self.detail: dict[str, Any] | None = None  # the hypothesis shown in the detail pane
         ctx.on_notice = self._notice  # type: ignore[attr-defined]
-        # open the database (imports, schema check, recovery) while Textual starts up
         import threading
 
+        # opening the database (SQLAlchemy, pydantic and YAML imports, schema check, launch recovery)
+        # starts once the first frame is painted from the index (`quick_tree`): started earlier, it
+        # would compete with Textual's own start-up for the interpreter
         self._warm = threading.Thread(target=self._warm_up, name="optlog-warm-up", daemon=True)
-        self._warm.start()
+        self._full_started = False
+        # the first frame's tree, read (stdlib only, ~30 ms) while Textual sets itself up
+        self._quick: list[dict[str, Any]] | None = None
+        self._quick_thread = threading.Thread(target=self._read_quick, name="optlog-quick-tree", daemon=True)
+        self._quick_thread.start()
+
+    def _read_quick(self) -> None:
+        from optlog.service.dashboard import quick_tree
+
+        try:
+            self._quick = quick_tree(self.ctx.ws)
+        except Exception:  # noqa: BLE001 - the full load paints it, or says what is wrong
+            self._quick = None
 
     def _warm_up(self) -> None:
         try:
-            self.ctx.config  # noqa: B018 - cached on the context
+            name = self.ctx.config.name
+            self.call_from_thread(setattr, self, "sub_title", name)  # the workspace name
             self.ctx.db  # noqa: B018
             from optlog.service import dashboard, hypotheses, todos  # noqa: F401
         except Exception:  # noqa: BLE001 - the first load reports it
             pass
+
+    def _start_full(self) -> None:
+        """Open the database and load everything (once): after the first frame, or at once when
+        there is no quick tree to paint."""
+        if self._full_started:
+            return
+        self._full_started = True
+        self._warm.start()
+        self.reload()
+        self.set_interval(self.poll_s, self.poll)
 
     def _notice(self, text: str) -> None:
         """Narration from the service layer, from whichever thread it came."""
@@ -137,7 +182,7 @@ class OptlogApp(App[None]):
                     with Vertical(id="hyp-right"):
                         with VerticalScroll(id="hyp-detail"):
                             yield Static("Select a hypothesis (↑/↓, enter).", id="hyp-text")
-                        yield PlotextPlot(id="pred-plot")
+                        yield PlotBox(id="pred-plot")
             with TabPane("Todos", id="todos"):
                 yield PlainTable(id="todo-table", cursor_type="row", zebra_stripes=True)
             with TabPane("Runs", id="runs"):
@@ -145,7 +190,7 @@ class OptlogApp(App[None]):
                     yield PlainTable(id="runs-table", cursor_type="row", zebra_stripes=True)
                     with VerticalScroll(id="run-detail"):
                         yield Static("", id="run-text")
-                    yield PlotextPlot(id="tel-plot")
+                    yield PlotBox(id="tel-plot")
                     yield Log(id="launch-box", max_lines=200)
             with TabPane("Plans", id="plans"):
                 yield PlainTable(id="plan-table", cursor_type="row", zebra_stripes=True)
@@ -155,7 +200,6 @@ class OptlogApp(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.sub_title = self.ctx.config.name  # the workspace name (its path is in the status line of `optlog status`)
         tree = self.query_one("#hyp-tree", Tree)
         tree.show_root = False
         tree.guide_depth = 2
@@ -164,8 +208,28 @@ class OptlogApp(App[None]):
         self.query_one("#plan-table", DataTable).add_columns("rank", "id", "score", "status", "title", "why")
         self.query_one("#log-table", DataTable).add_columns("when", "event", "hypothesis", "subject")
         tree.focus()
-        self.reload()
-        self.set_interval(self.poll_s, self.poll)
+        if not self._quick_thread.is_alive():  # read already: the very first frame shows the tree
+            if self._quick:
+                self._show_hyps_quick(self._quick)
+            else:
+                self._start_full()
+        else:
+            self.quick_load()
+
+    @work(thread=True, exclusive=True, group="quick", exit_on_error=False)
+    def quick_load(self) -> None:
+        self._quick_thread.join()
+        roots = self._quick
+        if roots:
+            self.post_message(self.Loaded("hyps-quick", roots))
+        else:
+            self.call_from_thread(self._start_full)
+
+    def _show_hyps_quick(self, roots: list[dict[str, Any]]) -> None:
+        if self._full_started:
+            return  # the full load won the race
+        self._paint_tree(roots)
+        self.call_after_refresh(self._start_full)
 
     # ------------------------------------------------------------------ workers
     def run_service(self, fn: Callable[[Ctx], Any], done: str | None = None, then: Callable[[Any], None] | None = None) -> None:
@@ -185,9 +249,18 @@ class OptlogApp(App[None]):
 
         self.run_worker(job, thread=True, group="action", exit_on_error=False)
 
+    def _db_ready(self) -> bool:
+        """The database is open (or failed to: the load says so). Before the full start, a reload is
+        moot: the full start loads everything anyway."""
+        if not self._full_started:
+            return False
+        self._warm.join()
+        return True
+
     @work(thread=True, exclusive=True, group="poll", exit_on_error=False)
     def poll(self) -> None:
-        self._warm.join()
+        if not self._db_ready():
+            return
         from optlog.service.dashboard import change_token
 
         try:
@@ -200,7 +273,8 @@ class OptlogApp(App[None]):
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def reload(self) -> None:
-        self._warm.join()
+        if not self._db_ready():
+            return
         from optlog.service.dashboard import change_token
 
         try:
@@ -255,6 +329,9 @@ class OptlogApp(App[None]):
     def _show_hyps(self, data: tuple[list[dict[str, Any]], dict[str, Any]]) -> None:
         roots, docs = data
         self.hyp_docs = docs
+        self._paint_tree(roots, load_detail=True)
+
+    def _paint_tree(self, roots: list[dict[str, Any]], load_detail: bool = False) -> None:
         tree = self.query_one("#hyp-tree", Tree)
         keep = self.selected_hyp
         tree.clear()
@@ -278,9 +355,10 @@ class OptlogApp(App[None]):
         if target is not None:
             tree.move_cursor(target)
         elif tree.root.children and keep is None:
+            self.selected_hyp = tree.root.children[0].data  # before the move: no debounced detail load
             tree.move_cursor(tree.root.children[0])
-            self.selected_hyp = tree.root.children[0].data
-            self.load_hyp_detail(self.selected_hyp)
+            if load_detail:
+                self.load_hyp_detail(self.selected_hyp)
 
     def _show_hyp_detail(self, h: dict[str, Any]) -> None:
         if h.get("id") != self.selected_hyp:
@@ -290,24 +368,24 @@ class OptlogApp(App[None]):
         self._plot_prediction(h)
 
     def _plot_prediction(self, h: dict[str, Any]) -> None:
-        plot = self.query_one("#pred-plot", PlotextPlot)
+        plot = self.query_one("#pred-plot", PlotBox)
         series = h.get("plot")
         if not series:
             plot.remove_class("shown")
             return
         plot.add_class("shown")
-        plt = plot.plt
-        plt.clear_data()
-        plt.clear_figure()
         title, xlabels, groups = series["title"], series["x"], series["groups"]
         xs = list(range(1, len(xlabels) + 1))
-        for name, ys in groups.items():
-            pts = [(x, y) for x, y in zip(xs, ys) if y is not None]
-            if pts:
-                plt.plot([p[0] for p in pts], [p[1] for p in pts], label=name, marker="braille")
-        plt.xticks(xs, xlabels)
-        plt.title(title)
-        plot.refresh()
+
+        def draw(plt: Any) -> None:
+            for name, ys in groups.items():
+                pts = [(x, y) for x, y in zip(xs, ys) if y is not None]
+                if pts:
+                    plt.plot([p[0] for p in pts], [p[1] for p in pts], label=name, marker="braille")
+            plt.xticks(xs, xlabels)
+            plt.title(title)
+
+        plot.draw(draw)
 
     def _show_todos(self, todos: list[dict[str, Any]]) -> None:
         t = self.query_one("#todo-table", DataTable)
@@ -343,20 +421,20 @@ class OptlogApp(App[None]):
 
     def _show_run_detail(self, r: dict[str, Any]) -> None:
         self.query_one("#run-text", Static).update(_run_renderable(r))
-        plot = self.query_one("#tel-plot", PlotextPlot)
+        plot = self.query_one("#tel-plot", PlotBox)
         series = (r.get("telemetry") or {}).get("series") or {}
         if not series:
             plot.remove_class("shown")
             return
         plot.add_class("shown")
-        plt = plot.plt
-        plt.clear_data()
-        plt.clear_figure()
-        for name, pts in list(series.items())[:3]:
-            if pts:
-                plt.plot([p[0] for p in pts], [p[1] for p in pts], label=name, marker="braille")
-        plt.title(f"run {r['id']} telemetry")
-        plot.refresh()
+
+        def draw(plt: Any) -> None:
+            for name, pts in list(series.items())[:3]:
+                if pts:
+                    plt.plot([p[0] for p in pts], [p[1] for p in pts], label=name, marker="braille")
+            plt.title(f"run {r['id']} telemetry")
+
+        plot.draw(draw)
 
     def _show_launches(self, launches: list[dict[str, Any]]) -> None:
         box = self.query_one("#launch-box", Log)
