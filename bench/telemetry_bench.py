@@ -165,6 +165,9 @@ def _sampler_configs(M: Any, seconds: float, out: dict[str, Any]) -> dict[str, A
             ("10 Hz, power buffer drained every 1 s, GPM 10 s, slow fields 1 s, energy 30 s", 0.1, 10.0, 1.0, 1.0, 30.0),
             ("10 Hz, defaults: power buffer drained every 2 s, GPM 5 s, slow fields 2 s, energy 60 s", 0.1, 5.0, 2.0, 2.0, 60.0),
             ("10 Hz, power buffer drained every 2 s, GPM 2 s, slow fields 2 s, energy 60 s", 0.1, 2.0, 2.0, 2.0, 60.0)]
+    only = os.environ.get("OPTLOG_BENCH_ONLY")  # a substring: run just the matching configurations
+    if only:
+        cfgs = [c for c in cfgs if only in c[0]]
     res: dict[str, Any] = {}
     for label, iv, gi, drain, slow, energy in cfgs:
         one = _run_config(M, seconds, iv, gi, drain, slow, energy, gpus="0")
