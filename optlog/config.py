@@ -77,7 +77,7 @@ class TelemetrySettings(_Strict):
     interval_s: float = Field(default=0.5, gt=0)
     warmup_s: float = Field(default=0.0, ge=0)
     gpm: bool = True
-    gpm_interval_s: float = Field(default=5.0, ge=0.1)  # GPM window; each read costs ~2.3 ms CPU (H200)
+    gpm_interval_s: float = Field(default=10.0, ge=0.1)  # GPM window; each read costs ~2.3 ms CPU (H200)
     gpus: str | list[str | int] | None = None      # NVML indices or UUIDs; default: the run's CUDA_VISIBLE_DEVICES
     scrape: str | None = None                       # a Prometheus /metrics URL scraped during each point
     scrape_interval_s: float = Field(default=1.0, gt=0)

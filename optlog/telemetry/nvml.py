@@ -9,20 +9,22 @@ Rules it keeps:
 - Only non-blocking sources: the classic `nvmlDeviceGetPcieThroughput` blocks 20 ms, so PCIe comes
   from the byte counters in field values (or GPM); NVLink from the throughput field counters.
 - Power: the driver's own 20-ms power samples (`nvmlDeviceGetSamples`, NVML_TOTAL_POWER_SAMPLES; they
-  match the instantaneous-power field), drained every `power_drain_s` (2 s; the buffer holds ~2.4 s),
-  each tick getting the mean over its window: energy-consistent, and no transient falls between samples. Where the
-  driver keeps no such buffer: the field `NVML_FI_DEV_POWER_INSTANT`, polled per tick. NVML's plain
-  `nvmlDeviceGetPowerUsage` is a 1-s average on Ampere and newer and is kept apart as `gpu_power_avg_w`.
+  match the instantaneous-power field), drained every `power_drain_s` (2 s; the buffer holds ~2.4 s)
+  in one driver call (`_PowerDrain`), each tick getting the mean over its window: energy-consistent,
+  and no transient falls between samples. Where the driver keeps no such buffer: the field
+  `NVML_FI_DEV_POWER_INSTANT`, polled per tick, with NVML's plain `nvmlDeviceGetPowerUsage` (a 1-s
+  average on Ampere and newer) beside it as `gpu_power_avg_w` on slow ticks.
 - Energy from the total-energy counter (mJ), read at point boundaries (`read_energy()`) and every
   `energy_every_s` (60 s; one read costs ~3.4 ms of CPU), never by integrating power unless the counter
   is missing.
 - Cost (measured on an H200, driver 580, at 10 Hz: bench/telemetry_bench.py, BENCHMARKS.md): a tick
   costs mostly its wake-up (the first NVML call and the Python work on cold caches), then per GPU
   util/clock/throttle ~8 µs each (read straight through ctypes, `_HotReads`), instant power ~55 µs,
-  memory info ~70 µs, one buffer drain ~0.5 ms whatever its length, one GPM read ~2.3 ms. So each tick
-  reads util, SM clock and clock-event reasons; power comes from the drained buffer; memory,
-  temperatures, memory clock and the 1-s average power every `slow_every_s` (2 s); GPM once per
-  `gpm_interval_s` (5 s) and at every point's end. Samples simply lack what was not read on that tick.
+  memory info ~70 µs, one buffer drain ~0.5 ms whatever its length (half that in one call), one GPM
+  read ~2.3 ms. So each tick reads util, SM clock and clock-event reasons; power comes from the
+  drained buffer; memory, temperatures and memory clock every `slow_every_s` (2 s); GPM once per
+  `gpm_interval_s` (10 s) and at every point's start and end (a GPM value is a window average, so a
+  point always gets its own). Samples simply lack what was not read on that tick.
 - GPM: support is checked per device (`nvmlGpmQueryDeviceSupport`), two samples at least 100 ms
   apart (closer ones silently read zeros); "in use" (a profiler holds it) → not available.
 - Anything unsupported → absent from the sample, with ONE notice per device and field; no driver →
@@ -118,6 +120,7 @@ class Device:
     drain_t: float = 0.0
     last_tick_t: float | None = None
     fast: Any = None                 # _HotReads: the per-tick calls without the wrappers (real NVML only)
+    fast_power: Any = None           # _PowerDrain: the buffer drain in one driver call (real NVML only)
 
     def describe(self) -> dict[str, Any]:
         return {"index": self.index, "uuid": self.uuid, "name": self.name, "mig": self.mig, "gpm": self.gpm,
@@ -283,7 +286,7 @@ def select_devices(nv: Any, env: dict[str, str] | None = None, gpus: str | list[
 class NvmlSampler:
     def __init__(self, nv: Any | None = None, *, gpus: str | list[Any] | None = None,
                  env: dict[str, str] | None = None, interval_s: float = 0.5, gpm: bool = True,
-                 energy_every_s: float = 60.0, gpm_interval_s: float = 5.0, slow_every_s: float = 2.0,
+                 energy_every_s: float = 60.0, gpm_interval_s: float = 10.0, slow_every_s: float = 2.0,
                  links_every_s: float = 5.0, power_drain_s: float = 2.0,
                  notice: Callable[[str], None] | None = None,
                  clock: Callable[[], float] = time.time) -> None:
@@ -604,28 +607,34 @@ class NvmlSampler:
         d.power_buf = True
         d.power_ts_us = max(int(x.timeStamp) for x in smp)  # history from before open() is not ours
         d.drain_t = now
+        d.fast_power = _PowerDrain.build(self.nv, d.parent)
 
     def _drain_power(self, d: Device, now: float) -> list[dict[str, Any]]:
         """Give each waiting tick the mean of the buffered power samples in its window (previous tick,
         this tick]; a tick whose window holds none takes the nearest sample within one interval. Returns
         the ticks, now complete."""
         d.drain_t = now
-        try:
-            vt, smp = self.nv.nvmlDeviceGetSamples(d.parent, SAMPLES_POWER, d.power_ts_us)
-        except Exception as e:
-            if _err_code(e) != ERR_NOT_FOUND:  # "Not Found" = no new sample since the last drain
-                self._unavail(d, "power sample buffer", _err_text(e), "polling instantaneous power instead")
-                d.power_buf = False
-            smp = []
-        attr = _VALUE_ATTR.get(vt, "uiVal") if smp else "uiVal"
+        got = d.fast_power.read(d.power_ts_us) if d.fast_power is not None else None
+        if got is None:  # no fast path, or it hit anything but success / nothing new: the wrapper says why
+            try:
+                vt, smp = self.nv.nvmlDeviceGetSamples(d.parent, SAMPLES_POWER, d.power_ts_us)
+                attr = _VALUE_ATTR.get(vt, "uiVal")
+                got = [(int(x.timeStamp), float(getattr(x.sampleValue, attr))) for x in smp]
+            except Exception as e:
+                if _err_code(e) != ERR_NOT_FOUND:  # "Not Found" = no new sample since the last drain
+                    self._unavail(d, "power sample buffer", _err_text(e), "polling instantaneous power instead")
+                    d.power_buf = False
+                got = []
         pts = d.power_pts
-        for x in smp:
-            ts = int(x.timeStamp)
+        newest = d.power_ts_us
+        for ts, mw in got:
             if ts > d.power_ts_us:
-                pts.append((ts / 1e6, float(getattr(x.sampleValue, attr)) / 1000.0))
-        if smp:
+                pts.append((ts / 1e6, mw / 1000.0))
+                if ts > newest:
+                    newest = ts
+        if newest != d.power_ts_us:
             pts.sort()
-            d.power_ts_us = max(d.power_ts_us, max(int(x.timeStamp) for x in smp))
+            d.power_ts_us = newest
         ticks, d.pending = d.pending, []
         prev = d.last_tick_t
         i, n = 0, len(pts)
@@ -686,7 +695,7 @@ class NvmlSampler:
                 d.links_t = now
             ctr = self._counters(d, now, slow, links) if (slow or links or not d.power_buf) else {}
             inst = ctr.pop("_power_instant_w", None)
-            if slow or (inst is None and not d.power_buf):
+            if not d.power_buf and (slow or inst is None):  # buffered power needs no 1-s average beside it
                 pw = call(d, "power", nv.nvmlDeviceGetPowerUsage, p)
                 if pw is not None:
                     s["gpu_power_avg_w"] = pw / 1000.0
@@ -830,6 +839,50 @@ class _HotReads:
             return None
         u = self.u
         return float(u.gpu), float(u.memory), float(self.c.value), int(self.e.value)
+
+
+class _PowerDrain:
+    """`nvmlDeviceGetSamples(NVML_TOTAL_POWER_SAMPLES)` in ONE driver call into a buffer allocated
+    once. pynvml's wrapper calls the driver twice per drain (once for the count, once for the data)
+    and builds an object per sample; the driver keeps at most ~120 power samples, so 256 slots always
+    suffice. `read` → [(µs, mW)], [] when nothing is new, None on any other status (the caller then
+    takes the wrapper, which raises and notices). Only for the real module."""
+
+    __slots__ = ("h", "fn", "buf", "n", "vt", "rbuf", "rn", "rvt", "cap", "ull")
+
+    SLOTS = 256
+
+    @classmethod
+    def build(cls, nv: Any, handle: Any) -> "_PowerDrain | None":
+        get = getattr(nv, "_nvmlGetFunctionPointer", None)
+        st = getattr(nv, "c_nvmlSample_t", None)
+        if get is None or st is None:
+            return None
+        try:
+            import ctypes
+
+            self = cls()
+            self.h = handle
+            self.fn = get("nvmlDeviceGetSamples")
+            self.cap = cls.SLOTS
+            self.buf = (st * cls.SLOTS)()
+            self.n, self.vt = ctypes.c_uint(0), ctypes.c_int(0)
+            self.rbuf, self.rn, self.rvt = self.buf, ctypes.byref(self.n), ctypes.byref(self.vt)
+            self.ull = ctypes.c_ulonglong
+            return self
+        except Exception:
+            return None
+
+    def read(self, last_us: int) -> list[tuple[int, float]] | None:
+        self.n.value = self.cap
+        ret = self.fn(self.h, SAMPLES_POWER, self.ull(last_us), self.rvt, self.rn, self.rbuf)
+        if ret == ERR_NOT_FOUND:
+            return []
+        if ret != 0:
+            return None
+        attr = _VALUE_ATTR.get(self.vt.value, "uiVal")
+        buf = self.buf
+        return [(int(buf[i].timeStamp), float(getattr(buf[i].sampleValue, attr))) for i in range(self.n.value)]
 
 
 def _temperature(nv: Any, h: Any) -> Any:

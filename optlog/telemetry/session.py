@@ -6,7 +6,7 @@
     sess.stop()
 
 `settings` = optlog.yaml `telemetry:` merged with the spec's `telemetry:`: `enabled`, `interval_s`
-(default 0.5), `gpm_interval_s` (default 5; a point's end always takes its own GPM reading), `warmup_s`, `gpus` (NVML indices/UUIDs; else the run env's CUDA_VISIBLE_DEVICES or
+(default 0.5), `gpm_interval_s` (default 10; a point's end always takes its own GPM reading), `warmup_s`, `gpus` (NVML indices/UUIDs; else the run env's CUDA_VISIBLE_DEVICES or
 Slurm's GPUs), `scrape` (a /metrics URL), `scrape_interval_s` (default 1), `gpm` (default true),
 `remote` ("auto" | "optlog" | "nvidia-smi"), `optlog` (the optlog command on a remote host).
 
@@ -111,7 +111,7 @@ class TelemetrySession:
 
         s = NvmlSampler(gpus=self._gpus(), env=self.env or None, interval_s=self.interval_s,
                         gpm=self.settings.get("gpm", True) is not False, notice=self.notice,
-                        gpm_interval_s=float(self.settings.get("gpm_interval_s") or 5.0))
+                        gpm_interval_s=float(self.settings.get("gpm_interval_s") or 10.0))
         try:
             s.open()
         except NvmlUnavailable as e:
@@ -150,7 +150,7 @@ class TelemetrySession:
         gpus = self._gpus() or self.env.get("CUDA_VISIBLE_DEVICES")
         if mode == "optlog" or (mode == "auto" and optlog_cmd):
             argv = shlex.split(optlog_cmd or "optlog") + ["telemetry", "sample", "--interval", str(self.interval_s),
-                                                          "--gpm-interval", str(self.settings.get("gpm_interval_s") or 5.0)]
+                                                          "--gpm-interval", str(self.settings.get("gpm_interval_s") or 10.0)]
             if self.settings.get("gpm") is False:
                 argv.append("--no-gpm")
             if gpus:
