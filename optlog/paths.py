@@ -65,6 +65,11 @@ class Workspace:
             return str(p)
 
     @property
+    def sqlite_file(self) -> Path | None:
+        """The workspace's own SQLite file, or None when `OPTLOG_DB_URL` names another database."""
+        return None if os.environ.get("OPTLOG_DB_URL") else self.db_file
+
+    @property
     def db_url(self) -> str:
         """`OPTLOG_DB_URL` wins (any SQLAlchemy URL); else the workspace's SQLite file."""
         return os.environ.get("OPTLOG_DB_URL") or f"sqlite:///{self.db_file}"

@@ -37,6 +37,7 @@ from typing import IO, Any
 
 from optlog.errors import Failed
 from optlog.runs import procs
+from optlog.runs.executors import close_pidfd, exited_unreaped, open_pidfd, wait_for_exit
 
 HEADER = b"@@optlog "
 _START_EXPR = "$(sed 's/.*) //' /proc/$$/stat | cut -d' ' -f20)"
@@ -150,11 +151,7 @@ class SshHandle:
         self._fetch = fetch
         self._stderr_path = stderr_path
         self._header = threading.Event()
-        self._pidfd: int | None = None
-        try:
-            self._pidfd = os.pidfd_open(popen.pid)
-        except (AttributeError, OSError):
-            self._pidfd = None
+        self._pidfd = open_pidfd(popen.pid)
         self._pump = threading.Thread(target=self._pump_stderr, daemon=True)
         self._pump.start()
 
@@ -211,8 +208,6 @@ class SshHandle:
         return self._pidfd
 
     def _exited(self) -> bool:
-        from optlog.runs.executors import exited_unreaped
-
         return exited_unreaped(self.popen.pid)
 
     def poll(self) -> int | None:
@@ -234,12 +229,7 @@ class SshHandle:
             except Exception:
                 pass
         self._fetch_back()
-        if self._pidfd is not None:
-            try:
-                os.close(self._pidfd)
-            except OSError:
-                pass
-            self._pidfd = None
+        self._pidfd = close_pidfd(self._pidfd)
         self.returncode = rc
         if self.ex.on_exit:
             self.ex.on_exit(self)
@@ -274,8 +264,6 @@ class SshHandle:
                     f.write(f"optlog: fetching the remote out folder failed: {e}\n".encode())
 
     def wait(self, timeout: float | None = None) -> int | None:
-        from optlog.runs.executors import wait_for_exit
-
         return wait_for_exit(self.poll, timeout, self._pidfd)
 
 

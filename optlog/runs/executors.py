@@ -61,6 +61,24 @@ def exited_unreaped(pid: int) -> bool:
     return info is not None and info.si_pid != 0
 
 
+def open_pidfd(pid: int) -> int | None:
+    """A pidfd for `pid` (Linux ≥ 5.3): readable when the process exits, so waits need no polling."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
+def close_pidfd(fd: int | None) -> None:
+    """Close a pidfd from `open_pidfd` (None is fine); returns None for `self._pidfd = close_pidfd(...)`."""
+    if fd is not None:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    return None
+
+
 def wait_for_exit(poll: Callable[[], int | None], timeout: float | None, fd: int | None = None,
                   step: float = 0.01) -> int | None:
     """Wait until `poll()` returns an exit code (None after `timeout`): sleep on `fd` (a pidfd,
@@ -97,11 +115,7 @@ class LocalHandle:
         self.record_id: int | None = None
         self.stdout: IO[bytes] | None = popen.stdout
         self._on_exit = on_exit
-        self._pidfd: int | None = None
-        try:
-            self._pidfd = os.pidfd_open(popen.pid)
-        except (AttributeError, OSError):
-            self._pidfd = None
+        self._pidfd = open_pidfd(popen.pid)
 
     def fileno(self) -> int | None:
         return self._pidfd
@@ -129,12 +143,7 @@ class LocalHandle:
         return wait_for_exit(self.poll, timeout, self._pidfd)
 
     def _close(self) -> None:
-        if self._pidfd is not None:
-            try:
-                os.close(self._pidfd)
-            except OSError:
-                pass
-            self._pidfd = None
+        self._pidfd = close_pidfd(self._pidfd)
 
 
 class LocalExecutor:

@@ -79,7 +79,8 @@ class Ctx:
             pass
 
     def db_exists(self) -> bool:
-        return bool(os.environ.get("OPTLOG_DB_URL")) or self.ws.db_file.exists()
+        f = self.ws.sqlite_file
+        return f is None or f.exists()
 
     def notice(self, text: str) -> None:
         """Narration for a person (stderr in the CLI, a notification in the TUI)."""

@@ -83,7 +83,8 @@ def quick_tree(ws: Any) -> list[dict[str, Any]] | None:
     full load (a sync through the service layer) paints the tree instead. It replaces this one anyway."""
     import sqlite3
 
-    if os.environ.get("OPTLOG_DB_URL") or not ws.db_file.exists():
+    db = ws.sqlite_file
+    if db is None or not db.exists():
         return None
     try:
         mtimes: dict[str, int] = {}
@@ -91,7 +92,7 @@ def quick_tree(ws: Any) -> list[dict[str, Any]] | None:
             for e in it:
                 if e.name.endswith(".yaml"):
                     mtimes[e.name[:-5]] = e.stat().st_mtime_ns
-        con = sqlite3.connect(f"file:{ws.db_file}?mode=ro", uri=True, timeout=0.2)
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.2)
         try:
             rows = con.execute("SELECT id, title, status, parent, file_mtime_ns, created_at FROM hypothesis").fetchall()
             preds = con.execute("SELECT hypothesis_id, id, status FROM prediction ORDER BY id").fetchall()

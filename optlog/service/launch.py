@@ -151,24 +151,24 @@ def parse_ref(ref: str) -> tuple[str, int]:
         raise BadInput(f"expected a run id (12) or a launch (L3), got {ref!r}", field="ID") from None
 
 
+def _row(ctx: Ctx, model: Any, key: int, what: str) -> Any:
+    with ctx.db.read() as s:
+        row = s.get(model, key)
+    if row is None:
+        raise NotFound(f"no {what} {key}", field="ID")
+    return row
+
+
 def _launch_row(ctx: Ctx, lid: int) -> Any:
     from optlog.store.models import Launch
 
-    with ctx.db.read() as s:
-        la = s.get(Launch, lid)
-    if la is None:
-        raise NotFound(f"no launch {lid}", field="ID")
-    return la
+    return _row(ctx, Launch, lid, "launch")
 
 
 def _run_row(ctx: Ctx, rid: int) -> Any:
     from optlog.store.models import Run
 
-    with ctx.db.read() as s:
-        r = s.get(Run, rid)
-    if r is None:
-        raise NotFound(f"no run {rid}", field="ID")
-    return r
+    return _row(ctx, Run, rid, "run")
 
 
 def status_doc(ctx: Ctx, ref: str) -> dict[str, Any]:

@@ -42,16 +42,13 @@ class PlotBox(Vertical):
     """Where a plot goes; the plotext widget (and its import) comes with the first plot, not with
     the first frame. Shown only while it has something to show (class `shown`)."""
 
-    def plt(self) -> Any:
+    def draw(self, fn: Callable[[Any], None]) -> None:
+        """Clear the plot (mounting it the first time) and let `fn` draw on its plotext object."""
         from textual_plotext import PlotextPlot
 
         if not self.children:
             self.mount(PlotextPlot())
         plot = self.children[0]
-        return plot
-
-    def draw(self, fn: Callable[[Any], None]) -> None:
-        plot = self.plt()
         p = plot.plt
         p.clear_data()
         p.clear_figure()
