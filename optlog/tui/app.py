@@ -205,22 +205,22 @@ class OptlogApp(App[None]):
         self.query_one("#plan-table", DataTable).add_columns("rank", "id", "score", "status", "title", "why")
         self.query_one("#log-table", DataTable).add_columns("when", "event", "hypothesis", "subject")
         tree.focus()
-        if not self._quick_thread.is_alive():  # read already: the very first frame shows the tree
-            if self._quick:
-                self._show_hyps_quick(self._quick)
-            else:
-                self._start_full()
-        else:
+        if self._quick_thread.is_alive():
             self.quick_load()
+        else:  # read already: the very first frame shows the tree
+            self._after_quick()
 
     @work(thread=True, exclusive=True, group="quick", exit_on_error=False)
     def quick_load(self) -> None:
         self._quick_thread.join()
-        roots = self._quick
-        if roots:
-            self.post_message(self.Loaded("hyps-quick", roots))
+        self.call_from_thread(self._after_quick)
+
+    def _after_quick(self) -> None:
+        """Paint the quick tree if there is one, then (or at once) open the database and load."""
+        if self._quick:
+            self._show_hyps_quick(self._quick)
         else:
-            self.call_from_thread(self._start_full)
+            self._start_full()
 
     def _show_hyps_quick(self, roots: list[dict[str, Any]]) -> None:
         if self._full_started:
