@@ -1,4 +1,4 @@
-"""Result parsers against the real peer-tool files in ../shared/fixtures/peers, and edge cases.
+"""Result parsers against the real peer-tool files in tests/fixtures/peers, and edge cases.
 
 The values asserted for the generated files are the ones their README states (real AIPerf 0.13.0 and
 GuideLLM 0.8.1 runs against a server with TTFT 50 ms, ITL 10 ms, 20 output tokens).
@@ -15,7 +15,7 @@ import pytest
 from optlog.errors import BadInput
 from optlog.runs.parsers import CANONICAL, FORMATS, detect_format, parse_bytes, parse_result
 
-PEERS = Path(__file__).parents[1].parent / "shared" / "fixtures" / "peers"
+PEERS = Path(__file__).parent / "fixtures" / "peers"
 GEN = PEERS / "generated"
 
 pytestmark = pytest.mark.skipif(not PEERS.is_dir(), reason=f"peer fixtures not found at {PEERS}")
