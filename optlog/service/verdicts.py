@@ -289,15 +289,13 @@ def invalidate(ctx: Ctx, run_id: int | str, why: str) -> dict[str, Any]:
         row.invalidated, row.invalid_reason = True, why
         s.add(row)
     # the register of invalidations: a committed decision even when no verdict used the run
-    import yaml
-
-    from optlog.yamlio import dump, write_atomic
+    from optlog.yamlio import dump, parse_text, read_text, write_atomic
 
     path = ctx.ws.root / INVALIDATED_FILE
     with workspace_lock(ctx.ws):
         data: dict[str, Any] = {}
         if path.is_file():
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            data = parse_text(read_text(path, INVALIDATED_FILE), INVALIDATED_FILE) or {}
         entries = list(data.get("invalidated") or [])
         entries.append({"run": r.id, "why": why, "by": ctx.actor, "at": at, "labels": run["labels"],
                         "affected": affected})
