@@ -704,7 +704,8 @@ class Driver:
         with self.ctx.db.write() as s:
             self._flush_dead(s)
             self._set_run(s, rid, status=status, error=error, cause=cause, exit_code=rc, finished_at=now_iso(),
-                          environment=environment, raw={"result": raw, "argv": argv} if raw else {"argv": argv})
+                          environment=environment,
+                          raw={**p.get("record", {}), **({"result": raw} if raw else {}), "argv": argv})
             conn = s.connection()
             if label_rows:
                 conn.execute(insert(RunLabel.__table__), label_rows)  # type: ignore[attr-defined]

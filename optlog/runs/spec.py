@@ -285,6 +285,7 @@ class Point:
     repeat: int
     server_key: str = ""
     rendered: dict[str, Any] = field(default_factory=dict)
+    config: dict[str, str] = field(default_factory=dict)  # what it names beyond its labels (runs.record)
 
 
 def plan(ls: LoadedSpec, sets: dict[str, Any], server_url: str | None = None) -> list[Point]:
@@ -312,6 +313,9 @@ def plan(ls: LoadedSpec, sets: dict[str, Any], server_url: str | None = None) ->
                 labels[k] = _render(ls, ("labels", k), v, values) if isinstance(v, str) else v
             labels["repeat"] = r
             points.append(Point(values=values, labels=labels, repeat=r))
+    from optlog.runs.record import annotate
+
+    annotate(ls.data, points)
     for p in points:
         p.rendered = render_point(ls, p.values, launch_dir="/nonexistent/launch", out="/nonexistent/out",
                                   server_url=server_url, run_id=0, launch_id=0)

@@ -65,6 +65,7 @@ def launch(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...] = (), serve
            hypothesis: str | None = None, detach: bool = False,
            on_event: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     from optlog.runs import procs
+    from optlog.runs.record import run_record
     from optlog.runs.spec import render_point
     from optlog.service.evidence import insert_run
     from optlog.store.models import Launch, Run
@@ -92,11 +93,13 @@ def launch(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...] = (), serve
             rendered = render_point(ls, p.values, launch_dir=str(launch_dir), out=str(out), server_url=server_url,
                                     run_id=rid, launch_id=lid)
             rendered["bench"]["out"] = str(out)
+            record = run_record(p, rendered)
             r = s.get(Run, rid)
             r.artifacts_dir = ctx.ws.rel(out)
+            r.raw = record
             s.add(r)
             docs.append({"run_id": rid, "labels": p.labels, "repeat": p.repeat, "server_key": p.server_key,
-                         "rendered": rendered})
+                         "rendered": rendered, "record": record})
         la.spec = {"name": ls.name, "file": ls.file, "spec": ls.data, "sets": dict(_sets_doc(sets)),
                    "server_url": server_url, "executor": ls.spec.executor, "on_error": ls.spec.on_error,
                    "stop_s": ls.spec.timeouts.stop_s, "token": token, "points": docs}
