@@ -80,3 +80,104 @@ def test_values_that_vary_in_a_launch_are_labels_and_an_edited_template_differs(
     diff = ws.j("run", "diff", str(res["runs"][0]["id"]), str(res2["runs"][0]["id"]))
     assert [x["key"] for x in diff["not_comparable"]] == ["bench.cmd"], diff["not_comparable"]
     assert json.dumps(diff["rendered"]).count("--requests") >= 1
+
+
+def _n_runs(ws):
+    return len(ws.j("run", "list")["runs"])
+
+
+def test_set_keys_nothing_typed_is_ignored(ws):
+    rel = spec(ws, "thr", server=False, params={"threads": 1}, matrix={"concurrency": [1, 2]}, repeats=3,
+               bench={"cmd": bench_cmd("--echo {{ threads }}")})
+    before = (ws.commits(), _n_runs(ws))
+    r = ws.cli("run", "launch", rel, "--set", "thread=4", "--json", check=2)
+    assert r.json["error"]["field"] == "--set" and "did you mean 'threads'" in r.json["error"]["message"]
+    assert "Traceback" not in r.err
+    for bad, words in (("repeats=0", "from 1 to 1000"), ("repeats=many", "an integer"), ("bench=x", "cannot change"),
+                       ("matrix.nope=[1]", "not a matrix axis"), ("order=shuffled", "one of interleaved"),
+                       ("on_error=explode", "continue or stop")):
+        r = ws.cli("run", "launch", rel, "--set", bad, "--json", check=2)
+        assert words in r.json["error"]["message"], (bad, r.json)
+    assert (ws.commits(), _n_runs(ws)) == before  # nothing written
+    # spec-level keys are settable: repeats=5 makes 5 repeats, matrix.K sets an axis's values
+    res = ws.j("run", "launch", rel, "--set", "repeats=2", "--set", "matrix.concurrency=[1, 2, 3]", "--set", "threads=4")
+    runs = res["runs"]
+    assert len(runs) == 2 * 3
+    assert sorted({r["labels"]["concurrency"] for r in runs}) == [1, 2, 3]
+    argv = json.loads((ws.root / runs[0]["artifacts_dir"] / "argv.json").read_text())
+    assert argv[argv.index("--echo") + 1] == "4"
+
+
+def test_unknown_parser_and_missing_cwd_fail_before_anything_runs(ws):
+    rel = spec(ws, "parse", server=False, bench={"cmd": bench_cmd(), "parser": "sglangg"})
+    r = ws.cli("run", "launch", rel, "--json", check=2)
+    e = r.json["error"]
+    assert e["field"] == "bench.parser" and e["file"] == rel and e["line"] and "sglangg" in e["message"]
+    rel = spec(ws, "cwd", server=False, bench={"cmd": "echo hi", "cwd": "no/such/dir", "parser": "json"})
+    r = ws.cli("run", "launch", rel, "--json", check=2)
+    e = r.json["error"]
+    assert e["field"] == "bench.cwd" and "not a folder" in e["message"] and "command not found" not in r.out
+    assert _n_runs(ws) == 0
+    # a relative cwd that exists is taken from the workspace root, wherever optlog was started
+    (ws.root / "sub").mkdir()
+    rel = spec(ws, "cwd2", server=False, bench={"cmd": bench_cmd(), "cwd": "sub"})
+    res = ws.j("run", "launch", rel, cwd=ws.root / "sub")
+    assert res["status"] == "succeeded"
+
+
+def _order(res):
+    return [(r["labels"]["concurrency"], r["labels"]["repeat"]) for r in sorted(res["runs"], key=lambda r: r["id"])]
+
+
+def test_repeats_interleaved_by_default_sequential_and_seeded_random(ws):
+    rel = spec(ws, "ord", server=False, matrix={"concurrency": [1, 2]}, repeats=2)
+    res = ws.j("run", "launch", rel)
+    assert _order(res) == [(1, 0), (2, 0), (1, 1), (2, 1)]
+    started = [ws.j("run", "show", str(r["id"]))["started_at"] for r in sorted(res["runs"], key=lambda r: r["id"])]
+    assert started == sorted(started)  # run ids follow the order they ran in
+    res = ws.j("run", "launch", rel, "--set", "order=sequential")
+    assert _order(res) == [(1, 0), (1, 1), (2, 0), (2, 1)]
+    rel = spec(ws, "rnd", server=False, matrix={"concurrency": [1, 2, 3]}, repeats=3, order="random", order_seed=7)
+    a, b = ws.j("run", "launch", rel), ws.j("run", "launch", rel)
+    assert _order(a) == _order(b) and _order(a) != sorted(_order(a))
+    assert ws.j("run", "show", str(a["runs"][0]["id"]))["raw"]["order"] == {"order": "random", "seed": 7}
+    c = ws.j("run", "launch", rel, "--set", "order_seed=8")
+    assert ws.j("run", "show", str(c["runs"][0]["id"]))["raw"]["order"]["seed"] == 8
+
+
+def test_optlog_bench_inside_a_launch_records_one_run_per_measurement(ws):
+    srv = {"cmd": ITL_SERVER, "ready": {"url": "http://127.0.0.1:{{ port }}/health", "timeout_s": 15, "interval_s": 0.05},
+           "stop": {"timeout_s": 3}}
+    rel = spec(ws, "ob", server=srv, params={"itl_ms": 1, "port": free_port()}, matrix=None, repeats=3,
+               bench={"cmd": "{{ py }} -m optlog bench {{ server_url }} --concurrency 1 --num-prompts 2 "
+                             "--input-len 4 --output-len 4", "parser": "optlog"})
+    res = ws.j("run", "launch", rel)
+    assert res["status"] == "succeeded", res
+    runs = ws.j("run", "list")["runs"]
+    assert len(runs) == 3 and {r["source"] for r in runs} == {"launched"}  # not 6: bench recorded nothing itself
+    r0 = ws.j("run", "show", str(runs[0]["id"]))
+    assert any(a["path"].endswith("optlog-bench.jsonl") for a in r0["artifacts"])
+    art = next(r["artifacts_dir"] for r in res["runs"] if r["id"] == r0["id"])
+    err = (ws.root / art / "bench.stderr.log").read_text()
+    assert "recording nothing" in err
+    # run import of that file: it is the launched run's measurement already
+    f = next(ws.root / a["path"] for a in r0["artifacts"] if a["path"].endswith("optlog-bench.jsonl"))
+    out = ws.cli("run", "import", str(f), "--json")
+    assert out.json["runs"] == [] and out.json["already_imported"][0]["runs"] == [runs[0]["id"]]
+    assert "already imported" in out.err
+    assert len(ws.j("run", "list")["runs"]) == 3
+
+
+def test_run_import_of_a_file_already_imported_is_a_no_op_that_says_so(ws, tmp_path):
+    f = tmp_path / "r.json"
+    f.write_text(json.dumps({"output_throughput": 100.0, "completed": 3}))
+    first = ws.j("run", "import", str(f), "--format", "json")
+    (ids,) = [[r["id"] for r in first["runs"]]]
+    copy = tmp_path / "same-content.json"
+    copy.write_bytes(f.read_bytes())
+    for again in (f, copy):
+        r = ws.cli("run", "import", str(again), "--format", "json", "--json")
+        assert r.json["runs"] == [] and r.json["already_imported"][0]["runs"] == ids
+        assert "already imported as run" in r.err and "same content" in r.err
+    assert "already run" in ws.cli("run", "import", str(f), "--format", "json").out
+    assert len(ws.j("run", "list")["runs"]) == 1

@@ -28,6 +28,7 @@ from typing import Any
 from optlog.core.failure import classify, tail
 from optlog.core.timeutil import now_iso
 from optlog.runs import procs
+from optlog.runs.inside import bench_env
 
 TERMINAL = ("succeeded", "failed", "cancelled", "interrupted")
 LOG_NAMES = ("bench.stdout.log", "bench.stderr.log")
@@ -371,7 +372,7 @@ class Driver:
             self.log(f"starting server {n}: {' '.join(srv['argv'])}")
             self.current_run = None
             try:
-                server.handle = self.executor.popen(srv["argv"], env=srv["env"], cwd=srv["cwd"] or str(self.ctx.ws.root),
+                server.handle = self.executor.popen(srv["argv"], env=srv["env"], cwd=self._cwd(srv["cwd"]),
                                                     stdout=server.stdout, stderr=server.stderr, role="server")
             except OSError as e:
                 raise PointFailure(f"server could not start: {e}", cause="not_found" if isinstance(e, FileNotFoundError) else "spawn_error",
@@ -543,7 +544,7 @@ class Driver:
         grace = float(stop.get("timeout_s") or 30)
         if h.returncode is None and h.poll() is None and stop.get("argv"):
             try:
-                sh = self.executor.popen(stop["argv"], env=srv.get("env") or {}, cwd=srv.get("cwd") or str(self.ctx.ws.root),
+                sh = self.executor.popen(stop["argv"], env=srv.get("env") or {}, cwd=self._cwd(srv.get("cwd")),
                                          stdout=server.stdout, stderr=server.stderr, role="stop")
                 if sh.wait(grace) is None:
                     self.executor.kill(sh, grace_s=1.0)
@@ -557,6 +558,13 @@ class Driver:
         server.handle = None
         with self.ctx.db.write() as s:
             self._flush_dead(s)
+
+    def _cwd(self, cwd: str | None) -> str:
+        if self.doc.get("executor", "local") != "local":
+            return cwd or str(self.ctx.ws.root)
+        from optlog.service.launch import resolve_cwd
+
+        return str(resolve_cwd(self.ctx, cwd))
 
     # ------------------------------------------------------------------ telemetry
     def _telemetry_start(self, p: dict[str, Any]) -> None:
@@ -726,10 +734,13 @@ class Driver:
 
     def _bench(self, b: dict[str, Any], out: Path, server: Server, started: Callable[[Any], None]) -> int:
         try:
-            h = self.executor.popen(b["argv"], env=b["env"], cwd=b["cwd"] or str(self.ctx.ws.root),
+            env = {**b["env"], **bench_env(self.launch_id, self.current_run or 0, str(out))}
+            h = self.executor.popen(b["argv"], env=env, cwd=self._cwd(b["cwd"]),
                                     stdout=out / "bench.stdout.log", stderr=out / "bench.stderr.log", role="bench")
         except FileNotFoundError:
             started(None)
+            if b["cwd"] and not Path(self._cwd(b["cwd"])).is_dir():
+                raise PointFailure(f"bench cwd is not a folder: {b['cwd']}", cause="not_found", exit_code=127) from None
             raise PointFailure(f"bench command not found: {b['argv'][0]}", cause="not_found", exit_code=127) from None
         except OSError as e:
             started(None)

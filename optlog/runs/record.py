@@ -103,5 +103,6 @@ def run_record(point: Any, rendered: dict[str, Any]) -> dict[str, Any]:
     return {
         "values": {k: (REDACTED if is_secret_key(k) else v) for k, v in point.values.items() if k not in RUN_SPECIFIC},
         "config": dict(point.config),
+        "order": dict(point.order),
         "commands": {"server": cmd(rendered.get("server")), "bench": cmd(rendered["bench"])},
     }
