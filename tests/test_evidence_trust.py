@@ -181,3 +181,54 @@ def test_run_import_of_a_file_already_imported_is_a_no_op_that_says_so(ws, tmp_p
         assert "already imported as run" in r.err and "same content" in r.err
     assert "already run" in ws.cli("run", "import", str(f), "--format", "json").out
     assert len(ws.j("run", "list")["runs"]) == 1
+
+
+def _host_load_config(ws, text):
+    cfg = ws.root / "optlog.yaml"
+    cfg.write_text(cfg.read_text() + "\n" + text)
+
+
+def test_host_load_and_thread_settings_recorded_and_loaded_runs_flagged(ws):
+    import subprocess
+    import sys
+
+    fake = json.dumps({"gpus": [{"uuid": "GPU-aaaa", "processes": [{"pid": 999999, "used_mib": 512}]}]})
+    _host_load_config(ws, "host_load:\n  busy_cpus_fraction: 0.2\n  gpu_processes: false\n")
+    rel = spec(ws, "load", server=False, params={"threads": 3}, matrix={"concurrency": [1]}, repeats=2,
+               bench={"cmd": bench_cmd(), "env": {"OMP_NUM_THREADS": "{{ threads }}"}})
+    burner = subprocess.Popen([sys.executable, "-c", "while True: pass"])  # a core kept busy by someone else
+    try:
+        res = ws.j("run", "launch", rel, env={"OPTLOG_FAKE_NVML": fake})
+    finally:
+        burner.kill()
+        burner.wait()
+    r = ws.j("run", "show", str(res["runs"][0]["id"]))
+    env = r["environment"]
+    before, after = env["host_load"]["before"], env["host_load"]["after"]
+    assert before["load"]["busy_cpus"] >= 0.5 and len(before["load"]["loadavg"]) == 3 and after["load"]["cpus"] >= 1
+    assert before["gpu_processes"] == [{"gpu": 0, "pid": 999999, "used_mib": 512}]
+    assert env["host_settings"]["threads"] == {"OMP_NUM_THREADS": "3"}
+    assert "cpu_governor" in env["host_settings"] and "packages" in env["host_settings"]
+    # measured under load: flagged where its numbers are
+    assert r["labels"]["loaded"] == "true" and "CPUs busy before the run" in env["host_load"]["loaded"][0]
+    assert all(x["labels"]["loaded"] == "true" for x in ws.j("run", "list")["runs"])
+    cmp = ws.j("compare", "--metric", "output_throughput", "--by", "concurrency")
+    assert cmp["rows"][0]["loaded"] == {"1": sorted(x["id"] for x in res["runs"])}
+    assert "loaded" in ws.cli("compare", "--metric", "output_throughput", "--by", "concurrency").out
+    # the same launch with the threshold off, GPU processes counting: loaded for the other process on the GPU
+    cfg = ws.root / "optlog.yaml"
+    cfg.write_text(cfg.read_text().replace("busy_cpus_fraction: 0.2", "busy_cpus_fraction: null")
+                   .replace("gpu_processes: false", "gpu_processes: true"))
+    res2 = ws.j("run", "launch", rel, "--set", "matrix.concurrency=[2]", env={"OPTLOG_FAKE_NVML": fake})
+    r2 = ws.j("run", "show", str(res2["runs"][0]["id"]))
+    assert r2["labels"]["loaded"] == "true" and "pid 999999 on GPU 0" in r2["environment"]["host_load"]["loaded"][0]
+    # the verdict names the loaded runs in its reasons
+    ws.cli("hyp", "add", "c2 beats c1", "--id", "c2")
+    ws.cli("predict", "add", "c2", "--expect", "a > b", "--metric", "output_throughput",
+           "--a", "concurrency=2", "--b", "concurrency=1")
+    lv = ws.j("verdict", "c2")["results"][0]["predictions"][0]["levels"][0]
+    assert "measured under load" in lv["reason"], lv
+    # quiet: threshold off, no GPU process → no flag
+    cfg.write_text(cfg.read_text().replace("gpu_processes: true", "gpu_processes: false"))
+    res3 = ws.j("run", "launch", rel, "--set", "matrix.concurrency=[3]")
+    assert "loaded" not in ws.j("run", "show", str(res3["runs"][0]["id"]))["labels"]

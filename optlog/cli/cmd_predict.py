@@ -186,6 +186,7 @@ def compare_cmd(metric: str, by: str, per: str | None, where: str | None, baseli
         for r in d["rows"]:
             lvl = ", ".join(str(v) for v in r["level"].values()) or "(all)"
             rows.append([lvl] + [fmt_num(r["values"].get(g)) + (f" (n={r['n'][g]})" if r["n"].get(g, 1) > 1 else "")
+                                 + (" loaded" if g in r.get("loaded", {}) else "")
                                  for g in gs]
                         + [f"{r['ratios'][g]:.2f}" if r["ratios"].get(g) is not None else "–" for g in others])
         out = f"{d['metric']} by {d['by']}\n" + table(rows, header)

@@ -676,6 +676,9 @@ def _finish(pl: _Plan, results: list[Any], ceilings: dict[str, float]) -> dict[s
             lv["tests"] = [{"expect": E.unparse(t.node), "outcome": t.outcome, "p": sig(t.p, 3),
                             "ci": [sig(c) for c in t.ci] if t.ci else None, "method": t.method, "reason": t.reason}
                            for t in tests]
+        loaded = [f"{g} run {r.id}" for g in ("a", "b") for r in use[g] if r.canon.get("loaded") == "true"]
+        if loaded:  # runs measured under load (runs.hostload) are named with the numbers they gave
+            lv["reason"] += f" [measured under load: {', '.join(loaded)}]"
         levels_out.append(lv)
 
     outs = [lv["outcome"] for lv in levels_out]

@@ -634,6 +634,29 @@ class Driver:
         env_doc["commands"] = cmds
         return env_doc
 
+    # ------------------------------------------------------------------ host load (runs.hostload)
+    def _host_load(self) -> dict[str, Any]:
+        from optlog.runs import hostload
+
+        st = self.ctx.config.host_load
+        own = [h.pid for h in self.handles] + [os.getpid()]
+        return {"load": hostload.snapshot(st.window_s), "gpu_processes": hostload.gpu_processes(own)}
+
+    def _host_doc(self, p: dict[str, Any], before: dict[str, Any], after: dict[str, Any] | None,
+                  extra_labels: dict[str, Any]) -> dict[str, Any]:
+        """The run's load before and after, the host's settings; `loaded=true` when it was loaded."""
+        from optlog.runs import hostload
+
+        if getattr(self, "_host_settings", None) is None:
+            self._host_settings = hostload.host_settings()
+        srv = p["rendered"].get("server") or {}
+        threads = hostload.thread_vars({**os.environ, **(srv.get("env") or {}), **(p["rendered"]["bench"].get("env") or {})})
+        why = hostload.loaded(before, self.ctx.config.host_load)
+        if why:
+            extra_labels["loaded"] = "true"
+        return {"host_load": {"before": before, "after": after, "loaded": why},
+                "host_settings": {**self._host_settings, "threads": threads}}
+
     # ------------------------------------------------------------------ one point
     def _run_point(self, p: dict[str, Any], server: Server) -> bool:
 
@@ -662,8 +685,11 @@ class Driver:
         metrics: dict[str, float] = {}
         extra_labels: dict[str, Any] = {}
         raw: dict[str, Any] = {}
+        load_before = self._host_load()
+        load_after: dict[str, Any] | None = None
         try:
             rc = self._bench(b, out, server, started)
+            load_after = self._host_load()
             if rc != 0:
                 log = read_tail(out / "bench.stderr.log") or read_tail(out / "bench.stdout.log")
                 raise PointFailure(f"bench exited with code {rc}" + (f"\n--- stderr tail ---\n{log}" if log else ""),
@@ -681,6 +707,8 @@ class Driver:
             except Exception as e:
                 self.log(f"telemetry end_point failed: {e}")
         environment = self._environment(server, p) if status != "cancelled" else {}
+        if environment:
+            environment.update(self._host_doc(p, load_before, load_after, extra_labels))
         self._store(p, status, error, cause, rc, metrics, extra_labels, raw, environment)
         if status == "cancelled":
             raise Cancelled(error or "cancelled")

@@ -67,6 +67,7 @@ def compare(ctx: Ctx, metric: str, by: str, per: str | None = None, where: str |
         n = {}
         runs = {}
         apart = []
+        loaded: dict[str, list[int]] = {}
         for g in groups:
             rs = row.get(g, [])
             if not rs:
@@ -84,6 +85,8 @@ def compare(ctx: Ctx, metric: str, by: str, per: str | None = None, where: str |
             values[str(group_val[g])] = sig(mean([r.metrics[metric] for r in rs]), 6)
             n[str(group_val[g])] = len(rs)
             runs[str(group_val[g])] = sorted(r.id for r in rs)
+            if any(r.canon.get("loaded") == "true" for r in rs):  # measured under load (runs.hostload)
+                loaded[str(group_val[g])] = sorted(r.id for r in rs if r.canon.get("loaded") == "true")
         bv = values.get(str(group_val[base])) if base is not None else None
         ratios = {k: (sig(v / bv, 4) if bv and v is not None else None) for k, v in values.items()}
         level = {per: level_val[lk]} if per else {}
@@ -94,7 +97,8 @@ def compare(ctx: Ctx, metric: str, by: str, per: str | None = None, where: str |
                 diffs.append(f"{k} differs ({', '.join(v or '(none)' for v in vals)})")
         if diffs:
             warnings.append((f"{per}={level_val[lk]}: " if per else "") + "; ".join(diffs))
-        rows.append({"level": level, "values": values, "ratios": ratios, "n": n, "runs": runs, "not_comparable": apart})
+        rows.append({"level": level, "values": values, "ratios": ratios, "n": n, "runs": runs, "not_comparable": apart,
+                     **({"loaded": loaded} if loaded else {})})
     out = {"metric": metric, "by": by, "per": per, "where": where, "baseline": str(group_val[base]) if base else None,
            "groups": [str(group_val[g]) for g in groups], "rows": rows, "warnings": warnings}
     for w in warnings:
