@@ -101,12 +101,21 @@ class TelemetrySettings(_Strict):
     optlog: str | None = None                       # the optlog command on remote hosts (for `telemetry sample`)
 
 
+class HostLoadSettings(_Strict):
+    """When a launched run counts as measured under load (runs.hostload): labelled `loaded=true`."""
+
+    busy_cpus_fraction: float | None = Field(default=0.5, ge=0)  # busy CPUs before the run / CPUs; null: never
+    gpu_processes: bool = True                                   # another process on the GPUs counts as load
+    window_s: float = Field(default=0.1, ge=0, le=5)             # how long busy CPUs are measured, before and after
+
+
 class Config(_Strict):
     name: str = "optlog"
     plans: PlansSettings = Field(default_factory=PlansSettings)
     hardware: HardwareSettings = Field(default_factory=HardwareSettings)
     executors: ExecutorSettings = Field(default_factory=ExecutorSettings)
     telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
+    host_load: HostLoadSettings = Field(default_factory=HostLoadSettings)
 
     def ceilings(self) -> dict[str, float]:
         """Names usable in prediction expressions: `peak_tflops` (default dtype of the default GPU),

@@ -402,7 +402,7 @@ def server_report(url: str, dropped: set[str] | None = None, timeout: float = SE
     errors: list[str] = []
     try:
         with httpx.Client(timeout=timeout, trust_env=False) as c:
-            for path in ("/server_info", "/get_server_info", "/version"):
+            for path in ("/server_info", "/get_server_info", "/version", "/props"):
                 try:
                     r = c.get(base + path)
                 except httpx.HTTPError as e:
@@ -478,6 +478,11 @@ def capture(ctx: Any, *, server_url: str | None = None, commands: dict[str, list
                                                                    **env}, dropped)
     if server_url:
         doc["server"] = server_report(server_url, dropped)
+    from optlog.runs.server_version import identify
+
+    sv = identify(doc)
+    if sv:
+        doc["server_version"] = sv
     if dropped:
         doc["secrets_dropped"] = len(dropped)
     facts = getattr(executor, "environment_facts", None)  # a remote executor's own record (Slurm job id, GPUs)
