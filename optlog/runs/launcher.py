@@ -562,9 +562,9 @@ class Driver:
     def _cwd(self, cwd: str | None) -> str:
         if self.doc.get("executor", "local") != "local":
             return cwd or str(self.ctx.ws.root)
-        from optlog.service.launch import resolve_cwd
+        from optlog.runs.spec import resolve_cwd
 
-        return str(resolve_cwd(self.ctx, cwd))
+        return str(resolve_cwd(self.ctx.ws.root, cwd))
 
     # ------------------------------------------------------------------ telemetry
     def _telemetry_start(self, p: dict[str, Any]) -> None:

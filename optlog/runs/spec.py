@@ -454,3 +454,11 @@ def render_point(ls: LoadedSpec, values: dict[str, Any], *, launch_dir: str, out
     else:
         out_d["telemetry"] = tel
     return out_d
+
+
+def resolve_cwd(root: Path, cwd: str | None) -> Path:
+    """A spec's cwd: relative to the workspace root (wherever optlog was started), default the root."""
+    if not cwd:
+        return root
+    p = Path(cwd)
+    return p if p.is_absolute() else root / p

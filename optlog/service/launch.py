@@ -66,6 +66,8 @@ def prepare(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...] = (), serv
 def _check_cwds(ctx: Ctx, ls: Any, points: list[Any]) -> None:
     """A `cwd:` that does not exist is an error before anything runs (it used to fail each point as
     "command not found"). A cwd under the run's own output folder is made by the launcher."""
+    from optlog.runs.spec import resolve_cwd
+
     seen: set[tuple[str, str]] = set()
     for p in points:
         for sec in ("server", "bench"):
@@ -73,18 +75,10 @@ def _check_cwds(ctx: Ctx, ls: Any, points: list[Any]) -> None:
             if not cwd or cwd.startswith("/nonexistent/") or (sec, cwd) in seen:
                 continue
             seen.add((sec, cwd))
-            if not resolve_cwd(ctx, cwd).is_dir():
+            if not resolve_cwd(ctx.ws.root, cwd).is_dir():
                 raise ls.bad(f"{sec}.cwd {cwd!r} is not a folder" + ("" if Path(cwd).is_absolute()
                                                                       else f" (under {ctx.ws.root})"),
                              sec, "cwd", code="not_found")
-
-
-def resolve_cwd(ctx: Ctx, cwd: str | None) -> Path:
-    """A spec's cwd: relative to the workspace root (wherever optlog was started), default the root."""
-    if not cwd:
-        return ctx.ws.root
-    p = Path(cwd)
-    return p if p.is_absolute() else ctx.ws.root / p
 
 
 def launch(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...] = (), server_url: str | None = None,
