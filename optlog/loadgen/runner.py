@@ -54,7 +54,11 @@ class Spec:
     warmup_prompts: list[tuple[str, int]] | None = None
     warmup_first: int = 0
     count_prompt_tokens: bool = False       # prompts optlog built: N words = N tokens, by construction
-    metrics_url: str | None = None          # the server's Prometheus /metrics, scraped around each level
+    # The server's own counters around each level (set by the service: it knows the server's
+    # dialects): `probe()` reads them (None: not available), `deltas(before, after)` gives
+    # {"output_tokens", "output_counter", "prompt_tokens", "cached_prompt_tokens"} where known.
+    probe: Callable[[], Any] | None = None
+    deltas: Callable[[Any, Any], dict[str, Any]] | None = None
 
     @property
     def min_tokens(self) -> int | None:
@@ -269,21 +273,17 @@ def run_sweep(spec: Spec, on_level: Callable[[Level], None] | None = None,
         loop.close()
 
 
-def _scrape(url: str | None) -> dict[str, Any] | None:
-    if not url:
+def _probe(spec: Spec) -> Any:
+    if spec.probe is None:
         return None
-    from optlog.telemetry import prometheus
-
     try:
-        return prometheus.scrape(url, timeout=5.0)
+        return spec.probe()
     except Exception:  # a server without /metrics (or --metrics off): no server-side check
         return None
 
 
 async def _sweep(spec: Spec, on_level: Callable[[Level], None] | None,
                  notice: Callable[[str], None] | None) -> list[Level]:
-    from optlog.telemetry import prometheus
-
     t = spec.target
     loop = asyncio.get_running_loop()
     pool = Pool(t.host, t.port, t.tls, connect_timeout=min(spec.timeout, 30.0))
@@ -300,15 +300,15 @@ async def _sweep(spec: Spec, on_level: Callable[[Level], None] | None,
                 await _run_level(spec, pool, [build_payload(spec, p, mt) for p, mt in wp],
                                  min(cap or nwarm, nwarm), "warm-up", True, _raws(spec, wp, True))
             label = f"c={cap if cap else 'inf'}"
-            before = await loop.run_in_executor(None, _scrape, spec.metrics_url)
+            before = await loop.run_in_executor(None, _probe, spec)
             wall0 = time.time()
             raws, duration, aborted, _ = await _run_level(spec, pool, payloads, cap, label, False,
                                                           _raws(spec, prompts, False))
             wall1 = time.time()
-            after = await loop.run_in_executor(None, _scrape, spec.metrics_url) if before else None
+            after = await loop.run_in_executor(None, _probe, spec) if before is not None else None
             results = [core.decode(r) for r in raws if (r.start or r.error) and r.error != "aborted"]
             metrics = core.aggregate(results, duration, cap)
-            server = prometheus.token_deltas(before, after) if before and after else {}
+            server = spec.deltas(before, after) if (spec.deltas and before is not None and after is not None) else {}
             warnings: list[str] = []
             if server:
                 metrics.update({f"server_{k}": v for k, v in server.items() if isinstance(v, (int, float))})

@@ -182,7 +182,12 @@ def prepare(opts: Options, ctx: Any = None) -> Plan:
                        warmup=opts.warmup or 0, seed=opts.seed, timeout=opts.timeout, ignore_eos=opts.ignore_eos,
                        headers=headers, extra_body=extra, max_failures=opts.max_failures, progress=opts.progress,
                        prompt_sets=sets, warmup_prompts=warm, warmup_first=warmup_first,
-                       count_prompt_tokens=not opts.dataset, metrics_url=metrics_url)
+                       count_prompt_tokens=not opts.dataset)
+    if metrics_url:
+        from optlog.telemetry import prometheus
+
+        spec.probe = lambda: prometheus.scrape(metrics_url, timeout=5.0)
+        spec.deltas = prometheus.token_deltas
     labels: dict[str, Any] = {"request_rate": "inf" if math.isinf(rate) else rate, "dataset": dataset_name,
                               "model": model, "api": target.api}
     if not opts.dataset:
