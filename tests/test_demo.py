@@ -18,7 +18,7 @@ def test_demo_runs_the_loop_end_to_end(tmp_path, db_env):
     env["GIT_CONFIG_GLOBAL"] = str(tmp_path / "gitconfig")
     (tmp_path / "gitconfig").write_text("[user]\n\tname = T\n\temail = t@example.com\n")
     target = tmp_path / "demo"
-    p = subprocess.run([sys.executable, "-m", "optlog", "demo", str(target), "--json"], env=env,
+    p = subprocess.run([sys.executable, "-m", "optlog", "demo", "--simulated", str(target), "--json"], env=env,
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]
     doc = json.loads(p.stdout)

@@ -64,7 +64,11 @@ def ensure(say: Callable[[str], None] | None = None) -> tuple[Path, Path]:
     if say is not None:
         say("building llama.cpp's llama-server and fetching the Gemma 3 270M model (once per machine: "
             "about 6 minutes on 2 cores; the script narrates on stderr)")
-    p = subprocess.run(["bash", str(SCRIPT)], stdout=subprocess.PIPE, text=True)
+    import sys
+
+    env = {**os.environ}
+    env.setdefault("PYTHON", sys.executable)  # a Python with pip (optlog's own venv has one)
+    p = subprocess.run(["bash", str(SCRIPT)], stdout=subprocess.PIPE, text=True, env=env)
     lines = [ln for ln in p.stdout.splitlines() if ln.strip()]
     if p.returncode != 0 or len(lines) < 2:
         raise Failed(f"{SCRIPT} failed (exit {p.returncode}); its messages are above")
