@@ -476,7 +476,7 @@ def agreement(client_tokens: float, server_tokens: float | None) -> float | None
 
 
 def agreement_warning(ratio: float | None, counter: str) -> str | None:
-    if ratio is None or abs(ratio - 1.0) <= AGREEMENT_WARN:
+    if ratio is None or abs(ratio - 1.0) <= AGREEMENT_WARN + 1e-12:  # exactly 2 % apart is within
         return None
     return (f"output tokens: the client counted {ratio * 100:.1f} % of what the server's {counter} says it "
             f"generated (more than {AGREEMENT_WARN * 100:.0f} % apart)")
