@@ -163,6 +163,33 @@ labels: {{model: gemma3-270m-q4_k_m, server: llama.cpp, threads: {threads}}}
 """
 
 
+BATCH_PLAN = ("Serve with --parallel 4 or more (batching pays here)", "2-4x", "S", "0.7", "memory-bound")
+# The pivot for each outcome of the first verdict: a child hypothesis judged on the same runs, and the
+# plans that rest on each story (ranked by the verdicts, so the surviving story's plan comes first).
+PIVOTS: dict[str, dict[str, Any]] = {
+    "memory-bound": {
+        "id": "batching-free", "parent": "memory-bound", "title": "Batching is nearly free per token",
+        "statement": "If decode is memory-bound, a slot's per-token time barely grows with 4 slots: "
+                     "mean TPOT at 4 slots within 2x of 1 slot.",
+        "expect": "a / b <= 2", "metric": "mean_tpot_ms",
+        "plans": [BATCH_PLAN, ("More cores for llama-server (threads)", "10-40%", "M", "0.5", "compute-bound")]},
+    "compute-bound": {
+        "id": "slots-share-cores", "parent": "compute-bound", "title": "Slots only share the cores",
+        "statement": "If decode is compute-bound, 4 slots split the same arithmetic: each slot's per-token "
+                     "time grows at least 2.5x.",
+        "expect": "a / b >= 2.5", "metric": "mean_tpot_ms",
+        "plans": [("More cores or a smaller quantisation (Q4_0) for decode", "20-60%", "M", "0.6", "compute-bound"),
+                  BATCH_PLAN]},
+    "neither": {
+        "id": "partly-bound", "parent": "memory-bound", "title": "Partly memory-bound: batching pays, but less than 2x",
+        "statement": "Neither story held: 4 slots give between 1.5x and 2x, or the noise hides the answer; "
+                     "more repeats or a quieter machine would tell.",
+        "expect": "a / b in [1.5, 2]", "metric": "output_throughput",
+        "plans": [("Re-measure with more repeats on a quiet machine", "clarity", "S", "0.8", "partly-bound"),
+                  BATCH_PLAN]},
+}
+
+
 def run_real(path: str | Path, say: Callable[[str], None]) -> dict[str, Any]:
     """Measure this machine with llama.cpp (see the module docstring); returns a summary document."""
     import os
@@ -217,37 +244,14 @@ def run_real(path: str | Path, say: Callable[[str], None]) -> dict[str, Any]:
         for h in ("memory-bound", "compute-bound"):
             say(f"verdict: {h} → {status.get(h)}")
         # Pivot on what the numbers said: the next question depends on which story survived.
-        if status.get("memory-bound") == "confirmed":
-            hypotheses.add(ctx, "Batching is nearly free per token", hid="batching-free", parent="memory-bound",
-                           statement="If decode is memory-bound, a slot's per-token time barely grows with 4 "
-                                     "slots: mean TPOT at 4 slots within 2x of 1 slot.")
-            predictions.add(ctx, "batching-free", "a / b <= 2", metric="mean_tpot_ms", a=["parallel=4"],
-                            b=["parallel=1"], per="concurrency")
-            plans.add(ctx, "Serve with --parallel 4 or more (batching pays here)", gain="2-4x", effort="S",
-                      confidence="0.7", needs=["memory-bound"])
-            plans.add(ctx, "More cores for llama-server (threads)", gain="10-40%", effort="M", confidence="0.5",
-                      needs=["compute-bound"])
-        elif status.get("compute-bound") == "confirmed":
-            hypotheses.add(ctx, "Slots only share the cores", hid="slots-share-cores", parent="compute-bound",
-                           statement="If decode is compute-bound, 4 slots split the same arithmetic: each "
-                                     "slot's per-token time grows at least 2.5x.")
-            predictions.add(ctx, "slots-share-cores", "a / b >= 2.5", metric="mean_tpot_ms", a=["parallel=4"],
-                            b=["parallel=1"], per="concurrency")
-            plans.add(ctx, "More cores or a smaller quantisation (Q4_0) for decode", gain="20-60%", effort="M",
-                      confidence="0.6", needs=["compute-bound"])
-            plans.add(ctx, "Serve with --parallel 4 or more (batching pays here)", gain="2-4x", effort="S",
-                      confidence="0.7", needs=["memory-bound"])
-        else:
-            hypotheses.add(ctx, "Partly memory-bound: batching pays, but less than 2x", hid="partly-bound",
-                           parent="memory-bound",
-                           statement="Neither story held: 4 slots give between 1.5x and 2x, or the noise "
-                                     "hides the answer; more repeats or a quieter machine would tell.")
-            predictions.add(ctx, "partly-bound", "a / b in [1.5, 2]", metric="output_throughput",
-                            a=["parallel=4"], b=["parallel=1"], per="concurrency")
-            plans.add(ctx, "Re-measure with more repeats on a quiet machine", gain="clarity", effort="S",
-                      confidence="0.8", needs=["partly-bound"])
-            plans.add(ctx, "Serve with --parallel 4 or more (batching pays here)", gain="2-4x", effort="S",
-                      confidence="0.5", needs=["memory-bound"])
+        outcome = ("memory-bound" if status.get("memory-bound") == "confirmed"
+                   else "compute-bound" if status.get("compute-bound") == "confirmed" else "neither")
+        pv = PIVOTS[outcome]
+        hypotheses.add(ctx, pv["title"], hid=pv["id"], parent=pv["parent"], statement=pv["statement"])
+        predictions.add(ctx, pv["id"], pv["expect"], metric=pv["metric"], a=["parallel=4"], b=["parallel=1"],
+                        per="concurrency")
+        for title, gain, effort, conf, needs in pv["plans"]:
+            plans.add(ctx, title, gain=gain, effort=effort, confidence=conf, needs=[needs])
         v2 = verdicts.evaluate(ctx, all=True)
         for r in v2["results"]:
             if r["hypothesis"] not in status:
