@@ -72,6 +72,7 @@ class Server:
         self.stderr = stderr
         self.url = url
         self.environment: dict[str, Any] | None = None
+        self.benched = False  # a bench ran against it since it (re)started: the next needs no warm-up
 
     def log_tail(self, lines: int = 20) -> str:
         parts = []
@@ -762,7 +763,10 @@ class Driver:
 
     def _bench(self, b: dict[str, Any], out: Path, server: Server, started: Callable[[Any], None]) -> int:
         try:
-            env = {**b["env"], **bench_env(self.launch_id, self.current_run or 0, str(out))}
+            # optlog's load generator warms up only the first bench after a server (re)start
+            env = {**b["env"], **bench_env(self.launch_id, self.current_run or 0, str(out)),
+                   "OPTLOG_SERVER_FRESH": "0" if server.benched else "1"}
+            server.benched = True
             h = self.executor.popen(b["argv"], env=env, cwd=self._cwd(b["cwd"]),
                                     stdout=out / "bench.stdout.log", stderr=out / "bench.stderr.log", role="bench")
         except FileNotFoundError:
