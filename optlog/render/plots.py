@@ -12,9 +12,11 @@ read offline and on GitHub, which runs none), and the style is fixed here.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 CHART_ID = "optlog"
+_DATED = re.compile(r"<!--Generated with pygal[^>]*-->")
 
 
 def _chart(kind: str, title: str, x_title: str, y_title: str, **kw: Any) -> Any:
@@ -37,6 +39,7 @@ def _chart(kind: str, title: str, x_title: str, y_title: str, **kw: Any) -> Any:
 def _save(chart: Any, path: str) -> None:
     data = chart.render()
     text = data.decode("utf-8") if isinstance(data, bytes) else data
+    text = _DATED.sub("<!--Generated with pygal-->", text, count=1)  # pygal writes today's date: not reproducible
     with open(path, "w", encoding="utf-8", newline="\n") as f:
         f.write(text)
 
