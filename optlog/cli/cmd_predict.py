@@ -191,18 +191,24 @@ def compare_cmd(metric: str, by: str, per: str | None, where: str | None, baseli
     res = compare(ctx, metric, by, per, where, baseline)
 
     def human(d: dict[str, Any]) -> str:
-        if not d["rows"]:
-            return f"no runs with metric {d['metric']} and label {d['by']}"
         gs = d["groups"]
         others = [g for g in gs if g != d["baseline"]]
-        header = [d["per"] or ""] + [f"{g}" for g in gs] + [f"{g}/{d['baseline']}" for g in others]
+        keys = ([d["per"]] if d["per"] else []) + d["split_by"]
+        header = [", ".join(keys)] + gs + [f"{g}/{d['baseline']}" for g in others]
         rows = []
         for r in d["rows"]:
-            lvl = ", ".join(str(v) for v in r["level"].values()) or "(all)"
-            rows.append([lvl] + [fmt_num(r["values"].get(g)) + (f" (n={r['n'][g]})" if r["n"].get(g, 1) > 1 else "")
-                                 for g in gs]
-                        + [f"{r['ratios'][g]:.2f}" if r["ratios"].get(g) is not None else "–" for g in others])
-        return f"{d['metric']} by {d['by']}\n" + table(rows, header)
+            lvl = ", ".join(f"{k}={v}" for k, v in r["level"].items()) or "(all)"
+            cells = []
+            for g in gs:
+                if g not in r["values"]:
+                    cells.append("–")
+                    continue
+                iqr = r["spread"].get(g)
+                cells.append(fmt_num(r["values"][g]) + f" (n={r['n'][g]}"
+                             + (f", IQR {fmt_num(iqr[0])}–{fmt_num(iqr[1])})" if iqr else ")"))
+            rows.append([lvl] + cells + [f"{r['ratios'][g]:.2f}" if r["ratios"].get(g) is not None else "–"
+                                         for g in others])
+        return (f"median {d['metric']} by {d['by']} (n runs; IQR from 3)\n" + table(rows, header))
 
     emit(res, human)
 
