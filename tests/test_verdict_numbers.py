@@ -1,5 +1,5 @@
 """Issue 17: every number a verdict shows says what it is, degenerate data is decided exactly with a
-clean stderr, and the contract's spellings (`optlog predict HYP …`, the README's tips) work.
+clean stderr, and the contract's spellings (`optlog predict HYP …`, the documented tips, once in the README) work.
 Through the real CLI, on recorded runs and on runs launched with the GEMM probe."""
 
 from __future__ import annotations
@@ -116,13 +116,13 @@ def test_predict_is_prediction_add_and_old_spellings_work(ws):
 
 
 def _readme_tip(pattern: str) -> str:
-    m = re.search(pattern, (ROOT / "README.md").read_text(encoding="utf-8"))
+    m = re.search(pattern, (ROOT / "docs" / "telemetry.md").read_text(encoding="utf-8"))
     assert m, pattern
     return m.group(1)
 
 
-def test_readme_tips_work_on_launched_probe_runs(ws):
-    """The README's probe recipe launched as written (three repeats of one GEMM shape: its `flops` is
+def test_documented_tips_work_on_launched_probe_runs(ws):
+    """docs/telemetry.md's probe recipe launched as written (three repeats of one GEMM shape: its `flops` is
     a constant counter) and its bound_compute prediction accepted and judged."""
     cmd = _readme_tip(r"as a bench command: `cmd: (python -m optlog\.probes\.gemm … --output \{\{ out \}\}/result\.json)`")
     parser = _readme_tip(r"--output \{\{ out \}\}/result\.json`, `parser: (\w+)`")

@@ -16,7 +16,6 @@ import re
 from typing import Any
 
 CHART_ID = "optlog"
-_DATED = re.compile(r"<!--Generated with pygal[^>]*-->")
 
 
 def _chart(kind: str, title: str, x_title: str, y_title: str, **kw: Any) -> Any:
@@ -36,10 +35,15 @@ def _chart(kind: str, title: str, x_title: str, y_title: str, **kw: Any) -> Any:
     return chart
 
 
+# pygal stamps the day it drew a chart (and the year in its copyright line) into a comment: the same
+# data must give the same bytes on any day, so committed reports only change when their content does.
+_STAMP = re.compile(r"<!--Generated with pygal ([^ ]+) \(\w+\) ©Kozea [0-9-]+ on [0-9-]+-->")
+
+
 def _save(chart: Any, path: str) -> None:
     data = chart.render()
     text = data.decode("utf-8") if isinstance(data, bytes) else data
-    text = _DATED.sub("<!--Generated with pygal-->", text, count=1)  # pygal writes today's date: not reproducible
+    text = _STAMP.sub(r"<!--Generated with pygal \1-->", text)
     with open(path, "w", encoding="utf-8", newline="\n") as f:
         f.write(text)
 

@@ -13,6 +13,7 @@ from optlog.core.hypothesis import HYP_STATUSES, HypothesisDoc, Override, Status
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound
 from optlog.service.context import Ctx
+from optlog.service.refs import require  # noqa: F401  (re-exported: links are checked through hypotheses.require too)
 from optlog.store import hypfiles
 
 
@@ -106,15 +107,6 @@ def get(ctx: Ctx, hid: str) -> HypothesisDoc:
     if hid not in docs:
         raise NotFound(f"no hypothesis {hid!r}", field="hypothesis")
     return docs[hid]
-
-
-def require(ctx: Ctx, hid: str | None, field: str = "--hypothesis") -> str | None:
-    """Check that a referenced hypothesis exists (for links from todos, runs, notes)."""
-    if hid is None:
-        return None
-    if not ctx.ws.hypothesis_file(hid).is_file():
-        raise NotFound(f"no hypothesis {hid!r}", field=field)
-    return hid
 
 
 # ---------------------------------------------------------------- writing
