@@ -33,6 +33,7 @@ LAZY: dict[str, str] = {
     "log": "optlog.cli.cmd_log:log_cmd",
     "sync": "optlog.cli.cmd_log:sync_cmd",
     "prediction": "optlog.cli.cmd_predict:prediction",
+    "predict": "optlog.cli.cmd_predict:predict",
     "verdict": "optlog.cli.cmd_predict:verdict_cmd",
     "compare": "optlog.cli.cmd_predict:compare_cmd",
     "bench": "optlog.cli.cmd_bench:bench_cmd",
@@ -43,7 +44,7 @@ LAZY: dict[str, str] = {
     "mcp": "optlog.cli.cmd_core:mcp_cmd",
     "demo": "optlog.cli.cmd_core:demo_cmd",
 }
-ALIASES = {"hyp": "hypothesis", "predict": "prediction", "pred": "prediction", "todos": "todo", "runs": "run"}
+ALIASES = {"hyp": "hypothesis", "pred": "prediction", "todos": "todo", "runs": "run"}
 
 
 class State:
@@ -243,7 +244,18 @@ def _internal(e: BaseException) -> OptlogError:
                        f"OPTLOG_DEBUG=1 shows the details)", code="internal_error")
 
 
+def _quiet_library_warnings() -> None:
+    """No library warning reaches the terminal (stderr is optlog's narration, not scipy's or
+    SQLAlchemy's): Python warnings are dropped at this boundary unless PYTHONWARNINGS asks for them
+    (a developer debugging a warning sets it)."""
+    if not os.environ.get("PYTHONWARNINGS") and not sys.warnoptions:
+        import warnings
+
+        warnings.simplefilter("ignore")
+
+
 def main(argv: list[str] | None = None) -> None:
+    _quiet_library_warnings()
     args = list(sys.argv[1:] if argv is None else argv)
     as_json = _wants_json(args)
     code = 0
