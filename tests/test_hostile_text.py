@@ -82,3 +82,21 @@ def test_todowrite_payload_with_control_characters_is_refused(ws, content):
     r = ws.cli("todo", "write", "-", "--json", input=payload, check=2)
     assert r.json["error"]["code"] == "bad_text" and r.json["error"]["field"] == "todos.0.content"
     assert ws.j("todo", "list") == before
+
+
+@pytest.mark.sqlite_only
+def test_index_row_from_an_older_optlog_is_judged_again_not_a_crash(ws):
+    """A row indexed before the text rule existed (same file mtime, so it is not re-read) holding
+    a control character: the file is read and judged again instead of a validation traceback."""
+    import sqlite3
+
+    ws.cli("hypothesis", "add", "H", "--id", "h")
+    db = sqlite3.connect(ws.root / ".optlog" / "optlog.db")
+    doc = json.loads(db.execute("SELECT doc FROM hypothesis WHERE id = 'h'").fetchone()[0])
+    doc["title"] = "H\x1e"
+    db.execute("UPDATE hypothesis SET doc = ? WHERE id = 'h'", (json.dumps(doc),))
+    db.commit()
+    db.close()
+    r = ws.cli("hypothesis", "list", "--json")
+    assert [h["title"] for h in r.json["hypotheses"]] == ["H"]
+    assert "Traceback" not in r.err

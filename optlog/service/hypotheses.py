@@ -27,6 +27,7 @@ def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
     line, field) and re-indexed; a hand edit is reported once."""
     import json
 
+    from pydantic import ValidationError
     from sqlalchemy import text
 
     files = hypfiles.list_files(ctx.ws)
@@ -42,8 +43,11 @@ def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
             data = row[3]
             if isinstance(data, str):  # SQLite hands back the JSON text; psycopg decodes it
                 data = json.loads(data)
-            docs[row[0]] = HypothesisDoc.model_validate(data)
-            continue
+            try:
+                docs[row[0]] = HypothesisDoc.model_validate(data)
+                continue
+            except ValidationError:
+                pass  # indexed by an optlog that accepted it: the file is read and judged again below
         loaded = hypfiles.load_file(ctx.ws, path)
         docs[loaded.doc.id] = loaded.doc
         if row is None or row[1] != loaded.hash:
