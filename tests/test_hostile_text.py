@@ -100,3 +100,35 @@ def test_index_row_from_an_older_optlog_is_judged_again_not_a_crash(ws):
     r = ws.cli("hypothesis", "list", "--json")
     assert [h["title"] for h in r.json["hypotheses"]] == ["H"]
     assert "Traceback" not in r.err
+
+
+def test_mcp_arguments_pass_the_same_text_rule(ws):
+    """An MCP call is input like any other: the tool wrapper applies the text rule to every argument."""
+    import sys
+
+    import anyio
+
+    async def calls():
+        from mcp.client.session import ClientSession
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        params = StdioServerParameters(command=sys.executable, args=["-m", "optlog", "mcp", "-C", str(ws.root)],
+                                       env=ws.env)
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                out = [await s.call_tool("hypothesis_add", {"title": "T", "id": "t", "statement": FORGED}),
+                       await s.call_tool("todo_write", {"todos": [{"content": "a\x00b", "status": "pending"}]}),
+                       await s.call_tool("run_record", {"labels": {"cfg": f"tp8{RS}x"}, "metrics": {"tps": 1}}),
+                       await s.call_tool("hypothesis_set", {"id": "h", "status": "confirmed", "why": FORGED})]
+                log = await s.call_tool("log", {})
+                return out, log
+
+    ws.cli("hypothesis", "add", "H", "--id", "h")
+    before = _state(ws)
+    out, log = anyio.run(calls)
+    for r in out:
+        assert r.is_error and "bad_text" in r.content[0].text, r.content
+    assert _state(ws) == before
+    events = (log.structured_content or json.loads(log.content[0].text))["events"]
+    assert not any(e["status"] == "confirmed" for e in events)
