@@ -36,6 +36,26 @@ def build_server(chdir: str | None = None) -> Any:
 
     server = MCPServer("optlog", version=__version__, instructions=INSTRUCTIONS)
 
+    def tool() -> Callable[[Callable[..., Any]], Any]:
+        """`server.tool()`, with the text rule (`optlog.core.text.check_tree`) applied to every
+        argument before the verb runs: an MCP call is input like any other."""
+        import functools
+
+        def deco(fn: Callable[..., Any]) -> Any:
+            @functools.wraps(fn)
+            def checked(*args: Any, **kwargs: Any) -> Any:
+                from optlog.core.text import check_tree
+
+                try:
+                    check_tree(kwargs)
+                except OptlogError as e:
+                    raise ToolError(json.dumps(e.to_json())) from None
+                return fn(*args, **kwargs)
+
+            return server.tool()(checked)
+
+        return deco
+
     def call(fn: Callable[[Any], Any]) -> dict[str, Any]:
         ctx = _ctx(chdir)
         try:
@@ -47,14 +67,14 @@ def build_server(chdir: str | None = None) -> Any:
             ctx.close()
 
     # ------------------------------------------------------------ digest and hypotheses
-    @server.tool()
+    @tool()
     def status() -> dict[str, Any]:
         """Digest: open hypotheses with their predictions, live runs, latest verdicts, pending todos."""
         from optlog.service.status import status as st
 
         return call(st)
 
-    @server.tool()
+    @tool()
     def hypothesis_add(title: str, id: str | None = None, statement: str = "", rationale: str = "",
                        parent: str | None = None, rivals: list[str] | None = None) -> dict[str, Any]:
         """Add a hypothesis (committed to git). `parent` makes it a pivot from that hypothesis;
@@ -68,21 +88,21 @@ def build_server(chdir: str | None = None) -> Any:
 
         return call(f)
 
-    @server.tool()
+    @tool()
     def hypothesis_list(status: str | None = None) -> dict[str, Any]:
         """List hypotheses (optionally only one status)."""
         from optlog.service import hypotheses as H
 
         return call(lambda ctx: {"hypotheses": H.list_(ctx, status)})
 
-    @server.tool()
+    @tool()
     def hypothesis_show(id: str) -> dict[str, Any]:
         """One hypothesis: statement, predictions, verdict history, rivals, notes, linked runs."""
         from optlog.service import hypotheses as H
 
         return call(lambda ctx: H.show(ctx, id))
 
-    @server.tool()
+    @tool()
     def hypothesis_set(id: str, status: str, why: str) -> dict[str, Any]:
         """Set a status by hand (an override kept beside the automatic verdict); `why` is required."""
         from optlog.service import hypotheses as H
@@ -94,7 +114,7 @@ def build_server(chdir: str | None = None) -> Any:
         return call(f)
 
     # ------------------------------------------------------------ predictions and verdicts
-    @server.tool()
+    @tool()
     def prediction_add(hypothesis: str, expect: str, metric: str | None = None, a: list[str] | None = None,
                        b: list[str] | None = None, where: str | None = None, per: str | None = None,
                        margin: float | None = None) -> dict[str, Any]:
@@ -105,14 +125,14 @@ def build_server(chdir: str | None = None) -> Any:
         return call(lambda ctx: P.add(ctx, hypothesis, expect=expect, metric=metric, a=tuple(a or ()),
                                       b=tuple(b or ()), where=where, per=per, margin=margin))
 
-    @server.tool()
+    @tool()
     def verdict(id: str | None = None) -> dict[str, Any]:
         """Judge predictions against the evidence (one hypothesis, or all) and commit the verdicts."""
         from optlog.service import verdicts as V
 
         return call(lambda ctx: V.evaluate(ctx, hid=id, all=id is None))
 
-    @server.tool()
+    @tool()
     def compare(metric: str, by: str, per: str | None = None, where: str | None = None,
                 baseline: str | None = None) -> dict[str, Any]:
         """The side-by-side table: a row per `per` level, a column per `by` group, with ratios
@@ -122,7 +142,7 @@ def build_server(chdir: str | None = None) -> Any:
         return call(lambda ctx: C.compare(ctx, metric, by, per, where, baseline))
 
     # ------------------------------------------------------------ todos and notes
-    @server.tool()
+    @tool()
     def todo_write(todos: list[dict[str, Any]]) -> dict[str, Any]:
         """Replace the todo list with your todowrite list (content, status, priority?, id?; other
         keys are kept). Links to hypotheses survive, matched by id, else by content."""
@@ -130,14 +150,14 @@ def build_server(chdir: str | None = None) -> Any:
 
         return call(lambda ctx: {"todos": T.write(ctx, {"todos": todos}, "<mcp>")})
 
-    @server.tool()
+    @tool()
     def todo_list(status: str | None = None) -> dict[str, Any]:
         """The todo list, in the shape todo_write takes."""
         from optlog.service import todos as T
 
         return call(lambda ctx: {"todos": T.list_(ctx, status)})
 
-    @server.tool()
+    @tool()
     def todo_set(id: str, status: str | None = None, priority: str | None = None,
                  hypothesis: str | None = None) -> dict[str, Any]:
         """Change one todo's status, priority or hypothesis link."""
@@ -145,7 +165,7 @@ def build_server(chdir: str | None = None) -> Any:
 
         return call(lambda ctx: T.set_(ctx, id, status, priority, hypothesis))
 
-    @server.tool()
+    @tool()
     def note_add(text: str, hypothesis: str | None = None, link: str | None = None) -> dict[str, Any]:
         """Evidence that is not a number: an observation, a bug report link."""
         from optlog.service import evidence as E
@@ -153,7 +173,7 @@ def build_server(chdir: str | None = None) -> Any:
         return call(lambda ctx: E.add_note(ctx, text, hypothesis, link))
 
     # ------------------------------------------------------------ runs
-    @server.tool()
+    @tool()
     def run_record(labels: dict[str, Any], metrics: dict[str, float], hypothesis: str | None = None,
                    note: str | None = None) -> dict[str, Any]:
         """Store a run done elsewhere, e.g. labels={"config": "tp8", "concurrency": 256},
@@ -163,21 +183,21 @@ def build_server(chdir: str | None = None) -> Any:
         return call(lambda ctx: E.record(ctx, [f"{k}={v}" for k, v in labels.items()],
                                          [f"{k}={v}" for k, v in metrics.items()], hypothesis, note))
 
-    @server.tool()
+    @tool()
     def run_list(status: str | None = None, hypothesis: str | None = None, limit: int | None = 200) -> dict[str, Any]:
         """Runs with labels and metrics."""
         from optlog.service import evidence as E
 
         return call(lambda ctx: {"runs": E.list_runs(ctx, status=status, hypothesis=hypothesis, limit=limit)})
 
-    @server.tool()
+    @tool()
     def run_show(id: int) -> dict[str, Any]:
         """One run with metrics, telemetry summary, diagnosis, environment and artifacts."""
         from optlog.service import evidence as E
 
         return call(lambda ctx: E.show_run(ctx, id))
 
-    @server.tool()
+    @tool()
     def run_launch(spec: str, hypothesis: str | None = None, set: list[str] | None = None,
                    server_url: str | None = None) -> dict[str, Any]:
         """Launch a run spec detached (returns at once with the launch and run ids); poll run_show
@@ -187,7 +207,7 @@ def build_server(chdir: str | None = None) -> Any:
         return call(lambda ctx: Lh.launch(ctx, spec, hypothesis=hypothesis, sets=tuple(set or ()),
                                           server_url=server_url, detach=True))
 
-    @server.tool()
+    @tool()
     def run_invalidate(id: int, why: str) -> dict[str, Any]:
         """Mark a run wrong (e.g. the kernel returned zeros); verdicts that used it are re-evaluated."""
         from optlog.service import verdicts as V
@@ -195,14 +215,14 @@ def build_server(chdir: str | None = None) -> Any:
         return call(lambda ctx: V.invalidate(ctx, id, why))
 
     # ------------------------------------------------------------ plans, report, history
-    @server.tool()
+    @tool()
     def plan_list() -> dict[str, Any]:
         """Improvement plans in rank order, each with its score and the reason for its weight."""
         from optlog.service import plans as Pl
 
         return call(lambda ctx: Pl.list_(ctx))
 
-    @server.tool()
+    @tool()
     def plan_add(title: str, gain: str, effort: str, confidence: float, needs: list[str] | None = None,
                  rationale: str | None = None) -> dict[str, Any]:
         """Add an improvement plan: gain "10-30%", effort S|M|L, confidence 0..1, the hypotheses
@@ -212,14 +232,14 @@ def build_server(chdir: str | None = None) -> Any:
         return call(lambda ctx: Pl.add(ctx, title, gain=gain, effort=effort, confidence=confidence,
                                        needs=tuple(needs or ()), rationale=rationale))
 
-    @server.tool()
+    @tool()
     def report() -> dict[str, Any]:
         """Write the session report (markdown with plots) to reports/ and commit it."""
         from optlog.service import report as Rp
 
         return call(lambda ctx: Rp.write(ctx))
 
-    @server.tool()
+    @tool()
     def log(hypothesis: str | None = None) -> dict[str, Any]:
         """The decision timeline from git."""
         from optlog.service import history as Hi

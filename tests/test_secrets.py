@@ -122,3 +122,22 @@ def test_redaction_rules_by_name_shape_and_value():
     assert redact("curl -H 'Authorization: Bearer xyz12345' --password hunter22 PASSWORD=abc max_tokens=5") == \
         f"curl -H 'Authorization: {REDACTED}' --password {REDACTED} PASSWORD={REDACTED} max_tokens=5"
     assert doc["argv"][2] == "sk-123456"  # a copy: the process still gets the real value
+
+
+def test_a_slurm_job_script_holds_no_secret(tmp_path):
+    """The batch script is a file under .optlog/: secrets reach the job through sbatch's environment."""
+    import subprocess
+
+    from optlog.runs.executor_slurm import batch_script
+
+    hidden: dict[str, str] = {}
+    argv = [PY, "-c", "import os, sys; print(sys.argv[1:], os.environ['HF_TOKEN'])", "--api-key", s1 := SECRETS["api_key"],
+            f"http://bob:{SECRETS['url_pw']}@h:1", "--port", "8000"]
+    text = batch_script(argv, {"HF_TOKEN": SECRETS["hf_token"], "NCCL_DEBUG": "INFO"}, None, tmp_path / "rc",
+                        tmp_path / "info", hidden)
+    assert _leaks(text) == [] and "export NCCL_DEBUG=INFO" in text
+    assert set(hidden.values()) >= {s1, SECRETS["hf_token"]}
+    (tmp_path / "job.sh").write_text(text)
+    out = subprocess.run(["bash", str(tmp_path / "job.sh")], env={"PATH": "/usr/bin:/bin", **hidden},
+                         capture_output=True, text=True).stdout
+    assert s1 in out and SECRETS["hf_token"] in out and f"bob:{SECRETS['url_pw']}@" in out and "'8000'" in out

@@ -186,8 +186,17 @@ def compare_cmd(metric: str, by: str, per: str | None, where: str | None, baseli
         for r in d["rows"]:
             lvl = ", ".join(str(v) for v in r["level"].values()) or "(all)"
             rows.append([lvl] + [fmt_num(r["values"].get(g)) + (f" (n={r['n'][g]})" if r["n"].get(g, 1) > 1 else "")
+                                 + (" loaded" if g in r.get("loaded", {}) else "")
                                  for g in gs]
                         + [f"{r['ratios'][g]:.2f}" if r["ratios"].get(g) is not None else "–" for g in others])
-        return f"{d['metric']} by {d['by']}\n" + table(rows, header)
+        out = f"{d['metric']} by {d['by']}\n" + table(rows, header)
+        for r in d["rows"]:
+            for nc in r.get("not_comparable", []):
+                lvl = ", ".join(f"{k}={v}" for k, v in r["level"].items())
+                out += (f"\nnot comparable{' at ' + lvl if lvl else ''}, {d['by']}={nc['group']} "
+                        f"(differ in {', '.join(nc['keys'])}): "
+                        + "; ".join(" ".join(f"{k}={v or '(none)'}" for k, v in x["names"].items())
+                                    + f" {fmt_num(x['value'])} (n={x['n']})" for x in nc["variants"]))
+        return out
 
     emit(res, human)

@@ -12,14 +12,17 @@ from optlog.cli.render import fmt_num, table
 
 def _diff_human(d: dict[str, Any]) -> str:
     out = [f"run {d['a']} vs run {d['b']}"]
-    if not (d["labels"] or d["metrics"] or d["environment"] or d["other"]):
+    if not (d["labels"] or d["metrics"] or d["environment"] or d["other"] or d.get("rendered")):
         return out[0] + ": no differences"
 
     def v(x: Any) -> str:
         return "(none)" if x is None else (fmt_num(x) if isinstance(x, float) else str(x))
 
-    for title, key in (("labels", "labels"), ("environment", "environment"), ("run", "other")):
-        if d[key]:
+    if d.get("not_comparable"):
+        out.append("not comparable: differ in " + ", ".join(x["key"] for x in d["not_comparable"]))
+    for title, key in (("labels", "labels"), ("rendered with", "rendered"), ("environment", "environment"),
+                       ("run", "other")):
+        if d.get(key):
             out.append(f"{title}:")
             out.append(table([[f"  {k}", v(x['a']), v(x['b'])] for k, x in d[key].items()],
                              ["  name", f"run {d['a']}", f"run {d['b']}"]))

@@ -12,7 +12,7 @@ from typing import Any
 
 from optlog.errors import BadInput
 
-KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
+KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,199}\Z")  # \Z: `$` would let a final newline in
 # set (value "true") on a run that overlapped another launch on its target (optlog.runs.targetlock):
 # verdicts treat such runs as not comparable unless a prediction selects on this label
 CONCURRENT = "concurrent"
@@ -81,7 +81,9 @@ def parse_pair(text: str, field: str = "--label") -> tuple[str, str]:
     k = k.strip()
     if not k:
         raise BadInput(f"expected KEY=VALUE, got {text!r} (empty key)", field=field)
-    return check_key(k, field), v.strip()
+    from optlog.core.text import check
+
+    return check_key(k, field), check(v.strip(), field, multiline=False)
 
 
 def parse_pairs(items: list[str] | tuple[str, ...], field: str = "--label") -> dict[str, str]:

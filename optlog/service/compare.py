@@ -3,6 +3,9 @@ against the baseline group (the first in label order, or `--baseline VALUE`).
 
 Values are means over the counting runs (succeeded, not invalidated) of each cell; `n` says how
 many. A cell whose runs disagree on workload, model or software labels is flagged in `warnings`.
+A cell whose runs differ in anything else they name (a label, a rendered value such as a `--set`
+constant, a command template: `core.comparable`) that neither `--by` nor `--per` names is not
+pooled: it has no value, and `not_comparable` lists each variant with its own mean and runs.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from optlog.service.context import Ctx
 
 def compare(ctx: Ctx, metric: str, by: str, per: str | None = None, where: str | None = None,
             baseline: str | None = None) -> dict[str, Any]:
+    from optlog.core import comparable as C
     from optlog.core import expr as E
     from optlog.core.stats import mean, sig
     from optlog.core.verdict import must_agree_across_groups
@@ -62,12 +66,27 @@ def compare(ctx: Ctx, metric: str, by: str, per: str | None = None, where: str |
         values = {}
         n = {}
         runs = {}
+        apart = []
+        loaded: dict[str, list[int]] = {}
         for g in groups:
             rs = row.get(g, [])
-            if rs:
-                values[str(group_val[g])] = sig(mean([r.metrics[metric] for r in rs]), 6)
-                n[str(group_val[g])] = len(rs)
-                runs[str(group_val[g])] = sorted(r.id for r in rs)
+            if not rs:
+                continue
+            names = [r.names() for r in rs]
+            diff = C.differing_keys(names, named={by, *([per] if per else [])})
+            if diff:  # runs that differ in what they ran are never pooled: each variant on its own
+                variants = [{"names": nm, "runs": sorted(r.id for r in part), "n": len(part),
+                             "value": sig(mean([r.metrics[metric] for r in part]), 6)}
+                            for nm, part in C.partition(rs, names, diff)]
+                apart.append({"group": str(group_val[g]), "keys": sorted(diff), "variants": variants})
+                warnings.append((f"{per}={level_val[lk]}, " if per else "") + f"{by}={group_val[g]}: "
+                                + C.describe(diff))
+                continue
+            values[str(group_val[g])] = sig(mean([r.metrics[metric] for r in rs]), 6)
+            n[str(group_val[g])] = len(rs)
+            runs[str(group_val[g])] = sorted(r.id for r in rs)
+            if any(r.canon.get("loaded") == "true" for r in rs):  # measured under load (runs.hostload)
+                loaded[str(group_val[g])] = sorted(r.id for r in rs if r.canon.get("loaded") == "true")
         bv = values.get(str(group_val[base])) if base is not None else None
         ratios = {k: (sig(v / bv, 4) if bv and v is not None else None) for k, v in values.items()}
         level = {per: level_val[lk]} if per else {}
@@ -78,7 +97,8 @@ def compare(ctx: Ctx, metric: str, by: str, per: str | None = None, where: str |
                 diffs.append(f"{k} differs ({', '.join(v or '(none)' for v in vals)})")
         if diffs:
             warnings.append((f"{per}={level_val[lk]}: " if per else "") + "; ".join(diffs))
-        rows.append({"level": level, "values": values, "ratios": ratios, "n": n, "runs": runs})
+        rows.append({"level": level, "values": values, "ratios": ratios, "n": n, "runs": runs, "not_comparable": apart,
+                     **({"loaded": loaded} if loaded else {})})
     out = {"metric": metric, "by": by, "per": per, "where": where, "baseline": str(group_val[base]) if base else None,
            "groups": [str(group_val[g]) for g in groups], "rows": rows, "warnings": warnings}
     for w in warnings:
