@@ -89,6 +89,33 @@ def test_daemons_found_by_recovery_after_kill_9(ws):
     assert_no_survivors(str(ws.root))
 
 
+def test_a_daemon_that_clears_its_environment_after_kill_9_is_ended_through_the_cgroup(ws):
+    from optlog.runs.cgroup import LaunchCgroup
+
+    probe = LaunchCgroup.create("probe" + str(os.getpid()))
+    if probe is None:
+        pytest.skip("no writable cgroup v2 here: the token is the fallback (test above)")
+    probe.kill()
+    base = probe.path.parent
+    before = set(base.glob("optlog-*"))
+    rel = _spec(ws, "kill9cg", scrub=True, bench_extra="--sleep 60")
+    p = _popen(ws, rel)
+    try:
+        _bench_started(ws)
+        assert len(_daemons(ws)) == 2
+        (mine,) = set(base.glob("optlog-*")) - before
+        assert set(int(x) for x in (mine / "cgroup.procs").read_text().split()) >= {pid for pid, _ in _daemons(ws)}
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait(10)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert len(_daemons(ws)) == 2
+    assert "interrupted" in ws.cli("run", "list").err
+    assert_no_survivors(str(ws.root))
+    assert not mine.exists()  # and the cgroup is removed
+
+
 def test_a_reused_pid_is_never_hit(tmp_path):
     """tree.end re-checks each target's start time through a pidfd: a stale description is skipped."""
     from optlog.runs import procs, tree

@@ -161,6 +161,7 @@ class LocalExecutor:
         self.on_exit = on_exit
         self.token = self.base_env.get(tree.TOKEN_VAR)
         self._n = 0
+        self.cgroup: Any = None  # the launch's optlog.runs.cgroup.LaunchCgroup, set by the driver
 
     def _env(self, env: dict[str, str] | None) -> dict[str, str]:
         e = dict(self.base_env)
@@ -190,6 +191,8 @@ class LocalExecutor:
             for f in (out, err):
                 if hasattr(f, "close"):
                     f.close()  # type: ignore[union-attr]
+        if self.cgroup is not None:
+            self.cgroup.add(p.pid)
         h = LocalHandle(p, argv, role, self.host, self.on_exit)
         h.tag = tag
         if self.on_spawn:
@@ -201,6 +204,8 @@ class LocalExecutor:
         e, tag = self._tagged(env)
         p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                              cwd=cwd, env=e, start_new_session=True, close_fds=True)
+        if self.cgroup is not None:
+            self.cgroup.add(p.pid)
         h = LocalHandle(p, argv, role, self.host, self.on_exit)
         h.tag = tag
         if self.on_spawn:

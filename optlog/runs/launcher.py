@@ -217,6 +217,12 @@ class Driver:
         self.executor = make_executor(ctx, self.doc.get("executor", "local"), on_spawn=self._on_spawn,
                                       on_exit=self._on_exit,
                                       base_env={**os.environ, "OPTLOG_LAUNCH_TOKEN": token})
+        from optlog.runs.cgroup import LaunchCgroup
+
+        # a cgroup v2 of its own where one can be made: the kernel's list of the launch's processes
+        self.cgroup = LaunchCgroup.create(token) if getattr(self.executor, "kind", "") == "local" else None
+        if self.cgroup is not None:
+            self.executor.cgroup = self.cgroup  # type: ignore[attr-defined]
         self._event({"kind": "started", "total": self.total, "done": 0})
         self.log(f"launch {self.launch_id} ({self.doc.get('name')}): {self.total} run(s), "
                  f"{len({p['server_key'] for p in points})} server configuration(s)")
@@ -340,6 +346,9 @@ class Driver:
                          reap={st.pid for st in left if st.ppid == os.getpid() and st.pid not in known})
             if n:
                 self.log(f"ended {n} process(es) that had left their process group")
+        cg = getattr(self, "cgroup", None)
+        if cg is not None and cg.kill():
+            self.log("ended the processes left in the launch's cgroup")
 
     # ------------------------------------------------------------------ one server group
     def _run_group(self, gi: int, group: list[dict[str, Any]]) -> bool:

@@ -79,6 +79,11 @@ def _recover_one(ctx: Any, db: Any, lid: int) -> int | None:
         from optlog.runs import tree
 
         killed += tree.end(tree.find(token=token), grace_s=3.0)
+        from optlog.runs.cgroup import LaunchCgroup
+
+        cg = LaunchCgroup.find(token)  # and what cleared its environment too, where there was a cgroup
+        if cg is not None:
+            killed += cg.kill()
     now = now_iso()
     why = f"interrupted: the optlog process driving launch {lid} (pid {pid}) ended without finishing it"
     with db.write() as s:
