@@ -199,20 +199,24 @@ def build_server(chdir: str | None = None) -> Any:
 
     @tool()
     def run_launch(spec: str, hypothesis: str | None = None, set: list[str] | None = None,
-                   server_url: str | None = None) -> dict[str, Any]:
+                   server_url: str | None = None, allow_concurrent: bool = False) -> dict[str, Any]:
         """Launch a run spec detached (returns at once with the launch and run ids); poll run_show
-        or status for progress."""
+        or status for progress. It waits while another launch uses the machine, unless
+        allow_concurrent (then overlapping runs are labelled concurrent and not compared)."""
         from optlog.service import launch as Lh
 
         return call(lambda ctx: Lh.launch(ctx, spec, hypothesis=hypothesis, sets=tuple(set or ()),
-                                          server_url=server_url, detach=True))
+                                          server_url=server_url, detach=True, allow_concurrent=allow_concurrent))
 
     @tool()
-    def run_invalidate(id: int, why: str) -> dict[str, Any]:
-        """Mark a run wrong (e.g. the kernel returned zeros); verdicts that used it are re-evaluated."""
+    def run_invalidate(id: int | None = None, why: str = "", ids: list[str] | None = None) -> dict[str, Any]:
+        """Mark a run wrong (e.g. the kernel returned zeros); verdicts that used it are re-evaluated.
+        `ids` takes several run ids and launches ("L3") at once: one commit, one re-judgement."""
         from optlog.service import verdicts as V
 
-        return call(lambda ctx: V.invalidate(ctx, id, why))
+        if ids:
+            return call(lambda ctx: V.invalidate_many(ctx, [str(x) for x in ids] + ([str(id)] if id is not None else []), why))
+        return call(lambda ctx: V.invalidate(ctx, id if id is not None else "", why))
 
     # ------------------------------------------------------------ plans, report, history
     @tool()
