@@ -48,7 +48,7 @@ def _table(d: dict[str, Any]) -> str:
 @click.option("--dataset", metavar="FILE", help="ShareGPT-style JSON or JSONL prompts.")
 @click.option("--ignore-eos", is_flag=True, help="Send ignore_eos: true (vLLM, SGLang) so outputs reach --output-len.")
 @click.option("--warmup", type=int, default=0, show_default=True, metavar="N", help="Requests before each level, not counted.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for prompts and arrivals.")
 @click.option("--timeout", type=float, default=600.0, show_default=True, metavar="S", help="Per-request timeout in seconds.")
 @click.option("--header", "headers", multiple=True, metavar="K:V",
               help="Extra header (repeatable); ${VAR} is read from the environment. Never stored.")

@@ -11,7 +11,7 @@ from typing import Any
 
 from optlog.core.hypothesis import HYP_STATUSES, HypothesisDoc, Override, StatusChange, check_id, slugify
 from optlog.core.timeutil import now_iso
-from optlog.errors import BadInput, NotFound
+from optlog.errors import BadInput, NotFound, not_found
 from optlog.service.context import Ctx
 from optlog.store import hypfiles
 
@@ -104,7 +104,7 @@ def all_docs(ctx: Ctx) -> dict[str, HypothesisDoc]:
 def get(ctx: Ctx, hid: str) -> HypothesisDoc:
     docs = sync(ctx)
     if hid not in docs:
-        raise NotFound(f"no hypothesis {hid!r}", field="hypothesis")
+        raise not_found("hypothesis", hid, docs, field="hypothesis")
     return docs[hid]
 
 
@@ -113,7 +113,8 @@ def require(ctx: Ctx, hid: str | None, field: str = "--hypothesis") -> str | Non
     if hid is None:
         return None
     if not ctx.ws.hypothesis_file(hid).is_file():
-        raise NotFound(f"no hypothesis {hid!r}", field=field)
+        d = ctx.ws.hypotheses_dir
+        raise not_found("hypothesis", hid, [f.stem for f in d.glob("*.yaml")] if d.is_dir() else [], field=field)
     return hid
 
 
@@ -209,10 +210,10 @@ def add(
             hid = f"{base}-{n}"
             n += 1
     if parent is not None and parent not in docs:
-        raise NotFound(f"no parent hypothesis {parent!r}", field="--parent")
+        raise not_found("parent hypothesis", parent, docs, field="--parent")
     for r in rivals:
         if r not in docs:
-            raise NotFound(f"no rival hypothesis {r!r}", field="--rival")
+            raise not_found("rival hypothesis", r, docs, field="--rival")
         if r == hid:
             raise BadInput("a hypothesis cannot be its own rival", field="--rival")
     doc = HypothesisDoc(
@@ -265,7 +266,7 @@ def edit(ctx: Ctx, hid: str, *, title: str | None = None, statement: str | None 
          rationale: str | None = None, add_rivals: tuple[str, ...] = ()) -> HypothesisDoc:
     docs = sync(ctx)
     if hid not in docs:
-        raise NotFound(f"no hypothesis {hid!r}", field="hypothesis")
+        raise not_found("hypothesis", hid, docs, field="hypothesis")
     for r in add_rivals:
         if r not in docs or r == hid:
             raise NotFound(f"no rival hypothesis {r!r}", field="--rival")
@@ -326,6 +327,18 @@ def summary(doc: HypothesisDoc, docs: dict[str, HypothesisDoc]) -> dict[str, Any
     }
 
 
+def _testing(ctx: Ctx, rows: list[dict[str, Any]]) -> None:
+    """An open hypothesis whose runs are queued or running reads `testing` (DESIGN §5)."""
+    if not any(r["status"] == "open" for r in rows):
+        return
+    from optlog.service.evidence import live_hypotheses
+
+    live = live_hypotheses(ctx)
+    for r in rows:
+        if r["status"] == "open" and r["id"] in live:
+            r["status"] = "testing"
+
+
 def verdict_history(doc: HypothesisDoc) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for v in doc.verdicts:
@@ -340,9 +353,10 @@ def verdict_history(doc: HypothesisDoc) -> list[dict[str, Any]]:
 def show(ctx: Ctx, hid: str) -> dict[str, Any]:
     docs = sync(ctx)
     if hid not in docs:
-        raise NotFound(f"no hypothesis {hid!r}", field="hypothesis")
+        raise not_found("hypothesis", hid, docs, field="hypothesis")
     doc = docs[hid]
     out = summary(doc, docs)
+    _testing(ctx, [out])
     out.update(
         statement=doc.statement,
         rationale=doc.rationale,
@@ -373,6 +387,7 @@ def list_(ctx: Ctx, status: str | None = None) -> list[dict[str, Any]]:
         raise BadInput(f"unknown status {status!r}; one of {', '.join(HYP_STATUSES)}", field="--status")
     docs = sync(ctx)
     out = [summary(d, docs) for d in sorted(docs.values(), key=lambda d: (d.created or "", d.id))]
+    _testing(ctx, out)
     if status:
         out = [h for h in out if h["status"] == status]
     return out
