@@ -29,6 +29,10 @@ def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
     from sqlalchemy import text
 
     files = hypfiles.list_files(ctx.ws)
+    memo = ctx.hypothesis_memo
+    stamps = {p.stem: hypfiles.mtime_ns(p) for p in files}
+    if memo and len(memo) == len(stamps) and all(memo.get(k, (None,))[0] == mt for k, mt in stamps.items()):
+        return {k: memo[k][1] for k in stamps}  # type: ignore[misc]
     docs: dict[str, HypothesisDoc] = {}
     # Core, not the ORM: `status` and `hypothesis list` read every row on each call.
     with ctx.db.connect() as c:
@@ -58,6 +62,8 @@ def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
                 _index(s, ld)
             for hid in gone:
                 _unindex(s, hid)
+    memo.clear()
+    memo.update({d.id: (stamps[d.id], d) for d in docs.values() if d.id in stamps})
     return docs
 
 
