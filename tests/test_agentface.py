@@ -144,7 +144,7 @@ def test_errors_are_structured_with_the_tool_parameter(ws, tmp_path):
     assert "must be one of" in _err(r[2], "usage", "status")["message"]
     _err(r[3], "usage", "limit")
     assert _err(r[4], "not_found", "labels")["did_you_mean"] == ["m"]
-    assert _err(r[5], "bad_input", "expect")["message"]
+    assert _err(r[5], "bad_expression", "expect")["column"] == 3
     _err(r[6], "bad_input", "ref")
     _err(r[7], "usage", "title")
     assert _err(r[8], "usage")["did_you_mean"] == ["status"]
@@ -255,7 +255,7 @@ def test_a_whole_session_over_stdio_stays_small(ws):
         assert set(h) == {"id", "status", "title", "parent", "predictions"}
         await ok("prediction_add", {"hypothesis": "latency-bound", "expect": "a > b", "metric": "output_throughput",
                                     "a": ["concurrency=2"], "b": ["concurrency=1"]})
-        _err(await s.call_tool("prediction_add", {"hypothesis": "latency-bound", "expect": "a >"}), "bad_input", "expect")
+        _err(await s.call_tool("prediction_add", {"hypothesis": "latency-bound", "expect": "a >"}), "bad_expression", "expect")
         return st
 
     anyio.run(_session, ws.root, ws.env, run)

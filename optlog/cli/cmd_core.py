@@ -146,7 +146,7 @@ def tui_cmd() -> None:
 @agent(skip="the MCP server itself")
 def mcp_cmd() -> None:
     """Serve optlog's verbs as MCP tools over stdio (for coding agents)."""
-    from optlog.mcp import serve
+    from optlog.cli.mcp import serve
 
     serve(state().chdir)
 

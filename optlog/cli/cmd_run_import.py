@@ -7,8 +7,10 @@ from typing import Any
 import click
 
 from optlog.cli.main import agent, emit, service_ctx
+from optlog.runs.parsers import ALIASES, FORMATS
 
-FORMAT_NAMES = ("sglang", "sglang-one-batch", "vllm", "aiperf", "genai-perf", "guidellm", "json", "optlog")
+# The parser registry is the one vocabulary of formats: every name and alias it knows is accepted.
+FORMAT_NAMES = (*FORMATS, *ALIASES)
 
 
 def _human(d: dict[str, Any]) -> str:
@@ -22,7 +24,7 @@ def _human(d: dict[str, Any]) -> str:
 def register(group: click.Group) -> None:
     @group.command("import")
     @click.argument("files", nargs=-1, required=True, metavar="FILE…")
-    @click.option("--format", "fmt", type=click.Choice(FORMAT_NAMES), default=None,
+    @click.option("--format", "fmt", type=click.Choice(FORMAT_NAMES, case_sensitive=False), default=None,
                   help="The tool that wrote the files (default: detected from the content).")
     @click.option("--key-map", "key_map", multiple=True, metavar="NAME=PATH",
                   help="Take metric NAME (or label.NAME) from the dotted PATH of each result (repeatable).")

@@ -154,9 +154,9 @@ def cli(ctx: click.Context) -> None:
         ctx.obj = State()
     if ctx.invoked_subcommand is None:
         if sys.stdin.isatty() and sys.stdout.isatty() and not ctx.obj.json:
-            from optlog.cli.cmd_core import open_tui
-
-            open_tui(ctx.obj.chdir)
+            tui = cli.get_command(ctx, "tui")  # through the lazy registry, like any command
+            assert tui is not None
+            ctx.invoke(tui)
         else:
             click.echo(ctx.get_help())
 

@@ -808,3 +808,12 @@ def fmt_region(r: E.Region) -> str:
     if lo == 0:
         return f"a/b < {hi:g}"
     return f"a/b in [{lo:g}, {hi:g}]"
+
+
+def rival_message(p: Any, q: Any, rival: str, ceilings: dict[str, float]) -> str:
+    """The warning for two rival predictions whose expected outcomes overlap: the experiment cannot
+    tell the hypotheses apart."""
+    rp, rq = region_of(p, ceilings), region_of(q, ceilings)
+    regions = f" ({fmt_region(rp)} vs {fmt_region(rq)})" if rp and rq else ""
+    return (f"{p.id} and {q.id} (rival {rival}) predict overlapping outcomes{regions}: "
+            "this experiment does not discriminate between them")

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from optlog.errors import Failed
-from optlog.paths import Workspace
 
 # The documented fallback identity: used (for author and committer alike, field by field) when git
 # has no user.name / user.email and no GIT_AUTHOR_* / GIT_COMMITTER_* / EMAIL variable supplies them.
@@ -83,14 +82,3 @@ def run_git(cwd: Path, *args: str, env: dict[str, str] | None = None, input: str
     if check and p.returncode != 0:
         raise Failed(f"git {args[0]} failed: {p.stderr.strip() or p.stdout.strip()}", code="git_failed")
     return p
-
-
-def _git(ws: Workspace, *args: str, env: dict[str, str] | None = None, input: str | None = None) -> str:
-    return run_git(ws.root, *args, env=env, input=input).stdout
-
-
-def commit(ws: Workspace, req: CommitRequest, notice: Callable[[str], None] | None = None) -> str | None:
-    """Commit `req.paths` (files or folders) as they are on disk; None if nothing changed."""
-    from optlog.gitlog.safe import safe_commit
-
-    return safe_commit(ws, req, notice=notice)

@@ -9,7 +9,7 @@ process group, its result parsed into metrics, stdout/stderr and result files ke
 driver itself is handled by `runs.recover` on the next optlog start.
 
 The service (`service.launch`) plans and validates, writes the Launch and its queued Runs, then
-calls `Driver(ctx, launch_id).run()` in the foreground or starts `python -m optlog.runs.driver`.
+calls `Driver(ctx, launch_id).run()` in the foreground or starts `python -m optlog.service.driver`.
 """
 
 from __future__ import annotations
@@ -180,7 +180,7 @@ class Driver:
 
     # ------------------------------------------------------------------ the whole launch
     def run(self) -> dict[str, Any]:
-        from optlog.runs.executors import make_executor
+        from optlog.runs.executor_select import make_executor
         from optlog.store.models import Launch
 
         ctx = self.ctx
@@ -277,13 +277,13 @@ class Driver:
     def result(self) -> dict[str, Any]:
         from sqlmodel import select
 
-        from optlog.service.evidence import _labels_metrics
+        from optlog.store.runrows import labels_metrics
         from optlog.store.models import Launch, Run
 
         with self.ctx.db.read() as s:
             la = s.get(Launch, self.launch_id)
             runs = s.exec(select(Run).where(Run.launch_id == self.launch_id).order_by(Run.id)).all()  # type: ignore[arg-type]
-            labels, metrics = _labels_metrics(s, [r.id for r in runs])
+            labels, metrics = labels_metrics(s, [r.id for r in runs])
         return {
             "launch": self.launch_id,
             "name": self.doc.get("name"),

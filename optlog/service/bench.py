@@ -143,7 +143,7 @@ def prepare(opts: Options, ctx: Any = None) -> Plan:
     if opts.hypothesis:
         if ctx is None:
             raise BadInput("--hypothesis needs a workspace", field="--hypothesis")
-        from optlog.service.hypotheses import require
+        from optlog.service.refs import require
 
         require(ctx, opts.hypothesis)
     n = opts.num_prompts

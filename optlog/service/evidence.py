@@ -11,6 +11,7 @@ from optlog.core.statuses import RUN_STATUSES
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound
 from optlog.service.context import Ctx
+from optlog.store.runrows import labels_metrics
 
 
 def _check_metric_name(name: str) -> str:
@@ -69,7 +70,7 @@ def record(
     if not met:
         raise BadInput("a recorded run needs at least one --metric NAME=VALUE", field="--metric")
     if hypothesis:
-        from optlog.service.hypotheses import require
+        from optlog.service.refs import require
 
         require(ctx, hypothesis)
     with ctx.db.write() as s:
@@ -77,25 +78,7 @@ def record(
     return show_run(ctx, rid)
 
 
-def _labels_metrics(s: Any, run_ids: list[int]) -> tuple[dict[int, dict[str, Any]], dict[int, dict[str, float]]]:
-    from sqlmodel import select
-
-    from optlog.store.models import Metric, RunLabel
-
-    labels: dict[int, dict[str, Any]] = {i: {} for i in run_ids}
-    metrics: dict[int, dict[str, float]] = {i: {} for i in run_ids}
-    if not run_ids:
-        return labels, metrics
-    for chunk_start in range(0, len(run_ids), 900):
-        chunk = run_ids[chunk_start:chunk_start + 900]
-        for rl in s.exec(select(RunLabel).where(RunLabel.run_id.in_(chunk))).all():  # type: ignore[attr-defined]
-            labels[rl.run_id][rl.key] = L.typed(rl.value)
-        for m in s.exec(select(Metric).where(Metric.run_id.in_(chunk))).all():  # type: ignore[attr-defined]
-            metrics[m.run_id][m.name] = m.value
-    return labels, metrics
-
-
-def _run_summary(r: Any, labels: dict[str, Any], metrics: dict[str, float]) -> dict[str, Any]:
+def run_summary(r: Any, labels: dict[str, Any], metrics: dict[str, float]) -> dict[str, Any]:
     return {
         "id": r.id,
         "status": r.status,
@@ -171,8 +154,8 @@ def runs_page(
         if limit is not None:
             q = q.limit(limit)
         runs = s.exec(q).all()
-        labels, metrics = _labels_metrics(s, [r.id for r in runs])
-    out: dict[str, Any] = {"runs": [_run_summary(r, labels[r.id], metrics[r.id]) for r in runs]}
+        labels, metrics = labels_metrics(s, [r.id for r in runs])
+    out: dict[str, Any] = {"runs": [run_summary(r, labels[r.id], metrics[r.id]) for r in runs]}
     if total is not None:
         from optlog.core.shape import page_facts
 
@@ -197,8 +180,8 @@ def get_run(ctx: Ctx, run_id: int | str) -> Any:
 def show_run(ctx: Ctx, run_id: int | str, telemetry: bool = True) -> dict[str, Any]:
     r = get_run(ctx, run_id)
     with ctx.db.read() as s:
-        labels, metrics = _labels_metrics(s, [r.id])
-    out = _run_summary(r, labels[r.id], metrics[r.id])
+        labels, metrics = labels_metrics(s, [r.id])
+    out = run_summary(r, labels[r.id], metrics[r.id])
     out.update(
         started_at=r.started_at,
         finished_at=r.finished_at,
@@ -264,8 +247,8 @@ def runs_for_hypothesis(ctx: Ctx, hid: str) -> list[dict[str, Any]]:
 
     with ctx.db.read() as s:
         runs = s.exec(select(Run).where(Run.id.in_(ids)).order_by(Run.id)).all()  # type: ignore[union-attr,arg-type]
-        labels, metrics = _labels_metrics(s, [r.id for r in runs])
-    return [_run_summary(r, labels[r.id], metrics[r.id]) for r in runs]
+        labels, metrics = labels_metrics(s, [r.id for r in runs])
+    return [run_summary(r, labels[r.id], metrics[r.id]) for r in runs]
 
 
 def add_note(ctx: Ctx, text: str, hypothesis: str | None = None, link: str | None = None,
@@ -281,7 +264,7 @@ def add_note(ctx: Ctx, text: str, hypothesis: str | None = None, link: str | Non
         if not (u.scheme and (u.netloc or u.scheme == "file")):
             raise BadInput(f"not a URL: {link!r} (expected e.g. https://…)", field="--link")
     if hypothesis:
-        from optlog.service.hypotheses import require
+        from optlog.service.refs import require
 
         require(ctx, hypothesis)
     if run is not None:

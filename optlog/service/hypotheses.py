@@ -13,6 +13,7 @@ from optlog.core.hypothesis import HYP_STATUSES, HypothesisDoc, Override, Status
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound, not_found
 from optlog.service.context import Ctx
+from optlog.service.refs import require  # noqa: F401  (re-exported: links are checked through hypotheses.require too)
 from optlog.store import hypfiles
 
 
@@ -112,16 +113,6 @@ def get(ctx: Ctx, hid: str) -> HypothesisDoc:
     if hid not in docs:
         raise not_found("hypothesis", hid, docs, field="hypothesis")
     return docs[hid]
-
-
-def require(ctx: Ctx, hid: str | None, field: str = "--hypothesis") -> str | None:
-    """Check that a referenced hypothesis exists (for links from todos, runs, notes)."""
-    if hid is None:
-        return None
-    if not ctx.ws.hypothesis_file(hid).is_file():
-        d = ctx.ws.hypotheses_dir
-        raise not_found("hypothesis", hid, [f.stem for f in d.glob("*.yaml")] if d.is_dir() else [], field=field)
-    return hid
 
 
 # ---------------------------------------------------------------- writing

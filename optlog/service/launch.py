@@ -3,7 +3,7 @@
 `launch` checks everything first (spec shape, placeholders of every point, `--set`, hypothesis,
 executor) and writes nothing on bad input; then it writes one Launch row and one queued Run per
 point × repeat, and drives them in the foreground or hands them to a detached driver process
-(`python -m optlog.runs.driver LAUNCH_ID`, its own session, its narration in
+(`python -m optlog.service.driver LAUNCH_ID`, its own session, its narration in
 `.optlog/launches/<id>/launch.log`).
 
 References: a plain number is a run id; `L7` (or `launch:7`) is launch 7.
@@ -42,7 +42,7 @@ def _resolve_spec(ctx: Ctx, spec: str) -> Path:
 def prepare(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...] = (), server_url: str | None = None,
             hypothesis: str | None = None) -> tuple[Any, list[Any]]:
     """Validate everything a launch needs; nothing is written."""
-    from optlog.runs.executors import make_executor
+    from optlog.runs.executor_select import make_executor
     from optlog.runs.spec import base_url, load_spec, parse_set, plan
 
     path = _resolve_spec(ctx, spec)
@@ -54,7 +54,7 @@ def prepare(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...] = (), serv
         server_url = server_url.rstrip("/")
     points = plan(ls, st, server_url)
     if hypothesis:
-        from optlog.service.hypotheses import require
+        from optlog.service.refs import require
 
         require(ctx, hypothesis)
     make_executor(ctx, ls.spec.executor)  # an executor that cannot run fails here, before any write
@@ -120,7 +120,7 @@ def _detach(ctx: Ctx, lid: int, run_ids: list[int], launch_dir: Path) -> dict[st
 
     log = open(launch_dir / "driver.log", "ab")
     try:
-        p = subprocess.Popen([sys.executable, "-m", "optlog.runs.driver", str(lid), "--root", str(ctx.ws.root)],
+        p = subprocess.Popen([sys.executable, "-m", "optlog.service.driver", str(lid), "--root", str(ctx.ws.root)],
                              stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=str(ctx.ws.root),
                              start_new_session=True, close_fds=True, env=dict(os.environ))
     finally:

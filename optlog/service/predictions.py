@@ -98,17 +98,8 @@ def _rival_warnings(ctx: Ctx, docs: dict[str, HypothesisDoc], hid: str, preds: l
     ceil = ctx.config.ceilings()
     for rid in rivals_of(docs, hid):
         for p, q in V.rival_overlaps(preds, docs[rid].predictions, ceil):
-            out.append(rival_message(p, q, rid, ceil))
+            out.append(V.rival_message(p, q, rid, ceil))
     return out
-
-
-def rival_message(p: Prediction, q: Prediction, rival: str, ceil: dict[str, float]) -> str:
-    from optlog.core import verdict as V
-
-    rp, rq = V.region_of(p, ceil), V.region_of(q, ceil)
-    regions = f" ({V.fmt_region(rp)} vs {V.fmt_region(rq)})" if rp and rq else ""
-    return (f"{p.id} and {q.id} (rival {rival}) predict overlapping outcomes{regions}: "
-            "this experiment does not discriminate between them")
 
 
 def _parse_selectors(items: list[str] | tuple[str, ...] | None, field: str) -> dict[str, Any] | None:

@@ -76,7 +76,7 @@ def add(ctx: Ctx, content: str, priority: str | None = "medium", hypothesis: str
     check_priority(priority)
     check_status(status)
     if hypothesis:
-        from optlog.service.hypotheses import require
+        from optlog.service.refs import require
 
         require(ctx, hypothesis)
     now = now_iso()
@@ -103,7 +103,7 @@ def set_(ctx: Ctx, tid: str, status: str | None = None, priority: str | None = N
     if status is None and priority is None and hypothesis is None and content is None:
         raise BadInput("nothing to change: give --status, --priority, --hypothesis or --content", field="--status")
     if hypothesis:
-        from optlog.service.hypotheses import require
+        from optlog.service.refs import require
 
         require(ctx, hypothesis)
     with ctx.db.write() as s:
@@ -150,7 +150,7 @@ def write(ctx: Ctx, data: Any, file: str = "<stdin>") -> list[dict[str, Any]]:
     incoming: list[TodoIn] = parse_todowrite(data, file)
     links = {t.hypothesis for t in incoming if t.hypothesis}
     if links:
-        from optlog.service.hypotheses import require
+        from optlog.service.refs import require
 
         for h in links:
             require(ctx, h, field="todos[].hypothesis")

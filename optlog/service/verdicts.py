@@ -123,7 +123,6 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
     Returns `{"results": [...], "warnings": [...], "committed": N}` (DESIGN §7 verdict --json)."""
     from optlog.core import verdict as V
     from optlog.service import hypotheses
-    from optlog.service.predictions import rival_message
 
     docs = hypotheses.sync(ctx)
     if hid is not None:
@@ -159,7 +158,7 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
         warnings: list[str] = []
         for rid in hypotheses.rivals_of(docs, h):
             for p, q in V.rival_overlaps(doc.predictions, docs[rid].predictions, ceil):
-                msg = rival_message(p, q, rid, ceil)
+                msg = V.rival_message(p, q, rid, ceil)
                 warnings.append(msg)
                 pair = tuple(sorted((p.id, q.id)))
                 if pair not in seen_pairs:

@@ -1,4 +1,5 @@
-"""The MCP face: every CLI command as an MCP tool over stdio, for coding agents.
+"""The MCP face: every CLI command as an MCP tool over stdio, for coding agents (it lives with the CLI
+because its tools are derived from the CLI's command tree; it sits beside `main`, above the service layer).
 
 Nothing here declares a tool. `optlog.cli.tools` derives them from the click command tree (names,
 schemas, defaults) and runs the command in-process, so a tool's structured result is the CLI's
