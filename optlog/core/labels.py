@@ -99,23 +99,6 @@ def parse_metric(text: str, field: str = "--metric") -> tuple[str, float]:
     return k, n
 
 
-def differing_keys(cells: Any, ignore: Any = ()) -> list[str]:
-    """Label keys whose value differs between runs of one cell (a missing label counts as a value).
-
-    `cells`: an iterable of cells, each a list of label dicts (canonical or typed). What `compare`
-    must split rows by rather than pool: a table that hides such a key averages over it (a GEMM table
-    without its M pools M = 1 … 2048)."""
-    skip = set(ignore)
-    out: set[str] = set()
-    for cell in cells:
-        cell = list(cell)
-        keys = {k for lab in cell for k in lab} - skip - out
-        for k in keys:
-            if len({canonical(lab[k]) if k in lab else None for lab in cell}) > 1:
-                out.add(k)
-    return sorted(out)
-
-
 def closest(word: str, choices: Any) -> str:
     """` (did you mean X?)` for the nearest of `choices`, else ``: for unknown names in messages."""
     import difflib
