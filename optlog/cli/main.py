@@ -33,6 +33,7 @@ LAZY: dict[str, str] = {
     "log": "optlog.cli.cmd_log:log_cmd",
     "sync": "optlog.cli.cmd_log:sync_cmd",
     "prediction": "optlog.cli.cmd_predict:prediction",
+    "predict": "optlog.cli.cmd_predict:predict",
     "verdict": "optlog.cli.cmd_predict:verdict_cmd",
     "compare": "optlog.cli.cmd_predict:compare_cmd",
     "bench": "optlog.cli.cmd_bench:bench_cmd",
@@ -42,14 +43,38 @@ LAZY: dict[str, str] = {
     "report": "optlog.cli.cmd_plan:report_cmd",
     "mcp": "optlog.cli.cmd_core:mcp_cmd",
     "demo": "optlog.cli.cmd_core:demo_cmd",
+    "agent": "optlog.cli.cmd_agent:agent_group",
 }
-ALIASES = {"hyp": "hypothesis", "predict": "prediction", "pred": "prediction", "todos": "todo", "runs": "run"}
+ALIASES = {"hyp": "hypothesis", "pred": "prediction", "todos": "todo", "runs": "run"}
 
 
 class State:
     def __init__(self) -> None:
         self.json = False
         self.chdir: str | None = None
+        # Set by a face that runs commands in-process (the MCP server): `emit` hands it the
+        # document instead of printing, and `service_ctx` returns the face's long-lived context.
+        self.sink: Any = None
+        self.shared_ctx: Any = None
+
+
+def agent(**meta: Any) -> Any:
+    """Declare how a command looks to an agent (the MCP face reads it; the CLI ignores it).
+
+    Keys: `defaults` (parameter → the value an agent gets when it passes none: the small-by-default
+    options), `args` (argument → description; click arguments carry no help), `output` (a JSON
+    schema of the document), `skip` (why the command is not a tool), `read_only` (bool).
+    Put it under the `@...command(...)` decorator: it marks the function.
+    """
+
+    def mark(fn: Any) -> Any:
+        old = dict(getattr(fn, "__optlog_agent__", {}))
+        for k, v in meta.items():
+            old[k] = {**old.get(k, {}), **v} if isinstance(v, dict) and k in ("defaults", "args") else v
+        fn.__optlog_agent__ = old
+        return fn
+
+    return mark
 
 
 def state() -> State:
@@ -148,6 +173,8 @@ def service_ctx() -> Any:
     from optlog.service.context import Ctx
 
     st = state()
+    if st.shared_ctx is not None:
+        return st.shared_ctx()
     c = Ctx.find(st.chdir)
     c.check_config()
     c.on_notice = lambda text: click.echo(f"optlog: {text}", err=True)  # type: ignore[attr-defined]
@@ -168,7 +195,11 @@ def _close_contexts() -> None:
 
 def emit(data: Any, human: Any = None) -> None:
     """Print `data` as JSON under --json, else the human rendering (a string or a callable)."""
-    if state().json:
+    st = state()
+    if st.sink is not None:
+        st.sink(data)
+        return
+    if st.json:
         # Indented for a person at a terminal; compact (C encoder, ~5x faster on large documents)
         # for the agents and scripts that read it through a pipe.
         indent = 2 if sys.stdout.isatty() else None
@@ -243,7 +274,18 @@ def _internal(e: BaseException) -> OptlogError:
                        f"OPTLOG_DEBUG=1 shows the details)", code="internal_error")
 
 
+def _quiet_library_warnings() -> None:
+    """No library warning reaches the terminal (stderr is optlog's narration, not scipy's or
+    SQLAlchemy's): Python warnings are dropped at this boundary unless PYTHONWARNINGS asks for them
+    (a developer debugging a warning sets it)."""
+    if not os.environ.get("PYTHONWARNINGS") and not sys.warnoptions:
+        import warnings
+
+        warnings.simplefilter("ignore")
+
+
 def main(argv: list[str] | None = None) -> None:
+    _quiet_library_warnings()
     args = list(sys.argv[1:] if argv is None else argv)
     as_json = _wants_json(args)
     code = 0

@@ -103,16 +103,10 @@ def evaluate_predictions(ctx: Ctx, preds: list[Prediction], ev: Any = None) -> d
 
 
 def _live(ctx: Ctx, hids: list[str]) -> set[str]:
-    """Hypotheses with a queued or running run (their status is `testing`). Plain SQL: building the
-    ORM's table classes costs more than the whole steady verdict."""
-    from sqlalchemy import text
+    """Hypotheses with a queued or running run (their status is `testing`)."""
+    from optlog.service.evidence import live_hypotheses
 
-    q = text("SELECT hypothesis_id FROM run WHERE status IN ('queued', 'running') AND hypothesis_id IS NOT NULL "
-             "UNION SELECT e.hypothesis_id FROM evidence_link e JOIN run r ON r.id = e.run_id "
-             "WHERE r.status IN ('queued', 'running')")
-    with ctx.db.connect() as c:
-        out = {h for (h,) in c.execute(q) if h}
-    return out & set(hids)
+    return live_hypotheses(ctx) & set(hids)
 
 
 def _strip(d: dict[str, Any]) -> dict[str, Any]:
@@ -141,7 +135,9 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
     docs = hypotheses.sync(ctx)
     if hid is not None:
         if hid not in docs:
-            raise NotFound(f"no hypothesis {hid!r}", field="ID")
+            from optlog.errors import not_found
+
+            raise not_found("hypothesis", hid, docs, field="ID")
         targets = [hid]
     elif hids is not None:
         targets = [h for h in hids if h in docs]
@@ -234,7 +230,9 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
 def _public(p: dict[str, Any]) -> dict[str, Any]:
     out = dict(p)
     out["levels"] = [{"level": lv["level"], "a": lv.get("a"), "b": lv.get("b"), "ratio": lv.get("ratio"),
-                      "n": lv.get("n", {}), "values": lv.get("values", {}), "ci": lv.get("ci"), "p": lv.get("p"),
+                      "n": lv.get("n", {}), "values": lv.get("values", {}), "quantity": lv.get("quantity"),
+                      "statistic": lv.get("statistic"), "estimate": lv.get("estimate"), "ci": lv.get("ci"),
+                      "threshold": lv.get("threshold"), "p": lv.get("p"),
                       "outcome": lv.get("outcome"), "reason": lv.get("reason"), "method": lv.get("method"),
                       "runs": lv.get("runs", {}), **({"tests": lv["tests"]} if "tests" in lv else {})}
                      for lv in p["levels"]]
