@@ -57,7 +57,7 @@ def _table(d: dict[str, Any]) -> str:
 @click.option("--metrics-url", metavar="URL",
               help="The server's Prometheus /metrics, scraped around each level to check optlog's token "
                    "counts against the server's (default: URL's /metrics; 'none' to skip).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for prompts and arrivals.")
 @click.option("--timeout", type=float, default=600.0, show_default=True, metavar="S", help="Per-request timeout in seconds.")
 @click.option("--header", "headers", multiple=True, metavar="K:V",
               help="Extra header (repeatable); ${VAR} is read from the environment. Never stored.")

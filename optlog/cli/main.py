@@ -43,6 +43,7 @@ LAZY: dict[str, str] = {
     "report": "optlog.cli.cmd_plan:report_cmd",
     "mcp": "optlog.cli.cmd_core:mcp_cmd",
     "demo": "optlog.cli.cmd_core:demo_cmd",
+    "agent": "optlog.cli.cmd_agent:agent_group",
 }
 ALIASES = {"hyp": "hypothesis", "pred": "prediction", "todos": "todo", "runs": "run"}
 
@@ -51,6 +52,29 @@ class State:
     def __init__(self) -> None:
         self.json = False
         self.chdir: str | None = None
+        # Set by a face that runs commands in-process (the MCP server): `emit` hands it the
+        # document instead of printing, and `service_ctx` returns the face's long-lived context.
+        self.sink: Any = None
+        self.shared_ctx: Any = None
+
+
+def agent(**meta: Any) -> Any:
+    """Declare how a command looks to an agent (the MCP face reads it; the CLI ignores it).
+
+    Keys: `defaults` (parameter → the value an agent gets when it passes none: the small-by-default
+    options), `args` (argument → description; click arguments carry no help), `output` (a JSON
+    schema of the document), `skip` (why the command is not a tool), `read_only` (bool).
+    Put it under the `@...command(...)` decorator: it marks the function.
+    """
+
+    def mark(fn: Any) -> Any:
+        old = dict(getattr(fn, "__optlog_agent__", {}))
+        for k, v in meta.items():
+            old[k] = {**old.get(k, {}), **v} if isinstance(v, dict) and k in ("defaults", "args") else v
+        fn.__optlog_agent__ = old
+        return fn
+
+    return mark
 
 
 def state() -> State:
@@ -149,6 +173,8 @@ def service_ctx() -> Any:
     from optlog.service.context import Ctx
 
     st = state()
+    if st.shared_ctx is not None:
+        return st.shared_ctx()
     c = Ctx.find(st.chdir)
     c.check_config()
     c.on_notice = lambda text: click.echo(f"optlog: {text}", err=True)  # type: ignore[attr-defined]
@@ -169,7 +195,11 @@ def _close_contexts() -> None:
 
 def emit(data: Any, human: Any = None) -> None:
     """Print `data` as JSON under --json, else the human rendering (a string or a callable)."""
-    if state().json:
+    st = state()
+    if st.sink is not None:
+        st.sink(data)
+        return
+    if st.json:
         # Indented for a person at a terminal; compact (C encoder, ~5x faster on large documents)
         # for the agents and scripts that read it through a pipe.
         indent = 2 if sys.stdout.isatty() else None

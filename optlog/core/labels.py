@@ -13,6 +13,9 @@ from typing import Any
 from optlog.errors import BadInput
 
 KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,199}\Z")  # \Z: `$` would let a final newline in
+# set (value "true") on a run that overlapped another launch on its target (optlog.runs.targetlock):
+# verdicts treat such runs as not comparable unless a prediction selects on this label
+CONCURRENT = "concurrent"
 _INT_RE = re.compile(r"^[+-]?\d+$")
 
 
@@ -97,23 +100,6 @@ def parse_metric(text: str, field: str = "--metric") -> tuple[str, float]:
     if n is None or not math.isfinite(n):
         raise BadInput(f"metric {k!r} must be a finite number, got {v!r}", field=field)
     return k, n
-
-
-def differing_keys(cells: Any, ignore: Any = ()) -> list[str]:
-    """Label keys whose value differs between runs of one cell (a missing label counts as a value).
-
-    `cells`: an iterable of cells, each a list of label dicts (canonical or typed). What `compare`
-    must split rows by rather than pool: a table that hides such a key averages over it (a GEMM table
-    without its M pools M = 1 … 2048)."""
-    skip = set(ignore)
-    out: set[str] = set()
-    for cell in cells:
-        cell = list(cell)
-        keys = {k for lab in cell for k in lab} - skip - out
-        for k in keys:
-            if len({canonical(lab[k]) if k in lab else None for lab in cell}) > 1:
-                out.add(k)
-    return sorted(out)
 
 
 def closest(word: str, choices: Any) -> str:

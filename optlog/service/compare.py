@@ -3,7 +3,7 @@ against the baseline group (the first in label order, or `--baseline VALUE`).
 
 Each cell is the median over its counting runs (succeeded, not invalidated), with `n` and, from 3
 runs, the interquartile range (`spread`), so a reader sees how much the repeats disagree. The table
-never pools runs that differ in a label it does not show: such labels (`core.labels.differing_keys`,
+never pools runs that differ in a label it does not show: such labels (`core.comparable.differing_keys`,
 e.g. the M of a GEMM sweep compared `--by kernel`) become part of each row's level, and the split is
 said on stderr and in `split_by`. A cell whose runs disagree on workload, model or software labels
 across groups is flagged in `warnings`. An unknown metric or label is an error (exit 2) with the
@@ -49,7 +49,7 @@ def compare(ctx: Ctx, metric: str, by: str, per: str | None = None, where: str |
     from optlog.core import comparable as C
     from optlog.core import expr as E
     from optlog.core.stats import sig
-    from optlog.core.verdict import IGNORED_KEYS, must_agree_across_groups
+    from optlog.core.verdict import must_agree_across_groups
     from optlog.service.verdicts import load_evidence
 
     L.check_key(metric, "--metric")
@@ -86,7 +86,8 @@ def compare(ctx: Ctx, metric: str, by: str, per: str | None = None, where: str |
     first: dict[tuple[str, str], list[Any]] = defaultdict(list)
     for r in picked:
         first[(L.canonical(r.labels[per]) if per else "", L.canonical(r.labels[by]))].append(r)
-    split = L.differing_keys(([r.labels for r in rs] for rs in first.values()), ignore=shown | IGNORED_KEYS)
+    split = sorted({k for rs in first.values()
+                    for k in C.differing_keys([{k: L.canonical(v) for k, v in r.labels.items()} for r in rs], named=shown)})
     row_keys = ([per] if per else []) + split
 
     cells: dict[tuple[str, ...], dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))

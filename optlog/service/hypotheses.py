@@ -11,7 +11,7 @@ from typing import Any
 
 from optlog.core.hypothesis import HYP_STATUSES, HypothesisDoc, Override, StatusChange, check_id, slugify
 from optlog.core.timeutil import now_iso
-from optlog.errors import BadInput, NotFound
+from optlog.errors import BadInput, NotFound, not_found
 from optlog.service.context import Ctx
 from optlog.service.refs import require  # noqa: F401  (re-exported: links are checked through hypotheses.require too)
 from optlog.store import hypfiles
@@ -31,6 +31,10 @@ def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
     from sqlalchemy import text
 
     files = hypfiles.list_files(ctx.ws)
+    memo = ctx.hypothesis_memo
+    stamps = {p.stem: hypfiles.mtime_ns(p) for p in files}
+    if memo and len(memo) == len(stamps) and all(memo.get(k, (None,))[0] == mt for k, mt in stamps.items()):
+        return {k: memo[k][1] for k in stamps}  # type: ignore[misc]
     docs: dict[str, HypothesisDoc] = {}
     # Core, not the ORM: `status` and `hypothesis list` read every row on each call.
     with ctx.db.connect() as c:
@@ -64,6 +68,8 @@ def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
                 _index(s, ld)
             for hid in gone:
                 _unindex(s, hid)
+    memo.clear()
+    memo.update({d.id: (stamps[d.id], d) for d in docs.values() if d.id in stamps})
     return docs
 
 
@@ -132,7 +138,7 @@ def all_docs(ctx: Ctx) -> dict[str, HypothesisDoc]:
 def get(ctx: Ctx, hid: str) -> HypothesisDoc:
     docs = sync(ctx)
     if hid not in docs:
-        raise NotFound(f"no hypothesis {hid!r}", field="hypothesis")
+        raise not_found("hypothesis", hid, docs, field="hypothesis")
     return docs[hid]
 
 
@@ -256,10 +262,10 @@ def add(
             hid = f"{base}-{n}"
             n += 1
     if parent is not None and parent not in docs:
-        raise NotFound(f"no parent hypothesis {parent!r}", field="--parent")
+        raise not_found("parent hypothesis", parent, docs, field="--parent")
     for r in rivals:
         if r not in docs:
-            raise NotFound(f"no rival hypothesis {r!r}", field="--rival")
+            raise not_found("rival hypothesis", r, docs, field="--rival")
         if r == hid:
             raise BadInput("a hypothesis cannot be its own rival", field="--rival")
     doc = checked(dict(
@@ -312,7 +318,7 @@ def edit(ctx: Ctx, hid: str, *, title: str | None = None, statement: str | None 
          rationale: str | None = None, add_rivals: tuple[str, ...] = ()) -> HypothesisDoc:
     docs = sync(ctx)
     if hid not in docs:
-        raise NotFound(f"no hypothesis {hid!r}", field="hypothesis")
+        raise not_found("hypothesis", hid, docs, field="hypothesis")
     for r in add_rivals:
         if r not in docs or r == hid:
             raise NotFound(f"no rival hypothesis {r!r}", field="--rival")
@@ -375,6 +381,18 @@ def summary(doc: HypothesisDoc, docs: dict[str, HypothesisDoc]) -> dict[str, Any
     }
 
 
+def _testing(ctx: Ctx, rows: list[dict[str, Any]]) -> None:
+    """An open hypothesis whose runs are queued or running reads `testing` (DESIGN §5)."""
+    if not any(r["status"] == "open" for r in rows):
+        return
+    from optlog.service.evidence import live_hypotheses
+
+    live = live_hypotheses(ctx)
+    for r in rows:
+        if r["status"] == "open" and r["id"] in live:
+            r["status"] = "testing"
+
+
 def verdict_history(doc: HypothesisDoc) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for v in doc.verdicts:
@@ -389,9 +407,10 @@ def verdict_history(doc: HypothesisDoc) -> list[dict[str, Any]]:
 def show(ctx: Ctx, hid: str) -> dict[str, Any]:
     docs = sync(ctx)
     if hid not in docs:
-        raise NotFound(f"no hypothesis {hid!r}", field="hypothesis")
+        raise not_found("hypothesis", hid, docs, field="hypothesis")
     doc = docs[hid]
     out = summary(doc, docs)
+    _testing(ctx, [out])
     out.update(
         statement=doc.statement,
         rationale=doc.rationale,
@@ -422,6 +441,7 @@ def list_(ctx: Ctx, status: str | None = None) -> list[dict[str, Any]]:
         raise BadInput(f"unknown status {status!r}; one of {', '.join(HYP_STATUSES)}", field="--status")
     docs = sync(ctx)
     out = [summary(d, docs) for d in sorted(docs.values(), key=lambda d: (d.created or "", d.id))]
+    _testing(ctx, out)
     if status:
         out = [h for h in out if h["status"] == status]
     return out

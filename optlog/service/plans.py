@@ -15,7 +15,7 @@ from typing import Any
 
 from optlog.core import plans as P
 from optlog.core.timeutil import now_iso
-from optlog.errors import BadInput, NotFound
+from optlog.errors import BadInput, NotFound, not_found
 from optlog.service.context import Ctx
 
 _FIELDS = ("id", "title", "gain_low", "gain_high", "effort", "confidence", "status", "measured_gain", "needs",
@@ -137,7 +137,7 @@ def add(
     for h in needs:
         h = h.strip()
         if h not in docs:
-            raise NotFound(f"no hypothesis {h!r}", field="--needs")
+            raise not_found("hypothesis", h, docs, field="--needs")
         if h not in need_ids:
             need_ids.append(h)
     with workspace_lock(ctx.ws):

@@ -7,7 +7,7 @@ it here lets `hypotheses.show` read evidence without a cycle.
 from __future__ import annotations
 
 from optlog.core.text import is_id
-from optlog.errors import NotFound
+from optlog.errors import not_found
 from optlog.service.context import Ctx
 
 
@@ -17,5 +17,6 @@ def require(ctx: Ctx, hid: str | None, field: str = "--hypothesis") -> str | Non
     if hid is None:
         return None
     if not is_id(hid) or not ctx.ws.hypothesis_file(hid).is_file():
-        raise NotFound(f"no hypothesis {hid!r}", field=field)
+        d = ctx.ws.hypotheses_dir
+        raise not_found("hypothesis", hid, [f.stem for f in d.glob("*.yaml")] if d.is_dir() else [], field=field)
     return hid

@@ -12,7 +12,7 @@ from typing import Any
 
 from optlog.core.timeutil import now_iso
 from optlog.core.todos import TodoIn, check_priority, check_status, match_existing, parse_todowrite
-from optlog.errors import BadInput, NotFound
+from optlog.errors import BadInput, not_found
 from optlog.service.context import Ctx
 
 
@@ -109,7 +109,7 @@ def set_(ctx: Ctx, tid: str, status: str | None = None, priority: str | None = N
     with ctx.db.write() as s:
         t = s.exec(select(Todo).where(Todo.id == tid)).first()
         if t is None:
-            raise NotFound(f"no todo {tid!r}", field="ID")
+            raise not_found("todo", tid, s.exec(select(Todo.id)).all(), field="ID")
         if status is not None:
             t.status = status
         if priority is not None:
