@@ -272,3 +272,10 @@ def test_deeply_nested_result_file_import_is_refused(ws, fmt):
     before = snapshot(ws)
     refused(ws, "run", "import", str(f), *(["--format", fmt] if fmt else []), within=20)
     assert snapshot(ws) == before
+
+
+def test_deeply_nested_inline_todos_is_refused(ws):
+    before = snapshot(ws)
+    refused(ws, "todo", "write", "--todos", '{"todos": ' + "[" * 20_000 + "]" * 20_000 + "}", field="--todos",
+            within=20)
+    assert snapshot(ws) == before
