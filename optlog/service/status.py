@@ -25,6 +25,8 @@ def _clip(s: Any, n: int = 100) -> Any:
 def _runs_facts(ctx: Ctx, last_verdict_at: str) -> dict[str, Any]:
     from sqlalchemy import text
 
+    from optlog.service.evidence import live_hypotheses
+
     with ctx.db.connect() as c:
         total = int(c.execute(text("SELECT COUNT(*) FROM run")).scalar() or 0)
         if not total:
@@ -53,14 +55,13 @@ def _runs_facts(ctx: Ctx, last_verdict_at: str) -> dict[str, Any]:
         for h, at in c.execute(text(
                 "SELECT h, MAX(at) FROM (SELECT hypothesis_id AS h, COALESCE(finished_at, created_at) AS at FROM run "
                 "WHERE hypothesis_id IS NOT NULL AND status = 'succeeded' AND invalidated = :f "
+                # CROSS JOIN keeps evidence_link outside (SQLite would scan it once per run: it has
+                # no index on run_id); PostgreSQL reads it as the inner join it is
                 "UNION ALL SELECT e.hypothesis_id AS h, COALESCE(r.finished_at, r.created_at) AS at FROM evidence_link e "
-                "JOIN run r ON r.id = e.run_id WHERE r.status = 'succeeded' AND r.invalidated = :f) x GROUP BY h"),
+                "CROSS JOIN run r WHERE r.id = e.run_id AND r.status = 'succeeded' AND r.invalidated = :f) x GROUP BY h"),
                 {"f": False}):
             newest[h] = at
-        live_hyps = {h for (h,) in c.execute(text(
-            "SELECT hypothesis_id FROM run WHERE status IN ('queued','running') AND hypothesis_id IS NOT NULL "
-            "UNION SELECT e.hypothesis_id FROM evidence_link e JOIN run r ON r.id = e.run_id "
-            "WHERE r.status IN ('queued','running')")) if h}
+    live_hyps = live_hypotheses(ctx) if live_total else set()
     return {"total": total, "live": live, "live_total": live_total, "launches": launches, "invalid": invalid,
             "invalid_total": inv_total, "newest": newest, "live_hyps": live_hyps}
 
