@@ -7,7 +7,9 @@ from typing import Any
 import click
 
 from optlog.cli.main import agent, emit, service_ctx
+from optlog.cli.options import fields_option
 from optlog.core.plans import EFFORT_WEIGHT, PLAN_STATUSES
+from optlog.core.shape import parse_fields, project
 
 
 def _plan_ack(p: dict[str, Any]) -> dict[str, Any]:
@@ -69,13 +71,18 @@ def _list_human(d: dict[str, Any]) -> str:
 
 @plan.command("list")
 @click.option("--status", type=click.Choice(PLAN_STATUSES), help="Only plans with this status.")
+@fields_option(agent_fields="id,title,rank,score,status,gain,effort,confidence,reason")
 @agent(read_only=True)
-def plan_list(status: str | None) -> None:
+def plan_list(status: str | None, fields: str | None) -> None:
     """Plans in rank order, with how well past predictions held."""
     from optlog.service import plans
 
     ctx = service_ctx()
-    emit(plans.list_(ctx, status), _list_human)
+    doc = plans.list_(ctx, status)
+    fl = parse_fields(fields)
+    if fl:
+        doc["plans"] = [project(p, fl) for p in doc["plans"]]
+    emit(doc, _list_human if not fl else lambda d: "\n".join(f"{p.get('rank')} {p.get('id')} {p.get('title')}" for p in d["plans"]))
 
 
 def _show_human(p: dict[str, Any]) -> str:
@@ -129,12 +136,17 @@ def plan_set(pid: str, status: str | None, measured: str | None, why: str | None
 
 
 @plan.command("render")
-def plan_render() -> None:
+@click.option("--detail/--brief", "detail", default=True, show_default=True,
+              help="Every plan as rendered, or only the files, what changed and the commit.")
+@agent(defaults={"detail": False})
+def plan_render(detail: bool) -> None:
     """Write <prefix>/<prefix>-NN.md and <prefix>/README.md, and commit them."""
     from optlog.service import plans
 
     ctx = service_ctx()
     res = plans.render(ctx)
+    if not detail:
+        res = {k: res[k] for k in ("files", "changed", "commit")}
 
     def human(r: dict[str, Any]) -> str:
         if not r["commit"]:

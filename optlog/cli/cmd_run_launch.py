@@ -185,7 +185,7 @@ def register(group: click.Group) -> None:
     @click.argument("ref", metavar="REF")
     @click.option("--follow", "-f", is_flag=True, help="Keep printing until the run or launch finishes.")
     @click.option("--tail", type=int, default=None, metavar="N", help="Only the last N lines.")
-    @agent(defaults={"tail": 40}, args={"ref": _REF}, read_only=True)
+    @agent(defaults={"tail": 10}, args={"ref": _REF}, read_only=True)
     def run_logs(ref: str, follow: bool, tail: int | None) -> None:
         """A run's bench stdout/stderr (ID), or a launch's narration (L<n>)."""
         from optlog.service import launch as svc

@@ -111,13 +111,18 @@ def status(ctx: Ctx) -> dict[str, Any]:
         "runs_total": runs["total"],
         "launches": runs["launches"],
         "verdict_due": due[:5],
-        "latest_verdicts": [{**v, "summary": _clip(v["summary"], 120)} for v in latest[:3]],
+        "latest_verdicts": [{**v, "summary": _clip(v["summary"], 80)} for v in latest[:3]],
         "todos": shown,
         "todos_total": len(active),
         "invalidations": {"total": runs["invalid_total"], "latest": runs["invalid"]},
         "run_database_empty": runs["total"] == 0,
         "next": _next(docs, runs, due, active),
     }
+    for k in ("launches", "verdict_due"):  # sections with nothing to say are left out (small by default)
+        if not out[k]:
+            del out[k]
+    if not out["invalidations"]["total"]:
+        del out["invalidations"]
     if fresh or runs["total"] == 0:
         out["notice"] = "the run database is empty" + (
             " (fresh clone: hypotheses, predictions, verdicts and plans are read from the files)" if docs else "")
