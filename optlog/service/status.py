@@ -62,6 +62,7 @@ def _runs_facts(ctx: Ctx, last_verdict_at: str) -> dict[str, Any]:
                 {"f": False}):
             newest[h] = at
     live_hyps = live_hypotheses(ctx) if live_total else set()
+    live = [{k: v for k, v in r.items() if v is not None} for r in live]
     return {"total": total, "live": live, "live_total": live_total, "launches": launches, "invalid": invalid,
             "invalid_total": inv_total, "newest": newest, "live_hyps": live_hyps}
 
@@ -100,8 +101,9 @@ def status(ctx: Ctx) -> dict[str, Any]:
 
     all_todos = todos.list_(ctx)
     active = [t for t in all_todos if t["status"] == "in_progress"] + [t for t in all_todos if t["status"] == "pending"]
-    shown = [{"id": t["id"], "content": _clip(t["content"], 80), "status": t["status"], "priority": t["priority"],
-              "hypothesis": t["hypothesis"]} for t in active[:TODO_CAP]]
+    shown = [{k: v for k, v in (("id", t["id"]), ("content", _clip(t["content"], 80)), ("status", t["status"]),
+                                ("priority", t["priority"]), ("hypothesis", t["hypothesis"])) if v is not None}
+             for t in active[:TODO_CAP]]
 
     out: dict[str, Any] = {
         "workspace": str(ctx.ws.root),
