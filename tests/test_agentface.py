@@ -298,3 +298,14 @@ def test_a_whole_session_over_stdio_stays_small(ws):
     rep, text = anyio.run(_session, ws.root, ws.env, run2)
     assert rep["file"].startswith("reports/") and text.startswith("#")
     assert sum(sizes.values()) < 40_000, sizes
+
+
+def test_fit_bounds_any_document_and_says_what_it_cut():
+    from optlog.core.shape import fit, size
+
+    doc = {"hypotheses": {"total": 5000, "open": [{"id": f"h{i}", "title": "t" * 70} for i in range(5000)]},
+           "todos": [{"id": str(i), "content": "c" * 200} for i in range(300)], "note": "x" * 5000}
+    out = fit(doc, 2048, "page with limit/offset")
+    assert size(out) <= 2048 and out["hypotheses"]["total"] == 5000
+    assert out["truncated"]["hint"] == "page with limit/offset" and out["truncated"]["cut"]
+    assert fit({"a": 1}, 2048, "x") == {"a": 1}

@@ -71,7 +71,7 @@ def status_cmd() -> None:
             out.append("  none yet")
         out.append(f"\ntodos ({r['todos_total']} pending or in progress):")
         for t in r["todos"]:
-            out.append(f"  [{t['status']}] {t['id']} {t['content']}" + (f" ({t['priority']})" if t["priority"] else ""))
+            out.append(f"  [{t['status']}] {t['id']} {t['content']}" + (f" ({t['priority']})" if t.get("priority") else ""))
         if r["next"]:
             out.append("\nnext: " + " · ".join(n["call"] + " " + " ".join(f"{k}={v}" for k, v in n["arguments"].items())
                                                for n in r["next"]))

@@ -49,7 +49,8 @@ def log_cmd(hypothesis: str | None, limit: int | None, offset: int, since: str |
     if order == "oldest":
         rows = rows[::-1]
     res["events"] = rows if detail else [_brief_event(e) for e in rows]
-    res.update(facts)
+    if limit is not None or offset:
+        res.update(facts)
     emit(res, _human_log)
 
 

@@ -77,7 +77,8 @@ def run_list(status: str | None, hypothesis: str | None, launch: int | None, lab
 
     ctx = service_ctx()
     doc = evidence.runs_page(ctx, status=status, hypothesis=hypothesis, label=labels, limit=limit, offset=offset,
-                             newest=order == "newest", since=since, launch=launch, count=True)
+                             newest=order == "newest", since=since, launch=launch,
+                             count=limit is not None or bool(offset))  # page facts come with a page
     fl = parse_fields(fields)
     if fl:
         doc["runs"] = [project(r, fl) for r in doc["runs"]]

@@ -13,9 +13,11 @@ from typing import Any
 
 from optlog.service.context import Ctx
 
-OPEN_CAP = 8
+OPEN_CAP = 6
 LIVE_CAP = 5
-TODO_CAP = 6
+TODO_CAP = 5
+DUE_CAP = 3
+MAX_BYTES = 2048  # whatever the workspace holds
 
 
 def _clip(s: Any, n: int = 100) -> Any:
@@ -92,8 +94,8 @@ def status(ctx: Ctx) -> dict[str, Any]:
         if st not in ("confirmed", "falsified", "superseded"):
             n_open += 1
             if len(open_h) < OPEN_CAP:
-                open_h.append({"id": d.id, "title": _clip(d.title, 80), "status": st,
-                               "predictions": [{"id": p.id, "status": p.status} for p in d.predictions]})
+                open_h.append({"id": d.id, "title": _clip(d.title, 60), "status": st,
+                               "predictions": [{"id": p.id, "status": p.status} for p in d.predictions[:3]]})
         ev = runs["newest"].get(d.id)
         if d.predictions and ev and ev > last_at.get(d.id, "") and not d.override:
             due.append({"id": d.id, "evidence_at": ev, "verdict_at": last_at.get(d.id)})
@@ -112,7 +114,8 @@ def status(ctx: Ctx) -> dict[str, Any]:
         "live_runs_total": runs["live_total"],
         "runs_total": runs["total"],
         "launches": runs["launches"],
-        "verdict_due": due[:5],
+        "verdict_due": due[:DUE_CAP],
+        "verdict_due_total": len(due),
         "latest_verdicts": [{**v, "summary": _clip(v["summary"], 80)} for v in latest[:3]],
         "todos": shown,
         "todos_total": len(active),
@@ -125,10 +128,14 @@ def status(ctx: Ctx) -> dict[str, Any]:
             del out[k]
     if not out["invalidations"]["total"]:
         del out["invalidations"]
+    if not due:
+        del out["verdict_due_total"]
     if fresh or runs["total"] == 0:
         out["notice"] = "the run database is empty" + (
             " (fresh clone: hypotheses, predictions, verdicts and plans are read from the files)" if docs else "")
-    return out
+    from optlog.core.shape import fit
+
+    return fit(out, MAX_BYTES, "the totals say how many; hypothesis_list, run_list and todo_list page through them")
 
 
 def _next(docs: dict[str, Any], runs: dict[str, Any], due: list[dict[str, Any]],
