@@ -29,6 +29,16 @@ def prediction() -> None:
     """Predictions: machine-checkable, pre-registered claims of a hypothesis."""
 
 
+class _PredictAlias(click.Group):
+    """`optlog predict HYP --expect …` is `optlog prediction add HYP --expect …` (DESIGN §7); the
+    older `optlog predict add|edit|list|show …` spellings still reach the group's subcommands."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            args = ["add", *args]
+        return super().parse_args(ctx, args)
+
+
 _SPEC_HELP = {
     "expect": "The expression: `a > b`, `a >= b * 1.1`, `a / b in [0.3, 0.6]`, `a < 0.05 * peak_tflops`, "
               "`a.tensor_active < 20 and a.gpu_util > 90`.",
@@ -146,15 +156,19 @@ def pred_show(pid: str, detail: bool) -> None:
 
 
 def _levels_table(p: dict[str, Any]) -> str:
+    """Per level: the group means, then the tested quantity with its estimate and interval (one
+    statistic, named), the p-value, the outcome and why."""
     rows = []
     for lv in p["levels"]:
         lvl = " ".join(f"{k}={v}" for k, v in lv["level"].items()) or "(all)"
         n = "+".join(str(x) for x in (lv.get("n") or {}).values())
         ci = f"[{lv['ci'][0]:.3g}, {lv['ci'][1]:.3g}]" if lv.get("ci") else ""
-        rows.append(["    " + lvl, fmt_num(lv.get("a")), fmt_num(lv.get("b")),
-                     f"{lv['ratio']:.3f}" if lv.get("ratio") is not None else "–", n, ci,
+        stat = lv.get("statistic") or ""
+        tested = (lv.get("quantity") or "") + (" (geo. mean)" if "geometric" in stat else "")
+        rows.append(["    " + lvl, fmt_num(lv.get("a")), fmt_num(lv.get("b")), n, tested,
+                     fmt_num(lv.get("estimate")), ci,
                      f"{lv['p']:.2g}" if lv.get("p") is not None else "", lv["outcome"], lv.get("reason") or ""])
-    return table(rows, ["    level", "a", "b", "a/b", "n", "CI", "p", "outcome", "why"])
+    return table(rows, ["    level", "a", "b", "n", "tested", "estimate", "95% CI", "p", "outcome", "why"])
 
 
 @click.command("verdict")
@@ -235,17 +249,36 @@ def compare_cmd(metric: str, by: str, per: str | None, where: str | None, baseli
     res = compare(ctx, metric, by, per, where, baseline)
 
     def human(d: dict[str, Any]) -> str:
-        if not d["rows"]:
-            return f"no runs with metric {d['metric']} and label {d['by']}"
         gs = d["groups"]
         others = [g for g in gs if g != d["baseline"]]
-        header = [d["per"] or ""] + [f"{g}" for g in gs] + [f"{g}/{d['baseline']}" for g in others]
+        keys = ([d["per"]] if d["per"] else []) + d["split_by"]
+        header = [", ".join(keys)] + gs + [f"{g}/{d['baseline']}" for g in others]
         rows = []
         for r in d["rows"]:
-            lvl = ", ".join(str(v) for v in r["level"].values()) or "(all)"
-            rows.append([lvl] + [fmt_num(r["values"].get(g)) + (f" (n={r['n'][g]})" if r["n"].get(g, 1) > 1 else "")
-                                 for g in gs]
-                        + [f"{r['ratios'][g]:.2f}" if r["ratios"].get(g) is not None else "–" for g in others])
-        return f"{d['metric']} by {d['by']}\n" + table(rows, header)
+            lvl = ", ".join(f"{k}={v}" for k, v in r["level"].items()) or "(all)"
+            cells = []
+            for g in gs:
+                if g not in r["values"]:
+                    cells.append("–")
+                    continue
+                iqr = r["spread"].get(g)
+                cells.append(fmt_num(r["values"][g]) + f" (n={r['n'][g]}"
+                             + (f", IQR {fmt_num(iqr[0])}–{fmt_num(iqr[1])})" if iqr else ")")
+                             + (" loaded" if g in r.get("loaded", {}) else ""))
+            rows.append([lvl] + cells + [f"{r['ratios'][g]:.2f}" if r["ratios"].get(g) is not None else "–"
+                                         for g in others])
+        out = f"median {d['metric']} by {d['by']} (n runs; IQR from 3)\n" + table(rows, header)
+        for r in d["rows"]:
+            for nc in r.get("not_comparable", []):
+                lvl = ", ".join(f"{k}={v}" for k, v in r["level"].items())
+                out += (f"\nnot comparable{' at ' + lvl if lvl else ''}, {d['by']}={nc['group']} "
+                        f"(differ in {', '.join(nc['keys'])}): "
+                        + "; ".join(" ".join(f"{k}={v or '(none)'}" for k, v in x["names"].items())
+                                    + f" {fmt_num(x['value'])} (n={x['n']})" for x in nc["variants"]))
+        return out
 
     emit(res, human)
+
+
+predict = _PredictAlias("predict", commands=prediction.commands,
+                        help="Add a prediction: `optlog predict HYP --expect EXPR …` is `optlog prediction add`.")

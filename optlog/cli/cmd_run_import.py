@@ -18,6 +18,8 @@ def _human(d: dict[str, Any]) -> str:
 
     n = len(d["runs"])
     head = f"imported {n} run{'s' if n != 1 else ''}"
+    for a in d.get("already_imported", []):
+        head += f"\n{a['file']}: already run{'s' if len(a['runs']) != 1 else ''} {', '.join(map(str, a['runs']))} ({a['why']})"
     return head + "\n" + _list_human(d) if n else head
 
 

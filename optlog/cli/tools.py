@@ -308,7 +308,7 @@ class Outcome:
 def run(args: list[str], *, chdir: str | None, shared_ctx: Callable[[], Any] | None = None,
         tool: Tool | None = None) -> Outcome:
     """Run one command line in-process under `--json`, returning the document it emitted."""
-    from optlog.cli.main import State, _close_contexts, cli
+    from optlog.cli.main import State, _close_contexts, _internal, check_argv, cli
 
     st = State()
     st.json = True
@@ -320,6 +320,7 @@ def run(args: list[str], *, chdir: str | None, shared_ctx: Callable[[], Any] | N
     code = 0
     err: OptlogError | None = None
     try:
+        check_argv(args)  # an MCP call is input like any other: the same text rule as the CLI's
         with contextlib.redirect_stdout(buf):
             rv = cli.main(args=args, prog_name="optlog", standalone_mode=False, obj=st)
         if isinstance(rv, int):
@@ -333,6 +334,8 @@ def run(args: list[str], *, chdir: str | None, shared_ctx: Callable[[], Any] | N
         err = BadInput(e.format_message(), field=f, code="usage")
     except OptlogError as e:
         err = e
+    except Exception as e:  # noqa: BLE001  (no traceback ever: the error document instead)
+        err = _internal(e)
     finally:
         if shared_ctx is None:
             _close_contexts()

@@ -43,7 +43,10 @@ def check_priority(p: Any, where: str = "--priority") -> str | None:
 
 def parse_todowrite(data: Any, file: str = "<stdin>") -> list[TodoIn]:
     """Validate a whole todowrite document before anything is written."""
+    from optlog.core.text import check_tree
+
     try:
+        check_tree(data, file)
         return _parse(data, file)
     except BadInput as e:
         e.file = e.file or file

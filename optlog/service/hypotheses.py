@@ -56,6 +56,7 @@ def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
             changed.append(loaded)
         else:
             changed.append(loaded)  # same content, new mtime: refresh the mtime only
+    _check_links(ctx, docs)
     gone = set(rows) - {p.stem for p in files}
     if changed or gone:
         with ctx.db.write() as s:
@@ -66,6 +67,28 @@ def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
     memo.clear()
     memo.update({d.id: (stamps[d.id], d) for d in docs.values() if d.id in stamps})
     return docs
+
+
+def _check_links(ctx: Ctx, docs: dict[str, HypothesisDoc]) -> None:
+    """A parent or rival that names itself or no hypothesis, or a parent cycle, is refused with
+    the file, line and field (before anything is indexed or committed)."""
+    from optlog.core.hypothesis import link_problems
+
+    probs = link_problems(docs)
+    if not probs:
+        return
+    hid, loc, msg = probs[0]
+    path = ctx.ws.hypothesis_file(hid)
+    line = None
+    try:
+        from optlog.yamlio import line_of, read_text
+
+        line = line_of(read_text(path), loc)
+    except Exception:  # the location is a courtesy; the error stands without it
+        pass
+    more = f" (and {len(probs) - 1} more)" if len(probs) > 1 else ""
+    raise BadInput(msg + more, file=ctx.ws.rel(path), line=line, field=".".join(str(p) for p in loc),
+                   code="invalid_field")
 
 
 def _index(s: Any, ld: hypfiles.Loaded) -> None:
@@ -137,9 +160,14 @@ def mutate(
     with workspace_lock(ctx.ws):
         ld = hypfiles.load(ctx.ws, hid)
         history.check_trackable(ctx, [ld.path])
+        from pydantic import ValidationError
+
         doc = ld.doc.model_copy(deep=True)
-        extra = change(doc) or {}
-        doc = HypothesisDoc.model_validate(doc.model_dump(mode="json", by_alias=True))
+        try:
+            extra = change(doc) or {}
+        except ValidationError as e:  # a part built by `change` (an override's reason, say)
+            raise bad_value(e) from None
+        doc = checked(doc.model_dump(mode="json", by_alias=True))
         hand = history.uncommitted(ctx, [ld.path])  # a hand edit this commit will include
         new_hash, changed = hypfiles.save(ctx.ws, doc, ld.hash)
         if not changed:
@@ -152,6 +180,29 @@ def mutate(
             ctx.notice(f"{', '.join(hand)} had an edit made outside optlog; this commit includes it")
         history.record(ctx, [ld.path], subject, body, tr, hand_edited=hand)
         return doc, True
+
+
+def checked(data: dict[str, Any], flags: dict[str, str] | None = None) -> HypothesisDoc:
+    """The document after a change, validated; a bad value is BadInput naming the field (the CLI
+    option where `flags` maps the field to one), never a pydantic traceback."""
+    from pydantic import ValidationError
+
+    try:
+        return HypothesisDoc.model_validate(data)
+    except ValidationError as e:
+        raise bad_value(e, flags) from None
+
+
+def bad_value(e: Any, flags: dict[str, str] | None = None) -> BadInput:
+    err = e.errors()[0]
+    loc = ".".join(str(p) for p in err.get("loc", ()))
+    top = loc.split(".", 1)[0]
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    return BadInput(msg, field=(flags or {}).get(top, f"--{top}" if top in _FLAGS else loc or None),
+                    code="invalid_field")
+
+
+_FLAGS = ("title", "statement", "rationale", "parent", "why", "id")
 
 
 def create(ctx: Ctx, doc: HypothesisDoc, *, event: str = "hypothesis-add", subject: str | None = None,
@@ -213,10 +264,10 @@ def add(
             raise not_found("rival hypothesis", r, docs, field="--rival")
         if r == hid:
             raise BadInput("a hypothesis cannot be its own rival", field="--rival")
-    doc = HypothesisDoc(
+    doc = checked(dict(
         id=hid, title=title.strip(), statement=statement, rationale=rationale, parent=parent,
         rivals=list(dict.fromkeys(rivals)), created=now_iso(), created_by=ctx.actor,
-    )
+    ), {"title": "TITLE", "rivals": "--rival"})
     return create(ctx, doc)
 
 
@@ -267,6 +318,8 @@ def edit(ctx: Ctx, hid: str, *, title: str | None = None, statement: str | None 
     for r in add_rivals:
         if r not in docs or r == hid:
             raise NotFound(f"no rival hypothesis {r!r}", field="--rival")
+    if title is not None and not title.strip():
+        raise BadInput("the title must not be empty", field="--title")
 
     def change(doc: HypothesisDoc) -> None:
         if title is not None:

@@ -263,10 +263,10 @@ def render(ctx: Ctx) -> dict[str, Any]:
 
 def _read_record(ctx: Ctx, pid: int, path: Path) -> dict[str, Any]:
     from optlog.render.md import split_front_matter
-    from optlog.yamlio import parse_text
+    from optlog.yamlio import parse_text, read_text
 
     rel = ctx.ws.rel(path)
-    fm, _ = split_front_matter(path.read_text(encoding="utf-8"))
+    fm, _ = split_front_matter(read_text(path, rel))
     if fm is None:
         raise BadInput("a plan file must begin with YAML front matter (---)", file=rel, line=1, field="front matter")
     data = parse_text(fm, rel)
