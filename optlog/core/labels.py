@@ -104,7 +104,7 @@ def parse_metric(text: str, field: str = "--metric") -> tuple[str, float]:
 
 def closest(word: str, choices: Any) -> str:
     """` (did you mean X?)` for the nearest of `choices`, else ``: for unknown names in messages."""
-    import difflib
+    from optlog.errors import close_matches
 
-    best = difflib.get_close_matches(word, sorted(set(choices)), n=1, cutoff=0.6)
+    best = close_matches(word, choices, n=1)
     return f" (did you mean {best[0]!r}?)" if best else ""
