@@ -6,7 +6,7 @@ from typing import Any
 
 from optlog.core import labels as L
 from optlog.core import report as C
-from optlog.core.plans import calibration_line, fmt_gain, fmt_pct
+from optlog.core.plans import calibration_line, calibration_rows, fmt_gain, fmt_pct
 from optlog.render import md
 from optlog.render.plans import fmt_ratio, fmt_value, verdict_tables
 
@@ -235,6 +235,8 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
     views = data["plans"]
     if views:
         out.append(md.inline(calibration_line(data["calibration"])))
+        if data["calibration"]["plans"]:
+            out.append(md.bullets(md.inline(x) for x in calibration_rows(data["calibration"])))
         rows = []
         for v in views:
             title = f"{v['id']:02d} {v['title']}"
@@ -242,7 +244,7 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
             measured = fmt_pct(v.get("measured_gain")) if v.get("measured_gain") is not None else "–"
             rows.append([str(v["rank"]) if v["rank"] is not None else "–", link, f"{v['score']:.2f}",
                          md.text(fmt_gain(v["gain_low"], v["gain_high"])), md.text(measured), v["effort"],
-                         f"{v['confidence']:g}", md.text(v["status"]), md.text(v["reason"])])
+                         f"{v['confidence']:g}", md.text(v["status"]), md.text(v["score_reason"] + "; " + v["reason"])])
         out.append(md.raw_table(["rank", "plan", "score", "gain", "measured", "effort", "confidence", "status", "why"],
                                 rows, ["r", "l", "r", "r", "r", "l", "r", "l", "l"]))
     else:
