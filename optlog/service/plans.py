@@ -10,6 +10,8 @@ clone (no `.optlog/`) rebuilds the table from them, automatically when the table
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -155,6 +157,18 @@ def add(
     return show(ctx, pid)
 
 
+@contextmanager
+def _plan_row(ctx: Ctx, pid: int) -> Iterator[tuple[Any, Any]]:
+    """A write session and the plan's row in it (the caller holds the workspace lock)."""
+    from optlog.store.models import Plan
+
+    with ctx.db.write() as s:
+        row = s.get(Plan, pid)
+        if row is None:  # pragma: no cover - removed between the read and the write
+            raise NotFound(f"no plan {pid}", field="ID")
+        yield s, row
+
+
 def _check_needs(ctx: Ctx, needs: list[str] | tuple[str, ...]) -> list[str]:
     """`HYP` / `HYP=falsified` → stored needs, each hypothesis existing, each named once."""
     docs = _docs(ctx)
@@ -192,7 +206,6 @@ def edit(ctx: Ctx, pid: int | str, *, title: str | None = None, gain: str | None
     it). Checked before anything is written; the change is in the record's history with the old
     values, and the plan files are rendered and committed, so git keeps every version."""
     from optlog.store.lock import workspace_lock
-    from optlog.store.models import Plan
 
     changes: dict[str, Any] = {}
     if title is not None:
@@ -220,10 +233,7 @@ def edit(ctx: Ctx, pid: int | str, *, title: str | None = None, gain: str | None
     with workspace_lock(ctx.ws):
         if "title" in changes:
             _check_title(ctx, changes["title"], v["id"])
-        with ctx.db.write() as s:
-            row = s.get(Plan, v["id"])
-            if row is None:  # pragma: no cover - removed between the read and the write
-                raise NotFound(f"no plan {v['id']}", field="ID")
+        with _plan_row(ctx, v["id"]) as (s, row):
             old = {k: getattr(row, k) for k in changes if getattr(row, k) != changes[k]}
             if not old:
                 ctx.notice(f"plan {v['id']:02d} already has those values; nothing changed")
@@ -246,16 +256,12 @@ def rm(ctx: Ctx, pid: int | str, why: str) -> dict[str, Any]:
     """Remove a plan: its file is deleted in a commit (git history keeps it, with the reason); the
     record stays, marked removed, so its number is never given to another plan."""
     from optlog.store.lock import workspace_lock
-    from optlog.store.models import Plan
 
     if not why or not why.strip():
         raise BadInput("say why the plan is removed: --why TEXT", field="--why")
     v, _, _ = _view(ctx, pid)
     with workspace_lock(ctx.ws):
-        with ctx.db.write() as s:
-            row = s.get(Plan, v["id"])
-            if row is None:  # pragma: no cover - removed between the read and the write
-                raise NotFound(f"no plan {v['id']}", field="ID")
+        with _plan_row(ctx, v["id"]) as (s, row):
             now = now_iso()
             row.history = [*list(row.history or []), {"at": now, "by": ctx.actor, "from": row.status, "to": REMOVED,
                                                      "why": why.strip()}]
@@ -300,7 +306,6 @@ def show(ctx: Ctx, pid: int | str) -> dict[str, Any]:
 def set_(ctx: Ctx, pid: int | str, status: str | None = None, measured_gain: str | float | None = None,
          why: str | None = None) -> dict[str, Any]:
     from optlog.store.lock import workspace_lock
-    from optlog.store.models import Plan
 
     if status is None and measured_gain is None:
         raise BadInput("nothing to change: give --status and/or --measured-gain", field="--status")
@@ -309,10 +314,7 @@ def set_(ctx: Ctx, pid: int | str, status: str | None = None, measured_gain: str
     mg = P.parse_percent(measured_gain) if measured_gain is not None else None
     v, _, _ = _view(ctx, pid)
     with workspace_lock(ctx.ws):
-        with ctx.db.write() as s:
-            row = s.get(Plan, v["id"])
-            if row is None:  # pragma: no cover - removed between the read and the write
-                raise NotFound(f"no plan {v['id']}", field="ID")
+        with _plan_row(ctx, v["id"]) as (s, row):
             now = now_iso()
             entry: dict[str, Any] = {"at": now, "by": ctx.actor, "from": row.status, "to": status or row.status}
             if mg is not None:
