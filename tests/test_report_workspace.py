@@ -82,3 +82,17 @@ def test_plan_links_appear_once_the_plan_files_exist(ws):
     r = ws.j("report", "--out", "reports/a.md", env=NOW)
     _, links, _ = _assert_clean_and_resolving(ws, r["file"])
     assert "../glb5improvement/glb5improvement-01.md" in links
+
+
+def test_committed_case_study_report_and_plans_parse_and_resolve():
+    """The repository's own report and plan index: no raw HTML blocks, every relative link and image
+    names a file that is committed beside it."""
+    root = Path(__file__).resolve().parents[1]
+    for rel in ("reports/glm5-session.md", "glb5improvement/README.md"):
+        text = (root / rel).read_text(encoding="utf-8")
+        toks, links, imgs = _links(text)
+        assert not [t for t in toks if t.type == "html_block"], rel
+        local = [h for h in links + imgs if "://" not in h and not h.startswith("#")]
+        assert local, rel
+        for href in local:
+            assert ((root / rel).parent / href).is_file(), f"{rel} links {href}, which does not exist"
