@@ -29,6 +29,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from optlog.core import comparable as C
 from optlog.core import expr as E
 from optlog.core import labels as L
 from optlog.core.stats import ALPHA, Batch, holm, mean, sig, tier
@@ -41,7 +42,7 @@ SOFTWARE_KEYS = frozenset({
     "sglang", "vllm", "torch", "cuda", "driver", "flashinfer", "trtllm", "tensorrt_llm", "nccl", "triton",
     "commit", "image", "software", "python",
 })
-IGNORED_KEYS = frozenset({"repeat", "seed", "attempt"})
+IGNORED_KEYS = C.IGNORED_KEYS
 
 
 def must_agree_across_groups(key: str) -> bool:
@@ -52,12 +53,17 @@ def must_agree_across_groups(key: str) -> bool:
 class RunRow:
     """One counting run: typed labels, canonical label text (for selection), metrics."""
 
-    __slots__ = ("id", "labels", "metrics", "canon")
+    __slots__ = ("id", "labels", "metrics", "canon", "config")
 
     def __init__(self, id: int, labels: dict[str, Any], metrics: dict[str, float],  # noqa: A002
-                 canon: dict[str, str] | None = None) -> None:
+                 canon: dict[str, str] | None = None, config: dict[str, str] | None = None) -> None:
         self.id, self.labels, self.metrics = id, labels, metrics
         self.canon = canon if canon is not None else {k: L.canonical(v) for k, v in labels.items()}
+        self.config = config or {}  # rendered values and templates that are not labels (core.comparable)
+
+    def names(self) -> dict[str, str]:
+        """Everything the run names (core.comparable.effective): labels over its config."""
+        return C.effective(self.canon, self.config)
 
 
 class Evidence:
@@ -495,12 +501,16 @@ def comparability(a_runs: list[RunRow], b_runs: list[RunRow], exclude: set[str],
     keys: set[str] = set()
     for r in a_runs + b_runs:
         keys.update(r.labels)
+        keys.update(r.config)
     keys -= exclude
     keys -= IGNORED_KEYS
     bad: dict[int, list[str]] = defaultdict(list)
     for k in sorted(keys):
         def val(r: RunRow) -> Any:
-            return r.canon.get(k)
+            return r.canon[k] if k in r.canon else r.config.get(k)
+
+        def shown(r: RunRow) -> Any:
+            return r.labels[k] if k in r.labels else r.config.get(k)
         if must_agree_across_groups(k):
             av, bv = [val(r) for r in a_runs], [val(r) for r in b_runs]
             allv = av + bv
@@ -509,7 +519,7 @@ def comparability(a_runs: list[RunRow], b_runs: list[RunRow], exclude: set[str],
             ref = _ref_value(allv, av, bv, two)
             for r in a_runs + b_runs:
                 if val(r) != ref:
-                    bad[r.id].append(f"{_fmt_label(k, r.labels.get(k))} where the others have {_fmt_label(k, ref)}")
+                    bad[r.id].append(f"{_fmt_label(k, shown(r))} where the others have {_fmt_label(k, ref)}")
         else:
             for grp in (a_runs, b_runs):
                 vs = [val(r) for r in grp]
@@ -518,7 +528,7 @@ def comparability(a_runs: list[RunRow], b_runs: list[RunRow], exclude: set[str],
                 ref = _ref_value(vs, vs, [], False)
                 for r in grp:
                     if val(r) != ref:
-                        bad[r.id].append(f"{_fmt_label(k, r.labels.get(k))} where the others have {_fmt_label(k, ref)}")
+                        bad[r.id].append(f"{_fmt_label(k, shown(r))} where the others have {_fmt_label(k, ref)}")
     return {rid: "; ".join(rs) for rid, rs in bad.items()}
 
 
@@ -598,6 +608,7 @@ def fingerprint(pred: Any, ev: Evidence, ceilings: dict[str, float]) -> str:
     h = hashlib.sha1(json.dumps([ENGINE_VERSION, spec, sorted(ceilings.items())], sort_keys=True).encode())
     runs = ev.runs
     h.update("\n".join(f"{i}{sorted(runs[i].canon.items())}{sorted(runs[i].metrics.items())}"
+                        + (f"{sorted(runs[i].config.items())}" if runs[i].config else "")
                         for i in sorted(ids)).encode())
     return h.hexdigest()[:16]
 
@@ -760,6 +771,9 @@ def _finish(pl: _Plan, results: list[Any], ceilings: dict[str, float]) -> dict[s
             lv["tests"] = [{"expect": E.unparse(t.node), "outcome": t.outcome, "p": sig(t.p, 3), **_numbers(t),
                             "method": t.method, "reason": t.reason}
                            for t in tests]
+        loaded = [f"{g} run {r.id}" for g in ("a", "b") for r in use[g] if r.canon.get("loaded") == "true"]
+        if loaded:  # runs measured under load (runs.hostload) are named with the numbers they gave
+            lv["reason"] += f" [measured under load: {', '.join(loaded)}]"
         levels_out.append(lv)
 
     outs = [lv["outcome"] for lv in levels_out]

@@ -3,11 +3,14 @@ against the baseline group (the first in label order, or `--baseline VALUE`).
 
 Each cell is the median over its counting runs (succeeded, not invalidated), with `n` and, from 3
 runs, the interquartile range (`spread`), so a reader sees how much the repeats disagree. The table
-never pools runs that differ in a label it does not show: such labels (`core.labels.differing_keys`,
+never pools runs that differ in a label it does not show: such labels (`core.comparable.differing_keys`,
 e.g. the M of a GEMM sweep compared `--by kernel`) become part of each row's level, and the split is
 said on stderr and in `split_by`. A cell whose runs disagree on workload, model or software labels
 across groups is flagged in `warnings`. An unknown metric or label is an error (exit 2) with the
 nearest known name, never an empty table.
+A cell whose runs differ in anything else they name (a rendered value such as a `--set` constant, a
+command template: `core.comparable`) is not pooled either: it has no value, and `not_comparable`
+lists each variant with its own median and runs.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from collections import defaultdict
 from typing import Any
 
 from optlog.core import labels as L
-from optlog.errors import BadInput
+from optlog.errors import BadInput, not_found
 from optlog.service.context import Ctx
 
 MIN_SPREAD_N = 3  # from this many runs a cell shows its interquartile range
@@ -43,9 +46,10 @@ def _cell(values: list[float]) -> dict[str, Any]:
 
 def compare(ctx: Ctx, metric: str, by: str, per: str | None = None, where: str | None = None,
             baseline: str | None = None) -> dict[str, Any]:
+    from optlog.core import comparable as C
     from optlog.core import expr as E
     from optlog.core.stats import sig
-    from optlog.core.verdict import IGNORED_KEYS, must_agree_across_groups
+    from optlog.core.verdict import must_agree_across_groups
     from optlog.service.verdicts import load_evidence
 
     L.check_key(metric, "--metric")
@@ -62,10 +66,10 @@ def compare(ctx: Ctx, metric: str, by: str, per: str | None = None, where: str |
             raise BadInput(e.pretty(), column=e.column, field="--where", code="bad_expression") from None
     ev = load_evidence(ctx, {metric})
     if metric not in ev.metric_names:
-        raise BadInput(f"no counting run has metric {metric!r}{L.closest(metric, _known_metrics(ctx))}", field="--metric")
+        raise not_found("metric (in a counting run)", metric, _known_metrics(ctx), field="--metric")
     for key, field in ((by, "--by"), (per, "--per")):
         if key is not None and key not in ev.index:
-            raise BadInput(f"no counting run has label {key!r}{L.closest(key, ev.index)}", field=field)
+            raise not_found("label (on a counting run)", key, ev.index, field=field)
     picked = []
     for r in ev.runs.values():
         if by not in r.labels or metric not in r.metrics or (per and per not in r.labels):
@@ -82,7 +86,8 @@ def compare(ctx: Ctx, metric: str, by: str, per: str | None = None, where: str |
     first: dict[tuple[str, str], list[Any]] = defaultdict(list)
     for r in picked:
         first[(L.canonical(r.labels[per]) if per else "", L.canonical(r.labels[by]))].append(r)
-    split = L.differing_keys(([r.labels for r in rs] for rs in first.values()), ignore=shown | IGNORED_KEYS)
+    split = sorted({k for rs in first.values()
+                    for k in C.differing_keys([{k: L.canonical(v) for k, v in r.labels.items()} for r in rs], named=shown)})
     row_keys = ([per] if per else []) + split
 
     cells: dict[tuple[str, ...], dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
@@ -110,13 +115,28 @@ def compare(ctx: Ctx, metric: str, by: str, per: str | None = None, where: str |
     for lk in sorted(cells, key=order):
         row = cells[lk]
         values, n, runs, spread = {}, {}, {}, {}
+        apart = []
+        loaded: dict[str, list[int]] = {}
         for g in groups:
             rs = row.get(g, [])
-            if rs:
-                name = str(group_val[g])
-                c = _cell([r.metrics[metric] for r in rs])
-                values[name], n[name], spread[name] = c["median"], c["n"], c["iqr"]
-                runs[name] = sorted(r.id for r in rs)
+            if not rs:
+                continue
+            name = str(group_val[g])
+            names = [r.names() for r in rs]
+            diff = C.differing_keys(names, named=shown | set(split))
+            if diff:  # runs that differ in what they ran are never pooled: each variant on its own
+                variants = [{"names": nm, "runs": sorted(r.id for r in part), "n": len(part),
+                             "value": _cell([r.metrics[metric] for r in part])["median"]}
+                            for nm, part in C.partition(rs, names, diff)]
+                apart.append({"group": name, "keys": sorted(diff), "variants": variants})
+                where_txt = ", ".join(f"{k}={v}" for k, v in level_val[lk].items())
+                warnings.append((f"{where_txt}, " if where_txt else "") + f"{by}={group_val[g]}: " + C.describe(diff))
+                continue
+            c = _cell([r.metrics[metric] for r in rs])
+            values[name], n[name], spread[name] = c["median"], c["n"], c["iqr"]
+            runs[name] = sorted(r.id for r in rs)
+            if any(r.canon.get("loaded") == "true" for r in rs):  # measured under load (runs.hostload)
+                loaded[name] = sorted(r.id for r in rs if r.canon.get("loaded") == "true")
         bv = values.get(str(group_val[base]))
         ratios = {k: (sig(v / bv, 4) if bv and v is not None else None) for k, v in values.items()}
         level = level_val[lk]
@@ -128,7 +148,8 @@ def compare(ctx: Ctx, metric: str, by: str, per: str | None = None, where: str |
         if diffs:
             where_txt = ", ".join(f"{k}={v}" for k, v in level.items())
             warnings.append((f"{where_txt}: " if where_txt else "") + "; ".join(diffs))
-        rows.append({"level": level, "values": values, "ratios": ratios, "n": n, "spread": spread, "runs": runs})
+        rows.append({"level": level, "values": values, "ratios": ratios, "n": n, "spread": spread, "runs": runs,
+                     "not_comparable": apart, **({"loaded": loaded} if loaded else {})})
     out = {"metric": metric, "by": by, "per": per, "where": where, "baseline": str(group_val[base]),
            "statistic": "median", "spread": f"interquartile range from {MIN_SPREAD_N} runs",
            "groups": [str(group_val[g]) for g in groups], "split_by": split, "rows": rows, "warnings": warnings}

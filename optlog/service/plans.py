@@ -17,7 +17,7 @@ from typing import Any
 
 from optlog.core import plans as P
 from optlog.core.timeutil import now_iso
-from optlog.errors import BadInput, NotFound
+from optlog.errors import BadInput, NotFound, not_found
 from optlog.service.context import Ctx
 
 _FIELDS = ("id", "title", "gain_low", "gain_high", "effort", "confidence", "status", "measured_gain", "needs",
@@ -177,9 +177,7 @@ def _check_needs(ctx: Ctx, needs: list[str] | tuple[str, ...]) -> list[str]:
     for text in needs:
         hid, want = P.parse_need(text)
         if hid not in docs:
-            from optlog.core.labels import closest
-
-            raise NotFound(f"no hypothesis {hid!r}{closest(hid, docs)}", field="--needs")
+            raise not_found("hypothesis", hid, docs, field="--needs")
         if hid in seen and seen[hid] != want:
             raise BadInput(f"{hid} is needed both confirmed and falsified", field="--needs")
         if hid not in seen:
@@ -381,10 +379,10 @@ def render(ctx: Ctx, subject: str | None = None, body: str | None = None) -> dic
 
 def _read_record(ctx: Ctx, pid: int, path: Path) -> dict[str, Any]:
     from optlog.render.md import split_front_matter
-    from optlog.yamlio import parse_text
+    from optlog.yamlio import parse_text, read_text
 
     rel = ctx.ws.rel(path)
-    fm, _ = split_front_matter(path.read_text(encoding="utf-8"))
+    fm, _ = split_front_matter(read_text(path, rel))
     if fm is None:
         raise BadInput("a plan file must begin with YAML front matter (---)", file=rel, line=1, field="front matter")
     data = parse_text(fm, rel)
