@@ -149,6 +149,7 @@ def plan_set(pid: str, status: str | None, measured: str | None, why: str | None
 @click.option("--risk", "risks", multiple=True, metavar="T", help="A risk (repeatable; replaces the risks).")
 @click.option("--validation", metavar="SPEC", help="How it will be validated.")
 @click.option("--why", metavar="T", help="The reason for the change (kept in the plan's history).")
+@agent(args={"pid": "The plan number (1, or 01)."})
 def plan_edit(pid: str, title: str | None, gain: str | None, effort: str | None, confidence: str | None,
               needs: tuple[str, ...], no_needs: bool, rationale: str | None, steps: tuple[str, ...],
               risks: tuple[str, ...], validation: str | None, why: str | None) -> None:
@@ -168,6 +169,7 @@ def plan_edit(pid: str, title: str | None, gain: str | None, effort: str | None,
 @plan.command("rm")
 @click.argument("pid", metavar="ID")
 @click.option("--why", required=True, metavar="T", help="Why the plan is removed (in the commit).")
+@agent(args={"pid": "The plan number (1, or 01)."})
 def plan_rm(pid: str, why: str) -> None:
     """Remove a plan: its file is deleted in a commit (git history keeps it); its number is not reused."""
     from optlog.service import plans
