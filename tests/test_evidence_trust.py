@@ -232,3 +232,48 @@ def test_host_load_and_thread_settings_recorded_and_loaded_runs_flagged(ws):
     cfg.write_text(cfg.read_text().replace("gpu_processes: true", "gpu_processes: false"))
     res3 = ws.j("run", "launch", rel, "--set", "matrix.concurrency=[3]")
     assert "loaded" not in ws.j("run", "show", str(res3["runs"][0]["id"]))["labels"]
+
+
+def test_every_launch_commits_its_spec_and_points_and_runs_again_in_a_fresh_clone(ws, make_ws):
+    import subprocess
+
+    port = free_port()
+    rel = spec(ws, "again", server=False, params={"port": port}, matrix={"concurrency": [1, 2]}, order="random")
+    first = ws.j("run", "launch", rel, "--set", "repeats=2")
+    lid = first["launch"]
+    rec = ws.root / "launches" / f"L{lid}"
+    assert (rec / "spec.yaml").read_text() == (ws.root / rel).read_text()
+    points = json.loads((rec / "points.json").read_text())
+    assert points["sets"] == ["repeats=2"] and points["name"] == "again" and len(points["points"]) == 4
+    seed = points["order"]["seed"]
+    assert {p["run"] for p in points["points"]} == {r["id"] for r in first["runs"]}
+    assert ws.git("status", "--porcelain", "launches").strip() == ""  # committed
+    log = ws.git("log", "-1", "--format=%s%n%b", "--", f"launches/L{lid}")
+    assert f"optlog: launch L{lid} (again)" in log and "Optlog-Event: launch" in log
+    # the spec file changes afterwards: --again runs the record, not the file
+    (ws.root / rel).write_text((ws.root / rel).read_text().replace("concurrency:\n  - 1\n  - 2", "concurrency:\n  - 7"))
+    again = ws.j("run", "launch", "--again", f"L{lid}")
+    assert again["name"] == "again" and len(again["runs"]) == 4
+    assert sorted(r["labels"]["concurrency"] for r in again["runs"]) == [1, 1, 2, 2]
+    order = [(r["labels"]["concurrency"], r["labels"]["repeat"]) for r in first["runs"]]
+    assert [(r["labels"]["concurrency"], r["labels"]["repeat"]) for r in again["runs"]] == order  # same seed
+    rec2 = json.loads((ws.root / "launches" / f"L{again['launch']}" / "points.json").read_text())
+    assert rec2["again_of"] == f"L{lid}" and rec2["order"]["seed"] == seed
+    assert ws.cli("run", "launch", "--again", "L99", "--json", check=2).json["error"]["field"] == "--again"
+    assert ws.cli("run", "launch", rel, "--again", f"L{lid}", "--json", check=2).code == 2
+    # a fresh clone (its own, empty database) runs launch L1 again from git alone
+    clone = make_ws("clone", init=False)
+    subprocess.run(["git", "clone", "-q", str(ws.root), str(clone.root)], check=True, env=clone.env)
+    assert not (clone.root / ".optlog").exists()
+    res = clone.j("run", "launch", "--again", f"L{lid}")
+    assert res["status"] == "succeeded" and len(res["runs"]) == 4 and res["name"] == "again"
+    assert res["launch"] == 1  # the clone's database counts from 1 again: its record does not overwrite L1's
+    mine = [p for p in (clone.root / "launches").iterdir() if p.name.startswith("L1-")]
+    assert len(mine) == 1 and json.loads((mine[0] / "points.json").read_text())["again_of"] == f"L{lid}"
+    assert json.loads((clone.root / "launches" / f"L{lid}" / "points.json").read_text()) == points
+
+
+def test_calibrate_commits_optlog_yaml(ws):
+    ws.j("calibrate", "--quick", "--device", "cpu", env={"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"})
+    assert ws.git("status", "--porcelain", "optlog.yaml").strip() == ""
+    assert "optlog: calibrate (cpu)" in ws.git("log", "-1", "--format=%s", "--", "optlog.yaml")
