@@ -148,24 +148,27 @@ def test_repeats_interleaved_by_default_sequential_and_seeded_random(ws):
 def test_optlog_bench_inside_a_launch_records_one_run_per_measurement(ws):
     srv = {"cmd": ITL_SERVER, "ready": {"url": "http://127.0.0.1:{{ port }}/health", "timeout_s": 15, "interval_s": 0.05},
            "stop": {"timeout_s": 3}}
+    bench = ("{{ py }} -m optlog bench {{ server_url }} --concurrency 1 --num-prompts 2 --input-len 4 --output-len 4")
+    # as the agent ran it: the bench writes the file the launcher parses
     rel = spec(ws, "ob", server=srv, params={"itl_ms": 1, "port": free_port()}, matrix=None, repeats=3,
-               bench={"cmd": "{{ py }} -m optlog bench {{ server_url }} --concurrency 1 --num-prompts 2 "
-                             "--input-len 4 --output-len 4", "parser": "optlog"})
+               bench={"cmd": bench + " --output-file {{ out }}/b.jsonl", "parser": "optlog"})
     res = ws.j("run", "launch", rel)
     assert res["status"] == "succeeded", res
     runs = ws.j("run", "list")["runs"]
     assert len(runs) == 3 and {r["source"] for r in runs} == {"launched"}  # not 6: bench recorded nothing itself
-    r0 = ws.j("run", "show", str(runs[0]["id"]))
-    assert any(a["path"].endswith("optlog-bench.jsonl") for a in r0["artifacts"])
-    art = next(r["artifacts_dir"] for r in res["runs"] if r["id"] == r0["id"])
-    err = (ws.root / art / "bench.stderr.log").read_text()
-    assert "recording nothing" in err
+    art = ws.root / res["runs"][0]["artifacts_dir"]
+    assert "recording nothing" in (art / "bench.stderr.log").read_text()
     # run import of that file: it is the launched run's measurement already
-    f = next(ws.root / a["path"] for a in r0["artifacts"] if a["path"].endswith("optlog-bench.jsonl"))
-    out = ws.cli("run", "import", str(f), "--json")
-    assert out.json["runs"] == [] and out.json["already_imported"][0]["runs"] == [runs[0]["id"]]
+    out = ws.cli("run", "import", str(art / "b.jsonl"), "--json")
+    assert out.json["runs"] == [] and out.json["already_imported"][0]["runs"] == [res["runs"][0]["id"]]
     assert "already imported" in out.err
     assert len(ws.j("run", "list")["runs"]) == 3
+    # without --output-file, inside a launch the bench writes where the launcher looks
+    rel = spec(ws, "ob2", server=srv, params={"itl_ms": 1, "port": free_port()}, matrix=None,
+               bench={"cmd": bench, "parser": "optlog"})
+    res = ws.j("run", "launch", rel)
+    assert res["status"] == "succeeded" and len(ws.j("run", "list")["runs"]) == 4
+    assert (ws.root / res["runs"][0]["artifacts_dir"] / "optlog-bench.jsonl").is_file()
 
 
 def test_run_import_of_a_file_already_imported_is_a_no_op_that_says_so(ws, tmp_path):
