@@ -9,7 +9,7 @@ import pytest
 
 from tests.test_parsers import SGLANG_NEW, SGLANG_OLD
 
-PEERS = Path(__file__).parents[1].parent / "shared" / "fixtures" / "peers"
+PEERS = Path(__file__).parent / "fixtures" / "peers"
 GEN = PEERS / "generated"
 
 pytestmark = pytest.mark.skipif(not PEERS.is_dir(), reason=f"peer fixtures not found at {PEERS}")

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from optlog.cli.main import emit, service_ctx
+from optlog.cli.main import agent, emit, service_ctx
 from optlog.cli.render import fmt_num, table
 
 
@@ -35,8 +35,9 @@ def _diff_human(d: dict[str, Any]) -> str:
 
 def register(group: click.Group) -> None:
     @group.command("diff")
-    @click.argument("a", metavar="ID")
-    @click.argument("b", metavar="ID")
+    @click.argument("a", metavar="A")
+    @click.argument("b", metavar="B")
+    @agent(read_only=True, args={"a": "The first run id.", "b": "The second run id (ratios are b/a)."})
     def run_diff(a: str, b: str) -> None:
         """Only what differs between two runs: labels, metrics, environment."""
         from optlog.service.verdicts import runs_diff
@@ -47,6 +48,7 @@ def register(group: click.Group) -> None:
     @group.command("invalidate")
     @click.argument("run_id", metavar="ID")
     @click.option("--why", metavar="T", help="The reason (required): e.g. FP4 GEMM returned zeros.")
+    @agent(args={"run_id": "The run id (a number)."})
     def run_invalidate(run_id: str, why: str | None) -> None:
         """Mark a run invalid; verdicts that used it are re-evaluated and committed with the reason."""
         from optlog.service.verdicts import invalidate

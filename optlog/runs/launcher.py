@@ -9,7 +9,7 @@ process group, its result parsed into metrics, stdout/stderr and result files ke
 driver itself is handled by `runs.recover` on the next optlog start.
 
 The service (`service.launch`) plans and validates, writes the Launch and its queued Runs, then
-calls `Driver(ctx, launch_id).run()` in the foreground or starts `python -m optlog.runs.driver`.
+calls `Driver(ctx, launch_id).run()` in the foreground or starts `python -m optlog.service.driver`.
 """
 
 from __future__ import annotations
@@ -72,6 +72,7 @@ class Server:
         self.stderr = stderr
         self.url = url
         self.environment: dict[str, Any] | None = None
+        self.benched = False  # a bench ran against it since it (re)started: the next needs no warm-up
 
     def log_tail(self, lines: int = 20) -> str:
         parts = []
@@ -181,7 +182,7 @@ class Driver:
 
     # ------------------------------------------------------------------ the whole launch
     def run(self) -> dict[str, Any]:
-        from optlog.runs.executors import make_executor
+        from optlog.runs.executor_select import make_executor
         from optlog.store.models import Launch
 
         ctx = self.ctx
@@ -278,13 +279,13 @@ class Driver:
     def result(self) -> dict[str, Any]:
         from sqlmodel import select
 
-        from optlog.service.evidence import _labels_metrics
+        from optlog.store.runrows import labels_metrics
         from optlog.store.models import Launch, Run
 
         with self.ctx.db.read() as s:
             la = s.get(Launch, self.launch_id)
             runs = s.exec(select(Run).where(Run.launch_id == self.launch_id).order_by(Run.id)).all()  # type: ignore[arg-type]
-            labels, metrics = _labels_metrics(s, [r.id for r in runs])
+            labels, metrics = labels_metrics(s, [r.id for r in runs])
         return {
             "launch": self.launch_id,
             "name": self.doc.get("name"),
@@ -562,9 +563,9 @@ class Driver:
     def _cwd(self, cwd: str | None) -> str:
         if self.doc.get("executor", "local") != "local":
             return cwd or str(self.ctx.ws.root)
-        from optlog.service.launch import resolve_cwd
+        from optlog.runs.spec import resolve_cwd
 
-        return str(resolve_cwd(self.ctx, cwd))
+        return str(resolve_cwd(self.ctx.ws.root, cwd))
 
     # ------------------------------------------------------------------ telemetry
     def _telemetry_start(self, p: dict[str, Any]) -> None:
@@ -762,7 +763,10 @@ class Driver:
 
     def _bench(self, b: dict[str, Any], out: Path, server: Server, started: Callable[[Any], None]) -> int:
         try:
-            env = {**b["env"], **bench_env(self.launch_id, self.current_run or 0, str(out))}
+            # optlog's load generator warms up only the first bench after a server (re)start
+            env = {**b["env"], **bench_env(self.launch_id, self.current_run or 0, str(out)),
+                   "OPTLOG_SERVER_FRESH": "0" if server.benched else "1"}
+            server.benched = True
             h = self.executor.popen(b["argv"], env=env, cwd=self._cwd(b["cwd"]),
                                     stdout=out / "bench.stdout.log", stderr=out / "bench.stderr.log", role="bench")
         except FileNotFoundError:

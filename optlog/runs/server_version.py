@@ -33,6 +33,16 @@ def identify(doc: dict[str, Any]) -> dict[str, Any] | None:
 
 
 @register
+def _binary(doc: dict[str, Any]) -> dict[str, Any] | None:
+    """A native server's `--version` (llama.cpp prints `version: N (sha)` and its compiler)."""
+    text = (doc.get("server") or {}).get("binary_version")
+    if not text:
+        return None
+    first = str(text).strip().splitlines()[0]
+    return {"version": first.removeprefix("version:").strip(), "from": "--version"}
+
+
+@register
 def _reported(doc: dict[str, Any]) -> dict[str, Any] | None:
     srv = doc.get("server") or {}
     v = (srv.get("effective") or {}).get("version") or (srv.get("report") or {}).get("version")

@@ -32,7 +32,7 @@ Cmd = Union[str, list[Union[str, int, float]]]
 
 
 class _S(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 def _check_cmd(v: Any) -> Any:
@@ -215,7 +215,9 @@ def load_spec(path: Path, shown: str | None = None) -> LoadedSpec:
     shown = shown or str(path)
     if not path.is_file():
         raise BadInput(f"no such run spec: {shown}", field="SPEC", code="not_found")
-    text = path.read_text(encoding="utf-8")
+    from optlog.yamlio import read_text
+
+    text = read_text(path, shown)
     data = parse_text(text, shown)
     if not isinstance(data, dict):
         raise BadInput("a run spec is a mapping (name, params, matrix, server, bench, …)", file=shown, line=1)
@@ -274,11 +276,11 @@ def parse_set(items: list[str] | tuple[str, ...]) -> dict[str, Any]:
 def _typed(v: str) -> Any:
     s = v.strip()
     if s.startswith("[") and s.endswith("]"):
-        import yaml
+        from optlog.yamlio import parse_text
 
         try:
-            val = yaml.safe_load(s)
-        except yaml.YAMLError:
+            val = parse_text(s, "--set")
+        except BadInput:
             return v
         if isinstance(val, list) and all(isinstance(x, (int, float, str, bool)) for x in val):
             return val
@@ -316,6 +318,7 @@ def plan(ls: LoadedSpec, sets: dict[str, Any], server_url: str | None = None) ->
                       used=record.used_names(ls.data) | record.label_names(ls.data))
     params, matrix, include = applied.params, applied.matrix, applied.include
     repeats = applied.spec.get("repeats", s.repeats)
+    _check_size(ls, matrix, include, repeats)
     points: list[Point] = []
     for vals in expand(matrix, include):
         for r in range(repeats):
@@ -336,6 +339,23 @@ def plan(ls: LoadedSpec, sets: dict[str, Any], server_url: str | None = None) ->
         p.order = how
         p.on_error = applied.spec.get("on_error", s.on_error)
     return ordered
+
+
+def _check_size(ls: LoadedSpec, matrix: dict[str, list[Any]], include: list[dict[str, Any]], repeats: int) -> None:
+    """Count the points before making any: a few short lines of YAML can ask for millions."""
+    from optlog.core.limits import LIMITS
+
+    n = repeats * max(1, len(include))
+    for k, vals in matrix.items():
+        n *= len(vals)
+        if n > LIMITS.matrix_points:
+            break
+    if n > LIMITS.matrix_points:
+        sizes = " × ".join(f"{k}: {len(v)}" for k, v in matrix.items())
+        extra = (f" × {len(include)} include" if include else "") + (f" × {repeats} repeats" if repeats > 1 else "")
+        raise ls.bad(f"the sweep has more than {LIMITS.matrix_points:,} points ({sizes}{extra}); split it into "
+                     "several specs or use --set to narrow an axis", "matrix" if matrix else "include",
+                     code="too_large")
 
 
 def _render(ls: LoadedSpec, loc: tuple[Any, ...], text: Any, values: dict[str, Any]) -> str:
@@ -434,3 +454,11 @@ def render_point(ls: LoadedSpec, values: dict[str, Any], *, launch_dir: str, out
     else:
         out_d["telemetry"] = tel
     return out_d
+
+
+def resolve_cwd(root: Path, cwd: str | None) -> Path:
+    """A spec's cwd: relative to the workspace root (wherever optlog was started), default the root."""
+    if not cwd:
+        return root
+    p = Path(cwd)
+    return p if p.is_absolute() else root / p

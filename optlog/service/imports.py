@@ -48,7 +48,7 @@ def import_files(
     if fmt:
         fmt = canonical_format(fmt)
     if hypothesis:
-        from optlog.service.hypotheses import require
+        from optlog.service.refs import require
 
         require(ctx, hypothesis)
 
@@ -144,15 +144,16 @@ def _already(ctx: Ctx, files: set[tuple[Path, str]]) -> list[dict[str, Any]]:
 def _summaries(ctx: Ctx, ids: list[int]) -> list[dict[str, Any]]:
     from sqlmodel import select
 
-    from optlog.service.evidence import _labels_metrics, _run_summary
+    from optlog.service.evidence import run_summary
+    from optlog.store.runrows import labels_metrics
     from optlog.store.models import Run
 
     if not ids:
         return []
     with ctx.db.read() as s:
         runs = s.exec(select(Run).where(Run.id.in_(ids)).order_by(Run.id)).all()  # type: ignore[union-attr,arg-type]
-        labels, metrics = _labels_metrics(s, ids)
-        return [_run_summary(r, labels[r.id], metrics[r.id]) for r in runs]
+        labels, metrics = labels_metrics(s, ids)
+        return [run_summary(r, labels[r.id], metrics[r.id]) for r in runs]
 
 
 def remove_copies(ctx: Ctx, sha: str) -> None:  # pragma: no cover - maintenance helper

@@ -3,7 +3,7 @@
 `launch` checks everything first (spec shape, placeholders of every point, `--set`, hypothesis,
 executor) and writes nothing on bad input; then it writes one Launch row and one queued Run per
 point × repeat, and drives them in the foreground or hands them to a detached driver process
-(`python -m optlog.runs.driver LAUNCH_ID`, its own session, its narration in
+(`python -m optlog.service.driver LAUNCH_ID`, its own session, its narration in
 `.optlog/launches/<id>/launch.log`).
 
 References: a plain number is a run id; `L7` (or `launch:7`) is launch 7.
@@ -43,7 +43,7 @@ def prepare(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...] = (), serv
             hypothesis: str | None = None, name: str | None = None) -> tuple[Any, list[Any]]:
     """Validate everything a launch needs; nothing is written. `name`: the launch's name when the
     spec gives none (a launch again from its record keeps the name it had)."""
-    from optlog.runs.executors import make_executor
+    from optlog.runs.executor_select import make_executor
     from optlog.runs.spec import base_url, load_spec, parse_set, plan
 
     path = _resolve_spec(ctx, spec)
@@ -57,7 +57,7 @@ def prepare(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...] = (), serv
         server_url = server_url.rstrip("/")
     points = plan(ls, st, server_url)
     if hypothesis:
-        from optlog.service.hypotheses import require
+        from optlog.service.refs import require
 
         require(ctx, hypothesis)
     make_executor(ctx, ls.spec.executor)  # an executor that cannot run fails here, before any write
@@ -69,6 +69,8 @@ def prepare(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...] = (), serv
 def _check_cwds(ctx: Ctx, ls: Any, points: list[Any]) -> None:
     """A `cwd:` that does not exist is an error before anything runs (it used to fail each point as
     "command not found"). A cwd under the run's own output folder is made by the launcher."""
+    from optlog.runs.spec import resolve_cwd
+
     seen: set[tuple[str, str]] = set()
     for p in points:
         for sec in ("server", "bench"):
@@ -76,18 +78,10 @@ def _check_cwds(ctx: Ctx, ls: Any, points: list[Any]) -> None:
             if not cwd or cwd.startswith("/nonexistent/") or (sec, cwd) in seen:
                 continue
             seen.add((sec, cwd))
-            if not resolve_cwd(ctx, cwd).is_dir():
+            if not resolve_cwd(ctx.ws.root, cwd).is_dir():
                 raise ls.bad(f"{sec}.cwd {cwd!r} is not a folder" + ("" if Path(cwd).is_absolute()
                                                                       else f" (under {ctx.ws.root})"),
                              sec, "cwd", code="not_found")
-
-
-def resolve_cwd(ctx: Ctx, cwd: str | None) -> Path:
-    """A spec's cwd: relative to the workspace root (wherever optlog was started), default the root."""
-    if not cwd:
-        return ctx.ws.root
-    p = Path(cwd)
-    return p if p.is_absolute() else ctx.ws.root / p
 
 
 def launch(ctx: Ctx, spec: str | None = None, *, sets: list[str] | tuple[str, ...] = (), server_url: str | None = None,
@@ -180,7 +174,7 @@ def _detach(ctx: Ctx, lid: int, run_ids: list[int], launch_dir: Path) -> dict[st
 
     log = open(launch_dir / "driver.log", "ab")
     try:
-        p = subprocess.Popen([sys.executable, "-m", "optlog.runs.driver", str(lid), "--root", str(ctx.ws.root)],
+        p = subprocess.Popen([sys.executable, "-m", "optlog.service.driver", str(lid), "--root", str(ctx.ws.root)],
                              stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=str(ctx.ws.root),
                              start_new_session=True, close_fds=True, env=dict(os.environ))
     finally:

@@ -103,16 +103,10 @@ def evaluate_predictions(ctx: Ctx, preds: list[Prediction], ev: Any = None) -> d
 
 
 def _live(ctx: Ctx, hids: list[str]) -> set[str]:
-    """Hypotheses with a queued or running run (their status is `testing`). Plain SQL: building the
-    ORM's table classes costs more than the whole steady verdict."""
-    from sqlalchemy import text
+    """Hypotheses with a queued or running run (their status is `testing`)."""
+    from optlog.service.evidence import live_hypotheses
 
-    q = text("SELECT hypothesis_id FROM run WHERE status IN ('queued', 'running') AND hypothesis_id IS NOT NULL "
-             "UNION SELECT e.hypothesis_id FROM evidence_link e JOIN run r ON r.id = e.run_id "
-             "WHERE r.status IN ('queued', 'running')")
-    with ctx.db.connect() as c:
-        out = {h for (h,) in c.execute(q) if h}
-    return out & set(hids)
+    return live_hypotheses(ctx) & set(hids)
 
 
 def _strip(d: dict[str, Any]) -> dict[str, Any]:
@@ -137,12 +131,13 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
     Returns `{"results": [...], "warnings": [...], "committed": N}` (DESIGN §7 verdict --json)."""
     from optlog.core import verdict as V
     from optlog.service import hypotheses
-    from optlog.service.predictions import rival_message
 
     docs = hypotheses.sync(ctx)
     if hid is not None:
         if hid not in docs:
-            raise NotFound(f"no hypothesis {hid!r}", field="ID")
+            from optlog.errors import not_found
+
+            raise not_found("hypothesis", hid, docs, field="ID")
         targets = [hid]
     elif hids is not None:
         targets = [h for h in hids if h in docs]
@@ -171,7 +166,7 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
         warnings: list[str] = []
         for rid in hypotheses.rivals_of(docs, h):
             for p, q in V.rival_overlaps(doc.predictions, docs[rid].predictions, ceil):
-                msg = rival_message(p, q, rid, ceil)
+                msg = V.rival_message(p, q, rid, ceil)
                 warnings.append(msg)
                 pair = tuple(sorted((p.id, q.id)))
                 if pair not in seen_pairs:
@@ -235,7 +230,9 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
 def _public(p: dict[str, Any]) -> dict[str, Any]:
     out = dict(p)
     out["levels"] = [{"level": lv["level"], "a": lv.get("a"), "b": lv.get("b"), "ratio": lv.get("ratio"),
-                      "n": lv.get("n", {}), "values": lv.get("values", {}), "ci": lv.get("ci"), "p": lv.get("p"),
+                      "n": lv.get("n", {}), "values": lv.get("values", {}), "quantity": lv.get("quantity"),
+                      "statistic": lv.get("statistic"), "estimate": lv.get("estimate"), "ci": lv.get("ci"),
+                      "threshold": lv.get("threshold"), "p": lv.get("p"),
                       "outcome": lv.get("outcome"), "reason": lv.get("reason"), "method": lv.get("method"),
                       "runs": lv.get("runs", {}), **({"tests": lv["tests"]} if "tests" in lv else {})}
                      for lv in p["levels"]]
@@ -298,15 +295,13 @@ def invalidate(ctx: Ctx, run_id: int | str, why: str) -> dict[str, Any]:
         row.invalidated, row.invalid_reason = True, why
         s.add(row)
     # the register of invalidations: a committed decision even when no verdict used the run
-    import yaml
-
-    from optlog.yamlio import dump, write_atomic
+    from optlog.yamlio import dump, parse_text, read_text, write_atomic
 
     path = ctx.ws.root / INVALIDATED_FILE
     with workspace_lock(ctx.ws):
         data: dict[str, Any] = {}
         if path.is_file():
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            data = parse_text(read_text(path, INVALIDATED_FILE), INVALIDATED_FILE) or {}
         entries = list(data.get("invalidated") or [])
         entries.append({"run": r.id, "why": why, "by": ctx.actor, "at": at, "labels": run["labels"],
                         "affected": affected})
