@@ -51,7 +51,8 @@ def test_set_values_are_stored_and_never_pooled_in_compare_verdict_and_diff(ws):
     assert d["comparable"] is False and d["not_comparable"] == [{"key": "itl_ms", "a": "10", "b": "5"}]
     assert d["rendered"]["values.itl_ms"] == {"a": 10, "b": 5}
     assert "not comparable: differ in itl_ms" in ws.cli("run", "diff", str(a), str(b)).out
-    same = ws.j("run", "diff", str(a), str(l10["runs"][1]["id"]))
+    twin = next(r["id"] for r in l10["runs"] if r["id"] != a and r["labels"]["concurrency"] == l10["runs"][0]["labels"]["concurrency"])
+    same = ws.j("run", "diff", str(a), str(twin))  # another repeat of the same point
     assert same["comparable"] is True and same["not_comparable"] == []
     # verdict: the runs of the other itl_ms are listed as not comparable with the key, not pooled
     ws.cli("hyp", "add", "More concurrency, more throughput", "--id", "conc")
