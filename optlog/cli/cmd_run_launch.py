@@ -141,10 +141,11 @@ def _tail(text: str, n: int | None) -> str:
 
 def register(group: click.Group) -> None:
     @group.command("launch")
-    @click.argument("spec", metavar="SPEC", required=False)
+    @click.argument("spec", metavar="[SPEC]", required=False)
     @click.option("--again", metavar="L3", help="Launch a launch again from its committed record (launches/L3/).")
     @click.option("--hypothesis", metavar="ID", help="Attach every run as evidence to this hypothesis.")
-    @click.option("--set", "sets", multiple=True, metavar="K=V", help="Override a param or a matrix axis (repeatable).")
+    @click.option("--set", "sets", multiple=True, metavar="K=V", help="Set a value the templates use, a matrix axis (K=[a,b] or matrix.K=…), or repeats, order, "
+                  "order_seed, on_error (repeatable); any other key is an error.")
     @click.option("--server-url", metavar="URL", help="Use this already running server (no server start).")
     @click.option("--detach", is_flag=True, help="Return at once with the launch and run ids; a background driver runs them.")
     @agent(defaults={"detach": True},
