@@ -42,17 +42,21 @@ def choose_dir(ctx: Ctx, lid: int, token: str) -> str:
 
 def write(ctx: Ctx, rel_dir: str, *, lid: int, ls: Any, sets: list[str] | tuple[str, ...], server_url: str | None,
           hypothesis: str | None, docs: list[dict[str, Any]], token: str, order: dict[str, Any],
-          again_of: str | None) -> None:
-    """Write the record and commit it (nothing is committed outside a git repository)."""
+          again_of: str | None, redact: Any = None) -> None:
+    """Write the record and commit it (nothing is committed outside a git repository). `redact`
+    (runs.redact's Redactor.redact): secrets never reach git; a launch again from a record whose
+    spec held a secret literally gets `<redacted>` there (secrets belong in the environment)."""
     from optlog.gitlog import history
     from optlog.yamlio import write_atomic
 
+    red = redact or (lambda x: x)
     d = ctx.ws.root / rel_dir
     d.mkdir(parents=True, exist_ok=True)
-    write_atomic(d / "spec.yaml", ls.text)
+    write_atomic(d / "spec.yaml", red(ls.text))
     doc = {"launch": lid, "token": token, "name": ls.name, "spec_file": ls.file, "sets": list(sets),
            "server_url": server_url, "hypothesis": hypothesis, "order": order, "again_of": again_of,
            "points": [{"run": x["run_id"], "labels": x["labels"], "repeat": x["repeat"], **x["record"]} for x in docs]}
+    doc = {**red(doc), "token": token}
     write_atomic(d / "points.json", json.dumps(doc, indent=1, sort_keys=False, default=str) + "\n")
     history.record(ctx, [d], f"optlog: launch L{lid} ({ls.name}): {len(docs)} run{'s' if len(docs) != 1 else ''}",
                    f"spec {ls.file}" + (f", --set {' '.join(sets)}" if sets else "")
