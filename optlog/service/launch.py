@@ -110,7 +110,10 @@ def launch(ctx: Ctx, spec: str | None = None, *, sets: list[str] | tuple[str, ..
         if spec is not None or sets or server_url:
             raise BadInput("--again launches a record as it ran: give no SPEC, --set or --server-url with it",
                            field="--again")
-        a = launch_record.again_args(ctx, again)
+        kind, n = parse_ref(again)
+        if kind != "launch":
+            raise BadInput(f"--again takes a launch (L3), got {again!r}", field="--again")
+        a = launch_record.again_args(ctx, n)
         spec, sets, server_url, name, again_of = a["spec"], a["sets"], a["server_url"], a["name"], a["again_of"]
         hypothesis = hypothesis or a["hypothesis"]
     if spec is None:

@@ -64,14 +64,10 @@ def write(ctx: Ctx, rel_dir: str, *, lid: int, ls: Any, sets: list[str] | tuple[
                    {"Optlog-Event": "launch", "Optlog-Launch": f"L{lid}"})
 
 
-def find(ctx: Ctx, ref: str) -> Path:
-    """The record folder of a launch reference (`L3`): the database's own, else `launches/L3`."""
-    from optlog.service.launch import parse_ref
+def find(ctx: Ctx, n: int) -> Path:
+    """The record folder of launch `n`: the database's own, else `launches/L<n>`."""
     from optlog.store.models import Launch
 
-    kind, n = parse_ref(ref)
-    if kind != "launch":
-        raise BadInput(f"--again takes a launch (L3), got {ref!r}", field="--again")
     with ctx.db.read() as s:
         la = s.get(Launch, n)
     rel = (la.spec or {}).get("record") if la is not None else None
@@ -82,9 +78,9 @@ def find(ctx: Ctx, ref: str) -> Path:
     return d
 
 
-def again_args(ctx: Ctx, ref: str) -> dict[str, Any]:
-    """The arguments that launch a record again: spec path, sets, server URL, hypothesis, name."""
-    d = find(ctx, ref)
+def again_args(ctx: Ctx, n: int) -> dict[str, Any]:
+    """The arguments that launch launch `n`'s record again: spec path, sets, server URL, hypothesis, name."""
+    d = find(ctx, n)
     try:
         doc = json.loads((d / "points.json").read_text(encoding="utf-8"))
     except ValueError as e:
