@@ -51,7 +51,8 @@ def test_set_values_are_stored_and_never_pooled_in_compare_verdict_and_diff(ws):
     assert d["comparable"] is False and d["not_comparable"] == [{"key": "itl_ms", "a": "10", "b": "5"}]
     assert d["rendered"]["values.itl_ms"] == {"a": 10, "b": 5}
     assert "not comparable: differ in itl_ms" in ws.cli("run", "diff", str(a), str(b)).out
-    same = ws.j("run", "diff", str(a), str(l10["runs"][1]["id"]))
+    twin = next(r["id"] for r in l10["runs"] if r["id"] != a and r["labels"]["concurrency"] == l10["runs"][0]["labels"]["concurrency"])
+    same = ws.j("run", "diff", str(a), str(twin))  # another repeat of the same point
     assert same["comparable"] is True and same["not_comparable"] == []
     # verdict: the runs of the other itl_ms are listed as not comparable with the key, not pooled
     ws.cli("hyp", "add", "More concurrency, more throughput", "--id", "conc")
@@ -148,24 +149,27 @@ def test_repeats_interleaved_by_default_sequential_and_seeded_random(ws):
 def test_optlog_bench_inside_a_launch_records_one_run_per_measurement(ws):
     srv = {"cmd": ITL_SERVER, "ready": {"url": "http://127.0.0.1:{{ port }}/health", "timeout_s": 15, "interval_s": 0.05},
            "stop": {"timeout_s": 3}}
+    bench = ("{{ py }} -m optlog bench {{ server_url }} --concurrency 1 --num-prompts 2 --input-len 4 --output-len 4")
+    # as the agent ran it: the bench writes the file the launcher parses
     rel = spec(ws, "ob", server=srv, params={"itl_ms": 1, "port": free_port()}, matrix=None, repeats=3,
-               bench={"cmd": "{{ py }} -m optlog bench {{ server_url }} --concurrency 1 --num-prompts 2 "
-                             "--input-len 4 --output-len 4", "parser": "optlog"})
+               bench={"cmd": bench + " --output-file {{ out }}/b.jsonl", "parser": "optlog"})
     res = ws.j("run", "launch", rel)
     assert res["status"] == "succeeded", res
     runs = ws.j("run", "list")["runs"]
     assert len(runs) == 3 and {r["source"] for r in runs} == {"launched"}  # not 6: bench recorded nothing itself
-    r0 = ws.j("run", "show", str(runs[0]["id"]))
-    assert any(a["path"].endswith("optlog-bench.jsonl") for a in r0["artifacts"])
-    art = next(r["artifacts_dir"] for r in res["runs"] if r["id"] == r0["id"])
-    err = (ws.root / art / "bench.stderr.log").read_text()
-    assert "recording nothing" in err
+    art = ws.root / res["runs"][0]["artifacts_dir"]
+    assert "recording nothing" in (art / "bench.stderr.log").read_text()
     # run import of that file: it is the launched run's measurement already
-    f = next(ws.root / a["path"] for a in r0["artifacts"] if a["path"].endswith("optlog-bench.jsonl"))
-    out = ws.cli("run", "import", str(f), "--json")
-    assert out.json["runs"] == [] and out.json["already_imported"][0]["runs"] == [runs[0]["id"]]
+    out = ws.cli("run", "import", str(art / "b.jsonl"), "--json")
+    assert out.json["runs"] == [] and out.json["already_imported"][0]["runs"] == [res["runs"][0]["id"]]
     assert "already imported" in out.err
     assert len(ws.j("run", "list")["runs"]) == 3
+    # without --output-file, inside a launch the bench writes where the launcher looks
+    rel = spec(ws, "ob2", server=srv, params={"itl_ms": 1, "port": free_port()}, matrix=None,
+               bench={"cmd": bench, "parser": "optlog"})
+    res = ws.j("run", "launch", rel)
+    assert res["status"] == "succeeded" and len(ws.j("run", "list")["runs"]) == 4
+    assert (ws.root / res["runs"][0]["artifacts_dir"] / "optlog-bench.jsonl").is_file()
 
 
 def test_run_import_of_a_file_already_imported_is_a_no_op_that_says_so(ws, tmp_path):
@@ -232,3 +236,48 @@ def test_host_load_and_thread_settings_recorded_and_loaded_runs_flagged(ws):
     cfg.write_text(cfg.read_text().replace("gpu_processes: true", "gpu_processes: false"))
     res3 = ws.j("run", "launch", rel, "--set", "matrix.concurrency=[3]")
     assert "loaded" not in ws.j("run", "show", str(res3["runs"][0]["id"]))["labels"]
+
+
+def test_every_launch_commits_its_spec_and_points_and_runs_again_in_a_fresh_clone(ws, make_ws):
+    import subprocess
+
+    port = free_port()
+    rel = spec(ws, "again", server=False, params={"port": port}, matrix={"concurrency": [1, 2]}, order="random")
+    first = ws.j("run", "launch", rel, "--set", "repeats=2")
+    lid = first["launch"]
+    rec = ws.root / "launches" / f"L{lid}"
+    assert (rec / "spec.yaml").read_text() == (ws.root / rel).read_text()
+    points = json.loads((rec / "points.json").read_text())
+    assert points["sets"] == ["repeats=2"] and points["name"] == "again" and len(points["points"]) == 4
+    seed = points["order"]["seed"]
+    assert {p["run"] for p in points["points"]} == {r["id"] for r in first["runs"]}
+    assert ws.git("status", "--porcelain", "launches").strip() == ""  # committed
+    log = ws.git("log", "-1", "--format=%s%n%b", "--", f"launches/L{lid}")
+    assert f"optlog: launch L{lid} (again)" in log and "Optlog-Event: launch" in log
+    # the spec file changes afterwards: --again runs the record, not the file
+    (ws.root / rel).write_text((ws.root / rel).read_text().replace("concurrency:\n  - 1\n  - 2", "concurrency:\n  - 7"))
+    again = ws.j("run", "launch", "--again", f"L{lid}")
+    assert again["name"] == "again" and len(again["runs"]) == 4
+    assert sorted(r["labels"]["concurrency"] for r in again["runs"]) == [1, 1, 2, 2]
+    order = [(r["labels"]["concurrency"], r["labels"]["repeat"]) for r in first["runs"]]
+    assert [(r["labels"]["concurrency"], r["labels"]["repeat"]) for r in again["runs"]] == order  # same seed
+    rec2 = json.loads((ws.root / "launches" / f"L{again['launch']}" / "points.json").read_text())
+    assert rec2["again_of"] == f"L{lid}" and rec2["order"]["seed"] == seed
+    assert ws.cli("run", "launch", "--again", "L99", "--json", check=2).json["error"]["field"] == "--again"
+    assert ws.cli("run", "launch", rel, "--again", f"L{lid}", "--json", check=2).code == 2
+    # a fresh clone (its own, empty database) runs launch L1 again from git alone
+    clone = make_ws("clone", init=False)
+    subprocess.run(["git", "clone", "-q", str(ws.root), str(clone.root)], check=True, env=clone.env)
+    assert not (clone.root / ".optlog").exists()
+    res = clone.j("run", "launch", "--again", f"L{lid}")
+    assert res["status"] == "succeeded" and len(res["runs"]) == 4 and res["name"] == "again"
+    assert res["launch"] == 1  # the clone's database counts from 1 again: its record does not overwrite L1's
+    mine = [p for p in (clone.root / "launches").iterdir() if p.name.startswith("L1-")]
+    assert len(mine) == 1 and json.loads((mine[0] / "points.json").read_text())["again_of"] == f"L{lid}"
+    assert json.loads((clone.root / "launches" / f"L{lid}" / "points.json").read_text()) == points
+
+
+def test_calibrate_commits_optlog_yaml(ws):
+    ws.j("calibrate", "--quick", "--device", "cpu", env={"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"})
+    assert ws.git("status", "--porcelain", "optlog.yaml").strip() == ""
+    assert "optlog: calibrate (cpu)" in ws.git("log", "-1", "--format=%s", "--", "optlog.yaml")

@@ -274,7 +274,8 @@ def compare_cmd(metric: str, by: str, per: str | None, where: str | None, baseli
                 out += (f"\nnot comparable{' at ' + lvl if lvl else ''}, {d['by']}={nc['group']} "
                         f"(differ in {', '.join(nc['keys'])}): "
                         + "; ".join(" ".join(f"{k}={v or '(none)'}" for k, v in x["names"].items())
-                                    + f" {fmt_num(x['value'])} (n={x['n']})" for x in nc["variants"]))
+                                    + f" {fmt_num(x['value'])} (n={x['n']}{', loaded' if x.get('loaded') else ''})"
+                                    for x in nc["variants"]))
         return out
 
     emit(res, human)

@@ -143,24 +143,29 @@ def _tail(text: str, n: int | None, width: int | None = None) -> str:
 
 def register(group: click.Group) -> None:
     @group.command("launch")
-    @click.argument("spec", metavar="SPEC")
+    @click.argument("spec", metavar="[SPEC]", required=False)
+    @click.option("--again", metavar="L3", help="Launch a launch again from its committed record (launches/L3/).")
     @click.option("--hypothesis", metavar="ID", help="Attach every run as evidence to this hypothesis.")
-    @click.option("--set", "sets", multiple=True, metavar="K=V", help="Override a param or a matrix axis (repeatable).")
+    @click.option("--set", "sets", multiple=True, metavar="K=V", help="Set a value the templates use, a matrix axis (K=[a,b] or matrix.K=…), or repeats, order, "
+                  "order_seed, on_error (repeatable); any other key is an error.")
     @click.option("--server-url", metavar="URL", help="Use this already running server (no server start).")
     @click.option("--detach", is_flag=True, help="Return at once with the launch and run ids; a background driver runs them.")
     @click.option("--allow-concurrent", is_flag=True,
                   help="Run even while another launch uses the machine (else wait); overlapping runs are labelled concurrent.")
-    @agent(defaults={"detach": True}, args={"spec": "The run spec: a file under runs/ (name or path)."},
+    @agent(defaults={"detach": True},
+           args={"spec": "The run spec: a file under runs/ (name or path); none with --again."},
            description="An agent's launch is detached by default: then call run_wait(ref) and run_logs(ref).")
-    def run_launch(spec: str, hypothesis: str | None, sets: tuple[str, ...], server_url: str | None, detach: bool,
-                   allow_concurrent: bool) -> int:
-        """Launch the runs of a spec (runs/*.yaml): server up, ready, sane, sweep, tear down."""
+    def run_launch(spec: str | None, again: str | None, hypothesis: str | None, sets: tuple[str, ...],
+                   server_url: str | None, detach: bool, allow_concurrent: bool) -> int:
+        """Launch the runs of a spec (runs/*.yaml): server up, ready, sane, sweep, tear down.
+
+        Every launch commits the spec as it ran under launches/L<id>/; --again L3 launches that again."""
         from optlog.service import launch as svc
 
         ctx = service_ctx()
         prog = _Progress()
         res = svc.launch(ctx, spec, sets=sets, server_url=server_url, hypothesis=hypothesis, detach=detach,
-                         allow_concurrent=allow_concurrent, on_event=prog)
+                         allow_concurrent=allow_concurrent, on_event=prog, again=again)
         emit(res, _launch_human)
         if detach:
             return 0

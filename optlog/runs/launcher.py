@@ -699,6 +699,8 @@ class Driver:
         from optlog.runs import hostload
 
         st = self.ctx.config.host_load
+        if self.doc.get("executor", "local") != "local":  # this machine's /proc says nothing of the remote host
+            return {"error": "host load is measured for the local executor only"}
         own = [h.pid for h in self.handles] + [os.getpid()]
         return {"load": hostload.snapshot(st.window_s), "gpu_processes": hostload.gpu_processes(own)}
 

@@ -110,7 +110,11 @@ def calibrate(ctx: Ctx, *, quick: bool = False, device: str = "auto", dry_run: b
     text = write_measured(before, measurement, at)
     validate(Config, parse_text(text, "optlog.yaml"), text, "optlog.yaml")  # still a valid settings file
     if not dry_run:
+        from optlog.gitlog import history
         from optlog.yamlio import write_atomic
 
         write_atomic(path, text)
+        # committed: the ceilings verdicts and diagnoses use are rebuilt from git like the rest
+        history.record(ctx, [path], f"optlog: calibrate ({measurement['kind']})", f"measured at {at}",
+                       {"Optlog-Event": "calibrate"})
     return {"kind": measurement["kind"], "measured": measurement, "written": not dry_run, "file": str(path)}

@@ -126,7 +126,9 @@ def compare(ctx: Ctx, metric: str, by: str, per: str | None = None, where: str |
             diff = C.differing_keys(names, named=shown | set(split))
             if diff:  # runs that differ in what they ran are never pooled: each variant on its own
                 variants = [{"names": nm, "runs": sorted(r.id for r in part), "n": len(part),
-                             "value": _cell([r.metrics[metric] for r in part])["median"]}
+                             "value": _cell([r.metrics[metric] for r in part])["median"],
+                             **({"loaded": ids} if (ids := sorted(r.id for r in part if r.canon.get("loaded") == "true"))
+                                else {})}
                             for nm, part in C.partition(rs, names, diff)]
                 apart.append({"group": name, "keys": sorted(diff), "variants": variants})
                 where_txt = ", ".join(f"{k}={v}" for k, v in level_val[lk].items())

@@ -40,13 +40,16 @@ def _resolve_spec(ctx: Ctx, spec: str) -> Path:
 
 
 def prepare(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...] = (), server_url: str | None = None,
-            hypothesis: str | None = None) -> tuple[Any, list[Any]]:
-    """Validate everything a launch needs; nothing is written."""
+            hypothesis: str | None = None, name: str | None = None) -> tuple[Any, list[Any]]:
+    """Validate everything a launch needs; nothing is written. `name`: the launch's name when the
+    spec gives none (a launch again from its record keeps the name it had)."""
     from optlog.runs.executor_select import make_executor
     from optlog.runs.spec import base_url, load_spec, parse_set, plan
 
     path = _resolve_spec(ctx, spec)
     ls = load_spec(path, ctx.ws.rel(path))
+    if name and not ls.spec.name:
+        ls.spec.name = name
     st = parse_set(sets)
     if server_url is not None:
         if not base_url(server_url):
@@ -96,9 +99,32 @@ def _check_cwds(ctx: Ctx, ls: Any, points: list[Any]) -> None:
                              sec, "cwd", code="not_found")
 
 
-def launch(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...] = (), server_url: str | None = None,
+def launch(ctx: Ctx, spec: str | None = None, *, sets: list[str] | tuple[str, ...] = (), server_url: str | None = None,
            hypothesis: str | None = None, detach: bool = False, allow_concurrent: bool = False,
-           on_event: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+           on_event: Callable[[dict[str, Any]], None] | None = None, again: str | None = None) -> dict[str, Any]:
+    """Launch a spec, or (`again="L3"`) launch 3's committed record again (service.launch_record)."""
+    from optlog.service import launch_record
+
+    name = again_of = None
+    if again is not None:
+        if spec is not None or sets or server_url:
+            raise BadInput("--again launches a record as it ran: give no SPEC, --set or --server-url with it",
+                           field="--again")
+        kind, n = parse_ref(again)
+        if kind != "launch":
+            raise BadInput(f"--again takes a launch (L3), got {again!r}", field="--again")
+        a = launch_record.again_args(ctx, n)
+        spec, sets, server_url, name, again_of = a["spec"], a["sets"], a["server_url"], a["name"], a["again_of"]
+        hypothesis = hypothesis or a["hypothesis"]
+    if spec is None:
+        raise BadInput("name a run spec (SPEC), or a launch to run again (--again L3)", field="SPEC")
+    return _launch(ctx, spec, sets=sets, server_url=server_url, hypothesis=hypothesis, detach=detach,
+                   allow_concurrent=allow_concurrent, on_event=on_event, name=name, again_of=again_of)
+
+
+def _launch(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...], server_url: str | None,
+            hypothesis: str | None, detach: bool, allow_concurrent: bool,
+            on_event: Callable[[dict[str, Any]], None] | None, name: str | None, again_of: str | None) -> dict[str, Any]:
     from optlog.runs import procs
     from optlog.runs.record import run_record
     from optlog.runs.spec import render_point
@@ -106,7 +132,9 @@ def launch(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...] = (), serve
     from optlog.runs.redact import Redactor
     from optlog.store.models import Launch, Run
 
-    ls, points = prepare(ctx, spec, sets=sets, server_url=server_url, hypothesis=hypothesis)
+    from optlog.service import launch_record
+
+    ls, points = prepare(ctx, spec, sets=sets, server_url=server_url, hypothesis=hypothesis, name=name)
     import socket
 
     # what is stored and shown is redacted; the driver runs the real document it is handed
@@ -144,9 +172,12 @@ def launch(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...] = (), serve
                "on_error": points[0].on_error if points else ls.spec.on_error,
                "order": points[0].order if points else {},
                "stop_s": ls.spec.timeouts.stop_s, "token": token, "allow_concurrent": bool(allow_concurrent),
-               "points": docs}
+               "points": docs, "record": launch_record.choose_dir(ctx, lid, token), "again_of": again_of}
         la.spec = {**red.redact(doc), "token": token}  # the token finds the launch's processes: not a secret
         s.add(la)
+        record_dir, order = la.spec["record"], la.spec["order"]
+    launch_record.write(ctx, record_dir, lid=lid, ls=ls, sets=sets, server_url=server_url, hypothesis=hypothesis,
+                        docs=docs, token=token, order=order, again_of=again_of, redact=red.redact)
     launch_dir.mkdir(parents=True, exist_ok=True)
     run_ids = [d["run_id"] for d in docs]
     if detach:
