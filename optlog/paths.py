@@ -37,6 +37,11 @@ class Workspace:
         return self.root / "runs"
 
     @property
+    def evidence_dir(self) -> Path:
+        """Committed evidence: one small file per run a verdict used (see service.runfiles)."""
+        return self.runs_dir / "evidence"
+
+    @property
     def state_dir(self) -> Path:
         return self.root / STATE_DIR
 

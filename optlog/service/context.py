@@ -53,6 +53,9 @@ class Ctx:
         from optlog.service.recovery import recover_dead_launches
 
         recover_dead_launches(self, db)
+        from optlog.service.runfiles import import_changed
+
+        import_changed(self, db)  # runs committed in another clone (one stat when nothing changed)
         return db
 
     def check_config(self) -> None:

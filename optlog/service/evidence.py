@@ -33,11 +33,18 @@ def insert_run(
     launch_id: int | None = None,
     **fields: Any,
 ) -> int:
-    """Insert one run with its labels and metrics inside an open write session; returns its id."""
+    """Insert one run with its labels and metrics inside an open write session; returns its id.
+
+    Every run gets a fresh random `uid` (its identity across clones) unless `uid` is given (a run
+    imported from committed evidence)."""
+    import uuid
+
     from optlog.store.models import EvidenceLink, Metric, Run, RunLabel
 
     now = now_iso()
-    run = Run(status=status, source=source, name=name, hypothesis_id=hypothesis_id, note=note, created_at=now,
+    fields.setdefault("uid", uuid.uuid4().hex)
+    run = Run(status=status, source=source, name=name, hypothesis_id=hypothesis_id, note=note,
+              created_at=fields.pop("created_at", None) or now,
               started_at=fields.pop("started_at", now), finished_at=fields.pop("finished_at", now),
               raw=raw or {}, environment=environment or {}, launch_id=launch_id, host=fields.pop("host", None), **fields)
     s.add(run)
@@ -96,9 +103,26 @@ def _labels_metrics(s: Any, run_ids: list[int]) -> tuple[dict[int, dict[str, Any
     return labels, metrics
 
 
+def runs_with_labels(ctx: Ctx, run_ids: list[int]) -> list[tuple[Any, dict[str, Any], dict[str, float]]]:
+    """(run row, typed labels, metrics) for each of `run_ids` that exists, in id order."""
+    from sqlmodel import select
+
+    from optlog.store.models import Run
+
+    out: list[tuple[Any, dict[str, Any], dict[str, float]]] = []
+    with ctx.db.read() as s:
+        for i in range(0, len(run_ids), 900):
+            chunk = run_ids[i:i + 900]
+            runs = s.exec(select(Run).where(Run.id.in_(chunk)).order_by(Run.id)).all()  # type: ignore[union-attr,arg-type]
+            labels, metrics = _labels_metrics(s, [r.id for r in runs])
+            out.extend((r, labels[r.id], metrics[r.id]) for r in runs)
+    return out
+
+
 def _run_summary(r: Any, labels: dict[str, Any], metrics: dict[str, float]) -> dict[str, Any]:
     return {
         "id": r.id,
+        "uid": r.uid,
         "status": r.status,
         "source": r.source,
         "name": r.name,

@@ -7,6 +7,7 @@ model, write only if the file still has h0, update the index, commit to git.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from optlog.core.hypothesis import HYP_STATUSES, HypothesisDoc, Override, StatusChange, check_id, slugify
@@ -129,10 +130,13 @@ def mutate(
     subject: str,
     body: str = "",
     trailers: dict[str, str] | None = None,
+    also: Callable[[], list[Path]] | None = None,
 ) -> tuple[HypothesisDoc, bool]:
     """Apply `change` to the hypothesis, write it (compare-and-swap), index it, commit it.
 
-    `change` edits the doc in place; it may return extra trailers. Returns (doc, changed)."""
+    `change` edits the doc in place; it may return extra trailers. `also`, called under the lock
+    only when the file changes, writes further files that belong in the same commit (the evidence a
+    verdict used) and returns them. Returns (doc, changed)."""
     from optlog.gitlog import history
     from optlog.store.lock import workspace_lock
 
@@ -152,7 +156,7 @@ def mutate(
         tr = {"Optlog-Event": event, "Optlog-Hypothesis": hid, **(trailers or {}), **extra}
         if hand:
             ctx.notice(f"{', '.join(hand)} had an edit made outside optlog; this commit includes it")
-        history.record(ctx, [ld.path], subject, body, tr, hand_edited=hand)
+        history.record(ctx, [ld.path, *(also() if also else [])], subject, body, tr, hand_edited=hand)
         return doc, True
 
 

@@ -20,7 +20,7 @@ from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound
 from optlog.service.context import Ctx
 
-VOLATILE = ("at", "by", "cause")
+VOLATILE = ("at", "by", "cause", "run_uids")  # run_uids: derived from `runs` (see service.runfiles)
 _all = all  # `evaluate` has a parameter named all
 INVALIDATED_FILE = "runs/invalidated.yaml"
 
@@ -128,7 +128,7 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
 
     Returns `{"results": [...], "warnings": [...], "committed": N}` (DESIGN §7 verdict --json)."""
     from optlog.core import verdict as V
-    from optlog.service import hypotheses
+    from optlog.service import hypotheses, runfiles
     from optlog.service.predictions import rival_message
 
     docs = hypotheses.sync(ctx)
@@ -148,6 +148,9 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
         if docs[h].verdicts:
             for rec in docs[h].verdicts[-1].predictions:
                 cached[rec.get("id", "")] = rec
+    # a verdict whose runs are not in this database is kept, never re-judged into `untested`
+    kept = runfiles.missing_runs(ctx, {h: docs[h].verdicts[-1] for h in targets if docs[h].verdicts})
+    preds = [p for h in targets if h not in kept for p in docs[h].predictions]
     res = V.evaluate(preds, ev, ceil, cached) if preds else {}
     live = _live(ctx, targets)
 
@@ -156,8 +159,12 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
     seen_pairs: set[tuple[str, ...]] = set()
     committed = 0
     links: dict[str, set[int]] = {}
+    evidence_runs: set[int] = set()
     for h in targets:
         doc = docs[h]
+        if h in kept:
+            results.append(_kept(ctx, doc, kept[h]))
+            continue
         pres = [res[p.id] for p in doc.predictions]
         auto = V.hypothesis_status([p["status"] for p in pres], h in live)
         warnings: list[str] = []
@@ -172,6 +179,11 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
         runs = sorted({r for p in pres for r in p["runs"]})
         entry: dict[str, Any] = {"at": now_iso(), "by": ctx.actor, "status": auto, "summary": _summary(auto, pres),
                                  "predictions": pres, "runs": runs}
+        if runs:
+            entry["run_uids"] = runfiles.uids_of(ctx, runs)
+        # the evidence this verdict rests on: every run its predictions could use
+        basis = set().union(*(V.candidate_runs(p, ev) for p in doc.predictions)) if ev is not None else set()
+        evidence_runs.update(basis)
         if warnings:
             entry["warnings"] = warnings
         if cause:
@@ -199,7 +211,8 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
                 subject = f"optlog: {cause.split(':')[0]}: {h} → {auto}"
             tr = {"Optlog-Status": auto, **({"Optlog-Run": ",".join(map(str, runs))} if runs else {}), **(trailers or {})}
             _, changed = hypotheses.mutate(ctx, h, change, event=event, subject=subject,
-                                           body=(cause + "\n\n" if cause else "") + entry["summary"], trailers=tr)
+                                           body=(cause + "\n\n" if cause else "") + entry["summary"], trailers=tr,
+                                           also=lambda basis=basis: runfiles.export(ctx, basis))
             committed += int(changed)
             doc = hypotheses.get(ctx, h)
         if runs:
@@ -219,9 +232,30 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
                                    f"disagrees with the automatic verdict {auto}")
         results.append(out)
     _link_runs(ctx, links)
+    # runs an unchanged verdict rests on that have no committed evidence yet (a workspace from before
+    # evidence travelled, or a commit that failed): committed now, on their own
+    if runfiles.export(ctx, evidence_runs) or runfiles.pending(ctx):
+        committed += int(runfiles.commit_pending(ctx) is not None)
+    if kept:
+        ctx.notice("kept " + "; ".join(f"{h}'s verdict (runs {', '.join(map(str, gone))} are not in this database)"
+                                       for h, gone in kept.items())
+                   + ": their evidence was never committed, so it is not re-judged here")
     for w in all_warnings:
         ctx.notice(w)
     return {"results": results, "warnings": all_warnings, "committed": committed}
+
+
+def _kept(ctx: Ctx, doc: HypothesisDoc, gone: list[Any]) -> dict[str, Any]:
+    """The result for a hypothesis whose last verdict is kept because its runs are elsewhere."""
+    last = doc.verdicts[-1]
+    why = (f"kept the verdict of {last.at} by {last.by}: runs {', '.join(map(str, gone))} are not in this "
+           f"database (made in another clone and never committed as evidence)")
+    out: dict[str, Any] = {
+        "hypothesis": doc.id, "status": doc.effective_status(), "auto_status": doc.auto_status,
+        "override": doc.override.model_dump(mode="json") if doc.override else None, "changed": False,
+        "summary": last.summary, "predictions": list(last.predictions), "warnings": [], "kept": why,
+    }
+    return out
 
 
 def _public(p: dict[str, Any]) -> dict[str, Any]:
@@ -263,7 +297,7 @@ def any_bad(result: dict[str, Any]) -> bool:
 
 def invalidate(ctx: Ctx, run_id: int | str, why: str) -> dict[str, Any]:
     from optlog.gitlog import history
-    from optlog.service import evidence, hypotheses
+    from optlog.service import evidence, hypotheses, runfiles
     from optlog.store.lock import workspace_lock
     from optlog.store.models import Run
 
@@ -304,7 +338,8 @@ def invalidate(ctx: Ctx, run_id: int | str, why: str) -> dict[str, Any]:
                         "affected": affected})
         write_atomic(path, "# Runs invalidated with `optlog run invalidate` (the database keeps the flag).\n"
                      + dump({"invalidated": entries}))
-        history.record(ctx, [path], f"optlog: invalidate run {r.id}", why,
+        run_file = runfiles.mark_invalidated(ctx, r.id)  # travels with git: a clone re-judges the same
+        history.record(ctx, [path, run_file], f"optlog: invalidate run {r.id}", why,
                        {"Optlog-Event": "invalidate", "Optlog-Run": str(r.id),
                         **({"Optlog-Hypothesis": ",".join(affected)} if affected else {})})
     res = {"results": [], "committed": 0, "warnings": []}
