@@ -37,12 +37,11 @@ def insert_run(
 
     Every run gets a fresh random `uid` (its identity across clones) unless `uid` is given (a run
     imported from committed evidence)."""
-    import uuid
-
+    from optlog.core.ids import new_id
     from optlog.store.models import EvidenceLink, Metric, Run, RunLabel
 
     now = now_iso()
-    fields.setdefault("uid", uuid.uuid4().hex)
+    uid = fields.pop("uid", None)
     run = Run(status=status, source=source, name=name, hypothesis_id=hypothesis_id, note=note,
               created_at=fields.pop("created_at", None) or now,
               started_at=fields.pop("started_at", now), finished_at=fields.pop("finished_at", now),
@@ -50,6 +49,7 @@ def insert_run(
     s.add(run)
     s.flush()
     assert run.id is not None
+    run.uid = uid or new_id("run", run.id, now)
     for k, v in labels.items():
         s.add(RunLabel(run_id=run.id, key=k, value=L.canonical(v), num=L.as_number(v)))
     for k, v in metrics.items():

@@ -129,18 +129,20 @@ def _read(ctx: "Ctx", path: Path) -> Any:
 # ---------------------------------------------------------------- export
 
 
-def export(ctx: "Ctx", run_ids: set[int] | list[int]) -> list[Path]:
+def export(ctx: "Ctx", run_ids: set[int] | list[int], known: dict[int, str] | None = None) -> list[Path]:
     """Write the evidence file of each run that has none yet; returns the files written.
-
-    The caller commits them with the verdict that uses them."""
+    `known`: uids by run id already read (else one query). The caller commits the files with the
+    verdict that uses them."""
     if not run_ids:
         return []
     from optlog.service.evidence import runs_with_labels
 
-    rows = runs_with_labels(ctx, sorted(set(run_ids)))
-    todo = [(r, lab, met) for r, lab, met in rows if r.uid and not path_for(ctx, r.uid).exists()]
-    if not todo:
+    ids = sorted(set(run_ids))
+    uids = [known[i] for i in ids] if known is not None and all(i in known for i in ids) else uids_of(ctx, ids)
+    missing = [i for i, u in zip(ids, uids) if u and not path_for(ctx, u).exists()]
+    if not missing:
         return []
+    todo = runs_with_labels(ctx, missing)
     written: list[Path] = []
     stamps: dict[int, str] = {}
     for r, lab, met in todo:
@@ -296,8 +298,11 @@ def uids_of(ctx: "Ctx", run_ids: list[int]) -> list[str]:
     from sqlalchemy import bindparam, text
 
     q = text("SELECT id, uid FROM run WHERE id IN :v").bindparams(bindparam("v", expanding=True))
+    m: dict[int, str] = {}
+    ids = list(run_ids)
     with ctx.db.connect() as c:
-        m = dict(c.execute(q, {"v": list(run_ids)}).all())
+        for i in range(0, len(ids), 900):
+            m.update(c.execute(q, {"v": ids[i:i + 900]}).all())
     return [m.get(i) or "" for i in run_ids]
 
 

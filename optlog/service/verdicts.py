@@ -42,8 +42,10 @@ def load_evidence(ctx: Ctx, metric_names: set[str]) -> Any:
             cur.execute(sql, params)
             return cur.fetchall()  # type: ignore[no-any-return]
 
-        for (rid,) in rows("SELECT id FROM run WHERE status = 'succeeded' AND NOT invalidated"):
+        uids: dict[int, str] = {}
+        for rid, uid in rows("SELECT id, uid FROM run WHERE status = 'succeeded' AND NOT invalidated"):
             runs[rid] = RunRow(rid, {}, {})
+            uids[rid] = uid
         if runs:
             for rid, k, v, num in rows("SELECT run_id, key, value, num FROM run_label"):
                 row = runs.get(rid)
@@ -65,7 +67,9 @@ def load_evidence(ctx: Ctx, metric_names: set[str]) -> Any:
                     row = runs.get(rid)
                     if row is not None:
                         row.metrics[name] = val
-    return Evidence(list(runs.values()))
+    ev = Evidence(list(runs.values()))
+    ev.uids = uids  # type: ignore[attr-defined]  # each run's identity across clones (service.runfiles)
+    return ev
 
 
 def _metric_names(preds: list[Prediction]) -> set[str]:
@@ -180,7 +184,7 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
         entry: dict[str, Any] = {"at": now_iso(), "by": ctx.actor, "status": auto, "summary": _summary(auto, pres),
                                  "predictions": pres, "runs": runs}
         if runs:
-            entry["run_uids"] = runfiles.uids_of(ctx, runs)
+            entry["run_uids"] = [ev.uids.get(r, "") for r in runs]
         # the evidence this verdict rests on: every run its predictions could use
         basis = set().union(*(V.candidate_runs(p, ev) for p in doc.predictions)) if ev is not None else set()
         evidence_runs.update(basis)
@@ -212,7 +216,7 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
             tr = {"Optlog-Status": auto, **({"Optlog-Run": ",".join(map(str, runs))} if runs else {}), **(trailers or {})}
             _, changed = hypotheses.mutate(ctx, h, change, event=event, subject=subject,
                                            body=(cause + "\n\n" if cause else "") + entry["summary"], trailers=tr,
-                                           also=lambda basis=basis: runfiles.export(ctx, basis))
+                                           also=lambda basis=basis: runfiles.export(ctx, basis, ev.uids))
             committed += int(changed)
             doc = hypotheses.get(ctx, h)
         if runs:
@@ -234,7 +238,7 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
     _link_runs(ctx, links)
     # runs an unchanged verdict rests on that have no committed evidence yet (a workspace from before
     # evidence travelled, or a commit that failed): committed now, on their own
-    if runfiles.export(ctx, evidence_runs) or runfiles.pending(ctx):
+    if (ev is not None and runfiles.export(ctx, evidence_runs, ev.uids)) or runfiles.pending(ctx):
         committed += int(runfiles.commit_pending(ctx) is not None)
     if kept:
         ctx.notice("kept " + "; ".join(f"{h}'s verdict (runs {', '.join(map(str, gone))} are not in this database)"
