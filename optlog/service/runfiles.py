@@ -108,15 +108,12 @@ def _write(path: Path, data: dict[str, Any]) -> str:
 
 
 def _read(ctx: "Ctx", path: Path) -> Any:
-    from optlog.yamlio import parse_text, validate
+    from optlog.yamlio import parse_text, read_text, validate
 
     rel = ctx.ws.rel(path)
     if path.stat().st_size > MAX_FILE_BYTES:
         raise BadInput(f"an evidence file over {MAX_FILE_BYTES // 1024} KiB is not one optlog wrote", file=rel)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        raise BadInput(f"not UTF-8 text ({e.reason} at byte {e.start})", file=rel) from None
+    text = read_text(path, rel)  # UTF-8 and the document limits, as every file optlog reads
     data = parse_text(text, rel)
     if not isinstance(data, dict):
         raise BadInput("an evidence file is a mapping of fields", file=rel, line=1)

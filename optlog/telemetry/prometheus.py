@@ -1,5 +1,8 @@
-"""Scrape a server's Prometheus `/metrics` (SGLang `sglang:*` with --enable-metrics, vLLM `vllm:*`) and
-turn a point's scrapes into metrics of the point.
+"""Scrape a server's Prometheus `/metrics` (SGLang `sglang:*` with --enable-metrics, vLLM `vllm:*`,
+llama.cpp `llamacpp:*` with --metrics) and turn a point's scrapes into metrics of the point.
+
+llama.cpp exports counters and gauges only (no histograms): its per-request latencies come from the
+client or from the `timings` of each response (`optlog.loadgen.core`).
 
 - counters: delta between the point's first and last scrape (`srv_<name>_delta`), summed over label sets;
 - histograms: percentiles from the bucket deltas (linear inside a bucket, as Prometheus'
@@ -35,8 +38,15 @@ GAUGE_ALIASES = {
     "gpu_cache_usage_perc": "kv_usage",
     "kv_cache_usage_perc": "kv_usage",
     "gen_throughput": "gen_throughput",
+    "requests_processing": "running",       # llama.cpp
+    "requests_deferred": "queued",          # llama.cpp
 }
-PREFIXES = ("sglang:", "vllm:", "sglang_", "vllm_")
+PREFIXES = ("sglang:", "vllm:", "llamacpp:", "sglang_", "vllm_")
+# The counters (names without prefix or _total) that count a server's own tokens, per role: the
+# load generator checks its client-side counts against their deltas (`token_deltas`).
+OUTPUT_COUNTERS = ("tokens_predicted", "generation_tokens")      # llama.cpp; vLLM and SGLang
+PROMPT_COUNTERS = ("prompt_tokens",)
+CACHED_COUNTERS = ("prompt_tokens_cached", "prefix_cache_hits", "cached_tokens")  # llama.cpp; vLLM; SGLang
 QUANTILES = (0.5, 0.9, 0.99)
 
 
@@ -50,7 +60,7 @@ def _strip(name: str) -> str:
 def parse(text: str) -> dict[str, Any]:
     """Prometheus text → {"counters": {name: total}, "gauges": {name: value},
     "hists": {name: {"buckets": {le: cumulative}, "sum": s, "count": c}}} (label sets summed;
-    only sglang:/vllm: families, or every family when none of those is present)."""
+    only sglang:/vllm:/llamacpp: families, or every family when none of those is present)."""
     from prometheus_client.parser import text_string_to_metric_families
 
     fams = list(text_string_to_metric_families(text))
@@ -141,3 +151,19 @@ def scrape(url: str, timeout: float = 2.0) -> dict[str, Any]:
     d = parse(text)
     d["t"] = time.time()
     return d
+
+
+def token_deltas(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """The server's own token counts between two parsed scrapes: {"output_tokens", "output_counter",
+    "prompt_tokens", "cached_prompt_tokens"} — each only where the server exports such a counter."""
+    out: dict[str, Any] = {}
+    ca, cb = a.get("counters", {}), b.get("counters", {})
+    for role, names in (("output_tokens", OUTPUT_COUNTERS), ("prompt_tokens", PROMPT_COUNTERS),
+                        ("cached_prompt_tokens", CACHED_COUNTERS)):
+        for n in names:
+            if n in ca and n in cb:
+                out[role] = max(0.0, cb[n] - ca[n])
+                if role == "output_tokens":
+                    out["output_counter"] = n
+                break
+    return out

@@ -1,4 +1,4 @@
-"""The detached launch driver: `python -m optlog.runs.driver LAUNCH_ID --root WORKSPACE`.
+"""The detached launch driver: `python -m optlog.service.driver LAUNCH_ID --root WORKSPACE`.
 
 Started by `optlog run launch --detach` in its own session; it drives the launch's queued runs and
 writes its progress into the Launch row and `.optlog/launches/<id>/launch.log`. SIGTERM (from
@@ -13,17 +13,24 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m optlog.runs.driver")
+    ap = argparse.ArgumentParser(prog="python -m optlog.service.driver")
     ap.add_argument("launch_id", type=int)
     ap.add_argument("--root", required=True)
+    ap.add_argument("--doc-stdin", action="store_true",
+                    help="read the unredacted launch document (JSON) from stdin: secrets never touch a file")
     a = ap.parse_args(argv)
+    doc = None
+    if a.doc_stdin:
+        import json
+
+        doc = json.loads(sys.stdin.buffer.read().decode("utf-8"))
     from optlog.paths import Workspace
     from optlog.runs.launcher import Driver
     from optlog.service.context import Ctx
 
     ctx = Ctx(Workspace(__import__("pathlib").Path(a.root)))
     try:
-        res = Driver(ctx, a.launch_id).run()
+        res = Driver(ctx, a.launch_id, doc=doc).run()
     finally:
         ctx.close()
     return 0 if res["status"] == "succeeded" else 1
