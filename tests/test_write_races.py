@@ -36,8 +36,9 @@ EDITOR = textwrap.dedent("""
 def test_hand_edits_racing_hypothesis_set_are_never_lost(ws, tmp_path):
     ws.cli("hyp", "add", "Raced", "--id", "raced")
     path = ws.root / "hypotheses" / "raced.yaml"
-    (tmp_path / "editor.py").write_text(EDITOR)
-    n = 200
+    # an edit every ~60 ms, so that CLI calls (a few hundred ms each) land between edits too
+    (tmp_path / "editor.py").write_text(EDITOR.replace("time.sleep(0.004)", "time.sleep(0.06)"))
+    n = 80
     editor = subprocess.Popen([sys.executable, str(tmp_path / "editor.py"), str(path), str(n)])
     codes = []
     try:
