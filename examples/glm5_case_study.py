@@ -38,7 +38,7 @@ sys.path.insert(0, str(REPO))
 
 ACTOR = "glm5-case-study"
 START = datetime(2026, 2, 17, 9, 0, tzinfo=timezone.utc)
-COPIED = ("hypotheses", "glb5improvement", "reports")
+COPIED = ("hypotheses", "glb5improvement", "reports", "runs/evidence")
 
 CONFIG = """\
 # optlog workspace settings. Unknown keys are errors.
@@ -356,7 +356,7 @@ def update_repo(ws: Path) -> None:
             for f in dst.iterdir():
                 if f.name != ".gitkeep":
                     shutil.rmtree(f) if f.is_dir() else f.unlink()
-        dst.mkdir(exist_ok=True)
+        dst.mkdir(parents=True, exist_ok=True)
         for f in sorted((ws / d).iterdir()):
             if f.name != ".gitkeep" and f.is_file():
                 shutil.copy2(f, dst / f.name)

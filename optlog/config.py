@@ -110,6 +110,9 @@ class HostLoadSettings(_Strict):
 
 
 class Config(_Strict):
+    # The workspace's identity: keeps its rows apart from other workspaces on one database server
+    # (each gets its own PostgreSQL schema). Written by `optlog init`; do not copy it to another workspace.
+    id: str | None = Field(default=None, pattern=r"^[0-9a-f]{32}$")
     name: str = "optlog"
     plans: PlansSettings = Field(default_factory=PlansSettings)
     hardware: HardwareSettings = Field(default_factory=HardwareSettings)
@@ -154,10 +157,11 @@ def load_config(ws: Workspace) -> Config:
     return load_model(Config, ws.config_file, ws.rel(ws.config_file))
 
 
-def default_config_text(name: str, prefix: str) -> str:
+def default_config_text(name: str, prefix: str, identity: str | None = None) -> str:
+    ident = f"id: {identity}  # this workspace's identity (keeps it apart on a shared database)\n" if identity else ""
     return f"""\
 # optlog workspace settings. Unknown keys are errors.
-name: {name}
+{ident}name: {name}
 plans:
   prefix: {prefix}          # plans render to {prefix}/{prefix}-NN.md
 hardware:

@@ -7,6 +7,7 @@ it from the current folder upwards, or from `-C PATH`.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,6 +15,8 @@ from optlog.errors import BadInput
 
 CONFIG_NAME = "optlog.yaml"
 STATE_DIR = ".optlog"
+IDENTITY_RE = re.compile(r"^[0-9a-f]{32}$")
+_ID_LINE = re.compile(r"^id:[ \t]*['\"]?([^\s'\"#]+)", re.M)
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,11 @@ class Workspace:
     @property
     def runs_dir(self) -> Path:
         return self.root / "runs"
+
+    @property
+    def evidence_dir(self) -> Path:
+        """Committed evidence: one small file per run a verdict used (see service.runfiles)."""
+        return self.runs_dir / "evidence"
 
     @property
     def state_dir(self) -> Path:
@@ -70,6 +78,17 @@ class Workspace:
             return str(Path(p).resolve().relative_to(self.root.resolve()))
         except ValueError:
             return str(p)
+
+    @property
+    def identity(self) -> str | None:
+        """The workspace's identity (`id:` in optlog.yaml, committed; see service.identity), read
+        without YAML so opening the database stays cheap. None if the file has none."""
+        try:
+            text = self.config_file.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+        m = _ID_LINE.search(text)
+        return m.group(1) if m and IDENTITY_RE.match(m.group(1)) else None
 
     @property
     def sqlite_file(self) -> Path | None:

@@ -44,10 +44,10 @@ CHECK = textwrap.dedent('''
     from pathlib import Path
     from sqlalchemy import text
     from optlog.paths import find_workspace
-    from optlog.store.db import engine_for
+    from optlog.store.db import workspace_engine
     from optlog.store.migrate import current_revision, ensure_schema, head_revision
     ws = find_workspace(sys.argv[1]); mig = Path(sys.argv[2])
-    e = engine_for(ws.db_url)
+    e = workspace_engine(ws)
     def counts():
         with e.connect() as c:
             return {t: c.execute(text(f"SELECT COUNT(*) FROM {t}")).scalar()

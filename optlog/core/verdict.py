@@ -590,12 +590,9 @@ def evaluate(preds: list[Any], ev: Evidence, ceilings: dict[str, float],
     return {p.id: out[p.id] for p in preds}
 
 
-def fingerprint(pred: Any, ev: Evidence, ceilings: dict[str, float]) -> str:
-    """A hash of everything a prediction's result depends on: the engine version, the prediction as
-    written, the ceilings, and the candidate runs (ids, labels, metric values)."""
-    import hashlib
-    import json
-
+def candidate_runs(pred: Any, ev: Evidence) -> set[int]:
+    """The runs a prediction's result can depend on: every counting run its groups select. A clone
+    that has these runs (same ids, labels, metrics) reaches the same result and fingerprint."""
     try:
         node = E.parse_expect(pred.expect, None)
         used = sorted(E.groups(node))
@@ -604,6 +601,16 @@ def fingerprint(pred: Any, ev: Evidence, ceilings: dict[str, float]) -> str:
     ids: set[int] = set()
     for g in used:
         ids |= ev.select(pred.a if g == "a" else pred.b)
+    return ids
+
+
+def fingerprint(pred: Any, ev: Evidence, ceilings: dict[str, float]) -> str:
+    """A hash of everything a prediction's result depends on: the engine version, the prediction as
+    written, the ceilings, and the candidate runs (ids, labels, metric values)."""
+    import hashlib
+    import json
+
+    ids = candidate_runs(pred, ev)
     spec = pred.model_dump(mode="json", exclude={"status", "history", "created"})
     h = hashlib.sha1(json.dumps([ENGINE_VERSION, spec, sorted(ceilings.items())], sort_keys=True).encode())
     runs = ev.runs

@@ -30,6 +30,8 @@ Rules:
 - Ignored paths: a path git ignores and does not track yet is refused (`BadInput`, exit 2) before
   anything is written; see `gitlog.history.check_trackable`.
 - Detached HEAD: the commit is made on the detached HEAD (it is on no branch) and optlog says so.
+- Signing: where `commit.gpgsign` is true, optlog's commits are signed like `git commit` signs
+  (`commit-tree -S`); if signing fails, nothing is committed and optlog says why (exit 1).
 """
 
 from __future__ import annotations
@@ -263,8 +265,18 @@ def _commit_once(ws: Workspace, info: RepoInfo, req: CommitRequest, rels: list[s
         except FileNotFoundError:
             pass
     ident = _identity_env(ws, notice)
-    args = ["commit-tree", tree] + (["-p", head] if head else []) + ["-F", "-"]
-    sha = run_git(ws.root, *args, env=ident, input=message(req)).stdout.strip()
+    sign = _wants_signature(ws)
+    args = ["commit-tree", tree] + (["-p", head] if head else []) + (["-S"] if sign else []) + ["-F", "-"]
+    made = run_git(ws.root, *args, env=ident, input=message(req), check=False)
+    if made.returncode != 0:
+        why = made.stderr.strip() or made.stdout.strip()
+        if sign:
+            raise Failed("commit.gpgsign is true here and git could not sign optlog's commit "
+                         f"({' / '.join(ln.strip() for ln in why.splitlines() if ln.strip())[:500] or 'no message'}); nothing was committed. Fix signing "
+                         "(gpg.program, user.signingkey, the agent) and run the command again, or set "
+                         "`git config commit.gpgsign false` for this repository", code="sign_failed")
+        raise Failed(f"git commit-tree failed: {why}", code="git_failed")
+    sha = made.stdout.strip()
     old = head or "0" * len(sha)
     p = run_git(ws.root, *NO_HOOKS, "update-ref", "-m", f"optlog: {req.subject}"[:200], "HEAD", sha, old,
                 check=False)
@@ -276,6 +288,13 @@ def _commit_once(ws: Workspace, info: RepoInfo, req: CommitRequest, rels: list[s
         notice(f"HEAD is detached: committed {sha[:10]} on the detached HEAD, on no branch "
                f"(`git switch -c NAME` keeps it on a branch)")
     return sha
+
+
+def _wants_signature(ws: Workspace) -> bool:
+    """`commit.gpgsign`, as `git commit` reads it: optlog's plumbing commits are signed the same way
+    (`commit-tree -S`, with the user's gpg.program, gpg.format and user.signingkey)."""
+    p = run_git(ws.root, "config", "--type=bool", "--get", "commit.gpgsign", check=False)
+    return p.stdout.strip() == "true"
 
 
 def _read_head(ws: Workspace) -> tuple[str | None, str | None, bool]:

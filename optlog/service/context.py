@@ -52,10 +52,17 @@ class Ctx:
     def db(self) -> "Database":
         from optlog.store.db import Database
 
+        if self.ws.sqlite_file is None and self.ws.identity is None and self.ws.config_file.is_file():
+            from optlog.service.identity import ensure
+
+            ensure(self)  # a shared database needs to know whose rows are whose
         db = Database(self.ws)
         from optlog.service.recovery import recover_dead_launches
 
         recover_dead_launches(self, db)
+        from optlog.service.runfiles import import_changed
+
+        import_changed(self, db)  # runs committed in another clone (one stat when nothing changed)
         return db
 
     def check_config(self) -> None:

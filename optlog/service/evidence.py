@@ -33,18 +33,25 @@ def insert_run(
     launch_id: int | None = None,
     **fields: Any,
 ) -> int:
-    """Insert one run with its labels and metrics inside an open write session; returns its id."""
+    """Insert one run with its labels and metrics inside an open write session; returns its id.
+
+    Every run gets a fresh random `uid` (its identity across clones) unless `uid` is given (a run
+    imported from committed evidence)."""
+    from optlog.core.ids import new_id
     from optlog.runs.redact import redact
     from optlog.store.models import EvidenceLink, Metric, Run, RunLabel
 
     labels, raw, environment = redact(labels), redact(raw), redact(environment)  # secrets never stored
     now = now_iso()
-    run = Run(status=status, source=source, name=name, hypothesis_id=hypothesis_id, note=note, created_at=now,
+    uid = fields.pop("uid", None)
+    run = Run(status=status, source=source, name=name, hypothesis_id=hypothesis_id, note=note,
+              created_at=fields.pop("created_at", None) or now,
               started_at=fields.pop("started_at", now), finished_at=fields.pop("finished_at", now),
               raw=raw or {}, environment=environment or {}, launch_id=launch_id, host=fields.pop("host", None), **fields)
     s.add(run)
     s.flush()
     assert run.id is not None
+    run.uid = uid or new_id("run", run.id, now)
     for k, v in labels.items():
         s.add(RunLabel(run_id=run.id, key=k, value=L.canonical(v), num=L.as_number(v)))
     for k, v in metrics.items():
@@ -80,9 +87,26 @@ def record(
     return show_run(ctx, rid)
 
 
+def runs_with_labels(ctx: Ctx, run_ids: list[int]) -> list[tuple[Any, dict[str, Any], dict[str, float]]]:
+    """(run row, typed labels, metrics) for each of `run_ids` that exists, in id order."""
+    from sqlmodel import select
+
+    from optlog.store.models import Run
+
+    out: list[tuple[Any, dict[str, Any], dict[str, float]]] = []
+    with ctx.db.read() as s:
+        for i in range(0, len(run_ids), 900):
+            chunk = run_ids[i:i + 900]
+            runs = s.exec(select(Run).where(Run.id.in_(chunk)).order_by(Run.id)).all()  # type: ignore[union-attr,arg-type]
+            labels, metrics = labels_metrics(s, [r.id for r in runs])
+            out.extend((r, labels[r.id], metrics[r.id]) for r in runs)
+    return out
+
+
 def run_summary(r: Any, labels: dict[str, Any], metrics: dict[str, float]) -> dict[str, Any]:
     return {
         "id": r.id,
+        "uid": r.uid,
         "status": r.status,
         "source": r.source,
         "name": r.name,

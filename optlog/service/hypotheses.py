@@ -7,6 +7,7 @@ model, write only if the file still has h0, update the index, commit to git.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from optlog.core.hypothesis import HYP_STATUSES, HypothesisDoc, Override, StatusChange, check_id, slugify
@@ -30,6 +31,9 @@ def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
     from pydantic import ValidationError
     from sqlalchemy import text
 
+    from optlog.service import journal
+
+    journal.recover(ctx)  # a write-and-commit an interrupted optlog left half done (one listdir)
     files = hypfiles.list_files(ctx.ws)
     memo = ctx.hypothesis_memo
     stamps = {p.stem: hypfiles.mtime_ns(p) for p in files}
@@ -154,10 +158,13 @@ def mutate(
     subject: str,
     body: str = "",
     trailers: dict[str, str] | None = None,
+    also: Callable[[], list[Path]] | None = None,
 ) -> tuple[HypothesisDoc, bool]:
     """Apply `change` to the hypothesis, write it (compare-and-swap), index it, commit it.
 
-    `change` edits the doc in place; it may return extra trailers. Returns (doc, changed)."""
+    `change` edits the doc in place; it may return extra trailers. `also`, called under the lock
+    only when the file changes, writes further files that belong in the same commit (the evidence a
+    verdict used) and returns them. Returns (doc, changed)."""
     from optlog.gitlog import history
     from optlog.store.lock import workspace_lock
 
@@ -173,17 +180,64 @@ def mutate(
             raise bad_value(e) from None
         doc = checked(doc.model_dump(mode="json", by_alias=True))
         hand = history.uncommitted(ctx, [ld.path])  # a hand edit this commit will include
-        new_hash, changed = hypfiles.save(ctx.ws, doc, ld.hash)
-        if not changed:
-            return doc, False
-        loaded = hypfiles.Loaded(doc, new_hash, hypfiles.mtime_ns(ld.path), ld.path)
-        with ctx.db.write() as s:
-            _index(s, loaded)
         tr = {"Optlog-Event": event, "Optlog-Hypothesis": hid, **(trailers or {}), **extra}
-        if hand:
+        changed = _write_and_commit(ctx, doc, ld, subject, body, tr, hand=hand, also=also)
+        if changed and hand:
             ctx.notice(f"{', '.join(hand)} had an edit made outside optlog; this commit includes it")
-        history.record(ctx, [ld.path], subject, body, tr, hand_edited=hand)
-        return doc, True
+        return doc, changed
+
+
+def _write_and_commit(ctx: Ctx, doc: HypothesisDoc, old: hypfiles.Loaded | None, subject: str, body: str,
+                      trailers: dict[str, str], *, hand: list[str] | tuple[str, ...] = (),
+                      also: Callable[[], list[Path]] | None = None) -> bool:
+    """Write the file (exact compare-and-swap against what was read), index it, commit it; the
+    caller holds the workspace lock. A failed commit puts the file and its index back; a process
+    killed on the way leaves an intent the next command completes (service.journal)."""
+    from optlog.gitlog import history
+    from optlog.service import journal
+
+    path = ctx.ws.hypothesis_file(doc.id)
+    before = old.hash if old is not None else None
+    after = hypfiles.content_hash(hypfiles.render(doc).encode("utf-8"))
+    if after == before:
+        return False
+    old_bytes = path.read_bytes() if old is not None else None
+    tr = {**trailers, "Optlog-Actor": trailers.get("Optlog-Actor") or ctx.actor}  # as `record` writes them
+    if hand:
+        tr["Optlog-Hand-Edit"] = ",".join(hand)
+    with journal.intent(ctx, [(path, before, after)], subject,
+                        (body.rstrip() + "\n\n" if body.strip() else "") + history.hand_edit_note(list(hand))
+                        if hand else body, tr):
+        new_hash, changed = hypfiles.save(ctx.ws, doc, before)
+        if not changed:
+            return False
+        with ctx.db.write() as s:
+            _index(s, hypfiles.Loaded(doc, new_hash, hypfiles.mtime_ns(path), path))
+        try:
+            history.record(ctx, [path, *(also() if also else [])], subject, body, trailers, hand_edited=hand)
+        except BaseException:
+            _roll_back(ctx, path, old, old_bytes, new_hash)
+            raise
+    return True
+
+
+def _roll_back(ctx: Ctx, path: Path, old: hypfiles.Loaded | None, old_bytes: bytes | None, new_hash: str) -> None:
+    """Put the file (and its index row) back as it was, unless something changed it since."""
+    from optlog.store import cas
+
+    try:
+        if old_bytes is None:
+            if hypfiles.current_hash(path) == new_hash:
+                path.unlink()
+            with ctx.db.write() as s:
+                _unindex(s, path.stem)
+        else:
+            cas.replace(path, old_bytes, new_hash, lambda b: None if b is None else hypfiles.content_hash(b))
+            assert old is not None
+            with ctx.db.write() as s:
+                _index(s, hypfiles.Loaded(old.doc, old.hash, hypfiles.mtime_ns(path), path))
+    except (cas.Changed, OSError):
+        pass
 
 
 def checked(data: dict[str, Any], flags: dict[str, str] | None = None) -> HypothesisDoc:
@@ -217,9 +271,6 @@ def create(ctx: Ctx, doc: HypothesisDoc, *, event: str = "hypothesis-add", subje
     path = ctx.ws.hypothesis_file(doc.id)
     history.check_trackable(ctx, [path])
     with workspace_lock(ctx.ws):
-        new_hash, _ = hypfiles.save(ctx.ws, doc, None)
-        with ctx.db.write() as s:
-            _index(s, hypfiles.Loaded(doc, new_hash, hypfiles.mtime_ns(path), path))
         tr = {"Optlog-Event": event, "Optlog-Hypothesis": doc.id}
         if doc.parent:
             tr["Optlog-Parent"] = doc.parent
@@ -231,7 +282,7 @@ def create(ctx: Ctx, doc: HypothesisDoc, *, event: str = "hypothesis-add", subje
         if not body:
             body = "\n\n".join(x for x in (doc.title, doc.statement and f"Statement: {doc.statement}",
                                              doc.rationale and f"Rationale: {doc.rationale}") if x)
-        history.record(ctx, [path], subject, body, tr)
+        _write_and_commit(ctx, doc, None, subject, body, tr)
     return doc
 
 

@@ -19,6 +19,7 @@ from optlog.core import labels as L
 from optlog.core import report as C
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput
+from optlog.paths import STATE_DIR
 from optlog.service.context import Ctx
 
 
@@ -92,6 +93,17 @@ def _target(ctx: Ctx, out: str | None) -> Path:
             raise BadInput(f"a report is markdown: the file name must end in .md, got {out!r}", field="--out")
         if p.exists() and p.is_dir():
             raise BadInput(f"{out} is a folder", field="--out")
+        # a report is a decision record of this workspace: inside it, never in git's own folder
+        # (symbolic links resolved, so neither can be reached through one)
+        real, root = p.resolve(), ctx.ws.root.resolve()
+        try:
+            inner = real.relative_to(root)
+        except ValueError:
+            raise BadInput(f"{out} is outside the workspace {root}: write reports inside it (e.g. reports/NAME.md)",
+                           field="--out", code="outside_workspace") from None
+        if ".git" in inner.parts or STATE_DIR in inner.parts[:1]:
+            raise BadInput(f"{out} is inside {'.git' if '.git' in inner.parts else STATE_DIR}/: "
+                           f"write reports elsewhere in the workspace (e.g. reports/NAME.md)", field="--out")
         return p
     stamp = now_iso()
     name = f"report-{stamp[0:4]}{stamp[5:7]}{stamp[8:10]}-{stamp[11:13]}{stamp[14:16]}.md"

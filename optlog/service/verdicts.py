@@ -21,7 +21,7 @@ from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound
 from optlog.service.context import Ctx
 
-VOLATILE = ("at", "by", "cause")
+VOLATILE = ("at", "by", "cause", "run_uids")  # run_uids: derived from `runs` (see service.runfiles)
 _all = all  # `evaluate` has a parameter named all
 INVALIDATED_FILE = "runs/invalidated.yaml"
 
@@ -43,8 +43,10 @@ def load_evidence(ctx: Ctx, metric_names: set[str]) -> Any:
             cur.execute(sql, params)
             return cur.fetchall()  # type: ignore[no-any-return]
 
-        for (rid,) in rows("SELECT id FROM run WHERE status = 'succeeded' AND NOT invalidated"):
+        uids: dict[int, str] = {}
+        for rid, uid in rows("SELECT id, uid FROM run WHERE status = 'succeeded' AND NOT invalidated"):
             runs[rid] = RunRow(rid, {}, {})
+            uids[rid] = uid
         if runs:
             for rid, k, v, num in rows("SELECT run_id, key, value, num FROM run_label"):
                 row = runs.get(rid)
@@ -73,7 +75,9 @@ def load_evidence(ctx: Ctx, metric_names: set[str]) -> Any:
                     row = runs.get(rid)
                     if row is not None:
                         row.metrics[name] = val
-    return Evidence(list(runs.values()))
+    ev = Evidence(list(runs.values()))
+    ev.uids = uids  # type: ignore[attr-defined]  # each run's identity across clones (service.runfiles)
+    return ev
 
 
 def _metric_names(preds: list[Prediction]) -> set[str]:
@@ -130,7 +134,7 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
 
     Returns `{"results": [...], "warnings": [...], "committed": N}` (DESIGN §7 verdict --json)."""
     from optlog.core import verdict as V
-    from optlog.service import hypotheses
+    from optlog.service import hypotheses, runfiles
 
     docs = hypotheses.sync(ctx)
     if hid is not None:
@@ -151,6 +155,9 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
         if docs[h].verdicts:
             for rec in docs[h].verdicts[-1].predictions:
                 cached[rec.get("id", "")] = rec
+    # a verdict whose runs are not in this database is kept, never re-judged into `untested`
+    kept = runfiles.missing_runs(ctx, {h: docs[h].verdicts[-1] for h in targets if docs[h].verdicts})
+    preds = [p for h in targets if h not in kept for p in docs[h].predictions]
     res = V.evaluate(preds, ev, ceil, cached) if preds else {}
     live = _live(ctx, targets)
 
@@ -159,8 +166,12 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
     seen_pairs: set[tuple[str, ...]] = set()
     committed = 0
     links: dict[str, set[int]] = {}
+    evidence_runs: set[int] = set()
     for h in targets:
         doc = docs[h]
+        if h in kept:
+            results.append(_kept(ctx, doc, kept[h]))
+            continue
         pres = [res[p.id] for p in doc.predictions]
         auto = V.hypothesis_status([p["status"] for p in pres], h in live)
         warnings: list[str] = []
@@ -175,6 +186,11 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
         runs = sorted({r for p in pres for r in p["runs"]})
         entry: dict[str, Any] = {"at": now_iso(), "by": ctx.actor, "status": auto, "summary": _summary(auto, pres),
                                  "predictions": pres, "runs": runs}
+        if runs:
+            entry["run_uids"] = [ev.uids.get(r, "") for r in runs]
+        # the evidence this verdict rests on: every run its predictions could use
+        basis = set().union(*(V.candidate_runs(p, ev) for p in doc.predictions)) if ev is not None else set()
+        evidence_runs.update(basis)
         if warnings:
             entry["warnings"] = warnings
         if cause:
@@ -202,7 +218,8 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
                 subject = f"optlog: {cause.split(':')[0]}: {h} → {auto}"
             tr = {"Optlog-Status": auto, **({"Optlog-Run": ",".join(map(str, runs))} if runs else {}), **(trailers or {})}
             _, changed = hypotheses.mutate(ctx, h, change, event=event, subject=subject,
-                                           body=(cause + "\n\n" if cause else "") + entry["summary"], trailers=tr)
+                                           body=(cause + "\n\n" if cause else "") + entry["summary"], trailers=tr,
+                                           also=lambda basis=basis: runfiles.export(ctx, basis, ev.uids))
             committed += int(changed)
             doc = hypotheses.get(ctx, h)
         if runs:
@@ -222,9 +239,30 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
                                    f"disagrees with the automatic verdict {auto}")
         results.append(out)
     _link_runs(ctx, links)
+    # runs an unchanged verdict rests on that have no committed evidence yet (a workspace from before
+    # evidence travelled, or a commit that failed): committed now, on their own
+    if (ev is not None and runfiles.export(ctx, evidence_runs, ev.uids)) or runfiles.pending(ctx):
+        committed += int(runfiles.commit_pending(ctx) is not None)
+    if kept:
+        ctx.notice("kept " + "; ".join(f"{h}'s verdict (runs {', '.join(map(str, gone))} are not in this database)"
+                                       for h, gone in kept.items())
+                   + ": their evidence was never committed, so it is not re-judged here")
     for w in all_warnings:
         ctx.notice(w)
     return {"results": results, "warnings": all_warnings, "committed": committed}
+
+
+def _kept(ctx: Ctx, doc: HypothesisDoc, gone: list[Any]) -> dict[str, Any]:
+    """The result for a hypothesis whose last verdict is kept because its runs are elsewhere."""
+    last = doc.verdicts[-1]
+    why = (f"kept the verdict of {last.at} by {last.by}: runs {', '.join(map(str, gone))} are not in this "
+           f"database (made in another clone and never committed as evidence)")
+    out: dict[str, Any] = {
+        "hypothesis": doc.id, "status": doc.effective_status(), "auto_status": doc.auto_status,
+        "override": doc.override.model_dump(mode="json") if doc.override else None, "changed": False,
+        "summary": last.summary, "predictions": list(last.predictions), "warnings": [], "kept": why,
+    }
+    return out
 
 
 def _public(p: dict[str, Any]) -> dict[str, Any]:
@@ -306,7 +344,7 @@ def invalidate_many(ctx: Ctx, refs: list[str], why: str) -> dict[str, Any]:
     """Invalidate runs (ids and launches `L3`) in one decision: one commit of the register
     (`Optlog-Run: 4,5,6`), then one re-judgement of every hypothesis that rested on any of them."""
     from optlog.gitlog import history
-    from optlog.service import evidence, hypotheses
+    from optlog.service import evidence, hypotheses, runfiles
     from optlog.store.lock import workspace_lock
     from optlog.store.models import Run
 
@@ -356,7 +394,9 @@ def invalidate_many(ctx: Ctx, refs: list[str], why: str) -> dict[str, Any]:
         write_atomic(path, "# Runs invalidated with `optlog run invalidate` (the database keeps the flag).\n"
                      + dump({"invalidated": entries}))
         subject = f"optlog: invalidate run {id_list}" if len(todo) == 1 else f"optlog: invalidate {len(todo)} runs ({id_list})"
-        history.record(ctx, [path], subject, why,
+        # each run's file travels with git too: a clone re-judges the same
+        run_files = [runfiles.mark_invalidated(ctx, r.id) for r in todo]
+        history.record(ctx, [path, *run_files], subject, why,
                        {"Optlog-Event": "invalidate", "Optlog-Run": id_list,
                         **({"Optlog-Hypothesis": ",".join(affected)} if affected else {})})
     res = {"results": [], "committed": 0, "warnings": []}

@@ -40,9 +40,20 @@ def init(path: str | Path | None, plan_prefix: str | None = None, actor: str | N
                 f"{CONFIG_NAME} already sets plans.prefix to {prefix!r}; edit it there",
                 file=CONFIG_NAME, field="plans.prefix",
             )
+        if cfg.id is None:  # an adopted workspace from before identities gets one now
+            from optlog.core.ids import new_id
+            from optlog.service.identity import with_identity
+            from optlog.yamlio import write_atomic
+
+            write_atomic(ws.config_file, with_identity(ws.config_file.read_text(encoding="utf-8"),
+                                                       new_id("workspace", root.name)))
+            created.append(f"{CONFIG_NAME} (id)")
     else:
         prefix = plan_prefix or "glb5improvement"
-        ws.config_file.write_text(default_config_text(root.name, prefix), encoding="utf-8")
+        from optlog.core.ids import new_id
+
+        ws.config_file.write_text(default_config_text(root.name, prefix, new_id("workspace", root.name)),
+                                  encoding="utf-8")
         created.append(CONFIG_NAME)
     for d in ("hypotheses", "reports", "runs", prefix):
         keep = root / d / ".gitkeep"

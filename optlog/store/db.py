@@ -14,6 +14,7 @@ the model classes.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -57,13 +58,58 @@ def _sqlite_engine(url: str) -> Engine:
     return engine
 
 
-def engine_for(url: str) -> Engine:
-    """An engine for `url` with optlog's settings (SQLite pragmas and BEGIN handling; psycopg 3)."""
+def engine_for(url: str, schema: str | None = None) -> Engine:
+    """An engine for `url` with optlog's settings (SQLite pragmas and BEGIN handling; psycopg 3).
+    `schema` (PostgreSQL): every connection's search_path, so every table and query is that
+    workspace's."""
     if url.startswith("sqlite"):
         return _sqlite_engine(url)
     if url.startswith("postgresql://") or url.startswith("postgres://"):
         url = "postgresql+psycopg://" + url.split("://", 1)[1]
-    return create_engine(url, pool_pre_ping=True)
+    args = {"options": f"-csearch_path={schema}"} if schema else {}
+    return create_engine(url, pool_pre_ping=True, connect_args=args)
+
+
+def schema_for(identity: str) -> str:
+    return f"optlog_{identity}"
+
+
+def _pick_schema(url: str, identity: str) -> str:
+    """The PostgreSQL schema of workspace `identity`: its own `optlog_<id>` (created here), or
+    `public` where a workspace from before identities keeps its tables (claimed by the first
+    identity that opens it; see `OWNER_KEY`)."""
+    own = schema_for(identity)
+    eng = engine_for(url)
+    try:
+        with eng.begin() as c:
+            c.exec_driver_sql(f"SELECT pg_advisory_xact_lock({SCHEMA_LOCK_KEY})")
+            if c.exec_driver_sql("SELECT 1 FROM pg_namespace WHERE nspname = %(s)s", {"s": own}).first():
+                return own
+            legacy = c.exec_driver_sql("SELECT to_regclass('public.alembic_version')").scalar()
+            if legacy:
+                if c.exec_driver_sql("SELECT to_regclass('public.sync_stamp')").scalar() is None:
+                    return "public"  # revision 0001: no owner yet; the upgrade adds the table, we claim it then
+                owner = c.exec_driver_sql("SELECT value FROM public.sync_stamp WHERE key = %(k)s",
+                                          {"k": OWNER_KEY}).scalar()
+                if owner in (None, identity):
+                    return "public"
+            c.exec_driver_sql(f'CREATE SCHEMA IF NOT EXISTS "{own}"')
+            return own
+    finally:
+        eng.dispose()
+
+
+def workspace_engine(ws: Workspace) -> Engine:
+    """An engine on the workspace's own tables (its schema on PostgreSQL), for tools and tests that
+    read the database directly; no migration is run."""
+    url = ws.db_url
+    ident = ws.identity
+    schema = _pick_schema(url, ident) if ident and not url.startswith("sqlite") else None
+    return engine_for(url, schema)
+
+
+OWNER_KEY = "workspace"  # sync_stamp row: the identity of the workspace whose rows this schema holds
+SCHEMA_LOCK_KEY = 0x6F707363  # "opsc"
 
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -151,7 +197,13 @@ class Database:
         path = _sqlite_path(self.url) if self.is_sqlite else None
         if path is not None:
             prepare_sqlite_file(path)
-        self.engine = engine_for(self.url)
+        self.identity = ws.identity
+        self.schema: str | None = None
+        if not self.is_sqlite and self.identity:
+            self.schema = _pick_schema(self.url, self.identity)
+        self.engine = engine_for(self.url, self.schema)
+        # writers of one workspace take turns; other workspaces on the server do not wait on them
+        self.write_lock_key = WRITE_LOCK_KEY ^ (zlib.crc32(self.schema.encode()) if self.schema else 0)
         self._write_engine_: Engine | None = None
         from sqlalchemy.exc import DatabaseError
 
@@ -162,6 +214,30 @@ class Database:
         except DatabaseError as e:
             self.engine.dispose()
             raise bad_database(str(path or self.url), f"cannot be read ({getattr(e, 'orig', e)})") from None
+        self._claim()
+
+    def _claim(self) -> None:
+        """Record which workspace's rows this database (or schema) holds, and refuse a different
+        workspace on the same shared SQLite file (SQLite holds one workspace: share PostgreSQL)."""
+        if not self.identity or self.url == f"sqlite:///{self.ws.db_file}":
+            return  # the workspace's own file
+        q = text("SELECT value FROM sync_stamp WHERE key = :k").bindparams(k=OWNER_KEY)
+        with self.engine.connect() as c:
+            owner = c.execute(q).scalar()
+        if owner is None:
+            with self.engine.begin() as c:
+                c.execute(text("INSERT INTO sync_stamp (key, value) VALUES (:k, :v) ON CONFLICT DO NOTHING"),
+                          {"k": OWNER_KEY, "v": self.identity})
+                owner = c.execute(q).scalar()
+        if owner != self.identity:
+            from optlog.errors import BadInput
+
+            where = self.url if self.is_sqlite else f"schema {self.schema} of {self.url.rsplit('@', 1)[-1]}"
+            raise BadInput(
+                f"the database {where} holds the rows of another workspace (id {owner}); this one is "
+                f"{self.identity}. A SQLite file holds one workspace: unset OPTLOG_DB_URL to use this "
+                f"workspace's own .optlog/optlog.db, or share a PostgreSQL database (one schema per workspace)",
+                file="optlog.yaml", field="id", code="foreign_database")
 
     @property
     def _write_engine(self) -> Engine:
@@ -183,7 +259,7 @@ class Database:
 
         with Session(self._write_engine, expire_on_commit=False) as s:
             if not self.is_sqlite:
-                s.exec(text("SELECT pg_advisory_xact_lock(:k)").bindparams(k=WRITE_LOCK_KEY))  # type: ignore[call-overload]
+                s.exec(text("SELECT pg_advisory_xact_lock(:k)").bindparams(k=self.write_lock_key))  # type: ignore[call-overload]
             yield s
             s.exec(text("UPDATE change_counter SET n = n + 1 WHERE id = 1"))  # type: ignore[call-overload]
             if not self.is_sqlite:

@@ -89,24 +89,24 @@ def save(ws: Workspace, doc: HypothesisDoc, expected_hash: str | None) -> tuple[
     """Write the file if it still has `expected_hash` (None: must not exist yet).
 
     Returns (new hash, changed). The caller holds the workspace write lock."""
-    from optlog.yamlio import write_atomic
+    from optlog.store import cas
 
     path = ws.hypothesis_file(doc.id)
-    now = current_hash(path)
-    if now != expected_hash:
+    data = render(doc).encode("utf-8")
+    new = content_hash(data)
+    if new == expected_hash and current_hash(path) == expected_hash:
+        return new, False
+    try:
+        # exact: the content replaced is checked after an atomic swap (see store.cas)
+        cas.replace(path, data, expected_hash, lambda b: None if b is None else content_hash(b))
+    except cas.Changed:
         if expected_hash is None:
-            raise Conflict(f"hypothesis {doc.id!r} already exists", file=ws.rel(path), field="id")
+            raise Conflict(f"hypothesis {doc.id!r} already exists", file=ws.rel(path), field="id") from None
         raise Conflict(
             "the file changed while optlog was writing it (a hand edit?); nothing was overwritten: "
             "look at the file and run the command again",
             file=ws.rel(path),
-        )
-    text = render(doc)
-    data = text.encode("utf-8")
-    new = content_hash(data)
-    if new == now:
-        return new, False
-    write_atomic(path, text)
+        ) from None
     return new, True
 
 

@@ -24,5 +24,5 @@ def workspace_lock(ws: Workspace, timeout: float = 120.0) -> Iterator[None]:
     lock = _LOCKS.get(key)
     if lock is None:
         lock = _LOCKS[key] = FileLock(key, timeout=timeout)
-    with lock:
+    with lock.acquire(timeout=timeout):
         yield

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from sqlalchemy import JSON, BigInteger, Column, Index, LargeBinary, Text
+from sqlalchemy import JSON, BigInteger, Column, Index, LargeBinary, String, Text
 from sqlmodel import Field, SQLModel
 
 
@@ -20,6 +20,15 @@ class ChangeCounter(SQLModel, table=True):
     __tablename__ = "change_counter"
     id: int = Field(default=1, primary_key=True)
     n: int = 0
+
+
+class SyncStamp(SQLModel, table=True):
+    """Small facts about what this database has taken in from the files (e.g. the mtime of
+    runs/evidence/ at the last import), so a command checks for new committed evidence with one stat."""
+
+    __tablename__ = "sync_stamp"
+    key: str = Field(primary_key=True)
+    value: str = ""
 
 
 class HypothesisIndex(SQLModel, table=True):
@@ -77,6 +86,11 @@ class Todo(SQLModel, table=True):
 class Run(SQLModel, table=True):
     __tablename__ = "run"
     id: Optional[int] = Field(default=None, primary_key=True)
+    # The run's identity across clones (a random 128-bit hex): the committed evidence file
+    # runs/evidence/<uid>.yaml and the import into another clone's database are keyed by it.
+    uid: Optional[str] = Field(default=None, sa_column=Column(String(32), unique=True, index=True))
+    # "mtime_ns:size" of the evidence file as this database last read or wrote it (import skips it)
+    evidence_stamp: Optional[str] = None
     status: str = Field(index=True)
     source: str = "recorded"  # recorded | imported | launched | bench
     name: Optional[str] = None

@@ -1,0 +1,342 @@
+"""Committed evidence: the runs a verdict used travel with git, so a clone can re-check the verdict.
+
+Why: the database (`.optlog/`) is not in git. Without this a fresh clone had the verdicts but not
+the runs behind them, and `verdict --all` there wrote `open` over `falsified`. Now:
+
+- Export. Before a verdict is committed, every run its predictions could use (the counting runs
+  their groups select, `core.verdict.candidate_runs`) is written as `runs/evidence/<uid>.yaml` and
+  committed in the same commit as the verdict. `run invalidate` updates the run's file in the
+  invalidation commit. One small file per run (labels, metrics, status, times, invalidation, a
+  digest of the environment; no telemetry samples), written once and never rewritten except to add
+  an invalidation, so two clones that judge in parallel merge without conflicts.
+- Import. When a command opens the database and `runs/evidence/` changed (one stat of the folder
+  against a stamp kept in the database), files this database has not read are imported, keyed by
+  the run's `uid` (random 128 bits, so runs made in two clones never collide). An imported run keeps
+  its number when that number is free here, so verdicts (which name runs by number) read the same.
+- A verdict whose runs are not in this database (made before evidence travelled, or a run never
+  committed) is kept as it is, never downgraded: see `missing_runs`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional, Union
+
+from optlog.errors import BadInput
+
+if TYPE_CHECKING:
+    from optlog.service.context import Ctx
+    from optlog.store.db import Database
+
+STAMP_KEY = "evidence_dir"
+MAX_FILE_BYTES = 256 * 1024  # a run file is ~1 KB; anything near this is not one optlog wrote
+HEADER = "# A run a verdict used, committed so a clone can re-check the verdict (optlog; do not edit).\n"
+
+
+def _file_stamp(st: os.stat_result) -> str:
+    return f"{st.st_mtime_ns}:{st.st_size}"
+
+
+def env_digest(environment: dict[str, Any] | None) -> str:
+    """sha256 of the run's environment as canonical JSON (what the file keeps of it)."""
+    return hashlib.sha256(json.dumps(environment or {}, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def path_for(ctx: "Ctx", uid: str) -> Path:
+    return ctx.ws.evidence_dir / f"{uid}.yaml"
+
+
+# ---------------------------------------------------------------- the file format
+
+
+def _model() -> Any:
+    """The file's schema (built on first use: pydantic is not imported by the fast path)."""
+    global _MODEL
+    if _MODEL is not None:
+        return _MODEL
+    from pydantic import BaseModel, ConfigDict, Field
+
+    class RunEvidence(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        uid: str = Field(pattern=r"^[0-9a-f]{32}$")
+        number: int = Field(ge=1)
+        status: str
+        source: str = "recorded"
+        name: Optional[str] = None
+        hypothesis: Optional[str] = None
+        launch: Optional[int] = None
+        repeat: int = 0
+        host: Optional[str] = None
+        created_at: Optional[str] = None
+        started_at: Optional[str] = None
+        finished_at: Optional[str] = None
+        exit_code: Optional[int] = None
+        labels: dict[str, Union[bool, int, float, str]] = Field(default_factory=dict)
+        metrics: dict[str, float] = Field(default_factory=dict)
+        invalidated: bool = False
+        invalid_reason: Optional[str] = None
+        environment_sha256: Optional[str] = None
+
+    _MODEL = RunEvidence
+    return _MODEL
+
+
+_MODEL: Any = None
+
+
+def _doc(r: Any, labels: dict[str, Any], metrics: dict[str, float]) -> dict[str, Any]:
+    raw = r.raw or {}
+    d: dict[str, Any] = {
+        "uid": r.uid, "number": r.id, "status": r.status, "source": r.source, "name": r.name,
+        "hypothesis": r.hypothesis_id, "launch": r.launch_id, "repeat": r.repeat, "host": r.host,
+        "created_at": r.created_at, "started_at": r.started_at, "finished_at": r.finished_at,
+        "exit_code": r.exit_code, "labels": labels, "metrics": metrics,
+        "invalidated": bool(r.invalidated), "invalid_reason": r.invalid_reason,
+        "environment_sha256": raw.get("environment_sha256") or env_digest(r.environment),
+    }
+    return {k: v for k, v in d.items() if v is not None}
+
+
+def _write(path: Path, data: dict[str, Any]) -> str:
+    from optlog.yamlio import dump, write_atomic
+
+    write_atomic(path, HEADER + dump(data))
+    return _file_stamp(path.stat())
+
+
+def _read(ctx: "Ctx", path: Path) -> Any:
+    from optlog.yamlio import parse_text, read_text, validate
+
+    rel = ctx.ws.rel(path)
+    if path.stat().st_size > MAX_FILE_BYTES:
+        raise BadInput(f"an evidence file over {MAX_FILE_BYTES // 1024} KiB is not one optlog wrote", file=rel)
+    text = read_text(path, rel)  # UTF-8 and the document limits, as every file optlog reads
+    data = parse_text(text, rel)
+    if not isinstance(data, dict):
+        raise BadInput("an evidence file is a mapping of fields", file=rel, line=1)
+    doc = validate(_model(), data, text, rel)
+    if doc.uid != path.stem:
+        raise BadInput(f"uid {doc.uid!r} does not match the file name {path.name!r}", file=rel, field="uid")
+    return doc
+
+
+# ---------------------------------------------------------------- export
+
+
+def export(ctx: "Ctx", run_ids: set[int] | list[int], known: dict[int, str] | None = None) -> list[Path]:
+    """Write the evidence file of each run that has none yet; returns the files written.
+    `known`: uids by run id already read (else one query). The caller commits the files with the
+    verdict that uses them."""
+    if not run_ids:
+        return []
+    from optlog.service.evidence import runs_with_labels
+
+    ids = sorted(set(run_ids))
+    uids = [known[i] for i in ids] if known is not None and all(i in known for i in ids) else uids_of(ctx, ids)
+    missing = [i for i, u in zip(ids, uids) if u and not path_for(ctx, u).exists()]
+    if not missing:
+        return []
+    todo = runs_with_labels(ctx, missing)
+    written: list[Path] = []
+    stamps: dict[int, str] = {}
+    for r, lab, met in todo:
+        p = path_for(ctx, r.uid)
+        stamps[r.id] = _write(p, _doc(r, lab, met))
+        written.append(p)
+    _set_stamps(ctx.db, stamps)
+    return written
+
+
+def mark_invalidated(ctx: "Ctx", run_id: int) -> Path:
+    """Write the run's invalidation into its evidence file (creating the file if it has none)."""
+    from optlog.service.evidence import runs_with_labels
+
+    [(r, lab, met)] = runs_with_labels(ctx, [run_id])
+    p = path_for(ctx, r.uid)
+    if p.exists():
+        data = _read(ctx, p).model_dump(mode="json", exclude_none=True)
+        data.update(invalidated=True, invalid_reason=r.invalid_reason)
+    else:
+        data = _doc(r, lab, met)
+    _set_stamps(ctx.db, {r.id: _write(p, data)})
+    return p
+
+
+def _set_stamps(db: "Database", stamps: dict[int, str]) -> None:
+    if not stamps:
+        return
+    from sqlalchemy import text
+
+    with db.write() as s:
+        for rid, st in stamps.items():
+            s.execute(text("UPDATE run SET evidence_stamp = :s WHERE id = :i"), {"s": st, "i": rid})
+
+
+# ---------------------------------------------------------------- import
+
+
+def import_changed(ctx: "Ctx", db: "Database") -> int:
+    """Import evidence files this database has not read (cheap when `runs/evidence/` is unchanged:
+    one stat and one indexed query). Returns how many runs were added or updated."""
+    from sqlalchemy import text
+
+    d = ctx.ws.evidence_dir
+    try:
+        dir_stamp = str(os.stat(d).st_mtime_ns)
+    except (FileNotFoundError, NotADirectoryError):
+        return 0
+    with db.engine.connect() as c:
+        if c.execute(text("SELECT value FROM sync_stamp WHERE key = :k"), {"k": STAMP_KEY}).scalar() == dir_stamp:
+            return 0
+        known = {u: st for u, st in c.execute(text("SELECT uid, evidence_stamp FROM run WHERE uid IS NOT NULL"))}
+    files: dict[str, tuple[Path, str]] = {}
+    with os.scandir(d) as it:
+        for e in it:
+            if e.name.endswith(".yaml") and not e.name.startswith(".") and e.is_file():
+                files[e.name[:-5]] = (Path(e.path), _file_stamp(e.stat()))
+    todo = [(uid, p, st) for uid, (p, st) in sorted(files.items()) if known.get(uid, "") != st]
+    docs = [(_read(ctx, p), st) for _uid, p, st in todo]  # all validated before anything is written
+    n = _import_docs(db, docs) if docs else 0
+    with db.write() as s:
+        s.execute(text("DELETE FROM sync_stamp WHERE key = :k"), {"k": STAMP_KEY})
+        s.execute(text("INSERT INTO sync_stamp (key, value) VALUES (:k, :v)"), {"k": STAMP_KEY, "v": dir_stamp})
+    if n:
+        ctx.notice(f"imported {n} run{'s' if n != 1 else ''} from the committed evidence in {ctx.ws.rel(d)}/")
+    return n
+
+
+def _import_docs(db: "Database", docs: list[tuple[Any, str]]) -> int:
+    from sqlalchemy import text
+
+    from optlog.service.evidence import insert_run
+
+    changed = 0
+    explicit = False
+    with db.write() as s:
+        for doc, st in docs:
+            row = s.execute(text("SELECT id, invalidated FROM run WHERE uid = :u"), {"u": doc.uid}).first()
+            if row is not None:
+                if doc.invalidated and not row[1]:  # an invalidation made in another clone
+                    s.execute(text("UPDATE run SET invalidated = :t, invalid_reason = :w WHERE id = :i"),
+                              {"t": True, "w": doc.invalid_reason, "i": row[0]})
+                    changed += 1
+                s.execute(text("UPDATE run SET evidence_stamp = :s WHERE id = :i"), {"s": st, "i": row[0]})
+                continue
+            taken = s.execute(text("SELECT 1 FROM run WHERE id = :i"), {"i": doc.number}).first() is not None
+            extra: dict[str, Any] = {} if taken else {"id": doc.number}
+            explicit = explicit or not taken
+            insert_run(s, labels=doc.labels, metrics=doc.metrics, status=doc.status, source=doc.source,
+                       hypothesis_id=doc.hypothesis, name=doc.name, launch_id=None, uid=doc.uid,
+                       repeat=doc.repeat, host=doc.host, created_at=doc.created_at or "",
+                       started_at=doc.started_at, finished_at=doc.finished_at, exit_code=doc.exit_code,
+                       invalidated=doc.invalidated, invalid_reason=doc.invalid_reason, evidence_stamp=st,
+                       raw={"evidence_file": f"runs/evidence/{doc.uid}.yaml", "origin_number": doc.number,
+                            **({"environment_sha256": doc.environment_sha256} if doc.environment_sha256 else {})},
+                       **extra)
+            changed += 1
+        if explicit and not db.is_sqlite:  # explicit ids do not advance PostgreSQL's sequence
+            s.execute(text("SELECT setval(pg_get_serial_sequence('run', 'id'), "
+                           "(SELECT COALESCE(MAX(id), 1) FROM run))"))
+    return changed
+
+
+# ---------------------------------------------------------------- missing evidence
+
+
+def missing_runs(ctx: "Ctx", verdicts: dict[str, Any]) -> dict[str, list[Any]]:
+    """For each hypothesis' last verdict (by id), the runs it used that this database does not have
+    (by uid where the verdict names them, else by number); only hypotheses with some missing.
+
+    Such a verdict is kept as it is: evidence missing *here* is no reason to re-judge it `untested`."""
+    from sqlalchemy import bindparam, text
+
+    want_u: dict[str, list[tuple[Any, str]]] = {}
+    want_n: dict[str, list[int]] = {}
+    for h, v in verdicts.items():
+        extra = v.model_extra or {}
+        nums = [n for n in extra.get("runs") or [] if isinstance(n, int)]
+        uids = [u for u in extra.get("run_uids") or [] if isinstance(u, str) and u]
+        if uids and len(uids) == len(nums):
+            want_u[h] = list(zip(nums, uids))
+        elif nums:
+            want_n[h] = nums
+    if not want_u and not want_n:
+        return {}
+    have_u: set[str] = set()
+    have_n: set[int] = set()
+    all_u = sorted({u for xs in want_u.values() for _, u in xs})
+    all_n = sorted({n for xs in want_n.values() for n in xs})
+    with ctx.db.connect() as c:
+        for i in range(0, len(all_u), 900):
+            q = text("SELECT uid FROM run WHERE uid IN :v").bindparams(bindparam("v", expanding=True))
+            have_u.update(u for (u,) in c.execute(q, {"v": all_u[i:i + 900]}))
+        for i in range(0, len(all_n), 900):
+            q = text("SELECT id FROM run WHERE id IN :v").bindparams(bindparam("v", expanding=True))
+            have_n.update(n for (n,) in c.execute(q, {"v": all_n[i:i + 900]}))
+    out: dict[str, list[Any]] = {}
+    for h, xs in want_u.items():
+        gone = [n for n, u in xs if u not in have_u]
+        if gone:
+            out[h] = gone
+    for h, ns in want_n.items():
+        gone_n = [n for n in ns if n not in have_n]
+        if gone_n:
+            out[h] = gone_n
+    return out
+
+
+def uids_of(ctx: "Ctx", run_ids: list[int]) -> list[str]:
+    """The uids of `run_ids`, in the same order."""
+    if not run_ids:
+        return []
+    from sqlalchemy import bindparam, text
+
+    q = text("SELECT id, uid FROM run WHERE id IN :v").bindparams(bindparam("v", expanding=True))
+    m: dict[int, str] = {}
+    ids = list(run_ids)
+    with ctx.db.connect() as c:
+        for i in range(0, len(ids), 900):
+            m.update(c.execute(q, {"v": ids[i:i + 900]}).all())
+    return [m.get(i) or "" for i in run_ids]
+
+
+# ---------------------------------------------------------------- committing
+
+
+def pending(ctx: "Ctx") -> list[str]:
+    """Evidence files that differ from HEAD (written, not committed: a commit that failed)."""
+    from optlog.gitlog import history
+    from optlog.gitlog.commit import run_git
+
+    d = ctx.ws.evidence_dir
+    if not d.is_dir() or history.repo(ctx) is None:
+        return []
+    p = run_git(ctx.ws.root, "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", "--",
+                ctx.ws.rel(d), check=False)
+    if p.returncode != 0:
+        return []
+    top = history.repo(ctx).toplevel  # type: ignore[union-attr]
+    out = []
+    for item in p.stdout.split("\0"):
+        if len(item) > 3:
+            out.append(ctx.ws.rel(top / item[3:]))
+    return out
+
+
+def commit_pending(ctx: "Ctx") -> str | None:
+    """Commit every evidence file not committed yet (event `evidence`); the sha, or None."""
+    from optlog.gitlog import history
+    from optlog.store.lock import workspace_lock
+
+    with workspace_lock(ctx.ws):
+        rels = pending(ctx)
+        if not rels:
+            return None
+        n = len(rels)
+        return history.record(ctx, [ctx.ws.root / r for r in rels] if n <= 500 else [ctx.ws.evidence_dir],
+                              f"optlog: commit the evidence of {n} run{'s' if n != 1 else ''}",
+                              "Runs that verdicts rest on, committed so a clone can re-check those verdicts.",
+                              {"Optlog-Event": "evidence"})

@@ -1,0 +1,158 @@
+"""Races never lose a hand edit; a killed write is completed, not committed as a hand edit
+(issue 13 item 9). Real racing processes, a real kill -9, real git.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+# A person editing the file in a loop the way editors save (write a new file, rename it over the
+# old one): each edit appends its marker to the rationale it read, so a marker missing at the end
+# means some writer replaced an edit it never saw.
+EDITOR = textwrap.dedent("""
+    import os, sys, time, yaml
+    path, n = sys.argv[1], int(sys.argv[2])
+    for i in range(n):
+        while True:
+            try:
+                d = yaml.safe_load(open(path).read())
+                break
+            except Exception:
+                time.sleep(0.001)
+        d["rationale"] = (d.get("rationale") or "") + f" edit-{i}"
+        tmp = path + f".tmp{os.getpid()}"
+        with open(tmp, "w") as f:
+            f.write(yaml.safe_dump(d, sort_keys=False))
+        os.replace(tmp, path)
+        time.sleep(0.004)
+""")
+
+
+def test_hand_edits_racing_hypothesis_set_are_never_lost(ws, tmp_path):
+    ws.cli("hyp", "add", "Raced", "--id", "raced")
+    path = ws.root / "hypotheses" / "raced.yaml"
+    # an edit every ~60 ms, so that CLI calls (a few hundred ms each) land between edits too
+    (tmp_path / "editor.py").write_text(EDITOR.replace("time.sleep(0.004)", "time.sleep(0.06)"))
+    n = 80
+    editor = subprocess.Popen([sys.executable, str(tmp_path / "editor.py"), str(path), str(n)])
+    codes = []
+    try:
+        statuses = ["testing", "open"]
+        i = 0
+        while editor.poll() is None:
+            r = ws.cli("hyp", "set", "raced", "--status", statuses[i % 2], "--why", f"race {i}", check=False)
+            codes.append(r.code)
+            assert r.code in (0, 1), r.err  # 1: a conflict, reported; never a traceback
+            assert "Traceback" not in r.err
+            i += 1
+    finally:
+        editor.wait(timeout=120)
+    assert editor.returncode == 0
+    text = path.read_text()
+    lost = [i for i in range(n) if f"edit-{i}" not in text]
+    assert lost == [], f"hand edits overwritten: {lost} (set exits {codes})"
+    assert 0 in codes  # the race was real: some sets landed between edits
+    ws.cli("sync")  # the last hand edits are committed as such; the file is valid
+    assert ws.git("status", "--porcelain") == ""
+    assert all(f"edit-{i}" in ws.git("show", "HEAD:hypotheses/raced.yaml") for i in range(n))
+
+
+GIT_SHIM = textwrap.dedent("""\
+    #!/bin/sh
+    # git, except that `commit-tree` says where it is and waits to be killed
+    for a in "$@"; do
+      if [ "$a" = "commit-tree" ]; then echo $$ > "$SHIM_MARK.pid"; touch "$SHIM_MARK"; sleep 60; exit 1; fi
+    done
+    exec "$REAL_GIT" "$@"
+""")
+
+
+def test_kill_9_between_write_and_commit_is_completed_by_the_next_command(ws, tmp_path):
+    import shutil
+
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "git").write_text(GIT_SHIM)
+    (shim / "git").chmod(0o755)
+    mark = tmp_path / "at-commit"
+    env = dict(ws.env, PATH=f"{shim}:{os.environ['PATH']}", REAL_GIT=shutil.which("git"), SHIM_MARK=str(mark))
+    before = ws.commits()
+    p = subprocess.Popen([sys.executable, "-m", "optlog", "hyp", "add", "Killed mid-way", "--id", "killed",
+                          "--statement", "written, not committed"], cwd=ws.root, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    while not mark.exists() and time.time() < deadline and p.poll() is None:
+        time.sleep(0.02)
+    assert mark.exists(), p.communicate()
+    os.kill(p.pid, signal.SIGKILL)  # between writing the file and committing it
+    p.wait()
+    os.kill(int((tmp_path / "at-commit.pid").read_text()), signal.SIGKILL)
+    assert (ws.root / "hypotheses" / "killed.yaml").exists() and ws.commits() == before
+    # the next command (any that reads hypotheses) completes the interrupted write-and-commit
+    r = ws.cli("hyp", "list", "--json")
+    assert "interrupted" in r.err
+    assert ws.commits() == before + 1
+    msg = ws.git("log", "-1", "--format=%B")
+    assert msg.startswith("optlog: add hypothesis killed") and "Optlog-Event: hypothesis-add" in msg
+    assert "Optlog-Recovered: true" in msg and "Optlog-Hand-Edit" not in msg
+    assert ws.j("sync")["committed"] == []  # nothing left for sync to call a hand edit
+    assert ws.git("status", "--porcelain") == ""
+    assert not list((ws.root / ".optlog" / "pending").glob("*.json"))
+
+
+def test_a_failed_commit_puts_the_edit_back(ws, tmp_path):
+    ws.cli("hyp", "add", "Kept", "--id", "kept", "--statement", "before")
+    path = ws.root / "hypotheses" / "kept.yaml"
+    old = path.read_bytes()
+    hook = tmp_path / "bad-gpg"
+    hook.write_text("#!/bin/sh\nexit 1\n")
+    hook.chmod(0o755)
+    ws.git("config", "commit.gpgsign", "true")
+    ws.git("config", "gpg.program", str(hook))
+    r = ws.cli("hyp", "edit", "kept", "--statement", "after", "--json", check=1)
+    assert r.json["error"]["code"] == "sign_failed"
+    assert path.read_bytes() == old and ws.git("status", "--porcelain") == ""
+    ws.git("config", "commit.gpgsign", "false")
+    assert ws.j("hypothesis", "show", "kept")["statement"] == "before"
+
+
+def test_compare_and_swap_is_exact_against_an_editor_process(ws, tmp_path):
+    """The write step alone, thousands of times against a real editor process: every save either
+    lands on exactly what it read or is refused; no edit of the editor's is ever replaced."""
+    from optlog.errors import Conflict
+    from optlog.paths import Workspace as OWs
+    from optlog.store import hypfiles
+
+    ws.cli("hyp", "add", "Raced", "--id", "raced")
+    path = ws.root / "hypotheses" / "raced.yaml"
+    # an editor that saves every ~20 ms (far faster than a person), and never reads again within
+    # a moment of its own save, as a person cannot. (Residual, documented in store.cas: a reader
+    # preempted for that long exactly while a swap is undone can see the refused content.)
+    (tmp_path / "editor.py").write_text(EDITOR.replace("time.sleep(0.004)", "time.sleep(0.02)"))
+    n = 150
+    editor = subprocess.Popen([sys.executable, str(tmp_path / "editor.py"), str(path), str(n)])
+    w = OWs(ws.root)
+    saved = refused = 0
+    try:
+        while editor.poll() is None:
+            try:
+                ld = hypfiles.load(w, "raced")
+            except Exception:
+                continue  # read the editor's half-written temp? (it renames, so only a parse race)
+            doc = ld.doc.model_copy(deep=True)
+            doc.statement = f"save {saved}"
+            try:
+                hypfiles.save(w, doc, ld.hash)
+                saved += 1
+            except Conflict:
+                refused += 1
+    finally:
+        editor.wait(timeout=120)
+    text = path.read_text()
+    lost = [i for i in range(n) if f"edit-{i}" not in text]
+    assert saved > 50 and lost == [], f"{len(lost)} edits overwritten ({saved} saves, {refused} refused)"
