@@ -27,7 +27,7 @@ def _spec(ws, name: str, model: str, binary: str, *, matrix: dict, bench_extra: 
           ready_timeout: int = 120) -> str:
     """A run spec the way a user writes one for llama-server; the workspace path rides in --alias so
     every process of the run is found in /proc."""
-    srv = {"cmd": "{{ bin }} -m {{ model }} --host 127.0.0.1 --port {{ port }} -t 2 -c {{ 512 * parallel }} "
+    srv = {"cmd": "{{ bin }} -m {{ model }} --host 127.0.0.1 --port {{ port }} -t 1 -c {{ 512 * parallel }} "
                   "--parallel {{ parallel }} --metrics --alias {{ marker }}",
            "ready": {"url": "http://127.0.0.1:{{ port }}/health", "timeout_s": ready_timeout, "interval_s": 0.05},
            "stop": {"timeout_s": 10}}
