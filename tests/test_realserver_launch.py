@@ -98,7 +98,11 @@ def test_kill_9_of_the_server_mid_bench(ws):
     p = subprocess.Popen([PY, "-m", "optlog", "run", "launch", rel, "--json"], cwd=ws.root, env=ws.env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        wait_for(lambda: list((ws.root / ".optlog" / "runs").glob("*/argv.json")), 180, "the bench to start")
+        def bench_running() -> bool:  # its --output-file is under the workspace
+            return p.poll() is not None or any("optlog.loadgen" in cmd for _, cmd in survivors(str(ws.root)))
+
+        wait_for(bench_running, 180, "the bench to start")
+        assert p.poll() is None, p.communicate()
         time.sleep(2.0)  # requests in flight
         servers = [pid for pid, cmd in survivors(str(ws.root)) if "llama-server" in cmd.split(" ", 1)[0]]
         assert len(servers) == 1, survivors(str(ws.root))
