@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -56,7 +57,7 @@ def _table(d: dict[str, Any]) -> str:
 @click.option("--metrics-url", metavar="URL",
               help="The server's Prometheus /metrics, scraped around each level to check optlog's token "
                    "counts against the server's (default: URL's /metrics; 'none' to skip).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for prompts and arrivals.")
 @click.option("--timeout", type=float, default=600.0, show_default=True, metavar="S", help="Per-request timeout in seconds.")
 @click.option("--header", "headers", multiple=True, metavar="K:V",
               help="Extra header (repeatable); ${VAR} is read from the environment. Never stored.")
@@ -82,6 +83,15 @@ def bench_cmd(url: str, no_record: bool, **kw: Any) -> int:
     opts.progress = sys.stderr.isatty()
     st = state()
     ctx = None
+    from optlog.runs.inside import DEFAULT_RESULT, current
+
+    launched = current()
+    if launched is not None and not no_record:  # the launcher records the one run of this measurement
+        if not opts.output_file and launched["out"]:
+            opts.output_file = str(Path(launched["out"]) / DEFAULT_RESULT)
+        notice(f"inside launch L{launched['launch']} (run {launched['run']}): writing {opts.output_file or 'no file'}, "
+               "recording nothing (the launcher records the run)")
+        no_record = True
     if not no_record:
         from optlog.cli.main import service_ctx
 

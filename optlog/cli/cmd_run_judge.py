@@ -6,20 +6,23 @@ from typing import Any
 
 import click
 
-from optlog.cli.main import emit, service_ctx
+from optlog.cli.main import agent, emit, service_ctx
 from optlog.cli.render import fmt_num, table
 
 
 def _diff_human(d: dict[str, Any]) -> str:
     out = [f"run {d['a']} vs run {d['b']}"]
-    if not (d["labels"] or d["metrics"] or d["environment"] or d["other"]):
+    if not (d["labels"] or d["metrics"] or d["environment"] or d["other"] or d.get("rendered")):
         return out[0] + ": no differences"
 
     def v(x: Any) -> str:
         return "(none)" if x is None else (fmt_num(x) if isinstance(x, float) else str(x))
 
-    for title, key in (("labels", "labels"), ("environment", "environment"), ("run", "other")):
-        if d[key]:
+    if d.get("not_comparable"):
+        out.append("not comparable: differ in " + ", ".join(x["key"] for x in d["not_comparable"]))
+    for title, key in (("labels", "labels"), ("rendered with", "rendered"), ("environment", "environment"),
+                       ("run", "other")):
+        if d.get(key):
             out.append(f"{title}:")
             out.append(table([[f"  {k}", v(x['a']), v(x['b'])] for k, x in d[key].items()],
                              ["  name", f"run {d['a']}", f"run {d['b']}"]))
@@ -32,8 +35,9 @@ def _diff_human(d: dict[str, Any]) -> str:
 
 def register(group: click.Group) -> None:
     @group.command("diff")
-    @click.argument("a", metavar="ID")
-    @click.argument("b", metavar="ID")
+    @click.argument("a", metavar="A")
+    @click.argument("b", metavar="B")
+    @agent(read_only=True, args={"a": "The first run id.", "b": "The second run id (ratios are b/a)."})
     def run_diff(a: str, b: str) -> None:
         """Only what differs between two runs: labels, metrics, environment."""
         from optlog.service.verdicts import runs_diff
@@ -42,21 +46,26 @@ def register(group: click.Group) -> None:
         emit(runs_diff(ctx, a, b), _diff_human)
 
     @group.command("invalidate")
-    @click.argument("run_id", metavar="ID")
+    @click.argument("refs", metavar="ID...", nargs=-1, required=True)
     @click.option("--why", metavar="T", help="The reason (required): e.g. FP4 GEMM returned zeros.")
-    def run_invalidate(run_id: str, why: str | None) -> None:
-        """Mark a run invalid; verdicts that used it are re-evaluated and committed with the reason."""
-        from optlog.service.verdicts import invalidate
+    @agent(args={"refs": "Run ids (numbers) and/or launches (L3): all invalidated in one commit."})
+    def run_invalidate(refs: tuple[str, ...], why: str | None) -> None:
+        """Mark runs invalid (run ids and/or launches L3, one commit); verdicts that used them are re-evaluated."""
+        from optlog.service.verdicts import invalidate, invalidate_many
 
         ctx = service_ctx()
-        res = invalidate(ctx, run_id, why or "")
+        single = len(refs) == 1 and not refs[0].strip().lower().startswith("l")
+        res = invalidate(ctx, refs[0], why or "") if single else invalidate_many(ctx, list(refs), why or "")
 
         def human(r: dict[str, Any]) -> str:
+            ids = [r["run"]] if "run" in r else r["runs"]
             if not r["changed"]:
-                return f"run {r['run']} was already invalidated"
-            out = [f"invalidated run {r['run']}: {r['reason']}"]
+                return f"run {', '.join(map(str, ids or r.get('already', [])))} was already invalidated"
+            out = [f"invalidated run{'s' if len(ids) > 1 else ''} {', '.join(map(str, ids))}: {r['reason']}"]
+            if r.get("already"):
+                out.append(f"already invalidated: {', '.join(map(str, r['already']))}")
             if not r["affected"]:
-                out.append("no verdict used it")
+                out.append("no verdict used " + ("them" if len(ids) > 1 else "it"))
             for c in r["rejudged"]:
                 out.append(f"  re-judged {c['hypothesis']}: {c['from']} → {c['to']}")
             return "\n".join(out)

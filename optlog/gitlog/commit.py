@@ -32,7 +32,7 @@ from optlog.errors import Failed
 FALLBACK_NAME = "optlog"
 FALLBACK_EMAIL = "optlog@localhost"
 
-TRAILER_KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*$")
+TRAILER_KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*\Z")
 
 
 @dataclass
@@ -78,7 +78,8 @@ def git_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 def run_git(cwd: Path, *args: str, env: dict[str, str] | None = None, input: str | None = None,
             check: bool = True) -> subprocess.CompletedProcess[str]:
-    p = subprocess.run(["git", *args], cwd=cwd, env=git_env(env), input=input, capture_output=True, text=True)
+    p = subprocess.run(["git", *args], cwd=cwd, env=git_env(env), input=input, capture_output=True, text=True,
+                       encoding="utf-8", errors="replace")  # a foreign commit in latin-1 is read, not a crash
     if check and p.returncode != 0:
         raise Failed(f"git {args[0]} failed: {p.stderr.strip() or p.stdout.strip()}", code="git_failed")
     return p

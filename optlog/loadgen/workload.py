@@ -113,6 +113,8 @@ def load_dataset(path: str, output_len: int | None) -> list[tuple[str, int]]:
     if stripped.startswith("["):
         try:
             records = json.loads(text)
+        except RecursionError:
+            raise BadInput("nested too deeply", file=path, field="--dataset") from None
         except json.JSONDecodeError as e:
             raise BadInput(f"not valid JSON: {e.msg}", file=path, line=e.lineno, column=e.colno,
                            field="--dataset") from None
@@ -123,6 +125,8 @@ def load_dataset(path: str, output_len: int | None) -> list[tuple[str, int]]:
                 continue
             try:
                 records.append(json.loads(line))
+            except RecursionError:
+                raise BadInput("nested too deeply", file=path, line=ln, field="--dataset") from None
             except json.JSONDecodeError as e:
                 raise BadInput(f"not a JSON line: {e.msg}", file=path, line=ln, column=e.colno,
                                field="--dataset") from None

@@ -7,12 +7,11 @@ import socket
 from typing import Any
 
 from optlog.core import labels as L
+from optlog.core.statuses import RUN_STATUSES
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound
 from optlog.service.context import Ctx
 from optlog.store.runrows import labels_metrics
-
-RUN_STATUSES = ("queued", "running", "succeeded", "failed", "cancelled", "interrupted")
 
 
 def _check_metric_name(name: str) -> str:
@@ -35,8 +34,10 @@ def insert_run(
     **fields: Any,
 ) -> int:
     """Insert one run with its labels and metrics inside an open write session; returns its id."""
+    from optlog.runs.redact import redact
     from optlog.store.models import EvidenceLink, Metric, Run, RunLabel
 
+    labels, raw, environment = redact(labels), redact(raw), redact(environment)  # secrets never stored
     now = now_iso()
     run = Run(status=status, source=source, name=name, hypothesis_id=hypothesis_id, note=note, created_at=now,
               started_at=fields.pop("started_at", now), finished_at=fields.pop("finished_at", now),
@@ -93,7 +94,12 @@ def run_summary(r: Any, labels: dict[str, Any], metrics: dict[str, float]) -> di
     }
 
 
-def list_runs(
+def list_runs(ctx: Ctx, **kw: Any) -> list[dict[str, Any]]:
+    """Runs in id order (oldest first); the filters of `runs_page`."""
+    return runs_page(ctx, **kw)["runs"]
+
+
+def runs_page(
     ctx: Ctx,
     *,
     status: str | None = None,
@@ -102,33 +108,61 @@ def list_runs(
     limit: int | None = None,
     offset: int = 0,
     include_invalidated: bool = True,
-) -> list[dict[str, Any]]:
+    newest: bool = False,
+    since: str | None = None,
+    launch: int | None = None,
+    count: bool = False,
+) -> dict[str, Any]:
+    """A page of runs: `{"runs": [...]}` plus, with `count`, `total`, `offset`, `next_offset`.
+    A label key no run has is an error with a did-you-mean (the runs have `m`, the call said `M`)."""
+    from sqlalchemy import func
     from sqlmodel import select
 
     from optlog.store.models import Run, RunLabel
 
     if status is not None and status not in RUN_STATUSES:
         raise BadInput(f"unknown run status {status!r}; one of {', '.join(RUN_STATUSES)}", field="--status")
+    if limit is not None and limit < 0:
+        raise BadInput("--limit must be at least 0", field="--limit")
     sel = L.parse_pairs(label, "--label")
     with ctx.db.read() as s:
+        if sel:
+            keys = set(s.exec(select(RunLabel.key).where(RunLabel.key.in_(sorted(sel))).distinct()).all())  # type: ignore[attr-defined]
+            for k in sel:
+                if k not in keys:
+                    from optlog.errors import not_found
+
+                    raise not_found("run label", k, s.exec(select(RunLabel.key).distinct()).all(), field="--label")
         q = select(Run)
         if status:
             q = q.where(Run.status == status)
         if hypothesis:
             q = q.where(Run.hypothesis_id == hypothesis)
+        if launch is not None:
+            q = q.where(Run.launch_id == launch)
+        if since:
+            q = q.where(Run.created_at >= since)
         if not include_invalidated:
             q = q.where(Run.invalidated == False)  # noqa: E712
         for k, v in sel.items():
             sub = select(RunLabel.run_id).where(RunLabel.key == k, RunLabel.value == L.canonical(v))
             q = q.where(Run.id.in_(sub))  # type: ignore[union-attr]
-        q = q.order_by(Run.id)  # type: ignore[arg-type]
+        total = None
+        if count:
+            total = int(s.exec(select(func.count()).select_from(q.subquery())).one())
+        q = q.order_by(Run.id.desc() if newest else Run.id)  # type: ignore[union-attr,arg-type]
         if offset:
             q = q.offset(offset)
         if limit is not None:
             q = q.limit(limit)
         runs = s.exec(q).all()
         labels, metrics = labels_metrics(s, [r.id for r in runs])
-    return [run_summary(r, labels[r.id], metrics[r.id]) for r in runs]
+    out: dict[str, Any] = {"runs": [run_summary(r, labels[r.id], metrics[r.id]) for r in runs]}
+    if total is not None:
+        from optlog.core.shape import page_facts
+
+        out.update(page_facts(total, offset, len(runs)))
+    return out
 
 
 def get_run(ctx: Ctx, run_id: int | str) -> Any:
@@ -264,6 +298,20 @@ def list_notes(ctx: Ctx, hypothesis: str | None = None) -> list[dict[str, Any]]:
 
 def notes_for(ctx: Ctx, hid: str) -> list[dict[str, Any]]:
     return list_notes(ctx, hid)
+
+
+def live_hypotheses(ctx: Ctx) -> set[str]:
+    """Hypotheses with a queued or running run, their own or linked (DESIGN §5: their status is
+    `testing`). Plain SQL: building the ORM's table classes costs more than the answer."""
+    from sqlalchemy import text
+
+    if not ctx.db_exists():
+        return set()
+    q = text("SELECT hypothesis_id FROM run WHERE status IN ('queued', 'running') AND hypothesis_id IS NOT NULL "
+             "UNION SELECT e.hypothesis_id FROM evidence_link e JOIN run r ON r.id = e.run_id "
+             "WHERE r.status IN ('queued', 'running')")
+    with ctx.db.connect() as c:
+        return {h for (h,) in c.execute(q) if h}
 
 
 def count_runs(ctx: Ctx, statuses: tuple[str, ...] | None = None) -> int:

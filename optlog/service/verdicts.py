@@ -13,6 +13,7 @@ used the run is re-evaluated and its new verdict committed with the reason.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from optlog.core.hypothesis import HypothesisDoc, Prediction, Verdict
@@ -56,6 +57,13 @@ def load_evidence(ctx: Ctx, metric_names: set[str]) -> Any:
                     row.labels[k] = v
                 else:
                     row.labels[k] = int(num) if num.is_integer() and abs(num) < 1e15 else num
+            # what launched runs name beyond their labels (runs.record): only that part of `raw`
+            cfg_sql = ("SELECT id, json_extract(raw, '$.config') FROM run" if ctx.db.is_sqlite
+                       else "SELECT id, raw -> 'config' FROM run")
+            for rid, cfg in rows(cfg_sql + " WHERE status = 'succeeded' AND NOT invalidated AND launch_id IS NOT NULL"):
+                row = runs.get(rid)
+                if row is not None and cfg:
+                    row.config = json.loads(cfg) if isinstance(cfg, str) else dict(cfg)
             names = sorted(metric_names)
             for i in range(0, len(names), 500):
                 chunk = names[i:i + 500]
@@ -95,16 +103,10 @@ def evaluate_predictions(ctx: Ctx, preds: list[Prediction], ev: Any = None) -> d
 
 
 def _live(ctx: Ctx, hids: list[str]) -> set[str]:
-    """Hypotheses with a queued or running run (their status is `testing`). Plain SQL: building the
-    ORM's table classes costs more than the whole steady verdict."""
-    from sqlalchemy import text
+    """Hypotheses with a queued or running run (their status is `testing`)."""
+    from optlog.service.evidence import live_hypotheses
 
-    q = text("SELECT hypothesis_id FROM run WHERE status IN ('queued', 'running') AND hypothesis_id IS NOT NULL "
-             "UNION SELECT e.hypothesis_id FROM evidence_link e JOIN run r ON r.id = e.run_id "
-             "WHERE r.status IN ('queued', 'running')")
-    with ctx.db.connect() as c:
-        out = {h for (h,) in c.execute(q) if h}
-    return out & set(hids)
+    return live_hypotheses(ctx) & set(hids)
 
 
 def _strip(d: dict[str, Any]) -> dict[str, Any]:
@@ -133,7 +135,9 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
     docs = hypotheses.sync(ctx)
     if hid is not None:
         if hid not in docs:
-            raise NotFound(f"no hypothesis {hid!r}", field="ID")
+            from optlog.errors import not_found
+
+            raise not_found("hypothesis", hid, docs, field="ID")
         targets = [hid]
     elif hids is not None:
         targets = [h for h in hids if h in docs]
@@ -226,7 +230,9 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
 def _public(p: dict[str, Any]) -> dict[str, Any]:
     out = dict(p)
     out["levels"] = [{"level": lv["level"], "a": lv.get("a"), "b": lv.get("b"), "ratio": lv.get("ratio"),
-                      "n": lv.get("n", {}), "values": lv.get("values", {}), "ci": lv.get("ci"), "p": lv.get("p"),
+                      "n": lv.get("n", {}), "values": lv.get("values", {}), "quantity": lv.get("quantity"),
+                      "statistic": lv.get("statistic"), "estimate": lv.get("estimate"), "ci": lv.get("ci"),
+                      "threshold": lv.get("threshold"), "p": lv.get("p"),
                       "outcome": lv.get("outcome"), "reason": lv.get("reason"), "method": lv.get("method"),
                       "runs": lv.get("runs", {}), **({"tests": lv["tests"]} if "tests" in lv else {})}
                      for lv in p["levels"]]
@@ -261,6 +267,44 @@ def any_bad(result: dict[str, Any]) -> bool:
 
 
 def invalidate(ctx: Ctx, run_id: int | str, why: str) -> dict[str, Any]:
+    """Invalidate one run (the single-run document of DESIGN §7); see `invalidate_many`."""
+    res = invalidate_many(ctx, [str(run_id)], why)
+    rid = res["runs"][0] if res["runs"] else res["already"][0]
+    out = {k: v for k, v in res.items() if k not in ("runs", "already")}
+    if not res["changed"]:
+        out["reason"] = res["reasons"].get(rid)
+    out.pop("reasons", None)
+    return {"run": rid, **out}
+
+
+def _resolve_runs(ctx: Ctx, refs: list[str]) -> list[Any]:
+    """Run rows for run ids and launches (`L3`): every reference checked before anything changes."""
+    from sqlmodel import select
+
+    from optlog.service import evidence
+    from optlog.service.launch import parse_ref
+    from optlog.store.models import Launch, Run
+
+    if not refs:
+        raise BadInput("name the runs to invalidate: run ids and/or launches (L3)", field="ID")
+    rows: dict[int, Any] = {}
+    for ref in refs:
+        kind, n = parse_ref(ref)
+        if kind == "run":
+            r = evidence.get_run(ctx, n)
+            rows[r.id] = r
+            continue
+        with ctx.db.read() as s:
+            if s.get(Launch, n) is None:
+                raise NotFound(f"no launch {n}", field="ID")
+            for r in s.exec(select(Run).where(Run.launch_id == n).order_by(Run.id)).all():  # type: ignore[arg-type]
+                rows[r.id] = r
+    return [rows[k] for k in sorted(rows)]
+
+
+def invalidate_many(ctx: Ctx, refs: list[str], why: str) -> dict[str, Any]:
+    """Invalidate runs (ids and launches `L3`) in one decision: one commit of the register
+    (`Optlog-Run: 4,5,6`), then one re-judgement of every hypothesis that rested on any of them."""
     from optlog.gitlog import history
     from optlog.service import evidence, hypotheses
     from optlog.store.lock import workspace_lock
@@ -269,53 +313,62 @@ def invalidate(ctx: Ctx, run_id: int | str, why: str) -> dict[str, Any]:
     if not why or not why.strip():
         raise BadInput("say why the run is invalid: --why TEXT", field="--why")
     why = why.strip()
-    r = evidence.get_run(ctx, run_id)
-    if r.invalidated:
+    rows = _resolve_runs(ctx, [str(x) for x in refs])
+    already = [r for r in rows if r.invalidated]
+    todo = [r for r in rows if not r.invalidated]
+    for r in already:
         ctx.notice(f"run {r.id} is already invalidated ({r.invalid_reason}); nothing changed")
-        return {"run": r.id, "invalidated": True, "changed": False, "reason": r.invalid_reason, "results": []}
-    run = evidence.show_run(ctx, r.id)
+    base = {"runs": [r.id for r in todo], "already": [r.id for r in already],
+            "reasons": {r.id: r.invalid_reason for r in already}, "invalidated": True}
+    if not todo:
+        return {**base, "changed": False, "results": []}
     docs = hypotheses.sync(ctx)
     from optlog.core.verdict import run_matches
 
-    # the verdicts that used the run, and any whose groups the run falls in (skipped levels, not comparable)
+    shown = {r.id: evidence.show_run(ctx, r.id) for r in todo}
+    ids = set(shown)
+    # the verdicts that used the runs, and any whose groups they fall in (skipped levels, not comparable)
     affected = sorted(h for h, d in docs.items()
-                      if d.verdicts and r.id in (d.verdicts[-1].model_dump().get("runs") or []))
-    rejudge = sorted(set(affected) | {h for h, d in docs.items() if d.verdicts
-                                     and any(run_matches(p, run["labels"]) for p in d.predictions)})
+                      if d.verdicts and ids & set(d.verdicts[-1].model_dump().get("runs") or []))
+    rejudge = sorted(set(affected) | {h for h, d in docs.items() if d.verdicts and any(
+        run_matches(p, run["labels"]) for p in d.predictions for run in shown.values())})
     at = now_iso()
     with ctx.db.write() as s:
-        row = s.get(Run, r.id)
-        assert row is not None
-        row.invalidated, row.invalid_reason = True, why
-        s.add(row)
-    # the register of invalidations: a committed decision even when no verdict used the run
-    import yaml
-
-    from optlog.yamlio import dump, write_atomic
+        for r in todo:
+            row = s.get(Run, r.id)
+            assert row is not None
+            row.invalidated, row.invalid_reason = True, why
+            s.add(row)
+    # the register of invalidations: a committed decision even when no verdict used the runs
+    from optlog.yamlio import dump, parse_text, read_text, write_atomic
 
     path = ctx.ws.root / INVALIDATED_FILE
+    id_list = ",".join(str(r.id) for r in todo)
     with workspace_lock(ctx.ws):
         data: dict[str, Any] = {}
         if path.is_file():
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            data = parse_text(read_text(path, INVALIDATED_FILE), INVALIDATED_FILE) or {}
         entries = list(data.get("invalidated") or [])
-        entries.append({"run": r.id, "why": why, "by": ctx.actor, "at": at, "labels": run["labels"],
-                        "affected": affected})
+        for r in todo:
+            used = sorted(h for h in affected if r.id in (docs[h].verdicts[-1].model_dump().get("runs") or []))
+            entries.append({"run": r.id, "why": why, "by": ctx.actor, "at": at, "labels": shown[r.id]["labels"],
+                            "affected": used})
         write_atomic(path, "# Runs invalidated with `optlog run invalidate` (the database keeps the flag).\n"
                      + dump({"invalidated": entries}))
-        history.record(ctx, [path], f"optlog: invalidate run {r.id}", why,
-                       {"Optlog-Event": "invalidate", "Optlog-Run": str(r.id),
+        subject = f"optlog: invalidate run {id_list}" if len(todo) == 1 else f"optlog: invalidate {len(todo)} runs ({id_list})"
+        history.record(ctx, [path], subject, why,
+                       {"Optlog-Event": "invalidate", "Optlog-Run": id_list,
                         **({"Optlog-Hypothesis": ",".join(affected)} if affected else {})})
     res = {"results": [], "committed": 0, "warnings": []}
     if rejudge:
-        res = evaluate(ctx, hids=rejudge, event="invalidate", cause=f"run {r.id} invalidated: {why}",
-                       trailers={"Optlog-Run": str(r.id)})
+        what = f"run {id_list}" if len(todo) == 1 else f"runs {id_list}"
+        res = evaluate(ctx, hids=rejudge, event="invalidate", cause=f"{what} invalidated: {why}",
+                       trailers={"Optlog-Run": id_list})
     before = {h: docs[h].auto_status for h in rejudge}
     rejudged = [{"hypothesis": x["hypothesis"], "from": before.get(x["hypothesis"]), "to": x["auto_status"]}
                 for x in res["results"] if x["changed"]]
-    return {"run": r.id, "invalidated": True, "changed": True, "reason": why, "affected": affected,
-            "rejudged": rejudged, "status_changes": [c for c in rejudged if c["from"] != c["to"]],
-            "results": res["results"]}
+    return {**base, "changed": True, "reason": why, "affected": affected, "rejudged": rejudged,
+            "status_changes": [c for c in rejudged if c["from"] != c["to"]], "results": res["results"]}
 
 
 # ---------------------------------------------------------------- diff
@@ -335,6 +388,7 @@ def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
 
 def runs_diff(ctx: Ctx, a: int | str, b: int | str) -> dict[str, Any]:
     """Only what differs between two runs: labels, metrics (with the ratio b/a), environment."""
+    from optlog.core import comparable as C
     from optlog.core import labels as L
     from optlog.service import evidence
 
@@ -351,11 +405,21 @@ def runs_diff(ctx: Ctx, a: int | str, b: int | str) -> dict[str, Any]:
             metrics[k] = {"a": va, "b": vb, "ratio": (vb / va) if va and vb is not None else None}
     ea, eb = _flatten(ra.get("environment") or {}), _flatten(rb.get("environment") or {})
     env = {k: {"a": ea.get(k), "b": eb.get(k)} for k in sorted(set(ea) | set(eb)) if ea.get(k) != eb.get(k)}
+    # what each was rendered with (runs.record): the values and commands, and the keys that make
+    # the two not comparable unless a selector or --per names them (core.comparable)
+    rec_a, rec_b = (_flatten({k: (r.get("raw") or {}).get(k) for k in ("values", "commands")}) for r in (ra, rb))
+    rendered = {k: {"a": rec_a.get(k), "b": rec_b.get(k)} for k in sorted(set(rec_a) | set(rec_b))
+                if rec_a.get(k) != rec_b.get(k)}
+    names = [C.effective({k: L.canonical(v) for k, v in r["labels"].items()}, (r.get("raw") or {}).get("config"))
+             for r in (ra, rb)]
+    differ = C.differing_keys(names)
     other = {}
     for k in ("status", "invalidated", "source", "host"):
         if ra.get(k) != rb.get(k):
             other[k] = {"a": ra.get(k), "b": rb.get(k)}
     return {"a": ra["id"], "b": rb["id"], "labels": labels, "metrics": metrics, "environment": env, "other": other,
+            "rendered": rendered, "comparable": not differ,
+            "not_comparable": [{"key": k, "a": names[0].get(k), "b": names[1].get(k)} for k in differ],
             "same": {"labels": len(set(ra["labels"]) & set(rb["labels"])) - sum(1 for k in labels if k in ra["labels"] and k in rb["labels"]),
                      "metrics": len(set(ra["metrics"]) & set(rb["metrics"])) - sum(1 for k in metrics if k in ra["metrics"] and k in rb["metrics"]),
                      "environment": len(set(ea) & set(eb)) - sum(1 for k in env if k in ea and k in eb)}}
