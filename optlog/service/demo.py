@@ -163,7 +163,7 @@ labels: {{model: gemma3-270m-q4_k_m, server: llama.cpp, threads: {threads}}}
 """
 
 
-BATCH_PLAN = ("Serve with --parallel 4 or more (batching pays here)", "2-4x", "S", "0.7", "memory-bound")
+BATCH_PLAN = ("Serve with --parallel 4 or more (batching pays here)", "100-300%", "S", "0.7", "memory-bound")
 # The pivot for each outcome of the first verdict: a child hypothesis judged on the same runs, and the
 # plans that rest on each story (ranked by the verdicts, so the surviving story's plan comes first).
 PIVOTS: dict[str, dict[str, Any]] = {
