@@ -111,6 +111,11 @@ def test_kill_9_of_the_server_mid_bench(ws):
     finally:
         if p.poll() is None:
             p.kill()
+            p.wait()
+            # a failed test must not leave its llama-server behind (the launcher starts it in a group
+            # of its own, so killing the driver alone would orphan it)
+            for pid, _ in survivors(str(ws.root)):
+                os.kill(pid, signal.SIGKILL)
     doc = json.loads(out)
     (run,) = doc["runs"]
     assert run["status"] == "failed", run
