@@ -84,3 +84,18 @@ def test_real_demo_measures_this_machine_and_the_verdict_follows_the_numbers(tmp
     first = min(cli("run", "show", str(r["id"]))["started_at"] for r in runs)
     for h in ("memory-bound", "compute-bound"):
         assert cli("hypothesis", "show", h)["created"] < first
+
+
+def test_every_pivot_of_the_real_demo_is_well_formed():
+    """Each outcome's branch runs only on a machine that measures it: check them all here, fast."""
+    from optlog.core import expr
+    from optlog.core.plans import parse_gain
+    from optlog.service.demo import PIVOTS
+
+    assert set(PIVOTS) == {"memory-bound", "compute-bound", "neither"}
+    for pv in PIVOTS.values():
+        assert expr.groups(expr.parse_expect(pv["expect"])) == {"a", "b"}
+        for title, gain, effort, conf, needs in pv["plans"]:
+            parse_gain(gain)
+            assert effort in ("S", "M", "L") and 0 < float(conf) <= 1
+            assert needs in ("memory-bound", "compute-bound", pv["id"])

@@ -81,7 +81,7 @@ def hf_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return home
 
 
-def _env(hf_home: Path) -> dict[str, str]:
+def peer_env(hf_home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "TRANSFORMERS_"))}
     env.update(HF_HOME=str(hf_home), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_HUB_DISABLE_TELEMETRY="1")
     return env
@@ -127,7 +127,7 @@ def test_aiperf_direct_then_run_import(ws, tmp_path: Path, hf_home: Path) -> Non
             time.sleep(0.02)
         url = f"http://127.0.0.1:{port_file.read_text().strip()}"
         out = tmp_path / "aiperf"
-        p = subprocess.run([AIPERF, *_aiperf_args(url, str(out))], env=_env(hf_home), capture_output=True, text=True,
+        p = subprocess.run([AIPERF, *_aiperf_args(url, str(out))], env=peer_env(hf_home), capture_output=True, text=True,
                            timeout=240, stdin=subprocess.DEVNULL)  # type: ignore[list-item]
         assert p.returncode == 0, (p.stdout[-3000:], p.stderr[-3000:])
     finally:

@@ -27,7 +27,7 @@ def _spec(ws, name: str, model: str, binary: str, *, matrix: dict, bench_extra: 
           ready_timeout: int = 120) -> str:
     """A run spec the way a user writes one for llama-server; the workspace path rides in --alias so
     every process of the run is found in /proc."""
-    srv = {"cmd": "{{ bin }} -m {{ model }} --host 127.0.0.1 --port {{ port }} -t 2 -c {{ 512 * parallel }} "
+    srv = {"cmd": "{{ bin }} -m {{ model }} --host 127.0.0.1 --port {{ port }} -t 1 -c {{ 512 * parallel }} "
                   "--parallel {{ parallel }} --metrics --alias {{ marker }}",
            "ready": {"url": "http://127.0.0.1:{{ port }}/health", "timeout_s": ready_timeout, "interval_s": 0.05},
            "stop": {"timeout_s": 10}}
@@ -98,7 +98,11 @@ def test_kill_9_of_the_server_mid_bench(ws):
     p = subprocess.Popen([PY, "-m", "optlog", "run", "launch", rel, "--json"], cwd=ws.root, env=ws.env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        wait_for(lambda: list((ws.root / ".optlog" / "runs").glob("*/argv.json")), 180, "the bench to start")
+        def bench_running() -> bool:  # its --output-file is under the workspace
+            return p.poll() is not None or any("optlog.loadgen" in cmd for _, cmd in survivors(str(ws.root)))
+
+        wait_for(bench_running, 180, "the bench to start")
+        assert p.poll() is None, p.communicate()
         time.sleep(2.0)  # requests in flight
         servers = [pid for pid, cmd in survivors(str(ws.root)) if "llama-server" in cmd.split(" ", 1)[0]]
         assert len(servers) == 1, survivors(str(ws.root))
@@ -107,6 +111,11 @@ def test_kill_9_of_the_server_mid_bench(ws):
     finally:
         if p.poll() is None:
             p.kill()
+            p.wait()
+            # a failed test must not leave its llama-server behind (the launcher starts it in a group
+            # of its own, so killing the driver alone would orphan it)
+            for pid, _ in survivors(str(ws.root)):
+                os.kill(pid, signal.SIGKILL)
     doc = json.loads(out)
     (run,) = doc["runs"]
     assert run["status"] == "failed", run

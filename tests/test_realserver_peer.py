@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from _realserver import LlamaServer, need_real_server
-from test_peer_client import AIPERF, _env, hf_home  # noqa: F401  (hf_home is a fixture)
+from test_peer_client import AIPERF, hf_home, peer_env  # noqa: F401  (hf_home is a fixture)
 from tests._loadgen import loadgen
 
 pytestmark = [
@@ -38,7 +38,7 @@ def test_aiperf_and_optlog_against_llama_server(tmp_path, hf_home):  # noqa: F81
                             "--no-server-metrics", "--no-gpu-telemetry", "--workers-max", "1",
                             "--record-processors", "1", "--export-level", "summary",
                             "--output-artifact-dir", str(out)],  # type: ignore[list-item]
-                           env=_env(hf_home), capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+                           env=peer_env(hf_home), capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
         a1 = prometheus.scrape(s.url + "/metrics")
         assert p.returncode == 0, (p.stdout[-3000:], p.stderr[-3000:])
         r = loadgen(s.url, "--concurrency", str(C), "--num-prompts", str(N), "--input-len", str(IN),

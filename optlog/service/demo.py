@@ -163,7 +163,7 @@ labels: {{model: gemma3-270m-q4_k_m, server: llama.cpp, threads: {threads}}}
 """
 
 
-BATCH_PLAN = ("Serve with --parallel 4 or more (batching pays here)", "2-4x", "S", "0.7", "memory-bound")
+BATCH_PLAN = ("Serve with --parallel 4 or more (batching pays here)", "100-300%", "S", "0.7", "memory-bound")
 # The pivot for each outcome of the first verdict: a child hypothesis judged on the same runs, and the
 # plans that rest on each story (ranked by the verdicts, so the surviving story's plan comes first).
 PIVOTS: dict[str, dict[str, Any]] = {
@@ -181,12 +181,12 @@ PIVOTS: dict[str, dict[str, Any]] = {
         "plans": [("More cores or a smaller quantisation (Q4_0) for decode", "20-60%", "M", "0.6", "compute-bound"),
                   BATCH_PLAN]},
     "neither": {
-        "id": "partly-bound", "parent": "memory-bound", "title": "Partly memory-bound: batching pays, but less than 2x",
-        "statement": "Neither story held: 4 slots give between 1.5x and 2x, or the noise hides the answer; "
-                     "more repeats or a quieter machine would tell.",
-        "expect": "a / b in [1.5, 2]", "metric": "output_throughput",
-        "plans": [("Re-measure with more repeats on a quiet machine", "clarity", "S", "0.8", "partly-bound"),
-                  BATCH_PLAN]},
+        "id": "partly-bound", "parent": "memory-bound", "title": "Partly memory-bound: batching pays about 2x",
+        "statement": "Neither story was confirmed: the ratio sits near the 2x line (or the noise hides it). "
+                     "A weaker claim, judged on the same runs: 4 slots give between 1.5x and 2.5x.",
+        "expect": "a / b in [1.5, 2.5]", "metric": "output_throughput",
+        "plans": [("Serve with --parallel 4, and re-measure with more repeats on a quiet machine", "50-150%", "S",
+                   "0.6", "partly-bound"), BATCH_PLAN]},
 }
 
 
@@ -200,7 +200,10 @@ def run_real(path: str | Path, say: Callable[[str], None]) -> dict[str, Any]:
     binary, model = llamacpp.ensure(say)
     ctx = _workspace(path, say)
     root = ctx.ws.root
-    threads = max(1, min(os.cpu_count() or 1, 8))
+    # Half the cores: the load generator shares the machine, and llama.cpp's threads spin-wait for
+    # each other, so a thread without a core of its own stalls them all (on a loaded 2-core VM,
+    # -t 2 measured 0.4 tok/s against 5.4 tok/s for -t 1).
+    threads = max(1, min((os.cpu_count() or 2) // 2, 8))
     try:
         say(f"workspace: {root}")
         say(f"server: {binary}\nmodel: {model}")
