@@ -1,4 +1,5 @@
-"""Scrape a server's Prometheus `/metrics` (SGLang `sglang:*` with --enable-metrics, vLLM `vllm:*`) and
+"""Scrape a server's Prometheus `/metrics` (SGLang `sglang:*` with --enable-metrics, vLLM `vllm:*`, llama.cpp's
+`llama-server --metrics` `llamacpp:*`) and
 turn a point's scrapes into metrics of the point.
 
 - counters: delta between the point's first and last scrape (`srv_<name>_delta`), summed over label sets;
@@ -35,8 +36,10 @@ GAUGE_ALIASES = {
     "gpu_cache_usage_perc": "kv_usage",
     "kv_cache_usage_perc": "kv_usage",
     "gen_throughput": "gen_throughput",
+    "requests_processing": "running",       # llama.cpp
+    "requests_deferred": "queued",          # llama.cpp
 }
-PREFIXES = ("sglang:", "vllm:", "sglang_", "vllm_")
+PREFIXES = ("sglang:", "vllm:", "llamacpp:", "sglang_", "vllm_")
 QUANTILES = (0.5, 0.9, 0.99)
 
 
@@ -50,7 +53,7 @@ def _strip(name: str) -> str:
 def parse(text: str) -> dict[str, Any]:
     """Prometheus text → {"counters": {name: total}, "gauges": {name: value},
     "hists": {name: {"buckets": {le: cumulative}, "sum": s, "count": c}}} (label sets summed;
-    only sglang:/vllm: families, or every family when none of those is present)."""
+    only sglang:/vllm:/llamacpp: families, or every family when none of those is present)."""
     from prometheus_client.parser import text_string_to_metric_families
 
     fams = list(text_string_to_metric_families(text))
