@@ -251,7 +251,16 @@ def diagnose(metrics: dict[str, float], ceilings: dict[str, float], labels: dict
             if note:
                 reason += f"; {note}"
             return Diagnosis(bound, basis, reason, nums, counters)
-    return _telemetry_only(counters)
+    missing = None
+    if ach_tflops is not None or ach_gbps is not None:
+        got = ", ".join(x for x in (f"{_fmt(ach_tflops)} TFLOP/s" if ach_tflops is not None else "",
+                                    f"{_fmt(ach_gbps)} GB/s" if ach_gbps is not None else "") if x)
+        missing = (f"work counts give {got} ({basis}), but no ceiling to hold them against: no "
+                   f"peak_tflops for {dtype or 'bf16'} and no mem_bw_gbps in optlog.yaml (run `optlog calibrate`, "
+                   "or write hardware.gpus.<kind>.peak_tflops / mem_bw_gbps)")
+    elif flops is not None or bytes_ is not None:
+        missing = f"work counts ({basis}) but no time (time_s or duration_s) to turn them into rates"
+    return _telemetry_only(counters, missing)
 
 
 def _latency_cause(c: dict[str, float]) -> str:
@@ -283,7 +292,16 @@ def _counter_note(bound: str, c: dict[str, float]) -> str:
     return ("counters agree: " if agree else "counters disagree: ") + ", ".join(parts)
 
 
-def _telemetry_only(c: dict[str, float]) -> Diagnosis:
+def _telemetry_only(c: dict[str, float], missing: str | None = None) -> Diagnosis:
+    """From the GPM counters alone; `missing` says why the roofline could not decide (shown first)."""
+    d = _from_counters(c)
+    if missing:
+        d.reason = f"{missing}; {d.reason}" if d.basis != "none" else missing + (
+            "; and no GPM counters (tensor_active, dram_bw_util)" if "GPM" not in missing else "")
+    return d
+
+
+def _from_counters(c: dict[str, float]) -> Diagnosis:
     ta, dr, sm = c.get("tensor_active"), c.get("dram_bw_util"), c.get("sm_active")
     if ta is None and dr is None:
         why = "no work counts and no GPM counters (tensor_active, dram_bw_util)"

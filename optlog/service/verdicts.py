@@ -132,6 +132,14 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
     from optlog.service.predictions import rival_message
 
     docs = hypotheses.sync(ctx)
+    if event == "verdict":
+        # one diagnosis from known ceilings: stored ones made with other ceilings are redone first
+        from optlog.service.diagnoses import describe, refresh
+
+        redone = refresh(ctx)
+        if redone:
+            ctx.notice(describe(redone))
+            cause = cause or "ceilings changed: " + describe(redone)
     if hid is not None:
         if hid not in docs:
             raise NotFound(f"no hypothesis {hid!r}", field="ID")
