@@ -87,7 +87,9 @@ def describe(changes: list[dict[str, Any]]) -> str:
             a["bound"] or "undecided")
         parts.append(f"run {c['run']} ({', '.join(ceil) or 'same ceilings'}; {move})")
     more = f" and {len(changes) - 6} more" if len(changes) > 6 else ""
-    return f"re-diagnosed {len(changes)} run(s) with the current ceilings: " + "; ".join(parts) + more
+    moved = any(c["before"][k] != c["after"][k] for c in changes for k in ("peak_tflops", "mem_bw_gbps"))
+    why = "the current ceilings" if moved else "the same ceilings (the diagnosis itself changed)"
+    return f"re-diagnosed {len(changes)} run(s) with {why}: " + "; ".join(parts) + more
 
 
 def _f(v: float | None) -> str:

@@ -139,7 +139,7 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
         redone = refresh(ctx)
         if redone:
             ctx.notice(describe(redone))
-            cause = cause or "ceilings changed: " + describe(redone)
+            cause = cause or describe(redone)
     if hid is not None:
         if hid not in docs:
             raise NotFound(f"no hypothesis {hid!r}", field="ID")
