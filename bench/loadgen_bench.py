@@ -88,10 +88,11 @@ def loadavg() -> str:
 # ------------------------------------------------------------------ clients
 
 
-def run_optlog(url: str, c: int, n: int, out_len: int, in_len: int = 32, warmup: int = 0) -> dict:
+def run_optlog(url: str, c: int, n: int, out_len: int, in_len: int = 32, warmup: int = 0,
+               extra: tuple[str, ...] = ()) -> dict:
     p = subprocess.run([PY, "-m", "optlog.loadgen", url, "--model", "m", "--concurrency", str(c), "--num-prompts",
                         str(n), "--output-len", str(out_len), "--input-len", str(in_len), "--warmup", str(warmup),
-                        "--timeout", "60", "--json"], capture_output=True, text=True, timeout=600, cwd=ROOT)
+                        "--timeout", "60", *extra, "--json"], capture_output=True, text=True, timeout=600, cwd=ROOT)
     if p.returncode not in (0, 1):
         raise RuntimeError(f"optlog bench failed: {p.stderr[-2000:]}")
     run = json.loads(p.stdout)["runs"][0]
@@ -99,11 +100,11 @@ def run_optlog(url: str, c: int, n: int, out_len: int, in_len: int = 32, warmup:
     return {"ttft_mean": m["mean_ttft_ms"], "ttft_median": m["median_ttft_ms"], "itl_mean": m["mean_itl_ms"],
             "itl_median": m["median_itl_ms"], "rps": m["request_throughput"], "completed": m["completed"],
             "failed": m["failed"], "out_tokens": m["total_output_tokens"], "duration": m["duration"],
-            "errors": run["errors"]}
+            "errors": run["errors"], "tpot_mean": m["mean_tpot_ms"], "out_tps": m["output_throughput"]}
 
 
 def run_aiperf(venv: Path, tok: Path, url: str, c: int, n: int, out_len: int, in_len: int = 32,
-               warmup: int = 0) -> dict:
+               warmup: int = 0, extra: tuple[str, ...] = ()) -> dict:
     art = Path(tempfile.mkdtemp(prefix="aiperf-"))
     cmd = [str(venv / "bin" / "aiperf"), "profile", "--model", "m", "--url", url, "--endpoint-type", "completions",
            "--streaming", "--concurrency", str(c), "--request-count", str(n),
@@ -111,7 +112,7 @@ def run_aiperf(venv: Path, tok: Path, url: str, c: int, n: int, out_len: int, in
            "--prompt-output-tokens-mean", str(out_len), "--prompt-output-tokens-stddev", "0",
            "--tokenizer", str(tok), "--use-server-token-count", "--use-legacy-max-tokens",
            "--output-artifact-dir", str(art), "--no-server-metrics", "--no-gpu-telemetry", "--random-seed", "1",
-           "--request-timeout-seconds", "60"]
+           "--request-timeout-seconds", "60", *extra]
     if warmup:
         cmd += ["--warmup-request-count", str(warmup)]
     env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
@@ -144,7 +145,8 @@ def run_aiperf(venv: Path, tok: Path, url: str, c: int, n: int, out_len: int, in
             "itl_mean": g("inter_token_latency"), "itl_median": g("inter_token_latency", "p50"),
             "rps": g("request_throughput"), "completed": completed, "failed": errors,
             "out_tokens": g("total_output_tokens") or g("total_osl"), "duration": g("benchmark_duration"),
-            "osl_avg": g("output_sequence_length"), "errors": d.get("error_summary")}
+            "osl_avg": g("output_sequence_length"), "errors": d.get("error_summary"),
+            "tpot_mean": g("inter_token_latency"), "out_tps": g("output_token_throughput")}
 
 
 # ------------------------------------------------------------------ scenarios

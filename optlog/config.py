@@ -7,17 +7,33 @@ names the file, line and field.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from optlog.paths import Workspace
 
-PLAN_PREFIX_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+PLAN_PREFIX_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # .inf / .nan are no interval, peak or limit: refused like any other impossible value
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+# Values that reach an `ssh` or `sbatch` command line: one that starts with '-' would be read as an
+# option (`-oProxyCommand=…`), so names are plain words.
+_WORD_RE = re.compile(r"[A-Za-z0-9_\[][A-Za-z0-9_.@%:,\[\]/-]*")
+
+
+def _word(v: str | None) -> str | None:
+    if v is not None and not _WORD_RE.fullmatch(v):
+        raise ValueError(f"{v!r} is not a plain name (letters, digits, '.', '_', '-', ':', '@'; "
+                         "not starting with '-')")
+    return v
+
+
+Word = Annotated[str, AfterValidator(_word)]
 
 
 class PlansSettings(_Strict):
@@ -35,7 +51,7 @@ class GpuSpec(_Strict):
     """Ceilings of one GPU kind: datasheet values or what `optlog calibrate` measured."""
 
     count: int | None = Field(default=None, ge=1)
-    peak_tflops: dict[str, float] = Field(default_factory=dict)
+    peak_tflops: dict[str, Annotated[float, Field(gt=0)]] = Field(default_factory=dict)
     mem_bw_gbps: float | None = Field(default=None, gt=0)
     interconnect_gbps: float | None = Field(default=None, gt=0)
     power_limit_w: float | None = Field(default=None, gt=0)
@@ -49,9 +65,9 @@ class HardwareSettings(_Strict):
 
 
 class SshHost(_Strict):
-    host: str
-    user: str | None = None
-    port: int = 22
+    host: Word
+    user: Word | None = None
+    port: int = Field(default=22, ge=1, le=65535)
     identity_file: str | None = None
     options: list[str] = Field(default_factory=list)
     optlog: str | None = None  # path of optlog on the host, for remote telemetry
@@ -59,10 +75,10 @@ class SshHost(_Strict):
 
 
 class SlurmPartition(_Strict):
-    partition: str
-    gres: str | None = None
-    time: str | None = None
-    account: str | None = None
+    partition: Word
+    gres: Word | None = None
+    time: Word | None = None
+    account: Word | None = None
     extra: list[str] = Field(default_factory=list)
 
 
@@ -85,12 +101,21 @@ class TelemetrySettings(_Strict):
     optlog: str | None = None                       # the optlog command on remote hosts (for `telemetry sample`)
 
 
+class HostLoadSettings(_Strict):
+    """When a launched run counts as measured under load (runs.hostload): labelled `loaded=true`."""
+
+    busy_cpus_fraction: float | None = Field(default=0.5, ge=0)  # busy CPUs before the run / CPUs; null: never
+    gpu_processes: bool = True                                   # another process on the GPUs counts as load
+    window_s: float = Field(default=0.1, ge=0, le=5)             # how long busy CPUs are measured, before and after
+
+
 class Config(_Strict):
     name: str = "optlog"
     plans: PlansSettings = Field(default_factory=PlansSettings)
     hardware: HardwareSettings = Field(default_factory=HardwareSettings)
     executors: ExecutorSettings = Field(default_factory=ExecutorSettings)
     telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
+    host_load: HostLoadSettings = Field(default_factory=HostLoadSettings)
 
     def ceilings(self) -> dict[str, float]:
         """Names usable in prediction expressions: `peak_tflops` (default dtype of the default GPU),

@@ -77,3 +77,16 @@ class Conflict(OptlogError):
 
 class Failed(OptlogError):
     """Exit 1: the operation ran and failed (a run failed, a check found a falsified prediction)."""
+
+
+def not_found(what: str, given: str, candidates: Any, field: str | None = None) -> NotFound:
+    """`no <what> <given>`, with the closest known names (case first: the runs have `m`, the
+    call said `M`) as a did-you-mean in the message and in `did_you_mean`."""
+    import difflib
+
+    names = [str(c) for c in candidates]
+    close = [c for c in names if c.lower() == str(given).lower() and c != given]
+    close += [c for c in difflib.get_close_matches(str(given), names, n=3, cutoff=0.6) if c not in close]
+    close = close[:3]
+    msg = f"no {what} {given!r}" + (f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else "")
+    return NotFound(msg, field=field, extra={"did_you_mean": close} if close else {})

@@ -56,6 +56,13 @@ class Workspace:
         return self.root / prefix
 
     def hypothesis_file(self, hid: str) -> Path:
+        """`hypotheses/<id>.yaml`; an id that is not one (`../optlog`, `a/b`, `x\\n`) is refused here,
+        so no caller can be led outside the folder."""
+        from optlog.core.text import is_id
+
+        if not is_id(hid):
+            raise BadInput(f"no hypothesis {hid!r}: an id is lower-case letters, digits and '-'",
+                           field="hypothesis", code="not_found")
         return self.hypotheses_dir / f"{hid}.yaml"
 
     def rel(self, p: Path) -> str:

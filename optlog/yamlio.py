@@ -1,7 +1,14 @@
-"""YAML in and out with locations: every validation error names file, line and field.
+"""Documents in (YAML and JSON) and YAML out, with locations: every error names file, line and field.
 
 PyYAML's composed node tree keeps start marks; a pydantic error location (a path of keys and
 indices) is walked through that tree to find the line a person must fix.
+
+Every document is guarded before it is built (files arrive through `git pull`): its size, its
+encoding (invalid UTF-8 names the line), its nesting depth, its size *after alias expansion* (a
+462-byte "billion laughs" once took 591 MB) and duplicate mapping keys (PyYAML keeps the last one
+silently) are checked on libyaml's event stream, which is flat and iterative, so no input reaches
+the recursive composer or Python's stack unchecked. Then every string is checked with the one
+text rule (`optlog.core.text`). The bounds are `optlog.core.limits.LIMITS`.
 """
 
 from __future__ import annotations
@@ -13,6 +20,8 @@ from typing import Any, TypeVar
 
 import yaml
 
+from optlog.core import text as TX
+from optlog.core.limits import LIMITS
 from optlog.errors import BadInput
 
 try:  # the C loader is 5-10x faster where libyaml is present
@@ -60,10 +69,131 @@ def line_of(text: str, loc: tuple[Any, ...]) -> int | None:
     return node.start_mark.line + 1 if node is not None else None
 
 
-def parse_text(text: str, file: str) -> Any:
-    """Parse YAML, turning syntax errors into BadInput with line and column."""
+def read_text(path: Path, shown: str | None = None) -> str:
+    """A document's text: refused (BadInput, exit 2) when larger than the limit or not UTF-8."""
+    shown = shown or str(path)
     try:
-        return yaml.load(text, Loader=_Loader)
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise BadInput(f"no such file: {shown}", file=shown, code="not_found") from None
+    except OSError as e:
+        raise BadInput(f"cannot read {shown}: {e.strerror}", file=shown) from None
+    if size > LIMITS.file_bytes:
+        raise BadInput(f"the file is {size:,} bytes; optlog reads documents of at most {LIMITS.file_bytes:,}",
+                       file=shown, code="too_large")
+    try:
+        raw = path.read_bytes()
+    except IsADirectoryError:
+        raise BadInput(f"{shown} is a folder, not a file", file=shown) from None
+    except OSError as e:
+        raise BadInput(f"cannot read {shown}: {e.strerror}", file=shown) from None
+    return decode(raw, shown)
+
+
+def decode(raw: bytes, shown: str) -> str:
+    """UTF-8 text, or BadInput naming the line and column of the first bad byte."""
+    if len(raw) > LIMITS.file_bytes:
+        raise BadInput(f"the document is {len(raw):,} bytes; optlog reads documents of at most "
+                       f"{LIMITS.file_bytes:,}", file=shown, code="too_large")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        before = raw[:e.start]
+        line = before.count(b"\n") + 1
+        col = e.start - (before.rfind(b"\n") + 1) + 1
+        raise BadInput(f"not valid UTF-8 (byte 0x{raw[e.start]:02x})", file=shown, line=line, column=col,
+                       code="bad_encoding") from None
+
+
+def _guard_events(text: str, file: str) -> None:
+    """Depth, expanded size and duplicate keys, from the event stream (before anything is built).
+
+    Each open collection is a frame [nodes so far, anchor, is-mapping, position, keys seen]; an
+    anchor remembers how many nodes it expands to, and each alias adds that many again, so the
+    count is the size of the document a reader would see after expansion."""
+    if len(text) > LIMITS.file_bytes:
+        raise BadInput(f"the document is {len(text):,} characters; optlog reads documents of at most "
+                       f"{LIMITS.file_bytes:,}", file=file, code="too_large")
+    sizes: dict[str, int] = {}
+    stack: list[list[Any]] = []
+    total = 0
+
+    def where(ev: Any) -> dict[str, Any]:
+        m = ev.start_mark
+        return {"file": file, "line": m.line + 1 if m else None, "column": m.column + 1 if m else None}
+
+    def value(ev: Any, n: int, key: str | None) -> None:
+        nonlocal total
+        total += n
+        if total > LIMITS.nodes:
+            raise BadInput(f"the document expands to more than {LIMITS.nodes:,} values (YAML aliases?)",
+                           code="too_large", **where(ev))
+        if stack:
+            top = stack[-1]
+            top[0] += n
+            if top[2]:
+                if top[3] % 2 == 0 and key is not None:
+                    if key in top[4]:
+                        raise BadInput(f"duplicate key {key!r} (YAML keeps only the last one; say it once)",
+                                       field=key, code="duplicate_key", **where(ev))
+                    top[4].add(key)
+                top[3] += 1
+
+    try:
+        for ev in yaml.parse(text, Loader=_Loader):
+            if isinstance(ev, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                value(ev, 1, None)
+                stack.append([0, ev.anchor, isinstance(ev, yaml.MappingStartEvent), 0, set()])
+                if len(stack) > LIMITS.depth:
+                    raise BadInput(f"nested more than {LIMITS.depth} levels deep", code="too_deep", **where(ev))
+            elif isinstance(ev, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                n, anchor = stack.pop()[:2]
+                if anchor is not None:
+                    sizes[anchor] = n + 1
+                if stack:
+                    stack[-1][0] += n
+            elif isinstance(ev, yaml.ScalarEvent):
+                if ev.anchor is not None:
+                    sizes[ev.anchor] = 1
+                value(ev, 1, ev.value)
+            elif isinstance(ev, yaml.AliasEvent):
+                value(ev, sizes.get(ev.anchor, 1), None)
+    except yaml.MarkedYAMLError:
+        return  # the loader below reports it with its line and column
+    except yaml.YAMLError:
+        return
+
+
+def check_tree(data: Any, file: str, text: str | None = None) -> None:
+    """The text rule, depth and size on a parsed document (see `optlog.core.text.check_tree`)."""
+    TX.check_tree(data, file, (lambda loc: line_of(text, loc)) if text else None)
+
+
+def parse_json(text: str | bytes, file: str) -> Any:
+    """Parse JSON with the same guards as YAML; errors name line and column."""
+    import json
+
+    if isinstance(text, bytes):
+        text = decode(text, file)
+    if len(text) > LIMITS.file_bytes:
+        raise BadInput(f"the document is {len(text):,} characters; optlog reads documents of at most "
+                       f"{LIMITS.file_bytes:,}", file=file, code="too_large")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise BadInput(f"malformed JSON: {e.msg}", file=file, line=e.lineno, column=e.colno,
+                       code="malformed_json") from None
+    except RecursionError:
+        raise BadInput(f"nested more than {LIMITS.depth} levels deep", file=file, code="too_deep") from None
+    check_tree(data, file)
+    return data
+
+
+def parse_text(text: str, file: str) -> Any:
+    """Parse YAML (guarded as the module says), turning syntax errors into BadInput with line and column."""
+    _guard_events(text, file)
+    try:
+        data = yaml.load(text, Loader=_Loader)
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         raise BadInput(
@@ -75,6 +205,10 @@ def parse_text(text: str, file: str) -> Any:
         ) from None
     except yaml.YAMLError as e:
         raise BadInput(f"malformed YAML: {e}", file=file, code="malformed_yaml") from None
+    except (ValueError, OverflowError) as e:  # e.g. a timestamp such as 2026-02-30
+        raise BadInput(f"malformed YAML: {e}", file=file, code="malformed_yaml") from None
+    check_tree(data, file, text)
+    return data
 
 
 def validate(model: type[T], data: Any, text: str | None, file: str) -> T:
@@ -94,7 +228,7 @@ def validate(model: type[T], data: Any, text: str | None, file: str) -> T:
 
 
 def load_model(model: type[T], path: Path, rel: str | None = None) -> T:
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path, rel or str(path))
     data = parse_text(text, rel or str(path))
     if data is None:
         data = {}

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Install optlog into .venv and run its main job on the built-in default: `optlog demo`, the whole
-# loop (hypothesis, prediction, a launched sweep with optlog's load generator against its simulated
-# OpenAI-compatible server, verdicts, the pivot, ranked plans, a report) in a new workspace.
+# Install optlog into .venv and run its main job: `optlog demo`, a real experiment on this machine
+# (llama.cpp's llama-server serving Gemma 3 270M, built and fetched once by scripts/llama-server.sh:
+# about 6 minutes on 2 cores the first time, cached after; then hypothesis and rival, a launched
+# sweep with telemetry, verdicts, the pivot, ranked plans, a report) in a new workspace.
 #
-#   bash scripts/demo.sh [PATH]        # PATH: a new folder (default: a new temporary folder)
+#   bash scripts/demo.sh [PATH]              # PATH: a new folder (default: a new temporary folder)
+#   bash scripts/demo.sh --simulated [PATH]  # the offline story on optlog's simulated server (seconds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -16,4 +18,5 @@ command -v git >/dev/null || { echo "demo.sh: git is needed (apt-get install git
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
 .venv/bin/python -m pip install -q -e .
+export PYTHON="$PWD/.venv/bin/python"   # scripts/llama-server.sh fetches with this Python's pip
 exec .venv/bin/optlog demo "$@"

@@ -4,6 +4,7 @@
 #
 #   bash scripts/test.sh            # everything
 #   SKIP_SYSTEM=1 bash scripts/test.sh   # no apt-get, no services (use what is there)
+#   SKIP_LLAMA=1 bash scripts/test.sh    # no llama-server build (the real-server tests skip)
 #
 # As root it installs Debian packages (PostgreSQL, tmux, openssh-server, Slurm via
 # ../shared/ci/slurm-up.sh when present) and starts the services; tests that need a service that
@@ -68,6 +69,23 @@ if [ ! -x .venv-peers/bin/aiperf ] && [ "${SKIP_PEERS:-0}" != 1 ]; then
   log "installing AIPerf into .venv-peers"
   "$PY" -m venv .venv-peers
   .venv-peers/bin/python -m pip install -q 'aiperf>=0.13,<0.14' || log "AIPerf install failed; the peer-client tests will skip"
+fi
+
+# A real inference server for tests/test_realserver_*.py: llama.cpp's llama-server built from source
+# (~6 minutes on 2 cores the first time, then cached under ~/.cache/optlog) and the Gemma 3 270M model.
+# On CI (CI set) it must be there: a failed build fails the run, and the tests fail instead of skipping.
+if [ "${SKIP_LLAMA:-0}" != 1 ]; then
+  if llama_env=$(PYTHON=.venv/bin/python bash scripts/llama-server.sh --env); then
+    eval "$llama_env"
+    export OPTLOG_LLAMA_SERVER OPTLOG_TEST_MODEL
+    log "llama-server: $OPTLOG_LLAMA_SERVER, model: $OPTLOG_TEST_MODEL"
+  elif [ -n "${CI:-}" ]; then
+    log "ERROR: llama-server could not be built or the model fetched (see above)"
+    exit 1
+  else
+    log "llama-server unavailable; the real-server tests will skip"
+  fi
+  [ -z "${CI:-}" ] || export OPTLOG_TEST_REQUIRE_REALSERVER=1
 fi
 
 export PATH="$ROOT/.venv/bin:$PATH"

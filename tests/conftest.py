@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
 PG_BASE = os.environ.get("OPTLOG_TEST_PG")  # e.g. postgresql://postgres@127.0.0.1:5432/postgres
 
 

@@ -18,7 +18,7 @@ def test_demo_runs_the_loop_end_to_end(tmp_path, db_env):
     env["GIT_CONFIG_GLOBAL"] = str(tmp_path / "gitconfig")
     (tmp_path / "gitconfig").write_text("[user]\n\tname = T\n\temail = t@example.com\n")
     target = tmp_path / "demo"
-    p = subprocess.run([sys.executable, "-m", "optlog", "demo", str(target), "--json"], env=env,
+    p = subprocess.run([sys.executable, "-m", "optlog", "demo", "--simulated", str(target), "--json"], env=env,
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]
     doc = json.loads(p.stdout)
@@ -38,3 +38,49 @@ def test_demo_runs_the_loop_end_to_end(tmp_path, db_env):
     assert (target / doc["report"]).is_file()
     subjects = subprocess.run(["git", "log", "--format=%s"], cwd=target, capture_output=True, text=True).stdout
     assert "optlog: comm-bound → falsified" in subjects and "optlog: render" in subjects
+
+
+@pytest.mark.slow
+def test_real_demo_measures_this_machine_and_the_verdict_follows_the_numbers(tmp_path, db_env):
+    """`optlog demo` (the default): llama-server + Gemma 3 270M, hypotheses registered before the sweep."""
+    import os
+
+    from _realserver import need_real_server
+
+    need_real_server()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(db_env)
+    env["GIT_CONFIG_GLOBAL"] = str(tmp_path / "gitconfig")
+    (tmp_path / "gitconfig").write_text("[user]\n\tname = T\n\temail = t@example.com\n")
+    target = tmp_path / "demo"
+    p = subprocess.run([sys.executable, "-m", "optlog", "demo", str(target), "--json"], env=env,
+                       capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    doc = json.loads(p.stdout)
+    runs = json.loads(subprocess.run([sys.executable, "-m", "optlog", "run", "list", "--json", "-C", str(target)],
+                                     env=env, capture_output=True, text=True, check=True).stdout)["runs"]
+    assert len(runs) == 6 and all(r["status"] == "succeeded" for r in runs), runs
+    assert all(r["labels"]["server"] == "llama.cpp" for r in runs)
+    assert all(r["metrics"]["short"] == 0 and 0.98 <= r["metrics"]["output_tokens_agreement"] <= 1.02 for r in runs)
+    status = {r["hypothesis"]: r["status"] for r in doc["verdicts"]["results"]}
+    ratio = doc["ratio"]
+    # the verdict follows the measured ratio, whichever way this machine goes
+    if status["memory-bound"] == "confirmed":
+        assert ratio >= 2 and status["compute-bound"] != "confirmed" and "batching-free" in status
+    elif status["compute-bound"] == "confirmed":
+        assert ratio < 1.5 and status["memory-bound"] != "confirmed" and "slots-share-cores" in status
+    else:
+        assert "partly-bound" in status
+    if ratio < 1.8:
+        assert status["memory-bound"] != "confirmed"
+    if ratio > 1.7:
+        assert status["compute-bound"] != "confirmed"
+    assert (target / doc["report"]).is_file()
+    # registered before measuring: both hypotheses exist before the first run started
+    def cli(*a):
+        return json.loads(subprocess.run([sys.executable, "-m", "optlog", *a, "--json", "-C", str(target)], env=env,
+                                         capture_output=True, text=True, check=True).stdout)
+
+    first = min(cli("run", "show", str(r["id"]))["started_at"] for r in runs)
+    for h in ("memory-bound", "compute-bound"):
+        assert cli("hypothesis", "show", h)["created"] < first

@@ -1,4 +1,4 @@
-"""The Slurm executor end to end against a real single-node Slurm (../shared/ci/slurm-up.sh: partition
+"""The Slurm executor end to end against a real single-node Slurm (started by scripts/test.sh in CI: partition
 `debug`, node localhost): `optlog run launch` with `executor: {slurm: …}`; the server as a batch job,
 the bench as a step in its allocation, a bench-only spec as its own job; scancel on cancel and on
 recovery after a kill -9 of optlog, checked with squeue/scontrol and /proc."""
@@ -19,7 +19,7 @@ from _launch import PY, TESTS, assert_no_survivors, spec, survivors, wait_for
 
 def _slurm_ok() -> str | None:
     if shutil.which("sinfo") is None or shutil.which("sbatch") is None:
-        return "no Slurm client (sinfo/sbatch) on PATH: run ../shared/ci/slurm-up.sh"
+        return "no Slurm client (sinfo/sbatch) on PATH: run the CI script that starts Slurm (scripts/test.sh)"
     try:
         p = subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError) as e:

@@ -9,7 +9,7 @@ import pytest
 
 from tests.test_parsers import SGLANG_NEW, SGLANG_OLD
 
-PEERS = Path(__file__).parents[1].parent / "shared" / "fixtures" / "peers"
+PEERS = Path(__file__).parent / "fixtures" / "peers"
 GEN = PEERS / "generated"
 
 pytestmark = pytest.mark.skipif(not PEERS.is_dir(), reason=f"peer fixtures not found at {PEERS}")
@@ -67,8 +67,10 @@ def test_import_with_format_key_map_and_hypothesis(ws, tmp_path: Path) -> None:
     assert [r["metrics"]["total_token_throughput"] for r in runs] == [1867.0, 2800.0]
     assert [r["labels"]["concurrency"] for r in runs] == [256, 512]
     assert all(r["hypothesis"] == "comm-bound" for r in runs)
-    # --label wins over the file's label
-    out = ws.j("run", "import", str(f), "--format", "json", "--key-map", "total_token_throughput=res.tps",
+    # --label wins over the file's label (another file: the same content is one measurement, imported once)
+    f2 = tmp_path / "custom2.json"
+    f2.write_text(json.dumps([{"res": {"tps": 1870.0}, "c": 256}, {"res": {"tps": 2790.0}, "c": 512}]))
+    out = ws.j("run", "import", str(f2), "--format", "json", "--key-map", "total_token_throughput=res.tps",
                "--key-map", "label.concurrency=c", "--label", "concurrency=1")
     assert [r["labels"]["concurrency"] for r in out["runs"]] == [1, 1]
 
@@ -125,9 +127,10 @@ def test_bad_line_reports_file_and_line(ws, tmp_path: Path) -> None:
 
 def test_reimport_same_file_keeps_one_copy(ws) -> None:
     ws.cli("run", "import", str(GEN / "aiperf-A-c1.json"))
-    ws.cli("run", "import", str(GEN / "aiperf-A-c1.json"), "--label", "repeat=2")
+    r = ws.cli("run", "import", str(GEN / "aiperf-A-c1.json"), "--label", "repeat=2")  # one measurement: no new run
+    assert "already imported" in r.err
     runs, files, _ = _state(ws)
-    assert len(runs) == 2
+    assert len(runs) == 1
     assert len([f for f in files if f.endswith(".json")]) == 1
 
 

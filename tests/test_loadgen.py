@@ -160,8 +160,10 @@ def test_usage_versus_counted_tokens():
         s.stop()
     m = only(r.json)["metrics"]
     assert m["total_output_tokens"] == 20          # counted from the stream
-    assert m["total_input_tokens"] == 0            # unknown without usage
-    assert any("no usage" in w for w in only(r.json)["warnings"])
+    # no usage: counted client-side from the prompts optlog built (10 words each), never reported as 0
+    assert m["total_input_tokens"] == 40 and m["input_throughput"] > 0
+    assert m["input_tokens_client_counted"] == 4
+    assert any("no usage" in w and "client-side" in w for w in only(r.json)["warnings"])
 
 
 def test_length_warnings_from_usage(fast):
@@ -192,7 +194,8 @@ def test_dataset_sharegpt_json_and_jsonl(fast, tmp_path):
             {"conversations": []}]
     f = tmp_path / "share.json"
     f.write_text(json.dumps(conv))
-    r = loadgen(fast.url, "--model", "m", "--dataset", str(f), "--num-prompts", "4")
+    # --reuse-prompts: the records' text as it is (by default each level's prompts carry a fresh tag)
+    r = loadgen(fast.url, "--model", "m", "--dataset", str(f), "--num-prompts", "4", "--reuse-prompts")
     assert r.code == 0, r.err
     run = only(r.json)
     assert run["labels"]["dataset"] == "share.json" and "input_len" not in run["labels"]
@@ -205,7 +208,8 @@ def test_dataset_sharegpt_json_and_jsonl(fast, tmp_path):
     r = loadgen(fast.url, "--model", "m", "--dataset", str(g), "--output-len", "3")
     assert r.code == 0, r.err
     m = only(r.json)["metrics"]
-    assert m["completed"] == 2 and m["total_output_tokens"] == 6 and m["total_input_tokens"] == 5
+    # 5 words of prompts, plus one fresh tag per prompt (the default: no level is served from a prompt cache)
+    assert m["completed"] == 2 and m["total_output_tokens"] == 6 and m["total_input_tokens"] == 5 + 2
 
 
 def test_output_file_jsonl_round_trip(fast, tmp_path):

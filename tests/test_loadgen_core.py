@@ -182,3 +182,58 @@ def test_request_payload_and_target_parsing():
     for bad in ("ftp://h", "h:80", "http://", "http://h:99999"):
         with pytest.raises(ValueError):
             runner.parse_target(bad, None)
+
+
+# ---------------------------------------------------------------- what real servers send
+
+
+def _llama_final(n: int, cached: int) -> bytes:
+    """llama.cpp's last chunk with include_usage: usage with cached tokens, and its own timings."""
+    return ev({"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": n, "total_tokens": 10 + n,
+                                        "prompt_tokens_details": {"cached_tokens": cached}},
+               "timings": {"cache_n": cached, "prompt_n": 10 - cached, "prompt_ms": 12.5, "predicted_n": n,
+                           "predicted_ms": 30.0 * n, "predicted_per_second": 33.3}})
+
+
+def test_decode_reads_llamacpp_timings_and_cached_tokens():
+    pieces = [(1.1, tok(" a")), (1.2, tok(" b")), (1.3, FIN + _llama_final(2, 4) + DONE)]
+    r = core.decode(raw_of(pieces, max_tokens=2, min_tokens=2))
+    assert r.ok and r.finish_reason == "length" and r.cached_tokens == 4 and r.input_source == "server"
+    assert r.timings == {"prompt_n": 6.0, "prompt_ms": 12.5, "predicted_n": 2.0, "predicted_ms": 60.0, "cache_n": 4.0}
+    m = core.aggregate([r], 1.0, 1)
+    assert m["server_mean_tpot_ms"] == 30.0 and m["server_median_prompt_ms"] == 12.5
+    assert m["cached_prompt_tokens"] == 4 and m["cached_prompt_fraction"] == 0.4
+    assert core.cache_warning(m) is not None
+
+
+@pytest.mark.parametrize("tail, why", [
+    (DONE, "without any finish_reason"),                                  # [DONE], no finish_reason
+    (FIN + DONE, "2 of the 5 token(s)"),                                  # early, with ignore_eos
+    (FIN, "2 of the 5 token(s)"),                                         # early, no [DONE] either
+])
+def test_short_streams_are_failures_with_their_reason(tail, why):
+    pieces = [(1.1, tok(" a")), (1.2, tok(" b")), (1.3, tail)]
+    r = core.decode(raw_of(pieces, max_tokens=5, min_tokens=5 if FIN in tail else 0, complete=True))
+    assert not r.ok and r.error == "short" and why in r.detail
+    assert r.output_tokens == 2
+    ok = core.decode(raw_of([(1.1, tok(" a")), (1.2, FIN + DONE)], max_tokens=5))
+    m = core.aggregate([r, ok], 1.0, 2)
+    assert m["short"] == 1 and m["failed"] == 1 and m["completed"] == 1
+    assert m["mean_ttft_ms"] == pytest.approx(100.0)   # only the completed request's TTFT
+    assert (m["min_output_tokens"], m["max_output_tokens"]) == (1, 2)
+
+
+def test_unknown_input_tokens_are_none_not_zero():
+    r = core.decode(raw_of([(1.1, tok(" a")), (1.2, FIN + DONE)]))
+    assert r.input_tokens is None and r.input_source is None
+    m = core.aggregate([r], 1.0, 1)
+    assert m["total_input_tokens"] is None and m["input_throughput"] is None
+    r2 = core.decode(raw_of([(1.1, tok(" a")), (1.2, FIN + DONE)], prompt_tokens=7))
+    m2 = core.aggregate([r2], 1.0, 1)
+    assert m2["total_input_tokens"] == 7 and m2["input_tokens_client_counted"] == 1
+
+
+def test_agreement_and_its_warning():
+    assert core.agreement(98, 100) == 0.98 and core.agreement_warning(0.98, "x") is None
+    assert "97.0 %" in core.agreement_warning(core.agreement(97, 100), "tokens_predicted")
+    assert core.agreement(10, 0) is None and core.agreement(10, None) is None

@@ -35,6 +35,7 @@ def test_mcp_tools_share_the_service_layer(ws):
         todos = _data(await s.call_tool("todo_write", {"todos": [
             {"content": "Start TP4+PP2", "status": "in_progress", "priority": "high", "hypothesis": "comm-bound"},
             {"content": "Investigate FP4 GEMM", "status": "pending", "activeForm": "Investigating"}]}))
+        todos = _data(await s.call_tool("todo_list", {"limit": None}))  # the write acknowledged ids; the list has all
         bad = await s.call_tool("hypothesis_show", {"id": "nope"})
         st = _data(await s.call_tool("status", {}))
         for cfg, c, v in (("tp8", 64, 700), ("tp4pp2", 64, 213), ("tp8", 256, 1867), ("tp4pp2", 256, 727)):
@@ -62,6 +63,7 @@ def test_mcp_tools_share_the_service_layer(ws):
     assert todos["todos"][1]["activeForm"] == "Investigating"
     # the CLI reads back exactly what the agent wrote through MCP
     assert ws.j("todo", "list")["todos"] == todos["todos"]
-    assert bad.is_error and "not_found" in bad.content[0].text
+    assert bad.is_error and bad.content[0].text.startswith("not_found: ")
+    assert bad.structured_content["error"]["code"] == "not_found" and bad.structured_content["error"]["field"] == "id"
     assert [x["id"] for x in st["hypotheses"]["open"]] == ["comm-bound"]
     assert "optlog: add hypothesis comm-bound" in ws.git("log", "--format=%s")

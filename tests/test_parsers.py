@@ -1,4 +1,4 @@
-"""Result parsers against the real peer-tool files in ../shared/fixtures/peers, and edge cases.
+"""Result parsers against the real peer-tool files in tests/fixtures/peers, and edge cases.
 
 The values asserted for the generated files are the ones their README states (real AIPerf 0.13.0 and
 GuideLLM 0.8.1 runs against a server with TTFT 50 ms, ITL 10 ms, 20 output tokens).
@@ -15,7 +15,7 @@ import pytest
 from optlog.errors import BadInput
 from optlog.runs.parsers import CANONICAL, FORMATS, detect_format, parse_bytes, parse_result
 
-PEERS = Path(__file__).parents[1].parent / "shared" / "fixtures" / "peers"
+PEERS = Path(__file__).parent / "fixtures" / "peers"
 GEN = PEERS / "generated"
 
 pytestmark = pytest.mark.skipif(not PEERS.is_dir(), reason=f"peer fixtures not found at {PEERS}")
@@ -555,3 +555,25 @@ def test_probe_output_is_parsed_and_detected(tmp_path):
     assert r.labels["op"] == "gemm" and r.labels["m"] == 8 and r.labels["dtype"] == "fp32"
     doc = json.loads(out.read_text())
     assert r.metrics["flops"] == doc["flops"] == 2 * 8 * 64 * 64 and r.metrics["tflops"] > 0
+
+
+@pytest.mark.parametrize("name", ["probe", "gemm", "generic", "json", "optlog", "one-batch"])
+def test_run_import_format_accepts_every_registered_name_and_alias(ws, tmp_path, name):
+    """`run import --format` takes every name and alias the parser registry knows (one vocabulary):
+    on 6190f40 `--format probe` and `--format generic` exited 2 though the registry accepts both."""
+    import subprocess
+    import sys
+
+    from optlog.runs.parsers import ALIASES, FORMATS, canonical_format
+
+    out = tmp_path / "probe.json"
+    subprocess.run([sys.executable, "-m", "optlog.probes.gemm", "--m", "8", "--k", "64", "--n", "64", "--dtype", "fp32",
+                    "--device", "cpu", "--repeats", "2", "--output", str(out)], check=True, capture_output=True)
+    r = ws.cli("run", "import", str(out), "--format", name, "--json", check=False)
+    assert "invalid choice" not in r.err.lower(), r.err
+    if canonical_format(name) == "probe":
+        assert r.code == 0, r.out + r.err
+        assert len(r.json["runs"]) == 1
+    else:  # a registered format that does not match the file: the parser's message, not click's
+        assert r.code == 2 and r.json["error"]["code"] != "usage", r.out
+    assert set(FORMATS) | set(ALIASES) >= {name}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -162,11 +163,7 @@ def test_nvidia_smi_dmon_with_gpm_columns_recorded_on_the_h200() -> None:
 
 
 def test_help_query_gpu_lists_fields() -> None:
-    from tests._telemetry import ROOT
-
-    ref = ROOT.parent / "shared" / "reference" / "nvidia-smi-help-query-gpu-580.159.txt"
-    if not ref.exists():
-        pytest.skip("shared reference not present")
+    ref = Path(__file__).parent / "fixtures" / "nvidia-smi" / "nvidia-smi-help-query-gpu-580.159.txt"
     avail = smi.help_fields(ref.read_text())
     assert {"power.draw.instant", "clocks_event_reasons.active", "clocks_throttle_reasons.active"} <= avail
     assert smi.query_fields(avail) == smi.query_fields()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -17,7 +18,7 @@ def _table(d: dict[str, Any]) -> str:
     for r in d["runs"]:
         m = r["metrics"]
         rows.append([r["id"] if r["id"] is not None else "-", r["labels"].get("concurrency", "∞"),
-                     m["completed"], m["failed"], fmt_num(m["request_throughput"]), fmt_num(m["output_throughput"]),
+                     m["completed"], m["failed"] if not m.get("short") else f"{m['failed']} ({m['short']} short)", fmt_num(m["request_throughput"]), fmt_num(m["output_throughput"]),
                      fmt_num(m["mean_ttft_ms"]), fmt_num(m["p99_ttft_ms"]), fmt_num(m["mean_tpot_ms"]),
                      fmt_num(m["mean_itl_ms"]), fmt_num(m["p99_itl_ms"]), fmt_num(m["mean_e2e_latency_ms"]),
                      fmt_num(m["mean_inflight"]), fmt_num(m["duration"])])
@@ -47,8 +48,16 @@ def _table(d: dict[str, Any]) -> str:
 @click.option("--output-len", type=int, metavar="N", help="max_tokens per request (default 128; a dataset's reply length).")
 @click.option("--dataset", metavar="FILE", help="ShareGPT-style JSON or JSONL prompts.")
 @click.option("--ignore-eos", is_flag=True, help="Send ignore_eos: true (vLLM, SGLang) so outputs reach --output-len.")
-@click.option("--warmup", type=int, default=0, show_default=True, metavar="N", help="Requests before each level, not counted.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--warmup", type=int, default=None, metavar="N",
+              help="N requests before each level, not counted (default: a few at the first level only, "
+                   "after a server (re)start).")
+@click.option("--reuse-prompts", is_flag=True,
+              help="The same seeded prompts at every level and run (default: fresh ones, so no level is "
+                   "served from the server's prompt cache).")
+@click.option("--metrics-url", metavar="URL",
+              help="The server's Prometheus /metrics, scraped around each level to check optlog's token "
+                   "counts against the server's (default: URL's /metrics; 'none' to skip).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for prompts and arrivals.")
 @click.option("--timeout", type=float, default=600.0, show_default=True, metavar="S", help="Per-request timeout in seconds.")
 @click.option("--header", "headers", multiple=True, metavar="K:V",
               help="Extra header (repeatable); ${VAR} is read from the environment. Never stored.")
@@ -74,6 +83,15 @@ def bench_cmd(url: str, no_record: bool, **kw: Any) -> int:
     opts.progress = sys.stderr.isatty()
     st = state()
     ctx = None
+    from optlog.runs.inside import DEFAULT_RESULT, current
+
+    launched = current()
+    if launched is not None and not no_record:  # the launcher records the one run of this measurement
+        if not opts.output_file and launched["out"]:
+            opts.output_file = str(Path(launched["out"]) / DEFAULT_RESULT)
+        notice(f"inside launch L{launched['launch']} (run {launched['run']}): writing {opts.output_file or 'no file'}, "
+               "recording nothing (the launcher records the run)")
+        no_record = True
     if not no_record:
         from optlog.cli.main import service_ctx
 

@@ -6,12 +6,14 @@ from typing import Any
 
 import click
 
-from optlog.cli.main import emit, service_ctx, state
+from optlog.cli.main import agent, emit, service_ctx, state
+from optlog.cli.options import paged, paging
 
 
 @click.command("init")
 @click.argument("path", required=False)
 @click.option("--plan-prefix", metavar="P", help="Plans render to P/P-NN.md (default glb5improvement).")
+@agent(args={"path": "The folder to make (or adopt) as a workspace; default: the server's folder."})
 def init_cmd(path: str | None, plan_prefix: str | None) -> None:
     """Create (or adopt) a git repository as an optlog workspace."""
     from pathlib import Path
@@ -37,6 +39,7 @@ def init_cmd(path: str | None, plan_prefix: str | None) -> None:
 
 
 @click.command("status")
+@agent(read_only=True, output="status")
 def status_cmd() -> None:
     """A short digest: open hypotheses, live runs, latest verdicts, pending todos."""
     from optlog.cli.render import glyph
@@ -49,21 +52,29 @@ def status_cmd() -> None:
         out = [f"workspace {r['workspace']}"]
         if r.get("notice"):
             out.append(f"note: {r['notice']}")
-        out.append(f"\nopen hypotheses ({len(r['hypotheses']['open'])} of {r['hypotheses']['total']}):")
+        out.append(f"\nopen hypotheses ({r['hypotheses']['open_total']} of {r['hypotheses']['total']}):")
         for h in r["hypotheses"]["open"]:
             preds = ", ".join(f"{p['id']} {p['status']}" for p in h["predictions"]) or "no predictions"
             out.append(f"  {glyph(h['status'])} {h['id']} [{h['status']}] {h['title']} — {preds}")
-        out.append(f"\nlive runs: {len(r['live_runs'])}   runs recorded: {r['runs_total']}")
+        out.append(f"\nlive runs: {r['live_runs_total']}   runs recorded: {r['runs_total']}")
         for run in r["live_runs"]:
             out.append(f"  #{run['id']} {run['status']} {run.get('name') or ''}")
+        for la in r["launches"]:
+            counts = ", ".join(f"{n} {s}" for s, n in la["runs"].items())
+            out.append(f"  launch {la['ref']} {la['status']} ({counts})" + (f": {la['error']}" if la.get("error") else ""))
+        for d in r["verdict_due"]:
+            out.append(f"  verdict due: {d['id']} (evidence {d['evidence_at'][:19]})")
         out.append("\nlatest verdicts:")
         for v in r["latest_verdicts"][:5]:
             out.append(f"  {v['at'][:19]} {v['hypothesis']} → {v['status']} ({v['kind']}, {v['by']}): {v['summary']}")
         if not r["latest_verdicts"]:
             out.append("  none yet")
-        out.append(f"\ntodos ({len(r['todos'])} pending or in progress):")
+        out.append(f"\ntodos ({r['todos_total']} pending or in progress):")
         for t in r["todos"]:
             out.append(f"  [{t['status']}] {t['id']} {t['content']}" + (f" ({t['priority']})" if t["priority"] else ""))
+        if r["next"]:
+            out.append("\nnext: " + " · ".join(n["call"] + " " + " ".join(f"{k}={v}" for k, v in n["arguments"].items())
+                                               for n in r["next"]))
         return "\n".join(out)
 
     emit(res, human)
@@ -77,6 +88,7 @@ def note() -> None:
 @note.command("add")
 @click.argument("text")
 @click.option("--hypothesis", "hypothesis", metavar="ID", help="The hypothesis this is evidence for.")
+@agent(args={"text": "The observation, in a sentence or two."})
 @click.option("--link", metavar="URL", help="A link (bug report, issue, dashboard).")
 @click.option("--run", "run_id", type=int, metavar="ID", help="The run this note is about.")
 def note_add(text: str, hypothesis: str | None, link: str | None, run_id: int | None) -> None:
@@ -89,13 +101,19 @@ def note_add(text: str, hypothesis: str | None, link: str | None, run_id: int | 
 
 
 @note.command("list")
-@click.option("--hypothesis", metavar="ID")
-def note_list(hypothesis: str | None) -> None:
+@click.option("--hypothesis", metavar="ID", help="Only notes on this hypothesis.")
+@click.option("--since", metavar="TIME", help="Only notes at or after TIME (ISO 8601, e.g. 2026-12-01T08:00).")
+@paging(agent_limit=20)
+@agent(read_only=True)
+def note_list(hypothesis: str | None, since: str | None, limit: int | None, offset: int, order: str) -> None:
     """List notes."""
     from optlog.service.evidence import list_notes
 
     ctx = service_ctx()
     res = list_notes(ctx, hypothesis)
+    if since:
+        res = [n for n in res if str(n["created_at"]) >= since]
+    res, facts = paged(res, limit, offset, order)
 
     def human(rows: list[dict[str, Any]]) -> str:
         return "\n".join(
@@ -103,7 +121,7 @@ def note_list(hypothesis: str | None) -> None:
             for n in rows
         ) or "no notes"
 
-    emit({"notes": res}, lambda d: human(d["notes"]))
+    emit({"notes": res, **facts}, lambda d: human(d["notes"]))
 
 
 def open_tui(chdir: str | None) -> None:
@@ -118,34 +136,49 @@ def open_tui(chdir: str | None) -> None:
 
 
 @click.command("tui")
+@agent(skip="interactive: a terminal dashboard")
 def tui_cmd() -> None:
     """Open the dashboard (the same as bare `optlog` on a terminal)."""
     open_tui(state().chdir)
 
 
 @click.command("mcp")
+@agent(skip="the MCP server itself")
 def mcp_cmd() -> None:
     """Serve optlog's verbs as MCP tools over stdio (for coding agents)."""
-    from optlog.mcp import serve
+    from optlog.cli.mcp import serve
 
     serve(state().chdir)
 
 
 @click.command("demo")
 @click.argument("path", required=False)
-def demo_cmd(path: str | None) -> None:
-    """Run the whole loop for real on this machine: a workspace, a hypothesis with a prediction,
-    a launched sweep (optlog's load generator against its simulated OpenAI-compatible server:
-    "tp8" at 4 ms per token, "tp4pp2" at 9 ms), verdicts, the pivot, ranked plans and a report.
+@click.option("--simulated", is_flag=True,
+              help="The offline story instead: TP8 vs TP4+PP2 on optlog's simulated server (seconds, deterministic).")
+@agent(args={"path": "A new or empty folder for the demo workspace (default: a new temporary folder).",
+             "simulated": "Run the offline simulated story instead of measuring this machine."})
+def demo_cmd(path: str | None, simulated: bool) -> None:
+    """Run the whole loop for real on this machine: llama.cpp's llama-server serving Gemma 3 270M
+    (built and fetched once by scripts/llama-server.sh, about 6 minutes on 2 cores, then cached), a
+    hypothesis registered before measuring ("4 parallel slots give at least 2x the tokens/s of 1 at
+    concurrency 4") and its rival, a launched sweep with telemetry, verdicts that follow the numbers,
+    the pivot, ranked plans and a report; then the dashboard on a terminal.
+
+    --simulated: the same loop on optlog's simulated OpenAI-compatible server ("tp8" at 4 ms per
+    token, "tp4pp2" at 9 ms), offline and in seconds.
 
     PATH must be a new or empty folder; it becomes a git repository of its own (default: a new
     folder under the system's temporary directory, printed at the end).
     """
+    import sys
     import tempfile
 
     from optlog.service.demo import run
 
     if path is None:
         path = tempfile.mkdtemp(prefix="optlog-demo-")
-    res = run(path, lambda t: click.echo(t, err=True))
+    res = run(path, lambda t: click.echo(t, err=True), simulated=simulated)
+    if not state().json and sys.stdout.isatty() and sys.stdin.isatty():
+        open_tui(res["workspace"])
+        return
     emit(res, lambda r: f"demo workspace: {r['workspace']}\nreport: {r['report']}")

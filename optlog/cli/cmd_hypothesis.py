@@ -6,8 +6,33 @@ from typing import Any
 
 import click
 
-from optlog.cli.main import emit, service_ctx
+from optlog.cli.main import agent, emit, service_ctx
+from optlog.cli.options import detail_option, fields_option, paged, paging
 from optlog.cli.render import glyph
+from optlog.core.statuses import HYP_STATUSES
+
+_ACK = "the id, status, title and parent"
+
+
+def _ack(h: dict[str, Any]) -> dict[str, Any]:
+    """What a write acknowledges with (the agent's default): ids and statuses, not the object."""
+    return {"id": h["id"], "status": h["status"], "title": h["title"], "parent": h["parent"],
+            "predictions": [{"id": p["id"], "status": p["status"]} for p in h["predictions"]]}
+
+
+def _brief(h: dict[str, Any]) -> dict[str, Any]:
+    """`hypothesis show` without the evidence values (the agent's default)."""
+    out = {k: h[k] for k in ("id", "title", "status", "parent", "children", "rivals", "file") if k in h}
+    out["statement"] = h.get("statement") or ""
+    out["predictions"] = [{"id": p["id"], "version": p["version"], "status": p["status"], "expect": p["expect"],
+                           "metric": p.get("metric")} for p in h["predictions"]]
+    out["verdicts"] = h["verdicts"][-3:]
+    out["verdicts_total"] = len(h["verdicts"])
+    out["notes_total"] = len(h.get("notes") or [])
+    out["runs_total"] = len(h.get("runs") or [])
+    if h.get("disagreement"):
+        out["disagreement"] = h["disagreement"]
+    return out
 
 
 @click.group("hypothesis")
@@ -22,46 +47,57 @@ def hypothesis() -> None:
 @click.option("--rationale", default="", help="Why you believe it.")
 @click.option("--parent", metavar="ID", help="The hypothesis this one pivots from.")
 @click.option("--rival", "rivals", multiple=True, metavar="ID", help="A competing explanation (repeatable).")
-def hyp_add(title: str, hid: str | None, statement: str, rationale: str, parent: str | None, rivals: tuple[str, ...]) -> None:
+@detail_option(_ACK)
+@agent(args={"title": "A short title: what you believe, e.g. 'Decode is communication-bound at TP8'."})
+def hyp_add(title: str, hid: str | None, statement: str, rationale: str, parent: str | None, rivals: tuple[str, ...],
+            detail: bool) -> None:
     """Add a hypothesis (committed to git)."""
     from optlog.service import hypotheses
 
     ctx = service_ctx()
     doc = hypotheses.add(ctx, title, hid=hid, statement=statement, rationale=rationale, parent=parent, rivals=rivals)
     res = hypotheses.show(ctx, doc.id)
-    emit(res, lambda r: f"added hypothesis {r['id']}" + (f" (child of {r['parent']})" if r["parent"] else ""))
+    emit(res if detail else _ack(res), lambda r: f"added hypothesis {r['id']}" + (f" (child of {r['parent']})" if r["parent"] else ""))
 
 
 @hypothesis.command("list")
-@click.option("--status", metavar="S", help="Only hypotheses with this status.")
-def hyp_list(status: str | None) -> None:
+@click.option("--status", type=click.Choice(HYP_STATUSES), help="Only hypotheses with this status.")
+@paging(agent_limit=20)
+@fields_option(agent_fields="id,title,status,parent")
+@agent(read_only=True, output="hypothesis_list")
+def hyp_list(status: str | None, limit: int | None, offset: int, order: str, fields: str | None) -> None:
     """List hypotheses."""
     from optlog.service import hypotheses
 
     ctx = service_ctx()
-    rows = hypotheses.list_(ctx, status)
+    rows, facts = paged(hypotheses.list_(ctx, status), limit, offset, order, fields)
 
     def human(d: dict[str, Any]) -> str:
         if not d["hypotheses"]:
             return "no hypotheses"
         out = []
         for h in d["hypotheses"]:
-            preds = len(h["predictions"])
-            par = f" ← {h['parent']}" if h["parent"] else ""
+            preds = len(h.get("predictions", []))
+            par = f" ← {h['parent']}" if h.get("parent") else ""
             out.append(f"{glyph(h['status'])} {h['id']:<28} {h['status']:<12} {preds} pred  {h['title']}{par}")
         return "\n".join(out)
 
-    emit({"hypotheses": rows}, human)
+    emit({"hypotheses": rows, **facts}, human)
 
 
 @hypothesis.command("show")
 @click.argument("hid", metavar="ID")
-def hyp_show(hid: str) -> None:
+@click.option("--detail/--brief", "detail", default=True, show_default=True,
+              help="Everything (evidence values, history, notes, runs), or the statement, predictions and "
+                   "the last three verdicts.")
+@agent(read_only=True, defaults={"detail": False}, args={"hid": "The hypothesis id."}, output="hypothesis_show")
+def hyp_show(hid: str, detail: bool) -> None:
     """Show a hypothesis with its predictions and verdict history."""
     from optlog.service import hypotheses
 
     ctx = service_ctx()
-    emit(hypotheses.show(ctx, hid), _human_show)
+    doc = hypotheses.show(ctx, hid)
+    emit(doc if detail else _brief(doc), _human_show)
 
 
 def _human_show(h: dict[str, Any]) -> str:
@@ -70,7 +106,7 @@ def _human_show(h: dict[str, Any]) -> str:
         out.append(f"note: {h['disagreement']}")
     if h["statement"]:
         out.append(f"statement: {h['statement']}")
-    if h["rationale"]:
+    if h.get("rationale"):
         out.append(f"rationale: {h['rationale']}")
     if h["parent"]:
         out.append(f"parent: {h['parent']}")
@@ -97,27 +133,34 @@ def _human_show(h: dict[str, Any]) -> str:
 
 @hypothesis.command("set")
 @click.argument("hid", metavar="ID")
-@click.option("--status", required=True, metavar="S", help="open|testing|confirmed|falsified|inconclusive|superseded")
+@click.option("--status", required=True, type=click.Choice(HYP_STATUSES), help="The status to set.")
 @click.option("--why", metavar="T", help="The reason (required).")
-def hyp_set(hid: str, status: str, why: str | None) -> None:
+@detail_option(_ACK)
+@agent(args={"hid": "The hypothesis id."})
+def hyp_set(hid: str, status: str, why: str | None, detail: bool) -> None:
     """Set a status by hand (an override, kept beside the automatic verdict)."""
     from optlog.service import hypotheses
 
     ctx = service_ctx()
     hypotheses.set_status(ctx, hid, status, why or "")
-    emit(hypotheses.show(ctx, hid), lambda r: f"{r['id']} → {r['status']} (override)")
+    res = hypotheses.show(ctx, hid)
+    emit(res if detail else _ack(res), lambda r: f"{r['id']} → {r['status']} (override)")
 
 
 @hypothesis.command("edit")
 @click.argument("hid", metavar="ID")
-@click.option("--title")
-@click.option("--statement")
-@click.option("--rationale")
+@click.option("--title", help="A new title.")
+@click.option("--statement", help="A new statement: what is claimed, precisely.")
+@click.option("--rationale", help="A new rationale: why you believe it.")
 @click.option("--rival", "rivals", multiple=True, metavar="ID", help="Add a rival (repeatable).")
-def hyp_edit(hid: str, title: str | None, statement: str | None, rationale: str | None, rivals: tuple[str, ...]) -> None:
+@detail_option(_ACK)
+@agent(args={"hid": "The hypothesis id."})
+def hyp_edit(hid: str, title: str | None, statement: str | None, rationale: str | None, rivals: tuple[str, ...],
+             detail: bool) -> None:
     """Edit title, statement, rationale or rivals (committed as an edit)."""
     from optlog.service import hypotheses
 
     ctx = service_ctx()
     hypotheses.edit(ctx, hid, title=title, statement=statement, rationale=rationale, add_rivals=rivals)
-    emit(hypotheses.show(ctx, hid), lambda r: f"edited {r['id']}")
+    res = hypotheses.show(ctx, hid)
+    emit(res if detail else _ack(res), lambda r: f"edited {r['id']}")

@@ -6,18 +6,49 @@ from typing import Any
 
 import click
 
-from optlog.cli.main import emit, service_ctx
+from optlog.cli.main import agent, emit, service_ctx
+from optlog.cli.options import paged
+
+
+def _brief_event(e: dict[str, Any]) -> dict[str, Any]:
+    """An event without its commit body (the agent's default): what happened, to what, why in one line."""
+    out = {k: e.get(k) for k in ("sha", "at", "event", "hypothesis", "subject", "actor")}
+    out["sha"] = (e.get("sha") or "")[:10]
+    if e.get("runs"):
+        out["runs"] = e["runs"][:10]
+    if e.get("pivot"):
+        out["pivot"] = e["pivot"]
+    return out
 
 
 @click.command("log")
 @click.option("--hypothesis", "hypothesis", metavar="ID", help="Only this hypothesis (and pivots from it).")
 @click.option("--limit", "-n", type=int, metavar="N", help="Only the last N events.")
-def log_cmd(hypothesis: str | None, limit: int | None) -> None:
+@click.option("--offset", type=int, default=0, help="Skip this many of the newest events first (the previous page's next_offset).")
+@click.option("--since", metavar="TIME", help="Only events at or after TIME (ISO 8601, e.g. 2026-12-01T08:00).")
+@click.option("--order", type=click.Choice(("oldest", "newest")), default="oldest", show_default=True,
+              help="oldest first (the CLI's default) or newest first (an agent's).")
+@click.option("--detail/--brief", "detail", default=True, show_default=True,
+              help="Every event with its commit message body, or one line each.")
+@agent(read_only=True, defaults={"limit": 10, "order": "newest", "detail": False})
+def log_cmd(hypothesis: str | None, limit: int | None, offset: int, since: str | None, order: str, detail: bool) -> None:
     """The decision timeline from git, oldest first: events, reasons, runs, pivots."""
     from optlog.service import history
 
     ctx = service_ctx()
-    res = history.log(ctx, hypothesis, limit)
+    if limit is not None and limit < 1:
+        from optlog.errors import BadInput
+
+        raise BadInput("--limit must be at least 1", field="--limit")
+    res = history.log(ctx, hypothesis, None)
+    events = res["events"]
+    if since:
+        events = [e for e in events if str(e["at"]) >= since]
+    rows, facts = paged(events, limit, offset, "newest")  # pages count back from the newest event
+    if order == "oldest":
+        rows = rows[::-1]
+    res["events"] = rows if detail else [_brief_event(e) for e in rows]
+    res.update(facts)
     emit(res, _human_log)
 
 
@@ -28,21 +59,21 @@ def _human_log(r: dict[str, Any]) -> str:
         return "no decisions recorded yet"
     out = []
     for e in r["events"]:
-        head = f"{e['at'][:16].replace('T', ' ')}  {e['sha'][:8]}  {e['subject']}"
+        head = f"{str(e['at'])[:16].replace('T', ' ')}  {e['sha'][:8]}  {e['subject']}"
         out.append(head)
         meta = [f"event {e['event']}"]
-        if e["hypothesis"]:
+        if e.get("hypothesis"):
             meta.append(f"hypothesis {e['hypothesis']}")
-        if e["runs"]:
+        if e.get("runs"):
             meta.append("runs " + ",".join(str(x) for x in e["runs"]))
-        if e["actor"]:
+        if e.get("actor"):
             meta.append(f"by {e['actor']}")
         out.append("    " + " · ".join(meta))
-        if e["pivot"]:
+        if e.get("pivot"):
             out.append(f"    ⇒ pivot: {e['pivot']['from']} → {e['pivot']['to']}")
-        if e["hand_edit"]:
+        if e.get("hand_edit"):
             out.append(f"    includes a hand edit of {', '.join(e['hand_edit'])}")
-        body = e["body"].strip()
+        body = (e.get("body") or "").strip()
         if body:
             for line in body.splitlines():
                 out.append(f"    │ {line}" if line.strip() else "    │")

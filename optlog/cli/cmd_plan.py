@@ -6,7 +6,13 @@ from typing import Any
 
 import click
 
-from optlog.cli.main import emit, service_ctx
+from optlog.cli.main import agent, emit, service_ctx
+from optlog.core.plans import EFFORT_WEIGHT, PLAN_STATUSES
+
+
+def _plan_ack(p: dict[str, Any]) -> dict[str, Any]:
+    """What a plan write acknowledges with (the agent's default)."""
+    return {k: p.get(k) for k in ("id", "title", "rank", "score", "status", "reason", "file")}
 
 
 @click.group("plan")
@@ -17,22 +23,26 @@ def plan() -> None:
 @plan.command("add")
 @click.argument("title")
 @click.option("--gain", required=True, metavar="LOW-HIGH%", help="Predicted gain range in percent, e.g. 10-30%.")
-@click.option("--effort", required=True, metavar="S|M|L", help="Effort: S (÷1), M (÷3), L (÷8).")
+@click.option("--effort", required=True, type=click.Choice(tuple(EFFORT_WEIGHT), case_sensitive=False),
+              help="Effort: S (÷1), M (÷3), L (÷8).")
 @click.option("--confidence", required=True, metavar="F", help="Confidence in the gain, 0 to 1.")
 @click.option("--needs", "needs", multiple=True, metavar="HYP", help="A hypothesis the plan rests on (repeatable).")
 @click.option("--rationale", metavar="T", help="Why this should help.")
 @click.option("--step", "steps", multiple=True, metavar="T", help="A step (repeatable, in order).")
 @click.option("--risk", "risks", multiple=True, metavar="T", help="A risk (repeatable).")
 @click.option("--validation", metavar="SPEC", help="How it will be validated (a run spec or a description).")
+@click.option("--detail/--brief", "detail", default=True, show_default=True,
+              help="The whole plan, or its id, rank, score, status and reason.")
+@agent(defaults={"detail": False}, args={"title": "What the plan does, e.g. 'MSCCLPP allreduce for TP8 decode'."})
 def plan_add(title: str, gain: str, effort: str, confidence: str, needs: tuple[str, ...], rationale: str | None,
-             steps: tuple[str, ...], risks: tuple[str, ...], validation: str | None) -> None:
+             steps: tuple[str, ...], risks: tuple[str, ...], validation: str | None, detail: bool) -> None:
     """Add an improvement plan (recorded; `plan render` writes and commits the files)."""
     from optlog.service import plans
 
     ctx = service_ctx()
     res = plans.add(ctx, title, gain=gain, effort=effort, confidence=confidence, needs=needs, rationale=rationale,
                     steps=steps, risks=risks, validation=validation)
-    emit(res, lambda r: f"added plan {r['id']:02d} (rank {r['rank']}, score {r['score']:.2f}): {r['reason']}")
+    emit(res if detail else _plan_ack(res), lambda r: f"added plan {r['id']:02d} (rank {r['rank']}, score {r['score']:.2f}): {r['reason']}")
 
 
 def _list_human(d: dict[str, Any]) -> str:
@@ -58,7 +68,8 @@ def _list_human(d: dict[str, Any]) -> str:
 
 
 @plan.command("list")
-@click.option("--status", metavar="S", help="proposed|in_progress|done|dropped")
+@click.option("--status", type=click.Choice(PLAN_STATUSES), help="Only plans with this status.")
+@agent(read_only=True)
 def plan_list(status: str | None) -> None:
     """Plans in rank order, with how well past predictions held."""
     from optlog.service import plans
@@ -91,6 +102,7 @@ def _show_human(p: dict[str, Any]) -> str:
 
 @plan.command("show")
 @click.argument("pid", metavar="ID")
+@agent(read_only=True, args={"pid": "The plan number (1, or 01)."})
 def plan_show(pid: str) -> None:
     """Show one plan with its score, reason and needs."""
     from optlog.service import plans
@@ -101,15 +113,19 @@ def plan_show(pid: str) -> None:
 
 @plan.command("set")
 @click.argument("pid", metavar="ID")
-@click.option("--status", metavar="S", help="proposed|in_progress|done|dropped")
+@click.option("--status", type=click.Choice(PLAN_STATUSES), help="The new status.")
 @click.option("--measured-gain", "measured", metavar="P", help="The gain measured when done, in percent.")
 @click.option("--why", metavar="T", help="The reason.")
-def plan_set(pid: str, status: str | None, measured: str | None, why: str | None) -> None:
+@click.option("--detail/--brief", "detail", default=True, show_default=True,
+              help="The whole plan, or its id, rank, score, status and reason.")
+@agent(defaults={"detail": False}, args={"pid": "The plan number (1, or 01)."})
+def plan_set(pid: str, status: str | None, measured: str | None, why: str | None, detail: bool) -> None:
     """Change a plan's status; record the gain measured beside the predicted one."""
     from optlog.service import plans
 
     ctx = service_ctx()
-    emit(plans.set_(ctx, pid, status, measured, why), _show_human)
+    res = plans.set_(ctx, pid, status, measured, why)
+    emit(res if detail else _plan_ack(res), _show_human)
 
 
 @plan.command("render")

@@ -6,13 +6,37 @@ from typing import Any
 
 import click
 
-from optlog.cli.main import emit, service_ctx
+from optlog.cli.main import agent, emit, service_ctx
+from optlog.cli.options import paged, paging
 from optlog.cli.render import fmt_num, glyph, table
+from optlog.core.statuses import PRED_STATUSES
+
+LANGUAGE = """\
+The prediction language (a real grammar, never eval'ed). Groups a and b are runs selected by label
+(a=["config=tp4pp2"], b=["config=tp8"]); bare `a`/`b` mean their `metric`; `a.NAME` is another
+metric of group a; ceilings from optlog.yaml (peak_tflops, mem_bw_gbps) are names too. Examples:
+  expect="a > b"                     a beats b by more than the margin (default 5 %)
+  expect="a >= b * 1.1"              at least 10 % better
+  expect="a / b in [0.3, 0.6]"       the ratio lies in a range
+  expect="a < 0.05 * peak_tflops"    against a ceiling
+  expect="a.tensor_active < 20 and a.gpu_util > 90"   several metrics of one group
+where="concurrency <= 256" filters runs by label (and, or, !=, in); per="concurrency" judges at every
+level. With >= 5 repeats a side: Mann-Whitney + Holm; 3-4: Welch on logs; fewer: the margin."""
 
 
 @click.group("prediction")
 def prediction() -> None:
     """Predictions: machine-checkable, pre-registered claims of a hypothesis."""
+
+
+class _PredictAlias(click.Group):
+    """`optlog predict HYP --expect …` is `optlog prediction add HYP --expect …` (DESIGN §7); the
+    older `optlog predict add|edit|list|show …` spellings still reach the group's subcommands."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            args = ["add", *args]
+        return super().parse_args(ctx, args)
 
 
 _SPEC_HELP = {
@@ -47,6 +71,7 @@ def _pred_human(p: dict[str, Any]) -> str:
 @click.option("--where", metavar="COND", help=_SPEC_HELP["where"])
 @click.option("--per", metavar="LABEL", help=_SPEC_HELP["per"])
 @click.option("--margin", type=float, default=None, metavar="F", help=_SPEC_HELP["margin"])
+@agent(args={"hid": "The hypothesis id the prediction belongs to."}, description=LANGUAGE)
 def pred_add(hid: str, expect: str, metric: str | None, a: tuple[str, ...], b: tuple[str, ...], where: str | None,
              per: str | None, margin: float | None) -> None:
     """Add a prediction to hypothesis HYP (committed to git)."""
@@ -66,6 +91,7 @@ def pred_add(hid: str, expect: str, metric: str | None, a: tuple[str, ...], b: t
 @click.option("--where", metavar="COND", help=_SPEC_HELP["where"] + " Empty clears it.")
 @click.option("--per", metavar="LABEL", help=_SPEC_HELP["per"])
 @click.option("--margin", type=float, default=None, metavar="F", help=_SPEC_HELP["margin"])
+@agent(args={"pid": "The prediction id (hypothesis/p1)."}, description=LANGUAGE)
 def pred_edit(pid: str, expect: str | None, metric: str | None, a: tuple[str, ...], b: tuple[str, ...],
               where: str | None, per: str | None, margin: float | None) -> None:
     """Edit a prediction; once evidence exists this makes a new version (pre-registration)."""
@@ -79,18 +105,25 @@ def pred_edit(pid: str, expect: str | None, metric: str | None, a: tuple[str, ..
 
 @prediction.command("list")
 @click.argument("hid", metavar="[HYP]", required=False)
-def pred_list(hid: str | None) -> None:
+@click.option("--status", type=click.Choice(PRED_STATUSES), help="Only predictions with this status.")
+@paging(agent_limit=20)
+@agent(read_only=True, args={"hid": "Only the predictions of this hypothesis (default: all)."})
+def pred_list(hid: str | None, status: str | None, limit: int | None, offset: int, order: str) -> None:
     """List predictions (of one hypothesis, or all)."""
     from optlog.service import predictions
 
     ctx = service_ctx()
-    rows = predictions.list_(ctx, hid)
-    emit({"predictions": rows}, lambda d: "\n".join(_pred_human(p) for p in d["predictions"]) or "no predictions")
+    rows = [p for p in predictions.list_(ctx, hid) if status is None or p["status"] == status]
+    rows, facts = paged(rows, limit, offset, order)
+    emit({"predictions": rows, **facts}, lambda d: "\n".join(_pred_human(p) for p in d["predictions"]) or "no predictions")
 
 
 @prediction.command("show")
 @click.argument("pid", metavar="ID")
-def pred_show(pid: str) -> None:
+@click.option("--detail/--brief", "detail", default=True, show_default=True,
+              help="Every verdict with its levels, or the last three verdicts without the per-level values.")
+@agent(read_only=True, defaults={"detail": False}, args={"pid": "The prediction id (hypothesis/p1)."})
+def pred_show(pid: str, detail: bool) -> None:
     """Show a prediction with the verdicts that judged it."""
     from optlog.service import predictions
 
@@ -105,26 +138,38 @@ def pred_show(pid: str) -> None:
             out.append(_levels_table(lv))
         return "\n".join(out)
 
-    emit(predictions.show(ctx, pid), human)
+    doc = predictions.show(ctx, pid)
+    if not detail:
+        doc = {k: v for k, v in doc.items() if k not in ("last_verdict", "history")}
+        doc["verdicts_total"] = len(doc.get("verdicts", []))
+        doc["verdicts"] = [{k: v for k, v in x.items() if k != "levels"} for x in doc.get("verdicts", [])[-3:]]
+    emit(doc, human)
 
 
 def _levels_table(p: dict[str, Any]) -> str:
+    """Per level: the group means, then the tested quantity with its estimate and interval (one
+    statistic, named), the p-value, the outcome and why."""
     rows = []
     for lv in p["levels"]:
         lvl = " ".join(f"{k}={v}" for k, v in lv["level"].items()) or "(all)"
         n = "+".join(str(x) for x in (lv.get("n") or {}).values())
         ci = f"[{lv['ci'][0]:.3g}, {lv['ci'][1]:.3g}]" if lv.get("ci") else ""
-        rows.append(["    " + lvl, fmt_num(lv.get("a")), fmt_num(lv.get("b")),
-                     f"{lv['ratio']:.3f}" if lv.get("ratio") is not None else "–", n, ci,
+        stat = lv.get("statistic") or ""
+        tested = (lv.get("quantity") or "") + (" (geo. mean)" if "geometric" in stat else "")
+        rows.append(["    " + lvl, fmt_num(lv.get("a")), fmt_num(lv.get("b")), n, tested,
+                     fmt_num(lv.get("estimate")), ci,
                      f"{lv['p']:.2g}" if lv.get("p") is not None else "", lv["outcome"], lv.get("reason") or ""])
-    return table(rows, ["    level", "a", "b", "a/b", "n", "CI", "p", "outcome", "why"])
+    return table(rows, ["    level", "a", "b", "n", "tested", "estimate", "95% CI", "p", "outcome", "why"])
 
 
 @click.command("verdict")
 @click.argument("hid", metavar="[ID]", required=False)
 @click.option("--all", "all_", is_flag=True, help="Every hypothesis (the default when no ID is given).")
 @click.option("--check", is_flag=True, help="Exit 1 if any evaluated prediction is falsified or inconclusive.")
-def verdict_cmd(hid: str | None, all_: bool, check: bool) -> None:
+@click.option("--detail/--brief", "detail", default=True, show_default=True,
+              help="Every level with its values, runs and tests, or one line per prediction.")
+@agent(defaults={"detail": False}, args={"hid": "The hypothesis to judge (default: all)."}, output="verdict")
+def verdict_cmd(hid: str | None, all_: bool, check: bool, detail: bool) -> None:
     """Judge predictions against the evidence; write and commit the verdicts (idempotent)."""
     from optlog.service import verdicts
 
@@ -134,6 +179,9 @@ def verdict_cmd(hid: str | None, all_: bool, check: bool) -> None:
         raise BadInput("give a hypothesis ID or --all, not both", field="--all")
     ctx = service_ctx()
     res = verdicts.evaluate(ctx, hid, all=all_ or not hid)
+    bad = verdicts.any_bad(res)
+    if not detail:
+        res = _brief_verdict(res)
 
     def human(d: dict[str, Any]) -> str:
         if not d["results"]:
@@ -146,8 +194,8 @@ def verdict_cmd(hid: str | None, all_: bool, check: bool) -> None:
             if r.get("disagreement"):
                 out.append(f"  note: {r['disagreement']}")
             for p in r["predictions"]:
-                out.append(f"  {glyph(p['status'])} {p['id']} {p['explanation']}")
-                if p["levels"]:
+                out.append(f"  {glyph(p['status'])} {p['id']} {p.get('explanation') or p.get('line')}")
+                if p.get("levels"):
                     out.append(_levels_table(p))
                 for s in p.get("skipped", []):
                     lvl = " ".join(f"{k}={v}" for k, v in s["level"].items())
@@ -159,8 +207,22 @@ def verdict_cmd(hid: str | None, all_: bool, check: bool) -> None:
         return "\n".join(out)
 
     emit(res, human)
-    if check and verdicts.any_bad(res):
+    if check and bad:
         raise click.exceptions.Exit(1)
+
+
+def _brief_verdict(res: dict[str, Any]) -> dict[str, Any]:
+    """One line per prediction (the agent's default): ids, statuses and the explanation."""
+    return {
+        "results": [{"hypothesis": r["hypothesis"], "status": r["status"], "auto_status": r["auto_status"],
+                     "changed": r["changed"], **({"disagreement": r["disagreement"]} if r.get("disagreement") else {}),
+                     "predictions": [{"id": p["id"], "status": p["status"], "line": p.get("explanation")}
+                                     for p in r["predictions"]]}
+                    for r in res["results"]],
+        "warnings": res["warnings"][:5],
+        "warnings_total": len(res["warnings"]),
+        "committed": res["committed"],
+    }
 
 
 @click.command("compare")
@@ -169,6 +231,7 @@ def verdict_cmd(hid: str | None, all_: bool, check: bool) -> None:
 @click.option("--per", metavar="LABEL", help="One row per value of this label.")
 @click.option("--where", metavar="COND", help="A condition over labels.")
 @click.option("--baseline", metavar="VALUE", help="The --by value ratios are taken against (default: the first).")
+@agent(read_only=True)
 def compare_cmd(metric: str, by: str, per: str | None, where: str | None, baseline: str | None) -> None:
     """Side-by-side table of a metric: a row per level, a column per group, ratios to the baseline."""
     from optlog.service.compare import compare
@@ -177,17 +240,36 @@ def compare_cmd(metric: str, by: str, per: str | None, where: str | None, baseli
     res = compare(ctx, metric, by, per, where, baseline)
 
     def human(d: dict[str, Any]) -> str:
-        if not d["rows"]:
-            return f"no runs with metric {d['metric']} and label {d['by']}"
         gs = d["groups"]
         others = [g for g in gs if g != d["baseline"]]
-        header = [d["per"] or ""] + [f"{g}" for g in gs] + [f"{g}/{d['baseline']}" for g in others]
+        keys = ([d["per"]] if d["per"] else []) + d["split_by"]
+        header = [", ".join(keys)] + gs + [f"{g}/{d['baseline']}" for g in others]
         rows = []
         for r in d["rows"]:
-            lvl = ", ".join(str(v) for v in r["level"].values()) or "(all)"
-            rows.append([lvl] + [fmt_num(r["values"].get(g)) + (f" (n={r['n'][g]})" if r["n"].get(g, 1) > 1 else "")
-                                 for g in gs]
-                        + [f"{r['ratios'][g]:.2f}" if r["ratios"].get(g) is not None else "–" for g in others])
-        return f"{d['metric']} by {d['by']}\n" + table(rows, header)
+            lvl = ", ".join(f"{k}={v}" for k, v in r["level"].items()) or "(all)"
+            cells = []
+            for g in gs:
+                if g not in r["values"]:
+                    cells.append("–")
+                    continue
+                iqr = r["spread"].get(g)
+                cells.append(fmt_num(r["values"][g]) + f" (n={r['n'][g]}"
+                             + (f", IQR {fmt_num(iqr[0])}–{fmt_num(iqr[1])})" if iqr else ")")
+                             + (" loaded" if g in r.get("loaded", {}) else ""))
+            rows.append([lvl] + cells + [f"{r['ratios'][g]:.2f}" if r["ratios"].get(g) is not None else "–"
+                                         for g in others])
+        out = f"median {d['metric']} by {d['by']} (n runs; IQR from 3)\n" + table(rows, header)
+        for r in d["rows"]:
+            for nc in r.get("not_comparable", []):
+                lvl = ", ".join(f"{k}={v}" for k, v in r["level"].items())
+                out += (f"\nnot comparable{' at ' + lvl if lvl else ''}, {d['by']}={nc['group']} "
+                        f"(differ in {', '.join(nc['keys'])}): "
+                        + "; ".join(" ".join(f"{k}={v or '(none)'}" for k, v in x["names"].items())
+                                    + f" {fmt_num(x['value'])} (n={x['n']})" for x in nc["variants"]))
+        return out
 
     emit(res, human)
+
+
+predict = _PredictAlias("predict", commands=prediction.commands,
+                        help="Add a prediction: `optlog predict HYP --expect EXPR …` is `optlog prediction add`.")

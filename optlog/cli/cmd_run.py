@@ -10,8 +10,11 @@ from typing import Any
 
 import click
 
-from optlog.cli.main import emit, service_ctx
+from optlog.cli.main import agent, emit, service_ctx
+from optlog.cli.options import fields_option, paging
 from optlog.cli.render import fmt_num, kv, table
+from optlog.core.shape import parse_fields, project
+from optlog.core.statuses import RUN_STATUSES
 
 EXTENSIONS = (
     "optlog.cli.cmd_run_launch",   # launch, wait, logs, cancel
@@ -29,7 +32,9 @@ def run() -> None:
 @click.option("--label", "labels", multiple=True, metavar="K=V", help="A label (repeatable): config=tp8, concurrency=256 …")
 @click.option("--metric", "metrics", multiple=True, metavar="NAME=VALUE", help="A metric (repeatable).")
 @click.option("--hypothesis", metavar="ID", help="Attach as evidence to this hypothesis.")
-@click.option("--note", metavar="T")
+@click.option("--note", metavar="T", help="A note kept with the run (how it was measured).")
+@agent(description='Labels and metrics may also be objects: labels={"config": "tp8", "concurrency": 256}, '
+                   'metrics={"total_token_throughput": 1867}.')
 def run_record(labels: tuple[str, ...], metrics: tuple[str, ...], hypothesis: str | None, note: str | None) -> None:
     """Store a run done elsewhere."""
     from optlog.service import evidence
@@ -45,44 +50,52 @@ def _list_human(d: dict[str, Any]) -> str:
         return "no runs"
     keys: list[str] = []
     for r in rows:
-        for k in r["metrics"]:
+        for k in r.get("metrics", {}):
             if k not in keys and len(keys) < 3 and not k.startswith("raw."):
                 keys.append(k)
     body = [
-        [r["id"], r["status"] + (" (invalid)" if r["invalidated"] else ""), kv(r["labels"])] +
-        [fmt_num(r["metrics"].get(k)) for k in keys]
+        [r.get("id"), str(r.get("status", "")) + (" (invalid)" if r.get("invalidated") else ""), kv(r.get("labels", {}))] +
+        [fmt_num(r.get("metrics", {}).get(k)) for k in keys]
         for r in rows
     ]
     return table(body, ["id", "status", "labels", *keys])
 
 
 @run.command("list")
-@click.option("--status", metavar="S")
-@click.option("--hypothesis", metavar="ID")
+@click.option("--status", type=click.Choice(RUN_STATUSES), help="Only runs with this status.")
+@click.option("--hypothesis", metavar="ID", help="Only runs attached to this hypothesis.")
+@click.option("--launch", type=int, metavar="N", help="Only the runs of launch N (L<N>).")
 @click.option("--label", "labels", multiple=True, metavar="K=V", help="Only runs with this label (repeatable).")
-@click.option("--limit", type=int, default=None)
-@click.option("--offset", type=int, default=0)
-def run_list(status: str | None, hypothesis: str | None, labels: tuple[str, ...], limit: int | None, offset: int) -> None:
+@click.option("--since", metavar="TIME", help="Only runs created at or after TIME (ISO 8601, e.g. 2026-12-01T08:00).")
+@paging(agent_limit=10)
+@fields_option()
+@agent(read_only=True, output="run_list")
+def run_list(status: str | None, hypothesis: str | None, launch: int | None, labels: tuple[str, ...], since: str | None,
+             limit: int | None, offset: int, order: str, fields: str | None) -> None:
     """List runs with their labels and metrics."""
     from optlog.service import evidence
 
     ctx = service_ctx()
-    rows = evidence.list_runs(ctx, status=status, hypothesis=hypothesis, label=labels, limit=limit, offset=offset)
-    emit({"runs": rows}, _list_human)
+    doc = evidence.runs_page(ctx, status=status, hypothesis=hypothesis, label=labels, limit=limit, offset=offset,
+                             newest=order == "newest", since=since, launch=launch, count=True)
+    fl = parse_fields(fields)
+    if fl:
+        doc["runs"] = [project(r, fl) for r in doc["runs"]]
+    emit(doc, _list_human)
 
 
 def _show_human(r: dict[str, Any]) -> str:
-    out = [f"run {r['id']}: {r['status']}" + (f" — INVALIDATED: {r['invalid_reason']}" if r["invalidated"] else "")]
+    out = [f"run {r.get('id')}: {r.get('status')}" + (f" — INVALIDATED: {r.get('invalid_reason')}" if r.get("invalidated") else "")]
     if r.get("name"):
         out.append(f"name: {r['name']}")
-    out.append(f"labels: {kv(r['labels']) or '-'}")
+    out.append(f"labels: {kv(r.get('labels') or {}) or '-'}")
     if r.get("hypothesis"):
         out.append(f"hypothesis: {r['hypothesis']}")
     if r.get("exit_code") is not None:
         out.append(f"exit code: {r['exit_code']}")
     if r.get("error"):
         out.append(f"error: {r['error']}" + (f" (cause: {r['cause']})" if r.get("cause") else ""))
-    if r["metrics"]:
+    if r.get("metrics"):
         out.append("metrics:")
         w = max(len(k) for k in r["metrics"])
         for k, v in sorted(r["metrics"].items()):
@@ -98,14 +111,30 @@ def _show_human(r: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+_BRIEF_RUN = ("environment", "raw", "artifacts")
+
+
 @run.command("show")
 @click.argument("run_id", metavar="ID")
-def run_show(run_id: str) -> None:
+@click.option("--detail/--brief", "detail", default=True, show_default=True,
+              help="Everything, or without the environment, raw result and artifact list (counted instead).")
+@fields_option()
+@agent(read_only=True, defaults={"detail": False}, args={"run_id": "The run id (a number)."})
+def run_show(run_id: str, detail: bool, fields: str | None) -> None:
     """Show one run: labels, metrics, telemetry, environment, artifacts."""
     from optlog.service import evidence
 
     ctx = service_ctx()
-    emit(evidence.show_run(ctx, run_id), _show_human)
+    doc = evidence.show_run(ctx, run_id)
+    if not detail:
+        doc["artifacts_total"] = len(doc["artifacts"])
+        for k in _BRIEF_RUN:
+            doc.pop(k, None)
+        tel = doc.get("telemetry") or {}
+        if tel:
+            doc["telemetry"] = {"text": tel.get("text")} if tel.get("text") else {k: tel[k] for k in list(tel)[:8]}
+    fl = parse_fields(fields)
+    emit(project(doc, fl) if fl else doc, _show_human)
 
 
 for _mod in EXTENSIONS:

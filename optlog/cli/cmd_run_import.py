@@ -6,9 +6,11 @@ from typing import Any
 
 import click
 
-from optlog.cli.main import emit, service_ctx
+from optlog.cli.main import agent, emit, service_ctx
+from optlog.runs.parsers import ALIASES, FORMATS
 
-FORMAT_NAMES = ("sglang", "sglang-one-batch", "vllm", "aiperf", "genai-perf", "guidellm", "json", "optlog")
+# The parser registry is the one vocabulary of formats: every name and alias it knows is accepted.
+FORMAT_NAMES = (*FORMATS, *ALIASES)
 
 
 def _human(d: dict[str, Any]) -> str:
@@ -16,20 +18,25 @@ def _human(d: dict[str, Any]) -> str:
 
     n = len(d["runs"])
     head = f"imported {n} run{'s' if n != 1 else ''}"
+    for a in d.get("already_imported", []):
+        head += f"\n{a['file']}: already run{'s' if len(a['runs']) != 1 else ''} {', '.join(map(str, a['runs']))} ({a['why']})"
     return head + "\n" + _list_human(d) if n else head
 
 
 def register(group: click.Group) -> None:
     @group.command("import")
     @click.argument("files", nargs=-1, required=True, metavar="FILE…")
-    @click.option("--format", "fmt", type=click.Choice(FORMAT_NAMES), default=None,
+    @click.option("--format", "fmt", type=click.Choice(FORMAT_NAMES, case_sensitive=False), default=None,
                   help="The tool that wrote the files (default: detected from the content).")
     @click.option("--key-map", "key_map", multiple=True, metavar="NAME=PATH",
                   help="Take metric NAME (or label.NAME) from the dotted PATH of each result (repeatable).")
     @click.option("--label", "labels", multiple=True, metavar="K=V", help="A label for every imported run; wins over the file's (repeatable).")
     @click.option("--hypothesis", metavar="ID", help="Attach the runs as evidence to this hypothesis.")
+    @click.option("--detail/--brief", "detail", default=True, show_default=True,
+                  help="Every imported run, or only their ids and statuses.")
+    @agent(defaults={"detail": False})
     def run_import(files: tuple[str, ...], fmt: str | None, key_map: tuple[str, ...], labels: tuple[str, ...],
-                   hypothesis: str | None) -> None:
+                   hypothesis: str | None, detail: bool) -> None:
         """Import result files: one run per JSONL line, per GuideLLM benchmark, per AIPerf file.
 
         Nothing is written unless every file parses.
@@ -37,4 +44,7 @@ def register(group: click.Group) -> None:
         from optlog.service import imports
 
         ctx = service_ctx()
-        emit(imports.import_files(ctx, files, fmt, key_map, labels, hypothesis), _human)
+        doc = imports.import_files(ctx, files, fmt, key_map, labels, hypothesis)
+        if not detail:
+            doc = {**doc, "runs": [{"id": r["id"], "status": r["status"]} for r in doc["runs"]]}
+        emit(doc, _human)

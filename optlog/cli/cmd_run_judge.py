@@ -6,20 +6,23 @@ from typing import Any
 
 import click
 
-from optlog.cli.main import emit, service_ctx
+from optlog.cli.main import agent, emit, service_ctx
 from optlog.cli.render import fmt_num, table
 
 
 def _diff_human(d: dict[str, Any]) -> str:
     out = [f"run {d['a']} vs run {d['b']}"]
-    if not (d["labels"] or d["metrics"] or d["environment"] or d["other"]):
+    if not (d["labels"] or d["metrics"] or d["environment"] or d["other"] or d.get("rendered")):
         return out[0] + ": no differences"
 
     def v(x: Any) -> str:
         return "(none)" if x is None else (fmt_num(x) if isinstance(x, float) else str(x))
 
-    for title, key in (("labels", "labels"), ("environment", "environment"), ("run", "other")):
-        if d[key]:
+    if d.get("not_comparable"):
+        out.append("not comparable: differ in " + ", ".join(x["key"] for x in d["not_comparable"]))
+    for title, key in (("labels", "labels"), ("rendered with", "rendered"), ("environment", "environment"),
+                       ("run", "other")):
+        if d.get(key):
             out.append(f"{title}:")
             out.append(table([[f"  {k}", v(x['a']), v(x['b'])] for k, x in d[key].items()],
                              ["  name", f"run {d['a']}", f"run {d['b']}"]))
@@ -32,8 +35,9 @@ def _diff_human(d: dict[str, Any]) -> str:
 
 def register(group: click.Group) -> None:
     @group.command("diff")
-    @click.argument("a", metavar="ID")
-    @click.argument("b", metavar="ID")
+    @click.argument("a", metavar="A")
+    @click.argument("b", metavar="B")
+    @agent(read_only=True, args={"a": "The first run id.", "b": "The second run id (ratios are b/a)."})
     def run_diff(a: str, b: str) -> None:
         """Only what differs between two runs: labels, metrics, environment."""
         from optlog.service.verdicts import runs_diff
@@ -44,6 +48,7 @@ def register(group: click.Group) -> None:
     @group.command("invalidate")
     @click.argument("run_id", metavar="ID")
     @click.option("--why", metavar="T", help="The reason (required): e.g. FP4 GEMM returned zeros.")
+    @agent(args={"run_id": "The run id (a number)."})
     def run_invalidate(run_id: str, why: str | None) -> None:
         """Mark a run invalid; verdicts that used it are re-evaluated and committed with the reason."""
         from optlog.service.verdicts import invalidate

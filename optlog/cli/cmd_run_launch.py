@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from optlog.cli.main import emit, service_ctx, state
+from optlog.cli.main import agent, emit, service_ctx, state
 from optlog.cli.render import fmt_num, kv, table
 
 
@@ -109,6 +109,36 @@ def _launch_human(d: dict[str, Any]) -> str:
     return head + "\n" + table(rows, ["run", "status", "labels", *keys[:2], "error"])
 
 
+def _brief_status(d: dict[str, Any]) -> dict[str, Any]:
+    """A run's or launch's status in a few lines: counts by status and the first failures."""
+    if "runs" not in d:
+        out = dict(d)
+        if out.get("error"):
+            out["error"] = out["error"].splitlines()[0][:200]
+        return out
+    counts: dict[str, int] = {}
+    for r in d["runs"]:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    bad = [{"id": r["id"], "status": r["status"], "cause": r.get("cause"),
+            "error": (r.get("error") or "").splitlines()[0][:160] if r.get("error") else None}
+           for r in d["runs"] if r["status"] in ("failed", "cancelled", "interrupted")]
+    out = {k: v for k, v in d.items() if k not in ("runs", "progress")}
+    if out.get("error"):
+        out["error"] = out["error"].splitlines()[0][:200]
+    out.update(ref=f"L{d['launch']}", runs=counts, run_ids=[r["id"] for r in d["runs"]][:50], failures=bad[:5])
+    return out
+
+
+_REF = "A run id (12) or a launch (L3, as run_launch returned it)."
+
+
+def _tail(text: str, n: int | None) -> str:
+    if n is None:
+        return text
+    lines = text.splitlines(keepends=True)
+    return "".join(lines[-n:]) if n > 0 else ""
+
+
 def register(group: click.Group) -> None:
     @group.command("launch")
     @click.argument("spec", metavar="SPEC")
@@ -116,6 +146,8 @@ def register(group: click.Group) -> None:
     @click.option("--set", "sets", multiple=True, metavar="K=V", help="Override a param or a matrix axis (repeatable).")
     @click.option("--server-url", metavar="URL", help="Use this already running server (no server start).")
     @click.option("--detach", is_flag=True, help="Return at once with the launch and run ids; a background driver runs them.")
+    @agent(defaults={"detach": True}, args={"spec": "The run spec: a file under runs/ (name or path)."},
+           description="An agent's launch is detached by default: then call run_wait(ref) and run_logs(ref).")
     def run_launch(spec: str, hypothesis: str | None, sets: tuple[str, ...], server_url: str | None, detach: bool) -> int:
         """Launch the runs of a spec (runs/*.yaml): server up, ready, sane, sweep, tear down."""
         from optlog.service import launch as svc
@@ -130,23 +162,31 @@ def register(group: click.Group) -> None:
         return {"succeeded": 0, "cancelled": 130}.get(res["status"], 1)
 
     @group.command("wait")
-    @click.argument("ref", metavar="ID")
-    @click.option("--timeout", type=float, default=None, metavar="S", help="Give up after S seconds (exit 1).")
-    def run_wait(ref: str, timeout: float | None) -> int:
+    @click.argument("ref", metavar="REF")
+    @click.option("--timeout", "timeout_s", type=float, default=None, metavar="S",
+                  help="Give up after S seconds (then timed_out is true; exit 1).")
+    @click.option("--detail/--brief", "detail", default=True, show_default=True,
+                  help="Every run's status, or counts by status and the first failures.")
+    @agent(defaults={"timeout_s": 300, "detail": False}, args={"ref": _REF}, read_only=True, output="run_wait")
+    def run_wait(ref: str, timeout_s: float | None, detail: bool) -> int:
         """Wait for a run (ID) or a launch (L<n>) to finish: exit 0 if it succeeded, 1 otherwise."""
         from optlog.service import launch as svc
 
         ctx = service_ctx()
-        doc = svc.wait(ctx, ref, timeout=timeout)
+        doc = svc.wait(ctx, ref, timeout=timeout_s)
+        if not detail:
+            doc = _brief_status(doc)
         what = f"launch L{doc['launch']}" if "runs" in doc else f"run {doc['run']}"
         emit(doc, lambda d: f"{what}: {d['status']}" + (" (still running: timed out waiting)" if d.get("timed_out") else "")
              + (f" — {d['error'].splitlines()[0]}" if d.get("error") else ""))
         return 0 if doc["status"] == "succeeded" else 1
 
     @group.command("logs")
-    @click.argument("ref", metavar="ID")
+    @click.argument("ref", metavar="REF")
     @click.option("--follow", "-f", is_flag=True, help="Keep printing until the run or launch finishes.")
-    def run_logs(ref: str, follow: bool) -> None:
+    @click.option("--tail", type=int, default=None, metavar="N", help="Only the last N lines.")
+    @agent(defaults={"tail": 40}, args={"ref": _REF}, read_only=True)
+    def run_logs(ref: str, follow: bool, tail: int | None) -> None:
         """A run's bench stdout/stderr (ID), or a launch's narration (L<n>)."""
         from optlog.service import launch as svc
 
@@ -155,7 +195,16 @@ def register(group: click.Group) -> None:
             files, _ = svc.log_files(ctx, ref)
             parts: list[str] = []
             svc.follow(ctx, ref, parts.append, follow=follow)
-            emit({"ref": ref, "files": [ctx.ws.rel(f) for f in files], "text": "".join(parts)})
+            text = "".join(parts)
+            doc = {"ref": ref, "files": [ctx.ws.rel(f) for f in files], "text": _tail(text, tail)}
+            if tail is not None:
+                doc["lines_total"] = len(text.splitlines())
+            emit(doc)
+            return
+        if tail is not None:
+            parts = []
+            svc.follow(ctx, ref, parts.append, follow=False)
+            sys.stdout.write(_tail("".join(parts), tail))
             return
 
         def write(t: str) -> None:
@@ -165,7 +214,8 @@ def register(group: click.Group) -> None:
         svc.follow(ctx, ref, write, follow=follow)
 
     @group.command("cancel")
-    @click.argument("ref", metavar="ID")
+    @click.argument("ref", metavar="REF")
+    @agent(args={"ref": _REF})
     def run_cancel(ref: str) -> int:
         """Cancel a launch (L<n>, or the launch of run ID): its processes end, unfinished runs are cancelled."""
         from optlog.service import launch as svc

@@ -6,7 +6,17 @@ from typing import Any
 
 import click
 
-from optlog.cli.main import emit, service_ctx
+from optlog.cli.main import agent, emit, service_ctx
+from optlog.cli.options import paged, paging
+from optlog.core.todos import PRIORITIES, TODO_STATUSES
+
+TODO_ITEM = {"type": "object", "properties": {
+    "content": {"type": "string", "description": "What to do, one sentence."},
+    "status": {"type": "string", "enum": list(TODO_STATUSES)},
+    "priority": {"type": "string", "enum": list(PRIORITIES)},
+    "id": {"type": "string", "description": "Keep ids stable across writes (links survive)."},
+    "hypothesis": {"type": "string", "description": "The hypothesis this todo serves."},
+}, "required": ["content", "status"]}
 
 MARK = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]", "cancelled": "[-]"}
 
@@ -29,8 +39,10 @@ def todo() -> None:
 
 @todo.command("add")
 @click.argument("text")
-@click.option("--priority", type=click.Choice(["high", "medium", "low"]), default="medium", show_default=True)
-@click.option("--hypothesis", metavar="ID")
+@click.option("--priority", type=click.Choice(PRIORITIES), default="medium", show_default=True,
+              help="How urgent it is.")
+@click.option("--hypothesis", metavar="ID", help="The hypothesis this todo serves.")
+@agent(args={"text": "What to do, one sentence."})
 def todo_add(text: str, priority: str, hypothesis: str | None) -> None:
     """Add a todo at the end of the list."""
     from optlog.service import todos
@@ -42,10 +54,11 @@ def todo_add(text: str, priority: str, hypothesis: str | None) -> None:
 
 @todo.command("set")
 @click.argument("tid", metavar="ID")
-@click.option("--status", metavar="S", help="pending|in_progress|completed|cancelled")
-@click.option("--priority", metavar="P", help="high|medium|low")
+@click.option("--status", type=click.Choice(TODO_STATUSES), help="The new status.")
+@click.option("--priority", type=click.Choice(PRIORITIES), help="The new priority.")
 @click.option("--hypothesis", metavar="ID", help="Link to a hypothesis ('' unlinks).")
-@click.option("--content", metavar="TEXT")
+@click.option("--content", metavar="TEXT", help="New text for the todo.")
+@agent(args={"tid": "The todo id (as todo_list shows it)."})
 def todo_set(tid: str, status: str | None, priority: str | None, hypothesis: str | None, content: str | None) -> None:
     """Change a todo's status (or priority, link, text)."""
     from optlog.service import todos
@@ -56,22 +69,57 @@ def todo_set(tid: str, status: str | None, priority: str | None, hypothesis: str
 
 
 @todo.command("list")
-@click.option("--status", metavar="S")
-@click.option("--hypothesis", metavar="ID")
-def todo_list(status: str | None, hypothesis: str | None) -> None:
+@click.option("--status", type=click.Choice(TODO_STATUSES), help="Only todos with this status.")
+@click.option("--hypothesis", metavar="ID", help="Only todos linked to this hypothesis.")
+@click.option("--limit", type=int, default=None, metavar="N", help="At most N todos (in list order).")
+@click.option("--offset", type=int, default=0, help="Skip this many: pass the previous page's next_offset.")
+@agent(read_only=True, defaults={"limit": 30}, output="todo_list")
+def todo_list(status: str | None, hypothesis: str | None, limit: int | None, offset: int) -> None:
     """List todos in order."""
     from optlog.service import todos
 
     ctx = service_ctx()
-    emit({"todos": todos.list_(ctx, status, hypothesis)}, _human)
+    rows = todos.list_(ctx, status, hypothesis)
+    if limit is None and not offset:
+        emit({"todos": rows}, _human)  # the todowrite shape, unchanged
+        return
+    rows, facts = paged(rows, limit, offset, "oldest")
+    emit({"todos": rows, **facts}, _human)
 
 
 @todo.command("write")
-@click.argument("source", metavar="FILE|-")
-def todo_write(source: str) -> None:
-    """Replace the list with todowrite JSON ({"todos": [...]}) from FILE or stdin."""
+@click.argument("source", metavar="FILE|-", required=False)
+@click.option("--todos", "inline", metavar="JSON", help="The todowrite list inline instead of FILE.")
+@click.option("--detail/--brief", "detail", default=True, show_default=True,
+              help="The whole list back, or only each todo's id and status.")
+@agent(defaults={"detail": False}, json={"inline": {"type": "array", "items": TODO_ITEM,
+       "description": "Your whole todo list (TodoWrite/todowrite items; other keys such as activeForm are kept)."}},
+       args={"source": "A file holding todowrite JSON (or a hook payload); '-' is stdin."})
+def todo_write(source: str | None, inline: str | None, detail: bool) -> None:
+    """Replace the list with todowrite JSON ({"todos": [...]}) from FILE or stdin.
+
+    Hook payloads are taken as they come: Claude Code's PostToolUse for TodoWrite, OpenCode's
+    todo.updated event and todowrite tool hooks.
+    """
+    import json
+
+    from optlog.errors import BadInput
     from optlog.service import todos
 
+    if (source is None) == (inline is None):
+        raise BadInput("give FILE (or - for stdin) or --todos JSON", field="--todos", code="usage")
+    if inline is not None:
+        try:
+            data, name = json.loads(inline), "--todos"
+        except json.JSONDecodeError as e:
+            raise BadInput(f"malformed JSON: {e.msg}", field="--todos", line=e.lineno, column=e.colno,
+                           code="malformed_json") from None
+    else:
+        data, name = todos.read_todowrite(source or "-")
     ctx = service_ctx()
-    data, name = todos.read_todowrite(source)
-    emit({"todos": todos.write(ctx, data, name)}, _human)
+    rows = todos.write(ctx, data, name)
+    if detail:
+        emit({"todos": rows}, _human)
+    else:
+        emit({"todos": [{"id": t["id"], "status": t["status"]} for t in rows], "total": len(rows)},
+             lambda d: f"{d['total']} todo(s) written")

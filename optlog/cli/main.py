@@ -33,6 +33,7 @@ LAZY: dict[str, str] = {
     "log": "optlog.cli.cmd_log:log_cmd",
     "sync": "optlog.cli.cmd_log:sync_cmd",
     "prediction": "optlog.cli.cmd_predict:prediction",
+    "predict": "optlog.cli.cmd_predict:predict",
     "verdict": "optlog.cli.cmd_predict:verdict_cmd",
     "compare": "optlog.cli.cmd_predict:compare_cmd",
     "bench": "optlog.cli.cmd_bench:bench_cmd",
@@ -42,14 +43,38 @@ LAZY: dict[str, str] = {
     "report": "optlog.cli.cmd_plan:report_cmd",
     "mcp": "optlog.cli.cmd_core:mcp_cmd",
     "demo": "optlog.cli.cmd_core:demo_cmd",
+    "agent": "optlog.cli.cmd_agent:agent_group",
 }
-ALIASES = {"hyp": "hypothesis", "predict": "prediction", "pred": "prediction", "todos": "todo", "runs": "run"}
+ALIASES = {"hyp": "hypothesis", "pred": "prediction", "todos": "todo", "runs": "run"}
 
 
 class State:
     def __init__(self) -> None:
         self.json = False
         self.chdir: str | None = None
+        # Set by a face that runs commands in-process (the MCP server): `emit` hands it the
+        # document instead of printing, and `service_ctx` returns the face's long-lived context.
+        self.sink: Any = None
+        self.shared_ctx: Any = None
+
+
+def agent(**meta: Any) -> Any:
+    """Declare how a command looks to an agent (the MCP face reads it; the CLI ignores it).
+
+    Keys: `defaults` (parameter → the value an agent gets when it passes none: the small-by-default
+    options), `args` (argument → description; click arguments carry no help), `output` (a JSON
+    schema of the document), `skip` (why the command is not a tool), `read_only` (bool).
+    Put it under the `@...command(...)` decorator: it marks the function.
+    """
+
+    def mark(fn: Any) -> Any:
+        old = dict(getattr(fn, "__optlog_agent__", {}))
+        for k, v in meta.items():
+            old[k] = {**old.get(k, {}), **v} if isinstance(v, dict) and k in ("defaults", "args") else v
+        fn.__optlog_agent__ = old
+        return fn
+
+    return mark
 
 
 def state() -> State:
@@ -130,9 +155,9 @@ def cli(ctx: click.Context) -> None:
         ctx.obj = State()
     if ctx.invoked_subcommand is None:
         if sys.stdin.isatty() and sys.stdout.isatty() and not ctx.obj.json:
-            from optlog.cli.cmd_core import open_tui
-
-            open_tui(ctx.obj.chdir)
+            tui = cli.get_command(ctx, "tui")  # through the lazy registry, like any command
+            assert tui is not None
+            ctx.invoke(tui)
         else:
             click.echo(ctx.get_help())
 
@@ -148,6 +173,8 @@ def service_ctx() -> Any:
     from optlog.service.context import Ctx
 
     st = state()
+    if st.shared_ctx is not None:
+        return st.shared_ctx()
     c = Ctx.find(st.chdir)
     c.check_config()
     c.on_notice = lambda text: click.echo(f"optlog: {text}", err=True)  # type: ignore[attr-defined]
@@ -168,7 +195,11 @@ def _close_contexts() -> None:
 
 def emit(data: Any, human: Any = None) -> None:
     """Print `data` as JSON under --json, else the human rendering (a string or a callable)."""
-    if state().json:
+    st = state()
+    if st.sink is not None:
+        st.sink(data)
+        return
+    if st.json:
         # Indented for a person at a terminal; compact (C encoder, ~5x faster on large documents)
         # for the agents and scripts that read it through a pipe.
         indent = 2 if sys.stdout.isatty() else None
@@ -203,11 +234,63 @@ def _print_error(err: OptlogError, as_json: bool) -> None:
     click.echo(f"optlog: error: {err}", err=True)
 
 
+def check_argv(args: list[str]) -> None:
+    """The text rule (`optlog.core.text`) on every argument, before any command runs: no control
+    character but tab and newline, valid UTF-8, at most LIMITS.arg_chars. One-line fields (titles,
+    ids, labels) are narrowed further where they are read."""
+    from optlog.core import text as TX
+    from optlog.core.limits import LIMITS
+
+    for i, a in enumerate(args):
+        why = TX.problem(a, multiline=True, max_chars=LIMITS.arg_chars)
+        if why is None:
+            continue
+        if a.startswith("--") and "=" in a:
+            fld = a.split("=", 1)[0]
+        elif i > 0 and args[i - 1].startswith("-") and "=" not in args[i - 1]:
+            fld = args[i - 1]
+        else:
+            fld = f"argument {i + 1}"
+        raise BadInput(why, field=fld, code="bad_text")
+
+
+def _internal(e: BaseException) -> OptlogError:
+    """An exception no check foresaw: an error document (exit 1), never a traceback. The type and
+    place say where to look; OPTLOG_DEBUG=1 prints the traceback on stderr as well."""
+    import traceback
+
+    sa = sys.modules.get("sqlalchemy.exc")
+    if sa is not None and isinstance(e, sa.DatabaseError) and any(
+            m in str(e) for m in ("malformed", "not a database", "file is encrypted")):  # a page went bad
+        from optlog.store.db import bad_database
+
+        where = next((c.ws.sqlite_file or c.ws.db_url for c in _OPEN), "the database")
+        return bad_database(str(where), f"cannot be read ({getattr(e, 'orig', e)})")
+    tb = traceback.extract_tb(e.__traceback__)
+    at = f" at {tb[-1].filename.rsplit('/optlog/', 1)[-1]}:{tb[-1].lineno}" if tb else ""
+    if os.environ.get("OPTLOG_DEBUG"):
+        traceback.print_exception(e, file=sys.stderr)
+    return OptlogError(f"internal error: {type(e).__name__}: {str(e)[:300]}{at} (please report it; "
+                       f"OPTLOG_DEBUG=1 shows the details)", code="internal_error")
+
+
+def _quiet_library_warnings() -> None:
+    """No library warning reaches the terminal (stderr is optlog's narration, not scipy's or
+    SQLAlchemy's): Python warnings are dropped at this boundary unless PYTHONWARNINGS asks for them
+    (a developer debugging a warning sets it)."""
+    if not os.environ.get("PYTHONWARNINGS") and not sys.warnoptions:
+        import warnings
+
+        warnings.simplefilter("ignore")
+
+
 def main(argv: list[str] | None = None) -> None:
+    _quiet_library_warnings()
     args = list(sys.argv[1:] if argv is None else argv)
     as_json = _wants_json(args)
     code = 0
     try:
+        check_argv(args)
         rv = cli.main(args=args, prog_name="optlog", standalone_mode=False)
         if isinstance(rv, int):
             code = rv
@@ -242,6 +325,10 @@ def main(argv: list[str] | None = None) -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         code = 1
+    except Exception as e:  # the last net: see _internal
+        err = _internal(e)
+        _print_error(err, as_json)
+        code = err.exit_code
     finally:
         _close_contexts()
     sys.exit(code)

@@ -137,8 +137,12 @@ def _dotted(node: ast.AST) -> str | None:
 
 
 def _parse(text: str) -> ast.AST:
+    from optlog.core.limits import LIMITS
+
     if not text or not text.strip():
         raise ExprError("the expression is empty", 1, text)
+    if len(text) > LIMITS.expr_chars:
+        raise ExprError(f"the expression is {len(text):,} characters long (at most {LIMITS.expr_chars:,})")
     if "\n" in text or "\r" in text:
         raise ExprError("the expression must be one line", text.find("\n") + 1 if "\n" in text else 1, text)
     try:
@@ -152,7 +156,23 @@ def _parse(text: str) -> ast.AST:
         else:
             col = e.offset
         raise ExprError(msg, max(1, min(col, len(text) + 1)), text) from None
+    except (RecursionError, MemoryError, ValueError):
+        raise ExprError("the expression cannot be read (too deeply nested?)") from None
+    _check_depth(tree.body)  # type: ignore[attr-defined]
     return tree.body  # type: ignore[attr-defined,no-any-return]
+
+
+def _check_depth(root: ast.AST) -> None:
+    """The converters below recurse; `a+a+…+a` of 20,000 terms once ended in RecursionError."""
+    from optlog.core.limits import LIMITS
+
+    todo: list[tuple[ast.AST, int]] = [(root, 1)]
+    while todo:
+        node, d = todo.pop()
+        if d > LIMITS.expr_depth:
+            raise ExprError(f"the expression is nested more than {LIMITS.expr_depth} levels deep "
+                            "(operators and parentheses)", _col(node))
+        todo.extend((c, d + 1) for c in ast.iter_child_nodes(node))
 
 
 # ---------------------------------------------------------------- predictions

@@ -9,16 +9,21 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
+from optlog.core import text as TX
 from optlog.core.statuses import HYP_STATUSES, PRED_STATUSES, STATUS_GLYPH  # noqa: F401 - re-exported
+from optlog.core.text import ID_RE, check_id  # noqa: F401 - re-exported
 
 HypStatus = Literal["open", "testing", "confirmed", "falsified", "inconclusive", "superseded"]
 PredStatus = Literal["untested", "confirmed", "falsified", "inconclusive"]
 
-ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
+# Text fields: one line (titles, names) or many (statements, reasons); both refuse control characters.
+Line = Annotated[str, AfterValidator(TX.line)]
+Text = Annotated[str, AfterValidator(TX.text)]
+HypId = Annotated[str, AfterValidator(check_id)]
 
 
 def slugify(title: str, max_len: int = 40) -> str:
@@ -28,14 +33,8 @@ def slugify(title: str, max_len: int = 40) -> str:
     return s or "hypothesis"
 
 
-def check_id(hid: str) -> str:
-    if not ID_RE.match(hid):
-        raise ValueError(f"bad id {hid!r}: lower-case letters, digits and '-', starting with a letter or digit")
-    return hid
-
-
 class _Doc(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class PredictionVersion(_Doc):
@@ -53,15 +52,38 @@ class PredictionVersion(_Doc):
     replaced: Optional[str] = None
 
 
+def _expect_ok(v: str) -> str:
+    """A hand edit must not commit an expression the verdict engine cannot read."""
+    from optlog.core import expr as E
+
+    try:
+        E.parse_expect(v, None)
+    except E.ExprError as e:
+        raise ValueError(f"not a valid prediction expression: {e.pretty()}") from None
+    return v
+
+
+def _where_ok(v: str | None) -> str | None:
+    if v is None:
+        return v
+    from optlog.core import expr as E
+
+    try:
+        E.parse_where(v)
+    except E.ExprError as e:
+        raise ValueError(f"not a valid condition: {e.pretty()}") from None
+    return v
+
+
 class Prediction(_Doc):
-    id: str
+    id: Line
     version: int = Field(default=1, ge=1)
-    expect: str
-    metric: Optional[str] = None
+    expect: Annotated[str, AfterValidator(_expect_ok)]
+    metric: Optional[Line] = None
     a: dict[str, Any] = Field(default_factory=dict)
     b: dict[str, Any] = Field(default_factory=dict)
-    where: Optional[str] = None
-    per: Optional[str] = None
+    where: Annotated[Optional[str], AfterValidator(_where_ok)] = None
+    per: Optional[Line] = None
     margin: float = Field(default=0.05, ge=0)
     status: PredStatus = "untested"
     created: Optional[str] = None
@@ -70,10 +92,10 @@ class Prediction(_Doc):
 
 
 class StatusChange(_Doc):
-    at: str
-    by: str
+    at: Line
+    by: Line
     to: HypStatus
-    why: str
+    why: Text
     kind: Literal["manual", "auto"] = "manual"
     from_: Optional[str] = Field(default=None, alias="from")
 
@@ -82,9 +104,9 @@ class StatusChange(_Doc):
 
 class Override(_Doc):
     status: HypStatus
-    why: str
-    by: str
-    at: str
+    why: Text
+    by: Line
+    at: Line
 
 
 class Verdict(BaseModel):
@@ -100,15 +122,15 @@ class Verdict(BaseModel):
 
 class HypothesisDoc(_Doc):
     id: str
-    title: str
-    statement: str = ""
-    rationale: str = ""
+    title: Line
+    statement: Text = ""
+    rationale: Text = ""
     status: HypStatus = "open"
     auto_status: Optional[HypStatus] = None
-    parent: Optional[str] = None
-    rivals: list[str] = Field(default_factory=list)
-    created: Optional[str] = None
-    created_by: Optional[str] = None
+    parent: Optional[HypId] = None
+    rivals: list[HypId] = Field(default_factory=list)
+    created: Optional[Line] = None
+    created_by: Optional[Line] = None
     override: Optional[Override] = None
     predictions: list[Prediction] = Field(default_factory=list)
     verdicts: list[Verdict] = Field(default_factory=list)
@@ -145,3 +167,39 @@ class HypothesisDoc(_Doc):
 
     def effective_status(self) -> str:
         return self.override.status if self.override else (self.auto_status or self.status)
+
+
+def link_problems(docs: dict[str, HypothesisDoc]) -> list[tuple[str, tuple[Any, ...], str]]:
+    """What is wrong with the links between hypotheses: (id, field location, message) for each
+    parent or rival that names itself or no hypothesis, and for each parent cycle (reported once,
+    at its smallest id). A file that passes its own checks can still break these (a hand edit, a
+    deleted file), and a cycle would send every walk up the family tree round for ever."""
+    out: list[tuple[str, tuple[Any, ...], str]] = []
+    for hid in sorted(docs):
+        d = docs[hid]
+        if d.parent is not None:
+            if d.parent == hid:
+                out.append((hid, ("parent",), "a hypothesis cannot be its own parent"))
+            elif d.parent not in docs:
+                out.append((hid, ("parent",), f"no hypothesis {d.parent!r} (no file hypotheses/{d.parent}.yaml)"))
+        for i, r in enumerate(d.rivals):
+            if r == hid:
+                out.append((hid, ("rivals", i), "a hypothesis cannot be its own rival"))
+            elif r not in docs:
+                out.append((hid, ("rivals", i), f"no hypothesis {r!r} (no file hypotheses/{r}.yaml)"))
+    seen: set[str] = set()
+    for hid in sorted(docs):
+        path: list[str] = []
+        cur: str | None = hid
+        while cur is not None and cur in docs and cur not in seen and cur not in path:
+            path.append(cur)
+            nxt = docs[cur].parent
+            cur = nxt if nxt != cur else None
+        if cur is not None and cur in path:
+            cyc = path[path.index(cur):]
+            start = min(cyc)
+            i = cyc.index(start)
+            ring = cyc[i:] + cyc[:i]
+            out.append((start, ("parent",), "parent cycle: " + " → ".join([*ring, start])))
+        seen.update(path)
+    return out

@@ -12,7 +12,7 @@ from typing import Any
 
 from optlog.errors import BadInput
 
-KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
+KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,199}\Z")  # \Z: `$` would let a final newline in
 _INT_RE = re.compile(r"^[+-]?\d+$")
 
 
@@ -78,7 +78,9 @@ def parse_pair(text: str, field: str = "--label") -> tuple[str, str]:
     k = k.strip()
     if not k:
         raise BadInput(f"expected KEY=VALUE, got {text!r} (empty key)", field=field)
-    return check_key(k, field), v.strip()
+    from optlog.core.text import check
+
+    return check_key(k, field), check(v.strip(), field, multiline=False)
 
 
 def parse_pairs(items: list[str] | tuple[str, ...], field: str = "--label") -> dict[str, str]:
@@ -95,3 +97,11 @@ def parse_metric(text: str, field: str = "--metric") -> tuple[str, float]:
     if n is None or not math.isfinite(n):
         raise BadInput(f"metric {k!r} must be a finite number, got {v!r}", field=field)
     return k, n
+
+
+def closest(word: str, choices: Any) -> str:
+    """` (did you mean X?)` for the nearest of `choices`, else ``: for unknown names in messages."""
+    import difflib
+
+    best = difflib.get_close_matches(word, sorted(set(choices)), n=1, cutoff=0.6)
+    return f" (did you mean {best[0]!r}?)" if best else ""

@@ -69,13 +69,29 @@ def _num(v: Any, expr: str) -> Any:
 
 def evaluate(expr: str, values: Mapping[str, Any]) -> Any:
     """Value of the text inside `{{ }}`: a name, a literal, or arithmetic over them."""
+    from optlog.core.limits import LIMITS
+
     src = expr.strip()
     if not src:
         raise TemplateError("empty placeholder {{ }}")
+    if len(src) > LIMITS.expr_chars:
+        raise TemplateError(f"a placeholder of {len(src):,} characters (at most {LIMITS.expr_chars:,})")
     try:
         tree = ast.parse(src, mode="eval")
-    except SyntaxError:
+    except (SyntaxError, RecursionError, MemoryError, ValueError):
         raise TemplateError(f"{{{{ {src} }}}}: not a name or simple arithmetic") from None
+    try:
+        out = _evaluate(tree, src, values)
+        if isinstance(out, float) and not math.isfinite(out):
+            raise TemplateError(f"{{{{ {src} }}}} is {out} (the value is out of range)")
+        return out
+    except (OverflowError, ValueError, TypeError, RecursionError) as e:
+        if isinstance(e, TemplateError):
+            raise
+        raise TemplateError(f"{{{{ {src} }}}}: {e} (the value is out of range)") from None
+
+
+def _evaluate(tree: ast.AST, src: str, values: Mapping[str, Any]) -> Any:
     missing = sorted(n for n in names_in_expr(src) if n not in values)
     if missing:
         raise TemplateError(f"unknown placeholder {', '.join(missing)} in {{{{ {src} }}}}", tuple(missing))

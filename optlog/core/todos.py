@@ -43,14 +43,38 @@ def check_priority(p: Any, where: str = "--priority") -> str | None:
 
 def parse_todowrite(data: Any, file: str = "<stdin>") -> list[TodoIn]:
     """Validate a whole todowrite document before anything is written."""
+    from optlog.core.text import check_tree
+
     try:
+        check_tree(data, file)
         return _parse(data, file)
     except BadInput as e:
         e.file = e.file or file
         raise
 
 
+def unwrap(data: Any, file: str = "<stdin>") -> Any:
+    """The todowrite document inside an agent's hook payload, so a hook pipes its input unchanged:
+    Claude Code's PreToolUse/PostToolUse (`{"tool_name": "TodoWrite", "tool_input": {"todos": …}}`),
+    OpenCode's `todo.updated` event (`{"type": …, "properties": {"sessionID", "todos"}}`), its
+    `tool.execute.before` output (`{"args": {"todos"}}`) and `tool.execute.after` output
+    (`{"metadata": {"todos"}}`). Anything else is returned as it is."""
+    if not isinstance(data, dict) or "todos" in data:
+        return data
+    if isinstance(data.get("tool_input"), dict):
+        name = data.get("tool_name")
+        if name is not None and name != "TodoWrite":
+            raise BadInput(f"a hook payload for tool {name!r}; only TodoWrite carries todos (match the hook on TodoWrite)",
+                           file=file, field="tool_name")
+        return data["tool_input"]
+    for key in ("properties", "args", "metadata"):
+        if isinstance(data.get(key), dict) and "todos" in data[key]:
+            return data[key]
+    return data
+
+
 def _parse(data: Any, file: str) -> list[TodoIn]:
+    data = unwrap(data, file)
     if isinstance(data, list):
         items = data  # a bare list is what some agents log; accept it
     elif isinstance(data, dict) and "todos" in data:

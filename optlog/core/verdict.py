@@ -29,6 +29,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from optlog.core import comparable as C
 from optlog.core import expr as E
 from optlog.core import labels as L
 from optlog.core.stats import ALPHA, Batch, holm, mean, sig, tier
@@ -41,7 +42,7 @@ SOFTWARE_KEYS = frozenset({
     "sglang", "vllm", "torch", "cuda", "driver", "flashinfer", "trtllm", "tensorrt_llm", "nccl", "triton",
     "commit", "image", "software", "python",
 })
-IGNORED_KEYS = frozenset({"repeat", "seed", "attempt"})
+IGNORED_KEYS = C.IGNORED_KEYS
 
 
 def must_agree_across_groups(key: str) -> bool:
@@ -52,12 +53,17 @@ def must_agree_across_groups(key: str) -> bool:
 class RunRow:
     """One counting run: typed labels, canonical label text (for selection), metrics."""
 
-    __slots__ = ("id", "labels", "metrics", "canon")
+    __slots__ = ("id", "labels", "metrics", "canon", "config")
 
     def __init__(self, id: int, labels: dict[str, Any], metrics: dict[str, float],  # noqa: A002
-                 canon: dict[str, str] | None = None) -> None:
+                 canon: dict[str, str] | None = None, config: dict[str, str] | None = None) -> None:
         self.id, self.labels, self.metrics = id, labels, metrics
         self.canon = canon if canon is not None else {k: L.canonical(v) for k, v in labels.items()}
+        self.config = config or {}  # rendered values and templates that are not labels (core.comparable)
+
+    def names(self) -> dict[str, str]:
+        """Everything the run names (core.comparable.effective): labels over its config."""
+        return C.effective(self.canon, self.config)
 
 
 class Evidence:
@@ -104,12 +110,20 @@ class AtomEval:
     lo: float = 0.0
     hi: float = 0.0
     handle: int | None = None
+    ci_handle: int | None = None  # the rank tier's bootstrap interval of the ratio
     p: float | None = None
     ci: list[float] | None = None
     outcome: str = "unclear"
     reason: str = ""
     method: str = ""
     estimate: float | None = None
+    # what the numbers are of: `quantity` (in the expression's terms: "a/b", "a.tflops"), the
+    # `statistic` the estimate and the interval are (ratio of means, geometric mean, …), and the
+    # `threshold` it is judged against (a number, or [lo, hi] for a range)
+    quantity: str = ""
+    statistic: str = ""
+    threshold: Any = None
+    scale: float = 1.0  # x/y = quantity / scale: the tests run on x vs scale·y (`a < b*0.05`: 0.05)
 
 
 def _side_values(node: Any, runs: list[RunRow], default: str | None, ceilings: dict[str, float]) -> list[float]:
@@ -131,13 +145,16 @@ def _plan_atom(node: Any, grp: dict[str, list[RunRow]], default: str | None, cei
         lo, hi = E.const_value(node.lo, ceilings), E.const_value(node.hi, ceilings)
         ae = AtomEval("none", node, lo=lo or 0.0, hi=hi or 0.0)
         rp = E.ratio_parts(node.operand)
+        ae.threshold = [ae.lo, ae.hi]
         if rp is not None:
             gx, gy = next(iter(E.groups(rp[0]))), next(iter(E.groups(rp[1])))
             ae.kind, ae.x, ae.y = "ratio_range", _side_values(rp[0], grp[gx], default, ceilings), \
                 _side_values(rp[1], grp[gy], default, ceilings)
+            ae.quantity = quantity_name(rp[0], rp[1])
         elif len(E.groups(node.operand)) == 1:
             g = next(iter(E.groups(node.operand)))
             ae.kind, ae.x = "one_range", _side_values(node.operand, grp[g], default, ceilings)
+            ae.quantity = quantity_name(node.operand)
         else:
             ae.kind = "means"
     else:
@@ -150,6 +167,14 @@ def _plan_atom(node: Any, grp: dict[str, list[RunRow]], default: str | None, cei
             ae.kind = "two"
             ae.x = _side_values(node.left, grp[next(iter(lg))], default, ceilings)
             ae.y = _side_values(node.right, grp[next(iter(rg))], default, ceilings)
+            # `a > b*1.1`, `2*a < b`: the quantity is the ratio of the group references, judged
+            # against the ratio of the constants (x/y = (kl·a)/(kr·b) op 1  ⇔  a/b op kr/kl)
+            ls, rs = E.scaled_ref(node.left, ceilings), E.scaled_ref(node.right, ceilings)
+            if ls and rs and ls[1] > 0 and rs[1] > 0:
+                ae.quantity, ae.scale = quantity_name(ls[0], rs[0]), rs[1] / ls[1]
+            else:
+                ae.quantity = quantity_name(node.left, node.right)
+            ae.threshold = ae.scale
         elif (rp_l is not None and not rg) or (rp_r is not None and not lg):
             ratio, const, op = (rp_l, node.right, node.op) if rp_l is not None else (rp_r, node.left, E.FLIP[node.op])
             assert ratio is not None
@@ -161,6 +186,7 @@ def _plan_atom(node: Any, grp: dict[str, list[RunRow]], default: str | None, cei
                 ae.kind, ae.op = "two", op
                 ae.x = _side_values(ratio[0], grp[gx], default, ceilings)
                 ae.y = [v * k for v in _side_values(ratio[1], grp[gy], default, ceilings)]
+                ae.quantity, ae.scale, ae.threshold = quantity_name(ratio[0], ratio[1]), k, k
         elif len(lg) == 1 and not rg or len(rg) == 1 and not lg:
             side, const, op = (node.left, node.right, node.op) if lg else (node.right, node.left, E.FLIP[node.op])
             k = E.const_value(const, ceilings)
@@ -170,6 +196,7 @@ def _plan_atom(node: Any, grp: dict[str, list[RunRow]], default: str | None, cei
                 g = next(iter(E.groups(side)))
                 ae.kind, ae.op, ae.c = "one", op, k
                 ae.x = _side_values(side, grp[g], default, ceilings)
+                ae.quantity, ae.threshold = quantity_name(side), k
         else:
             ae.kind = "means"
 
@@ -181,12 +208,19 @@ def _plan_atom(node: Any, grp: dict[str, list[RunRow]], default: str | None, cei
         ae.kind = "none"
         return ae
     ae.tier = tier(n)
+    if ae.tier != "margin" and len(set(ae.x)) == 1 and (ae.kind in ("one", "one_range") or len(set(ae.y)) == 1):
+        # every value equal on each side (0/1 indicators, a constant counter): no spread, so no
+        # test applies (a t-test divides by a zero spread); the comparison is decided exactly
+        ae.tier = "exact"
+        return ae
     positive = all(v > 0 for v in ae.x) and all(v > 0 for v in ae.y)
     if ae.tier != "margin" and not positive and ae.kind != "two":
         ae.tier = "margin"  # logs and ratios need positive values
     if ae.kind == "two":
         if ae.tier == "rank":
             ae.handle = batch.add("mwu", ae.x, ae.y)
+            if positive:
+                ae.ci_handle = batch.add("boot_ratio", ae.x, ae.y)
         elif ae.tier == "welch":
             if positive:
                 ae.handle = batch.add("welch_log", ae.x, ae.y)
@@ -243,8 +277,32 @@ def _range_outcome(cl: float, ch: float, lo: float, hi: float, m: float, use_mar
     return "unclear"
 
 
+def quantity_name(x: Any, y: Any = None) -> str:
+    """The tested quantity in the expression's own terms: `a/b`, `a.tflops/b.tflops`, `a.tflops`."""
+    def one(n: Any) -> str:
+        t = E.unparse(n)
+        return t[1:-1] if isinstance(n, E.Bin) and t.startswith("(") else t
+    if y is None:
+        return one(x)
+    wrap = lambda n, t: f"({t})" if isinstance(n, E.Bin) else t  # noqa: E731
+    return f"{wrap(x, one(x))}/{wrap(y, one(y))}"
+
+
+def _ci_text(ci: list[float] | None) -> str:
+    return f", 95% CI [{ci[0]:.3g}, {ci[1]:.3g}]" if ci else ""
+
+
+def _exact_cmp(lv: float, rv: float, op: str) -> str:
+    ok = {">": lv > rv, ">=": lv >= rv, "<": lv < rv, "<=": lv <= rv}[op]
+    return "holds" if ok else "fails"
+
+
 def _decide(ae: AtomEval, m: float, results: list[Any]) -> None:
-    """Fill outcome/p/ci/reason (Holm-adjusted p already in ae.p for rank-tier comparisons)."""
+    """Fill outcome/p/ci/estimate/reason (Holm-adjusted p already in ae.p for rank-tier comparisons).
+
+    The estimate and the interval are always of `ae.quantity` as `ae.statistic` says (a ratio a/b
+    for two groups, whatever scale the expression writes; a mean for one group), so the numbers a
+    reader sees beside each other are of one thing."""
     if ae.kind == "none":
         ae.outcome, ae.reason, ae.method = "unclear", "no values", ""
         return
@@ -253,88 +311,118 @@ def _decide(ae: AtomEval, m: float, results: list[Any]) -> None:
         ae.method = "means"
         ae.outcome, ae.reason = "unclear", "cannot evaluate"
         return
+    q = ae.quantity
     if ae.kind == "two":
         mx, my = mean(ae.x), mean(ae.y)
-        ae.estimate = mx / my if my else None
         up = ae.op in (">", ">=")
-        if ae.tier == "rank":
+        k = ae.scale
+        ratio_ok = my > 0 and mx >= 0
+        ae.statistic = "ratio of means"
+        ae.estimate = k * mx / my if my else None
+        est = f"{q} = {_f(ae.estimate)} vs {_f(k)}" if ratio_ok else f"{_f(mx)} vs {_f(my)}"
+        if ae.tier == "exact":
+            ae.method = "exact"
+            ae.outcome = _exact_cmp(mx, my, ae.op)
+            ae.reason = f"all values equal: {est}"
+        elif ae.tier == "rank":
             ae.method = "mann-whitney"
+            if ae.ci_handle is not None:
+                ae.ci = [k * c for c in results[ae.ci_handle]]
             higher = mx > my
+            tail = f"{est}{_ci_text(ae.ci)}"
             if ae.p is not None and ae.p < ALPHA:
                 ae.outcome = "holds" if higher == up else "fails"
-                ae.reason = f"Mann–Whitney p={ae.p:.2g} (Holm), {_f(mx)} vs {_f(my)}"
+                ae.reason = f"Mann–Whitney p={ae.p:.2g} (Holm); {tail}"
             else:
                 ae.outcome = "unclear"
-                ae.reason = f"within run-to-run noise: Mann–Whitney p={ae.p:.2g} (Holm), {_f(mx)} vs {_f(my)}"
+                ae.reason = f"within run-to-run noise: Mann–Whitney p={ae.p:.2g} (Holm); {tail}"
         elif ae.tier == "welch":
             ae.method = "welch-log"
             p, d, lo, hi = r
-            ae.p, ae.ci = p, [math.exp(lo), math.exp(hi)]
+            ae.statistic = "ratio of geometric means"
+            ae.p, ae.ci, ae.estimate = p, [k * math.exp(lo), k * math.exp(hi)], k * math.exp(d)
             eff = math.exp(d) - 1
+            tail = f"{q} = {_f(ae.estimate)} (geometric means){_ci_text(ae.ci)} vs {_f(k)}"
             if p < ALPHA and abs(eff) >= m:
                 ae.outcome = "holds" if (d > 0) == up else "fails"
-                ae.reason = f"Welch on logs p={p:.2g}, effect {eff:+.0%}"
+                ae.reason = f"Welch on logs p={p:.2g}, effect {eff:+.0%}; {tail}"
             else:
                 ae.outcome = "unclear"
                 why = f"effect {eff:+.0%} below the ±{m:.0%} minimum" if abs(eff) < m else "not significant"
-                ae.reason = f"Welch on logs p={p:.2g}, {why}"
+                ae.reason = f"Welch on logs p={p:.2g}, {why}; {tail}"
         else:
             ae.method = "margin"
-            ae.outcome, ae.reason = _margin_cmp(mx, my, ae.op, m)
-            if my:
-                ae.reason += f" (ratio {mx / my:.2f}; margin rule ±{m:.0%}, n={len(ae.x)}+{len(ae.y)})"
+            ae.outcome, why = _margin_cmp(mx, my, ae.op, m)
+            ae.reason = (est + (f", within the ±{m:.0%} margin" if ae.outcome == "unclear" else "")
+                         if ratio_ok else why) + f" (margin rule ±{m:.0%}, n={len(ae.x)}+{len(ae.y)})"
         return
     if ae.kind == "ratio_range":
         mx, my = mean(ae.x), mean(ae.y)
         est = mx / my if my else math.inf
-        ae.estimate = est
+        ae.estimate, ae.statistic = est, "ratio of means"
         rng = f"[{ae.lo:g}, {ae.hi:g}]"
-        if ae.tier == "rank":
+        if ae.tier == "exact":
+            ae.method = "exact"
+            ae.outcome = "holds" if ae.lo <= est <= ae.hi else "fails"
+            ae.reason = f"all values equal: {q} = {_f(est)} vs {rng}"
+        elif ae.tier == "rank":
             ae.method = "bootstrap"
             cl, ch = r
             ae.ci = [cl, ch]
             ae.outcome = _range_outcome(cl, ch, ae.lo, ae.hi, m, False)
             where = {"holds": "inside", "fails": "outside", "unclear": "straddles"}[ae.outcome]
-            ae.reason = f"95% CI of the ratio [{cl:.3g}, {ch:.3g}] {where} {rng}"
+            ae.reason = f"{q} = {_f(est)}, 95% CI [{cl:.3g}, {ch:.3g}] {where} {rng}"
         elif ae.tier == "welch":
             ae.method = "welch-log"
             p, d, lo, hi = r
             cl, ch = math.exp(lo), math.exp(hi)
-            ae.p, ae.ci = p, [cl, ch]
+            ae.p, ae.ci, ae.estimate, ae.statistic = p, [cl, ch], math.exp(d), "ratio of geometric means"
             ae.outcome = _range_outcome(cl, ch, ae.lo, ae.hi, m, True)
-            ae.reason = f"95% CI of the ratio [{cl:.3g}, {ch:.3g}] vs {rng} (±{m:.0%})"
+            ae.reason = f"{q} = {_f(ae.estimate)} (geometric means), 95% CI [{cl:.3g}, {ch:.3g}] vs {rng} (±{m:.0%})"
         else:
             ae.method = "margin"
             ae.outcome = _range_outcome(est, est, ae.lo, ae.hi, m, True)
-            ae.reason = f"ratio {est:.2f} vs {rng}" + (f", within the ±{m:.0%} margin" if ae.outcome == "unclear" else "")
+            ae.reason = f"{q} = {_f(est)} vs {rng}" + (f", within the ±{m:.0%} margin" if ae.outcome == "unclear" else "")
         return
     if ae.kind == "one":
         mx = mean(ae.x)
-        ae.estimate = mx
+        ae.estimate, ae.statistic = mx, "mean"
         up = ae.op in (">", ">=")
-        if ae.tier in ("rank", "welch"):
+        if ae.tier == "exact":
+            ae.method = "exact"
+            ae.outcome = _exact_cmp(mx, ae.c, ae.op)
+            ae.reason = f"all values equal: {q} = {_f(mx)} vs {_f(ae.c)}"
+        elif ae.tier in ("rank", "welch"):
             p, d, lo, hi = r
             if ae.tier == "welch":
                 ae.p = p
             p_used = ae.p if ae.p is not None else p
             ae.method = "t-log" + ("+holm" if ae.tier == "rank" else "")
             eff = math.exp(d) - 1
+            ae.statistic, ae.estimate = "geometric mean", ae.c * math.exp(d)
             ae.ci = [ae.c * math.exp(lo), ae.c * math.exp(hi)]
             min_eff = ae.tier == "welch"
+            tail = f"{q} = {_f(ae.estimate)} (geometric mean){_ci_text(ae.ci)} vs {_f(ae.c)}"
             if p_used < ALPHA and (not min_eff or abs(eff) >= m):
                 ae.outcome = "holds" if (d > 0) == up else "fails"
-                ae.reason = f"t on logs p={p_used:.2g}, mean {_f(mx)} vs {_f(ae.c)}"
+                ae.reason = f"t on logs p={p_used:.2g}; {tail}"
             else:
                 ae.outcome = "unclear"
-                ae.reason = f"t on logs p={p_used:.2g}, mean {_f(mx)} vs {_f(ae.c)}: not decided"
+                ae.reason = f"t on logs p={p_used:.2g}, not decided; {tail}"
         else:
             ae.method = "margin"
-            ae.outcome, ae.reason = _margin_cmp(mx, ae.c, ae.op, m)
+            ae.outcome, why = _margin_cmp(mx, ae.c, ae.op, m)
+            ae.reason = f"{q} = {why}"
         return
     if ae.kind == "one_range":
         mx = mean(ae.x)
-        ae.estimate = mx
+        ae.estimate, ae.statistic = mx, "mean"
         rng = f"[{ae.lo:g}, {ae.hi:g}]"
+        if ae.tier == "exact":
+            ae.method = "exact"
+            ae.outcome = "holds" if ae.lo <= mx <= ae.hi else "fails"
+            ae.reason = f"all values equal: {q} = {_f(mx)} vs {rng}"
+            return
         if ae.tier == "rank":
             cl, ch = r
             ae.method = "bootstrap"
@@ -342,13 +430,14 @@ def _decide(ae: AtomEval, m: float, results: list[Any]) -> None:
             p, d, lo, hi = r
             cl, ch = math.exp(lo), math.exp(hi)
             ae.method = "t-log"
+            ae.estimate, ae.statistic = math.exp(d), "geometric mean"
         else:
             cl = ch = mx
             ae.method = "margin"
         if ae.method != "margin":
             ae.ci = [cl, ch]
         ae.outcome = _range_outcome(cl, ch, ae.lo, ae.hi, m, ae.tier != "rank")
-        ae.reason = (f"95% CI [{cl:.3g}, {ch:.3g}] vs {rng}" if ae.method != "margin" else f"mean {_f(mx)} vs {rng}")
+        ae.reason = f"{q} = {_f(ae.estimate)}{_ci_text(ae.ci)} vs {rng}"
 
 
 def _means_eval(node: Any, grp: dict[str, list[RunRow]], default: str | None, ceilings: dict[str, float],
@@ -412,12 +501,16 @@ def comparability(a_runs: list[RunRow], b_runs: list[RunRow], exclude: set[str],
     keys: set[str] = set()
     for r in a_runs + b_runs:
         keys.update(r.labels)
+        keys.update(r.config)
     keys -= exclude
     keys -= IGNORED_KEYS
     bad: dict[int, list[str]] = defaultdict(list)
     for k in sorted(keys):
         def val(r: RunRow) -> Any:
-            return r.canon.get(k)
+            return r.canon[k] if k in r.canon else r.config.get(k)
+
+        def shown(r: RunRow) -> Any:
+            return r.labels[k] if k in r.labels else r.config.get(k)
         if must_agree_across_groups(k):
             av, bv = [val(r) for r in a_runs], [val(r) for r in b_runs]
             allv = av + bv
@@ -426,7 +519,7 @@ def comparability(a_runs: list[RunRow], b_runs: list[RunRow], exclude: set[str],
             ref = _ref_value(allv, av, bv, two)
             for r in a_runs + b_runs:
                 if val(r) != ref:
-                    bad[r.id].append(f"{_fmt_label(k, r.labels.get(k))} where the others have {_fmt_label(k, ref)}")
+                    bad[r.id].append(f"{_fmt_label(k, shown(r))} where the others have {_fmt_label(k, ref)}")
         else:
             for grp in (a_runs, b_runs):
                 vs = [val(r) for r in grp]
@@ -435,7 +528,7 @@ def comparability(a_runs: list[RunRow], b_runs: list[RunRow], exclude: set[str],
                 ref = _ref_value(vs, vs, [], False)
                 for r in grp:
                     if val(r) != ref:
-                        bad[r.id].append(f"{_fmt_label(k, r.labels.get(k))} where the others have {_fmt_label(k, ref)}")
+                        bad[r.id].append(f"{_fmt_label(k, shown(r))} where the others have {_fmt_label(k, ref)}")
     return {rid: "; ".join(rs) for rid, rs in bad.items()}
 
 
@@ -446,8 +539,14 @@ def _group_name(sel: dict[str, Any], fallback: str) -> str:
     if not sel:
         return fallback
     if len(sel) == 1:
-        return str(next(iter(sel.values())))
+        k, v = next(iter(sel.items()))
+        return str(v) if isinstance(L.typed(v), str) else f"{k}={v}"
     return ",".join(f"{k}={v}" for k, v in sel.items())
+
+
+def _selector_text(sel: dict[str, Any]) -> str:
+    """A selector with its labels named (`m=16`), for messages about what matched nothing."""
+    return ",".join(f"{k}={v}" for k, v in sel.items()) or "all runs"
 
 
 @dataclass
@@ -462,7 +561,7 @@ class _Plan:
     untested_reason: str | None = None
 
 
-ENGINE_VERSION = 1  # bump when the semantics or the record's shape change: cached verdicts are then redone
+ENGINE_VERSION = 2  # bump when the semantics or the record's shape change: cached verdicts are then redone
 
 
 def evaluate(preds: list[Any], ev: Evidence, ceilings: dict[str, float],
@@ -509,6 +608,7 @@ def fingerprint(pred: Any, ev: Evidence, ceilings: dict[str, float]) -> str:
     h = hashlib.sha1(json.dumps([ENGINE_VERSION, spec, sorted(ceilings.items())], sort_keys=True).encode())
     runs = ev.runs
     h.update("\n".join(f"{i}{sorted(runs[i].canon.items())}{sorted(runs[i].metrics.items())}"
+                        + (f"{sorted(runs[i].config.items())}" if runs[i].config else "")
                         for i in sorted(ids)).encode())
     return h.hexdigest()[:16]
 
@@ -542,7 +642,7 @@ def _plan(pred: Any, ev: Evidence, ceilings: dict[str, float], batch: Batch) -> 
         ids["b"] -= both
     if not all(ids.values()):
         pl.untested_reason = "no run matches " + " / ".join(
-            f"{g} ({_group_name(sels[g], 'all runs')})" for g in sorted(used) if not ids[g])
+            f"{g} ({_selector_text(sels[g])})" for g in sorted(used) if not ids[g])
         return pl
     # metric presence
     for g in sorted(used):
@@ -621,11 +721,17 @@ def _finish(pl: _Plan, results: list[Any], ceilings: dict[str, float]) -> dict[s
     levels_out: list[dict[str, Any]] = []
     used_runs: set[int] = set()
     default = pred.metric
+    tested: dict[str, str | None] = {"a": None, "b": None}
+    for ref in E.refs(pl.node, groups_only=True):
+        if ref.group in tested and tested[ref.group] is None:
+            tested[ref.group] = ref.metric or default
     for rec in pl.levels:
         use = rec["grp"]
         lv: dict[str, Any] = {"level": rec["level"]}
-        va = [r.metrics[default] for r in use["a"] if default and default in r.metrics]
-        vb = [r.metrics[default] for r in use["b"] if default and default in r.metrics]
+        # a, b: the means of the metric the expression reads of each group (its first reference
+        # there), so `a.bound_compute > 0.5` shows bound_compute, not the default metric
+        va = [r.metrics[tested["a"]] for r in use["a"] if tested["a"] and tested["a"] in r.metrics]
+        vb = [r.metrics[tested["b"]] for r in use["b"] if tested["b"] and tested["b"] in r.metrics]
         ma, mb = (mean(va) if va else None), (mean(vb) if vb else None)
         lv["a"], lv["b"] = sig(ma, 6), sig(mb, 6)
         lv["ratio"] = sig(ma / mb, 4) if ma is not None and mb else None
@@ -655,16 +761,19 @@ def _finish(pl: _Plan, results: list[Any], ceilings: dict[str, float]) -> dict[s
         lv["outcome"] = _combine(pl.node, outcomes)
         if len(tests) == 1:
             ae = tests[0]
-            lv["ci"] = [sig(c) for c in ae.ci] if ae.ci else None
+            lv.update(_numbers(ae))
             lv["p"] = sig(ae.p, 3)
             lv["method"] = ae.method
             lv["reason"] = ae.reason
         else:
             lv["ci"], lv["p"], lv["method"] = None, None, "compound"
             lv["reason"] = "; ".join(f"{E.unparse(t.node)}: {t.outcome} ({t.reason})" for t in tests)
-            lv["tests"] = [{"expect": E.unparse(t.node), "outcome": t.outcome, "p": sig(t.p, 3),
-                            "ci": [sig(c) for c in t.ci] if t.ci else None, "method": t.method, "reason": t.reason}
+            lv["tests"] = [{"expect": E.unparse(t.node), "outcome": t.outcome, "p": sig(t.p, 3), **_numbers(t),
+                            "method": t.method, "reason": t.reason}
                            for t in tests]
+        loaded = [f"{g} run {r.id}" for g in ("a", "b") for r in use[g] if r.canon.get("loaded") == "true"]
+        if loaded:  # runs measured under load (runs.hostload) are named with the numbers they gave
+            lv["reason"] += f" [measured under load: {', '.join(loaded)}]"
         levels_out.append(lv)
 
     outs = [lv["outcome"] for lv in levels_out]
@@ -696,6 +805,30 @@ def _finish(pl: _Plan, results: list[Any], ceilings: dict[str, float]) -> dict[s
     return res
 
 
+def _numbers(ae: AtomEval) -> dict[str, Any]:
+    """The tested quantity, its estimate and interval (of the same statistic) and the threshold."""
+    thr = ae.threshold
+    return {"quantity": ae.quantity or None, "statistic": ae.statistic or None,
+            "estimate": sig(ae.estimate, 6) if ae.estimate is not None and math.isfinite(ae.estimate) else None,
+            "ci": [sig(c) for c in ae.ci] if ae.ci else None,
+            "threshold": [sig(t) for t in thr] if isinstance(thr, list) else sig(thr)}
+
+
+def _display(quantity: str, a_name: str, b_name: str, metric: str | None) -> str:
+    """A quantity as a reader names it: `a/b` → `tp4pp2/tp8`; `a` alone → its metric and group."""
+    import re
+
+    if quantity == "a/b":
+        return f"{a_name}/{b_name}"
+    if quantity == "b/a":
+        return f"{b_name}/{a_name}"
+    one = re.fullmatch(r"([ab])(?:\.(\w+))?", quantity)
+    if one:
+        met = one.group(2) or metric or "?"
+        return f"{met} ({a_name if one.group(1) == 'a' else b_name})"
+    return quantity
+
+
 def explain(res: dict[str, Any], untested_reason: str | None = None) -> str:
     """One line a person reads: `falsified: at concurrency 64, 256, 512 tp4pp2/tp8 = 0.30, 0.39, 0.47;
     expected a > b (v1)`."""
@@ -713,10 +846,14 @@ def explain(res: dict[str, Any], untested_reason: str | None = None) -> str:
     b_name = _group_name({k: v for k, v in res["b"].items() if k not in common}, "b")
     lvtxt = ", ".join(str(next(iter(lv["level"].values()))) for lv in chosen) if per else ""
     where = f"at {per} {lvtxt} " if per else ""
-    if all(lv.get("ratio") is not None for lv in chosen):
-        nums = f"{a_name}/{b_name} = " + ", ".join(f"{lv['ratio']:.2f}" for lv in chosen)
-    elif all(lv.get("a") is not None for lv in chosen):
-        nums = f"{a_name} = " + ", ".join(_f(lv["a"]) for lv in chosen)
+    quants = {lv.get("quantity") for lv in chosen}
+    if len(quants) == 1 and None not in quants and all(lv.get("estimate") is not None for lv in chosen):
+        stat = chosen[0].get("statistic") or ""
+        note = f" ({stat})" if "geometric" in stat else ""
+        if all(lv.get("method") == "exact" for lv in chosen):
+            note = " (all values equal)"
+        nums = f"{_display(chosen[0]['quantity'], a_name, b_name, res.get('metric'))} = " \
+            + ", ".join(_f(lv["estimate"]) for lv in chosen) + note
     else:
         nums = "; ".join(lv["reason"] for lv in chosen[:2])
     parts = [f"{st}: {where}{nums}"]
@@ -808,3 +945,12 @@ def fmt_region(r: E.Region) -> str:
     if lo == 0:
         return f"a/b < {hi:g}"
     return f"a/b in [{lo:g}, {hi:g}]"
+
+
+def rival_message(p: Any, q: Any, rival: str, ceilings: dict[str, float]) -> str:
+    """The warning for two rival predictions whose expected outcomes overlap: the experiment cannot
+    tell the hypotheses apart."""
+    rp, rq = region_of(p, ceilings), region_of(q, ceilings)
+    regions = f" ({fmt_region(rp)} vs {fmt_region(rq)})" if rp and rq else ""
+    return (f"{p.id} and {q.id} (rival {rival}) predict overlapping outcomes{regions}: "
+            "this experiment does not discriminate between them")

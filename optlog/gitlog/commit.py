@@ -26,14 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from optlog.errors import Failed
-from optlog.paths import Workspace
 
 # The documented fallback identity: used (for author and committer alike, field by field) when git
 # has no user.name / user.email and no GIT_AUTHOR_* / GIT_COMMITTER_* / EMAIL variable supplies them.
 FALLBACK_NAME = "optlog"
 FALLBACK_EMAIL = "optlog@localhost"
 
-TRAILER_KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*$")
+TRAILER_KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*\Z")
 
 
 @dataclass
@@ -79,18 +78,8 @@ def git_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 def run_git(cwd: Path, *args: str, env: dict[str, str] | None = None, input: str | None = None,
             check: bool = True) -> subprocess.CompletedProcess[str]:
-    p = subprocess.run(["git", *args], cwd=cwd, env=git_env(env), input=input, capture_output=True, text=True)
+    p = subprocess.run(["git", *args], cwd=cwd, env=git_env(env), input=input, capture_output=True, text=True,
+                       encoding="utf-8", errors="replace")  # a foreign commit in latin-1 is read, not a crash
     if check and p.returncode != 0:
         raise Failed(f"git {args[0]} failed: {p.stderr.strip() or p.stdout.strip()}", code="git_failed")
     return p
-
-
-def _git(ws: Workspace, *args: str, env: dict[str, str] | None = None, input: str | None = None) -> str:
-    return run_git(ws.root, *args, env=env, input=input).stdout
-
-
-def commit(ws: Workspace, req: CommitRequest, notice: Callable[[str], None] | None = None) -> str | None:
-    """Commit `req.paths` (files or folders) as they are on disk; None if nothing changed."""
-    from optlog.gitlog.safe import safe_commit
-
-    return safe_commit(ws, req, notice=notice)

@@ -18,13 +18,22 @@ prediction-add, prediction-edit, invalidate, plan-render, report, hand-edit.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from optlog.gitlog.commit import CommitRequest, commit
+from optlog.gitlog.commit import CommitRequest
+from optlog.gitlog.safe import safe_commit
+from optlog.paths import Workspace
 
 if TYPE_CHECKING:
     from optlog.gitlog.safe import RepoInfo
-    from optlog.service.context import Ctx
+
+
+class Ctx(Protocol):
+    """What recording needs of a service context (gitlog sits below the service layer)."""
+
+    ws: Workspace
+
+    def notice(self, text: str) -> None: ...
 
 
 def repo(ctx: "Ctx") -> "RepoInfo | None":
@@ -94,4 +103,4 @@ def record(
         tr["Optlog-Hand-Edit"] = ",".join(hand_edited)
     tr.setdefault("Optlog-Actor", ctx.actor)
     req = CommitRequest(subject=subject, body=body, trailers=tr, paths=list(paths), describe=describe)
-    return commit(ctx.ws, req, notice=ctx.notice)
+    return safe_commit(ctx.ws, req, notice=ctx.notice)

@@ -29,6 +29,8 @@ ERROR_KINDS = (
     "http_5xx",
     "http_other",       # a non-2xx status outside 4xx/5xx (3xx: redirects are not followed)
     "stream_cut",       # the stream ended before [DONE] / a finish_reason (cut mid-way)
+    "short",            # the stream ended "cleanly" but is not a whole answer: no finish_reason, or
+                        # fewer tokens than ignore_eos/min_tokens demanded (real servers do this)
     "no_first_token",   # --timeout passed before any token arrived (a stalled server)
     "timeout",          # --timeout passed after some tokens
     "server_error",     # an SSE event carrying {"error": ...}
@@ -49,6 +51,9 @@ class Raw:
     error: str | None = None            # an error kind decided by the client (connect, cut, timeout…)
     detail: str = ""
     warmup: bool = False
+    max_tokens: int = 0                 # what the request asked for
+    min_tokens: int = 0                 # what it demanded (ignore_eos: max_tokens; min_tokens): fewer is short
+    prompt_tokens: int | None = None    # client-side count of the prompt optlog built (None: unknown)
 
 
 @dataclass
@@ -69,6 +74,11 @@ class Result:
     counted_tokens: int                 # content events counted in the stream
     usage: bool                         # the server reported usage
     text: str = ""
+    finish_reason: str | None = None
+    max_tokens: int = 0
+    input_source: str | None = None     # "server" (usage), "client" (counted from optlog's prompt), None
+    cached_tokens: int | None = None    # prompt tokens served from the server's cache, where reported
+    timings: dict[str, float] | None = None   # llama.cpp's own per-response `timings`, where sent
 
     @property
     def tpot(self) -> float | None:
@@ -137,19 +147,37 @@ def _content(ev: dict[str, Any]) -> str | None:
     return None
 
 
-def _finished(ev: dict[str, Any]) -> bool:
+def _finish_reason(ev: dict[str, Any]) -> str | None:
     for c in ev.get("choices") or []:
         if isinstance(c, dict) and c.get("finish_reason"):
-            return True
-    return False
+            return str(c["finish_reason"])
+    return None
+
+
+def _cached(u: dict[str, Any]) -> int | None:
+    d = u.get("prompt_tokens_details")
+    if isinstance(d, dict) and isinstance(d.get("cached_tokens"), (int, float)):
+        return int(d["cached_tokens"])
+    return None
+
+
+TIMING_KEYS = ("prompt_n", "prompt_ms", "predicted_n", "predicted_ms", "cache_n")
 
 
 def decode(raw: Raw, keep_text: bool = False) -> Result:
-    """Turn what the client saw into a request result (token times, usage, success)."""
+    """Turn what the client saw into a request result (token times, usage, success).
+
+    A request is complete only when its stream carried a finish_reason and, when the request
+    demanded a length (`raw.min_tokens`: ignore_eos or min_tokens), at least that many tokens: a
+    real server may end a stream with `[DONE]` early, or with no finish_reason at all, and a load
+    generator that trusts `[DONE]` reports the wrong numbers. Those requests are `short`.
+    """
     error, detail = raw.error, raw.detail
     times: list[float] = []
     usage: dict[str, Any] | None = None
-    done = finished = False
+    timings: dict[str, float] | None = None
+    done = False
+    finish: str | None = None
     text: list[str] = []
     if 200 <= raw.status < 300 or (raw.status == 0 and raw.chunks):
         for t, data in sse_events(raw.chunks):
@@ -174,11 +202,14 @@ def decode(raw: Raw, keep_text: bool = False) -> Result:
                 times.append(t)
                 if keep_text:
                     text.append(c)
-            if _finished(ev):
-                finished = True
+            finish = _finish_reason(ev) or finish
             u = ev.get("usage")
             if isinstance(u, dict) and u.get("completion_tokens") is not None:
                 usage = u
+            tm = ev.get("timings")
+            if isinstance(tm, dict):
+                timings = {k: float(tm[k]) for k in TIMING_KEYS
+                           if isinstance(tm.get(k), (int, float)) and not isinstance(tm.get(k), bool)}
     elif raw.status and error is None:
         s = raw.status
         error = "http_4xx" if 400 <= s < 500 else "http_5xx" if 500 <= s < 600 else "http_other"
@@ -186,7 +217,7 @@ def decode(raw: Raw, keep_text: bool = False) -> Result:
         detail = f"HTTP {s}: {body}"
     if error == "stream_cut" and done and raw.error == "stream_cut":
         error, detail = None, ""  # a body delimited by closing the connection, after [DONE]
-    if error is None and not (done or finished):
+    if error is None and not (done or finish):
         error = "stream_cut"
         detail = "the stream ended without [DONE] or a finish_reason"
     if error in ("timeout", "no_first_token"):
@@ -195,14 +226,27 @@ def decode(raw: Raw, keep_text: bool = False) -> Result:
         detail = "the response ended cleanly but without [DONE] or a finish_reason"
     counted = len(times)
     out_tokens = int(usage["completion_tokens"]) if usage else counted
+    if error is None and finish is None:
+        error, detail = "short", f"[DONE] after {out_tokens} token(s) without any finish_reason"
+    elif error is None and raw.min_tokens and out_tokens < raw.min_tokens:
+        error, detail = "short", (f"finish_reason {finish!r} after {out_tokens} of the {raw.min_tokens} "
+                                  "token(s) the request demanded (ignore_eos/min_tokens)")
     in_tokens = usage.get("prompt_tokens") if usage else None
+    source = "server" if in_tokens is not None else ("client" if raw.prompt_tokens is not None else None)
+    if in_tokens is None:
+        in_tokens = raw.prompt_tokens
+    cached = _cached(usage) if usage else None
+    if cached is None and timings and "cache_n" in timings:
+        cached = int(timings["cache_n"])
     ttft = times[0] - raw.start if times else None
     itls = [b - a for a, b in zip(times, times[1:])]
     return Result(index=raw.index, ok=error is None, error=error, detail=detail, start=raw.start, end=raw.end,
                   ttft=ttft, itls=itls, e2e=raw.end - raw.start,
-                  output_tokens=out_tokens if error is None else counted,
+                  output_tokens=out_tokens if error in (None, "short") else counted,
                   input_tokens=int(in_tokens) if in_tokens is not None else None,
-                  counted_tokens=counted, usage=usage is not None, text="".join(text))
+                  counted_tokens=counted, usage=usage is not None, text="".join(text),
+                  finish_reason=finish, max_tokens=raw.max_tokens, input_source=source, cached_tokens=cached,
+                  timings=timings)
 
 
 # ---------------------------------------------------------------- aggregates
@@ -241,22 +285,46 @@ def aggregate(results: list[Result], duration: float, max_concurrency: int | Non
     ok = [r for r in results if r.ok]
     failed = [r for r in results if not r.ok]
     dur = max(duration, 1e-9)
-    tin = sum(r.input_tokens or 0 for r in ok)
+    # Unknown input lengths stay unknown (None), never 0: a server that sends no usage did not
+    # process zero prompt tokens. Prompts optlog built are counted client-side instead.
+    known_in = all(r.input_tokens is not None for r in ok)
+    tin = sum(r.input_tokens or 0 for r in ok) if known_in else None
     tout = sum(r.output_tokens for r in ok)
     m: dict[str, Any] = {
         "completed": len(ok),
         "failed": len(failed),
+        "short": sum(1 for r in results if r.error == "short"),
         "duration": duration,
         "duration_s": duration,
         "total_input_tokens": tin,
         "total_output_tokens": tout,
         "request_throughput": len(ok) / dur,
-        "input_throughput": tin / dur,
+        "input_throughput": tin / dur if tin is not None else None,
         "output_throughput": tout / dur,
-        "total_token_throughput": (tin + tout) / dur,
+        "total_token_throughput": (tin + tout) / dur if tin is not None else None,
         "max_concurrency": max_concurrency,
+        "input_tokens_client_counted": sum(1 for r in ok if r.input_source == "client"),
+        "client_counted_output_tokens": sum(r.counted_tokens for r in results),
     }
     m["total_throughput"] = m["total_token_throughput"]
+    # per-request output lengths against what was asked (every answered request, short ones too)
+    answered = sorted(r.output_tokens for r in results if r.ok or r.error == "short")
+    asked = sorted(r.max_tokens for r in results if r.max_tokens)
+    m["min_output_tokens"] = answered[0] if answered else None
+    m["median_output_tokens"] = percentile([float(x) for x in answered], 50) if answered else None
+    m["max_output_tokens"] = answered[-1] if answered else None
+    m["requested_output_tokens"] = percentile([float(x) for x in asked], 50) if asked else None
+    cached = [r.cached_tokens for r in results if r.cached_tokens is not None]
+    m["cached_prompt_tokens"] = sum(cached) if cached else None
+    prompt_known = sum(r.input_tokens or 0 for r in results if r.cached_tokens is not None)
+    m["cached_prompt_fraction"] = (sum(cached) / prompt_known) if cached and prompt_known else None
+    # the server's own per-response timings (llama.cpp), over completed requests
+    tms = [r.timings for r in ok if r.timings]
+    pn = sum(t.get("predicted_n", 0.0) for t in tms)
+    m["server_predicted_tokens"] = pn if tms else None
+    m["server_mean_tpot_ms"] = (sum(t.get("predicted_ms", 0.0) for t in tms) / pn) if pn else None
+    pms = sorted(t["prompt_ms"] for t in tms if "prompt_ms" in t)
+    m["server_median_prompt_ms"] = percentile(pms, 50) if pms else None
     _dist("ttft", [r.ttft for r in ok if r.ttft is not None], m)
     _dist("tpot", [t for r in ok if (t := r.tpot) is not None], m)
     _dist("itl", [x for r in ok for x in r.itls], m)
@@ -358,7 +426,7 @@ def length_warnings(results: list[Result], input_len: int | None, output_len: in
     """Warnings when the server's reported lengths are more than 10 % off the requested ones."""
     ok = [r for r in results if r.ok]
     out = []
-    ins = [r.input_tokens for r in ok if r.input_tokens is not None]
+    ins = [r.input_tokens for r in ok if r.input_tokens is not None and r.input_source == "server"]
     if input_len and ins:
         mean = sum(ins) / len(ins)
         if abs(mean - input_len) > 0.1 * input_len:
@@ -372,6 +440,43 @@ def length_warnings(results: list[Result], input_len: int | None, output_len: in
                        f"--output-len asked for {output_len} ({(mean / output_len - 1) * 100:+.0f} %); "
                        "try --ignore-eos if the server supports it")
     if ok and not any(r.usage for r in ok):
-        out.append("the server sent no usage block: token counts are counted from the stream "
-                   "(one per content event)")
+        how = ("counted client-side from the prompts optlog built" if all(r.input_source == "client" for r in ok)
+               else "unknown (not reported as 0)")
+        out.append("the server sent no usage block: output tokens are counted from the stream "
+                   f"(one per content event); input tokens are {how}")
     return out
+
+
+CACHE_FLAG_FRACTION = 0.10
+AGREEMENT_WARN = 0.02
+
+
+def cache_warning(metrics: dict[str, Any]) -> str | None:
+    """A level whose prompts were largely served from the server's prompt cache measures the cache."""
+    f = metrics.get("cached_prompt_fraction")
+    if f is not None and f > CACHE_FLAG_FRACTION:
+        return (f"prompt cache: {f * 100:.0f} % of the prompt tokens were served from the server's cache "
+                "(its TTFT measures the cache, not prefill); fresh prompts are the default, --reuse-prompts opts out")
+    return None
+
+
+def short_warning(results: list[Result]) -> str | None:
+    short = [r for r in results if r.error == "short"]
+    if not short:
+        return None
+    return (f"{len(short)} short stream(s) counted as failed, excluded from the latency percentiles "
+            f"(e.g. {short[0].detail})")
+
+
+def agreement(client_tokens: float, server_tokens: float | None) -> float | None:
+    """Client-counted output tokens over the server's own counter delta (1.0: they agree)."""
+    if server_tokens is None or server_tokens <= 0:
+        return None
+    return client_tokens / server_tokens
+
+
+def agreement_warning(ratio: float | None, counter: str) -> str | None:
+    if ratio is None or abs(ratio - 1.0) <= AGREEMENT_WARN + 1e-12:  # exactly 2 % apart is within
+        return None
+    return (f"output tokens: the client counted {ratio * 100:.1f} % of what the server's {counter} says it "
+            f"generated (more than {AGREEMENT_WARN * 100:.0f} % apart)")

@@ -47,6 +47,26 @@ class Spec:
     max_failures: int | None = None
     progress: bool = False
     include_usage: bool = True
+    # Fresh prompts: one list per level (the service builds them; None: `prompts` at every level,
+    # which lets a server with a prompt cache answer later levels from it), warm-up prompts of their
+    # own (never the measured ones), warm-up at the first level only (after a server (re)start).
+    prompt_sets: list[list[tuple[str, int]]] | None = None
+    warmup_prompts: list[tuple[str, int]] | None = None
+    warmup_first: int = 0
+    count_prompt_tokens: bool = False       # prompts optlog built: N words = N tokens, by construction
+    # The server's own counters around each level (set by the service: it knows the server's
+    # dialects): `probe()` reads them (None: not available), `deltas(before, after)` gives
+    # {"output_tokens", "output_counter", "prompt_tokens", "cached_prompt_tokens"} where known.
+    probe: Callable[[], Any] | None = None
+    deltas: Callable[[Any, Any], dict[str, Any]] | None = None
+
+    @property
+    def min_tokens(self) -> int | None:
+        """The length every answer must reach (None: any length is a whole answer)."""
+        mt = self.extra_body.get("min_tokens")
+        if isinstance(mt, int) and not isinstance(mt, bool) and mt > 0:
+            return mt
+        return None
 
 
 @dataclass
@@ -60,6 +80,8 @@ class Level:
     aborted: bool
     started_at: float   # wall clock (time.time())
     finished_at: float
+    server: dict[str, Any] = field(default_factory=dict)   # the server's own counter deltas over the level
+    warnings: list[str] = field(default_factory=list)
 
 
 def parse_target(url: str, api: str | None) -> Target:
@@ -146,13 +168,22 @@ class _Progress:
             self.draw("\n")
 
 
+def _raws(spec: Spec, prompts: list[tuple[str, int]], warmup: bool) -> list[core.Raw]:
+    need = spec.min_tokens
+    out = []
+    for i, (prompt, mt) in enumerate(prompts):
+        demand = min(need, mt) if need else (mt if spec.ignore_eos else 0)
+        out.append(core.Raw(index=i, warmup=warmup, max_tokens=mt, min_tokens=demand,
+                            prompt_tokens=len(prompt.split()) if spec.count_prompt_tokens else None))
+    return out
+
+
 async def _run_level(spec: Spec, pool: Pool, payloads: list[bytes], cap: int | None, label: str,
-                     warmup: bool) -> tuple[list[core.Raw], float, bool, float]:
+                     warmup: bool, raws: list[core.Raw]) -> tuple[list[core.Raw], float, bool, float]:
     loop = asyncio.get_running_loop()
     n = len(payloads)
     workers = min(cap or n, n) if n else 0
     await pool.prewarm(workers if cap else min(workers, 256))
-    raws: list[core.Raw] = [core.Raw(index=i, warmup=warmup) for i in range(n)]
     prog = _Progress(label, n, spec.progress and not warmup)
     state = {"failed": 0, "aborted": False}
     offsets = [0.0] * n if warmup else core.poisson_offsets(n, spec.request_rate, spec.seed)
@@ -242,25 +273,62 @@ def run_sweep(spec: Spec, on_level: Callable[[Level], None] | None = None,
         loop.close()
 
 
+def _probe(spec: Spec) -> Any:
+    if spec.probe is None:
+        return None
+    try:
+        return spec.probe()
+    except Exception:  # a server without /metrics (or --metrics off): no server-side check
+        return None
+
+
 async def _sweep(spec: Spec, on_level: Callable[[Level], None] | None,
                  notice: Callable[[str], None] | None) -> list[Level]:
     t = spec.target
+    loop = asyncio.get_running_loop()
     pool = Pool(t.host, t.port, t.tls, connect_timeout=min(spec.timeout, 30.0))
-    payloads = [build_payload(spec, p, mt) for p, mt in spec.prompts]
+    sets = spec.prompt_sets or [spec.prompts] * len(spec.levels)
+    warm = spec.warmup_prompts or spec.prompts
     levels: list[Level] = []
     try:
         for li, cap in enumerate(spec.levels):
-            if spec.warmup:
-                wp = [payloads[i % len(payloads)] for i in range(spec.warmup)]
-                await _run_level(spec, pool, wp, min(cap or spec.warmup, spec.warmup), "warm-up", True)
+            prompts = sets[li % len(sets)]
+            payloads = [build_payload(spec, p, mt) for p, mt in prompts]
+            nwarm = spec.warmup or (spec.warmup_first if li == 0 else 0)
+            if nwarm:
+                wp = [warm[i % len(warm)] for i in range(nwarm)]
+                await _run_level(spec, pool, [build_payload(spec, p, mt) for p, mt in wp],
+                                 min(cap or nwarm, nwarm), "warm-up", True, _raws(spec, wp, True))
             label = f"c={cap if cap else 'inf'}"
+            before = await loop.run_in_executor(None, _probe, spec)
             wall0 = time.time()
-            raws, duration, aborted, _ = await _run_level(spec, pool, payloads, cap, label, False)
+            raws, duration, aborted, _ = await _run_level(spec, pool, payloads, cap, label, False,
+                                                          _raws(spec, prompts, False))
             wall1 = time.time()
+            after = await loop.run_in_executor(None, _probe, spec) if before is not None else None
             results = [core.decode(r) for r in raws if (r.start or r.error) and r.error != "aborted"]
+            metrics = core.aggregate(results, duration, cap)
+            server = spec.deltas(before, after) if (spec.deltas and before is not None and after is not None) else {}
+            warnings: list[str] = []
+            if server:
+                metrics.update({f"server_{k}": v for k, v in server.items() if isinstance(v, (int, float))})
+                ratio = core.agreement(metrics["client_counted_output_tokens"], server.get("output_tokens"))
+                metrics["output_tokens_agreement"] = ratio
+                w = core.agreement_warning(ratio, str(server.get("output_counter")))
+                if w:
+                    warnings.append(w)
+                if metrics.get("cached_prompt_tokens") is None and server.get("cached_prompt_tokens") is not None:
+                    metrics["cached_prompt_tokens"] = server["cached_prompt_tokens"]
+                    tin = metrics.get("total_input_tokens") or sum(r.input_tokens or 0 for r in results)
+                    if tin:
+                        metrics["cached_prompt_fraction"] = server["cached_prompt_tokens"] / tin
+            for w in (core.cache_warning(metrics), core.short_warning(results)):
+                if w:
+                    warnings.append(w)
+            metrics["prompt_cache_hit"] = 1 if core.cache_warning(metrics) else 0
             lv = Level(concurrency=cap, request_rate=spec.request_rate, results=results, duration=duration,
-                       metrics=core.aggregate(results, duration, cap), errors=core.error_counts(results),
-                       aborted=aborted, started_at=wall0, finished_at=wall1)
+                       metrics=metrics, errors=core.error_counts(results),
+                       aborted=aborted, started_at=wall0, finished_at=wall1, server=server, warnings=warnings)
             levels.append(lv)
             if on_level is not None:
                 on_level(lv)

@@ -28,6 +28,26 @@ def random_prompts(n: int, input_len: int, output_len: int, seed: int) -> list[t
     return [(random_prompt(rng, input_len), output_len) for _ in range(n)]
 
 
+def derived_seed(seed: int, nonce: int, level: int) -> int:
+    """One seed per (run seed, per-invocation nonce, level): fresh prompts that are still reproducible."""
+    return (seed * 1_000_003 + nonce * 7_919 + level * 104_729 + 17) & 0xFFFFFFFF
+
+
+def fresh_prompts(base: list[tuple[str, int]], *, dataset: bool, input_len: int, seed: int, nonce: int,
+                  level: int) -> list[tuple[str, int]]:
+    """The prompts of one level, none of which a server has seen at another level or in another run.
+
+    Why: a server with a prompt cache (llama.cpp's slots, vLLM/SGLang prefix caching) answers a
+    prompt it has seen from its cache, so reusing one seeded set at every level measures the cache.
+    Random prompts are drawn again from a seed derived from (seed, nonce, level); dataset prompts
+    keep their text behind a short tag unique to the level, which changes the very first tokens.
+    """
+    if dataset:
+        return [(f"[{nonce:08x}.{level}.{i}] {p}", mt) for i, (p, mt) in enumerate(base)]
+    rng = random.Random(derived_seed(seed, nonce, level))
+    return [(random_prompt(rng, input_len), mt) for _, mt in base]
+
+
 def _turns(rec: dict[str, Any]) -> list[tuple[str, str]]:
     conv = rec.get("conversations", rec.get("conversation", rec.get("messages")))
     if not isinstance(conv, list):
@@ -93,6 +113,8 @@ def load_dataset(path: str, output_len: int | None) -> list[tuple[str, int]]:
     if stripped.startswith("["):
         try:
             records = json.loads(text)
+        except RecursionError:
+            raise BadInput("nested too deeply", file=path, field="--dataset") from None
         except json.JSONDecodeError as e:
             raise BadInput(f"not valid JSON: {e.msg}", file=path, line=e.lineno, column=e.colno,
                            field="--dataset") from None
@@ -103,6 +125,8 @@ def load_dataset(path: str, output_len: int | None) -> list[tuple[str, int]]:
                 continue
             try:
                 records.append(json.loads(line))
+            except RecursionError:
+                raise BadInput("nested too deeply", file=path, line=ln, field="--dataset") from None
             except json.JSONDecodeError as e:
                 raise BadInput(f"not a JSON line: {e.msg}", file=path, line=ln, column=e.colno,
                                field="--dataset") from None

@@ -136,17 +136,21 @@ def verdict_tables(verdict: Any, heading_level: int = 4) -> list[str]:
         if levels:
             rows = []
             for lv in levels[:EVIDENCE_LEVELS_MAX]:
+                ci = lv.get("ci")
+                stat = str(lv.get("statistic") or "")
                 rows.append([
                     fmt_value(lv.get("level") or {}) or "all",
                     fmt_value(lv.get("a")),
                     fmt_value(lv.get("b")),
-                    fmt_ratio(lv.get("ratio")),
+                    str(lv.get("quantity") or "–") + (" (geometric)" if "geometric" in stat else ""),
+                    fmt_value(lv.get("estimate")),
+                    f"[{fmt_value(ci[0])}, {fmt_value(ci[1])}]" if isinstance(ci, list) and len(ci) == 2 else "–",
                     lv.get("outcome") or "–",
                     fmt_value(lv.get("n")) if lv.get("n") else "–",
                     lv.get("reason") or "",
                 ])
-            out.append(md.table(["level", "a", "b", "a / b", "outcome", "n", "reason"], rows,
-                                ["l", "r", "r", "r", "l", "l", "l"]))
+            out.append(md.table(["level", "a", "b", "tested", "estimate", "95% CI", "outcome", "n", "reason"], rows,
+                                ["l", "r", "r", "l", "r", "r", "l", "l", "l"]))
             if len(levels) > EVIDENCE_LEVELS_MAX:
                 out.append(md.inline(f"… and {len(levels) - EVIDENCE_LEVELS_MAX} more levels"))
         nc = p.get("not_comparable") or []

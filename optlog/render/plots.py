@@ -12,6 +12,7 @@ read offline and on GitHub, which runs none), and the style is fixed here.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 CHART_ID = "optlog"
@@ -34,9 +35,15 @@ def _chart(kind: str, title: str, x_title: str, y_title: str, **kw: Any) -> Any:
     return chart
 
 
+# pygal stamps the day it drew a chart (and the year in its copyright line) into a comment: the same
+# data must give the same bytes on any day, so committed reports only change when their content does.
+_STAMP = re.compile(r"<!--Generated with pygal ([^ ]+) \(\w+\) ©Kozea [0-9-]+ on [0-9-]+-->")
+
+
 def _save(chart: Any, path: str) -> None:
     data = chart.render()
     text = data.decode("utf-8") if isinstance(data, bytes) else data
+    text = _STAMP.sub(r"<!--Generated with pygal \1-->", text)
     with open(path, "w", encoding="utf-8", newline="\n") as f:
         f.write(text)
 

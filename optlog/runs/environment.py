@@ -395,14 +395,15 @@ def _base_url(url: str) -> str:
 
 def server_report(url: str, dropped: set[str] | None = None, timeout: float = SERVER_TIMEOUT_S) -> dict[str, Any]:
     """The server's own account of its configuration: SGLang `/server_info` (new) or
-    `/get_server_info` (old), else vLLM's `/version`."""
+    `/get_server_info` (old), else vLLM's `/version`, else llama.cpp's `/props` (its `build_info`,
+    slots, model and default generation settings)."""
     import httpx
 
     base = _base_url(url)
     errors: list[str] = []
     try:
         with httpx.Client(timeout=timeout, trust_env=False) as c:
-            for path in ("/server_info", "/get_server_info", "/version"):
+            for path in ("/server_info", "/get_server_info", "/version", "/props"):
                 try:
                     r = c.get(base + path)
                 except httpx.HTTPError as e:
@@ -428,12 +429,44 @@ def server_report(url: str, dropped: set[str] | None = None, timeout: float = SE
     return {"url": base, "error": "; ".join(errors) or "no answer"}
 
 
+SERVER_BINARIES = ("llama-server",)  # native servers that answer `--version` (llama.cpp's)
+
+
+def server_binary_version(argv: Any, executor: Any = None) -> str | None:
+    """`<server binary> --version` for a native server (llama.cpp prints its build there, on stderr)."""
+    if not argv:
+        return None
+    exe = str(argv[0] if isinstance(argv, (list, tuple)) else shlex.split(str(argv))[0])
+    if os.path.basename(exe) not in SERVER_BINARIES:
+        return None
+
+    def read() -> str | None:
+        if _is_remote(executor):
+            return _run([exe, "--version"], executor)
+        try:
+            p = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=CMD_TIMEOUT_S,
+                               stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        text = (p.stdout + p.stderr).strip()
+        return text[:500] if p.returncode == 0 and text else None
+
+    return _cached(("binary", _host_key(executor), exe), read)  # type: ignore[no-any-return]
+
+
 def effective(report: dict[str, Any]) -> dict[str, Any]:
     """The settings that decide performance, from a server report (SGLang names; PD: decode side)."""
     src = report
     if isinstance(report.get("decode"), list) and report["decode"] and isinstance(report["decode"][0], dict):
         src = report["decode"][0]
     out = {k: src[k] for k in EFFECTIVE_KEYS if k in src}
+    if "build_info" in src:  # llama.cpp's /props
+        out["build_info"] = src["build_info"]
+        if "total_slots" in src:
+            out["parallel"] = src["total_slots"]
+        dgs = src.get("default_generation_settings")
+        if isinstance(dgs, dict) and isinstance(dgs.get("n_ctx"), int):
+            out["n_ctx_slot"] = dgs["n_ctx"]
     for short in ("tp", "pp", "ep", "dp"):
         if f"{short}_size" in out:
             out[short] = out[f"{short}_size"]
@@ -478,6 +511,14 @@ def capture(ctx: Any, *, server_url: str | None = None, commands: dict[str, list
                                                                    **env}, dropped)
     if server_url:
         doc["server"] = server_report(server_url, dropped)
+    build = server_binary_version((commands or {}).get("server"), executor)
+    if build:
+        doc.setdefault("server", {})["binary_version"] = build
+    from optlog.runs.server_version import identify
+
+    sv = identify(doc)
+    if sv:
+        doc["server_version"] = sv
     if dropped:
         doc["secrets_dropped"] = len(dropped)
     facts = getattr(executor, "environment_facts", None)  # a remote executor's own record (Slurm job id, GPUs)

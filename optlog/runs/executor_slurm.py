@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from optlog.errors import Failed
+from optlog.runs.executors import LocalExecutor, wait_for_exit
 
 TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY",
             "BOOT_FAIL", "DEADLINE", "SPECIAL_EXIT", "REVOKED"}
@@ -133,8 +134,6 @@ class SlurmJobHandle:
         return self._done(rc if rc is not None else 1)
 
     def wait(self, timeout: float | None = None) -> int | None:
-        from optlog.runs.executors import wait_for_exit
-
         return wait_for_exit(self.poll, timeout, None, step=0.05)
 
 
@@ -161,8 +160,6 @@ class SlurmExecutor:
 
     def __init__(self, ctx: Any, opts: dict[str, Any], *, base_env: dict[str, str] | None = None,
                  on_spawn: Callable[[Any], None] | None = None, on_exit: Callable[[Any], None] | None = None) -> None:
-        from optlog.runs.executors import LocalExecutor
-
         self.ctx = ctx
         self.opts = opts
         self.partition = opts.get("partition")

@@ -197,36 +197,3 @@ class LocalExecutor:
         if handle.returncode is None:
             handle.wait(1.0)
         return ok
-
-
-def make_executor(ctx: Any, executor: Any, **kw: Any) -> Executor:
-    """The executor a spec names: `local`; "ssh:HOST" (optlog.yaml `executors.ssh`, see
-    `optlog.runs.executor_ssh`); {slurm: {partition, gres, time, account, nodes, extra}} or
-    {slurm: NAME} (optlog.yaml `executors.slurm`, see `optlog.runs.executor_slurm`).
-    """
-    if executor in (None, "local"):
-        return LocalExecutor(**kw)
-    if isinstance(executor, str) and executor.startswith("ssh:"):
-        from optlog.runs import executor_ssh
-
-        return executor_ssh.make(ctx, executor[4:], **kw)  # type: ignore[return-value]
-    if isinstance(executor, str) and executor.startswith("slurm:") or isinstance(executor, dict) and "slurm" in executor:
-        from optlog.runs import executor_slurm
-
-        return executor_slurm.make(ctx, executor, **kw)  # type: ignore[return-value]
-    raise Failed(f"unknown executor {executor!r}", field="executor", code="bad_executor")
-
-
-def kill_record(ctx: Any, rec: Any) -> bool | None:
-    """Recovery of a process record made by a remote executor (host `ssh:NAME` or `slurm:…`): end it
-    there. None when the record is not a remote executor's (the caller handles local ones)."""
-    host = str(rec.host or "")
-    if host.startswith("ssh:"):
-        from optlog.runs import executor_ssh
-
-        return executor_ssh.kill_record(ctx, rec)
-    if host.startswith("slurm:"):
-        from optlog.runs import executor_slurm
-
-        return executor_slurm.kill_record(ctx, rec)
-    return None

@@ -9,7 +9,7 @@ process group, its result parsed into metrics, stdout/stderr and result files ke
 driver itself is handled by `runs.recover` on the next optlog start.
 
 The service (`service.launch`) plans and validates, writes the Launch and its queued Runs, then
-calls `Driver(ctx, launch_id).run()` in the foreground or starts `python -m optlog.runs.driver`.
+calls `Driver(ctx, launch_id).run()` in the foreground or starts `python -m optlog.service.driver`.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from typing import Any
 from optlog.core.failure import classify, tail
 from optlog.core.timeutil import now_iso
 from optlog.runs import procs
+from optlog.runs.inside import bench_env
 
 TERMINAL = ("succeeded", "failed", "cancelled", "interrupted")
 LOG_NAMES = ("bench.stdout.log", "bench.stderr.log")
@@ -71,6 +72,7 @@ class Server:
         self.stderr = stderr
         self.url = url
         self.environment: dict[str, Any] | None = None
+        self.benched = False  # a bench ran against it since it (re)started: the next needs no warm-up
 
     def log_tail(self, lines: int = 20) -> str:
         parts = []
@@ -180,7 +182,7 @@ class Driver:
 
     # ------------------------------------------------------------------ the whole launch
     def run(self) -> dict[str, Any]:
-        from optlog.runs.executors import make_executor
+        from optlog.runs.executor_select import make_executor
         from optlog.store.models import Launch
 
         ctx = self.ctx
@@ -277,13 +279,13 @@ class Driver:
     def result(self) -> dict[str, Any]:
         from sqlmodel import select
 
-        from optlog.service.evidence import _labels_metrics
+        from optlog.store.runrows import labels_metrics
         from optlog.store.models import Launch, Run
 
         with self.ctx.db.read() as s:
             la = s.get(Launch, self.launch_id)
             runs = s.exec(select(Run).where(Run.launch_id == self.launch_id).order_by(Run.id)).all()  # type: ignore[arg-type]
-            labels, metrics = _labels_metrics(s, [r.id for r in runs])
+            labels, metrics = labels_metrics(s, [r.id for r in runs])
         return {
             "launch": self.launch_id,
             "name": self.doc.get("name"),
@@ -371,7 +373,7 @@ class Driver:
             self.log(f"starting server {n}: {' '.join(srv['argv'])}")
             self.current_run = None
             try:
-                server.handle = self.executor.popen(srv["argv"], env=srv["env"], cwd=srv["cwd"] or str(self.ctx.ws.root),
+                server.handle = self.executor.popen(srv["argv"], env=srv["env"], cwd=self._cwd(srv["cwd"]),
                                                     stdout=server.stdout, stderr=server.stderr, role="server")
             except OSError as e:
                 raise PointFailure(f"server could not start: {e}", cause="not_found" if isinstance(e, FileNotFoundError) else "spawn_error",
@@ -543,7 +545,7 @@ class Driver:
         grace = float(stop.get("timeout_s") or 30)
         if h.returncode is None and h.poll() is None and stop.get("argv"):
             try:
-                sh = self.executor.popen(stop["argv"], env=srv.get("env") or {}, cwd=srv.get("cwd") or str(self.ctx.ws.root),
+                sh = self.executor.popen(stop["argv"], env=srv.get("env") or {}, cwd=self._cwd(srv.get("cwd")),
                                          stdout=server.stdout, stderr=server.stderr, role="stop")
                 if sh.wait(grace) is None:
                     self.executor.kill(sh, grace_s=1.0)
@@ -557,6 +559,13 @@ class Driver:
         server.handle = None
         with self.ctx.db.write() as s:
             self._flush_dead(s)
+
+    def _cwd(self, cwd: str | None) -> str:
+        if self.doc.get("executor", "local") != "local":
+            return cwd or str(self.ctx.ws.root)
+        from optlog.runs.spec import resolve_cwd
+
+        return str(resolve_cwd(self.ctx.ws.root, cwd))
 
     # ------------------------------------------------------------------ telemetry
     def _telemetry_start(self, p: dict[str, Any]) -> None:
@@ -626,6 +635,29 @@ class Driver:
         env_doc["commands"] = cmds
         return env_doc
 
+    # ------------------------------------------------------------------ host load (runs.hostload)
+    def _host_load(self) -> dict[str, Any]:
+        from optlog.runs import hostload
+
+        st = self.ctx.config.host_load
+        own = [h.pid for h in self.handles] + [os.getpid()]
+        return {"load": hostload.snapshot(st.window_s), "gpu_processes": hostload.gpu_processes(own)}
+
+    def _host_doc(self, p: dict[str, Any], before: dict[str, Any], after: dict[str, Any] | None,
+                  extra_labels: dict[str, Any]) -> dict[str, Any]:
+        """The run's load before and after, the host's settings; `loaded=true` when it was loaded."""
+        from optlog.runs import hostload
+
+        if getattr(self, "_host_settings", None) is None:
+            self._host_settings = hostload.host_settings()
+        srv = p["rendered"].get("server") or {}
+        threads = hostload.thread_vars({**os.environ, **(srv.get("env") or {}), **(p["rendered"]["bench"].get("env") or {})})
+        why = hostload.loaded(before, self.ctx.config.host_load)
+        if why:
+            extra_labels["loaded"] = "true"
+        return {"host_load": {"before": before, "after": after, "loaded": why},
+                "host_settings": {**self._host_settings, "threads": threads}}
+
     # ------------------------------------------------------------------ one point
     def _run_point(self, p: dict[str, Any], server: Server) -> bool:
 
@@ -654,8 +686,11 @@ class Driver:
         metrics: dict[str, float] = {}
         extra_labels: dict[str, Any] = {}
         raw: dict[str, Any] = {}
+        load_before = self._host_load()
+        load_after: dict[str, Any] | None = None
         try:
             rc = self._bench(b, out, server, started)
+            load_after = self._host_load()
             if rc != 0:
                 log = read_tail(out / "bench.stderr.log") or read_tail(out / "bench.stdout.log")
                 raise PointFailure(f"bench exited with code {rc}" + (f"\n--- stderr tail ---\n{log}" if log else ""),
@@ -673,6 +708,8 @@ class Driver:
             except Exception as e:
                 self.log(f"telemetry end_point failed: {e}")
         environment = self._environment(server, p) if status != "cancelled" else {}
+        if environment:
+            environment.update(self._host_doc(p, load_before, load_after, extra_labels))
         self._store(p, status, error, cause, rc, metrics, extra_labels, raw, environment)
         if status == "cancelled":
             raise Cancelled(error or "cancelled")
@@ -704,7 +741,8 @@ class Driver:
         with self.ctx.db.write() as s:
             self._flush_dead(s)
             self._set_run(s, rid, status=status, error=error, cause=cause, exit_code=rc, finished_at=now_iso(),
-                          environment=environment, raw={"result": raw, "argv": argv} if raw else {"argv": argv})
+                          environment=environment,
+                          raw={**p.get("record", {}), **({"result": raw} if raw else {}), "argv": argv})
             conn = s.connection()
             if label_rows:
                 conn.execute(insert(RunLabel.__table__), label_rows)  # type: ignore[attr-defined]
@@ -725,10 +763,16 @@ class Driver:
 
     def _bench(self, b: dict[str, Any], out: Path, server: Server, started: Callable[[Any], None]) -> int:
         try:
-            h = self.executor.popen(b["argv"], env=b["env"], cwd=b["cwd"] or str(self.ctx.ws.root),
+            # optlog's load generator warms up only the first bench after a server (re)start
+            env = {**b["env"], **bench_env(self.launch_id, self.current_run or 0, str(out)),
+                   "OPTLOG_SERVER_FRESH": "0" if server.benched else "1"}
+            server.benched = True
+            h = self.executor.popen(b["argv"], env=env, cwd=self._cwd(b["cwd"]),
                                     stdout=out / "bench.stdout.log", stderr=out / "bench.stderr.log", role="bench")
         except FileNotFoundError:
             started(None)
+            if b["cwd"] and not Path(self._cwd(b["cwd"])).is_dir():
+                raise PointFailure(f"bench cwd is not a folder: {b['cwd']}", cause="not_found", exit_code=127) from None
             raise PointFailure(f"bench command not found: {b['argv'][0]}", cause="not_found", exit_code=127) from None
         except OSError as e:
             started(None)

@@ -64,7 +64,7 @@ def _recover_one(ctx: Any, db: Any, lid: int) -> int | None:
     host = socket.gethostname()
     for r in recs:
         if r.host and r.host != host:
-            from optlog.runs.executors import kill_record
+            from optlog.runs.executor_select import kill_record
 
             try:  # an SSH host's group or a Slurm job: ended through that executor
                 if kill_record(ctx, r):

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from optlog.core import labels as L
 from optlog.core import template as T
-from optlog.core.sweep import expand, group_order
+from optlog.core.sweep import expand
 from optlog.errors import BadInput
 
 RESERVED = ("out", "repeat", "run_id", "launch_id", "server_url", "name")
@@ -32,7 +32,7 @@ Cmd = Union[str, list[Union[str, int, float]]]
 
 
 class _S(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 def _check_cmd(v: Any) -> Any:
@@ -153,6 +153,8 @@ class RunSpec(_S):
     telemetry: Union[bool, dict[str, Any], None] = None
     timeouts: Timeouts = Field(default_factory=Timeouts)
     on_error: Literal["continue", "stop"] = "continue"
+    order: Literal["interleaved", "random", "sequential"] | None = None  # runs.order; None: interleaved
+    order_seed: int | None = None
 
     @field_validator("executor")
     @classmethod
@@ -213,7 +215,9 @@ def load_spec(path: Path, shown: str | None = None) -> LoadedSpec:
     shown = shown or str(path)
     if not path.is_file():
         raise BadInput(f"no such run spec: {shown}", field="SPEC", code="not_found")
-    text = path.read_text(encoding="utf-8")
+    from optlog.yamlio import read_text
+
+    text = read_text(path, shown)
     data = parse_text(text, shown)
     if not isinstance(data, dict):
         raise BadInput("a run spec is a mapping (name, params, matrix, server, bench, …)", file=shown, line=1)
@@ -224,19 +228,32 @@ def load_spec(path: Path, shown: str | None = None) -> LoadedSpec:
 
 
 def _check_keys(ls: LoadedSpec) -> None:
+    from optlog.runs.sets import SPEC_KEYS
+
     s = ls.spec
+    if s.bench.parser is not None:
+        from optlog.runs.parsers import canonical_format
+
+        try:
+            canonical_format(s.bench.parser)
+        except BadInput as e:
+            raise ls.bad(e.message.replace("result format", "parser"), "bench", "parser", code="unknown_parser") from None
     for where, keys in (("params", s.params), ("matrix", s.matrix), ("labels", s.labels)):
         for k in keys:
             if not L.KEY_RE.match(k):
                 raise ls.bad(f"bad name {k!r}: use letters, digits, '_', '.', '-'", where, k)
             if k in RESERVED and where != "labels":
                 raise ls.bad(f"{k!r} is reserved (set by optlog for each point)", where, k)
+            if k in SPEC_KEYS and where != "labels":
+                raise ls.bad(f"{k!r} is a spec field (`--set {k}=…` sets it); name the value differently", where, k)
     for i, inc in enumerate(s.include):
         for k in inc:
             if not L.KEY_RE.match(k):
                 raise ls.bad(f"bad name {k!r}: use letters, digits, '_', '.', '-'", "include", i, k)
-            if k in RESERVED:
-                raise ls.bad(f"{k!r} is reserved (set by optlog for each point)", "include", i, k)
+            if k in RESERVED or k in SPEC_KEYS:
+                raise ls.bad(f"{k!r} is reserved (set by optlog for each point)" if k in RESERVED else
+                             f"{k!r} is a spec field (`--set {k}=…` sets it); name the value differently",
+                             "include", i, k)
             if k in s.matrix:
                 raise ls.bad(f"{k!r} is both a matrix axis and an include key; include entries are crossed "
                              "with the matrix, so a key belongs to one of them", "include", i, k)
@@ -259,11 +276,11 @@ def parse_set(items: list[str] | tuple[str, ...]) -> dict[str, Any]:
 def _typed(v: str) -> Any:
     s = v.strip()
     if s.startswith("[") and s.endswith("]"):
-        import yaml
+        from optlog.yamlio import parse_text
 
         try:
-            val = yaml.safe_load(s)
-        except yaml.YAMLError:
+            val = parse_text(s, "--set")
+        except BadInput:
             return v
         if isinstance(val, list) and all(isinstance(x, (int, float, str, bool)) for x in val):
             return val
@@ -285,38 +302,60 @@ class Point:
     repeat: int
     server_key: str = ""
     rendered: dict[str, Any] = field(default_factory=dict)
+    config: dict[str, str] = field(default_factory=dict)  # what it names beyond its labels (runs.record)
+    order: dict[str, Any] = field(default_factory=dict)  # how the launch's points were ordered (runs.order)
+    on_error: str = "continue"
 
 
 def plan(ls: LoadedSpec, sets: dict[str, Any], server_url: str | None = None) -> list[Point]:
     """Expand matrix × include × repeats, apply `--set`, render everything once (so bad templates are
     reported before anything is written), and order the points to minimise server restarts."""
+    from optlog.runs import order as O
+    from optlog.runs import record, sets as S
+
     s = ls.spec
-    params = dict(s.params)
-    matrix = {k: list(v) for k, v in s.matrix.items()}
-    include = [dict(i) for i in s.include]
-    inc_keys = {k for i in include for k in i}
-    for k, v in sets.items():
-        if k in matrix:
-            matrix[k] = list(v) if isinstance(v, list) else [v]
-        elif k in inc_keys:
-            for i in include:
-                i[k] = v
-        else:
-            params[k] = v
+    applied = S.apply(sets, params=s.params, matrix=s.matrix, include=s.include,
+                      used=record.used_names(ls.data) | record.label_names(ls.data))
+    params, matrix, include = applied.params, applied.matrix, applied.include
+    repeats = applied.spec.get("repeats", s.repeats)
+    _check_size(ls, matrix, include, repeats)
     points: list[Point] = []
     for vals in expand(matrix, include):
-        for r in range(s.repeats):
+        for r in range(repeats):
             values = {**params, **vals, "repeat": r, "name": ls.name}
             labels = {**vals}
             for k, v in s.labels.items():
                 labels[k] = _render(ls, ("labels", k), v, values) if isinstance(v, str) else v
             labels["repeat"] = r
             points.append(Point(values=values, labels=labels, repeat=r))
+    record.annotate(ls.data, points)
     for p in points:
         p.rendered = render_point(ls, p.values, launch_dir="/nonexistent/launch", out="/nonexistent/out",
                                   server_url=server_url, run_id=0, launch_id=0)
         p.server_key = json.dumps(p.rendered.get("server"), sort_keys=True)
-    return group_order(points, key=lambda p: p.server_key)
+    ordered, how = O.arrange(points, applied.spec.get("order", s.order), applied.spec.get("order_seed", s.order_seed),
+                             server=lambda p: p.server_key, repeat=lambda p: p.repeat)
+    for p in ordered:
+        p.order = how
+        p.on_error = applied.spec.get("on_error", s.on_error)
+    return ordered
+
+
+def _check_size(ls: LoadedSpec, matrix: dict[str, list[Any]], include: list[dict[str, Any]], repeats: int) -> None:
+    """Count the points before making any: a few short lines of YAML can ask for millions."""
+    from optlog.core.limits import LIMITS
+
+    n = repeats * max(1, len(include))
+    for k, vals in matrix.items():
+        n *= len(vals)
+        if n > LIMITS.matrix_points:
+            break
+    if n > LIMITS.matrix_points:
+        sizes = " × ".join(f"{k}: {len(v)}" for k, v in matrix.items())
+        extra = (f" × {len(include)} include" if include else "") + (f" × {repeats} repeats" if repeats > 1 else "")
+        raise ls.bad(f"the sweep has more than {LIMITS.matrix_points:,} points ({sizes}{extra}); split it into "
+                     "several specs or use --set to narrow an axis", "matrix" if matrix else "include",
+                     code="too_large")
 
 
 def _render(ls: LoadedSpec, loc: tuple[Any, ...], text: Any, values: dict[str, Any]) -> str:
@@ -415,3 +454,11 @@ def render_point(ls: LoadedSpec, values: dict[str, Any], *, launch_dir: str, out
     else:
         out_d["telemetry"] = tel
     return out_d
+
+
+def resolve_cwd(root: Path, cwd: str | None) -> Path:
+    """A spec's cwd: relative to the workspace root (wherever optlog was started), default the root."""
+    if not cwd:
+        return root
+    p = Path(cwd)
+    return p if p.is_absolute() else root / p

@@ -15,6 +15,7 @@ import json
 import math
 import os
 import re
+import secrets
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,9 @@ from typing import Any, Callable
 from optlog.errors import BadInput, Failed
 
 API_KEY_ENV = ("OPTLOG_BENCH_API_KEY", "OPENAI_API_KEY")
+# Set by the launcher for each bench it runs: "1" for the first bench after the server (re)started,
+# "0" after; the default warm-up runs only when it is not "0".
+SERVER_FRESH_ENV = "OPTLOG_SERVER_FRESH"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
@@ -38,7 +42,9 @@ class Options:
     output_len: int | None = None
     dataset: str | None = None
     ignore_eos: bool = False
-    warmup: int = 0
+    warmup: int | None = None            # None: warm-up at the first level after a server (re)start
+    reuse_prompts: bool = False
+    metrics_url: str | None = None       # None: the server's /metrics; "none": no server-side check
     seed: int = 0
     timeout: float = 600.0
     headers: list[str] = field(default_factory=list)
@@ -58,6 +64,7 @@ class Plan:
     labels: dict[str, Any]
     dataset_name: str
     output_file: Path | None
+    prompt_nonce: int = 0
 
 
 def _headers(opts: Options) -> dict[str, str]:
@@ -115,7 +122,7 @@ def prepare(opts: Options, ctx: Any = None) -> Plan:
                     ("--num-prompts", opts.num_prompts)):
         if v is not None and v < 1:
             raise BadInput(f"must be at least 1, got {v}", field=name)
-    if opts.warmup < 0:
+    if opts.warmup is not None and opts.warmup < 0:
         raise BadInput(f"must be >= 0, got {opts.warmup}", field="--warmup")
     if not (opts.timeout > 0) or math.isinf(opts.timeout):
         raise BadInput(f"must be > 0 seconds, got {opts.timeout}", field="--timeout")
@@ -143,10 +150,11 @@ def prepare(opts: Options, ctx: Any = None) -> Plan:
     if opts.hypothesis:
         if ctx is None:
             raise BadInput("--hypothesis needs a workspace", field="--hypothesis")
-        from optlog.service.hypotheses import require
+        from optlog.service.refs import require
 
         require(ctx, opts.hypothesis)
     n = opts.num_prompts
+    nonce = 0 if opts.reuse_prompts else secrets.randbits(32)
     if opts.dataset:
         records = workload.load_dataset(opts.dataset, opts.output_len)
         prompts = workload.sample(records, n or len(records), opts.seed)
@@ -154,10 +162,32 @@ def prepare(opts: Options, ctx: Any = None) -> Plan:
     else:
         prompts = workload.random_prompts(n or 200, opts.input_len or 128, opts.output_len or 128, opts.seed)
         dataset_name = "random"
+    sets = None if opts.reuse_prompts else [
+        workload.fresh_prompts(prompts, dataset=bool(opts.dataset), input_len=opts.input_len or 128,
+                               seed=opts.seed, nonce=nonce, level=i) for i in range(len(levels))]
+    out_len = opts.output_len or 128
+    warm = workload.random_prompts(8, min(opts.input_len or 128, 64), min(out_len, 16),
+                                   workload.derived_seed(opts.seed, nonce or 1, -1))
+    fresh = os.environ.get(SERVER_FRESH_ENV, "1") != "0"
+    warmup_first = min(levels[0] or 4, 8) if (opts.warmup is None and fresh) else 0
+    metrics_url: str | None
+    if opts.metrics_url and opts.metrics_url.strip().lower() == "none":
+        metrics_url = None
+    elif opts.metrics_url:
+        metrics_url = opts.metrics_url
+    else:
+        metrics_url = target.url.split("/v1/", 1)[0] + "/metrics"
     model = opts.model or _detect_model(target)
     spec = runner.Spec(target=target, model=model, prompts=prompts, levels=levels, request_rate=rate,
-                       warmup=opts.warmup, seed=opts.seed, timeout=opts.timeout, ignore_eos=opts.ignore_eos,
-                       headers=headers, extra_body=extra, max_failures=opts.max_failures, progress=opts.progress)
+                       warmup=opts.warmup or 0, seed=opts.seed, timeout=opts.timeout, ignore_eos=opts.ignore_eos,
+                       headers=headers, extra_body=extra, max_failures=opts.max_failures, progress=opts.progress,
+                       prompt_sets=sets, warmup_prompts=warm, warmup_first=warmup_first,
+                       count_prompt_tokens=not opts.dataset)
+    if metrics_url:
+        from optlog.telemetry import prometheus
+
+        spec.probe = lambda: prometheus.scrape(metrics_url, timeout=5.0)
+        spec.deltas = prometheus.token_deltas
     labels: dict[str, Any] = {"request_rate": "inf" if math.isinf(rate) else rate, "dataset": dataset_name,
                               "model": model, "api": target.api}
     if not opts.dataset:
@@ -166,7 +196,8 @@ def prepare(opts: Options, ctx: Any = None) -> Plan:
         labels["output_len"] = opts.output_len or 128
     labels["num_prompts"] = len(prompts)
     labels.update(user_labels)
-    return Plan(opts=opts, spec=spec, labels=labels, dataset_name=dataset_name, output_file=out_file)
+    return Plan(opts=opts, spec=spec, labels=labels, dataset_name=dataset_name, output_file=out_file,
+                prompt_nonce=nonce)
 
 
 def _detect_model(target: Any) -> str:
@@ -204,12 +235,18 @@ def sglang_line(plan: Plan, lv: Any) -> dict[str, Any]:
     for name in ("e2e_latency", "ttft", "tpot", "itl"):
         keys += [f"{s}_{name}_ms" for s in ("mean", "median", "std", "p90", "p95", "p99")]
     keys += ["concurrency", "mean_inflight", "max_concurrent_requests"]
+    keys += [k for k in m if k not in keys]   # optlog's own: short, output lengths, cache, server counters
     for k in keys:
         line[k] = m.get(k)
     line["total_output_tokens_retokenized"] = m.get("total_output_tokens")
     line["accept_length"] = None
     line["errors"] = lv.errors
     line["aborted"] = lv.aborted
+    line["warnings"] = list(lv.warnings)
+    line["prompt_nonce"] = plan.prompt_nonce
+    line["reuse_prompts"] = o.reuse_prompts
+    line["input_tokens_source"] = ("unknown" if m.get("total_input_tokens") is None
+                                   else "client" if m.get("input_tokens_client_counted") else "server")
     line["labels"] = _level_labels(plan, lv)
     return line
 
@@ -251,7 +288,8 @@ def run(ctx: Any, plan: Plan, notice: Callable[[str], None] | None = None) -> di
     out: list[dict[str, Any]] = []
     env = {"tool": "optlog bench", "url": plan.spec.target.url, "api": plan.spec.target.api,
            "seed": plan.opts.seed, "warmup": plan.opts.warmup, "timeout_s": plan.opts.timeout,
-           "ignore_eos": plan.opts.ignore_eos}
+           "ignore_eos": plan.opts.ignore_eos, "reuse_prompts": plan.opts.reuse_prompts,
+           "prompt_nonce": plan.prompt_nonce, "warmup_first": plan.spec.warmup_first}
 
     def on_level(lv: Any) -> None:
         import datetime as _dt
@@ -260,6 +298,7 @@ def run(ctx: Any, plan: Plan, notice: Callable[[str], None] | None = None) -> di
         metrics = _metrics(lv)
         warnings = core.length_warnings(lv.results, None if plan.opts.dataset else (plan.opts.input_len or 128),
                                         plan.opts.output_len or (None if plan.opts.dataset else 128))
+        warnings = [*warnings, *lv.warnings]
         for w in warnings:
             say(f"c={lv.concurrency or 'inf'}: {w}")
         if lv.errors:

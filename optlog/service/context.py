@@ -34,6 +34,9 @@ class Ctx:
         self.ws = ws
         self.actor = actor or default_actor()
         self.notices: list[str] = []
+        # Memo of validated hypothesis files by modification time: a long-lived face (the MCP
+        # server) reuses one context, so a read after a read pays only the stat calls.
+        self.hypothesis_memo: dict[str, tuple[int, object]] = {}
 
     @classmethod
     def find(cls, start: Path | str | None = None, actor: str | None = None) -> "Ctx":

@@ -1,6 +1,17 @@
-"""`optlog demo`: the whole loop, for real, on this machine, with nothing else installed.
+"""`optlog demo`: the whole loop, for real, on this machine.
 
-The seed's experiment in miniature. Two "deployments" are served by optlog's own OpenAI-compatible
+`run_real` (the default) measures this machine: llama.cpp's `llama-server` (built once by
+scripts/llama-server.sh, cached) serving Gemma 3 270M. Before measuring it registers a hypothesis,
+"decode here is memory-bound, so 4 parallel slots give at least 2x the aggregate tokens/s of 1 slot
+at concurrency 4", and a rival, "decode here is compute-bound, so 4 slots give less than 1.5x".
+It launches the sweep (parallel 1 and 4, concurrency 4, 3 repeats, telemetry from the server's
+/metrics), judges both on the measured numbers, pivots on whichever verdict came out (a child
+hypothesis of the survivor, judged on the same runs), ranks plans that rest on each, and writes the
+report. Nothing about the outcome is assumed: the verdicts, the pivot and the ranking follow the
+numbers. Every run carries `server=llama.cpp`.
+
+`run_simulated` (`optlog demo --simulated`) is the seed's experiment in miniature, offline and
+deterministic. Two "deployments" are served by optlog's own OpenAI-compatible
 stand-in (`optlog.testing.fakeserver`): `tp8` emits a token every 4 ms, `tp4pp2` every 9 ms — the
 stand-in for "each GPU now computes twice the GEMM". A run spec launches each server, sanity-checks
 it, sweeps concurrency with optlog's own load generator, and parses the results; the
@@ -48,9 +59,10 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def run(path: str | Path, say: Callable[[str], None]) -> dict[str, Any]:
-    """Build the demo workspace at `path` and run the loop; returns a summary document."""
-    from optlog.service import evidence, hypotheses, launch, plans, predictions, report, verdicts
+def _workspace(path: str | Path, say: Callable[[str], None]) -> Any:
+    """A new workspace at `path`, its own git repository (the demo's commits must not land elsewhere)."""
+    import subprocess
+
     from optlog.service.context import Ctx
     from optlog.service.workspace import init
 
@@ -58,13 +70,42 @@ def run(path: str | Path, say: Callable[[str], None]) -> dict[str, Any]:
     if root.exists() and any(root.iterdir()):
         raise BadInput(f"{root} exists and is not empty; give a new folder", field="PATH")
     root.mkdir(parents=True, exist_ok=True)
-    import subprocess
-
-    # its own repository, even inside another one: the demo's commits must not land elsewhere
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     init(root)
     ctx = Ctx.find(root)
     ctx.on_notice = lambda t: say(f"  note: {t}")  # type: ignore[attr-defined]
+    return ctx
+
+
+def _finish(ctx: Any, say: Callable[[str], None]) -> tuple[list[dict[str, Any]], Any]:
+    """Rank and render the plans, write the report, say how to open the dashboard."""
+    import shutil
+
+    from optlog.service import plans, report
+
+    ranked = plans.list_(ctx)["plans"]
+    for p in ranked:
+        say(f"plan #{p.get('rank') or '-'} {p['title']} (score {p['score']:.2f})"
+            f"{': ' + p['reason'] if p.get('reason') else ''}")
+    plans.render(ctx)
+    rep = report.write(ctx)
+    say(f"report: {rep.get('file')}")
+    root = ctx.ws.root
+    exe = "optlog" if shutil.which("optlog") else f"{sys.executable} -m optlog"
+    say(f"open the dashboard: {exe} -C {root}    (the decision history: {exe} -C {root} log)")
+    return ranked, rep.get("file")
+
+
+def run(path: str | Path, say: Callable[[str], None], simulated: bool = False) -> dict[str, Any]:
+    return run_simulated(path, say) if simulated else run_real(path, say)
+
+
+def run_simulated(path: str | Path, say: Callable[[str], None]) -> dict[str, Any]:
+    """Build the demo workspace at `path` and run the simulated loop; returns a summary document."""
+    from optlog.service import evidence, hypotheses, launch, plans, predictions, verdicts
+
+    ctx = _workspace(path, say)
+    root = ctx.ws.root
     try:
         say(f"workspace: {root}")
         hypotheses.add(ctx, "Communication-bound: allreduce limits throughput", hid="comm-bound",
@@ -96,16 +137,127 @@ def run(path: str | Path, say: Callable[[str], None]) -> dict[str, Any]:
         plans.add(ctx, "Tune the FP4 GEMM tactics for SM120", gain="20-50%", effort="M", confidence="0.6",
                   needs=["compute-bound"])
         plans.add(ctx, "MSCCLPP allreduce", gain="5-15%", effort="M", confidence="0.6", needs=["comm-bound"])
-        ranked = plans.list_(ctx)["plans"]
-        for p in ranked:
-            say(f"plan #{p.get('rank') or '-'} {p['title']} (score {p['score']:.2f}){': ' + p['reason'] if p.get('reason') else ''}")
-        plans.render(ctx)
-        rep = report.write(ctx)
-        say(f"report: {rep.get('file')}")
-        import shutil
+        ranked, rep = _finish(ctx, say)
+        return {"workspace": str(root), "launch": res, "verdicts": v2, "plans": ranked, "report": rep}
+    finally:
+        ctx.close()
 
-        exe = "optlog" if shutil.which("optlog") else f"{sys.executable} -m optlog"
-        say(f"open the dashboard: {exe} -C {root}    (the decision history: {exe} -C {root} log)")
-        return {"workspace": str(root), "launch": res, "verdicts": v2, "plans": ranked, "report": rep.get("file")}
+
+REAL_SPEC = """\
+# optlog demo: does batching pay on this machine? llama.cpp's llama-server serving Gemma 3 270M
+# (Q4_K_M) with 1 and 4 parallel slots, 4 requests in flight, 3 repeats (see `optlog demo --help`).
+name: demo-llamacpp-slots
+params: {{bin: "{binary}", model: "{model}", port: {port}, py: "{python}", threads: {threads}}}
+matrix: {{parallel: [1, 4], concurrency: [4]}}
+repeats: 3
+server:
+  cmd: "{{{{ bin }}}} -m {{{{ model }}}} --host 127.0.0.1 --port {{{{ port }}}} -t {{{{ threads }}}} -c {{{{ 512 * parallel }}}} --parallel {{{{ parallel }}}} --metrics"
+  ready: {{url: "http://127.0.0.1:{{{{ port }}}}/health", timeout_s: 300}}
+  check: {{prompts: ["1, 2, 3, 4, 5,"], expect_regex: '^\\s*6', max_tokens: 4}}
+bench:
+  cmd: "{{{{ py }}}} -m optlog.loadgen http://127.0.0.1:{{{{ port }}}} --concurrency {{{{ concurrency }}}} --num-prompts 8 --input-len 32 --output-len 24 --ignore-eos --output-file {{{{ out }}}}/result.jsonl"
+  parser: optlog
+  timeout_s: 600
+telemetry: {{scrape: "http://127.0.0.1:{{{{ port }}}}/metrics"}}
+labels: {{model: gemma3-270m-q4_k_m, server: llama.cpp, threads: {threads}}}
+"""
+
+
+BATCH_PLAN = ("Serve with --parallel 4 or more (batching pays here)", "2-4x", "S", "0.7", "memory-bound")
+# The pivot for each outcome of the first verdict: a child hypothesis judged on the same runs, and the
+# plans that rest on each story (ranked by the verdicts, so the surviving story's plan comes first).
+PIVOTS: dict[str, dict[str, Any]] = {
+    "memory-bound": {
+        "id": "batching-free", "parent": "memory-bound", "title": "Batching is nearly free per token",
+        "statement": "If decode is memory-bound, a slot's per-token time barely grows with 4 slots: "
+                     "mean TPOT at 4 slots within 2x of 1 slot.",
+        "expect": "a / b <= 2", "metric": "mean_tpot_ms",
+        "plans": [BATCH_PLAN, ("More cores for llama-server (threads)", "10-40%", "M", "0.5", "compute-bound")]},
+    "compute-bound": {
+        "id": "slots-share-cores", "parent": "compute-bound", "title": "Slots only share the cores",
+        "statement": "If decode is compute-bound, 4 slots split the same arithmetic: each slot's per-token "
+                     "time grows at least 2.5x.",
+        "expect": "a / b >= 2.5", "metric": "mean_tpot_ms",
+        "plans": [("More cores or a smaller quantisation (Q4_0) for decode", "20-60%", "M", "0.6", "compute-bound"),
+                  BATCH_PLAN]},
+    "neither": {
+        "id": "partly-bound", "parent": "memory-bound", "title": "Partly memory-bound: batching pays, but less than 2x",
+        "statement": "Neither story held: 4 slots give between 1.5x and 2x, or the noise hides the answer; "
+                     "more repeats or a quieter machine would tell.",
+        "expect": "a / b in [1.5, 2]", "metric": "output_throughput",
+        "plans": [("Re-measure with more repeats on a quiet machine", "clarity", "S", "0.8", "partly-bound"),
+                  BATCH_PLAN]},
+}
+
+
+def run_real(path: str | Path, say: Callable[[str], None]) -> dict[str, Any]:
+    """Measure this machine with llama.cpp (see the module docstring); returns a summary document."""
+    import os
+
+    from optlog.runs import llamacpp
+    from optlog.service import evidence, hypotheses, launch, plans, predictions, verdicts
+
+    binary, model = llamacpp.ensure(say)
+    ctx = _workspace(path, say)
+    root = ctx.ws.root
+    threads = max(1, min(os.cpu_count() or 1, 8))
+    try:
+        say(f"workspace: {root}")
+        say(f"server: {binary}\nmodel: {model}")
+        hypotheses.add(ctx, "Memory-bound decode: batching slots multiplies throughput", hid="memory-bound",
+                       statement="Decode on this machine is limited by reading the weights, not by arithmetic: "
+                                 "4 parallel slots share each read, so at concurrency 4 they give at least 2x "
+                                 "the aggregate output tokens/s of 1 slot.")
+        predictions.add(ctx, "memory-bound", "a / b >= 2", metric="output_throughput", a=["parallel=4"],
+                        b=["parallel=1"], per="concurrency")
+        hypotheses.add(ctx, "Compute-bound decode: the cores are already busy", hid="compute-bound",
+                       statement="Decode here is limited by the CPU's arithmetic: a batch of 4 costs nearly 4 "
+                                 "times one token's work, so 4 slots give less than 1.5x the tokens/s of 1 slot.",
+                       rivals=("memory-bound",))
+        predictions.add(ctx, "compute-bound", "a / b < 1.5", metric="output_throughput", a=["parallel=4"],
+                        b=["parallel=1"], per="concurrency")
+        say("hypotheses registered before measuring: memory-bound (4 slots >= 2x of 1 slot at concurrency 4) "
+            "and its rival compute-bound (< 1.5x)")
+        spec = root / "runs" / "demo.yaml"
+        spec.write_text(REAL_SPEC.format(binary=binary, model=model, port=_free_port(), python=sys.executable,
+                                         threads=threads), encoding="utf-8")
+        say(f"launching runs/demo.yaml: llama-server --parallel 1 and 4, concurrency 4, 3 repeats, {threads} threads")
+        res = launch.launch(ctx, str(spec), hypothesis="memory-bound",
+                            on_event=lambda ev: say(f"  {ev['text']}") if ev.get("kind") == "log" else None)
+        rows = evidence.list_runs(ctx, hypothesis="memory-bound")
+        for r in rows:
+            m = r["metrics"]
+            say(f"  run {r['id']}: parallel={r['labels'].get('parallel')} c={r['labels'].get('concurrency')} "
+                f"{r['status']} output_throughput={m.get('output_throughput', float('nan')):.1f} tok/s "
+                f"tpot={m.get('mean_tpot_ms', float('nan')):.1f} ms")
+        tput = {p: [r["metrics"]["output_throughput"] for r in rows
+                    if r["status"] == "succeeded" and r["labels"].get("parallel") == p
+                    and "output_throughput" in r["metrics"]] for p in (1, 4)}
+        ratio = None
+        if tput[1] and tput[4]:
+            from statistics import median
+
+            ratio = median(tput[4]) / median(tput[1])
+            say(f"measured: 4 slots give {ratio:.2f}x the output tokens/s of 1 slot (medians of 3 repeats)")
+        v1 = verdicts.evaluate(ctx, all=True)
+        status = {r["hypothesis"]: r["status"] for r in v1["results"]}
+        for h in ("memory-bound", "compute-bound"):
+            say(f"verdict: {h} → {status.get(h)}")
+        # Pivot on what the numbers said: the next question depends on which story survived.
+        outcome = ("memory-bound" if status.get("memory-bound") == "confirmed"
+                   else "compute-bound" if status.get("compute-bound") == "confirmed" else "neither")
+        pv = PIVOTS[outcome]
+        hypotheses.add(ctx, pv["title"], hid=pv["id"], parent=pv["parent"], statement=pv["statement"])
+        predictions.add(ctx, pv["id"], pv["expect"], metric=pv["metric"], a=["parallel=4"], b=["parallel=1"],
+                        per="concurrency")
+        for title, gain, effort, conf, needs in pv["plans"]:
+            plans.add(ctx, title, gain=gain, effort=effort, confidence=conf, needs=[needs])
+        v2 = verdicts.evaluate(ctx, all=True)
+        for r in v2["results"]:
+            if r["hypothesis"] not in status:
+                say(f"pivot: {r['hypothesis']} → {r['status']}")
+        ranked, rep = _finish(ctx, say)
+        return {"workspace": str(root), "launch": res, "verdicts": v2, "plans": ranked, "report": rep,
+                "ratio": ratio, "server": str(binary), "model": str(model)}
     finally:
         ctx.close()

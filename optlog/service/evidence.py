@@ -7,11 +7,11 @@ import socket
 from typing import Any
 
 from optlog.core import labels as L
+from optlog.core.statuses import RUN_STATUSES
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound
 from optlog.service.context import Ctx
-
-RUN_STATUSES = ("queued", "running", "succeeded", "failed", "cancelled", "interrupted")
+from optlog.store.runrows import labels_metrics
 
 
 def _check_metric_name(name: str) -> str:
@@ -70,7 +70,7 @@ def record(
     if not met:
         raise BadInput("a recorded run needs at least one --metric NAME=VALUE", field="--metric")
     if hypothesis:
-        from optlog.service.hypotheses import require
+        from optlog.service.refs import require
 
         require(ctx, hypothesis)
     with ctx.db.write() as s:
@@ -78,25 +78,7 @@ def record(
     return show_run(ctx, rid)
 
 
-def _labels_metrics(s: Any, run_ids: list[int]) -> tuple[dict[int, dict[str, Any]], dict[int, dict[str, float]]]:
-    from sqlmodel import select
-
-    from optlog.store.models import Metric, RunLabel
-
-    labels: dict[int, dict[str, Any]] = {i: {} for i in run_ids}
-    metrics: dict[int, dict[str, float]] = {i: {} for i in run_ids}
-    if not run_ids:
-        return labels, metrics
-    for chunk_start in range(0, len(run_ids), 900):
-        chunk = run_ids[chunk_start:chunk_start + 900]
-        for rl in s.exec(select(RunLabel).where(RunLabel.run_id.in_(chunk))).all():  # type: ignore[attr-defined]
-            labels[rl.run_id][rl.key] = L.typed(rl.value)
-        for m in s.exec(select(Metric).where(Metric.run_id.in_(chunk))).all():  # type: ignore[attr-defined]
-            metrics[m.run_id][m.name] = m.value
-    return labels, metrics
-
-
-def _run_summary(r: Any, labels: dict[str, Any], metrics: dict[str, float]) -> dict[str, Any]:
+def run_summary(r: Any, labels: dict[str, Any], metrics: dict[str, float]) -> dict[str, Any]:
     return {
         "id": r.id,
         "status": r.status,
@@ -110,7 +92,12 @@ def _run_summary(r: Any, labels: dict[str, Any], metrics: dict[str, float]) -> d
     }
 
 
-def list_runs(
+def list_runs(ctx: Ctx, **kw: Any) -> list[dict[str, Any]]:
+    """Runs in id order (oldest first); the filters of `runs_page`."""
+    return runs_page(ctx, **kw)["runs"]
+
+
+def runs_page(
     ctx: Ctx,
     *,
     status: str | None = None,
@@ -119,33 +106,61 @@ def list_runs(
     limit: int | None = None,
     offset: int = 0,
     include_invalidated: bool = True,
-) -> list[dict[str, Any]]:
+    newest: bool = False,
+    since: str | None = None,
+    launch: int | None = None,
+    count: bool = False,
+) -> dict[str, Any]:
+    """A page of runs: `{"runs": [...]}` plus, with `count`, `total`, `offset`, `next_offset`.
+    A label key no run has is an error with a did-you-mean (the runs have `m`, the call said `M`)."""
+    from sqlalchemy import func
     from sqlmodel import select
 
     from optlog.store.models import Run, RunLabel
 
     if status is not None and status not in RUN_STATUSES:
         raise BadInput(f"unknown run status {status!r}; one of {', '.join(RUN_STATUSES)}", field="--status")
+    if limit is not None and limit < 0:
+        raise BadInput("--limit must be at least 0", field="--limit")
     sel = L.parse_pairs(label, "--label")
     with ctx.db.read() as s:
+        if sel:
+            keys = set(s.exec(select(RunLabel.key).where(RunLabel.key.in_(sorted(sel))).distinct()).all())  # type: ignore[attr-defined]
+            for k in sel:
+                if k not in keys:
+                    from optlog.errors import not_found
+
+                    raise not_found("run label", k, s.exec(select(RunLabel.key).distinct()).all(), field="--label")
         q = select(Run)
         if status:
             q = q.where(Run.status == status)
         if hypothesis:
             q = q.where(Run.hypothesis_id == hypothesis)
+        if launch is not None:
+            q = q.where(Run.launch_id == launch)
+        if since:
+            q = q.where(Run.created_at >= since)
         if not include_invalidated:
             q = q.where(Run.invalidated == False)  # noqa: E712
         for k, v in sel.items():
             sub = select(RunLabel.run_id).where(RunLabel.key == k, RunLabel.value == L.canonical(v))
             q = q.where(Run.id.in_(sub))  # type: ignore[union-attr]
-        q = q.order_by(Run.id)  # type: ignore[arg-type]
+        total = None
+        if count:
+            total = int(s.exec(select(func.count()).select_from(q.subquery())).one())
+        q = q.order_by(Run.id.desc() if newest else Run.id)  # type: ignore[union-attr,arg-type]
         if offset:
             q = q.offset(offset)
         if limit is not None:
             q = q.limit(limit)
         runs = s.exec(q).all()
-        labels, metrics = _labels_metrics(s, [r.id for r in runs])
-    return [_run_summary(r, labels[r.id], metrics[r.id]) for r in runs]
+        labels, metrics = labels_metrics(s, [r.id for r in runs])
+    out: dict[str, Any] = {"runs": [run_summary(r, labels[r.id], metrics[r.id]) for r in runs]}
+    if total is not None:
+        from optlog.core.shape import page_facts
+
+        out.update(page_facts(total, offset, len(runs)))
+    return out
 
 
 def get_run(ctx: Ctx, run_id: int | str) -> Any:
@@ -165,8 +180,8 @@ def get_run(ctx: Ctx, run_id: int | str) -> Any:
 def show_run(ctx: Ctx, run_id: int | str, telemetry: bool = True) -> dict[str, Any]:
     r = get_run(ctx, run_id)
     with ctx.db.read() as s:
-        labels, metrics = _labels_metrics(s, [r.id])
-    out = _run_summary(r, labels[r.id], metrics[r.id])
+        labels, metrics = labels_metrics(s, [r.id])
+    out = run_summary(r, labels[r.id], metrics[r.id])
     out.update(
         started_at=r.started_at,
         finished_at=r.finished_at,
@@ -232,8 +247,8 @@ def runs_for_hypothesis(ctx: Ctx, hid: str) -> list[dict[str, Any]]:
 
     with ctx.db.read() as s:
         runs = s.exec(select(Run).where(Run.id.in_(ids)).order_by(Run.id)).all()  # type: ignore[union-attr,arg-type]
-        labels, metrics = _labels_metrics(s, [r.id for r in runs])
-    return [_run_summary(r, labels[r.id], metrics[r.id]) for r in runs]
+        labels, metrics = labels_metrics(s, [r.id for r in runs])
+    return [run_summary(r, labels[r.id], metrics[r.id]) for r in runs]
 
 
 def add_note(ctx: Ctx, text: str, hypothesis: str | None = None, link: str | None = None,
@@ -249,7 +264,7 @@ def add_note(ctx: Ctx, text: str, hypothesis: str | None = None, link: str | Non
         if not (u.scheme and (u.netloc or u.scheme == "file")):
             raise BadInput(f"not a URL: {link!r} (expected e.g. https://…)", field="--link")
     if hypothesis:
-        from optlog.service.hypotheses import require
+        from optlog.service.refs import require
 
         require(ctx, hypothesis)
     if run is not None:
@@ -281,6 +296,20 @@ def list_notes(ctx: Ctx, hypothesis: str | None = None) -> list[dict[str, Any]]:
 
 def notes_for(ctx: Ctx, hid: str) -> list[dict[str, Any]]:
     return list_notes(ctx, hid)
+
+
+def live_hypotheses(ctx: Ctx) -> set[str]:
+    """Hypotheses with a queued or running run, their own or linked (DESIGN §5: their status is
+    `testing`). Plain SQL: building the ORM's table classes costs more than the answer."""
+    from sqlalchemy import text
+
+    if not ctx.db_exists():
+        return set()
+    q = text("SELECT hypothesis_id FROM run WHERE status IN ('queued', 'running') AND hypothesis_id IS NOT NULL "
+             "UNION SELECT e.hypothesis_id FROM evidence_link e JOIN run r ON r.id = e.run_id "
+             "WHERE r.status IN ('queued', 'running')")
+    with ctx.db.connect() as c:
+        return {h for (h,) in c.execute(q) if h}
 
 
 def count_runs(ctx: Ctx, statuses: tuple[str, ...] | None = None) -> int:

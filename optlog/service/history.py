@@ -1,7 +1,9 @@
 """The decision timeline read back from git (`optlog log`) and committing hand edits (`optlog sync`).
 
 `log` reads optlog's commits (those with an `Optlog-Event` trailer that touch this workspace) with
-one `git log` call; git itself parses the trailers (`%(trailers)`), so what optlog reads is what
+one `git log -z` call whose fields are separated by NUL, the one byte no commit message can hold
+(git refuses it), so no text in a subject, body or trailer can end a field or a record early and
+forge an event; git itself parses the trailers (`%(trailers)`), so what optlog reads is what
 `git log --format=%(trailers)` shows a person. Pivots are visible: a hypothesis created from a
 parent carries `Optlog-Parent`, and `log --hypothesis P` includes the children that pivoted from P.
 
@@ -18,8 +20,8 @@ from typing import Any
 from optlog.errors import BadInput
 from optlog.service.context import Ctx
 
-_FS, _RS = "\x1f", "\x1e"
-_LOG_FORMAT = f"%H{_FS}%aI{_FS}%an{_FS}%ae{_FS}%s{_FS}%b{_FS}%(trailers:only,unfold){_RS}"
+_LOG_FIELDS = ("%H", "%aI", "%an", "%ae", "%s", "%b", "%(trailers:only,unfold)")
+_LOG_FORMAT = "%x00".join(_LOG_FIELDS)  # with -z, records are NUL-separated too
 _TRAILER_RE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9-]*):\s?(.*)$")
 
 
@@ -38,23 +40,20 @@ def _strip_trailer_block(body: str, trailer_text: str) -> str:
     if not trailer_text.strip():
         return body.strip()
     paras = body.rstrip().split("\n\n")
-    if paras and all(_TRAILER_RE.match(ln) for ln in paras[-1].strip().splitlines() if ln.strip()):
+    if paras and all(_TRAILER_RE.match(ln) for ln in paras[-1].strip().split("\n") if ln.strip()):
         paras = paras[:-1]
     return "\n\n".join(paras).strip()
 
 
 def parse_log(out: str) -> list[dict[str, Any]]:
+    """Events from `git log -z --format=_LOG_FORMAT`: a flat NUL-separated list, 7 fields a commit."""
     events = []
-    for rec in out.split(_RS):
-        rec = rec.lstrip("\n")
-        if not rec.strip():
-            continue
-        fields = rec.split(_FS)
-        if len(fields) < 7:
-            continue
-        sha, at, author, email, subject, body, trailer_text = fields[:7]
+    parts = out.split("\0")
+    n = len(_LOG_FIELDS)
+    for i in range(0, len(parts) - n + 1, n):
+        sha, at, author, email, subject, body, trailer_text = parts[i:i + n]
         trailers: dict[str, str] = {}
-        for line in trailer_text.splitlines():
+        for line in trailer_text.split("\n"):
             m = _TRAILER_RE.match(line)
             if not m:
                 continue
@@ -90,9 +89,16 @@ def log(ctx: Ctx, hypothesis: str | None = None, limit: int | None = None) -> di
 
     if limit is not None and limit < 1:
         raise BadInput("--limit must be at least 1", field="--limit")
+    if hypothesis is not None:
+        from optlog.core.text import is_id
+
+        if not is_id(hypothesis):
+            from optlog.errors import NotFound
+
+            raise NotFound(f"no hypothesis {hypothesis!r} (not an id)", field="--hypothesis")
     if history.repo(ctx) is None:
         return {"events": [], "notice": f"{ctx.ws.root} is not in a git repository: no decision history"}
-    p = run_git(ctx.ws.root, "log", "-E", "--grep=^Optlog-Event: ", f"--format={_LOG_FORMAT}", "--reverse",
+    p = run_git(ctx.ws.root, "log", "-z", "-E", "--grep=^Optlog-Event: ", f"--format={_LOG_FORMAT}", "--reverse",
                 "HEAD", "--", ".", check=False)
     if p.returncode != 0:
         no_head = run_git(ctx.ws.root, "rev-parse", "-q", "--verify", "HEAD", check=False).returncode != 0
@@ -129,11 +135,11 @@ def _head_yaml(ctx: Ctx, rel: str) -> dict[str, Any] | None:
     p = run_git(ctx.ws.root, "show", f"HEAD:./{rel}", check=False)
     if p.returncode != 0:
         return None
-    import yaml
+    from optlog.yamlio import parse_text
 
     try:
-        data = yaml.safe_load(p.stdout)
-    except yaml.YAMLError:
+        data = parse_text(p.stdout, f"HEAD:{rel}")
+    except BadInput:
         return None
     return data if isinstance(data, dict) else None
 

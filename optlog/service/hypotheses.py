@@ -11,8 +11,9 @@ from typing import Any
 
 from optlog.core.hypothesis import HYP_STATUSES, HypothesisDoc, Override, StatusChange, check_id, slugify
 from optlog.core.timeutil import now_iso
-from optlog.errors import BadInput, NotFound
+from optlog.errors import BadInput, NotFound, not_found
 from optlog.service.context import Ctx
+from optlog.service.refs import require  # noqa: F401  (re-exported: links are checked through hypotheses.require too)
 from optlog.store import hypfiles
 
 
@@ -29,6 +30,10 @@ def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
     from sqlalchemy import text
 
     files = hypfiles.list_files(ctx.ws)
+    memo = ctx.hypothesis_memo
+    stamps = {p.stem: hypfiles.mtime_ns(p) for p in files}
+    if memo and len(memo) == len(stamps) and all(memo.get(k, (None,))[0] == mt for k, mt in stamps.items()):
+        return {k: memo[k][1] for k in stamps}  # type: ignore[misc]
     docs: dict[str, HypothesisDoc] = {}
     # Core, not the ORM: `status` and `hypothesis list` read every row on each call.
     with ctx.db.connect() as c:
@@ -51,6 +56,7 @@ def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
             changed.append(loaded)
         else:
             changed.append(loaded)  # same content, new mtime: refresh the mtime only
+    _check_links(ctx, docs)
     gone = set(rows) - {p.stem for p in files}
     if changed or gone:
         with ctx.db.write() as s:
@@ -58,7 +64,31 @@ def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
                 _index(s, ld)
             for hid in gone:
                 _unindex(s, hid)
+    memo.clear()
+    memo.update({d.id: (stamps[d.id], d) for d in docs.values() if d.id in stamps})
     return docs
+
+
+def _check_links(ctx: Ctx, docs: dict[str, HypothesisDoc]) -> None:
+    """A parent or rival that names itself or no hypothesis, or a parent cycle, is refused with
+    the file, line and field (before anything is indexed or committed)."""
+    from optlog.core.hypothesis import link_problems
+
+    probs = link_problems(docs)
+    if not probs:
+        return
+    hid, loc, msg = probs[0]
+    path = ctx.ws.hypothesis_file(hid)
+    line = None
+    try:
+        from optlog.yamlio import line_of, read_text
+
+        line = line_of(read_text(path), loc)
+    except Exception:  # the location is a courtesy; the error stands without it
+        pass
+    more = f" (and {len(probs) - 1} more)" if len(probs) > 1 else ""
+    raise BadInput(msg + more, file=ctx.ws.rel(path), line=line, field=".".join(str(p) for p in loc),
+                   code="invalid_field")
 
 
 def _index(s: Any, ld: hypfiles.Loaded) -> None:
@@ -104,17 +134,8 @@ def all_docs(ctx: Ctx) -> dict[str, HypothesisDoc]:
 def get(ctx: Ctx, hid: str) -> HypothesisDoc:
     docs = sync(ctx)
     if hid not in docs:
-        raise NotFound(f"no hypothesis {hid!r}", field="hypothesis")
+        raise not_found("hypothesis", hid, docs, field="hypothesis")
     return docs[hid]
-
-
-def require(ctx: Ctx, hid: str | None, field: str = "--hypothesis") -> str | None:
-    """Check that a referenced hypothesis exists (for links from todos, runs, notes)."""
-    if hid is None:
-        return None
-    if not ctx.ws.hypothesis_file(hid).is_file():
-        raise NotFound(f"no hypothesis {hid!r}", field=field)
-    return hid
 
 
 # ---------------------------------------------------------------- writing
@@ -139,9 +160,14 @@ def mutate(
     with workspace_lock(ctx.ws):
         ld = hypfiles.load(ctx.ws, hid)
         history.check_trackable(ctx, [ld.path])
+        from pydantic import ValidationError
+
         doc = ld.doc.model_copy(deep=True)
-        extra = change(doc) or {}
-        doc = HypothesisDoc.model_validate(doc.model_dump(mode="json", by_alias=True))
+        try:
+            extra = change(doc) or {}
+        except ValidationError as e:  # a part built by `change` (an override's reason, say)
+            raise bad_value(e) from None
+        doc = checked(doc.model_dump(mode="json", by_alias=True))
         hand = history.uncommitted(ctx, [ld.path])  # a hand edit this commit will include
         new_hash, changed = hypfiles.save(ctx.ws, doc, ld.hash)
         if not changed:
@@ -154,6 +180,29 @@ def mutate(
             ctx.notice(f"{', '.join(hand)} had an edit made outside optlog; this commit includes it")
         history.record(ctx, [ld.path], subject, body, tr, hand_edited=hand)
         return doc, True
+
+
+def checked(data: dict[str, Any], flags: dict[str, str] | None = None) -> HypothesisDoc:
+    """The document after a change, validated; a bad value is BadInput naming the field (the CLI
+    option where `flags` maps the field to one), never a pydantic traceback."""
+    from pydantic import ValidationError
+
+    try:
+        return HypothesisDoc.model_validate(data)
+    except ValidationError as e:
+        raise bad_value(e, flags) from None
+
+
+def bad_value(e: Any, flags: dict[str, str] | None = None) -> BadInput:
+    err = e.errors()[0]
+    loc = ".".join(str(p) for p in err.get("loc", ()))
+    top = loc.split(".", 1)[0]
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    return BadInput(msg, field=(flags or {}).get(top, f"--{top}" if top in _FLAGS else loc or None),
+                    code="invalid_field")
+
+
+_FLAGS = ("title", "statement", "rationale", "parent", "why", "id")
 
 
 def create(ctx: Ctx, doc: HypothesisDoc, *, event: str = "hypothesis-add", subject: str | None = None,
@@ -209,16 +258,16 @@ def add(
             hid = f"{base}-{n}"
             n += 1
     if parent is not None and parent not in docs:
-        raise NotFound(f"no parent hypothesis {parent!r}", field="--parent")
+        raise not_found("parent hypothesis", parent, docs, field="--parent")
     for r in rivals:
         if r not in docs:
-            raise NotFound(f"no rival hypothesis {r!r}", field="--rival")
+            raise not_found("rival hypothesis", r, docs, field="--rival")
         if r == hid:
             raise BadInput("a hypothesis cannot be its own rival", field="--rival")
-    doc = HypothesisDoc(
+    doc = checked(dict(
         id=hid, title=title.strip(), statement=statement, rationale=rationale, parent=parent,
         rivals=list(dict.fromkeys(rivals)), created=now_iso(), created_by=ctx.actor,
-    )
+    ), {"title": "TITLE", "rivals": "--rival"})
     return create(ctx, doc)
 
 
@@ -265,10 +314,12 @@ def edit(ctx: Ctx, hid: str, *, title: str | None = None, statement: str | None 
          rationale: str | None = None, add_rivals: tuple[str, ...] = ()) -> HypothesisDoc:
     docs = sync(ctx)
     if hid not in docs:
-        raise NotFound(f"no hypothesis {hid!r}", field="hypothesis")
+        raise not_found("hypothesis", hid, docs, field="hypothesis")
     for r in add_rivals:
         if r not in docs or r == hid:
             raise NotFound(f"no rival hypothesis {r!r}", field="--rival")
+    if title is not None and not title.strip():
+        raise BadInput("the title must not be empty", field="--title")
 
     def change(doc: HypothesisDoc) -> None:
         if title is not None:
@@ -326,6 +377,18 @@ def summary(doc: HypothesisDoc, docs: dict[str, HypothesisDoc]) -> dict[str, Any
     }
 
 
+def _testing(ctx: Ctx, rows: list[dict[str, Any]]) -> None:
+    """An open hypothesis whose runs are queued or running reads `testing` (DESIGN §5)."""
+    if not any(r["status"] == "open" for r in rows):
+        return
+    from optlog.service.evidence import live_hypotheses
+
+    live = live_hypotheses(ctx)
+    for r in rows:
+        if r["status"] == "open" and r["id"] in live:
+            r["status"] = "testing"
+
+
 def verdict_history(doc: HypothesisDoc) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for v in doc.verdicts:
@@ -340,9 +403,10 @@ def verdict_history(doc: HypothesisDoc) -> list[dict[str, Any]]:
 def show(ctx: Ctx, hid: str) -> dict[str, Any]:
     docs = sync(ctx)
     if hid not in docs:
-        raise NotFound(f"no hypothesis {hid!r}", field="hypothesis")
+        raise not_found("hypothesis", hid, docs, field="hypothesis")
     doc = docs[hid]
     out = summary(doc, docs)
+    _testing(ctx, [out])
     out.update(
         statement=doc.statement,
         rationale=doc.rationale,
@@ -373,6 +437,7 @@ def list_(ctx: Ctx, status: str | None = None) -> list[dict[str, Any]]:
         raise BadInput(f"unknown status {status!r}; one of {', '.join(HYP_STATUSES)}", field="--status")
     docs = sync(ctx)
     out = [summary(d, docs) for d in sorted(docs.values(), key=lambda d: (d.created or "", d.id))]
+    _testing(ctx, out)
     if status:
         out = [h for h in out if h["status"] == status]
     return out

@@ -48,7 +48,7 @@ def import_files(
     if fmt:
         fmt = canonical_format(fmt)
     if hypothesis:
-        from optlog.service.hypotheses import require
+        from optlog.service.refs import require
 
         require(ctx, hypothesis)
 
@@ -65,6 +65,17 @@ def import_files(
         blobs[p] = data
         for r in parse_bytes(str(f), data, fmt, km):
             parsed.append((p, hashlib.sha256(data).hexdigest(), r))
+    # 1b. one run per measurement: a file already imported (same content), or a launched run's own
+    # result file, is not imported again
+    already = _already(ctx, {(p, hashlib.sha256(d).hexdigest()) for p, d in blobs.items()})
+    for a in already:
+        ctx.notice(f"{a['file']}: already imported as run{'s' if len(a['runs']) != 1 else ''} "
+                   f"{', '.join(map(str, a['runs']))} ({a['why']}); nothing imported from it")
+    skip = {a["sha256"] for a in already}
+    first: dict[str, Path] = {}
+    for p, sha, _r in parsed:
+        first.setdefault(sha, p)
+    parsed = [x for x in parsed if x[1] not in skip and first[x[1]] == x[0]]  # the same content twice: once
     rows: list[tuple[dict[str, Any], dict[str, float], dict[str, Any], str, Path, str]] = []
     for p, sha, r in parsed:
         lab = {k: v for k, v in r.labels.items()}
@@ -99,22 +110,50 @@ def import_files(
             ids.append(evidence.insert_run(s, labels=lab, metrics=met, source="imported", hypothesis_id=hypothesis,
                                            raw=raw, name=name, artifacts_dir=dirs[sha]))
     runs = _summaries(ctx, ids)
-    ctx.notice(f"imported {len(ids)} run{'s' if len(ids) != 1 else ''} from {len(blobs)} file{'s' if len(blobs) != 1 else ''}")
-    return {"runs": runs}
+    n_files = len(blobs) - len(already)
+    ctx.notice(f"imported {len(ids)} run{'s' if len(ids) != 1 else ''} from {n_files} file{'s' if n_files != 1 else ''}")
+    return {"runs": runs, "already_imported": already}
+
+
+def _already(ctx: Ctx, files: set[tuple[Path, str]]) -> list[dict[str, Any]]:
+    """The files whose measurement is already a run: an earlier import of the same content (its
+    copy's folder, `imported/<sha256[:16]>`, is the index) or a launched run's output folder."""
+    from sqlalchemy import text
+
+    out: list[dict[str, Any]] = []
+    with ctx.db.connect() as c:
+        for p, sha in sorted(files, key=lambda x: str(x[0])):
+            d = ctx.ws.rel(ctx.ws.artifacts_dir / "imported" / sha[:16])
+            ids = [i for (i,) in c.execute(text("SELECT id FROM run WHERE artifacts_dir = :d ORDER BY id"), {"d": d})]
+            why = f"same content, sha256 {sha[:12]}…"
+            if not ids:
+                try:
+                    rel = p.resolve().relative_to(ctx.ws.artifacts_dir.resolve())
+                except ValueError:
+                    continue
+                if not rel.parts or not rel.parts[0].isdigit():
+                    continue
+                ids = [i for (i,) in c.execute(text("SELECT id FROM run WHERE id = :i AND source = 'launched'"),
+                                                {"i": int(rel.parts[0])})]
+                why = "it is the launched run's own result file"
+            if ids:
+                out.append({"file": str(p), "sha256": sha, "runs": ids, "why": why})
+    return out
 
 
 def _summaries(ctx: Ctx, ids: list[int]) -> list[dict[str, Any]]:
     from sqlmodel import select
 
-    from optlog.service.evidence import _labels_metrics, _run_summary
+    from optlog.service.evidence import run_summary
+    from optlog.store.runrows import labels_metrics
     from optlog.store.models import Run
 
     if not ids:
         return []
     with ctx.db.read() as s:
         runs = s.exec(select(Run).where(Run.id.in_(ids)).order_by(Run.id)).all()  # type: ignore[union-attr,arg-type]
-        labels, metrics = _labels_metrics(s, ids)
-        return [_run_summary(r, labels[r.id], metrics[r.id]) for r in runs]
+        labels, metrics = labels_metrics(s, ids)
+        return [run_summary(r, labels[r.id], metrics[r.id]) for r in runs]
 
 
 def remove_copies(ctx: Ctx, sha: str) -> None:  # pragma: no cover - maintenance helper

@@ -3,7 +3,7 @@
 `launch` checks everything first (spec shape, placeholders of every point, `--set`, hypothesis,
 executor) and writes nothing on bad input; then it writes one Launch row and one queued Run per
 point × repeat, and drives them in the foreground or hands them to a detached driver process
-(`python -m optlog.runs.driver LAUNCH_ID`, its own session, its narration in
+(`python -m optlog.service.driver LAUNCH_ID`, its own session, its narration in
 `.optlog/launches/<id>/launch.log`).
 
 References: a plain number is a run id; `L7` (or `launch:7`) is launch 7.
@@ -42,7 +42,7 @@ def _resolve_spec(ctx: Ctx, spec: str) -> Path:
 def prepare(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...] = (), server_url: str | None = None,
             hypothesis: str | None = None) -> tuple[Any, list[Any]]:
     """Validate everything a launch needs; nothing is written."""
-    from optlog.runs.executors import make_executor
+    from optlog.runs.executor_select import make_executor
     from optlog.runs.spec import base_url, load_spec, parse_set, plan
 
     path = _resolve_spec(ctx, spec)
@@ -54,17 +54,38 @@ def prepare(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...] = (), serv
         server_url = server_url.rstrip("/")
     points = plan(ls, st, server_url)
     if hypothesis:
-        from optlog.service.hypotheses import require
+        from optlog.service.refs import require
 
         require(ctx, hypothesis)
     make_executor(ctx, ls.spec.executor)  # an executor that cannot run fails here, before any write
+    if ls.spec.executor == "local":
+        _check_cwds(ctx, ls, points)
     return ls, points
+
+
+def _check_cwds(ctx: Ctx, ls: Any, points: list[Any]) -> None:
+    """A `cwd:` that does not exist is an error before anything runs (it used to fail each point as
+    "command not found"). A cwd under the run's own output folder is made by the launcher."""
+    from optlog.runs.spec import resolve_cwd
+
+    seen: set[tuple[str, str]] = set()
+    for p in points:
+        for sec in ("server", "bench"):
+            cwd = (p.rendered.get(sec) or {}).get("cwd")
+            if not cwd or cwd.startswith("/nonexistent/") or (sec, cwd) in seen:
+                continue
+            seen.add((sec, cwd))
+            if not resolve_cwd(ctx.ws.root, cwd).is_dir():
+                raise ls.bad(f"{sec}.cwd {cwd!r} is not a folder" + ("" if Path(cwd).is_absolute()
+                                                                      else f" (under {ctx.ws.root})"),
+                             sec, "cwd", code="not_found")
 
 
 def launch(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...] = (), server_url: str | None = None,
            hypothesis: str | None = None, detach: bool = False,
            on_event: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     from optlog.runs import procs
+    from optlog.runs.record import run_record
     from optlog.runs.spec import render_point
     from optlog.service.evidence import insert_run
     from optlog.store.models import Launch, Run
@@ -92,13 +113,17 @@ def launch(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...] = (), serve
             rendered = render_point(ls, p.values, launch_dir=str(launch_dir), out=str(out), server_url=server_url,
                                     run_id=rid, launch_id=lid)
             rendered["bench"]["out"] = str(out)
+            record = run_record(p, rendered)
             r = s.get(Run, rid)
             r.artifacts_dir = ctx.ws.rel(out)
+            r.raw = record
             s.add(r)
             docs.append({"run_id": rid, "labels": p.labels, "repeat": p.repeat, "server_key": p.server_key,
-                         "rendered": rendered})
+                         "rendered": rendered, "record": record})
         la.spec = {"name": ls.name, "file": ls.file, "spec": ls.data, "sets": dict(_sets_doc(sets)),
-                   "server_url": server_url, "executor": ls.spec.executor, "on_error": ls.spec.on_error,
+                   "server_url": server_url, "executor": ls.spec.executor,
+                   "on_error": points[0].on_error if points else ls.spec.on_error,
+                   "order": points[0].order if points else {},
                    "stop_s": ls.spec.timeouts.stop_s, "token": token, "points": docs}
         s.add(la)
     launch_dir.mkdir(parents=True, exist_ok=True)
@@ -120,7 +145,7 @@ def _detach(ctx: Ctx, lid: int, run_ids: list[int], launch_dir: Path) -> dict[st
 
     log = open(launch_dir / "driver.log", "ab")
     try:
-        p = subprocess.Popen([sys.executable, "-m", "optlog.runs.driver", str(lid), "--root", str(ctx.ws.root)],
+        p = subprocess.Popen([sys.executable, "-m", "optlog.service.driver", str(lid), "--root", str(ctx.ws.root)],
                              stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=str(ctx.ws.root),
                              start_new_session=True, close_fds=True, env=dict(os.environ))
     finally:

@@ -15,7 +15,7 @@ from typing import Any
 
 from optlog.core import plans as P
 from optlog.core.timeutil import now_iso
-from optlog.errors import BadInput, NotFound
+from optlog.errors import BadInput, NotFound, not_found
 from optlog.service.context import Ctx
 
 _FIELDS = ("id", "title", "gain_low", "gain_high", "effort", "confidence", "status", "measured_gain", "needs",
@@ -137,7 +137,7 @@ def add(
     for h in needs:
         h = h.strip()
         if h not in docs:
-            raise NotFound(f"no hypothesis {h!r}", field="--needs")
+            raise not_found("hypothesis", h, docs, field="--needs")
         if h not in need_ids:
             need_ids.append(h)
     with workspace_lock(ctx.ws):
@@ -263,10 +263,10 @@ def render(ctx: Ctx) -> dict[str, Any]:
 
 def _read_record(ctx: Ctx, pid: int, path: Path) -> dict[str, Any]:
     from optlog.render.md import split_front_matter
-    from optlog.yamlio import parse_text
+    from optlog.yamlio import parse_text, read_text
 
     rel = ctx.ws.rel(path)
-    fm, _ = split_front_matter(path.read_text(encoding="utf-8"))
+    fm, _ = split_front_matter(read_text(path, rel))
     if fm is None:
         raise BadInput("a plan file must begin with YAML front matter (---)", file=rel, line=1, field="front matter")
     data = parse_text(fm, rel)

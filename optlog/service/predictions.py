@@ -13,10 +13,10 @@ from optlog.core import expr as E
 from optlog.core import labels as L
 from optlog.core.hypothesis import HypothesisDoc, Prediction, PredictionVersion
 from optlog.core.timeutil import now_iso
-from optlog.errors import BadInput, NotFound
+from optlog.errors import BadInput, NotFound, not_found
 from optlog.service.context import Ctx
 
-PID_RE = re.compile(r"^(?P<hid>[a-z0-9][a-z0-9-]{0,62})\.p(?P<n>\d+)$")
+PID_RE = re.compile(r"^(?P<hid>[a-z0-9][a-z0-9-]{0,62})\.p(?P<n>\d+)\Z")
 
 
 def _expr_error(e: E.ExprError, field: str) -> BadInput:
@@ -98,17 +98,8 @@ def _rival_warnings(ctx: Ctx, docs: dict[str, HypothesisDoc], hid: str, preds: l
     ceil = ctx.config.ceilings()
     for rid in rivals_of(docs, hid):
         for p, q in V.rival_overlaps(preds, docs[rid].predictions, ceil):
-            out.append(rival_message(p, q, rid, ceil))
+            out.append(V.rival_message(p, q, rid, ceil))
     return out
-
-
-def rival_message(p: Prediction, q: Prediction, rival: str, ceil: dict[str, float]) -> str:
-    from optlog.core import verdict as V
-
-    rp, rq = V.region_of(p, ceil), V.region_of(q, ceil)
-    regions = f" ({V.fmt_region(rp)} vs {V.fmt_region(rq)})" if rp and rq else ""
-    return (f"{p.id} and {q.id} (rival {rival}) predict overlapping outcomes{regions}: "
-            "this experiment does not discriminate between them")
 
 
 def _parse_selectors(items: list[str] | tuple[str, ...] | None, field: str) -> dict[str, Any] | None:
@@ -124,7 +115,7 @@ def add(ctx: Ctx, hid: str, expect: str, *, metric: str | None = None, a: list[s
 
     docs = hypotheses.sync(ctx)
     if hid not in docs:
-        raise NotFound(f"no hypothesis {hid!r}", field="HYP")
+        raise not_found("hypothesis", hid, docs, field="HYP")
     sa, sb = _parse_selectors(a, "--a") or {}, _parse_selectors(b, "--b") or {}
     where = where.strip() if where and where.strip() else None
     m = 0.05 if margin is None else float(margin)
@@ -167,7 +158,7 @@ def _find(ctx: Ctx, pid: str) -> tuple[HypothesisDoc, Prediction]:
     doc = docs.get(hid)
     pred = next((p for p in doc.predictions if p.id == pid), None) if doc else None
     if doc is None or pred is None:
-        raise NotFound(f"no prediction {pid!r}", field="ID")
+        raise not_found("prediction", pid, [p.id for d in docs.values() for p in d.predictions], field="ID")
     return doc, pred
 
 
@@ -248,7 +239,7 @@ def list_(ctx: Ctx, hid: str | None = None) -> list[dict[str, Any]]:
 
     docs = hypotheses.sync(ctx)
     if hid is not None and hid not in docs:
-        raise NotFound(f"no hypothesis {hid!r}", field="HYP")
+        raise not_found("hypothesis", hid, docs, field="HYP")
     out = []
     for d in sorted(docs.values(), key=lambda d: (d.created or "", d.id)):
         if hid is not None and d.id != hid:

@@ -8,10 +8,9 @@ launch, run or process is still marked live.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from optlog.service.context import Ctx
     from optlog.store.db import Database
 
 _LIVE_SQL = (
@@ -28,11 +27,10 @@ def anything_live(db: "Database") -> bool:
         return c.execute(text(f"SELECT EXISTS ({_LIVE_SQL})"), {"t": True}).scalar() not in (None, 0, False)
 
 
-def recover_dead_launches(ctx: "Ctx", db: "Database") -> None:
+def recover_dead_launches(ctx: Any, db: "Database") -> None:
+    """`ctx` is the service context being built (typed loosely: the context imports this module)."""
     if not anything_live(db):
         return
-    try:
-        from optlog.runs.recover import recover
-    except ImportError:
-        return
+    from optlog.runs.recover import recover  # deferred: only when something is live (start-up cost)
+
     recover(ctx, db)

@@ -145,7 +145,7 @@ def write(ctx: Ctx, out: str | None = None, commit: bool = True) -> dict[str, An
     with workspace_lock(ctx.ws):
         text, todo = build(ctx, path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        if not (path.is_file() and path.read_text(encoding="utf-8") == text):
+        if not (path.is_file() and path.read_bytes() == text.encode("utf-8")):
             write_atomic(path, text)
         plots = []
         for p, (fn, args) in todo:

@@ -1,4 +1,11 @@
-"""`optlog status`: the digest an agent reads after losing its context."""
+"""`optlog status`: the way back into a session after losing context.
+
+It answers "where was I": what is running, what failed or was cancelled since the last verdict,
+which hypotheses have evidence newer than their verdict (a verdict is due), the todos in
+progress, recent invalidations, and up to three suggested next calls. Bounded whatever the
+workspace holds (each list capped, with its total), so an agent can call it every few minutes.
+Runs are read with plain SQL: the ORM's table classes cost more than the whole answer.
+"""
 
 from __future__ import annotations
 
@@ -6,39 +13,137 @@ from typing import Any
 
 from optlog.service.context import Ctx
 
+OPEN_CAP = 8
+LIVE_CAP = 5
+TODO_CAP = 6
+
+
+def _clip(s: Any, n: int = 100) -> Any:
+    return s if not isinstance(s, str) or len(s) <= n else s[: n - 1] + "…"
+
+
+def _runs_facts(ctx: Ctx, last_verdict_at: str) -> dict[str, Any]:
+    from sqlalchemy import text
+
+    with ctx.db.connect() as c:
+        total = int(c.execute(text("SELECT COUNT(*) FROM run")).scalar() or 0)
+        if not total:
+            return {"total": 0, "live": [], "live_total": 0, "launches": [], "invalid": [], "invalid_total": 0,
+                    "newest": {}, "live_hyps": set()}
+        live_total = int(c.execute(text("SELECT COUNT(*) FROM run WHERE status IN ('queued','running')")).scalar() or 0)
+        live = [dict(r._mapping) for r in c.execute(text(
+            "SELECT id, status, name, launch_id AS launch, hypothesis_id AS hypothesis FROM run "
+            "WHERE status IN ('queued','running') ORDER BY (status = 'running') DESC, id LIMIT :n"), {"n": LIVE_CAP})]
+        launches = [dict(r._mapping) for r in c.execute(text(
+            "SELECT id, status, hypothesis_id AS hypothesis, created_at, finished_at, error FROM launch "
+            "WHERE status IN ('queued','running') OR (status IN ('failed','cancelled','interrupted') "
+            "AND COALESCE(finished_at, created_at) >= :since) ORDER BY id DESC LIMIT 5"), {"since": last_verdict_at})]
+        for la in launches:
+            counts = {s: int(n) for s, n in c.execute(text(
+                "SELECT status, COUNT(*) FROM run WHERE launch_id = :l GROUP BY status"), {"l": la["id"]})}
+            la["ref"] = f"L{la['id']}"
+            la["runs"] = counts
+            la["error"] = _clip((la["error"] or "").splitlines()[0] if la["error"] else None)
+            del la["created_at"]
+        inv_total = int(c.execute(text("SELECT COUNT(*) FROM run WHERE invalidated = :t"), {"t": True}).scalar() or 0)
+        invalid = [{"run": r[0], "reason": _clip(r[1], 80)} for r in c.execute(text(
+            "SELECT id, invalid_reason FROM run WHERE invalidated = :t ORDER BY id DESC LIMIT 3"), {"t": True})]
+        # the newest finished evidence of each hypothesis (its own runs and the runs linked to it)
+        newest: dict[str, str] = {}
+        for h, at in c.execute(text(
+                "SELECT h, MAX(at) FROM (SELECT hypothesis_id AS h, COALESCE(finished_at, created_at) AS at FROM run "
+                "WHERE hypothesis_id IS NOT NULL AND status = 'succeeded' AND invalidated = :f "
+                "UNION ALL SELECT e.hypothesis_id AS h, COALESCE(r.finished_at, r.created_at) AS at FROM evidence_link e "
+                "JOIN run r ON r.id = e.run_id WHERE r.status = 'succeeded' AND r.invalidated = :f) x GROUP BY h"),
+                {"f": False}):
+            newest[h] = at
+        live_hyps = {h for (h,) in c.execute(text(
+            "SELECT hypothesis_id FROM run WHERE status IN ('queued','running') AND hypothesis_id IS NOT NULL "
+            "UNION SELECT e.hypothesis_id FROM evidence_link e JOIN run r ON r.id = e.run_id "
+            "WHERE r.status IN ('queued','running')")) if h}
+    return {"total": total, "live": live, "live_total": live_total, "launches": launches, "invalid": invalid,
+            "invalid_total": inv_total, "newest": newest, "live_hyps": live_hyps}
+
 
 def status(ctx: Ctx) -> dict[str, Any]:
-    from optlog.service import evidence, hypotheses, todos
+    from optlog.service import hypotheses, todos
 
     fresh = not ctx.db_exists()
     docs = hypotheses.sync(ctx)
-    open_h = []
     latest: list[dict[str, Any]] = []
-    for d in sorted(docs.values(), key=lambda d: (d.created or "", d.id)):
-        st = d.effective_status()
-        if st not in ("confirmed", "falsified", "superseded"):
-            open_h.append({
-                "id": d.id, "title": d.title, "status": st,
-                "predictions": [{"id": p.id, "status": p.status, "expect": p.expect} for p in d.predictions],
-            })
+    last_at: dict[str, str] = {}
+    for d in docs.values():
         for v in hypotheses.verdict_history(d):
             latest.append({"hypothesis": d.id, **v})
+            last_at[d.id] = max(last_at.get(d.id, ""), v["at"])
     latest.sort(key=lambda v: v["at"], reverse=True)
-    n_runs = evidence.count_runs(ctx)
-    live = []
-    if n_runs and evidence.count_runs(ctx, ("running", "queued")):
-        live = evidence.list_runs(ctx, status="running") + evidence.list_runs(ctx, status="queued")
-    pend = [t for t in todos.list_(ctx) if t["status"] in ("pending", "in_progress")]
+    last_verdict = latest[0]["at"] if latest else ""
+    runs = _runs_facts(ctx, last_verdict)
+
+    open_h: list[dict[str, Any]] = []
+    due: list[dict[str, Any]] = []
+    n_open = 0
+    for d in sorted(docs.values(), key=lambda d: (d.created or "", d.id), reverse=True):
+        st = d.effective_status()
+        if st == "open" and d.id in runs["live_hyps"]:
+            st = "testing"  # DESIGN §5: testing while its runs are queued or running
+        if st not in ("confirmed", "falsified", "superseded"):
+            n_open += 1
+            if len(open_h) < OPEN_CAP:
+                open_h.append({"id": d.id, "title": _clip(d.title, 80), "status": st,
+                               "predictions": [{"id": p.id, "status": p.status} for p in d.predictions]})
+        ev = runs["newest"].get(d.id)
+        if d.predictions and ev and ev > last_at.get(d.id, "") and not d.override:
+            due.append({"id": d.id, "evidence_at": ev, "verdict_at": last_at.get(d.id)})
+    due.sort(key=lambda x: x["evidence_at"], reverse=True)
+
+    all_todos = todos.list_(ctx)
+    active = [t for t in all_todos if t["status"] == "in_progress"] + [t for t in all_todos if t["status"] == "pending"]
+    shown = [{"id": t["id"], "content": _clip(t["content"], 80), "status": t["status"], "priority": t["priority"],
+              "hypothesis": t["hypothesis"]} for t in active[:TODO_CAP]]
+
     out: dict[str, Any] = {
         "workspace": str(ctx.ws.root),
-        "hypotheses": {"total": len(docs), "open": open_h},
-        "live_runs": live,
-        "runs_total": n_runs,
-        "latest_verdicts": latest[:10],
-        "todos": pend,
-        "run_database_empty": n_runs == 0,
+        "hypotheses": {"total": len(docs), "open_total": n_open, "open": open_h},
+        "live_runs": runs["live"],
+        "live_runs_total": runs["live_total"],
+        "runs_total": runs["total"],
+        "launches": runs["launches"],
+        "verdict_due": due[:5],
+        "latest_verdicts": [{**v, "summary": _clip(v["summary"], 120)} for v in latest[:3]],
+        "todos": shown,
+        "todos_total": len(active),
+        "invalidations": {"total": runs["invalid_total"], "latest": runs["invalid"]},
+        "run_database_empty": runs["total"] == 0,
+        "next": _next(docs, runs, due, active),
     }
-    if fresh or n_runs == 0:
+    if fresh or runs["total"] == 0:
         out["notice"] = "the run database is empty" + (
             " (fresh clone: hypotheses, predictions, verdicts and plans are read from the files)" if docs else "")
     return out
+
+
+def _next(docs: dict[str, Any], runs: dict[str, Any], due: list[dict[str, Any]],
+          active: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Up to three calls that move the session on, most urgent first (tool names = CLI paths)."""
+    out: list[dict[str, Any]] = []
+    for la in runs["launches"]:
+        if la["status"] in ("queued", "running"):
+            out.append({"call": "run_wait", "arguments": {"ref": la["ref"]}, "why": f"launch {la['ref']} is {la['status']}"})
+        else:
+            out.append({"call": "run_logs", "arguments": {"ref": la["ref"]}, "why": f"launch {la['ref']} {la['status']}"})
+    for d in due:
+        out.append({"call": "verdict", "arguments": {"id": d["id"]}, "why": f"{d['id']} has evidence newer than its verdict"})
+    if not docs:
+        out.append({"call": "hypothesis_add", "arguments": {"title": "…"}, "why": "no hypothesis yet: say what you believe"})
+    for d in docs.values():
+        if not d.predictions and d.effective_status() == "open":
+            out.append({"call": "prediction_add", "arguments": {"hypothesis": d.id, "expect": "a > b"},
+                        "why": f"{d.id} has no prediction: pre-register one before measuring"})
+            break
+    for t in active:
+        if t["status"] == "in_progress":
+            out.append({"call": "todo_set", "arguments": {"id": t["id"], "status": "completed"},
+                        "why": f"in progress: {_clip(t['content'], 60)}"})
+            break
+    return out[:3]

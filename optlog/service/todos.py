@@ -12,7 +12,7 @@ from typing import Any
 
 from optlog.core.timeutil import now_iso
 from optlog.core.todos import TodoIn, check_priority, check_status, match_existing, parse_todowrite
-from optlog.errors import BadInput, NotFound
+from optlog.errors import BadInput, not_found
 from optlog.service.context import Ctx
 
 
@@ -76,7 +76,7 @@ def add(ctx: Ctx, content: str, priority: str | None = "medium", hypothesis: str
     check_priority(priority)
     check_status(status)
     if hypothesis:
-        from optlog.service.hypotheses import require
+        from optlog.service.refs import require
 
         require(ctx, hypothesis)
     now = now_iso()
@@ -103,13 +103,13 @@ def set_(ctx: Ctx, tid: str, status: str | None = None, priority: str | None = N
     if status is None and priority is None and hypothesis is None and content is None:
         raise BadInput("nothing to change: give --status, --priority, --hypothesis or --content", field="--status")
     if hypothesis:
-        from optlog.service.hypotheses import require
+        from optlog.service.refs import require
 
         require(ctx, hypothesis)
     with ctx.db.write() as s:
         t = s.exec(select(Todo).where(Todo.id == tid)).first()
         if t is None:
-            raise NotFound(f"no todo {tid!r}", field="ID")
+            raise not_found("todo", tid, s.exec(select(Todo.id)).all(), field="ID")
         if status is not None:
             t.status = status
         if priority is not None:
@@ -126,19 +126,20 @@ def set_(ctx: Ctx, tid: str, status: str | None = None, priority: str | None = N
 
 def read_todowrite(source: str) -> tuple[Any, str]:
     """Read todowrite JSON from a file path or '-' (stdin); JSON errors name line and column."""
+    from pathlib import Path
+
+    from optlog.core.limits import LIMITS
+    from optlog.yamlio import decode, parse_json, read_text
+
     if source == "-":
-        text, name = sys.stdin.read(), "<stdin>"
+        name = "<stdin>"
+        text = decode(sys.stdin.buffer.read(LIMITS.file_bytes + 1), name)
     else:
-        try:
-            with open(source, encoding="utf-8") as f:
-                text = f.read()
-        except FileNotFoundError:
-            raise BadInput(f"no such file: {source}", file=source, field="FILE") from None
         name = source
-    try:
-        return json.loads(text), name
-    except json.JSONDecodeError as e:
-        raise BadInput(f"malformed JSON: {e.msg}", file=name, line=e.lineno, column=e.colno, code="malformed_json") from None
+        if not Path(source).is_file():
+            raise BadInput(f"no such file: {source}", file=source, field="FILE")
+        text = read_text(Path(source), source)
+    return parse_json(text, name), name
 
 
 def write(ctx: Ctx, data: Any, file: str = "<stdin>") -> list[dict[str, Any]]:
@@ -150,7 +151,7 @@ def write(ctx: Ctx, data: Any, file: str = "<stdin>") -> list[dict[str, Any]]:
     incoming: list[TodoIn] = parse_todowrite(data, file)
     links = {t.hypothesis for t in incoming if t.hypothesis}
     if links:
-        from optlog.service.hypotheses import require
+        from optlog.service.refs import require
 
         for h in links:
             require(ctx, h, field="todos[].hypothesis")

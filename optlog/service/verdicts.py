@@ -13,6 +13,7 @@ used the run is re-evaluated and its new verdict committed with the reason.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from optlog.core.hypothesis import HypothesisDoc, Prediction, Verdict
@@ -56,6 +57,13 @@ def load_evidence(ctx: Ctx, metric_names: set[str]) -> Any:
                     row.labels[k] = v
                 else:
                     row.labels[k] = int(num) if num.is_integer() and abs(num) < 1e15 else num
+            # what launched runs name beyond their labels (runs.record): only that part of `raw`
+            cfg_sql = ("SELECT id, json_extract(raw, '$.config') FROM run" if ctx.db.is_sqlite
+                       else "SELECT id, raw -> 'config' FROM run")
+            for rid, cfg in rows(cfg_sql + " WHERE status = 'succeeded' AND NOT invalidated AND launch_id IS NOT NULL"):
+                row = runs.get(rid)
+                if row is not None and cfg:
+                    row.config = json.loads(cfg) if isinstance(cfg, str) else dict(cfg)
             names = sorted(metric_names)
             for i in range(0, len(names), 500):
                 chunk = names[i:i + 500]
@@ -95,16 +103,10 @@ def evaluate_predictions(ctx: Ctx, preds: list[Prediction], ev: Any = None) -> d
 
 
 def _live(ctx: Ctx, hids: list[str]) -> set[str]:
-    """Hypotheses with a queued or running run (their status is `testing`). Plain SQL: building the
-    ORM's table classes costs more than the whole steady verdict."""
-    from sqlalchemy import text
+    """Hypotheses with a queued or running run (their status is `testing`)."""
+    from optlog.service.evidence import live_hypotheses
 
-    q = text("SELECT hypothesis_id FROM run WHERE status IN ('queued', 'running') AND hypothesis_id IS NOT NULL "
-             "UNION SELECT e.hypothesis_id FROM evidence_link e JOIN run r ON r.id = e.run_id "
-             "WHERE r.status IN ('queued', 'running')")
-    with ctx.db.connect() as c:
-        out = {h for (h,) in c.execute(q) if h}
-    return out & set(hids)
+    return live_hypotheses(ctx) & set(hids)
 
 
 def _strip(d: dict[str, Any]) -> dict[str, Any]:
@@ -129,7 +131,6 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
     Returns `{"results": [...], "warnings": [...], "committed": N}` (DESIGN §7 verdict --json)."""
     from optlog.core import verdict as V
     from optlog.service import hypotheses
-    from optlog.service.predictions import rival_message
 
     docs = hypotheses.sync(ctx)
     if event == "verdict":
@@ -142,7 +143,9 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
             cause = cause or describe(redone)
     if hid is not None:
         if hid not in docs:
-            raise NotFound(f"no hypothesis {hid!r}", field="ID")
+            from optlog.errors import not_found
+
+            raise not_found("hypothesis", hid, docs, field="ID")
         targets = [hid]
     elif hids is not None:
         targets = [h for h in hids if h in docs]
@@ -171,7 +174,7 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
         warnings: list[str] = []
         for rid in hypotheses.rivals_of(docs, h):
             for p, q in V.rival_overlaps(doc.predictions, docs[rid].predictions, ceil):
-                msg = rival_message(p, q, rid, ceil)
+                msg = V.rival_message(p, q, rid, ceil)
                 warnings.append(msg)
                 pair = tuple(sorted((p.id, q.id)))
                 if pair not in seen_pairs:
@@ -235,7 +238,9 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
 def _public(p: dict[str, Any]) -> dict[str, Any]:
     out = dict(p)
     out["levels"] = [{"level": lv["level"], "a": lv.get("a"), "b": lv.get("b"), "ratio": lv.get("ratio"),
-                      "n": lv.get("n", {}), "values": lv.get("values", {}), "ci": lv.get("ci"), "p": lv.get("p"),
+                      "n": lv.get("n", {}), "values": lv.get("values", {}), "quantity": lv.get("quantity"),
+                      "statistic": lv.get("statistic"), "estimate": lv.get("estimate"), "ci": lv.get("ci"),
+                      "threshold": lv.get("threshold"), "p": lv.get("p"),
                       "outcome": lv.get("outcome"), "reason": lv.get("reason"), "method": lv.get("method"),
                       "runs": lv.get("runs", {}), **({"tests": lv["tests"]} if "tests" in lv else {})}
                      for lv in p["levels"]]
@@ -298,15 +303,13 @@ def invalidate(ctx: Ctx, run_id: int | str, why: str) -> dict[str, Any]:
         row.invalidated, row.invalid_reason = True, why
         s.add(row)
     # the register of invalidations: a committed decision even when no verdict used the run
-    import yaml
-
-    from optlog.yamlio import dump, write_atomic
+    from optlog.yamlio import dump, parse_text, read_text, write_atomic
 
     path = ctx.ws.root / INVALIDATED_FILE
     with workspace_lock(ctx.ws):
         data: dict[str, Any] = {}
         if path.is_file():
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            data = parse_text(read_text(path, INVALIDATED_FILE), INVALIDATED_FILE) or {}
         entries = list(data.get("invalidated") or [])
         entries.append({"run": r.id, "why": why, "by": ctx.actor, "at": at, "labels": run["labels"],
                         "affected": affected})
@@ -344,6 +347,7 @@ def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
 
 def runs_diff(ctx: Ctx, a: int | str, b: int | str) -> dict[str, Any]:
     """Only what differs between two runs: labels, metrics (with the ratio b/a), environment."""
+    from optlog.core import comparable as C
     from optlog.core import labels as L
     from optlog.service import evidence
 
@@ -360,11 +364,21 @@ def runs_diff(ctx: Ctx, a: int | str, b: int | str) -> dict[str, Any]:
             metrics[k] = {"a": va, "b": vb, "ratio": (vb / va) if va and vb is not None else None}
     ea, eb = _flatten(ra.get("environment") or {}), _flatten(rb.get("environment") or {})
     env = {k: {"a": ea.get(k), "b": eb.get(k)} for k in sorted(set(ea) | set(eb)) if ea.get(k) != eb.get(k)}
+    # what each was rendered with (runs.record): the values and commands, and the keys that make
+    # the two not comparable unless a selector or --per names them (core.comparable)
+    rec_a, rec_b = (_flatten({k: (r.get("raw") or {}).get(k) for k in ("values", "commands")}) for r in (ra, rb))
+    rendered = {k: {"a": rec_a.get(k), "b": rec_b.get(k)} for k in sorted(set(rec_a) | set(rec_b))
+                if rec_a.get(k) != rec_b.get(k)}
+    names = [C.effective({k: L.canonical(v) for k, v in r["labels"].items()}, (r.get("raw") or {}).get("config"))
+             for r in (ra, rb)]
+    differ = C.differing_keys(names)
     other = {}
     for k in ("status", "invalidated", "source", "host"):
         if ra.get(k) != rb.get(k):
             other[k] = {"a": ra.get(k), "b": rb.get(k)}
     return {"a": ra["id"], "b": rb["id"], "labels": labels, "metrics": metrics, "environment": env, "other": other,
+            "rendered": rendered, "comparable": not differ,
+            "not_comparable": [{"key": k, "a": names[0].get(k), "b": names[1].get(k)} for k in differ],
             "same": {"labels": len(set(ra["labels"]) & set(rb["labels"])) - sum(1 for k in labels if k in ra["labels"] and k in rb["labels"]),
                      "metrics": len(set(ra["metrics"]) & set(rb["metrics"])) - sum(1 for k in metrics if k in ra["metrics"] and k in rb["metrics"]),
                      "environment": len(set(ea) & set(eb)) - sum(1 for k in env if k in ea and k in eb)}}

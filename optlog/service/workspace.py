@@ -51,10 +51,11 @@ def init(path: str | Path | None, plan_prefix: str | None = None, actor: str | N
             keep.touch()
             created.append(f"{d}/")
     gi = root / ".gitignore"
-    lines = gi.read_text(encoding="utf-8").splitlines() if gi.exists() else []
+    # surrogateescape: a .gitignore with bytes that are not UTF-8 is kept byte for byte
+    lines = gi.read_text(encoding="utf-8", errors="surrogateescape").splitlines() if gi.exists() else []
     if not any(line.strip() in (GITIGNORE_LINE, f"{STATE_DIR}/", STATE_DIR, f"/{STATE_DIR}") for line in lines):
         lines.append(GITIGNORE_LINE)
-        gi.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        gi.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogateescape")
         created.append(".gitignore")
     ws.state_dir.mkdir(exist_ok=True)
     from optlog.gitlog import history

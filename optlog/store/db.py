@@ -16,10 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, text
 
+from optlog.errors import BadInput
 from optlog.paths import Workspace
 
 if TYPE_CHECKING:
@@ -64,6 +66,81 @@ def engine_for(url: str) -> Engine:
     return create_engine(url, pool_pre_ping=True)
 
 
+SQLITE_MAGIC = b"SQLite format 3\x00"
+WHAT_TO_DO = ("restore it from a backup, or move it aside (optlog then starts a new index: hypotheses "
+              "come back from hypotheses/*.yaml; runs, todos and notes kept only in it do not)")
+
+
+def bad_database(path: str, why: str) -> BadInput:
+    """A database file optlog will not use: the path, what is wrong, what to do (exit 2)."""
+    return BadInput(f"{path}: {why}; {WHAT_TO_DO}", file=path, code="bad_database")
+
+
+def prepare_sqlite_file(path: Path) -> None:
+    """Refuse a file that is not an optlog SQLite database before SQLite sees it, and make a new
+    one so that it is never seen empty: SQLite would silently turn an empty (0-byte, perhaps
+    truncated) file into a new database. A new file is made aside (in WAL mode, so it has its
+    4 KiB header) and linked into place, which fails harmlessly if another process got there first."""
+    import os
+    import sqlite3
+    import tempfile
+
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(SQLITE_MAGIC))
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        os.close(fd)
+        try:
+            c = sqlite3.connect(tmp)
+            c.execute("PRAGMA journal_mode=WAL")
+            c.close()
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                pass
+        finally:
+            for p in (tmp, tmp + "-wal", tmp + "-shm"):
+                try:
+                    os.unlink(p)
+                except FileNotFoundError:
+                    pass
+        return
+    except IsADirectoryError:
+        raise bad_database(str(path), "is a folder, not a database file") from None
+    if not head:
+        raise bad_database(str(path), "is empty (0 bytes), so it is not optlog's database (was it truncated?)")
+    if head != SQLITE_MAGIC:
+        raise bad_database(str(path), "is not a SQLite database (corrupt, or another program's file)")
+    _refuse_foreign(path)
+
+
+def _refuse_foreign(path: Path) -> None:
+    """A SQLite file with tables but none of optlog's is another program's database. Read-only, on
+    a connection of its own: optlog's engine would switch the file to WAL mode on connecting."""
+    import sqlite3
+
+    try:
+        c = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            names = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        finally:
+            c.close()
+    except sqlite3.DatabaseError as e:
+        raise bad_database(str(path), f"cannot be read ({e})") from None
+    if names and "alembic_version" not in names and "hypothesis" not in names:
+        shown = ", ".join(sorted(names)[:5])
+        raise bad_database(str(path), f"holds another program's tables ({shown}), not optlog's")
+
+
+def _sqlite_path(url: str) -> Path | None:
+    if not url.startswith("sqlite:///"):
+        return None
+    p = url[len("sqlite:///"):].split("?", 1)[0]
+    return Path(p) if p and p != ":memory:" else None
+
+
 class Database:
     """One database connection pool for a workspace (created lazily by the service context)."""
 
@@ -71,13 +148,20 @@ class Database:
         self.ws = ws
         self.url = url or ws.db_url
         self.is_sqlite = self.url.startswith("sqlite")
-        if self.is_sqlite and self.url == f"sqlite:///{ws.db_file}":
-            ws.state_dir.mkdir(parents=True, exist_ok=True)
+        path = _sqlite_path(self.url) if self.is_sqlite else None
+        if path is not None:
+            prepare_sqlite_file(path)
         self.engine = engine_for(self.url)
         self._write_engine_: Engine | None = None
+        from sqlalchemy.exc import DatabaseError
+
         from optlog.store.migrate import ensure_schema
 
-        ensure_schema(self.engine)
+        try:
+            ensure_schema(self.engine)
+        except DatabaseError as e:
+            self.engine.dispose()
+            raise bad_database(str(path or self.url), f"cannot be read ({getattr(e, 'orig', e)})") from None
 
     @property
     def _write_engine(self) -> Engine:

@@ -37,11 +37,14 @@ def list_files(ws: Workspace) -> list[Path]:
 
 
 def load_file(ws: Workspace, path: Path) -> Loaded:
-    from optlog.yamlio import parse_text, validate
+    from optlog.core.limits import LIMITS
+    from optlog.yamlio import decode, parse_text, validate
 
-    raw = path.read_bytes()
-    text = raw.decode("utf-8")
     rel = ws.rel(path)
+    if path.stat().st_size > LIMITS.file_bytes:
+        decode(b"x" * (LIMITS.file_bytes + 1), rel)  # refused with the size, before reading it
+    raw = path.read_bytes()
+    text = decode(raw, rel)
     data = parse_text(text, rel)
     if not isinstance(data, dict):
         raise BadInput("a hypothesis file must be a mapping of fields", file=rel, line=1, code="invalid_field")

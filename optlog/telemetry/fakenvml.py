@@ -7,7 +7,7 @@ Built from a dict (or a JSON string / file path, for `OPTLOG_FAKE_NVML` in subpr
   {"gpus": [{"uuid": "GPU-aaaa", "name": "NVIDIA H200", "power_w": 600, "limit_w": 700,
              "util": 95, "tensor": 40, "dram": 70, "unsupported": ["power_instant", "gpm", "power_samples"],
              "gpm_in_use": false, "nvlinks": 0, "mig": [{"uuid": "MIG-x", "gi": 1}],
-             "throttle": 4, "minor": 0}],
+             "throttle": 4, "minor": 0, "processes": [{"pid": 4242, "used_mib": 2048}]}],
    "no_driver": false}
 Every value may be changed while running (tests drive `fake.gpus[i][key]`); the clock is
 `fake.now` when set, else time.time().
@@ -215,6 +215,12 @@ class FakeNvml:
         g = self._check(h, "memory")
         used = float((h.mig or g).get("mem_used_gib", 1.0)) * (1 << 30)
         return SimpleNamespace(used=int(used), total=int(141 * (1 << 30)), free=0)
+
+    def nvmlDeviceGetComputeRunningProcesses(self, h: _Handle) -> list[Any]:
+        """`"processes": [{"pid": 123, "used_mib": 2048}]` of a GPU's spec."""
+        g = self._check(h, "processes")
+        return [SimpleNamespace(pid=int(p["pid"]), usedGpuMemory=int(p.get("used_mib", 0)) << 20)
+                for p in g.get("processes", [])]
 
     def nvmlDeviceGetTemperature(self, h: _Handle, sensor: int) -> int:
         g = self._check(h, "temperature")

@@ -813,6 +813,16 @@ class _HotReads:
     Only for the real module (the fake has no function pointers)."""
 
     __slots__ = ("h", "fu", "fc", "fe", "u", "c", "e", "ru", "rc", "re")
+    h: Any
+    fu: Any
+    fc: Any
+    fe: Any
+    u: Any
+    c: Any
+    e: Any
+    ru: Any
+    rc: Any
+    re: Any
 
     @classmethod
     def build(cls, nv: Any, handle: Any) -> "_HotReads | None":
@@ -849,6 +859,16 @@ class _PowerDrain:
     takes the wrapper, which raises and notices). Only for the real module."""
 
     __slots__ = ("h", "fn", "buf", "n", "vt", "rbuf", "rn", "rvt", "cap", "ull")
+    h: Any
+    fn: Any
+    buf: Any
+    n: Any
+    vt: Any
+    rbuf: Any
+    rn: Any
+    rvt: Any
+    cap: Any
+    ull: Any
 
     SLOTS = 256
 

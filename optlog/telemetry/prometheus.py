@@ -1,6 +1,8 @@
-"""Scrape a server's Prometheus `/metrics` (SGLang `sglang:*` with --enable-metrics, vLLM `vllm:*`, llama.cpp's
-`llama-server --metrics` `llamacpp:*`) and
-turn a point's scrapes into metrics of the point.
+"""Scrape a server's Prometheus `/metrics` (SGLang `sglang:*` with --enable-metrics, vLLM `vllm:*`,
+llama.cpp `llamacpp:*` with --metrics) and turn a point's scrapes into metrics of the point.
+
+llama.cpp exports counters and gauges only (no histograms): its per-request latencies come from the
+client or from the `timings` of each response (`optlog.loadgen.core`).
 
 - counters: delta between the point's first and last scrape (`srv_<name>_delta`), summed over label sets;
 - histograms: percentiles from the bucket deltas (linear inside a bucket, as Prometheus'
@@ -40,6 +42,11 @@ GAUGE_ALIASES = {
     "requests_deferred": "queued",          # llama.cpp
 }
 PREFIXES = ("sglang:", "vllm:", "llamacpp:", "sglang_", "vllm_")
+# The counters (names without prefix or _total) that count a server's own tokens, per role: the
+# load generator checks its client-side counts against their deltas (`token_deltas`).
+OUTPUT_COUNTERS = ("tokens_predicted", "generation_tokens")      # llama.cpp; vLLM and SGLang
+PROMPT_COUNTERS = ("prompt_tokens",)
+CACHED_COUNTERS = ("prompt_tokens_cached", "prefix_cache_hits", "cached_tokens")  # llama.cpp; vLLM; SGLang
 QUANTILES = (0.5, 0.9, 0.99)
 
 
@@ -144,3 +151,19 @@ def scrape(url: str, timeout: float = 2.0) -> dict[str, Any]:
     d = parse(text)
     d["t"] = time.time()
     return d
+
+
+def token_deltas(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """The server's own token counts between two parsed scrapes: {"output_tokens", "output_counter",
+    "prompt_tokens", "cached_prompt_tokens"} — each only where the server exports such a counter."""
+    out: dict[str, Any] = {}
+    ca, cb = a.get("counters", {}), b.get("counters", {})
+    for role, names in (("output_tokens", OUTPUT_COUNTERS), ("prompt_tokens", PROMPT_COUNTERS),
+                        ("cached_prompt_tokens", CACHED_COUNTERS)):
+        for n in names:
+            if n in ca and n in cb:
+                out[role] = max(0.0, cb[n] - ca[n])
+                if role == "output_tokens":
+                    out["output_counter"] = n
+                break
+    return out

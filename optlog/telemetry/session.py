@@ -348,10 +348,10 @@ class TelemetrySession:
 
         labels: dict[str, Any] = {}
         try:
-            from optlog.service.evidence import _labels_metrics
+            from optlog.store.runrows import labels_metrics
 
             with self.ctx.db.read() as s:
-                labels = _labels_metrics(s, [run_id])[0].get(run_id, {})
+                labels = labels_metrics(s, [run_id])[0].get(run_id, {})
         except Exception:
             pass
         for k in ("active_params", "kv_bytes_per_token", "param_bytes", "dtype"):

@@ -145,12 +145,12 @@ def run_telemetry(ctx: Any, run_id: int, metrics: dict[str, float]) -> dict[str,
     cols: dict[str, dict[str, np.ndarray]] = {}
     labels: dict[str, Any] = {}
     try:
-        from optlog.service.evidence import _labels_metrics
+        from optlog.store.runrows import labels_metrics
         from optlog.telemetry.store import read_columns
 
         with ctx.db.read() as s:
             cols = read_columns(s, run_id=run_id)
-            labels = _labels_metrics(s, [run_id])[0][run_id]
+            labels = labels_metrics(s, [run_id])[0][run_id]
     except Exception as e:  # telemetry must never break `run show`
         out["error"] = f"telemetry unreadable: {e}"
     try:

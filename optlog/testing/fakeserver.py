@@ -22,8 +22,14 @@ Modes (`--mode`, or per request with the header `X-Test-Mode`):
   stall     headers are sent, then nothing (never a token) until the client gives up
   garbage   tokens are "\ufffd#0" noise instead of words
   empty     a stream with no content tokens, then [DONE]
+  early     the stream ends "cleanly" (finish_reason "length", usage, [DONE]) after `--cut-after`
+            tokens, whatever max_tokens and ignore_eos asked for (as real servers at a context limit)
+  no_finish every token, then [DONE], but no chunk carries a finish_reason
 The usage block (`stream_options.include_usage`) reports prompt tokens as whitespace-separated
-words and completion tokens as tokens sent; `--no-usage` leaves it out.
+words and completion tokens as tokens sent; `--no-usage` leaves it out. `--prompt-cache` remembers
+prompts and reports a repeated one's tokens as `usage.prompt_tokens_details.cached_tokens` (and in
+`sglang:cached_tokens_total`), as a server with a prompt cache does. `--metrics-skew F` multiplies
+the generation-token counter of /metrics by F (a server whose counter disagrees with its streams).
 
 The HTTP handling is a minimal HTTP/1.1 on asyncio streams on purpose: a test fixture must hold
 its schedule at 1,024 concurrent streams on a 2-core machine, which a framework's per-request
@@ -54,6 +60,8 @@ class Settings:
     model: str = "test-model"
     usage: bool = True
     ready_delay_s: float = 0.0
+    prompt_cache: bool = False
+    metrics_skew: float = 1.0
     started: float = field(default_factory=time.monotonic)
 
 
@@ -66,6 +74,7 @@ class Stats:
     ttft_hist: dict[float, int] = field(default_factory=dict)
     ttft_sum: float = 0.0
     ttft_count: int = 0
+    cached_tokens: int = 0
 
 
 BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -82,6 +91,7 @@ class Server:
         self.s = s
         self.stats = Stats()
         self._cache: dict[tuple[str, str], bytes] = {}
+        self.seen_prompts: set[str] = set()
         self.server: asyncio.base_events.Server | None = None
 
     # ------------------------------------------------------------ HTTP plumbing
@@ -173,6 +183,11 @@ class Server:
         if mode == "refuse":
             return False
         words = self._tokens(str(prompt), n, mode)
+        cached = 0
+        if s.prompt_cache:
+            if str(prompt) in self.seen_prompts:
+                cached = n_prompt
+            self.seen_prompts.add(str(prompt))
         self.stats.running += 1
         try:
             if not stream:
@@ -198,7 +213,7 @@ class Server:
                 return False
             # Tokens leave from timer callbacks, not a coroutine per stream: no task switch, no
             # drain per token, so 1,024 streams of 1 ms tokens stay cheap on two cores.
-            return await self._stream(transport, words, arrived, chat, mode, n_prompt, usage_wanted)
+            return await self._stream(transport, words, arrived, chat, mode, n_prompt, usage_wanted, cached)
         finally:
             self.stats.running -= 1
 
@@ -215,23 +230,30 @@ class Server:
         return b
 
     async def _stream(self, transport: asyncio.Transport, words: list[str], arrived: float, chat: bool, mode: str,
-                      n_prompt: int, usage_wanted: bool) -> bool:
+                      n_prompt: int, usage_wanted: bool, cached: int = 0) -> bool:
         s = self.s
         loop = asyncio.get_running_loop()
         done: asyncio.Future[bool] = loop.create_future()
         obj = "chat.completion.chunk" if chat else "text_completion"
         ttft, itl = s.ttft_ms / 1000, s.itl_ms / 1000
+        if mode == "early":
+            words = words[:s.cut_after]
         n = len(words)
 
         def finish() -> None:
-            self.stats.prompt_tokens += n_prompt
+            self.stats.prompt_tokens += n_prompt - cached
+            self.stats.cached_tokens += cached
             self.stats.generation_tokens += n
-            fin = {"id": "cmpl-test", "object": obj, "model": s.model,
-                   "choices": [{"index": 0, **({"delta": {}} if chat else {"text": ""}), "finish_reason": "length"}]}
-            out = [self._frame(b"data: " + json.dumps(fin).encode() + b"\n\n")]
+            out = []
+            if mode != "no_finish":
+                fin = {"id": "cmpl-test", "object": obj, "model": s.model,
+                       "choices": [{"index": 0, **({"delta": {}} if chat else {"text": ""}), "finish_reason": "length"}]}
+                out.append(self._frame(b"data: " + json.dumps(fin).encode() + b"\n\n"))
             if usage_wanted:
-                u = {"id": "cmpl-test", "object": obj, "model": s.model, "choices": [],
-                     "usage": {"prompt_tokens": n_prompt, "completion_tokens": n, "total_tokens": n_prompt + n}}
+                usage: dict[str, object] = {"prompt_tokens": n_prompt, "completion_tokens": n, "total_tokens": n_prompt + n}
+                if s.prompt_cache:
+                    usage["prompt_tokens_details"] = {"cached_tokens": cached}
+                u = {"id": "cmpl-test", "object": obj, "model": s.model, "choices": [], "usage": usage}
                 out.append(self._frame(b"data: " + json.dumps(u).encode() + b"\n\n"))
             out.append(self._frame(b"data: [DONE]\n\n"))
             out.append(b"0\r\n\r\n")
@@ -300,7 +322,10 @@ class Server:
             f'sglang:prompt_tokens_total{{model_name="{self.s.model}"}} {st.prompt_tokens}',
             "# HELP sglang:generation_tokens_total Number of generation tokens processed.",
             "# TYPE sglang:generation_tokens_total counter",
-            f'sglang:generation_tokens_total{{model_name="{self.s.model}"}} {st.generation_tokens}',
+            f'sglang:generation_tokens_total{{model_name="{self.s.model}"}} {st.generation_tokens * self.s.metrics_skew:g}',
+            "# HELP sglang:cached_tokens_total Number of cached prompt tokens.",
+            "# TYPE sglang:cached_tokens_total counter",
+            f'sglang:cached_tokens_total{{model_name="{self.s.model}"}} {st.cached_tokens}',
             "# HELP sglang:num_requests_total Number of requests.",
             "# TYPE sglang:num_requests_total counter",
             f'sglang:num_requests_total{{model_name="{self.s.model}"}} {st.requests}',
@@ -326,7 +351,8 @@ class Server:
 
 async def serve(args: argparse.Namespace) -> None:
     s = Settings(ttft_ms=args.ttft_ms, itl_ms=args.itl_ms, tokens=args.tokens, mode=args.mode,
-                 cut_after=args.cut_after, model=args.model, usage=not args.no_usage, ready_delay_s=args.ready_delay_s)
+                 cut_after=args.cut_after, model=args.model, usage=not args.no_usage, ready_delay_s=args.ready_delay_s,
+                 prompt_cache=args.prompt_cache, metrics_skew=args.metrics_skew)
     srv = Server(s)
     server = await asyncio.start_server(srv.handle, args.host, args.port, backlog=4096, limit=1 << 20)
     port = server.sockets[0].getsockname()[1]
@@ -356,10 +382,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--ttft-ms", type=float, default=50.0)
     p.add_argument("--itl-ms", type=float, default=10.0)
     p.add_argument("--tokens", type=int, default=16)
-    p.add_argument("--mode", default="ok", choices=["ok", "500", "refuse", "cut", "stall", "garbage", "empty"])
+    p.add_argument("--mode", default="ok", choices=["ok", "500", "refuse", "cut", "stall", "garbage", "empty", "early", "no_finish"])
     p.add_argument("--cut-after", type=int, default=2)
     p.add_argument("--model", default="test-model")
     p.add_argument("--no-usage", action="store_true")
+    p.add_argument("--prompt-cache", action="store_true", help="report repeated prompts as cached tokens")
+    p.add_argument("--metrics-skew", type=float, default=1.0, help="multiply the generation-token counter by this")
     p.add_argument("--ready-delay-s", type=float, default=0.0, help="/health answers 503 until this much time passed")
     p.add_argument("--refuse", action="store_true", help="close the listener right after READY")
     p.add_argument("--exit-after-s", type=float, default=0.0, help="exit by itself after this long (a dying server)")

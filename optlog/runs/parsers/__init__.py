@@ -15,7 +15,7 @@ Pure functions of the file bytes: no database, no writes. A file that does not m
 raises `BadInput` naming the parser, the file, the line and what was missing; `parse_result` checks
 every file before returning anything, so callers can keep all-or-nothing semantics.
 
-Formats (`FORMATS`): sglang, sglang-one-batch, vllm, aiperf, genai-perf, guidellm, json, optlog.
+Formats (`FORMATS`, with `ALIASES`): the one registry; the CLI and run specs take their names from it.
 """
 
 from __future__ import annotations

@@ -12,9 +12,20 @@ from optlog.runs.parsers._common import Doc, ParsedResult
 from optlog.runs.parsers.sglang import parse_serving
 
 
+# optlog's own keys, kept under their names (not `raw.*`): what real servers taught the load generator
+# (short streams, output lengths against max_tokens, prompt-cache hits, the server's own counters).
+OWN = ("short", "min_output_tokens", "median_output_tokens", "max_output_tokens", "requested_output_tokens",
+       "cached_prompt_tokens", "cached_prompt_fraction", "prompt_cache_hit", "client_counted_output_tokens",
+       "server_output_tokens", "server_prompt_tokens", "server_cached_prompt_tokens", "output_tokens_agreement",
+       "server_predicted_tokens", "server_mean_tpot_ms", "server_median_prompt_ms", "input_tokens_client_counted")
+
+
 def parse(doc: Doc) -> list[ParsedResult]:
     out = parse_serving(doc, "optlog")
     for r in out:
+        for k in OWN:
+            if f"raw.{k}" in r.metrics and k not in r.metrics:
+                r.metrics[k] = r.metrics[f"raw.{k}"]
         v = r.raw.get("optlog_version") or r.raw.get("version")
         if v and "tool_version" not in r.labels:
             r.labels["tool_version"] = str(v)

@@ -6,7 +6,7 @@ Create Date: 2026-11-29 18:10:29.366572
 """
 from alembic import op
 import sqlalchemy as sa
-import sqlmodel
+import sqlmodel.sql.sqltypes
 
 
 revision = '0001'

@@ -1,4 +1,4 @@
-"""The detached launch driver: `python -m optlog.runs.driver LAUNCH_ID --root WORKSPACE`.
+"""The detached launch driver: `python -m optlog.service.driver LAUNCH_ID --root WORKSPACE`.
 
 Started by `optlog run launch --detach` in its own session; it drives the launch's queued runs and
 writes its progress into the Launch row and `.optlog/launches/<id>/launch.log`. SIGTERM (from
@@ -13,7 +13,7 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m optlog.runs.driver")
+    ap = argparse.ArgumentParser(prog="python -m optlog.service.driver")
     ap.add_argument("launch_id", type=int)
     ap.add_argument("--root", required=True)
     a = ap.parse_args(argv)

@@ -1,0 +1,222 @@
+"""The MCP face: every CLI command as an MCP tool over stdio, for coding agents (it lives with the CLI
+because its tools are derived from the CLI's command tree; it sits beside `main`, above the service layer).
+
+Nothing here declares a tool. `optlog.cli.tools` derives them from the click command tree (names,
+schemas, defaults) and runs the command in-process, so a tool's structured result is the CLI's
+`--json` document for the same arguments. This module adds only what belongs to the protocol:
+errors as `isError` results carrying the error document (`code`, `message`, `file`, `line`,
+`field` naming the tool's parameter) with a one-line text; a byte bound on every result unless
+the caller asked for more; resources for the hypothesis files and the latest report; and one
+long-lived workspace context, so a call costs a command's work and not a process start.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from optlog.errors import BadInput, OptlogError
+
+INSTRUCTIONS = """\
+optlog is the lab notebook of an inference-performance session. The loop:
+1. `status` first (also after losing context): live and failed launches, verdicts due, todos, next calls.
+2. Before measuring: `hypothesis_add`, then `prediction_add` (machine-checkable; pre-registered).
+3. Keep your todo list here (`todo_write` takes your TodoWrite/todowrite list unchanged).
+4. Measure: `run_launch` (detached) then `run_wait` and `run_logs`; or `run_record`/`run_import`.
+5. `verdict` judges the predictions against comparable runs and commits the decision to git.
+6. Falsified? Pivot: `hypothesis_add` with `parent`. Rank what to do next with `plan_add`; `plan_render`.
+7. `report` writes the session report; `log` is the decision timeline.
+Results are small by default: pass `detail`, `limit`/`offset`, `fields` for more."""
+
+# results of these sizes need no `truncated` note; `detail`/`limit`… lift the bound
+_LIFTS = ("detail", "limit", "fields", "tail", "all")
+
+
+class Face:
+    """One workspace context for the server's life (re-found after `init`; its settings re-read
+    when optlog.yaml changes), and the calls, one at a time."""
+
+    def __init__(self, chdir: str | None) -> None:
+        from optlog.cli.tools import tools
+
+        self.chdir = chdir
+        self.tools = tools()
+        self.lock = threading.Lock()
+        self._ctx: Any = None
+        self._stamp: str | None = None
+
+    def ctx(self) -> Any:
+        from optlog.service.context import Ctx
+
+        if self._ctx is None:
+            self._ctx = Ctx.find(self.chdir)
+        c = self._ctx
+        try:
+            st = os.stat(c.ws.config_file)
+            stamp = f"{st.st_mtime_ns} {st.st_size}"
+        except FileNotFoundError:
+            stamp = None
+        if stamp != self._stamp:
+            c.__dict__.pop("config", None)
+            c.check_config()
+            self._stamp = stamp
+        c.notices.clear()
+        return c
+
+    def close(self) -> None:
+        if self._ctx is not None:
+            self._ctx.close()
+
+    def call(self, name: str, args: dict[str, Any] | None) -> tuple[Any, bool, int]:
+        """(document, is_error, exit_code) of one tool call."""
+        from optlog.cli import tools as T
+        from optlog.core.shape import fit
+
+        with self.lock:
+            tool = self.tools.get(name)
+            if tool is None:
+                import difflib
+
+                close = difflib.get_close_matches(name, list(self.tools), n=3, cutoff=0.5)
+                err = BadInput(f"no tool {name!r}" + (f" (did you mean {', '.join(close)}?)" if close else ""),
+                               code="usage", extra={"did_you_mean": close} if close else {})
+                return err.to_json(), True, 2
+            try:
+                argv = T.argv(tool, args)  # its errors name the tool's parameters already
+            except OptlogError as e:
+                return e.to_json(), True, e.exit_code
+            try:
+                if tool.path != ("init",):
+                    self.ctx()  # no workspace → no_workspace, before anything runs
+            except OptlogError as e:
+                if e.code == "no_workspace":
+                    e.message = (f"no optlog workspace at {self.chdir or os.getcwd()}: call the `init` tool "
+                                 f"(or start the server with -C PATH)")
+                    e.extra.setdefault("fix", {"tool": "init", "arguments": {}})
+                e.field = tool.param_for(e.field)
+                return e.to_json(), True, e.exit_code
+            shared = None if tool.path == ("init",) else self.ctx
+            out = T.run(argv, chdir=self.chdir, shared_ctx=shared, tool=tool)
+            if out.error is not None:
+                return out.doc, True, out.exit_code
+            doc = out.doc
+            if tool.path == ("init",):
+                self._ctx = None  # the workspace may be new
+            if not any((args or {}).get(k) for k in _LIFTS):
+                hint = "ask for less or page: " + ", ".join(
+                    k for k in ("limit", "offset", "fields", "detail", "tail") if k in tool.params) \
+                    if any(k in tool.params for k in ("limit", "fields", "detail", "tail")) else \
+                    "the full document: the CLI's --json"
+                doc = fit(doc, T.MAX_RESULT_BYTES, hint)
+            return doc, False, out.exit_code
+
+
+def _one_line(doc: Any, name: str) -> str:
+    if isinstance(doc, dict) and isinstance(doc.get("error"), dict):
+        e = doc["error"]
+        where = ":".join(str(x) for x in (e.get("file"), e.get("line")) if x is not None)
+        fld = f"{e['field']}: " if e.get("field") else ""
+        return f"{e['code']}: {where + ': ' if where else ''}{fld}{e['message']}".splitlines()[0]
+    return json.dumps(doc, default=str, ensure_ascii=False, separators=(",", ":"))
+
+
+def build_server(chdir: str | None = None) -> Any:
+    """The low-level MCP Server with every tool and resource (separate from `serve` for tests)."""
+    import anyio
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+
+    from optlog import __version__
+
+    face = Face(chdir)
+
+    def tool_def(t: Any) -> Any:
+        return types.Tool(name=t.name, description=t.description, input_schema=t.input_schema(),
+                          output_schema=t.output_schema,
+                          annotations=types.ToolAnnotations(read_only_hint=t.read_only or None))
+
+    async def list_tools(ctx: Any, params: Any) -> Any:
+        return types.ListToolsResult(tools=[tool_def(t) for t in face.tools.values()])
+
+    async def call_tool(ctx: Any, params: Any) -> Any:
+        doc, is_error, code = await anyio.to_thread.run_sync(face.call, params.name, params.arguments)
+        text = _one_line(doc, params.name)
+        meta = {"optlog/exit_code": code} if code else None
+        return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=doc,
+                                    is_error=is_error, _meta=meta)
+
+    def _hyp_dir() -> Path | None:
+        try:
+            return face.ctx().ws.hypotheses_dir
+        except OptlogError:
+            return None
+
+    def _latest_report() -> Path | None:
+        try:
+            d = face.ctx().ws.reports_dir
+        except OptlogError:
+            return None
+        files = sorted(d.glob("*.md"), key=lambda p: p.stat().st_mtime) if d.is_dir() else []
+        return files[-1] if files else None
+
+    async def list_resources(ctx: Any, params: Any) -> Any:
+        out = []
+        d = _hyp_dir()
+        if d is not None and d.is_dir():
+            for f in sorted(d.glob("*.yaml")):
+                out.append(types.Resource(uri=f"optlog://hypotheses/{f.stem}", name=f"hypothesis {f.stem}",
+                                          mime_type="application/yaml", size=f.stat().st_size))
+        r = _latest_report()
+        if r is not None:
+            out.append(types.Resource(uri="optlog://report/latest", name=f"latest report ({r.name})",
+                                      mime_type="text/markdown", size=r.stat().st_size))
+        return types.ListResourcesResult(resources=out)
+
+    async def list_templates(ctx: Any, params: Any) -> Any:
+        return types.ListResourceTemplatesResult(resource_templates=[
+            types.ResourceTemplate(uri_template="optlog://hypotheses/{id}", name="hypothesis file",
+                                   description="The hypothesis YAML file: the truth for what a person writes.",
+                                   mime_type="application/yaml")])
+
+    async def read_resource(ctx: Any, params: Any) -> Any:
+        uri = str(params.uri)
+        path: Path | None = None
+        mime = "text/plain"
+        if uri.startswith("optlog://hypotheses/"):
+            d = _hyp_dir()
+            hid = uri.rsplit("/", 1)[-1]
+            if d is not None and "/" not in hid and (d / f"{hid}.yaml").is_file():
+                path, mime = d / f"{hid}.yaml", "application/yaml"
+        elif uri == "optlog://report/latest":
+            path, mime = _latest_report(), "text/markdown"
+        if path is None:
+            from mcp.shared.exceptions import MCPError
+
+            raise MCPError(code=-32002, message=f"no resource {uri}")
+        return types.ReadResourceResult(contents=[types.TextResourceContents(
+            uri=uri, mime_type=mime, text=path.read_text(encoding="utf-8"))])
+
+    server = Server("optlog", version=__version__, instructions=INSTRUCTIONS,
+                    on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
+                    on_list_resource_templates=list_templates, on_read_resource=read_resource)
+    server.optlog_face = face  # type: ignore[attr-defined]
+    return server
+
+
+def serve(chdir: str | None = None) -> None:
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(chdir)
+
+    async def main() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    try:
+        anyio.run(main)
+    finally:
+        server.optlog_face.close()

@@ -1,0 +1,69 @@
+"""Options many commands share: pages, field selection, detail. Declared once, so the CLI and the
+MCP face (which derives its schemas from these) spell them the same everywhere.
+
+Each keeps today's CLI document by default and gives an agent the small one by default
+(`agent(defaults=...)`): a script's `--json` contract stays, an agent's context is spared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from optlog.cli.main import agent
+from optlog.core.shape import page, parse_fields, project
+
+ORDERS = ("oldest", "newest")
+
+
+def paging(agent_limit: int = 20) -> Callable[[Any], Any]:
+    """--limit, --offset, --order; the document gains `total`, `offset` and `next_offset`."""
+
+    def deco(f: Any) -> Any:
+        f = click.option("--order", type=click.Choice(ORDERS), default="oldest", show_default=True,
+                         help="oldest first (the CLI's default) or newest first (an agent's).")(f)
+        f = click.option("--offset", type=int, default=0,
+                         help="Skip this many items: pass the previous page's next_offset.")(f)
+        f = click.option("--limit", type=int, default=None, metavar="N", help="At most N items.")(f)
+        return agent(defaults={"limit": agent_limit, "order": "newest"})(f)
+
+    return deco
+
+
+def fields_option(agent_fields: str | None = None) -> Callable[[Any], Any]:
+    def deco(f: Any) -> Any:
+        f = click.option("--fields", metavar="A,B", default=None,
+                         help="Only these keys of each item (comma-separated; dotted names reach in: "
+                              "metrics.output_throughput).")(f)
+        return agent(defaults={"fields": agent_fields})(f) if agent_fields else f
+
+    return deco
+
+
+def detail_option(what: str) -> Callable[[Any], Any]:
+    """--detail/--brief: the whole document (the CLI's default) or the acknowledgement an agent gets."""
+
+    def deco(f: Any) -> Any:
+        f = click.option("--detail/--brief", "detail", default=True, show_default=True,
+                         help=f"The whole document, or only {what}.")(f)
+        return agent(defaults={"detail": False})(f)
+
+    return deco
+
+
+def paged(items: list[Any], limit: int | None, offset: int, order: str,
+          fields: str | None = None) -> tuple[list[Any], dict[str, Any]]:
+    """Order, page and project a list already in oldest-first order."""
+    if order == "newest":
+        items = items[::-1]
+    if limit is not None and limit < 0:
+        from optlog.errors import BadInput
+
+        raise BadInput("--limit must be at least 0", field="--limit")
+    rows, facts = page(items, limit, offset)
+    fl = parse_fields(fields)
+    if fl:
+        rows = [project(r, fl) for r in rows]
+    return rows, facts

@@ -1,0 +1,36 @@
+"""The bounds on everything optlog reads, in one place.
+
+Files reach teammates through `git pull`, and an agent's arguments are not checked by a person: a
+small hostile input must be refused in well under a second (exit 2, naming file, line and field)
+instead of exhausting memory, disk or the stack. Every reader takes its bound from here, so a
+limit is changed once and the tests, the bench and the docs (docs/limits.md) quote one number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Limits:
+    file_bytes: int = 4 * 1024 * 1024
+    """Any YAML or JSON document optlog reads (hypothesis, run spec, optlog.yaml, todowrite, a plan)."""
+    depth: int = 64
+    """Nesting of mappings and lists in one document."""
+    nodes: int = 200_000
+    """Values in one document after YAML aliases are expanded (a "billion laughs" stops here)."""
+    line_chars: int = 1_000
+    """One-line text: a title, a label value, a name."""
+    text_chars: int = 65_536
+    """Multi-line text: a statement, a rationale, a reason, a note, a todo, any string in a file."""
+    arg_chars: int = 65_536
+    """One command-line argument."""
+    matrix_points: int = 10_000
+    """Points one launch plans (matrix × include × repeats)."""
+    expr_chars: int = 2_000
+    """A prediction expression, a `--where` condition, a `{{ }}` placeholder."""
+    expr_depth: int = 50
+    """Nesting of one expression (operators and parentheses)."""
+
+
+LIMITS = Limits()

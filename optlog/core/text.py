@@ -1,0 +1,123 @@
+"""Text that optlog accepts: the one check every reader applies to every string it takes in.
+
+Why: text reaches git commit messages, the database, terminals and other programs. ASCII control
+characters there can forge history (0x1E/0x1F were once optlog's own log separators), hide text
+on a terminal, or break the database (PostgreSQL refuses NUL). So every string from the command
+line, a YAML or JSON file, a todowrite payload or an MCP call passes `problem()` at the boundary:
+control characters are refused (tab and newline are allowed where text may span lines), and so
+are lone surrogates (bytes that were not valid UTF-8) and text longer than its limit.
+
+Ids are checked here too (`check_id`), with a full match: `$` in a regular expression also matches
+before a final newline, which let `"abc\\n"` pass as an id.
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from optlog.core.limits import LIMITS
+
+# C0 and C1 control characters (tab and newline handled by the caller's `multiline`), DEL, and the
+# Unicode line/paragraph separators, which Python's str.splitlines() treats as line breaks.
+_BAD_ANY = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_BAD_LINE_TAB_OK = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+ID_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
+
+
+def describe_char(ch: str) -> str:
+    o = ord(ch)
+    if 0xD800 <= o <= 0xDFFF:
+        return "bytes that are not valid UTF-8"
+    if ch == "\n":
+        return "a line break (this text is one line)"
+    return f"the control character U+{o:04X}"
+
+
+def problem(s: str, *, multiline: bool = True, max_chars: int | None = None) -> str | None:
+    """Why `s` is refused, or None. `multiline` allows newlines; tab is allowed everywhere."""
+    limit = max_chars if max_chars is not None else (LIMITS.text_chars if multiline else LIMITS.line_chars)
+    if len(s) > limit:
+        return f"too long: {len(s):,} characters (at most {limit:,})"
+    m = (_BAD_ANY if multiline else _BAD_LINE_TAB_OK).search(s)
+    if m:
+        return f"contains {describe_char(m.group(0))} at character {m.start() + 1}"
+    return None
+
+
+def check(s: str, field: str | None = None, *, multiline: bool = True, max_chars: int | None = None,
+          **where: Any) -> str:
+    """`s` unchanged, or BadInput naming the field (and file/line when given in `where`)."""
+    why = problem(s, multiline=multiline, max_chars=max_chars)
+    if why is not None:
+        from optlog.errors import BadInput
+
+        raise BadInput(why, field=field, code="bad_text", **where)
+    return s
+
+
+def line(v: str) -> str:
+    """A pydantic validator: one-line text (titles, labels, names)."""
+    why = problem(v, multiline=False)
+    if why is not None:
+        raise ValueError(why)
+    return v
+
+
+def text(v: str) -> str:
+    """A pydantic validator: multi-line text (statements, reasons)."""
+    why = problem(v, multiline=True)
+    if why is not None:
+        raise ValueError(why)
+    return v
+
+
+def is_id(hid: str) -> bool:
+    return isinstance(hid, str) and ID_RE.fullmatch(hid) is not None
+
+
+def check_id(hid: str) -> str:
+    if not is_id(hid):
+        raise ValueError(f"bad id {hid!r}: lower-case letters, digits and '-', starting with a letter or digit")
+    return hid
+
+
+def check_tree(data: Any, file: str | None = None,
+               locate: Callable[[tuple[Any, ...]], int | None] | None = None) -> None:
+    """Every string of a parsed document (keys and values) passes `problem()`; depth and the number
+    of values are bounded (JSON's parser has no event stream to guard, and a caller may hand in
+    data built elsewhere: an MCP call, a todowrite list). Iterative, so depth cannot overflow the
+    stack. `locate` turns a location into a line number (YAML); errors name file, line and field."""
+    from optlog.errors import BadInput
+
+    todo: list[tuple[Any, tuple[Any, ...]]] = [(data, ())]
+    n = 0
+
+    def bad(msg: str, loc: tuple[Any, ...], code: str) -> BadInput:
+        return BadInput(msg, file=file, line=locate(loc) if locate else None,
+                        field=".".join(str(p) for p in loc) or None, code=code)
+
+    while todo:
+        obj, loc = todo.pop()
+        n += 1
+        if n > LIMITS.nodes:
+            raise bad(f"more than {LIMITS.nodes:,} values", (), "too_large")
+        if len(loc) > LIMITS.depth:
+            raise bad(f"nested more than {LIMITS.depth} levels deep", loc[:LIMITS.depth], "too_deep")
+        if isinstance(obj, str):
+            why = problem(obj)
+            if why is not None:
+                raise bad(why, loc, "bad_text")
+        elif isinstance(obj, dict):
+            for k, v in obj.items():
+                if isinstance(k, str):
+                    why = problem(k, multiline=False)
+                    if why is not None:
+                        raise bad(f"a key {why}", loc, "bad_text")
+                todo.append((v, (*loc, k)))
+        elif isinstance(obj, (list, tuple)):
+            todo.extend((v, (*loc, i)) for i, v in enumerate(obj))

@@ -1,0 +1,234 @@
+"""Issue 14: a run names everything it was rendered with, nothing typed is ignored, one run per
+measurement. Each trap as the agent hit it, through the real CLI, the real launcher and the test
+server (optlog.testing.fakeserver via tests/testserver.py)."""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+
+from _launch import PY, TESTS, bench_cmd, free_port, spec
+
+ITL_SERVER = ("{{ py }} {{ tests }}/testserver.py --port {{ port }} --ttft-ms 1 --itl-ms {{ itl_ms }} "
+              "--tokens 8 --model {{ marker }}")
+
+
+def _itl_spec(ws, port, name="itl", **top):
+    srv = {"cmd": ITL_SERVER, "ready": {"url": "http://127.0.0.1:{{ port }}/health", "timeout_s": 15, "interval_s": 0.05},
+           "stop": {"timeout_s": 3}}
+    return spec(ws, name, server=srv, params={"itl_ms": 10, "port": port}, labels={"model": "test"},
+                bench={"cmd": bench_cmd("--requests 2")}, **top)
+
+
+def test_set_values_are_stored_and_never_pooled_in_compare_verdict_and_diff(ws):
+    port = free_port()
+    rel = _itl_spec(ws, port, matrix={"concurrency": [1, 2]}, repeats=2)
+    l10 = ws.j("run", "launch", rel, "--set", "itl_ms=10")
+    l5 = ws.j("run", "launch", rel, "--set", "itl_ms=5")
+    assert l10["status"] == l5["status"] == "succeeded"
+    # the run keeps the values and the commands it was rendered with
+    show = ws.j("run", "show", str(l5["runs"][0]["id"]))
+    assert show["raw"]["values"]["itl_ms"] == 5 and show["raw"]["config"]["itl_ms"] == "5"
+    argv = show["raw"]["commands"]["server"]["argv"]
+    assert argv[argv.index("--itl-ms") + 1] == "5"
+    assert show["raw"]["commands"]["bench"]["argv"][0] == PY
+    # compare: the two launches are not pooled into one mean (the issue: 557.5, n=6)
+    cmp = ws.j("compare", "--metric", "output_throughput", "--by", "model", "--per", "concurrency")
+    for row in cmp["rows"]:
+        assert row["values"] == {} and row["n"] == {}, row
+        (nc,) = row["not_comparable"]
+        assert nc["group"] == "test" and nc["keys"] == ["itl_ms"]
+        by_itl = {v["names"]["itl_ms"]: v for v in nc["variants"]}
+        assert set(by_itl) == {"10", "5"} and all(v["n"] == 2 for v in by_itl.values())
+        assert by_itl["5"]["value"] > by_itl["10"]["value"]  # shorter ITL, more tokens per second
+    assert any("itl_ms differs (10, 5)" in w for w in cmp["warnings"])
+    human = ws.cli("compare", "--metric", "output_throughput", "--by", "model").out
+    assert "not comparable" in human and "itl_ms=10" in human and "itl_ms=5" in human
+    # run diff names the differing key and the rendered difference
+    a, b = l10["runs"][0]["id"], l5["runs"][0]["id"]
+    d = ws.j("run", "diff", str(a), str(b))
+    assert d["comparable"] is False and d["not_comparable"] == [{"key": "itl_ms", "a": "10", "b": "5"}]
+    assert d["rendered"]["values.itl_ms"] == {"a": 10, "b": 5}
+    assert "not comparable: differ in itl_ms" in ws.cli("run", "diff", str(a), str(b)).out
+    same = ws.j("run", "diff", str(a), str(l10["runs"][1]["id"]))
+    assert same["comparable"] is True and same["not_comparable"] == []
+    # verdict: the runs of the other itl_ms are listed as not comparable with the key, not pooled
+    ws.cli("hyp", "add", "More concurrency, more throughput", "--id", "conc")
+    ws.cli("predict", "add", "conc", "--expect", "a > b", "--metric", "output_throughput",
+           "--a", "concurrency=2", "--b", "concurrency=1")
+    res = ws.j("verdict", "conc")["results"][0]["predictions"][0]
+    assert res["not_comparable"] and all("itl_ms=" in x["reason"] for x in res["not_comparable"]), res
+    used = {i for lv in res["levels"] for ids in lv["runs"].values() for i in ids}
+    noted = {x["run"] for x in res["not_comparable"]}
+    assert used and not (used & noted) and len(used | noted) == 8
+
+
+def test_values_that_vary_in_a_launch_are_labels_and_an_edited_template_differs(ws):
+    port = free_port()
+    rel = spec(ws, "inc", params={"pp": 1, "port": port, "concurrency": 1}, matrix=None,
+               include=[{"config": "tp8", "tp": 8}, {"config": "tp4pp2", "tp": 4, "pp": 2}],
+               bench={"cmd": bench_cmd("--echo {{ tp }} {{ pp }}")})
+    res = ws.j("run", "launch", rel)
+    labels = {r["labels"]["config"]: r["labels"] for r in res["runs"]}
+    assert labels["tp8"]["pp"] == 1 and labels["tp4pp2"]["pp"] == 2  # pp=1 came from params, still a label
+    # the same spec with its bench command edited: the runs name a different bench.cmd
+    d = yaml.safe_load((ws.root / rel).read_text())
+    d["bench"]["cmd"] += " --requests 2"
+    (ws.root / rel).write_text(yaml.safe_dump(d, sort_keys=False, width=10000))
+    res2 = ws.j("run", "launch", rel)
+    diff = ws.j("run", "diff", str(res["runs"][0]["id"]), str(res2["runs"][0]["id"]))
+    assert [x["key"] for x in diff["not_comparable"]] == ["bench.cmd"], diff["not_comparable"]
+    assert json.dumps(diff["rendered"]).count("--requests") >= 1
+
+
+def _n_runs(ws):
+    return len(ws.j("run", "list")["runs"])
+
+
+def test_set_keys_nothing_typed_is_ignored(ws):
+    rel = spec(ws, "thr", server=False, params={"threads": 1}, matrix={"concurrency": [1, 2]}, repeats=3,
+               bench={"cmd": bench_cmd("--echo {{ threads }}")})
+    before = (ws.commits(), _n_runs(ws))
+    r = ws.cli("run", "launch", rel, "--set", "thread=4", "--json", check=2)
+    assert r.json["error"]["field"] == "--set" and "did you mean 'threads'" in r.json["error"]["message"]
+    assert "Traceback" not in r.err
+    for bad, words in (("repeats=0", "from 1 to 1000"), ("repeats=many", "an integer"), ("bench=x", "cannot change"),
+                       ("matrix.nope=[1]", "not a matrix axis"), ("order=shuffled", "one of interleaved"),
+                       ("on_error=explode", "continue or stop")):
+        r = ws.cli("run", "launch", rel, "--set", bad, "--json", check=2)
+        assert words in r.json["error"]["message"], (bad, r.json)
+    assert (ws.commits(), _n_runs(ws)) == before  # nothing written
+    # spec-level keys are settable: repeats=5 makes 5 repeats, matrix.K sets an axis's values
+    res = ws.j("run", "launch", rel, "--set", "repeats=2", "--set", "matrix.concurrency=[1, 2, 3]", "--set", "threads=4")
+    runs = res["runs"]
+    assert len(runs) == 2 * 3
+    assert sorted({r["labels"]["concurrency"] for r in runs}) == [1, 2, 3]
+    argv = json.loads((ws.root / runs[0]["artifacts_dir"] / "argv.json").read_text())
+    assert argv[argv.index("--echo") + 1] == "4"
+
+
+def test_unknown_parser_and_missing_cwd_fail_before_anything_runs(ws):
+    rel = spec(ws, "parse", server=False, bench={"cmd": bench_cmd(), "parser": "sglangg"})
+    r = ws.cli("run", "launch", rel, "--json", check=2)
+    e = r.json["error"]
+    assert e["field"] == "bench.parser" and e["file"] == rel and e["line"] and "sglangg" in e["message"]
+    rel = spec(ws, "cwd", server=False, bench={"cmd": "echo hi", "cwd": "no/such/dir", "parser": "json"})
+    r = ws.cli("run", "launch", rel, "--json", check=2)
+    e = r.json["error"]
+    assert e["field"] == "bench.cwd" and "not a folder" in e["message"] and "command not found" not in r.out
+    assert _n_runs(ws) == 0
+    # a relative cwd that exists is taken from the workspace root, wherever optlog was started
+    (ws.root / "sub").mkdir()
+    rel = spec(ws, "cwd2", server=False, bench={"cmd": bench_cmd(), "cwd": "sub"})
+    res = ws.j("run", "launch", rel, cwd=ws.root / "sub")
+    assert res["status"] == "succeeded"
+
+
+def _order(res):
+    return [(r["labels"]["concurrency"], r["labels"]["repeat"]) for r in sorted(res["runs"], key=lambda r: r["id"])]
+
+
+def test_repeats_interleaved_by_default_sequential_and_seeded_random(ws):
+    rel = spec(ws, "ord", server=False, matrix={"concurrency": [1, 2]}, repeats=2)
+    res = ws.j("run", "launch", rel)
+    assert _order(res) == [(1, 0), (2, 0), (1, 1), (2, 1)]
+    started = [ws.j("run", "show", str(r["id"]))["started_at"] for r in sorted(res["runs"], key=lambda r: r["id"])]
+    assert started == sorted(started)  # run ids follow the order they ran in
+    res = ws.j("run", "launch", rel, "--set", "order=sequential")
+    assert _order(res) == [(1, 0), (1, 1), (2, 0), (2, 1)]
+    rel = spec(ws, "rnd", server=False, matrix={"concurrency": [1, 2, 3]}, repeats=3, order="random", order_seed=7)
+    a, b = ws.j("run", "launch", rel), ws.j("run", "launch", rel)
+    assert _order(a) == _order(b) and _order(a) != sorted(_order(a))
+    assert ws.j("run", "show", str(a["runs"][0]["id"]))["raw"]["order"] == {"order": "random", "seed": 7}
+    c = ws.j("run", "launch", rel, "--set", "order_seed=8")
+    assert ws.j("run", "show", str(c["runs"][0]["id"]))["raw"]["order"]["seed"] == 8
+
+
+def test_optlog_bench_inside_a_launch_records_one_run_per_measurement(ws):
+    srv = {"cmd": ITL_SERVER, "ready": {"url": "http://127.0.0.1:{{ port }}/health", "timeout_s": 15, "interval_s": 0.05},
+           "stop": {"timeout_s": 3}}
+    rel = spec(ws, "ob", server=srv, params={"itl_ms": 1, "port": free_port()}, matrix=None, repeats=3,
+               bench={"cmd": "{{ py }} -m optlog bench {{ server_url }} --concurrency 1 --num-prompts 2 "
+                             "--input-len 4 --output-len 4", "parser": "optlog"})
+    res = ws.j("run", "launch", rel)
+    assert res["status"] == "succeeded", res
+    runs = ws.j("run", "list")["runs"]
+    assert len(runs) == 3 and {r["source"] for r in runs} == {"launched"}  # not 6: bench recorded nothing itself
+    r0 = ws.j("run", "show", str(runs[0]["id"]))
+    assert any(a["path"].endswith("optlog-bench.jsonl") for a in r0["artifacts"])
+    art = next(r["artifacts_dir"] for r in res["runs"] if r["id"] == r0["id"])
+    err = (ws.root / art / "bench.stderr.log").read_text()
+    assert "recording nothing" in err
+    # run import of that file: it is the launched run's measurement already
+    f = next(ws.root / a["path"] for a in r0["artifacts"] if a["path"].endswith("optlog-bench.jsonl"))
+    out = ws.cli("run", "import", str(f), "--json")
+    assert out.json["runs"] == [] and out.json["already_imported"][0]["runs"] == [runs[0]["id"]]
+    assert "already imported" in out.err
+    assert len(ws.j("run", "list")["runs"]) == 3
+
+
+def test_run_import_of_a_file_already_imported_is_a_no_op_that_says_so(ws, tmp_path):
+    f = tmp_path / "r.json"
+    f.write_text(json.dumps({"output_throughput": 100.0, "completed": 3}))
+    first = ws.j("run", "import", str(f), "--format", "json")
+    (ids,) = [[r["id"] for r in first["runs"]]]
+    copy = tmp_path / "same-content.json"
+    copy.write_bytes(f.read_bytes())
+    for again in (f, copy):
+        r = ws.cli("run", "import", str(again), "--format", "json", "--json")
+        assert r.json["runs"] == [] and r.json["already_imported"][0]["runs"] == ids
+        assert "already imported as run" in r.err and "same content" in r.err
+    assert "already run" in ws.cli("run", "import", str(f), "--format", "json").out
+    assert len(ws.j("run", "list")["runs"]) == 1
+
+
+def _host_load_config(ws, text):
+    cfg = ws.root / "optlog.yaml"
+    cfg.write_text(cfg.read_text() + "\n" + text)
+
+
+def test_host_load_and_thread_settings_recorded_and_loaded_runs_flagged(ws):
+    import subprocess
+    import sys
+
+    fake = json.dumps({"gpus": [{"uuid": "GPU-aaaa", "processes": [{"pid": 999999, "used_mib": 512}]}]})
+    _host_load_config(ws, "host_load:\n  busy_cpus_fraction: 0.2\n  gpu_processes: false\n")
+    rel = spec(ws, "load", server=False, params={"threads": 3}, matrix={"concurrency": [1]}, repeats=2,
+               bench={"cmd": bench_cmd(), "env": {"OMP_NUM_THREADS": "{{ threads }}"}})
+    burner = subprocess.Popen([sys.executable, "-c", "while True: pass"])  # a core kept busy by someone else
+    try:
+        res = ws.j("run", "launch", rel, env={"OPTLOG_FAKE_NVML": fake})
+    finally:
+        burner.kill()
+        burner.wait()
+    r = ws.j("run", "show", str(res["runs"][0]["id"]))
+    env = r["environment"]
+    before, after = env["host_load"]["before"], env["host_load"]["after"]
+    assert before["load"]["busy_cpus"] >= 0.5 and len(before["load"]["loadavg"]) == 3 and after["load"]["cpus"] >= 1
+    assert before["gpu_processes"] == [{"gpu": 0, "pid": 999999, "used_mib": 512}]
+    assert env["host_settings"]["threads"] == {"OMP_NUM_THREADS": "3"}
+    assert "cpu_governor" in env["host_settings"] and "packages" in env["host_settings"]
+    # measured under load: flagged where its numbers are
+    assert r["labels"]["loaded"] == "true" and "CPUs busy before the run" in env["host_load"]["loaded"][0]
+    assert all(x["labels"]["loaded"] == "true" for x in ws.j("run", "list")["runs"])
+    cmp = ws.j("compare", "--metric", "output_throughput", "--by", "concurrency")
+    assert cmp["rows"][0]["loaded"] == {"1": sorted(x["id"] for x in res["runs"])}
+    assert "loaded" in ws.cli("compare", "--metric", "output_throughput", "--by", "concurrency").out
+    # the same launch with the threshold off, GPU processes counting: loaded for the other process on the GPU
+    cfg = ws.root / "optlog.yaml"
+    cfg.write_text(cfg.read_text().replace("busy_cpus_fraction: 0.2", "busy_cpus_fraction: null")
+                   .replace("gpu_processes: false", "gpu_processes: true"))
+    res2 = ws.j("run", "launch", rel, "--set", "matrix.concurrency=[2]", env={"OPTLOG_FAKE_NVML": fake})
+    r2 = ws.j("run", "show", str(res2["runs"][0]["id"]))
+    assert r2["labels"]["loaded"] == "true" and "pid 999999 on GPU 0" in r2["environment"]["host_load"]["loaded"][0]
+    # the verdict names the loaded runs in its reasons
+    ws.cli("hyp", "add", "c2 beats c1", "--id", "c2")
+    ws.cli("predict", "add", "c2", "--expect", "a > b", "--metric", "output_throughput",
+           "--a", "concurrency=2", "--b", "concurrency=1")
+    lv = ws.j("verdict", "c2")["results"][0]["predictions"][0]["levels"][0]
+    assert "measured under load" in lv["reason"], lv
+    # quiet: threshold off, no GPU process → no flag
+    cfg.write_text(cfg.read_text().replace("gpu_processes: true", "gpu_processes: false"))
+    res3 = ws.j("run", "launch", rel, "--set", "matrix.concurrency=[3]")
+    assert "loaded" not in ws.j("run", "show", str(res3["runs"][0]["id"]))["labels"]
