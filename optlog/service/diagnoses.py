@@ -40,7 +40,7 @@ def refresh(ctx: Ctx) -> list[dict[str, Any]]:
     from sqlmodel import delete, select
 
     from optlog.core.diagnosis import diagnose
-    from optlog.service.evidence import _labels_metrics
+    from optlog.store.runrows import labels_metrics
     from optlog.store.models import Metric, Run
 
     try:
@@ -50,7 +50,7 @@ def refresh(ctx: Ctx) -> list[dict[str, Any]]:
     with ctx.db.read() as s:
         ids = [r.id for r in s.exec(select(Run).where(Run.invalidated == False)).all()]  # noqa: E712
         ids = [i for i in ids if i is not None]
-        labels, metrics = _labels_metrics(s, ids)
+        labels, metrics = labels_metrics(s, ids)
     changed: list[tuple[int, dict[str, float], dict[str, float]]] = []
     for rid in ids:
         old = _stored(metrics[rid])
