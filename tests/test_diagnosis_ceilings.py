@@ -60,6 +60,8 @@ def test_stored_diagnosis_follows_a_ceiling_change_and_the_verdict_is_rejudged(w
     assert v1["results"][0]["auto_status"] == "confirmed"
     # the datasheet figure is corrected by hand: a ceiling 10,000× lower makes the same run compute-bound
     _set_cpu_ceilings(ws, fp32=0.0001, bw=1000.0)
+    pending = ws.j("run", "show", str(rid))["telemetry"]["diagnosis"]
+    assert pending["stored_differs"] is True  # `run show` says the stored one is stale until it is redone
     r = ws.cli("--json", "verdict", "tiny")
     assert "re-diagnosed 1 run(s)" in r.err and "peak_tflops 1 → 0.0001" in r.err
     v2 = json.loads(r.out)["results"][0]
@@ -70,6 +72,7 @@ def test_stored_diagnosis_follows_a_ceiling_change_and_the_verdict_is_rejudged(w
     # stored and shown agree: `run show` diagnoses with the same ceiling it stored
     shown = ws.j("run", "show", str(rid))["telemetry"]["diagnosis"]
     assert shown["bound"] == "compute" and shown["numbers"]["peak_tflops"] == 0.0001
+    assert "stored_differs" not in shown
     doc = yaml.safe_load((ws.root / "hypotheses" / "tiny.yaml").read_text())
     assert "re-diagnosed" in doc["verdicts"][-1]["cause"]
     # nothing changed since: a second verdict neither re-diagnoses nor commits

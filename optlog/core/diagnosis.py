@@ -8,7 +8,8 @@ Two roads, in order:
    Arithmetic intensity (FLOP/byte) against the ridge point (peak / bandwidth) is reported beside it.
    Work counts come from the run's metrics (`flops`, `bytes`, `time_s` — what the GEMM probe
    prints) or, for a serving run, from model facts (`active_params` per token, `kv_bytes_per_token`,
-   optional `param_bytes`, default 2) times the tokens it processed (an estimate, labelled so).
+   optional `param_bytes`, default 2; for MoE `expert_params`, `n_expert`, `n_expert_used`) and the
+   tokens and forward passes it processed (`estimate_work`: an estimate, labelled so).
 2. **Telemetry only** (labelled so) — GPM counters: tensor pipes busy → compute-bound; DRAM
    bandwidth busy → memory-bound; SMs mostly idle while kernels "run" → latency/launch-bound.
 

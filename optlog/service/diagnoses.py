@@ -24,11 +24,13 @@ def _inputs(metrics: dict[str, float]) -> dict[str, float]:
     return {k: v for k, v in metrics.items() if not k.startswith(DIAG_PREFIXES)}
 
 
-def _stored(metrics: dict[str, float]) -> dict[str, float]:
+def stored(metrics: dict[str, float]) -> dict[str, float]:
+    """The diagnosis metrics stored with a run (`bound_*`, `roofline_*`)."""
     return {k: v for k, v in metrics.items() if k.startswith(DIAG_PREFIXES)}
 
 
-def _same(a: dict[str, float], b: dict[str, float]) -> bool:
+def same(a: dict[str, float], b: dict[str, float]) -> bool:
+    """Two diagnoses as metrics are the same (keys equal, values within float noise)."""
     if set(a) != set(b):
         return False
     return all(math.isclose(a[k], b[k], rel_tol=1e-6, abs_tol=1e-12) for k in a)
@@ -53,11 +55,11 @@ def refresh(ctx: Ctx) -> list[dict[str, Any]]:
         labels, metrics = labels_metrics(s, ids)
     changed: list[tuple[int, dict[str, float], dict[str, float]]] = []
     for rid in ids:
-        old = _stored(metrics[rid])
+        old = stored(metrics[rid])
         if not old:
             continue  # never diagnosed at launch: nothing stored to go stale
         new = diagnose(_inputs(metrics[rid]), ceilings, labels[rid]).metrics()
-        if not _same(old, new):
+        if not same(old, new):
             changed.append((rid, old, new))
     if not changed:
         return []
