@@ -97,6 +97,14 @@ def _pg_drop(name: str) -> None:
         c.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def _runtime_dir(tmp_path: Path) -> str:
+    """The host-wide launch locks (optlog.runs.targetlock) live here: one per test, so tests running
+    side by side on one machine do not wait for each other's launches."""
+    d = tmp_path / "xdg-runtime"
+    d.mkdir(exist_ok=True)
+    return str(d)
+
+
 @pytest.fixture
 def db_env() -> Any:
     """Environment for the database under test: {} for SQLite, OPTLOG_DB_URL for PostgreSQL."""
@@ -119,6 +127,7 @@ def ws(tmp_path: Path, db_env: dict[str, str]) -> Workspace:
     env = _clean_env(db_env)
     env["GIT_CONFIG_GLOBAL"] = str(tmp_path / "gitconfig")
     (tmp_path / "gitconfig").write_text("[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n")
+    env["XDG_RUNTIME_DIR"] = _runtime_dir(tmp_path)
     w = Workspace(root, env)
     w.cli("init", str(root), cwd=tmp_path)
     return w
@@ -137,6 +146,7 @@ def make_ws(tmp_path: Path, db_env: dict[str, str]) -> Any:
             env["OPTLOG_DB_URL"] = url
         env["GIT_CONFIG_GLOBAL"] = str(tmp_path / "gitconfig")
         (tmp_path / "gitconfig").write_text("[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n")
+        env["XDG_RUNTIME_DIR"] = _runtime_dir(tmp_path)  # shared with `ws`: one "machine" per test
         root = tmp_path / name
         w = Workspace(root, env)
         if init:

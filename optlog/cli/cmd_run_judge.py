@@ -46,22 +46,26 @@ def register(group: click.Group) -> None:
         emit(runs_diff(ctx, a, b), _diff_human)
 
     @group.command("invalidate")
-    @click.argument("run_id", metavar="ID")
+    @click.argument("refs", metavar="ID...", nargs=-1, required=True)
     @click.option("--why", metavar="T", help="The reason (required): e.g. FP4 GEMM returned zeros.")
-    @agent(args={"run_id": "The run id (a number)."})
-    def run_invalidate(run_id: str, why: str | None) -> None:
-        """Mark a run invalid; verdicts that used it are re-evaluated and committed with the reason."""
-        from optlog.service.verdicts import invalidate
+    @agent(args={"refs": "Run ids (numbers) and/or launches (L3): all invalidated in one commit."})
+    def run_invalidate(refs: tuple[str, ...], why: str | None) -> None:
+        """Mark runs invalid (run ids and/or launches L3, one commit); verdicts that used them are re-evaluated."""
+        from optlog.service.verdicts import invalidate, invalidate_many
 
         ctx = service_ctx()
-        res = invalidate(ctx, run_id, why or "")
+        single = len(refs) == 1 and not refs[0].strip().lower().startswith("l")
+        res = invalidate(ctx, refs[0], why or "") if single else invalidate_many(ctx, list(refs), why or "")
 
         def human(r: dict[str, Any]) -> str:
+            ids = [r["run"]] if "run" in r else r["runs"]
             if not r["changed"]:
-                return f"run {r['run']} was already invalidated"
-            out = [f"invalidated run {r['run']}: {r['reason']}"]
+                return f"run {', '.join(map(str, ids or r.get('already', [])))} was already invalidated"
+            out = [f"invalidated run{'s' if len(ids) > 1 else ''} {', '.join(map(str, ids))}: {r['reason']}"]
+            if r.get("already"):
+                out.append(f"already invalidated: {', '.join(map(str, r['already']))}")
             if not r["affected"]:
-                out.append("no verdict used it")
+                out.append("no verdict used " + ("them" if len(ids) > 1 else "it"))
             for c in r["rejudged"]:
                 out.append(f"  re-judged {c['hypothesis']}: {c['from']} → {c['to']}")
             return "\n".join(out)

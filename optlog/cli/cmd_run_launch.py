@@ -146,16 +146,19 @@ def register(group: click.Group) -> None:
     @click.option("--set", "sets", multiple=True, metavar="K=V", help="Override a param or a matrix axis (repeatable).")
     @click.option("--server-url", metavar="URL", help="Use this already running server (no server start).")
     @click.option("--detach", is_flag=True, help="Return at once with the launch and run ids; a background driver runs them.")
+    @click.option("--allow-concurrent", is_flag=True,
+                  help="Run even while another launch uses the machine (else wait); overlapping runs are labelled concurrent.")
     @agent(defaults={"detach": True}, args={"spec": "The run spec: a file under runs/ (name or path)."},
            description="An agent's launch is detached by default: then call run_wait(ref) and run_logs(ref).")
-    def run_launch(spec: str, hypothesis: str | None, sets: tuple[str, ...], server_url: str | None, detach: bool) -> int:
+    def run_launch(spec: str, hypothesis: str | None, sets: tuple[str, ...], server_url: str | None, detach: bool,
+                   allow_concurrent: bool) -> int:
         """Launch the runs of a spec (runs/*.yaml): server up, ready, sane, sweep, tear down."""
         from optlog.service import launch as svc
 
         ctx = service_ctx()
         prog = _Progress()
         res = svc.launch(ctx, spec, sets=sets, server_url=server_url, hypothesis=hypothesis, detach=detach,
-                         on_event=prog)
+                         allow_concurrent=allow_concurrent, on_event=prog)
         emit(res, _launch_human)
         if detach:
             return 0

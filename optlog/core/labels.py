@@ -13,6 +13,9 @@ from typing import Any
 from optlog.errors import BadInput
 
 KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,199}\Z")  # \Z: `$` would let a final newline in
+# set (value "true") on a run that overlapped another launch on its target (optlog.runs.targetlock):
+# verdicts treat such runs as not comparable unless a prediction selects on this label
+CONCURRENT = "concurrent"
 _INT_RE = re.compile(r"^[+-]?\d+$")
 
 

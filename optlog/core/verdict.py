@@ -620,6 +620,20 @@ def _needed_metrics(node: Any, default: str | None) -> dict[str, set[str]]:
     return need
 
 
+def _drop_concurrent(pred: Any, ev: Evidence, ids: dict[str, set[int]], pl: "_Plan") -> None:
+    """Runs that overlapped another launch (label `concurrent`) disturb each other: not comparable,
+    unless the prediction selects on the label itself (`--a concurrent=true`, `--where concurrent…`)."""
+    key = L.CONCURRENT
+    if key in (pred.a or {}) or key in (pred.b or {}) or (pred.where and key in str(pred.where)):
+        return
+    for g in sorted(ids):
+        flagged = {i for i in ids[g] if ev.runs[i].canon.get(key) == "true"}
+        for i in sorted(flagged):
+            pl.not_comparable.append({"run": i, "group": g, "level": {},
+                                      "reason": "ran concurrently with another launch (concurrent=true)"})
+        ids[g] -= flagged
+
+
 def _plan(pred: Any, ev: Evidence, ceilings: dict[str, float], batch: Batch) -> _Plan:
     node = E.parse_expect(pred.expect, None)
     pl = _Plan(pred.id, pred, node, E.atoms(node))
@@ -640,6 +654,7 @@ def _plan(pred: Any, ev: Evidence, ceilings: dict[str, float], batch: Batch) -> 
             pl.not_comparable.append({"run": i, "group": "a,b", "level": {}, "reason": "matches both a and b"})
         ids["a"] -= both
         ids["b"] -= both
+    _drop_concurrent(pred, ev, ids, pl)
     if not all(ids.values()):
         pl.untested_reason = "no run matches " + " / ".join(
             f"{g} ({_selector_text(sels[g])})" for g in sorted(used) if not ids[g])

@@ -58,8 +58,10 @@ from typing import Any
 
 ENV_PREFIXES = ("NCCL_", "SGLANG_", "VLLM_", "CUDA_", "TORCH_NCCL_", "FLASHINFER_")
 ENV_NAMES = ("PYTORCH_CUDA_ALLOC_CONF",)
-SECRET_WORDS = ("token", "key", "secret", "password", "passwd")
-REDACTED = "<redacted>"
+from optlog.runs import redact as R  # noqa: E402  (one redaction for all of optlog)
+
+SECRET_WORDS = R.SECRET_WORDS
+REDACTED = R.REDACTED
 CACHE_TTL_S = 600.0
 SERVER_TIMEOUT_S = 2.0
 CMD_TIMEOUT_S = 10.0
@@ -141,57 +143,22 @@ def clear_cache() -> None:
 # ------------------------------------------------------------------------------------ secrets
 
 def is_secret_env(name: str) -> bool:
-    """An environment variable name that may hold a credential (substring match, case-insensitive)."""
-    low = name.lower()
-    return any(w in low for w in SECRET_WORDS)
-
-
-_WORD_SPLIT = re.compile(r"[_\-.\s]+")
+    """An environment variable name that may hold a credential (see optlog.runs.redact)."""
+    return R.secret_env_name(name)
 
 
 def is_secret_key(name: str) -> bool:
-    """A config key / flag name that holds a credential: one of its words ends with a secret word."""
-    for w in _WORD_SPLIT.split(name.strip("-").lower()):
-        if w and w.endswith(SECRET_WORDS):
-            return True
-    return False
+    """A config key / flag name that holds a credential (see optlog.runs.redact)."""
+    return R.secret_name(name)
 
 
-_URL_PW = re.compile(r"(?P<pre>[a-zA-Z][a-zA-Z0-9+.\-]*://[^/\s:@]+:)(?P<pw>[^@\s/]+)(?P<at>@)")
-
-
-def _redact_url(s: str) -> str:
-    return _URL_PW.sub(lambda m: m.group("pre") + REDACTED + m.group("at"), s)
+_redact_url = R.redact_url
 
 
 def redact_argv(argv: list[str], dropped: set[str] | None = None) -> list[str]:
-    out: list[str] = []
-    skip_next = False
-    for a in argv:
-        a = str(a)
-        if skip_next:
-            out.append(REDACTED)
-            skip_next = False
-            continue
-        if a.startswith("-") and len(a) > 1:
-            name, eq, _val = a.partition("=")
-            if is_secret_key(name):
-                if dropped is not None:
-                    dropped.add(name)
-                if eq:
-                    out.append(f"{name}={REDACTED}")
-                else:
-                    out.append(a)
-                    skip_next = True
-                continue
-        elif "=" in a and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", a):
-            name = a.split("=", 1)[0]
-            if is_secret_key(name) or is_secret_env(name):
-                if dropped is not None:
-                    dropped.add(name)
-                out.append(f"{name}={REDACTED}")
-                continue
-        out.append(_redact_url(a))
+    out = R.redact_argv(argv)
+    if dropped is not None:
+        dropped.update(f"argv:{i}" for i, (a, b) in enumerate(zip(argv, out)) if str(a) != b)
     return out
 
 

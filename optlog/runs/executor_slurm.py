@@ -137,7 +137,14 @@ class SlurmJobHandle:
         return wait_for_exit(self.poll, timeout, None, step=0.05)
 
 
-def batch_script(argv: list[str], env: dict[str, str], cwd: str | None, rc_file: Path, info_file: Path) -> str:
+def batch_script(argv: list[str], env: dict[str, str], cwd: str | None, rc_file: Path, info_file: Path,
+                 hidden: dict[str, str] | None = None) -> str:
+    """The job script. Secrets (optlog.runs.redact) are never written into it: a secret variable or
+    argument is put into `hidden`, which the caller passes to sbatch's own environment (exported
+    to the job by Slurm's default `--export=ALL`), and the script refers to it by name."""
+    from optlog.runs.redact import redact_argv, secret_env_name, secret_name
+
+    hidden = {} if hidden is None else hidden
     q = shlex.quote
     lines = ["#!/bin/bash",
              "# written by optlog: one command of a launch, its exit status in the .rc file",
@@ -147,8 +154,21 @@ def batch_script(argv: list[str], env: dict[str, str], cwd: str | None, rc_file:
     if cwd:
         lines.append(f"cd {q(cwd)} || {{ echo 126 > {q(str(rc_file))}; exit 126; }}")
     for k, v in env.items():
-        lines.append(f"export {q(k)}={q(v)}" if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k) else f"# skipped env {k!r}")
-    lines += [" ".join(q(a) for a in argv) + " </dev/null",
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k):
+            lines.append(f"# skipped env {k!r}")
+        elif secret_env_name(k) or secret_name(k):
+            hidden[k] = v
+            lines.append(f"# {k}: from the submitting environment (a secret is never written to a file)")
+        else:
+            lines.append(f"export {q(k)}={q(v)}")
+    words = []
+    for i, (a, r) in enumerate(zip(argv, redact_argv(argv))):
+        if str(a) != r:
+            hidden[f"OPTLOG_SECRET_{i}"] = str(a)
+            words.append(f'"$OPTLOG_SECRET_{i}"')
+        else:
+            words.append(q(str(a)))
+    lines += [" ".join(words) + " </dev/null",
               "rc=$?",
               f"echo $rc > {q(str(rc_file))}.tmp && mv {q(str(rc_file))}.tmp {q(str(rc_file))}",
               "exit $rc"]
@@ -219,7 +239,8 @@ class SlurmExecutor:
         for f in (rc_file, info_file):
             f.unlink(missing_ok=True)
         script = Path(f"{stem}.sh")
-        script.write_text(batch_script(argv, dict(env or {}), cwd, rc_file, info_file))
+        hidden: dict[str, str] = {}
+        script.write_text(batch_script(argv, dict(env or {}), cwd, rc_file, info_file, hidden))
         o = self.opts
         cmd = ["sbatch", "--parsable", f"--job-name=optlog-{role}", f"--comment=optlog:{self.token}",
                "--open-mode=append", f"--output={stdout or '/dev/null'}", f"--error={stderr or '/dev/null'}"]
@@ -233,7 +254,7 @@ class SlurmExecutor:
         cmd.append(str(script))
         try:
             p = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
-                               env={**self.base_env, **(env or {})})
+                               env={**self.base_env, **(env or {}), **hidden})
         except FileNotFoundError:
             raise OSError("sbatch not found: is this a Slurm login node?") from None
         if p.returncode != 0 or not p.stdout.strip():

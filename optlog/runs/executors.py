@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from optlog.errors import Failed
-from optlog.runs import procs
+from optlog.runs import procs, tree
 
 
 class Handle(Protocol):
@@ -113,6 +113,7 @@ class LocalHandle:
         self.host = host
         self.returncode: int | None = None
         self.record_id: int | None = None
+        self.tag: str | None = None  # OPTLOG_PROCESS_TAG of this command (see optlog.runs.tree)
         self.stdout: IO[bytes] | None = popen.stdout
         self._on_exit = on_exit
         self._pidfd = open_pidfd(popen.pid)
@@ -133,6 +134,8 @@ class LocalHandle:
             os.killpg(self.pgid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        if self.tag:  # and what it daemonized out of its group (setsid): the command is over
+            tree.end(tree.find(tag=self.tag, exclude=(self.pid,)), sig=signal.SIGKILL, grace_s=0)
         self.returncode = self.popen.wait()
         self._close()
         if self._on_exit:
@@ -156,6 +159,9 @@ class LocalExecutor:
         self.base_env = dict(os.environ if base_env is None else base_env)
         self.on_spawn = on_spawn
         self.on_exit = on_exit
+        self.token = self.base_env.get(tree.TOKEN_VAR)
+        self._n = 0
+        self.cgroup: Any = None  # the launch's optlog.runs.cgroup.LaunchCgroup, set by the driver
 
     def _env(self, env: dict[str, str] | None) -> dict[str, str]:
         e = dict(self.base_env)
@@ -163,27 +169,45 @@ class LocalExecutor:
             e.update(env)
         return e
 
+    def _tagged(self, env: dict[str, str] | None) -> tuple[dict[str, str], str | None]:
+        """The environment of one command, with its process tag when the launch has a token."""
+        e = self._env(env)
+        if not self.token:
+            return e, None
+        self._n += 1
+        tag = f"{self.token}:{os.getpid()}:{self._n}"
+        e[tree.TAG_VAR] = tag
+        return e, tag
+
     def popen(self, argv: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
               stdout: Path | None = None, stderr: Path | None = None, role: str = "bench") -> LocalHandle:
         out = open(stdout, "ab") if stdout else subprocess.DEVNULL
         err = open(stderr, "ab") if stderr else subprocess.DEVNULL
+        e, tag = self._tagged(env)
         try:
             p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=cwd,
-                                 env=self._env(env), start_new_session=True, close_fds=True)
+                                 env=e, start_new_session=True, close_fds=True)
         finally:
             for f in (out, err):
                 if hasattr(f, "close"):
                     f.close()  # type: ignore[union-attr]
+        if self.cgroup is not None:
+            self.cgroup.add(p.pid)
         h = LocalHandle(p, argv, role, self.host, self.on_exit)
+        h.tag = tag
         if self.on_spawn:
             self.on_spawn(h)
         return h
 
     def stream(self, argv: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
                role: str = "telemetry") -> LocalHandle:
+        e, tag = self._tagged(env)
         p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                             cwd=cwd, env=self._env(env), start_new_session=True, close_fds=True)
+                             cwd=cwd, env=e, start_new_session=True, close_fds=True)
+        if self.cgroup is not None:
+            self.cgroup.add(p.pid)
         h = LocalHandle(p, argv, role, self.host, self.on_exit)
+        h.tag = tag
         if self.on_spawn:
             self.on_spawn(h)
         return h
@@ -193,6 +217,8 @@ class LocalExecutor:
         if handle.returncode is not None and not procs.ours(handle.pgid, handle.start_ticks):
             return True
         ok = procs.kill_group(handle.pgid, handle.start_ticks, sig=sig, grace_s=grace_s, reap=handle.poll)
+        if getattr(handle, "tag", None):  # daemons it moved out of its group (setsid)
+            tree.end(tree.find(tag=handle.tag, exclude=(handle.pid,)), sig=sig, grace_s=min(grace_s, 5.0))
         handle.poll()
         if handle.returncode is None:
             handle.wait(1.0)

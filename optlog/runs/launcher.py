@@ -27,7 +27,7 @@ from typing import Any
 
 from optlog.core.failure import classify, tail
 from optlog.core.timeutil import now_iso
-from optlog.runs import procs
+from optlog.runs import ports, procs
 from optlog.runs.inside import bench_env
 
 TERMINAL = ("succeeded", "failed", "cancelled", "interrupted")
@@ -89,8 +89,12 @@ class Server:
 
 class Driver:
     def __init__(self, ctx: Any, launch_id: int, *, on_event: Callable[[dict[str, Any]], None] | None = None,
-                 install_signals: bool = True) -> None:
+                 install_signals: bool = True, doc: dict[str, Any] | None = None) -> None:
+        from optlog.runs.redact import Redactor
+
         self.ctx = ctx
+        self.given_doc = doc  # the unredacted document (the stored one is redacted); None: the stored one
+        self.redactor = Redactor.of(doc) if doc is not None else Redactor()
         self.launch_id = launch_id
         self.on_event = on_event
         self.install_signals = install_signals and threading.current_thread() is threading.main_thread()
@@ -106,6 +110,7 @@ class Driver:
 
     # ------------------------------------------------------------------ narration
     def log(self, text: str) -> None:
+        text = self.redactor.text(text)
         line = f"{now_iso()} {text}"
         if self._log_file is not None:
             try:
@@ -118,7 +123,7 @@ class Driver:
     def _event(self, ev: dict[str, Any]) -> None:
         if self.on_event is not None:
             try:
-                self.on_event(ev)
+                self.on_event(self.redactor.redact(ev))
             except Exception:
                 pass
 
@@ -190,7 +195,7 @@ class Driver:
             la = s.get(Launch, self.launch_id)
         if la is None:
             raise RuntimeError(f"no launch {self.launch_id}")
-        self.doc: dict[str, Any] = la.spec
+        self.doc: dict[str, Any] = self.given_doc if self.given_doc is not None else la.spec
         self.launch_dir = ctx.ws.state_dir / "launches" / str(self.launch_id)
         self.launch_dir.mkdir(parents=True, exist_ok=True)
         self._log_file = open(self.launch_dir / "launch.log", "a", encoding="utf-8")
@@ -201,19 +206,36 @@ class Driver:
             for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
                 old[sig] = signal.signal(sig, self._on_signal)
         token = self.doc.get("token", "")
+        self.token = token
+        # orphaned descendants (a daemonizing server's workers) are re-parented to this driver
+        from optlog.runs import tree
+
+        self.orphans_since = tree.now_ticks() if self.install_signals and tree.become_subreaper() else None
         with ctx.db.write() as s:
             self._set_launch(s, status="running", pid=os.getpid(), pid_start=str(procs.start_ticks(os.getpid())),
                              progress=self._progress(None))
         self.executor = make_executor(ctx, self.doc.get("executor", "local"), on_spawn=self._on_spawn,
                                       on_exit=self._on_exit,
                                       base_env={**os.environ, "OPTLOG_LAUNCH_TOKEN": token})
+        from optlog.runs.cgroup import LaunchCgroup
+
+        # a cgroup v2 of its own where one can be made: the kernel's list of the launch's processes
+        self.cgroup = LaunchCgroup.create(token) if getattr(self.executor, "kind", "") == "local" else None
+        if self.cgroup is not None:
+            self.executor.cgroup = self.cgroup  # type: ignore[attr-defined]
         self._event({"kind": "started", "total": self.total, "done": 0})
         self.log(f"launch {self.launch_id} ({self.doc.get('name')}): {self.total} run(s), "
                  f"{len({p['server_key'] for p in points})} server configuration(s)")
         failed_any = False
         stop_reason: str | None = None
         error: str | None = None
+        from optlog.runs.targetlock import open_lock
+
+        self.target_lock = open_lock(ctx, self.doc.get("executor", "local"), self.launch_id)
         try:
+            if self.target_lock is not None:  # one launch at a time on a machine, unless allowed
+                self.target_lock.acquire(allow_concurrent=bool(self.doc.get("allow_concurrent")), say=self.log,
+                                         check_cancel=self.check_cancel)
             groups: list[list[dict[str, Any]]] = []
             for p in points:
                 if groups and groups[-1][0]["server_key"] == p["server_key"]:
@@ -237,6 +259,8 @@ class Driver:
             self._kill_all()
             if self.telemetry is not None:
                 self._telemetry_stop()
+            if self.target_lock is not None:
+                self.target_lock.release()
             status = self._finish(stop_reason, error)
             if self.install_signals:
                 for sig, h in old.items():
@@ -272,7 +296,8 @@ class Driver:
                 status = "failed"
             else:
                 status = "succeeded"
-            self._set_launch(s, status=status, finished_at=now, error=error or self.cancel_reason or stop_reason,
+            self._set_launch(s, status=status, finished_at=now,
+                             error=self.redactor.text(error or self.cancel_reason or stop_reason or "") or None,
                              progress=self._progress(None, final=True))
         return status
 
@@ -306,11 +331,24 @@ class Driver:
         }
 
     def _kill_all(self) -> None:
+        from optlog.runs import tree
+
         stop_s = float(self.doc.get("stop_s", 30))
         for h in list(self.handles):
             if h.poll() is None:  # an exited leader's strays were ended when it was reaped
                 self.executor.kill(h, grace_s=min(stop_s, 10.0))
         self.handles = [h for h in self.handles if h.returncode is None]
+        # and whatever left every group: the launch's token in its environment, or re-parented to us
+        left = tree.find(token=getattr(self, "token", None) or None, orphans_since=getattr(self, "orphans_since", None))
+        if left:
+            known = {h.pid for h in self.handles}  # still-unreaped leaders keep their Popen's wait
+            n = tree.end(left, grace_s=min(stop_s, 5.0),
+                         reap={st.pid for st in left if st.ppid == os.getpid() and st.pid not in known})
+            if n:
+                self.log(f"ended {n} process(es) that had left their process group")
+        cg = getattr(self, "cgroup", None)
+        if cg is not None and cg.kill():
+            self.log("ended the processes left in the launch's cgroup")
 
     # ------------------------------------------------------------------ one server group
     def _run_group(self, gi: int, group: list[dict[str, Any]]) -> bool:
@@ -350,7 +388,7 @@ class Driver:
         now = now_iso()
         with self.ctx.db.write() as s:
             self._flush_dead(s)
-            self._set_run(s, p["run_id"], status=e.status, error=e.message, cause=e.cause, exit_code=e.exit_code,
+            self._set_run(s, p["run_id"], status=e.status, error=self.redactor.text(e.message), cause=e.cause, exit_code=e.exit_code,
                           started_at=now, finished_at=now, host=self.executor.host)
             self.done += 1
             self._set_launch(s, progress=self._progress(None))
@@ -370,6 +408,9 @@ class Driver:
             n = len(list(self.launch_dir.glob("server-*.stdout.log")))
             server = Server(gi, srv, stdout=self.launch_dir / f"server-{n}.stdout.log",
                             stderr=self.launch_dir / f"server-{n}.stderr.log", url=p["rendered"].get("server_url"))
+            port = ports.server_port(srv) if self.executor.kind == "local" else None
+            if port is not None and ports.in_use(port):  # taken since the launch was planned
+                raise PointFailure(f"server not started: {ports.describe(port)}", cause="port_in_use")
             self.log(f"starting server {n}: {' '.join(srv['argv'])}")
             self.current_run = None
             try:
@@ -380,6 +421,8 @@ class Driver:
                                    exit_code=127) from None
             try:
                 self._wait_ready(server, srv.get("ready"))
+                if port is not None:
+                    self._check_ours(server, port)
                 self.log(f"server {n} ready")
                 if srv.get("check"):
                     self._sanity_check(server, srv["check"])
@@ -470,6 +513,22 @@ class Driver:
                 client.close()
         raise PointFailure(f"server not ready after {timeout:g}s ({last})\n--- server log tail ---\n{server.log_tail()}",
                            cause=classify(server.log_tail()) or "ready_timeout")
+
+    def _check_ours(self, server: Server, port: int) -> None:
+        """Readiness counts only for the process optlog started: it still runs, and the socket
+        listening on its port belongs to its process tree (optlog.runs.ports)."""
+        from optlog.runs import tree
+
+        h = server.handle
+        if h.poll() is not None:
+            raise self._server_died(server, "right after it answered (did another process answer for it?)")
+        pids = {h.pid} | {st.pid for st in tree.find(tag=getattr(h, "tag", None), exclude=(os.getpid(),))
+                          if getattr(h, "tag", None)}
+        pids |= {st.pid for st in tree.find(orphans_since=getattr(self, "orphans_since", None))}
+        if ports.owned_by(port, pids) is False:
+            raise PointFailure(f"the server answering on port {port} is not the one optlog started (pid {h.pid}): "
+                               f"{ports.describe(port)}; its numbers would not be this configuration's\n"
+                               f"--- server log tail ---\n{server.log_tail()}", cause="not_our_server")
 
     def _sleep_on(self, server: Server, secs: float) -> None:
         fd = server.fileno()
@@ -686,6 +745,8 @@ class Driver:
         metrics: dict[str, float] = {}
         extra_labels: dict[str, Any] = {}
         raw: dict[str, Any] = {}
+        lock = getattr(self, "target_lock", None)
+        snap = lock.snapshot() if lock is not None else None
         load_before = self._host_load()
         load_after: dict[str, Any] | None = None
         try:
@@ -707,6 +768,10 @@ class Driver:
                 metrics.update({k: float(v) for k, v in extra.items() if v is not None})
             except Exception as e:
                 self.log(f"telemetry end_point failed: {e}")
+        if lock is not None and snap is not None and lock.overlapped(snap):
+            from optlog.core.labels import CONCURRENT
+
+            extra_labels[CONCURRENT] = "true"  # another launch ran on this target meanwhile
         environment = self._environment(server, p) if status != "cancelled" else {}
         if environment:
             environment.update(self._host_doc(p, load_before, load_after, extra_labels))
@@ -726,6 +791,9 @@ class Driver:
         from optlog.store.models import Metric, RunLabel
 
         rid = p["run_id"]
+        red = self.redactor  # what is stored is redacted: labels, error, environment, raw, argv
+        extra_labels, raw, environment = red.redact(extra_labels), red.redact(raw), red.redact(environment)
+        error = red.text(error) if error else error
         label_rows = [{"run_id": rid, "key": k, "value": L.canonical(v), "num": L.as_number(v)}
                       for k, v in extra_labels.items()
                       if k not in p["labels"] and L.KEY_RE.match(str(k)) and v is not None]
@@ -737,12 +805,12 @@ class Driver:
                 continue
             if not math.isnan(fv):
                 metric_rows.append({"run_id": rid, "name": str(k), "value": fv})
-        argv = p["rendered"]["bench"]["argv"]
+        argv = red.redact(p["rendered"]["bench"]["argv"])
         with self.ctx.db.write() as s:
             self._flush_dead(s)
             self._set_run(s, rid, status=status, error=error, cause=cause, exit_code=rc, finished_at=now_iso(),
                           environment=environment,
-                          raw={**p.get("record", {}), **({"result": raw} if raw else {}), "argv": argv})
+                          raw=red.redact({**p.get("record", {}), **({"result": raw} if raw else {}), "argv": argv}))
             conn = s.connection()
             if label_rows:
                 conn.execute(insert(RunLabel.__table__), label_rows)  # type: ignore[attr-defined]

@@ -75,16 +75,15 @@ def _recover_one(ctx: Any, db: Any, lid: int) -> int | None:
         if procs.ours(r.pgid, r.start_ticks):
             procs.kill_group(r.pgid, r.start_ticks, grace_s=3.0)
             killed += 1
-    if token:  # spawned just before the driver died, before its record was written
-        import os
-        import signal
+    if token:  # spawned just before the driver died, or daemonized out of its group (setsid)
+        from optlog.runs import tree
 
-        for st in procs.with_token(token):
-            try:
-                os.kill(st.pid, signal.SIGKILL)
-                killed += 1
-            except (ProcessLookupError, PermissionError):
-                pass
+        killed += tree.end(tree.find(token=token), grace_s=3.0)
+        from optlog.runs.cgroup import LaunchCgroup
+
+        cg = LaunchCgroup.find(token)  # and what cleared its environment too, where there was a cgroup
+        if cg is not None:
+            killed += cg.kill()
     now = now_iso()
     why = f"interrupted: the optlog process driving launch {lid} (pid {pid}) ended without finishing it"
     with db.write() as s:

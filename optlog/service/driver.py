@@ -16,14 +16,21 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m optlog.service.driver")
     ap.add_argument("launch_id", type=int)
     ap.add_argument("--root", required=True)
+    ap.add_argument("--doc-stdin", action="store_true",
+                    help="read the unredacted launch document (JSON) from stdin: secrets never touch a file")
     a = ap.parse_args(argv)
+    doc = None
+    if a.doc_stdin:
+        import json
+
+        doc = json.loads(sys.stdin.buffer.read().decode("utf-8"))
     from optlog.paths import Workspace
     from optlog.runs.launcher import Driver
     from optlog.service.context import Ctx
 
     ctx = Ctx(Workspace(__import__("pathlib").Path(a.root)))
     try:
-        res = Driver(ctx, a.launch_id).run()
+        res = Driver(ctx, a.launch_id, doc=doc).run()
     finally:
         ctx.close()
     return 0 if res["status"] == "succeeded" else 1

@@ -34,8 +34,10 @@ def insert_run(
     **fields: Any,
 ) -> int:
     """Insert one run with its labels and metrics inside an open write session; returns its id."""
+    from optlog.runs.redact import redact
     from optlog.store.models import EvidenceLink, Metric, Run, RunLabel
 
+    labels, raw, environment = redact(labels), redact(raw), redact(environment)  # secrets never stored
     now = now_iso()
     run = Run(status=status, source=source, name=name, hypothesis_id=hypothesis_id, note=note, created_at=now,
               started_at=fields.pop("started_at", now), finished_at=fields.pop("finished_at", now),

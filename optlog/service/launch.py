@@ -60,7 +60,22 @@ def prepare(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...] = (), serv
     make_executor(ctx, ls.spec.executor)  # an executor that cannot run fails here, before any write
     if ls.spec.executor == "local":
         _check_cwds(ctx, ls, points)
+    if server_url is None and ls.spec.executor == "local":
+        _refuse_taken_ports(points)
     return ls, points
+
+
+def _refuse_taken_ports(points: list[Any]) -> None:
+    """A server optlog is to start must not find its port taken: whatever answers there (a stale
+    server) would be benchmarked under this launch's labels (see optlog.runs.ports)."""
+    from optlog.runs import ports
+
+    for port in sorted({ports.server_port(p.rendered.get("server")) for p in points} - {None}):  # type: ignore[type-var]
+        if ports.in_use(port):  # type: ignore[arg-type]
+            raise Failed(f"{ports.describe(port)}: optlog would benchmark a server it did not start. Stop it, "  # type: ignore[arg-type]
+                         "give the spec another port, or pass --server-url to measure that server on purpose",
+                         code="port_in_use", field="server",
+                         extra={"port": port, "holders": [{"pid": h.pid} for h in ports.holders(port)]})  # type: ignore[arg-type]
 
 
 def _check_cwds(ctx: Ctx, ls: Any, points: list[Any]) -> None:
@@ -82,16 +97,20 @@ def _check_cwds(ctx: Ctx, ls: Any, points: list[Any]) -> None:
 
 
 def launch(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...] = (), server_url: str | None = None,
-           hypothesis: str | None = None, detach: bool = False,
+           hypothesis: str | None = None, detach: bool = False, allow_concurrent: bool = False,
            on_event: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     from optlog.runs import procs
     from optlog.runs.record import run_record
     from optlog.runs.spec import render_point
     from optlog.service.evidence import insert_run
+    from optlog.runs.redact import Redactor
     from optlog.store.models import Launch, Run
 
     ls, points = prepare(ctx, spec, sets=sets, server_url=server_url, hypothesis=hypothesis)
     import socket
+
+    # what is stored and shown is redacted; the driver runs the real document it is handed
+    red = Redactor.of(ls.data, dict(_sets_doc(sets)), server_url, [p.rendered for p in points])
 
     host = socket.gethostname()
     token = uuid.uuid4().hex
@@ -106,7 +125,7 @@ def launch(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...] = (), serve
         launch_dir = ctx.ws.state_dir / "launches" / str(lid)
         docs = []
         for p in points:
-            rid = insert_run(s, labels=p.labels, metrics={}, status="queued", source="launched",
+            rid = insert_run(s, labels=red.redact(p.labels), metrics={}, status="queued", source="launched",
                              hypothesis_id=hypothesis, name=ls.name, launch_id=lid, started_at=None, finished_at=None,
                              host=host, repeat=p.repeat)
             out = ctx.ws.artifacts_dir / str(rid)
@@ -116,40 +135,53 @@ def launch(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...] = (), serve
             record = run_record(p, rendered)
             r = s.get(Run, rid)
             r.artifacts_dir = ctx.ws.rel(out)
-            r.raw = record
+            r.raw = red.redact(record)
             s.add(r)
             docs.append({"run_id": rid, "labels": p.labels, "repeat": p.repeat, "server_key": p.server_key,
                          "rendered": rendered, "record": record})
-        la.spec = {"name": ls.name, "file": ls.file, "spec": ls.data, "sets": dict(_sets_doc(sets)),
-                   "server_url": server_url, "executor": ls.spec.executor,
-                   "on_error": points[0].on_error if points else ls.spec.on_error,
-                   "order": points[0].order if points else {},
-                   "stop_s": ls.spec.timeouts.stop_s, "token": token, "points": docs}
+        doc = {"name": ls.name, "file": ls.file, "spec": ls.data, "sets": dict(_sets_doc(sets)),
+               "server_url": server_url, "executor": ls.spec.executor,
+               "on_error": points[0].on_error if points else ls.spec.on_error,
+               "order": points[0].order if points else {},
+               "stop_s": ls.spec.timeouts.stop_s, "token": token, "allow_concurrent": bool(allow_concurrent),
+               "points": docs}
+        la.spec = {**red.redact(doc), "token": token}  # the token finds the launch's processes: not a secret
         s.add(la)
     launch_dir.mkdir(parents=True, exist_ok=True)
     run_ids = [d["run_id"] for d in docs]
     if detach:
-        return _detach(ctx, lid, run_ids, launch_dir)
+        return _detach(ctx, lid, run_ids, launch_dir, doc)
     from optlog.runs.launcher import Driver
 
-    return Driver(ctx, lid, on_event=on_event).run()
+    return Driver(ctx, lid, on_event=on_event, doc=doc).run()
 
 
 def _sets_doc(sets: list[str] | tuple[str, ...]) -> list[tuple[str, str]]:
     return [tuple(x.split("=", 1)) for x in sets if "=" in x]  # type: ignore[misc]
 
 
-def _detach(ctx: Ctx, lid: int, run_ids: list[int], launch_dir: Path) -> dict[str, Any]:
+def _detach(ctx: Ctx, lid: int, run_ids: list[int], launch_dir: Path, doc: dict[str, Any]) -> dict[str, Any]:
+    """Start the background driver; the unredacted launch document reaches it on a pipe (stdin),
+    so no secret is ever written to a file or the database."""
+    import json
+
     from optlog.runs import procs
     from optlog.store.models import Launch
 
     log = open(launch_dir / "driver.log", "ab")
     try:
-        p = subprocess.Popen([sys.executable, "-m", "optlog.service.driver", str(lid), "--root", str(ctx.ws.root)],
-                             stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=str(ctx.ws.root),
+        p = subprocess.Popen([sys.executable, "-m", "optlog.service.driver", str(lid), "--root", str(ctx.ws.root),
+                              "--doc-stdin"],
+                             stdin=subprocess.PIPE, stdout=log, stderr=log, cwd=str(ctx.ws.root),
                              start_new_session=True, close_fds=True, env=dict(os.environ))
     finally:
         log.close()
+    assert p.stdin is not None
+    try:
+        p.stdin.write(json.dumps(doc).encode())
+        p.stdin.close()
+    except BrokenPipeError:
+        pass
     with ctx.db.write() as s:
         la = s.get(Launch, lid)
         if la.pid == os.getpid():  # the driver may already have written its own

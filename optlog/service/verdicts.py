@@ -275,6 +275,44 @@ def any_bad(result: dict[str, Any]) -> bool:
 
 
 def invalidate(ctx: Ctx, run_id: int | str, why: str) -> dict[str, Any]:
+    """Invalidate one run (the single-run document of DESIGN §7); see `invalidate_many`."""
+    res = invalidate_many(ctx, [str(run_id)], why)
+    rid = res["runs"][0] if res["runs"] else res["already"][0]
+    out = {k: v for k, v in res.items() if k not in ("runs", "already")}
+    if not res["changed"]:
+        out["reason"] = res["reasons"].get(rid)
+    out.pop("reasons", None)
+    return {"run": rid, **out}
+
+
+def _resolve_runs(ctx: Ctx, refs: list[str]) -> list[Any]:
+    """Run rows for run ids and launches (`L3`): every reference checked before anything changes."""
+    from sqlmodel import select
+
+    from optlog.service import evidence
+    from optlog.service.launch import parse_ref
+    from optlog.store.models import Launch, Run
+
+    if not refs:
+        raise BadInput("name the runs to invalidate: run ids and/or launches (L3)", field="ID")
+    rows: dict[int, Any] = {}
+    for ref in refs:
+        kind, n = parse_ref(ref)
+        if kind == "run":
+            r = evidence.get_run(ctx, n)
+            rows[r.id] = r
+            continue
+        with ctx.db.read() as s:
+            if s.get(Launch, n) is None:
+                raise NotFound(f"no launch {n}", field="ID")
+            for r in s.exec(select(Run).where(Run.launch_id == n).order_by(Run.id)).all():  # type: ignore[arg-type]
+                rows[r.id] = r
+    return [rows[k] for k in sorted(rows)]
+
+
+def invalidate_many(ctx: Ctx, refs: list[str], why: str) -> dict[str, Any]:
+    """Invalidate runs (ids and launches `L3`) in one decision: one commit of the register
+    (`Optlog-Run: 4,5,6`), then one re-judgement of every hypothesis that rested on any of them."""
     from optlog.gitlog import history
     from optlog.service import evidence, hypotheses
     from optlog.store.lock import workspace_lock
@@ -283,51 +321,62 @@ def invalidate(ctx: Ctx, run_id: int | str, why: str) -> dict[str, Any]:
     if not why or not why.strip():
         raise BadInput("say why the run is invalid: --why TEXT", field="--why")
     why = why.strip()
-    r = evidence.get_run(ctx, run_id)
-    if r.invalidated:
+    rows = _resolve_runs(ctx, [str(x) for x in refs])
+    already = [r for r in rows if r.invalidated]
+    todo = [r for r in rows if not r.invalidated]
+    for r in already:
         ctx.notice(f"run {r.id} is already invalidated ({r.invalid_reason}); nothing changed")
-        return {"run": r.id, "invalidated": True, "changed": False, "reason": r.invalid_reason, "results": []}
-    run = evidence.show_run(ctx, r.id)
+    base = {"runs": [r.id for r in todo], "already": [r.id for r in already],
+            "reasons": {r.id: r.invalid_reason for r in already}, "invalidated": True}
+    if not todo:
+        return {**base, "changed": False, "results": []}
     docs = hypotheses.sync(ctx)
     from optlog.core.verdict import run_matches
 
-    # the verdicts that used the run, and any whose groups the run falls in (skipped levels, not comparable)
+    shown = {r.id: evidence.show_run(ctx, r.id) for r in todo}
+    ids = set(shown)
+    # the verdicts that used the runs, and any whose groups they fall in (skipped levels, not comparable)
     affected = sorted(h for h, d in docs.items()
-                      if d.verdicts and r.id in (d.verdicts[-1].model_dump().get("runs") or []))
-    rejudge = sorted(set(affected) | {h for h, d in docs.items() if d.verdicts
-                                     and any(run_matches(p, run["labels"]) for p in d.predictions)})
+                      if d.verdicts and ids & set(d.verdicts[-1].model_dump().get("runs") or []))
+    rejudge = sorted(set(affected) | {h for h, d in docs.items() if d.verdicts and any(
+        run_matches(p, run["labels"]) for p in d.predictions for run in shown.values())})
     at = now_iso()
     with ctx.db.write() as s:
-        row = s.get(Run, r.id)
-        assert row is not None
-        row.invalidated, row.invalid_reason = True, why
-        s.add(row)
-    # the register of invalidations: a committed decision even when no verdict used the run
+        for r in todo:
+            row = s.get(Run, r.id)
+            assert row is not None
+            row.invalidated, row.invalid_reason = True, why
+            s.add(row)
+    # the register of invalidations: a committed decision even when no verdict used the runs
     from optlog.yamlio import dump, parse_text, read_text, write_atomic
 
     path = ctx.ws.root / INVALIDATED_FILE
+    id_list = ",".join(str(r.id) for r in todo)
     with workspace_lock(ctx.ws):
         data: dict[str, Any] = {}
         if path.is_file():
             data = parse_text(read_text(path, INVALIDATED_FILE), INVALIDATED_FILE) or {}
         entries = list(data.get("invalidated") or [])
-        entries.append({"run": r.id, "why": why, "by": ctx.actor, "at": at, "labels": run["labels"],
-                        "affected": affected})
+        for r in todo:
+            used = sorted(h for h in affected if r.id in (docs[h].verdicts[-1].model_dump().get("runs") or []))
+            entries.append({"run": r.id, "why": why, "by": ctx.actor, "at": at, "labels": shown[r.id]["labels"],
+                            "affected": used})
         write_atomic(path, "# Runs invalidated with `optlog run invalidate` (the database keeps the flag).\n"
                      + dump({"invalidated": entries}))
-        history.record(ctx, [path], f"optlog: invalidate run {r.id}", why,
-                       {"Optlog-Event": "invalidate", "Optlog-Run": str(r.id),
+        subject = f"optlog: invalidate run {id_list}" if len(todo) == 1 else f"optlog: invalidate {len(todo)} runs ({id_list})"
+        history.record(ctx, [path], subject, why,
+                       {"Optlog-Event": "invalidate", "Optlog-Run": id_list,
                         **({"Optlog-Hypothesis": ",".join(affected)} if affected else {})})
     res = {"results": [], "committed": 0, "warnings": []}
     if rejudge:
-        res = evaluate(ctx, hids=rejudge, event="invalidate", cause=f"run {r.id} invalidated: {why}",
-                       trailers={"Optlog-Run": str(r.id)})
+        what = f"run {id_list}" if len(todo) == 1 else f"runs {id_list}"
+        res = evaluate(ctx, hids=rejudge, event="invalidate", cause=f"{what} invalidated: {why}",
+                       trailers={"Optlog-Run": id_list})
     before = {h: docs[h].auto_status for h in rejudge}
     rejudged = [{"hypothesis": x["hypothesis"], "from": before.get(x["hypothesis"]), "to": x["auto_status"]}
                 for x in res["results"] if x["changed"]]
-    return {"run": r.id, "invalidated": True, "changed": True, "reason": why, "affected": affected,
-            "rejudged": rejudged, "status_changes": [c for c in rejudged if c["from"] != c["to"]],
-            "results": res["results"]}
+    return {**base, "changed": True, "reason": why, "affected": affected, "rejudged": rejudged,
+            "status_changes": [c for c in rejudged if c["from"] != c["to"]], "results": res["results"]}
 
 
 # ---------------------------------------------------------------- diff

@@ -1,0 +1,224 @@
+"""Secrets never leave optlog in clear: one redaction, applied where data goes to storage or output.
+
+A run spec may carry credentials (`env: {HF_TOKEN: …}`, `--api-key …` in a command, a password in a
+URL, an `Authorization` header) that the server and bench must receive. Everything optlog *keeps*
+or *shows* of them — the launch record, run rows (labels, environment, raw, errors), the launch log,
+the terminal's narration, files it commits — goes through `Redactor.redact` first; the processes get
+the real values because the launcher drives them from the unredacted document it holds in memory
+(a detached driver receives it on a pipe, never through a file).
+
+What counts as a secret:
+  by name   a mapping key, environment variable, `--flag` or `NAME=VALUE` argument one of whose words
+            (split at `_`, `-`, `.`, spaces and camelCase) ends with token, key, secret, password,
+            passwd, auth, authorization, credential(s) or cookie: `HF_TOKEN`, `api_key`, `--api-key`,
+            `OPENAI_API_KEY`, `ssl_keyfile_password`, `oauth`; not `max_tokens`, `tokenizer`,
+            `author`, `keyboard`. Only text values are redacted by name (a number such as
+            `num_key_heads: 8` is configuration, not a credential).
+  by shape  user-info in a URL (`https://user:pw@host`, `https://TOKEN@host`), `Bearer …` / `Basic …`
+            values, `Authorization: …` / `X-Api-Key: …` header text.
+  by value  every secret found by name or shape in the launch's document is also replaced wherever
+            its exact text appears later (a stderr tail, an error message, a server's echo), when it
+            is at least `MIN_VALUE_LEN` characters long.
+
+The replacement is `REDACTED` (`<redacted>`). Keys of optlog's own structure that happen to end in
+a secret word (`key_map`, `server_key`, the launch `token` used to find its processes) are kept
+structurally: their text still goes through the value and shape rules.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+REDACTED = "<redacted>"
+SECRET_WORDS = ("token", "key", "secret", "password", "passwd", "auth", "authorization", "credential",
+                "credentials", "cookie")
+MIN_VALUE_LEN = 4
+# optlog's own field names that end in a secret word but hold no credential
+STRUCTURAL = frozenset({"key_map", "server_key", "token", "sort_key", "group_key"})
+
+_WORD_SPLIT = re.compile(r"[_\-.\s/:]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_URL_USERINFO = re.compile(r"(?P<pre>\b[a-zA-Z][a-zA-Z0-9+.\-]*://)(?P<info>[^/\s@?#]+)@")
+_BEARER = re.compile(r"(?i)\b(?P<pre>(?:bearer|basic)\s+)(?P<val>[A-Za-z0-9._~+/=\-]{4,})")
+_HEADER = re.compile(r"(?i)\b(?P<pre>(?:proxy-)?authorization|x-api-key|api-key|x-auth-token|cookie)(?P<sep>\s*:\s*)"
+                     r"(?P<val>[^\r\n\"']+)")
+_VAL = r"(?P<val>\"[^\"]*\"|'[^']*'|[^\s\"',;&|]+)"
+_ASSIGN = re.compile(r"(?P<name>(?<![\w-])-{0,2}[A-Za-z_][A-Za-z0-9_.\-]*)(?P<sep>=|:[ \t]*)" + _VAL)
+_FLAG = re.compile(r"(?P<name>(?<![\w-])--?[A-Za-z_][A-Za-z0-9_.\-]*)(?P<sep>[ \t]+)" + _VAL)
+_SCHEMES = ("bearer", "basic", "token")
+_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
+
+
+def secret_name(name: str) -> bool:
+    """A key, variable or flag name that holds a credential (see the module doc)."""
+    n = str(name).strip().lstrip("-")
+    if not n:
+        return False
+    for w in _WORD_SPLIT.split(_CAMEL.sub("_", n).lower()):
+        if w and w.endswith(SECRET_WORDS):
+            return True
+    return False
+
+
+def secret_env_name(name: str) -> bool:
+    """An environment variable that may hold a credential: stricter than `secret_name`, any
+    occurrence of a secret word counts (`HF_TOKEN`, `NCCL_IB_PKEY`, `SGLANG_MAX_TOKENS` too: a lost
+    setting is cheaper than a leaked credential)."""
+    low = str(name).lower()
+    return any(w in low for w in SECRET_WORDS if w not in ("auth", "cookie")) or secret_name(name)
+
+
+def _url_sub(m: re.Match[str]) -> str:
+    info = m.group("info")
+    if info == REDACTED or info.endswith(":" + REDACTED):
+        return m.group(0)
+    user, colon, _pw = info.partition(":")
+    return m.group("pre") + (f"{user}:{REDACTED}" if colon else REDACTED) + "@"
+
+
+def redact_url(s: str) -> str:
+    """User-info of every URL in `s`: the password (or a lone token before `@`) replaced."""
+    return _URL_USERINFO.sub(_url_sub, s)
+
+
+def _shape(s: str) -> str:
+    """Shape rules on one text: URL user-info, bearer values, header values."""
+    s = _URL_USERINFO.sub(_url_sub, s)
+    s = _HEADER.sub(lambda m: m.group("pre") + m.group("sep") + REDACTED, s)
+    s = _BEARER.sub(lambda m: m.group("pre") + REDACTED, s)
+    return s
+
+
+def _assignments(s: str) -> str:
+    """`NAME=VALUE`, `--flag=VALUE`, `--flag VALUE`, `name: VALUE` inside a free text, secret NAME."""
+    def sub(m: re.Match[str]) -> str:
+        name, sep, val = m.group("name"), m.group("sep"), m.group("val")
+        if not secret_name(name) or val.startswith("-") or REDACTED in val or val.lower() in _SCHEMES:
+            return m.group(0)
+        return name + sep + REDACTED
+    return _FLAG.sub(sub, _ASSIGN.sub(sub, s))
+
+
+def redact_argv(argv: Iterable[Any], found: set[str] | None = None) -> list[str]:
+    """A command line with the values of secret flags and `NAME=VALUE` arguments replaced;
+    `found` collects the secret values seen."""
+    out: list[str] = []
+    skip_next = False
+    for a in argv:
+        a = str(a)
+        if skip_next:
+            skip_next = False
+            if not a.startswith("-"):
+                _note(found, a)
+                out.append(REDACTED)
+                continue
+        if a.startswith("-") and len(a) > 1 and not _NUMBER.match(a):
+            name, eq, val = a.partition("=")
+            if secret_name(name):
+                if eq:
+                    _note(found, val)
+                    out.append(f"{name}={REDACTED}")
+                else:
+                    out.append(a)
+                    skip_next = True
+                continue
+        elif re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", a):
+            name, _, val = a.partition("=")
+            if secret_name(name) or secret_env_name(name):
+                _note(found, val)
+                out.append(f"{name}={REDACTED}")
+                continue
+        out.append(_shape(a))
+    return out
+
+
+def _note(found: set[str] | None, value: Any) -> None:
+    if found is not None and isinstance(value, str):
+        v = value.strip().strip("'\"")
+        if len(v) >= MIN_VALUE_LEN and v != REDACTED:
+            found.add(v)
+
+
+def _looks_like_argv(v: list[Any]) -> bool:
+    return bool(v) and all(isinstance(x, (str, int, float)) for x in v) and any(
+        isinstance(x, str) and x.startswith("-") for x in v)
+
+
+def collect(obj: Any, found: set[str] | None = None, key: str | None = None) -> set[str]:
+    """Every secret value in a JSON-like document, by name and by shape."""
+    found = set() if found is None else found
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            ks = str(k)
+            if isinstance(v, str) and secret_name(ks) and ks not in STRUCTURAL:
+                _note(found, v)
+            collect(v, found, ks)
+    elif isinstance(obj, (list, tuple)):
+        if _looks_like_argv(list(obj)):
+            redact_argv(obj, found)
+        for v in obj:
+            collect(v, found, key)
+    elif isinstance(obj, str):
+        for m in _URL_USERINFO.finditer(obj):
+            info = m.group("info")
+            _note(found, info.split(":", 1)[1] if ":" in info else info)
+        for m in _BEARER.finditer(obj):
+            _note(found, m.group("val"))
+        for m in _HEADER.finditer(obj):
+            _note(found, m.group("val").split()[-1] if m.group("val").split() else "")
+        for rx in (_ASSIGN, _FLAG):
+            for m in rx.finditer(obj):
+                if secret_name(m.group("name")) and m.group("val").lower() not in _SCHEMES \
+                        and not m.group("val").startswith("-"):
+                    _note(found, m.group("val"))
+    return found
+
+
+class Redactor:
+    """Redaction by name and shape, plus the exact secret values of one document (`known`)."""
+
+    def __init__(self, known: Iterable[str] = ()) -> None:
+        self.known = sorted({k for k in known if k and len(k) >= MIN_VALUE_LEN and k != REDACTED},
+                            key=len, reverse=True)
+
+    @classmethod
+    def of(cls, *docs: Any) -> "Redactor":
+        found: set[str] = set()
+        for d in docs:
+            collect(d, found)
+        return cls(found)
+
+    def text(self, s: str) -> str:
+        for k in self.known:
+            if k in s:
+                s = s.replace(k, REDACTED)
+        return _assignments(_shape(s))
+
+    def redact(self, obj: Any, key: str | None = None) -> Any:
+        """A redacted copy of a JSON-like object (dicts, lists, text; other values as they are)."""
+        if isinstance(obj, dict):
+            out: dict[Any, Any] = {}
+            for k, v in obj.items():
+                ks = str(k)
+                if isinstance(v, str) and secret_name(ks) and ks not in STRUCTURAL:
+                    out[k] = REDACTED if v else v
+                else:
+                    out[k] = self.redact(v, ks)
+            return out
+        if isinstance(obj, (list, tuple)):
+            items = redact_argv(obj) if _looks_like_argv(list(obj)) else list(obj)
+            return [self.redact(v, key) for v in items]
+        if isinstance(obj, str):
+            return self.text(obj)
+        return obj
+
+
+_PLAIN = Redactor()
+
+
+def redact(obj: Any, known: Iterable[str] = ()) -> Any:
+    """Redact by name and shape (and the exact `known` values): the one entry point for storage and
+    output."""
+    return (Redactor(known) if known else _PLAIN).redact(obj)

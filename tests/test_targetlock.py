@@ -1,0 +1,127 @@
+"""Runs that disturb each other are not silently compared (issue 14.5): a launch holds a lock on
+its target across real optlog processes and workspaces; a second one waits (saying so) or, with
+`--allow-concurrent`, runs alongside with both launches' overlapping runs labelled concurrent,
+which verdicts set aside. `run invalidate` takes several ids or a launch in one call."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from _launch import bench_cmd, spec, wait_for
+from tests._verdicts import seed_runs
+
+
+def _popen(ws, *args):
+    return subprocess.Popen([sys.executable, "-m", "optlog", "run", "launch", *args, "--json"], cwd=ws.root, env=ws.env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _started(ws):
+    wait_for(lambda: list((ws.root / ".optlog" / "runs").glob("*/argv.json")), 60, "the first bench to start")
+
+
+def _labels(ws, rid):
+    return ws.j("run", "show", str(rid))["labels"]
+
+
+def test_a_second_launch_from_another_workspace_waits(ws, make_ws):
+    ws2 = make_ws("ws2")
+    long = spec(ws, "long", server=False, bench={"cmd": bench_cmd("--sleep 4")})
+    quick = spec(ws2, "quick", server=False)
+    a = _popen(ws, long)
+    try:
+        _started(ws)
+        r = ws2.cli("run", "launch", quick, "--json", timeout=120)
+        out, err = a.communicate(timeout=60)
+    finally:
+        if a.poll() is None:
+            a.kill()
+    assert f"waiting: local:" in r.err and f"launch L1 of {ws.root}" in r.err, r.err
+    (ra,) = json.loads(out)["runs"]
+    (rb,) = r.json["runs"]
+    a_end = ws.j("run", "show", str(ra["id"]))["finished_at"]
+    b_start = ws2.j("run", "show", str(rb["id"]))["started_at"]
+    assert b_start >= a_end, (a_end, b_start)  # measured one after the other
+    assert "concurrent" not in ra["labels"] and "concurrent" not in rb["labels"]
+
+
+def test_allow_concurrent_labels_both_launches_and_verdicts_set_them_aside(ws):
+    long = spec(ws, "long", server=False, bench={"cmd": bench_cmd("--sleep 4")}, labels={"config": "x"})
+    quick = spec(ws, "quick", server=False, labels={"config": "y"})
+    a = _popen(ws, long)
+    try:
+        _started(ws)
+        r = ws.cli("run", "launch", quick, "--allow-concurrent", "--json", timeout=120)
+        out, err = a.communicate(timeout=60)
+    finally:
+        if a.poll() is None:
+            a.kill()
+    assert "running alongside" in r.err and "waiting" not in r.err, r.err
+    (ra,) = json.loads(out)["runs"]
+    (rb,) = r.json["runs"]
+    assert _labels(ws, ra["id"])["concurrent"] is True or _labels(ws, ra["id"])["concurrent"] == "true"
+    assert str(_labels(ws, rb["id"])["concurrent"]).lower() == "true"
+    # alone again: not labelled
+    (rc,) = ws.j("run", "launch", quick, "--allow-concurrent")["runs"]
+    assert "concurrent" not in _labels(ws, rc["id"])
+    # a verdict over x vs y leaves the concurrent runs out, and says why
+    seed_runs(ws, [({"config": c, "repeat": i}, {"output_throughput": v}) for c, vals in
+                   (("x", [100.0, 101.0, 99.0]), ("y", [50.0, 51.0, 49.0])) for i, v in enumerate(vals)])
+    ws.cli("hypothesis", "add", "x beats y", "--id", "xy")
+    ws.cli("predict", "add", "xy", "--expect", "a > b", "--metric", "output_throughput", "--a", "config=x", "--b", "config=y")
+    (res,) = ws.j("verdict", "xy")["results"]
+    (pred,) = res["predictions"]
+    nc = {x["run"]: x["reason"] for x in pred["not_comparable"]}
+    assert "concurrently" in nc.get(ra["id"], "") and "concurrently" in nc.get(rb["id"], ""), pred["not_comparable"]
+    used = {i for lv in pred["levels"] for side in lv["runs"].values() for i in side}
+    assert ra["id"] not in used and rb["id"] not in used and "concurrently" not in nc.get(rc["id"], "")
+
+
+def test_a_waiting_launch_can_be_cancelled(ws):
+    import os
+    import signal
+
+    long = spec(ws, "long", server=False, bench={"cmd": bench_cmd("--sleep 30")})
+    quick = spec(ws, "quick", server=False)
+    a = _popen(ws, long)
+    b = None
+    try:
+        _started(ws)
+        b = _popen(ws, quick)
+        wait_for(lambda: (ws.root / ".optlog" / "launches" / "2" / "launch.log").exists()
+                 and "waiting" in (ws.root / ".optlog" / "launches" / "2" / "launch.log").read_text(), 60, "B waiting")
+        os.kill(b.pid, signal.SIGINT)
+        out, _ = b.communicate(timeout=60)
+        assert json.loads(out)["status"] == "cancelled"
+        assert a.poll() is None  # the holder is unaffected
+    finally:
+        for p in (a, b):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait(10)
+
+
+def test_invalidate_several_ids_or_a_launch_in_one_commit(ws):
+    quick = spec(ws, "quick", server=False, matrix={"concurrency": [1, 2, 3]})
+    res = ws.j("run", "launch", quick)
+    ids = [r["id"] for r in res["runs"]]
+    before = ws.commits()
+    r = ws.j("run", "invalidate", f"L{res['launch']}", "--why", "the machine was busy")
+    assert sorted(r["runs"]) == ids and r["changed"]
+    assert ws.commits() == before + 1
+    assert all(ws.j("run", "show", str(i))["invalidated"] for i in ids)
+    res2 = ws.j("run", "launch", quick)
+    ids2 = [x["id"] for x in res2["runs"]]
+    before = ws.commits()
+    r = ws.j("run", "invalidate", str(ids2[0]), str(ids2[2]), str(ids[0]), "--why", "load 4 on 2 cores")
+    assert r["runs"] == [ids2[0], ids2[2]] and r["already"] == [ids[0]]
+    assert ws.commits() == before + 1
+    assert not ws.j("run", "show", str(ids2[1]))["invalidated"]
+    log = ws.git("log", "-1", "--format=%B")
+    assert f"Optlog-Run: {ids2[0]},{ids2[2]}" in log
+    # a bad reference writes nothing
+    before = ws.commits()
+    assert ws.cli("run", "invalidate", str(ids2[1]), "L99", "--why", "x", check=2).code == 2
+    assert ws.commits() == before and not ws.j("run", "show", str(ids2[1]))["invalidated"]
