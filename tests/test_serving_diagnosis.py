@@ -118,3 +118,13 @@ def test_llamacpp_metrics_are_scraped_with_short_names() -> None:
     m = prom.point_metrics([prom.parse(text), prom.parse(later)])
     assert m["srv_n_decode_delta"] == 50 and m["srv_tokens_predicted_delta"] == 2000
     assert m["srv_running_mean"] == 8 and m["srv_queued_max"] == 2
+
+
+def test_per_token_model_facts_are_not_redacted_as_secrets(ws: Any) -> None:
+    """Secret redaction read `kv_bytes_per_token` as a credential and stored "<redacted>", so the
+    estimate lost its KV bytes; a unit after `per` is not a secret, `api_token` still is."""
+    from optlog.runs.redact import secret_name
+
+    assert not secret_name("kv_bytes_per_token") and secret_name("api_token") and secret_name("hf_token")
+    run = ws.j("run", "record", "--label", "kv_bytes_per_token=147456", "--metric", "duration_s=1")
+    assert run["labels"]["kv_bytes_per_token"] == 147456
