@@ -148,6 +148,16 @@ class Config(_Strict):
         for k in ("mem_bw_gbps", "allreduce_busbw_gbps"):
             if isinstance(meas.get(k), (int, float)):
                 out[f"measured_{k}"] = float(meas[k])
+        # where nobody wrote a datasheet value, the plain names read the measurement (calibrate never
+        # writes a measurement into the datasheet keys themselves)
+        for k in list(out):
+            if k.startswith("measured_peak_tflops_"):
+                out.setdefault(k.replace("measured_", "", 1), out[k])
+        if "measured_mem_bw_gbps" in out:
+            out.setdefault("mem_bw_gbps", out["measured_mem_bw_gbps"])
+        if "peak_tflops" not in out and any(k.startswith("peak_tflops_") for k in out):
+            dts = {k[len("peak_tflops_"):] for k in out if k.startswith("peak_tflops_")}
+            out["peak_tflops"] = out[f"peak_tflops_{'bf16' if 'bf16' in dts else sorted(dts)[0]}"]
         return out
 
 

@@ -126,7 +126,7 @@ def _llama_server() -> str | None:
     if cand:
         return cand
     cache = Path.home() / ".cache" / "optlog" / "llama.cpp"
-    found = sorted(cache.glob("**/bin/llama-server")) if cache.exists() else []
+    found = sorted(p for p in cache.glob("**/llama-server") if p.is_file()) if cache.exists() else []
     return str(found[-1]) if found else None
 
 

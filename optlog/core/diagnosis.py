@@ -8,7 +8,8 @@ Two roads, in order:
    Arithmetic intensity (FLOP/byte) against the ridge point (peak / bandwidth) is reported beside it.
    Work counts come from the run's metrics (`flops`, `bytes`, `time_s` — what the GEMM probe
    prints) or, for a serving run, from model facts (`active_params` per token, `kv_bytes_per_token`,
-   optional `param_bytes`, default 2) times the tokens it processed (an estimate, labelled so).
+   optional `param_bytes`, default 2; for MoE `expert_params`, `n_expert`, `n_expert_used`) and the
+   tokens and forward passes it processed (`estimate_work`: an estimate, labelled so).
 2. **Telemetry only** (labelled so) — GPM counters: tensor pipes busy → compute-bound; DRAM
    bandwidth busy → memory-bound; SMs mostly idle while kernels "run" → latency/launch-bound.
 
@@ -88,8 +89,32 @@ def _peak(ceilings: dict[str, float], dtype: str | None) -> float | None:
     return ceilings.get("peak_tflops")
 
 
-def work_from_model(labels: dict[str, Any], metrics: dict[str, float]) -> tuple[float, float] | None:
-    """(flops, bytes) of a serving run estimated from model facts × tokens, or None."""
+@dataclass
+class WorkEstimate:
+    """FLOPs and bytes of a serving run estimated from model facts, with the parts they came from."""
+    flops: float
+    bytes: float
+    parts: dict[str, float]          # weight_bytes, kv_bytes, steps, tokens_per_step, ...
+    steps_from: str                  # "server decode calls" | "client in-flight requests"
+
+
+def estimate_work(labels: dict[str, Any], metrics: dict[str, float]) -> WorkEstimate | None:
+    """(flops, bytes) of a serving run from model facts × tokens, or None without `active_params`.
+
+    What a real server (llama.cpp on an H200, docs/gpu-proof/serving/) showed the estimate must count:
+    - **Weight reads are per forward pass, not per token**: each pass (decode step or prefill chunk)
+      reads the weights once for its whole batch. The number of passes is the server's own count where it
+      was scraped (`srv_n_decode_delta`, llama.cpp's `n_decode_total`, scaled to the measured part of the
+      point), else output tokens / mean in-flight requests (the batch a client *offered*; a server may
+      run smaller ones).
+    - **MoE: the experts the batch touches, not those one token uses**: with `n_expert` experts, `k =
+      n_expert_used` per token and B tokens per decode pass, a pass reads about E·(1 − (1 − k/E)^B)
+      experts under uniform routing (an upper bound), i.e. nearly all of `expert_params` once B ≫ E/k. `active_params` per token is
+      right for FLOPs, wrong for bytes.
+    - **KV reads grow with the context**: each decoded token reads the KV of its whole sequence, on
+      average prompt + half the output per request (`completed` requests), plus one write per token.
+    Attention FLOPs (4·ctx·d per layer per token) are left out: under 1 % at these context lengths.
+    """
     facts = {**labels, **metrics}
     p = _num(facts, "active_params", "active_params_per_token")
     if p is None:
@@ -108,14 +133,44 @@ def work_from_model(labels: dict[str, Any], metrics: dict[str, float]) -> tuple[
     tin = tin or 0.0
     pbytes = _num(facts, "param_bytes") or 2.0
     kv = _num(facts, "kv_bytes_per_token") or 0.0
-    batch = _num(facts, "mean_inflight", "concurrency", "max_concurrency") or 1.0
-    flops = 2.0 * p * (tin + tout)
-    # each decode step reads the active weights once for the whole batch; KV written once per token
-    # and read once per step per request (context ~ input + half the output, on average)
-    steps = tout / max(batch, 1.0)
-    ctx_len = (tin / max(tout, 1.0)) + 0.5 * (tout / max(steps, 1.0))
-    bytes_ = pbytes * p * steps + kv * (tin + tout) + kv * ctx_len * tout
-    return flops, bytes_
+    n_dec = _num(facts, "srv_n_decode_delta")
+    srv_out = _num(facts, "srv_tokens_predicted_delta")
+    if n_dec and n_dec > 0:
+        # the server's passes over the whole point (warm-up included); the measured part's share of them
+        share = min(1.0, tout / srv_out) if srv_out and srv_out > 0 else 1.0
+        steps, steps_from = n_dec * share, "server decode calls"
+    else:
+        batch = _num(facts, "mean_inflight", "concurrency", "max_concurrency") or 1.0
+        steps, steps_from = tout / max(batch, 1.0), "client in-flight requests"
+    steps = max(steps, 1.0)
+    # the decode batch: prefill passes are few (one per request or batch of prompts) next to decode passes
+    tok_per_step = tout / steps
+    weights = p
+    n_exp, k_used, exp_params = _num(facts, "n_expert"), _num(facts, "n_expert_used"), _num(facts, "expert_params")
+    # uniform routing: an upper bound on the experts a pass touches (a router that sends similar tokens to
+    # the same experts touches fewer; the DRAM counter shows how many fewer)
+    touched = None
+    if n_exp and k_used and exp_params and n_exp > 0 and 0 < k_used <= n_exp:
+        touched = 1.0 - (1.0 - k_used / n_exp) ** max(tok_per_step, 1.0)
+        weights = (p - exp_params * k_used / n_exp) + exp_params * touched
+    n_req = _num(facts, "completed")
+    if n_req and n_req > 0:
+        ctx = tin / n_req + 0.5 * tout / n_req
+    else:
+        ctx = (_num(facts, "input_len") or 0.0) + 0.5 * (_num(facts, "output_len") or 0.0)
+    weight_bytes = pbytes * weights * steps
+    kv_bytes = kv * (tin + tout) + kv * ctx * tout
+    parts = {"weight_bytes": weight_bytes, "kv_bytes": kv_bytes, "steps": steps, "tokens_per_step": tok_per_step,
+             "mean_context": ctx}
+    if touched is not None:
+        parts["experts_touched_frac"] = touched
+    return WorkEstimate(2.0 * p * (tin + tout), weight_bytes + kv_bytes, parts, steps_from)
+
+
+def work_from_model(labels: dict[str, Any], metrics: dict[str, float]) -> tuple[float, float] | None:
+    """(flops, bytes) of `estimate_work`, or None."""
+    est = estimate_work(labels, metrics)
+    return (est.flops, est.bytes) if est else None
 
 
 def diagnose(metrics: dict[str, float], ceilings: dict[str, float], labels: dict[str, Any] | None = None,
@@ -129,10 +184,11 @@ def diagnose(metrics: dict[str, float], ceilings: dict[str, float], labels: dict
     bytes_ = _num(m, "bytes")
     t = _num(m, "time_s")
     basis = "roofline"
+    est: WorkEstimate | None = None
     if flops is None and bytes_ is None:
-        est = work_from_model(labels, m)
+        est = estimate_work(labels, m)
         if est is not None:
-            flops, bytes_ = est
+            flops, bytes_ = est.flops, est.bytes
             t = _num(m, "duration_s")
             basis = "roofline-estimate"
     peak = _peak(ceilings, str(dtype) if dtype else None)
@@ -159,6 +215,12 @@ def diagnose(metrics: dict[str, float], ceilings: dict[str, float], labels: dict
                 mf = ach_gbps / bw
                 nums["mem_bw_gbps"] = bw
                 nums["mem_frac"] = mf
+        if est is not None:
+            nums["est_weight_gb"] = est.parts["weight_bytes"] / 1e9
+            nums["est_kv_gb"] = est.parts["kv_bytes"] / 1e9
+            nums["est_tokens_per_step"] = est.parts["tokens_per_step"]
+            if "experts_touched_frac" in est.parts:
+                nums["est_experts_touched_frac"] = est.parts["experts_touched_frac"]
         if flops is not None and bytes_:
             nums["intensity"] = flops / bytes_
             if peak and bw:
@@ -168,7 +230,7 @@ def diagnose(metrics: dict[str, float], ceilings: dict[str, float], labels: dict
             if max(cfv, mfv) < latency_frac:
                 bound = "latency"
                 reason = (f"neither ceiling is near: {cfv:.0%} of peak compute, {mfv:.0%} of memory bandwidth "
-                          "(launch gaps, synchronisation or too little work in flight)")
+                          f"({_latency_cause(counters)})")
             elif cfv >= mfv:
                 bound = "compute"
                 reason = f"{cfv:.0%} of peak compute vs {mfv:.0%} of memory bandwidth"
@@ -181,11 +243,40 @@ def diagnose(metrics: dict[str, float], ceilings: dict[str, float], labels: dict
             if max(cfv, mfv) > 1.1:
                 reason += ("; WARNING: achieved exceeds the ceiling by more than 10 % — the ceilings in optlog.yaml "
                            "(re-run `optlog calibrate`) or the work counts are wrong")
+            if est is not None:
+                reason += (f"; estimate: {_fmt(est.parts['tokens_per_step'])} tokens per pass ({est.steps_from}), "
+                           f"weights {_fmt(nums['est_weight_gb'])} GB + KV {_fmt(nums['est_kv_gb'])} GB read")
+                if "experts_touched_frac" in est.parts:
+                    reason += f", {est.parts['experts_touched_frac']:.0%} of the experts touched per pass"
             note = _counter_note(bound, counters)
             if note:
                 reason += f"; {note}"
             return Diagnosis(bound, basis, reason, nums, counters)
-    return _telemetry_only(counters)
+    missing = None
+    if ach_tflops is not None or ach_gbps is not None:
+        got = ", ".join(x for x in (f"{_fmt(ach_tflops)} TFLOP/s" if ach_tflops is not None else "",
+                                    f"{_fmt(ach_gbps)} GB/s" if ach_gbps is not None else "") if x)
+        missing = (f"work counts give {got} ({basis}), but no ceiling to hold them against: no "
+                   f"peak_tflops for {dtype or 'bf16'} and no mem_bw_gbps in optlog.yaml (run `optlog calibrate`, "
+                   "or write hardware.gpus.<kind>.peak_tflops / mem_bw_gbps)")
+    elif flops is not None or bytes_ is not None:
+        missing = f"work counts ({basis}) but no time (time_s or duration_s) to turn them into rates"
+    return _telemetry_only(counters, missing)
+
+
+def _latency_cause(c: dict[str, float]) -> str:
+    """What "neither ceiling is near" means, from the SM activity where the GPU reported it: an idle GPU
+    waits on the host; busy SMs that use neither unit run small or non-tensor kernels."""
+    sm = c.get("sm_active")
+    if sm is None:
+        return "launch gaps, synchronisation, host-side work or too little work in flight"
+    if sm < 25:
+        return (f"the GPU is idle most of the time, sm_active {sm:.0f}%: the host side (the server's scheduling "
+                "and sampling loop, tokenisation, HTTP, the client) sets the pace, not the kernels")
+    if sm >= 50:
+        return (f"sm_active {sm:.0f}%: kernels keep the SMs busy but use neither unit, so many small launches, "
+                "non-tensor work or synchronisation")
+    return f"sm_active {sm:.0f}%: the GPU waits between kernels part of the time (launch gaps or the host)"
 
 
 def _counter_note(bound: str, c: dict[str, float]) -> str:
@@ -202,7 +293,16 @@ def _counter_note(bound: str, c: dict[str, float]) -> str:
     return ("counters agree: " if agree else "counters disagree: ") + ", ".join(parts)
 
 
-def _telemetry_only(c: dict[str, float]) -> Diagnosis:
+def _telemetry_only(c: dict[str, float], missing: str | None = None) -> Diagnosis:
+    """From the GPM counters alone; `missing` says why the roofline could not decide (shown first)."""
+    d = _from_counters(c)
+    if missing:
+        d.reason = f"{missing}; {d.reason}" if d.basis != "none" else missing + (
+            "; and no GPM counters (tensor_active, dram_bw_util)" if "GPM" not in missing else "")
+    return d
+
+
+def _from_counters(c: dict[str, float]) -> Diagnosis:
     ta, dr, sm = c.get("tensor_active"), c.get("dram_bw_util"), c.get("sm_active")
     if ta is None and dr is None:
         why = "no work counts and no GPM counters (tensor_active, dram_bw_util)"

@@ -56,8 +56,10 @@ def secret_name(name: str) -> bool:
     n = str(name).strip().lstrip("-")
     if not n:
         return False
-    for w in _WORD_SPLIT.split(_CAMEL.sub("_", n).lower()):
-        if w and w.endswith(SECRET_WORDS):
+    words = _WORD_SPLIT.split(_CAMEL.sub("_", n).lower())
+    for i, w in enumerate(words):
+        # "…_per_token" is a unit (kv_bytes_per_token, a model fact the diagnosis reads), not a credential
+        if w and w.endswith(SECRET_WORDS) and not (i > 0 and words[i - 1] == "per"):
             return True
     return False
 

@@ -1,10 +1,14 @@
 """`optlog calibrate`: measure the ceilings and write them into optlog.yaml under
 `hardware.gpus.<kind>`, keeping the file's comments, order and every value a person wrote.
 
-Rules: measured figures always go to `measured:` (with `source`, `at`, the device name, and with several
-GPUs `p2p_gbps` and `allreduce_busbw_gbps`); `peak_tflops.<dtype>` and `mem_bw_gbps` at the top of the
-kind are filled only where a person has not written them (datasheet values win there, and
-`ceilings()` offers the measured ones as `measured_*`). `hardware.default` is set when empty.
+Rules: measured figures go to `measured:` only (with `source`, the device name, the host's thread count
+and load, each figure's spread over its trials, and with several GPUs `p2p_gbps` and
+`allreduce_busbw_gbps`); the kind's top-level `peak_tflops.<dtype>` and `mem_bw_gbps` are datasheet keys
+a person writes, never a measurement (`ceilings()` offers the measured ones as `measured_*`, and under
+the plain names where no datasheet value exists). A figure whose spread over its trials exceeds
+`max_spread` (default 10 %) is refused: not stored, the previous measurement of it kept, and the reason
+returned. `hardware.default` is set when empty. After a write, stored diagnoses made with other
+ceilings are redone and the verdicts that read them re-judged (service.diagnoses).
 """
 
 from __future__ import annotations
@@ -17,8 +21,30 @@ from optlog.errors import BadInput, Failed
 from optlog.service.context import Ctx
 
 
-def write_measured(text: str, m: dict[str, Any], at: str) -> str:
-    """The new optlog.yaml text with the measurement `m` merged in (round-trip: comments kept)."""
+MAX_SPREAD = 0.10
+
+
+def refusals(m: dict[str, Any], max_spread: float = MAX_SPREAD) -> dict[str, str]:
+    """{figure: why} for the figures of measurement `m` whose spread over trials is too wide to store."""
+    out: dict[str, str] = {}
+    host = m.get("host") or {}
+    load = host.get("load_1m_before")
+    cpus = host.get("cpus")
+    for key, t in (m.get("spread") or {}).items():
+        sp = t.get("spread")
+        if sp is None or sp <= max_spread:
+            continue
+        why = (f"spread {sp:.0%} over {t.get('n')} trials (min {t['min']:.4g}, median {t['median']:.4g}, "
+               f"max {t['max']:.4g}) exceeds {max_spread:.0%}")
+        if load is not None and cpus:
+            why += f"; load average {load} on {cpus} CPU(s)"
+        out[key] = why + ": the machine was not steady; re-run when it is idle"
+    return out
+
+
+def write_measured(text: str, m: dict[str, Any], at: str, refused: dict[str, str] | None = None) -> str:
+    """The new optlog.yaml text with the measurement `m` merged in (round-trip: comments kept); the
+    figures in `refused` are left as they were."""
     from ruamel.yaml import YAML
     from ruamel.yaml.comments import CommentedMap
 
@@ -48,25 +74,35 @@ def write_measured(text: str, m: dict[str, Any], at: str) -> str:
         gpus[kind] = spec
     if spec.get("count") is None:
         spec["count"] = int(m.get("count") or 1)
-    peaks = spec.get("peak_tflops")
-    if not isinstance(peaks, dict):
-        peaks = CommentedMap()
-        spec["peak_tflops"] = peaks
-    filled = []
-    for dt, v in m["peak_tflops"].items():
-        if dt not in peaks:
-            peaks[dt] = float(v)
-            filled.append(f"peak_tflops.{dt}")
-    if spec.get("mem_bw_gbps") is None:
-        spec["mem_bw_gbps"] = float(m["mem_bw_gbps"])
-        filled.append("mem_bw_gbps")
-    if spec.get("source") is None and filled:
-        spec["source"] = f"measured {at[:10]} by optlog calibrate"
+    refused = refused or {}
+    prev = spec.get("measured") if isinstance(spec.get("measured"), dict) else {}
+    prev_peaks = prev.get("peak_tflops") if isinstance(prev.get("peak_tflops"), dict) else {}
     meas = CommentedMap()
     meas["source"] = f"measured {at} by optlog calibrate ({m.get('backend')})"
     meas["device"] = m.get("device")
-    meas["peak_tflops"] = CommentedMap((k, float(v)) for k, v in m["peak_tflops"].items())
-    meas["mem_bw_gbps"] = float(m["mem_bw_gbps"])
+    peaks = CommentedMap()
+    for k, v in m["peak_tflops"].items():
+        if f"peak_tflops.{k}" not in refused:
+            peaks[k] = float(v)
+        elif k in prev_peaks:
+            peaks[k] = prev_peaks[k]
+    meas["peak_tflops"] = peaks
+    if "mem_bw_gbps" not in refused:
+        meas["mem_bw_gbps"] = float(m["mem_bw_gbps"])
+    elif prev.get("mem_bw_gbps") is not None:
+        meas["mem_bw_gbps"] = prev["mem_bw_gbps"]
+    if m.get("host"):
+        meas["host"] = CommentedMap((k, v) for k, v in m["host"].items() if v is not None)
+    if m.get("spread"):
+        sp = CommentedMap()
+        for k, t in m["spread"].items():
+            row = CommentedMap([("spread", round(float(t["spread"]), 4)), ("n", int(t["n"])),
+                                ("min", round(float(t["min"]), 4)), ("max", round(float(t["max"]), 4))])
+            row.fa.set_flow_style()
+            sp[k] = row
+        meas["spread"] = sp
+    if refused:
+        meas["refused"] = CommentedMap(refused.items())
     if m.get("mem_bw_method"):
         meas["mem_bw_method"] = m["mem_bw_method"]
     if m.get("p2p_gbps") is not None:
@@ -91,7 +127,7 @@ def write_measured(text: str, m: dict[str, Any], at: str) -> str:
 
 
 def calibrate(ctx: Ctx, *, quick: bool = False, device: str = "auto", dry_run: bool = False,
-              measurement: dict[str, Any] | None = None) -> dict[str, Any]:
+              measurement: dict[str, Any] | None = None, max_spread: float = MAX_SPREAD) -> dict[str, Any]:
     from optlog.config import Config
     from optlog.telemetry.calibrate import measure
     from optlog.yamlio import parse_text, validate
@@ -99,6 +135,8 @@ def calibrate(ctx: Ctx, *, quick: bool = False, device: str = "auto", dry_run: b
     path = ctx.ws.config_file
     before = path.read_text() if path.exists() else ""
     ctx.config  # noqa: B018 - a malformed optlog.yaml is reported before measuring anything
+    if not max_spread > 0:
+        raise BadInput(f"--max-spread must be > 0, got {max_spread}", field="--max-spread")
     if measurement is None:
         ctx.notice("calibrate: measuring matmul TFLOP/s per dtype and memory bandwidth"
                    + (" (and, with several GPUs, the links and allreduce)" if device != "cpu" else " on the CPU") + "…")
@@ -107,7 +145,8 @@ def calibrate(ctx: Ctx, *, quick: bool = False, device: str = "auto", dry_run: b
         except RuntimeError as e:
             raise Failed(str(e)) from None
     at = now_iso()
-    text = write_measured(before, measurement, at)
+    refused = refusals(measurement, max_spread)
+    text = write_measured(before, measurement, at, refused)
     validate(Config, parse_text(text, "optlog.yaml"), text, "optlog.yaml")  # still a valid settings file
     if not dry_run:
         from optlog.gitlog import history
@@ -117,4 +156,14 @@ def calibrate(ctx: Ctx, *, quick: bool = False, device: str = "auto", dry_run: b
         # committed: the ceilings verdicts and diagnoses use are rebuilt from git like the rest
         history.record(ctx, [path], f"optlog: calibrate ({measurement['kind']})", f"measured at {at}",
                        {"Optlog-Event": "calibrate"})
-    return {"kind": measurement["kind"], "measured": measurement, "written": not dry_run, "file": str(path)}
+    out = {"kind": measurement["kind"], "measured": measurement, "written": not dry_run, "file": str(path),
+           "refused": refused, "rediagnosed": [], "rejudged": []}
+    if not dry_run:
+        from optlog.service.diagnoses import rediagnose
+
+        ctx.__dict__.pop("config", None)  # the settings just written, not the cached ones
+        res = rediagnose(ctx, "ceilings re-measured by optlog calibrate")
+        out["rediagnosed"] = res["rediagnosed"]
+        out["rejudged"] = [{"hypothesis": r["hypothesis"], "status": r["auto_status"]} for r in res["results"]
+                           if r.get("changed")]
+    return out

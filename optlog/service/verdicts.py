@@ -137,6 +137,14 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
     from optlog.service import hypotheses, runfiles
 
     docs = hypotheses.sync(ctx)
+    if event == "verdict":
+        # one diagnosis from known ceilings: stored ones made with other ceilings are redone first
+        from optlog.service.diagnoses import describe, refresh
+
+        redone = refresh(ctx)
+        if redone:
+            ctx.notice(describe(redone))
+            cause = cause or describe(redone)
     if hid is not None:
         if hid not in docs:
             from optlog.errors import not_found

@@ -2,8 +2,13 @@
 a GPU; NumPy on the CPU otherwise), and with several GPUs the GPU-to-GPU copy bandwidth matrix and the
 NCCL allreduce bus bandwidth (one subprocess per GPU, torch.distributed).
 
-Every figure is a median over timed batches after warm-up, on random data. `measure()` returns a
-dict; service.calibrate writes it into optlog.yaml.
+Every figure is a median over timed batches after warm-up, on random data; and each figure is
+measured as several **trials** (one warm-up trial thrown away, then 3 with --quick or 5): the median of
+the trials is the figure, and its spread ((max − min) / median) says whether the machine was steady
+enough to trust it (service.calibrate refuses to store a wide one). The host's thread count and load
+average before and after are recorded with it: a busy machine measures a lower ceiling (one CPU
+calibration gave 0.018 TF/s fp32 where one idle thread reaches 0.15). `measure()` returns a dict;
+service.calibrate writes it into optlog.yaml.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import argparse
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -34,13 +40,52 @@ def _ns(**kw: Any) -> argparse.Namespace:
     return argparse.Namespace(**d)
 
 
+def trials(fn: Any, n: int, warmup: int = 1) -> dict[str, Any]:
+    """Call `fn` (returning one rate) `warmup` times unrecorded, then `n` times: median, min, max, spread."""
+    for _ in range(warmup):
+        fn()
+    vals = [float(fn()) for _ in range(n)]
+    med = statistics.median(vals)
+    return {"median": med, "min": min(vals), "max": max(vals), "n": n,
+            "spread": (max(vals) - min(vals)) / med if med > 0 else float("inf"), "values": vals}
+
+
+def _threads(torch: Any) -> int | None:
+    if torch is not None:
+        try:
+            return int(torch.get_num_threads())
+        except Exception:
+            pass
+    try:
+        from threadpoolctl import threadpool_info
+
+        n = [int(i["num_threads"]) for i in threadpool_info() if i.get("user_api") == "blas"]
+        if n:
+            return max(n)
+    except Exception:
+        pass
+    for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        if os.environ.get(k, "").isdigit():
+            return int(os.environ[k])
+    return os.cpu_count()
+
+
+def _load() -> float | None:
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None
+
+
 def measure(quick: bool = False, device: str = "auto", multi: bool = True) -> dict[str, Any]:
     torch = probe._torch() if device in ("auto", "cuda") else None
     if device == "cuda" and torch is None:
         raise RuntimeError("--device cuda: PyTorch with a CUDA GPU is not available here")
-    if torch is not None:
-        return _measure_gpu(torch, quick, multi)
-    return _measure_cpu(quick)
+    before = _load()
+    out = _measure_gpu(torch, quick, multi) if torch is not None else _measure_cpu(quick)
+    out["host"] = {"threads": _threads(torch), "cpus": os.cpu_count(), "load_1m_before": before,
+                   "load_1m_after": _load()}
+    return out
 
 
 def _measure_gpu(torch: Any, quick: bool, multi: bool) -> dict[str, Any]:
@@ -48,15 +93,18 @@ def _measure_gpu(torch: Any, quick: bool, multi: bool) -> dict[str, Any]:
     count = torch.cuda.device_count()
     size = 4096 if quick else 8192
     peaks: dict[str, float] = {}
-    details: dict[str, Any] = {}
+    spread: dict[str, Any] = {}
+    n = 3 if quick else 5
     for dt in ("bf16", "fp16", "tf32", "fp32"):
-        r = probe.run_gpu(_ns(m=size, k=size, n=size, dtype=dt, repeats=5 if quick else 10), torch)
-        peaks[dt] = round(r["tflops"], 1)
-        details[f"gemm_{dt}"] = {"shape": [size, size, size], "time_s": r["time_s"]}
+        t = trials(lambda dt=dt: probe.run_gpu(_ns(m=size, k=size, n=size, dtype=dt, repeats=5 if quick else 10),
+                                               torch)["tflops"], n)
+        peaks[dt] = round(t["median"], 1)
+        spread[f"peak_tflops.{dt}"] = t
     cb = (1 << 30) if quick else (4 << 30)
-    r = probe.run_gpu(_ns(copy_bytes=cb, repeats=5 if quick else 10), torch)
+    t = trials(lambda: probe.run_gpu(_ns(copy_bytes=cb, repeats=5 if quick else 10), torch)["gbps"], n)
+    spread["mem_bw_gbps"] = t
     out: dict[str, Any] = {"kind": kind_name(name), "device": name, "count": count, "backend": "torch",
-                           "peak_tflops": peaks, "mem_bw_gbps": round(r["gbps"], 1),
+                           "peak_tflops": peaks, "mem_bw_gbps": round(t["median"], 1), "spread": spread,
                            "mem_bw_method": f"device copy of {cb >> 20} MiB, bytes read + written"}
     if count > 1 and multi:
         out["p2p_gbps"] = p2p_matrix(torch, count, (256 << 20) if quick else (1 << 30))
@@ -149,15 +197,20 @@ def _allreduce_worker(nbytes: int, out_path: str) -> None:
 def _measure_cpu(quick: bool) -> dict[str, Any]:
     import platform
 
-    size = 512 if quick else 1536
+    # 1024³ even when quick: at 512³ one product is ~2 ms and thread start-up and timer noise dominate
+    size = 1024 if quick else 1536
+    n = 3 if quick else 5
     peaks: dict[str, float] = {}
+    spread: dict[str, Any] = {}
     for dt in ("fp32", "fp64"):
-        r = probe.run_cpu(_ns(m=size, k=size, n=size, dtype=dt, repeats=3 if quick else 5, warmup=1))
-        peaks[dt] = round(r["tflops"], 4)
+        t = trials(lambda dt=dt: probe.run_cpu(_ns(m=size, k=size, n=size, dtype=dt, repeats=3, warmup=1))["tflops"], n)
+        peaks[dt] = round(t["median"], 4)
+        spread[f"peak_tflops.{dt}"] = t
     cb = (64 << 20) if quick else (512 << 20)
-    r = probe.run_cpu(_ns(copy_bytes=cb, repeats=3 if quick else 5, warmup=1))
+    t = trials(lambda: probe.run_cpu(_ns(copy_bytes=cb, repeats=3, warmup=1))["gbps"], n)
+    spread["mem_bw_gbps"] = t
     return {"kind": "cpu", "device": platform.processor() or platform.machine(), "count": 1, "backend": "numpy",
-            "peak_tflops": peaks, "mem_bw_gbps": round(r["gbps"], 1),
+            "peak_tflops": peaks, "mem_bw_gbps": round(t["median"], 1), "spread": spread,
             "mem_bw_method": f"memory copy of {cb >> 20} MiB, bytes read + written"}
 
 

@@ -193,11 +193,21 @@ def run_telemetry(ctx: Any, run_id: int, metrics: dict[str, float]) -> dict[str,
         if "tokens_per_joule" in metrics:
             e += f", {metrics['tokens_per_joule']:.3g} tokens/J"
         lines.append(e)
-    dg = diagnose(metrics, ceilings, labels)
+    from optlog.service.diagnoses import same, stored
+
+    old = stored(metrics)
+    inputs = {k: v for k, v in metrics.items() if k not in old}
+    dg = diagnose(inputs, ceilings, labels)
     if dg.bound is not None or dg.basis != "none" or cols:
         lines.append(dg.text())
     out["fields"] = fields
     out["diagnosis"] = dg.to_json()
+    if old and not same(old, dg.metrics()):
+        # predictions read the stored one: say so until `optlog verdict` or `calibrate` redoes it
+        out["diagnosis"]["stored_differs"] = True
+        lines.append("  stored diagnosis (what predictions read) was made with other ceilings or an older estimate "
+                     f"(peak_tflops={old.get('roofline_peak_tflops')}, mem_bw_gbps={old.get('roofline_mem_bw_gbps')}): "
+                     "`optlog verdict` or `optlog calibrate` redoes it and re-judges")
     out["text"] = "\n".join(lines)
     return out
 

@@ -1,0 +1,121 @@
+"""Stored diagnoses follow the ceilings: one diagnosis per run, from known ceilings.
+
+A launched run stores its diagnosis as metrics (`bound_*`, `roofline_*`: predictions such as
+`a.bound_compute > 0.5` read them), and the ceilings it used go with it (`roofline_peak_tflops`,
+`roofline_mem_bw_gbps`). When the ceilings change (`optlog calibrate`, a hand edit of optlog.yaml) a
+stored diagnosis made with other ceilings is stale: `run show` would diagnose with the new ones while
+predictions judged the old. `refresh` re-diagnoses every such run from its stored inputs and replaces
+its diagnosis metrics; `rediagnose` also re-judges the hypotheses whose predictions read them, as
+invalidation does (event `rediagnose`, with the cause).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from optlog.service.context import Ctx
+
+DIAG_PREFIXES = ("bound_", "roofline_")
+CEILING_KEYS = ("roofline_peak_tflops", "roofline_mem_bw_gbps")
+
+
+def _inputs(metrics: dict[str, float]) -> dict[str, float]:
+    return {k: v for k, v in metrics.items() if not k.startswith(DIAG_PREFIXES)}
+
+
+def stored(metrics: dict[str, float]) -> dict[str, float]:
+    """The diagnosis metrics stored with a run (`bound_*`, `roofline_*`)."""
+    return {k: v for k, v in metrics.items() if k.startswith(DIAG_PREFIXES)}
+
+
+def same(a: dict[str, float], b: dict[str, float]) -> bool:
+    """Two diagnoses as metrics are the same (keys equal, values within float noise)."""
+    if set(a) != set(b):
+        return False
+    return all(math.isclose(a[k], b[k], rel_tol=1e-6, abs_tol=1e-12) for k in a)
+
+
+def refresh(ctx: Ctx) -> list[dict[str, Any]]:
+    """Re-diagnose the runs whose stored diagnosis differs from one made with today's ceilings; returns
+    `[{run, before: {peak, bw, bound}, after: {...}}]` for the runs changed (their metrics replaced)."""
+    from sqlmodel import delete, select
+
+    from optlog.core.diagnosis import diagnose
+    from optlog.store.runrows import labels_metrics
+    from optlog.store.models import Metric, Run
+
+    try:
+        ceilings = ctx.config.ceilings()
+    except Exception:
+        return []
+    with ctx.db.read() as s:
+        ids = [r.id for r in s.exec(select(Run).where(Run.invalidated == False)).all()]  # noqa: E712
+        ids = [i for i in ids if i is not None]
+        labels, metrics = labels_metrics(s, ids)
+    changed: list[tuple[int, dict[str, float], dict[str, float]]] = []
+    for rid in ids:
+        old = stored(metrics[rid])
+        if not old:
+            continue  # never diagnosed at launch: nothing stored to go stale
+        new = diagnose(_inputs(metrics[rid]), ceilings, labels[rid]).metrics()
+        if not same(old, new):
+            changed.append((rid, old, new))
+    if not changed:
+        return []
+    with ctx.db.write() as s:
+        for rid, old, new in changed:
+            s.exec(delete(Metric).where(Metric.run_id == rid, Metric.name.in_(list(old))))  # type: ignore[attr-defined]
+            for k, v in new.items():
+                s.add(Metric(run_id=rid, name=k, value=float(v)))
+    return [{"run": rid, "before": _summary(old), "after": _summary(new)} for rid, old, new in changed]
+
+
+def _summary(m: dict[str, float]) -> dict[str, Any]:
+    bound = next((k[6:] for k in ("bound_compute", "bound_memory", "bound_latency") if m.get(k) == 1.0), None)
+    return {"bound": bound, "peak_tflops": m.get("roofline_peak_tflops"), "mem_bw_gbps": m.get("roofline_mem_bw_gbps")}
+
+
+def describe(changes: list[dict[str, Any]]) -> str:
+    """One line: which runs were re-diagnosed and how their ceilings and bounds moved."""
+    parts = []
+    for c in changes[:6]:
+        b, a = c["before"], c["after"]
+        ceil = []
+        for k, unit in (("peak_tflops", "TF/s"), ("mem_bw_gbps", "GB/s")):
+            if b[k] != a[k]:
+                ceil.append(f"{k} {_f(b[k])} → {_f(a[k])} {unit}")
+        move = f"{b['bound'] or 'undecided'} → {a['bound'] or 'undecided'}" if b["bound"] != a["bound"] else (
+            a["bound"] or "undecided")
+        parts.append(f"run {c['run']} ({', '.join(ceil) or 'same ceilings'}; {move})")
+    more = f" and {len(changes) - 6} more" if len(changes) > 6 else ""
+    moved = any(c["before"][k] != c["after"][k] for c in changes for k in ("peak_tflops", "mem_bw_gbps"))
+    why = "the current ceilings" if moved else "the same ceilings (the diagnosis itself changed)"
+    return f"re-diagnosed {len(changes)} run(s) with {why}: " + "; ".join(parts) + more
+
+
+def _f(v: float | None) -> str:
+    return "none" if v is None else f"{v:.4g}"
+
+
+def reads_diagnosis(pred: Any) -> bool:
+    text = f"{getattr(pred, 'expect', '')} {getattr(pred, 'metric', '') or ''}"
+    return any(p in text for p in DIAG_PREFIXES)
+
+
+def rediagnose(ctx: Ctx, cause: str) -> dict[str, Any]:
+    """`refresh`, then re-judge the hypotheses with verdicts whose predictions read a diagnosis metric."""
+    from optlog.service import hypotheses
+    from optlog.service.verdicts import evaluate
+
+    changes = refresh(ctx)
+    out: dict[str, Any] = {"rediagnosed": changes, "results": []}
+    if not changes:
+        return out
+    ctx.notice(describe(changes))
+    docs = hypotheses.sync(ctx)
+    hids = sorted(h for h, d in docs.items() if d.verdicts and any(reads_diagnosis(p) for p in d.predictions))
+    if hids:
+        res = evaluate(ctx, hids=hids, event="rediagnose", cause=f"{cause}; {describe(changes)}")
+        out["results"] = res["results"]
+    return out
