@@ -19,6 +19,7 @@ GEMM at 7 % of the tensor peak, DESIGN §4) and HBM traffic burns power too. The
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -325,3 +326,26 @@ def _from_counters(c: dict[str, float]) -> Diagnosis:
     return Diagnosis(None, "telemetry-only",
                      f"SMs busy {sm:.0f}% but tensor {ta:.0f}% and DRAM {dr:.0f}% low{extra}: not tensor-compute- and "
                      "not memory-bound; non-tensor (CUDA-core) work or latency — work counts would decide", {}, c)
+
+
+# ---------------------------------------------------------------- stored diagnoses
+# A launched run stores its diagnosis as metrics with these prefixes, and the ceilings it used.
+DIAG_PREFIXES = ("bound_", "roofline_")
+CEILING_KEYS = ("roofline_peak_tflops", "roofline_mem_bw_gbps")
+
+
+def diagnosis_inputs(metrics: dict[str, float]) -> dict[str, float]:
+    """A run's metrics without its stored diagnosis: what a new diagnosis is made from."""
+    return {k: v for k, v in metrics.items() if not k.startswith(DIAG_PREFIXES)}
+
+
+def stored(metrics: dict[str, float]) -> dict[str, float]:
+    """The diagnosis metrics stored with a run (`bound_*`, `roofline_*`)."""
+    return {k: v for k, v in metrics.items() if k.startswith(DIAG_PREFIXES)}
+
+
+def same(a: dict[str, float], b: dict[str, float]) -> bool:
+    """Two diagnoses as metrics are the same (keys equal, values within float noise)."""
+    if set(a) != set(b):
+        return False
+    return all(math.isclose(a[k], b[k], rel_tol=1e-6, abs_tol=1e-12) for k in a)

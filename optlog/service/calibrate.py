@@ -159,7 +159,7 @@ def calibrate(ctx: Ctx, *, quick: bool = False, device: str = "auto", dry_run: b
     out = {"kind": measurement["kind"], "measured": measurement, "written": not dry_run, "file": str(path),
            "refused": refused, "rediagnosed": [], "rejudged": []}
     if not dry_run:
-        from optlog.service.diagnoses import rediagnose
+        from optlog.service.verdicts import rediagnose
 
         ctx.__dict__.pop("config", None)  # the settings just written, not the cached ones
         res = rediagnose(ctx, "ceilings re-measured by optlog calibrate")

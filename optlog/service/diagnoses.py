@@ -5,36 +5,16 @@ A launched run stores its diagnosis as metrics (`bound_*`, `roofline_*`: predict
 `roofline_mem_bw_gbps`). When the ceilings change (`optlog calibrate`, a hand edit of optlog.yaml) a
 stored diagnosis made with other ceilings is stale: `run show` would diagnose with the new ones while
 predictions judged the old. `refresh` re-diagnoses every such run from its stored inputs and replaces
-its diagnosis metrics; `rediagnose` also re-judges the hypotheses whose predictions read them, as
-invalidation does (event `rediagnose`, with the cause).
+its diagnosis metrics; `verdicts.rediagnose` also re-judges the hypotheses whose predictions read
+them, as invalidation does (event `rediagnose`, with the cause).
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
+from optlog.core.diagnosis import DIAG_PREFIXES, diagnosis_inputs, same, stored
 from optlog.service.context import Ctx
-
-DIAG_PREFIXES = ("bound_", "roofline_")
-CEILING_KEYS = ("roofline_peak_tflops", "roofline_mem_bw_gbps")
-
-
-def _inputs(metrics: dict[str, float]) -> dict[str, float]:
-    return {k: v for k, v in metrics.items() if not k.startswith(DIAG_PREFIXES)}
-
-
-def stored(metrics: dict[str, float]) -> dict[str, float]:
-    """The diagnosis metrics stored with a run (`bound_*`, `roofline_*`)."""
-    return {k: v for k, v in metrics.items() if k.startswith(DIAG_PREFIXES)}
-
-
-def same(a: dict[str, float], b: dict[str, float]) -> bool:
-    """Two diagnoses as metrics are the same (keys equal, values within float noise)."""
-    if set(a) != set(b):
-        return False
-    return all(math.isclose(a[k], b[k], rel_tol=1e-6, abs_tol=1e-12) for k in a)
-
 
 def refresh(ctx: Ctx) -> list[dict[str, Any]]:
     """Re-diagnose the runs whose stored diagnosis differs from one made with today's ceilings; returns
@@ -58,7 +38,7 @@ def refresh(ctx: Ctx) -> list[dict[str, Any]]:
         old = stored(metrics[rid])
         if not old:
             continue  # never diagnosed at launch: nothing stored to go stale
-        new = diagnose(_inputs(metrics[rid]), ceilings, labels[rid]).metrics()
+        new = diagnose(diagnosis_inputs(metrics[rid]), ceilings, labels[rid]).metrics()
         if not same(old, new):
             changed.append((rid, old, new))
     if not changed:
@@ -101,21 +81,3 @@ def _f(v: float | None) -> str:
 def reads_diagnosis(pred: Any) -> bool:
     text = f"{getattr(pred, 'expect', '')} {getattr(pred, 'metric', '') or ''}"
     return any(p in text for p in DIAG_PREFIXES)
-
-
-def rediagnose(ctx: Ctx, cause: str) -> dict[str, Any]:
-    """`refresh`, then re-judge the hypotheses with verdicts whose predictions read a diagnosis metric."""
-    from optlog.service import hypotheses
-    from optlog.service.verdicts import evaluate
-
-    changes = refresh(ctx)
-    out: dict[str, Any] = {"rediagnosed": changes, "results": []}
-    if not changes:
-        return out
-    ctx.notice(describe(changes))
-    docs = hypotheses.sync(ctx)
-    hids = sorted(h for h, d in docs.items() if d.verdicts and any(reads_diagnosis(p) for p in d.predictions))
-    if hids:
-        res = evaluate(ctx, hids=hids, event="rediagnose", cause=f"{cause}; {describe(changes)}")
-        out["results"] = res["results"]
-    return out

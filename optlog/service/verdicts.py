@@ -471,3 +471,21 @@ def runs_diff(ctx: Ctx, a: int | str, b: int | str) -> dict[str, Any]:
             "same": {"labels": len(set(ra["labels"]) & set(rb["labels"])) - sum(1 for k in labels if k in ra["labels"] and k in rb["labels"]),
                      "metrics": len(set(ra["metrics"]) & set(rb["metrics"])) - sum(1 for k in metrics if k in ra["metrics"] and k in rb["metrics"]),
                      "environment": len(set(ea) & set(eb)) - sum(1 for k in env if k in ea and k in eb)}}
+
+
+def rediagnose(ctx: Ctx, cause: str) -> dict[str, Any]:
+    """`refresh`, then re-judge the hypotheses with verdicts whose predictions read a diagnosis metric."""
+    from optlog.service import hypotheses
+    from optlog.service.diagnoses import describe, reads_diagnosis, refresh
+
+    changes = refresh(ctx)
+    out: dict[str, Any] = {"rediagnosed": changes, "results": []}
+    if not changes:
+        return out
+    ctx.notice(describe(changes))
+    docs = hypotheses.sync(ctx)
+    hids = sorted(h for h, d in docs.items() if d.verdicts and any(reads_diagnosis(p) for p in d.predictions))
+    if hids:
+        res = evaluate(ctx, hids=hids, event="rediagnose", cause=f"{cause}; {describe(changes)}")
+        out["results"] = res["results"]
+    return out

@@ -193,7 +193,7 @@ def run_telemetry(ctx: Any, run_id: int, metrics: dict[str, float]) -> dict[str,
         if "tokens_per_joule" in metrics:
             e += f", {metrics['tokens_per_joule']:.3g} tokens/J"
         lines.append(e)
-    from optlog.service.diagnoses import same, stored
+    from optlog.core.diagnosis import same, stored
 
     old = stored(metrics)
     inputs = {k: v for k, v in metrics.items() if k not in old}
