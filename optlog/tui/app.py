@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from rich.table import Table
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -332,23 +332,27 @@ class OptlogApp(App[None]):
         tree = self.query_one("#hyp-tree", Tree)
         keep = self.selected_hyp
         tree.clear()
+        self._tree_labels = []
+        width = self._tree_width()
         target = None
 
-        def add(parent: Any, node: dict[str, Any]) -> None:
+        def add(parent: Any, node: dict[str, Any], depth: int) -> None:
             nonlocal target
-            glyph = STATUS_GLYPH.get(node["status"], " ")
-            n_pred = len(node["predictions"])
-            label = Text.assemble((f"{glyph} ", _status_style(node["status"])), node["id"],
-                                  (f"  {node['status']}", "dim"), (f"  {n_pred}p" if n_pred else "", "dim"))
             kids = node["children_nodes"]
-            tn = parent.add(label, data=node["id"], expand=True, allow_expand=bool(kids))
+            preds = node["predictions"]
+            tn = parent.add(_hyp_label(node, width - _indent(depth)), data=node["id"], expand=True,
+                            allow_expand=bool(kids or preds))
+            self._tree_labels.append((tn, node, depth))
             if node["id"] == keep:
                 target = tn
+            for p in preds:  # a leaf per prediction; selecting it selects its hypothesis
+                leaf = tn.add_leaf(_pred_label(p, node["id"], width - _indent(depth + 1)), data=node["id"])
+                self._tree_labels.append((leaf, {"pred": p, "hyp": node["id"]}, depth + 1))
             for k in kids:
-                add(tn, k)
+                add(tn, k, depth + 1)
 
         for r in roots:
-            add(tree.root, r)
+            add(tree.root, r, 0)
         if target is not None:
             tree.move_cursor(target)
         elif tree.root.children and keep is None:
@@ -356,6 +360,20 @@ class OptlogApp(App[None]):
             tree.move_cursor(tree.root.children[0])
             if load_detail:
                 self.load_hyp_detail(self.selected_hyp)
+
+    def _tree_width(self) -> int:
+        tree = self.query_one("#hyp-tree", Tree)
+        return tree.scrollable_content_region.width or 40
+
+    def _relabel_tree(self) -> None:
+        """Titles are cut to the tree's width: a resize cuts them again (the nodes stay)."""
+        width = self._tree_width()
+        for tn, node, depth in getattr(self, "_tree_labels", []):
+            w = width - _indent(depth)
+            tn.set_label(_pred_label(node["pred"], node["hyp"], w) if "pred" in node else _hyp_label(node, w))
+
+    def on_resize(self, _: events.Resize) -> None:
+        self.call_after_refresh(self._relabel_tree)  # the tree's width follows the terminal's
 
     def _show_hyp_detail(self, h: dict[str, Any]) -> None:
         if h.get("id") != self.selected_hyp:
@@ -419,8 +437,8 @@ class OptlogApp(App[None]):
     def _show_run_detail(self, r: dict[str, Any]) -> None:
         self.query_one("#run-text", Static).update(_run_renderable(r))
         plot = self.query_one("#tel-plot", PlotBox)
-        series = (r.get("telemetry") or {}).get("series") or {}
-        if not series:
+        series = {k: v for k, v in ((r.get("telemetry") or {}).get("series") or {}).items() if v}
+        if not series:  # a recorded run has no samples: no empty frame
             plot.remove_class("shown")
             return
         plot.add_class("shown")
@@ -718,6 +736,45 @@ def _run_cells(r: dict[str, Any]) -> tuple[str, str, str, str]:
     return str(r["id"]), status, labels, mets
 
 
+def _indent(depth: int) -> int:
+    """Cells the tree puts before a node's label at `depth` (guides, the expand icon, a margin)."""
+    return 2 * depth + 3
+
+
+def _cut(s: str, n: int) -> str:
+    return s if len(s) <= n else s[: max(0, n - 1)] + "…"
+
+
+def _hyp_label(node: dict[str, Any], width: int) -> Text:
+    """`glyph id  title  status  Np`: the claim beside its id, cut (never the id or the status) to
+    fit `width` cells; dropped when fewer than 8 cells would be left for it. Separators end the
+    span before them, never start one: SVG renderers (rsvg) drop a span's leading spaces, and the
+    screenshots then read `comm-boundfalsified`."""
+    st = node["status"]
+    n_pred = len(node["predictions"])
+    tail = st + (f"  {n_pred}p" if n_pred else "")
+    room = width - 2 - len(node["id"]) - 2 - len(tail) - 2
+    title = node.get("title") or ""
+    parts: list[Any] = [(f"{STATUS_GLYPH.get(st, ' ')} ", _status_style(st)), (node["id"] + "  ", "bold")]
+    if title and room >= 8:
+        parts.append((_cut(title, room) + "  ", ""))
+    parts.append((tail, _status_style(st) or "dim"))
+    return Text.assemble(*parts)
+
+
+def _pred_label(p: dict[str, Any], hid: str, width: int) -> Text:
+    """A prediction under its hypothesis: `glyph p1  status  expect` (its id without the
+    hypothesis's prefix)."""
+    st = p.get("status") or "untested"
+    pid = p["id"][len(hid) + 1:] if p["id"].startswith(hid + ".") else p["id"]
+    head = f"{STATUS_GLYPH.get(st, ' ')} {pid}  {st}"
+    room = width - len(head) - 2
+    expect = p.get("expect") or ""
+    if not expect or room < 6:
+        return Text(head, style=_status_style(st) or "dim")
+    return Text.assemble((head + "  ", _status_style(st) or "dim"), (_cut(expect, room), "dim"))
+
+
 def _status_style(status: str) -> str:
     return {"confirmed": "green", "falsified": "red", "testing": "yellow", "inconclusive": "magenta",
             "superseded": "dim"}.get(status, "")
@@ -727,7 +784,7 @@ def _hyp_renderable(h: dict[str, Any]) -> Any:
     from rich.console import Group
 
     parts: list[Any] = []
-    head = Text.assemble((f"{STATUS_GLYPH.get(h['status'], ' ')} {h['id']}", "bold"), "  ", (h["status"], _status_style(h["status"])))
+    head = Text.assemble((f"{STATUS_GLYPH.get(h['status'], ' ')} {h['id']}  ", "bold"), (h["status"], _status_style(h["status"])))
     parts += [head, Text(h["title"], style="italic")]
     if h.get("disagreement"):
         parts.append(Text(h["disagreement"], style="yellow"))
@@ -745,8 +802,8 @@ def _hyp_renderable(h: dict[str, Any]) -> Any:
         parts.append(Text(" · ".join(rel), style="cyan"))
     for p in h.get("predictions", []):
         parts.append(Text.assemble(("\n" + STATUS_GLYPH.get(p.get("status", ""), " ") + f" {p['id']} v{p.get('version', 1)} ", "bold"),
-                                   (p.get("status", ""), _status_style(p.get("status", ""))), f"  {p['expect']}",
-                                   (f"  [{p.get('metric')}]" if p.get("metric") else "", "dim")))
+                                   (p.get("status", "") + "  ", _status_style(p.get("status", ""))), p["expect"] + "  ",
+                                   (f"[{p.get('metric')}]" if p.get("metric") else "", "dim")))
         levels = p.get("levels") or []
         if p.get("explanation"):
             parts.append(Text("  " + p["explanation"], style="dim"))
