@@ -126,6 +126,18 @@ def hypotheses_view(ctx: Ctx) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     return _tree(nodes), docs
 
 
+def overview(ctx: Ctx, todos: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the first screen shows beside the tree: the agent's open todos (in progress first, with
+    the `activeForm` it gave), the latest verdicts and the hypotheses whose verdict is due, as
+    `optlog status` finds them (one definition of 'due')."""
+    from optlog.core.todos import open_first
+    from optlog.service.status import status
+
+    st = status(ctx)
+    return {"todos": open_first(todos), "todos_total": len(todos), "verdicts": st["latest_verdicts"],
+            "due": st["verdict_due"]}
+
+
 def latest_levels(h: dict[str, Any], pid: str) -> list[dict[str, Any]]:
     """The per-level table of prediction `pid` from the newest verdict record that judged it."""
     for v in reversed(h.get("verdict_details") or []):

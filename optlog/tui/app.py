@@ -29,6 +29,8 @@ TODO_NEXT = {"pending": "in_progress", "in_progress": "completed", "completed": 
 TODO_MARK = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]", "cancelled": "[-]"}
 RUN_PAGE = 200
 DETAIL_DELAY_S = 0.06  # a detail loads when the cursor has rested this long
+OVERVIEW_MIN = (140, 30)  # the terminal size from which the overview is a pane, not a line
+OVERVIEW_TODOS = 8
 
 
 class PlainTable(DataTable):  # type: ignore[type-arg]
@@ -174,12 +176,15 @@ class OptlogApp(App[None]):
         yield Header()
         with TabbedContent(initial="hyp", id="tabs"):
             with TabPane("Hypotheses", id="hyp"):
+                yield Static("", id="overview-line")  # the overview in one line, on a small terminal
                 with Horizontal(id="hyp-pane"):
                     yield Tree("hypotheses", id="hyp-tree")
                     with Vertical(id="hyp-right"):
                         with VerticalScroll(id="hyp-detail"):
                             yield Static("Select a hypothesis (↑/↓, enter).", id="hyp-text")
                         yield PlotBox(id="pred-plot")
+                    with VerticalScroll(id="overview"):  # what the agent is doing, what is due
+                        yield Static("", id="overview-text")
             with TabPane("Todos", id="todos"):
                 yield PlainTable(id="todo-table", cursor_type="row", zebra_stripes=True)
             with TabPane("Runs", id="runs"):
@@ -205,6 +210,7 @@ class OptlogApp(App[None]):
         self.query_one("#plan-table", DataTable).add_columns("rank", "id", "score", "status", "title", "why")
         self.query_one("#log-table", DataTable).add_columns("when", "event", "hypothesis", "subject")
         tree.focus()
+        self._fit_overview()
         if self._quick_thread.is_alive():
             self.quick_load()
         else:  # read already: the very first frame shows the tree
@@ -289,7 +295,9 @@ class OptlogApp(App[None]):
         shown = self.selected_hyp  # None on the first load: the tree's first node loads its own detail
         try:
             self.post_message(self.Loaded("hyps", D.hypotheses_view(self.ctx)))
-            self.post_message(self.Loaded("todos", T.list_(self.ctx)))
+            todos = T.list_(self.ctx)
+            self.post_message(self.Loaded("todos", todos))
+            self.post_message(self.Loaded("overview", D.overview(self.ctx, todos)))
             self.post_message(self.Loaded("runs", D.runs_page(self.ctx, 0, max(RUN_PAGE, self.runs_loaded))))
             self.post_message(self.Loaded("launches", D.live_launches(self.ctx)))
             if shown:
@@ -373,7 +381,16 @@ class OptlogApp(App[None]):
             tn.set_label(_pred_label(node["pred"], node["hyp"], w) if "pred" in node else _hyp_label(node, w))
 
     def on_resize(self, _: events.Resize) -> None:
+        self._fit_overview()
         self.call_after_refresh(self._relabel_tree)  # the tree's width follows the terminal's
+
+    def _fit_overview(self) -> None:
+        """The overview is a pane beside the tree on a large terminal, one line above it on a small
+        one (80×24 keeps the tree and the detail readable)."""
+        wide = self.size.width >= OVERVIEW_MIN[0] and self.size.height >= OVERVIEW_MIN[1]
+        self.query_one("#overview").display = wide
+        self.query_one("#overview-line").display = not wide
+        self.query_one("#hyp-pane").set_class(wide, "-wide")
 
     def _show_hyp_detail(self, h: dict[str, Any]) -> None:
         if h.get("id") != self.selected_hyp:
@@ -401,6 +418,10 @@ class OptlogApp(App[None]):
             plt.title(title)
 
         plot.draw(draw)
+
+    def _show_overview(self, ov: dict[str, Any]) -> None:
+        self.query_one("#overview-text", Static).update(_overview_text(ov))
+        self.query_one("#overview-line", Static).update(_overview_line(ov))
 
     def _show_todos(self, todos: list[dict[str, Any]]) -> None:
         t = self.query_one("#todo-table", DataTable)
@@ -726,6 +747,69 @@ class OptlogApp(App[None]):
             if isinstance(b, Binding) and b.action not in ("quit",) and not b.action.startswith("tab("):
                 yield SystemCommand(f"{b.description} [{b.key}]", f"optlog: {b.description.lower()}",
                                     (lambda a=b.action: self.run_action(a)))
+
+
+def _todo_doing(t: dict[str, Any]) -> str:
+    """A todo as the agent says it: its `activeForm` ("Benchmarking tp8") while in progress."""
+    return (t.get("activeForm") if t["status"] == "in_progress" else None) or t["content"]
+
+
+def _overview_text(ov: dict[str, Any]) -> Text:
+    """The overview pane: the agent's open todos, the verdicts due, the latest verdicts."""
+    out = Text()
+    todos = ov["todos"]
+    out.append(f"Agent's todos  {len(todos)} open of {ov['todos_total']}\n", style="bold")
+    for t in todos[:OVERVIEW_TODOS]:
+        doing = t["status"] == "in_progress"
+        out.append(f"{TODO_MARK[t['status']]} ", style="yellow" if doing else "dim")
+        out.append(_todo_doing(t) + (f"  ({t['hypothesis']})" if t.get("hypothesis") else "") + "\n",
+                   style="bold" if doing else "")
+    if len(todos) > OVERVIEW_TODOS:
+        out.append(f"  … {len(todos) - OVERVIEW_TODOS} more (2: todos)\n", style="dim")
+    if not todos:
+        out.append("  none open\n", style="dim")
+    out.append("\nVerdict due\n", style="bold")
+    for d in ov["due"]:
+        out.append("! ", style="yellow")
+        out.append(f"{d['id']}  ", style="bold")
+        out.append(f"evidence {str(d['evidence_at'])[:16]}, verdict {str(d.get('verdict_at') or 'none')[:16]}\n",
+                   style="dim")
+    if not ov["due"]:
+        out.append("  none: every verdict is current\n", style="dim")
+    out.append("\nLatest verdicts\n", style="bold")
+    for v in ov["verdicts"]:
+        out.append(f"{STATUS_GLYPH.get(v['status'], ' ')} ", style=_status_style(v["status"]))
+        out.append(f"{v['hypothesis']}  ", style="bold")
+        out.append(f"{v['status']}  ", style=_status_style(v["status"]))
+        out.append(f"{str(v['at'])[:16]}\n", style="dim")
+        out.append(f"  {v['summary']}\n")
+    if not ov["verdicts"]:
+        out.append("  none yet (v: verdict)\n", style="dim")
+    out.rstrip()
+    return out
+
+
+def _overview_line(ov: dict[str, Any]) -> Text:
+    """The overview in one line: what the agent does now, how many todos are open, what is due,
+    the newest verdict. Separators end a span (see `_hyp_label`)."""
+    todos = ov["todos"]
+    doing = [t for t in todos if t["status"] == "in_progress"]
+    parts: list[tuple[str, str]] = []
+    if doing:
+        parts += [("doing: ", "dim"), (_todo_doing(doing[0]), "bold")]
+    parts.append((f"{len(todos)} open todos", "dim"))
+    if ov["due"]:
+        parts += [("verdict due: ", "dim"), (", ".join(d["id"] for d in ov["due"]), "yellow")]
+    if ov["verdicts"]:
+        v = ov["verdicts"][0]
+        parts += [("last: ", "dim"), (v["hypothesis"] + " ", "bold"), (v["status"], _status_style(v["status"]))]
+    out = Text()
+    for i, (text, style) in enumerate(parts):
+        ends_item = i + 1 < len(parts) and not text.endswith((": ", " "))
+        out.append(text + ("  " if ends_item else ""), style=style)
+    out.no_wrap = True
+    out.overflow = "ellipsis"
+    return out
 
 
 def _run_cells(r: dict[str, Any]) -> tuple[str, str, str, str]:
