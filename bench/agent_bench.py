@@ -151,7 +151,8 @@ def session(a: argparse.Namespace) -> None:
     text = (f"Session over MCP stdio ({len(new['calls'])} calls here; {len(old['calls'])} on {a.base}, "
             f"{old['polls']} of them status polls while the sweep ran): **{tot_new:,} B** of results here vs "
             f"**{tot_old:,} B** on {a.base} = **{tot_new / tot_old:.1%}** (target <= 25 %); counting one poll "
-            f"for {a.base}: {tot_old_1:,} B, ratio {tot_new / tot_old_1:.1%}. Largest result here: {biggest_new} B.\n\n"
+            f"for {a.base}: {tot_old_1:,} B, ratio {tot_new / tot_old_1:.1%}. Largest result here: {biggest_new} B; "
+            f"on {a.base}: {max(b for _, b in old['calls'])} B.\n\n"
             f"| call (this tree) | bytes |\n|---|---|\n{rows}\n")
     print(text)
     if a.append:

@@ -79,14 +79,20 @@ class Failed(OptlogError):
     """Exit 1: the operation ran and failed (a run failed, a check found a falsified prediction)."""
 
 
-def not_found(what: str, given: str, candidates: Any, field: str | None = None) -> NotFound:
-    """`no <what> <given>`, with the closest known names (case first: the runs have `m`, the
-    call said `M`) as a did-you-mean in the message and in `did_you_mean`."""
+def close_matches(given: str, candidates: Any, n: int = 3, cutoff: float = 0.6) -> list[str]:
+    """The known names nearest to `given`, a different case first (the runs have `m`, the call
+    said `M`): the one did-you-mean every face and message uses."""
     import difflib
 
-    names = [str(c) for c in candidates]
+    names = sorted({str(c) for c in candidates})
     close = [c for c in names if c.lower() == str(given).lower() and c != given]
-    close += [c for c in difflib.get_close_matches(str(given), names, n=3, cutoff=0.6) if c not in close]
-    close = close[:3]
+    close += [c for c in difflib.get_close_matches(str(given), names, n=n, cutoff=cutoff) if c not in close]
+    return close[:n]
+
+
+def not_found(what: str, given: str, candidates: Any, field: str | None = None) -> NotFound:
+    """`no <what> <given>`, with the closest known names as a did-you-mean in the message and in
+    `did_you_mean`."""
+    close = close_matches(given, candidates)
     msg = f"no {what} {given!r}" + (f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else "")
     return NotFound(msg, field=field, extra={"did_you_mean": close} if close else {})

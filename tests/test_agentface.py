@@ -229,7 +229,7 @@ def test_status_is_the_way_back_into_a_session(ws):
     assert calls[0] == "verdict" and len(calls) <= 3 and "prediction_add" in calls
     ws.cli("verdict")
     st = ws.j("status")
-    assert st["verdict_due"] == [] and st["latest_verdicts"][0]["hypothesis"] == "comm-bound"
+    assert "verdict_due" not in st and st["latest_verdicts"][0]["hypothesis"] == "comm-bound"
     ws.cli("run", "invalidate", "1", "--why", "wrong GPU clocks")
     assert ws.j("status")["invalidations"]["latest"] == [{"run": 1, "reason": "wrong GPU clocks"}]
 
@@ -298,3 +298,32 @@ def test_a_whole_session_over_stdio_stays_small(ws):
     rep, text = anyio.run(_session, ws.root, ws.env, run2)
     assert rep["file"].startswith("reports/") and text.startswith("#")
     assert sum(sizes.values()) < 40_000, sizes
+
+
+def test_fit_bounds_any_document_and_says_what_it_cut():
+    from optlog.core.shape import fit, size
+
+    doc = {"hypotheses": {"total": 5000, "open": [{"id": f"h{i}", "title": "t" * 70} for i in range(5000)]},
+           "todos": [{"id": str(i), "content": "c" * 200} for i in range(300)], "note": "x" * 5000}
+    out = fit(doc, 2048, "page with limit/offset")
+    assert size(out) <= 2048 and out["hypotheses"]["total"] == 5000
+    assert out["truncated"]["hint"] == "page with limit/offset" and out["truncated"]["cut"]
+    assert fit({"a": 1}, 2048, "x") == {"a": 1}
+
+
+def test_status_shows_a_failed_launch_and_hypotheses_testing_while_runs_run(ws):
+    from _launch import bench_cmd, spec, wait_for
+
+    ws.cli("hypothesis", "add", "Comm-bound", "--id", "comm-bound")
+    rel = spec(ws, "slow", bench={"cmd": bench_cmd("--sleep 30")})
+    d = ws.j("run", "launch", rel, "--detach", "--hypothesis", "comm-bound")
+    wait_for(lambda: ws.j("run", "show", str(d["runs"][0]))["status"] == "running", 60, "the run to start")
+    st = ws.j("status")
+    assert st["hypotheses"]["open"][0]["status"] == "testing"  # DESIGN §5: testing while its runs run
+    assert ws.j("hypothesis", "list")["hypotheses"][0]["status"] == "testing"
+    assert st["launches"][0]["ref"] == d["ref"] and st["next"][0] == {
+        "call": "run_wait", "arguments": {"ref": d["ref"]}, "why": f"launch {d['ref']} is running"}
+    ws.j("run", "cancel", d["ref"])
+    st = ws.j("status")
+    assert st["launches"][0]["status"] == "cancelled" and st["launches"][0]["runs"] == {"cancelled": 1}
+    assert st["next"][0]["call"] == "run_logs" and st["hypotheses"]["open"][0]["status"] == "open"

@@ -103,7 +103,7 @@ def test_config_wrong_field_names_file_line_field(ws):
     err = bad(ws, "todo", "list")
     assert err["field"] == "telemetri" and err["line"] == len(good.splitlines()) + 1, err
     # malformed YAML: file, line, column
-    cfg.write_text(good + "hardware: [unclosed\n")
+    cfg.write_text(good + "broken: [unclosed\n")  # (a key good lacks: a repeated one is a duplicate_key first)
     err = bad(ws, "status")
     assert err["file"] == "optlog.yaml" and err["code"] == "malformed_yaml" and err["line"] >= len(good.splitlines())
     assert not (ws.root / "hypotheses" / "x.yaml").exists()

@@ -263,3 +263,19 @@ def test_corrupt_database_is_a_clear_error_on_every_command(ws, kind):
         assert doc["error"]["code"] == "bad_database", (cmd, doc)
         assert str(db) in doc["error"]["message"] and "move it aside" in doc["error"]["message"]
     assert db.read_bytes() == before  # not recreated, not repaired behind the user's back
+
+
+@pytest.mark.parametrize("fmt", [None, "json", "vllm"])
+def test_deeply_nested_result_file_import_is_refused(ws, fmt):
+    f = ws.root / "deep.json"
+    f.write_text("[" * 100_000 + "]" * 100_000)
+    before = snapshot(ws)
+    refused(ws, "run", "import", str(f), *(["--format", fmt] if fmt else []), within=20)
+    assert snapshot(ws) == before
+
+
+def test_deeply_nested_inline_todos_is_refused(ws):
+    before = snapshot(ws)
+    refused(ws, "todo", "write", "--todos", '{"todos": ' + "[" * 20_000 + "]" * 20_000 + "}", field="--todos",
+            within=20)
+    assert snapshot(ws) == before

@@ -167,7 +167,7 @@ def test_render_tokens_front_matter_and_index(ws):
     text = (ws.root / PLAN_FILE.format(1)).read_text()
     fm = front(text)
     assert fm["id"] == 1 and fm["rank"] == 3 and fm["status"] == "proposed"
-    assert fm["needs"] == [{"id": "comm-bound", "status": "falsified"}]
+    assert fm["needs"] == [{"id": "comm-bound", "expects": "confirmed", "status": "falsified"}]
     assert fm["gain"] == {"low": 10, "high": 30} and fm["effort"] == "M" and fm["confidence"] == 0.5
     assert fm["score"] == pytest.approx(20 * 0.5 / 3 * 0.1, abs=1e-6) and fm["measured_gain"] is None
     hs = headings(text)

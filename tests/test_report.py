@@ -70,7 +70,8 @@ def test_report_sections_tables_plots_and_git(ws):
     toks = tokens(text)
     links = [c.attrs["href"] for t in toks if t.type == "inline" for c in t.children if c.type == "link_open"]
     assert "https://github.com/flashinfer-ai/flashinfer/issues/2577" in links
-    assert "../glb5improvement/glb5improvement-01.md" in links
+    # the plans are not rendered yet: the report names plan 01 without a link to a missing file
+    assert "../glb5improvement/glb5improvement-01.md" not in links and "01 MSCCLPP allreduce" in text
     imgs = [c.attrs["src"] for t in toks if t.type == "inline" for c in t.children if c.type == "image"]
     assert sorted(imgs) == sorted(Path(p).name for p in r["plots"])
     for p in r["plots"]:
@@ -95,7 +96,8 @@ def test_report_out_and_bad_input(ws):
     r = ws.j("report", "--out", "notes/session.md")
     assert r["file"] == "notes/session.md" and r["plots"] == []  # no runs: no plots
     text = (ws.root / "notes/session.md").read_text()
-    assert headings(text)[0][0] == "h1" and "No runs labelled with both config and concurrency." in text
+    assert headings(text)[0][0] == "h1" and "No runs labelled with both config and concurrency." not in text
+    assert "Throughput by configuration" not in [h for _, h in headings(text)]  # only where runs carry those labels
     assert ws.commits() == before + 1
 
 

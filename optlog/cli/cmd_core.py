@@ -59,10 +59,10 @@ def status_cmd() -> None:
         out.append(f"\nlive runs: {r['live_runs_total']}   runs recorded: {r['runs_total']}")
         for run in r["live_runs"]:
             out.append(f"  #{run['id']} {run['status']} {run.get('name') or ''}")
-        for la in r["launches"]:
+        for la in r.get("launches", []):
             counts = ", ".join(f"{n} {s}" for s, n in la["runs"].items())
             out.append(f"  launch {la['ref']} {la['status']} ({counts})" + (f": {la['error']}" if la.get("error") else ""))
-        for d in r["verdict_due"]:
+        for d in r.get("verdict_due", []):
             out.append(f"  verdict due: {d['id']} (evidence {d['evidence_at'][:19]})")
         out.append("\nlatest verdicts:")
         for v in r["latest_verdicts"][:5]:
@@ -71,7 +71,7 @@ def status_cmd() -> None:
             out.append("  none yet")
         out.append(f"\ntodos ({r['todos_total']} pending or in progress):")
         for t in r["todos"]:
-            out.append(f"  [{t['status']}] {t['id']} {t['content']}" + (f" ({t['priority']})" if t["priority"] else ""))
+            out.append(f"  [{t['status']}] {t['id']} {t['content']}" + (f" ({t['priority']})" if t.get("priority") else ""))
         if r["next"]:
             out.append("\nnext: " + " · ".join(n["call"] + " " + " ".join(f"{k}={v}" for k, v in n["arguments"].items())
                                                for n in r["next"]))

@@ -22,11 +22,12 @@ def _ack(h: dict[str, Any]) -> dict[str, Any]:
 
 def _brief(h: dict[str, Any]) -> dict[str, Any]:
     """`hypothesis show` without the evidence values (the agent's default)."""
-    out = {k: h[k] for k in ("id", "title", "status", "parent", "children", "rivals", "file") if k in h}
-    out["statement"] = h.get("statement") or ""
+    out = {k: h[k] for k in ("id", "title", "status", "parent", "children", "rivals") if k in h}
+    if h.get("statement"):
+        out["statement"] = h["statement"]
     out["predictions"] = [{"id": p["id"], "version": p["version"], "status": p["status"], "expect": p["expect"],
                            "metric": p.get("metric")} for p in h["predictions"]]
-    out["verdicts"] = h["verdicts"][-3:]
+    out["verdicts"] = [{**v, "summary": v["summary"][:160]} for v in h["verdicts"][-2:]]
     out["verdicts_total"] = len(h["verdicts"])
     out["notes_total"] = len(h.get("notes") or [])
     out["runs_total"] = len(h.get("runs") or [])
@@ -104,7 +105,7 @@ def _human_show(h: dict[str, Any]) -> str:
     out = [f"{glyph(h['status'])} {h['id']}: {h['title']}", f"status: {h['status']}"]
     if h.get("disagreement"):
         out.append(f"note: {h['disagreement']}")
-    if h["statement"]:
+    if h.get("statement"):
         out.append(f"statement: {h['statement']}")
     if h.get("rationale"):
         out.append(f"rationale: {h['rationale']}")

@@ -12,10 +12,11 @@ from optlog.cli.options import paged
 
 def _brief_event(e: dict[str, Any]) -> dict[str, Any]:
     """An event without its commit body (the agent's default): what happened, to what, why in one line."""
-    out = {k: e.get(k) for k in ("sha", "at", "event", "hypothesis", "subject", "actor")}
-    out["sha"] = (e.get("sha") or "")[:10]
+    out = {k: e.get(k) for k in ("sha", "at", "event", "subject")}  # the subject names the hypothesis
+    out["sha"] = (e.get("sha") or "")[:8]
+    out["at"] = str(e.get("at") or "")[:19]
     if e.get("runs"):
-        out["runs"] = e["runs"][:10]
+        out["runs"] = e["runs"][:5]
     if e.get("pivot"):
         out["pivot"] = e["pivot"]
     return out
@@ -30,7 +31,7 @@ def _brief_event(e: dict[str, Any]) -> dict[str, Any]:
               help="oldest first (the CLI's default) or newest first (an agent's).")
 @click.option("--detail/--brief", "detail", default=True, show_default=True,
               help="Every event with its commit message body, or one line each.")
-@agent(read_only=True, defaults={"limit": 10, "order": "newest", "detail": False})
+@agent(read_only=True, defaults={"limit": 5, "order": "newest", "detail": False})
 def log_cmd(hypothesis: str | None, limit: int | None, offset: int, since: str | None, order: str, detail: bool) -> None:
     """The decision timeline from git, oldest first: events, reasons, runs, pivots."""
     from optlog.service import history
@@ -48,7 +49,8 @@ def log_cmd(hypothesis: str | None, limit: int | None, offset: int, since: str |
     if order == "oldest":
         rows = rows[::-1]
     res["events"] = rows if detail else [_brief_event(e) for e in rows]
-    res.update(facts)
+    if limit is not None or offset:
+        res.update(facts)
     emit(res, _human_log)
 
 

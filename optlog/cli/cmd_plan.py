@@ -1,4 +1,4 @@
-"""plan add|list|show|set|render|import, and report."""
+"""plan add|list|show|set|edit|rm|render|import, and report."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from typing import Any
 import click
 
 from optlog.cli.main import agent, emit, service_ctx
+from optlog.cli.options import fields_option
 from optlog.core.plans import EFFORT_WEIGHT, PLAN_STATUSES
+from optlog.core.shape import parse_fields, project
 
 
 def _plan_ack(p: dict[str, Any]) -> dict[str, Any]:
@@ -20,13 +22,17 @@ def plan() -> None:
     """Ranked improvement plans; the ranking follows the verdicts."""
 
 
+_NEEDS_HELP = ("A hypothesis the plan rests on (repeatable): HYP needs it confirmed, HYP=falsified needs it "
+               "falsified.")
+
+
 @plan.command("add")
 @click.argument("title")
 @click.option("--gain", required=True, metavar="LOW-HIGH%", help="Predicted gain range in percent, e.g. 10-30%.")
 @click.option("--effort", required=True, type=click.Choice(tuple(EFFORT_WEIGHT), case_sensitive=False),
               help="Effort: S (÷1), M (÷3), L (÷8).")
 @click.option("--confidence", required=True, metavar="F", help="Confidence in the gain, 0 to 1.")
-@click.option("--needs", "needs", multiple=True, metavar="HYP", help="A hypothesis the plan rests on (repeatable).")
+@click.option("--needs", "needs", multiple=True, metavar="HYP[=falsified]", help=_NEEDS_HELP)
 @click.option("--rationale", metavar="T", help="Why this should help.")
 @click.option("--step", "steps", multiple=True, metavar="T", help="A step (repeatable, in order).")
 @click.option("--risk", "risks", multiple=True, metavar="T", help="A risk (repeatable).")
@@ -47,35 +53,42 @@ def plan_add(title: str, gain: str, effort: str, confidence: str, needs: tuple[s
 
 def _list_human(d: dict[str, Any]) -> str:
     from optlog.cli.render import glyph, table
-    from optlog.core.plans import calibration_line, fmt_gain, fmt_pct
+    from optlog.core.plans import calibration_line, calibration_rows, fmt_gain, fmt_pct
 
     if not d["plans"]:
         return "no plans"
     rows = []
     for p in d["plans"]:
-        needs = " ".join(f"{glyph(n['status'])}{n['id']}" for n in p["needs_status"]) or "-"
+        needs = " ".join(f"{glyph(n['status'])}{n['id']}{'=falsified' if n['expects'] == 'falsified' else ''}"
+                         for n in p["needs_status"]) or "-"
         measured = f" → {fmt_pct(p['measured_gain'])}" if p["measured_gain"] is not None else ""
         rows.append([p["rank"] if p["rank"] is not None else "-", f"{p['id']:02d}", f"{p['score']:.2f}",
                      fmt_gain(*p["gain"]) + measured, p["effort"], f"{p['confidence']:g}", p["status"], needs,
                      p["title"][:60]])
     out = [table(rows, ["rank", "id", "score", "gain", "eff", "conf", "status", "needs", "title"])]
-    notes = [f"  {p['id']:02d}: {p['reason']}" for p in d["plans"] if p["weight"] < 1]
-    if notes:
-        out.append("why lowered:")
-        out += notes
+    out.append("why (every plan):")
+    for p in d["plans"]:
+        out.append(f"  {p['id']:02d}: {p['score_reason']}; {p['reason']}"
+                   + (f"; {p['measured']}" if p.get("measured") else ""))
     out.append(calibration_line(d["calibration"]))
+    out += [f"  {x}" for x in calibration_rows(d["calibration"])]
     return "\n".join(out)
 
 
 @plan.command("list")
 @click.option("--status", type=click.Choice(PLAN_STATUSES), help="Only plans with this status.")
+@fields_option(agent_fields="id,title,rank,score,status,gain,effort,confidence,reason")
 @agent(read_only=True)
-def plan_list(status: str | None) -> None:
+def plan_list(status: str | None, fields: str | None) -> None:
     """Plans in rank order, with how well past predictions held."""
     from optlog.service import plans
 
     ctx = service_ctx()
-    emit(plans.list_(ctx, status), _list_human)
+    doc = plans.list_(ctx, status)
+    fl = parse_fields(fields)
+    if fl:
+        doc["plans"] = [project(p, fl) for p in doc["plans"]]
+    emit(doc, _list_human if not fl else lambda d: "\n".join(f"{p.get('rank')} {p.get('id')} {p.get('title')}" for p in d["plans"]))
 
 
 def _show_human(p: dict[str, Any]) -> str:
@@ -85,9 +98,11 @@ def _show_human(p: dict[str, Any]) -> str:
            f"rank {p['rank'] if p['rank'] is not None else '-'}  score {p['score']:.2f}  gain {fmt_gain(*p['gain'])}  "
            f"effort {p['effort']}  confidence {p['confidence']:g}  status {p['status']}"
            + (f"  measured {fmt_pct(p['measured_gain'])}" if p["measured_gain"] is not None else ""),
-           f"why: {p['reason']}"]
+           f"why: {p['score_reason']}; {p['reason']}"]
+    if p.get("measured"):
+        out.append(p["measured"])
     for n in p["needs_status"]:
-        out.append(f"  needs {n['id']} ({n['status']})")
+        out.append(f"  needs {n['id']} {n['expects']} (now {n['status']})")
     if p.get("rationale"):
         out.append(f"rationale: {p['rationale']}")
     for i, s in enumerate(p.get("steps") or [], 1):
@@ -128,13 +143,62 @@ def plan_set(pid: str, status: str | None, measured: str | None, why: str | None
     emit(res if detail else _plan_ack(res), _show_human)
 
 
+@plan.command("edit")
+@click.argument("pid", metavar="ID")
+@click.option("--title", metavar="T", help="A new title (titles are unique).")
+@click.option("--gain", metavar="LOW-HIGH%", help="Predicted gain range in percent.")
+@click.option("--effort", metavar="S|M|L", help="Effort: S (÷1), M (÷3), L (÷8).")
+@click.option("--confidence", metavar="F", help="Confidence in the gain, 0 to 1.")
+@click.option("--needs", "needs", multiple=True, metavar="HYP[=falsified]", help=_NEEDS_HELP + " Replaces the list.")
+@click.option("--no-needs", is_flag=True, help="The plan rests on no hypothesis.")
+@click.option("--rationale", metavar="T", help="Why this should help.")
+@click.option("--step", "steps", multiple=True, metavar="T", help="A step (repeatable; replaces the steps).")
+@click.option("--risk", "risks", multiple=True, metavar="T", help="A risk (repeatable; replaces the risks).")
+@click.option("--validation", metavar="SPEC", help="How it will be validated.")
+@click.option("--why", metavar="T", help="The reason for the change (kept in the plan's history).")
+@agent(args={"pid": "The plan number (1, or 01)."})
+def plan_edit(pid: str, title: str | None, gain: str | None, effort: str | None, confidence: str | None,
+              needs: tuple[str, ...], no_needs: bool, rationale: str | None, steps: tuple[str, ...],
+              risks: tuple[str, ...], validation: str | None, why: str | None) -> None:
+    """Change a plan's fields; the old values go to its history and the files are re-rendered and committed."""
+    from optlog.errors import BadInput
+    from optlog.service import plans
+
+    if needs and no_needs:
+        raise BadInput("give --needs or --no-needs, not both", field="--no-needs")
+    ctx = service_ctx()
+    res = plans.edit(ctx, pid, title=title, gain=gain, effort=effort, confidence=confidence,
+                     needs=[] if no_needs else (needs or None), rationale=rationale, steps=steps or None,
+                     risks=risks or None, validation=validation, why=why)
+    emit(res, _show_human)
+
+
+@plan.command("rm")
+@click.argument("pid", metavar="ID")
+@click.option("--why", required=True, metavar="T", help="Why the plan is removed (in the commit).")
+@agent(args={"pid": "The plan number (1, or 01)."})
+def plan_rm(pid: str, why: str) -> None:
+    """Remove a plan: its file is deleted in a commit (git history keeps it); its number is not reused."""
+    from optlog.service import plans
+
+    ctx = service_ctx()
+    res = plans.rm(ctx, pid, why)
+    emit(res, lambda r: f"removed plan {r['id']:02d} ({r['title']}); {r['file']} deleted"
+         + (f" in commit {r['commit'][:10]}" if r.get("commit") else ""))
+
+
 @plan.command("render")
-def plan_render() -> None:
+@click.option("--detail/--brief", "detail", default=True, show_default=True,
+              help="Every plan as rendered, or only the files, what changed and the commit.")
+@agent(defaults={"detail": False})
+def plan_render(detail: bool) -> None:
     """Write <prefix>/<prefix>-NN.md and <prefix>/README.md, and commit them."""
     from optlog.service import plans
 
     ctx = service_ctx()
     res = plans.render(ctx)
+    if not detail:
+        res = {k: res[k] for k in ("files", "changed", "commit")}
 
     def human(r: dict[str, Any]) -> str:
         if not r["commit"]:

@@ -51,6 +51,11 @@ _SPEC_HELP = {
 }
 
 
+def _pred_ack(p: dict[str, Any]) -> dict[str, Any]:
+    """What a prediction write acknowledges with (an agent's default)."""
+    return {k: p[k] for k in ("id", "version", "status", "expect", "new_version", "warnings") if k in p}
+
+
 def _pred_human(p: dict[str, Any]) -> str:
     sel = lambda d: " ".join(f"{k}={v}" for k, v in d.items()) or "-"  # noqa: E731
     out = [f"{glyph(p['status'])} {p['id']} v{p['version']} {p['status']}: {p['expect']}"]
@@ -71,15 +76,17 @@ def _pred_human(p: dict[str, Any]) -> str:
 @click.option("--where", metavar="COND", help=_SPEC_HELP["where"])
 @click.option("--per", metavar="LABEL", help=_SPEC_HELP["per"])
 @click.option("--margin", type=float, default=None, metavar="F", help=_SPEC_HELP["margin"])
-@agent(args={"hid": "The hypothesis id the prediction belongs to."}, description=LANGUAGE)
+@click.option("--detail/--brief", "detail", default=True, show_default=True,
+              help="The whole prediction, or its id, version, status and the warnings.")
+@agent(args={"hid": "The hypothesis id the prediction belongs to."}, description=LANGUAGE, defaults={"detail": False})
 def pred_add(hid: str, expect: str, metric: str | None, a: tuple[str, ...], b: tuple[str, ...], where: str | None,
-             per: str | None, margin: float | None) -> None:
+             per: str | None, margin: float | None, detail: bool) -> None:
     """Add a prediction to hypothesis HYP (committed to git)."""
     from optlog.service import predictions
 
     ctx = service_ctx()
     p = predictions.add(ctx, hid, expect, metric=metric, a=a, b=b, where=where, per=per, margin=margin)
-    emit(p, lambda p: f"added prediction {p['id']}: {p['expect']}")
+    emit(p if detail else _pred_ack(p), lambda p: f"added prediction {p['id']}: {p['expect']}")
 
 
 @prediction.command("edit")
@@ -91,16 +98,18 @@ def pred_add(hid: str, expect: str, metric: str | None, a: tuple[str, ...], b: t
 @click.option("--where", metavar="COND", help=_SPEC_HELP["where"] + " Empty clears it.")
 @click.option("--per", metavar="LABEL", help=_SPEC_HELP["per"])
 @click.option("--margin", type=float, default=None, metavar="F", help=_SPEC_HELP["margin"])
-@agent(args={"pid": "The prediction id (hypothesis/p1)."}, description=LANGUAGE)
+@click.option("--detail/--brief", "detail", default=True, show_default=True,
+              help="The whole prediction, or its id, version, status and the warnings.")
+@agent(args={"pid": "The prediction id (hypothesis/p1)."}, description=LANGUAGE, defaults={"detail": False})
 def pred_edit(pid: str, expect: str | None, metric: str | None, a: tuple[str, ...], b: tuple[str, ...],
-              where: str | None, per: str | None, margin: float | None) -> None:
+              where: str | None, per: str | None, margin: float | None, detail: bool) -> None:
     """Edit a prediction; once evidence exists this makes a new version (pre-registration)."""
     from optlog.service import predictions
 
     ctx = service_ctx()
     p = predictions.edit(ctx, pid, expect=expect, metric=metric, a=a or None, b=b or None, where=where, per=per,
                          margin=margin)
-    emit(p, lambda p: f"edited {p['id']}: now v{p['version']}" + (" (edited after evidence)" if p["new_version"] else ""))
+    emit(p if detail else _pred_ack(p), lambda p: f"edited {p['id']}: now v{p['version']}" + (" (edited after evidence)" if p["new_version"] else ""))
 
 
 @prediction.command("list")

@@ -68,7 +68,7 @@ def _list_human(d: dict[str, Any]) -> str:
 @click.option("--label", "labels", multiple=True, metavar="K=V", help="Only runs with this label (repeatable).")
 @click.option("--since", metavar="TIME", help="Only runs created at or after TIME (ISO 8601, e.g. 2026-12-01T08:00).")
 @paging(agent_limit=10)
-@fields_option()
+@fields_option(agent_fields="id,status,hypothesis,invalidated,labels,metrics")
 @agent(read_only=True, output="run_list")
 def run_list(status: str | None, hypothesis: str | None, launch: int | None, labels: tuple[str, ...], since: str | None,
              limit: int | None, offset: int, order: str, fields: str | None) -> None:
@@ -77,7 +77,8 @@ def run_list(status: str | None, hypothesis: str | None, launch: int | None, lab
 
     ctx = service_ctx()
     doc = evidence.runs_page(ctx, status=status, hypothesis=hypothesis, label=labels, limit=limit, offset=offset,
-                             newest=order == "newest", since=since, launch=launch, count=True)
+                             newest=order == "newest", since=since, launch=launch,
+                             count=limit is not None or bool(offset))  # page facts come with a page
     fl = parse_fields(fields)
     if fl:
         doc["runs"] = [project(r, fl) for r in doc["runs"]]

@@ -132,11 +132,13 @@ def _brief_status(d: dict[str, Any]) -> dict[str, Any]:
 _REF = "A run id (12) or a launch (L3, as run_launch returned it)."
 
 
-def _tail(text: str, n: int | None) -> str:
-    if n is None:
-        return text
+def _tail(text: str, n: int | None, width: int | None = None) -> str:
     lines = text.splitlines(keepends=True)
-    return "".join(lines[-n:]) if n > 0 else ""
+    if n is not None:
+        lines = lines[-n:] if n > 0 else []
+    if width is not None:
+        lines = [ln if len(ln.rstrip("\n")) <= width else ln[: max(0, width - 1)] + "…\n" for ln in lines]
+    return "".join(lines)
 
 
 def register(group: click.Group) -> None:
@@ -188,8 +190,9 @@ def register(group: click.Group) -> None:
     @click.argument("ref", metavar="REF")
     @click.option("--follow", "-f", is_flag=True, help="Keep printing until the run or launch finishes.")
     @click.option("--tail", type=int, default=None, metavar="N", help="Only the last N lines.")
-    @agent(defaults={"tail": 40}, args={"ref": _REF}, read_only=True)
-    def run_logs(ref: str, follow: bool, tail: int | None) -> None:
+    @click.option("--width", type=int, default=None, metavar="N", help="Cut each line to N characters.")
+    @agent(defaults={"tail": 10, "width": 160}, args={"ref": _REF}, read_only=True)
+    def run_logs(ref: str, follow: bool, tail: int | None, width: int | None) -> None:
         """A run's bench stdout/stderr (ID), or a launch's narration (L<n>)."""
         from optlog.service import launch as svc
 
@@ -199,7 +202,7 @@ def register(group: click.Group) -> None:
             parts: list[str] = []
             svc.follow(ctx, ref, parts.append, follow=follow)
             text = "".join(parts)
-            doc = {"ref": ref, "files": [ctx.ws.rel(f) for f in files], "text": _tail(text, tail)}
+            doc = {"ref": ref, "files": [ctx.ws.rel(f) for f in files], "text": _tail(text, tail, width)}
             if tail is not None:
                 doc["lines_total"] = len(text.splitlines())
             emit(doc)
@@ -207,7 +210,7 @@ def register(group: click.Group) -> None:
         if tail is not None:
             parts = []
             svc.follow(ctx, ref, parts.append, follow=False)
-            sys.stdout.write(_tail("".join(parts), tail))
+            sys.stdout.write(_tail("".join(parts), tail, width))
             return
 
         def write(t: str) -> None:

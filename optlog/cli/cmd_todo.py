@@ -101,19 +101,19 @@ def todo_write(source: str | None, inline: str | None, detail: bool) -> None:
     Hook payloads are taken as they come: Claude Code's PostToolUse for TodoWrite, OpenCode's
     todo.updated event and todowrite tool hooks.
     """
-    import json
-
     from optlog.errors import BadInput
     from optlog.service import todos
 
     if (source is None) == (inline is None):
         raise BadInput("give FILE (or - for stdin) or --todos JSON", field="--todos", code="usage")
     if inline is not None:
+        from optlog.yamlio import parse_json
+
         try:
-            data, name = json.loads(inline), "--todos"
-        except json.JSONDecodeError as e:
-            raise BadInput(f"malformed JSON: {e.msg}", field="--todos", line=e.lineno, column=e.colno,
-                           code="malformed_json") from None
+            data, name = parse_json(inline, "--todos"), "--todos"
+        except BadInput as e:  # the same guards as a file's (depth, size, the text rule)
+            e.field, e.file = e.field or "--todos", None
+            raise
     else:
         data, name = todos.read_todowrite(source or "-")
     ctx = service_ctx()

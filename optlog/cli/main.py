@@ -33,7 +33,6 @@ LAZY: dict[str, str] = {
     "log": "optlog.cli.cmd_log:log_cmd",
     "sync": "optlog.cli.cmd_log:sync_cmd",
     "prediction": "optlog.cli.cmd_predict:prediction",
-    "predict": "optlog.cli.cmd_predict:predict",
     "verdict": "optlog.cli.cmd_predict:verdict_cmd",
     "compare": "optlog.cli.cmd_predict:compare_cmd",
     "bench": "optlog.cli.cmd_bench:bench_cmd",
@@ -46,6 +45,9 @@ LAZY: dict[str, str] = {
     "agent": "optlog.cli.cmd_agent:agent_group",
 }
 ALIASES = {"hyp": "hypothesis", "pred": "prediction", "todos": "todo", "runs": "run"}
+# aliases that are commands of their own (not listed, so help and the MCP tools do not repeat them):
+# `optlog predict HYP --expect …` is `optlog prediction add HYP --expect …` (DESIGN §7)
+ALIAS_COMMANDS = {"predict": "optlog.cli.cmd_predict:predict"}
 
 
 class State:
@@ -127,7 +129,7 @@ class LazyGroup(click.Group):
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         name = ALIASES.get(name, name)
-        target = LAZY.get(name)
+        target = LAZY.get(name) or ALIAS_COMMANDS.get(name)
         if target is None:
             return None
         mod, attr = target.split(":")

@@ -78,9 +78,9 @@ class Face:
         with self.lock:
             tool = self.tools.get(name)
             if tool is None:
-                import difflib
+                from optlog.errors import close_matches
 
-                close = difflib.get_close_matches(name, list(self.tools), n=3, cutoff=0.5)
+                close = close_matches(name, self.tools, cutoff=0.5)
                 err = BadInput(f"no tool {name!r}" + (f" (did you mean {', '.join(close)}?)" if close else ""),
                                code="usage", extra={"did_you_mean": close} if close else {})
                 return err.to_json(), True, 2

@@ -55,7 +55,8 @@ def detail_option(what: str) -> Callable[[Any], Any]:
 
 def paged(items: list[Any], limit: int | None, offset: int, order: str,
           fields: str | None = None) -> tuple[list[Any], dict[str, Any]]:
-    """Order, page and project a list already in oldest-first order."""
+    """Order, page and project a list already in oldest-first order. The page facts come only with a
+    page (`limit` or `offset`): without one the document is the one the CLI always printed."""
     if order == "newest":
         items = items[::-1]
     if limit is not None and limit < 0:
@@ -63,6 +64,8 @@ def paged(items: list[Any], limit: int | None, offset: int, order: str,
 
         raise BadInput("--limit must be at least 0", field="--limit")
     rows, facts = page(items, limit, offset)
+    if limit is None and not offset:
+        facts = {}
     fl = parse_fields(fields)
     if fl:
         rows = [project(r, fl) for r in rows]

@@ -16,7 +16,6 @@ not tools (the TUI, the MCP server itself, a sample stream).
 from __future__ import annotations
 
 import contextlib
-import difflib
 import io
 import json
 import re
@@ -26,7 +25,7 @@ from typing import Any
 
 import click
 
-from optlog.errors import BadInput, OptlogError
+from optlog.errors import BadInput, OptlogError, close_matches
 
 # the root's global options: every tool has them implicitly (the server is the workspace, JSON always)
 _GLOBAL = {"json_", "chdir", "help", "version"}
@@ -213,8 +212,7 @@ def tools() -> dict[str, Tool]:
 def usage(message: str, param: str | None, choices: list[str] | None = None, given: str | None = None) -> BadInput:
     extra = {}
     if choices and given is not None:
-        close = difflib.get_close_matches(given, choices, n=3, cutoff=0.5) or \
-            [c for c in choices if c.lower() == given.lower()]
+        close = close_matches(given, choices, cutoff=0.5)
         if close:
             extra["did_you_mean"] = close
             message += f" (did you mean {', '.join(repr(c) for c in close)}?)"

@@ -100,11 +100,3 @@ def parse_metric(text: str, field: str = "--metric") -> tuple[str, float]:
     if n is None or not math.isfinite(n):
         raise BadInput(f"metric {k!r} must be a finite number, got {v!r}", field=field)
     return k, n
-
-
-def closest(word: str, choices: Any) -> str:
-    """` (did you mean X?)` for the nearest of `choices`, else ``: for unknown names in messages."""
-    import difflib
-
-    best = difflib.get_close_matches(word, sorted(set(choices)), n=1, cutoff=0.6)
-    return f" (did you mean {best[0]!r}?)" if best else ""

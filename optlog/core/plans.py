@@ -5,9 +5,14 @@ ranking is computed at read time every time, so a verdict or an invalidation sho
 `plan list` or `plan render` without any cache to refresh.
 
 score = midpoint of the gain range (percent) × confidence ÷ effort weight (S 1, M 3, L 8)
-        × weight of the needed hypotheses: all confirmed → 1; any open, testing, inconclusive,
-          superseded or missing → 0.5; any falsified → 0.1 (falsified wins over open).
-Only proposed and in-progress plans get a rank; ties are broken by id (the older plan first).
+        × weight of the needed hypotheses: every one decided the way the plan needs → 1; any
+          open, testing, inconclusive, superseded or missing → 0.5; any decided the other way → 0.1
+          (contradicted wins over open).
+A need is `HYP` (the plan rests on HYP being confirmed) or `HYP=falsified` (it follows from HYP
+being falsified: "batch decode GEMMs to M ≥ 16" follows from "decode GEMMs are memory-bound" being
+falsified). Gains are a range within −100 % … +1,000 % (beyond: a typo, not an estimate);
+confidence is in [0, 1]. Only proposed and in-progress plans get a rank; ties are broken by id (the
+older plan first). Every plan's `score_reason` spells the product out.
 """
 
 from __future__ import annotations
@@ -25,7 +30,8 @@ W_CONFIRMED, W_OPEN, W_FALSIFIED = 1.0, 0.5, 0.1
 
 _NUM = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)"
 _GAIN_RE = re.compile(rf"^\s*({_NUM})\s*%?\s*(?:(?:-|–|—|\.\.|to)\s*({_NUM})\s*%?)?\s*$")
-GAIN_LIMIT = 100_000.0  # percent; beyond this a number is a typo
+GAIN_MIN, GAIN_MAX = -100.0, 1000.0  # percent: nothing loses more than all of it; 11× is beyond an estimate
+NEED_EXPECTS: tuple[str, ...] = ("confirmed", "falsified")
 
 
 # ---------------------------------------------------------------- parsing input
@@ -39,11 +45,16 @@ def parse_gain(text: str, field: str = "--gain") -> tuple[float, float]:
     lo = float(m.group(1))
     hi = float(m.group(2)) if m.group(2) is not None else lo
     for v in (lo, hi):
-        if not math.isfinite(v) or abs(v) > GAIN_LIMIT:
-            raise BadInput(f"gain {v:g}% is out of range (|gain| ≤ {GAIN_LIMIT:g}%)", field=field)
+        _check_gain(v, text, field)
     if lo > hi:
         raise BadInput(f"the low end of the gain range ({lo:g}%) is above the high end ({hi:g}%)", field=field)
     return lo, hi
+
+
+def _check_gain(v: float, text: Any, field: str) -> None:
+    if not math.isfinite(v) or not GAIN_MIN <= v <= GAIN_MAX:
+        raise BadInput(f"gain {v:g}% in {text!r} is outside {GAIN_MIN:g}% … +{GAIN_MAX:,.0f}% "
+                       "(a plan cannot lose more than everything, and 11× is not an estimate)", field=field)
 
 
 def parse_percent(text: Any, field: str = "--measured-gain") -> float:
@@ -52,9 +63,30 @@ def parse_percent(text: Any, field: str = "--measured-gain") -> float:
         v = float(s)
     except ValueError:
         raise BadInput(f"expected a percentage like 28 or -12.5%, got {text!r}", field=field) from None
-    if not math.isfinite(v) or abs(v) > GAIN_LIMIT:
-        raise BadInput(f"{text!r} is out of range (|gain| ≤ {GAIN_LIMIT:g}%)", field=field)
+    _check_gain(v, text, field)
     return v
+
+
+def parse_need(text: str, field: str = "--needs") -> tuple[str, str]:
+    """`HYP` → (HYP, confirmed); `HYP=falsified` / `HYP=confirmed` → as written."""
+    hid, sep, want = str(text).strip().partition("=")
+    hid, want = hid.strip(), (want.strip().lower() if sep else "confirmed")
+    if not hid:
+        raise BadInput(f"expected HYP or HYP=falsified, got {text!r}", field=field)
+    if want not in NEED_EXPECTS:
+        raise BadInput(f"a plan needs a hypothesis confirmed or falsified: {hid}=confirmed or {hid}=falsified, "
+                       f"got {text!r}", field=field)
+    return hid, want
+
+
+def need_text(hid: str, expects: str) -> str:
+    """The stored form of a need: `HYP` (confirmed) or `HYP=falsified`."""
+    return hid if expects == "confirmed" else f"{hid}={expects}"
+
+
+def title_key(title: str) -> str:
+    """Two titles that differ only in case or spacing are the same plan."""
+    return " ".join(str(title).split()).casefold()
 
 
 def parse_effort(text: str, field: str = "--effort") -> str:
@@ -165,8 +197,16 @@ def verdict_ratio_phrase(doc: Any, verdict: Any) -> str | None:
     return None
 
 
-def need_info(hid: str, doc: Any | None) -> dict[str, Any]:
-    """Status of one needed hypothesis, its weight, and a one-line reason citing what decided it."""
+def need_info(need: str, doc: Any | None) -> dict[str, Any]:
+    """Status of one needed hypothesis (`HYP` or `HYP=falsified`), its weight, and a one-line reason
+    citing what decided it."""
+    hid, expects = parse_need(need, field="needs")
+    info = _need_status(hid, doc, expects)
+    info["expects"] = expects
+    return info
+
+
+def _need_status(hid: str, doc: Any | None, expects: str) -> dict[str, Any]:
     if doc is None:
         return {"id": hid, "title": None, "status": "missing", "weight": W_OPEN,
                 "reason": f"waits on {hid} (missing: no hypothesis file)", "decided_at": None}
@@ -192,15 +232,18 @@ def need_info(hid: str, doc: Any | None) -> dict[str, Any]:
         detail = f"{phrase}; {why}"
     else:
         detail = why or phrase or ""
-    if status == "confirmed":
+    said = f": {detail}" if detail else ""
+    if status in NEED_EXPECTS and status == expects:
         weight = W_CONFIRMED
-        reason = f"rests on {hid}, confirmed {_day(at)}" + (f": {detail}" if detail else "")
-    elif status == "falsified":
+        reason = (f"rests on {hid}, confirmed {_day(at)}{said}" if expects == "confirmed"
+                  else f"follows from {hid} being falsified {_day(at)}{said}")
+    elif status in NEED_EXPECTS:
         weight = W_FALSIFIED
-        reason = f"rests on {hid}, falsified {_day(at)}: {detail or 'no reason recorded'}"
+        reason = (f"rests on {hid}, falsified {_day(at)}: {detail or 'no reason recorded'}" if expects == "confirmed"
+                  else f"needs {hid} falsified, but it was confirmed {_day(at)}{said}")
     else:
         weight = W_OPEN
-        reason = f"waits on {hid} ({status})"
+        reason = f"waits on {hid} ({status}; needs it {expects})" if expects != "confirmed" else f"waits on {hid} ({status})"
     return {"id": hid, "title": title, "status": status, "weight": weight, "reason": reason, "decided_at": at}
 
 
@@ -208,10 +251,10 @@ def needs_weight(infos: list[dict[str, Any]]) -> tuple[float, str]:
     """The weight of a plan's needs and the reason a reader is shown."""
     if not infos:
         return W_CONFIRMED, "needs no hypothesis"
-    fals = [i for i in infos if i["status"] == "falsified"]
+    fals = [i for i in infos if i["weight"] == W_FALSIFIED]
     if fals:
         return W_FALSIFIED, "; ".join(i["reason"] for i in fals)
-    pending = [i for i in infos if i["status"] != "confirmed"]
+    pending = [i for i in infos if i["weight"] != W_CONFIRMED]
     if pending:
         return W_OPEN, "waits on " + ", ".join(f"{i['id']} ({i['status']})" for i in pending)
     return W_CONFIRMED, "; ".join(i["reason"] for i in infos)
@@ -231,11 +274,12 @@ def evaluate(plans: list[dict[str, Any]], docs: dict[str, Any]) -> list[dict[str
     done, then dropped, each by id."""
     out: list[dict[str, Any]] = []
     for p in plans:
-        infos = [need_info(h, docs.get(h)) for h in p.get("needs") or []]
+        infos = [need_info(h, docs.get(parse_need(h, field="needs")[0])) for h in p.get("needs") or []]
         weight, reason = needs_weight(infos)
         score = round(base_score(p["gain_low"], p["gain_high"], p["confidence"], p["effort"]) * weight, 6)
         v = dict(p)
-        v.update(needs_info=infos, weight=weight, score=score, reason=reason, rank=None)
+        v.update(needs_info=infos, weight=weight, score=score, reason=reason, rank=None,
+                 score_reason=score_reason(p, weight, score), measured=measured_vs_predicted(p))
         out.append(v)
     active = sorted((v for v in out if v["status"] in ACTIVE), key=lambda v: (-v["score"], v["id"]))
     for i, v in enumerate(active, 1):
@@ -243,6 +287,23 @@ def evaluate(plans: list[dict[str, Any]], docs: dict[str, Any]) -> list[dict[str
     order = {"done": 1, "dropped": 2}
     rest = sorted((v for v in out if v["status"] not in ACTIVE), key=lambda v: (order.get(v["status"], 3), v["id"]))
     return active + rest
+
+
+def score_reason(p: dict[str, Any], weight: float, score: float) -> str:
+    """`score 6.67 = 40% (midpoint of 20–60%) × 0.5 confidence ÷ 3 (effort M) × 1 (needs)`."""
+    mid = (p["gain_low"] + p["gain_high"]) / 2.0
+    return (f"score {score:.2f} = {mid:g}% (midpoint of {fmt_gain(p['gain_low'], p['gain_high'])}) × "
+            f"{p['confidence']:g} confidence ÷ {EFFORT_WEIGHT[p['effort']]} (effort {p['effort']}) × {weight:g} (needs)")
+
+
+def measured_vs_predicted(p: dict[str, Any]) -> str | None:
+    """`measured +28%, inside the predicted 10–30%` (None before a gain is measured)."""
+    m = p.get("measured_gain")
+    if m is None:
+        return None
+    lo, hi = p["gain_low"], p["gain_high"]
+    where = "inside" if lo <= m <= hi else ("below" if m < lo else "above")
+    return f"measured {m:+g}%, {where} the predicted {fmt_gain(lo, hi)}"
 
 
 def calibration(plans: list[dict[str, Any]]) -> dict[str, Any]:
@@ -254,16 +315,22 @@ def calibration(plans: list[dict[str, Any]]) -> dict[str, Any]:
             continue
         lo, hi = p["gain_low"], p["gain_high"]
         mid = (lo + hi) / 2.0
-        rows.append({"id": p["id"], "status": p["status"], "predicted": [lo, hi], "measured": m,
-                     "inside": lo <= m <= hi, "ratio": (m / mid) if mid else None})
+        rows.append({"id": p["id"], "title": p.get("title"), "status": p["status"], "predicted": [lo, hi],
+                     "measured": m, "inside": lo <= m <= hi, "error": m - mid,
+                     "where": "inside" if lo <= m <= hi else ("below" if m < lo else "above"),
+                     "ratio": (m / mid) if mid else None})
     n = len(rows)
     inside = sum(1 for r in rows if r["inside"])
     ratios = [r["ratio"] for r in rows if r["ratio"] is not None]
+    errs = [r["error"] for r in rows]
     return {
         "n": n,
         "inside": inside,
+        "below": sum(1 for r in rows if r["where"] == "below"),
+        "above": sum(1 for r in rows if r["where"] == "above"),
         "fraction_inside": (inside / n) if n else None,
         "mean_ratio": (sum(ratios) / len(ratios)) if ratios else None,
+        "mean_error": (sum(errs) / n) if n else None,  # measured − predicted midpoint, percentage points
         "plans": rows,
     }
 
@@ -273,5 +340,14 @@ def calibration_line(cal: dict[str, Any]) -> str:
         return "calibration: no plan has a measured gain yet"
     mr = cal["mean_ratio"]
     mr_s = f"{mr:.2f}" if mr is not None else "–"
+    me = cal.get("mean_error")
+    me_s = f"; measured − predicted midpoint {me:+.1f} points on average" if me is not None else ""
     return (f"calibration: {cal['inside']} of {cal['n']} measured plans fell inside the predicted range "
-            f"({cal['fraction_inside']:.0%}); mean measured ÷ predicted midpoint {mr_s}")
+            f"({cal['fraction_inside']:.0%}; {cal.get('below', 0)} below, {cal.get('above', 0)} above); "
+            f"mean measured ÷ predicted midpoint {mr_s}{me_s}")
+
+
+def calibration_rows(cal: dict[str, Any]) -> list[str]:
+    """One line per measured plan: `01 Server tuning: predicted 10–30%, measured +28% (inside)`."""
+    return [f"{r['id']:02d} {r.get('title') or ''}: predicted {fmt_gain(*r['predicted'])}, measured "
+            f"{r['measured']:+g}% ({r['where']})" for r in cal["plans"]]

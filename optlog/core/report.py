@@ -332,3 +332,61 @@ def other_runs(runs: list[dict[str, Any]]) -> dict[tuple[str, ...], list[dict[st
             continue  # shown under telemetry
         out.setdefault(tuple(sorted(r["labels"])), []).append(r)
     return out
+
+
+# ---------------------------------------------------------------- a plot per prediction
+
+
+def prediction_plot(doc: Any, pred: Any) -> dict[str, Any] | None:
+    """What the plot of one prediction with `--per` shows, from its latest verdict record: x the
+    per label's levels (numbers on a log2 axis when all positive and spread ≥ 4×, else in order), a
+    series per quantity the expression reads (`a`, `b.tflops`, named by group and metric), every
+    measured value as a point (so repeats show their spread) and the median per level as a line,
+    and the constant the prediction compares against (when it has one). None: nothing to draw."""
+    per = _get(pred, "per")
+    verdicts = list(_get(doc, "verdicts") or [])
+    if not per or not verdicts:
+        return None
+    rec = next((p for p in (_get(verdicts[-1], "predictions") or []) if isinstance(p, dict)
+                and p.get("id") == _get(pred, "id")), None)
+    if rec is None:
+        return None
+    levels = [lv for lv in rec.get("levels") or [] if isinstance(lv, dict) and per in (lv.get("level") or {})]
+    if not levels:
+        return None
+    xs = [lv["level"][per] for lv in levels]
+    nums = [L.as_number(x) for x in xs]
+    numeric = all(n is not None for n in nums)
+    log = numeric and all(n > 0 for n in nums) and max(nums) >= 4 * min(nums)  # type: ignore[operator,type-var]
+    a_sel, b_sel = dict(_get(pred, "a") or {}), dict(_get(pred, "b") or {})
+    shared = {k for k in a_sel if k in b_sel and L.canonical(a_sel[k]) == L.canonical(b_sel[k])}
+
+    def group_name(sel: dict[str, Any]) -> str:
+        own = {k: v for k, v in sel.items() if k not in shared} or sel
+        return ", ".join(f"{k}={v}" for k, v in own.items()) or "all runs"
+
+    metric = _get(pred, "metric")
+    series: dict[str, list[tuple[Any, float]]] = {}
+    metrics: list[str] = []
+    for lv, x in zip(levels, xs):
+        for ref, vals in (lv.get("values") or {}).items():
+            g, _, m = str(ref).partition(".")
+            m = m or metric or "?"
+            if m not in metrics:
+                metrics.append(m)
+            if not b_sel:  # one group: the title names the prediction, the series its metric
+                name = m
+            else:
+                name = f"{group_name(a_sel if g == 'a' else b_sel)}" + (f" {m}" if m != metric else "")
+            series.setdefault(name, []).extend((x, float(v)) for v in vals)
+    if not any(series.values()):
+        return None
+    thr = None
+    t0 = levels[0].get("threshold")
+    q = str(levels[0].get("quantity") or "")
+    if isinstance(t0, (int, float)) and "/" not in q and all(lv.get("threshold") == t0 for lv in levels):
+        thr = {"value": float(t0), "label": f"expected: {_get(pred, 'expect')}"}
+    return {"id": _get(pred, "id"), "per": per, "x": xs, "numeric": numeric, "log": log,
+            "y_title": metrics[0] if len(metrics) == 1 else ", ".join(metrics),
+            "title": f"{_get(pred, 'id')}: {_get(pred, 'expect')} ({rec.get('status')})",
+            "series": series, "threshold": thr}

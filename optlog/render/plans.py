@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from optlog.core.plans import EFFORT_WEIGHT, calibration_line, fmt_gain, fmt_pct
+from optlog.core.plans import EFFORT_WEIGHT, calibration_line, calibration_rows, fmt_gain, fmt_pct
 from optlog.render import md
 
 EVIDENCE_LEVELS_MAX = 200  # rows per verdict table; more are summarised
@@ -72,7 +72,7 @@ def record_of(view: dict[str, Any]) -> dict[str, Any]:
         "gain": {"low": _num(view["gain_low"]), "high": _num(view["gain_high"])},
         "effort": view["effort"],
         "confidence": view["confidence"],
-        "needs": [{"id": n["id"], "status": n["status"]} for n in view["needs_info"]],
+        "needs": [{"id": n["id"], "expects": n["expects"], "status": n["status"]} for n in view["needs_info"]],
         "weight": view["weight"],
         "reason": view["reason"],
         "status": view["status"],
@@ -210,9 +210,10 @@ def render_plan(view: dict[str, Any], docs: dict[str, Any], total_ranked: int) -
           fmt_pct(view.get("measured_gain"))]],
     ))
     parts.append(
-        f"Score = midpoint of the gain range × confidence ÷ effort × weight of what it needs "
-        f"(×{view['weight']:g}): {md.text(view['reason'])}"
+        f"{md.text(view['score_reason'][0].upper() + view['score_reason'][1:])}: {md.text(view['reason'])}"
     )
+    if view.get("measured"):
+        parts.append(md.inline(view["measured"][0].upper() + view["measured"][1:] + "."))
     if view.get("why"):
         parts.append(f"Last status change: {md.text(view['why'])}")
     parts.append(md.heading(2, "Rationale"))
@@ -249,17 +250,21 @@ def render_index(views: list[dict[str, Any]], cal: dict[str, Any], prefix: str, 
     parts = [md.heading(1, f"Improvement plans: {name}")]
     parts.append(
         "Ranked by score = midpoint of the predicted gain × confidence ÷ effort (S 1, M 3, L 8), "
-        "× 1 when every hypothesis a plan needs is confirmed, × 0.5 while any is open, testing or "
-        "inconclusive, × 0.1 when any is falsified. Ties go to the older plan. Written by "
+        "× 1 when every hypothesis a plan needs is decided the way it needs (confirmed, or falsified "
+        "where it says so), × 0.5 while any is open, testing or inconclusive, × 0.1 when any is decided "
+        "the other way. Ties go to the older plan. Written by "
         "`optlog plan render` from the plan records and the hypothesis files."
     )
     parts.append(md.inline(calibration_line(cal)))
+    if cal["plans"]:
+        parts.append(md.bullets(md.inline(x) for x in calibration_rows(cal)))
     active = [v for v in views if v["rank"] is not None]
     parts.append(md.heading(2, "Ranked"))
     if active:
         rows = []
         for v in active:
-            needs = ", ".join(f"{n['id']} ({n['status']})" for n in v["needs_info"]) or "–"
+            needs = ", ".join(f"{n['id']}{'=falsified' if n['expects'] == 'falsified' else ''} ({n['status']})"
+                              for n in v["needs_info"]) or "–"
             rows.append([
                 str(v["rank"]),
                 md.link(f"{v['id']:02d} {v['title']}", plan_filename(prefix, v["id"])),

@@ -18,7 +18,11 @@ from typing import Any
 CHART_ID = "optlog"
 
 
-def _chart(kind: str, title: str, x_title: str, y_title: str, **kw: Any) -> Any:
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+           "#17becf")
+
+
+def _chart(kind: str, title: str, x_title: str, y_title: str, colors: tuple[str, ...] = PALETTE, **kw: Any) -> Any:
     import pygal
     from pygal.style import Style
 
@@ -26,11 +30,10 @@ def _chart(kind: str, title: str, x_title: str, y_title: str, **kw: Any) -> Any:
                   foreground_subtle="#bbb", font_family="DejaVu Sans, Helvetica, Arial, sans-serif",
                   title_font_size=14, label_font_size=10, major_label_font_size=10, legend_font_size=10,
                   value_font_size=8, value_label_font_size=8, opacity=".9", opacity_hover=".9",
-                  colors=("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-                          "#7f7f7f", "#bcbd22", "#17becf"))
+                  guide_stroke_color="#d9d9d9", major_guide_stroke_color="#bfbfbf", colors=colors)
     chart = getattr(pygal, kind)(title=title, x_title=x_title, y_title=y_title, style=style, js=[],
                                  width=640, height=400, legend_at_bottom=True, show_minor_x_labels=True,
-                                 truncate_legend=40, disable_xml_declaration=False, **kw)
+                                 disable_xml_declaration=False, **{"truncate_legend": 40, **kw})
     chart.uuid = CHART_ID
     return chart
 
@@ -86,4 +89,43 @@ def per_user_vs_per_gpu(path: str, title: str, series: dict[str, list[tuple[floa
                    print_labels=few, dots_size=3)
     for name, pts in series.items():
         chart.add(name, [{"value": (x, y), "label": f"c={c}"} for x, y, c in pts])
+    _save(chart, path)
+
+
+def per_level(path: str, plot: dict[str, Any]) -> None:
+    """A prediction's plot (core.report.prediction_plot): every measured value a dot (repeats show
+    their spread), the median per level joined by a line, the compared constant as a dashed line."""
+    import statistics
+
+    xs = plot["x"]
+    if plot["numeric"]:
+        # log2 positions from 1 (pygal draws its y axis at x = 0, which would sit on a level of 1)
+        fx = (lambda v: math.log2(float(v)) + 1) if plot["log"] else (lambda v: float(v))
+        pos = {str(x): fx(x) for x in xs}
+        fmt = (lambda v: f"{2 ** (v - 1):g}") if plot["log"] else (lambda v: f"{v:g}")
+    else:
+        pos = {str(x): float(i + 1) for i, x in enumerate(xs)}  # from 1: pygal draws its axis at 0
+        names = {float(i + 1): str(x) for i, x in enumerate(xs)}
+        fmt = lambda v: names.get(round(v), "")  # noqa: E731
+    ps = sorted(set(pos.values()))
+    span = (ps[-1] - ps[0]) or 1.0
+    allv = [v for pts in plot["series"].values() for _, v in pts]
+    if plot["threshold"]:
+        allv.append(plot["threshold"]["value"])
+    lo = min(0.0, min(allv))
+    # a group's dots and its median line share a colour; the compared constant is black
+    colors = tuple(c for i in range(len(plot["series"])) for c in (PALETTE[i % len(PALETTE)],) * 2) + ("#000000",)
+    chart = _chart("XY", plot["title"], plot["per"], plot["y_title"], colors=colors, range=(lo, _ymax(allv)),
+                   xrange=(ps[0] - 0.2 * span, ps[-1] + 0.2 * span), x_labels=ps, x_value_formatter=fmt,
+                   value_formatter=_num, dots_size=3, print_labels=False, truncate_legend=56)
+    for name, pts in plot["series"].items():
+        chart.add(f"runs: {name}", [(pos[str(x)], v) for x, v in pts], stroke=False)
+        by: dict[float, list[float]] = {}
+        for x, v in pts:
+            by.setdefault(pos[str(x)], []).append(v)
+        chart.add(f"median: {name}", [(p, statistics.median(by[p])) for p in sorted(by)], show_dots=False)
+    if plot["threshold"]:
+        t = plot["threshold"]
+        chart.add(t["label"], [(ps[0] - 0.1 * span, t["value"]), (ps[-1] + 0.1 * span, t["value"])],
+                  show_dots=False, stroke_style={"width": 2, "dasharray": "8,4"})
     _save(chart, path)

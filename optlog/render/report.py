@@ -6,7 +6,7 @@ from typing import Any
 
 from optlog.core import labels as L
 from optlog.core import report as C
-from optlog.core.plans import calibration_line, fmt_gain, fmt_pct
+from optlog.core.plans import calibration_line, calibration_rows, fmt_gain, fmt_pct
 from optlog.render import md
 from optlog.render.plans import fmt_ratio, fmt_value, verdict_tables
 
@@ -95,6 +95,9 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
                      md.text(p.status + (" (edited after evidence)" if p.edited_after_evidence else ""))]
                     for p in d.predictions]
             out.append(md.raw_table(["prediction", "expect", "metric", "a", "b", "where", "per", "status"], rows))
+            for pl in plots.get("predictions", []):
+                if pl["prediction"] in {p.id for p in d.predictions}:
+                    out.append(f"![{md.text(pl['alt'])}](<{pl['href']}>)")
         if d.override is not None:
             o = d.override
             out.append(f"Set by hand to **{md.text(o.status)}** by {md.text(o.by)} at {md.text(o.at)}: "
@@ -109,10 +112,10 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
                 out.append(md.table(["at", "by", "status", "summary"], [[x.at, x.by, x.status, x.summary] for x in d.verdicts]))
 
     # ---- throughput by configuration
+    # only where the workspace's runs carry these labels (a serving sweep); nothing is said otherwise
     fams = data.get("fams") or C.config_runs(runs)
-    out.append(md.heading(2, "Throughput by configuration"))
-    if not fams:
-        out.append(md.inline("No runs labelled with both config and concurrency."))
+    if fams:
+        out.append(md.heading(2, "Throughput by configuration"))
     for fi, (fk, fruns) in enumerate(fams.items()):
         if len(fams) > 1 or fk:
             out.append(md.heading(3, C.family_name(fk)))
@@ -235,14 +238,17 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
     views = data["plans"]
     if views:
         out.append(md.inline(calibration_line(data["calibration"])))
+        if data["calibration"]["plans"]:
+            out.append(md.bullets(md.inline(x) for x in calibration_rows(data["calibration"])))
         rows = []
         for v in views:
             title = f"{v['id']:02d} {v['title']}"
-            link = md.link(title, f"{data['plans_href']}/{data['plans_prefix']}-{v['id']:02d}.md")
+            link = (md.link(title, f"{data['plans_href']}/{data['plans_prefix']}-{v['id']:02d}.md")
+                    if v["id"] in data.get("plan_files", ()) else md.text(title))
             measured = fmt_pct(v.get("measured_gain")) if v.get("measured_gain") is not None else "–"
             rows.append([str(v["rank"]) if v["rank"] is not None else "–", link, f"{v['score']:.2f}",
                          md.text(fmt_gain(v["gain_low"], v["gain_high"])), md.text(measured), v["effort"],
-                         f"{v['confidence']:g}", md.text(v["status"]), md.text(v["reason"])])
+                         f"{v['confidence']:g}", md.text(v["status"]), md.text(v["score_reason"] + "; " + v["reason"])])
         out.append(md.raw_table(["rank", "plan", "score", "gain", "measured", "effort", "confidence", "status", "why"],
                                 rows, ["r", "l", "r", "r", "r", "l", "r", "l", "l"]))
     else:

@@ -228,9 +228,14 @@ def load_spec(path: Path, shown: str | None = None) -> LoadedSpec:
 
 
 def _check_keys(ls: LoadedSpec) -> None:
+    from optlog.core.text import problem
     from optlog.runs.sets import SPEC_KEYS
 
     s = ls.spec
+    for k, v in s.labels.items():
+        why = problem(v, multiline=False) if isinstance(v, str) else None
+        if why is not None:
+            raise ls.bad(f"a label value is one line: {why}", "labels", k, code="bad_text")
     if s.bench.parser is not None:
         from optlog.runs.parsers import canonical_format
 

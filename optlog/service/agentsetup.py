@@ -68,11 +68,13 @@ def _command() -> list[str]:
 def _read_json(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8") or "{}")
-    except json.JSONDecodeError as e:
-        raise BadInput(f"malformed JSON: {e.msg}; fix it or move it aside (nothing was written)",
-                       file=str(path), line=e.lineno, column=e.colno, code="malformed_json") from None
+    from optlog.yamlio import parse_json, read_text
+
+    try:  # the guarded reader: invalid UTF-8 or deep nesting is bad input too, never a traceback
+        data = parse_json(read_text(path, str(path)) or "{}", str(path))
+    except BadInput as e:
+        e.message += "; fix it or move it aside (nothing was written)"
+        raise
     if not isinstance(data, dict):
         raise BadInput("expected a JSON object", file=str(path))
     return data

@@ -137,6 +137,8 @@ def prepare(opts: Options, ctx: Any = None) -> Plan:
             extra = json.loads(opts.extra_body)
         except json.JSONDecodeError as e:
             raise BadInput(f"not JSON: {e.msg}", field="--extra-body") from None
+        except RecursionError:
+            raise BadInput("nested too deeply", field="--extra-body") from None
         if not isinstance(extra, dict):
             raise BadInput("must be a JSON object", field="--extra-body")
     user_labels = L.parse_pairs(opts.labels, "--label") if opts.labels else {}

@@ -20,7 +20,7 @@ from collections import defaultdict
 from typing import Any
 
 from optlog.core import labels as L
-from optlog.errors import BadInput
+from optlog.errors import BadInput, not_found
 from optlog.service.context import Ctx
 
 MIN_SPREAD_N = 3  # from this many runs a cell shows its interquartile range
@@ -66,10 +66,10 @@ def compare(ctx: Ctx, metric: str, by: str, per: str | None = None, where: str |
             raise BadInput(e.pretty(), column=e.column, field="--where", code="bad_expression") from None
     ev = load_evidence(ctx, {metric})
     if metric not in ev.metric_names:
-        raise BadInput(f"no counting run has metric {metric!r}{L.closest(metric, _known_metrics(ctx))}", field="--metric")
+        raise not_found("metric (in a counting run)", metric, _known_metrics(ctx), field="--metric")
     for key, field in ((by, "--by"), (per, "--per")):
         if key is not None and key not in ev.index:
-            raise BadInput(f"no counting run has label {key!r}{L.closest(key, ev.index)}", field=field)
+            raise not_found("label (on a counting run)", key, ev.index, field=field)
     picked = []
     for r in ev.runs.values():
         if by not in r.labels or metric not in r.metrics or (per and per not in r.labels):

@@ -27,6 +27,7 @@ def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
     line, field) and re-indexed; a hand edit is reported once."""
     import json
 
+    from pydantic import ValidationError
     from sqlalchemy import text
 
     files = hypfiles.list_files(ctx.ws)
@@ -46,8 +47,11 @@ def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
             data = row[3]
             if isinstance(data, str):  # SQLite hands back the JSON text; psycopg decodes it
                 data = json.loads(data)
-            docs[row[0]] = HypothesisDoc.model_validate(data)
-            continue
+            try:
+                docs[row[0]] = HypothesisDoc.model_validate(data)
+                continue
+            except ValidationError:
+                pass  # indexed by an optlog that accepted it: the file is read and judged again below
         loaded = hypfiles.load_file(ctx.ws, path)
         docs[loaded.doc.id] = loaded.doc
         if row is None or row[1] != loaded.hash:
@@ -359,7 +363,24 @@ def children_of(docs: dict[str, HypothesisDoc], hid: str) -> list[str]:
     return sorted(d.id for d in docs.values() if d.parent == hid)
 
 
-def summary(doc: HypothesisDoc, docs: dict[str, HypothesisDoc]) -> dict[str, Any]:
+def _relations(docs: dict[str, HypothesisDoc]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Children and (symmetric) rivals of every hypothesis, in one pass (not one pass per hypothesis)."""
+    children: dict[str, list[str]] = {}
+    rivals: dict[str, set[str]] = {}
+    for d in docs.values():
+        if d.parent:
+            children.setdefault(d.parent, []).append(d.id)
+        for r in d.rivals:
+            if r != d.id:
+                rivals.setdefault(d.id, set()).add(r)
+                rivals.setdefault(r, set()).add(d.id)
+    return {k: sorted(v) for k, v in children.items()}, {k: sorted(v) for k, v in rivals.items()}
+
+
+def summary(doc: HypothesisDoc, docs: dict[str, HypothesisDoc],
+            relations: tuple[dict[str, list[str]], dict[str, list[str]]] | None = None) -> dict[str, Any]:
+    children, rivals = relations if relations is not None else (
+        {doc.id: children_of(docs, doc.id)}, {doc.id: rivals_of(docs, doc.id)})
     return {
         "id": doc.id,
         "title": doc.title,
@@ -367,8 +388,8 @@ def summary(doc: HypothesisDoc, docs: dict[str, HypothesisDoc]) -> dict[str, Any
         "auto_status": doc.auto_status,
         "override": doc.override.model_dump(mode="json") if doc.override else None,
         "parent": doc.parent,
-        "children": children_of(docs, doc.id),
-        "rivals": rivals_of(docs, doc.id),
+        "children": children.get(doc.id, []),
+        "rivals": rivals.get(doc.id, []),
         "predictions": [
             {"id": p.id, "version": p.version, "metric": p.metric, "expect": p.expect, "status": p.status}
             for p in doc.predictions
@@ -436,7 +457,8 @@ def list_(ctx: Ctx, status: str | None = None) -> list[dict[str, Any]]:
     if status is not None and status not in HYP_STATUSES:
         raise BadInput(f"unknown status {status!r}; one of {', '.join(HYP_STATUSES)}", field="--status")
     docs = sync(ctx)
-    out = [summary(d, docs) for d in sorted(docs.values(), key=lambda d: (d.created or "", d.id))]
+    rel = _relations(docs)
+    out = [summary(d, docs, rel) for d in sorted(docs.values(), key=lambda d: (d.created or "", d.id))]
     _testing(ctx, out)
     if status:
         out = [h for h in out if h["status"] == status]

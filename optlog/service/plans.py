@@ -10,6 +10,8 @@ clone (no `.optlog/`) rebuilds the table from them, automatically when the table
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,9 @@ from optlog.service.context import Ctx
 
 _FIELDS = ("id", "title", "gain_low", "gain_high", "effort", "confidence", "status", "measured_gain", "needs",
            "rationale", "steps", "risks", "validation", "why", "history", "created_at", "updated_at")
+
+
+REMOVED = "removed"  # `plan rm`: the row stays (its number is never reused), the file goes (git keeps it)
 
 
 def prefix(ctx: Ctx) -> str:
@@ -79,7 +84,7 @@ def _docs(ctx: Ctx) -> dict[str, Any]:
 def evaluated(ctx: Ctx, docs: dict[str, Any] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """(plan views in rank order, hypothesis docs): computed now, from the current files (or from
     `docs`, a caller's fresh `hypotheses.sync`, so one command syncs once)."""
-    recs = _records(ctx)
+    recs = [r for r in _records(ctx) if r["status"] != REMOVED]
     if docs is None:
         docs = _docs(ctx)
     return P.evaluate(recs, docs), docs
@@ -93,9 +98,12 @@ def _public(v: dict[str, Any], pre: str) -> dict[str, Any]:
         "score": v["score"],
         "status": v["status"],
         "needs": list(v["needs"]),
-        "needs_status": [{"id": n["id"], "status": n["status"], "reason": n["reason"]} for n in v["needs_info"]],
+        "needs_status": [{"id": n["id"], "expects": n["expects"], "status": n["status"], "reason": n["reason"]}
+                         for n in v["needs_info"]],
         "weight": v["weight"],
         "reason": v["reason"],
+        "score_reason": v["score_reason"],
+        "measured": v["measured"],
         "gain": [v["gain_low"], v["gain_high"]],
         "effort": v["effort"],
         "confidence": v["confidence"],
@@ -132,16 +140,9 @@ def add(
     lo, hi = P.parse_gain(gain)
     eff = P.parse_effort(effort)
     conf = P.parse_confidence(confidence)
-    docs = _docs(ctx)
-    need_ids: list[str] = []
-    for h in needs:
-        h = h.strip()
-        if h not in docs:
-            raise not_found("hypothesis", h, docs, field="--needs")
-        if h not in need_ids:
-            need_ids.append(h)
+    need_ids = _check_needs(ctx, needs)
     with workspace_lock(ctx.ws):
-        _records(ctx)  # a fresh clone: take the numbers the files already use
+        _check_title(ctx, title)  # also: a fresh clone takes the numbers the files already use
         now = now_iso()
         taken = max(_plan_files(ctx), default=0)
         with ctx.db.write() as s:
@@ -154,6 +155,119 @@ def add(
             s.add(row)
             s.flush()
     return show(ctx, pid)
+
+
+@contextmanager
+def _plan_row(ctx: Ctx, pid: int) -> Iterator[tuple[Any, Any]]:
+    """A write session and the plan's row in it (the caller holds the workspace lock)."""
+    from optlog.store.models import Plan
+
+    with ctx.db.write() as s:
+        row = s.get(Plan, pid)
+        if row is None:  # pragma: no cover - removed between the read and the write
+            raise NotFound(f"no plan {pid}", field="ID")
+        yield s, row
+
+
+def _check_needs(ctx: Ctx, needs: list[str] | tuple[str, ...]) -> list[str]:
+    """`HYP` / `HYP=falsified` → stored needs, each hypothesis existing, each named once."""
+    docs = _docs(ctx)
+    out: list[str] = []
+    seen: dict[str, str] = {}
+    for text in needs:
+        hid, want = P.parse_need(text)
+        if hid not in docs:
+            raise not_found("hypothesis", hid, docs, field="--needs")
+        if hid in seen and seen[hid] != want:
+            raise BadInput(f"{hid} is needed both confirmed and falsified", field="--needs")
+        if hid not in seen:
+            seen[hid] = want
+            out.append(P.need_text(hid, want))
+    return out
+
+
+def _check_title(ctx: Ctx, title: str, pid: int | None = None) -> None:
+    """A title names one plan: another plan (any status but removed) with the same title is refused."""
+    key = P.title_key(title)
+    for r in _records(ctx):
+        if r["id"] != pid and r["status"] != REMOVED and P.title_key(r["title"]) == key:
+            raise BadInput(f"plan {r['id']:02d} already has the title {r['title']!r}: edit it "
+                           f"(`optlog plan edit {r['id']}`) or choose another title", field="TITLE")
+
+
+def edit(ctx: Ctx, pid: int | str, *, title: str | None = None, gain: str | None = None, effort: str | None = None,
+         confidence: str | float | None = None, needs: list[str] | tuple[str, ...] | None = None,
+         rationale: str | None = None, steps: list[str] | tuple[str, ...] | None = None,
+         risks: list[str] | tuple[str, ...] | None = None, validation: str | None = None,
+         why: str | None = None) -> dict[str, Any]:
+    """Change a plan's fields (None: unchanged; an empty `needs`, `steps` or `risks` list clears
+    it). Checked before anything is written; the change is in the record's history with the old
+    values, and the plan files are rendered and committed, so git keeps every version."""
+    from optlog.store.lock import workspace_lock
+
+    changes: dict[str, Any] = {}
+    if title is not None:
+        if not title.strip():
+            raise BadInput("a plan needs a title", field="--title")
+        changes["title"] = title.strip()
+    if gain is not None:
+        changes["gain_low"], changes["gain_high"] = P.parse_gain(gain)
+    if effort is not None:
+        changes["effort"] = P.parse_effort(effort)
+    if confidence is not None:
+        changes["confidence"] = P.parse_confidence(confidence)
+    if needs is not None:
+        changes["needs"] = _check_needs(ctx, needs)
+    for k, v in (("rationale", rationale), ("validation", validation)):
+        if v is not None:
+            changes[k] = v or None
+    for k, lst in (("steps", steps), ("risks", risks)):
+        if lst is not None:
+            changes[k] = [x for x in lst if x.strip()]
+    if not changes:
+        raise BadInput("nothing to change: give --title, --gain, --effort, --confidence, --needs, --rationale, "
+                       "--step, --risk or --validation", field="--title")
+    v, _, _ = _view(ctx, pid)
+    with workspace_lock(ctx.ws):
+        if "title" in changes:
+            _check_title(ctx, changes["title"], v["id"])
+        with _plan_row(ctx, v["id"]) as (s, row):
+            old = {k: getattr(row, k) for k in changes if getattr(row, k) != changes[k]}
+            if not old:
+                ctx.notice(f"plan {v['id']:02d} already has those values; nothing changed")
+                return show(ctx, v["id"])
+            now = now_iso()
+            entry: dict[str, Any] = {"at": now, "by": ctx.actor, "from": row.status, "to": row.status,
+                                     "edited": {k: (list(x) if isinstance(x, list) else x) for k, x in old.items()}}
+            if why and why.strip():
+                entry["why"] = why.strip()
+            for k, x in changes.items():
+                setattr(row, k, x)
+            row.history = [*list(row.history or []), entry]
+            row.updated_at = now
+            s.add(row)
+    render(ctx, subject=f"optlog: edit plan {v['id']:02d}: {', '.join(sorted(old))}")
+    return show(ctx, v["id"])
+
+
+def rm(ctx: Ctx, pid: int | str, why: str) -> dict[str, Any]:
+    """Remove a plan: its file is deleted in a commit (git history keeps it, with the reason); the
+    record stays, marked removed, so its number is never given to another plan."""
+    from optlog.store.lock import workspace_lock
+
+    if not why or not why.strip():
+        raise BadInput("say why the plan is removed: --why TEXT", field="--why")
+    v, _, _ = _view(ctx, pid)
+    with workspace_lock(ctx.ws):
+        with _plan_row(ctx, v["id"]) as (s, row):
+            now = now_iso()
+            row.history = [*list(row.history or []), {"at": now, "by": ctx.actor, "from": row.status, "to": REMOVED,
+                                                     "why": why.strip()}]
+            row.status, row.why, row.updated_at = REMOVED, why.strip(), now
+            s.add(row)
+    res = render(ctx, subject=f"optlog: remove plan {v['id']:02d} {v['title'][:80]}", body=why.strip())
+    return {"id": v["id"], "title": v["title"], "removed": True, "why": why.strip(), "commit": res["commit"],
+            "file": f"{prefix(ctx)}/{prefix(ctx)}-{v['id']:02d}.md"}
 
 
 def list_(ctx: Ctx, status: str | None = None) -> dict[str, Any]:
@@ -190,7 +304,6 @@ def show(ctx: Ctx, pid: int | str) -> dict[str, Any]:
 def set_(ctx: Ctx, pid: int | str, status: str | None = None, measured_gain: str | float | None = None,
          why: str | None = None) -> dict[str, Any]:
     from optlog.store.lock import workspace_lock
-    from optlog.store.models import Plan
 
     if status is None and measured_gain is None:
         raise BadInput("nothing to change: give --status and/or --measured-gain", field="--status")
@@ -199,10 +312,7 @@ def set_(ctx: Ctx, pid: int | str, status: str | None = None, measured_gain: str
     mg = P.parse_percent(measured_gain) if measured_gain is not None else None
     v, _, _ = _view(ctx, pid)
     with workspace_lock(ctx.ws):
-        with ctx.db.write() as s:
-            row = s.get(Plan, v["id"])
-            if row is None:  # pragma: no cover - removed between the read and the write
-                raise NotFound(f"no plan {v['id']}", field="ID")
+        with _plan_row(ctx, v["id"]) as (s, row):
             now = now_iso()
             entry: dict[str, Any] = {"at": now, "by": ctx.actor, "from": row.status, "to": status or row.status}
             if mg is not None:
@@ -222,8 +332,9 @@ def set_(ctx: Ctx, pid: int | str, status: str | None = None, measured_gain: str
 # ---------------------------------------------------------------- render
 
 
-def render(ctx: Ctx) -> dict[str, Any]:
-    """Write every plan file and the index; commit them (only them) when anything changed."""
+def render(ctx: Ctx, subject: str | None = None, body: str | None = None) -> dict[str, Any]:
+    """Write every plan file and the index, delete the files of removed plans; commit them (only
+    them) when anything changed."""
     from optlog.gitlog import history
     from optlog.render import plans as R
     from optlog.store.lock import workspace_lock
@@ -240,6 +351,10 @@ def render(ctx: Ctx) -> dict[str, Any]:
         cal = P.calibration(views)
         outputs[d / "README.md"] = R.render_index(views, cal, pre, ctx.config.name)
         changed: list[str] = []
+        gone = [path for n, path in _plan_files(ctx).items() if path not in outputs]
+        for path in gone:  # a removed plan (plan rm): the deletion is committed below
+            path.unlink()
+            changed.append(ctx.ws.rel(path))
         for path, text in outputs.items():
             data = text.encode("utf-8")
             if path.is_file() and path.read_bytes() == data:
@@ -247,9 +362,10 @@ def render(ctx: Ctx) -> dict[str, Any]:
             write_atomic(path, text)
             changed.append(ctx.ws.rel(path))
         ranked = [v for v in views if v["rank"] is not None]
-        body = "\n".join(f"{v['rank']}. #{v['id']:02d} {v['title'][:100]} (score {v['score']:.2f})" for v in ranked)
-        sha = history.record(ctx, sorted(outputs), f"optlog: render {len(views)} plan(s) to {pre}/", body,
-                             trailers={"Optlog-Event": "plan-render"})
+        ranking = "\n".join(f"{v['rank']}. #{v['id']:02d} {v['title'][:100]} (score {v['score']:.2f})" for v in ranked)
+        body = (body + "\n\n" if body else "") + ranking
+        sha = history.record(ctx, sorted([*outputs, *gone]), subject or f"optlog: render {len(views)} plan(s) to {pre}/",
+                             body, trailers={"Optlog-Event": "plan-render"})
     return {
         "files": [ctx.ws.rel(p) for p in sorted(outputs)],
         "changed": sorted(changed),
@@ -285,7 +401,8 @@ def _read_record(ctx: Ctx, pid: int, path: Path) -> dict[str, Any]:
         raise BadInput("gain must be {low: L, high: H}", file=rel, field="gain")
     lo, hi = P.parse_gain(f"{gain['low']}..{gain['high']}", field="gain")
     status = P.check_status(str(data.get("status") or "proposed"), field="status")
-    needs = [n["id"] if isinstance(n, dict) else str(n) for n in (data.get("needs") or [])]
+    needs = [P.need_text(*P.parse_need(f"{n['id']}={n.get('expects') or 'confirmed'}" if isinstance(n, dict) else str(n),
+                                       field="needs")) for n in (data.get("needs") or [])]
     mg = data.get("measured_gain")
     return {
         "id": pid,

@@ -2,13 +2,16 @@
 
 Default file: `reports/report-YYYYMMDD-HHMM.md` (the time of writing, so successive reports do not
 overwrite each other; `--out` names any file). The text itself holds no render-time clock: the same
-data gives the same bytes, and an unchanged report makes no new commit. Plots are
-`<stem>-throughput[-N].svg` and `<stem>-per-user-per-gpu[-N].svg` beside the markdown.
+data gives the same bytes, and an unchanged report makes no new commit. Plots beside the markdown:
+`<stem>-<prediction id>.svg` for every prediction with `--per` (the workspace's own labels), and,
+where runs carry `config` and `concurrency`, `<stem>-throughput[-N].svg` and
+`<stem>-per-user-per-gpu[-N].svg`. Links go only to files that exist.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +135,22 @@ def build(ctx: Ctx, path: Path, draw: bool = True) -> tuple[str, list[tuple[Path
                 for x, y, c in ps:
                     per_user_rows.append((fname, cfg, c, x, y))
     data["per_user_rows"] = per_user_rows
+    # a plot per prediction with --per, from its latest verdict (the workspace's own labels)
+    plot_refs["predictions"] = []
+    for hid in sorted(data["docs"]):
+        doc = data["docs"][hid]
+        for pred in doc.predictions:
+            pp = C.prediction_plot(doc, pred)
+            if pp is None:
+                continue
+            p = folder / f"{stem}-{re.sub(r'[^A-Za-z0-9_.-]+', '-', pred.id)}.svg"
+            todo.append((p, (PL.per_level, (str(p), pp))))
+            plot_refs["predictions"].append({"prediction": pred.id, "href": p.name,
+                                             "alt": f"{pred.id}: {pp['y_title']} by {pp['per']}, every run a dot"})
+    # link only the plan files that exist (a report written before `plan render` has none)
+    pdir = ctx.ws.plans_dir(data["plans_prefix"])
+    data["plan_files"] = {int(m.group(1)) for f in (pdir.iterdir() if pdir.is_dir() else [])
+                          if (m := re.match(rf"{re.escape(data['plans_prefix'])}-(\d+)\.md$", f.name))}
     text = R.render(data, plot_refs)
     return text, todo
 

@@ -13,9 +13,11 @@ from typing import Any
 
 from optlog.service.context import Ctx
 
-OPEN_CAP = 8
+OPEN_CAP = 6
 LIVE_CAP = 5
-TODO_CAP = 6
+TODO_CAP = 5
+DUE_CAP = 3
+MAX_BYTES = 2048  # whatever the workspace holds
 
 
 def _clip(s: Any, n: int = 100) -> Any:
@@ -24,6 +26,8 @@ def _clip(s: Any, n: int = 100) -> Any:
 
 def _runs_facts(ctx: Ctx, last_verdict_at: str) -> dict[str, Any]:
     from sqlalchemy import text
+
+    from optlog.service.evidence import live_hypotheses
 
     with ctx.db.connect() as c:
         total = int(c.execute(text("SELECT COUNT(*) FROM run")).scalar() or 0)
@@ -53,14 +57,14 @@ def _runs_facts(ctx: Ctx, last_verdict_at: str) -> dict[str, Any]:
         for h, at in c.execute(text(
                 "SELECT h, MAX(at) FROM (SELECT hypothesis_id AS h, COALESCE(finished_at, created_at) AS at FROM run "
                 "WHERE hypothesis_id IS NOT NULL AND status = 'succeeded' AND invalidated = :f "
+                # CROSS JOIN keeps evidence_link outside (SQLite would scan it once per run: it has
+                # no index on run_id); PostgreSQL reads it as the inner join it is
                 "UNION ALL SELECT e.hypothesis_id AS h, COALESCE(r.finished_at, r.created_at) AS at FROM evidence_link e "
-                "JOIN run r ON r.id = e.run_id WHERE r.status = 'succeeded' AND r.invalidated = :f) x GROUP BY h"),
+                "CROSS JOIN run r WHERE r.id = e.run_id AND r.status = 'succeeded' AND r.invalidated = :f) x GROUP BY h"),
                 {"f": False}):
             newest[h] = at
-        live_hyps = {h for (h,) in c.execute(text(
-            "SELECT hypothesis_id FROM run WHERE status IN ('queued','running') AND hypothesis_id IS NOT NULL "
-            "UNION SELECT e.hypothesis_id FROM evidence_link e JOIN run r ON r.id = e.run_id "
-            "WHERE r.status IN ('queued','running')")) if h}
+    live_hyps = live_hypotheses(ctx) if live_total else set()
+    live = [{k: v for k, v in r.items() if v is not None} for r in live]
     return {"total": total, "live": live, "live_total": live_total, "launches": launches, "invalid": invalid,
             "invalid_total": inv_total, "newest": newest, "live_hyps": live_hyps}
 
@@ -91,8 +95,8 @@ def status(ctx: Ctx) -> dict[str, Any]:
         if st not in ("confirmed", "falsified", "superseded"):
             n_open += 1
             if len(open_h) < OPEN_CAP:
-                open_h.append({"id": d.id, "title": _clip(d.title, 80), "status": st,
-                               "predictions": [{"id": p.id, "status": p.status} for p in d.predictions]})
+                open_h.append({"id": d.id, "title": _clip(d.title, 60), "status": st,
+                               "predictions": [{"id": p.id, "status": p.status} for p in d.predictions[:3]]})
         ev = runs["newest"].get(d.id)
         if d.predictions and ev and ev > last_at.get(d.id, "") and not d.override:
             due.append({"id": d.id, "evidence_at": ev, "verdict_at": last_at.get(d.id)})
@@ -100,8 +104,9 @@ def status(ctx: Ctx) -> dict[str, Any]:
 
     all_todos = todos.list_(ctx)
     active = open_first(all_todos)
-    shown = [{"id": t["id"], "content": _clip(t["content"], 80), "status": t["status"], "priority": t["priority"],
-              "hypothesis": t["hypothesis"]} for t in active[:TODO_CAP]]
+    shown = [{k: v for k, v in (("id", t["id"]), ("content", _clip(t["content"], 80)), ("status", t["status"]),
+                                ("priority", t["priority"]), ("hypothesis", t["hypothesis"])) if v is not None}
+             for t in active[:TODO_CAP]]
 
     out: dict[str, Any] = {
         "workspace": str(ctx.ws.root),
@@ -110,18 +115,28 @@ def status(ctx: Ctx) -> dict[str, Any]:
         "live_runs_total": runs["live_total"],
         "runs_total": runs["total"],
         "launches": runs["launches"],
-        "verdict_due": due[:5],
-        "latest_verdicts": [{**v, "summary": _clip(v["summary"], 120)} for v in latest[:3]],
+        "verdict_due": due[:DUE_CAP],
+        "verdict_due_total": len(due),
+        "latest_verdicts": [{**v, "summary": _clip(v["summary"], 80)} for v in latest[:3]],
         "todos": shown,
         "todos_total": len(active),
         "invalidations": {"total": runs["invalid_total"], "latest": runs["invalid"]},
         "run_database_empty": runs["total"] == 0,
         "next": _next(docs, runs, due, active),
     }
+    for k in ("launches", "verdict_due"):  # sections with nothing to say are left out (small by default)
+        if not out[k]:
+            del out[k]
+    if not out["invalidations"]["total"]:
+        del out["invalidations"]
+    if not due:
+        del out["verdict_due_total"]
     if fresh or runs["total"] == 0:
         out["notice"] = "the run database is empty" + (
             " (fresh clone: hypotheses, predictions, verdicts and plans are read from the files)" if docs else "")
-    return out
+    from optlog.core.shape import fit
+
+    return fit(out, MAX_BYTES, "the totals say how many; hypothesis_list, run_list and todo_list page through them")
 
 
 def _next(docs: dict[str, Any], runs: dict[str, Any], due: list[dict[str, Any]],

@@ -113,13 +113,13 @@ def _first_object(data: bytes) -> dict | list | None:
         return None
     try:
         return json.loads(text)  # type: ignore[no-any-return]
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         pass
     for line in text.splitlines():
         if line.strip():
             try:
                 return json.loads(line)  # type: ignore[no-any-return]
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 return None
     return None
 

@@ -93,6 +93,8 @@ def load_json(doc: Doc, parser: str) -> Any:
         return json.loads(doc.text)
     except json.JSONDecodeError as e:
         raise BadInput(f"{parser}: not JSON: {e.msg}", file=doc.path, line=e.lineno, column=e.colno) from None
+    except RecursionError:
+        raise BadInput(f"{parser}: JSON nested too deeply", file=doc.path, code="too_deep") from None
 
 
 def jsonl_objects(doc: Doc, parser: str) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -105,7 +107,7 @@ def jsonl_objects(doc: Doc, parser: str) -> Iterator[tuple[int, dict[str, Any]]]
     if stripped.startswith("[") or (stripped.startswith("{") and "\n" in stripped and _single_json(stripped)):
         try:
             whole = json.loads(stripped)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             whole = None
         if isinstance(whole, dict):
             yield 1, whole
@@ -124,6 +126,8 @@ def jsonl_objects(doc: Doc, parser: str) -> Iterator[tuple[int, dict[str, Any]]]
             o = json.loads(s)
         except json.JSONDecodeError as e:
             raise BadInput(f"{parser}: line {n}: not JSON: {e.msg}", file=doc.path, line=n, column=e.colno) from None
+        except RecursionError:
+            raise BadInput(f"{parser}: line {n}: JSON nested too deeply", file=doc.path, line=n, code="too_deep") from None
         if not isinstance(o, dict):
             raise fail(parser, doc.path, "not a JSON object", line=n)
         yield n, o
@@ -133,7 +137,7 @@ def _single_json(s: str) -> bool:
     try:
         json.loads(s)
         return True
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return False
 
 
