@@ -134,8 +134,9 @@ def overview(ctx: Ctx, todos: list[dict[str, Any]]) -> dict[str, Any]:
     from optlog.service.status import status
 
     st = status(ctx)
-    return {"todos": open_first(todos), "todos_total": len(todos), "verdicts": st["latest_verdicts"],
-            "due": st["verdict_due"]}
+    # status leaves out a section with nothing to say
+    return {"todos": open_first(todos), "todos_total": len(todos), "verdicts": st.get("latest_verdicts") or [],
+            "due": st.get("verdict_due") or []}
 
 
 def latest_levels(h: dict[str, Any], pid: str) -> list[dict[str, Any]]:
