@@ -56,7 +56,7 @@ def test_hypotheses_screen(glm5, monkeypatch, snap_compare):
 
 
 def test_hypothesis_child_with_predictions(glm5, monkeypatch, snap_compare):
-    assert snap_compare(_app(glm5, monkeypatch), terminal_size=SIZE, run_before=lambda p: _settle(p, "down"))
+    assert snap_compare(_app(glm5, monkeypatch), terminal_size=SIZE, run_before=lambda p: _settle(p, "down", "down"))  # past comm-bound.p1
 
 
 def test_runs_screen(glm5, monkeypatch, snap_compare):
@@ -69,3 +69,13 @@ def test_todos_screen(glm5, monkeypatch, snap_compare):
 
 def test_plans_screen_small_terminal(glm5, monkeypatch, snap_compare):
     assert snap_compare(_app(glm5, monkeypatch), terminal_size=(80, 24), run_before=lambda p: _settle(p, "4"))
+
+
+def test_overview_large_terminal(glm5, monkeypatch, snap_compare):
+    """The first screen at 160×48: tree with claims, detail, and the overview pane beside them."""
+    assert snap_compare(_app(glm5, monkeypatch), terminal_size=(160, 48), run_before=lambda p: _settle(p))
+
+
+def test_overview_small_terminal(glm5, monkeypatch, snap_compare):
+    """The first screen at 80×24: the overview collapses to one line above the tree."""
+    assert snap_compare(_app(glm5, monkeypatch), terminal_size=(80, 24), run_before=lambda p: _settle(p))

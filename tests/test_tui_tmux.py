@@ -44,6 +44,7 @@ def test_optlog_in_tmux(ws):
         _wait(name, "comm-bound")  # the tree (painted from the index before the database opens)
         out = _wait(name, "Quit")  # the footer's bindings follow within the same start-up
         assert "Hypotheses" in out and "comm-bound" in out
+        _wait(name, "1 open todos")  # the first screen's overview line: what the agent has to do
         _tmux("send-keys", "-t", name, "2")
         _wait(name, "bench tp4pp2")
         # a change from another process shows up while the dashboard is open

@@ -27,6 +27,12 @@ class TodoIn:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def open_first(todos: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The todos still to do, in progress before pending, each group in list order: what the agent
+    is doing, then what it will do."""
+    return [t for t in todos if t["status"] == "in_progress"] + [t for t in todos if t["status"] == "pending"]
+
+
 def check_status(s: Any, where: str = "--status") -> str:
     if s not in TODO_STATUSES:
         raise BadInput(f"unknown todo status {s!r}; one of {', '.join(TODO_STATUSES)}", field=where)

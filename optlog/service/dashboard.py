@@ -95,7 +95,7 @@ def quick_tree(ws: Any) -> list[dict[str, Any]] | None:
         con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.2)
         try:
             rows = con.execute("SELECT id, title, status, parent, file_mtime_ns, created_at FROM hypothesis").fetchall()
-            preds = con.execute("SELECT hypothesis_id, id, status FROM prediction ORDER BY id").fetchall()
+            preds = con.execute("SELECT hypothesis_id, id, status, expect FROM prediction ORDER BY id").fetchall()
         finally:
             con.close()
     except (OSError, sqlite3.Error):
@@ -108,9 +108,9 @@ def quick_tree(ws: Any) -> list[dict[str, Any]] | None:
             return None
         nodes[hid] = {"id": hid, "title": title, "status": status, "parent": parent, "created": created,
                       "predictions": [], "children_nodes": []}
-    for hid, pid, st in preds:
+    for hid, pid, st, expect in preds:
         if hid in nodes:
-            nodes[hid]["predictions"].append({"id": pid, "status": st})
+            nodes[hid]["predictions"].append({"id": pid, "status": st, "expect": expect})
     return _tree(nodes)
 
 
@@ -121,9 +121,22 @@ def hypotheses_view(ctx: Ctx) -> tuple[list[dict[str, Any]], dict[str, Any]]:
 
     docs = H.sync(ctx)
     nodes = {d.id: {"id": d.id, "title": d.title, "status": d.effective_status(), "parent": d.parent,
-                    "created": d.created, "predictions": [{"id": p.id, "status": p.status} for p in d.predictions],
+                    "created": d.created, "predictions": [{"id": p.id, "status": p.status, "expect": p.expect} for p in d.predictions],
                     "children_nodes": []} for d in docs.values()}
     return _tree(nodes), docs
+
+
+def overview(ctx: Ctx, todos: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the first screen shows beside the tree: the agent's open todos (in progress first, with
+    the `activeForm` it gave), the latest verdicts and the hypotheses whose verdict is due, as
+    `optlog status` finds them (one definition of 'due')."""
+    from optlog.core.todos import open_first
+    from optlog.service.status import status
+
+    st = status(ctx)
+    # status leaves out a section with nothing to say
+    return {"todos": open_first(todos), "todos_total": len(todos), "verdicts": st.get("latest_verdicts") or [],
+            "due": st.get("verdict_due") or []}
 
 
 def latest_levels(h: dict[str, Any], pid: str) -> list[dict[str, Any]]:

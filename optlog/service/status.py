@@ -70,6 +70,7 @@ def _runs_facts(ctx: Ctx, last_verdict_at: str) -> dict[str, Any]:
 
 
 def status(ctx: Ctx) -> dict[str, Any]:
+    from optlog.core.todos import open_first
     from optlog.service import hypotheses, todos
 
     fresh = not ctx.db_exists()
@@ -102,7 +103,7 @@ def status(ctx: Ctx) -> dict[str, Any]:
     due.sort(key=lambda x: x["evidence_at"], reverse=True)
 
     all_todos = todos.list_(ctx)
-    active = [t for t in all_todos if t["status"] == "in_progress"] + [t for t in all_todos if t["status"] == "pending"]
+    active = open_first(all_todos)
     shown = [{k: v for k, v in (("id", t["id"]), ("content", _clip(t["content"], 80)), ("status", t["status"]),
                                 ("priority", t["priority"]), ("hypothesis", t["hypothesis"])) if v is not None}
              for t in active[:TODO_CAP]]

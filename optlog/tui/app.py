@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from rich.table import Table
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -29,6 +29,8 @@ TODO_NEXT = {"pending": "in_progress", "in_progress": "completed", "completed": 
 TODO_MARK = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]", "cancelled": "[-]"}
 RUN_PAGE = 200
 DETAIL_DELAY_S = 0.06  # a detail loads when the cursor has rested this long
+OVERVIEW_MIN = (140, 30)  # the terminal size from which the overview is a pane, not a line
+OVERVIEW_TODOS = 8
 
 
 class PlainTable(DataTable):  # type: ignore[type-arg]
@@ -174,12 +176,15 @@ class OptlogApp(App[None]):
         yield Header()
         with TabbedContent(initial="hyp", id="tabs"):
             with TabPane("Hypotheses", id="hyp"):
+                yield Static("", id="overview-line")  # the overview in one line, on a small terminal
                 with Horizontal(id="hyp-pane"):
                     yield Tree("hypotheses", id="hyp-tree")
                     with Vertical(id="hyp-right"):
                         with VerticalScroll(id="hyp-detail"):
                             yield Static("Select a hypothesis (↑/↓, enter).", id="hyp-text")
                         yield PlotBox(id="pred-plot")
+                    with VerticalScroll(id="overview"):  # what the agent is doing, what is due
+                        yield Static("", id="overview-text")
             with TabPane("Todos", id="todos"):
                 yield PlainTable(id="todo-table", cursor_type="row", zebra_stripes=True)
             with TabPane("Runs", id="runs"):
@@ -205,6 +210,7 @@ class OptlogApp(App[None]):
         self.query_one("#plan-table", DataTable).add_columns("rank", "id", "score", "status", "title", "why")
         self.query_one("#log-table", DataTable).add_columns("when", "event", "hypothesis", "subject")
         tree.focus()
+        self._fit_overview()
         if self._quick_thread.is_alive():
             self.quick_load()
         else:  # read already: the very first frame shows the tree
@@ -289,7 +295,9 @@ class OptlogApp(App[None]):
         shown = self.selected_hyp  # None on the first load: the tree's first node loads its own detail
         try:
             self.post_message(self.Loaded("hyps", D.hypotheses_view(self.ctx)))
-            self.post_message(self.Loaded("todos", T.list_(self.ctx)))
+            todos = T.list_(self.ctx)
+            self.post_message(self.Loaded("todos", todos))
+            self.post_message(self.Loaded("overview", D.overview(self.ctx, todos)))
             self.post_message(self.Loaded("runs", D.runs_page(self.ctx, 0, max(RUN_PAGE, self.runs_loaded))))
             self.post_message(self.Loaded("launches", D.live_launches(self.ctx)))
             if shown:
@@ -332,23 +340,27 @@ class OptlogApp(App[None]):
         tree = self.query_one("#hyp-tree", Tree)
         keep = self.selected_hyp
         tree.clear()
+        self._tree_labels = []
+        width = self._tree_width()
         target = None
 
-        def add(parent: Any, node: dict[str, Any]) -> None:
+        def add(parent: Any, node: dict[str, Any], depth: int) -> None:
             nonlocal target
-            glyph = STATUS_GLYPH.get(node["status"], " ")
-            n_pred = len(node["predictions"])
-            label = Text.assemble((f"{glyph} ", _status_style(node["status"])), node["id"],
-                                  (f"  {node['status']}", "dim"), (f"  {n_pred}p" if n_pred else "", "dim"))
             kids = node["children_nodes"]
-            tn = parent.add(label, data=node["id"], expand=True, allow_expand=bool(kids))
+            preds = node["predictions"]
+            tn = parent.add(_hyp_label(node, width - _indent(depth)), data=node["id"], expand=True,
+                            allow_expand=bool(kids or preds))
+            self._tree_labels.append((tn, node, depth))
             if node["id"] == keep:
                 target = tn
+            for p in preds:  # a leaf per prediction; selecting it selects its hypothesis
+                leaf = tn.add_leaf(_pred_label(p, node["id"], width - _indent(depth + 1)), data=node["id"])
+                self._tree_labels.append((leaf, {"pred": p, "hyp": node["id"]}, depth + 1))
             for k in kids:
-                add(tn, k)
+                add(tn, k, depth + 1)
 
         for r in roots:
-            add(tree.root, r)
+            add(tree.root, r, 0)
         if target is not None:
             tree.move_cursor(target)
         elif tree.root.children and keep is None:
@@ -356,6 +368,29 @@ class OptlogApp(App[None]):
             tree.move_cursor(tree.root.children[0])
             if load_detail:
                 self.load_hyp_detail(self.selected_hyp)
+
+    def _tree_width(self) -> int:
+        tree = self.query_one("#hyp-tree", Tree)
+        return tree.scrollable_content_region.width or 40
+
+    def _relabel_tree(self) -> None:
+        """Titles are cut to the tree's width: a resize cuts them again (the nodes stay)."""
+        width = self._tree_width()
+        for tn, node, depth in getattr(self, "_tree_labels", []):
+            w = width - _indent(depth)
+            tn.set_label(_pred_label(node["pred"], node["hyp"], w) if "pred" in node else _hyp_label(node, w))
+
+    def on_resize(self, _: events.Resize) -> None:
+        self._fit_overview()
+        self.call_after_refresh(self._relabel_tree)  # the tree's width follows the terminal's
+
+    def _fit_overview(self) -> None:
+        """The overview is a pane beside the tree on a large terminal, one line above it on a small
+        one (80×24 keeps the tree and the detail readable)."""
+        wide = self.size.width >= OVERVIEW_MIN[0] and self.size.height >= OVERVIEW_MIN[1]
+        self.query_one("#overview").display = wide
+        self.query_one("#overview-line").display = not wide
+        self.query_one("#hyp-pane").set_class(wide, "-wide")
 
     def _show_hyp_detail(self, h: dict[str, Any]) -> None:
         if h.get("id") != self.selected_hyp:
@@ -383,6 +418,10 @@ class OptlogApp(App[None]):
             plt.title(title)
 
         plot.draw(draw)
+
+    def _show_overview(self, ov: dict[str, Any]) -> None:
+        self.query_one("#overview-text", Static).update(_overview_text(ov))
+        self.query_one("#overview-line", Static).update(_overview_line(ov))
 
     def _show_todos(self, todos: list[dict[str, Any]]) -> None:
         t = self.query_one("#todo-table", DataTable)
@@ -419,8 +458,8 @@ class OptlogApp(App[None]):
     def _show_run_detail(self, r: dict[str, Any]) -> None:
         self.query_one("#run-text", Static).update(_run_renderable(r))
         plot = self.query_one("#tel-plot", PlotBox)
-        series = (r.get("telemetry") or {}).get("series") or {}
-        if not series:
+        series = {k: v for k, v in ((r.get("telemetry") or {}).get("series") or {}).items() if v}
+        if not series:  # a recorded run has no samples: no empty frame
             plot.remove_class("shown")
             return
         plot.add_class("shown")
@@ -710,12 +749,114 @@ class OptlogApp(App[None]):
                                     (lambda a=b.action: self.run_action(a)))
 
 
+def _todo_doing(t: dict[str, Any]) -> str:
+    """A todo as the agent says it: its `activeForm` ("Benchmarking tp8") while in progress."""
+    return (t.get("activeForm") if t["status"] == "in_progress" else None) or t["content"]
+
+
+def _overview_text(ov: dict[str, Any]) -> Text:
+    """The overview pane: the agent's open todos, the verdicts due, the latest verdicts."""
+    out = Text()
+    todos = ov["todos"]
+    out.append(f"Agent's todos  {len(todos)} open of {ov['todos_total']}\n", style="bold")
+    for t in todos[:OVERVIEW_TODOS]:
+        doing = t["status"] == "in_progress"
+        out.append(f"{TODO_MARK[t['status']]} ", style="yellow" if doing else "dim")
+        out.append(_todo_doing(t) + (f"  ({t['hypothesis']})" if t.get("hypothesis") else "") + "\n",
+                   style="bold" if doing else "")
+    if len(todos) > OVERVIEW_TODOS:
+        out.append(f"  … {len(todos) - OVERVIEW_TODOS} more (2: todos)\n", style="dim")
+    if not todos:
+        out.append("  none open\n", style="dim")
+    out.append("\nVerdict due\n", style="bold")
+    for d in ov["due"]:
+        out.append("! ", style="yellow")
+        out.append(f"{d['id']}  ", style="bold")
+        out.append(f"evidence {str(d['evidence_at'])[:16]}, verdict {str(d.get('verdict_at') or 'none')[:16]}\n",
+                   style="dim")
+    if not ov["due"]:
+        out.append("  none: every verdict is current\n", style="dim")
+    out.append("\nLatest verdicts\n", style="bold")
+    for v in ov["verdicts"]:
+        out.append(f"{STATUS_GLYPH.get(v['status'], ' ')} ", style=_status_style(v["status"]))
+        out.append(f"{v['hypothesis']}  ", style="bold")
+        out.append(f"{v['status']}  ", style=_status_style(v["status"]))
+        out.append(f"{str(v['at'])[:16]}\n", style="dim")
+        out.append(f"  {v['summary']}\n")
+    if not ov["verdicts"]:
+        out.append("  none yet (v: verdict)\n", style="dim")
+    out.rstrip()
+    return out
+
+
+def _overview_line(ov: dict[str, Any]) -> Text:
+    """The overview in one line: what the agent does now, how many todos are open, what is due,
+    the newest verdict. Separators end a span (see `_hyp_label`)."""
+    todos = ov["todos"]
+    doing = [t for t in todos if t["status"] == "in_progress"]
+    parts: list[tuple[str, str]] = []
+    if doing:
+        parts += [("doing: ", "dim"), (_todo_doing(doing[0]), "bold")]
+    parts.append((f"{len(todos)} open todos", "dim"))
+    if ov["due"]:
+        parts += [("verdict due: ", "dim"), (", ".join(d["id"] for d in ov["due"]), "yellow")]
+    if ov["verdicts"]:
+        v = ov["verdicts"][0]
+        parts += [("last: ", "dim"), (v["hypothesis"] + " ", "bold"), (v["status"], _status_style(v["status"]))]
+    out = Text()
+    for i, (text, style) in enumerate(parts):
+        ends_item = i + 1 < len(parts) and not text.endswith((": ", " "))
+        out.append(text + ("  " if ends_item else ""), style=style)
+    out.no_wrap = True
+    out.overflow = "ellipsis"
+    return out
+
+
 def _run_cells(r: dict[str, Any]) -> tuple[str, str, str, str]:
     """One runs-table row: id, status (invalidated marked), labels, the first three metrics."""
     status = r["status"] + (" ✘invalid" if r["invalidated"] else "")
     labels = " ".join(f"{k}={v}" for k, v in r["labels"].items())
     mets = " ".join(f"{k}={_num(v)}" for k, v in list(r["metrics"].items())[:3])
     return str(r["id"]), status, labels, mets
+
+
+def _indent(depth: int) -> int:
+    """Cells the tree puts before a node's label at `depth` (guides, the expand icon, a margin)."""
+    return 2 * depth + 3
+
+
+def _cut(s: str, n: int) -> str:
+    return s if len(s) <= n else s[: max(0, n - 1)] + "…"
+
+
+def _hyp_label(node: dict[str, Any], width: int) -> Text:
+    """`glyph id  title  status  Np`: the claim beside its id, cut (never the id or the status) to
+    fit `width` cells; dropped when fewer than 8 cells would be left for it. Separators end the
+    span before them, never start one: SVG renderers (rsvg) drop a span's leading spaces, and the
+    screenshots then read `comm-boundfalsified`."""
+    st = node["status"]
+    n_pred = len(node["predictions"])
+    tail = st + (f"  {n_pred}p" if n_pred else "")
+    room = width - 2 - len(node["id"]) - 2 - len(tail) - 2
+    title = node.get("title") or ""
+    parts: list[Any] = [(f"{STATUS_GLYPH.get(st, ' ')} ", _status_style(st)), (node["id"] + "  ", "bold")]
+    if title and room >= 8:
+        parts.append((_cut(title, room) + "  ", ""))
+    parts.append((tail, _status_style(st) or "dim"))
+    return Text.assemble(*parts)
+
+
+def _pred_label(p: dict[str, Any], hid: str, width: int) -> Text:
+    """A prediction under its hypothesis: `glyph p1  status  expect` (its id without the
+    hypothesis's prefix)."""
+    st = p.get("status") or "untested"
+    pid = p["id"][len(hid) + 1:] if p["id"].startswith(hid + ".") else p["id"]
+    head = f"{STATUS_GLYPH.get(st, ' ')} {pid}  {st}"
+    room = width - len(head) - 2
+    expect = p.get("expect") or ""
+    if not expect or room < 6:
+        return Text(head, style=_status_style(st) or "dim")
+    return Text.assemble((head + "  ", _status_style(st) or "dim"), (_cut(expect, room), "dim"))
 
 
 def _status_style(status: str) -> str:
@@ -727,7 +868,7 @@ def _hyp_renderable(h: dict[str, Any]) -> Any:
     from rich.console import Group
 
     parts: list[Any] = []
-    head = Text.assemble((f"{STATUS_GLYPH.get(h['status'], ' ')} {h['id']}", "bold"), "  ", (h["status"], _status_style(h["status"])))
+    head = Text.assemble((f"{STATUS_GLYPH.get(h['status'], ' ')} {h['id']}  ", "bold"), (h["status"], _status_style(h["status"])))
     parts += [head, Text(h["title"], style="italic")]
     if h.get("disagreement"):
         parts.append(Text(h["disagreement"], style="yellow"))
@@ -745,8 +886,8 @@ def _hyp_renderable(h: dict[str, Any]) -> Any:
         parts.append(Text(" · ".join(rel), style="cyan"))
     for p in h.get("predictions", []):
         parts.append(Text.assemble(("\n" + STATUS_GLYPH.get(p.get("status", ""), " ") + f" {p['id']} v{p.get('version', 1)} ", "bold"),
-                                   (p.get("status", ""), _status_style(p.get("status", ""))), f"  {p['expect']}",
-                                   (f"  [{p.get('metric')}]" if p.get("metric") else "", "dim")))
+                                   (p.get("status", "") + "  ", _status_style(p.get("status", ""))), p["expect"] + "  ",
+                                   (f"[{p.get('metric')}]" if p.get("metric") else "", "dim")))
         levels = p.get("levels") or []
         if p.get("explanation"):
             parts.append(Text("  " + p["explanation"], style="dim"))
