@@ -278,6 +278,6 @@ def test_every_launch_commits_its_spec_and_points_and_runs_again_in_a_fresh_clon
 
 
 def test_calibrate_commits_optlog_yaml(ws):
-    ws.j("calibrate", "--quick", "--device", "cpu", env={"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"})
+    ws.j("calibrate", "--quick", "--device", "cpu", "--max-spread", "1000", env={"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"})
     assert ws.git("status", "--porcelain", "optlog.yaml").strip() == ""
     assert "optlog: calibrate (cpu)" in ws.git("log", "-1", "--format=%s", "--", "optlog.yaml")

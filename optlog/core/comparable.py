@@ -16,6 +16,9 @@ from typing import Any
 
 IGNORED_KEYS = frozenset({"repeat", "seed", "attempt"})
 """Keys that tell repeats apart by design; they never make runs incomparable."""
+# Labels that say how a run was measured, not what it ran: shown beside its numbers (a `loaded`
+# cell in compare, a note in verdict reasons), never a reason to split a table into rows.
+FLAG_KEYS = frozenset({"loaded"})
 
 
 def effective(labels: Mapping[str, str], config: Mapping[str, str] | None) -> dict[str, str]:

@@ -87,7 +87,8 @@ def compare(ctx: Ctx, metric: str, by: str, per: str | None = None, where: str |
     for r in picked:
         first[(L.canonical(r.labels[per]) if per else "", L.canonical(r.labels[by]))].append(r)
     split = sorted({k for rs in first.values()
-                    for k in C.differing_keys([{k: L.canonical(v) for k, v in r.labels.items()} for r in rs], named=shown)})
+                    for k in C.differing_keys([{k: L.canonical(v) for k, v in r.labels.items()} for r in rs],
+                                               named=shown | C.FLAG_KEYS)})
     row_keys = ([per] if per else []) + split
 
     cells: dict[tuple[str, ...], dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
@@ -123,7 +124,7 @@ def compare(ctx: Ctx, metric: str, by: str, per: str | None = None, where: str |
                 continue
             name = str(group_val[g])
             names = [r.names() for r in rs]
-            diff = C.differing_keys(names, named=shown | set(split))
+            diff = C.differing_keys(names, named=shown | set(split) | C.FLAG_KEYS)
             if diff:  # runs that differ in what they ran are never pooled: each variant on its own
                 variants = [{"names": nm, "runs": sorted(r.id for r in part), "n": len(part),
                              "value": _cell([r.metrics[metric] for r in part])["median"],

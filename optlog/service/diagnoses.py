@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from optlog.core.diagnosis import DIAG_PREFIXES, diagnosis_inputs, same, stored
+from optlog.core.diagnosis import CEILING_KEYS, DIAG_PREFIXES, diagnosis_inputs, same, stored
 from optlog.service.context import Ctx
 
 def refresh(ctx: Ctx) -> list[dict[str, Any]]:
@@ -36,9 +36,14 @@ def refresh(ctx: Ctx) -> list[dict[str, Any]]:
     changed: list[tuple[int, dict[str, float], dict[str, float]]] = []
     for rid in ids:
         old = stored(metrics[rid])
-        if not old:
-            continue  # never diagnosed at launch: nothing stored to go stale
+        if not any(k in old for k in CEILING_KEYS):
+            # never diagnosed by optlog with known ceilings: nothing stored to go stale, and a
+            # `bound_*` metric someone recorded by hand is theirs, not optlog's to rewrite
+            continue
         new = diagnose(diagnosis_inputs(metrics[rid]), ceilings, labels[rid]).metrics()
+        if not any(not same({k: old[k]}, {k: new[k]}) if k in old and k in new else (k in old) != (k in new)
+                   for k in CEILING_KEYS):
+            continue  # the ceilings it used are today's: what it said stands (14.9 re-diagnoses on a change)
         if not same(old, new):
             changed.append((rid, old, new))
     if not changed:

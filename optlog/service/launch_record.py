@@ -59,7 +59,7 @@ def write(ctx: Ctx, rel_dir: str, *, lid: int, ls: Any, sets: list[str] | tuple[
     doc = {**red(doc), "token": token}
     write_atomic(d / "points.json", json.dumps(doc, indent=1, sort_keys=False, default=str) + "\n")
     history.record(ctx, [d], f"optlog: launch L{lid} ({ls.name}): {len(docs)} run{'s' if len(docs) != 1 else ''}",
-                   f"spec {ls.file}" + (f", --set {' '.join(sets)}" if sets else "")
+                   f"spec {ls.file}" + (f", --set {' '.join(doc['sets'])}" if sets else "")  # redacted, like the files
                    + (f", again of {again_of}" if again_of else ""),
                    {"Optlog-Event": "launch", "Optlog-Launch": f"L{lid}"})
 
