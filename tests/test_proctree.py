@@ -112,7 +112,8 @@ def test_a_daemon_that_clears_its_environment_after_kill_9_is_ended_through_the_
                 return set()
 
         # other tests' launches may make cgroups at the same time: ours is the one holding our daemons
-        (mine,) = [cg for cg in set(base.glob("optlog-*")) - before if procs_of(cg) >= daemons]
+        (mine,) = wait_for(lambda: [cg for cg in set(base.glob("optlog-*")) - before if procs_of(cg) >= daemons],
+                           20, "the launch's cgroup to hold its daemons")
         os.kill(p.pid, signal.SIGKILL)
         p.wait(10)
     finally:

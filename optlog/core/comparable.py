@@ -17,7 +17,8 @@ from typing import Any
 IGNORED_KEYS = frozenset({"repeat", "seed", "attempt"})
 """Keys that tell repeats apart by design; they never make runs incomparable."""
 # Labels that say how a run was measured, not what it ran: shown beside its numbers (a `loaded`
-# cell in compare, a note in verdict reasons), never a reason to split a table into rows.
+# cell in compare, a note in verdict reasons), never a reason to split a table or set runs apart
+# (on a busy CI machine some repeats are loaded and some not: that is noise the statistics see).
 FLAG_KEYS = frozenset({"loaded"})
 
 
@@ -30,7 +31,7 @@ def effective(labels: Mapping[str, str], config: Mapping[str, str] | None) -> di
 def differing_keys(runs: Sequence[Mapping[str, str]], named: Iterable[str] = ()) -> dict[str, list[str]]:
     """Keys whose value differs between the runs (a missing key counts as a value), except the
     named ones and IGNORED_KEYS; each with its distinct values ("" for missing), sorted."""
-    skip = set(named) | IGNORED_KEYS
+    skip = set(named) | IGNORED_KEYS | FLAG_KEYS
     keys = sorted({k for r in runs for k in r} - skip)
     out: dict[str, list[str]] = {}
     for k in keys:

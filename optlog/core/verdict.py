@@ -503,7 +503,7 @@ def comparability(a_runs: list[RunRow], b_runs: list[RunRow], exclude: set[str],
         keys.update(r.labels)
         keys.update(r.config)
     keys -= exclude
-    keys -= IGNORED_KEYS
+    keys -= IGNORED_KEYS | C.FLAG_KEYS
     bad: dict[int, list[str]] = defaultdict(list)
     for k in sorted(keys):
         def val(r: RunRow) -> Any:

@@ -23,7 +23,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from optlog.errors import Failed
 from optlog.runs import procs, tree
 
 
@@ -179,6 +178,26 @@ class LocalExecutor:
         e[tree.TAG_VAR] = tag
         return e, tag
 
+    def _join_cgroup(self) -> Any:
+        """The child joins the launch's cgroup before it execs, so nothing it forks at once (a
+        daemonizing server) starts outside it; the parent's `cgroup.add` after spawning stays as the
+        fallback. Plain os calls only: this runs between fork and exec."""
+        if self.cgroup is None:
+            return None
+        procs = str(self.cgroup.path / "cgroup.procs").encode()
+
+        def join() -> None:
+            try:
+                fd = os.open(procs, os.O_WRONLY)
+                try:
+                    os.write(fd, b"0")
+                finally:
+                    os.close(fd)
+            except OSError:
+                pass
+
+        return join
+
     def popen(self, argv: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
               stdout: Path | None = None, stderr: Path | None = None, role: str = "bench") -> LocalHandle:
         out = open(stdout, "ab") if stdout else subprocess.DEVNULL
@@ -186,7 +205,7 @@ class LocalExecutor:
         e, tag = self._tagged(env)
         try:
             p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=cwd,
-                                 env=e, start_new_session=True, close_fds=True)
+                                 env=e, start_new_session=True, close_fds=True, preexec_fn=self._join_cgroup())
         finally:
             for f in (out, err):
                 if hasattr(f, "close"):
@@ -203,7 +222,7 @@ class LocalExecutor:
                role: str = "telemetry") -> LocalHandle:
         e, tag = self._tagged(env)
         p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                             cwd=cwd, env=e, start_new_session=True, close_fds=True)
+                             cwd=cwd, env=e, start_new_session=True, close_fds=True, preexec_fn=self._join_cgroup())
         if self.cgroup is not None:
             self.cgroup.add(p.pid)
         h = LocalHandle(p, argv, role, self.host, self.on_exit)

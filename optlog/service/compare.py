@@ -88,7 +88,7 @@ def compare(ctx: Ctx, metric: str, by: str, per: str | None = None, where: str |
         first[(L.canonical(r.labels[per]) if per else "", L.canonical(r.labels[by]))].append(r)
     split = sorted({k for rs in first.values()
                     for k in C.differing_keys([{k: L.canonical(v) for k, v in r.labels.items()} for r in rs],
-                                               named=shown | C.FLAG_KEYS)})
+                                               named=shown)})
     row_keys = ([per] if per else []) + split
 
     cells: dict[tuple[str, ...], dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
@@ -124,7 +124,7 @@ def compare(ctx: Ctx, metric: str, by: str, per: str | None = None, where: str |
                 continue
             name = str(group_val[g])
             names = [r.names() for r in rs]
-            diff = C.differing_keys(names, named=shown | set(split) | C.FLAG_KEYS)
+            diff = C.differing_keys(names, named=shown | set(split))
             if diff:  # runs that differ in what they ran are never pooled: each variant on its own
                 variants = [{"names": nm, "runs": sorted(r.id for r in part), "n": len(part),
                              "value": _cell([r.metrics[metric] for r in part])["median"],
