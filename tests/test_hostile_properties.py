@@ -114,9 +114,16 @@ def live(ws, monkeypatch):
 def _counter(ws) -> int:
     from optlog.service.context import Ctx
 
+    from optlog.errors import OptlogError
+
     c = Ctx.find(ws.root)
     try:
         return c.db.change_token()
+    except OptlogError:
+        # the settings file under test is broken: the database cannot be opened through it (on
+        # PostgreSQL the workspace's schema comes from optlog.yaml's id), so only git and the work
+        # tree are compared for this example
+        return -1
     finally:
         c.close()
 

@@ -30,10 +30,13 @@ def _db_text(ws) -> str:
 
     out = []
     with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://")) as c:
-        tables = [r[0] for r in c.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")]
-        assert "run" in tables and "launch" in tables, tables
-        for t in tables:
-            for row in c.execute(f'SELECT * FROM "{t}"'):
+        # every schema optlog may use: a workspace's own (optlog_<id>) and the default one
+        tables = [(r[0], r[1]) for r in c.execute(
+            "SELECT schemaname, tablename FROM pg_tables WHERE schemaname = 'public' OR schemaname LIKE 'optlog%'")]
+        names = [t for _, t in tables]
+        assert "run" in names and "launch" in names, tables
+        for sch, t in tables:
+            for row in c.execute(f'SELECT * FROM "{sch}"."{t}"'):
                 out.append(repr(row))
     return "\n".join(out)
 

@@ -55,6 +55,7 @@ class Ctx:
         if self.ws.sqlite_file is None and self.ws.identity is None and self.ws.config_file.is_file():
             from optlog.service.identity import ensure
 
+            self.check_config()  # a broken settings file is bad input: nothing, not even an id, is written
             ensure(self)  # a shared database needs to know whose rows are whose
         db = Database(self.ws)
         from optlog.service.recovery import recover_dead_launches
