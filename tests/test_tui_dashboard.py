@@ -58,9 +58,9 @@ def test_tree_shows_claim_status_and_predictions(ws, monkeypatch):
 
 
 def test_recorded_run_detail_has_no_empty_bar(ws, monkeypatch):
-    labels = [f"--label=k{i}=a-rather-long-label-value-{i}" for i in range(6)]
     metrics = [f"--metric=metric_number_{i}={i}.5" for i in range(6)]
-    ws.cli("run", "record", *labels, *metrics)
+    for run in (1, 2):  # two runs whose every label differs: a label column each, wider than the table
+        ws.cli("run", "record", *[f"--label=k{i}=a-rather-long-label-value-{i}-{run}" for i in range(6)], *metrics)
     app = _app(ws, monkeypatch)
 
     async def go():
