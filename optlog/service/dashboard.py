@@ -40,12 +40,6 @@ def hypotheses_tree(ctx: Ctx) -> list[dict[str, Any]]:
     return hypotheses_view(ctx)[0]
 
 
-def runs_page(ctx: Ctx, offset: int = 0, limit: int = 200) -> dict[str, Any]:
-    from optlog.service import evidence as E
-
-    return {"runs": E.list_runs(ctx, limit=limit, offset=offset), "total": E.count_runs(ctx), "offset": offset}
-
-
 RUN_METRICS_SHOWN = 3  # metric columns before the user chooses (`M` in the runs table)
 
 
@@ -84,18 +78,41 @@ def runs_index(ctx: Ctx, metrics: list[str] | None = None) -> dict[str, Any]:
     return {"rows": list(rows.values()), "metrics": list(metrics), "known_metrics": known}
 
 
+LAUNCH_LOG_LINES = 6
+LAUNCH_FAILURES = 5
+
+
 def live_launches(ctx: Ctx) -> list[dict[str, Any]]:
+    """The launches now queued or running, as the overview's launch pane shows them, from what the
+    launcher already records (the launch row's progress, its runs, `launches/<id>/launch.log`): the
+    point being measured (of how many), seconds elapsed since the launch was created and an
+    estimate of those left (the mean point so far times the points left), its failed runs with
+    their error, and the log's last lines."""
     from sqlmodel import select
 
-    from optlog.store.models import Launch
-
-    with ctx.db.read() as s:
-        rows = s.exec(select(Launch).where(Launch.status.in_(("queued", "running")))).all()  # type: ignore[attr-defined]
-        out = [{"id": r.id, "status": r.status, "spec": r.spec_path, "progress": r.progress or {}} for r in rows]
+    from optlog.core.timeutil import now_iso, parse_iso
     from optlog.runs.launcher import read_tail
+    from optlog.store.models import Launch, Run
 
+    now = parse_iso(now_iso())
+    with ctx.db.read() as s:
+        rows = s.exec(select(Launch).where(Launch.status.in_(("queued", "running"))).order_by(Launch.id)).all()  # type: ignore[attr-defined,arg-type]
+        out = []
+        for r in rows:
+            pr = dict(r.progress or {})
+            runs = s.exec(select(Run.id, Run.status, Run.error, Run.cause).where(Run.launch_id == r.id)
+                          .order_by(Run.id)).all()  # type: ignore[arg-type]
+            failed = [{"id": i, "error": e, "cause": c} for i, st, e, c in runs if st == "failed"]
+            elapsed = max(0.0, (now - parse_iso(r.created_at)).total_seconds()) if r.created_at else None
+            done, total = int(pr.get("done") or 0), int(pr.get("total") or len(runs))
+            per_point = (float(pr.get("elapsed_s") or 0.0) / done) if done else None
+            remaining = per_point * max(0, total - done) if per_point is not None else None
+            out.append({"id": r.id, "status": r.status, "spec": r.spec_path, "progress": pr,
+                        "done": done, "total": total, "current": pr.get("current"), "elapsed_s": elapsed,
+                        "remaining_s": remaining, "failed": failed[-LAUNCH_FAILURES:], "failed_total": len(failed)})
     for la in out:
-        la["log_tail"] = read_tail(ctx.ws.state_dir / "launches" / str(la["id"]) / "launch.log", 5).splitlines()
+        la["log_tail"] = read_tail(ctx.ws.state_dir / "launches" / str(la["id"]) / "launch.log",
+                                   LAUNCH_LOG_LINES).splitlines()
     return out
 
 

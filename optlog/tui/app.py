@@ -8,6 +8,7 @@ token twice a second; only then is what's on screen reloaded.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -152,6 +153,8 @@ class OptlogApp(App[None]):
         self._run_shown: tuple[Any, ...] | None = None  # what the run detail should show: a run, or a diff
         self.hyp_docs: dict[str, Any] = {}
         self.active_launch: int | None = None
+        self._launches: list[dict[str, Any]] = []  # live launches, for the overview's launch pane
+        self._ov: dict[str, Any] | None = None
         self.loads = 0  # how many reloads happened (tests wait on it)
         self._detail_timers: dict[str, Any] = {}
         self.detail: dict[str, Any] | None = None  # the hypothesis shown in the detail pane
@@ -306,6 +309,13 @@ class OptlogApp(App[None]):
         if tok != self.token:
             self.token = tok
             self._load_all()
+        elif self.active_launch is not None:  # elapsed time and the log move between database writes
+            from optlog.service.dashboard import live_launches
+
+            try:
+                self.post_message(self.Loaded("launches", live_launches(self.ctx)))
+            except Exception:  # noqa: BLE001 - the next reload says what is wrong
+                pass
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def reload(self) -> None:
@@ -453,8 +463,14 @@ class OptlogApp(App[None]):
         plot.draw(draw)
 
     def _show_overview(self, ov: dict[str, Any]) -> None:
-        self.query_one("#overview-text", Static).update(_overview_text(ov))
-        self.query_one("#overview-line", Static).update(_overview_line(ov))
+        self._ov = ov
+        self._paint_overview()
+
+    def _paint_overview(self) -> None:
+        if self._ov is None:
+            return
+        self.query_one("#overview-text", Static).update(_overview_text(self._ov, self._launches))
+        self.query_one("#overview-line", Static).update(_overview_line(self._ov, self._launches))
 
     def _show_todos(self, todos: list[dict[str, Any]]) -> None:
         t = self.query_one("#todo-table", DataTable)
@@ -576,6 +592,8 @@ class OptlogApp(App[None]):
         plot.draw(draw)
 
     def _show_launches(self, launches: list[dict[str, Any]]) -> None:
+        self._launches = launches
+        self._paint_overview()
         box = self.query_one("#launch-box", Log)
         if not launches:
             box.remove_class("shown")
@@ -997,9 +1015,67 @@ def _todo_doing(t: dict[str, Any]) -> str:
     return (t.get("activeForm") if t["status"] == "in_progress" else None) or t["content"]
 
 
-def _overview_text(ov: dict[str, Any]) -> Text:
-    """The overview pane: the agent's open todos, the verdicts due, the latest verdicts."""
+def _dur(s: float | None) -> str:
+    if s is None:
+        return "–"
+    s = int(round(s))
+    h, m, sec = s // 3600, s // 60 % 60, s % 60
+    return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
+
+
+def _point(la: dict[str, Any]) -> tuple[int, int]:
+    """(the point being measured, of how many): done + 1 while a point runs."""
+    return la["done"] + (1 if la.get("current") else 0), la["total"]
+
+
+def _bar(done: int, total: int, width: int = 16) -> str:
+    full = round(width * done / total) if total else 0
+    return "█" * full + "░" * (width - full)
+
+
+_LOG_STAMP = re.compile(r"^\d{4}-\d\d-\d\dT(\d\d:\d\d:\d\d)\.\d+Z ")
+
+
+def _launch_text(la: dict[str, Any]) -> Text:
+    """The live launch as the overview shows it: the point of N with its labels, elapsed and left,
+    the failures so far, the log's last lines."""
     out = Text()
+    out.append(f"Launch L{la['id']}  ", style="bold")
+    out.append(f"{la['status']}  ", style="yellow")
+    out.append(f"{la.get('spec') or ''}\n", style="dim")
+    n, total = _point(la)
+    out.append(f"point {n} of {total}  " if total else "starting  ", style="bold")
+    out.append(_bar(la["done"], total) + "\n" if total else "\n", style="green")
+    cur = la.get("current") or {}
+    if cur.get("labels"):
+        out.append("now: ", style="dim")
+        out.append(" ".join(f"{k}={v}" for k, v in cur["labels"].items()) + f"  (run {cur.get('run')})\n")
+    out.append("elapsed ", style="dim")
+    out.append(_dur(la.get("elapsed_s")) + "  ")
+    out.append("left ", style="dim")
+    out.append(("~" + _dur(la["remaining_s"])) if la.get("remaining_s") is not None else "– (after the first point)")
+    out.append("   c: cancel\n", style="dim")
+    for f in la.get("failed") or []:
+        # an error is several lines (what failed, then a stderr tail): its first and last say it
+        lines = [ln.strip() for ln in (f.get("error") or "").splitlines() if ln.strip() and not ln.startswith("---")]
+        said = lines[0] + (f" … {lines[-1]}" if len(lines) > 1 else "") if lines else ""
+        out.append(f"✘ run {f['id']} failed: ", style="red bold")
+        out.append(_cut(said, 160) + (f" ({f['cause']})" if f.get("cause") else "") + "\n", style="red")
+    if la.get("failed_total", 0) > len(la.get("failed") or []):
+        out.append(f"  … {la['failed_total']} failed in all\n", style="red")
+    for line in la.get("log_tail") or []:
+        out.append("│ ", style="dim")  # the log's own ISO stamp, cut to the time of day
+        out.append(_cut(_LOG_STAMP.sub(r"\1 ", line), 200) + "\n", style="dim")
+    return out
+
+
+def _overview_text(ov: dict[str, Any], launches: list[dict[str, Any]] | None = None) -> Text:
+    """The overview pane: the live launch (if any), the agent's open todos, the verdicts due, the
+    latest verdicts."""
+    out = Text()
+    for la in launches or []:
+        out.append_text(_launch_text(la))
+        out.append("\n")
     todos = ov["todos"]
     out.append(f"Agent's todos  {len(todos)} open of {ov['todos_total']}\n", style="bold")
     for t in todos[:OVERVIEW_TODOS]:
@@ -1032,12 +1108,20 @@ def _overview_text(ov: dict[str, Any]) -> Text:
     return out
 
 
-def _overview_line(ov: dict[str, Any]) -> Text:
-    """The overview in one line: what the agent does now, how many todos are open, what is due,
-    the newest verdict. Separators end a span (see `_hyp_label`)."""
+def _overview_line(ov: dict[str, Any], launches: list[dict[str, Any]] | None = None) -> Text:
+    """The overview in one line: the live launch's point of N, time left and failures, what the
+    agent does now, how many todos are open, what is due, the newest verdict. Separators end a
+    span (see `_hyp_label`)."""
     todos = ov["todos"]
     doing = [t for t in todos if t["status"] == "in_progress"]
     parts: list[tuple[str, str]] = []
+    for la in launches or []:
+        n, total = _point(la)
+        left = la.get("remaining_s")
+        parts += [(f"L{la['id']} ", "bold"), (f"{n}/{total} ", "yellow"),
+                  (_dur(la.get("elapsed_s")) + (f" ~{_dur(left)} left" if left is not None else ""), "")]
+        if la.get("failed_total"):
+            parts.append((f"✘{la['failed_total']} failed", "red"))
     if doing:
         parts += [("doing: ", "dim"), (_todo_doing(doing[0]), "bold")]
     parts.append((f"{len(todos)} open todos", "dim"))
