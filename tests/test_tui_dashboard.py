@@ -136,3 +136,24 @@ def test_overview_is_one_line_at_80x24(ws, monkeypatch):
     assert (pane, line, height) == (False, True, 1)
     assert text.startswith("doing: Benchmarking tp8 at c=512  2 open todos")
     assert sel == "comm-bound"  # down went to its prediction's row, which selects its hypothesis
+
+
+def test_overview_collapses_when_the_terminal_shrinks(ws, monkeypatch):
+    """A resize from 160×48 to 80×24 folds the overview pane into its line (it stayed a pane: the
+    app's size had not followed the resize event yet)."""
+    _hyps(ws)
+    app = _app(ws, monkeypatch)
+
+    async def go():
+        async with app.run_test(size=(160, 48)) as pilot:
+            assert await _until(pilot, lambda: app.loads > 0)
+            wide = (app.query_one("#overview").display, app.query_one("#overview-line").display)
+            await pilot.resize_terminal(80, 24)
+            await pilot.pause(0.2)
+            small = (app.query_one("#overview").display, app.query_one("#overview-line").display)
+            await pilot.resize_terminal(160, 48)
+            await pilot.pause(0.2)
+            return wide, small, (app.query_one("#overview").display, app.query_one("#overview-line").display)
+
+    wide, small, again = asyncio.run(go())
+    assert wide == (True, False) and small == (False, True) and again == (True, False)

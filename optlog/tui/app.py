@@ -220,6 +220,7 @@ class OptlogApp(App[None]):
                             yield Static("Select a hypothesis (↑/↓, enter).", id="hyp-text")
                         yield PlotBox(id="pred-plot")
                     with VerticalScroll(id="overview"):  # what the agent is doing, what is due
+                        yield Static("", id="overview-launch")  # the live launch, one line a fact
                         yield Static("", id="overview-text")
             with TabPane("Todos", id="todos"):
                 yield PlainTable(id="todo-table", cursor_type="row", zebra_stripes=True)
@@ -423,14 +424,15 @@ class OptlogApp(App[None]):
             w = width - _indent(depth)
             tn.set_label(_pred_label(node["pred"], node["hyp"], w) if "pred" in node else _hyp_label(node, w))
 
-    def on_resize(self, _: events.Resize) -> None:
-        self._fit_overview()
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit_overview(event.size)  # the event's size: the app's own may not have followed yet
         self.call_after_refresh(self._relabel_tree)  # the tree's width follows the terminal's
 
-    def _fit_overview(self) -> None:
+    def _fit_overview(self, size: Any = None) -> None:
         """The overview is a pane beside the tree on a large terminal, one line above it on a small
         one (80×24 keeps the tree and the detail readable)."""
-        wide = self.size.width >= OVERVIEW_MIN[0] and self.size.height >= OVERVIEW_MIN[1]
+        size = size or self.size
+        wide = size.width >= OVERVIEW_MIN[0] and size.height >= OVERVIEW_MIN[1]
         self.query_one("#overview").display = wide
         self.query_one("#overview-line").display = not wide
         self.query_one("#hyp-pane").set_class(wide, "-wide")
@@ -469,7 +471,13 @@ class OptlogApp(App[None]):
     def _paint_overview(self) -> None:
         if self._ov is None:
             return
-        self.query_one("#overview-text", Static).update(_overview_text(self._ov, self._launches))
+        box = self.query_one("#overview-launch", Static)
+        box.display = bool(self._launches)
+        if self._launches:
+            text = Text("\n").join(_launch_text(la) for la in self._launches)
+            text.no_wrap, text.overflow = True, "ellipsis"  # a log line is cut at the pane, not wrapped
+            box.update(text)
+        self.query_one("#overview-text", Static).update(_overview_text(self._ov))
         self.query_one("#overview-line", Static).update(_overview_line(self._ov, self._launches))
 
     def _show_todos(self, todos: list[dict[str, Any]]) -> None:
@@ -1044,7 +1052,9 @@ def _launch_text(la: dict[str, Any]) -> Text:
     out.append(f"{la['status']}  ", style="yellow")
     out.append(f"{la.get('spec') or ''}\n", style="dim")
     n, total = _point(la)
-    out.append(f"point {n} of {total}  " if total else "starting  ", style="bold")
+    between = not la.get("current") or n > total
+    out.append((f"{la['done']} of {total} points done  " if between else f"point {n} of {total}  ") if total
+               else "starting  ", style="bold")
     out.append(_bar(la["done"], total) + "\n" if total else "\n", style="green")
     cur = la.get("current") or {}
     if cur.get("labels"):
@@ -1069,13 +1079,10 @@ def _launch_text(la: dict[str, Any]) -> Text:
     return out
 
 
-def _overview_text(ov: dict[str, Any], launches: list[dict[str, Any]] | None = None) -> Text:
-    """The overview pane: the live launch (if any), the agent's open todos, the verdicts due, the
-    latest verdicts."""
+def _overview_text(ov: dict[str, Any]) -> Text:
+    """The overview pane below the live launch: the agent's open todos, the verdicts due, the latest
+    verdicts."""
     out = Text()
-    for la in launches or []:
-        out.append_text(_launch_text(la))
-        out.append("\n")
     todos = ov["todos"]
     out.append(f"Agent's todos  {len(todos)} open of {ov['todos_total']}\n", style="bold")
     for t in todos[:OVERVIEW_TODOS]:
