@@ -181,14 +181,15 @@ def hypotheses_view(ctx: Ctx) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     return _tree(nodes), docs
 
 
-def overview(ctx: Ctx, todos: list[dict[str, Any]]) -> dict[str, Any]:
+def overview(ctx: Ctx, todos: list[dict[str, Any]], docs: dict[str, Any] | None = None) -> dict[str, Any]:
     """What the first screen shows beside the tree: the agent's open todos (in progress first, with
     the `activeForm` it gave), the latest verdicts and the hypotheses whose verdict is due, as
-    `optlog status` finds them (one definition of 'due')."""
+    `optlog status` finds them (one definition of 'due'). `docs` are the documents the tree was
+    just built from (`hypotheses_view`): status does not read the hypothesis files again."""
     from optlog.core.todos import open_first
     from optlog.service.status import status
 
-    st = status(ctx)
+    st = status(ctx, docs=docs, all_todos=todos)
     # status leaves out a section with nothing to say
     return {"todos": open_first(todos), "todos_total": len(todos), "verdicts": st.get("latest_verdicts") or [],
             "due": st.get("verdict_due") or []}
@@ -234,13 +235,13 @@ def prediction_series(h: dict[str, Any]) -> dict[str, Any] | None:
 LINKED_SHOWN = 30
 
 
-def hypothesis_detail(ctx: Ctx, hid: str) -> dict[str, Any]:
+def hypothesis_detail(ctx: Ctx, hid: str, docs: dict[str, Any] | None = None) -> dict[str, Any]:
     """`hypothesis show` plus what the dashboard draws: per-level tables and explanations of each
     prediction, the plot series, and for linked runs a one-line telemetry summary and diagnosis."""
     from optlog.core.diagnosis import diagnose
     from optlog.service import hypotheses as H
 
-    h = H.show(ctx, hid)
+    h = H.show(ctx, hid, docs)  # docs: the reload's own read of the files
     for p in h["predictions"]:
         p["levels"] = latest_levels(h, p["id"])
         p["explanation"] = latest_explanation(h, p["id"])

@@ -338,25 +338,26 @@ class OptlogApp(App[None]):
 
         shown = self.selected_hyp  # None on the first load: the tree's first node loads its own detail
         try:
-            self.post_message(self.Loaded("hyps", D.hypotheses_view(self.ctx)))
+            hyps = D.hypotheses_view(self.ctx)
+            self.post_message(self.Loaded("hyps", hyps))
             todos = T.list_(self.ctx)
             self.post_message(self.Loaded("todos", todos))
-            self.post_message(self.Loaded("overview", D.overview(self.ctx, todos)))
+            self.post_message(self.Loaded("overview", D.overview(self.ctx, todos, hyps[1])))  # no second read
             self.post_message(self.Loaded("runs", D.runs_index(self.ctx, self.run_metrics)))
             self.post_message(self.Loaded("launches", D.live_launches(self.ctx)))
             if shown:
-                self.post_message(self.Loaded("hyp-detail", D.hypothesis_detail(self.ctx, shown)))
-            self.post_message(self.Loaded("plans", self._plans()))
+                self.post_message(self.Loaded("hyp-detail", D.hypothesis_detail(self.ctx, shown, hyps[1])))
+            self.post_message(self.Loaded("plans", self._plans(hyps[1])))
         except Exception as e:  # noqa: BLE001
             self.call_from_thread(self.notify, f"could not load: {e}", severity="error", timeout=8)
         self.post_message(self.Loaded("done", None))
 
-    def _plans(self) -> list[dict[str, Any]]:
+    def _plans(self, docs: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         try:
             from optlog.service import plans as Pl
         except ImportError:
             return []
-        return list(Pl.list_(self.ctx)["plans"])
+        return list(Pl.list_(self.ctx, docs=docs)["plans"])
 
     # ------------------------------------------------------------------ applying loaded data
     def on_optlog_app_loaded(self, msg: "OptlogApp.Loaded") -> None:
