@@ -49,32 +49,42 @@ def runs_index(ctx: Ctx, metrics: list[str] | None = None) -> dict[str, Any]:
     have (most common first). Light enough to sort and filter 10,000 runs in memory: three
     column queries, no ORM objects. `metrics` None chooses: the prediction metrics the runs have,
     then the most common, three in all."""
-    from sqlalchemy import func
-    from sqlmodel import select
+    from sqlalchemy import func, select
 
     from optlog.core import labels as L
     from optlog.store.models import Metric, PredictionIndex, Run, RunLabel
 
+    run_t, label_t, metric_t = Run.__table__, RunLabel.__table__, Metric.__table__  # type: ignore[attr-defined]
     with ctx.db.read() as s:
-        counts = s.exec(select(Metric.name, func.count()).group_by(Metric.name)).all()
+        # Core statements on the session's connection: the ORM's row loading cost ~4x the query
+        # itself over 10,000 runs' 30,000 labels
+        con = s.connection()
+        counts = con.execute(select(metric_t.c.name, func.count()).group_by(metric_t.c.name)).all()
         known = [n for n, _ in sorted(counts, key=lambda nc: (-nc[1], nc[0]))]
         if metrics is None:
-            asked = {m for m in s.exec(select(PredictionIndex.metric).distinct()).all() if m}
+            asked = {m for (m,) in con.execute(select(PredictionIndex.__table__.c.metric).distinct()).all() if m}  # type: ignore[attr-defined]
             metrics = ([m for m in known if m in asked] + [m for m in known if m not in asked])[:RUN_METRICS_SHOWN]
         rows: dict[int, dict[str, Any]] = {}
-        for rid, st, inv, lid, hid in s.exec(select(Run.id, Run.status, Run.invalidated, Run.launch_id,
-                                                    Run.hypothesis_id).order_by(Run.id)).all():  # type: ignore[arg-type]
+        c = run_t.c
+        for rid, st, inv, lid, hid in con.execute(select(c.id, c.status, c.invalidated, c.launch_id,
+                                                         c.hypothesis_id).order_by(c.id)).all():
             rows[rid] = {"id": rid, "status": st, "invalidated": bool(inv), "launch": lid, "hypothesis": hid,
                          "labels": {}, "canon": {}, "metrics": {}}
-        for rid, k, v in s.exec(select(RunLabel.run_id, RunLabel.key, RunLabel.value)).all():
-            if rid in rows:  # the stored text is canonical already (core.labels)
-                rows[rid]["labels"][k] = L.typed(v)
-                rows[rid]["canon"][k] = v
+        typed: dict[str, Any] = {}  # a sweep has few distinct values: type each once
+        for rid, k, v in con.execute(select(label_t.c.run_id, label_t.c.key, label_t.c.value)).all():
+            r = rows.get(rid)
+            if r is not None:  # the stored text is canonical already (core.labels)
+                tv = typed.get(v)
+                if tv is None:
+                    tv = typed[v] = L.typed(v)
+                r["labels"][k] = tv
+                r["canon"][k] = v
         if metrics:
-            for rid, n, v in s.exec(select(Metric.run_id, Metric.name, Metric.value)
-                                    .where(Metric.name.in_(metrics))).all():  # type: ignore[attr-defined]
-                if rid in rows:
-                    rows[rid]["metrics"][n] = v
+            for rid, n, v in con.execute(select(metric_t.c.run_id, metric_t.c.name, metric_t.c.value)
+                                         .where(metric_t.c.name.in_(metrics))).all():
+                r = rows.get(rid)
+                if r is not None:
+                    r["metrics"][n] = v
     return {"rows": list(rows.values()), "metrics": list(metrics), "known_metrics": known}
 
 
