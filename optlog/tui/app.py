@@ -477,9 +477,8 @@ class OptlogApp(App[None]):
         box = self.query_one("#overview-launch", Static)
         box.display = bool(self._launches)
         if self._launches:
-            text = Text("\n").join(_launch_text(la) for la in self._launches)
-            text.no_wrap, text.overflow = True, "ellipsis"  # a log line is cut at the pane, not wrapped
-            box.update(text)
+            width = box.size.width or self.query_one("#overview").size.width - 2
+            box.update(Text("\n").join(_launch_text(la, width if width > 10 else 60) for la in self._launches))
         self.query_one("#overview-text", Static).update(_overview_text(self._ov))
         self.query_one("#overview-line", Static).update(_overview_line(self._ov, self._launches))
 
@@ -1047,9 +1046,9 @@ def _bar(done: int, total: int, width: int = 16) -> str:
 _LOG_STAMP = re.compile(r"^\d{4}-\d\d-\d\dT(\d\d:\d\d:\d\d)\.\d+Z ")
 
 
-def _launch_text(la: dict[str, Any]) -> Text:
+def _launch_text(la: dict[str, Any], width: int = 60) -> Text:
     """The live launch as the overview shows it: the point of N with its labels, elapsed and left,
-    the failures so far, the log's last lines."""
+    the failures so far (wrapped: what failed matters), the log's last lines (cut to `width`)."""
     out = Text()
     out.append(f"Launch L{la['id']}  ", style="bold")
     out.append(f"{la['status']}  ", style="yellow")
@@ -1062,7 +1061,7 @@ def _launch_text(la: dict[str, Any]) -> Text:
     cur = la.get("current") or {}
     if cur.get("labels"):
         out.append("now: ", style="dim")
-        out.append(" ".join(f"{k}={v}" for k, v in cur["labels"].items()) + f"  (run {cur.get('run')})\n")
+        out.append(_cut(" ".join(f"{k}={v}" for k, v in cur["labels"].items()), width - 5 - 12) + f"  (run {cur.get('run')})\n")
     out.append("elapsed ", style="dim")
     out.append(_dur(la.get("elapsed_s")) + "  ")
     out.append("left ", style="dim")
@@ -1078,7 +1077,7 @@ def _launch_text(la: dict[str, Any]) -> Text:
         out.append(f"  … {la['failed_total']} failed in all\n", style="red")
     for line in la.get("log_tail") or []:
         out.append("│ ", style="dim")  # the log's own ISO stamp, cut to the time of day
-        out.append(_cut(_LOG_STAMP.sub(r"\1 ", line), 200) + "\n", style="dim")
+        out.append(_cut(_LOG_STAMP.sub(r"\1 ", line), width - 2) + "\n", style="dim")
     return out
 
 
