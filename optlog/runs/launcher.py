@@ -242,9 +242,9 @@ class Driver:
         error: str | None = None
         from optlog.runs.targetlock import open_lock
 
-        self.target_lock = open_lock(ctx, self.doc.get("executor", "local"), self.launch_id)
+        self.target_lock = open_lock(ctx, self.doc.get("executor", "local"), self.launch_id, points=points)
         try:
-            if self.target_lock is not None:  # one launch at a time on a machine, unless allowed
+            if self.target_lock is not None:  # one launch at a time on a machine or GPU set, unless allowed
                 self.target_lock.acquire(allow_concurrent=bool(self.doc.get("allow_concurrent")), say=self.log,
                                          check_cancel=self.check_cancel)
             groups: list[list[dict[str, Any]]] = []
