@@ -202,7 +202,7 @@ def test_commands_do_not_import_tui_http_or_git(ws):
     assert _probe(ws, "todo", "list")["orm"] is False
 
 
-def test_existing_workspace_gets_the_evidence_run_index(ws):
+def test_existing_workspace_gets_the_evidence_run_index(ws, monkeypatch):
     """0003: a workspace made before it (at 0002, without the index) gains the index on
     evidence_link.run_id at its next command, on SQLite and PostgreSQL alike, keeping its links."""
     from sqlalchemy import inspect, text
@@ -210,6 +210,8 @@ def test_existing_workspace_gets_the_evidence_run_index(ws):
     from optlog.paths import find_workspace
     from optlog.store.db import workspace_engine
 
+    for k, v in ws.env.items():
+        monkeypatch.setenv(k, v)  # the workspace's database (OPTLOG_DB_URL on PostgreSQL)
     ws.cli("hypothesis", "add", "H", "--id", "h")
     ws.cli("run", "record", "--label", "a=1", "--metric", "x=1", "--hypothesis", "h")
     e = workspace_engine(find_workspace(ws.root))
