@@ -9,8 +9,8 @@ when the stamp is unchanged. It is never stale, because the stamp covers every i
 
 - the hypothesis files (name, mtime, size, inode of each), `optlog.yaml`, the committed evidence
   folder (`runs/evidence/`), the migration files, optlog's version, the `OPTLOG_*` environment;
-- the database: its change counter (every optlog write, `Database.write`, bumps it) and its
-  schema revision;
+- the database: its change counter (every optlog write, `Database.write`, bumps it), its
+  schema revision, and on SQLite the file's inode (a backup restored over it is another file);
 - no pending write-and-commit journal, and nothing live (a live launch can die unseen: recovery
   must run, so nothing is answered from the cache, or stored, while anything is queued or running).
 
@@ -137,6 +137,12 @@ def stamp(ws: Workspace, facts: Callable[[], DbFacts | None] | None = None) -> S
         hyp.append("-")
     hyp.sort()
     h.update("\n".join(hyp).encode())
+    if ws.sqlite_file is not None:  # the same file (a restored backup is another inode)
+        try:
+            s = os.stat(ws.sqlite_file)
+            h.update(f"db {s.st_dev}:{s.st_ino}\n".encode())
+        except FileNotFoundError:
+            return None
     got = facts()
     if got is None or got[2]:
         return None
