@@ -174,3 +174,15 @@ def test_mcp_reads_are_reused_until_another_process_changes_the_workspace(ws, mo
         assert call("status", {})["runs_total"] == st["runs_total"] + 1
     finally:
         face.close()
+
+
+def test_only_the_hot_json_reads_have_a_cache_key():
+    from optlog.cli.fast import read_key
+
+    assert read_key(["status", "--json"]) == (None, '["status"]')
+    assert read_key(["-C", "/w", "hyp", "list", "--json"]) == ("/w", '["hypothesis", "list"]')
+    assert read_key(["run", "list", "--limit", "20", "--json"])[1] == '["run", "list", "--limit", "20"]'
+    for args in (["status"], ["todo", "write", "--json"], ["run", "show", "1", "--json"], ["--json"],
+                 ["run", "list", "--label", "-C", "--json"], ["status", "-C", "/w", "--json"],
+                 ["status", "--json", "--help"], ["run", "list", "--json", "--", "x"]):
+        assert read_key(args) is None, args
