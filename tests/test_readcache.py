@@ -120,6 +120,7 @@ def test_nothing_is_stored_while_something_is_live_or_just_changed(ws):
         ws.cli("hypothesis", "add", "H", "--id", "h")
         ctx = Ctx.find(ws.root)
         facts = lambda: readcache.db_facts(ctx.db)  # noqa: E731
+        os.utime(ws.root / "hypotheses" / "h.yaml")  # "just now", however slow the machine was since
         st = readcache.stamp(ws=find_workspace(ws.root), facts=facts)
         assert st is not None and not st.settled  # the file was written just now: not stored
         assert not readcache.put(ctx.ws, "k", st, "{}")
