@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import socket
 from typing import Any
 
@@ -23,44 +22,17 @@ def insert_run(
     *,
     labels: dict[str, Any],
     metrics: dict[str, float],
-    status: str = "succeeded",
-    source: str = "recorded",
-    hypothesis_id: str | None = None,
-    note: str | None = None,
     raw: dict[str, Any] | None = None,
     environment: dict[str, Any] | None = None,
-    name: str | None = None,
-    launch_id: int | None = None,
     **fields: Any,
 ) -> int:
     """Insert one run with its labels and metrics inside an open write session; returns its id.
-
-    Every run gets a fresh random `uid` (its identity across clones) unless `uid` is given (a run
-    imported from committed evidence)."""
-    from optlog.core.ids import new_id
+    What is stored is redacted (secrets never stored); the row itself is `store.runrows.insert_run`."""
     from optlog.runs.redact import redact
-    from optlog.store.models import EvidenceLink, Metric, Run, RunLabel
+    from optlog.store.runrows import insert_run as insert_row
 
-    labels, raw, environment = redact(labels), redact(raw), redact(environment)  # secrets never stored
-    now = now_iso()
-    uid = fields.pop("uid", None)
-    run = Run(status=status, source=source, name=name, hypothesis_id=hypothesis_id, note=note,
-              created_at=fields.pop("created_at", None) or now,
-              started_at=fields.pop("started_at", now), finished_at=fields.pop("finished_at", now),
-              raw=raw or {}, environment=environment or {}, launch_id=launch_id, host=fields.pop("host", None), **fields)
-    s.add(run)
-    s.flush()
-    assert run.id is not None
-    run.uid = uid or new_id("run", run.id, now)
-    for k, v in labels.items():
-        s.add(RunLabel(run_id=run.id, key=k, value=L.canonical(v), num=L.as_number(v)))
-    for k, v in metrics.items():
-        if v is None or (isinstance(v, float) and math.isnan(v)):
-            continue
-        s.add(Metric(run_id=run.id, name=k, value=float(v)))
-    if hypothesis_id:
-        s.add(EvidenceLink(hypothesis_id=hypothesis_id, run_id=run.id, kind="linked", created_at=now))
-    return run.id
+    return insert_row(s, labels=redact(labels), metrics=metrics, raw=redact(raw), environment=redact(environment),
+                      **fields)
 
 
 def record(

@@ -75,7 +75,11 @@ def import_files(
     first: dict[str, Path] = {}
     for p, sha, _r in parsed:
         first.setdefault(sha, p)
-    parsed = [x for x in parsed if x[1] not in skip and first[x[1]] == x[0]]  # the same content twice: once
+    for p, d in blobs.items():  # the same content under two names in one call: one measurement, said
+        sha = hashlib.sha256(d).hexdigest()
+        if first.get(sha, p) != p and sha not in skip:
+            ctx.notice(f"{p}: the same content as {first[sha]}; imported once")
+    parsed = [x for x in parsed if x[1] not in skip and first[x[1]] == x[0]]
     rows: list[tuple[dict[str, Any], dict[str, float], dict[str, Any], str, Path, str]] = []
     for p, sha, r in parsed:
         lab = {k: v for k, v in r.labels.items()}
