@@ -188,3 +188,23 @@ def test_a_reload_reads_the_hypothesis_files_once(ws, monkeypatch):
     docs = D.hypotheses_view(ctx)[1]
     todos = T.list_(ctx)
     assert D.overview(ctx, todos, docs) == D.overview(ctx, todos)
+
+
+def test_prediction_plot_series_answers_the_question():
+    """What the plot draws (service.dashboard.prediction_series): numbers for a log2 axis when the
+    levels span like concurrency, each group's repeat spread, the tested quantity per level and the
+    prediction's threshold."""
+    from optlog.service.dashboard import log2_axis, prediction_series
+
+    lv = lambda c, a, b, est: {"level": {"concurrency": c}, "a": sum(a) / len(a), "b": sum(b) / len(b),  # noqa: E731
+                               "values": {"a": a, "b": b}, "quantity": "a/b", "estimate": est, "ci": None,
+                               "threshold": [0.3, 0.6]}
+    h = {"predictions": [{"id": "x.p1", "metric": "tput", "per": "concurrency", "a": {"config": "tp4pp2"},
+                          "b": {"config": "tp8"}, "expect": "a / b in [0.3, 0.6]"}],
+         "verdict_details": [{"predictions": [{"id": "x.p1", "levels": [
+             lv(64, [200.0, 226.0], [700.0], 0.304), lv(256, [727.0], [1867.0], 0.389), lv(512, [1318.0], [2800.0], 0.471)]}]}]}
+    s = prediction_series(h)
+    assert s["x"] == ["64", "256", "512"] and s["xv"] == [64.0, 256.0, 512.0] and s["log2"]
+    assert s["spread"]["config=tp4pp2"] == [(200.0, 226.0), None, None]
+    assert s["quantity"] == "a/b" and s["estimates"] == [0.304, 0.389, 0.471] and s["threshold"] == [0.3, 0.6]
+    assert not log2_axis([1.0, 2.0, 4.0]) and not log2_axis(None) and log2_axis([1.0, 8.0])

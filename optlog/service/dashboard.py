@@ -226,19 +226,49 @@ def _sel(d: dict[str, Any] | None, fallback: str) -> str:
     return " ".join(f"{k}={v}" for k, v in (d or {}).items()) or fallback
 
 
+LOG2_SPAN = 8  # a numeric axis spanning this factor or more (64 → 512) is drawn on log2
+
+
+def log2_axis(xs: list[float] | None) -> bool:
+    """Concurrency-like levels (positive numbers spanning three doublings or more) read on a log2
+    axis: 64, 128, 256, 512 equally spaced, not bunched at the left of a linear one."""
+    return bool(xs) and all(x > 0 for x in xs) and max(xs) / min(xs) >= LOG2_SPAN  # type: ignore[arg-type]
+
+
 def prediction_series(h: dict[str, Any]) -> dict[str, Any] | None:
-    """Metric against the prediction's --per label for each group (a, b) of the first prediction with
-    per-level evidence: {"title", "x": [level labels], "groups": {name: [value or None]}}."""
+    """What the prediction plot draws, from the per-level table of the first prediction that has
+    one: the metric of each group (a, b) at each level with the spread of its repeats (min, max),
+    the level values as numbers when they are (`log2` when they span like concurrency does), and
+    the tested quantity's estimate and interval at each level with the threshold the prediction
+    expects (`a/b` in [0.3, 0.6], `a` < 0.05 × peak): {"title", "x", "xv", "log2", "groups",
+    "spread", "quantity", "estimates", "ci", "threshold"}."""
+    from optlog.core import labels as L
+
     for p in h.get("predictions", []):
         levels = latest_levels(h, p["id"])
         if not levels:
             continue
         xl = [" ".join(str(v) for v in (lv.get("level") or {}).values()) or "all" for lv in levels]
+        nums = [L.as_number(x) for x in xl]
+        xv = [float(n) for n in nums if n is not None] if all(n is not None for n in nums) else None
         num = lambda v: v if isinstance(v, (int, float)) else None  # noqa: E731
-        groups = {_sel(p.get("a"), "a"): [num(lv.get("a")) for lv in levels],
-                  _sel(p.get("b"), "b"): [num(lv.get("b")) for lv in levels]}
+
+        def spread(g: str) -> list[tuple[float, float] | None]:
+            out: list[tuple[float, float] | None] = []
+            for lv in levels:
+                vals = [v for v in ((lv.get("values") or {}).get(g) or []) if isinstance(v, (int, float))]
+                out.append((min(vals), max(vals)) if len(vals) > 1 else None)
+            return out
+
+        na, nb = _sel(p.get("a"), "a"), _sel(p.get("b"), "b")
+        thr = next((lv.get("threshold") for lv in levels if lv.get("threshold") is not None), None)
         return {"title": f"{p.get('metric') or 'metric'} by {p.get('per') or 'level'} ({p['id']})", "x": xl,
-                "groups": groups}
+                "xv": xv, "log2": log2_axis(xv),
+                "groups": {na: [num(lv.get("a")) for lv in levels], nb: [num(lv.get("b")) for lv in levels]},
+                "spread": {na: spread("a"), nb: spread("b")},
+                "quantity": next((lv.get("quantity") for lv in levels if lv.get("quantity")), None),
+                "estimates": [num(lv.get("estimate")) for lv in levels],
+                "ci": [lv.get("ci") for lv in levels], "threshold": thr, "expect": p.get("expect")}
     return None
 
 

@@ -448,22 +448,61 @@ class OptlogApp(App[None]):
         self._plot_prediction(h)
 
     def _plot_prediction(self, h: dict[str, Any]) -> None:
+        """The prediction's plot: each group's metric by level, every measured point marked and
+        its repeats' spread as a bar (on a log2 axis for concurrency-like levels); beside it, when
+        the verdict tested a quantity against a threshold, that quantity per level (with its
+        interval) between the lines of what the prediction expects."""
         plot = self.query_one("#pred-plot", PlotBox)
         series = h.get("plot")
         if not series:
             plot.remove_class("shown")
             return
         plot.add_class("shown")
-        title, xlabels, groups = series["title"], series["x"], series["groups"]
-        xs = list(range(1, len(xlabels) + 1))
+        import math
+
+        xl = series["x"]
+        xs = [math.log2(v) for v in series["xv"]] if series.get("log2") else list(range(1, len(xl) + 1))
+        thr = series.get("threshold")
+        est = series.get("estimates") or []
+        expected = thr is not None and any(e is not None for e in est)
+        per = series["title"].split(" by ", 1)[-1].split(" (")[0] + (" (log2)" if series.get("log2") else "")
+
+        def groups(plt: Any) -> None:
+            # a marker per group besides its colour: the groups stay apart under NO_COLOR
+            for (name, ys), color, mark in zip(series["groups"].items(), ("orange", "cyan"), ("●", "■")):
+                pts = [(x, y) for x, y in zip(xs, ys) if y is not None]
+                if not pts:
+                    continue
+                plt.plot([p[0] for p in pts], [p[1] for p in pts], label=name, marker="braille", color=color)
+                plt.scatter([p[0] for p in pts], [p[1] for p in pts], marker=mark, color=color)
+                for x, sp in zip(xs, (series.get("spread") or {}).get(name) or []):
+                    if sp:
+                        plt.plot([x, x], list(sp), marker="│", color=color)
+            plt.xticks(xs, xl)
+            plt.xlabel(per)
+            plt.title(series["title"])
+
+        def quantity(plt: Any) -> None:
+            pts = [(x, e) for x, e in zip(xs, est) if e is not None]
+            for x, ci in zip(xs, series.get("ci") or []):
+                if ci and len(ci) == 2:
+                    plt.plot([x, x], [float(ci[0]), float(ci[1])], marker="│", color="green", yside="right")
+            q = series.get("quantity") or "tested"
+            plt.scatter([p[0] for p in pts], [p[1] for p in pts], marker="✚", color="green", yside="right",
+                        label=f"{q} (right axis)")
+            lines = [float(t) for t in (thr if isinstance(thr, list) else [thr])]
+            for t in lines:  # drawn as data on the right axis (an hline lands on the left one)
+                plt.plot([xs[0], xs[-1]], [t, t], marker="─", color="red", yside="right")
+            seen = lines + [p[1] for p in pts] + [float(c) for ci in (series.get("ci") or []) if ci for c in ci]
+            lo, hi = min(seen), max(seen)
+            pad = (hi - lo) * 0.1 or abs(hi) * 0.1 or 1.0
+            plt.ylim(lo - pad, hi + pad, yside="right")
+            plt.title(f"{series['title']}; expected {series.get('expect')}: red lines, right axis")
 
         def draw(plt: Any) -> None:
-            for name, ys in groups.items():
-                pts = [(x, y) for x, y in zip(xs, ys) if y is not None]
-                if pts:
-                    plt.plot([p[0] for p in pts], [p[1] for p in pts], label=name, marker="braille")
-            plt.xticks(xs, xlabels)
-            plt.title(title)
+            groups(plt)
+            if expected:  # the tested quantity on the right-hand axis, between what is expected
+                quantity(plt)
 
         plot.draw(draw)
 
