@@ -84,7 +84,7 @@ def state() -> State:
     root = ctx.find_root()
     if root.obj is None:
         root.obj = State()
-    return root.obj  # type: ignore[no-any-return]
+    return root.obj
 
 
 def _set_json(ctx: click.Context, _p: click.Parameter, value: bool) -> None:
@@ -307,7 +307,7 @@ def main(argv: list[str] | None = None) -> None:
         field = None
         if isinstance(e, click.BadParameter) and e.param is not None:
             field = e.param.opts[0] if getattr(e.param, "opts", None) else e.param.name
-        err = BadInput(e.format_message(), field=field, code="usage")
+        err: OptlogError = BadInput(e.format_message(), field=field, code="usage")
         if not as_json and e.ctx is not None:
             click.echo(e.ctx.get_usage(), err=True)
         _print_error(err, as_json)

@@ -158,8 +158,8 @@ def _parse(text: str) -> ast.AST:
         raise ExprError(msg, max(1, min(col, len(text) + 1)), text) from None
     except (RecursionError, MemoryError, ValueError):
         raise ExprError("the expression cannot be read (too deeply nested?)") from None
-    _check_depth(tree.body)  # type: ignore[attr-defined]
-    return tree.body  # type: ignore[attr-defined,no-any-return]
+    _check_depth(tree.body)
+    return tree.body
 
 
 def _check_depth(root: ast.AST) -> None:

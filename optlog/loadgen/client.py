@@ -213,7 +213,7 @@ class Pool:
 
 def install_uvloop() -> bool:
     try:
-        import uvloop  # type: ignore[import-not-found]
+        import uvloop
     except ImportError:
         return False
     asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
@@ -222,9 +222,9 @@ def install_uvloop() -> bool:
 
 def new_loop() -> asyncio.AbstractEventLoop:
     try:
-        import uvloop  # type: ignore[import-not-found]
+        import uvloop
 
-        return uvloop.new_event_loop()  # type: ignore[no-any-return]
+        return uvloop.new_event_loop()
     except ImportError:
         return asyncio.new_event_loop()
 

@@ -170,10 +170,10 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
             header.append("power / limit")
         header.append("runs")
         rows = []
-        for lab, vals, n in trows:
-            row = [_kv(lab)] + [fmt_value(vals.get(k)) for k in names]
-            if add_frac:
-                pw = next((vals[k] for k in names if k.startswith("gpu_power_w") and k in vals), None)
+        for lab, tvals, n in trows:
+            row = [_kv(lab)] + [fmt_value(tvals.get(k)) for k in names]
+            if add_frac and lim:
+                pw = next((tvals[k] for k in names if k.startswith("gpu_power_w") and k in tvals), None)
                 row.append(f"{pw / lim:.0%}" if pw is not None else "–")
             row.append(str(n))
             rows.append(row)

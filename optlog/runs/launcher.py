@@ -201,7 +201,7 @@ class Driver:
         self._log_file = open(self.launch_dir / "launch.log", "a", encoding="utf-8")
         points: list[dict[str, Any]] = self.doc["points"]
         self.total = len(points)
-        old: dict[int, Any] = {}
+        old: dict[signal.Signals, Any] = {}
         if self.install_signals:
             for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
                 old[sig] = signal.signal(sig, self._on_signal)
@@ -669,7 +669,7 @@ class Driver:
     def _environment(self, server: Server, p: dict[str, Any]) -> dict[str, Any]:
         if server.environment is None:
             srv = p["rendered"].get("server") or {}
-            cmds = {"server": srv.get("argv")} if srv.get("argv") else {}
+            cmds = {"server": srv["argv"]} if srv.get("argv") else {}
             env = {**(srv.get("env") or {}), **p["rendered"]["bench"]["env"]}
             try:
                 from optlog.runs.environment import capture

@@ -36,7 +36,7 @@ def recover(ctx: Any, db: Any) -> list[int]:
     from optlog.store.models import Launch
 
     with db.read() as s:
-        live = s.exec(select(Launch.id, Launch.pid, Launch.pid_start, Launch.host)  # type: ignore[call-overload]
+        live = s.exec(select(Launch.id, Launch.pid, Launch.pid_start, Launch.host)
                       .where(Launch.status.in_(("running", "queued")))).all()  # type: ignore[attr-defined]
     if not live:
         return []

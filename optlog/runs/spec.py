@@ -400,7 +400,7 @@ def render_point(ls: LoadedSpec, values: dict[str, Any], *, launch_dir: str, out
     if s.server is not None:
         sv = {**v, "out": launch_dir}
         srv = s.server
-        ready = None
+        ready: dict[str, Any] | None = None
         if srv.ready is not None:
             ready = {
                 "url": _render(ls, ("server", "ready", "url"), srv.ready.url, sv) if srv.ready.url else None,

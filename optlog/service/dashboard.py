@@ -47,13 +47,13 @@ def runs_page(ctx: Ctx, offset: int = 0, limit: int = 200) -> dict[str, Any]:
 
 
 def live_launches(ctx: Ctx) -> list[dict[str, Any]]:
-    from sqlmodel import select
+    from sqlmodel import col, select
 
     from optlog.store.models import Launch
 
     with ctx.db.read() as s:
-        rows = s.exec(select(Launch).where(Launch.status.in_(("queued", "running")))).all()  # type: ignore[attr-defined]
-        out = [{"id": r.id, "status": r.status, "spec": r.spec_path, "progress": r.progress or {}} for r in rows]
+        rows = s.exec(select(Launch).where(col(Launch.status).in_(("queued", "running")))).all()
+        out: list[dict[str, Any]] = [{"id": r.id, "status": r.status, "spec": r.spec_path, "progress": r.progress or {}} for r in rows]
     from optlog.runs.launcher import read_tail
 
     for la in out:

@@ -142,18 +142,13 @@ def _already(ctx: Ctx, files: set[tuple[Path, str]]) -> list[dict[str, Any]]:
 
 
 def _summaries(ctx: Ctx, ids: list[int]) -> list[dict[str, Any]]:
-    from sqlmodel import select
-
     from optlog.service.evidence import run_summary
-    from optlog.store.runrows import labels_metrics
-    from optlog.store.models import Run
+    from optlog.store.runrows import runs_by_id
 
     if not ids:
         return []
     with ctx.db.read() as s:
-        runs = s.exec(select(Run).where(Run.id.in_(ids)).order_by(Run.id)).all()  # type: ignore[union-attr,arg-type]
-        labels, metrics = labels_metrics(s, ids)
-        return [run_summary(r, labels[r.id], metrics[r.id]) for r in runs]
+        return [run_summary(*t) for t in runs_by_id(s, ids)]
 
 
 def remove_copies(ctx: Ctx, sha: str) -> None:  # pragma: no cover - maintenance helper

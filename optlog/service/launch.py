@@ -161,7 +161,7 @@ def _launch(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...], server_ur
                                     run_id=rid, launch_id=lid)
             rendered["bench"]["out"] = str(out)
             record = run_record(p, rendered)
-            r = s.get(Run, rid)
+            r = s.get_one(Run, rid)
             r.artifacts_dir = ctx.ws.rel(out)
             r.raw = red.redact(record)
             s.add(r)
@@ -214,7 +214,7 @@ def _detach(ctx: Ctx, lid: int, run_ids: list[int], launch_dir: Path, doc: dict[
     except BrokenPipeError:
         pass
     with ctx.db.write() as s:
-        la = s.get(Launch, lid)
+        la = s.get_one(Launch, lid)
         if la.pid == os.getpid():  # the driver may already have written its own
             la.pid = p.pid
             la.pid_start = str(procs.start_ticks(p.pid))

@@ -227,15 +227,15 @@ def edit(ctx: Ctx, pid: int | str, *, title: str | None = None, gain: str | None
     if not changes:
         raise BadInput("nothing to change: give --title, --gain, --effort, --confidence, --needs, --rationale, "
                        "--step, --risk or --validation", field="--title")
-    v, _, _ = _view(ctx, pid)
+    view, _, _ = _view(ctx, pid)
     with workspace_lock(ctx.ws):
         if "title" in changes:
-            _check_title(ctx, changes["title"], v["id"])
-        with _plan_row(ctx, v["id"]) as (s, row):
+            _check_title(ctx, changes["title"], view["id"])
+        with _plan_row(ctx, view["id"]) as (s, row):
             old = {k: getattr(row, k) for k in changes if getattr(row, k) != changes[k]}
             if not old:
-                ctx.notice(f"plan {v['id']:02d} already has those values; nothing changed")
-                return show(ctx, v["id"])
+                ctx.notice(f"plan {view['id']:02d} already has those values; nothing changed")
+                return show(ctx, view["id"])
             now = now_iso()
             entry: dict[str, Any] = {"at": now, "by": ctx.actor, "from": row.status, "to": row.status,
                                      "edited": {k: (list(x) if isinstance(x, list) else x) for k, x in old.items()}}
@@ -246,8 +246,8 @@ def edit(ctx: Ctx, pid: int | str, *, title: str | None = None, gain: str | None
             row.history = [*list(row.history or []), entry]
             row.updated_at = now
             s.add(row)
-    render(ctx, subject=f"optlog: edit plan {v['id']:02d}: {', '.join(sorted(old))}")
-    return show(ctx, v["id"])
+    render(ctx, subject=f"optlog: edit plan {view['id']:02d}: {', '.join(sorted(old))}")
+    return show(ctx, view["id"])
 
 
 def rm(ctx: Ctx, pid: int | str, why: str) -> dict[str, Any]:

@@ -14,12 +14,17 @@ used the run is re-evaluated and its new verdict committed with the reason.
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from optlog.core.hypothesis import HypothesisDoc, Prediction, Verdict
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound
 from optlog.service.context import Ctx
+
+if TYPE_CHECKING:
+    from optlog.core.verdict import Evidence
 
 VOLATILE = ("at", "by", "cause", "run_uids")  # run_uids: derived from `runs` (see service.runfiles)
 _all = all  # `evaluate` has a parameter named all
@@ -29,7 +34,7 @@ INVALIDATED_FILE = "runs/invalidated.yaml"
 # ---------------------------------------------------------------- evidence
 
 
-def load_evidence(ctx: Ctx, metric_names: set[str]) -> Any:
+def load_evidence(ctx: Ctx, metric_names: set[str]) -> Evidence:
     """Runs that count (succeeded, not invalidated) with their labels and the named metrics."""
     from optlog.core.verdict import Evidence, RunRow
 
@@ -39,9 +44,9 @@ def load_evidence(ctx: Ctx, metric_names: set[str]) -> Any:
     with ctx.db.read() as s:
         cur = s.connection().connection.dbapi_connection.cursor()  # type: ignore[union-attr]
 
-        def rows(sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        def rows(sql: str, params: tuple[Any, ...] = ()) -> Sequence[Any]:
             cur.execute(sql, params)
-            return cur.fetchall()  # type: ignore[no-any-return]
+            return cur.fetchall()
 
         uids: dict[int, str] = {}
         for rid, uid in rows("SELECT id, uid FROM run WHERE status = 'succeeded' AND NOT invalidated"):
@@ -76,7 +81,7 @@ def load_evidence(ctx: Ctx, metric_names: set[str]) -> Any:
                     if row is not None:
                         row.metrics[name] = val
     ev = Evidence(list(runs.values()))
-    ev.uids = uids  # type: ignore[attr-defined]  # each run's identity across clones (service.runfiles)
+    ev.uids = uids
     return ev
 
 
@@ -166,7 +171,8 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
     # a verdict whose runs are not in this database is kept, never re-judged into `untested`
     kept = runfiles.missing_runs(ctx, {h: docs[h].verdicts[-1] for h in targets if docs[h].verdicts})
     preds = [p for h in targets if h not in kept for p in docs[h].predictions]
-    res = V.evaluate(preds, ev, ceil, cached) if preds else {}
+    res = V.evaluate(preds, ev, ceil, cached) if preds and ev is not None else {}
+    uids = ev.uids if ev is not None else {}
     live = _live(ctx, targets)
 
     results: list[dict[str, Any]] = []
@@ -195,9 +201,9 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
         entry: dict[str, Any] = {"at": now_iso(), "by": ctx.actor, "status": auto, "summary": _summary(auto, pres),
                                  "predictions": pres, "runs": runs}
         if runs:
-            entry["run_uids"] = [ev.uids.get(r, "") for r in runs]
+            entry["run_uids"] = [uids.get(r, "") for r in runs]
         # the evidence this verdict rests on: every run its predictions could use
-        basis = set().union(*(V.candidate_runs(p, ev) for p in doc.predictions)) if ev is not None else set()
+        basis: set[int] = set().union(*(V.candidate_runs(p, ev) for p in doc.predictions)) if ev is not None else set()
         evidence_runs.update(basis)
         if warnings:
             entry["warnings"] = warnings
@@ -227,7 +233,7 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
             tr = {"Optlog-Status": auto, **({"Optlog-Run": ",".join(map(str, runs))} if runs else {}), **(trailers or {})}
             _, changed = hypotheses.mutate(ctx, h, change, event=event, subject=subject,
                                            body=(cause + "\n\n" if cause else "") + entry["summary"], trailers=tr,
-                                           also=lambda basis=basis: runfiles.export(ctx, basis, ev.uids))
+                                           also=partial(runfiles.export, ctx, basis, uids))
             committed += int(changed)
             doc = hypotheses.get(ctx, h)
         if runs:
@@ -289,13 +295,13 @@ def _link_runs(ctx: Ctx, links: dict[str, set[int]]) -> None:
     """EvidenceLink rows (kind "verdict") for the runs verdicts used; written only when missing."""
     if not links:
         return
-    from sqlalchemy import select
+    from sqlmodel import col, select
 
     from optlog.store.models import EvidenceLink
 
     with ctx.db.read() as s:
         have = {(h, r) for h, r in s.execute(select(EvidenceLink.hypothesis_id, EvidenceLink.run_id).where(
-            EvidenceLink.hypothesis_id.in_(sorted(links))))}  # type: ignore[attr-defined]
+            col(EvidenceLink.hypothesis_id).in_(sorted(links))))}
     missing = [(h, r) for h, rs in links.items() for r in sorted(rs) if (h, r) not in have]
     if not missing:
         return
@@ -325,11 +331,12 @@ def invalidate(ctx: Ctx, run_id: int | str, why: str) -> dict[str, Any]:
 
 def _resolve_runs(ctx: Ctx, refs: list[str]) -> list[Any]:
     """Run rows for run ids and launches (`L3`): every reference checked before anything changes."""
-    from sqlmodel import select
+    from sqlmodel import col, select
 
     from optlog.service import evidence
     from optlog.service.launch import parse_ref
     from optlog.store.models import Launch, Run
+    from optlog.store.runrows import saved_id
 
     if not refs:
         raise BadInput("name the runs to invalidate: run ids and/or launches (L3)", field="ID")
@@ -343,8 +350,8 @@ def _resolve_runs(ctx: Ctx, refs: list[str]) -> list[Any]:
         with ctx.db.read() as s:
             if s.get(Launch, n) is None:
                 raise NotFound(f"no launch {n}", field="ID")
-            for r in s.exec(select(Run).where(Run.launch_id == n).order_by(Run.id)).all():  # type: ignore[arg-type]
-                rows[r.id] = r
+            for r in s.exec(select(Run).where(Run.launch_id == n).order_by(col(Run.id))).all():
+                rows[saved_id(r)] = r
     return [rows[k] for k in sorted(rows)]
 
 
@@ -407,7 +414,7 @@ def invalidate_many(ctx: Ctx, refs: list[str], why: str) -> dict[str, Any]:
         history.record(ctx, [path, *run_files], subject, why,
                        {"Optlog-Event": "invalidate", "Optlog-Run": id_list,
                         **({"Optlog-Hypothesis": ",".join(affected)} if affected else {})})
-    res = {"results": [], "committed": 0, "warnings": []}
+    res: dict[str, Any] = {"results": [], "committed": 0, "warnings": []}
     if rejudge:
         what = f"run {id_list}" if len(todo) == 1 else f"runs {id_list}"
         res = evaluate(ctx, hids=rejudge, event="invalidate", cause=f"{what} invalidated: {why}",

@@ -71,7 +71,7 @@ def current_revision(engine: Engine) -> str | None:
             return None
 
 
-def _alembic_config(engine: Engine, migrations_dir: Path | None = None):  # type: ignore[no-untyped-def]
+def _alembic_config(engine: Engine, migrations_dir: Path | None = None):
     from alembic.config import Config
 
     cfg = Config()

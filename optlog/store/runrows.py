@@ -4,26 +4,58 @@ the SQL lives here, below all of them, once."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from optlog.core import labels as L
+
+if TYPE_CHECKING:
+    from sqlmodel import Session
+
+    from optlog.store.models import Run
 
 # SQLite's default limit on bound parameters is 999: ask for run ids in chunks below it.
 _CHUNK = 900
 
 
-def labels_metrics(s: Any, run_ids: list[int]) -> tuple[dict[int, dict[str, Any]], dict[int, dict[str, float]]]:
+def saved_id(run: Run) -> int:
+    """The id of a run read from the database (the model allows None only for a row not yet saved)."""
+    if run.id is None:
+        raise ValueError("a run row without an id was never saved")
+    return run.id
+
+
+def labels_metrics(s: Session, run_ids: Sequence[int]) -> tuple[dict[int, dict[str, Any]], dict[int, dict[str, float]]]:
     """(labels by run id, metrics by run id) for `run_ids`; every id has an entry, empty if it has none."""
-    from sqlmodel import select
+    from sqlmodel import col, select
 
     from optlog.store.models import Metric, RunLabel
 
     labels: dict[int, dict[str, Any]] = {i: {} for i in run_ids}
     metrics: dict[int, dict[str, float]] = {i: {} for i in run_ids}
     for start in range(0, len(run_ids), _CHUNK):
-        chunk = run_ids[start:start + _CHUNK]
-        for rl in s.exec(select(RunLabel).where(RunLabel.run_id.in_(chunk))).all():  # type: ignore[attr-defined]
+        chunk = list(run_ids[start:start + _CHUNK])
+        for rl in s.exec(select(RunLabel).where(col(RunLabel.run_id).in_(chunk))).all():
             labels[rl.run_id][rl.key] = L.typed(rl.value)
-        for m in s.exec(select(Metric).where(Metric.run_id.in_(chunk))).all():  # type: ignore[attr-defined]
+        for m in s.exec(select(Metric).where(col(Metric.run_id).in_(chunk))).all():
             metrics[m.run_id][m.name] = m.value
     return labels, metrics
+
+
+def with_labels(s: Session, runs: Sequence[Run]) -> list[tuple[Run, dict[str, Any], dict[str, float]]]:
+    """(run row, typed labels, metrics) for each of `runs`, in their order."""
+    labels, metrics = labels_metrics(s, [saved_id(r) for r in runs])
+    return [(r, labels[saved_id(r)], metrics[saved_id(r)]) for r in runs]
+
+
+def runs_by_id(s: Session, run_ids: Sequence[int]) -> list[tuple[Run, dict[str, Any], dict[str, float]]]:
+    """(run row, typed labels, metrics) for each of `run_ids` that exists, in id order."""
+    from sqlmodel import col, select
+
+    from optlog.store.models import Run
+
+    out: list[tuple[Run, dict[str, Any], dict[str, float]]] = []
+    for start in range(0, len(run_ids), _CHUNK):
+        chunk = list(run_ids[start:start + _CHUNK])
+        out.extend(with_labels(s, s.exec(select(Run).where(col(Run.id).in_(chunk)).order_by(col(Run.id))).all()))
+    return sorted(out, key=lambda t: saved_id(t[0]))

@@ -430,6 +430,6 @@ def _energy_from_samples(cols: dict[str, Any]) -> float | None:
         if p is not None and t is not None and len(t) >= 2:
             ok = ~np.isnan(p)
             if ok.sum() >= 2:
-                tot += float(np.trapezoid(p[ok], t[ok]) if hasattr(np, "trapezoid") else np.trapz(p[ok], t[ok]))
+                tot += float(np.trapezoid(p[ok], t[ok]) if hasattr(np, "trapezoid") else np.trapz(p[ok], t[ok]))  # type: ignore[attr-defined]  # numpy < 2 only; numpy 2's stubs lack it
                 got = True
     return tot if got else None

@@ -44,10 +44,7 @@ def summarize(cols_by_gpu: dict[str, dict[str, np.ndarray]], start: float | None
         t = cols.get(TIME_FIELD)
         if t is None or not len(t):
             continue
-        if start is None and len(t):
-            st = float(t[0])
-        else:
-            st = start
+        st = float(t[0]) if start is None else start
         m = _window(t, st, end, warmup_s)
         if not m.any():
             continue
@@ -189,10 +186,10 @@ def run_telemetry(ctx: Any, run_id: int, metrics: dict[str, float]) -> dict[str,
         if thr:
             lines.append("  throttle: " + ", ".join(f"{k[9:-2]} {v:.1f}s" for k, v in sorted(thr.items())))
     if "energy_j" in metrics:
-        e = f"  energy {metrics['energy_j']:.0f} J"
+        energy = f"  energy {metrics['energy_j']:.0f} J"
         if "tokens_per_joule" in metrics:
-            e += f", {metrics['tokens_per_joule']:.3g} tokens/J"
-        lines.append(e)
+            energy += f", {metrics['tokens_per_joule']:.3g} tokens/J"
+        lines.append(energy)
     from optlog.core.diagnosis import same, stored
 
     old = stored(metrics)

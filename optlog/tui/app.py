@@ -33,7 +33,7 @@ OVERVIEW_MIN = (140, 30)  # the terminal size from which the overview is a pane,
 OVERVIEW_TODOS = 8
 
 
-class PlainTable(DataTable):  # type: ignore[type-arg]
+class PlainTable(DataTable):
     """A DataTable whose text cells are plain text: a todo `[x]` or a label `[fp4]` is not markup."""
 
     def add_row(self, *cells: Any, **kw: Any) -> Any:
@@ -50,7 +50,7 @@ class PlotBox(Vertical):
 
         if not self.children:
             self.mount(PlotextPlot())
-        plot = self.children[0]
+        plot = self.query_one(PlotextPlot)
         p = plot.plt
         p.clear_data()
         p.clear_figure()
@@ -340,7 +340,7 @@ class OptlogApp(App[None]):
         tree = self.query_one("#hyp-tree", Tree)
         keep = self.selected_hyp
         tree.clear()
-        self._tree_labels = []
+        self._tree_labels: list[tuple[Any, dict[str, Any], int]] = []
         width = self._tree_width()
         target = None
 
@@ -511,7 +511,7 @@ class OptlogApp(App[None]):
             self.selected_hyp = hid
             self._debounced("hyp", lambda: self.load_hyp_detail(hid))
 
-    def _debounced(self, what: str, fn: Callable[[], None], delay: float = DETAIL_DELAY_S) -> None:
+    def _debounced(self, what: str, fn: Callable[[], object], delay: float = DETAIL_DELAY_S) -> None:
         """Load a detail once the cursor rests: holding ↓ repaints the table, not every detail."""
         t = self._detail_timers.pop(what, None)
         if t is not None:

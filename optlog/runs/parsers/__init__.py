@@ -112,13 +112,13 @@ def _first_object(data: bytes) -> dict | list | None:
     if not text:
         return None
     try:
-        return json.loads(text)  # type: ignore[no-any-return]
+        return json.loads(text)
     except (json.JSONDecodeError, RecursionError):
         pass
     for line in text.splitlines():
         if line.strip():
             try:
-                return json.loads(line)  # type: ignore[no-any-return]
+                return json.loads(line)
             except (json.JSONDecodeError, RecursionError):
                 return None
     return None
