@@ -27,7 +27,7 @@ from optlog.errors import BadInput
 try:  # the C loader is 5-10x faster where libyaml is present
     from yaml import CSafeDumper as _Dumper
     from yaml import CSafeLoader as _Loader
-except ImportError:  # pragma: no cover
+except ImportError:  # pragma: no cover - PyYAML built without libyaml (third-party C extension)
     from yaml import SafeDumper as _Dumper  # type: ignore[assignment]
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 

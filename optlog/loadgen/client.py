@@ -214,7 +214,7 @@ class Pool:
 def install_uvloop() -> bool:
     try:
         import uvloop
-    except ImportError:
+    except ImportError:  # third-party uvloop is optional (not installed on Windows)
         return False
     asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
     return True
@@ -225,7 +225,7 @@ def new_loop() -> asyncio.AbstractEventLoop:
         import uvloop
 
         return uvloop.new_event_loop()
-    except ImportError:
+    except ImportError:  # third-party uvloop is optional (not installed on Windows)
         return asyncio.new_event_loop()
 
 

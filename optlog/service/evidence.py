@@ -242,10 +242,8 @@ def _telemetry(ctx: Ctx, run_id: int, metrics: dict[str, float], labels: dict[st
         with ctx.db.connect() as c:  # samples stored without summaries (one indexed probe)
             if c.execute(text("SELECT 1 FROM telemetry_chunk WHERE run_id = :r LIMIT 1"), {"r": run_id}).first() is None:
                 return {}
-    try:
-        from optlog.telemetry.summary import run_telemetry
-    except ImportError:
-        return {}
+    from optlog.telemetry.summary import run_telemetry
+
     return run_telemetry(ctx, run_id, metrics)
 
 

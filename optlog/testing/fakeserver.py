@@ -398,7 +398,7 @@ def main(argv: list[str] | None = None) -> None:
         import uvloop
 
         uvloop.install()
-    except ImportError:
+    except ImportError:  # third-party uvloop is optional (not installed on Windows)
         pass
     asyncio.run(serve(args))
 

@@ -308,10 +308,8 @@ class OptlogApp(App[None]):
         self.post_message(self.Loaded("done", None))
 
     def _plans(self) -> list[dict[str, Any]]:
-        try:
-            from optlog.service import plans as Pl
-        except ImportError:
-            return []
+        from optlog.service import plans as Pl
+
         return list(Pl.list_(self.ctx)["plans"])
 
     # ------------------------------------------------------------------ applying loaded data
