@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import socket
 from typing import Any
 
@@ -11,6 +10,7 @@ from optlog.core.statuses import RUN_STATUSES
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound
 from optlog.service.context import Ctx
+from optlog.store import runrows
 from optlog.store.runrows import labels_metrics, runs_by_id, with_labels
 
 
@@ -33,34 +33,13 @@ def insert_run(
     launch_id: int | None = None,
     **fields: Any,
 ) -> int:
-    """Insert one run with its labels and metrics inside an open write session; returns its id.
-
-    Every run gets a fresh random `uid` (its identity across clones) unless `uid` is given (a run
-    imported from committed evidence)."""
-    from optlog.core.ids import new_id
+    """Insert one run with its labels and metrics inside an open write session; returns its id
+    (store.runrows.insert_run, after secrets are redacted: they are never stored)."""
     from optlog.runs.redact import redact
-    from optlog.store.models import EvidenceLink, Metric, Run, RunLabel
 
-    labels, raw, environment = redact(labels), redact(raw), redact(environment)  # secrets never stored
-    now = now_iso()
-    uid = fields.pop("uid", None)
-    run = Run(status=status, source=source, name=name, hypothesis_id=hypothesis_id, note=note,
-              created_at=fields.pop("created_at", None) or now,
-              started_at=fields.pop("started_at", now), finished_at=fields.pop("finished_at", now),
-              raw=raw or {}, environment=environment or {}, launch_id=launch_id, host=fields.pop("host", None), **fields)
-    s.add(run)
-    s.flush()
-    assert run.id is not None
-    run.uid = uid or new_id("run", run.id, now)
-    for k, v in labels.items():
-        s.add(RunLabel(run_id=run.id, key=k, value=L.canonical(v), num=L.as_number(v)))
-    for k, v in metrics.items():
-        if v is None or (isinstance(v, float) and math.isnan(v)):
-            continue
-        s.add(Metric(run_id=run.id, name=k, value=float(v)))
-    if hypothesis_id:
-        s.add(EvidenceLink(hypothesis_id=hypothesis_id, run_id=run.id, kind="linked", created_at=now))
-    return run.id
+    return runrows.insert_run(s, labels=redact(labels), metrics=metrics, status=status, source=source,
+                              hypothesis_id=hypothesis_id, note=note, raw=redact(raw),
+                              environment=redact(environment), name=name, launch_id=launch_id, **fields)
 
 
 def record(

@@ -126,20 +126,25 @@ def _read(ctx: "Ctx", path: Path) -> Any:
 # ---------------------------------------------------------------- export
 
 
+def _runs(ctx: "Ctx", run_ids: list[int]) -> list[tuple[Any, dict[str, Any], dict[str, float]]]:
+    from optlog.store.runrows import runs_by_id
+
+    with ctx.db.read() as s:
+        return runs_by_id(s, run_ids)
+
+
 def export(ctx: "Ctx", run_ids: set[int] | list[int], known: dict[int, str] | None = None) -> list[Path]:
     """Write the evidence file of each run that has none yet; returns the files written.
     `known`: uids by run id already read (else one query). The caller commits the files with the
     verdict that uses them."""
     if not run_ids:
         return []
-    from optlog.service.evidence import runs_with_labels
-
     ids = sorted(set(run_ids))
     uids = [known[i] for i in ids] if known is not None and all(i in known for i in ids) else uids_of(ctx, ids)
     missing = [i for i, u in zip(ids, uids) if u and not path_for(ctx, u).exists()]
     if not missing:
         return []
-    todo = runs_with_labels(ctx, missing)
+    todo = _runs(ctx, missing)
     written: list[Path] = []
     stamps: dict[int, str] = {}
     for r, lab, met in todo:
@@ -152,9 +157,7 @@ def export(ctx: "Ctx", run_ids: set[int] | list[int], known: dict[int, str] | No
 
 def mark_invalidated(ctx: "Ctx", run_id: int) -> Path:
     """Write the run's invalidation into its evidence file (creating the file if it has none)."""
-    from optlog.service.evidence import runs_with_labels
-
-    [(r, lab, met)] = runs_with_labels(ctx, [run_id])
+    [(r, lab, met)] = _runs(ctx, [run_id])
     p = path_for(ctx, r.uid)
     if p.exists():
         data = _read(ctx, p).model_dump(mode="json", exclude_none=True)
@@ -211,7 +214,8 @@ def import_changed(ctx: "Ctx", db: "Database") -> int:
 def _import_docs(db: "Database", docs: list[tuple[Any, str]]) -> int:
     from sqlalchemy import text
 
-    from optlog.service.evidence import insert_run
+    from optlog.runs.redact import redact
+    from optlog.store.runrows import insert_run
 
     changed = 0
     explicit = False
@@ -228,13 +232,13 @@ def _import_docs(db: "Database", docs: list[tuple[Any, str]]) -> int:
             taken = s.execute(text("SELECT 1 FROM run WHERE id = :i"), {"i": doc.number}).first() is not None
             extra: dict[str, Any] = {} if taken else {"id": doc.number}
             explicit = explicit or not taken
-            insert_run(s, labels=doc.labels, metrics=doc.metrics, status=doc.status, source=doc.source,
+            insert_run(s, labels=redact(doc.labels), metrics=doc.metrics, status=doc.status, source=doc.source,
                        hypothesis_id=doc.hypothesis, name=doc.name, launch_id=None, uid=doc.uid,
                        repeat=doc.repeat, host=doc.host, created_at=doc.created_at or "",
                        started_at=doc.started_at, finished_at=doc.finished_at, exit_code=doc.exit_code,
                        invalidated=doc.invalidated, invalid_reason=doc.invalid_reason, evidence_stamp=st,
-                       raw={"evidence_file": f"runs/evidence/{doc.uid}.yaml", "origin_number": doc.number,
-                            **({"environment_sha256": doc.environment_sha256} if doc.environment_sha256 else {})},
+                       raw=redact({"evidence_file": f"runs/evidence/{doc.uid}.yaml", "origin_number": doc.number,
+                                   **({"environment_sha256": doc.environment_sha256} if doc.environment_sha256 else {})}),
                        **extra)
             changed += 1
         if explicit and not db.is_sqlite:  # explicit ids do not advance PostgreSQL's sequence

@@ -1,13 +1,16 @@
-"""Reading a set of runs' labels and metrics in two queries: every layer that shows or judges runs
-(the launcher's summary, telemetry's diagnosis, the service's listings) needs the same rows, so
-the SQL lives here, below all of them, once."""
+"""Run rows with their labels and metrics: inserting one, and reading a set in two queries. Every
+layer that stores, shows or judges runs (the launcher's summary, telemetry's diagnosis, the
+service's listings, the import of a clone's committed runs) needs the same rows, so the SQL lives
+here, below all of them, once."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from optlog.core import labels as L
+from optlog.core.timeutil import now_iso
 
 if TYPE_CHECKING:
     from sqlmodel import Session
@@ -23,6 +26,50 @@ def saved_id(run: Run) -> int:
     if run.id is None:
         raise ValueError("a run row without an id was never saved")
     return run.id
+
+
+def insert_run(
+    s: Session,
+    *,
+    labels: dict[str, Any],
+    metrics: dict[str, float],
+    status: str = "succeeded",
+    source: str = "recorded",
+    hypothesis_id: str | None = None,
+    note: str | None = None,
+    raw: dict[str, Any] | None = None,
+    environment: dict[str, Any] | None = None,
+    name: str | None = None,
+    launch_id: int | None = None,
+    **fields: Any,
+) -> int:
+    """Insert one run with its labels and metrics inside an open write session; returns its id.
+    What it is given is stored as it is (the service redacts secrets first).
+
+    Every run gets a fresh random `uid` (its identity across clones) unless `uid` is given (a run
+    imported from committed evidence)."""
+    from optlog.core.ids import new_id
+    from optlog.store.models import EvidenceLink, Metric, Run, RunLabel
+
+    now = now_iso()
+    uid = fields.pop("uid", None)
+    run = Run(status=status, source=source, name=name, hypothesis_id=hypothesis_id, note=note,
+              created_at=fields.pop("created_at", None) or now,
+              started_at=fields.pop("started_at", now), finished_at=fields.pop("finished_at", now),
+              raw=raw or {}, environment=environment or {}, launch_id=launch_id, host=fields.pop("host", None), **fields)
+    s.add(run)
+    s.flush()
+    rid = saved_id(run)
+    run.uid = uid or new_id("run", rid, now)
+    for k, v in labels.items():
+        s.add(RunLabel(run_id=rid, key=k, value=L.canonical(v), num=L.as_number(v)))
+    for k, v in metrics.items():
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            continue
+        s.add(Metric(run_id=rid, name=k, value=float(v)))
+    if hypothesis_id:
+        s.add(EvidenceLink(hypothesis_id=hypothesis_id, run_id=rid, kind="linked", created_at=now))
+    return rid
 
 
 def labels_metrics(s: Session, run_ids: Sequence[int]) -> tuple[dict[int, dict[str, Any]], dict[int, dict[str, float]]]:
