@@ -27,10 +27,10 @@ MIN_SPREAD_N = 3  # from this many runs a cell shows its interquartile range
 
 
 def _known_metrics(ctx: Ctx) -> list[str]:
-    from sqlalchemy import text
+    from optlog.store.runrows import metric_names
 
     with ctx.db.connect() as c:
-        return [m for (m,) in c.execute(text("SELECT DISTINCT name FROM metric"))]
+        return sorted(metric_names(c))
 
 
 def _cell(values: list[float]) -> dict[str, Any]:

@@ -47,12 +47,10 @@ def runs_page(ctx: Ctx, offset: int = 0, limit: int = 200) -> dict[str, Any]:
 
 
 def live_launches(ctx: Ctx) -> list[dict[str, Any]]:
-    from sqlmodel import col, select
-
-    from optlog.store.models import Launch
+    from optlog.store.launchrows import live_launches as rows_of_live
 
     with ctx.db.read() as s:
-        rows = s.exec(select(Launch).where(col(Launch.status).in_(("queued", "running")))).all()
+        rows = rows_of_live(s)
         out: list[dict[str, Any]] = [{"id": r.id, "status": r.status, "spec": r.spec_path, "progress": r.progress or {}} for r in rows]
     from optlog.runs.launcher import read_tail
 

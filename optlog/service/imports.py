@@ -118,13 +118,13 @@ def import_files(
 def _already(ctx: Ctx, files: set[tuple[Path, str]]) -> list[dict[str, Any]]:
     """The files whose measurement is already a run: an earlier import of the same content (its
     copy's folder, `imported/<sha256[:16]>`, is the index) or a launched run's output folder."""
-    from sqlalchemy import text
+    from optlog.store.runrows import launched_run, runs_with_artifacts
 
     out: list[dict[str, Any]] = []
     with ctx.db.connect() as c:
         for p, sha in sorted(files, key=lambda x: str(x[0])):
             d = ctx.ws.rel(ctx.ws.artifacts_dir / "imported" / sha[:16])
-            ids = [i for (i,) in c.execute(text("SELECT id FROM run WHERE artifacts_dir = :d ORDER BY id"), {"d": d})]
+            ids = runs_with_artifacts(c, d)
             why = f"same content, sha256 {sha[:12]}…"
             if not ids:
                 try:
@@ -133,8 +133,7 @@ def _already(ctx: Ctx, files: set[tuple[Path, str]]) -> list[dict[str, Any]]:
                     continue
                 if not rel.parts or not rel.parts[0].isdigit():
                     continue
-                ids = [i for (i,) in c.execute(text("SELECT id FROM run WHERE id = :i AND source = 'launched'"),
-                                                {"i": int(rel.parts[0])})]
+                ids = launched_run(c, int(rel.parts[0]))
                 why = "it is the launched run's own result file"
             if ids:
                 out.append({"file": str(p), "sha256": sha, "runs": ids, "why": why})

@@ -260,9 +260,7 @@ def _run_row(ctx: Ctx, rid: int) -> Any:
 
 
 def status_doc(ctx: Ctx, ref: str) -> dict[str, Any]:
-    from sqlmodel import select
-
-    from optlog.store.models import Run
+    from optlog.store.runrows import runs_of_launch
 
     kind, n = parse_ref(ref)
     if kind == "run":
@@ -271,7 +269,7 @@ def status_doc(ctx: Ctx, ref: str) -> dict[str, Any]:
                 "exit_code": r.exit_code}
     la = _launch_row(ctx, n)
     with ctx.db.read() as s:
-        runs = s.exec(select(Run).where(Run.launch_id == n).order_by(Run.id)).all()  # type: ignore[arg-type]
+        runs = runs_of_launch(s, n)
     return {"launch": la.id, "status": la.status, "error": la.error, "progress": la.progress or {},
             "runs": [{"id": r.id, "status": r.status, "error": r.error, "cause": r.cause} for r in runs]}
 

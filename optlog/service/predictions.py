@@ -60,21 +60,16 @@ def _label_warnings(ctx: Ctx, metric: str | None, node: Any, a: dict[str, Any], 
     """Labels, values and metrics no run has yet (predictions come before their runs)."""
     if not ctx.db_exists():
         return []
-    from sqlmodel import col, select
-
-    from optlog.store.models import Metric, RunLabel
+    from optlog.store.runrows import label_values, metric_names
 
     keys: set[str] = set(a) | set(b) | ({per} if per else set())
     if where:
         keys |= set(E.where_labels(E.parse_where(where)))
     mets = {m for r in E.refs(node, groups_only=True) if (m := r.metric or metric) is not None}
     out: list[str] = []
-    with ctx.db.read() as s:
-        have: dict[str, set[str]] = {}
-        if keys:
-            for k, v in s.execute(select(RunLabel.key, RunLabel.value).where(col(RunLabel.key).in_(sorted(keys))).distinct()):
-                have.setdefault(k, set()).add(v)
-        have_m = {m for (m,) in s.execute(select(Metric.name).where(col(Metric.name).in_(sorted(mets))).distinct())} if mets else set()
+    with ctx.db.connect() as c:
+        have = label_values(c, sorted(keys)) if keys else {}
+        have_m = metric_names(c, sorted(mets)) if mets else set()
     for g, sel in (("a", a), ("b", b)):
         for k, v in sel.items():
             if k not in have:

@@ -13,8 +13,6 @@ used the run is re-evaluated and its new verdict committed with the reason.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -36,53 +34,9 @@ INVALIDATED_FILE = "runs/invalidated.yaml"
 
 def load_evidence(ctx: Ctx, metric_names: set[str]) -> Evidence:
     """Runs that count (succeeded, not invalidated) with their labels and the named metrics."""
-    from optlog.core.verdict import Evidence, RunRow
+    from optlog.store.runrows import counting_evidence
 
-    runs: dict[int, RunRow] = {}
-    # Plain SQL through the driver (portable SELECTs): 10,000 runs carry ~50,000 label rows, and
-    # ORM/Core row objects would cost more than the evaluation itself.
-    with ctx.db.read() as s:
-        cur = s.connection().connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-
-        def rows(sql: str, params: tuple[Any, ...] = ()) -> Sequence[Any]:
-            cur.execute(sql, params)
-            return cur.fetchall()
-
-        uids: dict[int, str] = {}
-        for rid, uid in rows("SELECT id, uid FROM run WHERE status = 'succeeded' AND NOT invalidated"):
-            runs[rid] = RunRow(rid, {}, {})
-            uids[rid] = uid
-        if runs:
-            for rid, k, v, num in rows("SELECT run_id, key, value, num FROM run_label"):
-                row = runs.get(rid)
-                if row is None:
-                    continue
-                # stored text is canonical already; the typed value (core.labels.typed) comes from
-                # the stored number, without re-parsing text
-                row.canon[k] = v
-                if num is None or num != num or num in (float("inf"), float("-inf")):
-                    row.labels[k] = v
-                else:
-                    row.labels[k] = int(num) if num.is_integer() and abs(num) < 1e15 else num
-            # what launched runs name beyond their labels (runs.record): only that part of `raw`
-            cfg_sql = ("SELECT id, json_extract(raw, '$.config') FROM run" if ctx.db.is_sqlite
-                       else "SELECT id, raw -> 'config' FROM run")
-            for rid, cfg in rows(cfg_sql + " WHERE status = 'succeeded' AND NOT invalidated AND launch_id IS NOT NULL"):
-                row = runs.get(rid)
-                if row is not None and cfg:
-                    row.config = json.loads(cfg) if isinstance(cfg, str) else dict(cfg)
-            names = sorted(metric_names)
-            for i in range(0, len(names), 500):
-                chunk = names[i:i + 500]
-                marks = ", ".join(["%s" if not ctx.db.is_sqlite else "?"] * len(chunk))
-                for rid, name, val in rows(f"SELECT run_id, name, value FROM metric WHERE name IN ({marks})",
-                                           tuple(chunk)):
-                    row = runs.get(rid)
-                    if row is not None:
-                        row.metrics[name] = val
-    ev = Evidence(list(runs.values()))
-    ev.uids = uids
-    return ev
+    return counting_evidence(ctx.db, metric_names)
 
 
 def _metric_names(preds: list[Prediction]) -> set[str]:
@@ -295,19 +249,16 @@ def _link_runs(ctx: Ctx, links: dict[str, set[int]]) -> None:
     """EvidenceLink rows (kind "verdict") for the runs verdicts used; written only when missing."""
     if not links:
         return
-    from sqlmodel import col, select
-
-    from optlog.store.models import EvidenceLink
+    from optlog.store.runrows import add_links, linked_runs
 
     with ctx.db.read() as s:
-        have = {(h, r) for h, r in s.execute(select(EvidenceLink.hypothesis_id, EvidenceLink.run_id).where(
-            col(EvidenceLink.hypothesis_id).in_(sorted(links))))}
+        have = linked_runs(s, sorted(links))
     missing = [(h, r) for h, rs in links.items() for r in sorted(rs) if (h, r) not in have]
     if not missing:
         return
     now = now_iso()
     with ctx.db.write() as s:
-        s.add_all([EvidenceLink(hypothesis_id=h, run_id=r, kind="verdict", created_at=now) for h, r in missing])
+        add_links(s, missing, "verdict", now)
 
 
 def any_bad(result: dict[str, Any]) -> bool:
@@ -331,12 +282,10 @@ def invalidate(ctx: Ctx, run_id: int | str, why: str) -> dict[str, Any]:
 
 def _resolve_runs(ctx: Ctx, refs: list[str]) -> list[Any]:
     """Run rows for run ids and launches (`L3`): every reference checked before anything changes."""
-    from sqlmodel import col, select
-
     from optlog.service import evidence
     from optlog.service.launch import parse_ref
-    from optlog.store.models import Launch, Run
-    from optlog.store.runrows import saved_id
+    from optlog.store.models import Launch
+    from optlog.store.runrows import runs_of_launch, saved_id
 
     if not refs:
         raise BadInput("name the runs to invalidate: run ids and/or launches (L3)", field="ID")
@@ -350,7 +299,7 @@ def _resolve_runs(ctx: Ctx, refs: list[str]) -> list[Any]:
         with ctx.db.read() as s:
             if s.get(Launch, n) is None:
                 raise NotFound(f"no launch {n}", field="ID")
-            for r in s.exec(select(Run).where(Run.launch_id == n).order_by(col(Run.id))).all():
+            for r in runs_of_launch(s, n):
                 rows[saved_id(r)] = r
     return [rows[k] for k in sorted(rows)]
 
