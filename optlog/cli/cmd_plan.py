@@ -53,7 +53,8 @@ def plan_add(title: str, gain: str, effort: str, confidence: str, needs: tuple[s
 
 def _list_human(d: dict[str, Any]) -> str:
     from optlog.cli.render import glyph, table
-    from optlog.core.plans import calibration_line, calibration_rows, fmt_gain, fmt_pct
+    from optlog.core.numfmt import fmt_gain, fmt_pct
+    from optlog.core.plans import calibration_line, calibration_rows
 
     if not d["plans"]:
         return "no plans"
@@ -92,7 +93,7 @@ def plan_list(status: str | None, fields: str | None) -> None:
 
 
 def _show_human(p: dict[str, Any]) -> str:
-    from optlog.core.plans import fmt_gain, fmt_pct
+    from optlog.core.numfmt import fmt_gain, fmt_pct
 
     out = [f"plan {p['id']:02d}: {p['title']}",
            f"rank {p['rank'] if p['rank'] is not None else '-'}  score {p['score']:.2f}  gain {fmt_gain(*p['gain'])}  "

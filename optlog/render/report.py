@@ -6,9 +6,10 @@ from typing import Any
 
 from optlog.core import labels as L
 from optlog.core import report as C
-from optlog.core.plans import calibration_line, calibration_rows, fmt_gain, fmt_pct
+from optlog.core.numfmt import fmt_gain, fmt_pct, fmt_ratio, fmt_value
+from optlog.core.plans import calibration_line, calibration_rows
 from optlog.render import md
-from optlog.render.plans import fmt_ratio, fmt_value, verdict_tables
+from optlog.render.plans import verdict_tables
 
 OTHER_ROWS_MAX = 100
 OTHER_METRICS_MAX = 8

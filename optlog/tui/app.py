@@ -21,6 +21,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Log, Static, TabbedContent, TabPane, Tree
 
+from optlog.core.numfmt import fmt_num
 from optlog.core.statuses import HYP_STATUSES, STATUS_GLYPH
 from optlog.service.context import Ctx
 from optlog.tui.forms import Field, FormScreen
@@ -60,18 +61,6 @@ class PlotBox(Vertical):
 
 def _rows(t: Table, *cells: Any) -> None:
     t.add_row(*(Text(c) if isinstance(c, str) else c for c in cells))
-
-
-def _num(v: Any) -> str:
-    if v is None:
-        return "–"
-    if isinstance(v, float):
-        if abs(v) >= 1000:
-            return f"{v:,.0f}"
-        if abs(v) >= 10:
-            return f"{v:.1f}"
-        return f"{v:.3g}"
-    return str(v)
 
 
 class OptlogApp(App[None]):
@@ -492,7 +481,7 @@ class OptlogApp(App[None]):
         t = self.query_one("#plan-table", DataTable)
         t.clear()
         for p in plans:
-            t.add_row(str(p.get("rank") or "–"), str(p["id"]), _num(p.get("score")), p.get("status", ""),
+            t.add_row(str(p.get("rank") or "–"), str(p["id"]), fmt_num(p.get("score")), p.get("status", ""),
                       p.get("title", ""), p.get("reason") or "", key=str(p["id"]))
 
     def _show_log(self, events: list[dict[str, Any]]) -> None:
@@ -814,7 +803,7 @@ def _run_cells(r: dict[str, Any]) -> tuple[str, str, str, str]:
     """One runs-table row: id, status (invalidated marked), labels, the first three metrics."""
     status = r["status"] + (" ✘invalid" if r["invalidated"] else "")
     labels = " ".join(f"{k}={v}" for k, v in r["labels"].items())
-    mets = " ".join(f"{k}={_num(v)}" for k, v in list(r["metrics"].items())[:3])
+    mets = " ".join(f"{k}={fmt_num(v)}" for k, v in list(r["metrics"].items())[:3])
     return str(r["id"]), status, labels, mets
 
 
@@ -896,7 +885,7 @@ def _hyp_renderable(h: dict[str, Any]) -> Any:
             for lv in levels:
                 lvl = " ".join(f"{k}={v}" for k, v in (lv.get("level") or {}).items())
                 n = lv.get("n") or {}
-                _rows(t, lvl or "all", _num(lv.get("a")), _num(lv.get("b")), _num(lv.get("ratio")),
+                _rows(t, lvl or "all", fmt_num(lv.get("a")), fmt_num(lv.get("b")), fmt_num(lv.get("ratio")),
                           f"{n.get('a', '')}/{n.get('b', '')}" if isinstance(n, dict) else str(n),
                           Text(str(lv.get("outcome", "")), style={"holds": "green", "fails": "red"}.get(lv.get("outcome", ""), "yellow")))
             parts.append(t)
@@ -916,8 +905,8 @@ def _hyp_renderable(h: dict[str, Any]) -> Any:
         for r in h["linked"]:
             tel = r["telemetry"]
             _rows(t, str(r["id"]), r["status"] + (" ✘" if r.get("invalidated") else ""),
-                      " ".join(f"{k}={v}" for k, v in r["labels"].items()), _num(tel.get("gpu_power_w")),
-                      _num(tel.get("tensor_active")), _num(tel.get("dram_bw_util")), r["diagnosis"])
+                      " ".join(f"{k}={v}" for k, v in r["labels"].items()), fmt_num(tel.get("gpu_power_w")),
+                      fmt_num(tel.get("tensor_active")), fmt_num(tel.get("dram_bw_util")), r["diagnosis"])
         parts.append(t)
     return Group(*parts)
 
@@ -934,7 +923,7 @@ def _run_renderable(r: dict[str, Any]) -> Any:
     t.add_column("metric", style="dim")
     t.add_column("value", justify="right")
     for k, v in sorted(r["metrics"].items())[:40]:
-        _rows(t, k, _num(v))
+        _rows(t, k, fmt_num(v))
     parts.append(t)
     tel = r.get("telemetry") or {}
     if tel.get("text"):
