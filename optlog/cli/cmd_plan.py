@@ -10,6 +10,7 @@ from optlog.cli.main import agent, emit, service_ctx
 from optlog.cli.options import fields_option
 from optlog.core.plans import EFFORT_WEIGHT, PLAN_STATUSES
 from optlog.core.shape import parse_fields, project
+from optlog.errors import BadInput
 
 
 def _plan_ack(p: dict[str, Any]) -> dict[str, Any]:
@@ -162,7 +163,6 @@ def plan_edit(pid: str, title: str | None, gain: str | None, effort: str | None,
               needs: tuple[str, ...], no_needs: bool, rationale: str | None, steps: tuple[str, ...],
               risks: tuple[str, ...], validation: str | None, why: str | None) -> None:
     """Change a plan's fields; the old values go to its history and the files are re-rendered and committed."""
-    from optlog.errors import BadInput
     from optlog.service import plans
 
     if needs and no_needs:

@@ -8,7 +8,7 @@ from typing import Any
 from optlog.core import labels as L
 from optlog.core.statuses import RUN_STATUSES
 from optlog.core.timeutil import now_iso
-from optlog.errors import BadInput, NotFound
+from optlog.errors import BadInput, NotFound, not_found
 from optlog.service.context import Ctx
 from optlog.store import runrows
 from optlog.store.runrows import labels_metrics, runs_by_id, with_labels
@@ -123,8 +123,6 @@ def runs_page(
             keys = set(s.exec(select(RunLabel.key).where(col(RunLabel.key).in_(sorted(sel))).distinct()).all())
             for k in sel:
                 if k not in keys:
-                    from optlog.errors import not_found
-
                     raise not_found("run label", k, s.exec(select(RunLabel.key).distinct()).all(), field="--label")
         q = select(Run)
         if status:

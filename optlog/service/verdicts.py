@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from optlog.core.hypothesis import HypothesisDoc, Prediction, Verdict
 from optlog.core.timeutil import now_iso
-from optlog.errors import BadInput, NotFound
+from optlog.errors import BadInput, NotFound, not_found
 from optlog.service.context import Ctx
 
 if TYPE_CHECKING:
@@ -106,8 +106,6 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
             cause = cause or describe(redone)
     if hid is not None:
         if hid not in docs:
-            from optlog.errors import not_found
-
             raise not_found("hypothesis", hid, docs, field="ID")
         targets = [hid]
     elif hids is not None:
