@@ -179,7 +179,7 @@ def service_ctx() -> Any:
         return st.shared_ctx()
     c = Ctx.find(st.chdir)
     c.check_config()
-    c.on_notice = lambda text: click.echo(f"optlog: {text}", err=True)  # type: ignore[attr-defined]
+    c.on_notice = lambda text: click.echo(f"optlog: {text}", err=True)
     _OPEN.append(c)
     return c
 

@@ -73,12 +73,13 @@ def _refuse_taken_ports(points: list[Any]) -> None:
     server) would be benchmarked under this launch's labels (see optlog.runs.ports)."""
     from optlog.runs import ports
 
-    for port in sorted({ports.server_port(p.rendered.get("server")) for p in points} - {None}):  # type: ignore[type-var]
-        if ports.in_use(port):  # type: ignore[arg-type]
-            raise Failed(f"{ports.describe(port)}: optlog would benchmark a server it did not start. Stop it, "  # type: ignore[arg-type]
+    wanted = {port for p in points if (port := ports.server_port(p.rendered.get("server"))) is not None}
+    for port in sorted(wanted):
+        if ports.in_use(port):
+            raise Failed(f"{ports.describe(port)}: optlog would benchmark a server it did not start. Stop it, "
                          "give the spec another port, or pass --server-url to measure that server on purpose",
                          code="port_in_use", field="server",
-                         extra={"port": port, "holders": [{"pid": h.pid} for h in ports.holders(port)]})  # type: ignore[arg-type]
+                         extra={"port": port, "holders": [{"pid": h.pid} for h in ports.holders(port)]})
 
 
 def _check_cwds(ctx: Ctx, ls: Any, points: list[Any]) -> None:
@@ -188,7 +189,7 @@ def _launch(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...], server_ur
 
 
 def _sets_doc(sets: list[str] | tuple[str, ...]) -> list[tuple[str, str]]:
-    return [tuple(x.split("=", 1)) for x in sets if "=" in x]  # type: ignore[misc]
+    return [(k, v) for k, _, v in (x.partition("=") for x in sets if "=" in x)]
 
 
 def _detach(ctx: Ctx, lid: int, run_ids: list[int], launch_dir: Path, doc: dict[str, Any]) -> dict[str, Any]:

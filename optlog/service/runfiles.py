@@ -297,13 +297,14 @@ def pending(ctx: "Ctx") -> list[str]:
     from optlog.gitlog.commit import run_git
 
     d = ctx.ws.evidence_dir
-    if not d.is_dir() or history.repo(ctx) is None:
+    info = history.repo(ctx) if d.is_dir() else None
+    if info is None:
         return []
     p = run_git(ctx.ws.root, "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", "--",
                 ctx.ws.rel(d), check=False)
     if p.returncode != 0:
         return []
-    top = history.repo(ctx).toplevel  # type: ignore[union-attr]
+    top = info.toplevel
     out = []
     for item in p.stdout.split("\0"):
         if len(item) > 3:

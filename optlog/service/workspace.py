@@ -74,7 +74,7 @@ def init(path: str | Path | None, plan_prefix: str | None = None, actor: str | N
 
     ctx = Ctx(ws, actor)
     if on_notice is not None:
-        ctx.on_notice = on_notice  # type: ignore[attr-defined]
+        ctx.on_notice = on_notice
     paths = [ws.config_file, gi] + [root / d / ".gitkeep" for d in ("hypotheses", "reports", "runs", prefix)]
     sha = history.record(ctx, [p for p in paths if p.exists()], "optlog: init workspace", "",
                          {"Optlog-Event": "init"}) if created else None

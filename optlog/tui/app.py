@@ -111,7 +111,7 @@ class OptlogApp(App[None]):
         self.loads = 0  # how many reloads happened (tests wait on it)
         self._detail_timers: dict[str, Any] = {}
         self.detail: dict[str, Any] | None = None  # the hypothesis shown in the detail pane
-        ctx.on_notice = self._notice  # type: ignore[attr-defined]
+        ctx.on_notice = self._notice
         import threading
 
         # opening the database (SQLAlchemy, pydantic and YAML imports, schema check, launch recovery)
