@@ -6,6 +6,7 @@ import socket
 from typing import Any
 
 from optlog.core import labels as L
+from optlog.core.shape import page_facts
 from optlog.core.statuses import RUN_STATUSES
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound, not_found
@@ -149,8 +150,6 @@ def runs_page(
         runs = with_labels(s, s.exec(q).all())
     out: dict[str, Any] = {"runs": [run_summary(*t) for t in runs]}
     if total is not None:
-        from optlog.core.shape import page_facts
-
         out.update(page_facts(total, offset, len(runs)))
     return out
 

@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from optlog.core.text import is_id
 from optlog.errors import BadInput, Failed, NotFound
 from optlog.service.context import Ctx
 
@@ -90,8 +91,6 @@ def log(ctx: Ctx, hypothesis: str | None = None, limit: int | None = None) -> di
     if limit is not None and limit < 1:
         raise BadInput("--limit must be at least 1", field="--limit")
     if hypothesis is not None:
-        from optlog.core.text import is_id
-
         if not is_id(hypothesis):
             raise NotFound(f"no hypothesis {hypothesis!r} (not an id)", field="--hypothesis")
     if history.repo(ctx) is None:

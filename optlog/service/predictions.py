@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from optlog.core import expr as E
+from optlog.core import expr as E, verdict as V
 from optlog.core import labels as L
 from optlog.core.hypothesis import HypothesisDoc, Prediction, PredictionVersion
 from optlog.core.timeutil import now_iso
@@ -86,7 +86,6 @@ def _label_warnings(ctx: Ctx, metric: str | None, node: Any, a: dict[str, Any], 
 
 
 def _rival_warnings(ctx: Ctx, docs: dict[str, HypothesisDoc], hid: str, preds: list[Prediction]) -> list[str]:
-    from optlog.core import verdict as V
     from optlog.service.hypotheses import rivals_of
 
     out = []

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from optlog.core.limits import LIMITS
 from optlog.core.timeutil import now_iso
 from optlog.core.todos import TodoIn, check_priority, check_status, match_existing, parse_todowrite
 from optlog.errors import BadInput, not_found
@@ -108,7 +109,6 @@ def read_todowrite(source: str) -> tuple[Any, str]:
     """Read todowrite JSON from a file path or '-' (stdin); JSON errors name line and column."""
     from pathlib import Path
 
-    from optlog.core.limits import LIMITS
     from optlog.yamlio import decode, parse_json, read_text
 
     if source == "-":

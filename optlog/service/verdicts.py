@@ -16,8 +16,10 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from optlog.core import comparable as C, expr as E, labels as L, verdict as V
 from optlog.core.hypothesis import HypothesisDoc, Prediction, Verdict
 from optlog.core.timeutil import now_iso
+from optlog.core.verdict import run_matches
 from optlog.errors import BadInput, NotFound, not_found
 from optlog.service.context import Ctx
 
@@ -40,8 +42,6 @@ def load_evidence(ctx: Ctx, metric_names: set[str]) -> Evidence:
 
 
 def _metric_names(preds: list[Prediction]) -> set[str]:
-    from optlog.core import expr as E
-
     out: set[str] = set()
     for p in preds:
         try:
@@ -58,8 +58,6 @@ def _metric_names(preds: list[Prediction]) -> set[str]:
 
 
 def evaluate_predictions(ctx: Ctx, preds: list[Prediction], ev: Any = None) -> dict[str, dict[str, Any]]:
-    from optlog.core import verdict as V
-
     if ev is None:
         ev = load_evidence(ctx, _metric_names(preds))
     return V.evaluate(preds, ev, ctx.config.ceilings())
@@ -92,7 +90,6 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
     """Judge the predictions of one hypothesis (`hid`), of `hids`, or of all (`all`, or nothing given).
 
     Returns `{"results": [...], "warnings": [...], "committed": N}` (DESIGN §7 verdict --json)."""
-    from optlog.core import verdict as V
     from optlog.service import hypotheses, runfiles
 
     docs = hypotheses.sync(ctx)
@@ -323,8 +320,6 @@ def invalidate_many(ctx: Ctx, refs: list[str], why: str) -> dict[str, Any]:
     if not todo:
         return {**base, "changed": False, "results": []}
     docs = hypotheses.sync(ctx)
-    from optlog.core.verdict import run_matches
-
     shown = {r.id: evidence.show_run(ctx, r.id) for r in todo}
     ids = set(shown)
     # the verdicts that used the runs, and any whose groups they fall in (skipped levels, not comparable)
@@ -390,8 +385,6 @@ def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
 
 def runs_diff(ctx: Ctx, a: int | str, b: int | str) -> dict[str, Any]:
     """Only what differs between two runs: labels, metrics (with the ratio b/a), environment."""
-    from optlog.core import comparable as C
-    from optlog.core import labels as L
     from optlog.service import evidence
 
     ra, rb = evidence.show_run(ctx, a), evidence.show_run(ctx, b)

@@ -11,7 +11,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from optlog.core import labels as L
+from optlog.core.ids import new_id
 from optlog.core.timeutil import now_iso
+from optlog.core.verdict import Evidence, RunRow
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
@@ -53,7 +55,6 @@ def insert_run(
 
     Every run gets a fresh random `uid` (its identity across clones) unless `uid` is given (a run
     imported from committed evidence)."""
-    from optlog.core.ids import new_id
     from optlog.store.models import EvidenceLink, Metric, Run, RunLabel
 
     now = now_iso()
@@ -184,8 +185,6 @@ def launched_run(c: Connection, run_id: int) -> list[int]:
 def counting_evidence(db: Database, metric_names: set[str]) -> Evidence:
     """Runs that count (succeeded, not invalidated) with their labels, what launched runs were
     configured with, their uids, and the named metrics: what verdicts and comparisons judge."""
-    from optlog.core.verdict import Evidence, RunRow
-
     runs: dict[int, RunRow] = {}
     # Plain SQL through the driver (portable SELECTs): 10,000 runs carry ~50,000 label rows, and
     # ORM/Core row objects would cost more than the evaluation itself.

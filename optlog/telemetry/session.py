@@ -29,6 +29,7 @@ import threading
 import time
 from typing import Any
 
+from optlog.core.diagnosis import diagnose
 from optlog.telemetry import prometheus as prom
 from optlog.telemetry import smi
 
@@ -344,8 +345,6 @@ class TelemetrySession:
         return out
 
     def _diagnosis(self, run_id: int, merged: dict[str, float]) -> dict[str, float]:
-        from optlog.core.diagnosis import diagnose
-
         labels: dict[str, Any] = {}
         try:
             from optlog.store.runrows import labels_metrics

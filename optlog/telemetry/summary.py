@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from optlog.core.diagnosis import diagnose, same, stored
 from optlog.telemetry.fields import SUMMARISED, THROTTLE_BITS
 from optlog.telemetry.store import TIME_FIELD
 
@@ -136,8 +137,6 @@ PLOT_FIELDS = ("gpu_power_w", "tensor_active", "dram_bw_util")
 
 def run_telemetry(ctx: Any, run_id: int, metrics: dict[str, float]) -> dict[str, Any]:
     """For `run show`: stored samples' sparklines, the summaries and the diagnosis."""
-    from optlog.core.diagnosis import diagnose
-
     out: dict[str, Any] = {}
     cols: dict[str, dict[str, np.ndarray]] = {}
     labels: dict[str, Any] = {}
@@ -190,8 +189,6 @@ def run_telemetry(ctx: Any, run_id: int, metrics: dict[str, float]) -> dict[str,
         if "tokens_per_joule" in metrics:
             energy += f", {metrics['tokens_per_joule']:.3g} tokens/J"
         lines.append(energy)
-    from optlog.core.diagnosis import same, stored
-
     old = stored(metrics)
     inputs = {k: v for k, v in metrics.items() if k not in old}
     dg = diagnose(inputs, ceilings, labels)

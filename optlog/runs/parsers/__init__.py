@@ -24,6 +24,7 @@ import json
 from pathlib import Path
 from typing import Callable
 
+from optlog.core.labels import check_key
 from optlog.errors import BadInput
 from optlog.runs.parsers._common import CANONICAL, Doc, ParsedResult
 
@@ -195,8 +196,6 @@ def parse_result(paths: list[Path] | list[str], parser: str | None = None, key_m
     """Parse every file (all are checked before anything is returned); one result per JSONL line,
     per GuideLLM benchmark, per AIPerf file."""
     if key_map:
-        from optlog.core.labels import check_key
-
         for k in key_map:
             check_key(k[len("label."):] if k.startswith("label.") else k, "--key-map")
     out: list[ParsedResult] = []
