@@ -166,7 +166,9 @@ def _levels_table(p: dict[str, Any]) -> str:
         ci = f"[{lv['ci'][0]:.3g}, {lv['ci'][1]:.3g}]" if lv.get("ci") else ""
         stat = lv.get("statistic") or ""
         tested = (lv.get("quantity") or "") + (" (geo. mean)" if "geometric" in stat else "")
-        rows.append(["    " + lvl, fmt_num(lv.get("a")), fmt_num(lv.get("b")), n, tested,
+        geo = lv.get("geo") or {}  # a geometric estimate: the group centres it is of, not the means
+        a, b = ((f"{fmt_num(geo[g])} (geo.)" if g in geo else fmt_num(lv.get(g))) for g in ("a", "b"))
+        rows.append(["    " + lvl, a, b, n, tested,
                      fmt_num(lv.get("estimate")), ci,
                      f"{lv['p']:.2g}" if lv.get("p") is not None else "", lv["outcome"], lv.get("reason") or ""])
     return table(rows, ["    level", "a", "b", "n", "tested", "estimate", "95% CI", "p", "outcome", "why"])

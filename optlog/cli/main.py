@@ -19,6 +19,7 @@ from typing import Any
 import click
 
 from optlog import __version__
+from optlog.cli import fast
 from optlog.errors import BadInput, OptlogError
 
 # name -> "module:attribute"; aliases point at the same object
@@ -44,7 +45,7 @@ LAZY: dict[str, str] = {
     "demo": "optlog.cli.cmd_core:demo_cmd",
     "agent": "optlog.cli.cmd_agent:agent_group",
 }
-ALIASES = {"hyp": "hypothesis", "pred": "prediction", "todos": "todo", "runs": "run"}
+ALIASES = fast.ALIASES
 # aliases that are commands of their own (not listed, so help and the MCP tools do not repeat them):
 # `optlog predict HYP --expect …` is `optlog prediction add HYP --expect …` (DESIGN §7)
 ALIAS_COMMANDS = {"predict": "optlog.cli.cmd_predict:predict"}
@@ -179,7 +180,7 @@ def service_ctx() -> Any:
         return st.shared_ctx()
     c = Ctx.find(st.chdir)
     c.check_config()
-    c.on_notice = lambda text: click.echo(f"optlog: {text}", err=True)
+    c.on_notice = notice
     _OPEN.append(c)
     return c
 
@@ -204,8 +205,9 @@ def emit(data: Any, human: Any = None) -> None:
     if st.json:
         # Indented for a person at a terminal; compact (C encoder, ~5x faster on large documents)
         # for the agents and scripts that read it through a pipe.
-        indent = 2 if sys.stdout.isatty() else None
-        click.echo(json.dumps(data, indent=indent, default=str, ensure_ascii=False))
+        text = json.dumps(data, default=str, ensure_ascii=False)
+        fast.record(text)  # a read the read cache keeps (see optlog.cli.fast)
+        click.echo(json.dumps(data, indent=2, default=str, ensure_ascii=False) if sys.stdout.isatty() else text)
         return
     if human is None:
         click.echo(json.dumps(data, indent=2, default=str, ensure_ascii=False))
@@ -218,6 +220,7 @@ def emit(data: Any, human: Any = None) -> None:
 
 
 def notice(text: str) -> None:
+    fast.noticed()
     click.echo(f"optlog: {text}", err=True)
 
 
@@ -333,4 +336,5 @@ def main(argv: list[str] | None = None) -> None:
         code = err.exit_code
     finally:
         _close_contexts()
+    fast.commit(code)
     sys.exit(code)

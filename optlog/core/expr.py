@@ -460,7 +460,15 @@ _WOPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">",
 
 
 def parse_where(text: str) -> Any:
-    body = _parse(text)
+    import re
+
+    try:
+        body = _parse(text)
+    except ExprError as e:
+        if re.search(r"(?<![=<>!])=(?!=)", text):  # `m = 1024`: the one mistake with an obvious fix
+            raise ExprError(e.message + "; a condition compares with == (`m == 1024`), not =", e.column,
+                            e.text) from None
+        raise
     return _conv_where(body, text)
 
 

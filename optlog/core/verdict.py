@@ -785,6 +785,9 @@ def _finish(pl: _Plan, results: list[Any], ceilings: dict[str, float]) -> dict[s
         if len(tests) == 1:
             ae = tests[0]
             lv.update(_numbers(ae))
+            if "geometric" in ae.statistic:  # the group centres the estimate is of, beside the means
+                geo = {g: _gmean(v) for g, v in (("a", va), ("b", vb)) if v}
+                lv["geo"] = {g: sig(x, 6) for g, x in geo.items() if x is not None}
             lv["p"] = sig(ae.p, 3)
             lv["method"] = ae.method
             lv["reason"] = ae.reason
@@ -826,6 +829,13 @@ def _finish(pl: _Plan, results: list[Any], ceilings: dict[str, float]) -> dict[s
     }
     res["explanation"] = explain(res, pl.untested_reason)
     return res
+
+
+def _gmean(values: list[float]) -> float | None:
+    """The geometric mean (None unless every value is positive)."""
+    if not values or any(v <= 0 for v in values):
+        return None
+    return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
 def _numbers(ae: AtomEval) -> dict[str, Any]:

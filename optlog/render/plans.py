@@ -106,10 +106,10 @@ def verdict_tables(verdict: Any, heading_level: int = 4) -> list[str]:
             for lv in levels[:EVIDENCE_LEVELS_MAX]:
                 ci = lv.get("ci")
                 stat = str(lv.get("statistic") or "")
+                geo: dict[str, Any] = got if isinstance(got := lv.get("geo"), dict) else {}
                 rows.append([
                     fmt_value(lv.get("level") or {}) or "all",
-                    fmt_value(lv.get("a")),
-                    fmt_value(lv.get("b")),
+                    *(f"{fmt_value(geo[g])} (geometric)" if g in geo else fmt_value(lv.get(g)) for g in ("a", "b")),
                     str(lv.get("quantity") or "–") + (" (geometric)" if "geometric" in stat else ""),
                     fmt_value(lv.get("estimate")),
                     f"[{fmt_value(ci[0])}, {fmt_value(ci[1])}]" if isinstance(ci, list) and len(ci) == 2 else "–",

@@ -289,9 +289,24 @@ def gpu_facts(executor: Any = None) -> dict[str, Any]:
     driver: str | None = None
     if not _is_remote(executor):
         try:
-            from optlog.telemetry.nvml import driver_inventory
+            from optlog.telemetry.nvml import load_pynvml
 
-            gpus, driver, driver_cuda = driver_inventory()
+            pynvml = load_pynvml()  # the one home of NVML (and its test double)
+            pynvml.nvmlInit()
+            try:
+                driver = _s(pynvml.nvmlSystemGetDriverVersion())
+                for i in range(pynvml.nvmlDeviceGetCount()):
+                    h = pynvml.nvmlDeviceGetHandleByIndex(i)
+                    mem = pynvml.nvmlDeviceGetMemoryInfo(h)
+                    gpus.append({"index": i, "name": _s(pynvml.nvmlDeviceGetName(h)), "driver": driver,
+                                 "memory_mib": int(mem.total // (1024 * 1024))})
+                try:
+                    cv = pynvml.nvmlSystemGetCudaDriverVersion_v2()
+                    driver_cuda = f"{cv // 1000}.{(cv % 1000) // 10}"
+                except Exception:
+                    driver_cuda = None
+            finally:
+                pynvml.nvmlShutdown()
             out: dict[str, Any] = {"gpus": gpus, "driver": driver, "source": "nvml"}
             if driver_cuda:
                 out["driver_cuda"] = driver_cuda
@@ -318,6 +333,10 @@ def gpu_facts(executor: Any = None) -> dict[str, Any]:
         if topo:
             out["topology"] = topo.rstrip()
     return out
+
+
+def _s(v: Any) -> str:
+    return v.decode() if isinstance(v, bytes) else str(v)
 
 
 def git_facts(root: Any) -> dict[str, Any]:

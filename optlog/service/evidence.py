@@ -11,7 +11,6 @@ from optlog.core.statuses import RUN_STATUSES
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound, not_found
 from optlog.service.context import Ctx
-from optlog.store import runrows
 from optlog.store.runrows import labels_metrics, runs_by_id, with_labels
 
 
@@ -24,23 +23,17 @@ def insert_run(
     *,
     labels: dict[str, Any],
     metrics: dict[str, float],
-    status: str = "succeeded",
-    source: str = "recorded",
-    hypothesis_id: str | None = None,
-    note: str | None = None,
     raw: dict[str, Any] | None = None,
     environment: dict[str, Any] | None = None,
-    name: str | None = None,
-    launch_id: int | None = None,
     **fields: Any,
 ) -> int:
-    """Insert one run with its labels and metrics inside an open write session; returns its id
-    (store.runrows.insert_run, after secrets are redacted: they are never stored)."""
+    """Insert one run with its labels and metrics inside an open write session; returns its id.
+    What is stored is redacted (secrets never stored); the row itself is `store.runrows.insert_run`."""
     from optlog.runs.redact import redact
+    from optlog.store.runrows import insert_run as insert_row
 
-    return runrows.insert_run(s, labels=redact(labels), metrics=metrics, status=status, source=source,
-                              hypothesis_id=hypothesis_id, note=note, raw=redact(raw),
-                              environment=redact(environment), name=name, launch_id=launch_id, **fields)
+    return insert_row(s, labels=redact(labels), metrics=metrics, raw=redact(raw), environment=redact(environment),
+                      **fields)
 
 
 def record(

@@ -75,7 +75,11 @@ def import_files(
     first: dict[str, Path] = {}
     for p, sha, _r in parsed:
         first.setdefault(sha, p)
-    parsed = [x for x in parsed if x[1] not in skip and first[x[1]] == x[0]]  # the same content twice: once
+    for p, d in blobs.items():  # the same content under two names in one call: one measurement, said
+        sha = hashlib.sha256(d).hexdigest()
+        if first.get(sha, p) != p and sha not in skip:
+            ctx.notice(f"{p}: the same content as {first[sha]}; imported once")
+    parsed = [x for x in parsed if x[1] not in skip and first[x[1]] == x[0]]
     rows: list[tuple[dict[str, Any], dict[str, float], dict[str, Any], str, Path, str]] = []
     for p, sha, r in parsed:
         lab = {k: v for k, v in r.labels.items()}
@@ -92,14 +96,14 @@ def import_files(
     # 2. keep the files (content-addressed, so re-importing the same file stores it once)
     dirs: dict[str, str] = {}
     for p, sha in {(row[4], row[5]) for row in rows}:
-        d = ctx.ws.artifacts_dir / "imported" / sha[:16]
-        d.mkdir(parents=True, exist_ok=True)
-        target = d / p.name
+        folder = ctx.ws.artifacts_dir / "imported" / sha[:16]
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / p.name
         if not target.exists():
             tmp = target.with_name(target.name + ".part")
             tmp.write_bytes(blobs[p])
             tmp.replace(target)
-        dirs[sha] = ctx.ws.rel(d)
+        dirs[sha] = ctx.ws.rel(folder)
 
     # 3. one transaction for all runs
     from optlog.service import evidence

@@ -235,7 +235,8 @@ def _public(p: dict[str, Any]) -> dict[str, Any]:
                       "statistic": lv.get("statistic"), "estimate": lv.get("estimate"), "ci": lv.get("ci"),
                       "threshold": lv.get("threshold"), "p": lv.get("p"),
                       "outcome": lv.get("outcome"), "reason": lv.get("reason"), "method": lv.get("method"),
-                      "runs": lv.get("runs", {}), **({"tests": lv["tests"]} if "tests" in lv else {})}
+                      "runs": lv.get("runs", {}), **({"tests": lv["tests"]} if "tests" in lv else {}),
+                      **({"geo": lv["geo"]} if lv.get("geo") else {})}
                      for lv in p["levels"]]
     return out
 

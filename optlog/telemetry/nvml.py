@@ -131,31 +131,6 @@ def _s(v: Any) -> str:
     return v.decode() if isinstance(v, bytes) else str(v)
 
 
-def driver_inventory() -> tuple[list[dict[str, Any]], str | None, str | None]:
-    """(the GPUs: index, name, driver, memory_mib; the driver version; the CUDA version the driver
-    supports) from the local NVIDIA driver, for a run's environment record. Raises without one."""
-    import pynvml
-
-    gpus: list[dict[str, Any]] = []
-    pynvml.nvmlInit()
-    try:
-        driver = _s(pynvml.nvmlSystemGetDriverVersion())
-        for i in range(pynvml.nvmlDeviceGetCount()):
-            h = pynvml.nvmlDeviceGetHandleByIndex(i)
-            mem = pynvml.nvmlDeviceGetMemoryInfo(h)
-            gpus.append({"index": i, "name": _s(pynvml.nvmlDeviceGetName(h)), "driver": driver,
-                         "memory_mib": int(mem.total // (1024 * 1024))})
-        driver_cuda: str | None
-        try:
-            cv = pynvml.nvmlSystemGetCudaDriverVersion_v2()
-            driver_cuda = f"{cv // 1000}.{(cv % 1000) // 10}"
-        except Exception:
-            driver_cuda = None
-    finally:
-        pynvml.nvmlShutdown()
-    return gpus, driver, driver_cuda
-
-
 def _err_code(e: BaseException) -> int | None:
     return getattr(e, "value", None)
 
