@@ -10,6 +10,7 @@ from optlog.cli.main import agent, emit, service_ctx
 from optlog.cli.options import paged, paging
 from optlog.cli.render import fmt_num, glyph, table
 from optlog.core.statuses import PRED_STATUSES
+from optlog.errors import BadInput
 
 LANGUAGE = """\
 The prediction language (a real grammar, never eval'ed). Groups a and b are runs selected by label
@@ -185,8 +186,6 @@ def verdict_cmd(hid: str | None, all_: bool, check: bool, detail: bool) -> None:
     from optlog.service import verdicts
 
     if hid and all_:
-        from optlog.errors import BadInput
-
         raise BadInput("give a hypothesis ID or --all, not both", field="--all")
     ctx = service_ctx()
     res = verdicts.evaluate(ctx, hid, all=all_ or not hid)

@@ -85,7 +85,7 @@ def state() -> State:
     root = ctx.find_root()
     if root.obj is None:
         root.obj = State()
-    return root.obj  # type: ignore[no-any-return]
+    return root.obj
 
 
 def _set_json(ctx: click.Context, _p: click.Parameter, value: bool) -> None:
@@ -180,7 +180,7 @@ def service_ctx() -> Any:
         return st.shared_ctx()
     c = Ctx.find(st.chdir)
     c.check_config()
-    c.on_notice = notice  # type: ignore[attr-defined]
+    c.on_notice = notice
     _OPEN.append(c)
     return c
 
@@ -310,7 +310,7 @@ def main(argv: list[str] | None = None) -> None:
         field = None
         if isinstance(e, click.BadParameter) and e.param is not None:
             field = e.param.opts[0] if getattr(e.param, "opts", None) else e.param.name
-        err = BadInput(e.format_message(), field=field, code="usage")
+        err: OptlogError = BadInput(e.format_message(), field=field, code="usage")
         if not as_json and e.ctx is not None:
             click.echo(e.ctx.get_usage(), err=True)
         _print_error(err, as_json)

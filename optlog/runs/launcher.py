@@ -14,7 +14,6 @@ calls `Driver(ctx, launch_id).run()` in the foreground or starts `python -m optl
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import select
@@ -212,7 +211,7 @@ class Driver:
         self._log_file = open(self.launch_dir / "launch.log", "a", encoding="utf-8")
         points: list[dict[str, Any]] = self.doc["points"]
         self.total = len(points)
-        old: dict[int, Any] = {}
+        old: dict[signal.Signals, Any] = {}
         if self.install_signals:
             for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
                 old[sig] = signal.signal(sig, self._on_signal)
@@ -642,10 +641,8 @@ class Driver:
         tel = p["rendered"].get("telemetry")
         if tel is False:
             return
-        try:
-            from optlog.telemetry.session import open_session
-        except ImportError:
-            return
+        from optlog.telemetry.session import open_session
+
         settings: dict[str, Any] = {}
         try:
             settings = self.ctx.config.telemetry.model_dump()
@@ -680,25 +677,15 @@ class Driver:
     def _environment(self, server: Server, p: dict[str, Any]) -> dict[str, Any]:
         if server.environment is None:
             srv = p["rendered"].get("server") or {}
-            cmds = {"server": srv.get("argv")} if srv.get("argv") else {}
+            cmds = {"server": srv["argv"]} if srv.get("argv") else {}
             env = {**(srv.get("env") or {}), **p["rendered"]["bench"]["env"]}
+            from optlog.runs.environment import capture
+
             try:
-                from optlog.runs.environment import capture
-            except ImportError:
-                capture = None  # type: ignore[assignment]
-            if capture is not None:
-                try:
-                    server.environment = capture(self.ctx, server_url=server.url or p["rendered"].get("server_url"),
-                                                 commands=cmds, env=env, executor=self.executor)
-                except Exception as e:
-                    server.environment = {"error": f"environment capture failed: {type(e).__name__}: {e}"}
-            else:
-                import platform
-
-                from optlog import __version__
-
-                server.environment = {"optlog_version": __version__, "host": self.executor.host,
-                                      "python": platform.python_version(), "commands": cmds}
+                server.environment = capture(self.ctx, server_url=server.url or p["rendered"].get("server_url"),
+                                             commands=cmds, env=env, executor=self.executor)
+            except Exception as e:
+                server.environment = {"error": f"environment capture failed: {type(e).__name__}: {e}"}
         env_doc = dict(server.environment or {})
         cmds = dict(env_doc.get("commands") or {})
         cmds["bench"] = p["rendered"]["bench"]["argv"]
@@ -923,6 +910,7 @@ class Driver:
     def _parse(self, b: dict[str, Any], out: Path, point_labels: dict[str, Any]) -> list[Result]:
         """Every result the bench left, one per run (runs.results: several are told apart by their
         labels, or refused); PointFailure when there is none or they cannot be told apart."""
+        from optlog.runs.parsers import parse_result, select_result_files
         from optlog.runs.results import AMBIGUOUS, Ambiguous, distinguishing_keys
 
         files: list[Path]
@@ -932,33 +920,18 @@ class Driver:
             files = sorted({p for g in b["results"] for p in out.glob(g) if p.is_file()})
         else:
             files = sorted(p for p in out.rglob("*") if p.is_file() and p.name not in LOG_NAMES)
-            try:
-                from optlog.runs.parsers import select_result_files
-            except ImportError:
-                pass
-            else:
-                if files:
-                    every, files = files, select_result_files(files, parser)
-                    left_out = [self._rel(p) for p in every if p not in files]
-                    if left_out:  # said, so that a second result file is never dropped silently
-                        self.log(f"run {self.current_run}: read {', '.join(self._rel(p) for p in files)} "
-                                 f"(parser {parser}); left out {', '.join(left_out)} (name the files with "
-                                 "bench.results to read them)")
+            if files:
+                every, files = files, select_result_files(files, parser)
+                left_out = [self._rel(p) for p in every if p not in files]
+                if left_out:  # said, so that a second result file is never dropped silently
+                    self.log(f"run {self.current_run}: read {', '.join(self._rel(p) for p in files)} "
+                             f"(parser {parser}); left out {', '.join(left_out)} (name the files with "
+                             "bench.results to read them)")
         if not files:
             raise PointFailure(f"bench exited 0 but left no result file in {out} (parser {parser})", cause="no_result",
                                exit_code=0)
-        try:
-            from optlog.runs.parsers import parse_result
-        except ImportError:
-            parse_result = None  # type: ignore[assignment]
         names = ", ".join(self._rel(p) for p in files)
         try:
-            if parse_result is None:
-                if parser != "json":
-                    raise PointFailure(f"parser {parser!r} is not available in this optlog (optlog.runs.parsers is "
-                                       "missing)", cause="parse_error", exit_code=0)
-                m, lab, raw = _fallback_json(files, b.get("key_map"))
-                return [Result(m, lab, raw, {"file": names, "index": 0, "of": 1})]
             parsed = parse_result(files, parser, b.get("key_map"))
             if not parsed:
                 raise PointFailure(f"parser {parser} found no result in {names}", cause="parse_error", exit_code=0)
@@ -983,31 +956,6 @@ class Driver:
 
     def _rel(self, p: Path) -> str:
         return str(self.ctx.ws.rel(p))
-
-
-def _fallback_json(files: list[Path], key_map: dict[str, str] | None) -> tuple[dict[str, float], dict[str, Any], dict[str, Any]]:
-    """Without the parsers module: a JSON object of numbers in result.json (or the only .json file)."""
-    cands = [p for p in files if p.name == "result.json"] or [p for p in files if p.suffix == ".json"]
-    if not cands:
-        raise PointFailure(f"no result.json among {', '.join(p.name for p in files)} (parser json)", cause="parse_error",
-                           exit_code=0)
-    data = json.loads(cands[0].read_text(encoding="utf-8"))
-    if not isinstance(data, dict):
-        raise PointFailure(f"{cands[0].name}: expected a JSON object of numbers (parser json)", cause="parse_error",
-                           exit_code=0)
-    metrics: dict[str, float] = {}
-    labels: dict[str, Any] = {}
-    for k, v in data.items():
-        if isinstance(v, bool):
-            continue
-        if isinstance(v, (int, float)):
-            metrics[k] = float(v)
-    for canon, key in (key_map or {}).items():
-        if key in data and isinstance(data[key], (int, float)) and not isinstance(data[key], bool):
-            metrics[canon] = float(data[key])
-    if not metrics:
-        raise PointFailure(f"{cands[0].name}: no numeric metrics (parser json)", cause="parse_error", exit_code=0)
-    return metrics, labels, data
 
 
 def _fmt_labels(labels: dict[str, Any]) -> str:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from optlog.core.diagnosis import diagnose
+from optlog.core.todos import open_first
 from optlog.service.context import Ctx
 
 
@@ -101,12 +103,13 @@ def live_launches(ctx: Ctx) -> list[dict[str, Any]]:
     from sqlmodel import select
 
     from optlog.core.timeutil import now_iso, parse_iso
+    from optlog.store.launchrows import live_launches as rows_of_live
     from optlog.runs.launcher import read_tail
-    from optlog.store.models import Launch, Run
+    from optlog.store.models import Run
 
     now = parse_iso(now_iso())
     with ctx.db.read() as s:
-        rows = s.exec(select(Launch).where(Launch.status.in_(("queued", "running"))).order_by(Launch.id)).all()  # type: ignore[attr-defined,arg-type]
+        rows = sorted(rows_of_live(s), key=lambda r: r.id or 0)
         out = []
         for r in rows:
             pr = dict(r.progress or {})
@@ -196,7 +199,6 @@ def overview(ctx: Ctx, todos: list[dict[str, Any]], docs: dict[str, Any] | None 
     the `activeForm` it gave), the latest verdicts and the hypotheses whose verdict is due, as
     `optlog status` finds them (one definition of 'due'). `docs` are the documents the tree was
     just built from (`hypotheses_view`): status does not read the hypothesis files again."""
-    from optlog.core.todos import open_first
     from optlog.service.status import status
 
     st = status(ctx, docs=docs, all_todos=todos)
@@ -232,7 +234,9 @@ LOG2_SPAN = 8  # a numeric axis spanning this factor or more (64 → 512) is dra
 def log2_axis(xs: list[float] | None) -> bool:
     """Concurrency-like levels (positive numbers spanning three doublings or more) read on a log2
     axis: 64, 128, 256, 512 equally spaced, not bunched at the left of a linear one."""
-    return bool(xs) and all(x > 0 for x in xs) and max(xs) / min(xs) >= LOG2_SPAN  # type: ignore[arg-type]
+    if not xs or any(x <= 0 for x in xs):
+        return False
+    return max(xs) / min(xs) >= LOG2_SPAN
 
 
 def prediction_series(h: dict[str, Any]) -> dict[str, Any] | None:
@@ -278,7 +282,6 @@ LINKED_SHOWN = 30
 def hypothesis_detail(ctx: Ctx, hid: str, docs: dict[str, Any] | None = None) -> dict[str, Any]:
     """`hypothesis show` plus what the dashboard draws: per-level tables and explanations of each
     prediction, the plot series, and for linked runs a one-line telemetry summary and diagnosis."""
-    from optlog.core.diagnosis import diagnose
     from optlog.service import hypotheses as H
 
     h = H.show(ctx, hid, docs)  # docs: the reload's own read of the files

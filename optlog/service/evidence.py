@@ -6,11 +6,12 @@ import socket
 from typing import Any
 
 from optlog.core import labels as L
+from optlog.core.shape import page_facts
 from optlog.core.statuses import RUN_STATUSES
 from optlog.core.timeutil import now_iso
-from optlog.errors import BadInput, NotFound
+from optlog.errors import BadInput, NotFound, not_found
 from optlog.service.context import Ctx
-from optlog.store.runrows import labels_metrics
+from optlog.store.runrows import labels_metrics, runs_by_id, with_labels
 
 
 def _check_metric_name(name: str) -> str:
@@ -61,18 +62,8 @@ def record(
 
 def runs_with_labels(ctx: Ctx, run_ids: list[int]) -> list[tuple[Any, dict[str, Any], dict[str, float]]]:
     """(run row, typed labels, metrics) for each of `run_ids` that exists, in id order."""
-    from sqlmodel import select
-
-    from optlog.store.models import Run
-
-    out: list[tuple[Any, dict[str, Any], dict[str, float]]] = []
     with ctx.db.read() as s:
-        for i in range(0, len(run_ids), 900):
-            chunk = run_ids[i:i + 900]
-            runs = s.exec(select(Run).where(Run.id.in_(chunk)).order_by(Run.id)).all()  # type: ignore[union-attr,arg-type]
-            labels, metrics = labels_metrics(s, [r.id for r in runs])
-            out.extend((r, labels[r.id], metrics[r.id]) for r in runs)
-    return out
+        return list(runs_by_id(s, run_ids))
 
 
 def run_summary(r: Any, labels: dict[str, Any], metrics: dict[str, float]) -> dict[str, Any]:
@@ -112,7 +103,7 @@ def runs_page(
     """A page of runs: `{"runs": [...]}` plus, with `count`, `total`, `offset`, `next_offset`.
     A label key no run has is an error with a did-you-mean (the runs have `m`, the call said `M`)."""
     from sqlalchemy import func
-    from sqlmodel import select
+    from sqlmodel import col, select
 
     from optlog.store.models import Run, RunLabel
 
@@ -123,11 +114,9 @@ def runs_page(
     sel = L.parse_pairs(label, "--label")
     with ctx.db.read() as s:
         if sel:
-            keys = set(s.exec(select(RunLabel.key).where(RunLabel.key.in_(sorted(sel))).distinct()).all())  # type: ignore[attr-defined]
+            keys = set(s.exec(select(RunLabel.key).where(col(RunLabel.key).in_(sorted(sel))).distinct()).all())
             for k in sel:
                 if k not in keys:
-                    from optlog.errors import not_found
-
                     raise not_found("run label", k, s.exec(select(RunLabel.key).distinct()).all(), field="--label")
         q = select(Run)
         if status:
@@ -142,21 +131,18 @@ def runs_page(
             q = q.where(Run.invalidated == False)  # noqa: E712
         for k, v in sel.items():
             sub = select(RunLabel.run_id).where(RunLabel.key == k, RunLabel.value == L.canonical(v))
-            q = q.where(Run.id.in_(sub))  # type: ignore[union-attr]
+            q = q.where(col(Run.id).in_(sub))
         total = None
         if count:
             total = int(s.exec(select(func.count()).select_from(q.subquery())).one())
-        q = q.order_by(Run.id.desc() if newest else Run.id)  # type: ignore[union-attr,arg-type]
+        q = q.order_by(col(Run.id).desc() if newest else col(Run.id))
         if offset:
             q = q.offset(offset)
         if limit is not None:
             q = q.limit(limit)
-        runs = s.exec(q).all()
-        labels, metrics = labels_metrics(s, [r.id for r in runs])
-    out: dict[str, Any] = {"runs": [run_summary(r, labels[r.id], metrics[r.id]) for r in runs]}
+        runs = with_labels(s, s.exec(q).all())
+    out: dict[str, Any] = {"runs": [run_summary(*t) for t in runs]}
     if total is not None:
-        from optlog.core.shape import page_facts
-
         out.update(page_facts(total, offset, len(runs)))
     return out
 
@@ -225,10 +211,8 @@ def _telemetry(ctx: Ctx, run_id: int, metrics: dict[str, float], labels: dict[st
         with ctx.db.connect() as c:  # samples stored without summaries (one indexed probe)
             if c.execute(text("SELECT 1 FROM telemetry_chunk WHERE run_id = :r LIMIT 1"), {"r": run_id}).first() is None:
                 return {}
-    try:
-        from optlog.telemetry.summary import run_telemetry
-    except ImportError:
-        return {}
+    from optlog.telemetry.summary import run_telemetry
+
     return run_telemetry(ctx, run_id, metrics)
 
 
@@ -241,12 +225,8 @@ def runs_for_hypothesis(ctx: Ctx, hid: str) -> list[dict[str, Any]]:
         ids = [e.run_id for e in s.exec(select(EvidenceLink).where(EvidenceLink.hypothesis_id == hid)).all()]
     if not ids:
         return []
-    from optlog.store.models import Run
-
     with ctx.db.read() as s:
-        runs = s.exec(select(Run).where(Run.id.in_(ids)).order_by(Run.id)).all()  # type: ignore[union-attr,arg-type]
-        labels, metrics = labels_metrics(s, [r.id for r in runs])
-    return [run_summary(r, labels[r.id], metrics[r.id]) for r in runs]
+        return [run_summary(*t) for t in runs_by_id(s, ids)]
 
 
 def add_note(ctx: Ctx, text: str, hypothesis: str | None = None, link: str | None = None,
@@ -281,12 +261,12 @@ def _note(n: Any) -> dict[str, Any]:
 
 
 def list_notes(ctx: Ctx, hypothesis: str | None = None) -> list[dict[str, Any]]:
-    from sqlmodel import select
+    from sqlmodel import col, select
 
     from optlog.store.models import Note
 
     with ctx.db.read() as s:
-        q = select(Note).order_by(Note.id)  # type: ignore[arg-type]
+        q = select(Note).order_by(col(Note.id))
         if hypothesis:
             q = q.where(Note.hypothesis_id == hypothesis)
         return [_note(n) for n in s.exec(q).all()]

@@ -130,17 +130,17 @@ def stamp(ws: Workspace, facts: Callable[[], DbFacts | None] | None = None) -> S
         with os.scandir(ws.hypotheses_dir) as it:
             for e in it:
                 if e.name.endswith(".yaml") and not e.name.startswith("."):
-                    s = e.stat()
-                    hyp.append(f"{e.name}:{s.st_mtime_ns}:{s.st_size}:{s.st_ino}")
-                    newest = max(newest, s.st_mtime)
+                    st = e.stat()
+                    hyp.append(f"{e.name}:{st.st_mtime_ns}:{st.st_size}:{st.st_ino}")
+                    newest = max(newest, st.st_mtime)
     except (FileNotFoundError, NotADirectoryError):
         hyp.append("-")
     hyp.sort()
     h.update("\n".join(hyp).encode())
     if ws.sqlite_file is not None:  # the same file (a restored backup is another inode)
         try:
-            s = os.stat(ws.sqlite_file)
-            h.update(f"db {s.st_dev}:{s.st_ino}\n".encode())
+            st = os.stat(ws.sqlite_file)
+            h.update(f"db {st.st_dev}:{st.st_ino}\n".encode())
         except FileNotFoundError:
             return None
     got = facts()

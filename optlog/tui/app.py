@@ -23,6 +23,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Log, Static, TabbedContent, TabPane, Tree
 
 from optlog.core import runtable as RT
+from optlog.core.numfmt import fmt_num
 from optlog.core.statuses import HYP_STATUSES, STATUS_GLYPH
 from optlog.service.context import Ctx
 from optlog.tui.forms import Field, FormScreen
@@ -35,7 +36,7 @@ OVERVIEW_MIN = (140, 30)  # the terminal size from which the overview is a pane,
 OVERVIEW_TODOS = 8
 
 
-class PlainTable(DataTable):  # type: ignore[type-arg]
+class PlainTable(DataTable):
     """A DataTable whose text cells are plain text: a todo `[x]` or a label `[fp4]` is not markup."""
 
     def add_row(self, *cells: Any, **kw: Any) -> Any:
@@ -70,7 +71,7 @@ class PlotBox(Vertical):
 
         if not self.children:
             self.mount(PlotextPlot())
-        plot = self.children[0]
+        plot = self.query_one(PlotextPlot)
         p = plot.plt
         p.clear_data()
         p.clear_figure()
@@ -80,18 +81,6 @@ class PlotBox(Vertical):
 
 def _rows(t: Table, *cells: Any) -> None:
     t.add_row(*(Text(c) if isinstance(c, str) else c for c in cells))
-
-
-def _num(v: Any) -> str:
-    if v is None:
-        return "–"
-    if isinstance(v, float):
-        if abs(v) >= 1000:
-            return f"{v:,.0f}"
-        if abs(v) >= 10:
-            return f"{v:.1f}"
-        return f"{v:.3g}"
-    return str(v)
 
 
 class OptlogApp(App[None]):
@@ -158,7 +147,7 @@ class OptlogApp(App[None]):
         self.loads = 0  # how many reloads happened (tests wait on it)
         self._detail_timers: dict[str, Any] = {}
         self.detail: dict[str, Any] | None = None  # the hypothesis shown in the detail pane
-        ctx.on_notice = self._notice  # type: ignore[attr-defined]
+        ctx.on_notice = self._notice
         import threading
 
         # opening the database (SQLAlchemy, pydantic and YAML imports, schema check, launch recovery)
@@ -355,10 +344,8 @@ class OptlogApp(App[None]):
         self.post_message(self.Loaded("done", None))
 
     def _plans(self, docs: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        try:
-            from optlog.service import plans as Pl
-        except ImportError:
-            return []
+        from optlog.service import plans as Pl
+
         return list(Pl.list_(self.ctx, docs=docs)["plans"])
 
     # ------------------------------------------------------------------ applying loaded data
@@ -387,7 +374,7 @@ class OptlogApp(App[None]):
         tree = self.query_one("#hyp-tree", Tree)
         keep = self.selected_hyp
         tree.clear()
-        self._tree_labels = []
+        self._tree_labels: list[tuple[Any, dict[str, Any], int]] = []
         width = self._tree_width()
         target = None
 
@@ -664,7 +651,7 @@ class OptlogApp(App[None]):
         t = self.query_one("#plan-table", DataTable)
         t.clear()
         for p in plans:
-            t.add_row(str(p.get("rank") or "–"), str(p["id"]), _num(p.get("score")), p.get("status", ""),
+            t.add_row(str(p.get("rank") or "–"), str(p["id"]), fmt_num(p.get("score")), p.get("status", ""),
                       p.get("title", ""), p.get("reason") or "", key=str(p["id"]))
 
     def _show_log(self, events: list[dict[str, Any]]) -> None:
@@ -681,7 +668,7 @@ class OptlogApp(App[None]):
             self.selected_hyp = hid
             self._debounced("hyp", lambda: self.load_hyp_detail(hid))
 
-    def _debounced(self, what: str, fn: Callable[[], None], delay: float = DETAIL_DELAY_S) -> None:
+    def _debounced(self, what: str, fn: Callable[[], object], delay: float = DETAIL_DELAY_S) -> None:
         """Load a detail once the cursor rests: holding ↓ repaints the table, not every detail."""
         t = self._detail_timers.pop(what, None)
         if t is not None:
@@ -1195,7 +1182,7 @@ def _run_cell(r: dict[str, Any], col: str) -> Any:
     if col == "status":
         return Text(v, style="red strike" if r.get("invalidated") else ("red" if v == "failed" else ""))
     if col.startswith("m:") or col == "id":
-        return Text(_num(v) if col.startswith("m:") else str(v), justify="right")
+        return Text(fmt_num(v) if col.startswith("m:") else str(v), justify="right")
     return "" if v is None else Text(str(v))
 
 
@@ -1209,7 +1196,7 @@ def _diff_renderable(d: dict[str, Any]) -> Any:
         parts.append(Text("not comparable: differ in " + ", ".join(x["key"] for x in d["not_comparable"]), style="yellow"))
     if not any(d.get(k) for k in ("labels", "metrics", "environment", "other", "rendered")):
         parts.append(Text("no differences", style="dim"))
-    val = lambda x: "(none)" if x is None else _num(x)  # noqa: E731
+    val = lambda x: "(none)" if x is None else fmt_num(x)  # noqa: E731
     for title, key in (("labels", "labels"), ("rendered with", "rendered"), ("environment", "environment"), ("run", "other")):
         if d.get(key):
             t = Table(box=None, pad_edge=False, show_edge=False, header_style="dim", title_justify="left")
@@ -1309,7 +1296,7 @@ def _hyp_renderable(h: dict[str, Any]) -> Any:
             for lv in levels:
                 lvl = " ".join(f"{k}={v}" for k, v in (lv.get("level") or {}).items())
                 n = lv.get("n") or {}
-                _rows(t, lvl or "all", _num(lv.get("a")), _num(lv.get("b")), _num(lv.get("ratio")),
+                _rows(t, lvl or "all", fmt_num(lv.get("a")), fmt_num(lv.get("b")), fmt_num(lv.get("ratio")),
                           f"{n.get('a', '')}/{n.get('b', '')}" if isinstance(n, dict) else str(n),
                           Text(str(lv.get("outcome", "")), style={"holds": "green", "fails": "red"}.get(lv.get("outcome", ""), "yellow")))
             parts.append(t)
@@ -1329,8 +1316,8 @@ def _hyp_renderable(h: dict[str, Any]) -> Any:
         for r in h["linked"]:
             tel = r["telemetry"]
             _rows(t, str(r["id"]), r["status"] + (" ✘" if r.get("invalidated") else ""),
-                      " ".join(f"{k}={v}" for k, v in r["labels"].items()), _num(tel.get("gpu_power_w")),
-                      _num(tel.get("tensor_active")), _num(tel.get("dram_bw_util")), r["diagnosis"])
+                      " ".join(f"{k}={v}" for k, v in r["labels"].items()), fmt_num(tel.get("gpu_power_w")),
+                      fmt_num(tel.get("tensor_active")), fmt_num(tel.get("dram_bw_util")), r["diagnosis"])
         parts.append(t)
     return Group(*parts)
 
@@ -1347,7 +1334,7 @@ def _run_renderable(r: dict[str, Any]) -> Any:
     t.add_column("metric", style="dim")
     t.add_column("value", justify="right")
     for k, v in sorted(r["metrics"].items())[:40]:
-        _rows(t, k, _num(v))
+        _rows(t, k, fmt_num(v))
     parts.append(t)
     tel = r.get("telemetry") or {}
     if tel.get("text"):
