@@ -48,46 +48,18 @@ RUN_METRICS_SHOWN = 3  # metric columns before the user chooses (`M` in the runs
 def runs_index(ctx: Ctx, metrics: list[str] | None = None) -> dict[str, Any]:
     """Every run as a light row for the runs table (`core.runtable`): id, status, invalidated,
     launch, hypothesis, labels, and only the chosen metrics' values; plus the metric names the runs
-    have (most common first). Light enough to sort and filter 10,000 runs in memory: three
-    column queries, no ORM objects. `metrics` None chooses: the prediction metrics the runs have,
+    have (most common first). Light enough to sort and filter 10,000 runs in memory
+    (`store.runrows.table_rows`). `metrics` None chooses: the prediction metrics the runs have,
     then the most common, three in all."""
-    from sqlalchemy import func, select
+    from optlog.store.runrows import metric_names_by_use, predicted_metrics, table_rows
 
-    from optlog.core import labels as L
-    from optlog.store.models import Metric, PredictionIndex, Run, RunLabel
-
-    run_t, label_t, metric_t = Run.__table__, RunLabel.__table__, Metric.__table__  # type: ignore[attr-defined]
     with ctx.db.read() as s:
-        # Core statements on the session's connection: the ORM's row loading cost ~4x the query
-        # itself over 10,000 runs' 30,000 labels
-        con = s.connection()
-        counts = con.execute(select(metric_t.c.name, func.count()).group_by(metric_t.c.name)).all()
-        known = [n for n, _ in sorted(counts, key=lambda nc: (-nc[1], nc[0]))]
+        known = metric_names_by_use(s)
         if metrics is None:
-            asked = {m for (m,) in con.execute(select(PredictionIndex.__table__.c.metric).distinct()).all() if m}  # type: ignore[attr-defined]
+            asked = predicted_metrics(s)
             metrics = ([m for m in known if m in asked] + [m for m in known if m not in asked])[:RUN_METRICS_SHOWN]
-        rows: dict[int, dict[str, Any]] = {}
-        c = run_t.c
-        for rid, st, inv, lid, hid in con.execute(select(c.id, c.status, c.invalidated, c.launch_id,
-                                                         c.hypothesis_id).order_by(c.id)).all():
-            rows[rid] = {"id": rid, "status": st, "invalidated": bool(inv), "launch": lid, "hypothesis": hid,
-                         "labels": {}, "canon": {}, "metrics": {}}
-        typed: dict[str, Any] = {}  # a sweep has few distinct values: type each once
-        for rid, k, v in con.execute(select(label_t.c.run_id, label_t.c.key, label_t.c.value)).all():
-            r = rows.get(rid)
-            if r is not None:  # the stored text is canonical already (core.labels)
-                tv = typed.get(v)
-                if tv is None:
-                    tv = typed[v] = L.typed(v)
-                r["labels"][k] = tv
-                r["canon"][k] = v
-        if metrics:
-            for rid, n, v in con.execute(select(metric_t.c.run_id, metric_t.c.name, metric_t.c.value)
-                                         .where(metric_t.c.name.in_(metrics))).all():
-                r = rows.get(rid)
-                if r is not None:
-                    r["metrics"][n] = v
-    return {"rows": list(rows.values()), "metrics": list(metrics), "known_metrics": known}
+        rows = table_rows(s, metrics)
+    return {"rows": rows, "metrics": list(metrics), "known_metrics": known}
 
 
 LAUNCH_LOG_LINES = 6
@@ -100,12 +72,10 @@ def live_launches(ctx: Ctx) -> list[dict[str, Any]]:
     point being measured (of how many), seconds elapsed since the launch was created and an
     estimate of those left (the mean point so far times the points left), its failed runs with
     their error, and the log's last lines."""
-    from sqlmodel import select
-
     from optlog.core.timeutil import now_iso, parse_iso
-    from optlog.store.launchrows import live_launches as rows_of_live
     from optlog.runs.launcher import read_tail
-    from optlog.store.models import Run
+    from optlog.store.launchrows import live_launches as rows_of_live
+    from optlog.store.launchrows import run_states
 
     now = parse_iso(now_iso())
     with ctx.db.read() as s:
@@ -113,8 +83,7 @@ def live_launches(ctx: Ctx) -> list[dict[str, Any]]:
         out = []
         for r in rows:
             pr = dict(r.progress or {})
-            runs = s.exec(select(Run.id, Run.status, Run.error, Run.cause).where(Run.launch_id == r.id)
-                          .order_by(Run.id)).all()  # type: ignore[arg-type]
+            runs = run_states(s, r.id or 0)
             failed = [{"id": i, "error": e, "cause": c} for i, st, e, c in runs if st == "failed"]
             elapsed = max(0.0, (now - parse_iso(r.created_at)).total_seconds()) if r.created_at else None
             done, total = int(pr.get("done") or 0), int(pr.get("total") or len(runs))
