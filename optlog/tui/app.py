@@ -689,7 +689,7 @@ class OptlogApp(App[None]):
         if event.row_key is None or event.row_key.value is None:
             return
         rid = int(event.row_key.value)
-        if rid != self._cursor_run() or (rid == self.selected_run and self._run_shown and self._run_shown[0] == "diff"):
+        if rid != self._cursor_run(event.data_table) or (rid == self.selected_run and self._run_shown and self._run_shown[0] == "diff"):
             return  # a late event (keys typed ahead): the cursor is elsewhere, or a diff was asked on this row
         self.selected_run = rid
         self._run_shown = ("run", rid)
@@ -754,9 +754,10 @@ class OptlogApp(App[None]):
             self.action_tab("runs")
         return True
 
-    def _cursor_run(self) -> int | None:
-        """The run under the cursor (the table's own state: `selected_run` follows it by events)."""
-        t = self.query_one("#runs-table", DataTable)
+    def _cursor_run(self, table: Any = None) -> int | None:
+        """The run under the cursor (the table's own state: `selected_run` follows it by events).
+        `table`: the event's own, for an event that arrives while the app is closing."""
+        t = table if table is not None else self.query_one("#runs-table", DataTable)
         if t.row_count == 0:
             return None
         key = t.coordinate_to_cell_key(t.cursor_coordinate).row_key
