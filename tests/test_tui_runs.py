@@ -126,16 +126,13 @@ def test_ten_thousand_runs_stay_paged(ws, monkeypatch):
     or filter over all of them is quick."""
     import time
 
-    from optlog.service.context import Ctx
     from optlog.service.evidence import insert_run
 
-    ctx = Ctx.find(ws.root)
-    with ctx.db.write() as s:
+    app = _app(ws, monkeypatch)  # its context has the test's database (SQLite or PostgreSQL)
+    with app.ctx.db.write() as s:
         for i in range(10_000):
             insert_run(s, labels={"config": ("tp8", "tp4pp2")[i % 2], "concurrency": (64, 256, 512)[i % 3]},
                        metrics={"tput": float(i % 997)}, status="succeeded", source="recorded")
-    ctx.db.dispose()
-    app = _app(ws, monkeypatch)
 
     async def go():
         async with app.run_test(size=(120, 40)) as pilot:
