@@ -41,6 +41,11 @@ def test_overview_follows_a_real_launch_in_another_process(ws, monkeypatch):
                 ok = await _until(pilot, lambda: "point 1 of 3" in _plain(app, "#overview-launch"), 30)
                 assert ok, _plain(app, "#overview-launch")
                 seen["first"] = _plain(app, "#overview-launch")
+                # this machine's live telemetry while the launch runs here (no GPU: load and CPU use)
+                ok = await _until(pilot, lambda: app.query_one("#overview-telemetry").display
+                                  and "CPU" in _plain(app, "#overview-telemetry"), 15)
+                assert ok, _plain(app, "#overview-telemetry")
+                seen["tele"] = _plain(app, "#overview-telemetry")
                 # the elapsed time moves between the launcher's writes
                 e0 = app._launches[0]["elapsed_s"]
                 assert await _until(pilot, lambda: app._launches and app._launches[0]["elapsed_s"] >= e0 + 0.5, 5)
@@ -50,6 +55,7 @@ def test_overview_follows_a_real_launch_in_another_process(ws, monkeypatch):
                 seen["line"] = _plain(app, "#overview-line")
                 ok = await _until(pilot, lambda: not app.query_one("#overview-launch").display, 40)
                 assert ok, _plain(app, "#overview-launch")
+                assert await _until(pilot, lambda: not app.query_one("#overview-telemetry").display, 5)
                 await app.workers.wait_for_complete()
             finally:
                 err = proc.communicate(timeout=60)[1]
@@ -57,6 +63,10 @@ def test_overview_follows_a_real_launch_in_another_process(ws, monkeypatch):
 
     seen, rc, err = asyncio.run(go())
     first = seen["first"]
+    tele = seen["tele"].splitlines()
+    assert tele[0] == "This machine, live (CPU)", tele
+    assert tele[1].startswith("load") and tele[2].startswith("CPU") and tele[2].rstrip().endswith("%"), tele
+    assert any(ch in tele[2] for ch in "▁▂▃▄▅▆▇█"), tele
     assert "Launch L1  running  runs/sweep.yaml" in first
     assert "now: concurrency=1" in first and "(run 1)" in first
     assert "elapsed 0:0" in first and "left – (after the first point)" in first

@@ -26,21 +26,12 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from optlog.telemetry.live import cpu_times  # one reader of /proc/stat
+
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
                "NUMEXPR_NUM_THREADS", "GOTO_NUM_THREADS", "BLIS_NUM_THREADS", "TORCH_NUM_THREADS")
 PACKAGES = ("numpy", "scipy", "torch", "mkl", "intel-openmp", "scipy-openblas32", "scipy-openblas64",
             "nvidia-cublas-cu12", "nvidia-cuda-runtime-cu12", "nvidia-cudnn-cu12", "threadpoolctl")
-
-
-def _cpu_times() -> tuple[float, float] | None:
-    try:
-        with open("/proc/stat", encoding="ascii") as f:
-            parts = f.readline().split()[1:]
-    except OSError:
-        return None
-    v = [float(x) for x in parts]
-    idle = v[3] + (v[4] if len(v) > 4 else 0.0)  # idle + iowait
-    return sum(v[:8]) - idle, sum(v[:8])
 
 
 def snapshot(window_s: float = 0.1) -> dict[str, Any]:
@@ -50,10 +41,10 @@ def snapshot(window_s: float = 0.1) -> dict[str, Any]:
         out["loadavg"] = [round(x, 2) for x in os.getloadavg()]
     except OSError:
         pass
-    a = _cpu_times()
+    a = cpu_times()
     if a is not None and window_s > 0:
         time.sleep(window_s)
-        b = _cpu_times()
+        b = cpu_times()
         if b is not None and b[1] > a[1]:
             out["busy_cpus"] = round((b[0] - a[0]) / (b[1] - a[1]) * out["cpus"], 2)
     return out

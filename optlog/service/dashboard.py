@@ -7,6 +7,7 @@ what is on screen (a page of runs, not all of them).
 from __future__ import annotations
 
 import os
+import socket
 from typing import Any
 
 from optlog.core.diagnosis import diagnose
@@ -66,6 +67,13 @@ LAUNCH_LOG_LINES = 6
 LAUNCH_FAILURES = 5
 
 
+def live_sampler() -> Any:
+    """A sampler of this machine for the overview's live telemetry (telemetry.live)."""
+    from optlog.telemetry.live import LiveSampler
+
+    return LiveSampler()
+
+
 def live_launches(ctx: Ctx) -> list[dict[str, Any]]:
     """The launches now queued or running, as the overview's launch pane shows them, from what the
     launcher already records (the launch row's progress, its runs, `launches/<id>/launch.log`): the
@@ -89,7 +97,9 @@ def live_launches(ctx: Ctx) -> list[dict[str, Any]]:
             done, total = int(pr.get("done") or 0), int(pr.get("total") or len(runs))
             per_point = (float(pr.get("elapsed_s") or 0.0) / done) if done else None
             remaining = per_point * max(0, total - done) if per_point is not None else None
-            out.append({"id": r.id, "status": r.status, "spec": r.spec_path, "progress": pr,
+            executor = (r.spec or {}).get("executor", "local") if isinstance(r.spec, dict) else "local"
+            here = executor in (None, "local") and (not r.host or r.host == socket.gethostname())
+            out.append({"id": r.id, "status": r.status, "spec": r.spec_path, "progress": pr, "here": here,
                         "done": done, "total": total, "current": pr.get("current"), "elapsed_s": elapsed,
                         "remaining_s": remaining, "failed": failed[-LAUNCH_FAILURES:], "failed_total": len(failed)})
     for la in out:

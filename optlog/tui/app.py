@@ -24,6 +24,7 @@ from textual.widgets import DataTable, Footer, Header, Log, Static, TabbedConten
 
 from optlog.core import runtable as RT
 from optlog.core.numfmt import fmt_num
+from optlog.core.spark import sparkline
 from optlog.core.statuses import HYP_STATUSES, STATUS_GLYPH
 from optlog.service.context import Ctx
 from optlog.tui.forms import Field, FormScreen
@@ -143,6 +144,9 @@ class OptlogApp(App[None]):
         self.hyp_docs: dict[str, Any] = {}
         self.active_launch: int | None = None
         self._launches: list[dict[str, Any]] = []  # live launches, for the overview's launch pane
+        self._live: Any = None  # telemetry.live sampler, while a launch runs on this machine
+        self._live_series: dict[str, list[float | None]] = {}
+        self._live_keys: list[tuple[str, str, str]] = []
         self._ov: dict[str, Any] | None = None
         self.loads = 0  # how many reloads happened (tests wait on it)
         self._detail_timers: dict[str, Any] = {}
@@ -210,6 +214,7 @@ class OptlogApp(App[None]):
                         yield PlotBox(id="pred-plot")
                     with VerticalScroll(id="overview"):  # what the agent is doing, what is due
                         yield Static("", id="overview-launch")  # the live launch, one line a fact
+                        yield Static("", id="overview-telemetry")  # this machine while it runs a launch
                         yield Static("", id="overview-text")
             with TabPane("Todos", id="todos"):
                 yield PlainTable(id="todo-table", cursor_type="row", zebra_stripes=True)
@@ -306,6 +311,26 @@ class OptlogApp(App[None]):
                 self.post_message(self.Loaded("launches", live_launches(self.ctx)))
             except Exception:  # noqa: BLE001 - the next reload says what is wrong
                 pass
+        self._sample_live()
+
+    def _sample_live(self) -> None:
+        """One reading of this machine while one of the live launches runs here (poll's thread)."""
+        here = any(la.get("here") for la in self._launches)
+        if not here:
+            if self._live is not None:
+                self._live.close()
+                self._live = None
+                self.post_message(self.Loaded("telemetry", None))
+            return
+        try:
+            if self._live is None:
+                from optlog.service.dashboard import live_sampler
+
+                self._live = live_sampler()
+            reading = self._live.read()
+        except Exception:  # noqa: BLE001 - telemetry is a view; the launch's own record is the evidence
+            return
+        self.post_message(self.Loaded("telemetry", (self._live, reading)))
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def reload(self) -> None:
@@ -626,6 +651,21 @@ class OptlogApp(App[None]):
             plt.title(f"run {r['id']} telemetry")
 
         plot.draw(draw)
+
+    def _show_telemetry(self, data: tuple[Any, dict[str, float]] | None) -> None:
+        box = self.query_one("#overview-telemetry", Static)
+        if data is None:
+            self._live_series, self._live_keys = {}, []
+            box.display = False
+            return
+        sampler, reading = data
+        for k in set(reading) | set(self._live_series):
+            self._live_series.setdefault(k, [None] * max((len(v) for v in self._live_series.values()), default=0))
+            self._live_series[k] = (self._live_series[k] + [reading.get(k)])[-LIVE_POINTS:]
+        self._live_keys = sampler.series({k for k, v in self._live_series.items() if any(x is not None for x in v)})
+        box.display = bool(self._live_keys)
+        width = box.size.width or self.query_one("#overview").size.width - 2
+        box.update(_telemetry_text(sampler.kind, self._live_keys, self._live_series, width if width > 20 else 60))
 
     def _show_launches(self, launches: list[dict[str, Any]]) -> None:
         self._launches = launches
@@ -1071,6 +1111,25 @@ def _bar(done: int, total: int, width: int = 16) -> str:
 
 
 _LOG_STAMP = re.compile(r"^\d{4}-\d\d-\d\dT(\d\d:\d\d:\d\d)\.\d+Z ")
+
+
+LIVE_POINTS = 120  # readings kept for the sparklines (a minute at the default poll)
+
+
+def _telemetry_text(kind: str, keys: list[tuple[str, str, str]], series: dict[str, list[float | None]],
+                    width: int = 60) -> Text:
+    """This machine's live series as sparklines: `power  ▁▂▅▇█  412 W` (GPU) or load and CPU use."""
+    out = Text()
+    out.append("This machine, live " + ("(GPUs)" if kind == "gpu" else "(CPU)") + "\n", style="bold")
+    for key, label, unit in keys:
+        vals = series.get(key) or []
+        last = next((v for v in reversed(vals) if v is not None), None)
+        now = (fmt_num(last) + (f" {unit}" if unit else "")) if last is not None else "–"
+        out.append(f"{label:<9}", style="dim")
+        w = max(8, width - 9 - 12)
+        out.append(sparkline(vals, w).rjust(w), style="cyan")  # the newest reading beside its value
+        out.append(f" {now}\n")
+    return out
 
 
 def _launch_text(la: dict[str, Any], width: int = 60) -> Text:
