@@ -43,6 +43,7 @@ LAZY: dict[str, str] = {
     "mcp": "optlog.cli.cmd_core:mcp_cmd",
     "demo": "optlog.cli.cmd_core:demo_cmd",
     "agent": "optlog.cli.cmd_agent:agent_group",
+    "tune": "optlog.cli.cmd_tune:tune",
 }
 ALIASES = {"hyp": "hypothesis", "pred": "prediction", "todos": "todo", "runs": "run"}
 # aliases that are commands of their own (not listed, so help and the MCP tools do not repeat them):
