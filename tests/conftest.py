@@ -21,6 +21,76 @@ ROOT = Path(__file__).resolve().parents[1]
 PG_BASE = os.environ.get("OPTLOG_TEST_PG")  # e.g. postgresql://postgres@127.0.0.1:5432/postgres
 
 
+# ---------------------------------------------------------------- stray processes of killed runs
+# A test run killed from outside (Ctrl-C twice, a CI timeout, kill -9) never reaches optlog's own
+# clean-up, and servers it started (llama-server, the test server) were left running for hours.
+# Every process this run starts inherits a mark naming this process; a run ends what still
+# carries its own mark when it finishes, and, when it starts, what carries the mark of a run that
+# no longer exists. Another test run going on at the same time is never touched.
+
+RUN_MARK = "OPTLOG_TEST_RUN"
+
+
+def _start_time(pid: int) -> str | None:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _marked() -> list[tuple[int, str]]:
+    out = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) == os.getpid():
+            continue
+        try:
+            env = (d / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        for kv in env:
+            if kv.startswith(RUN_MARK.encode() + b"="):
+                out.append((int(d.name), kv.split(b"=", 1)[1].decode(errors="replace")))
+                break
+    return out
+
+
+def _end(pids: list[int]) -> None:
+    import signal
+
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _alive(mark: str) -> bool:
+    pid, _, start = mark.partition(":")
+    return pid.isdigit() and _start_time(int(pid)) == start
+
+
+_OWN_MARK = f"{os.getpid()}:{_start_time(os.getpid())}"
+if os.path.isdir("/proc"):
+    _end([pid for pid, mark in _marked() if not _alive(mark)])  # left over by a run that was killed
+    os.environ[RUN_MARK] = _OWN_MARK
+
+
+def pytest_sessionfinish(session: Any, exitstatus: Any) -> None:
+    controller = getattr(session.config, "workerinput", None) is None and session.config.getoption("dist", "no") != "no"
+    if os.path.isdir("/proc") and not controller:  # an xdist controller's mark is on its own workers
+        _end([pid for pid, mark in _marked() if mark == _OWN_MARK])
+
+
+def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
+    """`sqlite_only` tests check SQLite itself: on a PostgreSQL pass they are skipped here, not only
+    when scripts/test.sh deselects them."""
+    if PG_BASE:
+        skip = pytest.mark.skip(reason="SQLite-specific (OPTLOG_TEST_PG is set)")
+        for item in items:
+            if item.get_closest_marker("sqlite_only"):
+                item.add_marker(skip)
+
+
 @dataclass
 class Result:
     code: int

@@ -36,19 +36,39 @@ class _Doc:
         return self._s
 
 
+def _q(lo, hi):
+    """The counted gain written out: a quarter of the way up the range on a ratio scale."""
+    a, b = 1 + lo / 100, 1 + hi / 100
+    return (a * (b / a) ** 0.25 - 1) * 100
+
+
+def _a(x):
+    return pytest.approx(x, abs=1e-5)  # scores are stored to 6 decimals
+
+
+G1030 = _q(10, 30)  # 14.69...: a 10–30% range counts for less than its midpoint 20
+
+
 def test_score_weights_ties_and_order():
     docs = {"c": _Doc("confirmed"), "o": _Doc("open"), "f": _Doc("falsified"), "i": _Doc("inconclusive")}
     recs = [
-        _rec(1, 10, 30, "M", 0.6, ["c"]),        # 20*0.6/3 = 4
-        _rec(2, 10, 30, "M", 0.6, ["o"]),        # 2
-        _rec(3, 10, 30, "M", 0.6, ["c", "f", "o"]),  # falsified wins: 0.4
-        _rec(4, 2, 6, "S", 1.0),                 # 4 (no needs → 1): ties with 1, id breaks it
-        _rec(5, 0, 80, "L", 0.5, ["i"]),         # 40*0.5/8*0.5 = 1.25
+        _rec(1, 10, 30, "M", 0.6, ["c"]),        # G1030*0.6/3
+        _rec(2, 10, 30, "M", 0.6, ["o"]),        # half of that
+        _rec(3, 10, 30, "M", 0.6, ["c", "f", "o"]),  # falsified wins: a tenth
+        _rec(4, 10, 30, "M", 0.6),               # no needs → 1: ties with 1, id breaks it
+        _rec(5, 0, 80, "L", 0.5, ["i"]),         # _q(0, 80)*0.5/8*0.5
         _rec(6, 100, 100, "S", 1.0, status="done", measured=50),
+        _rec(7, 10, 900, "M", 0.6),              # midpoint 455%, but a range spanning 9×: counted +91%
+        _rec(8, 100, 150, "M", 0.6),             # midpoint 125% < 455%, counted +112%: ranks above 7
     ]
     views = P.evaluate(recs, docs)
     ranked = [(v["id"], v["rank"], v["score"]) for v in views]
-    assert ranked == [(1, 1, 4.0), (4, 2, 4.0), (2, 3, 2.0), (5, 4, 1.25), (3, 5, 0.4), (6, None, 100.0)]
+    top = G1030 * 0.6 / 3
+    assert ranked == [(8, 1, _a(_q(100, 150) * 0.2)), (7, 2, _a(_q(10, 900) * 0.2)),
+                      (1, 3, _a(top)), (4, 4, _a(top)), (2, 5, _a(top / 2)),
+                      (5, 6, _a(_q(0, 80) * 0.5 / 8 * 0.5)), (3, 7, _a(top / 10)),
+                      (6, None, 100.0)]
+    assert _q(10, 900) == pytest.approx(91.0, abs=0.1) and P.wide_range(10, 900) and not P.wide_range(10, 30)
     v3 = next(v for v in views if v["id"] == 3)
     assert v3["weight"] == 0.1 and v3["reason"].startswith("rests on f, falsified")
     assert next(v for v in views if v["id"] == 2)["reason"] == "waits on o (open)"
@@ -93,14 +113,14 @@ def test_ranking_follows_hypothesis_status(ws):
              "--needs", "compute-bound")
     assert (a["id"], b["id"]) == (1, 2)
     ranks = {p["id"]: (p["rank"], p["score"]) for p in ws.j("plan", "list")["plans"]}
-    assert ranks == {1: (1, pytest.approx(10 / 6)), 2: (2, pytest.approx(10 / 6))}  # tie → older first
+    assert ranks == {1: (1, _a(G1030 / 12)), 2: (2, _a(G1030 / 12))}  # tie → older first
 
     ws.cli("hyp", "set", "comm-bound", "--status", "falsified", "--why", "TP4+PP2 0.30-0.47x TP8")
     ws.cli("hyp", "set", "compute-bound", "--status", "confirmed", "--why", "GEMMs at 3% of peak")
     res = ws.j("plan", "list")["plans"]
     assert [p["id"] for p in res] == [2, 1]
-    assert res[0]["score"] == pytest.approx(10 / 3) and res[0]["weight"] == 1
-    assert res[1]["score"] == pytest.approx(1 / 3) and res[1]["weight"] == 0.1
+    assert res[0]["score"] == _a(G1030 / 6) and res[0]["weight"] == 1
+    assert res[1]["score"] == _a(G1030 / 60) and res[1]["weight"] == 0.1
     assert res[1]["reason"].startswith("rests on comm-bound, falsified ") and "TP4+PP2 0.30-0.47x TP8" in res[1]["reason"]
     human = ws.cli("plan", "list").out
     assert "rests on comm-bound, falsified" in human
@@ -169,7 +189,7 @@ def test_render_tokens_front_matter_and_index(ws):
     assert fm["id"] == 1 and fm["rank"] == 3 and fm["status"] == "proposed"
     assert fm["needs"] == [{"id": "comm-bound", "expects": "confirmed", "status": "falsified"}]
     assert fm["gain"] == {"low": 10, "high": 30} and fm["effort"] == "M" and fm["confidence"] == 0.5
-    assert fm["score"] == pytest.approx(20 * 0.5 / 3 * 0.1, abs=1e-6) and fm["measured_gain"] is None
+    assert fm["score"] == pytest.approx(G1030 * 0.5 / 3 * 0.1, abs=1e-6) and fm["measured_gain"] is None
     hs = headings(text)
     assert hs[0] == ("h1", "MSCCLPP allreduce")
     assert [h for t, h in hs if t == "h2"] == ["Rationale", "Evidence", "Steps", "Risks", "Validation"]

@@ -4,14 +4,16 @@ Pure: no I/O. The service hands in plan records (dicts) and the hypothesis docum
 ranking is computed at read time every time, so a verdict or an invalidation shows on the next
 `plan list` or `plan render` without any cache to refresh.
 
-score = midpoint of the gain range (percent) × confidence ÷ effort weight (S 1, M 3, L 8)
+score = counted gain (percent) × confidence ÷ effort weight (S 1, M 3, L 8)
         × weight of the needed hypotheses: every one decided the way the plan needs → 1; any
           open, testing, inconclusive, superseded or missing → 0.5; any decided the other way → 0.1
           (contradicted wins over open).
 A need is `HYP` (the plan rests on HYP being confirmed) or `HYP=falsified` (it follows from HYP
 being falsified: "batch decode GEMMs to M ≥ 16" follows from "decode GEMMs are memory-bound" being
 falsified). Gains are a range within −100 % … +1,000 % (beyond: a typo, not an estimate);
-confidence is in [0, 1]. Only proposed and in-progress plans get a rank; ties are broken by id (the
+confidence is in [0, 1]. The counted gain is cautious: the point a quarter of the way up the range
+on a ratio scale (speedups multiply), so a wide range counts for less than its midpoint: `20–60%`
+counts as +29 %, `10–900%` (an estimate spanning 9×) as +91 %, not +455 %. Only proposed and in-progress plans get a rank; ties are broken by id (the
 older plan first). Every plan's `score_reason` spells the product out.
 """
 
@@ -263,8 +265,27 @@ def needs_weight(infos: list[dict[str, Any]]) -> tuple[float, str]:
 # ---------------------------------------------------------------- ranking
 
 
+COUNTED_QUANTILE = 0.25  # where on the (log-ratio) range the counted gain sits
+_RATIO_FLOOR = 0.01  # −100 % (nothing left) counted as −99 % on the ratio scale
+
+
+def counted_gain(low: float, high: float) -> float:
+    """The gain (percent) a range is ranked by: a quarter of the way up it in log-ratio terms."""
+    a, b = max(1 + low / 100.0, _RATIO_FLOOR), max(1 + high / 100.0, _RATIO_FLOOR)
+    return (a * (b / a) ** COUNTED_QUANTILE - 1) * 100.0
+
+
+def wide_range(low: float, high: float) -> str | None:
+    """A warning for a range so wide it is hardly an estimate (more than 4× from end to end)."""
+    a, b = max(1 + low / 100.0, _RATIO_FLOOR), max(1 + high / 100.0, _RATIO_FLOOR)
+    if b / a <= 4:
+        return None
+    return (f"the gain range {fmt_gain(low, high)} spans {b / a:.1f}× from end to end: it is ranked as "
+            f"{counted_gain(low, high):+.0f}%; narrow it when you know more")
+
+
 def base_score(low: float, high: float, confidence: float, effort: str) -> float:
-    return (low + high) / 2.0 * confidence / EFFORT_WEIGHT[effort]
+    return counted_gain(low, high) * confidence / EFFORT_WEIGHT[effort]
 
 
 def evaluate(plans: list[dict[str, Any]], docs: dict[str, Any]) -> list[dict[str, Any]]:
@@ -290,9 +311,9 @@ def evaluate(plans: list[dict[str, Any]], docs: dict[str, Any]) -> list[dict[str
 
 
 def score_reason(p: dict[str, Any], weight: float, score: float) -> str:
-    """`score 6.67 = 40% (midpoint of 20–60%) × 0.5 confidence ÷ 3 (effort M) × 1 (needs)`."""
-    mid = (p["gain_low"] + p["gain_high"]) / 2.0
-    return (f"score {score:.2f} = {mid:g}% (midpoint of {fmt_gain(p['gain_low'], p['gain_high'])}) × "
+    """`score 4.83 = 29% (counted from 20–60%) × 0.5 confidence ÷ 3 (effort M) × 1 (needs)`."""
+    g = counted_gain(p["gain_low"], p["gain_high"])
+    return (f"score {score:.2f} = {g:.3g}% (counted from {fmt_gain(p['gain_low'], p['gain_high'])}) × "
             f"{p['confidence']:g} confidence ÷ {EFFORT_WEIGHT[p['effort']]} (effort {p['effort']}) × {weight:g} (needs)")
 
 

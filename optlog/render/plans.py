@@ -249,7 +249,9 @@ def render_plan(view: dict[str, Any], docs: dict[str, Any], total_ranked: int) -
 def render_index(views: list[dict[str, Any]], cal: dict[str, Any], prefix: str, name: str) -> str:
     parts = [md.heading(1, f"Improvement plans: {name}")]
     parts.append(
-        "Ranked by score = midpoint of the predicted gain × confidence ÷ effort (S 1, M 3, L 8), "
+        "Ranked by score = counted gain × confidence ÷ effort (S 1, M 3, L 8), where the counted gain sits a "
+        "quarter of the way up the predicted range on a ratio scale (a wide range counts for less than its "
+        "midpoint), "
         "× 1 when every hypothesis a plan needs is decided the way it needs (confirmed, or falsified "
         "where it says so), × 0.5 while any is open, testing or inconclusive, × 0.1 when any is decided "
         "the other way. Ties go to the older plan. Written by "

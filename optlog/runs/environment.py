@@ -289,8 +289,9 @@ def gpu_facts(executor: Any = None) -> dict[str, Any]:
     driver: str | None = None
     if not _is_remote(executor):
         try:
-            import pynvml
+            from optlog.telemetry.nvml import load_pynvml
 
+            pynvml = load_pynvml()  # the one home of NVML (and its test double)
             pynvml.nvmlInit()
             try:
                 driver = _s(pynvml.nvmlSystemGetDriverVersion())

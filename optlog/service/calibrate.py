@@ -146,15 +146,32 @@ def calibrate(ctx: Ctx, *, quick: bool = False, device: str = "auto", dry_run: b
             raise Failed(str(e)) from None
     at = now_iso()
     refused = refusals(measurement, max_spread)
-    text = write_measured(before, measurement, at, refused)
-    validate(Config, parse_text(text, "optlog.yaml"), text, "optlog.yaml")  # still a valid settings file
-    if not dry_run:
-        from optlog.gitlog import history
-        from optlog.yamlio import write_atomic
 
-        write_atomic(path, text)
+    base: list[str] = []
+
+    def measured_into(current: str) -> str:
+        base[:] = [current]
+        text = write_measured(current, measurement, at, refused)
+        validate(Config, parse_text(text, "optlog.yaml"), text, "optlog.yaml")  # still a valid settings file
+        return text
+
+    if dry_run:
+        measured_into(before)
+    else:
+        from optlog.gitlog import history
+        from optlog.store import cas
+
+        # from the file as it is now: an edit saved during the measurement is kept, not replaced
+        try:
+            cas.update_text(path, measured_into)
+        except cas.Changed:
+            raise Failed("optlog.yaml kept changing while calibrate tried to write it; nothing was "
+                         "written: run calibrate again") from None
         # committed: the ceilings verdicts and diagnoses use are rebuilt from git like the rest
-        history.record(ctx, [path], f"optlog: calibrate ({measurement['kind']})", f"measured at {at}",
+        body = f"measured at {at}"
+        if base and base[0] != before:
+            body += "\n\noptlog.yaml was edited during the measurement; that edit is kept and committed here too."
+        history.record(ctx, [path], f"optlog: calibrate ({measurement['kind']})", body,
                        {"Optlog-Event": "calibrate"})
     out = {"kind": measurement["kind"], "measured": measurement, "written": not dry_run, "file": str(path),
            "refused": refused, "rediagnosed": [], "rejudged": []}

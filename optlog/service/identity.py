@@ -35,19 +35,22 @@ def ensure(ctx: "Ctx", commit: bool = True) -> str:
         return ident
     from optlog.core.ids import new_id
     from optlog.errors import BadInput
+    from optlog.store import cas
     from optlog.store.lock import workspace_lock
-    from optlog.yamlio import write_atomic
 
     with workspace_lock(ctx.ws):
         ident = ctx.ws.identity
         if ident is not None:
             return ident
-        text = ctx.ws.config_file.read_text(encoding="utf-8")
-        if re.search(r"^id:", text, re.M):
-            raise BadInput("`id` must be 32 lower-case hex digits (optlog writes it; remove the line to get a new one)",
-                           file=ctx.ws.rel(ctx.ws.config_file), field="id")
         ident = new_id("workspace", ctx.ws.root.name)
-        write_atomic(ctx.ws.config_file, with_identity(text, ident))
+
+        def identified(text: str) -> str:
+            if re.search(r"^id:", text, re.M):
+                raise BadInput("`id` must be 32 lower-case hex digits (optlog writes it; remove the line to get a "
+                               "new one)", file=ctx.ws.rel(ctx.ws.config_file), field="id")
+            return with_identity(text, ident)
+
+        cas.update_text(ctx.ws.config_file, identified)  # from the file as it is: a concurrent edit is kept
         ctx.__dict__.pop("config", None)
         if commit:
             from optlog.gitlog import history

@@ -138,6 +138,8 @@ def add(
     if not title or not title.strip():
         raise BadInput("a plan needs a title", field="TITLE")
     lo, hi = P.parse_gain(gain)
+    if (wide := P.wide_range(lo, hi)) is not None:
+        ctx.notice(f"plan: {wide}")
     eff = P.parse_effort(effort)
     conf = P.parse_confidence(confidence)
     need_ids = _check_needs(ctx, needs)
@@ -212,6 +214,8 @@ def edit(ctx: Ctx, pid: int | str, *, title: str | None = None, gain: str | None
         changes["title"] = title.strip()
     if gain is not None:
         changes["gain_low"], changes["gain_high"] = P.parse_gain(gain)
+        if (wide := P.wide_range(changes["gain_low"], changes["gain_high"])) is not None:
+            ctx.notice(f"plan: {wide}")
     if effort is not None:
         changes["effort"] = P.parse_effort(effort)
     if confidence is not None:

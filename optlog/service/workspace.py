@@ -43,10 +43,10 @@ def init(path: str | Path | None, plan_prefix: str | None = None, actor: str | N
         if cfg.id is None:  # an adopted workspace from before identities gets one now
             from optlog.core.ids import new_id
             from optlog.service.identity import with_identity
-            from optlog.yamlio import write_atomic
+            from optlog.store import cas
 
-            write_atomic(ws.config_file, with_identity(ws.config_file.read_text(encoding="utf-8"),
-                                                       new_id("workspace", root.name)))
+            ident = new_id("workspace", root.name)
+            cas.update_text(ws.config_file, lambda text: with_identity(text, ident))  # keeps a concurrent edit
             created.append(f"{CONFIG_NAME} (id)")
     else:
         prefix = plan_prefix or "glb5improvement"
