@@ -21,6 +21,7 @@ def main() -> int:
     ap.add_argument("--extra", type=float, default=0.0)
     ap.add_argument("--sleep", type=float, default=0.0)
     ap.add_argument("--url", default="")
+    ap.add_argument("--lucky", default="", help="X,MODE,DIR: that configuration's first reading is +15 (then never)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     if a.url:  # one completion against the server, so a server must be up
@@ -32,7 +33,14 @@ def main() -> int:
     if a.sleep:
         time.sleep(a.sleep)
     b = a.mode == "b"
-    res = {"output_throughput": a.x * 10 + (5 if b else 0) + a.extra,
+    luck = 0.0
+    if a.lucky:
+        x, mode, d = a.lucky.split(",", 2)
+        mark = os.path.join(d, "lucky.done")
+        if float(x) == a.x and mode == a.mode and not os.path.exists(mark):
+            open(mark, "w").close()
+            luck = 15.0
+    res = {"output_throughput": a.x * 10 + (5 if b else 0) + a.extra + luck,
            "p99_ttft_ms": a.x * a.x * 10 + (100 if b else 0), "failed": 0}
     with open(os.path.join(a.out, "result.json"), "w") as f:
         json.dump(res, f)

@@ -72,15 +72,21 @@ def test_constrained_study_finds_the_grid_best_and_records_trials_as_labelled_ru
     assert set(studies) == {"grid", "tpe"} and studies["grid"]["trials"] == 10
     shown = ws.j("tune", "show", "grid")
     assert shown["trials"] == grid["trials"] and shown["best"] == grid["best"]
+    # the best was re-measured (default 3 times, interleaved with the runner-up) and stayed the best
+    rm = grid["best"][0]["remeasured"]
+    assert rm["n"] == 3 and rm["values"] == [30.0] and rm["first"] == [30.0] and rm["shrink_pct"] == [0.0]
+    assert grid["remeasure"]["changed"] is False and grid["remeasure"]["separation"]["runner_up"] == 2
     assert ws.cli("tune", "show", "nope", "--json", check=False).code != 0
     # running the study again resumes it: it has its trials, nothing more is launched
     again = ws.j("tune", rel, *CONSTRAINED, "--sampler", "grid", "--study", "grid")
-    assert again["trials"] == grid["trials"]
+    assert again["trials"] == grid["trials"] and again["best"] == grid["best"]
+    assert [la for la in again["launches"] if la.get("remeasure")] == []  # measured already: not again
 
 
 def test_pareto_study_returns_only_the_non_dominated_points(ws):
     rel = _spec(ws)
-    d = ws.j("tune", rel, "--maximize", "output_throughput", "--minimize", "p99_ttft_ms", "--sampler", "grid")
+    d = ws.j("tune", rel, "--maximize", "output_throughput", "--minimize", "p99_ttft_ms", "--sampler", "grid",
+             "--remeasure", "0")
     assert d["directions"] == ["maximize", "minimize"]
     pts = [tuple(t["values"]) for t in d["trials"]]
     front = [tuple(b["values"]) for b in d["best"]]
@@ -89,7 +95,7 @@ def test_pareto_study_returns_only_the_non_dominated_points(ws):
     assert {(b["params"]["x"], b["params"]["mode"]) for b in d["best"]} == {(x, "a") for x in range(1, 6)} | {(5, "b")}
     # the default sampler for several objectives is NSGA-II
     d2 = ws.j("tune", rel, "--maximize", "output_throughput", "--minimize", "p99_ttft_ms", "--trials", "3",
-              "--study", "nsga")
+              "--study", "nsga", "--remeasure", "0")
     assert d2["sampler"] == "nsga2" and len(d2["trials"]) == 3
     p2 = [tuple(t["values"]) for t in d2["trials"] if "same_as" not in t]
     assert all(not any(_dominated(tuple(b["values"]), q) for q in p2) for b in d2["best"])
@@ -101,7 +107,7 @@ def test_trials_sharing_a_server_command_share_the_server(ws):
            "check": {"prompts": ["The capital of France is"], "expect_regex": "Paris"}, "stop": {"timeout_s": 3}}
     rel = _spec(ws, "srv", server=srv, params={"port": port, "marker": str(ws.root)},
                 search={"x": {"low": 1, "high": 3}, "mode": {"choices": ["a"]}}, bench_extra="--url {{ server_url }}")
-    d = ws.j("tune", rel, "--maximize", "output_throughput", "--sampler", "grid")
+    d = ws.j("tune", rel, "--maximize", "output_throughput", "--sampler", "grid", "--remeasure", "0")
     assert len(d["trials"]) == 3 and all(t["state"] == "complete" for t in d["trials"])
     (la,) = d["launches"]
     logs = list((ws.root / ".optlog" / "launches" / str(la["launch"])).glob("server-*.stdout.log"))
@@ -132,7 +138,8 @@ def _study_tables(ws):
 
 def test_two_workers_share_one_study_and_run_n_distinct_trials(ws, backend):
     rel = _spec(ws, sleep=0.3, search={"x": {"low": 1.0, "high": 5.0}, "mode": {"choices": ["a", "b"]}})
-    d = ws.j("tune", rel, *CONSTRAINED, "--trials", "6", "--workers", "2", "--sampler", "random", "--seed", "1")
+    d = ws.j("tune", rel, *CONSTRAINED, "--trials", "6", "--workers", "2", "--sampler", "random", "--seed", "1",
+             "--remeasure", "0")
     assert "worker_errors" not in d, d
     trials = d["trials"]
     assert sorted(t["number"] for t in trials) == list(range(6))
@@ -188,6 +195,30 @@ def test_kill_9_mid_study_then_resume_loses_and_repeats_no_finished_trial(ws):
     assert after[dead["number"]]["state"] == "fail"
     retry = [t for t in d["trials"] if t.get("retry_of") == dead["number"]]
     assert len(retry) == 1 and retry[0]["state"] == "complete" and retry[0]["params"] == dead["params"]
+
+
+def test_the_best_is_re_measured_interleaved_and_a_lucky_first_reading_loses(ws, tmp_path):
+    # x=2, mode a reads 35 the first time (then 20): the first readings' best, ahead of x=3 (30)
+    rel = _spec(ws, bench_extra=f"--lucky 2,a,{tmp_path}")
+    d = ws.j("tune", rel, *CONSTRAINED, "--sampler", "grid", "--remeasure", "3")
+    first = {t["number"]: t for t in d["trials"]}
+    lucky = next(n for n, t in first.items() if t["params"] == {"x": 2, "mode": "a"})
+    assert first[lucky]["values"] == [35.0]
+    (best,) = d["best"]
+    assert best["params"] == BEST and best["remeasured"]["values"] == [30.0]
+    rm = d["remeasure"]
+    assert rm["changed"] is True and rm["winners"] == [best["number"]]
+    curse = rm["trials"][str(lucky)]
+    assert curse["first"] == [35.0] and curse["values"] == [20.0] and curse["shrink_pct"] == [75.0]
+    assert rm["separation"]["test"] == "welch-log" and rm["separation"]["distinct"] is True
+    # the re-measure runs alternate between the two configurations (A B A B A B)
+    owner = {r: n for n, t in rm["trials"].items() for r in t["runs"]}
+    seq = [owner[r] for r in sorted(owner)]
+    assert len(seq) == 6 and seq[0] != seq[1] and seq == seq[:2] * 3, seq
+    shown = ws.j("run", "show", str(best["remeasured"]["runs"][0]))
+    assert shown["labels"]["phase"] == "remeasure" and shown["labels"]["trial"] == best["number"]
+    human = ws.cli("tune", "show", "t").out
+    assert "re-measured median of 3" in human and "was luck" in human and "75" in human
 
 
 BAD_SEARCH = [
@@ -258,14 +289,16 @@ def test_conditional_parameter_and_hypothesis_evidence(ws):
     rel = _spec(ws, search={"mode": {"choices": ["a", "b"]}, "x": {"low": 2, "high": 3, "when": "mode == b"}},
                 params={"x": 1})
     ws.cli("hyp", "add", "Tuning finds a better configuration", "--id", "tuned")
-    d = ws.j("tune", rel, "--maximize", "output_throughput", "--sampler", "grid", "--hypothesis", "tuned")
+    d = ws.j("tune", rel, "--maximize", "output_throughput", "--sampler", "grid", "--hypothesis", "tuned",
+             "--remeasure", "2")
     configs = sorted(tuple(sorted(t["params"].items())) for t in d["trials"])
     assert configs == [(("mode", "a"),), (("mode", "b"), ("x", 2)), (("mode", "b"), ("x", 3))]
     a_run = next(t for t in d["trials"] if t["params"] == {"mode": "a"})
     assert ws.j("run", "show", str(a_run["run"]))["metrics"]["output_throughput"] == 10.0  # x from params
     ev = ws.j("hyp", "show", "tuned")
     linked = {r["id"] for r in ev.get("runs") or ev.get("evidence") or []}
-    assert {t["run"] for t in d["trials"]} <= linked, ev.keys()
+    remeasured = {r for b in d["best"] for r in b["remeasured"]["runs"]}
+    assert len(remeasured) == 2 and {t["run"] for t in d["trials"]} | remeasured <= linked, ev.keys()
 
 
 def test_tune_is_three_mcp_tools_with_the_cli_documents(ws):

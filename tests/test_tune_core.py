@@ -54,3 +54,11 @@ def test_winners_curse_is_the_first_reading_against_the_remeasured_median():
     w = T.winners_curse(110.0, [100.0, 98.0, 102.0])
     assert w["median"] == 100.0 and w["n"] == 3 and w["shrink_pct"] == 10.0
     assert T.winners_curse(None, [])["median"] is None
+
+
+def test_separation_uses_the_verdicts_tests_by_repeat_count():
+    assert T.separation([30, 31], [20, 21])["distinct"] is None  # too few
+    w = T.separation([30.0, 30.5, 29.8], [20.0, 20.4, 19.9])
+    assert w["test"] == "welch-log" and w["distinct"] is True
+    r = T.separation([30, 31, 29, 30, 32], [30, 29, 31, 30, 31])
+    assert r["test"] == "mann-whitney" and r["distinct"] is False

@@ -37,11 +37,26 @@ def _human(d: dict[str, Any]) -> str:
     out = head + "\n" + table(rows, ["trial", "state", "params", *objs, "run", ""])
     for b in d["best"]:
         rem = b.get("remeasured") or {}
-        extra = ""
         if rem:
-            extra = f"  re-measured median {fmt_num(rem.get('median'))} (n={rem.get('n')}, first reading {fmt_num(rem.get('first'))})"
-        out += (f"\nbest: trial {b['number']} {kv(b['params'])} → "
-                + ", ".join(f"{m}={fmt_num(v)}" for m, v in zip(objs, b["values"])) + extra)
+            parts = [f"{m}={fmt_num(v)} (first reading {fmt_num(f)}, {fmt_num(sh)} % above the median)"
+                     for m, v, f, sh in zip(objs, rem["values"], rem["first"], rem["shrink_pct"])]
+            out += f"\nbest: trial {b['number']} {kv(b['params'])} → re-measured median of {rem['n']}: " + ", ".join(parts)
+        else:
+            out += (f"\nbest: trial {b['number']} {kv(b['params'])} → "
+                    + ", ".join(f"{m}={fmt_num(v)}" for m, v in zip(objs, b["values"])) + " (first reading, not re-measured)")
+    rm = d.get("remeasure") or {}
+    if rm.get("changed"):
+        lucky = next(((n, t) for n, t in (rm.get("trials") or {}).items() if int(n) not in (rm.get("winners") or [])), None)
+        out += "\nthe re-measure changed the best: the first readings' best was luck"
+        if lucky:
+            n, t = lucky
+            out += (f" (trial {n}: first reading {fmt_num(t['first'][0])}, re-measured median {fmt_num(t['values'][0])}, "
+                    f"{fmt_num(t['shrink_pct'][0])} % above it)")
+    sep = rm.get("separation") or {}
+    if sep:
+        out += (f"\nbest vs runner-up (trial {sep.get('runner_up')}): "
+                + (f"{sep['test']} p={fmt_num(sep['p'])}, " + ("told apart" if sep["distinct"] else "not told apart")
+                   if sep.get("test") else sep.get("why", "")))
     if not d["best"]:
         out += "\nno feasible completed trial yet"
     return out
@@ -68,11 +83,15 @@ def tune() -> None:
 @click.option("--set", "sets", multiple=True, metavar="K=V", help="Set a value the templates use (as run launch --set).")
 @click.option("--server-url", metavar="URL", help="Use this already running server (no server start).")
 @click.option("--hypothesis", metavar="ID", help="Attach every trial's runs as evidence to this hypothesis.")
+@click.option("--remeasure", type=int, default=None, metavar="N",
+              help="Re-measure the best and the runner-up (or the front) N times each, interleaved, before naming "
+                   "the best (default tune.remeasure in optlog.yaml, 3; 0: no re-measure).")
 @agent(args={"spec": "The run spec with a `search:` section: a file under runs/ (name or path)."},
        description="Runs trials in the foreground until the study has --trials trials; keep --trials small.")
 def tune_run(spec: str, maximize: tuple[str, ...], minimize: tuple[str, ...], constraints: tuple[str, ...],
              trials: int | None, timeout_s: float | None, workers: int, study: str | None, sampler: str | None,
-             seed: int | None, sets: tuple[str, ...], server_url: str | None, hypothesis: str | None) -> int:
+             seed: int | None, sets: tuple[str, ...], server_url: str | None, hypothesis: str | None,
+             remeasure: int | None) -> int:
     """Run or resume a study: each trial a launched point; the best (feasible) trial(s) at the end."""
     from optlog.cli.cmd_run_launch import progress
     from optlog.service import tune as svc
@@ -81,7 +100,7 @@ def tune_run(spec: str, maximize: tuple[str, ...], minimize: tuple[str, ...], co
     objectives = [[m, "maximize"] for m in maximize] + [[m, "minimize"] for m in minimize]
     a = svc.TuneArgs(spec=spec, objectives=objectives, constraints=list(constraints), trials=trials, timeout_s=timeout_s,
                      workers=workers, study=study, sampler=sampler, seed=seed, sets=list(sets), server_url=server_url,
-                     hypothesis=hypothesis)
+                     hypothesis=hypothesis, remeasure=remeasure)
     doc = svc.tune(ctx, a, on_event=progress())
     emit(doc, _human)
     return 130 if doc.get("cancelled") else 0

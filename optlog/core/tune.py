@@ -216,3 +216,25 @@ def winners_curse(first: float | None, remeasured: Sequence[float]) -> dict[str,
         shrink = (first - med) / abs(med) * 100.0  # type: ignore[operator]
     return {"first": first, "median": med, "n": len(remeasured), "values": [float(x) for x in remeasured],
             "shrink_pct": None if shrink is None else round(shrink, 3)}
+
+
+def separation(best: Sequence[float], other: Sequence[float]) -> dict[str, Any]:
+    """Whether the re-measured best is told apart from the runner-up by the verdicts' statistics
+    (`core.stats`): Mann–Whitney U with ≥ 5 repeats a side, Welch's t on logs with 3–4, none with
+    fewer (the verdicts' margin rules need a prediction's margin, which a search has not)."""
+    from optlog.core import stats as S
+
+    n = min(len(best), len(other))
+    tier = S.tier(n)
+    positive = min([*best, *other], default=0.0) > 0
+    if tier == "margin" or (tier == "welch" and not positive):
+        return {"test": None, "p": None, "distinct": None, "n": n,
+                "why": f"{n} repeat(s) a side: too few to tell them apart (≥ {S.MIN_TEST_N}, ≥ {S.MWU_N} for values ≤ 0)"}
+    b = S.Batch()
+    if tier == "rank":
+        h = b.add("mwu", [float(x) for x in best], [float(x) for x in other])
+        p, test = float(b.run()[h]), "mann-whitney"
+    else:
+        h = b.add("welch_log", [float(x) for x in best], [float(x) for x in other])
+        p, test = float(b.run()[h][0]), "welch-log"
+    return {"test": test, "p": round(p, 6), "distinct": p < S.ALPHA, "n": n}

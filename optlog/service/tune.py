@@ -360,7 +360,7 @@ class Worker:
                 docs = []
                 with self.ctx.db.write() as s:
                     for p in points:
-                        p.labels.update({"study": self.name, "trial": trial.number})
+                        p.labels.update({"study": self.name, "trial": trial.number, "phase": "search"})
                         d = add_point(self.ctx, s, self.ls, p, lid=st["launch"], server_url=self.a.server_url,
                                       hypothesis=self.a.hypothesis, host=st["host"], redact=st["redact"])
                         docs.append(d)
@@ -434,31 +434,118 @@ def tune(ctx: Ctx, a: TuneArgs, on_event: Callable[[dict[str, Any]], None] | Non
     ls, space, conds = _check(ctx, a)
     _open_study(ctx, a, ls, space, conds, create=True)  # before the other workers start: one creator
     children = []
+    logs = ctx.ws.state_dir / "tune"
+    logs.mkdir(parents=True, exist_ok=True)
+    name = _study_name(ls, a)
     for i in range(1, a.workers):
-        p = subprocess.Popen([sys.executable, "-m", "optlog.service.tune", "--root", str(ctx.ws.root), "--worker", str(i)],
-                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=str(ctx.ws.root),
-                             env=dict(os.environ), text=True)
+        log_path = logs / f"{name}.worker-{i}.log"
+        with open(log_path, "ab") as log:
+            p = subprocess.Popen([sys.executable, "-m", "optlog.service.tune", "--root", str(ctx.ws.root), "--worker", str(i)],
+                                 stdin=subprocess.PIPE, stdout=log, stderr=log, cwd=str(ctx.ws.root), env=dict(os.environ))
         assert p.stdin is not None
-        p.stdin.write(json.dumps(asdict(a)))
+        p.stdin.write(json.dumps(asdict(a)).encode())
         p.stdin.close()
-        children.append(p)
+        children.append((p, log_path))
     w = Worker(ctx, a, 0, on_event)
     launches = [w.run(allow_concurrent=a.workers > 1)]
     errors = []
-    for p in children:
-        err = p.stderr.read() if p.stderr else ""
+    for p, log_path in children:
         rc = p.wait()
         if rc != 0:
-            errors.append(f"worker exited with code {rc}: {err.strip().splitlines()[-1] if err.strip() else ''}")
+            tail = log_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+            errors.append(f"worker exited with code {rc}: {tail[-1] if tail else ''} ({ctx.ws.rel(log_path)})")
+    rounds = a.remeasure if a.remeasure is not None else ctx.config.tune.remeasure
+    if not w.cancelled and rounds > 0:
+        rm = _remeasure(ctx, a, w, rounds, on_event)
+        if rm is not None:
+            launches.append({"launch": rm["launch"], "status": rm["status"], "remeasure": True})
     doc = show(ctx, w.name)
-    if not w.cancelled and a.trials and (a.remeasure if a.remeasure is not None else ctx.config.tune.remeasure) > 0:
-        pass  # re-measuring the best comes in a later step (docs/tune.md)
     doc["launches"] = launches
     doc["cancelled"] = w.cancelled
     if errors:
         doc["worker_errors"] = errors
     return doc
 
+
+MAX_FRONT = 4  # re-measured points of a Pareto front (each costs `remeasure` runs)
+
+
+def _candidates(trials: list[dict[str, Any]], directions: list[str]) -> list[dict[str, Any]]:
+    """What to re-measure: the best and the runner-up (one objective), or the front (several)."""
+    cands = [t for t in trials if t["state"] == "complete" and t["feasible"] and "same_as" not in t]
+    if len(directions) == 1:
+        sign = 1 if directions[0] == "maximize" else -1
+        return sorted(cands, key=lambda t: -sign * t["values"][0])[:2]
+    front = [cands[i] for i in T.pareto_front([t["values"] for t in cands], directions)]
+    return front[:MAX_FRONT]
+
+
+def _remeasure(ctx: Ctx, a: TuneArgs, w: Worker, rounds: int,
+               on_event: Callable[[dict[str, Any]], None] | None) -> dict[str, Any] | None:
+    """Measure the candidates again, `rounds` times each, interleaved (A B A B …, so a drift of the
+    machine falls on both), then name the best by the re-measured medians. Stored in the study."""
+    from optlog.runs.launcher import Driver
+    from optlog.runs.spec import parse_set, plan
+    from optlog.service.launch import open_launch
+
+    trials = [_trial_doc(t) for t in w.study.get_trials(deepcopy=False)]
+    directions = [d for _, d in a.objectives]
+    cands = _candidates(trials, directions)
+    if not cands:
+        return None
+    key = [[c["number"], c["run"]] for c in cands]
+    old = w.study.user_attrs.get("remeasured") or {}
+    if old.get("candidates") == key and old.get("rounds") == rounds:
+        return None  # measured already (the study was run again with nothing new)
+    sets = parse_set(a.sets)
+    points = []
+    for r in range(rounds):
+        for c in cands:
+            p = plan(w.ls, sets, a.server_url, trial=c["params"])[0]
+            p.repeat = r
+            p.values["repeat"] = r
+            p.labels.update({"repeat": r, "study": w.name, "trial": c["number"], "phase": "remeasure"})
+            points.append(p)
+    st = open_launch(ctx, w.ls, points, sets=a.sets, server_url=a.server_url, hypothesis=a.hypothesis,
+                     allow_concurrent=False)
+    if on_event is not None:
+        on_event({"kind": "log", "text": f"tune {w.name}: re-measuring trial(s) "
+                                         f"{', '.join(str(c['number']) for c in cands)} × {rounds}, interleaved"})
+    res = Driver(ctx, st["launch"], on_event=on_event, doc=st["doc"]).run()
+    by_trial: dict[int, list[int]] = {c["number"]: [] for c in cands}
+    for d, c in zip(st["doc"]["points"], [c for _ in range(rounds) for c in cands]):
+        by_trial[c["number"]].append(d["run_id"])
+    out: dict[str, Any] = {}
+    samples: dict[int, list[list[float]]] = {}
+    for c in cands:
+        med, _statuses, ok = _trial_metrics(ctx, by_trial[c["number"]])
+        per = [[m[o] for m in ok if o in m] for o, _ in a.objectives]
+        samples[c["number"]] = per
+        curse = [T.winners_curse(first, xs) for first, xs in zip(c["values"], per)]
+        viol = T.violations(w.conds, med) if w.conds else None
+        out[str(c["number"])] = {
+            "values": [x["median"] for x in curse], "n": min((x["n"] for x in curse), default=0),
+            "first": list(c["values"]), "shrink_pct": [x["shrink_pct"] for x in curse], "runs": by_trial[c["number"]],
+            "feasible": T.feasible(viol), "samples": per}
+    done = [c for c in cands if all(v is not None for v in out[str(c["number"])]["values"])
+            and out[str(c["number"])]["feasible"]]
+    pts = [out[str(c["number"])]["values"] for c in done]
+    if len(directions) == 1:
+        i = T.best_index(pts, directions[0])
+        winners = [] if i is None else [done[i]["number"]]
+    else:
+        winners = [done[i]["number"] for i in T.pareto_front(pts, directions)]
+    sep = None
+    if len(directions) == 1 and len(done) == 2 and winners:
+        other = next(c["number"] for c in done if c["number"] != winners[0])
+        sep = {**T.separation(samples[winners[0]][0], samples[other][0]), "runner_up": other}
+    first_best = [c["number"] for c in cands][:1] if len(directions) == 1 else None
+    doc = {"launch": st["launch"], "status": res["status"], "rounds": rounds, "candidates": key,
+           "trials": out, "winners": winners, "separation": sep,
+           "changed": first_best is not None and winners != first_best}
+    w.study.set_user_attr("remeasured", doc)
+    return doc
+    
 
 # ----------------------------------------------------------------------------- reading studies
 
@@ -489,6 +576,20 @@ def _best(trials: list[dict[str, Any]], directions: list[str]) -> list[dict[str,
              "run": cands[i]["run"], "remeasured": None} for i in idx]
 
 
+def _remeasured_best(trials: list[dict[str, Any]], rm: dict[str, Any]) -> list[dict[str, Any]]:
+    """The best as the re-measure named it: the trial's first reading and its re-measured medians."""
+    by = {t["number"]: t for t in trials}
+    out = []
+    for n in rm.get("winners") or []:
+        t = by.get(n)
+        if t is None:
+            continue
+        r = dict(rm["trials"][str(n)])
+        r.pop("samples", None)
+        out.append({"number": n, "params": t["params"], "values": t["values"], "run": t["run"], "remeasured": r})
+    return out
+
+
 def show(ctx: Ctx, name: str) -> dict[str, Any]:
     optuna = _quiet()
     storage = _storage(ctx)
@@ -499,9 +600,19 @@ def show(ctx: Ctx, name: str) -> dict[str, Any]:
     meta = study.user_attrs.get(ATTR) or {}
     trials = [_trial_doc(t) for t in study.get_trials(deepcopy=False)]
     directions = [d.name.lower() for d in study.directions]
-    return {"study": name, "spec": meta.get("spec"), "objectives": meta.get("objectives"), "directions": directions,
-            "constraints": meta.get("constraints") or [], "sampler": meta.get("sampler"),
-            "trials": trials, "best": _best(trials, directions)}
+    rm = study.user_attrs.get("remeasured")
+    doc = {"study": name, "spec": meta.get("spec"), "objectives": meta.get("objectives"), "directions": directions,
+           "constraints": meta.get("constraints") or [], "sampler": meta.get("sampler"),
+           "trials": trials, "best": _best(trials, directions)}
+    if rm:
+        current = [[c["number"], c["run"]] for c in _candidates(trials, directions)] == rm.get("candidates")
+        if current:  # else trials came after it: the first readings' best, until it is re-measured
+            doc["best"] = _remeasured_best(trials, rm)
+        doc["remeasure"] = {k: rm.get(k) for k in ("launch", "rounds", "winners", "separation", "changed")}
+        doc["remeasure"]["current"] = current
+        doc["remeasure"]["trials"] = {k: {x: v[x] for x in ("values", "first", "shrink_pct", "n", "feasible", "runs")}
+                                      for k, v in (rm.get("trials") or {}).items()}
+    return doc
 
 
 def list_studies(ctx: Ctx) -> list[dict[str, Any]]:
