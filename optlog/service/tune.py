@@ -34,6 +34,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -153,6 +154,18 @@ def storage_url(ctx: Ctx) -> tuple[str, dict[str, Any]]:
     return url, {"pool_pre_ping": True, "connect_args": {"options": f"-csearch_path={schema}"}}
 
 
+@contextmanager
+def _locked(ctx: Ctx) -> Iterator[None]:
+    """Mutual exclusion between tune processes on one workspace: optlog's write lock, taken at once
+    (a write session takes SQLite's lock only at its first statement; on PostgreSQL it is an
+    advisory lock, so workers on several hosts of one database are excluded too)."""
+    from sqlalchemy import text
+
+    with ctx.db.write() as s:
+        s.connection().execute(text("UPDATE change_counter SET n = n WHERE id = 1"))  # SQLite: the write lock now
+        yield
+
+
 def _quiet() -> Any:
     import optuna
 
@@ -168,14 +181,21 @@ def _storage(ctx: Ctx) -> Any:
     st = ctx.config.tune
     # Optuna creates its tables (and PostgreSQL enum types) on first use; two processes doing it at
     # once collide (duplicate type "studydirection"), so under optlog's write lock
-    with ctx.db.write():
+    with _locked(ctx):
         return optuna.storages.RDBStorage(url, engine_kwargs=kw, heartbeat_interval=st.heartbeat_s,
                                           grace_period=st.grace_s,
                                           failed_trial_callback=optuna.storages.RetryFailedTrialCallback(max_retry=3))
 
 
+TRIAL_ATTR = "optlog"  # a trial's user attribute: worker, runs, metrics, statuses, constraint, … (one write)
+
+
+def _attrs(ft: Any) -> dict[str, Any]:
+    return dict(ft.user_attrs.get(TRIAL_ATTR) or {})
+
+
 def _constraints_func(ft: Any) -> list[float]:
-    return list(ft.user_attrs.get("constraint") or [])
+    return list(_attrs(ft).get("constraint") or [])
 
 
 def _sampler(a: TuneArgs, n_constraints: int, worker: int = 0) -> Any:
@@ -276,11 +296,12 @@ def _trial_metrics(ctx: Ctx, run_ids: list[int]) -> tuple[dict[str, float], list
 class Worker:
     """One worker: a Launch whose points are this study's trials, chosen as it goes."""
 
-    def __init__(self, ctx: Ctx, a: TuneArgs, index: int, on_event: Callable[[dict[str, Any]], None] | None) -> None:
+    def __init__(self, ctx: Ctx, a: TuneArgs, index: int, on_event: Callable[[dict[str, Any]], None] | None,
+                 opened: tuple[Any, Any] | None = None) -> None:
         self.ctx, self.a, self.index, self.on_event = ctx, a, index, on_event
         self.ls, self.space, self.conds = _check(ctx, a, worker=index)
-        self.study, self.storage = _open_study(ctx, a, self.ls, self.space, self.conds, create=True,
-                                                 worker=index)
+        self.study, self.storage = opened or _open_study(ctx, a, self.ls, self.space, self.conds, create=True,
+                                                         worker=index)
         self.name = _study_name(self.ls, a)
         self.deadline = None if a.timeout_s is None else time.monotonic() + a.timeout_s
         self.cancelled = False
@@ -296,7 +317,7 @@ class Worker:
         optuna = _quiet()
         if self.deadline is not None and time.monotonic() >= self.deadline:
             return None
-        with self.ctx.db.write():
+        with _locked(self.ctx):
             optuna.storages.fail_stale_trials(self.study)
             trials = self.study.get_trials(deepcopy=False)
             if _counted(trials) >= (self.a.trials or 0):
@@ -323,7 +344,7 @@ class Worker:
     def _same_as(self, params: dict[str, Any], number: int) -> Any | None:
         optuna = _quiet()
         for t in self.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)):
-            if t.number != number and t.params == params and t.user_attrs.get("runs"):
+            if t.number != number and t.params == params and _attrs(t).get("runs"):
                 return t
         return None
 
@@ -344,13 +365,11 @@ class Worker:
             done = False
             try:
                 params = self._suggest(trial)
-                trial.set_user_attr("worker", self.index)
                 twin = self._same_as(params, trial.number)
                 if twin is not None:
-                    for k in ("runs", "metrics", "constraint"):
-                        if k in twin.user_attrs:
-                            trial.set_user_attr(k, twin.user_attrs[k])
-                    trial.set_user_attr("same_as", twin.number)
+                    old = _attrs(twin)
+                    trial.set_user_attr(TRIAL_ATTR, {**{k: old[k] for k in ("runs", "metrics", "constraint") if k in old},
+                                                     "worker": self.index, "same_as": twin.number})
                     hb.stop()
                     self.study.tell(trial, list(twin.values))
                     done = True
@@ -364,7 +383,6 @@ class Worker:
                         d = add_point(self.ctx, s, self.ls, p, lid=st["launch"], server_url=self.a.server_url,
                                       hypothesis=self.a.hypothesis, host=st["host"], redact=st["redact"])
                         docs.append(d)
-                trial.set_user_attr("runs", [d["run_id"] for d in docs])
                 self._say(f"trial {trial.number}: {params}")
                 for d in docs:
                     st["doc"]["points"].append(d)
@@ -385,25 +403,26 @@ class Worker:
     def _tell(self, trial: Any, run_ids: list[int]) -> None:
         optuna = _quiet()
         metrics, statuses, _ok = _trial_metrics(self.ctx, run_ids)
-        trial.set_user_attr("metrics", metrics)
-        trial.set_user_attr("statuses", statuses)
+        attrs: dict[str, Any] = {"worker": self.index, "runs": run_ids, "metrics": metrics, "statuses": statuses}
         if self.conds:
-            trial.set_user_attr("constraint", T.violations(self.conds, metrics))
+            attrs["constraint"] = T.violations(self.conds, metrics)
             absent = sorted({m for c in self.conds for m in T.constraint_metrics(c)} - set(metrics))
             if absent and "succeeded" in statuses:
                 why = (f"the runs report no {', '.join(absent)}, so the constraint counts as broken "
                        f"(they have: {', '.join(sorted(metrics)) or 'nothing'})")
-                trial.set_user_attr("warning", why)
+                attrs["warning"] = why
                 self._say(f"trial {trial.number}: {why}")
         missing = [m for m, _ in self.a.objectives if m not in metrics]
         if missing:
             why = (f"no run of the trial succeeded ({', '.join(statuses)})" if "succeeded" not in statuses else
                    f"the runs report no {', '.join(missing)} (they have: {', '.join(sorted(metrics)) or 'nothing'})")
-            trial.set_user_attr("error", why)
+            attrs["error"] = why
+            trial.set_user_attr(TRIAL_ATTR, attrs)
             self.study.tell(trial, state=optuna.trial.TrialState.FAIL)
             self._say(f"trial {trial.number} failed: {why}")
             return
         values = [metrics[m] for m, _ in self.a.objectives]
+        trial.set_user_attr(TRIAL_ATTR, attrs)
         self.study.tell(trial, values)
         self._say(f"trial {trial.number}: " + ", ".join(f"{m}={v:.4g}" for (m, _), v in zip(self.a.objectives, values)))
 
@@ -432,7 +451,7 @@ class Worker:
 def tune(ctx: Ctx, a: TuneArgs, on_event: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Run (or resume) a study with `a.workers` local workers; returns the study's document."""
     ls, space, conds = _check(ctx, a)
-    _open_study(ctx, a, ls, space, conds, create=True)  # before the other workers start: one creator
+    opened = _open_study(ctx, a, ls, space, conds, create=True)  # before the other workers start: one creator
     children = []
     logs = ctx.ws.state_dir / "tune"
     logs.mkdir(parents=True, exist_ok=True)
@@ -446,7 +465,7 @@ def tune(ctx: Ctx, a: TuneArgs, on_event: Callable[[dict[str, Any]], None] | Non
         p.stdin.write(json.dumps(asdict(a)).encode())
         p.stdin.close()
         children.append((p, log_path))
-    w = Worker(ctx, a, 0, on_event)
+    w = Worker(ctx, a, 0, on_event, opened)
     launches = [w.run(allow_concurrent=a.workers > 1)]
     errors = []
     for p, log_path in children:
@@ -459,7 +478,7 @@ def tune(ctx: Ctx, a: TuneArgs, on_event: Callable[[dict[str, Any]], None] | Non
         rm = _remeasure(ctx, a, w, rounds, on_event)
         if rm is not None:
             launches.append({"launch": rm["launch"], "status": rm["status"], "remeasure": True})
-    doc = show(ctx, w.name)
+    doc = show(ctx, w.name, storage=w.storage)
     doc["launches"] = launches
     doc["cancelled"] = w.cancelled
     if errors:
@@ -551,13 +570,14 @@ def _remeasure(ctx: Ctx, a: TuneArgs, w: Worker, rounds: int,
 
 
 def _trial_doc(t: Any) -> dict[str, Any]:
-    runs = t.user_attrs.get("runs") or []
+    at = _attrs(t)
+    runs = at.get("runs") or []
     d = {"number": t.number, "params": dict(t.params), "values": list(t.values) if t.values else None,
          "state": t.state.name.lower(), "run": runs[0] if runs else None, "runs": runs,
-         "feasible": T.feasible(t.user_attrs.get("constraint")) if t.values else None}
+         "feasible": T.feasible(at.get("constraint")) if t.values else None}
     for k in ("same_as", "error", "warning", "worker"):
-        if k in t.user_attrs:
-            d[k] = t.user_attrs[k]
+        if k in at:
+            d[k] = at[k]
     if "failed_trial" in t.system_attrs:
         d["retry_of"] = t.system_attrs["failed_trial"]
     return d
@@ -590,9 +610,9 @@ def _remeasured_best(trials: list[dict[str, Any]], rm: dict[str, Any]) -> list[d
     return out
 
 
-def show(ctx: Ctx, name: str) -> dict[str, Any]:
+def show(ctx: Ctx, name: str, storage: Any = None) -> dict[str, Any]:
     optuna = _quiet()
-    storage = _storage(ctx)
+    storage = storage or _storage(ctx)
     try:
         study = optuna.load_study(study_name=name, storage=storage)
     except KeyError:
