@@ -36,13 +36,13 @@ X, Y, MODES = range(1, 11), range(1, 7), ("a", "b")
 LIMIT = 90.0
 FORMULA = ("x, y, m = {{ x }}, {{ y }}, '{{ mode }}'\n"
            "import json, os\n"
-           "tp = 100 - 2 * (x - 7) ** 2 - 3 * (y - 4) ** 2 + (6 if m == 'b' else 0)\n"
+           "tp = 100 - 8 * (x - 7) ** 2 - 10 * (y - 4) ** 2 + (6 if m == 'b' else 0)\n"
            "lat = 3 * x * y + (20 if m == 'b' else 0)\n"
            "json.dump({'output_throughput': tp, 'p99_ttft_ms': lat}, open(os.path.join('{{ out }}', 'result.json'), 'w'))")
 
 
 def f(x: int, y: int, m: str) -> tuple[float, float]:
-    return 100 - 2 * (x - 7) ** 2 - 3 * (y - 4) ** 2 + (6 if m == "b" else 0), 3 * x * y + (20 if m == "b" else 0)
+    return 100 - 8 * (x - 7) ** 2 - 10 * (y - 4) ** 2 + (6 if m == "b" else 0), 3 * x * y + (20 if m == "b" else 0)
 
 
 def grid_best() -> float:
