@@ -1,4 +1,4 @@
-from optlog.cli.main import main
+from optlog.cli import entry
 
 if __name__ == "__main__":
-    main()
+    entry()

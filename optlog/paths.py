@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from optlog.core.text import is_id
 from optlog.errors import BadInput
 
 CONFIG_NAME = "optlog.yaml"
@@ -66,8 +67,6 @@ class Workspace:
     def hypothesis_file(self, hid: str) -> Path:
         """`hypotheses/<id>.yaml`; an id that is not one (`../optlog`, `a/b`, `x\\n`) is refused here,
         so no caller can be led outside the folder."""
-        from optlog.core.text import is_id
-
         if not is_id(hid):
             raise BadInput(f"no hypothesis {hid!r}: an id is lower-case letters, digits and '-'",
                            field="hypothesis", code="not_found")

@@ -27,7 +27,7 @@ from optlog.errors import BadInput
 try:  # the C loader is 5-10x faster where libyaml is present
     from yaml import CSafeDumper as _Dumper
     from yaml import CSafeLoader as _Loader
-except ImportError:  # pragma: no cover
+except ImportError:  # pragma: no cover - PyYAML built without libyaml (third-party C extension)
     from yaml import SafeDumper as _Dumper  # type: ignore[assignment]
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
@@ -157,7 +157,7 @@ def _guard_events(text: str, file: str) -> None:
                     sizes[ev.anchor] = 1
                 value(ev, 1, ev.value)
             elif isinstance(ev, yaml.AliasEvent):
-                value(ev, sizes.get(ev.anchor, 1), None)
+                value(ev, sizes.get(ev.anchor or "", 1), None)
     except yaml.MarkedYAMLError:
         return  # the loader below reports it with its line and column
     except yaml.YAMLError:
@@ -216,7 +216,7 @@ def validate(model: type[T], data: Any, text: str | None, file: str) -> T:
     from pydantic import ValidationError
 
     try:
-        return model.model_validate(data)  # type: ignore[attr-defined,no-any-return]
+        return model.model_validate(data)  # type: ignore[attr-defined]
     except ValidationError as e:
         err = e.errors()[0]
         loc = tuple(err.get("loc", ()))

@@ -1,6 +1,7 @@
 """The architecture's figures, for the closing notes and BENCHMARKS-style before/after tables:
 import-linter contracts broken, internal imports deferred inside functions (and how many of those
-name optlog's own modules), `except ImportError` around optlog's own imports, README lines.
+name optlog's own modules), `except ImportError` around optlog's own imports, SQL outside `store/`
+(modules outside optlog/store that import sqlalchemy or sqlmodel at run time), README lines.
 
     python scripts/arch_figures.py [ROOT]      # ROOT: a checkout (default: this one)
 
@@ -44,11 +45,36 @@ def deferred_imports(pkg: Path) -> dict[str, int]:
             "except_importerror_around_optlog": guarded}
 
 
+def sql_outside_store(pkg: Path) -> dict[str, object]:
+    """Run-time imports of sqlalchemy/sqlmodel (a TYPE_CHECKING block is no SQL) outside store/."""
+    files: dict[str, int] = {}
+    for f in sorted(pkg.rglob("*.py")):
+        rel = f.relative_to(pkg.parent).as_posix()
+        if rel.startswith("optlog/store/"):
+            continue
+        tree = ast.parse(f.read_text(encoding="utf-8"))
+        typing_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+                       and "TYPE_CHECKING" in ast.unparse(node.test) for n in ast.walk(node)}
+        for node in ast.walk(tree):
+            if id(node) in typing_only or not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            mods = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+            if any(m.split(".")[0] in ("sqlalchemy", "sqlmodel") for m in mods):
+                files[rel] = files.get(rel, 0) + 1
+    return {"sql_imports_outside_store": sum(files.values()), "sql_modules_outside_store": sorted(files)}
+
+
+def _lint_imports() -> str:
+    exe = Path(sys.executable).with_name("lint-imports")
+    return str(exe) if exe.exists() else "lint-imports"
+
+
 def main() -> None:
     root = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parents[1])
     out: dict[str, object] = deferred_imports(root / "optlog")
+    out.update(sql_outside_store(root / "optlog"))
     out["readme_lines"] = len((root / "README.md").read_text(encoding="utf-8").splitlines())
-    p = subprocess.run(["lint-imports", "--no-cache"], cwd=root, capture_output=True, text=True)
+    p = subprocess.run([_lint_imports(), "--no-cache"], cwd=root, capture_output=True, text=True)
     out["lint_imports"] = next((l for l in p.stdout.splitlines() if l.startswith("Contracts:")), p.stdout[-300:])
     print(json.dumps(out, indent=2))
 

@@ -25,6 +25,9 @@ def main() -> int:
     ap.add_argument("--sleep", type=float, default=0.0)
     ap.add_argument("--child", action="store_true", help="leave a sleeping child process behind")
     ap.add_argument("--no-result", action="store_true")
+    ap.add_argument("--jsonl", action="store_true",
+                    help="write result.jsonl, one SGLang-style line per comma-separated --concurrency value")
+    ap.add_argument("--bare", action="store_true", help="with --jsonl: no max_concurrency in the lines")
     ap.add_argument("--echo", nargs="*", default=[], help="arguments to record verbatim in argv.json")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -49,7 +52,14 @@ def main() -> int:
         print(a.stderr, file=sys.stderr)
     if a.exit:
         return a.exit
-    if not a.no_result:
+    if a.jsonl:
+        with open(os.path.join(a.out, "result.jsonl"), "w") as f:
+            for i, c in enumerate(a.concurrency.split(",")):
+                line = {"completed": a.requests, "duration": dur, "output_throughput": toks / dur + i}
+                if not a.bare:
+                    line["max_concurrency"] = int(c)
+                f.write(json.dumps(line) + "\n")
+    elif not a.no_result:
         with open(os.path.join(a.out, "result.json"), "w") as f:
             json.dump({"completed": a.requests, "duration_s": dur, "output_throughput": toks / dur,
                        "max_concurrency": float(a.concurrency)}, f)

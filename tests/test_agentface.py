@@ -209,7 +209,7 @@ def test_agent_setup_merges_and_never_clobbers(ws, tmp_path):
     oc = json.loads((proj / "opencode.json").read_text())
     assert oc["model"] == "anthropic/claude-sonnet-4-5" and oc["instructions"] == ["A.md", ".opencode/optlog.md"]
     assert oc["mcp"]["optlog"]["type"] == "local" and oc["mcp"]["optlog"]["command"][-1] == "mcp"
-    assert "todo.updated" in (proj / ".opencode" / "plugin" / "optlog-todos.js").read_text()
+    assert "todo.updated" in (proj / ".opencode" / "plugins" / "optlog-todos.js").read_text()
     (proj / "opencode.json").write_text("{broken")
     bad = ws.cli("agent", "setup", "opencode", "--dir", str(proj), "--json", check=2)
     assert bad.json["error"]["code"] == "malformed_json" and bad.json["error"]["line"] == 1

@@ -39,3 +39,29 @@ def test_a_broken_layer_is_caught(tmp_path: Path) -> None:
                        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
     assert p.returncode != 0, p.stdout
     assert "optlog.core.upward -> optlog.service.context" in p.stdout
+
+
+# ---------------------------------------------------------------- types
+
+def _mypy(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    pytest.importorskip("mypy", reason="mypy is not installed (pip install -e '.[test]')")
+    return subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"), *args],
+                          cwd=cwd, capture_output=True, text=True, timeout=600)
+
+
+def test_the_package_type_checks() -> None:
+    """`mypy` with the settings in pyproject.toml passes on the whole package (no error, no unused
+    `type: ignore`). Its cache (.mypy_cache, git-ignored) makes a re-run take about a second."""
+    p = _mypy([], ROOT)
+    assert p.returncode == 0, p.stdout[-6000:] + p.stderr[-2000:]
+    assert "Success: no issues found" in p.stdout
+
+
+def test_a_type_error_is_caught(tmp_path: Path) -> None:
+    """The check can fail: the same settings report a wrong type and a `type: ignore` that hides nothing."""
+    bad = tmp_path / "bad.py"
+    bad.write_text('x: int = "a"\ny: int = 1  # type: ignore\n')
+    p = _mypy([str(bad)], tmp_path)
+    assert p.returncode == 1, p.stdout
+    assert "bad.py:1: error: Incompatible types in assignment" in p.stdout
+    assert 'bad.py:2: error: Unused "type: ignore" comment' in p.stdout

@@ -144,3 +144,28 @@ def test_recovery_kills_a_remote_group_by_its_record(ws):
         assert h.wait(10) is not None
     finally:
         ex.kill(h, grace_s=1.0)
+
+
+def test_ssh_launches_lock_per_host_and_gpu_set(ws):
+    """Two launches on one ssh host: on GPUs {0} and {1} they run together; on {0} twice the second waits."""
+    _configure(ws)
+
+    def gpu(name, cvd, sleep=0):
+        return spec(ws, name, server=False, executor="ssh:loop",
+                    bench={"cmd": bench_cmd(f"--sleep {sleep}" if sleep else ""), "results": ["result.json"],
+                           "env": {"CUDA_VISIBLE_DEVICES": cvd}})
+
+    a = subprocess.Popen([sys.executable, "-m", "optlog", "run", "launch", gpu("s0", "0", sleep=6), "--json"],
+                         cwd=ws.root, env=ws.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: _remote_started(ws), 60, "the first remote bench to start")
+        b = ws.cli("run", "launch", gpu("s1", "1"), "--json", timeout=120)
+        assert a.poll() is None and "waiting" not in b.err, b.err
+        c = ws.cli("run", "launch", gpu("s0b", "0"), "--json", timeout=120)
+        a.communicate(timeout=60)
+    finally:
+        if a.poll() is None:
+            a.kill()
+            a.wait(10)
+    assert "waiting: ssh:loop GPU 0 is in use by launch L1" in c.err, c.err
+    assert b.json["status"] == c.json["status"] == "succeeded"

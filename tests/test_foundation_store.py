@@ -200,3 +200,34 @@ def test_commands_do_not_import_tui_http_or_git(ws):
         assert bad == [], (args, bad)
     # the hottest read path does not even load the ORM
     assert _probe(ws, "todo", "list")["orm"] is False
+
+
+def test_existing_workspace_gets_the_evidence_run_index(ws, monkeypatch):
+    """0003: a workspace made before it (at 0002, without the index) gains the index on
+    evidence_link.run_id at its next command, on SQLite and PostgreSQL alike, keeping its links."""
+    from sqlalchemy import inspect, text
+
+    from optlog.paths import find_workspace
+    from optlog.store.db import workspace_engine
+
+    for k, v in ws.env.items():
+        monkeypatch.setenv(k, v)  # the workspace's database (OPTLOG_DB_URL on PostgreSQL)
+    ws.cli("hypothesis", "add", "H", "--id", "h")
+    ws.cli("run", "record", "--label", "a=1", "--metric", "x=1", "--hypothesis", "h")
+    e = workspace_engine(find_workspace(ws.root))
+    try:
+        def indexed() -> bool:
+            return any(ix["column_names"] == ["run_id"] for ix in inspect(e).get_indexes("evidence_link"))
+
+        assert indexed()
+        with e.begin() as c:  # back to what 0002 left
+            c.execute(text("DROP INDEX ix_evidence_link_run_id"))
+            c.execute(text("UPDATE alembic_version SET version_num = '0002'"))
+        assert not indexed()
+        ws.j("todo", "list")
+        assert indexed()
+        with e.connect() as c:
+            assert c.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0003"
+            assert c.execute(text("SELECT COUNT(*) FROM evidence_link")).scalar() == 1
+    finally:
+        e.dispose()

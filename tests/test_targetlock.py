@@ -125,3 +125,103 @@ def test_invalidate_several_ids_or_a_launch_in_one_commit(ws):
     before = ws.commits()
     assert ws.cli("run", "invalidate", str(ids2[1]), "L99", "--why", "x", check=2).code == 2
     assert ws.commits() == before and not ws.j("run", "show", str(ids2[1]))["invalidated"]
+
+
+# ------------------------------------------------------------------------- a lock per GPU set
+
+
+def _gpu_spec(ws, name, cvd, sleep=0.0, **top):
+    extra = f"--sleep {sleep}" if sleep else ""
+    return spec(ws, name, server=False, bench={"cmd": bench_cmd(extra), "env": {"CUDA_VISIBLE_DEVICES": cvd}}, **top)
+
+
+def _popen_env(ws, *args, env=None):
+    return subprocess.Popen([sys.executable, "-m", "optlog", "run", "launch", *args, "--json"], cwd=ws.root,
+                            env={**ws.env, **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _times(ws, res):
+    (r,) = res["runs"]
+    show = ws.j("run", "show", str(r["id"]))
+    return show["started_at"], show["finished_at"], show["labels"]
+
+
+def test_launches_on_disjoint_gpu_sets_run_together_overlapping_ones_and_cpu_only_ones_wait(ws):
+    a = _popen_env(ws, _gpu_spec(ws, "g01", "0,1", sleep=8))
+    waiters = []
+    try:
+        _started(ws)
+        # GPUs {2,3}: runs now, while the launch on {0,1} still runs, and neither is labelled concurrent
+        b = ws.cli("run", "launch", _gpu_spec(ws, "g23", "2,3"), "--json", timeout=120)
+        assert "waiting" not in b.err, b.err
+        assert a.poll() is None, "the launch on GPUs 0,1 should still be running"
+        # GPUs {1,2} (meets {0,1}) and a CPU-only launch (the whole machine) both wait for it
+        waiters = [_popen_env(ws, _gpu_spec(ws, "g12", "1,2")), _popen_env(ws, spec(ws, "cpu", server=False))]
+        out_a, _ = a.communicate(timeout=90)
+        outs = [w.communicate(timeout=90) for w in waiters]
+    finally:
+        for p in (a, *waiters):
+            if p.poll() is None:
+                p.kill()
+                p.wait(10)
+    ra = json.loads(out_a)
+    a_start, a_end, a_labels = _times(ws, ra)
+    b_start, b_end, b_labels = _times(ws, b.json)
+    assert a_start <= b_start and b_end <= a_end, (a_start, b_start, b_end, a_end)  # measured at the same time
+    assert "concurrent" not in a_labels and "concurrent" not in b_labels
+    (out_c, err_c), (out_d, err_d) = outs
+    assert f"waiting: local:" in err_c and "GPU 1 is in use by launch L1 of" in err_c and "GPUs 0,1" in err_c, err_c
+    assert "this launch on local:" in err_c and "GPUs 1,2 starts" in err_c, err_c
+    assert "waiting: local:" in err_d and "launch L1 of" in err_d and "(whole machine)" not in err_d, err_d
+    for out in (out_c, out_d):
+        start, _end, labels = _times(ws, json.loads(out))
+        assert start >= a_end and "concurrent" not in labels, (start, a_end)
+
+
+def test_allow_concurrent_on_a_shared_gpu_labels_both_but_not_a_disjoint_launch(ws):
+    a = _popen_env(ws, _gpu_spec(ws, "g01", "0,1", sleep=6))
+    try:
+        _started(ws)
+        c = ws.cli("run", "launch", _gpu_spec(ws, "g1", "1"), "--allow-concurrent", "--json", timeout=120)
+        b = ws.cli("run", "launch", _gpu_spec(ws, "g3", "3"), "--json", timeout=120)
+        out_a, _ = a.communicate(timeout=90)
+    finally:
+        if a.poll() is None:
+            a.kill()
+            a.wait(10)
+    assert "running alongside" in c.err and "GPU 1 is in use by launch L1" in c.err, c.err
+    assert "waiting" not in b.err and "alongside" not in b.err, b.err
+    assert str(_times(ws, json.loads(out_a))[2].get("concurrent")).lower() == "true"
+    assert str(_times(ws, c.json)[2].get("concurrent")).lower() == "true"
+    assert "concurrent" not in _times(ws, b.json)[2]  # GPU 3 shared nothing with either
+
+
+def test_a_gpu_named_by_uuid_is_the_same_gpu_as_its_index(ws):
+    fake = json.dumps({"gpus": [{"uuid": "GPU-aaaa", "name": "NVIDIA H200"}, {"uuid": "GPU-bbbb", "name": "NVIDIA H200"}]})
+    env = {"OPTLOG_FAKE_NVML": fake}
+    a = _popen_env(ws, _gpu_spec(ws, "g1", "1", sleep=4, telemetry=False), env=env)
+    try:
+        _started(ws)
+        r = ws.cli("run", "launch", _gpu_spec(ws, "gb", "GPU-bbbb", telemetry=False), "--json", timeout=120, env=env)
+        a.communicate(timeout=90)
+    finally:
+        if a.poll() is None:
+            a.kill()
+            a.wait(10)
+    assert "waiting:" in r.err and "GPU 1 is in use by launch L1" in r.err, r.err
+
+
+def test_cuda_visible_devices_inherited_by_optlog_names_the_gpu_set(ws):
+    a = _popen_env(ws, spec(ws, "inh01", server=False, bench={"cmd": bench_cmd("--sleep 4")}),
+                   env={"CUDA_VISIBLE_DEVICES": "0,1"})
+    try:
+        _started(ws)
+        b = ws.cli("run", "launch", spec(ws, "inh2", server=False), "--json", timeout=120,
+                   env={"CUDA_VISIBLE_DEVICES": "2"})
+        assert a.poll() is None
+        a.communicate(timeout=90)
+    finally:
+        if a.poll() is None:
+            a.kill()
+            a.wait(10)
+    assert "waiting" not in b.err, b.err

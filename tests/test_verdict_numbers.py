@@ -145,3 +145,28 @@ def test_documented_tips_work_on_launched_probe_runs(ws):
     p1 = r.json["results"][0]["predictions"][0]
     assert p1["status"] == "confirmed" and p1["levels"][0]["method"] == "exact"
     assert p1["explanation"].startswith("confirmed: flops (gemm) = 65,536 (all values equal);")
+
+
+def test_a_geometric_estimate_is_shown_beside_the_group_centres_it_is_of(ws):
+    """Welch on logs tests a ratio of geometric means: with skewed repeats (one slow outlier, as on a
+    loaded machine) the arithmetic means beside it gave a/b = 1.9 next to an estimate of 1.0. The
+    level carries the geometric means (`geo`), and the table and the report show those."""
+    _five(ws, [0.0199, 0.00106, 0.0205], [0.0070, 0.0061, 0.0091])
+    ws.cli("hyp", "add", "X", "--id", "h")
+    _pred(ws, "h", "a / b < 1.2")
+    (lv,) = ws.j("verdict", "h")["results"][0]["predictions"][0]["levels"]
+    assert lv["statistic"] == "ratio of geometric means"
+    assert abs(lv["geo"]["a"] / lv["geo"]["b"] - lv["estimate"]) < 0.01 * lv["estimate"], lv
+    assert abs(lv["a"] / lv["b"] - lv["estimate"]) > 0.5  # the means tell another story
+    human = ws.cli("prediction", "show", "h.p1").out + ws.cli("verdict", "h").out
+    assert f"{lv['geo']['a']:.3g} (geo.)" in human, human
+
+
+def test_a_where_condition_with_a_single_equals_says_to_use_two(ws):
+    """`--where "m = 1024"` (as an agent typed it) said only "syntax error"."""
+    ws.cli("hyp", "add", "X", "--id", "h")
+    r = ws.cli("predict", "h", "--expect", "a > b", "--metric", T, "--a", "cfg=new", "--b", "cfg=old",
+               "--where", "m = 1024", "--json", check=2)
+    assert "compares with == (`m == 1024`)" in r.json["error"]["message"] and "Traceback" not in r.err
+    assert ws.cli("predict", "h", "--expect", "a > b", "--metric", T, "--a", "cfg=new", "--b", "cfg=old",
+                  "--where", "m == 1024").code == 0

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from optlog.cli.main import emit, notice, state
+from optlog.errors import BadInput
 
 
 def _table(d: dict[str, Any]) -> str:
@@ -76,7 +77,6 @@ def bench_cmd(url: str, no_record: bool, **kw: Any) -> int:
     OPTLOG_BENCH_API_KEY or OPENAI_API_KEY. Outside a workspace it runs anyway and records nothing.
     Exit 1 when a level had no successful request or --max-failures stopped the sweep.
     """
-    from optlog.errors import BadInput
     from optlog.service import bench
 
     opts = bench.Options(url=url, headers=list(kw.pop("headers")), labels=list(kw.pop("labels")), **kw)

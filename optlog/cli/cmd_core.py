@@ -125,12 +125,8 @@ def note_list(hypothesis: str | None, since: str | None, limit: int | None, offs
 
 
 def open_tui(chdir: str | None) -> None:
-    try:
-        from optlog.tui.app import run_tui
-    except ModuleNotFoundError:
-        click.echo(click.get_current_context().find_root().get_help())
-        return
     from optlog.service.context import Ctx
+    from optlog.tui.app import run_tui
 
     run_tui(Ctx.find(chdir))
 

@@ -22,7 +22,7 @@ def _ack(h: dict[str, Any]) -> dict[str, Any]:
 
 def _brief(h: dict[str, Any]) -> dict[str, Any]:
     """`hypothesis show` without the evidence values (the agent's default)."""
-    out = {k: h[k] for k in ("id", "title", "status", "parent", "children", "rivals") if k in h}
+    out: dict[str, Any] = {k: h[k] for k in ("id", "title", "status", "parent", "children", "rivals") if k in h}
     if h.get("statement"):
         out["statement"] = h["statement"]
     out["predictions"] = [{"id": p["id"], "version": p["version"], "status": p["status"], "expect": p["expect"],

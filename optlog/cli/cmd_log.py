@@ -8,6 +8,7 @@ import click
 
 from optlog.cli.main import agent, emit, service_ctx
 from optlog.cli.options import paged
+from optlog.errors import BadInput
 
 
 def _brief_event(e: dict[str, Any]) -> dict[str, Any]:
@@ -38,8 +39,6 @@ def log_cmd(hypothesis: str | None, limit: int | None, offset: int, since: str |
 
     ctx = service_ctx()
     if limit is not None and limit < 1:
-        from optlog.errors import BadInput
-
         raise BadInput("--limit must be at least 1", field="--limit")
     res = history.log(ctx, hypothesis, None)
     events = res["events"]

@@ -8,8 +8,10 @@ import click
 
 from optlog.cli.main import agent, emit, service_ctx
 from optlog.cli.options import fields_option
-from optlog.core.plans import EFFORT_WEIGHT, PLAN_STATUSES
+from optlog.core.numfmt import fmt_gain, fmt_pct
+from optlog.core.plans import EFFORT_WEIGHT, PLAN_STATUSES, calibration_line, calibration_rows
 from optlog.core.shape import parse_fields, project
+from optlog.errors import BadInput
 
 
 def _plan_ack(p: dict[str, Any]) -> dict[str, Any]:
@@ -53,7 +55,6 @@ def plan_add(title: str, gain: str, effort: str, confidence: str, needs: tuple[s
 
 def _list_human(d: dict[str, Any]) -> str:
     from optlog.cli.render import glyph, table
-    from optlog.core.plans import calibration_line, calibration_rows, fmt_gain, fmt_pct
 
     if not d["plans"]:
         return "no plans"
@@ -92,8 +93,6 @@ def plan_list(status: str | None, fields: str | None) -> None:
 
 
 def _show_human(p: dict[str, Any]) -> str:
-    from optlog.core.plans import fmt_gain, fmt_pct
-
     out = [f"plan {p['id']:02d}: {p['title']}",
            f"rank {p['rank'] if p['rank'] is not None else '-'}  score {p['score']:.2f}  gain {fmt_gain(*p['gain'])}  "
            f"effort {p['effort']}  confidence {p['confidence']:g}  status {p['status']}"
@@ -161,7 +160,6 @@ def plan_edit(pid: str, title: str | None, gain: str | None, effort: str | None,
               needs: tuple[str, ...], no_needs: bool, rationale: str | None, steps: tuple[str, ...],
               risks: tuple[str, ...], validation: str | None, why: str | None) -> None:
     """Change a plan's fields; the old values go to its history and the files are re-rendered and committed."""
-    from optlog.errors import BadInput
     from optlog.service import plans
 
     if needs and no_needs:

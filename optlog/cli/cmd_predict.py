@@ -10,6 +10,7 @@ from optlog.cli.main import agent, emit, service_ctx
 from optlog.cli.options import paged, paging
 from optlog.cli.render import fmt_num, glyph, table
 from optlog.core.statuses import PRED_STATUSES
+from optlog.errors import BadInput
 
 LANGUAGE = """\
 The prediction language (a real grammar, never eval'ed). Groups a and b are runs selected by label
@@ -165,7 +166,9 @@ def _levels_table(p: dict[str, Any]) -> str:
         ci = f"[{lv['ci'][0]:.3g}, {lv['ci'][1]:.3g}]" if lv.get("ci") else ""
         stat = lv.get("statistic") or ""
         tested = (lv.get("quantity") or "") + (" (geo. mean)" if "geometric" in stat else "")
-        rows.append(["    " + lvl, fmt_num(lv.get("a")), fmt_num(lv.get("b")), n, tested,
+        geo = lv.get("geo") or {}  # a geometric estimate: the group centres it is of, not the means
+        a, b = ((f"{fmt_num(geo[g])} (geo.)" if g in geo else fmt_num(lv.get(g))) for g in ("a", "b"))
+        rows.append(["    " + lvl, a, b, n, tested,
                      fmt_num(lv.get("estimate")), ci,
                      f"{lv['p']:.2g}" if lv.get("p") is not None else "", lv["outcome"], lv.get("reason") or ""])
     return table(rows, ["    level", "a", "b", "n", "tested", "estimate", "95% CI", "p", "outcome", "why"])
@@ -183,8 +186,6 @@ def verdict_cmd(hid: str | None, all_: bool, check: bool, detail: bool) -> None:
     from optlog.service import verdicts
 
     if hid and all_:
-        from optlog.errors import BadInput
-
         raise BadInput("give a hypothesis ID or --all, not both", field="--all")
     ctx = service_ctx()
     res = verdicts.evaluate(ctx, hid, all=all_ or not hid)

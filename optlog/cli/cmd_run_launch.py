@@ -212,7 +212,7 @@ def register(group: click.Group) -> None:
             parts: list[str] = []
             svc.follow(ctx, ref, parts.append, follow=follow)
             text = "".join(parts)
-            doc = {"ref": ref, "files": [ctx.ws.rel(f) for f in files], "text": _tail(text, tail, width)}
+            doc: dict[str, Any] = {"ref": ref, "files": [ctx.ws.rel(f) for f in files], "text": _tail(text, tail, width)}
             if tail is not None:
                 doc["lines_total"] = len(text.splitlines())
             emit(doc)

@@ -9,6 +9,7 @@ import click
 from optlog.cli.main import agent, emit, service_ctx
 from optlog.cli.options import paged, paging
 from optlog.core.todos import PRIORITIES, TODO_STATUSES
+from optlog.errors import BadInput
 
 TODO_ITEM = {"type": "object", "properties": {
     "content": {"type": "string", "description": "What to do, one sentence."},
@@ -101,7 +102,6 @@ def todo_write(source: str | None, inline: str | None, detail: bool) -> None:
     Hook payloads are taken as they come: Claude Code's PostToolUse for TodoWrite, OpenCode's
     todo.updated event and todowrite tool hooks.
     """
-    from optlog.errors import BadInput
     from optlog.service import todos
 
     if (source is None) == (inline is None):

@@ -19,6 +19,7 @@ from typing import Any
 import click
 
 from optlog import __version__
+from optlog.cli import fast
 from optlog.errors import BadInput, OptlogError
 
 # name -> "module:attribute"; aliases point at the same object
@@ -45,7 +46,7 @@ LAZY: dict[str, str] = {
     "agent": "optlog.cli.cmd_agent:agent_group",
     "tune": "optlog.cli.cmd_tune:tune",
 }
-ALIASES = {"hyp": "hypothesis", "pred": "prediction", "todos": "todo", "runs": "run"}
+ALIASES = fast.ALIASES
 # aliases that are commands of their own (not listed, so help and the MCP tools do not repeat them):
 # `optlog predict HYP --expect …` is `optlog prediction add HYP --expect …` (DESIGN §7)
 ALIAS_COMMANDS = {"predict": "optlog.cli.cmd_predict:predict"}
@@ -85,7 +86,7 @@ def state() -> State:
     root = ctx.find_root()
     if root.obj is None:
         root.obj = State()
-    return root.obj  # type: ignore[no-any-return]
+    return root.obj
 
 
 def _set_json(ctx: click.Context, _p: click.Parameter, value: bool) -> None:
@@ -180,7 +181,7 @@ def service_ctx() -> Any:
         return st.shared_ctx()
     c = Ctx.find(st.chdir)
     c.check_config()
-    c.on_notice = lambda text: click.echo(f"optlog: {text}", err=True)  # type: ignore[attr-defined]
+    c.on_notice = notice
     _OPEN.append(c)
     return c
 
@@ -205,8 +206,9 @@ def emit(data: Any, human: Any = None) -> None:
     if st.json:
         # Indented for a person at a terminal; compact (C encoder, ~5x faster on large documents)
         # for the agents and scripts that read it through a pipe.
-        indent = 2 if sys.stdout.isatty() else None
-        click.echo(json.dumps(data, indent=indent, default=str, ensure_ascii=False))
+        text = json.dumps(data, default=str, ensure_ascii=False)
+        fast.record(text)  # a read the read cache keeps (see optlog.cli.fast)
+        click.echo(json.dumps(data, indent=2, default=str, ensure_ascii=False) if sys.stdout.isatty() else text)
         return
     if human is None:
         click.echo(json.dumps(data, indent=2, default=str, ensure_ascii=False))
@@ -219,6 +221,7 @@ def emit(data: Any, human: Any = None) -> None:
 
 
 def notice(text: str) -> None:
+    fast.noticed()
     click.echo(f"optlog: {text}", err=True)
 
 
@@ -308,7 +311,7 @@ def main(argv: list[str] | None = None) -> None:
         field = None
         if isinstance(e, click.BadParameter) and e.param is not None:
             field = e.param.opts[0] if getattr(e.param, "opts", None) else e.param.name
-        err = BadInput(e.format_message(), field=field, code="usage")
+        err: OptlogError = BadInput(e.format_message(), field=field, code="usage")
         if not as_json and e.ctx is not None:
             click.echo(e.ctx.get_usage(), err=True)
         _print_error(err, as_json)
@@ -334,4 +337,5 @@ def main(argv: list[str] | None = None) -> None:
         code = err.exit_code
     finally:
         _close_contexts()
+    fast.commit(code)
     sys.exit(code)

@@ -14,6 +14,7 @@ import click
 
 from optlog.cli.main import agent
 from optlog.core.shape import page, parse_fields, project
+from optlog.errors import BadInput
 
 ORDERS = ("oldest", "newest")
 
@@ -60,8 +61,6 @@ def paged(items: list[Any], limit: int | None, offset: int, order: str,
     if order == "newest":
         items = items[::-1]
     if limit is not None and limit < 0:
-        from optlog.errors import BadInput
-
         raise BadInput("--limit must be at least 0", field="--limit")
     rows, facts = page(items, limit, offset)
     if limit is None and not offset:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from optlog.core.hypothesis import STATUS_GLYPH
+from optlog.core.numfmt import fmt_num  # noqa: F401  (the commands take it from here)
 
 
 def table(rows: list[list[Any]], header: list[str]) -> str:
@@ -21,23 +22,6 @@ def table(rows: list[list[Any]], header: list[str]) -> str:
 
 def glyph(status: str) -> str:
     return STATUS_GLYPH.get(status, " ")
-
-
-def fmt_num(v: Any) -> str:
-    if v is None:
-        return "–"
-    if isinstance(v, float):
-        if v != v:
-            return "nan"
-        a = abs(v)
-        if a >= 1000:
-            return f"{v:,.0f}"
-        if a >= 10:
-            return f"{v:.1f}"
-        if a == 0:
-            return "0"
-        return f"{v:.3g}"
-    return str(v)
 
 
 def kv(labels: dict[str, Any]) -> str:

@@ -178,8 +178,8 @@ def diagnose(metrics: dict[str, float], ceilings: dict[str, float], labels: dict
              latency_frac: float = 0.25) -> Diagnosis:
     labels = labels or {}
     m = metrics
-    dtype = labels.get("dtype") or m.get("dtype")  # type: ignore[assignment]
-    counters = {k: float(m[k]) for k in ("tensor_active", "dram_bw_util", "sm_active", "sm_occupancy", "gpu_util",
+    dtype = labels.get("dtype") or m.get("dtype")
+    counters: dict[str, float] = {k: float(m[k]) for k in ("tensor_active", "dram_bw_util", "sm_active", "sm_occupancy", "gpu_util",
                                          "gpu_power_frac") if k in m and m[k] is not None}
     flops = _num(m, "flops")
     bytes_ = _num(m, "bytes")

@@ -25,6 +25,7 @@ from functools import lru_cache
 from typing import Any, Union
 
 from optlog.core import labels as L
+from optlog.core.limits import LIMITS
 
 
 class ExprError(ValueError):
@@ -137,8 +138,6 @@ def _dotted(node: ast.AST) -> str | None:
 
 
 def _parse(text: str) -> ast.AST:
-    from optlog.core.limits import LIMITS
-
     if not text or not text.strip():
         raise ExprError("the expression is empty", 1, text)
     if len(text) > LIMITS.expr_chars:
@@ -158,14 +157,12 @@ def _parse(text: str) -> ast.AST:
         raise ExprError(msg, max(1, min(col, len(text) + 1)), text) from None
     except (RecursionError, MemoryError, ValueError):
         raise ExprError("the expression cannot be read (too deeply nested?)") from None
-    _check_depth(tree.body)  # type: ignore[attr-defined]
-    return tree.body  # type: ignore[attr-defined,no-any-return]
+    _check_depth(tree.body)
+    return tree.body
 
 
 def _check_depth(root: ast.AST) -> None:
     """The converters below recurse; `a+a+…+a` of 20,000 terms once ended in RecursionError."""
-    from optlog.core.limits import LIMITS
-
     todo: list[tuple[ast.AST, int]] = [(root, 1)]
     while todo:
         node, d = todo.pop()
@@ -463,7 +460,15 @@ _WOPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">",
 
 
 def parse_where(text: str) -> Any:
-    body = _parse(text)
+    import re
+
+    try:
+        body = _parse(text)
+    except ExprError as e:
+        if re.search(r"(?<![=<>!])=(?!=)", text):  # `m = 1024`: the one mistake with an obvious fix
+            raise ExprError(e.message + "; a condition compares with == (`m == 1024`), not =", e.column,
+                            e.text) from None
+        raise
     return _conv_where(body, text)
 
 

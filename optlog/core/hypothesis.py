@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, Optional
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
-from optlog.core import text as TX
+from optlog.core import expr as E, text as TX
 from optlog.core.statuses import HYP_STATUSES, PRED_STATUSES, STATUS_GLYPH  # noqa: F401 - re-exported
 from optlog.core.text import ID_RE, check_id  # noqa: F401 - re-exported
 
@@ -54,8 +54,6 @@ class PredictionVersion(_Doc):
 
 def _expect_ok(v: str) -> str:
     """A hand edit must not commit an expression the verdict engine cannot read."""
-    from optlog.core import expr as E
-
     try:
         E.parse_expect(v, None)
     except E.ExprError as e:
@@ -66,8 +64,6 @@ def _expect_ok(v: str) -> str:
 def _where_ok(v: str | None) -> str | None:
     if v is None:
         return v
-    from optlog.core import expr as E
-
     try:
         E.parse_where(v)
     except E.ExprError as e:

@@ -10,6 +10,7 @@ import math
 import re
 from typing import Any
 
+from optlog.core.text import check
 from optlog.errors import BadInput
 
 KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,199}\Z")  # \Z: `$` would let a final newline in
@@ -81,8 +82,6 @@ def parse_pair(text: str, field: str = "--label") -> tuple[str, str]:
     k = k.strip()
     if not k:
         raise BadInput(f"expected KEY=VALUE, got {text!r} (empty key)", field=field)
-    from optlog.core.text import check
-
     return check_key(k, field), check(v.strip(), field, multiline=False)
 
 

@@ -23,6 +23,7 @@ import math
 import re
 from typing import Any
 
+from optlog.core.numfmt import fmt_gain
 from optlog.errors import BadInput
 
 EFFORT_WEIGHT: dict[str, int] = {"S": 1, "M": 3, "L": 8}
@@ -119,16 +120,6 @@ def check_status(s: str, field: str = "--status") -> str:
 
 
 # ---------------------------------------------------------------- formatting
-
-
-def fmt_pct(v: float | None) -> str:
-    if v is None:
-        return "–"
-    return f"{v:+g}%" if v < 0 else f"{v:g}%"
-
-
-def fmt_gain(lo: float, hi: float) -> str:
-    return f"{lo:g}%" if lo == hi else f"{lo:g}–{hi:g}%"
 
 
 def fmt_ratio(v: float) -> str:

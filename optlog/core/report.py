@@ -13,6 +13,8 @@ from collections import defaultdict
 from typing import Any
 
 from optlog.core import labels as L
+from optlog.core.timeutil import parse_iso
+from optlog.core.verdict import must_agree_across_groups
 
 THROUGHPUT_METRICS = ("total_token_throughput", "output_throughput", "input_throughput", "request_throughput")
 LATENCY_METRICS = ("median_ttft_ms", "median_tpot_ms", "p99_ttft_ms", "p99_tpot_ms", "median_itl_ms",
@@ -56,8 +58,6 @@ RUN_GROUP_GAP_S = 600.0  # runs further apart than this start a new timeline ent
 
 
 def _gap_s(a: Any, b: Any) -> float:
-    from optlog.core.timeutil import parse_iso
-
     try:
         return (parse_iso(str(b)) - parse_iso(str(a))).total_seconds()
     except (TypeError, ValueError):
@@ -188,8 +188,6 @@ def family_key(labels: dict[str, Any]) -> tuple[tuple[str, str], ...]:
 @functools.lru_cache(maxsize=4096)
 def _family_label(k: str) -> bool:
     """Whether label `k` names the workload (a handful of distinct keys over 10,000s of runs: cached)."""
-    from optlog.core.verdict import must_agree_across_groups
-
     return k not in SHAPE_LABELS and k not in LOAD_POINT_LABELS and must_agree_across_groups(k)
 
 

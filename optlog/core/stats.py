@@ -88,6 +88,7 @@ class Batch:
 
         groups: dict[tuple[Any, ...], list[int]] = defaultdict(list)
         for i, (kind, data) in enumerate(self.jobs):
+            key: tuple[Any, ...]
             if kind == "mwu":
                 key = (kind, len(data[0]), len(data[1]), _has_ties(list(data[0]) + list(data[1])))
             elif kind == "wilcoxon":

@@ -5,13 +5,13 @@ ordered so that points sharing a server run together. Pure: no I/O.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
 
-def expand(matrix: dict[str, Sequence[Any]], include: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def expand(matrix: Mapping[str, Sequence[Any]], include: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every matrix combination crossed with every include entry (include outermost).
 
     No matrix and no include gives one empty point; an empty include crosses with nothing."""

@@ -23,6 +23,8 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
+from optlog.core.limits import LIMITS
+
 PLACEHOLDER_RE = re.compile(r"\{\{(.*?)\}\}", re.S)
 # Stand-ins for placeholders while shlex splits: no whitespace, no quote, no shell metacharacter.
 _MARK = "\x01OPTLOGPH{}\x02"
@@ -69,8 +71,6 @@ def _num(v: Any, expr: str) -> Any:
 
 def evaluate(expr: str, values: Mapping[str, Any]) -> Any:
     """Value of the text inside `{{ }}`: a name, a literal, or arithmetic over them."""
-    from optlog.core.limits import LIMITS
-
     src = expr.strip()
     if not src:
         raise TemplateError("empty placeholder {{ }}")

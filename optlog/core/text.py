@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from optlog.core.limits import LIMITS
+from optlog.errors import BadInput
 
 # C0 and C1 control characters (tab and newline handled by the caller's `multiline`), DEL, and the
 # Unicode line/paragraph separators, which Python's str.splitlines() treats as line breaks.
@@ -54,8 +55,6 @@ def check(s: str, field: str | None = None, *, multiline: bool = True, max_chars
     """`s` unchanged, or BadInput naming the field (and file/line when given in `where`)."""
     why = problem(s, multiline=multiline, max_chars=max_chars)
     if why is not None:
-        from optlog.errors import BadInput
-
         raise BadInput(why, field=field, code="bad_text", **where)
     return s
 
@@ -92,8 +91,6 @@ def check_tree(data: Any, file: str | None = None,
     of values are bounded (JSON's parser has no event stream to guard, and a caller may hand in
     data built elsewhere: an MCP call, a todowrite list). Iterative, so depth cannot overflow the
     stack. `locate` turns a location into a line number (YAML); errors name file, line and field."""
-    from optlog.errors import BadInput
-
     todo: list[tuple[Any, tuple[Any, ...]]] = [(data, ())]
     n = 0
 

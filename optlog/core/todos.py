@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from optlog.core.text import check_tree
 from optlog.errors import BadInput
 
 TODO_STATUSES = ("pending", "in_progress", "completed", "cancelled")
@@ -49,8 +50,6 @@ def check_priority(p: Any, where: str = "--priority") -> str | None:
 
 def parse_todowrite(data: Any, file: str = "<stdin>") -> list[TodoIn]:
     """Validate a whole todowrite document before anything is written."""
-    from optlog.core.text import check_tree
-
     try:
         check_tree(data, file)
         return _parse(data, file)

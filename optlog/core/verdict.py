@@ -73,6 +73,7 @@ class Evidence:
         self.runs = {r.id: r for r in runs}
         self.index: dict[str, dict[str, set[int]]] = defaultdict(lambda: defaultdict(set))
         self.metric_names: set[str] = set()
+        self.uids: dict[int, str] = {}  # each run's identity across clones (service.runfiles)
         for r in runs:
             for k, v in r.canon.items():
                 self.index[k][v].add(r.id)
@@ -306,7 +307,7 @@ def _decide(ae: AtomEval, m: float, results: list[Any]) -> None:
     if ae.kind == "none":
         ae.outcome, ae.reason, ae.method = "unclear", "no values", ""
         return
-    r = results[ae.handle] if ae.handle is not None else None
+    r: Any = results[ae.handle] if ae.handle is not None else None
     if ae.kind == "means":
         ae.method = "means"
         ae.outcome, ae.reason = "unclear", "cannot evaluate"
@@ -358,20 +359,20 @@ def _decide(ae: AtomEval, m: float, results: list[Any]) -> None:
         return
     if ae.kind == "ratio_range":
         mx, my = mean(ae.x), mean(ae.y)
-        est = mx / my if my else math.inf
-        ae.estimate, ae.statistic = est, "ratio of means"
+        ratio = mx / my if my else math.inf
+        ae.estimate, ae.statistic = ratio, "ratio of means"
         rng = f"[{ae.lo:g}, {ae.hi:g}]"
         if ae.tier == "exact":
             ae.method = "exact"
-            ae.outcome = "holds" if ae.lo <= est <= ae.hi else "fails"
-            ae.reason = f"all values equal: {q} = {_f(est)} vs {rng}"
+            ae.outcome = "holds" if ae.lo <= ratio <= ae.hi else "fails"
+            ae.reason = f"all values equal: {q} = {_f(ratio)} vs {rng}"
         elif ae.tier == "rank":
             ae.method = "bootstrap"
             cl, ch = r
             ae.ci = [cl, ch]
             ae.outcome = _range_outcome(cl, ch, ae.lo, ae.hi, m, False)
             where = {"holds": "inside", "fails": "outside", "unclear": "straddles"}[ae.outcome]
-            ae.reason = f"{q} = {_f(est)}, 95% CI [{cl:.3g}, {ch:.3g}] {where} {rng}"
+            ae.reason = f"{q} = {_f(ratio)}, 95% CI [{cl:.3g}, {ch:.3g}] {where} {rng}"
         elif ae.tier == "welch":
             ae.method = "welch-log"
             p, d, lo, hi = r
@@ -381,8 +382,8 @@ def _decide(ae: AtomEval, m: float, results: list[Any]) -> None:
             ae.reason = f"{q} = {_f(ae.estimate)} (geometric means), 95% CI [{cl:.3g}, {ch:.3g}] vs {rng} (±{m:.0%})"
         else:
             ae.method = "margin"
-            ae.outcome = _range_outcome(est, est, ae.lo, ae.hi, m, True)
-            ae.reason = f"{q} = {_f(est)} vs {rng}" + (f", within the ±{m:.0%} margin" if ae.outcome == "unclear" else "")
+            ae.outcome = _range_outcome(ratio, ratio, ae.lo, ae.hi, m, True)
+            ae.reason = f"{q} = {_f(ratio)} vs {rng}" + (f", within the ±{m:.0%} margin" if ae.outcome == "unclear" else "")
         return
     if ae.kind == "one":
         mx = mean(ae.x)
@@ -736,7 +737,7 @@ def _finish(pl: _Plan, results: list[Any], ceilings: dict[str, float]) -> dict[s
                and rec["atoms"][ai].kind in ("two", "one")]
         raw = []
         for ae in fam:
-            r = results[ae.handle] if ae.handle is not None else None
+            r: Any = results[ae.handle] if ae.handle is not None else None
             raw.append(r if isinstance(r, float) else r[0])
         for ae, padj in zip(fam, holm(raw)):
             ae.p = padj
@@ -784,6 +785,9 @@ def _finish(pl: _Plan, results: list[Any], ceilings: dict[str, float]) -> dict[s
         if len(tests) == 1:
             ae = tests[0]
             lv.update(_numbers(ae))
+            if "geometric" in ae.statistic:  # the group centres the estimate is of, beside the means
+                geo = {g: _gmean(v) for g, v in (("a", va), ("b", vb)) if v}
+                lv["geo"] = {g: sig(x, 6) for g, x in geo.items() if x is not None}
             lv["p"] = sig(ae.p, 3)
             lv["method"] = ae.method
             lv["reason"] = ae.reason
@@ -825,6 +829,13 @@ def _finish(pl: _Plan, results: list[Any], ceilings: dict[str, float]) -> dict[s
     }
     res["explanation"] = explain(res, pl.untested_reason)
     return res
+
+
+def _gmean(values: list[float]) -> float | None:
+    """The geometric mean (None unless every value is positive)."""
+    if not values or any(v <= 0 for v in values):
+        return None
+    return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
 def _numbers(ae: AtomEval) -> dict[str, Any]:

@@ -33,6 +33,9 @@ class Ctx(Protocol):
 
     ws: Workspace
 
+    @property
+    def actor(self) -> str: ...
+
     def notice(self, text: str) -> None: ...
 
 

@@ -213,8 +213,8 @@ class Pool:
 
 def install_uvloop() -> bool:
     try:
-        import uvloop  # type: ignore[import-not-found]
-    except ImportError:
+        import uvloop
+    except ImportError:  # third-party uvloop is optional (not installed on Windows)
         return False
     asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
     return True
@@ -222,10 +222,10 @@ def install_uvloop() -> bool:
 
 def new_loop() -> asyncio.AbstractEventLoop:
     try:
-        import uvloop  # type: ignore[import-not-found]
+        import uvloop
 
-        return uvloop.new_event_loop()  # type: ignore[no-any-return]
-    except ImportError:
+        return uvloop.new_event_loop()
+    except ImportError:  # third-party uvloop is optional (not installed on Windows)
         return asyncio.new_event_loop()
 
 

@@ -250,7 +250,7 @@ def _raise_fd_limit(need: int) -> None:
     """One socket per concurrent stream: lift the soft open-files limit toward the hard one."""
     try:
         import resource
-    except ImportError:  # not on Windows
+    except ImportError:  # the stdlib resource module does not exist on Windows
         return
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     want = need + 64

@@ -18,6 +18,7 @@ import json
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 DTYPES = {"bf16": 2, "fp16": 2, "fp32": 4, "tf32": 4, "fp64": 8, "fp8": 1}
@@ -90,6 +91,7 @@ def run_cpu(a: argparse.Namespace) -> dict[str, Any]:
 
     rng = np.random.default_rng(0)
     out: dict[str, Any] = {"device": "cpu", "device_name": "cpu"}
+    fn: Callable[[], object]
     if a.copy_bytes:
         nel = a.copy_bytes // 4
         src = rng.random(nel, dtype=np.float32)

@@ -140,12 +140,13 @@ def bullets(items: Iterable[str], ordered: bool = False) -> str:
 def _yaml_dumper() -> Any:
     import yaml
 
+    base: type[Any]
     try:
         base = yaml.CSafeDumper
     except AttributeError:  # pragma: no cover
         base = yaml.SafeDumper
 
-    class FrontMatterDumper(base):  # type: ignore[misc,valid-type]
+    class FrontMatterDumper(base):
         pass
 
     def rep_str(d: Any, v: str) -> Any:

@@ -8,10 +8,10 @@ The front matter holds the whole plan record, so a clone without `.optlog/` can 
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-from optlog.core.plans import EFFORT_WEIGHT, calibration_line, calibration_rows, fmt_gain, fmt_pct
+from optlog.core.numfmt import fmt_gain, fmt_pct, fmt_ratio, fmt_value
+from optlog.core.plans import EFFORT_WEIGHT, calibration_line, calibration_rows
 from optlog.render import md
 
 EVIDENCE_LEVELS_MAX = 200  # rows per verdict table; more are summarised
@@ -19,38 +19,6 @@ EVIDENCE_LEVELS_MAX = 200  # rows per verdict table; more are summarised
 
 def plan_filename(prefix: str, pid: int) -> str:
     return f"{prefix}-{pid:02d}.md"
-
-
-def fmt_value(v: Any) -> str:
-    if v is None:
-        return "–"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, (int, float)):
-        f = float(v)
-        if not math.isfinite(f):
-            return str(v)
-        if f.is_integer() and abs(f) < 1e15:
-            return f"{int(f):,}" if abs(f) >= 1_000 else str(int(f))
-        a = abs(f)
-        if a >= 100:
-            return f"{f:,.0f}"
-        if a >= 1:
-            return f"{f:.3g}" if a < 10 else f"{f:.1f}"
-        return f"{f:.3g}"
-    if isinstance(v, dict):
-        return ", ".join(f"{k}={fmt_value(x)}" for k, x in v.items())
-    if isinstance(v, (list, tuple)):
-        return ", ".join(fmt_value(x) for x in v)
-    return str(v)
-
-
-def fmt_ratio(v: Any) -> str:
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return "–"
-    return f"{f:.3f}" if math.isfinite(f) else "–"
 
 
 def _get(obj: Any, key: str, default: Any = None) -> Any:
@@ -138,10 +106,10 @@ def verdict_tables(verdict: Any, heading_level: int = 4) -> list[str]:
             for lv in levels[:EVIDENCE_LEVELS_MAX]:
                 ci = lv.get("ci")
                 stat = str(lv.get("statistic") or "")
+                geo: dict[str, Any] = got if isinstance(got := lv.get("geo"), dict) else {}
                 rows.append([
                     fmt_value(lv.get("level") or {}) or "all",
-                    fmt_value(lv.get("a")),
-                    fmt_value(lv.get("b")),
+                    *(f"{fmt_value(geo[g])} (geometric)" if g in geo else fmt_value(lv.get(g)) for g in ("a", "b")),
                     str(lv.get("quantity") or "–") + (" (geometric)" if "geometric" in stat else ""),
                     fmt_value(lv.get("estimate")),
                     f"[{fmt_value(ci[0])}, {fmt_value(ci[1])}]" if isinstance(ci, list) and len(ci) == 2 else "–",

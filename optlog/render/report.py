@@ -6,9 +6,10 @@ from typing import Any
 
 from optlog.core import labels as L
 from optlog.core import report as C
-from optlog.core.plans import calibration_line, calibration_rows, fmt_gain, fmt_pct
+from optlog.core.numfmt import fmt_gain, fmt_pct, fmt_ratio, fmt_value
+from optlog.core.plans import calibration_line, calibration_rows
 from optlog.render import md
-from optlog.render.plans import fmt_ratio, fmt_value, verdict_tables
+from optlog.render.plans import verdict_tables
 
 OTHER_ROWS_MAX = 100
 OTHER_METRICS_MAX = 8
@@ -170,10 +171,10 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
             header.append("power / limit")
         header.append("runs")
         rows = []
-        for lab, vals, n in trows:
-            row = [_kv(lab)] + [fmt_value(vals.get(k)) for k in names]
-            if add_frac:
-                pw = next((vals[k] for k in names if k.startswith("gpu_power_w") and k in vals), None)
+        for lab, tvals, n in trows:
+            row = [_kv(lab)] + [fmt_value(tvals.get(k)) for k in names]
+            if add_frac and lim:
+                pw = next((tvals[k] for k in names if k.startswith("gpu_power_w") and k in tvals), None)
                 row.append(f"{pw / lim:.0%}" if pw is not None else "–")
             row.append(str(n))
             rows.append(row)

@@ -271,7 +271,7 @@ def python_facts(commands: dict[str, list[str]] | None = None, executor: Any = N
         where = f" on {getattr(executor, 'host', '?')}" if _is_remote(executor) else ""
         return {"python": {"executable": exe, "error": f"could not run {exe}{where} to read its versions"},
                 "packages": {}, "cuda": {}}
-    return _probe_ns["collect"](PACKAGES)  # type: ignore[no-any-return]
+    return _probe_ns["collect"](PACKAGES)
 
 
 def _same_python(py: str) -> bool:
@@ -419,7 +419,7 @@ def server_binary_version(argv: Any, executor: Any = None) -> str | None:
         text = (p.stdout + p.stderr).strip()
         return text[:500] if p.returncode == 0 and text else None
 
-    return _cached(("binary", _host_key(executor), exe), read)  # type: ignore[no-any-return]
+    return _cached(("binary", _host_key(executor), exe), read)
 
 
 def effective(report: dict[str, Any]) -> dict[str, Any]:

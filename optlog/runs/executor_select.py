@@ -19,9 +19,9 @@ def make_executor(ctx: Any, executor: Any, **kw: Any) -> Executor:
     if executor in (None, "local"):
         return LocalExecutor(**kw)
     if isinstance(executor, str) and executor.startswith("ssh:"):
-        return executor_ssh.make(ctx, executor[4:], **kw)  # type: ignore[return-value]
+        return executor_ssh.make(ctx, executor[4:], **kw)
     if isinstance(executor, str) and executor.startswith("slurm:") or isinstance(executor, dict) and "slurm" in executor:
-        return executor_slurm.make(ctx, executor, **kw)  # type: ignore[return-value]
+        return executor_slurm.make(ctx, executor, **kw)
     raise Failed(f"unknown executor {executor!r}", field="executor", code="bad_executor")
 
 

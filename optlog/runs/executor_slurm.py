@@ -317,7 +317,7 @@ def scancel(job_id: str, sig: int | None = None) -> bool:
         # a softer signal first (e.g. SIGINT for a server that drains): the job's processes get it,
         # and the cancel follows in kill()'s wait loop through Slurm's own escalation
         try:
-            _cmd(["scancel", "--full", f"--signal={signal.Signals(sig).name[3:]}", str(job_id)])  # type: ignore[arg-type]
+            _cmd(["scancel", "--full", f"--signal={signal.Signals(sig).name[3:]}", str(job_id)])
         except (OSError, subprocess.SubprocessError):
             pass
     try:

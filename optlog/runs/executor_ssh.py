@@ -181,7 +181,7 @@ class SshHandle:
                         out.flush()
             self.early_stderr = buf
             while True:
-                chunk = f.read1(65536) if hasattr(f, "read1") else f.read(65536)  # type: ignore[attr-defined]
+                chunk = f.read1(65536) if hasattr(f, "read1") else f.read(65536)
                 if not chunk:
                     break
                 if out:
@@ -229,7 +229,8 @@ class SshHandle:
             except Exception:
                 pass
         self._fetch_back()
-        self._pidfd = close_pidfd(self._pidfd)
+        close_pidfd(self._pidfd)
+        self._pidfd = None
         self.returncode = rc
         if self.ex.on_exit:
             self.ex.on_exit(self)
@@ -320,7 +321,7 @@ class SshExecutor:
                                fetch=fetch)
         finally:
             if hasattr(out, "close"):
-                out.close()  # type: ignore[union-attr]
+                out.close()
 
     def stream(self, argv: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
                role: str = "telemetry") -> SshHandle:

@@ -37,14 +37,15 @@ class Handle(Protocol):
 
     def poll(self) -> int | None: ...
     def wait(self, timeout: float | None = None) -> int | None: ...
+    def fileno(self) -> int | None: ...
 
 
 class Executor(Protocol):
     host: str
     kind: str
 
-    def popen(self, argv: list[str], *, env: dict[str, str], cwd: str | None, stdout: Path, stderr: Path,
-              role: str) -> Handle: ...
+    def popen(self, argv: list[str], *, env: dict[str, str], cwd: str | None, stdout: Path | None,
+              stderr: Path | None, role: str) -> Handle: ...
     def stream(self, argv: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
                role: str = "telemetry") -> Handle: ...
     def kill(self, handle: Handle, *, sig: int = signal.SIGTERM, grace_s: float = 10.0) -> bool: ...
@@ -69,13 +70,12 @@ def open_pidfd(pid: int) -> int | None:
 
 
 def close_pidfd(fd: int | None) -> None:
-    """Close a pidfd from `open_pidfd` (None is fine); returns None for `self._pidfd = close_pidfd(...)`."""
+    """Close a pidfd from `open_pidfd` (None is fine)."""
     if fd is not None:
         try:
             os.close(fd)
         except OSError:
             pass
-    return None
 
 
 def wait_for_exit(poll: Callable[[], int | None], timeout: float | None, fd: int | None = None,
@@ -113,7 +113,7 @@ class LocalHandle:
         self.returncode: int | None = None
         self.record_id: int | None = None
         self.tag: str | None = None  # OPTLOG_PROCESS_TAG of this command (see optlog.runs.tree)
-        self.stdout: IO[bytes] | None = popen.stdout
+        self.stdout: IO[Any] | None = popen.stdout  # bytes; the Slurm executor wraps it as text
         self._on_exit = on_exit
         self._pidfd = open_pidfd(popen.pid)
 
@@ -145,7 +145,8 @@ class LocalHandle:
         return wait_for_exit(self.poll, timeout, self._pidfd)
 
     def _close(self) -> None:
-        self._pidfd = close_pidfd(self._pidfd)
+        close_pidfd(self._pidfd)
+        self._pidfd = None
 
 
 class LocalExecutor:
@@ -209,7 +210,7 @@ class LocalExecutor:
         finally:
             for f in (out, err):
                 if hasattr(f, "close"):
-                    f.close()  # type: ignore[union-attr]
+                    f.close()
         if self.cgroup is not None:
             self.cgroup.add(p.pid)
         h = LocalHandle(p, argv, role, self.host, self.on_exit)

@@ -15,7 +15,6 @@ calls `Driver(ctx, launch_id).run()` in the foreground or starts `python -m optl
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import re
 import select
@@ -23,6 +22,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,16 @@ class PointFailure(Exception):
 
 class Cancelled(Exception):
     pass
+
+
+@dataclass
+class Result:
+    """One result of a point: what one run stores. `where`: which result of which file it is."""
+
+    metrics: dict[str, float]
+    labels: dict[str, Any]
+    raw: dict[str, Any]
+    where: dict[str, Any] | None
 
 
 def read_tail(path: Path, lines: int = 20, max_bytes: int = 16384) -> str:
@@ -206,7 +216,7 @@ class Driver:
         self._log_file = open(self.launch_dir / "launch.log", "a", encoding="utf-8")
         points: list[dict[str, Any]] = self.doc["points"]
         self.total = len(points) if self.feed is None else int(self.doc.get("total") or 0)
-        old: dict[int, Any] = {}
+        old: dict[signal.Signals, Any] = {}
         if self.install_signals:
             for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
                 old[sig] = signal.signal(sig, self._on_signal)
@@ -237,9 +247,9 @@ class Driver:
         error: str | None = None
         from optlog.runs.targetlock import open_lock
 
-        self.target_lock = open_lock(ctx, self.doc.get("executor", "local"), self.launch_id)
+        self.target_lock = open_lock(ctx, self.doc.get("executor", "local"), self.launch_id, points=points)
         try:
-            if self.target_lock is not None:  # one launch at a time on a machine, unless allowed
+            if self.target_lock is not None:  # one launch at a time on a machine or GPU set, unless allowed
                 self.target_lock.acquire(allow_concurrent=bool(self.doc.get("allow_concurrent")), say=self.log,
                                          check_cancel=self.check_cancel)
             groups = itertools.groupby(points if self.feed is None else self.feed, key=lambda p: p["server_key"])
@@ -632,10 +642,8 @@ class Driver:
         tel = p["rendered"].get("telemetry")
         if tel is False:
             return
-        try:
-            from optlog.telemetry.session import open_session
-        except ImportError:
-            return
+        from optlog.telemetry.session import open_session
+
         settings: dict[str, Any] = {}
         try:
             settings = self.ctx.config.telemetry.model_dump()
@@ -670,25 +678,15 @@ class Driver:
     def _environment(self, server: Server, p: dict[str, Any]) -> dict[str, Any]:
         if server.environment is None:
             srv = p["rendered"].get("server") or {}
-            cmds = {"server": srv.get("argv")} if srv.get("argv") else {}
+            cmds = {"server": srv["argv"]} if srv.get("argv") else {}
             env = {**(srv.get("env") or {}), **p["rendered"]["bench"]["env"]}
+            from optlog.runs.environment import capture
+
             try:
-                from optlog.runs.environment import capture
-            except ImportError:
-                capture = None  # type: ignore[assignment]
-            if capture is not None:
-                try:
-                    server.environment = capture(self.ctx, server_url=server.url or p["rendered"].get("server_url"),
-                                                 commands=cmds, env=env, executor=self.executor)
-                except Exception as e:
-                    server.environment = {"error": f"environment capture failed: {type(e).__name__}: {e}"}
-            else:
-                import platform
-
-                from optlog import __version__
-
-                server.environment = {"optlog_version": __version__, "host": self.executor.host,
-                                      "python": platform.python_version(), "commands": cmds}
+                server.environment = capture(self.ctx, server_url=server.url or p["rendered"].get("server_url"),
+                                             commands=cmds, env=env, executor=self.executor)
+            except Exception as e:
+                server.environment = {"error": f"environment capture failed: {type(e).__name__}: {e}"}
         env_doc = dict(server.environment or {})
         cmds = dict(env_doc.get("commands") or {})
         cmds["bench"] = p["rendered"]["bench"]["argv"]
@@ -745,9 +743,7 @@ class Driver:
             except Exception as e:
                 self.log(f"telemetry begin_point failed: {e}")
         status, error, cause, rc = "succeeded", None, None, None
-        metrics: dict[str, float] = {}
-        extra_labels: dict[str, Any] = {}
-        raw: dict[str, Any] = {}
+        results: list[Result] = []  # what the result file(s) hold: one run each (runs.results)
         lock = getattr(self, "target_lock", None)
         snap = lock.snapshot() if lock is not None else None
         load_before = self._host_load()
@@ -759,33 +755,58 @@ class Driver:
                 log = read_tail(out / "bench.stderr.log") or read_tail(out / "bench.stdout.log")
                 raise PointFailure(f"bench exited with code {rc}" + (f"\n--- stderr tail ---\n{log}" if log else ""),
                                    cause=classify(log + "\n" + read_tail(out / "bench.stdout.log", 10), rc), exit_code=rc)
-            metrics, extra_labels, raw = self._parse(b, out)
+            results = self._parse(b, out, p["labels"])
         except PointFailure as e:
             status, error, cause = e.status, e.message, e.cause
             rc = e.exit_code if e.exit_code is not None else rc
         except Cancelled as e:
             status, error, cause = "cancelled", str(e), "cancelled"
+        if not results:  # failed or cancelled: the point's run says why
+            results = [Result({}, {}, {}, None)]
         if self.telemetry is not None:
             try:
-                extra = self.telemetry.end_point(rid, dict(metrics)) or {}
-                metrics.update({k: float(v) for k, v in extra.items() if v is not None})
+                # one telemetry window per point: its summary belongs to a run only when the point has one
+                extra = self.telemetry.end_point(rid, dict(results[0].metrics) if len(results) == 1 else {}) or {}
+                if len(results) == 1:
+                    results[0].metrics.update({k: float(v) for k, v in extra.items() if v is not None})
+                elif extra:
+                    self.log(f"run {rid}: telemetry covers all {len(results)} results of the point together; "
+                             "its summary is stored with none of them")
             except Exception as e:
                 self.log(f"telemetry end_point failed: {e}")
+        flags: dict[str, Any] = {}
         if lock is not None and snap is not None and lock.overlapped(snap):
             from optlog.core.labels import CONCURRENT
 
-            extra_labels[CONCURRENT] = "true"  # another launch ran on this target meanwhile
+            flags[CONCURRENT] = "true"  # another launch ran on this target meanwhile
         environment = self._environment(server, p) if status != "cancelled" else {}
         if environment:
-            environment.update(self._host_doc(p, load_before, load_after, extra_labels))
-        self._store(p, status, error, cause, rc, metrics, extra_labels, raw, environment)
+            environment.update(self._host_doc(p, load_before, load_after, flags))
+        for i, res in enumerate(results):
+            q = p if i == 0 else {**p, "run_id": self._result_run(p)}
+            self._store(q, status, error, cause, rc, res.metrics, {**res.labels, **flags}, res.raw, environment,
+                        result_of=res.where, point=i == 0)
         if status == "cancelled":
             raise Cancelled(error or "cancelled")
         return status == "succeeded"
 
+    def _result_run(self, p: dict[str, Any]) -> int:
+        """A run for a further result of point `p`: a copy of the point's run (its labels, launch,
+        repeat, output folder, hypothesis) that the result's labels and metrics then complete."""
+        from optlog.store.models import Run
+        from optlog.store.runrows import insert_run
+
+        with self.ctx.db.write() as s:
+            r = s.get(Run, p["run_id"])
+            return insert_run(s, labels=self.redactor.redact(p["labels"]), metrics={}, status="running",
+                              source=r.source, hypothesis_id=r.hypothesis_id, name=r.name, launch_id=r.launch_id,
+                              repeat=r.repeat, artifacts_dir=r.artifacts_dir, host=r.host, started_at=r.started_at,
+                              finished_at=None, raw=dict(r.raw or {}))
+
     def _store(self, p: dict[str, Any], status: str, error: str | None, cause: str | None, rc: int | None,
                metrics: dict[str, float], extra_labels: dict[str, Any], raw: dict[str, Any],
-               environment: dict[str, Any]) -> None:
+               environment: dict[str, Any], *, result_of: dict[str, Any] | None = None, point: bool = True) -> None:
+        """Store one run's outcome; `point` False: a further result of a point already counted."""
         import math
 
         from sqlalchemy import insert
@@ -813,13 +834,14 @@ class Driver:
             self._flush_dead(s)
             self._set_run(s, rid, status=status, error=error, cause=cause, exit_code=rc, finished_at=now_iso(),
                           environment=environment,
-                          raw=red.redact({**p.get("record", {}), **({"result": raw} if raw else {}), "argv": argv}))
+                          raw=red.redact({**p.get("record", {}), **({"result": raw} if raw else {}), "argv": argv,
+                                          **({"result_of": result_of} if result_of else {})}))
             conn = s.connection()
             if label_rows:
                 conn.execute(insert(RunLabel.__table__), label_rows)  # type: ignore[attr-defined]
             if metric_rows:
                 conn.execute(insert(Metric.__table__), metric_rows)  # type: ignore[attr-defined]
-            self.done += 1
+            self.done += point
             if metrics:
                 key = next((k for k in ("output_throughput", "total_token_throughput", "request_throughput")
                             if k in metrics), next(iter(metrics)))
@@ -827,7 +849,9 @@ class Driver:
             self._set_launch(s, progress=self._progress(None))
         first = (error or "").splitlines()[0] if error else ""
         m = f" {self.last_metric[0]}={self.last_metric[1]:.4g}" if status == "succeeded" and self.last_metric else ""
-        self.log(f"run {rid} {status} [{self.done}/{self.total}] {_fmt_labels(p['labels'])}{m}"
+        shown = {**p["labels"], **{k: extra_labels[k] for k in (result_of or {}).get("told_apart_by", [])
+                                     if k in extra_labels}}
+        self.log(f"run {rid} {status} [{self.done}/{self.total}] {_fmt_labels(shown)}{m}"
                  + (f": {first}" if first else "") + (f" (cause: {cause})" if cause and status == 'failed' else ""))
         self._event({"kind": "point_end", "run": rid, "status": status, "done": self.done, "total": self.total,
                      "labels": p["labels"], "error": error, "cause": cause, "last_metric": self.last_metric})
@@ -884,68 +908,55 @@ class Driver:
                 self.executor.kill(h, grace_s=2.0)
             raise
 
-    def _parse(self, b: dict[str, Any], out: Path) -> tuple[dict[str, float], dict[str, Any], dict[str, Any]]:
+    def _parse(self, b: dict[str, Any], out: Path, point_labels: dict[str, Any]) -> list[Result]:
+        """Every result the bench left, one per run (runs.results: several are told apart by their
+        labels, or refused); PointFailure when there is none or they cannot be told apart."""
+        from optlog.runs.parsers import parse_result, select_result_files
+        from optlog.runs.results import AMBIGUOUS, Ambiguous, distinguishing_keys
+
         files: list[Path]
         parser = b.get("parser") or "json"
+        left_out: list[str] = []
         if b.get("results"):
             files = sorted({p for g in b["results"] for p in out.glob(g) if p.is_file()})
         else:
             files = sorted(p for p in out.rglob("*") if p.is_file() and p.name not in LOG_NAMES)
-            try:
-                from optlog.runs.parsers import select_result_files
-            except ImportError:
-                pass
-            else:
-                if files:
-                    files = select_result_files(files, parser)
+            if files:
+                every, files = files, select_result_files(files, parser)
+                left_out = [self._rel(p) for p in every if p not in files]
+                if left_out:  # said, so that a second result file is never dropped silently
+                    self.log(f"run {self.current_run}: read {', '.join(self._rel(p) for p in files)} "
+                             f"(parser {parser}); left out {', '.join(left_out)} (name the files with "
+                             "bench.results to read them)")
         if not files:
             raise PointFailure(f"bench exited 0 but left no result file in {out} (parser {parser})", cause="no_result",
                                exit_code=0)
+        names = ", ".join(self._rel(p) for p in files)
         try:
-            from optlog.runs.parsers import parse_result
-        except ImportError:
-            parse_result = None  # type: ignore[assignment]
-        try:
-            if parse_result is not None:
-                results = parse_result(files, parser, b.get("key_map"))
-                if not results:
-                    raise PointFailure(f"parser {parser} found no result in {', '.join(p.name for p in files)}",
-                                       cause="parse_error", exit_code=0)
-                res = results[-1]
-                return dict(res.metrics), dict(res.labels), dict(getattr(res, "raw", {}) or {})
-            if parser != "json":
-                raise PointFailure(f"parser {parser!r} is not available in this optlog (optlog.runs.parsers is missing)",
-                                   cause="parse_error", exit_code=0)
-            return _fallback_json(files, b.get("key_map"))
+            parsed = parse_result(files, parser, b.get("key_map"))
+            if not parsed:
+                raise PointFailure(f"parser {parser} found no result in {names}", cause="parse_error", exit_code=0)
         except PointFailure:
             raise
         except Exception as e:
             raise PointFailure(f"result parse failed (parser {parser}): {e}", cause="parse_error", exit_code=0) from None
+        sources = [self._rel(Path(r.file)) + r.source[len(r.file):] if r.file and r.source.startswith(r.file)
+                   else r.source for r in parsed]
+        try:
+            keys = distinguishing_keys(point_labels, [r.labels for r in parsed], sources, names)
+        except Ambiguous as e:
+            raise PointFailure(str(e), cause=AMBIGUOUS, exit_code=0) from None
+        if len(parsed) > 1:
+            self.log(f"run {self.current_run}: {len(parsed)} results in {names}, told apart by "
+                     f"{', '.join(keys)}: one run each")
+        return [Result(dict(r.metrics), dict(r.labels), dict(getattr(r, "raw", {}) or {}),
+                       {"file": self._rel(Path(r.file)) if r.file else names, "where": sources[i], "index": i,
+                        "of": len(parsed), "told_apart_by": keys, "point_run": self.current_run,
+                        **({"left_out": left_out} if left_out else {})})
+                for i, r in enumerate(parsed)]
 
-
-def _fallback_json(files: list[Path], key_map: dict[str, str] | None) -> tuple[dict[str, float], dict[str, Any], dict[str, Any]]:
-    """Without the parsers module: a JSON object of numbers in result.json (or the only .json file)."""
-    cands = [p for p in files if p.name == "result.json"] or [p for p in files if p.suffix == ".json"]
-    if not cands:
-        raise PointFailure(f"no result.json among {', '.join(p.name for p in files)} (parser json)", cause="parse_error",
-                           exit_code=0)
-    data = json.loads(cands[0].read_text(encoding="utf-8"))
-    if not isinstance(data, dict):
-        raise PointFailure(f"{cands[0].name}: expected a JSON object of numbers (parser json)", cause="parse_error",
-                           exit_code=0)
-    metrics: dict[str, float] = {}
-    labels: dict[str, Any] = {}
-    for k, v in data.items():
-        if isinstance(v, bool):
-            continue
-        if isinstance(v, (int, float)):
-            metrics[k] = float(v)
-    for canon, key in (key_map or {}).items():
-        if key in data and isinstance(data[key], (int, float)) and not isinstance(data[key], bool):
-            metrics[canon] = float(data[key])
-    if not metrics:
-        raise PointFailure(f"{cands[0].name}: no numeric metrics (parser json)", cause="parse_error", exit_code=0)
-    return metrics, labels, data
+    def _rel(self, p: Path) -> str:
+        return str(self.ctx.ws.rel(p))
 
 
 def _fmt_labels(labels: dict[str, Any]) -> str:

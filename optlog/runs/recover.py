@@ -31,13 +31,13 @@ def _dead(la: Any, host: str) -> bool:
 
 def recover(ctx: Any, db: Any) -> list[int]:
     """Mark launches whose driver died as interrupted and end their processes; returns their ids."""
-    from sqlmodel import select
+    from sqlmodel import col, select
 
     from optlog.store.models import Launch
 
     with db.read() as s:
-        live = s.exec(select(Launch.id, Launch.pid, Launch.pid_start, Launch.host)  # type: ignore[call-overload]
-                      .where(Launch.status.in_(("running", "queued")))).all()  # type: ignore[attr-defined]
+        live = s.exec(select(Launch.id, Launch.pid, Launch.pid_start, Launch.host)
+                      .where(col(Launch.status).in_(("running", "queued")))).all()
     if not live:
         return []
     host = socket.gethostname()
@@ -48,7 +48,7 @@ def recover(ctx: Any, db: Any) -> list[int]:
 
 
 def _recover_one(ctx: Any, db: Any, lid: int) -> int | None:
-    from sqlmodel import select
+    from sqlmodel import col, select
 
     from optlog.runs import procs
     from optlog.store.models import Launch, ProcessRecord, Run
@@ -94,7 +94,7 @@ def _recover_one(ctx: Any, db: Any, lid: int) -> int | None:
         la.finished_at = now
         la.error = why
         s.add(la)
-        for r in s.exec(select(Run).where(Run.launch_id == lid, Run.status.in_(("queued", "running")))).all():  # type: ignore[attr-defined]
+        for r in s.exec(select(Run).where(Run.launch_id == lid, col(Run.status).in_(("queued", "running")))).all():
             r.status, r.error, r.cause, r.finished_at = "interrupted", why, "interrupted", now
             s.add(r)
         for rec in s.exec(select(ProcessRecord).where(ProcessRecord.launch_id == lid, ProcessRecord.alive == True)).all():  # noqa: E712

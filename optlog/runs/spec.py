@@ -23,7 +23,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from optlog.core import labels as L
 from optlog.core import template as T
+from optlog.core.limits import LIMITS
 from optlog.core.sweep import expand
+from optlog.core.text import problem
 from optlog.errors import BadInput
 
 RESERVED = ("out", "repeat", "run_id", "launch_id", "server_url", "name", "tune_worker")
@@ -289,7 +291,6 @@ def load_spec(path: Path, shown: str | None = None) -> LoadedSpec:
 
 
 def _check_keys(ls: LoadedSpec) -> None:
-    from optlog.core.text import problem
     from optlog.runs.sets import SPEC_KEYS
 
     s = ls.spec
@@ -475,8 +476,6 @@ def plan(ls: LoadedSpec, sets: dict[str, Any], server_url: str | None = None, *,
 
 def _check_size(ls: LoadedSpec, matrix: dict[str, list[Any]], include: list[dict[str, Any]], repeats: int) -> None:
     """Count the points before making any: a few short lines of YAML can ask for millions."""
-    from optlog.core.limits import LIMITS
-
     n = repeats * max(1, len(include))
     for k, vals in matrix.items():
         n *= len(vals)
@@ -527,7 +526,7 @@ def render_point(ls: LoadedSpec, values: dict[str, Any], *, launch_dir: str, out
     if s.server is not None:
         sv = {**v, "out": launch_dir}
         srv = s.server
-        ready = None
+        ready: dict[str, Any] | None = None
         if srv.ready is not None:
             ready = {
                 "url": _render(ls, ("server", "ready", "url"), srv.ready.url, sv) if srv.ready.url else None,

@@ -69,7 +69,7 @@ def _environ_has(pid: int, needles: tuple[bytes, ...]) -> bool:
 
 
 def _all() -> list[Stat]:
-    out = []
+    out: list[Stat] = []
     try:
         names = os.listdir("/proc")
     except OSError:

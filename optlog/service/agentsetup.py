@@ -172,6 +172,7 @@ def setup(agent: str, folder: str | None) -> dict[str, Any]:
 
         plan.json_merge("opencode.json", config)
         plan.text(".opencode/optlog.md", LOOP)
-        plan.text(".opencode/plugin/optlog-todos.js", OPENCODE_PLUGIN)
+        # OpenCode loads project plugins from .opencode/plugins/ (https://opencode.ai/docs/plugins/)
+        plan.text(".opencode/plugins/optlog-todos.js", OPENCODE_PLUGIN)
     plan.apply()
     return {"agent": agent, "dir": str(root), "files": plan.report}

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from optlog.core import labels as L
+from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, Failed
 
 API_KEY_ENV = ("OPTLOG_BENCH_API_KEY", "OPENAI_API_KEY")
@@ -97,7 +99,6 @@ def _headers(opts: Options) -> dict[str, str]:
 
 def prepare(opts: Options, ctx: Any = None) -> Plan:
     """Check everything; raise BadInput (exit 2) before anything is written."""
-    from optlog.core import labels as L
     from optlog.loadgen import core, runner, workload
 
     try:
@@ -283,7 +284,6 @@ def _metrics(lv: Any) -> dict[str, float]:
 
 def run(ctx: Any, plan: Plan, notice: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Run the sweep; record each level (if ctx) and append its JSONL line (if --output-file)."""
-    from optlog.core.timeutil import now_iso
     from optlog.loadgen import core, runner
 
     say = notice or (lambda _t: None)

@@ -75,8 +75,8 @@ def write_measured(text: str, m: dict[str, Any], at: str, refused: dict[str, str
     if spec.get("count") is None:
         spec["count"] = int(m.get("count") or 1)
     refused = refused or {}
-    prev = spec.get("measured") if isinstance(spec.get("measured"), dict) else {}
-    prev_peaks = prev.get("peak_tflops") if isinstance(prev.get("peak_tflops"), dict) else {}
+    prev: dict[str, Any] = got if isinstance(got := spec.get("measured"), dict) else {}
+    prev_peaks: dict[str, Any] = got if isinstance(got := prev.get("peak_tflops"), dict) else {}
     meas = CommentedMap()
     meas["source"] = f"measured {at} by optlog calibrate ({m.get('backend')})"
     meas["device"] = m.get("device")

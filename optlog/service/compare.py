@@ -19,7 +19,9 @@ import statistics
 from collections import defaultdict
 from typing import Any
 
-from optlog.core import labels as L
+from optlog.core import comparable as C, expr as E, labels as L
+from optlog.core.stats import sig
+from optlog.core.verdict import must_agree_across_groups
 from optlog.errors import BadInput, not_found
 from optlog.service.context import Ctx
 
@@ -27,15 +29,13 @@ MIN_SPREAD_N = 3  # from this many runs a cell shows its interquartile range
 
 
 def _known_metrics(ctx: Ctx) -> list[str]:
-    from sqlalchemy import text
+    from optlog.store.runrows import metric_names
 
     with ctx.db.connect() as c:
-        return [m for (m,) in c.execute(text("SELECT DISTINCT name FROM metric"))]
+        return sorted(metric_names(c))
 
 
 def _cell(values: list[float]) -> dict[str, Any]:
-    from optlog.core.stats import sig
-
     med = statistics.median(values)
     out: dict[str, Any] = {"median": sig(med, 6), "n": len(values), "iqr": None}
     if len(values) >= MIN_SPREAD_N:
@@ -46,10 +46,6 @@ def _cell(values: list[float]) -> dict[str, Any]:
 
 def compare(ctx: Ctx, metric: str, by: str, per: str | None = None, where: str | None = None,
             baseline: str | None = None) -> dict[str, Any]:
-    from optlog.core import comparable as C
-    from optlog.core import expr as E
-    from optlog.core.stats import sig
-    from optlog.core.verdict import must_agree_across_groups
     from optlog.service.verdicts import load_evidence
 
     L.check_key(metric, "--metric")

@@ -9,7 +9,7 @@ import getpass
 import os
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from optlog.paths import Workspace, find_workspace
 
@@ -37,6 +37,8 @@ class Ctx:
         # Memo of validated hypothesis files by modification time: a long-lived face (the MCP
         # server) reuses one context, so a read after a read pays only the stat calls.
         self.hypothesis_memo: dict[str, tuple[int, object]] = {}
+        # Where a face shows narration as it happens (stderr in the CLI, a notification in the TUI).
+        self.on_notice: Callable[[str], None] | None = None
 
     @classmethod
     def find(cls, start: Path | str | None = None, actor: str | None = None) -> "Ctx":
@@ -96,9 +98,8 @@ class Ctx:
     def notice(self, text: str) -> None:
         """Narration for a person (stderr in the CLI, a notification in the TUI)."""
         self.notices.append(text)
-        cb = getattr(self, "on_notice", None)
-        if cb is not None:
-            cb(text)
+        if self.on_notice is not None:
+            self.on_notice(text)
 
     def close(self) -> None:
         if "db" in self.__dict__:

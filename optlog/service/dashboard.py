@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from optlog.core.diagnosis import diagnose
+from optlog.core.todos import open_first
 from optlog.service.context import Ctx
 
 
@@ -47,13 +49,11 @@ def runs_page(ctx: Ctx, offset: int = 0, limit: int = 200) -> dict[str, Any]:
 
 
 def live_launches(ctx: Ctx) -> list[dict[str, Any]]:
-    from sqlmodel import select
-
-    from optlog.store.models import Launch
+    from optlog.store.launchrows import live_launches as rows_of_live
 
     with ctx.db.read() as s:
-        rows = s.exec(select(Launch).where(Launch.status.in_(("queued", "running")))).all()  # type: ignore[attr-defined]
-        out = [{"id": r.id, "status": r.status, "spec": r.spec_path, "progress": r.progress or {}} for r in rows]
+        rows = rows_of_live(s)
+        out: list[dict[str, Any]] = [{"id": r.id, "status": r.status, "spec": r.spec_path, "progress": r.progress or {}} for r in rows]
     from optlog.runs.launcher import read_tail
 
     for la in out:
@@ -130,7 +130,6 @@ def overview(ctx: Ctx, todos: list[dict[str, Any]]) -> dict[str, Any]:
     """What the first screen shows beside the tree: the agent's open todos (in progress first, with
     the `activeForm` it gave), the latest verdicts and the hypotheses whose verdict is due, as
     `optlog status` finds them (one definition of 'due')."""
-    from optlog.core.todos import open_first
     from optlog.service.status import status
 
     st = status(ctx)
@@ -182,7 +181,6 @@ LINKED_SHOWN = 30
 def hypothesis_detail(ctx: Ctx, hid: str) -> dict[str, Any]:
     """`hypothesis show` plus what the dashboard draws: per-level tables and explanations of each
     prediction, the plot series, and for linked runs a one-line telemetry summary and diagnosis."""
-    from optlog.core.diagnosis import diagnose
     from optlog.service import hypotheses as H
 
     h = H.show(ctx, hid)

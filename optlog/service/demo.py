@@ -73,7 +73,7 @@ def _workspace(path: str | Path, say: Callable[[str], None]) -> Any:
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     init(root)
     ctx = Ctx.find(root)
-    ctx.on_notice = lambda t: say(f"  note: {t}")  # type: ignore[attr-defined]
+    ctx.on_notice = lambda t: say(f"  note: {t}")
     return ctx
 
 

@@ -13,25 +13,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from optlog.core.diagnosis import CEILING_KEYS, DIAG_PREFIXES, diagnosis_inputs, same, stored
+from optlog.core.diagnosis import CEILING_KEYS, DIAG_PREFIXES, diagnose, diagnosis_inputs, same, stored
 from optlog.service.context import Ctx
 
 def refresh(ctx: Ctx) -> list[dict[str, Any]]:
     """Re-diagnose the runs whose stored diagnosis differs from one made with today's ceilings; returns
     `[{run, before: {peak, bw, bound}, after: {...}}]` for the runs changed (their metrics replaced)."""
-    from sqlmodel import delete, select
-
-    from optlog.core.diagnosis import diagnose
-    from optlog.store.runrows import labels_metrics
-    from optlog.store.models import Metric, Run
+    from optlog.store.runrows import counting_run_ids, labels_metrics, replace_metrics
 
     try:
         ceilings = ctx.config.ceilings()
     except Exception:
         return []
     with ctx.db.read() as s:
-        ids = [r.id for r in s.exec(select(Run).where(Run.invalidated == False)).all()]  # noqa: E712
-        ids = [i for i in ids if i is not None]
+        ids = counting_run_ids(s)
         labels, metrics = labels_metrics(s, ids)
     changed: list[tuple[int, dict[str, float], dict[str, float]]] = []
     for rid in ids:
@@ -50,9 +45,7 @@ def refresh(ctx: Ctx) -> list[dict[str, Any]]:
         return []
     with ctx.db.write() as s:
         for rid, old, new in changed:
-            s.exec(delete(Metric).where(Metric.run_id == rid, Metric.name.in_(list(old))))  # type: ignore[attr-defined]
-            for k, v in new.items():
-                s.add(Metric(run_id=rid, name=k, value=float(v)))
+            replace_metrics(s, rid, list(old), new)
     return [{"run": rid, "before": _summary(old), "after": _summary(new)} for rid, old, new in changed]
 
 

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import math
 import socket
 from typing import Any
 
 from optlog.core import labels as L
+from optlog.core.shape import page_facts
 from optlog.core.statuses import RUN_STATUSES
 from optlog.core.timeutil import now_iso
-from optlog.errors import BadInput, NotFound
+from optlog.errors import BadInput, NotFound, not_found
 from optlog.service.context import Ctx
-from optlog.store.runrows import labels_metrics
+from optlog.store.runrows import labels_metrics, runs_by_id, with_labels
 
 
 def _check_metric_name(name: str) -> str:
@@ -23,44 +23,17 @@ def insert_run(
     *,
     labels: dict[str, Any],
     metrics: dict[str, float],
-    status: str = "succeeded",
-    source: str = "recorded",
-    hypothesis_id: str | None = None,
-    note: str | None = None,
     raw: dict[str, Any] | None = None,
     environment: dict[str, Any] | None = None,
-    name: str | None = None,
-    launch_id: int | None = None,
     **fields: Any,
 ) -> int:
     """Insert one run with its labels and metrics inside an open write session; returns its id.
-
-    Every run gets a fresh random `uid` (its identity across clones) unless `uid` is given (a run
-    imported from committed evidence)."""
-    from optlog.core.ids import new_id
+    What is stored is redacted (secrets never stored); the row itself is `store.runrows.insert_run`."""
     from optlog.runs.redact import redact
-    from optlog.store.models import EvidenceLink, Metric, Run, RunLabel
+    from optlog.store.runrows import insert_run as insert_row
 
-    labels, raw, environment = redact(labels), redact(raw), redact(environment)  # secrets never stored
-    now = now_iso()
-    uid = fields.pop("uid", None)
-    run = Run(status=status, source=source, name=name, hypothesis_id=hypothesis_id, note=note,
-              created_at=fields.pop("created_at", None) or now,
-              started_at=fields.pop("started_at", now), finished_at=fields.pop("finished_at", now),
-              raw=raw or {}, environment=environment or {}, launch_id=launch_id, host=fields.pop("host", None), **fields)
-    s.add(run)
-    s.flush()
-    assert run.id is not None
-    run.uid = uid or new_id("run", run.id, now)
-    for k, v in labels.items():
-        s.add(RunLabel(run_id=run.id, key=k, value=L.canonical(v), num=L.as_number(v)))
-    for k, v in metrics.items():
-        if v is None or (isinstance(v, float) and math.isnan(v)):
-            continue
-        s.add(Metric(run_id=run.id, name=k, value=float(v)))
-    if hypothesis_id:
-        s.add(EvidenceLink(hypothesis_id=hypothesis_id, run_id=run.id, kind="linked", created_at=now))
-    return run.id
+    return insert_row(s, labels=redact(labels), metrics=metrics, raw=redact(raw), environment=redact(environment),
+                      **fields)
 
 
 def record(
@@ -89,18 +62,8 @@ def record(
 
 def runs_with_labels(ctx: Ctx, run_ids: list[int]) -> list[tuple[Any, dict[str, Any], dict[str, float]]]:
     """(run row, typed labels, metrics) for each of `run_ids` that exists, in id order."""
-    from sqlmodel import select
-
-    from optlog.store.models import Run
-
-    out: list[tuple[Any, dict[str, Any], dict[str, float]]] = []
     with ctx.db.read() as s:
-        for i in range(0, len(run_ids), 900):
-            chunk = run_ids[i:i + 900]
-            runs = s.exec(select(Run).where(Run.id.in_(chunk)).order_by(Run.id)).all()  # type: ignore[union-attr,arg-type]
-            labels, metrics = labels_metrics(s, [r.id for r in runs])
-            out.extend((r, labels[r.id], metrics[r.id]) for r in runs)
-    return out
+        return list(runs_by_id(s, run_ids))
 
 
 def run_summary(r: Any, labels: dict[str, Any], metrics: dict[str, float]) -> dict[str, Any]:
@@ -140,7 +103,7 @@ def runs_page(
     """A page of runs: `{"runs": [...]}` plus, with `count`, `total`, `offset`, `next_offset`.
     A label key no run has is an error with a did-you-mean (the runs have `m`, the call said `M`)."""
     from sqlalchemy import func
-    from sqlmodel import select
+    from sqlmodel import col, select
 
     from optlog.store.models import Run, RunLabel
 
@@ -151,11 +114,9 @@ def runs_page(
     sel = L.parse_pairs(label, "--label")
     with ctx.db.read() as s:
         if sel:
-            keys = set(s.exec(select(RunLabel.key).where(RunLabel.key.in_(sorted(sel))).distinct()).all())  # type: ignore[attr-defined]
+            keys = set(s.exec(select(RunLabel.key).where(col(RunLabel.key).in_(sorted(sel))).distinct()).all())
             for k in sel:
                 if k not in keys:
-                    from optlog.errors import not_found
-
                     raise not_found("run label", k, s.exec(select(RunLabel.key).distinct()).all(), field="--label")
         q = select(Run)
         if status:
@@ -170,21 +131,18 @@ def runs_page(
             q = q.where(Run.invalidated == False)  # noqa: E712
         for k, v in sel.items():
             sub = select(RunLabel.run_id).where(RunLabel.key == k, RunLabel.value == L.canonical(v))
-            q = q.where(Run.id.in_(sub))  # type: ignore[union-attr]
+            q = q.where(col(Run.id).in_(sub))
         total = None
         if count:
             total = int(s.exec(select(func.count()).select_from(q.subquery())).one())
-        q = q.order_by(Run.id.desc() if newest else Run.id)  # type: ignore[union-attr,arg-type]
+        q = q.order_by(col(Run.id).desc() if newest else col(Run.id))
         if offset:
             q = q.offset(offset)
         if limit is not None:
             q = q.limit(limit)
-        runs = s.exec(q).all()
-        labels, metrics = labels_metrics(s, [r.id for r in runs])
-    out: dict[str, Any] = {"runs": [run_summary(r, labels[r.id], metrics[r.id]) for r in runs]}
+        runs = with_labels(s, s.exec(q).all())
+    out: dict[str, Any] = {"runs": [run_summary(*t) for t in runs]}
     if total is not None:
-        from optlog.core.shape import page_facts
-
         out.update(page_facts(total, offset, len(runs)))
     return out
 
@@ -253,10 +211,8 @@ def _telemetry(ctx: Ctx, run_id: int, metrics: dict[str, float], labels: dict[st
         with ctx.db.connect() as c:  # samples stored without summaries (one indexed probe)
             if c.execute(text("SELECT 1 FROM telemetry_chunk WHERE run_id = :r LIMIT 1"), {"r": run_id}).first() is None:
                 return {}
-    try:
-        from optlog.telemetry.summary import run_telemetry
-    except ImportError:
-        return {}
+    from optlog.telemetry.summary import run_telemetry
+
     return run_telemetry(ctx, run_id, metrics)
 
 
@@ -269,12 +225,8 @@ def runs_for_hypothesis(ctx: Ctx, hid: str) -> list[dict[str, Any]]:
         ids = [e.run_id for e in s.exec(select(EvidenceLink).where(EvidenceLink.hypothesis_id == hid)).all()]
     if not ids:
         return []
-    from optlog.store.models import Run
-
     with ctx.db.read() as s:
-        runs = s.exec(select(Run).where(Run.id.in_(ids)).order_by(Run.id)).all()  # type: ignore[union-attr,arg-type]
-        labels, metrics = labels_metrics(s, [r.id for r in runs])
-    return [run_summary(r, labels[r.id], metrics[r.id]) for r in runs]
+        return [run_summary(*t) for t in runs_by_id(s, ids)]
 
 
 def add_note(ctx: Ctx, text: str, hypothesis: str | None = None, link: str | None = None,
@@ -309,12 +261,12 @@ def _note(n: Any) -> dict[str, Any]:
 
 
 def list_notes(ctx: Ctx, hypothesis: str | None = None) -> list[dict[str, Any]]:
-    from sqlmodel import select
+    from sqlmodel import col, select
 
     from optlog.store.models import Note
 
     with ctx.db.read() as s:
-        q = select(Note).order_by(Note.id)  # type: ignore[arg-type]
+        q = select(Note).order_by(col(Note.id))
         if hypothesis:
             q = q.where(Note.hypothesis_id == hypothesis)
         return [_note(n) for n in s.exec(q).all()]

@@ -17,7 +17,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from optlog.errors import BadInput
+from optlog.core.text import is_id
+from optlog.errors import BadInput, Failed, NotFound
 from optlog.service.context import Ctx
 
 _LOG_FIELDS = ("%H", "%aI", "%an", "%ae", "%s", "%b", "%(trailers:only,unfold)")
@@ -90,11 +91,7 @@ def log(ctx: Ctx, hypothesis: str | None = None, limit: int | None = None) -> di
     if limit is not None and limit < 1:
         raise BadInput("--limit must be at least 1", field="--limit")
     if hypothesis is not None:
-        from optlog.core.text import is_id
-
         if not is_id(hypothesis):
-            from optlog.errors import NotFound
-
             raise NotFound(f"no hypothesis {hypothesis!r} (not an id)", field="--hypothesis")
     if history.repo(ctx) is None:
         return {"events": [], "notice": f"{ctx.ws.root} is not in a git repository: no decision history"}
@@ -104,15 +101,11 @@ def log(ctx: Ctx, hypothesis: str | None = None, limit: int | None = None) -> di
         no_head = run_git(ctx.ws.root, "rev-parse", "-q", "--verify", "HEAD", check=False).returncode != 0
         if no_head:
             return {"events": []}  # a repository with no commits yet
-        from optlog.errors import Failed
-
         raise Failed(f"git log failed: {p.stderr.strip()}", code="git_failed")
     events = [e for e in parse_log(p.stdout) if e["event"]]
     if hypothesis is not None:
         events = [e for e in events if hypothesis in e["hypotheses"] or e["parent"] == hypothesis]
         if not events and not ctx.ws.hypothesis_file(hypothesis).exists():
-            from optlog.errors import NotFound
-
             raise NotFound(f"no hypothesis {hypothesis!r} (no file, no history)", field="--hypothesis")
     if limit is not None:
         events = events[-limit:]

@@ -100,7 +100,7 @@ def _check_links(ctx: Ctx, docs: dict[str, HypothesisDoc]) -> None:
 
 
 def _index(s: Any, ld: hypfiles.Loaded) -> None:
-    from sqlmodel import delete
+    from sqlmodel import col, delete
 
     from optlog.store.models import HypothesisIndex, PredictionIndex
 
@@ -117,7 +117,7 @@ def _index(s: Any, ld: hypfiles.Loaded) -> None:
         row.title, row.status, row.parent, row.rivals = d.title, d.effective_status(), d.parent, list(d.rivals)
         row.file_hash, row.file_mtime_ns, row.updated_at, row.doc = ld.hash, ld.mtime_ns, now, data
     s.add(row)
-    s.exec(delete(PredictionIndex).where(PredictionIndex.hypothesis_id == d.id))  # type: ignore[arg-type]
+    s.exec(delete(PredictionIndex).where(col(PredictionIndex.hypothesis_id) == d.id))
     s.flush()
     for p in d.predictions:
         s.add(PredictionIndex(id=p.id, hypothesis_id=d.id, version=p.version, metric=p.metric, expect=p.expect,
@@ -125,11 +125,11 @@ def _index(s: Any, ld: hypfiles.Loaded) -> None:
 
 
 def _unindex(s: Any, hid: str) -> None:
-    from sqlmodel import delete
+    from sqlmodel import col, delete
 
     from optlog.store.models import HypothesisIndex, PredictionIndex
 
-    s.exec(delete(PredictionIndex).where(PredictionIndex.hypothesis_id == hid))  # type: ignore[arg-type]
+    s.exec(delete(PredictionIndex).where(col(PredictionIndex.hypothesis_id) == hid))
     row = s.get(HypothesisIndex, hid)
     if row is not None:
         s.delete(row)

@@ -75,7 +75,11 @@ def import_files(
     first: dict[str, Path] = {}
     for p, sha, _r in parsed:
         first.setdefault(sha, p)
-    parsed = [x for x in parsed if x[1] not in skip and first[x[1]] == x[0]]  # the same content twice: once
+    for p, d in blobs.items():  # the same content under two names in one call: one measurement, said
+        sha = hashlib.sha256(d).hexdigest()
+        if first.get(sha, p) != p and sha not in skip:
+            ctx.notice(f"{p}: the same content as {first[sha]}; imported once")
+    parsed = [x for x in parsed if x[1] not in skip and first[x[1]] == x[0]]
     rows: list[tuple[dict[str, Any], dict[str, float], dict[str, Any], str, Path, str]] = []
     for p, sha, r in parsed:
         lab = {k: v for k, v in r.labels.items()}
@@ -92,14 +96,14 @@ def import_files(
     # 2. keep the files (content-addressed, so re-importing the same file stores it once)
     dirs: dict[str, str] = {}
     for p, sha in {(row[4], row[5]) for row in rows}:
-        d = ctx.ws.artifacts_dir / "imported" / sha[:16]
-        d.mkdir(parents=True, exist_ok=True)
-        target = d / p.name
+        folder = ctx.ws.artifacts_dir / "imported" / sha[:16]
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / p.name
         if not target.exists():
             tmp = target.with_name(target.name + ".part")
             tmp.write_bytes(blobs[p])
             tmp.replace(target)
-        dirs[sha] = ctx.ws.rel(d)
+        dirs[sha] = ctx.ws.rel(folder)
 
     # 3. one transaction for all runs
     from optlog.service import evidence
@@ -118,13 +122,13 @@ def import_files(
 def _already(ctx: Ctx, files: set[tuple[Path, str]]) -> list[dict[str, Any]]:
     """The files whose measurement is already a run: an earlier import of the same content (its
     copy's folder, `imported/<sha256[:16]>`, is the index) or a launched run's output folder."""
-    from sqlalchemy import text
+    from optlog.store.runrows import launched_run, runs_with_artifacts
 
     out: list[dict[str, Any]] = []
     with ctx.db.connect() as c:
         for p, sha in sorted(files, key=lambda x: str(x[0])):
             d = ctx.ws.rel(ctx.ws.artifacts_dir / "imported" / sha[:16])
-            ids = [i for (i,) in c.execute(text("SELECT id FROM run WHERE artifacts_dir = :d ORDER BY id"), {"d": d})]
+            ids = runs_with_artifacts(c, d)
             why = f"same content, sha256 {sha[:12]}…"
             if not ids:
                 try:
@@ -133,8 +137,7 @@ def _already(ctx: Ctx, files: set[tuple[Path, str]]) -> list[dict[str, Any]]:
                     continue
                 if not rel.parts or not rel.parts[0].isdigit():
                     continue
-                ids = [i for (i,) in c.execute(text("SELECT id FROM run WHERE id = :i AND source = 'launched'"),
-                                                {"i": int(rel.parts[0])})]
+                ids = launched_run(c, int(rel.parts[0]))
                 why = "it is the launched run's own result file"
             if ids:
                 out.append({"file": str(p), "sha256": sha, "runs": ids, "why": why})
@@ -142,18 +145,13 @@ def _already(ctx: Ctx, files: set[tuple[Path, str]]) -> list[dict[str, Any]]:
 
 
 def _summaries(ctx: Ctx, ids: list[int]) -> list[dict[str, Any]]:
-    from sqlmodel import select
-
     from optlog.service.evidence import run_summary
-    from optlog.store.runrows import labels_metrics
-    from optlog.store.models import Run
+    from optlog.store.runrows import runs_by_id
 
     if not ids:
         return []
     with ctx.db.read() as s:
-        runs = s.exec(select(Run).where(Run.id.in_(ids)).order_by(Run.id)).all()  # type: ignore[union-attr,arg-type]
-        labels, metrics = labels_metrics(s, ids)
-        return [run_summary(r, labels[r.id], metrics[r.id]) for r in runs]
+        return [run_summary(*t) for t in runs_by_id(s, ids)]
 
 
 def remove_copies(ctx: Ctx, sha: str) -> None:  # pragma: no cover - maintenance helper

@@ -74,12 +74,13 @@ def _refuse_taken_ports(points: list[Any]) -> None:
     server) would be benchmarked under this launch's labels (see optlog.runs.ports)."""
     from optlog.runs import ports
 
-    for port in sorted({ports.server_port(p.rendered.get("server")) for p in points} - {None}):  # type: ignore[type-var]
-        if ports.in_use(port):  # type: ignore[arg-type]
-            raise Failed(f"{ports.describe(port)}: optlog would benchmark a server it did not start. Stop it, "  # type: ignore[arg-type]
+    wanted = {port for p in points if (port := ports.server_port(p.rendered.get("server"))) is not None}
+    for port in sorted(wanted):
+        if ports.in_use(port):
+            raise Failed(f"{ports.describe(port)}: optlog would benchmark a server it did not start. Stop it, "
                          "give the spec another port, or pass --server-url to measure that server on purpose",
                          code="port_in_use", field="server",
-                         extra={"port": port, "holders": [{"pid": h.pid} for h in ports.holders(port)]})  # type: ignore[arg-type]
+                         extra={"port": port, "holders": [{"pid": h.pid} for h in ports.holders(port)]})
 
 
 def _check_cwds(ctx: Ctx, ls: Any, points: list[Any]) -> None:
@@ -214,7 +215,7 @@ def add_point(ctx: Ctx, s: Any, ls: Any, p: Any, *, lid: int, server_url: str | 
                             run_id=rid, launch_id=lid)
     rendered["bench"]["out"] = str(out)
     record = run_record(p, rendered)
-    r = s.get(Run, rid)
+    r = s.get_one(Run, rid)
     r.artifacts_dir = ctx.ws.rel(out)
     r.raw = redact(record)
     s.add(r)
@@ -223,7 +224,7 @@ def add_point(ctx: Ctx, s: Any, ls: Any, p: Any, *, lid: int, server_url: str | 
 
 
 def _sets_doc(sets: list[str] | tuple[str, ...]) -> list[tuple[str, str]]:
-    return [tuple(x.split("=", 1)) for x in sets if "=" in x]  # type: ignore[misc]
+    return [(k, v) for k, _, v in (x.partition("=") for x in sets if "=" in x)]
 
 
 def _detach(ctx: Ctx, lid: int, run_ids: list[int], launch_dir: Path, doc: dict[str, Any]) -> dict[str, Any]:
@@ -249,7 +250,7 @@ def _detach(ctx: Ctx, lid: int, run_ids: list[int], launch_dir: Path, doc: dict[
     except BrokenPipeError:
         pass
     with ctx.db.write() as s:
-        la = s.get(Launch, lid)
+        la = s.get_one(Launch, lid)
         if la.pid == os.getpid():  # the driver may already have written its own
             la.pid = p.pid
             la.pid_start = str(procs.start_ticks(p.pid))
@@ -295,9 +296,7 @@ def _run_row(ctx: Ctx, rid: int) -> Any:
 
 
 def status_doc(ctx: Ctx, ref: str) -> dict[str, Any]:
-    from sqlmodel import select
-
-    from optlog.store.models import Run
+    from optlog.store.runrows import runs_of_launch
 
     kind, n = parse_ref(ref)
     if kind == "run":
@@ -306,7 +305,7 @@ def status_doc(ctx: Ctx, ref: str) -> dict[str, Any]:
                 "exit_code": r.exit_code}
     la = _launch_row(ctx, n)
     with ctx.db.read() as s:
-        runs = s.exec(select(Run).where(Run.launch_id == n).order_by(Run.id)).all()  # type: ignore[arg-type]
+        runs = runs_of_launch(s, n)
     return {"launch": la.id, "status": la.status, "error": la.error, "progress": la.progress or {},
             "runs": [{"id": r.id, "status": r.status, "error": r.error, "cause": r.cause} for r in runs]}
 

@@ -60,18 +60,16 @@ def _plan_files(ctx: Ctx) -> dict[int, Path]:
 
 def _records(ctx: Ctx) -> list[dict[str, Any]]:
     """All plan records, importing them from the plan files first when the table is empty."""
-    from sqlmodel import select
-
-    from optlog.store.models import Plan
+    from optlog.store.planrows import plans_in_order
 
     with ctx.db.read() as s:
-        rows = [_row_dict(r) for r in s.exec(select(Plan).order_by(Plan.id)).all()]  # type: ignore[arg-type]
+        rows = [_row_dict(r) for r in plans_in_order(s)]
     if not rows and _plan_files(ctx):
         res = import_(ctx)
         if res["imported"]:
             ctx.notice(f"rebuilt {len(res['imported'])} plan record(s) from {ctx.ws.rel(plans_dir(ctx))}/")
         with ctx.db.read() as s:
-            rows = [_row_dict(r) for r in s.exec(select(Plan).order_by(Plan.id)).all()]  # type: ignore[arg-type]
+            rows = [_row_dict(r) for r in plans_in_order(s)]
     return rows
 
 
@@ -129,11 +127,9 @@ def add(
     validation: str | None = None,
 ) -> dict[str, Any]:
     """Add a plan. Everything is checked before anything is written."""
-    from sqlalchemy import func
-    from sqlmodel import select
-
     from optlog.store.lock import workspace_lock
     from optlog.store.models import Plan
+    from optlog.store.planrows import last_plan_number
 
     if not title or not title.strip():
         raise BadInput("a plan needs a title", field="TITLE")
@@ -148,8 +144,7 @@ def add(
         now = now_iso()
         taken = max(_plan_files(ctx), default=0)
         with ctx.db.write() as s:
-            top = s.exec(select(func.max(Plan.id))).one() or 0
-            pid = max(int(top), taken) + 1
+            pid = max(last_plan_number(s), taken) + 1
             row = Plan(id=pid, title=title.strip(), gain_low=lo, gain_high=hi, effort=eff, confidence=conf,
                        status="proposed", needs=need_ids, rationale=rationale or None,
                        steps=[x for x in steps if x.strip()], risks=[x for x in risks if x.strip()],
@@ -231,15 +226,15 @@ def edit(ctx: Ctx, pid: int | str, *, title: str | None = None, gain: str | None
     if not changes:
         raise BadInput("nothing to change: give --title, --gain, --effort, --confidence, --needs, --rationale, "
                        "--step, --risk or --validation", field="--title")
-    v, _, _ = _view(ctx, pid)
+    view, _, _ = _view(ctx, pid)
     with workspace_lock(ctx.ws):
         if "title" in changes:
-            _check_title(ctx, changes["title"], v["id"])
-        with _plan_row(ctx, v["id"]) as (s, row):
+            _check_title(ctx, changes["title"], view["id"])
+        with _plan_row(ctx, view["id"]) as (s, row):
             old = {k: getattr(row, k) for k in changes if getattr(row, k) != changes[k]}
             if not old:
-                ctx.notice(f"plan {v['id']:02d} already has those values; nothing changed")
-                return show(ctx, v["id"])
+                ctx.notice(f"plan {view['id']:02d} already has those values; nothing changed")
+                return show(ctx, view["id"])
             now = now_iso()
             entry: dict[str, Any] = {"at": now, "by": ctx.actor, "from": row.status, "to": row.status,
                                      "edited": {k: (list(x) if isinstance(x, list) else x) for k, x in old.items()}}
@@ -250,8 +245,8 @@ def edit(ctx: Ctx, pid: int | str, *, title: str | None = None, gain: str | None
             row.history = [*list(row.history or []), entry]
             row.updated_at = now
             s.add(row)
-    render(ctx, subject=f"optlog: edit plan {v['id']:02d}: {', '.join(sorted(old))}")
-    return show(ctx, v["id"])
+    render(ctx, subject=f"optlog: edit plan {view['id']:02d}: {', '.join(sorted(old))}")
+    return show(ctx, view["id"])
 
 
 def rm(ctx: Ctx, pid: int | str, why: str) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from optlog.core import expr as E
+from optlog.core import expr as E, verdict as V
 from optlog.core import labels as L
 from optlog.core.hypothesis import HypothesisDoc, Prediction, PredictionVersion
 from optlog.core.timeutil import now_iso
@@ -60,21 +60,16 @@ def _label_warnings(ctx: Ctx, metric: str | None, node: Any, a: dict[str, Any], 
     """Labels, values and metrics no run has yet (predictions come before their runs)."""
     if not ctx.db_exists():
         return []
-    from sqlalchemy import select
-
-    from optlog.store.models import Metric, RunLabel
+    from optlog.store.runrows import label_values, metric_names
 
     keys: set[str] = set(a) | set(b) | ({per} if per else set())
     if where:
         keys |= set(E.where_labels(E.parse_where(where)))
-    mets = {r.metric or metric for r in E.refs(node, groups_only=True)} - {None}
+    mets = {m for r in E.refs(node, groups_only=True) if (m := r.metric or metric) is not None}
     out: list[str] = []
-    with ctx.db.read() as s:
-        have: dict[str, set[str]] = {}
-        if keys:
-            for k, v in s.execute(select(RunLabel.key, RunLabel.value).where(RunLabel.key.in_(sorted(keys))).distinct()):  # type: ignore[attr-defined]
-                have.setdefault(k, set()).add(v)
-        have_m = {m for (m,) in s.execute(select(Metric.name).where(Metric.name.in_(sorted(mets))).distinct())} if mets else set()  # type: ignore[attr-defined,arg-type]
+    with ctx.db.connect() as c:
+        have = label_values(c, sorted(keys)) if keys else {}
+        have_m = metric_names(c, sorted(mets)) if mets else set()
     for g, sel in (("a", a), ("b", b)):
         for k, v in sel.items():
             if k not in have:
@@ -84,14 +79,13 @@ def _label_warnings(ctx: Ctx, metric: str | None, node: Any, a: dict[str, Any], 
     for k in sorted(keys - set(a) - set(b)):
         if k not in have:
             out.append(f"no run has label {k!r} yet")
-    for m in sorted(mets):  # type: ignore[type-var]
+    for m in sorted(mets):
         if m not in have_m:
             out.append(f"no run has metric {m!r} yet")
     return out
 
 
 def _rival_warnings(ctx: Ctx, docs: dict[str, HypothesisDoc], hid: str, preds: list[Prediction]) -> list[str]:
-    from optlog.core import verdict as V
     from optlog.service.hypotheses import rivals_of
 
     out = []
@@ -185,7 +179,7 @@ def edit(ctx: Ctx, pid: str, *, expect: str | None = None, metric: str | None = 
 
     doc, old = _find(ctx, pid)
     sa, sb = _parse_selectors(a or None, "--a"), _parse_selectors(b or None, "--b")
-    new = {
+    new: dict[str, Any] = {
         "expect": expect.strip() if expect is not None else old.expect,
         "metric": (metric or None) if metric is not None else old.metric,
         "a": sa if sa is not None else dict(old.a),

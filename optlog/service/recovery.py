@@ -13,11 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from optlog.store.db import Database
 
-_LIVE_SQL = (
-    "SELECT 1 FROM launch WHERE status IN ('queued', 'running') "
-    "UNION ALL SELECT 1 FROM run WHERE status IN ('queued', 'running') "
-    "UNION ALL SELECT 1 FROM process_record WHERE alive = :t"
-)
+from optlog.store.readcache import LIVE_SQL as _LIVE_SQL  # one definition of "something is live"
 
 
 def anything_live(db: "Database") -> bool:

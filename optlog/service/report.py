@@ -17,6 +17,7 @@ from typing import Any
 
 from optlog.core import labels as L
 from optlog.core import report as C
+from optlog.core.plans import calibration
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput
 from optlog.paths import STATE_DIR
@@ -58,7 +59,6 @@ def _load_runs(ctx: Ctx) -> list[dict[str, Any]]:
 
 
 def collect(ctx: Ctx) -> dict[str, Any]:
-    from optlog.core.plans import calibration
     from optlog.service import evidence, hypotheses, todos
     from optlog.service import plans as plan_svc
 

@@ -126,20 +126,25 @@ def _read(ctx: "Ctx", path: Path) -> Any:
 # ---------------------------------------------------------------- export
 
 
+def _runs(ctx: "Ctx", run_ids: list[int]) -> list[tuple[Any, dict[str, Any], dict[str, float]]]:
+    from optlog.store.runrows import runs_by_id
+
+    with ctx.db.read() as s:
+        return runs_by_id(s, run_ids)
+
+
 def export(ctx: "Ctx", run_ids: set[int] | list[int], known: dict[int, str] | None = None) -> list[Path]:
     """Write the evidence file of each run that has none yet; returns the files written.
     `known`: uids by run id already read (else one query). The caller commits the files with the
     verdict that uses them."""
     if not run_ids:
         return []
-    from optlog.service.evidence import runs_with_labels
-
     ids = sorted(set(run_ids))
     uids = [known[i] for i in ids] if known is not None and all(i in known for i in ids) else uids_of(ctx, ids)
     missing = [i for i, u in zip(ids, uids) if u and not path_for(ctx, u).exists()]
     if not missing:
         return []
-    todo = runs_with_labels(ctx, missing)
+    todo = _runs(ctx, missing)
     written: list[Path] = []
     stamps: dict[int, str] = {}
     for r, lab, met in todo:
@@ -152,9 +157,7 @@ def export(ctx: "Ctx", run_ids: set[int] | list[int], known: dict[int, str] | No
 
 def mark_invalidated(ctx: "Ctx", run_id: int) -> Path:
     """Write the run's invalidation into its evidence file (creating the file if it has none)."""
-    from optlog.service.evidence import runs_with_labels
-
-    [(r, lab, met)] = runs_with_labels(ctx, [run_id])
+    [(r, lab, met)] = _runs(ctx, [run_id])
     p = path_for(ctx, r.uid)
     if p.exists():
         data = _read(ctx, p).model_dump(mode="json", exclude_none=True)
@@ -166,13 +169,9 @@ def mark_invalidated(ctx: "Ctx", run_id: int) -> Path:
 
 
 def _set_stamps(db: "Database", stamps: dict[int, str]) -> None:
-    if not stamps:
-        return
-    from sqlalchemy import text
+    from optlog.store.runsync import set_evidence_stamps
 
-    with db.write() as s:
-        for rid, st in stamps.items():
-            s.execute(text("UPDATE run SET evidence_stamp = :s WHERE id = :i"), {"s": st, "i": rid})
+    set_evidence_stamps(db, stamps)
 
 
 # ---------------------------------------------------------------- import
@@ -181,7 +180,7 @@ def _set_stamps(db: "Database", stamps: dict[int, str]) -> None:
 def import_changed(ctx: "Ctx", db: "Database") -> int:
     """Import evidence files this database has not read (cheap when `runs/evidence/` is unchanged:
     one stat and one indexed query). Returns how many runs were added or updated."""
-    from sqlalchemy import text
+    from optlog.store.runsync import evidence_stamps, set_sync_stamp, sync_stamp
 
     d = ctx.ws.evidence_dir
     try:
@@ -189,9 +188,9 @@ def import_changed(ctx: "Ctx", db: "Database") -> int:
     except (FileNotFoundError, NotADirectoryError):
         return 0
     with db.engine.connect() as c:
-        if c.execute(text("SELECT value FROM sync_stamp WHERE key = :k"), {"k": STAMP_KEY}).scalar() == dir_stamp:
+        if sync_stamp(c, STAMP_KEY) == dir_stamp:
             return 0
-        known = {u: st for u, st in c.execute(text("SELECT uid, evidence_stamp FROM run WHERE uid IS NOT NULL"))}
+        known = evidence_stamps(c)
     files: dict[str, tuple[Path, str]] = {}
     with os.scandir(d) as it:
         for e in it:
@@ -200,46 +199,42 @@ def import_changed(ctx: "Ctx", db: "Database") -> int:
     todo = [(uid, p, st) for uid, (p, st) in sorted(files.items()) if known.get(uid, "") != st]
     docs = [(_read(ctx, p), st) for _uid, p, st in todo]  # all validated before anything is written
     n = _import_docs(db, docs) if docs else 0
-    with db.write() as s:
-        s.execute(text("DELETE FROM sync_stamp WHERE key = :k"), {"k": STAMP_KEY})
-        s.execute(text("INSERT INTO sync_stamp (key, value) VALUES (:k, :v)"), {"k": STAMP_KEY, "v": dir_stamp})
+    set_sync_stamp(db, STAMP_KEY, dir_stamp)
     if n:
         ctx.notice(f"imported {n} run{'s' if n != 1 else ''} from the committed evidence in {ctx.ws.rel(d)}/")
     return n
 
 
 def _import_docs(db: "Database", docs: list[tuple[Any, str]]) -> int:
-    from sqlalchemy import text
-
-    from optlog.service.evidence import insert_run
+    from optlog.runs.redact import redact
+    from optlog.store import runsync
+    from optlog.store.runrows import insert_run
 
     changed = 0
     explicit = False
     with db.write() as s:
         for doc, st in docs:
-            row = s.execute(text("SELECT id, invalidated FROM run WHERE uid = :u"), {"u": doc.uid}).first()
+            row = runsync.run_by_uid(s, doc.uid)
             if row is not None:
                 if doc.invalidated and not row[1]:  # an invalidation made in another clone
-                    s.execute(text("UPDATE run SET invalidated = :t, invalid_reason = :w WHERE id = :i"),
-                              {"t": True, "w": doc.invalid_reason, "i": row[0]})
+                    runsync.set_invalidated(s, row[0], doc.invalid_reason)
                     changed += 1
-                s.execute(text("UPDATE run SET evidence_stamp = :s WHERE id = :i"), {"s": st, "i": row[0]})
+                runsync.set_evidence_stamp(s, row[0], st)
                 continue
-            taken = s.execute(text("SELECT 1 FROM run WHERE id = :i"), {"i": doc.number}).first() is not None
+            taken = runsync.id_taken(s, doc.number)
             extra: dict[str, Any] = {} if taken else {"id": doc.number}
             explicit = explicit or not taken
-            insert_run(s, labels=doc.labels, metrics=doc.metrics, status=doc.status, source=doc.source,
+            insert_run(s, labels=redact(doc.labels), metrics=doc.metrics, status=doc.status, source=doc.source,
                        hypothesis_id=doc.hypothesis, name=doc.name, launch_id=None, uid=doc.uid,
                        repeat=doc.repeat, host=doc.host, created_at=doc.created_at or "",
                        started_at=doc.started_at, finished_at=doc.finished_at, exit_code=doc.exit_code,
                        invalidated=doc.invalidated, invalid_reason=doc.invalid_reason, evidence_stamp=st,
-                       raw={"evidence_file": f"runs/evidence/{doc.uid}.yaml", "origin_number": doc.number,
-                            **({"environment_sha256": doc.environment_sha256} if doc.environment_sha256 else {})},
+                       raw=redact({"evidence_file": f"runs/evidence/{doc.uid}.yaml", "origin_number": doc.number,
+                                   **({"environment_sha256": doc.environment_sha256} if doc.environment_sha256 else {})}),
                        **extra)
             changed += 1
         if explicit and not db.is_sqlite:  # explicit ids do not advance PostgreSQL's sequence
-            s.execute(text("SELECT setval(pg_get_serial_sequence('run', 'id'), "
-                           "(SELECT COALESCE(MAX(id), 1) FROM run))"))
+            runsync.advance_run_ids(s)
     return changed
 
 
@@ -251,7 +246,7 @@ def missing_runs(ctx: "Ctx", verdicts: dict[str, Any]) -> dict[str, list[Any]]:
     (by uid where the verdict names them, else by number); only hypotheses with some missing.
 
     Such a verdict is kept as it is: evidence missing *here* is no reason to re-judge it `untested`."""
-    from sqlalchemy import bindparam, text
+    from optlog.store.runsync import ids_present, uids_present
 
     want_u: dict[str, list[tuple[Any, str]]] = {}
     want_n: dict[str, list[int]] = {}
@@ -265,17 +260,11 @@ def missing_runs(ctx: "Ctx", verdicts: dict[str, Any]) -> dict[str, list[Any]]:
             want_n[h] = nums
     if not want_u and not want_n:
         return {}
-    have_u: set[str] = set()
-    have_n: set[int] = set()
     all_u = sorted({u for xs in want_u.values() for _, u in xs})
     all_n = sorted({n for xs in want_n.values() for n in xs})
     with ctx.db.connect() as c:
-        for i in range(0, len(all_u), 900):
-            q = text("SELECT uid FROM run WHERE uid IN :v").bindparams(bindparam("v", expanding=True))
-            have_u.update(u for (u,) in c.execute(q, {"v": all_u[i:i + 900]}))
-        for i in range(0, len(all_n), 900):
-            q = text("SELECT id FROM run WHERE id IN :v").bindparams(bindparam("v", expanding=True))
-            have_n.update(n for (n,) in c.execute(q, {"v": all_n[i:i + 900]}))
+        have_u = uids_present(c, all_u)
+        have_n = ids_present(c, all_n)
     out: dict[str, list[Any]] = {}
     for h, xs in want_u.items():
         gone = [n for n, u in xs if u not in have_u]
@@ -292,14 +281,10 @@ def uids_of(ctx: "Ctx", run_ids: list[int]) -> list[str]:
     """The uids of `run_ids`, in the same order."""
     if not run_ids:
         return []
-    from sqlalchemy import bindparam, text
+    from optlog.store.runsync import uids_by_id
 
-    q = text("SELECT id, uid FROM run WHERE id IN :v").bindparams(bindparam("v", expanding=True))
-    m: dict[int, str] = {}
-    ids = list(run_ids)
     with ctx.db.connect() as c:
-        for i in range(0, len(ids), 900):
-            m.update(c.execute(q, {"v": ids[i:i + 900]}).all())
+        m = uids_by_id(c, run_ids)
     return [m.get(i) or "" for i in run_ids]
 
 
@@ -312,13 +297,14 @@ def pending(ctx: "Ctx") -> list[str]:
     from optlog.gitlog.commit import run_git
 
     d = ctx.ws.evidence_dir
-    if not d.is_dir() or history.repo(ctx) is None:
+    info = history.repo(ctx) if d.is_dir() else None
+    if info is None:
         return []
     p = run_git(ctx.ws.root, "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", "--",
                 ctx.ws.rel(d), check=False)
     if p.returncode != 0:
         return []
-    top = history.repo(ctx).toplevel  # type: ignore[union-attr]
+    top = info.toplevel
     out = []
     for item in p.stdout.split("\0"):
         if len(item) > 3:

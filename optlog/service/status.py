@@ -57,10 +57,9 @@ def _runs_facts(ctx: Ctx, last_verdict_at: str) -> dict[str, Any]:
         for h, at in c.execute(text(
                 "SELECT h, MAX(at) FROM (SELECT hypothesis_id AS h, COALESCE(finished_at, created_at) AS at FROM run "
                 "WHERE hypothesis_id IS NOT NULL AND status = 'succeeded' AND invalidated = :f "
-                # CROSS JOIN keeps evidence_link outside (SQLite would scan it once per run: it has
-                # no index on run_id); PostgreSQL reads it as the inner join it is
+                # (evidence_link is looked up by run through ix_evidence_link_run_id, migration 0003)
                 "UNION ALL SELECT e.hypothesis_id AS h, COALESCE(r.finished_at, r.created_at) AS at FROM evidence_link e "
-                "CROSS JOIN run r WHERE r.id = e.run_id AND r.status = 'succeeded' AND r.invalidated = :f) x GROUP BY h"),
+                "JOIN run r ON r.id = e.run_id WHERE r.status = 'succeeded' AND r.invalidated = :f) x GROUP BY h"),
                 {"f": False}):
             newest[h] = at
     live_hyps = live_hypotheses(ctx) if live_total else set()

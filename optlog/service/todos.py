@@ -6,10 +6,10 @@ link across writes, matching by id, else by content.
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
+from optlog.core.limits import LIMITS
 from optlog.core.timeutil import now_iso
 from optlog.core.todos import TodoIn, check_priority, check_status, match_existing, parse_todowrite
 from optlog.errors import BadInput, not_found
@@ -32,32 +32,19 @@ def _new_id(taken: set[str]) -> str:
             return tid
 
 
-_LIST_SQL = ("SELECT id, content, status, priority, hypothesis_id, extra FROM todo{where} "
-             "ORDER BY position, seq")
-
 
 def list_(ctx: Ctx, status: str | None = None, hypothesis: str | None = None) -> list[dict[str, Any]]:
-    """The list in order, in the shape `todo write` takes. Core SQL, not the ORM: agents call this
-    many times a minute, and this path then never imports the model classes."""
-    from sqlalchemy import text
+    """The list in order, in the shape `todo write` takes (store.todorows: agents call this many
+    times a minute)."""
+    from optlog.store.todorows import todo_rows
 
     if status is not None:
         check_status(status)
-    conds, params = [], {}
-    if status:
-        conds.append("status = :status")
-        params["status"] = status
-    if hypothesis:
-        conds.append("hypothesis_id = :hyp")
-        params["hyp"] = hypothesis
-    sql = _LIST_SQL.format(where=(" WHERE " + " AND ".join(conds)) if conds else "")
     with ctx.db.connect() as c:
-        rows = c.execute(text(sql), params).all()
+        rows = todo_rows(c, status, hypothesis)
     out = []
     for tid, content, st, prio, hyp, extra in rows:
         d = {"id": tid, "content": content, "status": st, "priority": prio, "hypothesis": hyp}
-        if isinstance(extra, str):  # SQLite hands back the JSON text; psycopg decodes it
-            extra = json.loads(extra)
         for k, v in (extra or {}).items():
             d.setdefault(k, v)
         out.append(d)
@@ -66,10 +53,8 @@ def list_(ctx: Ctx, status: str | None = None, hypothesis: str | None = None) ->
 
 def add(ctx: Ctx, content: str, priority: str | None = "medium", hypothesis: str | None = None,
         status: str = "pending") -> dict[str, Any]:
-    from sqlalchemy import func
-    from sqlmodel import select
-
     from optlog.store.models import Todo
+    from optlog.store.todorows import last_position, todo_ids
 
     if not content.strip():
         raise BadInput("a todo needs text", field="TEXT")
@@ -81,10 +66,8 @@ def add(ctx: Ctx, content: str, priority: str | None = "medium", hypothesis: str
         require(ctx, hypothesis)
     now = now_iso()
     with ctx.db.write() as s:
-        taken = set(s.exec(select(Todo.id)).all())
-        pos = s.exec(select(func.max(Todo.position))).one()
-        t = Todo(id=_new_id(taken), content=content.strip(), status=status, priority=priority,
-                 hypothesis_id=hypothesis, position=(pos or 0) + 1, created_at=now, updated_at=now)
+        t = Todo(id=_new_id(todo_ids(s)), content=content.strip(), status=status, priority=priority,
+                 hypothesis_id=hypothesis, position=last_position(s) + 1, created_at=now, updated_at=now)
         s.add(t)
         s.flush()
         return _out(t)
@@ -92,9 +75,7 @@ def add(ctx: Ctx, content: str, priority: str | None = "medium", hypothesis: str
 
 def set_(ctx: Ctx, tid: str, status: str | None = None, priority: str | None = None,
          hypothesis: str | None = None, content: str | None = None) -> dict[str, Any]:
-    from sqlmodel import select
-
-    from optlog.store.models import Todo
+    from optlog.store.todorows import todo, todo_ids
 
     if status is not None:
         check_status(status)
@@ -107,9 +88,9 @@ def set_(ctx: Ctx, tid: str, status: str | None = None, priority: str | None = N
 
         require(ctx, hypothesis)
     with ctx.db.write() as s:
-        t = s.exec(select(Todo).where(Todo.id == tid)).first()
+        t = todo(s, tid)
         if t is None:
-            raise not_found("todo", tid, s.exec(select(Todo.id)).all(), field="ID")
+            raise not_found("todo", tid, sorted(todo_ids(s)), field="ID")
         if status is not None:
             t.status = status
         if priority is not None:
@@ -128,7 +109,6 @@ def read_todowrite(source: str) -> tuple[Any, str]:
     """Read todowrite JSON from a file path or '-' (stdin); JSON errors name line and column."""
     from pathlib import Path
 
-    from optlog.core.limits import LIMITS
     from optlog.yamlio import decode, parse_json, read_text
 
     if source == "-":
@@ -144,9 +124,8 @@ def read_todowrite(source: str) -> tuple[Any, str]:
 
 def write(ctx: Ctx, data: Any, file: str = "<stdin>") -> list[dict[str, Any]]:
     """Replace the todo list with `data` (todowrite JSON); return it in the same shape."""
-    from sqlmodel import select
-
     from optlog.store.models import Todo
+    from optlog.store.todorows import todos_in_order
 
     incoming: list[TodoIn] = parse_todowrite(data, file)
     links = {t.hypothesis for t in incoming if t.hypothesis}
@@ -157,7 +136,7 @@ def write(ctx: Ctx, data: Any, file: str = "<stdin>") -> list[dict[str, Any]]:
             require(ctx, h, field="todos[].hypothesis")
     now = now_iso()
     with ctx.db.write() as s:
-        existing = list(s.exec(select(Todo).order_by(Todo.position, Todo.seq)).all())  # type: ignore[arg-type]
+        existing = todos_in_order(s)
         by_id = {t.id: t for t in existing}
         matches = match_existing(incoming, [(t.id, t.content) for t in existing])
         keep: set[str] = {m for m in matches if m is not None}

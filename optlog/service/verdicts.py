@@ -13,13 +13,18 @@ used the run is re-evaluated and its new verdict committed with the reason.
 
 from __future__ import annotations
 
-import json
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
+from optlog.core import comparable as C, expr as E, labels as L, verdict as V
 from optlog.core.hypothesis import HypothesisDoc, Prediction, Verdict
 from optlog.core.timeutil import now_iso
-from optlog.errors import BadInput, NotFound
+from optlog.core.verdict import run_matches
+from optlog.errors import BadInput, NotFound, not_found
 from optlog.service.context import Ctx
+
+if TYPE_CHECKING:
+    from optlog.core.verdict import Evidence
 
 VOLATILE = ("at", "by", "cause", "run_uids")  # run_uids: derived from `runs` (see service.runfiles)
 _all = all  # `evaluate` has a parameter named all
@@ -29,60 +34,14 @@ INVALIDATED_FILE = "runs/invalidated.yaml"
 # ---------------------------------------------------------------- evidence
 
 
-def load_evidence(ctx: Ctx, metric_names: set[str]) -> Any:
+def load_evidence(ctx: Ctx, metric_names: set[str]) -> Evidence:
     """Runs that count (succeeded, not invalidated) with their labels and the named metrics."""
-    from optlog.core.verdict import Evidence, RunRow
+    from optlog.store.runrows import counting_evidence
 
-    runs: dict[int, RunRow] = {}
-    # Plain SQL through the driver (portable SELECTs): 10,000 runs carry ~50,000 label rows, and
-    # ORM/Core row objects would cost more than the evaluation itself.
-    with ctx.db.read() as s:
-        cur = s.connection().connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-
-        def rows(sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
-            cur.execute(sql, params)
-            return cur.fetchall()  # type: ignore[no-any-return]
-
-        uids: dict[int, str] = {}
-        for rid, uid in rows("SELECT id, uid FROM run WHERE status = 'succeeded' AND NOT invalidated"):
-            runs[rid] = RunRow(rid, {}, {})
-            uids[rid] = uid
-        if runs:
-            for rid, k, v, num in rows("SELECT run_id, key, value, num FROM run_label"):
-                row = runs.get(rid)
-                if row is None:
-                    continue
-                # stored text is canonical already; the typed value (core.labels.typed) comes from
-                # the stored number, without re-parsing text
-                row.canon[k] = v
-                if num is None or num != num or num in (float("inf"), float("-inf")):
-                    row.labels[k] = v
-                else:
-                    row.labels[k] = int(num) if num.is_integer() and abs(num) < 1e15 else num
-            # what launched runs name beyond their labels (runs.record): only that part of `raw`
-            cfg_sql = ("SELECT id, json_extract(raw, '$.config') FROM run" if ctx.db.is_sqlite
-                       else "SELECT id, raw -> 'config' FROM run")
-            for rid, cfg in rows(cfg_sql + " WHERE status = 'succeeded' AND NOT invalidated AND launch_id IS NOT NULL"):
-                row = runs.get(rid)
-                if row is not None and cfg:
-                    row.config = json.loads(cfg) if isinstance(cfg, str) else dict(cfg)
-            names = sorted(metric_names)
-            for i in range(0, len(names), 500):
-                chunk = names[i:i + 500]
-                marks = ", ".join(["%s" if not ctx.db.is_sqlite else "?"] * len(chunk))
-                for rid, name, val in rows(f"SELECT run_id, name, value FROM metric WHERE name IN ({marks})",
-                                           tuple(chunk)):
-                    row = runs.get(rid)
-                    if row is not None:
-                        row.metrics[name] = val
-    ev = Evidence(list(runs.values()))
-    ev.uids = uids  # type: ignore[attr-defined]  # each run's identity across clones (service.runfiles)
-    return ev
+    return counting_evidence(ctx.db, metric_names)
 
 
 def _metric_names(preds: list[Prediction]) -> set[str]:
-    from optlog.core import expr as E
-
     out: set[str] = set()
     for p in preds:
         try:
@@ -99,8 +58,6 @@ def _metric_names(preds: list[Prediction]) -> set[str]:
 
 
 def evaluate_predictions(ctx: Ctx, preds: list[Prediction], ev: Any = None) -> dict[str, dict[str, Any]]:
-    from optlog.core import verdict as V
-
     if ev is None:
         ev = load_evidence(ctx, _metric_names(preds))
     return V.evaluate(preds, ev, ctx.config.ceilings())
@@ -133,7 +90,6 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
     """Judge the predictions of one hypothesis (`hid`), of `hids`, or of all (`all`, or nothing given).
 
     Returns `{"results": [...], "warnings": [...], "committed": N}` (DESIGN §7 verdict --json)."""
-    from optlog.core import verdict as V
     from optlog.service import hypotheses, runfiles
 
     docs = hypotheses.sync(ctx)
@@ -147,8 +103,6 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
             cause = cause or describe(redone)
     if hid is not None:
         if hid not in docs:
-            from optlog.errors import not_found
-
             raise not_found("hypothesis", hid, docs, field="ID")
         targets = [hid]
     elif hids is not None:
@@ -166,7 +120,8 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
     # a verdict whose runs are not in this database is kept, never re-judged into `untested`
     kept = runfiles.missing_runs(ctx, {h: docs[h].verdicts[-1] for h in targets if docs[h].verdicts})
     preds = [p for h in targets if h not in kept for p in docs[h].predictions]
-    res = V.evaluate(preds, ev, ceil, cached) if preds else {}
+    res = V.evaluate(preds, ev, ceil, cached) if preds and ev is not None else {}
+    uids = ev.uids if ev is not None else {}
     live = _live(ctx, targets)
 
     results: list[dict[str, Any]] = []
@@ -195,9 +150,9 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
         entry: dict[str, Any] = {"at": now_iso(), "by": ctx.actor, "status": auto, "summary": _summary(auto, pres),
                                  "predictions": pres, "runs": runs}
         if runs:
-            entry["run_uids"] = [ev.uids.get(r, "") for r in runs]
+            entry["run_uids"] = [uids.get(r, "") for r in runs]
         # the evidence this verdict rests on: every run its predictions could use
-        basis = set().union(*(V.candidate_runs(p, ev) for p in doc.predictions)) if ev is not None else set()
+        basis: set[int] = set().union(*(V.candidate_runs(p, ev) for p in doc.predictions)) if ev is not None else set()
         evidence_runs.update(basis)
         if warnings:
             entry["warnings"] = warnings
@@ -227,7 +182,7 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
             tr = {"Optlog-Status": auto, **({"Optlog-Run": ",".join(map(str, runs))} if runs else {}), **(trailers or {})}
             _, changed = hypotheses.mutate(ctx, h, change, event=event, subject=subject,
                                            body=(cause + "\n\n" if cause else "") + entry["summary"], trailers=tr,
-                                           also=lambda basis=basis: runfiles.export(ctx, basis, ev.uids))
+                                           also=partial(runfiles.export, ctx, basis, uids))
             committed += int(changed)
             doc = hypotheses.get(ctx, h)
         if runs:
@@ -280,7 +235,8 @@ def _public(p: dict[str, Any]) -> dict[str, Any]:
                       "statistic": lv.get("statistic"), "estimate": lv.get("estimate"), "ci": lv.get("ci"),
                       "threshold": lv.get("threshold"), "p": lv.get("p"),
                       "outcome": lv.get("outcome"), "reason": lv.get("reason"), "method": lv.get("method"),
-                      "runs": lv.get("runs", {}), **({"tests": lv["tests"]} if "tests" in lv else {})}
+                      "runs": lv.get("runs", {}), **({"tests": lv["tests"]} if "tests" in lv else {}),
+                      **({"geo": lv["geo"]} if lv.get("geo") else {})}
                      for lv in p["levels"]]
     return out
 
@@ -289,19 +245,16 @@ def _link_runs(ctx: Ctx, links: dict[str, set[int]]) -> None:
     """EvidenceLink rows (kind "verdict") for the runs verdicts used; written only when missing."""
     if not links:
         return
-    from sqlalchemy import select
-
-    from optlog.store.models import EvidenceLink
+    from optlog.store.runrows import add_links, linked_runs
 
     with ctx.db.read() as s:
-        have = {(h, r) for h, r in s.execute(select(EvidenceLink.hypothesis_id, EvidenceLink.run_id).where(
-            EvidenceLink.hypothesis_id.in_(sorted(links))))}  # type: ignore[attr-defined]
+        have = linked_runs(s, sorted(links))
     missing = [(h, r) for h, rs in links.items() for r in sorted(rs) if (h, r) not in have]
     if not missing:
         return
     now = now_iso()
     with ctx.db.write() as s:
-        s.add_all([EvidenceLink(hypothesis_id=h, run_id=r, kind="verdict", created_at=now) for h, r in missing])
+        add_links(s, missing, "verdict", now)
 
 
 def any_bad(result: dict[str, Any]) -> bool:
@@ -325,11 +278,10 @@ def invalidate(ctx: Ctx, run_id: int | str, why: str) -> dict[str, Any]:
 
 def _resolve_runs(ctx: Ctx, refs: list[str]) -> list[Any]:
     """Run rows for run ids and launches (`L3`): every reference checked before anything changes."""
-    from sqlmodel import select
-
     from optlog.service import evidence
     from optlog.service.launch import parse_ref
-    from optlog.store.models import Launch, Run
+    from optlog.store.models import Launch
+    from optlog.store.runrows import runs_of_launch, saved_id
 
     if not refs:
         raise BadInput("name the runs to invalidate: run ids and/or launches (L3)", field="ID")
@@ -343,8 +295,8 @@ def _resolve_runs(ctx: Ctx, refs: list[str]) -> list[Any]:
         with ctx.db.read() as s:
             if s.get(Launch, n) is None:
                 raise NotFound(f"no launch {n}", field="ID")
-            for r in s.exec(select(Run).where(Run.launch_id == n).order_by(Run.id)).all():  # type: ignore[arg-type]
-                rows[r.id] = r
+            for r in runs_of_launch(s, n):
+                rows[saved_id(r)] = r
     return [rows[k] for k in sorted(rows)]
 
 
@@ -369,8 +321,6 @@ def invalidate_many(ctx: Ctx, refs: list[str], why: str) -> dict[str, Any]:
     if not todo:
         return {**base, "changed": False, "results": []}
     docs = hypotheses.sync(ctx)
-    from optlog.core.verdict import run_matches
-
     shown = {r.id: evidence.show_run(ctx, r.id) for r in todo}
     ids = set(shown)
     # the verdicts that used the runs, and any whose groups they fall in (skipped levels, not comparable)
@@ -407,7 +357,7 @@ def invalidate_many(ctx: Ctx, refs: list[str], why: str) -> dict[str, Any]:
         history.record(ctx, [path, *run_files], subject, why,
                        {"Optlog-Event": "invalidate", "Optlog-Run": id_list,
                         **({"Optlog-Hypothesis": ",".join(affected)} if affected else {})})
-    res = {"results": [], "committed": 0, "warnings": []}
+    res: dict[str, Any] = {"results": [], "committed": 0, "warnings": []}
     if rejudge:
         what = f"run {id_list}" if len(todo) == 1 else f"runs {id_list}"
         res = evaluate(ctx, hids=rejudge, event="invalidate", cause=f"{what} invalidated: {why}",
@@ -436,8 +386,6 @@ def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
 
 def runs_diff(ctx: Ctx, a: int | str, b: int | str) -> dict[str, Any]:
     """Only what differs between two runs: labels, metrics (with the ratio b/a), environment."""
-    from optlog.core import comparable as C
-    from optlog.core import labels as L
     from optlog.service import evidence
 
     ra, rb = evidence.show_run(ctx, a), evidence.show_run(ctx, b)

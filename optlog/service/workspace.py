@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from optlog.config import PLAN_PREFIX_RE, default_config_text
+from optlog.core.ids import new_id
 from optlog.errors import BadInput, Failed
 from optlog.paths import CONFIG_NAME, STATE_DIR, Workspace
 
@@ -41,7 +42,6 @@ def init(path: str | Path | None, plan_prefix: str | None = None, actor: str | N
                 file=CONFIG_NAME, field="plans.prefix",
             )
         if cfg.id is None:  # an adopted workspace from before identities gets one now
-            from optlog.core.ids import new_id
             from optlog.service.identity import with_identity
             from optlog.store import cas
 
@@ -50,8 +50,6 @@ def init(path: str | Path | None, plan_prefix: str | None = None, actor: str | N
             created.append(f"{CONFIG_NAME} (id)")
     else:
         prefix = plan_prefix or "glb5improvement"
-        from optlog.core.ids import new_id
-
         ws.config_file.write_text(default_config_text(root.name, prefix, new_id("workspace", root.name)),
                                   encoding="utf-8")
         created.append(CONFIG_NAME)
@@ -74,7 +72,7 @@ def init(path: str | Path | None, plan_prefix: str | None = None, actor: str | N
 
     ctx = Ctx(ws, actor)
     if on_notice is not None:
-        ctx.on_notice = on_notice  # type: ignore[attr-defined]
+        ctx.on_notice = on_notice
     paths = [ws.config_file, gi] + [root / d / ".gitkeep" for d in ("hypotheses", "reports", "runs", prefix)]
     sha = history.record(ctx, [p for p in paths if p.exists()], "optlog: init workspace", "",
                          {"Optlog-Event": "init"}) if created else None

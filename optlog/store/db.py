@@ -242,8 +242,8 @@ class Database:
     @property
     def _write_engine(self) -> Engine:
         if self._write_engine_ is None:
-            self._write_engine_ = self.engine.execution_options(**{WRITE_OPTION: True})  # type: ignore[assignment]
-        return self._write_engine_  # type: ignore[return-value]
+            self._write_engine_ = self.engine.execution_options(**{WRITE_OPTION: True})
+        return self._write_engine_
 
     @contextmanager
     def read(self) -> Iterator["Session"]:

@@ -15,6 +15,8 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
+from optlog.errors import Failed
+
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 MIGRATE_LOCK_KEY = 0x6F706D67  # "opmg"
 
@@ -71,7 +73,7 @@ def current_revision(engine: Engine) -> str | None:
             return None
 
 
-def _alembic_config(engine: Engine, migrations_dir: Path | None = None):  # type: ignore[no-untyped-def]
+def _alembic_config(engine: Engine, migrations_dir: Path | None = None):
     from alembic.config import Config
 
     cfg = Config()
@@ -93,8 +95,6 @@ def ensure_schema(engine: Engine, migrations_dir: Path | None = None) -> None:
     if cur == head:
         return
     if cur is not None and cur not in known_revisions(migrations_dir):
-        from optlog.errors import Failed
-
         raise Failed(
             f"the database is at schema revision {cur!r}, which this optlog does not know "
             f"(it knows up to {head!r}): it was upgraded by a newer optlog; upgrade optlog",

@@ -146,6 +146,9 @@ class EvidenceLink(SQLModel, table=True):
     """A run attached to a hypothesis as evidence (by `--hypothesis` or by a verdict that used it)."""
 
     __tablename__ = "evidence_link"
+    # the primary key (hypothesis_id, run_id) serves lookups by hypothesis; this one by run
+    # (status's newest evidence per hypothesis, a run's hypotheses), else a scan per run (0003)
+    __table_args__ = (Index("ix_evidence_link_run_id", "run_id"),)
     hypothesis_id: str = Field(primary_key=True)
     run_id: int = Field(foreign_key="run.id", primary_key=True, ondelete="CASCADE")
     kind: str = "linked"

@@ -1,29 +1,249 @@
-"""Reading a set of runs' labels and metrics in two queries: every layer that shows or judges runs
-(the launcher's summary, telemetry's diagnosis, the service's listings) needs the same rows, so
-the SQL lives here, below all of them, once."""
+"""Run rows with their labels and metrics: inserting one, and reading a set in two queries. Every
+layer that stores, shows or judges runs (the launcher's summary, telemetry's diagnosis, the
+service's listings, the import of a clone's committed runs) needs the same rows, so the SQL lives
+here, below all of them, once."""
 
 from __future__ import annotations
 
-from typing import Any
+import json
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from optlog.core import labels as L
+from optlog.core.ids import new_id
+from optlog.core.timeutil import now_iso
+from optlog.core.verdict import Evidence, RunRow
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
+    from sqlmodel import Session
+
+    from optlog.core.verdict import Evidence
+    from optlog.store.db import Database
+
+    from optlog.store.models import Run
 
 # SQLite's default limit on bound parameters is 999: ask for run ids in chunks below it.
 _CHUNK = 900
 
 
-def labels_metrics(s: Any, run_ids: list[int]) -> tuple[dict[int, dict[str, Any]], dict[int, dict[str, float]]]:
+def saved_id(run: Run) -> int:
+    """The id of a run read from the database (the model allows None only for a row not yet saved)."""
+    if run.id is None:
+        raise ValueError("a run row without an id was never saved")
+    return run.id
+
+
+def insert_run(
+    s: Session,
+    *,
+    labels: dict[str, Any],
+    metrics: dict[str, float],
+    status: str = "succeeded",
+    source: str = "recorded",
+    hypothesis_id: str | None = None,
+    note: str | None = None,
+    raw: dict[str, Any] | None = None,
+    environment: dict[str, Any] | None = None,
+    name: str | None = None,
+    launch_id: int | None = None,
+    **fields: Any,
+) -> int:
+    """Insert one run with its labels and metrics inside an open write session; returns its id.
+    What it is given is stored as it is (the service redacts secrets first).
+
+    Every run gets a fresh random `uid` (its identity across clones) unless `uid` is given (a run
+    imported from committed evidence)."""
+    from optlog.store.models import EvidenceLink, Metric, Run, RunLabel
+
+    now = now_iso()
+    uid = fields.pop("uid", None)
+    run = Run(status=status, source=source, name=name, hypothesis_id=hypothesis_id, note=note,
+              created_at=fields.pop("created_at", None) or now,
+              started_at=fields.pop("started_at", now), finished_at=fields.pop("finished_at", now),
+              raw=raw or {}, environment=environment or {}, launch_id=launch_id, host=fields.pop("host", None), **fields)
+    s.add(run)
+    s.flush()
+    rid = saved_id(run)
+    run.uid = uid or new_id("run", rid, now)
+    for k, v in labels.items():
+        s.add(RunLabel(run_id=rid, key=k, value=L.canonical(v), num=L.as_number(v)))
+    for k, v in metrics.items():
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            continue
+        s.add(Metric(run_id=rid, name=k, value=float(v)))
+    if hypothesis_id:
+        s.add(EvidenceLink(hypothesis_id=hypothesis_id, run_id=rid, kind="linked", created_at=now))
+    return rid
+
+
+def labels_metrics(s: Session, run_ids: Sequence[int]) -> tuple[dict[int, dict[str, Any]], dict[int, dict[str, float]]]:
     """(labels by run id, metrics by run id) for `run_ids`; every id has an entry, empty if it has none."""
-    from sqlmodel import select
+    from sqlmodel import col, select
 
     from optlog.store.models import Metric, RunLabel
 
     labels: dict[int, dict[str, Any]] = {i: {} for i in run_ids}
     metrics: dict[int, dict[str, float]] = {i: {} for i in run_ids}
     for start in range(0, len(run_ids), _CHUNK):
-        chunk = run_ids[start:start + _CHUNK]
-        for rl in s.exec(select(RunLabel).where(RunLabel.run_id.in_(chunk))).all():  # type: ignore[attr-defined]
+        chunk = list(run_ids[start:start + _CHUNK])
+        for rl in s.exec(select(RunLabel).where(col(RunLabel.run_id).in_(chunk))).all():
             labels[rl.run_id][rl.key] = L.typed(rl.value)
-        for m in s.exec(select(Metric).where(Metric.run_id.in_(chunk))).all():  # type: ignore[attr-defined]
+        for m in s.exec(select(Metric).where(col(Metric.run_id).in_(chunk))).all():
             metrics[m.run_id][m.name] = m.value
     return labels, metrics
+
+
+def with_labels(s: Session, runs: Sequence[Run]) -> list[tuple[Run, dict[str, Any], dict[str, float]]]:
+    """(run row, typed labels, metrics) for each of `runs`, in their order."""
+    labels, metrics = labels_metrics(s, [saved_id(r) for r in runs])
+    return [(r, labels[saved_id(r)], metrics[saved_id(r)]) for r in runs]
+
+
+def runs_by_id(s: Session, run_ids: Sequence[int]) -> list[tuple[Run, dict[str, Any], dict[str, float]]]:
+    """(run row, typed labels, metrics) for each of `run_ids` that exists, in id order."""
+    from sqlmodel import col, select
+
+    from optlog.store.models import Run
+
+    out: list[tuple[Run, dict[str, Any], dict[str, float]]] = []
+    for start in range(0, len(run_ids), _CHUNK):
+        chunk = list(run_ids[start:start + _CHUNK])
+        out.extend(with_labels(s, s.exec(select(Run).where(col(Run.id).in_(chunk)).order_by(col(Run.id))).all()))
+    return sorted(out, key=lambda t: saved_id(t[0]))
+
+
+def runs_of_launch(s: Session, launch_id: int) -> list[Run]:
+    """The runs of one launch, in id order."""
+    from sqlmodel import col, select
+
+    from optlog.store.models import Run
+
+    return list(s.exec(select(Run).where(Run.launch_id == launch_id).order_by(col(Run.id))).all())
+
+
+def counting_run_ids(s: Session) -> list[int]:
+    """Ids of the runs not invalidated."""
+    from sqlmodel import col, select
+
+    from optlog.store.models import Run
+
+    return [saved_id(r) for r in s.exec(select(Run).where(col(Run.invalidated) == False)).all()]  # noqa: E712
+
+
+def replace_metrics(s: Session, run_id: int, drop: Sequence[str], new: dict[str, float]) -> None:
+    """Delete the run's metrics named in `drop`, then add `new`."""
+    from sqlmodel import col, delete
+
+    from optlog.store.models import Metric
+
+    s.exec(delete(Metric).where(col(Metric.run_id) == run_id, col(Metric.name).in_(list(drop))))
+    for k, v in new.items():
+        s.add(Metric(run_id=run_id, name=k, value=float(v)))
+
+
+def metric_names(c: Connection, among: Sequence[str] | None = None) -> set[str]:
+    """Names of the metrics some run has (only those `among`, when given)."""
+    from sqlalchemy import bindparam, text
+
+    if among is None:
+        return {m for (m,) in c.execute(text("SELECT DISTINCT name FROM metric"))}
+    q = text("SELECT DISTINCT name FROM metric WHERE name IN :v").bindparams(bindparam("v", expanding=True))
+    out: set[str] = set()
+    for start in range(0, len(among), _CHUNK):
+        out.update(m for (m,) in c.execute(q, {"v": list(among[start:start + _CHUNK])}))
+    return out
+
+
+def label_values(c: Connection, keys: Sequence[str]) -> dict[str, set[str]]:
+    """key → the canonical values some run has, for each of `keys` some run has."""
+    from sqlalchemy import bindparam, text
+
+    q = text("SELECT DISTINCT key, value FROM run_label WHERE key IN :v").bindparams(bindparam("v", expanding=True))
+    out: dict[str, set[str]] = {}
+    for start in range(0, len(keys), _CHUNK):
+        for k, v in c.execute(q, {"v": list(keys[start:start + _CHUNK])}):
+            out.setdefault(k, set()).add(v)
+    return out
+
+
+def runs_with_artifacts(c: Connection, artifacts_dir: str) -> list[int]:
+    """Ids of the runs whose artifacts folder is `artifacts_dir` (workspace-relative), in id order."""
+    from sqlalchemy import text
+
+    return [i for (i,) in c.execute(text("SELECT id FROM run WHERE artifacts_dir = :d ORDER BY id"), {"d": artifacts_dir})]
+
+
+def launched_run(c: Connection, run_id: int) -> list[int]:
+    """[run_id] when that run exists and was launched by optlog, else []."""
+    from sqlalchemy import text
+
+    return [i for (i,) in c.execute(text("SELECT id FROM run WHERE id = :i AND source = 'launched'"), {"i": run_id})]
+
+
+def counting_evidence(db: Database, metric_names: set[str]) -> Evidence:
+    """Runs that count (succeeded, not invalidated) with their labels, what launched runs were
+    configured with, their uids, and the named metrics: what verdicts and comparisons judge."""
+    runs: dict[int, RunRow] = {}
+    # Plain SQL through the driver (portable SELECTs): 10,000 runs carry ~50,000 label rows, and
+    # ORM/Core row objects would cost more than the evaluation itself.
+    with db.read() as s:
+        cur = s.connection().connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+
+        def rows(sql: str, params: tuple[Any, ...] = ()) -> Sequence[Any]:
+            cur.execute(sql, params)
+            return cur.fetchall()
+
+        uids: dict[int, str] = {}
+        for rid, uid in rows("SELECT id, uid FROM run WHERE status = 'succeeded' AND NOT invalidated"):
+            runs[rid] = RunRow(rid, {}, {})
+            uids[rid] = uid
+        if runs:
+            for rid, k, v, num in rows("SELECT run_id, key, value, num FROM run_label"):
+                row = runs.get(rid)
+                if row is None:
+                    continue
+                # stored text is canonical already; the typed value (core.labels.typed) comes from
+                # the stored number, without re-parsing text
+                row.canon[k] = v
+                if num is None or num != num or num in (float("inf"), float("-inf")):
+                    row.labels[k] = v
+                else:
+                    row.labels[k] = int(num) if num.is_integer() and abs(num) < 1e15 else num
+            # what launched runs name beyond their labels (runs.record): only that part of `raw`
+            cfg_sql = ("SELECT id, json_extract(raw, '$.config') FROM run" if db.is_sqlite
+                       else "SELECT id, raw -> 'config' FROM run")
+            for rid, cfg in rows(cfg_sql + " WHERE status = 'succeeded' AND NOT invalidated AND launch_id IS NOT NULL"):
+                row = runs.get(rid)
+                if row is not None and cfg:
+                    row.config = json.loads(cfg) if isinstance(cfg, str) else dict(cfg)
+            names = sorted(metric_names)
+            for i in range(0, len(names), 500):
+                chunk = names[i:i + 500]
+                marks = ", ".join(["%s" if not db.is_sqlite else "?"] * len(chunk))
+                for rid, name, val in rows(f"SELECT run_id, name, value FROM metric WHERE name IN ({marks})",
+                                           tuple(chunk)):
+                    row = runs.get(rid)
+                    if row is not None:
+                        row.metrics[name] = val
+    ev = Evidence(list(runs.values()))
+    ev.uids = uids
+    return ev
+
+
+def linked_runs(s: Session, hypothesis_ids: Sequence[str]) -> set[tuple[str, int]]:
+    """(hypothesis, run) of every evidence link of `hypothesis_ids`."""
+    from sqlmodel import col, select
+
+    from optlog.store.models import EvidenceLink
+
+    q = select(EvidenceLink.hypothesis_id, EvidenceLink.run_id).where(col(EvidenceLink.hypothesis_id).in_(list(hypothesis_ids)))
+    return {(h, r) for h, r in s.exec(q).all()}
+
+
+def add_links(s: Session, pairs: Sequence[tuple[str, int]], kind: str, at: str) -> None:
+    """An evidence link (hypothesis, run) of `kind` for each pair."""
+    from optlog.store.models import EvidenceLink
+
+    s.add_all([EvidenceLink(hypothesis_id=h, run_id=r, kind=kind, created_at=at) for h, r in pairs])

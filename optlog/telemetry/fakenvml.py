@@ -52,7 +52,9 @@ class _Metric:
         self.value = 0.0
 
 
-class c_nvmlGpmMetricsGet_t:
+class _GpmMetricsGet:
+    """pynvml's c_nvmlGpmMetricsGet_t (FakeNvml exposes it under that name, as pynvml does)."""
+
     def __init__(self) -> None:
         self.version = 0
         self.numMetrics = 0
@@ -70,7 +72,7 @@ class _Sample:
 class FakeNvml:
     NVMLError = NVMLError
     NVML_GPM_METRICS_GET_VERSION = NVML_GPM_METRICS_GET_VERSION
-    c_nvmlGpmMetricsGet_t = c_nvmlGpmMetricsGet_t
+    c_nvmlGpmMetricsGet_t = _GpmMetricsGet
 
     def __init__(self, spec: dict[str, Any]) -> None:
         self.spec = spec
@@ -286,7 +288,7 @@ class FakeNvml:
     def nvmlGpmMigSampleGet(self, h: _Handle, gi: int, s: _Sample) -> _Sample:
         return self.nvmlGpmSampleGet(h, s)
 
-    def nvmlGpmMetricsGet(self, mg: c_nvmlGpmMetricsGet_t) -> c_nvmlGpmMetricsGet_t:
+    def nvmlGpmMetricsGet(self, mg: _GpmMetricsGet) -> _GpmMetricsGet:
         self._count("nvmlGpmMetricsGet")
         s1, s2 = mg.sample1, mg.sample2
         g = s2.gpu or {}

@@ -232,7 +232,7 @@ def select_devices(nv: Any, env: dict[str, str] | None = None, gpus: str | list[
             chosen.append(d)
 
     if gpus not in (None, "", []):
-        toks = gpus.split(",") if isinstance(gpus, str) else [str(g) for g in gpus]  # type: ignore[union-attr]
+        toks = gpus.split(",") if isinstance(gpus, str) else [str(g) for g in gpus]
         for t in toks:
             d = _match_token(t, all_gpus, by_uuid)
             if d is None:
@@ -365,10 +365,10 @@ class NvmlSampler:
             d.power_limit_w = lim / 1000.0 if lim is not None else None
             nl = self._fields(d, [FI_NVLINK_LINK_COUNT], quiet=True)
             d.nvlinks = int(nl.get(FI_NVLINK_LINK_COUNT) or 0)
-            e = self._call(d, "energy counter", nv.nvmlDeviceGetTotalEnergyConsumption, d.parent,
-                           instead="energy integrated from power instead")
-            if e is not None:
-                d.energy0_mj = float(e)
+            mj = self._call(d, "energy counter", nv.nvmlDeviceGetTotalEnergyConsumption, d.parent,
+                            instead="energy integrated from power instead")
+            if mj is not None:
+                d.energy0_mj = float(mj)
                 d.energy_last_j = 0.0
                 d.energy_t = now
             if self.power_drain_s > 0:

@@ -29,6 +29,7 @@ import threading
 import time
 from typing import Any
 
+from optlog.core.diagnosis import diagnose
 from optlog.telemetry import prometheus as prom
 from optlog.telemetry import smi
 
@@ -344,8 +345,6 @@ class TelemetrySession:
         return out
 
     def _diagnosis(self, run_id: int, merged: dict[str, float]) -> dict[str, float]:
-        from optlog.core.diagnosis import diagnose
-
         labels: dict[str, Any] = {}
         try:
             from optlog.store.runrows import labels_metrics
@@ -430,6 +429,6 @@ def _energy_from_samples(cols: dict[str, Any]) -> float | None:
         if p is not None and t is not None and len(t) >= 2:
             ok = ~np.isnan(p)
             if ok.sum() >= 2:
-                tot += float(np.trapezoid(p[ok], t[ok]) if hasattr(np, "trapezoid") else np.trapz(p[ok], t[ok]))
+                tot += float(np.trapezoid(p[ok], t[ok]) if hasattr(np, "trapezoid") else np.trapz(p[ok], t[ok]))  # type: ignore[attr-defined]  # numpy < 2 only; numpy 2's stubs lack it
                 got = True
     return tot if got else None

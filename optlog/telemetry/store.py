@@ -108,7 +108,7 @@ def write_samples(s: Any, samples: list[dict[str, Any]], *, run_id: int | None, 
 
 def read_columns(s: Any, *, run_id: int | None = None, launch_id: int | None = None) -> dict[str, dict[str, np.ndarray]]:
     """The stored columns of a run (or of a launch's samples outside any point)."""
-    from sqlmodel import select
+    from sqlmodel import col, select
 
     from optlog.store.models import TelemetryChunk
 
@@ -117,7 +117,7 @@ def read_columns(s: Any, *, run_id: int | None = None, launch_id: int | None = N
         q = q.where(TelemetryChunk.run_id == run_id)
     else:
         q = q.where(TelemetryChunk.launch_id == launch_id, TelemetryChunk.run_id == None)  # noqa: E711
-    q = q.order_by(TelemetryChunk.gpu, TelemetryChunk.t0, TelemetryChunk.id)  # type: ignore[arg-type]
+    q = q.order_by(col(TelemetryChunk.gpu), col(TelemetryChunk.t0), col(TelemetryChunk.id))
     parts: dict[str, dict[float, dict[str, np.ndarray]]] = {}
     for c in s.exec(q).all():
         seg = parts.setdefault(c.gpu, {}).setdefault(c.t0, {})

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from optlog.core.diagnosis import diagnose, same, stored
 from optlog.telemetry.fields import SUMMARISED, THROTTLE_BITS
 from optlog.telemetry.store import TIME_FIELD
 
@@ -44,10 +45,7 @@ def summarize(cols_by_gpu: dict[str, dict[str, np.ndarray]], start: float | None
         t = cols.get(TIME_FIELD)
         if t is None or not len(t):
             continue
-        if start is None and len(t):
-            st = float(t[0])
-        else:
-            st = start
+        st = float(t[0]) if start is None else start
         m = _window(t, st, end, warmup_s)
         if not m.any():
             continue
@@ -139,8 +137,6 @@ PLOT_FIELDS = ("gpu_power_w", "tensor_active", "dram_bw_util")
 
 def run_telemetry(ctx: Any, run_id: int, metrics: dict[str, float]) -> dict[str, Any]:
     """For `run show`: stored samples' sparklines, the summaries and the diagnosis."""
-    from optlog.core.diagnosis import diagnose
-
     out: dict[str, Any] = {}
     cols: dict[str, dict[str, np.ndarray]] = {}
     labels: dict[str, Any] = {}
@@ -189,12 +185,10 @@ def run_telemetry(ctx: Any, run_id: int, metrics: dict[str, float]) -> dict[str,
         if thr:
             lines.append("  throttle: " + ", ".join(f"{k[9:-2]} {v:.1f}s" for k, v in sorted(thr.items())))
     if "energy_j" in metrics:
-        e = f"  energy {metrics['energy_j']:.0f} J"
+        energy = f"  energy {metrics['energy_j']:.0f} J"
         if "tokens_per_joule" in metrics:
-            e += f", {metrics['tokens_per_joule']:.3g} tokens/J"
-        lines.append(e)
-    from optlog.core.diagnosis import same, stored
-
+            energy += f", {metrics['tokens_per_joule']:.3g} tokens/J"
+        lines.append(energy)
     old = stored(metrics)
     inputs = {k: v for k, v in metrics.items() if k not in old}
     dg = diagnose(inputs, ceilings, labels)

@@ -48,6 +48,7 @@ import signal
 import sys
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass
@@ -198,7 +199,7 @@ class Server:
                 self.stats.generation_tokens += len(words)
                 choice = {"index": 0, "finish_reason": "length"}
                 choice.update({"message": {"role": "assistant", "content": text}} if chat else {"text": text})
-                out = {"id": "cmpl-test", "object": "chat.completion" if chat else "text_completion", "model": s.model,
+                out: dict[str, Any] = {"id": "cmpl-test", "object": "chat.completion" if chat else "text_completion", "model": s.model,
                        "choices": [choice]}
                 if s.usage:
                     out["usage"] = {"prompt_tokens": n_prompt, "completion_tokens": len(words), "total_tokens": n_prompt + len(words)}
@@ -229,7 +230,7 @@ class Server:
                 self._cache[key] = b
         return b
 
-    async def _stream(self, transport: asyncio.Transport, words: list[str], arrived: float, chat: bool, mode: str,
+    async def _stream(self, transport: asyncio.WriteTransport, words: list[str], arrived: float, chat: bool, mode: str,
                       n_prompt: int, usage_wanted: bool, cached: int = 0) -> bool:
         s = self.s
         loop = asyncio.get_running_loop()
@@ -244,20 +245,21 @@ class Server:
             self.stats.prompt_tokens += n_prompt - cached
             self.stats.cached_tokens += cached
             self.stats.generation_tokens += n
-            out = []
+            frames: list[bytes] = []
             if mode != "no_finish":
+                empty: dict[str, Any] = {"delta": {}} if chat else {"text": ""}
                 fin = {"id": "cmpl-test", "object": obj, "model": s.model,
-                       "choices": [{"index": 0, **({"delta": {}} if chat else {"text": ""}), "finish_reason": "length"}]}
-                out.append(self._frame(b"data: " + json.dumps(fin).encode() + b"\n\n"))
+                       "choices": [{"index": 0, **empty, "finish_reason": "length"}]}
+                frames.append(self._frame(b"data: " + json.dumps(fin).encode() + b"\n\n"))
             if usage_wanted:
                 usage: dict[str, object] = {"prompt_tokens": n_prompt, "completion_tokens": n, "total_tokens": n_prompt + n}
                 if s.prompt_cache:
                     usage["prompt_tokens_details"] = {"cached_tokens": cached}
                 u = {"id": "cmpl-test", "object": obj, "model": s.model, "choices": [], "usage": usage}
-                out.append(self._frame(b"data: " + json.dumps(u).encode() + b"\n\n"))
-            out.append(self._frame(b"data: [DONE]\n\n"))
-            out.append(b"0\r\n\r\n")
-            transport.write(b"".join(out))
+                frames.append(self._frame(b"data: " + json.dumps(u).encode() + b"\n\n"))
+            frames.append(self._frame(b"data: [DONE]\n\n"))
+            frames.append(b"0\r\n\r\n")
+            transport.write(b"".join(frames))
             if not done.done():
                 done.set_result(True)
 
@@ -393,13 +395,13 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--exit-after-s", type=float, default=0.0, help="exit by itself after this long (a dying server)")
     args = p.parse_args(argv)
     try:
-        import uvloop  # type: ignore[import-not-found]
+        import uvloop
 
         uvloop.install()
-    except ImportError:
+    except ImportError:  # third-party uvloop is optional (not installed on Windows)
         pass
     asyncio.run(serve(args))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -21,6 +21,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Log, Static, TabbedContent, TabPane, Tree
 
+from optlog.core.numfmt import fmt_num
 from optlog.core.statuses import HYP_STATUSES, STATUS_GLYPH
 from optlog.service.context import Ctx
 from optlog.tui.forms import Field, FormScreen
@@ -33,7 +34,7 @@ OVERVIEW_MIN = (140, 30)  # the terminal size from which the overview is a pane,
 OVERVIEW_TODOS = 8
 
 
-class PlainTable(DataTable):  # type: ignore[type-arg]
+class PlainTable(DataTable):
     """A DataTable whose text cells are plain text: a todo `[x]` or a label `[fp4]` is not markup."""
 
     def add_row(self, *cells: Any, **kw: Any) -> Any:
@@ -50,7 +51,7 @@ class PlotBox(Vertical):
 
         if not self.children:
             self.mount(PlotextPlot())
-        plot = self.children[0]
+        plot = self.query_one(PlotextPlot)
         p = plot.plt
         p.clear_data()
         p.clear_figure()
@@ -60,18 +61,6 @@ class PlotBox(Vertical):
 
 def _rows(t: Table, *cells: Any) -> None:
     t.add_row(*(Text(c) if isinstance(c, str) else c for c in cells))
-
-
-def _num(v: Any) -> str:
-    if v is None:
-        return "–"
-    if isinstance(v, float):
-        if abs(v) >= 1000:
-            return f"{v:,.0f}"
-        if abs(v) >= 10:
-            return f"{v:.1f}"
-        return f"{v:.3g}"
-    return str(v)
 
 
 class OptlogApp(App[None]):
@@ -122,7 +111,7 @@ class OptlogApp(App[None]):
         self.loads = 0  # how many reloads happened (tests wait on it)
         self._detail_timers: dict[str, Any] = {}
         self.detail: dict[str, Any] | None = None  # the hypothesis shown in the detail pane
-        ctx.on_notice = self._notice  # type: ignore[attr-defined]
+        ctx.on_notice = self._notice
         import threading
 
         # opening the database (SQLAlchemy, pydantic and YAML imports, schema check, launch recovery)
@@ -308,10 +297,8 @@ class OptlogApp(App[None]):
         self.post_message(self.Loaded("done", None))
 
     def _plans(self) -> list[dict[str, Any]]:
-        try:
-            from optlog.service import plans as Pl
-        except ImportError:
-            return []
+        from optlog.service import plans as Pl
+
         return list(Pl.list_(self.ctx)["plans"])
 
     # ------------------------------------------------------------------ applying loaded data
@@ -340,7 +327,7 @@ class OptlogApp(App[None]):
         tree = self.query_one("#hyp-tree", Tree)
         keep = self.selected_hyp
         tree.clear()
-        self._tree_labels = []
+        self._tree_labels: list[tuple[Any, dict[str, Any], int]] = []
         width = self._tree_width()
         target = None
 
@@ -494,7 +481,7 @@ class OptlogApp(App[None]):
         t = self.query_one("#plan-table", DataTable)
         t.clear()
         for p in plans:
-            t.add_row(str(p.get("rank") or "–"), str(p["id"]), _num(p.get("score")), p.get("status", ""),
+            t.add_row(str(p.get("rank") or "–"), str(p["id"]), fmt_num(p.get("score")), p.get("status", ""),
                       p.get("title", ""), p.get("reason") or "", key=str(p["id"]))
 
     def _show_log(self, events: list[dict[str, Any]]) -> None:
@@ -511,7 +498,7 @@ class OptlogApp(App[None]):
             self.selected_hyp = hid
             self._debounced("hyp", lambda: self.load_hyp_detail(hid))
 
-    def _debounced(self, what: str, fn: Callable[[], None], delay: float = DETAIL_DELAY_S) -> None:
+    def _debounced(self, what: str, fn: Callable[[], object], delay: float = DETAIL_DELAY_S) -> None:
         """Load a detail once the cursor rests: holding ↓ repaints the table, not every detail."""
         t = self._detail_timers.pop(what, None)
         if t is not None:
@@ -816,7 +803,7 @@ def _run_cells(r: dict[str, Any]) -> tuple[str, str, str, str]:
     """One runs-table row: id, status (invalidated marked), labels, the first three metrics."""
     status = r["status"] + (" ✘invalid" if r["invalidated"] else "")
     labels = " ".join(f"{k}={v}" for k, v in r["labels"].items())
-    mets = " ".join(f"{k}={_num(v)}" for k, v in list(r["metrics"].items())[:3])
+    mets = " ".join(f"{k}={fmt_num(v)}" for k, v in list(r["metrics"].items())[:3])
     return str(r["id"]), status, labels, mets
 
 
@@ -898,7 +885,7 @@ def _hyp_renderable(h: dict[str, Any]) -> Any:
             for lv in levels:
                 lvl = " ".join(f"{k}={v}" for k, v in (lv.get("level") or {}).items())
                 n = lv.get("n") or {}
-                _rows(t, lvl or "all", _num(lv.get("a")), _num(lv.get("b")), _num(lv.get("ratio")),
+                _rows(t, lvl or "all", fmt_num(lv.get("a")), fmt_num(lv.get("b")), fmt_num(lv.get("ratio")),
                           f"{n.get('a', '')}/{n.get('b', '')}" if isinstance(n, dict) else str(n),
                           Text(str(lv.get("outcome", "")), style={"holds": "green", "fails": "red"}.get(lv.get("outcome", ""), "yellow")))
             parts.append(t)
@@ -918,8 +905,8 @@ def _hyp_renderable(h: dict[str, Any]) -> Any:
         for r in h["linked"]:
             tel = r["telemetry"]
             _rows(t, str(r["id"]), r["status"] + (" ✘" if r.get("invalidated") else ""),
-                      " ".join(f"{k}={v}" for k, v in r["labels"].items()), _num(tel.get("gpu_power_w")),
-                      _num(tel.get("tensor_active")), _num(tel.get("dram_bw_util")), r["diagnosis"])
+                      " ".join(f"{k}={v}" for k, v in r["labels"].items()), fmt_num(tel.get("gpu_power_w")),
+                      fmt_num(tel.get("tensor_active")), fmt_num(tel.get("dram_bw_util")), r["diagnosis"])
         parts.append(t)
     return Group(*parts)
 
@@ -936,7 +923,7 @@ def _run_renderable(r: dict[str, Any]) -> Any:
     t.add_column("metric", style="dim")
     t.add_column("value", justify="right")
     for k, v in sorted(r["metrics"].items())[:40]:
-        _rows(t, k, _num(v))
+        _rows(t, k, fmt_num(v))
     parts.append(t)
     tel = r.get("telemetry") or {}
     if tel.get("text"):

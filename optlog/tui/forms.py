@@ -74,7 +74,10 @@ class FormScreen(ModalScreen[dict[str, Any] | None]):
         out: dict[str, Any] = {}
         for f in self.fields:
             w = self.query_one(f"#f-{f.name}")
-            out[f.name] = w.value if not isinstance(w, Select) else (None if w.value is Select.BLANK else w.value)
+            if isinstance(w, Select):
+                out[f.name] = None if w.value is Select.BLANK else w.value
+            elif isinstance(w, Input):
+                out[f.name] = w.value
         return out
 
     def action_submit(self) -> None:

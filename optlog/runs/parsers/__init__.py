@@ -24,6 +24,7 @@ import json
 from pathlib import Path
 from typing import Callable
 
+from optlog.core.labels import check_key
 from optlog.errors import BadInput
 from optlog.runs.parsers._common import CANONICAL, Doc, ParsedResult
 
@@ -112,13 +113,13 @@ def _first_object(data: bytes) -> dict | list | None:
     if not text:
         return None
     try:
-        return json.loads(text)  # type: ignore[no-any-return]
+        return json.loads(text)
     except (json.JSONDecodeError, RecursionError):
         pass
     for line in text.splitlines():
         if line.strip():
             try:
-                return json.loads(line)  # type: ignore[no-any-return]
+                return json.loads(line)
             except (json.JSONDecodeError, RecursionError):
                 return None
     return None
@@ -195,8 +196,6 @@ def parse_result(paths: list[Path] | list[str], parser: str | None = None, key_m
     """Parse every file (all are checked before anything is returned); one result per JSONL line,
     per GuideLLM benchmark, per AIPerf file."""
     if key_map:
-        from optlog.core.labels import check_key
-
         for k in key_map:
             check_key(k[len("label."):] if k.startswith("label.") else k, "--key-map")
     out: list[ParsedResult] = []

@@ -87,6 +87,18 @@ def finite(v: Any) -> float | None:
     return f if f is not None and math.isfinite(f) else None
 
 
+def obj(d: dict[str, Any], key: str) -> dict[str, Any]:
+    """`d[key]` when it is a JSON object, else an empty one (tools leave sections out or null)."""
+    v = d.get(key)
+    return v if isinstance(v, dict) else {}
+
+
+def arr(d: dict[str, Any], key: str) -> list[Any]:
+    """`d[key]` when it is a JSON array, else an empty one."""
+    v = d.get(key)
+    return v if isinstance(v, list) else []
+
+
 def load_json(doc: Doc, parser: str) -> Any:
     """Parse a whole-file JSON document. Python's reader accepts bare Infinity/NaN (SGLang writes them)."""
     try:

@@ -39,7 +39,8 @@ import io
 import re
 from typing import Any
 
-from optlog.runs.parsers._common import Doc, ParsedResult, clean, fail, finite, load_json, metric_key, set_label
+from optlog.runs.parsers._common import (Doc, ParsedResult, arr, clean, fail, finite, load_json, metric_key, obj,
+                                         set_label)
 from optlog.runs.parsers.keymap import apply_key_map
 
 STATS = {"avg": "mean", "p50": "median", "p90": "p90", "p95": "p95", "p99": "p99"}
@@ -172,9 +173,9 @@ def _get(d: Any, *path: Any) -> Any:
 
 
 def _labels(d: dict[str, Any]) -> dict[str, Any]:
-    ic = d.get("input_config") if isinstance(d.get("input_config"), dict) else {}
+    ic = obj(d, "input_config")
     labels: dict[str, Any] = {}
-    phases = ic.get("phases") if isinstance(ic.get("phases"), list) else []
+    phases = arr(ic, "phases")
     prof = next((p for p in phases if isinstance(p, dict) and (p.get("name") == "profiling" or p.get("kind") == "profiling")),
                 phases[-1] if phases and isinstance(phases[-1], dict) else {})
     stim = _get(ic, "perf_analyzer", "stimulus") or {}

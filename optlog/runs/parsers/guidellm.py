@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from optlog.runs.parsers._common import Doc, ParsedResult, clean, fail, finite, load_json, metric_key, set_label
+from optlog.runs.parsers._common import Doc, ParsedResult, clean, fail, finite, load_json, metric_key, obj, set_label
 from optlog.runs.parsers.keymap import apply_key_map
 
 TOOL = "guidellm"
@@ -50,8 +50,8 @@ def parse(doc: Doc) -> list[ParsedResult]:
                    field_="benchmarks")
     if not d["benchmarks"]:
         raise fail(TOOL, doc.path, "the \"benchmarks\" list is empty", field_="benchmarks")
-    meta = d.get("metadata") if isinstance(d.get("metadata"), dict) else {}
-    top = d.get("config") if isinstance(d.get("config"), dict) else (d.get("args") if isinstance(d.get("args"), dict) else {})
+    meta = obj(d, "metadata")
+    top = obj(d, "config") if isinstance(d.get("config"), dict) else obj(d, "args")
     out: list[ParsedResult] = []
     for i, b in enumerate(d["benchmarks"]):
         where = f"benchmark {i + 1}"
@@ -97,7 +97,7 @@ def _succ(m: dict[str, Any], name: str) -> dict[str, Any] | None:
 def _stat(s: dict[str, Any], st: str) -> float | None:
     if st == "mean":
         return finite(s.get("mean"))
-    pct = s.get("percentiles") if isinstance(s.get("percentiles"), dict) else {}
+    pct = obj(s, "percentiles")
     if st == "median":
         v = finite(s.get("median"))
         return v if v is not None else finite(pct.get("p50"))
@@ -163,8 +163,8 @@ def _metrics(b: dict[str, Any], m: dict[str, Any]) -> dict[str, float]:
 
 def _labels(b: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
     labels: dict[str, Any] = {}
-    cfg = b.get("config") if isinstance(b.get("config"), dict) else {}
-    args = b.get("args") if isinstance(b.get("args"), dict) else {}
+    cfg = obj(b, "config")
+    args = obj(b, "args")
     strat = cfg.get("strategy") if isinstance(cfg.get("strategy"), dict) else args.get("strategy")
     strat = strat if isinstance(strat, dict) else {}
     kind = strat.get("type_") or strat.get("kind")
@@ -175,9 +175,9 @@ def _labels(b: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
         set_label(labels, "concurrency", strat.get("streams") if strat.get("streams") is not None else strat.get("max_concurrency"))
     if kind in ("constant", "poisson", "async", "throughput_rate"):
         set_label(labels, "request_rate", strat.get("rate"))
-    backend = cfg.get("backend") if isinstance(cfg.get("backend"), dict) else {}
-    worker = b.get("worker") if isinstance(b.get("worker"), dict) else {}
-    spec = top.get("spec") if isinstance(top.get("spec"), dict) else top
+    backend = obj(cfg, "backend")
+    worker = obj(b, "worker")
+    spec = obj(top, "spec") if isinstance(top.get("spec"), dict) else top
     model = backend.get("model") or worker.get("backend_model")
     if not model and isinstance(spec.get("backend"), dict):
         model = spec["backend"].get("model")
@@ -191,7 +191,7 @@ def _labels(b: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
         set_label(labels, "output_len", d0.get("output_tokens"))
         set_label(labels, "dataset", d0.get("kind") or d0.get("type_"))
     else:
-        loader = b.get("request_loader") if isinstance(b.get("request_loader"), dict) else {}
+        loader = obj(b, "request_loader")
         text = loader.get("data") if isinstance(loader.get("data"), str) else (d0 if isinstance(d0, str) else None)
         if text:
             kv = dict(re.findall(r"(\w+)=([^,\s]+)", text))
@@ -201,7 +201,7 @@ def _labels(b: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
                 set_label(labels, "dataset", "synthetic" if "prompt_tokens" in kv else None)
             else:
                 set_label(labels, "dataset", text)
-    cons = cfg.get("constraints") if isinstance(cfg.get("constraints"), dict) else {}
+    cons = obj(cfg, "constraints")
     mr = cons.get("max_requests") if isinstance(cons.get("max_requests"), dict) else None
     if mr:
         set_label(labels, "num_prompts", (mr.get("args") or {}).get("count") if isinstance(mr.get("args"), dict) else mr.get("count"))

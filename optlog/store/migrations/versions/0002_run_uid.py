@@ -11,7 +11,7 @@ import uuid
 
 from alembic import op
 import sqlalchemy as sa
-import sqlmodel
+import sqlmodel.sql.sqltypes
 
 
 revision = '0002'

@@ -1,0 +1,112 @@
+"""The CLI's front door for the hot reads: `status`, `todo list`, `hypothesis list`, `run list`
+under `--json`, answered from the read cache (`optlog.store.readcache`) before click, SQLAlchemy
+or the command tree are imported; on a miss the full CLI runs and its document is stored.
+
+Only the standard library and `optlog.store.readcache` are imported here. A document is served
+only for an argument list that the full CLI itself answered with that document (stored under the
+same arguments), so the two cannot disagree on what the arguments mean; `-C PATH` is understood
+only in front of the command, where it cannot be another option's value.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+# command aliases (the one place: `optlog.cli.main` reads them from here)
+ALIASES = {"hyp": "hypothesis", "pred": "prediction", "todos": "todo", "runs": "run"}
+# the read commands whose --json documents are cached (an MCP tool of the same path too)
+READS: frozenset[tuple[str, ...]] = frozenset({("status",), ("todo", "list"), ("hypothesis", "list"),
+                                               ("run", "list")})
+
+
+@dataclass
+class Pending:
+    """A miss being worked out by the full CLI: what to store if it succeeds quietly."""
+
+    ws: Any
+    key: str
+    stamp: Any
+    texts: list[str] = field(default_factory=list)
+    noticed: bool = False
+
+
+PENDING: Pending | None = None
+
+
+def read_key(args: list[str]) -> tuple[str | None, str] | None:
+    """(the -C folder, the cache key) of a cacheable read, else None."""
+    chdir = None
+    if args[:1] == ["-C"] and len(args) > 1:
+        chdir, args = args[1], args[2:]
+    if "--json" not in args:
+        return None
+    rest = [a for a in args if a != "--json"]
+    if not rest or any(a == "--" or a.startswith("-C") or a in ("-h", "--help", "--version") for a in rest):
+        return None
+    cmd = [ALIASES.get(rest[0], rest[0]), *rest[1:]]
+    if tuple(cmd[:1]) not in READS and tuple(cmd[:2]) not in READS:
+        return None
+    return chdir, json.dumps(cmd, ensure_ascii=False)
+
+
+def serve(args: list[str]) -> bool:
+    """Print the cached document of this read and return True; else False (and, on a miss, note
+    what the full CLI should store)."""
+    global PENDING
+    k = read_key(args)
+    if k is None:
+        return False
+    from optlog.store import readcache
+
+    if not readcache.enabled():
+        return False
+    from optlog.errors import OptlogError
+    from optlog.paths import find_workspace
+
+    try:
+        ws = find_workspace(k[0])
+        st = readcache.stamp(ws)
+    except (OptlogError, OSError):
+        return False  # the full CLI says what is wrong
+    if st is None:
+        return False
+    text = readcache.get(ws, k[1], st)
+    if text is None:
+        PENDING = Pending(ws, k[1], st)
+        return False
+    if sys.stdout.isatty():  # the same rendering as `emit`: indented for a person
+        text = json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return False
+    return True
+
+
+def record(text: str) -> None:
+    """The full CLI printed this document (compact JSON)."""
+    if PENDING is not None:
+        PENDING.texts.append(text)
+
+
+def noticed() -> None:
+    """The full CLI narrated something on stderr: a replay would not, so nothing is stored."""
+    if PENDING is not None:
+        PENDING.noticed = True
+
+
+def commit(exit_code: int) -> None:
+    """Store the pending document if the command succeeded quietly and nothing changed meanwhile."""
+    global PENDING
+    p, PENDING = PENDING, None
+    if p is None or exit_code != 0 or p.noticed or len(p.texts) != 1:
+        return
+    from optlog.store import readcache
+
+    after = readcache.stamp(p.ws)
+    if after is not None and after.key == p.stamp.key:
+        readcache.put(p.ws, p.key, after, p.texts[0])

@@ -1,0 +1,205 @@
+"""The read cache: the JSON documents of the hot read commands, kept until the workspace changes.
+
+Why: an agent calls `status`, `todo list`, `hypothesis list` and `run list` many times a minute,
+mostly with nothing changed in between. Working the answer out again costs a process start with
+SQLAlchemy, pydantic and 1,000 hypothesis files; checking that nothing changed costs a few stat
+calls and one SQLite query with the standard library. So a successful read stores its document
+under a *stamp* of everything it could depend on, and the next identical read is answered from it
+when the stamp is unchanged. It is never stale, because the stamp covers every input:
+
+- the hypothesis files (name, mtime, size, inode of each), `optlog.yaml`, the committed evidence
+  folder (`runs/evidence/`), the migration files, optlog's version, the `OPTLOG_*` environment;
+- the database: its change counter (every optlog write, `Database.write`, bumps it), its
+  schema revision, and on SQLite the file's inode (a backup restored over it is another file);
+- no pending write-and-commit journal, and nothing live (a live launch can die unseen: recovery
+  must run, so nothing is answered from the cache, or stored, while anything is queued or running).
+
+A document is stored only when the stamp taken before the command equals the one taken after it
+(no write raced it) and no stat'd file changed within the last `RACY_S` seconds (a file rewritten
+twice within one timestamp tick, at the same size, would otherwise look unchanged: git's "racy
+clean" problem). Only the standard library is imported here: the cache is consulted before the
+CLI loads click, SQLAlchemy or the command tree. `OPTLOG_READ_CACHE=0` turns it off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from optlog import __version__
+from optlog.paths import Workspace
+
+RACY_S = 1.0
+CACHE_DIR = "readcache"
+MIGRATIONS_VERSIONS = os.path.join(os.path.dirname(__file__), "migrations", "versions")
+# live work: recovery (`service.recovery`) must look at it, so nothing is cached meanwhile
+LIVE_SQL = (
+    "SELECT 1 FROM launch WHERE status IN ('queued', 'running') "
+    "UNION ALL SELECT 1 FROM run WHERE status IN ('queued', 'running') "
+    "UNION ALL SELECT 1 FROM process_record WHERE alive = :t"
+)
+FACTS_SQL = (
+    "SELECT (SELECT n FROM change_counter WHERE id = 1), (SELECT version_num FROM alembic_version), "
+    f"EXISTS ({LIVE_SQL})"
+)
+
+# (change counter, schema revision, anything live) of a database
+DbFacts = tuple[object, object, bool]
+
+
+@dataclass(frozen=True)
+class Stamp:
+    key: str  # a digest of every input
+    settled: bool  # no stat'd file changed within RACY_S: safe to store under this stamp
+
+
+def enabled() -> bool:
+    return os.environ.get("OPTLOG_READ_CACHE", "1") != "0"
+
+
+def _st(path: str) -> tuple[str, float]:
+    try:
+        s = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return "-", 0.0
+    return f"{s.st_mtime_ns}:{s.st_size}:{s.st_ino}", s.st_mtime
+
+
+def sqlite_facts(ws: Workspace) -> DbFacts | None:
+    """The workspace's SQLite database facts, read with the standard library (read-only, no
+    migration, no WAL switch); None when there is no database yet or it cannot be read."""
+    f = ws.sqlite_file
+    if f is None or not f.is_file():
+        return None
+    try:
+        c = sqlite3.connect(f"file:{f}?mode=ro", uri=True, timeout=1.0)
+        try:
+            row = c.execute(FACTS_SQL.replace(":t", "1")).fetchone()
+        finally:
+            c.close()
+    except sqlite3.Error:
+        return None  # an old schema, a broken file: the normal path says what is wrong
+    return row[0], row[1], bool(row[2])
+
+
+def db_facts(db: Any) -> DbFacts:
+    """The same facts through an open `store.db.Database` (any backend: the MCP face's)."""
+    from sqlalchemy import text
+
+    with db.engine.connect() as c:
+        row = c.execute(text(FACTS_SQL), {"t": True}).one()
+    return row[0], row[1], bool(row[2])
+
+
+def stamp(ws: Workspace, facts: Callable[[], DbFacts | None] | None = None) -> Stamp | None:
+    """The stamp of the workspace now, or None when nothing may be answered from the cache
+    (disabled, no database, something live, a journal pending). `facts` reads the database's
+    facts (default: SQLite through the standard library; the MCP face passes its PostgreSQL one)."""
+    if not enabled():
+        return None
+    if facts is None:
+        if ws.sqlite_file is None:
+            return None  # a shared database without a reader here: the normal path
+        facts = lambda: sqlite_facts(ws)  # noqa: E731
+    try:
+        if any(n.endswith(".json") for n in os.listdir(ws.state_dir / "journal")):
+            return None  # an interrupted write-and-commit: the normal path completes it
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    now = time.time()
+    newest = 0.0
+    h = hashlib.blake2b(digest_size=16)
+    env = sorted((k, v) for k, v in os.environ.items() if k.startswith("OPTLOG_") and k != "OPTLOG_READ_CACHE")
+    h.update(json.dumps([__version__, str(ws.root), env]).encode())
+    for p in (ws.config_file, ws.evidence_dir):
+        s, mt = _st(str(p))
+        h.update(s.encode() + b"\n")
+        newest = max(newest, mt)
+    try:
+        h.update("\n".join(sorted(os.listdir(MIGRATIONS_VERSIONS))).encode())
+    except FileNotFoundError:
+        return None
+    hyp = []
+    try:
+        with os.scandir(ws.hypotheses_dir) as it:
+            for e in it:
+                if e.name.endswith(".yaml") and not e.name.startswith("."):
+                    st = e.stat()
+                    hyp.append(f"{e.name}:{st.st_mtime_ns}:{st.st_size}:{st.st_ino}")
+                    newest = max(newest, st.st_mtime)
+    except (FileNotFoundError, NotADirectoryError):
+        hyp.append("-")
+    hyp.sort()
+    h.update("\n".join(hyp).encode())
+    if ws.sqlite_file is not None:  # the same file (a restored backup is another inode)
+        try:
+            st = os.stat(ws.sqlite_file)
+            h.update(f"db {st.st_dev}:{st.st_ino}\n".encode())
+        except FileNotFoundError:
+            return None
+    got = facts()
+    if got is None or got[2]:
+        return None
+    h.update(repr(got[:2]).encode())
+    return Stamp(h.hexdigest(), settled=newest < now - RACY_S)
+
+
+def _file(ws: Workspace, key: str) -> str:
+    name = hashlib.blake2b(key.encode(), digest_size=12).hexdigest()
+    return os.path.join(ws.state_dir, CACHE_DIR, f"{name}.json")
+
+
+def get(ws: Workspace, key: str, st: Stamp) -> str | None:
+    """The stored document text of read `key` under stamp `st`, or None."""
+    try:
+        with open(_file(ws, key), encoding="utf-8") as f:
+            head = f.readline()
+            if head.rstrip("\n") != f"{st.key} {key}":
+                return None
+            return f.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+MAX_ENTRIES = 64  # distinct argument lists kept (an agent uses a handful)
+
+
+def _prune(d: str) -> None:
+    """Keep the folder small: past MAX_ENTRIES documents, the least recently written go."""
+    try:
+        with os.scandir(d) as it:
+            ents = [(e.stat().st_mtime_ns, e.path) for e in it if e.name.endswith(".json")]
+    except OSError:
+        return
+    for _mt, p in sorted(ents)[: max(0, len(ents) - MAX_ENTRIES + 1)]:
+        try:
+            os.unlink(p)
+        except OSError:
+            pass
+
+
+def put(ws: Workspace, key: str, st: Stamp, text: str) -> bool:
+    """Store `text` (one compact JSON document) for read `key` under stamp `st` (atomically)."""
+    if not st.settled or "\n" in key:
+        return False
+    path = _file(ws, key)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        _prune(os.path.dirname(path))
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(f"{st.key} {key}\n{text}")
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return False
+    return True

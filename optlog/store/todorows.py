@@ -1,0 +1,70 @@
+"""Reading and ordering todo rows (service.todos keeps the rules: ids, matching, statuses)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
+    from sqlmodel import Session
+
+    from optlog.store.models import Todo
+
+_LIST_SQL = ("SELECT id, content, status, priority, hypothesis_id, extra FROM todo{where} "
+             "ORDER BY position, seq")
+
+
+def todo_rows(c: Connection, status: str | None = None, hypothesis: str | None = None) -> list[tuple[Any, ...]]:
+    """(id, content, status, priority, hypothesis, extra) in list order. Core SQL, not the ORM:
+    agents read the list many times a minute, and this path never imports the model classes."""
+    from sqlalchemy import text
+
+    conds, params = [], {}
+    if status:
+        conds.append("status = :status")
+        params["status"] = status
+    if hypothesis:
+        conds.append("hypothesis_id = :hyp")
+        params["hyp"] = hypothesis
+    sql = _LIST_SQL.format(where=(" WHERE " + " AND ".join(conds)) if conds else "")
+    out = []
+    for tid, content, st, prio, hyp, extra in c.execute(text(sql), params).all():
+        if isinstance(extra, str):  # SQLite hands back the JSON text; psycopg decodes it
+            extra = json.loads(extra)
+        out.append((tid, content, st, prio, hyp, extra))
+    return out
+
+
+def todo_ids(s: Session) -> set[str]:
+    from sqlmodel import select
+
+    from optlog.store.models import Todo
+
+    return set(s.exec(select(Todo.id)).all())
+
+
+def last_position(s: Session) -> int:
+    """The largest position in the list (0 when it is empty)."""
+    from sqlalchemy import func
+    from sqlmodel import select
+
+    from optlog.store.models import Todo
+
+    return int(s.exec(select(func.max(Todo.position))).one() or 0)
+
+
+def todo(s: Session, tid: str) -> Todo | None:
+    from sqlmodel import select
+
+    from optlog.store.models import Todo
+
+    return s.exec(select(Todo).where(Todo.id == tid)).first()
+
+
+def todos_in_order(s: Session) -> list[Todo]:
+    from sqlmodel import col, select
+
+    from optlog.store.models import Todo
+
+    return list(s.exec(select(Todo).order_by(col(Todo.position), col(Todo.seq))).all())

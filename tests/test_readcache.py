@@ -1,0 +1,189 @@
+"""The read cache (optlog.store.readcache): the hot reads answered from it print byte for byte what
+the full CLI prints, and no change by another process is ever answered with the old document —
+through the CLI (a fresh process each call) and through the long-lived MCP face."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+READS = [("status",), ("todo", "list"), ("hypothesis", "list"), ("run", "list", "--limit", "20"),
+         ("hyp", "list"), ("run", "list")]
+
+
+def _backdate(root: Path, seconds: float = 60) -> None:
+    """Every file the stamp stats is older than the racy window (a test writes and reads at once)."""
+    t = time.time() - seconds
+    for p in [root / "optlog.yaml", root / "runs" / "evidence", *(root / "hypotheses").glob("*.yaml")]:
+        if p.exists():
+            os.utime(p, (t, t))
+
+
+def _cli(ws, *args: str, cache: bool = True, probe: bool = False) -> subprocess.CompletedProcess:
+    env = dict(ws.env)
+    if not cache:
+        env["OPTLOG_READ_CACHE"] = "0"
+    pre = ["-X", "importtime"] if probe else []
+    p = subprocess.run([sys.executable, *pre, "-m", "optlog", *args], cwd=ws.root, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    return p
+
+
+def _served_from_cache(p: subprocess.CompletedProcess) -> bool:
+    loaded = {ln.split("|")[-1].strip() for ln in p.stderr.splitlines() if ln.startswith("import time:")}
+    return "click" not in loaded and "sqlalchemy" not in loaded
+
+
+def _fill(ws) -> None:
+    ws.cli("hypothesis", "add", "Comm-bound", "--id", "comm-bound")
+    ws.cli("hypothesis", "add", "Wider TP", "--id", "wider-tp", "--parent", "comm-bound")
+    for cfg, c, v in (("tp8", 64, 700), ("tp4pp2", 64, 213)):
+        ws.cli("run", "record", "--label", f"config={cfg}", "--label", f"concurrency={c}", "--metric",
+               f"tput={v}", "--hypothesis", "comm-bound")
+    ws.j("prediction", "add", "comm-bound", "--expect", "a > b", "--metric", "tput", "--a", "config=tp4pp2",
+         "--b", "config=tp8", "--per", "concurrency")
+    ws.j("todo", "write", "-", input=json.dumps({"todos": [
+        {"content": "Start TP4+PP2 — ünïcode", "status": "in_progress", "activeForm": "Starting"},
+        {"content": "Investigate FP4 GEMM", "status": "pending"}]}))
+
+
+def _settle(ws, args: tuple[str, ...]) -> str:
+    """Run `args` until its document is stored; return it (asserting the cache then serves it)."""
+    _backdate(ws.root)
+    out = [_cli(ws, *args, "--json").stdout for _ in range(2)]  # a miss may index (a write): then stored
+    hit = _cli(ws, *args, "--json", probe=True)
+    assert out[0] == out[1] == hit.stdout
+    assert _served_from_cache(hit), args
+    return hit.stdout
+
+
+@pytest.mark.sqlite_only
+def test_cached_reads_print_what_the_full_cli_prints(ws, tmp_path):
+    _fill(ws)
+    for args in READS:
+        full = _cli(ws, *args, "--json", cache=False).stdout
+        assert _settle(ws, args) == full, args  # byte for byte
+        json.loads(full)
+    # -C in front of the command, from another folder: the same document, from the cache
+    _settle(ws, ("status",))  # (the reads above re-indexed the backdated files: a write, so a miss)
+    p = subprocess.run([sys.executable, "-X", "importtime", "-m", "optlog", "-C", str(ws.root), "status", "--json"],
+                       cwd=tmp_path, env=ws.env, capture_output=True, text=True)
+    assert p.stdout == _cli(ws, "status", "--json", cache=False).stdout and _served_from_cache(p)
+    # human output and other commands never come from the cache
+    assert not _served_from_cache(_cli(ws, "status", probe=True))
+    assert not _served_from_cache(_cli(ws, "hypothesis", "show", "comm-bound", "--json", probe=True))
+
+
+@pytest.mark.sqlite_only
+def test_no_change_by_another_process_is_answered_from_the_cache(ws):
+    _fill(ws)
+
+    def changed(args: tuple[str, ...], change) -> None:
+        before = _settle(ws, args)
+        change()
+        after = _cli(ws, *args, "--json").stdout
+        assert after == _cli(ws, *args, "--json", cache=False).stdout
+        assert after != before, (args, "stale")
+
+    todo = json.dumps({"todos": [{"content": "only one now", "status": "pending"}]})
+    changed(("todo", "list"), lambda: ws.j("todo", "write", "-", input=todo))
+    changed(("status",), lambda: ws.cli("run", "record", "--label", "config=tp8", "--metric", "tput=1"))
+    changed(("run", "list", "--limit", "20"), lambda: ws.cli("run", "invalidate", "1", "--why", "bad node"))
+    changed(("hypothesis", "list"), lambda: ws.cli("hypothesis", "add", "Third", "--id", "third"))
+
+    def hand_edit() -> None:  # same size, in place (same inode): only the mtime tells
+        f = ws.root / "hypotheses" / "wider-tp.yaml"
+        text = f.read_text()
+        assert "Wider TP" in text
+        with open(f, "r+", encoding="utf-8") as fh:
+            fh.write(text.replace("Wider TP", "Wider XP"))
+
+    changed(("hypothesis", "list"), hand_edit)
+    changed(("status",), lambda: (ws.root / "hypotheses" / "third.yaml").unlink())
+
+
+def test_nothing_is_stored_while_something_is_live_or_just_changed(ws):
+    from optlog.paths import find_workspace
+    from optlog.service.context import Ctx
+    from optlog.store import readcache
+
+    for k, v in ws.env.items():
+        os.environ[k] = v  # noqa: the in-process context reads the workspace's database settings
+    try:
+        ws.cli("hypothesis", "add", "H", "--id", "h")
+        ctx = Ctx.find(ws.root)
+        facts = lambda: readcache.db_facts(ctx.db)  # noqa: E731
+        os.utime(ws.root / "hypotheses" / "h.yaml")  # "just now", however slow the machine was since
+        st = readcache.stamp(ws=find_workspace(ws.root), facts=facts)
+        assert st is not None and not st.settled  # the file was written just now: not stored
+        assert not readcache.put(ctx.ws, "k", st, "{}")
+        _backdate(ws.root)
+        st = readcache.stamp(ctx.ws, facts=facts)
+        assert st is not None and st.settled and readcache.put(ctx.ws, "k", st, "{}")
+        assert readcache.get(ctx.ws, "k", st) == "{}"
+        from sqlalchemy import text
+
+        with ctx.db.write() as s:  # a launch is running: recovery must look, nothing is served
+            s.execute(text("INSERT INTO launch (status, created_at, spec, progress) "
+                           "VALUES ('running', '2026-01-01T00:00:00Z', '{}', '{}')"))
+        assert readcache.stamp(ctx.ws, facts=facts) is None
+        ctx.close()
+    finally:
+        for k in ws.env:
+            os.environ.pop(k, None) if k.startswith("OPTLOG_") else None
+
+
+def test_mcp_reads_are_reused_until_another_process_changes_the_workspace(ws, monkeypatch):
+    """The long-lived MCP face answers a repeated read from memory, and sees a change made by
+    another process (the CLI) at the next call (SQLite and PostgreSQL)."""
+    for k, v in ws.env.items():
+        monkeypatch.setenv(k, v)
+    from optlog.cli.mcp import Face
+
+    _fill(ws)
+    _backdate(ws.root)
+    face = Face(str(ws.root))
+    try:
+        def call(name: str, args: dict) -> dict:
+            doc, err, _code = face.call(name, args)
+            assert not err, doc
+            return doc
+
+        for name, args in (("status", {}), ("todo_list", {}), ("hypothesis_list", {}), ("run_list", {"limit": 20})):
+            first = call(name, args)
+            assert call(name, args) == first  # (the first may re-index the backdated files: a write)
+            hits = face.read_hits
+            assert call(name, args) == first and face.read_hits == hits + 1, name
+        todos = call("todo_list", {})
+        ws.j("todo", "write", "-", input=json.dumps({"todos": [{"content": "from the CLI", "status": "pending"}]}))
+        assert call("todo_list", {}) != todos and call("todo_list", {})["todos"][0]["content"] == "from the CLI"
+        hyps = call("hypothesis_list", {"limit": 50})
+        _backdate(ws.root)
+        call("hypothesis_list", {"limit": 50})
+        ws.cli("hypothesis", "add", "From the CLI", "--id", "from-cli")
+        assert "from-cli" in {h["id"] for h in call("hypothesis_list", {"limit": 50})["hypotheses"]}
+        assert "from-cli" not in {h["id"] for h in hyps["hypotheses"]}
+        st = call("status", {})
+        ws.cli("run", "record", "--label", "config=tp8", "--metric", "tput=5")
+        assert call("status", {})["runs_total"] == st["runs_total"] + 1
+    finally:
+        face.close()
+
+
+def test_only_the_hot_json_reads_have_a_cache_key():
+    from optlog.cli.fast import read_key
+
+    assert read_key(["status", "--json"]) == (None, '["status"]')
+    assert read_key(["-C", "/w", "hyp", "list", "--json"]) == ("/w", '["hypothesis", "list"]')
+    assert read_key(["run", "list", "--limit", "20", "--json"])[1] == '["run", "list", "--limit", "20"]'
+    for args in (["status"], ["todo", "write", "--json"], ["run", "show", "1", "--json"], ["--json"],
+                 ["run", "list", "--label", "-C", "--json"], ["status", "-C", "/w", "--json"],
+                 ["status", "--json", "--help"], ["run", "list", "--json", "--", "x"]):
+        assert read_key(args) is None, args
