@@ -212,8 +212,8 @@ def winners_curse(first: float | None, remeasured: Sequence[float]) -> dict[str,
     `shrink_pct` is (first − median) / median × 100 (positive: the first reading flattered it)."""
     med = median([float(x) for x in remeasured])
     shrink = None
-    if first is not None and med not in (None, 0.0):
-        shrink = (first - med) / abs(med) * 100.0  # type: ignore[operator]
+    if first is not None and med is not None and med != 0.0:
+        shrink = (first - med) / abs(med) * 100.0
     return {"first": first, "median": med, "n": len(remeasured), "values": [float(x) for x in remeasured],
             "shrink_pct": None if shrink is None else round(shrink, 3)}
 

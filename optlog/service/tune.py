@@ -33,7 +33,7 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -279,15 +279,15 @@ def _counted(trials: list[Any]) -> int:
 
 def _trial_metrics(ctx: Ctx, run_ids: list[int]) -> tuple[dict[str, float], list[str], list[dict[str, float]]]:
     """The median of each metric over the trial's succeeded runs; their statuses; per-run metrics."""
-    from sqlmodel import select
+    from sqlmodel import col, select
 
     from optlog.store.models import Run
     from optlog.store.runrows import labels_metrics
 
     with ctx.db.read() as s:
-        runs = s.exec(select(Run).where(Run.id.in_(run_ids)).order_by(Run.id)).all()  # type: ignore[union-attr,attr-defined]
+        runs = s.exec(select(Run).where(col(Run.id).in_(run_ids)).order_by(col(Run.id))).all()
         _labels, metrics = labels_metrics(s, run_ids)
-    ok = [metrics[r.id] for r in runs if r.status == "succeeded"]
+    ok = [metrics[r.id] for r in runs if r.status == "succeeded" and r.id is not None]
     keys = sorted({k for m in ok for k in m})
     med = {k: T.median([m[k] for m in ok if k in m]) for k in keys}
     return {k: v for k, v in med.items() if v is not None}, [r.status for r in runs], ok
@@ -348,7 +348,7 @@ class Worker:
                 return t
         return None
 
-    def feed(self, st: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    def feed(self, st: dict[str, Any]) -> Generator[dict[str, Any], None, None]:
         """The launch's points: each trial's, made after the previous trial was told its result."""
         optuna = _quiet()
         from optlog.runs.spec import parse_set, plan
@@ -368,8 +368,8 @@ class Worker:
                 twin = self._same_as(params, trial.number)
                 if twin is not None:
                     old = _attrs(twin)
-                    trial.set_user_attr(TRIAL_ATTR, {**{k: old[k] for k in ("runs", "metrics", "constraint") if k in old},
-                                                     "worker": self.index, "same_as": twin.number})
+                    kept: dict[str, Any] = {k: old[k] for k in ("runs", "metrics", "constraint") if k in old}
+                    trial.set_user_attr(TRIAL_ATTR, {**kept, "worker": self.index, "same_as": twin.number})
                     hb.stop()
                     self.study.tell(trial, list(twin.values))
                     done = True
@@ -621,16 +621,17 @@ def show(ctx: Ctx, name: str, storage: Any = None) -> dict[str, Any]:
     trials = [_trial_doc(t) for t in study.get_trials(deepcopy=False)]
     directions = [d.name.lower() for d in study.directions]
     rm = study.user_attrs.get("remeasured")
-    doc = {"study": name, "spec": meta.get("spec"), "objectives": meta.get("objectives"), "directions": directions,
+    doc: dict[str, Any] = {"study": name, "spec": meta.get("spec"), "objectives": meta.get("objectives"), "directions": directions,
            "constraints": meta.get("constraints") or [], "sampler": meta.get("sampler"),
            "trials": trials, "best": _best(trials, directions)}
     if rm:
         current = [[c["number"], c["run"]] for c in _candidates(trials, directions)] == rm.get("candidates")
         if current:  # else trials came after it: the first readings' best, until it is re-measured
             doc["best"] = _remeasured_best(trials, rm)
-        doc["remeasure"] = {k: rm.get(k) for k in ("launch", "rounds", "winners", "separation", "changed")}
-        doc["remeasure"]["current"] = current
-        doc["remeasure"]["trials"] = {k: {x: v[x] for x in ("values", "first", "shrink_pct", "n", "feasible", "runs")}
+        rdoc: dict[str, Any] = {k: rm.get(k) for k in ("launch", "rounds", "winners", "separation", "changed")}
+        doc["remeasure"] = rdoc
+        rdoc["current"] = current
+        rdoc["trials"] = {k: {x: v[x] for x in ("values", "first", "shrink_pct", "n", "feasible", "runs")}
                                       for k, v in (rm.get("trials") or {}).items()}
     return doc
 
