@@ -159,6 +159,7 @@ def test_two_workers_share_one_study_and_run_n_distinct_trials(ws, backend):
         assert len(where) == 1 and where[0].startswith("optlog_") and where[0].endswith("_tune") and ident[:8] in where[0], where
 
 
+@pytest.mark.slow
 def test_kill_9_mid_study_then_resume_loses_and_repeats_no_finished_trial(ws):
     cfg = ws.root / "optlog.yaml"
     cfg.write_text(cfg.read_text() + "\ntune:\n  heartbeat_s: 1\n  grace_s: 2\n")
