@@ -230,8 +230,11 @@ def test_host_load_and_thread_settings_recorded_and_loaded_runs_flagged(ws):
     ws.cli("hyp", "add", "c2 beats c1", "--id", "c2")
     ws.cli("predict", "add", "c2", "--expect", "a > b", "--metric", "output_throughput",
            "--a", "concurrency=2", "--b", "concurrency=1")
-    lv = ws.j("verdict", "c2")["results"][0]["predictions"][0]["levels"][0]
+    pr = ws.j("verdict", "c2")["results"][0]["predictions"][0]
+    lv = pr["levels"][0]
     assert "measured under load" in lv["reason"], lv
+    # and the one line a person reads says the whole verdict stands on loaded runs
+    assert pr["loaded_runs"] == pr["runs"] and "every run it used was measured under load" in pr["explanation"], pr
     # quiet: threshold off, no GPU process → no flag
     cfg.write_text(cfg.read_text().replace("gpu_processes: true", "gpu_processes: false"))
     res3 = ws.j("run", "launch", rel, "--set", "matrix.concurrency=[3]")

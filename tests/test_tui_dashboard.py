@@ -58,9 +58,9 @@ def test_tree_shows_claim_status_and_predictions(ws, monkeypatch):
 
 
 def test_recorded_run_detail_has_no_empty_bar(ws, monkeypatch):
-    labels = [f"--label=k{i}=a-rather-long-label-value-{i}" for i in range(6)]
     metrics = [f"--metric=metric_number_{i}={i}.5" for i in range(6)]
-    ws.cli("run", "record", *labels, *metrics)
+    for run in (1, 2):  # two runs whose every label differs: a label column each, wider than the table
+        ws.cli("run", "record", *[f"--label=k{i}=a-rather-long-label-value-{i}-{run}" for i in range(6)], *metrics)
     app = _app(ws, monkeypatch)
 
     async def go():
@@ -136,3 +136,75 @@ def test_overview_is_one_line_at_80x24(ws, monkeypatch):
     assert (pane, line, height) == (False, True, 1)
     assert text.startswith("doing: Benchmarking tp8 at c=512  2 open todos")
     assert sel == "comm-bound"  # down went to its prediction's row, which selects its hypothesis
+
+
+def test_overview_collapses_when_the_terminal_shrinks(ws, monkeypatch):
+    """A resize from 160×48 to 80×24 folds the overview pane into its line (it stayed a pane: the
+    app's size had not followed the resize event yet)."""
+    _hyps(ws)
+    app = _app(ws, monkeypatch)
+
+    async def go():
+        async with app.run_test(size=(160, 48)) as pilot:
+            assert await _until(pilot, lambda: app.loads > 0)
+            wide = (app.query_one("#overview").display, app.query_one("#overview-line").display)
+            await pilot.resize_terminal(80, 24)
+            await pilot.pause(0.2)
+            small = (app.query_one("#overview").display, app.query_one("#overview-line").display)
+            await pilot.resize_terminal(160, 48)
+            await pilot.pause(0.2)
+            return wide, small, (app.query_one("#overview").display, app.query_one("#overview-line").display)
+
+    wide, small, again = asyncio.run(go())
+    assert wide == (True, False) and small == (False, True) and again == (True, False)
+
+
+def test_a_reload_reads_the_hypothesis_files_once(ws, monkeypatch):
+    """The overview takes the documents the tree was just built from: status() used to sync the
+    hypothesis files a second time on every reload (1.65 s → 2.05 s to load every tab at 1,000)."""
+    _hyps(ws)
+    ws.cli("todo", "write", "-", input='{"todos":[{"content":"bench tp8","status":"in_progress","id":"1"}]}')
+    ws.cli("run", "record", "--label", "config=tp8", "--metric", "tput=1")
+    from optlog.service import dashboard as D
+    from optlog.service import hypotheses as H
+    from optlog.service import todos as T
+
+    app = _app(ws, monkeypatch, poll_s=3600)
+    calls = []
+    real = H.sync
+    monkeypatch.setattr(H, "sync", lambda ctx, *a, **kw: calls.append(1) or real(ctx, *a, **kw))
+
+    async def go():
+        async with app.run_test(size=(160, 48)) as pilot:
+            assert await _until(pilot, lambda: app.loads > 0)
+            await app.workers.wait_for_complete()
+            n = len(calls)
+            app._load_all()
+            return len(calls) - n
+
+    assert asyncio.run(go()) == 1
+    # and the overview says the same with the documents given or read
+    ctx = app.ctx
+    docs = D.hypotheses_view(ctx)[1]
+    todos = T.list_(ctx)
+    assert D.overview(ctx, todos, docs) == D.overview(ctx, todos)
+
+
+def test_prediction_plot_series_answers_the_question():
+    """What the plot draws (service.dashboard.prediction_series): numbers for a log2 axis when the
+    levels span like concurrency, each group's repeat spread, the tested quantity per level and the
+    prediction's threshold."""
+    from optlog.service.dashboard import log2_axis, prediction_series
+
+    lv = lambda c, a, b, est: {"level": {"concurrency": c}, "a": sum(a) / len(a), "b": sum(b) / len(b),  # noqa: E731
+                               "values": {"a": a, "b": b}, "quantity": "a/b", "estimate": est, "ci": None,
+                               "threshold": [0.3, 0.6]}
+    h = {"predictions": [{"id": "x.p1", "metric": "tput", "per": "concurrency", "a": {"config": "tp4pp2"},
+                          "b": {"config": "tp8"}, "expect": "a / b in [0.3, 0.6]"}],
+         "verdict_details": [{"predictions": [{"id": "x.p1", "levels": [
+             lv(64, [200.0, 226.0], [700.0], 0.304), lv(256, [727.0], [1867.0], 0.389), lv(512, [1318.0], [2800.0], 0.471)]}]}]}
+    s = prediction_series(h)
+    assert s["x"] == ["64", "256", "512"] and s["xv"] == [64.0, 256.0, 512.0] and s["log2"]
+    assert s["spread"]["config=tp4pp2"] == [(200.0, 226.0), None, None]
+    assert s["quantity"] == "a/b" and s["estimates"] == [0.304, 0.389, 0.471] and s["threshold"] == [0.3, 0.6]
+    assert not log2_axis([1.0, 2.0, 4.0]) and not log2_axis(None) and log2_axis([1.0, 8.0])

@@ -742,6 +742,7 @@ def _finish(pl: _Plan, results: list[Any], ceilings: dict[str, float]) -> dict[s
         for ae, padj in zip(fam, holm(raw)):
             ae.p = padj
     levels_out: list[dict[str, Any]] = []
+    loaded_ids: set[int] = set()
     used_runs: set[int] = set()
     default = pred.metric
     tested: dict[str, str | None] = {"a": None, "b": None}
@@ -801,6 +802,7 @@ def _finish(pl: _Plan, results: list[Any], ceilings: dict[str, float]) -> dict[s
         if loaded:  # runs measured under load (runs.hostload) are named with the numbers they gave
             lv["reason"] += f" [measured under load: {', '.join(loaded)}]"
         levels_out.append(lv)
+        loaded_ids.update(r.id for g in ("a", "b") for r in use[g] if r.canon.get("loaded") == "true")
 
     outs = [lv["outcome"] for lv in levels_out]
     if pl.untested_reason or not levels_out:
@@ -827,6 +829,8 @@ def _finish(pl: _Plan, results: list[Any], ceilings: dict[str, float]) -> dict[s
         "not_comparable": pl.not_comparable,
         "runs": sorted(used_runs),
     }
+    if loaded_ids:  # present only when it matters, so verdicts on a quiet machine read as before
+        res["loaded_runs"] = sorted(loaded_ids)
     res["explanation"] = explain(res, pl.untested_reason)
     return res
 
@@ -898,6 +902,10 @@ def explain(res: dict[str, Any], untested_reason: str | None = None) -> str:
         parts.append(f"skipped {per} {sk} (one group only)" if sk else "some levels skipped")
     if res["not_comparable"]:
         parts.append(f"{len(res['not_comparable'])} run(s) not comparable")
+    if res.get("loaded_runs"):
+        n, of = len(res["loaded_runs"]), len(res["runs"])
+        parts.append("every run it used was measured under load" if n >= of else
+                     f"{n} of its {of} runs were measured under load")
     return "; ".join(parts)
 
 

@@ -42,22 +42,59 @@ def hypotheses_tree(ctx: Ctx) -> list[dict[str, Any]]:
     return hypotheses_view(ctx)[0]
 
 
-def runs_page(ctx: Ctx, offset: int = 0, limit: int = 200) -> dict[str, Any]:
-    from optlog.service import evidence as E
+RUN_METRICS_SHOWN = 3  # metric columns before the user chooses (`M` in the runs table)
 
-    return {"runs": E.list_runs(ctx, limit=limit, offset=offset), "total": E.count_runs(ctx), "offset": offset}
+
+def runs_index(ctx: Ctx, metrics: list[str] | None = None) -> dict[str, Any]:
+    """Every run as a light row for the runs table (`core.runtable`): id, status, invalidated,
+    launch, hypothesis, labels, and only the chosen metrics' values; plus the metric names the runs
+    have (most common first). Light enough to sort and filter 10,000 runs in memory
+    (`store.runrows.table_rows`). `metrics` None chooses: the prediction metrics the runs have,
+    then the most common, three in all."""
+    from optlog.store.runrows import metric_names_by_use, predicted_metrics, table_rows
+
+    with ctx.db.read() as s:
+        known = metric_names_by_use(s)
+        if metrics is None:
+            asked = predicted_metrics(s)
+            metrics = ([m for m in known if m in asked] + [m for m in known if m not in asked])[:RUN_METRICS_SHOWN]
+        rows = table_rows(s, metrics)
+    return {"rows": rows, "metrics": list(metrics), "known_metrics": known}
+
+
+LAUNCH_LOG_LINES = 6
+LAUNCH_FAILURES = 5
 
 
 def live_launches(ctx: Ctx) -> list[dict[str, Any]]:
-    from optlog.store.launchrows import live_launches as rows_of_live
-
-    with ctx.db.read() as s:
-        rows = rows_of_live(s)
-        out: list[dict[str, Any]] = [{"id": r.id, "status": r.status, "spec": r.spec_path, "progress": r.progress or {}} for r in rows]
+    """The launches now queued or running, as the overview's launch pane shows them, from what the
+    launcher already records (the launch row's progress, its runs, `launches/<id>/launch.log`): the
+    point being measured (of how many), seconds elapsed since the launch was created and an
+    estimate of those left (the mean point so far times the points left), its failed runs with
+    their error, and the log's last lines."""
+    from optlog.core.timeutil import now_iso, parse_iso
     from optlog.runs.launcher import read_tail
+    from optlog.store.launchrows import live_launches as rows_of_live
+    from optlog.store.launchrows import run_states
 
+    now = parse_iso(now_iso())
+    with ctx.db.read() as s:
+        rows = sorted(rows_of_live(s), key=lambda r: r.id or 0)
+        out = []
+        for r in rows:
+            pr = dict(r.progress or {})
+            runs = run_states(s, r.id or 0)
+            failed = [{"id": i, "error": e, "cause": c} for i, st, e, c in runs if st == "failed"]
+            elapsed = max(0.0, (now - parse_iso(r.created_at)).total_seconds()) if r.created_at else None
+            done, total = int(pr.get("done") or 0), int(pr.get("total") or len(runs))
+            per_point = (float(pr.get("elapsed_s") or 0.0) / done) if done else None
+            remaining = per_point * max(0, total - done) if per_point is not None else None
+            out.append({"id": r.id, "status": r.status, "spec": r.spec_path, "progress": pr,
+                        "done": done, "total": total, "current": pr.get("current"), "elapsed_s": elapsed,
+                        "remaining_s": remaining, "failed": failed[-LAUNCH_FAILURES:], "failed_total": len(failed)})
     for la in out:
-        la["log_tail"] = read_tail(ctx.ws.state_dir / "launches" / str(la["id"]) / "launch.log", 5).splitlines()
+        la["log_tail"] = read_tail(ctx.ws.state_dir / "launches" / str(la["id"]) / "launch.log",
+                                   LAUNCH_LOG_LINES).splitlines()
     return out
 
 
@@ -126,13 +163,14 @@ def hypotheses_view(ctx: Ctx) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     return _tree(nodes), docs
 
 
-def overview(ctx: Ctx, todos: list[dict[str, Any]]) -> dict[str, Any]:
+def overview(ctx: Ctx, todos: list[dict[str, Any]], docs: dict[str, Any] | None = None) -> dict[str, Any]:
     """What the first screen shows beside the tree: the agent's open todos (in progress first, with
     the `activeForm` it gave), the latest verdicts and the hypotheses whose verdict is due, as
-    `optlog status` finds them (one definition of 'due')."""
+    `optlog status` finds them (one definition of 'due'). `docs` are the documents the tree was
+    just built from (`hypotheses_view`): status does not read the hypothesis files again."""
     from optlog.service.status import status
 
-    st = status(ctx)
+    st = status(ctx, docs=docs, all_todos=todos)
     # status leaves out a section with nothing to say
     return {"todos": open_first(todos), "todos_total": len(todos), "verdicts": st.get("latest_verdicts") or [],
             "due": st.get("verdict_due") or []}
@@ -159,31 +197,63 @@ def _sel(d: dict[str, Any] | None, fallback: str) -> str:
     return " ".join(f"{k}={v}" for k, v in (d or {}).items()) or fallback
 
 
+LOG2_SPAN = 8  # a numeric axis spanning this factor or more (64 → 512) is drawn on log2
+
+
+def log2_axis(xs: list[float] | None) -> bool:
+    """Concurrency-like levels (positive numbers spanning three doublings or more) read on a log2
+    axis: 64, 128, 256, 512 equally spaced, not bunched at the left of a linear one."""
+    if not xs or any(x <= 0 for x in xs):
+        return False
+    return max(xs) / min(xs) >= LOG2_SPAN
+
+
 def prediction_series(h: dict[str, Any]) -> dict[str, Any] | None:
-    """Metric against the prediction's --per label for each group (a, b) of the first prediction with
-    per-level evidence: {"title", "x": [level labels], "groups": {name: [value or None]}}."""
+    """What the prediction plot draws, from the per-level table of the first prediction that has
+    one: the metric of each group (a, b) at each level with the spread of its repeats (min, max),
+    the level values as numbers when they are (`log2` when they span like concurrency does), and
+    the tested quantity's estimate and interval at each level with the threshold the prediction
+    expects (`a/b` in [0.3, 0.6], `a` < 0.05 × peak): {"title", "x", "xv", "log2", "groups",
+    "spread", "quantity", "estimates", "ci", "threshold"}."""
+    from optlog.core import labels as L
+
     for p in h.get("predictions", []):
         levels = latest_levels(h, p["id"])
         if not levels:
             continue
         xl = [" ".join(str(v) for v in (lv.get("level") or {}).values()) or "all" for lv in levels]
+        nums = [L.as_number(x) for x in xl]
+        xv = [float(n) for n in nums if n is not None] if all(n is not None for n in nums) else None
         num = lambda v: v if isinstance(v, (int, float)) else None  # noqa: E731
-        groups = {_sel(p.get("a"), "a"): [num(lv.get("a")) for lv in levels],
-                  _sel(p.get("b"), "b"): [num(lv.get("b")) for lv in levels]}
+
+        def spread(g: str) -> list[tuple[float, float] | None]:
+            out: list[tuple[float, float] | None] = []
+            for lv in levels:
+                vals = [v for v in ((lv.get("values") or {}).get(g) or []) if isinstance(v, (int, float))]
+                out.append((min(vals), max(vals)) if len(vals) > 1 else None)
+            return out
+
+        na, nb = _sel(p.get("a"), "a"), _sel(p.get("b"), "b")
+        thr = next((lv.get("threshold") for lv in levels if lv.get("threshold") is not None), None)
         return {"title": f"{p.get('metric') or 'metric'} by {p.get('per') or 'level'} ({p['id']})", "x": xl,
-                "groups": groups}
+                "xv": xv, "log2": log2_axis(xv),
+                "groups": {na: [num(lv.get("a")) for lv in levels], nb: [num(lv.get("b")) for lv in levels]},
+                "spread": {na: spread("a"), nb: spread("b")},
+                "quantity": next((lv.get("quantity") for lv in levels if lv.get("quantity")), None),
+                "estimates": [num(lv.get("estimate")) for lv in levels],
+                "ci": [lv.get("ci") for lv in levels], "threshold": thr, "expect": p.get("expect")}
     return None
 
 
 LINKED_SHOWN = 30
 
 
-def hypothesis_detail(ctx: Ctx, hid: str) -> dict[str, Any]:
+def hypothesis_detail(ctx: Ctx, hid: str, docs: dict[str, Any] | None = None) -> dict[str, Any]:
     """`hypothesis show` plus what the dashboard draws: per-level tables and explanations of each
     prediction, the plot series, and for linked runs a one-line telemetry summary and diagnosis."""
     from optlog.service import hypotheses as H
 
-    h = H.show(ctx, hid)
+    h = H.show(ctx, hid, docs)  # docs: the reload's own read of the files
     for p in h["predictions"]:
         p["levels"] = latest_levels(h, p["id"])
         p["explanation"] = latest_explanation(h, p["id"])

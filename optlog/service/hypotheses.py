@@ -472,8 +472,10 @@ def verdict_history(doc: HypothesisDoc) -> list[dict[str, Any]]:
     return out
 
 
-def show(ctx: Ctx, hid: str) -> dict[str, Any]:
-    docs = sync(ctx)
+def show(ctx: Ctx, hid: str, docs: dict[str, HypothesisDoc] | None = None) -> dict[str, Any]:
+    """`docs`: a caller's fresh `sync` (the dashboard's reload), not read again."""
+    if docs is None:
+        docs = sync(ctx)
     if hid not in docs:
         raise not_found("hypothesis", hid, docs, field="hypothesis")
     doc = docs[hid]

@@ -269,10 +269,11 @@ def rm(ctx: Ctx, pid: int | str, why: str) -> dict[str, Any]:
             "file": f"{prefix(ctx)}/{prefix(ctx)}-{v['id']:02d}.md"}
 
 
-def list_(ctx: Ctx, status: str | None = None) -> dict[str, Any]:
+def list_(ctx: Ctx, status: str | None = None, docs: dict[str, Any] | None = None) -> dict[str, Any]:
+    """`docs`: a caller's fresh `hypotheses.sync` (the dashboard's reload), not read again."""
     if status is not None:
         P.check_status(status)
-    views, _ = evaluated(ctx)
+    views, _ = evaluated(ctx, docs)
     pre = prefix(ctx)
     rows = [_public(v, pre) for v in views if status is None or v["status"] == status]
     return {"plans": rows, "calibration": P.calibration(views)}

@@ -68,12 +68,15 @@ def _runs_facts(ctx: Ctx, last_verdict_at: str) -> dict[str, Any]:
             "invalid_total": inv_total, "newest": newest, "live_hyps": live_hyps}
 
 
-def status(ctx: Ctx) -> dict[str, Any]:
+def status(ctx: Ctx, *, docs: dict[str, Any] | None = None, all_todos: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """`docs` (from `hypotheses.sync`) and `all_todos` (from `todos.list_`), when the caller has just
+    read them (the dashboard, on every reload), are not read again."""
     from optlog.core.todos import open_first
     from optlog.service import hypotheses, todos
 
     fresh = not ctx.db_exists()
-    docs = hypotheses.sync(ctx)
+    if docs is None:
+        docs = hypotheses.sync(ctx)
     latest: list[dict[str, Any]] = []
     last_at: dict[str, str] = {}
     for d in docs.values():
@@ -101,7 +104,8 @@ def status(ctx: Ctx) -> dict[str, Any]:
             due.append({"id": d.id, "evidence_at": ev, "verdict_at": last_at.get(d.id)})
     due.sort(key=lambda x: x["evidence_at"], reverse=True)
 
-    all_todos = todos.list_(ctx)
+    if all_todos is None:
+        all_todos = todos.list_(ctx)
     active = open_first(all_todos)
     shown = [{k: v for k, v in (("id", t["id"]), ("content", _clip(t["content"], 80)), ("status", t["status"]),
                                 ("priority", t["priority"]), ("hypothesis", t["hypothesis"])) if v is not None}

@@ -17,3 +17,14 @@ def live_launches(s: Session) -> list[Launch]:
     from optlog.store.models import Launch
 
     return list(s.exec(select(Launch).where(col(Launch.status).in_(("queued", "running")))).all())
+
+
+def run_states(s: Session, launch_id: int) -> list[tuple[int, str, str | None, str | None]]:
+    """(id, status, error, cause) of a launch's runs, in id order: the dashboard's launch pane
+    shows its failures as they happen."""
+    from sqlmodel import col, select
+
+    from optlog.store.models import Run
+
+    q = select(Run.id, Run.status, Run.error, Run.cause).where(Run.launch_id == launch_id).order_by(col(Run.id))
+    return [(int(i or 0), st, e, c) for i, st, e, c in s.exec(q).all()]

@@ -8,6 +8,7 @@ token twice a second; only then is what's on screen reloaded.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -21,6 +22,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Log, Static, TabbedContent, TabPane, Tree
 
+from optlog.core import runtable as RT
 from optlog.core.numfmt import fmt_num
 from optlog.core.statuses import HYP_STATUSES, STATUS_GLYPH
 from optlog.service.context import Ctx
@@ -39,6 +41,24 @@ class PlainTable(DataTable):
 
     def add_row(self, *cells: Any, **kw: Any) -> Any:
         return super().add_row(*(Text(c) if isinstance(c, str) else c for c in cells), **kw)
+
+
+class RunsTable(PlainTable):
+    """The runs table: its keys act on the runs (the app does the work; they show in the footer
+    while the table has the focus, and in the command palette)."""
+
+    BINDINGS = [
+        Binding("slash", "app.filter_runs", "Filter"),
+        Binding("s", "app.sort_runs", "Sort"),
+        Binding("S", "app.reverse_runs", "Reverse"),
+        Binding("G", "app.group_runs", "Group"),
+        Binding("m", "app.mark_run", "Mark"),
+        Binding("d", "app.diff_runs", "Diff"),
+        Binding("M", "app.choose_metrics", "Metrics"),
+        # a row table does not scroll sideways (no horizontal bar): home/end go to the first/last run
+        Binding("home", "scroll_top", "First run", show=False),
+        Binding("end", "scroll_bottom", "Last run", show=False),
+    ]
 
 
 class PlotBox(Vertical):
@@ -106,8 +126,24 @@ class OptlogApp(App[None]):
         self.selected_run: int | None = None
         self.runs_loaded = 0
         self.runs_total = 0
+        # the runs table's view (core.runtable): every run's light row, and what the person chose
+        self.run_rows: list[dict[str, Any]] = []
+        self.run_metrics: list[str] | None = None  # None: the service's default choice
+        self.shown_metrics: list[str] = []
+        self.known_metrics: list[str] = []
+        self.run_filter = ""
+        self._run_pred: Callable[[dict[str, Any]], bool] | None = None
+        self.run_sort: tuple[str, bool] = ("id", False)  # column key, descending
+        self.run_group: str | None = None
+        self.marked: list[int] = []  # at most two: a and b of `run diff`
+        self._run_view: list[dict[str, Any]] = []  # filtered, grouped, sorted
+        self._run_groups: dict[int, str] = {}  # run id → its group's label, on the group's first row
+        self._run_cols: list[str] = []
+        self._run_shown: tuple[Any, ...] | None = None  # what the run detail should show: a run, or a diff
         self.hyp_docs: dict[str, Any] = {}
         self.active_launch: int | None = None
+        self._launches: list[dict[str, Any]] = []  # live launches, for the overview's launch pane
+        self._ov: dict[str, Any] | None = None
         self.loads = 0  # how many reloads happened (tests wait on it)
         self._detail_timers: dict[str, Any] = {}
         self.detail: dict[str, Any] | None = None  # the hypothesis shown in the detail pane
@@ -173,12 +209,14 @@ class OptlogApp(App[None]):
                             yield Static("Select a hypothesis (↑/↓, enter).", id="hyp-text")
                         yield PlotBox(id="pred-plot")
                     with VerticalScroll(id="overview"):  # what the agent is doing, what is due
+                        yield Static("", id="overview-launch")  # the live launch, one line a fact
                         yield Static("", id="overview-text")
             with TabPane("Todos", id="todos"):
                 yield PlainTable(id="todo-table", cursor_type="row", zebra_stripes=True)
             with TabPane("Runs", id="runs"):
                 with Vertical(id="runs-pane"):
-                    yield PlainTable(id="runs-table", cursor_type="row", zebra_stripes=True)
+                    yield Static("", id="runs-bar")  # shown of total, filter, sort, group, marks
+                    yield RunsTable(id="runs-table", cursor_type="row", zebra_stripes=True)
                     with VerticalScroll(id="run-detail"):
                         yield Static("", id="run-text")
                     yield PlotBox(id="tel-plot")
@@ -195,7 +233,6 @@ class OptlogApp(App[None]):
         tree.show_root = False
         tree.guide_depth = 2
         self.query_one("#todo-table", DataTable).add_columns("", "id", "priority", "todo", "hypothesis")
-        self.query_one("#runs-table", DataTable).add_columns("id", "status", "labels", "metrics")
         self.query_one("#plan-table", DataTable).add_columns("rank", "id", "score", "status", "title", "why")
         self.query_one("#log-table", DataTable).add_columns("when", "event", "hypothesis", "subject")
         tree.focus()
@@ -262,6 +299,13 @@ class OptlogApp(App[None]):
         if tok != self.token:
             self.token = tok
             self._load_all()
+        elif self.active_launch is not None:  # elapsed time and the log move between database writes
+            from optlog.service.dashboard import live_launches
+
+            try:
+                self.post_message(self.Loaded("launches", live_launches(self.ctx)))
+            except Exception:  # noqa: BLE001 - the next reload says what is wrong
+                pass
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def reload(self) -> None:
@@ -277,29 +321,32 @@ class OptlogApp(App[None]):
 
     def _load_all(self) -> None:
         """What is on screen, in the order a person looks: the tree first (one read of the hypothesis
-        files), then todos, a page of runs, launches, the selected detail, and the ranked plans."""
+        files, which the overview, the detail and the plans reuse), then todos and the overview,
+        launches, the selected detail, the ranked plans, and the runs."""
         from optlog.service import dashboard as D
         from optlog.service import todos as T
 
         shown = self.selected_hyp  # None on the first load: the tree's first node loads its own detail
         try:
-            self.post_message(self.Loaded("hyps", D.hypotheses_view(self.ctx)))
+            hyps = D.hypotheses_view(self.ctx)
+            self.post_message(self.Loaded("hyps", hyps))
             todos = T.list_(self.ctx)
             self.post_message(self.Loaded("todos", todos))
-            self.post_message(self.Loaded("overview", D.overview(self.ctx, todos)))
-            self.post_message(self.Loaded("runs", D.runs_page(self.ctx, 0, max(RUN_PAGE, self.runs_loaded))))
+            self.post_message(self.Loaded("overview", D.overview(self.ctx, todos, hyps[1])))  # no second read
             self.post_message(self.Loaded("launches", D.live_launches(self.ctx)))
             if shown:
-                self.post_message(self.Loaded("hyp-detail", D.hypothesis_detail(self.ctx, shown)))
-            self.post_message(self.Loaded("plans", self._plans()))
+                self.post_message(self.Loaded("hyp-detail", D.hypothesis_detail(self.ctx, shown, hyps[1])))
+            self.post_message(self.Loaded("plans", self._plans(hyps[1])))
+            # last: every run (0.2-0.6 s at 10,000) is for the Runs tab, not the first screen
+            self.post_message(self.Loaded("runs", D.runs_index(self.ctx, self.run_metrics)))
         except Exception as e:  # noqa: BLE001
             self.call_from_thread(self.notify, f"could not load: {e}", severity="error", timeout=8)
         self.post_message(self.Loaded("done", None))
 
-    def _plans(self) -> list[dict[str, Any]]:
+    def _plans(self, docs: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         from optlog.service import plans as Pl
 
-        return list(Pl.list_(self.ctx)["plans"])
+        return list(Pl.list_(self.ctx, docs=docs)["plans"])
 
     # ------------------------------------------------------------------ applying loaded data
     def on_optlog_app_loaded(self, msg: "OptlogApp.Loaded") -> None:
@@ -367,14 +414,15 @@ class OptlogApp(App[None]):
             w = width - _indent(depth)
             tn.set_label(_pred_label(node["pred"], node["hyp"], w) if "pred" in node else _hyp_label(node, w))
 
-    def on_resize(self, _: events.Resize) -> None:
-        self._fit_overview()
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit_overview(event.size)  # the event's size: the app's own may not have followed yet
         self.call_after_refresh(self._relabel_tree)  # the tree's width follows the terminal's
 
-    def _fit_overview(self) -> None:
+    def _fit_overview(self, size: Any = None) -> None:
         """The overview is a pane beside the tree on a large terminal, one line above it on a small
         one (80×24 keeps the tree and the detail readable)."""
-        wide = self.size.width >= OVERVIEW_MIN[0] and self.size.height >= OVERVIEW_MIN[1]
+        size = size or self.size
+        wide = size.width >= OVERVIEW_MIN[0] and size.height >= OVERVIEW_MIN[1]
         self.query_one("#overview").display = wide
         self.query_one("#overview-line").display = not wide
         self.query_one("#hyp-pane").set_class(wide, "-wide")
@@ -387,28 +435,78 @@ class OptlogApp(App[None]):
         self._plot_prediction(h)
 
     def _plot_prediction(self, h: dict[str, Any]) -> None:
+        """The prediction's plot: each group's metric by level, every measured point marked and
+        its repeats' spread as a bar (on a log2 axis for concurrency-like levels); beside it, when
+        the verdict tested a quantity against a threshold, that quantity per level (with its
+        interval) between the lines of what the prediction expects."""
         plot = self.query_one("#pred-plot", PlotBox)
         series = h.get("plot")
         if not series:
             plot.remove_class("shown")
             return
         plot.add_class("shown")
-        title, xlabels, groups = series["title"], series["x"], series["groups"]
-        xs = list(range(1, len(xlabels) + 1))
+        import math
+
+        xl = series["x"]
+        xs = [math.log2(v) for v in series["xv"]] if series.get("log2") else list(range(1, len(xl) + 1))
+        thr = series.get("threshold")
+        est = series.get("estimates") or []
+        expected = thr is not None and any(e is not None for e in est)
+        per = series["title"].split(" by ", 1)[-1].split(" (")[0] + (" (log2)" if series.get("log2") else "")
+
+        def groups(plt: Any) -> None:
+            # a marker per group besides its colour: the groups stay apart under NO_COLOR
+            for (name, ys), color, mark in zip(series["groups"].items(), ("orange", "cyan"), ("●", "■")):
+                pts = [(x, y) for x, y in zip(xs, ys) if y is not None]
+                if not pts:
+                    continue
+                plt.plot([p[0] for p in pts], [p[1] for p in pts], label=name, marker="braille", color=color)
+                plt.scatter([p[0] for p in pts], [p[1] for p in pts], marker=mark, color=color)
+                for x, sp in zip(xs, (series.get("spread") or {}).get(name) or []):
+                    if sp:
+                        plt.plot([x, x], list(sp), marker="│", color=color)
+            plt.xticks(xs, xl)
+            plt.xlabel(per)
+            plt.title(series["title"])
+
+        def quantity(plt: Any) -> None:
+            pts = [(x, e) for x, e in zip(xs, est) if e is not None]
+            for x, ci in zip(xs, series.get("ci") or []):
+                if ci and len(ci) == 2:
+                    plt.plot([x, x], [float(ci[0]), float(ci[1])], marker="│", color="green", yside="right")
+            q = series.get("quantity") or "tested"
+            plt.scatter([p[0] for p in pts], [p[1] for p in pts], marker="✚", color="green", yside="right",
+                        label=f"{q} (right axis)")
+            lines = [float(t) for t in (thr if isinstance(thr, list) else [thr])]
+            for t in lines:  # drawn as data on the right axis (an hline lands on the left one)
+                plt.plot([xs[0], xs[-1]], [t, t], marker="─", color="red", yside="right")
+            seen = lines + [p[1] for p in pts] + [float(c) for ci in (series.get("ci") or []) if ci for c in ci]
+            lo, hi = min(seen), max(seen)
+            pad = (hi - lo) * 0.1 or abs(hi) * 0.1 or 1.0
+            plt.ylim(lo - pad, hi + pad, yside="right")
+            plt.title(f"{series['title']}; expected {series.get('expect')}: red lines, right axis")
 
         def draw(plt: Any) -> None:
-            for name, ys in groups.items():
-                pts = [(x, y) for x, y in zip(xs, ys) if y is not None]
-                if pts:
-                    plt.plot([p[0] for p in pts], [p[1] for p in pts], label=name, marker="braille")
-            plt.xticks(xs, xlabels)
-            plt.title(title)
+            groups(plt)
+            if expected:  # the tested quantity on the right-hand axis, between what is expected
+                quantity(plt)
 
         plot.draw(draw)
 
     def _show_overview(self, ov: dict[str, Any]) -> None:
-        self.query_one("#overview-text", Static).update(_overview_text(ov))
-        self.query_one("#overview-line", Static).update(_overview_line(ov))
+        self._ov = ov
+        self._paint_overview()
+
+    def _paint_overview(self) -> None:
+        if self._ov is None:
+            return
+        box = self.query_one("#overview-launch", Static)
+        box.display = bool(self._launches)
+        if self._launches:
+            width = box.size.width or self.query_one("#overview").size.width - 2
+            box.update(Text("\n").join(_launch_text(la, width if width > 10 else 60) for la in self._launches))
+        self.query_one("#overview-text", Static).update(_overview_text(self._ov))
+        self.query_one("#overview-line", Static).update(_overview_line(self._ov, self._launches))
 
     def _show_todos(self, todos: list[dict[str, Any]]) -> None:
         t = self.query_one("#todo-table", DataTable)
@@ -420,29 +518,99 @@ class OptlogApp(App[None]):
         if todos:
             t.move_cursor(row=min(cur, len(todos) - 1))
 
-    def _show_runs(self, page: dict[str, Any]) -> None:
-        t = self.query_one("#runs-table", DataTable)
-        cur = t.cursor_row
-        t.clear()
-        self.runs_total = page["total"]
-        rows = page["runs"]
-        for r in rows:
-            t.add_row(*_run_cells(r), key=str(r["id"]))
-        self.runs_loaded = len(rows)
-        t.border_title = f"{len(rows)} of {page['total']} runs"
-        if rows:
-            t.move_cursor(row=min(cur, len(rows) - 1))
+    def _show_runs(self, ix: dict[str, Any]) -> None:
+        self.run_rows = ix["rows"]
+        self.runs_total = len(self.run_rows)
+        self.shown_metrics = ix["metrics"]
+        self.known_metrics = ix["known_metrics"]
+        self._render_runs(keep=True)
 
-    def _show_more_runs(self, page: dict[str, Any]) -> None:
+    def _render_runs(self, keep: bool = False) -> None:
+        """Filter, group and sort the runs in memory (core.runtable), rebuild the columns (a column
+        per label that varies among the shown runs, one per chosen metric) and show the first page.
+        With `keep` (a reload: new runs came) the rows loaded so far stay loaded and the cursor on
+        the selected run; otherwise (a new order or filter) the cursor goes to the top."""
+        rows = [r for r in self.run_rows if self._run_pred(r)] if self._run_pred else list(self.run_rows)
+        cols = RT.columns(rows, self.shown_metrics)
+        col, desc = self.run_sort
+        if col not in cols:
+            col, desc = self.run_sort = ("id", False)
+        view: list[dict[str, Any]] = []
+        self._run_groups = {}
+        for name, members in RT.group_rows(RT.sort_rows(rows, col, desc), self.run_group):
+            if name is not None and members:
+                self._run_groups[members[0]["id"]] = f"{name} ({len(members)})"
+            view.extend(members)
+        self._run_view = view
+        self._run_cols = cols
         t = self.query_one("#runs-table", DataTable)
-        for r in page["runs"]:
-            if str(r["id"]) in t.rows:
-                continue
-            t.add_row(*_run_cells(r), key=str(r["id"]))
+        t.clear(columns=True)
+        if self.run_group:
+            t.add_column(Text(self.run_group, style="bold"), key="group")
+        t.add_column("", key="mark", width=1)
+        for c in cols:
+            t.add_column(self._col_header(c), key=c)
+        want = self.selected_run if keep else None
+        n = max(RUN_PAGE, self.runs_loaded) if keep else RUN_PAGE
+        self.runs_loaded = 0
+        self._add_run_rows(n)
+        at = next((i for i, r in enumerate(view[:self.runs_loaded]) if r["id"] == want), None)
+        if view:
+            t.move_cursor(row=at or 0)
+            self.selected_run = view[at or 0]["id"]  # no highlight event when the row index stays
+        else:
+            self.selected_run = None
+            self.query_one("#run-text", Static).update(Text("no runs match the filter" if self._run_pred else "no runs yet",
+                                                            style="dim"))
+        self._runs_bar()
+
+    def _col_header(self, c: str) -> Text:
+        col, desc = self.run_sort
+        name = {"id": "id", "flags": "⚑", "status": "status"}.get(c) or c[2:]
+        arrow = (" ▼" if desc else " ▲") if c == col else ""
+        return Text(name + arrow, style="bold" if c == col else ("cyan" if c.startswith("l:") else ""),
+                    justify="right" if c.startswith("m:") or c == "id" else "left")
+
+    def _add_run_rows(self, upto: int) -> None:
+        """Add the view's rows up to `upto` (a page at a time: a DataTable of 10,000 rows is slow to build)."""
+        t = self.query_one("#runs-table", DataTable)
+        for r in self._run_view[self.runs_loaded:upto]:
+            cells: list[Any] = []
+            if self.run_group:
+                g = self._run_groups.get(r["id"])
+                cells.append(Text(g, style="bold") if g else "")
+            cells.append(self._mark_cell(r["id"]))
+            cells.extend(_run_cell(r, c) for c in self._run_cols)
+            t.add_row(*cells, key=str(r["id"]))
         self.runs_loaded = t.row_count
-        t.border_title = f"{t.row_count} of {page['total']} runs"
+
+    def _mark_cell(self, rid: int) -> Text:
+        if rid in self.marked:
+            return Text("ab"[self.marked.index(rid)], style="bold reverse")
+        return Text("")
+
+    def _runs_bar(self) -> None:
+        shown, total = len(self._run_view), self.runs_total
+        col, desc = self.run_sort
+        # separators end a span, never start one (see `_hyp_label`)
+        parts: list[tuple[str, str]] = [(f"{shown:,} of {total:,} runs" if shown != total else f"{total:,} runs", "bold")]
+        if self.run_filter:
+            parts += [("filter ", "dim"), (self.run_filter, "yellow")]
+        parts += [("sort ", "dim"), ((col if col in RT.FIXED else col[2:]) + (" ▼" if desc else " ▲"), "")]
+        if self.run_group:
+            parts += [("by ", "dim"), (self.run_group, "")]
+        if self.marked:
+            parts += [("marked ", "dim"), (" ".join(f"{'ab'[i]}={m}" for i, m in enumerate(self.marked)), "bold")]
+        parts += [("   ".join(f"{g} {n}" for n, g in RT.FLAG_GLYPHS), "dim")]
+        out = Text.assemble(*((t + ("   " if i + 1 < len(parts) and not t.endswith(" ") else ""), st)
+                              for i, (t, st) in enumerate(parts)))
+        out.no_wrap = True
+        out.overflow = "ellipsis"
+        self.query_one("#runs-bar", Static).update(out)
 
     def _show_run_detail(self, r: dict[str, Any]) -> None:
+        if self._run_shown != ("run", r["id"]):
+            return  # a diff was asked for, or the cursor moved on, since this load started
         self.query_one("#run-text", Static).update(_run_renderable(r))
         plot = self.query_one("#tel-plot", PlotBox)
         series = {k: v for k, v in ((r.get("telemetry") or {}).get("series") or {}).items() if v}
@@ -460,6 +628,8 @@ class OptlogApp(App[None]):
         plot.draw(draw)
 
     def _show_launches(self, launches: list[dict[str, Any]]) -> None:
+        self._launches = launches
+        self._paint_overview()
         box = self.query_one("#launch-box", Log)
         if not launches:
             box.remove_class("shown")
@@ -519,11 +689,22 @@ class OptlogApp(App[None]):
         if event.row_key is None or event.row_key.value is None:
             return
         rid = int(event.row_key.value)
+        if rid != self._cursor_run(event.data_table) or (rid == self.selected_run and self._run_shown and self._run_shown[0] == "diff"):
+            return  # a late event (keys typed ahead): the cursor is elsewhere, or a diff was asked on this row
         self.selected_run = rid
+        self._run_shown = ("run", rid)
         self._debounced("run", lambda: self.load_run_detail(rid))
         t = event.data_table
-        if event.cursor_row >= t.row_count - 20 and self.runs_loaded < self.runs_total:
-            self.load_more_runs(self.runs_loaded)
+        if event.cursor_row >= t.row_count - 20 and self.runs_loaded < len(self._run_view):
+            self._add_run_rows(self.runs_loaded + RUN_PAGE)  # the next page, from memory
+
+    @on(DataTable.HeaderSelected, "#runs-table")
+    def _run_header(self, event: DataTable.HeaderSelected) -> None:
+        col = str(event.column_key.value)
+        if col in self._run_cols:
+            cur, desc = self.run_sort
+            self.run_sort = (col, not desc if col == cur else col.startswith("m:"))
+            self._render_runs()
 
     @work(thread=True, exclusive=True, group="run-detail", exit_on_error=False)
     def load_run_detail(self, rid: int) -> None:
@@ -534,11 +715,20 @@ class OptlogApp(App[None]):
         except Exception as e:  # noqa: BLE001
             self.call_from_thread(self.notify, str(e), severity="error")
 
-    @work(thread=True, exclusive=True, group="more-runs", exit_on_error=False)
-    def load_more_runs(self, offset: int) -> None:
-        from optlog.service import dashboard as D
+    @work(thread=True, exclusive=True, group="run-diff", exit_on_error=False)
+    def load_run_diff(self, a: int, b: int) -> None:
+        from optlog.service.verdicts import runs_diff
 
-        self.post_message(self.Loaded("more-runs", D.runs_page(self.ctx, offset, RUN_PAGE)))
+        try:
+            self.post_message(self.Loaded("run-diff", runs_diff(self.ctx, a, b)))
+        except Exception as e:  # noqa: BLE001
+            self.call_from_thread(self.notify, str(e), severity="error")
+
+    def _show_run_diff(self, d: dict[str, Any]) -> None:
+        if self._run_shown != ("diff", d["a"], d["b"]):
+            return  # the cursor moved on
+        self.query_one("#run-text", Static).update(_diff_renderable(d))
+        self.query_one("#tel-plot", PlotBox).remove_class("shown")
 
     def _selected_todo(self) -> str | None:
         t = self.query_one("#todo-table", DataTable)
@@ -557,6 +747,121 @@ class OptlogApp(App[None]):
 
     def action_reload(self) -> None:
         self.reload()
+
+    # ------------------------------------------------------------------ the runs table's own keys
+    def _on_runs(self) -> bool:
+        if self.query_one("#tabs", TabbedContent).active != "runs":
+            self.action_tab("runs")
+        return True
+
+    def _cursor_run(self, table: Any = None) -> int | None:
+        """The run under the cursor (the table's own state: `selected_run` follows it by events).
+        `table`: the event's own, for an event that arrives while the app is closing."""
+        t = table if table is not None else self.query_one("#runs-table", DataTable)
+        if t.row_count == 0:
+            return None
+        key = t.coordinate_to_cell_key(t.cursor_coordinate).row_key
+        return int(key.value) if key and key.value is not None else None
+
+    def action_filter_runs(self) -> None:
+        """`/`: the runs that match a selector, as `--a` takes it (`config=tp8 concurrency=64`) or a
+        condition as `--where` takes it (`concurrency >= 64 and status == succeeded`)."""
+        from optlog.core.expr import ExprError
+        from optlog.errors import BadInput
+
+        self._on_runs()
+
+        def go(v: dict[str, Any]) -> None:
+            text = v["filter"].strip()
+            try:
+                pred = RT.parse_filter(text)
+            except (BadInput, ExprError) as e:
+                self.notify(f"filter: {e}", severity="error", timeout=8)
+                return
+            self.run_filter, self._run_pred = text, pred
+            self._render_runs()
+
+        self._ask("Filter runs (empty: all runs)", [
+            Field("filter", "K=V … as --a takes them, or a condition as --where takes it", self.run_filter,
+                  placeholder="config=tp8   or   concurrency >= 64 and status == succeeded")], go)
+
+    def action_sort_runs(self) -> None:
+        """`s`: sort by the next column (metrics largest first); `S` reverses; a header click sorts by it."""
+        self._on_runs()
+        cols = list(self._run_cols)
+        if not cols:
+            return
+        cur, _ = self.run_sort
+        nxt = cols[(cols.index(cur) + 1) % len(cols)] if cur in cols else cols[0]
+        self.run_sort = (nxt, nxt.startswith("m:"))
+        self._render_runs()
+
+    def action_reverse_runs(self) -> None:
+        self._on_runs()
+        col, desc = self.run_sort
+        self.run_sort = (col, not desc)
+        self._render_runs()
+
+    def action_group_runs(self) -> None:
+        """`G`: no groups → by launch → by hypothesis → no groups."""
+        self._on_runs()
+        order = [None, *RT.GROUPS]
+        self.run_group = order[(order.index(self.run_group) + 1) % len(order)]
+        self._render_runs()
+
+    def action_mark_run(self) -> None:
+        """`m`: mark the selected run (a, then b; a third mark replaces the oldest), again to unmark."""
+        self._on_runs()
+        rid = self._cursor_run()
+        if rid is None:
+            return
+        before = list(self.marked)
+        if rid in self.marked:
+            self.marked.remove(rid)
+        else:
+            self.marked = (self.marked + [rid])[-2:]
+        t = self.query_one("#runs-table", DataTable)
+        for m in set(before) | set(self.marked):
+            if str(m) in t.rows:
+                t.update_cell(str(m), "mark", self._mark_cell(m))
+        self._runs_bar()
+
+    def action_diff_runs(self) -> None:
+        """`d`: `run diff` of the two marked runs (or the marked one against the selected one)."""
+        self._on_runs()
+        pair = list(self.marked)
+        cur = self._cursor_run()
+        if len(pair) == 1 and cur is not None and cur != pair[0]:
+            pair.append(cur)
+        if len(pair) != 2:
+            self.notify("mark two runs with m (or one, and select the other)", severity="warning")
+            return
+        t = self._detail_timers.pop("run", None)
+        if t is not None:  # the selected run's detail would replace the diff
+            t.stop()
+        self.selected_run = cur
+        self._run_shown = ("diff", pair[0], pair[1])
+        self.load_run_diff(pair[0], pair[1])
+
+    def action_choose_metrics(self) -> None:
+        """`M`: which metrics have a column (empty: the default, the predictions' metrics first)."""
+        self._on_runs()
+
+        def go(v: dict[str, Any]) -> None:
+            want = [x.strip() for x in v["metrics"].replace(" ", ",").split(",") if x.strip()]
+            unknown = [m for m in want if m not in self.known_metrics]
+            if unknown:
+                from difflib import get_close_matches
+
+                hint = {m: get_close_matches(m, self.known_metrics, 1) for m in unknown}
+                self.notify("no run has " + ", ".join(m + (f" (did you mean {h[0]}?)" if h else "") for m, h in hint.items()),
+                            severity="warning", timeout=8)
+            self.run_metrics = [m for m in want if m in self.known_metrics] or None
+            self.reload()
+
+        known = ", ".join(self.known_metrics[:12]) + (" …" if len(self.known_metrics) > 12 else "")
+        self._ask("Metric columns", [Field("metrics", f"Comma-separated (the runs have: {known})",
+                                           ", ".join(self.shown_metrics))], go)
 
     def _ask(self, title: str, fields: list[Field], then: Callable[[dict[str, Any]], None]) -> None:
         def cb(vals: dict[str, Any] | None) -> None:
@@ -732,8 +1037,14 @@ class OptlogApp(App[None]):
         yield from super().get_system_commands(screen)
         for b in self.BINDINGS:
             if isinstance(b, Binding) and b.action not in ("quit",) and not b.action.startswith("tab("):
-                yield SystemCommand(f"{b.description} [{b.key}]", f"optlog: {b.description.lower()}",
+                # "key S", not "[S]": a bracketed letter is markup (S strikes the title out, A vanishes)
+                yield SystemCommand(f"{b.description}  (key {b.key})", f"optlog: {b.description.lower()}",
                                     (lambda a=b.action: self.run_action(a)))
+        for b in RunsTable.BINDINGS:
+            if isinstance(b, Binding) and b.action.startswith("app."):
+                key = "/" if b.key == "slash" else b.key
+                yield SystemCommand(f"Runs: {b.description}  (key {key})", f"optlog: runs table, {b.description.lower()}",
+                                    (lambda a=b.action.removeprefix("app."): self.run_action(a)))
 
 
 def _todo_doing(t: dict[str, Any]) -> str:
@@ -741,8 +1052,65 @@ def _todo_doing(t: dict[str, Any]) -> str:
     return (t.get("activeForm") if t["status"] == "in_progress" else None) or t["content"]
 
 
+def _dur(s: float | None) -> str:
+    if s is None:
+        return "–"
+    s = int(round(s))
+    h, m, sec = s // 3600, s // 60 % 60, s % 60
+    return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
+
+
+def _point(la: dict[str, Any]) -> tuple[int, int]:
+    """(the point being measured, of how many): done + 1 while a point runs."""
+    return la["done"] + (1 if la.get("current") else 0), la["total"]
+
+
+def _bar(done: int, total: int, width: int = 16) -> str:
+    full = round(width * done / total) if total else 0
+    return "█" * full + "░" * (width - full)
+
+
+_LOG_STAMP = re.compile(r"^\d{4}-\d\d-\d\dT(\d\d:\d\d:\d\d)\.\d+Z ")
+
+
+def _launch_text(la: dict[str, Any], width: int = 60) -> Text:
+    """The live launch as the overview shows it: the point of N with its labels, elapsed and left,
+    the failures so far (wrapped: what failed matters), the log's last lines (cut to `width`)."""
+    out = Text()
+    out.append(f"Launch L{la['id']}  ", style="bold")
+    out.append(f"{la['status']}  ", style="yellow")
+    out.append(f"{la.get('spec') or ''}\n", style="dim")
+    n, total = _point(la)
+    between = not la.get("current") or n > total
+    out.append((f"{la['done']} of {total} points done  " if between else f"point {n} of {total}  ") if total
+               else "starting  ", style="bold")
+    out.append(_bar(la["done"], total) + "\n" if total else "\n", style="green")
+    cur = la.get("current") or {}
+    if cur.get("labels"):
+        out.append("now: ", style="dim")
+        out.append(_cut(" ".join(f"{k}={v}" for k, v in cur["labels"].items()), width - 5 - 12) + f"  (run {cur.get('run')})\n")
+    out.append("elapsed ", style="dim")
+    out.append(_dur(la.get("elapsed_s")) + "  ")
+    out.append("left ", style="dim")
+    out.append(("~" + _dur(la["remaining_s"])) if la.get("remaining_s") is not None else "– (after the first point)")
+    out.append("   c: cancel\n", style="dim")
+    for f in la.get("failed") or []:
+        # an error is several lines (what failed, then a stderr tail): its first and last say it
+        lines = [ln.strip() for ln in (f.get("error") or "").splitlines() if ln.strip() and not ln.startswith("---")]
+        said = lines[0] + (f" … {lines[-1]}" if len(lines) > 1 else "") if lines else ""
+        out.append(f"✘ run {f['id']} failed: ", style="red bold")
+        out.append(_cut(said, 160) + (f" ({f['cause']})" if f.get("cause") else "") + "\n", style="red")
+    if la.get("failed_total", 0) > len(la.get("failed") or []):
+        out.append(f"  … {la['failed_total']} failed in all\n", style="red")
+    for line in la.get("log_tail") or []:
+        out.append("│ ", style="dim")  # the log's own ISO stamp, cut to the time of day
+        out.append(_cut(_LOG_STAMP.sub(r"\1 ", line), width - 2) + "\n", style="dim")
+    return out
+
+
 def _overview_text(ov: dict[str, Any]) -> Text:
-    """The overview pane: the agent's open todos, the verdicts due, the latest verdicts."""
+    """The overview pane below the live launch: the agent's open todos, the verdicts due, the latest
+    verdicts."""
     out = Text()
     todos = ov["todos"]
     out.append(f"Agent's todos  {len(todos)} open of {ov['todos_total']}\n", style="bold")
@@ -776,12 +1144,20 @@ def _overview_text(ov: dict[str, Any]) -> Text:
     return out
 
 
-def _overview_line(ov: dict[str, Any]) -> Text:
-    """The overview in one line: what the agent does now, how many todos are open, what is due,
-    the newest verdict. Separators end a span (see `_hyp_label`)."""
+def _overview_line(ov: dict[str, Any], launches: list[dict[str, Any]] | None = None) -> Text:
+    """The overview in one line: the live launch's point of N, time left and failures, what the
+    agent does now, how many todos are open, what is due, the newest verdict. Separators end a
+    span (see `_hyp_label`)."""
     todos = ov["todos"]
     doing = [t for t in todos if t["status"] == "in_progress"]
     parts: list[tuple[str, str]] = []
+    for la in launches or []:
+        n, total = _point(la)
+        left = la.get("remaining_s")
+        parts += [(f"L{la['id']} ", "bold"), (f"{n}/{total} ", "yellow"),
+                  (_dur(la.get("elapsed_s")) + (f" ~{_dur(left)} left" if left is not None else ""), "")]
+        if la.get("failed_total"):
+            parts.append((f"✘{la['failed_total']} failed", "red"))
     if doing:
         parts += [("doing: ", "dim"), (_todo_doing(doing[0]), "bold")]
     parts.append((f"{len(todos)} open todos", "dim"))
@@ -799,12 +1175,48 @@ def _overview_line(ov: dict[str, Any]) -> Text:
     return out
 
 
-def _run_cells(r: dict[str, Any]) -> tuple[str, str, str, str]:
-    """One runs-table row: id, status (invalidated marked), labels, the first three metrics."""
-    status = r["status"] + (" ✘invalid" if r["invalidated"] else "")
-    labels = " ".join(f"{k}={v}" for k, v in r["labels"].items())
-    mets = " ".join(f"{k}={fmt_num(v)}" for k, v in list(r["metrics"].items())[:3])
-    return str(r["id"]), status, labels, mets
+def _run_cell(r: dict[str, Any], col: str) -> Any:
+    """One cell of the runs table: numbers right-aligned, flags and an invalidated run in red."""
+    v = RT.cell_value(r, col)
+    if col == "flags":
+        return Text(v, style="red" if r.get("invalidated") else "yellow")
+    if col == "status":
+        return Text(v, style="red strike" if r.get("invalidated") else ("red" if v == "failed" else ""))
+    if col.startswith("m:") or col == "id":
+        return Text(fmt_num(v) if col.startswith("m:") else str(v), justify="right")
+    return "" if v is None else Text(str(v))
+
+
+def _diff_renderable(d: dict[str, Any]) -> Any:
+    """`run diff` (service.verdicts.runs_diff) as the run detail shows it: only what differs."""
+    from rich.console import Group
+
+    a, b = d["a"], d["b"]
+    parts: list[Any] = [Text.assemble((f"run {a} (a) vs run {b} (b)", "bold"), ("  ↑/↓: back to a run · m: unmark", "dim"))]
+    if d.get("not_comparable"):
+        parts.append(Text("not comparable: differ in " + ", ".join(x["key"] for x in d["not_comparable"]), style="yellow"))
+    if not any(d.get(k) for k in ("labels", "metrics", "environment", "other", "rendered")):
+        parts.append(Text("no differences", style="dim"))
+    val = lambda x: "(none)" if x is None else fmt_num(x)  # noqa: E731
+    for title, key in (("labels", "labels"), ("rendered with", "rendered"), ("environment", "environment"), ("run", "other")):
+        if d.get(key):
+            t = Table(box=None, pad_edge=False, show_edge=False, header_style="dim", title_justify="left")
+            for c in (title, f"run {a}", f"run {b}"):
+                t.add_column(c)
+            for k, x in list(d[key].items())[:30]:
+                _rows(t, k, val(x["a"]), val(x["b"]))
+            parts += [Text(""), t]
+    if d.get("metrics"):
+        t = Table(box=None, pad_edge=False, show_edge=False, header_style="dim")
+        t.add_column("metric")
+        for c in (f"run {a}", f"run {b}", "b/a"):
+            t.add_column(c, justify="right")
+        for k, x in d["metrics"].items():
+            r = x.get("ratio")
+            _rows(t, k, val(x["a"]), val(x["b"]), Text(f"{r:.3f}" if r is not None else "–",
+                                                        style="green" if r and r > 1 else ("red" if r and r < 1 else "")))
+        parts += [Text(""), t]
+    return Group(*parts)
 
 
 def _indent(depth: int) -> int:

@@ -1,0 +1,76 @@
+"""core.runtable: the runs table's columns, filter, sort and groups (pure; the TUI draws them)."""
+
+from __future__ import annotations
+
+import pytest
+
+from optlog.core import runtable as RT
+from optlog.core.expr import ExprError
+from optlog.errors import BadInput
+
+
+def _row(i, labels, metrics=None, **kw):
+    return {"id": i, "status": kw.get("status", "succeeded"), "invalidated": kw.get("invalidated", False),
+            "launch": kw.get("launch"), "hypothesis": kw.get("hypothesis"), "labels": labels, "metrics": metrics or {}}
+
+
+ROWS = [
+    _row(1, {"config": "tp8", "concurrency": 64, "repeat": 0, "model": "glm5"}, {"tput": 900.0}, launch=1),
+    _row(2, {"config": "tp8", "concurrency": 512, "repeat": 1, "model": "glm5"}, {"tput": 1500.0}, launch=1),
+    _row(3, {"config": "tp4pp2", "concurrency": 256, "repeat": 0, "model": "glm5", "loaded": "true"}, {"tput": 1200.0},
+         launch=2, hypothesis="comm-bound"),
+    _row(4, {"config": "tp4pp2", "concurrency": 64, "model": "glm5", "concurrent": "true"}, {}, invalidated=True,
+         status="failed", hypothesis="comm-bound"),
+]
+
+
+def test_a_column_per_varying_label_and_per_chosen_metric():
+    # model is the same everywhere; repeat tells repeats apart; loaded and concurrent are marks
+    assert RT.columns(ROWS, ["tput"]) == ["id", "flags", "status", "m:tput", "l:concurrency", "l:config"]
+    assert RT.columns(ROWS[:2], []) == ["id", "flags", "status", "l:concurrency"]
+    assert [RT.flag_text(r) for r in ROWS] == ["", "", "≈", "✘⇄"]
+
+
+@pytest.mark.parametrize("text, ids", [
+    ("config=tp8", [1, 2]),  # the --a selector
+    ("config=tp4pp2, concurrency=64", [4]),
+    ("config=tp4pp2 concurrency=64", [4]),
+    ("concurrency=64.0", [1, 4]),  # typed: 64 and 64.0 are one value
+    ("concurrency >= 256", [2, 3]),  # the --where condition, numbers by value (512 > 256)
+    ("concurrency >= 256 and config != tp8", [3]),
+    ("config in [tp8, tp4pp2] and not concurrency == 64", [2, 3]),
+    ("status == failed", [4]),  # the run's own fields, besides its labels
+    ("launch == 1", [1, 2]),
+    ('hypothesis == "comm-bound"', [3, 4]),  # quoted, as --where needs it
+    ("id > 2", [3, 4]),
+    ("nosuch=1", []),
+    ("", [1, 2, 3, 4]),
+])
+def test_filter_speaks_the_cli_selector_syntax(text, ids):
+    pred = RT.parse_filter(text)
+    assert [r["id"] for r in ROWS if pred is None or pred(r)] == ids
+
+
+@pytest.mark.parametrize("text, err", [("concurrency >> 3", ExprError), ("concurrency < 3 < 5", ExprError),
+                                       ("9bad=1", BadInput), ("config=tp8 and", ExprError)])
+def test_a_bad_filter_is_the_parsers_own_error(text, err):
+    with pytest.raises(err):
+        RT.parse_filter(text)
+
+
+def test_sort_by_any_column_missing_values_last():
+    ids = lambda rows: [r["id"] for r in rows]  # noqa: E731
+    assert ids(RT.sort_rows(ROWS, "m:tput")) == [1, 3, 2, 4]
+    assert ids(RT.sort_rows(ROWS, "m:tput", desc=True)) == [2, 3, 1, 4]  # no value: last either way
+    assert ids(RT.sort_rows(ROWS, "l:concurrency")) == [1, 4, 3, 2]  # 64 < 256 < 512: numbers, not text
+    assert ids(RT.sort_rows(ROWS, "l:config", desc=True)) == [1, 2, 3, 4]
+    assert ids(RT.sort_rows(ROWS, "flags", desc=True)) == [4, 3, 1, 2]
+    assert ids(RT.sort_rows(ROWS, "id", desc=True)) == [4, 3, 2, 1]
+
+
+def test_groups_by_launch_newest_first_and_by_hypothesis():
+    assert [(g, [r["id"] for r in rs]) for g, rs in RT.group_rows(ROWS, "launch")] == \
+        [("L2", [3]), ("L1", [1, 2]), ("no launch", [4])]
+    assert [(g, [r["id"] for r in rs]) for g, rs in RT.group_rows(ROWS, "hypothesis")] == \
+        [("comm-bound", [3, 4]), ("no hypothesis", [1, 2])]
+    assert RT.group_rows(ROWS, None) == [(None, ROWS)]

@@ -1,0 +1,70 @@
+"""The overview's live launch pane (issue 19.1): a real launch of the test server runs in another
+process (the CLI, `optlog run launch`) while the dashboard is open; the pane follows it from the
+launcher's own records: the point of N and its labels, elapsed and left, the failure as it happens,
+the log's last lines, and it goes away when the launch ends."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("textual")
+
+from _launch import assert_no_survivors, bench_cmd, spec  # noqa: E402
+from _tui import _app, _until  # noqa: E402
+
+
+def _plain(app, sel):
+    from textual.widgets import Static
+
+    return str(app.query_one(sel, Static).content)
+
+
+def test_overview_follows_a_real_launch_in_another_process(ws, monkeypatch):
+    rel = spec(ws, "sweep", matrix=None, include=[{"concurrency": 1, "code": 0}, {"concurrency": 2, "code": 3},
+                                                  {"concurrency": 3, "code": 0}],
+               bench={"cmd": bench_cmd("--sleep 1.5 --exit {{ code }} --stderr boom-at-two")})
+    app = _app(ws, monkeypatch, poll_s=0.2)
+
+    async def go():
+        async with app.run_test(size=(160, 48)) as pilot:
+            assert await _until(pilot, lambda: app.loads > 0)
+            assert not app.query_one("#overview-launch").display
+            proc = subprocess.Popen([sys.executable, "-m", "optlog", "run", "launch", rel], cwd=ws.root, env=ws.env,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            try:
+                seen = {}
+                ok = await _until(pilot, lambda: "point 1 of 3" in _plain(app, "#overview-launch"), 30)
+                assert ok, _plain(app, "#overview-launch")
+                seen["first"] = _plain(app, "#overview-launch")
+                # the elapsed time moves between the launcher's writes
+                e0 = app._launches[0]["elapsed_s"]
+                assert await _until(pilot, lambda: app._launches and app._launches[0]["elapsed_s"] >= e0 + 0.5, 5)
+                ok = await _until(pilot, lambda: "✘ run 2 failed" in _plain(app, "#overview-launch"), 30)
+                assert ok, _plain(app, "#overview-launch")
+                seen["failed"] = _plain(app, "#overview-launch")
+                seen["line"] = _plain(app, "#overview-line")
+                ok = await _until(pilot, lambda: not app.query_one("#overview-launch").display, 40)
+                assert ok, _plain(app, "#overview-launch")
+                await app.workers.wait_for_complete()
+            finally:
+                err = proc.communicate(timeout=60)[1]
+            return seen, proc.returncode, err
+
+    seen, rc, err = asyncio.run(go())
+    first = seen["first"]
+    assert "Launch L1  running  runs/sweep.yaml" in first
+    assert "now: concurrency=1" in first and "(run 1)" in first
+    assert "elapsed 0:0" in first and "left – (after the first point)" in first
+    failed = seen["failed"]
+    assert "✘ run 2 failed: bench exited with code 3 … boom-at-two" in failed, failed
+    # seen as it happened: between the points, or once the last one started
+    assert ("2 of 3 points done" in failed or "point 3 of 3" in failed) and "~" in failed.split("left ")[1], failed
+    assert re.search(r"│ \d\d:\d\d:\d\d run 2 failed \[2/3\]", failed), failed  # the log's last lines
+    assert re.match(r"L1 [23]/3 0:0\d ~0:0\d left  ✘1 failed", seen["line"]), seen["line"]
+    assert rc == 1, err  # a point failed
+    assert_no_survivors(str(ws.root))
