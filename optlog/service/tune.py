@@ -144,10 +144,9 @@ def storage_url(ctx: Ctx) -> tuple[str, dict[str, Any]]:
         path.parent.mkdir(parents=True, exist_ok=True)
         return f"sqlite:///{path}", {"connect_args": {"timeout": 60}}
     schema = f"{db.schema or 'optlog'}_tune"
-    from sqlalchemy import text
+    from optlog.store.db import create_schema
 
-    with db.engine.begin() as c:
-        c.execute(text(f'CREATE SCHEMA IF NOT EXISTS "{schema}"'))
+    create_schema(db, schema)
     url = db.url
     if url.startswith("postgresql://") or url.startswith("postgres://"):
         url = "postgresql+psycopg://" + url.split("://", 1)[1]
@@ -159,10 +158,9 @@ def _locked(ctx: Ctx) -> Iterator[None]:
     """Mutual exclusion between tune processes on one workspace: optlog's write lock, taken at once
     (a write session takes SQLite's lock only at its first statement; on PostgreSQL it is an
     advisory lock, so workers on several hosts of one database are excluded too)."""
-    from sqlalchemy import text
+    from optlog.store.db import exclusive
 
-    with ctx.db.write() as s:
-        s.connection().execute(text("UPDATE change_counter SET n = n WHERE id = 1"))  # SQLite: the write lock now
+    with exclusive(ctx.db):
         yield
 
 
@@ -279,18 +277,15 @@ def _counted(trials: list[Any]) -> int:
 
 def _trial_metrics(ctx: Ctx, run_ids: list[int]) -> tuple[dict[str, float], list[str], list[dict[str, float]]]:
     """The median of each metric over the trial's succeeded runs; their statuses; per-run metrics."""
-    from sqlmodel import col, select
-
-    from optlog.store.models import Run
-    from optlog.store.runrows import labels_metrics
+    from optlog.store.runrows import labels_metrics, statuses
 
     with ctx.db.read() as s:
-        runs = s.exec(select(Run).where(col(Run.id).in_(run_ids)).order_by(col(Run.id))).all()
+        runs = statuses(s, run_ids)
         _labels, metrics = labels_metrics(s, run_ids)
-    ok = [metrics[r.id] for r in runs if r.status == "succeeded" and r.id is not None]
+    ok = [metrics[i] for i, st in runs if st == "succeeded"]
     keys = sorted({k for m in ok for k in m})
     med = {k: T.median([m[k] for m in ok if k in m]) for k in keys}
-    return {k: v for k, v in med.items() if v is not None}, [r.status for r in runs], ok
+    return {k: v for k, v in med.items() if v is not None}, [st for _, st in runs], ok
 
 
 class Worker:
