@@ -109,6 +109,14 @@ class HostLoadSettings(_Strict):
     window_s: float = Field(default=0.1, ge=0, le=5)             # how long busy CPUs are measured, before and after
 
 
+class TuneSettings(_Strict):
+    """optlog tune (docs/tune.md): how a dead worker's trial is noticed and run again."""
+
+    heartbeat_s: int = Field(default=10, ge=1)  # a running trial's heartbeat in the study's storage
+    grace_s: int = Field(default=60, ge=1)      # no heartbeat this long: the trial is failed and retried
+    remeasure: int = Field(default=3, ge=0, le=100)  # repeats of the best and the runner-up before naming the best
+
+
 class Config(_Strict):
     # The workspace's identity: keeps its rows apart from other workspaces on one database server
     # (each gets its own PostgreSQL schema). Written by `optlog init`; do not copy it to another workspace.
@@ -119,6 +127,7 @@ class Config(_Strict):
     executors: ExecutorSettings = Field(default_factory=ExecutorSettings)
     telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
     host_load: HostLoadSettings = Field(default_factory=HostLoadSettings)
+    tune: TuneSettings = Field(default_factory=TuneSettings)
 
     def ceilings(self) -> dict[str, float]:
         """Names usable in prediction expressions: `peak_tflops` (default dtype of the default GPU),

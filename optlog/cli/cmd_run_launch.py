@@ -88,6 +88,11 @@ class _Progress:
             sys.stderr.flush()
 
 
+def progress() -> Any:
+    """The narration of a launch on stderr (for other commands that launch: optlog tune)."""
+    return _Progress()
+
+
 def _launch_human(d: dict[str, Any]) -> str:
     if d.get("detached"):
         runs = d["runs"]

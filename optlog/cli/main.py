@@ -44,6 +44,7 @@ LAZY: dict[str, str] = {
     "mcp": "optlog.cli.cmd_core:mcp_cmd",
     "demo": "optlog.cli.cmd_core:demo_cmd",
     "agent": "optlog.cli.cmd_agent:agent_group",
+    "tune": "optlog.cli.cmd_tune:tune",
 }
 ALIASES = fast.ALIASES
 # aliases that are commands of their own (not listed, so help and the MCP tools do not repeat them):

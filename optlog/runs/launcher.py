@@ -14,13 +14,14 @@ calls `Driver(ctx, launch_id).run()` in the foreground or starts `python -m optl
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import select
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,10 +100,14 @@ class Server:
 
 class Driver:
     def __init__(self, ctx: Any, launch_id: int, *, on_event: Callable[[dict[str, Any]], None] | None = None,
-                 install_signals: bool = True, doc: dict[str, Any] | None = None) -> None:
+                 install_signals: bool = True, doc: dict[str, Any] | None = None,
+                 feed: Iterable[dict[str, Any]] | None = None) -> None:
         from optlog.runs.redact import Redactor
 
         self.ctx = ctx
+        # points made while the launch runs (optlog tune: the next trial is chosen after the last one
+        # ran), instead of doc["points"]; consecutive points with one server key share the server
+        self.feed = feed
         self.given_doc = doc  # the unredacted document (the stored one is redacted); None: the stored one
         self.redactor = Redactor.of(doc) if doc is not None else Redactor()
         self.launch_id = launch_id
@@ -210,7 +215,7 @@ class Driver:
         self.launch_dir.mkdir(parents=True, exist_ok=True)
         self._log_file = open(self.launch_dir / "launch.log", "a", encoding="utf-8")
         points: list[dict[str, Any]] = self.doc["points"]
-        self.total = len(points)
+        self.total = len(points) if self.feed is None else int(self.doc.get("total") or 0)
         old: dict[signal.Signals, Any] = {}
         if self.install_signals:
             for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -234,8 +239,9 @@ class Driver:
         if self.cgroup is not None:
             self.executor.cgroup = self.cgroup  # type: ignore[attr-defined]
         self._event({"kind": "started", "total": self.total, "done": 0})
-        self.log(f"launch {self.launch_id} ({self.doc.get('name')}): {self.total} run(s), "
-                 f"{len({p['server_key'] for p in points})} server configuration(s)")
+        self.log(f"launch {self.launch_id} ({self.doc.get('name')}): " + (
+            f"{self.total} run(s), {len({p['server_key'] for p in points})} server configuration(s)"
+            if self.feed is None else f"runs chosen as it goes (at most {self.total})"))
         failed_any = False
         stop_reason: str | None = None
         error: str | None = None
@@ -246,13 +252,8 @@ class Driver:
             if self.target_lock is not None:  # one launch at a time on a machine or GPU set, unless allowed
                 self.target_lock.acquire(allow_concurrent=bool(self.doc.get("allow_concurrent")), say=self.log,
                                          check_cancel=self.check_cancel)
-            groups: list[list[dict[str, Any]]] = []
-            for p in points:
-                if groups and groups[-1][0]["server_key"] == p["server_key"]:
-                    groups[-1].append(p)
-                else:
-                    groups.append([p])
-            for gi, group in enumerate(groups):
+            groups = itertools.groupby(points if self.feed is None else self.feed, key=lambda p: p["server_key"])
+            for gi, (_key, group) in enumerate(groups):
                 if stop_reason:
                     break
                 failed_any |= self._run_group(gi, group)
@@ -361,15 +362,15 @@ class Driver:
             self.log("ended the processes left in the launch's cgroup")
 
     # ------------------------------------------------------------------ one server group
-    def _run_group(self, gi: int, group: list[dict[str, Any]]) -> bool:
-        """Returns True when any point of the group failed."""
+    def _run_group(self, gi: int, group: Iterable[dict[str, Any]]) -> bool:
+        """Returns True when any point of the group failed. `group` may be lazy (a feed): each point
+        is taken only after the one before it ran."""
         failed = False
         server: Server | None = None
+        points = iter(group)
         try:
-            i = 0
-            while i < len(group):
+            for p in points:
                 self.check_cancel()
-                p = group[i]
                 if server is None or (server.handle is not None and server.handle.poll() is not None):
                     if server is not None:
                         self._stop_server(server)
@@ -377,12 +378,12 @@ class Driver:
                         server = self._start_server(gi, p)
                     except PointFailure as e:
                         # the server of this group cannot serve: every remaining point fails with the reason
-                        for q in group[i:]:
+                        self._fail_unstarted(p, e)
+                        for q in points:
                             self._fail_unstarted(q, e)
                         return True
                 ok = self._run_point(p, server)
                 failed |= not ok
-                i += 1
                 if not ok and self.doc.get("on_error") == "stop":
                     return True
         finally:

@@ -26,7 +26,7 @@ from optlog.runs.environment import is_secret_env, is_secret_key, redact_argv
 
 REDACTED = "<redacted>"
 
-RUN_SPECIFIC = frozenset({"out", "run_id", "launch_id", "server_url", "repeat"})
+RUN_SPECIFIC = frozenset({"out", "run_id", "launch_id", "server_url", "repeat", "tune_worker"})
 """Values that differ between every two runs by construction: never a difference in what was measured."""
 COMMAND_FIELDS = ("cmd", "env", "cwd")
 SECTIONS = ("server", "bench")

@@ -28,7 +28,7 @@ from optlog.core.sweep import expand
 from optlog.core.text import problem
 from optlog.errors import BadInput
 
-RESERVED = ("out", "repeat", "run_id", "launch_id", "server_url", "name")
+RESERVED = ("out", "repeat", "run_id", "launch_id", "server_url", "name", "tune_worker")
 Scalar = Union[bool, int, float, str]
 Cmd = Union[str, list[Union[str, int, float]]]
 
@@ -141,6 +141,66 @@ class SlurmSpec(_S):
     extra: list[str] = Field(default_factory=list)
 
 
+class SearchParamSpec(_S):
+    """One dimension of `search:` (optlog tune): `low`/`high` (ints: an integer range; `log: true`
+    for a log scale; `step`), or `choices`, and optionally `when: "parallel > 1"` over the
+    parameters listed before it."""
+
+    low: Union[int, float, None] = None
+    high: Union[int, float, None] = None
+    log: bool = False
+    step: Union[int, float, None] = Field(default=None, gt=0)
+    choices: list[Scalar] | None = Field(default=None, min_length=1)
+    type: Literal["int", "float"] | None = None
+    when: str | None = None
+
+    @model_validator(mode="after")
+    def _shape(self) -> "SearchParamSpec":
+        rng = self.low is not None or self.high is not None
+        if self.choices is not None:
+            if rng or self.log or self.step is not None or self.type is not None:
+                raise ValueError("give either `choices` or a range (`low`, `high`, `log`, `step`), not both")
+            return self
+        if self.low is None or self.high is None:
+            raise ValueError("a search parameter is a range (`low` and `high`) or a list of `choices`")
+        for v in (self.low, self.high):
+            if isinstance(v, bool):
+                raise ValueError("`low` and `high` are numbers")
+        if self.low > self.high:
+            raise ValueError(f"empty range: low {self.low} > high {self.high}")
+        if self.log and self.low <= 0:
+            raise ValueError(f"a log scale needs low > 0 (got {self.low})")
+        if self.log and self.step is not None:
+            raise ValueError("`log` and `step` cannot be combined (Optuna samples one or the other)")
+        if self.kind == "int":
+            for k in ("low", "high", "step"):
+                v = getattr(self, k)
+                if v is not None and float(v) != int(v):
+                    raise ValueError(f"an integer range needs an integer `{k}` (got {v})")
+        return self
+
+    @property
+    def kind(self) -> str:
+        if self.choices is not None:
+            return "choice"
+        if self.type is not None:
+            return self.type
+        ints = all(isinstance(v, int) for v in (self.low, self.high) if v is not None)
+        return "int" if ints and (self.step is None or isinstance(self.step, int)) else "float"
+
+    @field_validator("when")
+    @classmethod
+    def _when(cls, v: str | None) -> str | None:
+        if v is not None:
+            from optlog.core.expr import ExprError, parse_where
+
+            try:
+                parse_where(v)
+            except ExprError as e:
+                raise ValueError(f"bad condition: {e.pretty()}") from None
+        return v
+
+
 class RunSpec(_S):
     name: str | None = None
     description: str | None = None
@@ -148,6 +208,7 @@ class RunSpec(_S):
     params: dict[str, Any] = Field(default_factory=dict)
     matrix: dict[str, list[Scalar]] = Field(default_factory=dict)
     include: list[dict[str, Scalar]] = Field(default_factory=list)
+    search: dict[str, SearchParamSpec] = Field(default_factory=dict)  # optlog tune (docs/tune.md)
     repeats: int = Field(default=1, ge=1, le=1000)
     server: ServerSpec | None = None
     bench: BenchSpec
@@ -252,6 +313,7 @@ def _check_keys(ls: LoadedSpec) -> None:
                 raise ls.bad(f"{k!r} is reserved (set by optlog for each point)", where, k)
             if k in SPEC_KEYS and where != "labels":
                 raise ls.bad(f"{k!r} is a spec field (`--set {k}=…` sets it); name the value differently", where, k)
+    _check_search(ls)
     for i, inc in enumerate(s.include):
         for k in inc:
             if not L.KEY_RE.match(k):
@@ -263,6 +325,58 @@ def _check_keys(ls: LoadedSpec) -> None:
             if k in s.matrix:
                 raise ls.bad(f"{k!r} is both a matrix axis and an include key; include entries are crossed "
                              "with the matrix, so a key belongs to one of them", "include", i, k)
+
+
+def _check_search(ls: LoadedSpec) -> None:
+    """`search:` names a value some template uses, comes without matrix/include (each trial is one
+    point), and a `when:` speaks of parameters listed before it and has a default in `params:`."""
+    from optlog.core.expr import parse_where, where_labels
+    from optlog.runs import record
+    from optlog.runs.sets import SPEC_KEYS
+
+    s = ls.spec
+    if not s.search:
+        return
+    if s.matrix or s.include:
+        raise ls.bad("a spec with `search:` has no `matrix:` or `include:`: each trial of optlog tune is one "
+                     "point (put fixed values in `params:`)", "matrix" if s.matrix else "include")
+    used = record.used_names(ls.data) | record.label_names(ls.data)
+    seen: list[str] = []
+    for k, p in s.search.items():
+        if not L.KEY_RE.match(k):
+            raise ls.bad(f"bad name {k!r}: use letters, digits, '_', '.', '-'", "search", k)
+        if k in RESERVED or k in SPEC_KEYS:
+            raise ls.bad(f"{k!r} is reserved (set by optlog for each point)", "search", k)
+        if k not in used:
+            raise ls.bad(f"no template uses {{{{ {k} }}}}: searching it would change nothing", "search", k,
+                         code="unused")
+        if p.when is not None:
+            names = where_labels(parse_where(p.when))
+            for n in names:
+                if n not in seen:
+                    raise ls.bad(f"`when` may name only the search parameters listed before {k!r} "
+                                 f"({', '.join(seen) or 'none'}); {n!r} is not one", "search", k, "when")
+            if k not in s.params:
+                raise ls.bad(f"{k!r} has a `when:`; give params.{k}, the value the templates get when the "
+                             "condition is false", "search", k, "when")
+        seen.append(k)
+
+
+def search_space(ls: LoadedSpec) -> list[Any]:
+    """The spec's `search:` as `core.tune.SearchParam`s, in the spec's order."""
+    from optlog.core.expr import parse_where
+    from optlog.core.tune import SearchParam
+
+    out = []
+    for k, p in ls.spec.search.items():
+        kind = p.kind
+        out.append(SearchParam(
+            name=k, kind=kind,
+            low=None if p.low is None else (int(p.low) if kind == "int" else float(p.low)),
+            high=None if p.high is None else (int(p.high) if kind == "int" else float(p.high)),
+            log=p.log, step=None if p.step is None else (int(p.step) if kind == "int" else float(p.step)),
+            choices=tuple(p.choices or ()), when=parse_where(p.when) if p.when else None, when_text=p.when))
+    return out
 
 
 # ----------------------------------------------------------------------------- planning
@@ -313,9 +427,14 @@ class Point:
     on_error: str = "continue"
 
 
-def plan(ls: LoadedSpec, sets: dict[str, Any], server_url: str | None = None) -> list[Point]:
+def plan(ls: LoadedSpec, sets: dict[str, Any], server_url: str | None = None, *,
+         trial: dict[str, Any] | None = None, worker: int = 0) -> list[Point]:
     """Expand matrix × include × repeats, apply `--set`, render everything once (so bad templates are
-    reported before anything is written), and order the points to minimise server restarts."""
+    reported before anything is written), and order the points to minimise server restarts.
+
+    A spec with `search:` plans one trial: `trial` (the parameters optlog tune chose; None: the low
+    end of every range, to check the templates) becomes a one-point matrix, so its values are the
+    runs' labels; `worker` is `{{ tune_worker }}` (a port per local worker)."""
     from optlog.runs import order as O
     from optlog.runs import record, sets as S
 
@@ -323,6 +442,14 @@ def plan(ls: LoadedSpec, sets: dict[str, Any], server_url: str | None = None) ->
     applied = S.apply(sets, params=s.params, matrix=s.matrix, include=s.include,
                       used=record.used_names(ls.data) | record.label_names(ls.data))
     params, matrix, include = applied.params, applied.matrix, applied.include
+    if s.search:
+        from optlog.core.tune import active_params
+
+        chosen = trial if trial is not None else active_params(search_space(ls), lambda p: p.first)
+        params = {**params, "tune_worker": worker}
+        matrix = {**matrix, **{k: [v] for k, v in chosen.items()}}
+        for k in chosen:
+            params.pop(k, None)
     repeats = applied.spec.get("repeats", s.repeats)
     _check_size(ls, matrix, include, repeats)
     points: list[Point] = []

@@ -28,7 +28,7 @@ from optlog.service.context import Ctx
 TERMINAL = ("succeeded", "failed", "cancelled", "interrupted")
 
 
-def _resolve_spec(ctx: Ctx, spec: str) -> Path:
+def resolve_spec(ctx: Ctx, spec: str) -> Path:
     cands = [Path(spec)]
     if not Path(spec).is_absolute():
         cands += [ctx.ws.root / spec, ctx.ws.runs_dir / spec, ctx.ws.runs_dir / f"{spec}.yaml"]
@@ -40,13 +40,14 @@ def _resolve_spec(ctx: Ctx, spec: str) -> Path:
 
 
 def prepare(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...] = (), server_url: str | None = None,
-            hypothesis: str | None = None, name: str | None = None) -> tuple[Any, list[Any]]:
+            hypothesis: str | None = None, name: str | None = None, worker: int = 0) -> tuple[Any, list[Any]]:
     """Validate everything a launch needs; nothing is written. `name`: the launch's name when the
-    spec gives none (a launch again from its record keeps the name it had)."""
+    spec gives none (a launch again from its record keeps the name it had); `worker`: the
+    `{{ tune_worker }}` of an optlog tune worker."""
     from optlog.runs.executor_select import make_executor
     from optlog.runs.spec import base_url, load_spec, parse_set, plan
 
-    path = _resolve_spec(ctx, spec)
+    path = resolve_spec(ctx, spec)
     ls = load_spec(path, ctx.ws.rel(path))
     if name and not ls.spec.name:
         ls.spec.name = name
@@ -55,7 +56,7 @@ def prepare(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...] = (), serv
         if not base_url(server_url):
             raise BadInput(f"not a server URL: {server_url!r} (expected e.g. http://127.0.0.1:30000)", field="--server-url")
         server_url = server_url.rstrip("/")
-    points = plan(ls, st, server_url)
+    points = plan(ls, st, server_url, worker=worker)
     if hypothesis:
         from optlog.service.refs import require
 
@@ -126,17 +127,32 @@ def launch(ctx: Ctx, spec: str | None = None, *, sets: list[str] | tuple[str, ..
 def _launch(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...], server_url: str | None,
             hypothesis: str | None, detach: bool, allow_concurrent: bool,
             on_event: Callable[[dict[str, Any]], None] | None, name: str | None, again_of: str | None) -> dict[str, Any]:
-    from optlog.runs import procs
-    from optlog.runs.record import run_record
-    from optlog.runs.spec import render_point
-    from optlog.service.evidence import insert_run
-    from optlog.runs.redact import Redactor
-    from optlog.store.models import Launch, Run
-
-    from optlog.service import launch_record
-
     ls, points = prepare(ctx, spec, sets=sets, server_url=server_url, hypothesis=hypothesis, name=name)
+    st = open_launch(ctx, ls, points, sets=sets, server_url=server_url, hypothesis=hypothesis,
+                     allow_concurrent=allow_concurrent, again_of=again_of)
+    lid, doc = st["launch"], st["doc"]
+    launch_dir = ctx.ws.state_dir / "launches" / str(lid)
+    run_ids = [d["run_id"] for d in doc["points"]]
+    if detach:
+        return _detach(ctx, lid, run_ids, launch_dir, doc)
+    from optlog.runs.launcher import Driver
+
+    return Driver(ctx, lid, on_event=on_event, doc=doc).run()
+
+
+def open_launch(ctx: Ctx, ls: Any, points: list[Any], *, sets: list[str] | tuple[str, ...], server_url: str | None,
+                hypothesis: str | None, allow_concurrent: bool, again_of: str | None = None,
+                streamed: int | None = None) -> dict[str, Any]:
+    """Write the Launch row and a queued Run per point, and commit the launch's record; returns
+    {"launch", "doc" (the driver's unredacted document), "redact", "host"}. `streamed`: the points
+    are made while the launch runs (optlog tune), at most this many; the record is written at the
+    end (`write_record`)."""
     import socket
+
+    from optlog.runs import procs
+    from optlog.runs.redact import Redactor
+    from optlog.service import launch_record
+    from optlog.store.models import Launch
 
     # what is stored and shown is redacted; the driver runs the real document it is handed
     red = Redactor.of(ls.data, dict(_sets_doc(sets)), server_url, [p.rendered for p in points])
@@ -146,46 +162,65 @@ def _launch(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...], server_ur
     with ctx.db.write() as s:
         la = Launch(spec_path=ls.file, spec={}, status="running", pid=os.getpid(),
                     pid_start=str(procs.start_ticks(os.getpid())), host=host, hypothesis_id=hypothesis,
-                    created_at=now_iso(), progress={"done": 0, "total": len(points)})
+                    created_at=now_iso(), progress={"done": 0, "total": len(points) if streamed is None else streamed})
         s.add(la)
         s.flush()
         lid = la.id
         assert lid is not None
-        launch_dir = ctx.ws.state_dir / "launches" / str(lid)
-        docs = []
-        for p in points:
-            rid = insert_run(s, labels=red.redact(p.labels), metrics={}, status="queued", source="launched",
-                             hypothesis_id=hypothesis, name=ls.name, launch_id=lid, started_at=None, finished_at=None,
-                             host=host, repeat=p.repeat)
-            out = ctx.ws.artifacts_dir / str(rid)
-            rendered = render_point(ls, p.values, launch_dir=str(launch_dir), out=str(out), server_url=server_url,
-                                    run_id=rid, launch_id=lid)
-            rendered["bench"]["out"] = str(out)
-            record = run_record(p, rendered)
-            r = s.get_one(Run, rid)
-            r.artifacts_dir = ctx.ws.rel(out)
-            r.raw = red.redact(record)
-            s.add(r)
-            docs.append({"run_id": rid, "labels": p.labels, "repeat": p.repeat, "server_key": p.server_key,
-                         "rendered": rendered, "record": record})
+        docs = [add_point(ctx, s, ls, p, lid=lid, server_url=server_url, hypothesis=hypothesis, host=host, redact=red.redact)
+                for p in points]
         doc = {"name": ls.name, "file": ls.file, "spec": ls.data, "sets": dict(_sets_doc(sets)),
                "server_url": server_url, "executor": ls.spec.executor,
                "on_error": points[0].on_error if points else ls.spec.on_error,
                "order": points[0].order if points else {},
                "stop_s": ls.spec.timeouts.stop_s, "token": token, "allow_concurrent": bool(allow_concurrent),
                "points": docs, "record": launch_record.choose_dir(ctx, lid, token), "again_of": again_of}
+        if streamed is not None:
+            doc["total"] = streamed
         la.spec = {**red.redact(doc), "token": token}  # the token finds the launch's processes: not a secret
         s.add(la)
-        record_dir, order = la.spec["record"], la.spec["order"]
-    launch_record.write(ctx, record_dir, lid=lid, ls=ls, sets=sets, server_url=server_url, hypothesis=hypothesis,
-                        docs=docs, token=token, order=order, again_of=again_of, redact=red.redact)
-    launch_dir.mkdir(parents=True, exist_ok=True)
-    run_ids = [d["run_id"] for d in docs]
-    if detach:
-        return _detach(ctx, lid, run_ids, launch_dir, doc)
-    from optlog.runs.launcher import Driver
+    st = {"launch": lid, "doc": doc, "redact": red.redact, "host": host}
+    if streamed is None:
+        write_record(ctx, ls, st, sets=sets, server_url=server_url, hypothesis=hypothesis)
+    (ctx.ws.state_dir / "launches" / str(lid)).mkdir(parents=True, exist_ok=True)
+    return st
 
-    return Driver(ctx, lid, on_event=on_event, doc=doc).run()
+
+def write_record(ctx: Ctx, ls: Any, st: dict[str, Any], *, sets: list[str] | tuple[str, ...], server_url: str | None,
+                 hypothesis: str | None) -> None:
+    """Commit the launch's spec and points (service.launch_record) for `open_launch`'s state `st`."""
+    from optlog.service import launch_record
+
+    doc = st["doc"]
+    launch_record.write(ctx, doc["record"], lid=st["launch"], ls=ls, sets=sets, server_url=server_url,
+                        hypothesis=hypothesis, docs=doc["points"], token=doc["token"], order=doc["order"],
+                        again_of=doc.get("again_of"), redact=st["redact"])
+
+
+def add_point(ctx: Ctx, s: Any, ls: Any, p: Any, *, lid: int, server_url: str | None, hypothesis: str | None,
+              host: str, redact: Callable[[Any], Any]) -> dict[str, Any]:
+    """One planned point of launch `lid` as a queued Run (in the open write session `s`), rendered
+    with its run id; returns the point's document for the driver."""
+    from optlog.runs.record import run_record
+    from optlog.runs.spec import render_point
+    from optlog.service.evidence import insert_run
+    from optlog.store.models import Run
+
+    rid = insert_run(s, labels=redact(p.labels), metrics={}, status="queued", source="launched",
+                     hypothesis_id=hypothesis, name=ls.name, launch_id=lid, started_at=None, finished_at=None,
+                     host=host, repeat=p.repeat)
+    out = ctx.ws.artifacts_dir / str(rid)
+    launch_dir = ctx.ws.state_dir / "launches" / str(lid)
+    rendered = render_point(ls, p.values, launch_dir=str(launch_dir), out=str(out), server_url=server_url,
+                            run_id=rid, launch_id=lid)
+    rendered["bench"]["out"] = str(out)
+    record = run_record(p, rendered)
+    r = s.get_one(Run, rid)
+    r.artifacts_dir = ctx.ws.rel(out)
+    r.raw = redact(record)
+    s.add(r)
+    return {"run_id": rid, "labels": p.labels, "repeat": p.repeat, "server_key": p.server_key,
+            "rendered": rendered, "record": record}
 
 
 def _sets_doc(sets: list[str] | tuple[str, ...]) -> list[tuple[str, str]]:

@@ -279,3 +279,18 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+@contextmanager
+def exclusive(db: Database) -> Iterator[None]:
+    """The workspace's write lock, held from the start (a write session takes SQLite's lock only at
+    its first statement; on PostgreSQL it is the advisory lock of `write`, across hosts)."""
+    with db.write() as s:
+        s.connection().execute(text("UPDATE change_counter SET n = n WHERE id = 1"))
+        yield
+
+
+def create_schema(db: Database, name: str) -> None:
+    """A PostgreSQL schema in the workspace's database (optlog tune's companion schema)."""
+    with db.engine.begin() as c:
+        c.execute(text(f'CREATE SCHEMA IF NOT EXISTS "{name}"'))

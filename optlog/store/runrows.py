@@ -303,3 +303,13 @@ def table_rows(s: Any, metrics: list[str]) -> list[dict[str, Any]]:
             if r is not None:
                 r["metrics"][n] = v
     return list(rows.values())
+
+
+def statuses(s: Any, run_ids: list[int]) -> list[tuple[int, str]]:
+    """(run id, status) of `run_ids`, in id order (optlog tune reads a trial's runs)."""
+    from sqlmodel import col, select
+
+    from optlog.store.models import Run
+
+    rows = s.exec(select(Run.id, Run.status).where(col(Run.id).in_(run_ids)).order_by(col(Run.id))).all()
+    return [(int(i), str(st)) for i, st in rows]

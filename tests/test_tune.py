@@ -1,0 +1,328 @@
+"""Issue 21: `optlog tune`, a search over a spec's `search:` space with Optuna, each trial a launched
+point. Through the real CLI, the real launcher and real processes: tests/_tune_bench.py is a bench
+whose metrics are a known function of the searched parameters, so a brute-force grid knows the answer:
+
+    output_throughput = 10·x (+5 for mode b)        p99_ttft_ms = 10·x² (+100 for mode b)
+
+Under `p99_ttft_ms <= 100` the best is x=3, mode a (30); unconstrained it is x=5, mode b (55).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+
+from _launch import PY, TESTS, free_port, server_cmd
+
+BEST = {"x": 3, "mode": "a"}
+CONSTRAINED = ("--maximize", "output_throughput", "--constraint", "p99_ttft_ms <= 100")
+
+
+def _spec(ws, name="t", *, sleep=0.0, search=None, server=None, bench_extra="", **top):
+    d = {"name": name, "params": {"py": PY, "tests": str(TESTS), "sleep": sleep, **top.pop("params", {})},
+         "search": search or {"x": {"low": 1, "high": 5}, "mode": {"choices": ["a", "b"]}},
+         "bench": {"cmd": "{{ py }} {{ tests }}/_tune_bench.py --out {{ out }} --x {{ x }} --mode {{ mode }} "
+                          "--sleep {{ sleep }} " + bench_extra},
+         "telemetry": False, **top}
+    if server:
+        d["server"] = server
+    (ws.root / "runs" / f"{name}.yaml").write_text(yaml.safe_dump(d, sort_keys=False, width=10000))
+    return f"runs/{name}.yaml"
+
+
+def _dominated(p, q):
+    """q dominates p (maximise throughput, minimise latency)."""
+    return q[0] >= p[0] and q[1] <= p[1] and (q[0] > p[0] or q[1] < p[1])
+
+
+def test_constrained_study_finds_the_grid_best_and_records_trials_as_labelled_runs(ws):
+    rel = _spec(ws)
+    grid = ws.j("tune", rel, *CONSTRAINED, "--sampler", "grid", "--study", "grid")
+    assert grid["sampler"] == "grid" and len(grid["trials"]) == 10
+    assert sorted((t["params"]["x"], t["params"]["mode"]) for t in grid["trials"]) == [
+        (x, m) for x in range(1, 6) for m in "ab"]
+    assert [b["params"] for b in grid["best"]] == [BEST] and grid["best"][0]["values"] == [30.0]
+    feasible = {(t["params"]["x"], t["params"]["mode"]) for t in grid["trials"] if t["feasible"]}
+    assert feasible == {(1, "a"), (2, "a"), (3, "a")}
+    # the default sampler (TPE) with a budget the size of the grid finds the same configuration
+    tpe = ws.j("tune", rel, *CONSTRAINED, "--trials", "10", "--seed", "3", "--study", "tpe")
+    assert tpe["sampler"] == "tpe" and len(tpe["trials"]) == 10
+    assert [b["params"] for b in tpe["best"]] == [BEST]
+    # a configuration proposed again is not launched again: it takes the earlier trial's result
+    launched = [t for t in tpe["trials"] if "same_as" not in t]
+    assert len({t["run"] for t in launched}) == len(launched)
+    for t in tpe["trials"]:
+        if "same_as" in t:
+            twin = next(u for u in tpe["trials"] if u["number"] == t["same_as"])
+            assert twin["params"] == t["params"] and twin["run"] == t["run"] and twin["values"] == t["values"]
+    # each trial is a launched run with its parameters and study/trial as labels
+    run = ws.j("run", "show", str(grid["best"][0]["run"]))
+    assert run["source"] == "launched" and run["status"] == "succeeded"
+    assert {k: run["labels"][k] for k in ("x", "mode", "study", "trial")} == {**BEST, "study": "grid",
+                                                                            "trial": grid["best"][0]["number"]}
+    assert run["metrics"]["output_throughput"] == 30.0
+    # list and show read the stored studies
+    studies = {s["study"]: s for s in ws.j("tune", "list")["studies"]}
+    assert set(studies) == {"grid", "tpe"} and studies["grid"]["trials"] == 10
+    shown = ws.j("tune", "show", "grid")
+    assert shown["trials"] == grid["trials"] and shown["best"] == grid["best"]
+    # the best was re-measured (default 3 times, interleaved with the runner-up) and stayed the best
+    rm = grid["best"][0]["remeasured"]
+    assert rm["n"] == 3 and rm["values"] == [30.0] and rm["first"] == [30.0] and rm["shrink_pct"] == [0.0]
+    assert grid["remeasure"]["changed"] is False and grid["remeasure"]["separation"]["runner_up"] == 2
+    assert ws.cli("tune", "show", "nope", "--json", check=False).code != 0
+    # running the study again resumes it: it has its trials, nothing more is launched
+    again = ws.j("tune", rel, *CONSTRAINED, "--sampler", "grid", "--study", "grid")
+    assert again["trials"] == grid["trials"] and again["best"] == grid["best"]
+    assert [la for la in again["launches"] if la.get("remeasure")] == []  # measured already: not again
+
+
+def test_pareto_study_returns_only_the_non_dominated_points(ws):
+    rel = _spec(ws)
+    d = ws.j("tune", rel, "--maximize", "output_throughput", "--minimize", "p99_ttft_ms", "--sampler", "grid",
+             "--remeasure", "0")
+    assert d["directions"] == ["maximize", "minimize"]
+    pts = [tuple(t["values"]) for t in d["trials"]]
+    front = [tuple(b["values"]) for b in d["best"]]
+    expected = [p for p in pts if not any(_dominated(p, q) for q in pts)]
+    assert sorted(front) == sorted(expected)
+    assert {(b["params"]["x"], b["params"]["mode"]) for b in d["best"]} == {(x, "a") for x in range(1, 6)} | {(5, "b")}
+    # the default sampler for several objectives is NSGA-II
+    d2 = ws.j("tune", rel, "--maximize", "output_throughput", "--minimize", "p99_ttft_ms", "--trials", "3",
+              "--study", "nsga", "--remeasure", "0")
+    assert d2["sampler"] == "nsga2" and len(d2["trials"]) == 3
+    p2 = [tuple(t["values"]) for t in d2["trials"] if "same_as" not in t]
+    assert all(not any(_dominated(tuple(b["values"]), q) for q in p2) for b in d2["best"])
+
+
+def test_trials_sharing_a_server_command_share_the_server(ws):
+    port = free_port()
+    srv = {"cmd": server_cmd(), "ready": {"url": "http://127.0.0.1:{{ port }}/health", "timeout_s": 15, "interval_s": 0.05},
+           "check": {"prompts": ["The capital of France is"], "expect_regex": "Paris"}, "stop": {"timeout_s": 3}}
+    rel = _spec(ws, "srv", server=srv, params={"port": port, "marker": str(ws.root)},
+                search={"x": {"low": 1, "high": 3}, "mode": {"choices": ["a"]}}, bench_extra="--url {{ server_url }}")
+    d = ws.j("tune", rel, "--maximize", "output_throughput", "--sampler", "grid", "--remeasure", "0")
+    assert len(d["trials"]) == 3 and all(t["state"] == "complete" for t in d["trials"])
+    (la,) = d["launches"]
+    logs = list((ws.root / ".optlog" / "launches" / str(la["launch"])).glob("server-*.stdout.log"))
+    assert len(logs) == 1  # one server for the three trials: their rendered server command is the same
+    text = (ws.root / ".optlog" / "launches" / str(la["launch"]) / "launch.log").read_text()
+    assert text.count("sanity check passed") == 1
+
+
+def _trials(ws, study):
+    return ws.j("tune", "show", study)["trials"]
+
+
+def _study_tables(ws):
+    """Where Optuna's `trials` table is: [(schema or file, …)]; never optlog's own schema or public."""
+    url = ws.env.get("OPTLOG_DB_URL")
+    if not url:
+        import sqlite3
+
+        own = sqlite3.connect(ws.root / ".optlog" / "optlog.db")
+        assert not own.execute("SELECT name FROM sqlite_master WHERE name = 'trials'").fetchall()
+        tune = sqlite3.connect(ws.root / ".optlog" / "tune.db")
+        return ["tune.db"] if tune.execute("SELECT name FROM sqlite_master WHERE name = 'trials'").fetchall() else []
+    import psycopg
+
+    with psycopg.connect(url) as c:
+        return [r[0] for r in c.execute("SELECT table_schema FROM information_schema.tables WHERE table_name = 'trials'")]
+
+
+def test_two_workers_share_one_study_and_run_n_distinct_trials(ws, backend):
+    rel = _spec(ws, sleep=0.3, search={"x": {"low": 1.0, "high": 5.0}, "mode": {"choices": ["a", "b"]}})
+    d = ws.j("tune", rel, *CONSTRAINED, "--trials", "6", "--workers", "2", "--sampler", "random", "--seed", "1",
+             "--remeasure", "0")
+    assert "worker_errors" not in d, d
+    trials = d["trials"]
+    assert sorted(t["number"] for t in trials) == list(range(6))
+    assert all(t["state"] == "complete" for t in trials), trials
+    assert {t["worker"] for t in trials} == {0, 1}  # both worked on it
+    runs = [t["run"] for t in trials if "same_as" not in t]
+    assert len(set(runs)) == len(runs) == 6  # no trial ran twice
+    assert len(d["launches"]) == 1  # this process's launch; the other worker had its own
+    launched = ws.j("run", "list", "--json")
+    ids = {r["id"] for r in (launched["runs"] if isinstance(launched, dict) else launched)}
+    assert set(runs) <= ids and len(ids) == 6
+    where = _study_tables(ws)
+    if backend == "sqlite":
+        assert where == ["tune.db"]
+    else:  # the workspace's companion schema in the same database
+        ident = yaml.safe_load((ws.root / "optlog.yaml").read_text())["id"]
+        assert len(where) == 1 and where[0].startswith("optlog_") and where[0].endswith("_tune") and ident[:8] in where[0], where
+
+
+@pytest.mark.slow
+def test_kill_9_mid_study_then_resume_loses_and_repeats_no_finished_trial(ws):
+    cfg = ws.root / "optlog.yaml"
+    cfg.write_text(cfg.read_text() + "\ntune:\n  heartbeat_s: 1\n  grace_s: 2\n")
+    rel = _spec(ws, sleep=2.0)
+    args = [sys.executable, "-m", "optlog", "tune", rel, *CONSTRAINED, "--trials", "5", "--sampler", "grid", "--json"]
+    log = open(ws.root.parent / "tune.log", "w")
+    p = subprocess.Popen(args, cwd=ws.root, env=ws.env, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            r = ws.cli("tune", "show", "t", "--json", check=False)  # not found until the study exists
+            trials = r.json["trials"] if r.code == 0 else []
+            done = [t for t in trials if t["state"] == "complete"]
+            if len(done) >= 2 and any(t["state"] == "running" for t in trials):
+                break  # a trial's bench (2 s) is under way
+            time.sleep(0.2)
+        assert len(done) >= 2, (ws.root.parent / "tune.log").read_text()[-3000:]
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)  # the whole tree, as a machine that dies
+        p.wait()
+    before = {t["number"]: t for t in _trials(ws, "t") if t["state"] == "complete"}
+    running = [t for t in _trials(ws, "t") if t["state"] == "running"]
+    assert running, "killed mid-trial"
+    time.sleep(3)  # past the grace period: the dead trial's heartbeat is stale
+    d = ws.j("tune", rel, *CONSTRAINED, "--trials", "5", "--sampler", "grid")
+    after = {t["number"]: t for t in d["trials"]}
+    for n, t in before.items():  # nothing finished was lost or run again
+        assert after[n]["run"] == t["run"] and after[n]["values"] == t["values"]
+    done = [t for t in d["trials"] if t["state"] == "complete"]
+    assert len(done) == 5 and len({t["run"] for t in done}) == 5
+    # the grid's first five configurations, each once: the dead trial's was run again, no other twice
+    assert sorted((t["params"]["x"], t["params"]["mode"]) for t in done) == [(x, m) for x in range(1, 6) for m in "ab"][:5]
+    (dead,) = running
+    assert after[dead["number"]]["state"] == "fail"
+    retry = [t for t in d["trials"] if t.get("retry_of") == dead["number"]]
+    assert len(retry) == 1 and retry[0]["state"] == "complete" and retry[0]["params"] == dead["params"]
+
+
+def test_the_best_is_re_measured_interleaved_and_a_lucky_first_reading_loses(ws, tmp_path):
+    # x=2, mode a reads 35 the first time (then 20): the first readings' best, ahead of x=3 (30)
+    rel = _spec(ws, bench_extra=f"--lucky 2,a,{tmp_path}")
+    d = ws.j("tune", rel, *CONSTRAINED, "--sampler", "grid", "--remeasure", "3")
+    first = {t["number"]: t for t in d["trials"]}
+    lucky = next(n for n, t in first.items() if t["params"] == {"x": 2, "mode": "a"})
+    assert first[lucky]["values"] == [35.0]
+    (best,) = d["best"]
+    assert best["params"] == BEST and best["remeasured"]["values"] == [30.0]
+    rm = d["remeasure"]
+    assert rm["changed"] is True and rm["winners"] == [best["number"]]
+    curse = rm["trials"][str(lucky)]
+    assert curse["first"] == [35.0] and curse["values"] == [20.0] and curse["shrink_pct"] == [75.0]
+    assert rm["separation"]["test"] == "welch-log" and rm["separation"]["distinct"] is True
+    # the re-measure runs alternate between the two configurations (A B A B A B)
+    owner = {r: n for n, t in rm["trials"].items() for r in t["runs"]}
+    seq = [owner[r] for r in sorted(owner)]
+    assert len(seq) == 6 and seq[0] != seq[1] and seq == seq[:2] * 3, seq
+    shown = ws.j("run", "show", str(best["remeasured"]["runs"][0]))
+    assert shown["labels"]["phase"] == "remeasure" and shown["labels"]["trial"] == best["number"]
+    human = ws.cli("tune", "show", "t").out
+    assert "re-measured median of 3" in human and "was luck" in human and "75" in human
+
+
+BAD_SEARCH = [
+    ({"x": {"low": 5, "high": 1}}, "search.x", "empty range"),
+    ({"x": {"low": 0, "high": 4, "log": True}}, "search.x", "low > 0"),
+    ({"x": {"low": 1, "high": 4, "step": 0.5}, "mode": {"choices": ["a"]}}, None, None),  # a float range: fine
+    ({"x": {"low": 1, "high": 4}, "mode": {"choices": []}}, "search.mode.choices", None),
+    ({"x": {"low": 1, "high": 4}, "mode": {"choices": ["a"], "low": 1}}, "search.mode", "not both"),
+    ({"x": {"low": 1, "high": 4}, "mode": {"choices": ["a"], "when": "y > 1"}}, "search.mode.when", "'y'"),
+    ({"x": {"low": 1, "high": 4}, "mode": {"choices": ["a"], "when": "x >"}}, "search.mode.when", "condition"),
+    ({"x": {"low": 1, "high": 4}, "mode": {"choices": ["a"], "when": "x > 1"}}, "search.mode.when", "params.mode"),
+    ({"x": {"low": 1, "high": 4}, "mode": {"choices": ["a"]}, "zz": {"choices": [1]}}, "search.zz", "no template"),
+    ({"x": {"low": 1, "high": 4}, "mode": {"choices": ["a"]}, "repeat": {"choices": [1]}}, "search.repeat", "reserved"),
+]
+
+
+@pytest.mark.parametrize("search,field,says", BAD_SEARCH)
+def test_bad_search_spaces_exit_2_with_file_line_field_and_write_nothing(ws, search, field, says):
+    rel = _spec(ws, search=search)
+    r = ws.cli("tune", rel, "--maximize", "output_throughput", "--trials", "1", "--json", check=False)
+    if field is None:
+        assert r.code == 0, r.err
+        return
+    assert r.code == 2, (r.code, r.out, r.err)
+    err = r.json["error"]
+    assert err["file"] == rel and err["field"] == field, err
+    assert err["line"] and (says is None or says in err["message"]), err
+    assert "Traceback" not in r.err
+    assert not (ws.root / ".optlog" / "launches").exists() and not (ws.root / ".optlog" / "tune.db").exists()
+
+
+def test_bad_objectives_constraints_and_specs_exit_2_naming_the_field(ws):
+    rel = _spec(ws)
+    cases = [
+        ([], "--maximize"),
+        (["--maximize", "output_throughput", "--constraint", "p99_ttft_ms <= fast"], "--constraint"),
+        (["--maximize", "output_throughput", "--constraint", "p99_ttft_ms <="], "--constraint"),
+        (["--maximize", "output_throughput", "--constraint", "p99_ttft_ms + 1"], "--constraint"),
+        (["--maximize", "output_throughput", "--minimize", "output_throughput"], "--maximize"),
+        (["--maximize", "output_throughput", "--trials", "0"], "--trials"),
+        (["--maximize", "output_throughput", "--study", "a b"], "--study"),
+        (["--maximize", "output_throughput", "--set", "nope=1"], "--set"),
+    ]
+    for extra, field in cases:
+        r = ws.cli("tune", rel, *extra, "--json", check=False)
+        assert r.code == 2 and r.json["error"]["field"] == field, (extra, r.out, r.err)
+        assert "Traceback" not in r.err
+    # a spec without search:, and search: beside matrix:
+    plain = ws.root / "runs" / "plain.yaml"
+    plain.write_text(yaml.safe_dump({"name": "plain", "bench": {"cmd": "true"}}))
+    r = ws.cli("tune", "runs/plain.yaml", "--maximize", "x", "--json", check=False)
+    assert r.code == 2 and "search" in r.json["error"]["message"]
+    d = yaml.safe_load((ws.root / rel).read_text())
+    d["matrix"] = {"sleep": [0, 1]}
+    (ws.root / rel).write_text(yaml.safe_dump(d, sort_keys=False))
+    r = ws.cli("tune", rel, "--maximize", "output_throughput", "--json", check=False)
+    assert r.code == 2 and r.json["error"]["field"] == "matrix" and r.json["error"]["line"]
+    assert not (ws.root / ".optlog" / "launches").exists() and not (ws.root / ".optlog" / "tune.db").exists()
+    # a study resumed with other objectives is refused
+    d.pop("matrix")
+    (ws.root / rel).write_text(yaml.safe_dump(d, sort_keys=False))
+    ws.j("tune", rel, "--maximize", "output_throughput", "--trials", "1")
+    r = ws.cli("tune", rel, "--minimize", "p99_ttft_ms", "--trials", "2", "--json", check=False)
+    assert r.code == 2 and r.json["error"]["field"] == "--study"
+
+
+def test_conditional_parameter_and_hypothesis_evidence(ws):
+    rel = _spec(ws, search={"mode": {"choices": ["a", "b"]}, "x": {"low": 2, "high": 3, "when": "mode == b"}},
+                params={"x": 1})
+    ws.cli("hyp", "add", "Tuning finds a better configuration", "--id", "tuned")
+    d = ws.j("tune", rel, "--maximize", "output_throughput", "--sampler", "grid", "--hypothesis", "tuned",
+             "--remeasure", "2")
+    configs = sorted(tuple(sorted(t["params"].items())) for t in d["trials"])
+    assert configs == [(("mode", "a"),), (("mode", "b"), ("x", 2)), (("mode", "b"), ("x", 3))]
+    a_run = next(t for t in d["trials"] if t["params"] == {"mode": "a"})
+    assert ws.j("run", "show", str(a_run["run"]))["metrics"]["output_throughput"] == 10.0  # x from params
+    ev = ws.j("hyp", "show", "tuned")
+    linked = {r["id"] for r in ev.get("runs") or ev.get("evidence") or []}
+    remeasured = {r for b in d["best"] for r in b["remeasured"]["runs"]}
+    assert len(remeasured) == 2 and {t["run"] for t in d["trials"]} | remeasured <= linked, ev.keys()
+
+
+def test_tune_is_three_mcp_tools_with_the_cli_documents(ws):
+    import anyio
+
+    from test_mcp import _data, _session
+
+    rel = _spec(ws, search={"x": {"low": 1, "high": 2}, "mode": {"choices": ["a"]}})
+
+    async def calls(s):
+        names = {t.name for t in (await s.list_tools()).tools}
+        run = _data(await s.call_tool("tune_run", {"spec": rel, "maximize": ["output_throughput"],
+                                                   "constraints": ["p99_ttft_ms <= 100"], "sampler": "grid"}))
+        listed = _data(await s.call_tool("tune_list", {}))
+        shown = _data(await s.call_tool("tune_show", {"study": "t"}))
+        bad = await s.call_tool("tune_run", {"spec": rel, "maximize": ["output_throughput"],
+                                             "constraints": ["p99_ttft_ms <= fast"]})
+        return names, run, listed, shown, bad
+
+    names, run, listed, shown, bad = anyio.run(_session, ws, calls)
+    assert {"tune_run", "tune_list", "tune_show"} <= names
+    assert [t["params"] for t in run["trials"]] == [{"x": 1, "mode": "a"}, {"x": 2, "mode": "a"}]
+    assert run["best"][0]["params"] == {"x": 2, "mode": "a"} and set(run["best"][0]) >= {"params", "values", "remeasured"}
+    assert [s["study"] for s in listed["studies"]] == ["t"]
+    assert shown["trials"] == run["trials"]
+    assert bad.is_error and "constraint" in bad.content[0].text
