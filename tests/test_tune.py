@@ -219,7 +219,8 @@ def test_the_best_is_re_measured_interleaved_and_a_lucky_first_reading_loses(ws,
     shown = ws.j("run", "show", str(best["remeasured"]["runs"][0]))
     assert shown["labels"]["phase"] == "remeasure" and shown["labels"]["trial"] == best["number"]
     human = ws.cli("tune", "show", "t").out
-    assert "re-measured median of 3" in human and "was luck" in human and "75" in human
+    assert "re-measured median of 3" in human and "led on its first reading (35.0)" in human
+    assert "its re-measured median is 20.0 (75.0 % above it)" in human and "not told apart" not in human
 
 
 BAD_SEARCH = [

@@ -38,7 +38,7 @@ def _human(d: dict[str, Any]) -> str:
     for b in d["best"]:
         rem = b.get("remeasured") or {}
         if rem:
-            parts = [f"{m}={fmt_num(v)} (first reading {fmt_num(f)}, {fmt_num(sh)} % above the median)"
+            parts = [f"{m}={fmt_num(v)} (first reading {fmt_num(f)}, {_above(sh)} the median)"
                      for m, v, f, sh in zip(objs, rem["values"], rem["first"], rem["shrink_pct"])]
             out += f"\nbest: trial {b['number']} {kv(b['params'])} → re-measured median of {rem['n']}: " + ", ".join(parts)
         else:
@@ -47,11 +47,13 @@ def _human(d: dict[str, Any]) -> str:
     rm = d.get("remeasure") or {}
     if rm.get("changed"):
         lucky = next(((n, t) for n, t in (rm.get("trials") or {}).items() if int(n) not in (rm.get("winners") or [])), None)
-        out += "\nthe re-measure changed the best: the first readings' best was luck"
+        out += "\nthe re-measure changed the best"
         if lucky:
             n, t = lucky
-            out += (f" (trial {n}: first reading {fmt_num(t['first'][0])}, re-measured median {fmt_num(t['values'][0])}, "
-                    f"{fmt_num(t['shrink_pct'][0])} % above it)")
+            out += (f": trial {n} led on its first reading ({fmt_num(t['first'][0])}), its re-measured median is "
+                    f"{fmt_num(t['values'][0])} ({_above(t['shrink_pct'][0])} it)")
+        if (rm.get("separation") or {}).get("distinct") is False:
+            out += "; the two are not told apart, so either may be the better"
     sep = rm.get("separation") or {}
     if sep:
         out += (f"\nbest vs runner-up (trial {sep.get('runner_up')}): "
@@ -60,6 +62,11 @@ def _human(d: dict[str, Any]) -> str:
     if not d["best"]:
         out += "\nno feasible completed trial yet"
     return out
+
+
+def _above(pct: float) -> str:
+    """`1.69 % above` / `0.22 % below`: which way the first reading was off."""
+    return f"{fmt_num(abs(pct))} % {'above' if pct >= 0 else 'below'}"
 
 
 @click.group("tune", cls=_TuneGroup)
