@@ -96,3 +96,22 @@ def test_committed_case_study_report_and_plans_parse_and_resolve():
         assert local, rel
         for href in local:
             assert ((root / rel).parent / href).is_file(), f"{rel} links {href}, which does not exist"
+
+
+def test_the_telemetry_table_shows_one_figure_per_headline_metric_and_the_labels_that_vary(ws):
+    """A GPU run records ~90 telemetry statistics; the report's table listed every one (unreadable
+    on GitHub, seen in the H200 tune study). It shows one mean per headline metric, and the labels
+    all rows share once above it."""
+    stats = ["", "_max", "_mean", "_p5", "_p50", "_p95"]
+    for par, power in ((16, 300.0), (64, 450.0)):
+        metrics = [f"gpu_power_w{s}={power}" for s in stats] + [f"gpu_temp_c{s}=40" for s in stats] + \
+                  [f"tensor_active{s}=3" for s in stats] + ["output_throughput=100"]
+        args = ["run", "record", "--label", "server=llama.cpp", "--label", "model=m", "--label", f"parallel={par}"]
+        for m in metrics:
+            args += ["--metric", m]
+        ws.cli(*args)
+    text = (ws.root / ws.j("report", "--out", "reports/t.md", env=NOW)["file"]).read_text()
+    section = text.split("## Telemetry and energy", 1)[1].split("\n## ", 1)[0]
+    header = next(line for line in section.splitlines() if line.startswith("| labels"))
+    assert header == "| labels | gpu\\_power\\_w | tensor\\_active | runs |", header
+    assert "All rows: model=m, server=llama.cpp." in section and "| parallel=16 | 300 | 3 | 1 |" in section, section

@@ -22,6 +22,10 @@ LATENCY_METRICS = ("median_ttft_ms", "median_tpot_ms", "p99_ttft_ms", "p99_tpot_
 TELEMETRY_PREFIXES = ("gpu_power_w", "gpu_power_frac", "energy_j", "tokens_per_joule", "gpu_util", "sm_clock_mhz",
                       "mem_used_gib", "gpu_temp_c", "pcie_rx_gbps", "pcie_tx_gbps", "nvlink_gbps", "sm_occupancy",
                       "sm_active", "tensor_active", "dram_bw_util", "throttle")
+# The telemetry columns a report shows, in this order: one mean figure each (the statistics of every
+# metric, 90 columns on a GPU run, are in `optlog run show`).
+TELEMETRY_HEADLINE = ("gpu_power_w", "gpu_power_frac", "energy_j", "tokens_per_joule", "sm_active", "sm_occupancy", "tensor_active",
+                      "dram_bw_util", "gpu_util", "nvlink_gbps", "pcie_tx_gbps", "pcie_rx_gbps")
 # Labels that name the configuration and the load point; the rest describe the workload.
 SHAPE_LABELS = ("config", "concurrency", "repeat", "tp", "pp", "ep", "dp", "gpus")
 KIND_ORDER = {"hypothesis": 0, "prediction": 1, "runs": 2, "note": 3, "verdict": 4, "override": 5, "plan": 6}
@@ -294,6 +298,12 @@ def prediction_rows(doc: Any, pred: Any, verdict: Any | None) -> list[dict[str, 
     return []
 
 
+def _headline(name: str) -> str | None:
+    """The headline metric a telemetry column is (`gpu_power_w` or its `_mean`), else None."""
+    base = name[:-5] if name.endswith("_mean") else name
+    return base if base in TELEMETRY_HEADLINE else None
+
+
 def telemetry_groups(runs: list[dict[str, Any]]) -> tuple[list[str], list[tuple[dict[str, Any], dict[str, float], int]]]:
     """Runs with telemetry metrics, grouped by their labels (repeats pooled): (metric names, rows)."""
     names: list[str] = []
@@ -305,7 +315,7 @@ def telemetry_groups(runs: list[dict[str, Any]]) -> tuple[list[str], list[tuple[
         if not tm:
             continue
         for k in tm:
-            if k not in names:
+            if _headline(k) is not None and k not in names:
                 names.append(k)
         key = tuple(sorted((k, v if isinstance(v, str) else L.canonical(v)) for k, v in r["labels"].items() if k != "repeat"))
         lab = {k: v for k, v in r["labels"].items() if k != "repeat"}
@@ -313,7 +323,8 @@ def telemetry_groups(runs: list[dict[str, Any]]) -> tuple[list[str], list[tuple[
         for k, v in tm.items():
             g[1][k].append(v)
         g[1]["__n"].append(1.0)
-    names.sort(key=lambda n: (TELEMETRY_PREFIXES.index(next(p for p in TELEMETRY_PREFIXES if n.startswith(p))), n))
+    names = [n for n in names if not (n.endswith("_mean") and n[:-5] in names)]  # one figure per metric
+    names.sort(key=lambda n: TELEMETRY_HEADLINE.index(_headline(n) or ""))
     rows = [(lab, {k: median(v) for k, v in vals.items() if k != "__n"}, len(vals["__n"])) for lab, vals in groups.values()]
     return names, rows
 

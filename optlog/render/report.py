@@ -171,8 +171,15 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
             header.append("power / limit")
         header.append("runs")
         rows = []
+        # the labels that tell the rows apart (those every row shares are said once, above the table)
+        varying = {k for k in {k for lab, _t, _n in trows for k in lab}
+                   if len({str(lab.get(k)) for lab, _t, _n in trows}) > 1}
+        shared = {k: v for k, v in trows[0][0].items() if k not in varying} if trows else {}
+        if shared and len(trows) > 1:
+            out.append(md.inline("All rows: " + _kv(shared) + ". Every statistic of every metric: `optlog run show ID`."))
         for lab, tvals, n in trows:
-            row = [_kv(lab)] + [fmt_value(tvals.get(k)) for k in names]
+            own = {k: v for k, v in lab.items() if k in varying} if len(trows) > 1 else lab
+            row = [_kv(own)] + [fmt_value(tvals.get(k)) for k in names]
             if add_frac and lim:
                 pw = next((tvals[k] for k in names if k.startswith("gpu_power_w") and k in tvals), None)
                 row.append(f"{pw / lim:.0%}" if pw is not None else "–")

@@ -90,7 +90,7 @@ def _in(c: Connection, sql: str, values: Sequence[object]) -> Iterable[tuple[Any
 
     q = text(sql).bindparams(bindparam("v", expanding=True))
     for i in range(0, len(values), _CHUNK):
-        yield from c.execute(q, {"v": list(values[i:i + _CHUNK])}).tuples()
+        yield from (tuple(row) for row in c.execute(q, {"v": list(values[i:i + _CHUNK])}))
 
 
 def uids_present(c: Connection, uids: Sequence[str]) -> set[str]:
