@@ -62,7 +62,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || log "pip self-upgrade skipped"
 .venv/bin/python -m pip install -q -e '.[test]'
-# Peer benchmark client for the test that runs one against the test server (tests/test_peer_client.py).
+# Peer benchmark client for the test that runs one against the test server (tests/integration/test_peer_client.py).
 # AIPerf pins rich~=14.1 (and older releases textual~=5.3), which conflicts with textual==8.2.8, so it
 # lives in its own environment; GuideLLM would pull CUDA torch (~6 GB) instead of AIPerf's ~1.2 GB.
 if [ ! -x .venv-peers/bin/aiperf ] && [ "${SKIP_PEERS:-0}" != 1 ]; then
@@ -71,7 +71,7 @@ if [ ! -x .venv-peers/bin/aiperf ] && [ "${SKIP_PEERS:-0}" != 1 ]; then
   .venv-peers/bin/python -m pip install -q 'aiperf>=0.13,<0.14' || log "AIPerf install failed; the peer-client tests will skip"
 fi
 
-# A real inference server for tests/test_realserver_*.py: llama.cpp's llama-server built from source
+# A real inference server for tests/integration/test_realserver_*.py: llama.cpp's llama-server built from source
 # (~6 minutes on 2 cores the first time, then cached under ~/.cache/optlog) and the Gemma 3 270M model.
 # On CI (CI set) it must be there: a failed build fails the run, and the tests fail instead of skipping.
 if [ "${SKIP_LLAMA:-0}" != 1 ]; then

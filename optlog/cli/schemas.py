@@ -1,7 +1,7 @@
 """JSON schemas of the main documents (DESIGN §7's shapes), for the MCP tools' output schemas.
 
 Loose on purpose: they name the keys an agent relies on and allow more, so the CLI's documents
-can grow (a new key is not a break). `tests/test_agentface.py` validates real results against them.
+can grow (a new key is not a break). `tests/cli/test_agentface.py` validates real results against them.
 """
 
 from __future__ import annotations

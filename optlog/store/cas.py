@@ -19,7 +19,7 @@ An editor that saves by writing a new file and renaming it (most do), or by crea
 therefore never loses an edit, even one that re-reads the file a moment after each save. Measured
 against such an editor (saves 0.5–4 ms apart, on two cores at load 10): 0 of 12,000 edits lost,
 where the same swap without the lease and the put-back loop lost 14–105 of each 3,000
-(tests/test_write_races.py keeps a shorter run of it).
+(tests/integration/test_write_races.py keeps a shorter run of it).
 Where the lease or the exchange is not available (another OS, NFS, a thread other than the main one
 with SIGIO at its default) the check runs immediately before a plain rename. Writers that edit a
 file in place (truncate and write the same inode) are not covered.

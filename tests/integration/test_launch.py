@@ -128,7 +128,7 @@ def test_server_never_ready_dies_or_port_in_use(ws):
     (run,) = r.json["runs"]
     assert run["cause"] == "server_died" and "during the point" in run["error"], run
     assert_no_survivors(str(ws.root))
-    # 3) the port is taken: refused before anything starts (a stale server: tests/test_ports.py)
+    # 3) the port is taken: refused before anything starts (a stale server: tests/integration/test_ports.py)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         s.listen()

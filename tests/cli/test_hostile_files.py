@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-FIX = Path(__file__).parent / "fixtures" / "hostile"
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "hostile"
 BENCH_SPEC = "name: s\nbench:\n  cmd: 'true'\n"
 
 

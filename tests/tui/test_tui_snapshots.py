@@ -1,7 +1,7 @@
 """Snapshots of the dashboard's main screens on the GLM-5 case study (examples/glm5_case_study.py):
 a fixed clock, a fixed terminal size, and every load finished before the picture is taken.
 
-Update after an intended change: pytest tests/test_tui_snapshots.py --snapshot-update (and look at
+Update after an intended change: pytest tests/tui/test_tui_snapshots.py --snapshot-update (and look at
 the SVGs)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("pytest_textual_snapshot")
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SIZE = (120, 40)
 pytestmark = pytest.mark.sqlite_only  # the case study builds its own SQLite workspace
 

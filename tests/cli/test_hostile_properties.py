@@ -34,7 +34,7 @@ settings.register_profile(
 )
 settings.load_profile("optlog-ci")
 
-FIX = Path(__file__).parent / "fixtures" / "hostile"
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "hostile"
 
 # ---------------------------------------------------------------- strategies
 

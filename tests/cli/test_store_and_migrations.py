@@ -15,7 +15,7 @@ import pytest
 
 from _foundation import run_py
 
-MIGRATIONS = Path(__file__).resolve().parents[1] / "optlog" / "store" / "migrations"
+MIGRATIONS = Path(__file__).resolve().parents[2] / "optlog" / "store" / "migrations"
 
 EXTRA_REVISION = '''\
 """test-only revision: a new column with a default, a new table, and a data step"""

@@ -15,7 +15,7 @@ import pytest
 from optlog.errors import BadInput
 from optlog.runs.parsers import CANONICAL, FORMATS, detect_format, parse_bytes, parse_result
 
-PEERS = Path(__file__).parent / "fixtures" / "peers"
+PEERS = Path(__file__).resolve().parents[1] / "fixtures" / "peers"
 GEN = PEERS / "generated"
 
 pytestmark = pytest.mark.skipif(not PEERS.is_dir(), reason=f"peer fixtures not found at {PEERS}")

@@ -23,7 +23,7 @@ from optlog.paths import Workspace
 from optlog.runs import environment as E
 from optlog.runs.environment import capture
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SECRETS = ("sk-live-123456", "hf_abcdefSECRET", "pa55w0rd-xyz", "tok-9f8e7d", "s3cr3t-value", "keyval-777")
 
 

@@ -12,7 +12,7 @@ import yaml
 
 from tests._verdicts import repeats, seed_runs
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 T = "t"
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from optlog.render import md
 from _plans import headings, plain, tables, tokens
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOW = {"OPTLOG_NOW": "2026-02-18T12:34:00Z"}
 
 

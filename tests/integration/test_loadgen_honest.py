@@ -1,7 +1,7 @@
 """The load generator against servers that behave like real ones, not like optlog's own test server:
 streams that end early with [DONE], streams without a finish_reason, no usage, a prompt cache, and
 a server counter that disagrees with the streams. Each is a real subprocess on 127.0.0.1; the same
-checks run against llama.cpp's server in tests/test_realserver_loadgen.py."""
+checks run against llama.cpp's server in tests/integration/test_realserver_loadgen.py."""
 
 from __future__ import annotations
 

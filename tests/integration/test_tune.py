@@ -306,7 +306,7 @@ def test_conditional_parameter_and_hypothesis_evidence(ws):
 def test_tune_is_three_mcp_tools_with_the_cli_documents(ws):
     import anyio
 
-    from test_mcp import _data, _session
+    from tests.cli.test_mcp import _data, _session
 
     rel = _spec(ws, search={"x": {"low": 1, "high": 2}, "mode": {"choices": ["a"]}})
 

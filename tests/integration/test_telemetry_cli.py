@@ -43,7 +43,7 @@ def test_sample_without_a_driver_fails_cleanly_and_bad_input_is_exit_2(ws) -> No
 
 def test_sample_falls_back_to_an_nvidia_smi_stream_when_nvml_is_unusable(ws, tmp_path: Path) -> None:
     lines = [l for l in (PROOF / "smi_query.txt").read_text().splitlines()[1:] if l.strip()]
-    help_text = Path(__file__).parent / "fixtures" / "nvidia-smi" / "nvidia-smi-help-query-gpu-580.159.txt"
+    help_text = Path(__file__).resolve().parents[1] / "fixtures" / "nvidia-smi" / "nvidia-smi-help-query-gpu-580.159.txt"
     bindir = tmp_path / "bin"
     bindir.mkdir()
     smi_bin = bindir / "nvidia-smi"

@@ -318,4 +318,4 @@ def test_python_m_loadgen_help_and_module_import_cost():
     code = "import sys, optlog.cli.main; print('optlog.loadgen.client' in sys.modules, 'httptools' in sys.modules)"
     q = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert q.stdout.split() == ["False", "False"]
-    assert Path(__file__).parent.joinpath("testserver.py").is_file()
+    assert Path(__file__).resolve().parents[1].joinpath("testserver.py").is_file()

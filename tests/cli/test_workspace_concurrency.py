@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-LOOP = Path(__file__).with_name("_foundation_loop.py")
+LOOP = Path(__file__).resolve().parents[1] / "_foundation_loop.py"
 N = int(os.environ.get("OPTLOG_TEST_CONCURRENCY_N", "250"))
 
 

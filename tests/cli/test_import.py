@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_parsers import SGLANG_NEW, SGLANG_OLD
+from tests.unit.test_parsers import SGLANG_NEW, SGLANG_OLD
 
-PEERS = Path(__file__).parent / "fixtures" / "peers"
+PEERS = Path(__file__).resolve().parents[1] / "fixtures" / "peers"
 GEN = PEERS / "generated"
 
 pytestmark = pytest.mark.skipif(not PEERS.is_dir(), reason=f"peer fixtures not found at {PEERS}")

@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "agents"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "agents"
 LIMIT = 4096
 
 

@@ -87,7 +87,7 @@ def test_plan_links_appear_once_the_plan_files_exist(ws):
 def test_committed_case_study_report_and_plans_parse_and_resolve():
     """The repository's own report and plan index: no raw HTML blocks, every relative link and image
     names a file that is committed beside it."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     for rel in ("reports/glm5-session.md", "glb5improvement/README.md"):
         text = (root / rel).read_text(encoding="utf-8")
         toks, links, imgs = _links(text)

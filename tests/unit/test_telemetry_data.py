@@ -163,7 +163,7 @@ def test_nvidia_smi_dmon_with_gpm_columns_recorded_on_the_h200() -> None:
 
 
 def test_help_query_gpu_lists_fields() -> None:
-    ref = Path(__file__).parent / "fixtures" / "nvidia-smi" / "nvidia-smi-help-query-gpu-580.159.txt"
+    ref = Path(__file__).resolve().parents[1] / "fixtures" / "nvidia-smi" / "nvidia-smi-help-query-gpu-580.159.txt"
     avail = smi.help_fields(ref.read_text())
     assert {"power.draw.instant", "clocks_event_reasons.active", "clocks_throttle_reasons.active"} <= avail
     assert smi.query_fields(avail) == smi.query_fields()
