@@ -14,6 +14,7 @@ from typing import Any
 
 from optlog.core import labels as L
 from optlog.core.timeutil import parse_iso
+from optlog.core.tune import pareto_front
 from optlog.core.verdict import must_agree_across_groups
 
 THROUGHPUT_METRICS = ("total_token_throughput", "output_throughput", "input_throughput", "request_throughput")
@@ -254,6 +255,33 @@ def gpu_count(labels: dict[str, Any], default: int | None) -> int | None:
     return prod if found else default
 
 
+def serving_rates(m: dict[str, Any], lab: dict[str, Any], gpus: int | None) -> tuple[float, float] | None:
+    """(output tok/s per user, output tok/s per GPU) of one serving run, as vLLM's plot_pareto draws
+    them: per user 1000 / median TPOT where recorded, else output throughput ÷ concurrency (or the
+    measured mean in-flight requests); per GPU output throughput ÷ GPUs. None without the numbers."""
+    out_tp = m.get("output_throughput")
+    users = m.get("mean_inflight") or L.as_number(lab.get("concurrency"))
+    gpus = m.get("gpus") or gpus
+    if out_tp is None or not users or not gpus:
+        return None
+    per_user = (1000.0 / m["median_tpot_ms"]) if m.get("median_tpot_ms") else out_tp / users
+    return float(per_user), float(m.get("output_throughput_per_gpu") or out_tp / gpus)
+
+
+def pareto_view(rows: list[dict[str, Any]], default_gpus: int | None = 1) -> dict[str, Any]:
+    """The serving runs among `rows` as (per-GPU, per-user) points and the ids of those on the
+    Pareto front (no other run is better on both), the front in per-GPU order."""
+    pts = []
+    for r in rows:
+        if r.get("invalidated"):
+            continue
+        rates = serving_rates(r.get("metrics") or {}, r.get("labels") or {}, gpu_count(r.get("labels") or {}, default_gpus))
+        if rates is not None:
+            pts.append({"id": r["id"], "per_user": rates[0], "per_gpu": rates[1], "labels": r.get("labels") or {}})
+    front = [pts[i] for i in pareto_front([(p["per_gpu"], p["per_user"]) for p in pts], ["maximize", "maximize"])]
+    return {"points": pts, "front": sorted(front, key=lambda p: p["per_gpu"])}
+
+
 def per_user_per_gpu(runs: list[dict[str, Any]], default_gpus: int | None) -> dict[str, list[tuple[float, float, Any]]]:
     """Per config: points (per-user output tok/s, per-GPU output tok/s, concurrency), by concurrency."""
     acc: dict[str, dict[str, list[tuple[float, float]]]] = defaultdict(lambda: defaultdict(list))
@@ -264,15 +292,13 @@ def per_user_per_gpu(runs: list[dict[str, Any]], default_gpus: int | None) -> di
         out_tp = m.get("output_throughput")
         if out_tp is None:
             continue
-        users = m.get("mean_inflight") or L.as_number(lab.get("concurrency"))
         gk = (lab.get("gpus"), lab.get("tp"), lab.get("pp"), lab.get("dp"))
         if gk not in gcache:
             gcache[gk] = gpu_count(lab, default_gpus)
-        gpus = m.get("gpus") or gcache[gk]
-        if not users or not gpus:
+        rates = serving_rates(m, lab, gcache[gk])
+        if rates is None:
             continue
-        per_user = (1000.0 / m["median_tpot_ms"]) if m.get("median_tpot_ms") else out_tp / users
-        per_gpu = m.get("output_throughput_per_gpu") or out_tp / gpus
+        per_user, per_gpu = rates
         c = _c(r, "config")
         lv = _c(r, "concurrency")
         lv_raw[lv] = lab["concurrency"]

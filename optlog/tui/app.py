@@ -56,6 +56,7 @@ class RunsTable(PlainTable):
         Binding("m", "app.mark_run", "Mark"),
         Binding("d", "app.diff_runs", "Diff"),
         Binding("M", "app.choose_metrics", "Metrics"),
+        Binding("F", "app.pareto_runs", "Pareto"),
         # a row table does not scroll sideways (no horizontal bar): home/end go to the first/last run
         Binding("home", "scroll_top", "First run", show=False),
         Binding("end", "scroll_bottom", "Last run", show=False),
@@ -882,6 +883,42 @@ class OptlogApp(App[None]):
         self.selected_run = cur
         self._run_shown = ("diff", pair[0], pair[1])
         self.load_run_diff(pair[0], pair[1])
+
+    def action_pareto_runs(self) -> None:
+        """`F`: the shown serving runs as tokens/s per user against tokens/s per GPU, with the Pareto
+        front (the runs no other shown run beats on both), as `vllm bench sweep plot_pareto` draws it."""
+        from optlog.core.report import pareto_view
+
+        self._on_runs()
+        pv = pareto_view(self._run_view)
+        if len(pv["points"]) < 2:
+            self.notify("the Pareto view needs two shown runs with output_throughput and a concurrency "
+                        "(or median_tpot_ms)", severity="warning", timeout=8)
+            return
+        self._run_shown = ("pareto",)
+        varying = RT.varying_labels(self._run_view)
+        text = Text()
+        text.append(f"Pareto front of {len(pv['points'])} shown runs", style="bold")
+        text.append("  (output tok/s per user against per GPU; GPUs from the gpus or tp×pp×dp labels, else 1)\n", style="dim")
+        for p in pv["front"]:
+            lab = " ".join(f"{k}={p['labels'][k]}" for k in varying if k in p["labels"])
+            text.append(f"  run {p['id']:<6} {fmt_num(p['per_user']):>9} /user  {fmt_num(p['per_gpu']):>9} /GPU  {lab}\n")
+        self.query_one("#run-text", Static).update(text)
+        plot = self.query_one("#tel-plot", PlotBox)
+        plot.add_class("shown")
+        on = {p["id"] for p in pv["front"]}
+        rest = [p for p in pv["points"] if p["id"] not in on]
+
+        def draw(plt: Any) -> None:
+            if rest:
+                plt.scatter([p["per_gpu"] for p in rest], [p["per_user"] for p in rest], label="runs", marker="dot")
+            plt.plot([p["per_gpu"] for p in pv["front"]], [p["per_user"] for p in pv["front"]],
+                     label="Pareto front", marker="hd")
+            plt.xlabel("output tok/s per GPU")
+            plt.ylabel("output tok/s per user")
+            plt.title("Pareto view of the shown runs")
+
+        plot.draw(draw)
 
     def action_choose_metrics(self) -> None:
         """`M`: which metrics have a column (empty: the default, the predictions' metrics first)."""

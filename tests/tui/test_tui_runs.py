@@ -153,3 +153,34 @@ def test_ten_thousand_runs_stay_paged(ws, monkeypatch):
     assert first == 200 and more == 400
     assert top == 997  # the largest tput (996, first at i = 996: run 997), lowest id first
     assert sort_s < 1.0, sort_s  # about 0.1 s on an idle machine
+
+
+def test_pareto_view_of_a_serving_sweep(ws, monkeypatch):
+    """`F` (issue 19.3): the shown runs as output tok/s per user against per GPU, and the front."""
+    # (config, concurrency, gpus, output_throughput): per user = tput / concurrency, per GPU = tput / gpus
+    sweep = [("tp8", 1, 8, 160), ("tp8", 64, 8, 4000), ("tp8", 256, 8, 6400),
+             ("tp4", 64, 4, 1600),   # 25 /user, 400 /GPU: beaten by tp8 at 256 (25 /user, 800 /GPU)
+             ("tp4", 16, 4, 1200)]   # 75 /user, 300 /GPU: on the front (best per user after c=1)
+    for cfg, conc, gpus, tput in sweep:
+        ws.cli("run", "record", f"--label=config={cfg}", f"--label=concurrency={conc}", f"--label=gpus={gpus}",
+               f"--metric=output_throughput={tput}")
+    app = _app(ws, monkeypatch)
+
+    async def go():
+        async with app.run_test(size=(160, 48), notifications=True) as pilot:
+            assert await _until(pilot, lambda: app.loads > 0)
+            await pilot.press("3")
+            await pilot.pause(0.2)
+            await pilot.press("F")
+            assert await _until(pilot, lambda: "Pareto front" in _text(app, "#run-text"), 5)
+            shown = app.query_one("#tel-plot").has_class("shown")
+            text = _text(app, "#run-text")
+            await pilot.press("slash")
+            await pilot.pause(0.2)
+            return text, shown
+
+    text, shown = asyncio.run(go())
+    assert shown and "Pareto front of 5 shown runs" in text, text
+    front = [int(line.split()[1]) for line in text.splitlines() if line.strip().startswith("run ")]
+    assert front == [1, 5, 2, 3], text  # by per-GPU throughput: 20, 300, 500, 800; run 4 is dominated
+    assert "config=tp4 concurrency=16 gpus=4" in text or "concurrency=16" in text

@@ -74,3 +74,18 @@ def test_groups_by_launch_newest_first_and_by_hypothesis():
     assert [(g, [r["id"] for r in rs]) for g, rs in RT.group_rows(ROWS, "hypothesis")] == \
         [("comm-bound", [3, 4]), ("no hypothesis", [1, 2])]
     assert RT.group_rows(ROWS, None) == [(None, ROWS)]
+
+
+def test_pareto_view_keeps_the_runs_no_other_beats_on_both_rates():
+    from optlog.core.report import pareto_view
+
+    rows = [{"id": i, "labels": {"concurrency": c, "gpus": g}, "metrics": {"output_throughput": t}}
+            for i, (c, g, t) in enumerate([(1, 8, 160), (64, 8, 4000), (64, 4, 1600), (16, 4, 1200)], 1)]
+    rows.append({"id": 9, "labels": {"concurrency": 1}, "metrics": {"output_throughput": 10 ** 6}, "invalidated": True})
+    rows.append({"id": 10, "labels": {}, "metrics": {"output_throughput": 5}})  # no concurrency: not a serving point
+    pv = pareto_view(rows)
+    assert [p["id"] for p in pv["points"]] == [1, 2, 3, 4]
+    assert [(p["id"], p["per_user"], p["per_gpu"]) for p in pv["front"]] == [(1, 160, 20), (4, 75, 300), (2, 62.5, 500)]
+    # TPOT, where recorded, is what a user sees: 1000 / median TPOT
+    r = {"id": 1, "labels": {"concurrency": 8}, "metrics": {"output_throughput": 800, "median_tpot_ms": 20}}
+    assert pareto_view([r])["points"][0]["per_user"] == 50
