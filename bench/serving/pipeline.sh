@@ -14,18 +14,8 @@ PY=python3
 # what this generation does (start.sh passes them): models to write, specs to launch, hypotheses script
 source $S/gen.env 2>/dev/null
 MODELS=${MODELS:-dense moe}; SPECS=${SPECS:-dense moe}; HYPS=${HYPS:-hypotheses.sh}
-if [ ! -f /tmp/site/.ok ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site $D/whl/*.whl \
-    > $S/out/pip.log 2>&1 && touch /tmp/site/.ok; say "wheels installed rc=$?"
-fi
-build() {
-  [ -x $S/llama/build/bin/llama-server ] && return 0
-  mkdir -p $S/llama && tar xJf $D/llama.cpp.tar.xz -C $S/llama --strip-components=1
-  cd $S/llama && cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
-    -DGGML_CUDA_NCCL=OFF -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DGGML_NATIVE=OFF \
-    > $S/out/build.log 2>&1 && cmake --build build --target llama-server -j 16 >> $S/out/build.log 2>&1
-  local rc=$?; say "build rc=$rc ($(ls -la build/bin/llama-server 2>&1))"; return $rc
-}
+source "$(dirname "$0")/common.sh"
+install_wheels
 models() {
   for m in dense:dense-8b moe:moe-128x512; do
     n=${m%%:*}; p=${m#*:}

@@ -2,30 +2,20 @@
 # optlog tune on one H200, in one device call: build llama-server (CUDA), write a 1 B dense model,
 # make a git-backed workspace, register the claim, run the study, bring back what it recorded.
 set -uo pipefail
-D=$(cd "$(dirname "$0")"/../.. && pwd)   # the .dev folder
+D=$(cd "$(dirname "$0")"/../../.. && pwd)   # the carried .dev folder (this script is .dev/bench/serving/tune/)
 S=/root/serving; mkdir -p $S/out $S/models; P=$S/out/progress.log
 say() { echo "$(date -u +%H:%M:%S) $*" | tee -a $P; }
 export PYTHONPATH=/tmp/site:$D PYTHONUNBUFFERED=1 OPTLOG_ACTOR=gputune
-if [ ! -f /tmp/site/.ok ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site $D/whl/*.whl \
-    > $S/out/pip.log 2>&1 && touch /tmp/site/.ok; say "wheels rc=$?"
-fi
-build() {
-  [ -x $S/llama/build/bin/llama-server ] && return 0
-  mkdir -p $S/llama && tar xJf $D/llama.cpp.tar.xz -C $S/llama --strip-components=1
-  cd $S/llama && cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
-    -DGGML_CUDA_NCCL=OFF -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DGGML_NATIVE=OFF \
-    > $S/out/build.log 2>&1 && cmake --build build --target llama-server -j 16 >> $S/out/build.log 2>&1
-  local rc=$?; say "build rc=$rc"; return $rc
-}
+source "$(dirname "$0")/../common.sh"
+install_wheels
 cd /root
 build & B=$!
 [ -s $S/models/dense1b.gguf ] || ( cd $D && python3 -m optlog.testing.gguf_model $S/models/dense1b.gguf --preset dense-1b --vocab $D/ggml-vocab-llama-spm.gguf \
     > $S/out/model.json 2> $S/out/model.err; say "model rc=$?" ) &
 rm -rf $S/ws; mkdir -p $S/ws && cd $S/ws && git init -q && git config user.email gpu@proof && git config user.name gputune
 python3 -m optlog init . > $S/out/init.txt 2>&1; say "init rc=$?"
-mkdir -p runs && cp $D/bench/tune/spec-tune.yaml runs/
-bash $D/bench/tune/claim.sh > $S/out/claim.txt 2>&1; say "claim rc=$?"
+mkdir -p runs && cp $D/bench/serving/tune/spec-tune.yaml runs/
+bash $D/bench/serving/tune/claim.sh > $S/out/claim.txt 2>&1; say "claim rc=$?"
 wait $B; brc=$?; wait
 [ -x $S/llama/build/bin/llama-server ] || { say "build failed rc=$brc"; tail -20 $S/out/build.log >> $P; exit 1; }
 $S/llama/build/bin/llama-server --version > $S/out/server-version.txt 2>&1
