@@ -68,7 +68,7 @@ class LiveSampler:
         if self._nvml is not None:
             samples = self._nvml.sample(flush=True)
             power = [s["gpu_power_w"] for s in samples if s.get("gpu_power_w") is not None]
-            if power:
+            if power and len(power) == len(samples):  # a sum short of a GPU would read as a drop
                 out["gpu_power_w"] = sum(power)  # the machine's GPUs together
             for k in ("tensor_active", "dram_bw_util", "gpu_util", "mem_util"):
                 vals = [float(s[k]) for s in samples if s.get(k) is not None]

@@ -109,35 +109,31 @@ def test_no_change_by_another_process_is_answered_from_the_cache(ws):
     changed(("status",), lambda: (ws.root / "hypotheses" / "third.yaml").unlink())
 
 
-def test_nothing_is_stored_while_something_is_live_or_just_changed(ws):
+def test_nothing_is_stored_while_something_is_live_or_just_changed(ws, monkeypatch):
     from optlog.paths import find_workspace
     from optlog.service.context import Ctx
     from optlog.store import readcache
 
     for k, v in ws.env.items():
-        os.environ[k] = v  # noqa: the in-process context reads the workspace's database settings
-    try:
-        ws.cli("hypothesis", "add", "H", "--id", "h")
-        ctx = Ctx.find(ws.root)
-        facts = lambda: readcache.db_facts(ctx.db)  # noqa: E731
-        os.utime(ws.root / "hypotheses" / "h.yaml")  # "just now", however slow the machine was since
-        st = readcache.stamp(ws=find_workspace(ws.root), facts=facts)
-        assert st is not None and not st.settled  # the file was written just now: not stored
-        assert not readcache.put(ctx.ws, "k", st, "{}")
-        _backdate(ws.root)
-        st = readcache.stamp(ctx.ws, facts=facts)
-        assert st is not None and st.settled and readcache.put(ctx.ws, "k", st, "{}")
-        assert readcache.get(ctx.ws, "k", st) == "{}"
-        from sqlalchemy import text
+        monkeypatch.setenv(k, v)  # the in-process context reads the workspace's database settings
+    ws.cli("hypothesis", "add", "H", "--id", "h")
+    ctx = Ctx.find(ws.root)
+    facts = lambda: readcache.db_facts(ctx.db)  # noqa: E731
+    os.utime(ws.root / "hypotheses" / "h.yaml")  # "just now", however slow the machine was since
+    st = readcache.stamp(ws=find_workspace(ws.root), facts=facts)
+    assert st is not None and not st.settled  # the file was written just now: not stored
+    assert not readcache.put(ctx.ws, "k", st, "{}")
+    _backdate(ws.root)
+    st = readcache.stamp(ctx.ws, facts=facts)
+    assert st is not None and st.settled and readcache.put(ctx.ws, "k", st, "{}")
+    assert readcache.get(ctx.ws, "k", st) == "{}"
+    from sqlalchemy import text
 
-        with ctx.db.write() as s:  # a launch is running: recovery must look, nothing is served
-            s.execute(text("INSERT INTO launch (status, created_at, spec, progress) "
-                           "VALUES ('running', '2026-01-01T00:00:00Z', '{}', '{}')"))
-        assert readcache.stamp(ctx.ws, facts=facts) is None
-        ctx.close()
-    finally:
-        for k in ws.env:
-            os.environ.pop(k, None) if k.startswith("OPTLOG_") else None
+    with ctx.db.write() as s:  # a launch is running: recovery must look, nothing is served
+        s.execute(text("INSERT INTO launch (status, created_at, spec, progress) "
+                       "VALUES ('running', '2026-01-01T00:00:00Z', '{}', '{}')"))
+    assert readcache.stamp(ctx.ws, facts=facts) is None
+    ctx.close()
 
 
 def test_mcp_reads_are_reused_until_another_process_changes_the_workspace(ws, monkeypatch):
