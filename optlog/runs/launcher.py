@@ -15,6 +15,7 @@ calls `Driver(ctx, launch_id).run()` in the foreground or starts `python -m optl
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import re
 import select
@@ -26,10 +27,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from optlog.core import labels as L
 from optlog.core.failure import classify, tail
 from optlog.core.timeutil import now_iso
 from optlog.runs import ports, procs
 from optlog.runs.inside import bench_env
+from optlog.store import launchrows, runrows
 
 TERMINAL = ("succeeded", "failed", "cancelled", "interrupted")
 LOG_NAMES = ("bench.stdout.log", "bench.stderr.log")
@@ -164,50 +167,27 @@ class Driver:
             self._dead_records.append(h.record_id)
 
     def _set_run(self, s: Any, rid: int, **values: Any) -> None:
-        from sqlalchemy import update
-
-        from optlog.store.models import Run
-
-        t = Run.__table__  # type: ignore[attr-defined]
-        s.connection().execute(update(t).where(t.c.id == rid).values(**values))
+        runrows.update_run(s, rid, **values)
 
     def _set_launch(self, s: Any, **values: Any) -> None:
-        """Update the Launch row without loading it (its spec column holds every rendered point)."""
-        from sqlalchemy import update
-
-        from optlog.store.models import Launch
-
-        t = Launch.__table__  # type: ignore[attr-defined]
-        s.connection().execute(update(t).where(t.c.id == self.launch_id).values(**values))
+        launchrows.update_launch(s, self.launch_id, **values)
 
     def _insert_record(self, s: Any, h: Any, run_id: int | None) -> None:
-        from sqlalchemy import insert
-
-        from optlog.store.models import ProcessRecord
-
-        res = s.connection().execute(insert(ProcessRecord.__table__).values(  # type: ignore[attr-defined]
-            launch_id=self.launch_id, run_id=run_id, role=h.role, pid=h.pid, pgid=h.pgid,
-            start_ticks=h.start_ticks, host=h.host, alive=True))
-        h.record_id = res.inserted_primary_key[0]
+        h.record_id = launchrows.insert_process_record(s, launch_id=self.launch_id, run_id=run_id, role=h.role,
+                                                       pid=h.pid, pgid=h.pgid, start_ticks=h.start_ticks, host=h.host)
 
     def _flush_dead(self, s: Any) -> None:
-        from sqlalchemy import update
-
-        from optlog.store.models import ProcessRecord
-
         if self._dead_records:
             ids, self._dead_records = self._dead_records, []
-            t = ProcessRecord.__table__  # type: ignore[attr-defined]
-            s.connection().execute(update(t).where(t.c.id.in_(ids)).values(alive=False))
+            launchrows.mark_records_dead(s, ids)
 
     # ------------------------------------------------------------------ the whole launch
     def run(self) -> dict[str, Any]:
         from optlog.runs.executor_select import make_executor
-        from optlog.store.models import Launch
 
         ctx = self.ctx
         with ctx.db.read() as s:
-            la = s.get(Launch, self.launch_id)
+            la = launchrows.launch(s, self.launch_id)
         if la is None:
             raise RuntimeError(f"no launch {self.launch_id}")
         self.doc: dict[str, Any] = self.given_doc if self.given_doc is not None else la.spec
@@ -283,15 +263,10 @@ class Driver:
         return self.result()
 
     def _finish(self, stop_reason: str | None, error: str | None) -> str:
-        from sqlmodel import select
-
-        from optlog.store.models import Run
-
         now = now_iso()
         with self.ctx.db.write() as s:
             self._flush_dead(s)
-            left = s.exec(select(Run).where(Run.launch_id == self.launch_id, Run.status.in_(("queued", "running")))).all()  # type: ignore[attr-defined]
-            for r in left:
+            for r in launchrows.live_runs(s, self.launch_id):
                 if self.cancel_reason:
                     r.status, r.error, r.cause = "cancelled", self.cancel_reason, "cancelled"
                 elif error:
@@ -300,7 +275,7 @@ class Driver:
                     r.status, r.error, r.cause = "cancelled", stop_reason or "not run", "not_run"
                 r.finished_at = now
                 s.add(r)
-            statuses = [r.status for r in s.exec(select(Run).where(Run.launch_id == self.launch_id)).all()]
+            statuses = [st for _, st, _, _ in launchrows.run_states(s, self.launch_id)]
             if self.cancel_reason:
                 status = "cancelled"
             elif error or any(x != "succeeded" for x in statuses):
@@ -313,21 +288,19 @@ class Driver:
         return status
 
     def result(self) -> dict[str, Any]:
-        from sqlmodel import select
-
-        from optlog.store.runrows import labels_metrics
-        from optlog.store.models import Launch, Run
-
         with self.ctx.db.read() as s:
-            la = s.get(Launch, self.launch_id)
-            runs = s.exec(select(Run).where(Run.launch_id == self.launch_id).order_by(Run.id)).all()  # type: ignore[arg-type]
-            labels, metrics = labels_metrics(s, [r.id for r in runs])
+            la = launchrows.launch(s, self.launch_id)
+            runs = runrows.runs_of_launch(s, self.launch_id)
+            labels, metrics = runrows.labels_metrics(s, [runrows.saved_id(r) for r in runs])
+        if la is None:
+            raise RuntimeError(f"no launch {self.launch_id}")
         return {
             "launch": self.launch_id,
             "name": self.doc.get("name"),
             "status": la.status,
             "error": la.error,
-            "runs": [{"id": r.id, "status": r.status, "labels": labels[r.id], "metrics": metrics[r.id],
+            "runs": [{"id": r.id, "status": r.status, "labels": labels[runrows.saved_id(r)],
+                      "metrics": metrics[runrows.saved_id(r)],
                       "exit_code": r.exit_code, "error": r.error, "cause": r.cause,
                       "artifacts_dir": r.artifacts_dir} for r in runs],
         }
@@ -793,12 +766,11 @@ class Driver:
     def _result_run(self, p: dict[str, Any]) -> int:
         """A run for a further result of point `p`: a copy of the point's run (its labels, launch,
         repeat, output folder, hypothesis) that the result's labels and metrics then complete."""
-        from optlog.store.models import Run
-        from optlog.store.runrows import insert_run
-
         with self.ctx.db.write() as s:
-            r = s.get(Run, p["run_id"])
-            return insert_run(s, labels=self.redactor.redact(p["labels"]), metrics={}, status="running",
+            r = runrows.run(s, p["run_id"])
+            if r is None:
+                raise RuntimeError(f"no run {p['run_id']}")
+            return runrows.insert_run(s, labels=self.redactor.redact(p["labels"]), metrics={}, status="running",
                               source=r.source, hypothesis_id=r.hypothesis_id, name=r.name, launch_id=r.launch_id,
                               repeat=r.repeat, artifacts_dir=r.artifacts_dir, host=r.host, started_at=r.started_at,
                               finished_at=None, raw=dict(r.raw or {}))
@@ -807,13 +779,6 @@ class Driver:
                metrics: dict[str, float], extra_labels: dict[str, Any], raw: dict[str, Any],
                environment: dict[str, Any], *, result_of: dict[str, Any] | None = None, point: bool = True) -> None:
         """Store one run's outcome; `point` False: a further result of a point already counted."""
-        import math
-
-        from sqlalchemy import insert
-
-        from optlog.core import labels as L
-        from optlog.store.models import Metric, RunLabel
-
         rid = p["run_id"]
         red = self.redactor  # what is stored is redacted: labels, error, environment, raw, argv
         extra_labels, raw, environment = red.redact(extra_labels), red.redact(raw), red.redact(environment)
@@ -836,11 +801,7 @@ class Driver:
                           environment=environment,
                           raw=red.redact({**p.get("record", {}), **({"result": raw} if raw else {}), "argv": argv,
                                           **({"result_of": result_of} if result_of else {})}))
-            conn = s.connection()
-            if label_rows:
-                conn.execute(insert(RunLabel.__table__), label_rows)  # type: ignore[attr-defined]
-            if metric_rows:
-                conn.execute(insert(Metric.__table__), metric_rows)  # type: ignore[attr-defined]
+            runrows.add_label_and_metric_rows(s, label_rows, metric_rows)
             self.done += point
             if metrics:
                 key = next((k for k in ("output_throughput", "total_token_throughput", "request_throughput")

@@ -15,7 +15,7 @@ from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound, not_found
 from optlog.service.context import Ctx
 from optlog.service.refs import require  # noqa: F401  (re-exported: links are checked through hypotheses.require too)
-from optlog.store import hypfiles
+from optlog.store import hypfiles, hypindex
 
 
 # ---------------------------------------------------------------- index sync
@@ -26,10 +26,7 @@ def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
 
     Unchanged files (same mtime) are not re-read. A changed file is validated (errors name file,
     line, field) and re-indexed; a hand edit is reported once."""
-    import json
-
     from pydantic import ValidationError
-    from sqlalchemy import text
 
     from optlog.service import journal
 
@@ -40,25 +37,21 @@ def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
     if memo and len(memo) == len(stamps) and all(memo.get(k, (None,))[0] == mt for k, mt in stamps.items()):
         return {k: memo[k][1] for k in stamps}  # type: ignore[misc]
     docs: dict[str, HypothesisDoc] = {}
-    # Core, not the ORM: `status` and `hypothesis list` read every row on each call.
     with ctx.db.connect() as c:
-        rows = {r[0]: r for r in c.execute(text("SELECT id, file_hash, file_mtime_ns, doc FROM hypothesis")).all()}
+        rows = hypindex.index_rows(c)
     changed: list[hypfiles.Loaded] = []
     for path in files:
         row = rows.get(path.stem)
         mt = hypfiles.mtime_ns(path)
-        if row is not None and row[2] == mt:
-            data = row[3]
-            if isinstance(data, str):  # SQLite hands back the JSON text; psycopg decodes it
-                data = json.loads(data)
+        if row is not None and row[1] == mt:
             try:
-                docs[row[0]] = HypothesisDoc.model_validate(data)
+                docs[path.stem] = HypothesisDoc.model_validate(row[2])
                 continue
             except ValidationError:
                 pass  # indexed by an optlog that accepted it: the file is read and judged again below
         loaded = hypfiles.load_file(ctx.ws, path)
         docs[loaded.doc.id] = loaded.doc
-        if row is None or row[1] != loaded.hash:
+        if row is None or row[0] != loaded.hash:
             if row is not None:
                 ctx.notice(f"picked up an edit of {ctx.ws.rel(path)} made outside optlog")
             changed.append(loaded)
@@ -69,9 +62,9 @@ def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
     if changed or gone:
         with ctx.db.write() as s:
             for ld in changed:
-                _index(s, ld)
+                hypindex.index(s, ld)
             for hid in gone:
-                _unindex(s, hid)
+                hypindex.unindex(s, hid)
     memo.clear()
     memo.update({d.id: (stamps[d.id], d) for d in docs.values() if d.id in stamps})
     return docs
@@ -97,42 +90,6 @@ def _check_links(ctx: Ctx, docs: dict[str, HypothesisDoc]) -> None:
     more = f" (and {len(probs) - 1} more)" if len(probs) > 1 else ""
     raise BadInput(msg + more, file=ctx.ws.rel(path), line=line, field=".".join(str(p) for p in loc),
                    code="invalid_field")
-
-
-def _index(s: Any, ld: hypfiles.Loaded) -> None:
-    from sqlmodel import col, delete
-
-    from optlog.store.models import HypothesisIndex, PredictionIndex
-
-    d = ld.doc
-    row = s.get(HypothesisIndex, d.id)
-    now = now_iso()
-    data = d.model_dump(mode="json", by_alias=True)
-    if row is None:
-        row = HypothesisIndex(
-            id=d.id, title=d.title, status=d.effective_status(), parent=d.parent, rivals=list(d.rivals),
-            file_hash=ld.hash, file_mtime_ns=ld.mtime_ns, created_at=d.created or now, updated_at=now, doc=data,
-        )
-    else:
-        row.title, row.status, row.parent, row.rivals = d.title, d.effective_status(), d.parent, list(d.rivals)
-        row.file_hash, row.file_mtime_ns, row.updated_at, row.doc = ld.hash, ld.mtime_ns, now, data
-    s.add(row)
-    s.exec(delete(PredictionIndex).where(col(PredictionIndex.hypothesis_id) == d.id))
-    s.flush()
-    for p in d.predictions:
-        s.add(PredictionIndex(id=p.id, hypothesis_id=d.id, version=p.version, metric=p.metric, expect=p.expect,
-                              status=p.status, spec=p.model_dump(mode="json")))
-
-
-def _unindex(s: Any, hid: str) -> None:
-    from sqlmodel import col, delete
-
-    from optlog.store.models import HypothesisIndex, PredictionIndex
-
-    s.exec(delete(PredictionIndex).where(col(PredictionIndex.hypothesis_id) == hid))
-    row = s.get(HypothesisIndex, hid)
-    if row is not None:
-        s.delete(row)
 
 
 def all_docs(ctx: Ctx) -> dict[str, HypothesisDoc]:
@@ -212,7 +169,7 @@ def _write_and_commit(ctx: Ctx, doc: HypothesisDoc, old: hypfiles.Loaded | None,
         if not changed:
             return False
         with ctx.db.write() as s:
-            _index(s, hypfiles.Loaded(doc, new_hash, hypfiles.mtime_ns(path), path))
+            hypindex.index(s, hypfiles.Loaded(doc, new_hash, hypfiles.mtime_ns(path), path))
         try:
             history.record(ctx, [path, *(also() if also else [])], subject, body, trailers, hand_edited=hand)
         except BaseException:
@@ -230,12 +187,12 @@ def _roll_back(ctx: Ctx, path: Path, old: hypfiles.Loaded | None, old_bytes: byt
             if hypfiles.current_hash(path) == new_hash:
                 path.unlink()
             with ctx.db.write() as s:
-                _unindex(s, path.stem)
+                hypindex.unindex(s, path.stem)
         else:
             cas.replace(path, old_bytes, new_hash, lambda b: None if b is None else hypfiles.content_hash(b))
             assert old is not None
             with ctx.db.write() as s:
-                _index(s, hypfiles.Loaded(old.doc, old.hash, hypfiles.mtime_ns(path), path))
+                hypindex.index(s, hypfiles.Loaded(old.doc, old.hash, hypfiles.mtime_ns(path), path))
     except (cas.Changed, OSError):
         pass
 
