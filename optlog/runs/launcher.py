@@ -26,13 +26,24 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 from optlog.core import labels as L
 from optlog.core.failure import classify, tail
+from optlog.core.labels import CONCURRENT
 from optlog.core.timeutil import now_iso
-from optlog.runs import ports, procs
+from optlog.runs import hostload, ports, procs, tree
+from optlog.runs.cgroup import LaunchCgroup
+from optlog.runs.environment import capture
+from optlog.runs.executor_select import make_executor
 from optlog.runs.inside import bench_env
+from optlog.runs.parsers import parse_result, select_result_files
+from optlog.runs.redact import Redactor
+from optlog.runs.results import AMBIGUOUS, Ambiguous, distinguishing_keys
+from optlog.runs.spec import resolve_cwd
+from optlog.runs.targetlock import open_lock
 from optlog.store import launchrows, runrows
+from optlog.telemetry.session import open_session
 
 TERMINAL = ("succeeded", "failed", "cancelled", "interrupted")
 LOG_NAMES = ("bench.stdout.log", "bench.stderr.log")
@@ -105,8 +116,6 @@ class Driver:
     def __init__(self, ctx: Any, launch_id: int, *, on_event: Callable[[dict[str, Any]], None] | None = None,
                  install_signals: bool = True, doc: dict[str, Any] | None = None,
                  feed: Iterable[dict[str, Any]] | None = None) -> None:
-        from optlog.runs.redact import Redactor
-
         self.ctx = ctx
         # points made while the launch runs (optlog tune: the next trial is chosen after the last one
         # ran), instead of doc["points"]; consecutive points with one server key share the server
@@ -183,8 +192,6 @@ class Driver:
 
     # ------------------------------------------------------------------ the whole launch
     def run(self) -> dict[str, Any]:
-        from optlog.runs.executor_select import make_executor
-
         ctx = self.ctx
         with ctx.db.read() as s:
             la = launchrows.launch(s, self.launch_id)
@@ -203,7 +210,6 @@ class Driver:
         token = self.doc.get("token", "")
         self.token = token
         # orphaned descendants (a daemonizing server's workers) are re-parented to this driver
-        from optlog.runs import tree
 
         self.orphans_since = tree.now_ticks() if self.install_signals and tree.become_subreaper() else None
         with ctx.db.write() as s:
@@ -212,7 +218,6 @@ class Driver:
         self.executor = make_executor(ctx, self.doc.get("executor", "local"), on_spawn=self._on_spawn,
                                       on_exit=self._on_exit,
                                       base_env={**os.environ, "OPTLOG_LAUNCH_TOKEN": token})
-        from optlog.runs.cgroup import LaunchCgroup
 
         # a cgroup v2 of its own where one can be made: the kernel's list of the launch's processes
         self.cgroup = LaunchCgroup.create(token) if getattr(self.executor, "kind", "") == "local" else None
@@ -225,7 +230,6 @@ class Driver:
         failed_any = False
         stop_reason: str | None = None
         error: str | None = None
-        from optlog.runs.targetlock import open_lock
 
         self.target_lock = open_lock(ctx, self.doc.get("executor", "local"), self.launch_id, points=points)
         try:
@@ -315,8 +319,6 @@ class Driver:
         }
 
     def _kill_all(self) -> None:
-        from optlog.runs import tree
-
         stop_s = float(self.doc.get("stop_s", 30))
         for h in list(self.handles):
             if h.poll() is None:  # an exited leader's strays were ended when it was reaped
@@ -367,7 +369,6 @@ class Driver:
         return failed
 
     def _fail_unstarted(self, p: dict[str, Any], e: PointFailure) -> None:
-
 
         now = now_iso()
         with self.ctx.db.write() as s:
@@ -421,8 +422,7 @@ class Driver:
         return server
 
     def _wait_external(self, server: Server, srv: dict[str, Any] | None) -> None:
-        import httpx
-        from urllib.parse import urlparse
+        import httpx  # deferred: httpx only when talking HTTP
 
         path = "/v1/models"
         if srv and srv.get("ready") and srv["ready"].get("url"):
@@ -457,7 +457,7 @@ class Driver:
         carry = {server.stdout: "", server.stderr: ""}
         client = None
         if ready.get("url"):
-            import httpx
+            import httpx  # deferred: httpx only when talking HTTP
 
             client = httpx.Client(timeout=max(0.5, min(5.0, interval * 4)))
         last = "no answer yet"
@@ -501,7 +501,6 @@ class Driver:
     def _check_ours(self, server: Server, port: int) -> None:
         """Readiness counts only for the process optlog started: it still runs, and the socket
         listening on its port belongs to its process tree (optlog.runs.ports)."""
-        from optlog.runs import tree
 
         h = server.handle
         if h.poll() is not None:
@@ -531,7 +530,7 @@ class Driver:
                             cause=classify(log, rc) or "server_died", exit_code=rc)
 
     def _sanity_check(self, server: Server, check: dict[str, Any]) -> None:
-        import httpx
+        import httpx  # deferred: httpx only when talking HTTP
 
         base = check["url"].rstrip("/")
         rx = re.compile(check["expect_regex"])
@@ -606,7 +605,6 @@ class Driver:
     def _cwd(self, cwd: str | None) -> str:
         if self.doc.get("executor", "local") != "local":
             return cwd or str(self.ctx.ws.root)
-        from optlog.runs.spec import resolve_cwd
 
         return str(resolve_cwd(self.ctx.ws.root, cwd))
 
@@ -615,7 +613,6 @@ class Driver:
         tel = p["rendered"].get("telemetry")
         if tel is False:
             return
-        from optlog.telemetry.session import open_session
 
         settings: dict[str, Any] = {}
         try:
@@ -653,7 +650,6 @@ class Driver:
             srv = p["rendered"].get("server") or {}
             cmds = {"server": srv["argv"]} if srv.get("argv") else {}
             env = {**(srv.get("env") or {}), **p["rendered"]["bench"]["env"]}
-            from optlog.runs.environment import capture
 
             try:
                 server.environment = capture(self.ctx, server_url=server.url or p["rendered"].get("server_url"),
@@ -668,8 +664,6 @@ class Driver:
 
     # ------------------------------------------------------------------ host load (runs.hostload)
     def _host_load(self) -> dict[str, Any]:
-        from optlog.runs import hostload
-
         st = self.ctx.config.host_load
         if self.doc.get("executor", "local") != "local":  # this machine's /proc says nothing of the remote host
             return {"error": "host load is measured for the local executor only"}
@@ -679,7 +673,6 @@ class Driver:
     def _host_doc(self, p: dict[str, Any], before: dict[str, Any], after: dict[str, Any] | None,
                   extra_labels: dict[str, Any]) -> dict[str, Any]:
         """The run's load before and after, the host's settings; `loaded=true` when it was loaded."""
-        from optlog.runs import hostload
 
         if getattr(self, "_host_settings", None) is None:
             self._host_settings = hostload.host_settings()
@@ -693,7 +686,6 @@ class Driver:
 
     # ------------------------------------------------------------------ one point
     def _run_point(self, p: dict[str, Any], server: Server) -> bool:
-
 
         rid = p["run_id"]
         b = p["rendered"]["bench"]
@@ -749,8 +741,6 @@ class Driver:
                 self.log(f"telemetry end_point failed: {e}")
         flags: dict[str, Any] = {}
         if lock is not None and snap is not None and lock.overlapped(snap):
-            from optlog.core.labels import CONCURRENT
-
             flags[CONCURRENT] = "true"  # another launch ran on this target meanwhile
         environment = self._environment(server, p) if status != "cancelled" else {}
         if environment:
@@ -872,8 +862,6 @@ class Driver:
     def _parse(self, b: dict[str, Any], out: Path, point_labels: dict[str, Any]) -> list[Result]:
         """Every result the bench left, one per run (runs.results: several are told apart by their
         labels, or refused); PointFailure when there is none or they cannot be told apart."""
-        from optlog.runs.parsers import parse_result, select_result_files
-        from optlog.runs.results import AMBIGUOUS, Ambiguous, distinguishing_keys
 
         files: list[Path]
         parser = b.get("parser") or "json"

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 from optlog.core import labels as L
 from optlog.core.shape import page_facts
 from optlog.core.statuses import RUN_STATUSES
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound, not_found
+from optlog.runs.redact import redact
 from optlog.service.context import Ctx
+from optlog.service.refs import require
 from optlog.store import noterows, runrows
+from optlog.store.runrows import insert_run as insert_row
 from optlog.store.runrows import label_keys, labels_metrics, linked_runs, run_page, runs_by_id, with_labels
 from optlog.store.telemetryrows import has_samples
 
@@ -31,8 +36,6 @@ def insert_run(
 ) -> int:
     """Insert one run with its labels and metrics inside an open write session; returns its id.
     What is stored is redacted (secrets never stored); the row itself is `store.runrows.insert_run`."""
-    from optlog.runs.redact import redact
-    from optlog.store.runrows import insert_run as insert_row
 
     return insert_row(s, labels=redact(labels), metrics=metrics, raw=redact(raw), environment=redact(environment),
                       **fields)
@@ -54,8 +57,6 @@ def record(
     if not met:
         raise BadInput("a recorded run needs at least one --metric NAME=VALUE", field="--metric")
     if hypothesis:
-        from optlog.service.refs import require
-
         require(ctx, hypothesis)
     with ctx.db.write() as s:
         rid = insert_run(s, labels=lab, metrics=met, hypothesis_id=hypothesis, note=note, host=socket.gethostname())
@@ -163,8 +164,6 @@ def show_run(ctx: Ctx, run_id: int | str, telemetry: bool = True) -> dict[str, A
 
 
 def _artifacts(ctx: Ctx, r: Any) -> list[dict[str, Any]]:
-    from pathlib import Path
-
     if not r.artifacts_dir:
         return []
     d = Path(r.artifacts_dir)
@@ -186,7 +185,7 @@ def _telemetry(ctx: Ctx, run_id: int, metrics: dict[str, float], labels: dict[st
         with ctx.db.connect() as c:  # samples stored without summaries (one indexed probe)
             if not has_samples(c, run_id):
                 return {}
-    from optlog.telemetry.summary import run_telemetry
+    from optlog.telemetry.summary import run_telemetry  # deferred: telemetry summaries load numpy
 
     return run_telemetry(ctx, run_id, metrics)
 
@@ -205,14 +204,10 @@ def add_note(ctx: Ctx, text: str, hypothesis: str | None = None, link: str | Non
     if not text.strip():
         raise BadInput("a note needs text", field="TEXT")
     if link is not None:
-        from urllib.parse import urlparse
-
         u = urlparse(link)
         if not (u.scheme and (u.netloc or u.scheme == "file")):
             raise BadInput(f"not a URL: {link!r} (expected e.g. https://…)", field="--link")
     if hypothesis:
-        from optlog.service.refs import require
-
         require(ctx, hypothesis)
     if run is not None:
         get_run(ctx, run)

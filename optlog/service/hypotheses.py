@@ -10,13 +10,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from optlog.core.hypothesis import HYP_STATUSES, HypothesisDoc, Override, StatusChange, check_id, slugify
+from pydantic import ValidationError
+
+from optlog.core.hypothesis import HYP_STATUSES, HypothesisDoc, Override, StatusChange, check_id, link_problems, slugify
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound, not_found
+from optlog.gitlog import history
+from optlog.service import evidence, journal
 from optlog.service.context import Ctx
+from optlog.service.evidence import live_hypotheses
 from optlog.service.refs import require  # noqa: F401  (re-exported: links are checked through hypotheses.require too)
-from optlog.store import hypfiles, hypindex
-
+from optlog.store import cas, hypfiles, hypindex
+from optlog.store.lock import workspace_lock
+from optlog.yamlio import line_of, read_text
 
 # ---------------------------------------------------------------- index sync
 
@@ -26,9 +32,6 @@ def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
 
     Unchanged files (same mtime) are not re-read. A changed file is validated (errors name file,
     line, field) and re-indexed; a hand edit is reported once."""
-    from pydantic import ValidationError
-
-    from optlog.service import journal
 
     journal.recover(ctx)  # a write-and-commit an interrupted optlog left half done (one listdir)
     files = hypfiles.list_files(ctx.ws)
@@ -73,7 +76,6 @@ def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
 def _check_links(ctx: Ctx, docs: dict[str, HypothesisDoc]) -> None:
     """A parent or rival that names itself or no hypothesis, or a parent cycle, is refused with
     the file, line and field (before anything is indexed or committed)."""
-    from optlog.core.hypothesis import link_problems
 
     probs = link_problems(docs)
     if not probs:
@@ -82,8 +84,6 @@ def _check_links(ctx: Ctx, docs: dict[str, HypothesisDoc]) -> None:
     path = ctx.ws.hypothesis_file(hid)
     line = None
     try:
-        from optlog.yamlio import line_of, read_text
-
         line = line_of(read_text(path), loc)
     except Exception:  # the location is a courtesy; the error stands without it
         pass
@@ -122,13 +122,10 @@ def mutate(
     `change` edits the doc in place; it may return extra trailers. `also`, called under the lock
     only when the file changes, writes further files that belong in the same commit (the evidence a
     verdict used) and returns them. Returns (doc, changed)."""
-    from optlog.gitlog import history
-    from optlog.store.lock import workspace_lock
 
     with workspace_lock(ctx.ws):
         ld = hypfiles.load(ctx.ws, hid)
         history.check_trackable(ctx, [ld.path])
-        from pydantic import ValidationError
 
         doc = ld.doc.model_copy(deep=True)
         try:
@@ -150,8 +147,6 @@ def _write_and_commit(ctx: Ctx, doc: HypothesisDoc, old: hypfiles.Loaded | None,
     """Write the file (exact compare-and-swap against what was read), index it, commit it; the
     caller holds the workspace lock. A failed commit puts the file and its index back; a process
     killed on the way leaves an intent the next command completes (service.journal)."""
-    from optlog.gitlog import history
-    from optlog.service import journal
 
     path = ctx.ws.hypothesis_file(doc.id)
     before = old.hash if old is not None else None
@@ -180,7 +175,6 @@ def _write_and_commit(ctx: Ctx, doc: HypothesisDoc, old: hypfiles.Loaded | None,
 
 def _roll_back(ctx: Ctx, path: Path, old: hypfiles.Loaded | None, old_bytes: bytes | None, new_hash: str) -> None:
     """Put the file (and its index row) back as it was, unless something changed it since."""
-    from optlog.store import cas
 
     try:
         if old_bytes is None:
@@ -200,7 +194,6 @@ def _roll_back(ctx: Ctx, path: Path, old: hypfiles.Loaded | None, old_bytes: byt
 def checked(data: dict[str, Any], flags: dict[str, str] | None = None) -> HypothesisDoc:
     """The document after a change, validated; a bad value is BadInput naming the field (the CLI
     option where `flags` maps the field to one), never a pydantic traceback."""
-    from pydantic import ValidationError
 
     try:
         return HypothesisDoc.model_validate(data)
@@ -222,9 +215,6 @@ _FLAGS = ("title", "statement", "rationale", "parent", "why", "id")
 
 def create(ctx: Ctx, doc: HypothesisDoc, *, event: str = "hypothesis-add", subject: str | None = None,
            body: str = "", trailers: dict[str, str] | None = None) -> HypothesisDoc:
-    from optlog.gitlog import history
-    from optlog.store.lock import workspace_lock
-
     path = ctx.ws.hypothesis_file(doc.id)
     history.check_trackable(ctx, [path])
     with workspace_lock(ctx.ws):
@@ -410,7 +400,6 @@ def _testing(ctx: Ctx, rows: list[dict[str, Any]]) -> None:
     """An open hypothesis whose runs are queued or running reads `testing` (DESIGN §5)."""
     if not any(r["status"] == "open" for r in rows):
         return
-    from optlog.service.evidence import live_hypotheses
 
     live = live_hypotheses(ctx)
     for r in rows:
@@ -449,8 +438,6 @@ def show(ctx: Ctx, hid: str, docs: dict[str, HypothesisDoc] | None = None) -> di
     )
     out["predictions"] = [p.model_dump(mode="json") for p in doc.predictions]
     if ctx.db_exists():
-        from optlog.service import evidence
-
         out["notes"] = evidence.notes_for(ctx, hid)
         out["runs"] = evidence.runs_for_hypothesis(ctx, hid)
     else:

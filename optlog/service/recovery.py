@@ -25,6 +25,7 @@ def recover_dead_launches(ctx: Any, db: "Database") -> None:
     """`ctx` is the service context being built (typed loosely: the context imports this module)."""
     if not anything_live(db):
         return
+
     from optlog.runs.recover import recover  # deferred: only when something is live (start-up cost)
 
     recover(ctx, db)

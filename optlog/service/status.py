@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from optlog.core.shape import fit
+from optlog.core.todos import open_first
+from optlog.service import hypotheses, todos
 from optlog.service.context import Ctx
 from optlog.service.evidence import live_hypotheses
 from optlog.store.statusrows import run_facts
@@ -46,8 +49,6 @@ def _runs_facts(ctx: Ctx, last_verdict_at: str) -> dict[str, Any]:
 def status(ctx: Ctx, *, docs: dict[str, Any] | None = None, all_todos: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """`docs` (from `hypotheses.sync`) and `all_todos` (from `todos.list_`), when the caller has just
     read them (the dashboard, on every reload), are not read again."""
-    from optlog.core.todos import open_first
-    from optlog.service import hypotheses, todos
 
     fresh = not ctx.db_exists()
     if docs is None:
@@ -112,7 +113,6 @@ def status(ctx: Ctx, *, docs: dict[str, Any] | None = None, all_todos: list[dict
     if fresh or runs["total"] == 0:
         out["notice"] = "the run database is empty" + (
             " (fresh clone: hypotheses, predictions, verdicts and plans are read from the files)" if docs else "")
-    from optlog.core.shape import fit
 
     return fit(out, MAX_BYTES, "the totals say how many; hypothesis_list, run_list and todo_list page through them")
 
