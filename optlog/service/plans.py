@@ -343,6 +343,9 @@ def render(ctx: Ctx, subject: str | None = None, body: str | None = None) -> dic
             outputs[d / R.plan_filename(pre, v["id"])] = R.render_plan(v, docs, total)
         cal = P.calibration(views)
         outputs[d / "README.md"] = R.render_index(views, cal, pre, ctx.config.name)
+        history.refuse_overwriting_hand_edits(
+            ctx, {p: text.encode("utf-8") for p, text in outputs.items()},
+            "Put it in the plan's record (`optlog plan edit N …`; the file is rebuilt from it)")
         changed: list[str] = []
         gone = [path for n, path in _plan_files(ctx).items() if path not in outputs]
         for path in gone:  # a removed plan (plan rm): the deletion is committed below

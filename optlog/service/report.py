@@ -173,6 +173,10 @@ def write(ctx: Ctx, out: str | None = None, commit: bool = True) -> dict[str, An
     path = _target(ctx, out)
     with workspace_lock(ctx.ws):
         text, todo = build(ctx, path)
+        if commit and _inside(ctx, path):
+            history.refuse_overwriting_hand_edits(
+                ctx, {path: text.encode("utf-8")},
+                "Write the report to another file (`--out`), or put the remark in a note (`optlog note add`)")
         path.parent.mkdir(parents=True, exist_ok=True)
         if not (path.is_file() and path.read_bytes() == text.encode("utf-8")):
             write_atomic(path, text)
