@@ -121,3 +121,13 @@ def anything_live(c: Connection) -> bool:
     from sqlalchemy import text  # deferred: SQLAlchemy loads only with the database
 
     return c.execute(text(f"SELECT EXISTS ({LIVE_SQL})"), {"t": True}).scalar() not in (None, 0, False)
+
+
+def add_launch(s: Session, **fields: Any) -> Launch:
+    """Insert a launch row inside an open write session and return it with its id."""
+    from optlog.store.models import Launch  # deferred: the row models load SQLModel (the ORM)
+
+    la = Launch(**fields)
+    s.add(la)
+    s.flush()
+    return la

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sqlmodel import Session
@@ -34,3 +34,10 @@ def plan(s: Session, pid: int) -> Plan | None:
     from optlog.store.models import Plan  # deferred: the row models load SQLModel (the ORM)
 
     return s.get(Plan, pid)
+
+
+def new_plan(**fields: Any) -> Plan:
+    """A plan row (not yet added to a session): the service builds rows without importing the ORM."""
+    from optlog.store.models import Plan  # deferred: the row models load SQLModel (the ORM)
+
+    return Plan(**fields)

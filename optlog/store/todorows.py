@@ -68,3 +68,10 @@ def todos_in_order(s: Session) -> list[Todo]:
     from optlog.store.models import Todo
 
     return list(s.exec(select(Todo).order_by(col(Todo.position), col(Todo.seq))).all())
+
+
+def new_todo(**fields: Any) -> Todo:
+    """A todo row (not yet added to a session): the service builds rows without importing the ORM."""
+    from optlog.store.models import Todo  # deferred: the row models load SQLModel (the ORM)
+
+    return Todo(**fields)
