@@ -12,6 +12,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from optlog.paths import Workspace
+from optlog.yamlio import load_model
 
 PLAN_PREFIX_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 
@@ -171,8 +172,6 @@ class Config(_Strict):
 
 
 def load_config(ws: Workspace) -> Config:
-    from optlog.yamlio import load_model
-
     return load_model(Config, ws.config_file, ws.rel(ws.config_file))
 
 

@@ -24,7 +24,10 @@ Compound expressions combine per-comparison outcomes with three-valued logic.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -608,9 +611,6 @@ def candidate_runs(pred: Any, ev: Evidence) -> set[int]:
 def fingerprint(pred: Any, ev: Evidence, ceilings: dict[str, float]) -> str:
     """A hash of everything a prediction's result depends on: the engine version, the prediction as
     written, the ceilings, and the candidate runs (ids, labels, metric values)."""
-    import hashlib
-    import json
-
     ids = candidate_runs(pred, ev)
     spec = pred.model_dump(mode="json", exclude={"status", "history", "created"})
     h = hashlib.sha1(json.dumps([ENGINE_VERSION, spec, sorted(ceilings.items())], sort_keys=True).encode())
@@ -853,8 +853,6 @@ def _numbers(ae: AtomEval) -> dict[str, Any]:
 
 def _display(quantity: str, a_name: str, b_name: str, metric: str | None) -> str:
     """A quantity as a reader names it: `a/b` → `tp4pp2/tp8`; `a` alone → its metric and group."""
-    import re
-
     if quantity == "a/b":
         return f"{a_name}/{b_name}"
     if quantity == "b/a":

@@ -20,8 +20,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from optlog.gitlog.commit import CommitRequest
-from optlog.gitlog.safe import safe_commit
+from optlog.gitlog.commit import CommitRequest, run_git
+from optlog.gitlog.safe import refuse_ignored, repo_info, safe_commit
 from optlog.paths import Workspace
 
 if TYPE_CHECKING:
@@ -40,15 +40,11 @@ class Ctx(Protocol):
 
 
 def repo(ctx: "Ctx") -> "RepoInfo | None":
-    from optlog.gitlog.safe import repo_info
-
     return repo_info(ctx.ws.root)
 
 
 def check_trackable(ctx: "Ctx", paths: list[Path]) -> None:
     """Raise BadInput if git would ignore any of `paths` (and does not track it already)."""
-    from optlog.gitlog.safe import refuse_ignored
-
     if repo(ctx) is None:
         return
     refuse_ignored(ctx.ws, [ctx.ws.rel(p) for p in paths])
@@ -57,8 +53,6 @@ def check_trackable(ctx: "Ctx", paths: list[Path]) -> None:
 def uncommitted(ctx: "Ctx", paths: list[Path]) -> list[str]:
     """Workspace-relative paths whose file on disk differs from HEAD (a hand edit, a new file not
     committed yet, a deleted file). Empty outside git and in a repository with no commits."""
-    from optlog.gitlog.commit import run_git
-
     if repo(ctx) is None or not paths:
         return []
     rels = [ctx.ws.rel(p) for p in paths]

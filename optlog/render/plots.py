@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+import statistics
 from typing import Any
 
 CHART_ID = "optlog"
@@ -23,8 +24,8 @@ PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
 
 
 def _chart(kind: str, title: str, x_title: str, y_title: str, colors: tuple[str, ...] = PALETTE, **kw: Any) -> Any:
-    import pygal
-    from pygal.style import Style
+    import pygal  # deferred: pygal only to draw a report's plots
+    from pygal.style import Style  # deferred: pygal only to draw a report's plots
 
     style = Style(background="white", plot_background="white", foreground="#333", foreground_strong="#111",
                   foreground_subtle="#bbb", font_family="DejaVu Sans, Helvetica, Arial, sans-serif",
@@ -95,8 +96,6 @@ def per_user_vs_per_gpu(path: str, title: str, series: dict[str, list[tuple[floa
 def per_level(path: str, plot: dict[str, Any]) -> None:
     """A prediction's plot (core.report.prediction_plot): every measured value a dot (repeats show
     their spread), the median per level joined by a line, the compared constant as a dashed line."""
-    import statistics
-
     xs = plot["x"]
     if plot["numeric"]:
         # log2 positions from 1 (pygal draws its y axis at x = 0, which would sit on a level of 1)

@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 
 from optlog.core.diagnosis import diagnose, same, stored
+from optlog.store.runrows import labels_metrics
 from optlog.telemetry.fields import SUMMARISED, THROTTLE_BITS
-from optlog.telemetry.store import TIME_FIELD
+from optlog.telemetry.store import TIME_FIELD, read_columns
 
 STATS = ("mean", "p5", "p50", "p95", "max")
 SPARK = "▁▂▃▄▅▆▇█"
@@ -141,9 +142,6 @@ def run_telemetry(ctx: Any, run_id: int, metrics: dict[str, float]) -> dict[str,
     cols: dict[str, dict[str, np.ndarray]] = {}
     labels: dict[str, Any] = {}
     try:
-        from optlog.store.runrows import labels_metrics
-        from optlog.telemetry.store import read_columns
-
         with ctx.db.read() as s:
             cols = read_columns(s, run_id=run_id)
             labels = labels_metrics(s, [run_id])[0][run_id]
