@@ -29,7 +29,7 @@ from textual.widgets import DataTable, Footer, Header, Log, Static, TabbedConten
 
 from optlog.core import runtable as RT
 from optlog.core.expr import ExprError
-from optlog.core.numfmt import fmt_num
+from optlog.core.numfmt import fmt_num, fmt_ratio
 from optlog.core.report import pareto_view
 from optlog.core.spark import sparkline
 from optlog.core.statuses import HYP_STATUSES, STATUS_GLYPH
@@ -1302,7 +1302,7 @@ def _diff_renderable(d: dict[str, Any]) -> Any:
             t.add_column(c, justify="right")
         for k, x in d["metrics"].items():
             r = x.get("ratio")
-            _rows(t, k, val(x["a"]), val(x["b"]), Text(f"{r:.3f}" if r is not None else "–",
+            _rows(t, k, val(x["a"]), val(x["b"]), Text(fmt_ratio(r),
                                                         style="green" if r and r > 1 else ("red" if r and r < 1 else "")))
         parts += [Text(""), t]
     return Group(*parts)
