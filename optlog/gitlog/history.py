@@ -11,8 +11,7 @@ A verb that writes tracked files (hypotheses, plans, reports) does, in order:
 `record` commits through a private index (see `gitlog.safe` for the rules on the user's index,
 locks, hooks, identity and detached HEAD). Outside a git repository it does nothing.
 
-Events (`Optlog-Event` trailer): init, hypothesis-add, hypothesis-edit, override, verdict,
-prediction-add, prediction-edit, invalidate, plan-render, report, hand-edit.
+Events (the `Optlog-Event` trailer) and the other trailer keys: `gitlog.trailers` (EVENTS, KEYS).
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from optlog.gitlog import trailers as TR
 from optlog.gitlog.commit import CommitRequest, run_git
 from optlog.gitlog.safe import refuse_ignored, repo_info, safe_commit
 from optlog.paths import Workspace
@@ -97,7 +97,7 @@ def record(
     tr = dict(trailers or {})
     if hand_edited:
         body = (body.rstrip() + "\n\n" if body.strip() else "") + hand_edit_note(list(hand_edited))
-        tr["Optlog-Hand-Edit"] = ",".join(hand_edited)
-    tr.setdefault("Optlog-Actor", ctx.actor)
+        tr[TR.HAND_EDIT] = ",".join(hand_edited)
+    tr.setdefault(TR.ACTOR, ctx.actor)
     req = CommitRequest(subject=subject, body=body, trailers=tr, paths=list(paths), describe=describe)
     return safe_commit(ctx.ws, req, notice=ctx.notice)

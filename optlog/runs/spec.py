@@ -220,7 +220,7 @@ class RunSpec(_S):
     telemetry: Union[bool, dict[str, Any], None] = None
     timeouts: Timeouts = Field(default_factory=Timeouts)
     on_error: Literal["continue", "stop"] = "continue"
-    order: Literal["interleaved", "random", "sequential"] | None = None  # runs.order; None: interleaved
+    order: O.Order | None = None  # runs.order; None: interleaved
     order_seed: int | None = None
 
     @field_validator("executor")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from optlog.core.statuses import LIVE_RUN_STATUSES
+
 if TYPE_CHECKING:
     from sqlmodel import Session
 
@@ -16,7 +18,7 @@ def live_launches(s: Session) -> list[Launch]:
 
     from optlog.store.models import Launch  # deferred: ORM tables (sqlmodel); ORM-free reads skip them
 
-    return list(s.exec(select(Launch).where(col(Launch.status).in_(("queued", "running")))).all())
+    return list(s.exec(select(Launch).where(col(Launch.status).in_(LIVE_RUN_STATUSES))).all())
 
 
 def run_states(s: Session, launch_id: int) -> list[tuple[int, str, str | None, str | None]]:
