@@ -24,6 +24,7 @@ How one command runs:
 
 from __future__ import annotations
 
+import io
 import os
 import shlex
 import signal
@@ -326,8 +327,6 @@ class SshExecutor:
     def stream(self, argv: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
                role: str = "telemetry") -> SshHandle:
         """`h.stdout` is a text stream of the remote command's stdout (telemetry reads lines)."""
-        import io
-
         h = self._spawn(argv, env=env, stdout=subprocess.PIPE, stderr_path=None, role=role, fetch=None)
         if h.stdout is not None:
             h.stdout = io.TextIOWrapper(h.stdout, encoding="utf-8", errors="replace")  # type: ignore[assignment]
