@@ -12,11 +12,11 @@ from __future__ import annotations
 import socket
 from typing import Any
 
+from optlog.core.statuses import LIVE_RUN_STATUSES
 from optlog.core.timeutil import now_iso
 from optlog.runs import procs, tree
 from optlog.runs.cgroup import LaunchCgroup
 from optlog.runs.executor_select import kill_record
-from optlog.core.statuses import LIVE_RUN_STATUSES
 from optlog.store.launchrows import launch, live_launch_processes, live_records, live_runs
 
 
