@@ -7,7 +7,8 @@ from typing import Any
 import click
 
 from optlog.cli.main import agent, emit, service_ctx, state
-from optlog.cli.options import paged, paging
+from optlog.cli.options import paging
+from optlog.service import evidence
 
 
 @click.command("init")
@@ -93,10 +94,7 @@ def note() -> None:
 @click.option("--run", "run_id", type=int, metavar="ID", help="The run this note is about.")
 def note_add(text: str, hypothesis: str | None, link: str | None, run_id: int | None) -> None:
     """Record a note."""
-    from optlog.service.evidence import add_note
-
-    ctx = service_ctx()
-    res = add_note(ctx, text, hypothesis, link, run_id)
+    res = evidence.add_note(service_ctx(), text, hypothesis, link, run_id)
     emit(res, lambda r: f"note {r['id']} recorded")
 
 
@@ -107,13 +105,7 @@ def note_add(text: str, hypothesis: str | None, link: str | None, run_id: int | 
 @agent(read_only=True)
 def note_list(hypothesis: str | None, since: str | None, limit: int | None, offset: int, order: str) -> None:
     """List notes."""
-    from optlog.service.evidence import list_notes
-
-    ctx = service_ctx()
-    res = list_notes(ctx, hypothesis)
-    if since:
-        res = [n for n in res if str(n["created_at"]) >= since]
-    res, facts = paged(res, limit, offset, order)
+    doc = evidence.notes_doc(service_ctx(), hypothesis, since, limit, offset, order)
 
     def human(rows: list[dict[str, Any]]) -> str:
         return "\n".join(
@@ -121,7 +113,7 @@ def note_list(hypothesis: str | None, since: str | None, limit: int | None, offs
             for n in rows
         ) or "no notes"
 
-    emit({"notes": res, **facts}, lambda d: human(d["notes"]))
+    emit(doc, lambda d: human(d["notes"]))
 
 
 def open_tui(chdir: str | None) -> None:
