@@ -12,7 +12,7 @@ import click
 
 from optlog.cli.main import agent, emit, service_ctx
 from optlog.cli.options import fields_option, paging
-from optlog.cli.render import fmt_num, kv, table
+from optlog.cli.render import fmt_num, kv, runs_table
 from optlog.core.statuses import RUN_STATUSES
 from optlog.service import evidence
 
@@ -42,23 +42,6 @@ def run_record(labels: tuple[str, ...], metrics: tuple[str, ...], hypothesis: st
     emit(r, lambda r: f"recorded run {r['id']}")
 
 
-def _list_human(d: dict[str, Any]) -> str:
-    rows = d["runs"]
-    if not rows:
-        return "no runs"
-    keys: list[str] = []
-    for r in rows:
-        for k in r.get("metrics", {}):
-            if k not in keys and len(keys) < 3 and not k.startswith("raw."):
-                keys.append(k)
-    body = [
-        [r.get("id"), str(r.get("status", "")) + (" (invalid)" if r.get("invalidated") else ""), kv(r.get("labels", {}))] +
-        [fmt_num(r.get("metrics", {}).get(k)) for k in keys]
-        for r in rows
-    ]
-    return table(body, ["id", "status", "labels", *keys])
-
-
 @run.command("list")
 @click.option("--status", type=click.Choice(RUN_STATUSES), help="Only runs with this status.")
 @click.option("--hypothesis", metavar="ID", help="Only runs attached to this hypothesis.")
@@ -73,7 +56,7 @@ def run_list(status: str | None, hypothesis: str | None, launch: int | None, lab
     """List runs with their labels and metrics."""
     doc = evidence.runs_doc(service_ctx(), status=status, hypothesis=hypothesis, launch=launch, labels=labels,
                             since=since, limit=limit, offset=offset, order=order, fields=fields)
-    emit(doc, _list_human)
+    emit(doc, runs_table)
 
 
 def _show_human(r: dict[str, Any]) -> str:
