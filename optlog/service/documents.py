@@ -15,9 +15,10 @@ Rules the documents keep:
 
 Statuses are typed as `Annotated[str, Vocab(...)]` over the one vocabulary (`optlog.core.statuses`,
 `optlog.core.todos`), so the schemas' enums come from there and are never spelt twice.
-"""
 
-from __future__ import annotations
+No `from __future__ import annotations` here: the classes are read at run time (their required
+keys, the MCP schemas, docs/json.md), which needs real annotations.
+"""
 
 from dataclasses import dataclass
 from typing import Annotated, Any, NotRequired, TypedDict
