@@ -119,9 +119,7 @@ def tune_list() -> None:
     """The studies of this workspace."""
     from optlog.service import tune as svc
 
-    ctx = service_ctx()
-    rows = svc.list_studies(ctx)
-    emit({"studies": rows}, lambda d: table([[r["study"], r["spec"] or "", ",".join(r["objectives"] or []), r["trials"]]
+    emit(svc.list_doc(service_ctx()), lambda d: table([[r["study"], r["spec"] or "", ",".join(r["objectives"] or []), r["trials"]]
                                             for r in d["studies"]], ["study", "spec", "objectives", "trials"]))
 
 

@@ -9,12 +9,14 @@ from __future__ import annotations
 import secrets
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from optlog.core.limits import LIMITS
 from optlog.core.timeutil import now_iso
 from optlog.core.todos import TodoIn, check_priority, check_status, match_existing, parse_todowrite
 from optlog.errors import BadInput, not_found
+from optlog.service import documents
+from optlog.service.envelope import listing
 from optlog.service.context import Ctx
 from optlog.service.refs import require
 from optlog.store.todorows import last_position, new_todo, todo, todo_ids, todo_rows, todos_in_order
@@ -148,3 +150,20 @@ def write(ctx: Ctx, data: Any, file: str = "<stdin>") -> list[dict[str, Any]]:
             result.append(row)
         s.flush()
         return [_out(t) for t in result]
+
+
+# ---------------------------------------------------------------- the verbs' documents (every face)
+
+
+def list_doc(ctx: Ctx, status: str | None = None, hypothesis: str | None = None, limit: int | None = None,
+             offset: int = 0) -> documents.TodoList:
+    """`todo list`: the todowrite shape `{"todos": [...]}`, in list order (page facts with a page)."""
+    return cast(documents.TodoList, listing("todos", list_(ctx, status, hypothesis), limit, offset))
+
+
+def write_doc(ctx: Ctx, data: Any, file: str = "<stdin>", detail: bool = True) -> documents.TodoList | documents.TodoWriteAck:
+    """`todo write`: replace the list; the whole list back, or each todo's id and status."""
+    rows = write(ctx, data, file)
+    if detail:
+        return {"todos": cast(list[documents.Todo], rows)}
+    return {"todos": [{"id": t["id"], "status": t["status"]} for t in rows], "total": len(rows)}

@@ -671,3 +671,8 @@ def _worker_main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(_worker_main(sys.argv[1:]))
+
+
+def list_doc(ctx: Ctx) -> dict[str, Any]:
+    """`tune list`: `{"studies": [...]}` (the envelope lives here, not in a face)."""
+    return {"studies": list_studies(ctx)}
