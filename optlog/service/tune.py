@@ -140,17 +140,20 @@ def _study_name(ls: Any, a: TuneArgs) -> str:
 # ----------------------------------------------------------------------------- the storage
 
 
-def storage_url(ctx: Ctx) -> tuple[str, dict[str, Any]]:
-    """Optuna's RDB storage of this workspace: (URL, engine arguments). See the module docstring."""
+def storage_url(ctx: Ctx, create: bool = True) -> tuple[str, dict[str, Any]]:
+    """Optuna's RDB storage of this workspace: (URL, engine arguments). See the module docstring.
+    `create`: make its place (the folder, the PostgreSQL schema) if missing; readers do not."""
     db = ctx.db
     if db.is_sqlite:
         path = ctx.ws.state_dir / "tune.db"
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if create:
+            path.parent.mkdir(parents=True, exist_ok=True)
         return f"sqlite:///{path}", {"connect_args": {"timeout": 60}}
     schema = f"{db.schema or 'optlog'}_tune"
     from optlog.store.db import create_schema
 
-    create_schema(db, schema)
+    if create:
+        create_schema(db, schema)
     url = db.url
     if url.startswith("postgresql://") or url.startswith("postgres://"):
         url = "postgresql+psycopg://" + url.split("://", 1)[1]
@@ -692,11 +695,17 @@ def report_studies(ctx: Ctx) -> list[dict[str, Any]]:
     return out
 
 
+_READERS: dict[str, Any] = {}  # one reading storage per URL: the dashboard asks twice a second
+
+
 def _read_storage(ctx: Ctx) -> Any:
     """The study storage for reading: its tables are not created (nor is the lock taken for it)."""
     optuna = _quiet()
-    url, kw = storage_url(ctx)
-    return optuna.storages.RDBStorage(url, engine_kwargs=kw, skip_table_creation=True)
+    url, kw = storage_url(ctx, create=False)
+    key = f"{url} {kw}"
+    if key not in _READERS:
+        _READERS[key] = optuna.storages.RDBStorage(url, engine_kwargs=kw, skip_table_creation=True)
+    return _READERS[key]
 
 
 def live_summary(ctx: Ctx, name: str) -> dict[str, Any] | None:

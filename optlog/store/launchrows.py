@@ -28,3 +28,14 @@ def run_states(s: Session, launch_id: int) -> list[tuple[int, str, str | None, s
 
     q = select(Run.id, Run.status, Run.error, Run.cause).where(Run.launch_id == launch_id).order_by(col(Run.id))
     return [(int(i or 0), st, e, c) for i, st, e, c in s.exec(q).all()]
+
+
+def launch_label(s: Session, launch_id: int, key: str) -> str | None:
+    """A label's value on a launch's first run that has it (the `study` of an optlog tune launch)."""
+    from sqlmodel import col, select
+
+    from optlog.store.models import Run, RunLabel
+
+    q = (select(RunLabel.value).join(Run, col(Run.id) == col(RunLabel.run_id))
+         .where(Run.launch_id == launch_id, RunLabel.key == key).order_by(col(Run.id)).limit(1))
+    return s.exec(q).first()
