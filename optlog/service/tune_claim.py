@@ -30,7 +30,12 @@ from optlog.core import tune as T
 from optlog.core.hypothesis import slugify
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput
+from optlog.runs.launcher import Driver
+from optlog.runs.spec import parse_set, plan
+from optlog.service import hypotheses, plans, predictions, verdicts
 from optlog.service.context import Ctx
+from optlog.service.launch import open_launch
+from optlog.store.runrows import labels_metrics, statuses
 
 ATTR = "claim"  # the study's user attribute holding the claim's record
 TUNED, DEFAULT = "tuned", "default"  # the `claim` label of the two groups
@@ -39,8 +44,6 @@ TUNED, DEFAULT = "tuned", "default"  # the `claim` label of the two groups
 def default_config(ls: Any, a: Any, space: list[T.SearchParam]) -> dict[str, Any]:
     """The configuration with no search applied: each searched parameter's `params:` value (or its
     `--set`), conditions honoured. Raises BadInput for what a claim cannot be made with."""
-    from optlog.runs.spec import parse_set
-
     if a.claim is not None and not 0 <= float(a.claim) <= P.GAIN_MAX:
         raise BadInput(f"--claim is a gain in percent from 0 to {P.GAIN_MAX:g} (10 = 'tuning gains ≥ 10 %')",
                        field="--claim")
@@ -74,8 +77,6 @@ def _hypothesis_id(docs: dict[str, Any], study: str) -> str:
 def register(ctx: Ctx, a: Any, ls: Any, space: list[T.SearchParam], study: Any, name: str) -> dict[str, Any] | None:
     """Register the claim before the search (once per study); `a.hypothesis` then names its
     hypothesis, so every trial's run is its evidence. Returns the claim's record (None: no claim)."""
-    from optlog.service import hypotheses, predictions
-
     rec = study.user_attrs.get(ATTR)
     if rec:
         if a.claim is not None and float(a.claim) != rec["pct"]:
@@ -114,8 +115,6 @@ def register(ctx: Ctx, a: Any, ls: Any, space: list[T.SearchParam], study: Any, 
 
 
 def _medians(ctx: Ctx, run_ids: list[int], metric: str) -> float | None:
-    from optlog.store.runrows import labels_metrics, statuses
-
     with ctx.db.read() as s:
         ok = [i for i, st in statuses(s, run_ids) if st == "succeeded"]
         _labels, metrics = labels_metrics(s, ok)
@@ -127,10 +126,6 @@ def judge(ctx: Ctx, a: Any, ls: Any, study: Any, name: str, best: list[dict[str,
     """Measure the best against the default settings (interleaved, `rounds` each), judge the
     hypothesis, feed the gain to the plans that need it. Once per best: a study run again with the
     same best measures nothing more. Returns the claim's record."""
-    from optlog.runs.launcher import Driver
-    from optlog.runs.spec import parse_set, plan
-    from optlog.service.launch import open_launch
-
     rec = study.user_attrs.get(ATTR)
     if not rec or not best or rounds < 1:
         return rec
@@ -168,8 +163,6 @@ def judge(ctx: Ctx, a: Any, ls: Any, study: Any, name: str, best: list[dict[str,
 
 def _verdict(ctx: Ctx, rec: dict[str, Any]) -> dict[str, Any]:
     """The hypothesis judged by the verdicts; the prediction's status, summary and gain."""
-    from optlog.service import verdicts
-
     out = verdicts.evaluate(ctx, rec["hypothesis"])
     (h,) = out["results"]
     pred: dict[str, Any] = next((p for p in h["predictions"] if p.get("id") == rec["prediction"]), {})
@@ -184,8 +177,6 @@ def _verdict(ctx: Ctx, rec: dict[str, Any]) -> dict[str, Any]:
 
 def _feed_plans(ctx: Ctx, rec: dict[str, Any], name: str) -> list[int]:
     """The gain as the measured gain of every plan that needs the claim's hypothesis."""
-    from optlog.service import plans
-
     gain = rec.get("gain_pct")
     if gain is None:
         return []
