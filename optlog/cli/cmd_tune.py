@@ -61,6 +61,15 @@ def _human(d: dict[str, Any]) -> str:
                    if sep.get("test") else sep.get("why", "")))
     if not d["best"]:
         out += "\nno feasible completed trial yet"
+    c = d.get("claim")
+    if c:
+        out += f"\nclaim ({c['hypothesis']}): tuning gains ≥ {c['pct']:g} % {c['metric']} over the default settings"
+        if c.get("verdict"):
+            gain = "" if c.get("gain_pct") is None else f", measured {c['gain_pct']:+.3g} %"
+            out += (f": {c['verdict']}{gain} (trial {c['tuned']} against {kv(c['default'])}, {c['rounds']} runs each)"
+                    + (f"; plan(s) {', '.join(map(str, c['plans']))} got the measured gain" if c.get("plans") else ""))
+        else:
+            out += ": not judged yet"
     return out
 
 
@@ -93,12 +102,15 @@ def tune() -> None:
 @click.option("--remeasure", type=int, default=None, metavar="N",
               help="Re-measure the best and the runner-up (or the front) N times each, interleaved, before naming "
                    "the best (default tune.remeasure in optlog.yaml, 3; 0: no re-measure).")
+@click.option("--claim", type=float, default=None, metavar="PCT",
+              help="Register first the claim 'tuning gains >= PCT % over the default settings' (the spec's params: "
+                   "values), judged by a verdict on the best and the default re-measured interleaved (docs/tune.md).")
 @agent(args={"spec": "The run spec with a `search:` section: a file under runs/ (name or path)."},
        description="Runs trials in the foreground until the study has --trials trials; keep --trials small.")
 def tune_run(spec: str, maximize: tuple[str, ...], minimize: tuple[str, ...], constraints: tuple[str, ...],
              trials: int | None, timeout_s: float | None, workers: int, study: str | None, sampler: str | None,
              seed: int | None, sets: tuple[str, ...], server_url: str | None, hypothesis: str | None,
-             remeasure: int | None) -> int:
+             remeasure: int | None, claim: float | None) -> int:
     """Run or resume a study: each trial a launched point; the best (feasible) trial(s) at the end."""
     from optlog.cli.cmd_run_launch import progress
     from optlog.service import tune as svc
@@ -107,7 +119,7 @@ def tune_run(spec: str, maximize: tuple[str, ...], minimize: tuple[str, ...], co
     objectives = [[m, "maximize"] for m in maximize] + [[m, "minimize"] for m in minimize]
     a = svc.TuneArgs(spec=spec, objectives=objectives, constraints=list(constraints), trials=trials, timeout_s=timeout_s,
                      workers=workers, study=study, sampler=sampler, seed=seed, sets=list(sets), server_url=server_url,
-                     hypothesis=hypothesis, remeasure=remeasure)
+                     hypothesis=hypothesis, remeasure=remeasure, claim=claim)
     doc = svc.tune(ctx, a, on_event=progress())
     emit(doc, _human)
     return 130 if doc.get("cancelled") else 0

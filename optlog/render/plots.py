@@ -125,3 +125,17 @@ def per_level(path: str, plot: dict[str, Any]) -> None:
         chart.add(t["label"], [(ps[0] - 0.1 * span, t["value"]), (ps[-1] + 0.1 * span, t["value"])],
                   show_dots=False, stroke_style={"width": 2, "dasharray": "8,4"})
     _save(chart, path)
+
+
+def tune_front(path: str, title: str, plot: dict[str, Any]) -> None:
+    """A tuning study's trials on its first two objectives (core.report.tune_pareto): the dominated
+    ones as dots, the Pareto front joined by a line; every point labelled with its trial number."""
+    allp = plot["points"] + plot["front"]
+    xs, ys = [p[0] for p in allp], [p[1] for p in allp]
+    lo_x, lo_y = min(0.0, min(xs)), min(0.0, min(ys))
+    chart = _chart("XY", title, plot["x_title"], plot["y_title"], colors=("#7f7f7f", "#d62728"),
+                   range=(lo_y, _ymax(ys)), xrange=(lo_x, _ymax(xs)), value_formatter=_num, x_value_formatter=_num,
+                   print_labels=len(allp) <= 40, dots_size=3)
+    chart.add("trials", [{"value": (x, y), "label": f"#{n}"} for x, y, n in plot["points"]], stroke=False)
+    chart.add("Pareto front", [{"value": (x, y), "label": f"#{n}"} for x, y, n in plot["front"]])
+    _save(chart, path)

@@ -42,6 +42,7 @@ from optlog.core import tune as T
 from optlog.core.expr import ExprError
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound
+from optlog.service import tune_claim
 from optlog.service.context import Ctx
 
 SAMPLERS = ("tpe", "nsga2", "random", "grid")
@@ -66,6 +67,7 @@ class TuneArgs:
     server_url: str | None = None
     hypothesis: str | None = None
     remeasure: int | None = None
+    claim: float | None = None  # `--claim PCT`: register "tuning gains ≥ PCT % over the default settings" first
 
 
 # ----------------------------------------------------------------------------- checking
@@ -108,6 +110,8 @@ def _check(ctx: Ctx, a: TuneArgs, worker: int = 0) -> tuple[Any, list[T.SearchPa
         raise ls.bad("optlog tune needs a `search:` section: the parameters to search and their ranges "
                      "(docs/tune.md)", code="missing_field")
     space = search_space(ls)
+    if a.claim is not None:
+        tune_claim.default_config(ls, a, space)  # raises BadInput naming what the claim lacks
     if _sampler_name(a) == "grid":
         from optlog.core.limits import LIMITS
 
@@ -136,17 +140,20 @@ def _study_name(ls: Any, a: TuneArgs) -> str:
 # ----------------------------------------------------------------------------- the storage
 
 
-def storage_url(ctx: Ctx) -> tuple[str, dict[str, Any]]:
-    """Optuna's RDB storage of this workspace: (URL, engine arguments). See the module docstring."""
+def storage_url(ctx: Ctx, create: bool = True) -> tuple[str, dict[str, Any]]:
+    """Optuna's RDB storage of this workspace: (URL, engine arguments). See the module docstring.
+    `create`: make its place (the folder, the PostgreSQL schema) if missing; readers do not."""
     db = ctx.db
     if db.is_sqlite:
         path = ctx.ws.state_dir / "tune.db"
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if create:
+            path.parent.mkdir(parents=True, exist_ok=True)
         return f"sqlite:///{path}", {"connect_args": {"timeout": 60}}
     schema = f"{db.schema or 'optlog'}_tune"
     from optlog.store.db import create_schema
 
-    create_schema(db, schema)
+    if create:
+        create_schema(db, schema)
     url = db.url
     if url.startswith("postgresql://") or url.startswith("postgres://"):
         url = "postgresql+psycopg://" + url.split("://", 1)[1]
@@ -447,6 +454,7 @@ def tune(ctx: Ctx, a: TuneArgs, on_event: Callable[[dict[str, Any]], None] | Non
     """Run (or resume) a study with `a.workers` local workers; returns the study's document."""
     ls, space, conds = _check(ctx, a)
     opened = _open_study(ctx, a, ls, space, conds, create=True)  # before the other workers start: one creator
+    tune_claim.register(ctx, a, ls, space, opened[0], _study_name(ls, a))  # before any trial: pre-registered
     children = []
     logs = ctx.ws.state_dir / "tune"
     logs.mkdir(parents=True, exist_ok=True)
@@ -473,12 +481,25 @@ def tune(ctx: Ctx, a: TuneArgs, on_event: Callable[[dict[str, Any]], None] | Non
         rm = _remeasure(ctx, a, w, rounds, on_event)
         if rm is not None:
             launches.append({"launch": rm["launch"], "status": rm["status"], "remeasure": True})
+    if not w.cancelled:
+        launches += _judge_claim(ctx, a, w, rounds, on_event)
     doc = show(ctx, w.name, storage=w.storage)
     doc["launches"] = launches
     doc["cancelled"] = w.cancelled
     if errors:
         doc["worker_errors"] = errors
     return doc
+
+
+def _judge_claim(ctx: Ctx, a: TuneArgs, w: Worker, rounds: int,
+                 on_event: Callable[[dict[str, Any]], None] | None) -> list[dict[str, Any]]:
+    """The study's claim (`--claim`), if it has one, judged on its best (service.tune_claim)."""
+    before = (w.study.user_attrs.get(tune_claim.ATTR) or {}).get("launch")
+    best = show(ctx, w.name, storage=w.storage)["best"]
+    rec = tune_claim.judge(ctx, a, w.ls, w.study, w.name, best, rounds or ctx.config.tune.remeasure, on_event)
+    if rec is None or rec.get("launch") in (None, before):
+        return []
+    return [{"launch": rec["launch"], "status": rec["status"], "claim": True}]
 
 
 MAX_FRONT = 4  # re-measured points of a Pareto front (each costs `remeasure` runs)
@@ -628,6 +649,9 @@ def show(ctx: Ctx, name: str, storage: Any = None) -> dict[str, Any]:
         rdoc["current"] = current
         rdoc["trials"] = {k: {x: v[x] for x in ("values", "first", "shrink_pct", "n", "feasible", "runs")}
                                       for k, v in (rm.get("trials") or {}).items()}
+    claim = tune_claim.public(study.user_attrs.get(tune_claim.ATTR))
+    if claim is not None:
+        doc["claim"] = claim
     return doc
 
 
@@ -639,6 +663,92 @@ def list_studies(ctx: Ctx) -> list[dict[str, Any]]:
         out.append({"study": s.study_name, "spec": meta.get("spec"), "objectives": meta.get("objectives"),
                     "directions": [d.name.lower() for d in s.directions], "trials": s.n_trials,
                     "created_at": meta.get("created_at")})
+    return out
+
+
+# ----------------------------------------------------------------------------- for the report
+
+
+def has_studies(ctx: Ctx) -> bool:
+    """Whether the workspace has a study storage at all (so a report without one loads no Optuna)."""
+    from optlog.store.db import schema_exists
+
+    db = ctx.db
+    if db.is_sqlite:
+        return (ctx.ws.state_dir / "tune.db").is_file()
+    return schema_exists(db, f"{db.schema or 'optlog'}_tune")
+
+
+def report_studies(ctx: Ctx) -> list[dict[str, Any]]:
+    """Every study as `show` gives it, plus `importances`: Optuna's parameter importances per
+    objective (`_importances`), plain values for the report."""
+    if not has_studies(ctx):
+        return []
+    optuna = _quiet()
+    storage = _read_storage(ctx)
+    out = []
+    for s in sorted(optuna.get_all_study_summaries(storage, include_best_trial=False), key=lambda s: s.study_name):
+        doc = show(ctx, s.study_name, storage=storage)
+        doc["importances"] = _importances(optuna.load_study(study_name=s.study_name, storage=storage),
+                                          doc.get("objectives") or [])
+        out.append(doc)
+    return out
+
+
+_READERS: dict[str, Any] = {}  # one reading storage per URL: the dashboard asks twice a second
+
+
+def _read_storage(ctx: Ctx) -> Any:
+    """The study storage for reading: its tables are not created (nor is the lock taken for it)."""
+    optuna = _quiet()
+    url, kw = storage_url(ctx, create=False)
+    key = f"{url} {kw}"
+    if key not in _READERS:
+        _READERS[key] = optuna.storages.RDBStorage(url, engine_kwargs=kw, skip_table_creation=True)
+    return _READERS[key]
+
+
+def live_summary(ctx: Ctx, name: str) -> dict[str, Any] | None:
+    """A study as the dashboard shows it while it runs: its trials by state and its best so far
+    (first readings: the re-measure comes at the end). None when there is no such study."""
+    if not has_studies(ctx):
+        return None
+    try:
+        doc = show(ctx, name, storage=_read_storage(ctx))
+    except NotFound:
+        return None
+    states: dict[str, int] = {}
+    for t in doc["trials"]:
+        states[t["state"]] = states.get(t["state"], 0) + 1
+    return {"study": name, "objectives": doc.get("objectives") or [], "directions": doc["directions"],
+            "trials": len(doc["trials"]), "states": states, "best": doc["best"][:3],
+            "remeasured": bool(doc["best"] and doc["best"][0].get("remeasured"))}
+
+
+def _importances(study: Any, objectives: list[str]) -> dict[str, Any]:
+    """{objective: {param: importance}} or {objective: {"why": reason}} where Optuna cannot tell.
+    PED-ANOVA: Optuna's evaluator that needs no scikit-learn (fANOVA does) and draws nothing at
+    random; it measures what it takes to reach the best 10 % of the completed trials, and it
+    assumes lower is better, so a maximised objective is handed to it negated."""
+    optuna = _quiet()
+    done = [t for t in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))]
+    directions = [d.name.lower() for d in study.directions]
+    out: dict[str, Any] = {}
+    for i, m in enumerate(objectives):
+        if len(done) < 2:
+            out[m] = {"why": f"{len(done)} completed trial(s): importances need at least 2"}
+            continue
+        sign = -1.0 if directions[i] == "maximize" else 1.0
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # "assumes lower is better": handled by the sign
+                imp = optuna.importance.get_param_importances(
+                    study, target=lambda t, i=i, sign=sign: sign * t.values[i],
+                    evaluator=optuna.importance.PedAnovaImportanceEvaluator())
+        except (ValueError, RuntimeError) as e:
+            out[m] = {"why": str(e)}
+            continue
+        out[m] = {k: round(float(v), 4) for k, v in imp.items()}
     return out
 
 

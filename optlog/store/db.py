@@ -283,6 +283,13 @@ def exclusive(db: Database) -> Iterator[None]:
         yield
 
 
+def schema_exists(db: Database, name: str) -> bool:
+    """Whether a PostgreSQL schema exists (read only: a report must not create optlog tune's)."""
+    with db.engine.connect() as c:
+        return c.execute(text("SELECT 1 FROM information_schema.schemata WHERE schema_name = :n"),
+                         {"n": name}).first() is not None
+
+
 def create_schema(db: Database, name: str) -> None:
     """A PostgreSQL schema in the workspace's database (optlog tune's companion schema)."""
     with db.engine.begin() as c:

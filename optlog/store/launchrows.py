@@ -37,6 +37,17 @@ def run_states(s: Session, launch_id: int) -> list[tuple[int, str, str | None, s
     return [(int(i or 0), st, e, c) for i, st, e, c in s.exec(q).all()]
 
 
+def launch_label(s: Session, launch_id: int, key: str) -> str | None:
+    """A label's value on a launch's first run that has it (the `study` of an optlog tune launch)."""
+    from sqlmodel import col, select  # deferred: SQLModel is the ORM, loaded with the database
+
+    from optlog.store.models import Run, RunLabel  # deferred: the row models load SQLModel (the ORM)
+
+    q = (select(RunLabel.value).join(Run, col(Run.id) == col(RunLabel.run_id))
+         .where(Run.launch_id == launch_id, RunLabel.key == key).order_by(col(Run.id)).limit(1))
+    return s.exec(q).first()
+
+
 def launch(s: Session, launch_id: int) -> Launch | None:
     """The launch row `launch_id`, if there is one."""
     from optlog.store.models import Launch  # deferred: the row models load SQLModel (the ORM)

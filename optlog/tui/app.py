@@ -687,6 +687,8 @@ class OptlogApp(App[None]):
         for k in ("done", "total", "current", "elapsed_s", "last_metric"):
             if k in pr:
                 box.write_line(f"  {k}: {pr[k]}")
+        for line in _study_lines(la.get("study")):
+            box.write_line(line)
         for line in la.get("log_tail", [])[-5:]:
             box.write_line(f"  | {line}")
 
@@ -1164,6 +1166,26 @@ def _telemetry_text(kind: str, keys: list[tuple[str, str, str]], series: dict[st
     return out
 
 
+def _study_lines(st: dict[str, Any] | None) -> list[str]:
+    """An optlog tune launch's study (service.tune.live_summary): its trials by state, then its best
+    so far (the front so far, with several objectives), one line each, shortest first."""
+    if not st:
+        return []
+    states = ", ".join(f"{n} {k}" for k, n in sorted(st["states"].items(), key=lambda kv: (kv[0] != "complete", kv[0])))
+    out = [f"study {st['study']}: {st['trials']} trial(s)" + (f" ({states})" if states else "")]
+    objs = st.get("objectives") or []
+    best = st.get("best") or []
+    if not best:
+        return [*out, "no feasible completed trial yet"]
+    what = "best" if len(st.get("directions") or []) == 1 else "front"
+    out.append(f"{what} so far" + (" (re-measured):" if st.get("remeasured") else " (first readings):"))
+    for b in best:
+        vals = (b.get("remeasured") or {}).get("values") or b.get("values") or []
+        out.append(f"  #{b['number']} " + " ".join(f"{k}={v}" for k, v in b["params"].items()) + " → "
+                   + ", ".join(f"{m}={fmt_num(v)}" for m, v in zip(objs, vals)))
+    return out
+
+
 def _launch_text(la: dict[str, Any], width: int = 60) -> Text:
     """The live launch as the overview shows it: the point of N with its labels, elapsed and left,
     the failures so far (wrapped: what failed matters), the log's last lines (cut to `width`)."""
@@ -1185,6 +1207,8 @@ def _launch_text(la: dict[str, Any], width: int = 60) -> Text:
     out.append("left ", style="dim")
     out.append(("~" + _dur(la["remaining_s"])) if la.get("remaining_s") is not None else "– (after the first point)")
     out.append("   c: cancel\n", style="dim")
+    for i, line in enumerate(_study_lines(la.get("study"))):
+        out.append(_cut(line, width) + "\n", style="bold" if i == 0 else "")
     for f in la.get("failed") or []:
         # an error is several lines (what failed, then a stderr tail): its first and last say it
         lines = [ln.strip() for ln in (f.get("error") or "").splitlines() if ln.strip() and not ln.startswith("---")]
