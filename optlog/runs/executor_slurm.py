@@ -142,7 +142,7 @@ def batch_script(argv: list[str], env: dict[str, str], cwd: str | None, rc_file:
     """The job script. Secrets (optlog.runs.redact) are never written into it: a secret variable or
     argument is put into `hidden`, which the caller passes to sbatch's own environment (exported
     to the job by Slurm's default `--export=ALL`), and the script refers to it by name."""
-    from optlog.runs.redact import redact_argv, secret_env_name, secret_name
+    from optlog.runs.redact import redact_argv, secret_env
 
     hidden = {} if hidden is None else hidden
     q = shlex.quote
@@ -156,7 +156,7 @@ def batch_script(argv: list[str], env: dict[str, str], cwd: str | None, rc_file:
     for k, v in env.items():
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k):
             lines.append(f"# skipped env {k!r}")
-        elif secret_env_name(k) or secret_name(k):
+        elif secret_env(k, v):
             hidden[k] = v
             lines.append(f"# {k}: from the submitting environment (a secret is never written to a file)")
         else:
