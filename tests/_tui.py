@@ -63,3 +63,21 @@ async def _form(pilot, app, **values):
 
 def _messages(app):
     return [str(n.message) for n in app._notifications]
+
+
+def _static(app, sel):
+    """A Static widget's content as the code set it (markup and all)."""
+    from textual.widgets import Static
+
+    return str(app.query_one(sel, Static).content)
+
+
+def _rendered(app, sel, width=140):
+    """A Static widget's content as a terminal shows it (styles dropped, tables drawn)."""
+    from rich.console import Console
+    from textual.widgets import Static
+
+    with open("/dev/null", "w") as sink:
+        con = Console(width=width, record=True, file=sink)
+        con.print(app.query_one(sel, Static).content)
+    return con.export_text()

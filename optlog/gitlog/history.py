@@ -20,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from optlog.errors import Conflict
 from optlog.gitlog.commit import CommitRequest
 from optlog.gitlog.safe import safe_commit
 from optlog.paths import Workspace
@@ -79,6 +80,20 @@ def uncommitted(ctx: "Ctx", paths: list[Path]) -> list[str]:
         if in_head.get(r) != on_disk.get(r):
             out.append(r)
     return out
+
+
+def refuse_overwriting_hand_edits(ctx: "Ctx", outputs: dict[Path, bytes], how_to_keep: str) -> None:
+    """Raise Conflict, before anything is written, if a generated file that is about to change
+    holds an edit made outside optlog (it differs from HEAD, i.e. from what optlog last committed):
+    a render rebuilds it from records, so that edit would be lost without a word. `how_to_keep`
+    says where the edit belongs instead."""
+    changing = [p for p, data in outputs.items() if p.is_file() and p.read_bytes() != data]
+    edited = uncommitted(ctx, changing)
+    if edited:
+        raise Conflict(
+            f"{edited[0]} has an edit made outside optlog (not committed); it is generated, and writing it "
+            f"again would lose that edit. {how_to_keep}, or discard the edit (`git checkout -- {edited[0]}`), "
+            "then run this again", file=edited[0], extra={"files": edited})
 
 
 def hand_edit_note(rels: list[str]) -> str:

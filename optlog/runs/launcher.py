@@ -15,6 +15,7 @@ calls `Driver(ctx, launch_id).run()` in the foreground or starts `python -m optl
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import re
 import select
@@ -25,11 +26,24 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
+from optlog.core import labels as L
 from optlog.core.failure import classify, tail
+from optlog.core.labels import CONCURRENT
 from optlog.core.timeutil import now_iso
-from optlog.runs import ports, procs
+from optlog.runs import hostload, ports, procs, tree
+from optlog.runs.cgroup import LaunchCgroup
+from optlog.runs.environment import capture
+from optlog.runs.executor_select import make_executor
 from optlog.runs.inside import bench_env
+from optlog.runs.parsers import parse_result, select_result_files
+from optlog.runs.redact import Redactor
+from optlog.runs.results import AMBIGUOUS, Ambiguous, distinguishing_keys
+from optlog.runs.spec import resolve_cwd
+from optlog.runs.targetlock import open_lock
+from optlog.store import launchrows, runrows
+from optlog.telemetry.session import open_session
 
 TERMINAL = ("succeeded", "failed", "cancelled", "interrupted")
 LOG_NAMES = ("bench.stdout.log", "bench.stderr.log")
@@ -102,8 +116,6 @@ class Driver:
     def __init__(self, ctx: Any, launch_id: int, *, on_event: Callable[[dict[str, Any]], None] | None = None,
                  install_signals: bool = True, doc: dict[str, Any] | None = None,
                  feed: Iterable[dict[str, Any]] | None = None) -> None:
-        from optlog.runs.redact import Redactor
-
         self.ctx = ctx
         # points made while the launch runs (optlog tune: the next trial is chosen after the last one
         # ran), instead of doc["points"]; consecutive points with one server key share the server
@@ -164,50 +176,25 @@ class Driver:
             self._dead_records.append(h.record_id)
 
     def _set_run(self, s: Any, rid: int, **values: Any) -> None:
-        from sqlalchemy import update
-
-        from optlog.store.models import Run
-
-        t = Run.__table__  # type: ignore[attr-defined]
-        s.connection().execute(update(t).where(t.c.id == rid).values(**values))
+        runrows.update_run(s, rid, **values)
 
     def _set_launch(self, s: Any, **values: Any) -> None:
-        """Update the Launch row without loading it (its spec column holds every rendered point)."""
-        from sqlalchemy import update
-
-        from optlog.store.models import Launch
-
-        t = Launch.__table__  # type: ignore[attr-defined]
-        s.connection().execute(update(t).where(t.c.id == self.launch_id).values(**values))
+        launchrows.update_launch(s, self.launch_id, **values)
 
     def _insert_record(self, s: Any, h: Any, run_id: int | None) -> None:
-        from sqlalchemy import insert
-
-        from optlog.store.models import ProcessRecord
-
-        res = s.connection().execute(insert(ProcessRecord.__table__).values(  # type: ignore[attr-defined]
-            launch_id=self.launch_id, run_id=run_id, role=h.role, pid=h.pid, pgid=h.pgid,
-            start_ticks=h.start_ticks, host=h.host, alive=True))
-        h.record_id = res.inserted_primary_key[0]
+        h.record_id = launchrows.insert_process_record(s, launch_id=self.launch_id, run_id=run_id, role=h.role,
+                                                       pid=h.pid, pgid=h.pgid, start_ticks=h.start_ticks, host=h.host)
 
     def _flush_dead(self, s: Any) -> None:
-        from sqlalchemy import update
-
-        from optlog.store.models import ProcessRecord
-
         if self._dead_records:
             ids, self._dead_records = self._dead_records, []
-            t = ProcessRecord.__table__  # type: ignore[attr-defined]
-            s.connection().execute(update(t).where(t.c.id.in_(ids)).values(alive=False))
+            launchrows.mark_records_dead(s, ids)
 
     # ------------------------------------------------------------------ the whole launch
     def run(self) -> dict[str, Any]:
-        from optlog.runs.executor_select import make_executor
-        from optlog.store.models import Launch
-
         ctx = self.ctx
         with ctx.db.read() as s:
-            la = s.get(Launch, self.launch_id)
+            la = launchrows.launch(s, self.launch_id)
         if la is None:
             raise RuntimeError(f"no launch {self.launch_id}")
         self.doc: dict[str, Any] = self.given_doc if self.given_doc is not None else la.spec
@@ -223,7 +210,6 @@ class Driver:
         token = self.doc.get("token", "")
         self.token = token
         # orphaned descendants (a daemonizing server's workers) are re-parented to this driver
-        from optlog.runs import tree
 
         self.orphans_since = tree.now_ticks() if self.install_signals and tree.become_subreaper() else None
         with ctx.db.write() as s:
@@ -232,7 +218,6 @@ class Driver:
         self.executor = make_executor(ctx, self.doc.get("executor", "local"), on_spawn=self._on_spawn,
                                       on_exit=self._on_exit,
                                       base_env={**os.environ, "OPTLOG_LAUNCH_TOKEN": token})
-        from optlog.runs.cgroup import LaunchCgroup
 
         # a cgroup v2 of its own where one can be made: the kernel's list of the launch's processes
         self.cgroup = LaunchCgroup.create(token) if getattr(self.executor, "kind", "") == "local" else None
@@ -245,7 +230,6 @@ class Driver:
         failed_any = False
         stop_reason: str | None = None
         error: str | None = None
-        from optlog.runs.targetlock import open_lock
 
         self.target_lock = open_lock(ctx, self.doc.get("executor", "local"), self.launch_id, points=points)
         try:
@@ -283,15 +267,10 @@ class Driver:
         return self.result()
 
     def _finish(self, stop_reason: str | None, error: str | None) -> str:
-        from sqlmodel import select
-
-        from optlog.store.models import Run
-
         now = now_iso()
         with self.ctx.db.write() as s:
             self._flush_dead(s)
-            left = s.exec(select(Run).where(Run.launch_id == self.launch_id, Run.status.in_(("queued", "running")))).all()  # type: ignore[attr-defined]
-            for r in left:
+            for r in launchrows.live_runs(s, self.launch_id):
                 if self.cancel_reason:
                     r.status, r.error, r.cause = "cancelled", self.cancel_reason, "cancelled"
                 elif error:
@@ -300,7 +279,7 @@ class Driver:
                     r.status, r.error, r.cause = "cancelled", stop_reason or "not run", "not_run"
                 r.finished_at = now
                 s.add(r)
-            statuses = [r.status for r in s.exec(select(Run).where(Run.launch_id == self.launch_id)).all()]
+            statuses = [st for _, st, _, _ in launchrows.run_states(s, self.launch_id)]
             if self.cancel_reason:
                 status = "cancelled"
             elif error or any(x != "succeeded" for x in statuses):
@@ -313,21 +292,19 @@ class Driver:
         return status
 
     def result(self) -> dict[str, Any]:
-        from sqlmodel import select
-
-        from optlog.store.runrows import labels_metrics
-        from optlog.store.models import Launch, Run
-
         with self.ctx.db.read() as s:
-            la = s.get(Launch, self.launch_id)
-            runs = s.exec(select(Run).where(Run.launch_id == self.launch_id).order_by(Run.id)).all()  # type: ignore[arg-type]
-            labels, metrics = labels_metrics(s, [r.id for r in runs])
+            la = launchrows.launch(s, self.launch_id)
+            runs = runrows.runs_of_launch(s, self.launch_id)
+            labels, metrics = runrows.labels_metrics(s, [runrows.saved_id(r) for r in runs])
+        if la is None:
+            raise RuntimeError(f"no launch {self.launch_id}")
         return {
             "launch": self.launch_id,
             "name": self.doc.get("name"),
             "status": la.status,
             "error": la.error,
-            "runs": [{"id": r.id, "status": r.status, "labels": labels[r.id], "metrics": metrics[r.id],
+            "runs": [{"id": r.id, "status": r.status, "labels": labels[runrows.saved_id(r)],
+                      "metrics": metrics[runrows.saved_id(r)],
                       "exit_code": r.exit_code, "error": r.error, "cause": r.cause,
                       "artifacts_dir": r.artifacts_dir} for r in runs],
         }
@@ -342,8 +319,6 @@ class Driver:
         }
 
     def _kill_all(self) -> None:
-        from optlog.runs import tree
-
         stop_s = float(self.doc.get("stop_s", 30))
         for h in list(self.handles):
             if h.poll() is None:  # an exited leader's strays were ended when it was reaped
@@ -394,7 +369,6 @@ class Driver:
         return failed
 
     def _fail_unstarted(self, p: dict[str, Any], e: PointFailure) -> None:
-
 
         now = now_iso()
         with self.ctx.db.write() as s:
@@ -448,8 +422,7 @@ class Driver:
         return server
 
     def _wait_external(self, server: Server, srv: dict[str, Any] | None) -> None:
-        import httpx
-        from urllib.parse import urlparse
+        import httpx  # deferred: httpx only when talking HTTP
 
         path = "/v1/models"
         if srv and srv.get("ready") and srv["ready"].get("url"):
@@ -484,7 +457,7 @@ class Driver:
         carry = {server.stdout: "", server.stderr: ""}
         client = None
         if ready.get("url"):
-            import httpx
+            import httpx  # deferred: httpx only when talking HTTP
 
             client = httpx.Client(timeout=max(0.5, min(5.0, interval * 4)))
         last = "no answer yet"
@@ -528,7 +501,6 @@ class Driver:
     def _check_ours(self, server: Server, port: int) -> None:
         """Readiness counts only for the process optlog started: it still runs, and the socket
         listening on its port belongs to its process tree (optlog.runs.ports)."""
-        from optlog.runs import tree
 
         h = server.handle
         if h.poll() is not None:
@@ -558,7 +530,7 @@ class Driver:
                             cause=classify(log, rc) or "server_died", exit_code=rc)
 
     def _sanity_check(self, server: Server, check: dict[str, Any]) -> None:
-        import httpx
+        import httpx  # deferred: httpx only when talking HTTP
 
         base = check["url"].rstrip("/")
         rx = re.compile(check["expect_regex"])
@@ -633,7 +605,6 @@ class Driver:
     def _cwd(self, cwd: str | None) -> str:
         if self.doc.get("executor", "local") != "local":
             return cwd or str(self.ctx.ws.root)
-        from optlog.runs.spec import resolve_cwd
 
         return str(resolve_cwd(self.ctx.ws.root, cwd))
 
@@ -642,7 +613,6 @@ class Driver:
         tel = p["rendered"].get("telemetry")
         if tel is False:
             return
-        from optlog.telemetry.session import open_session
 
         settings: dict[str, Any] = {}
         try:
@@ -680,7 +650,6 @@ class Driver:
             srv = p["rendered"].get("server") or {}
             cmds = {"server": srv["argv"]} if srv.get("argv") else {}
             env = {**(srv.get("env") or {}), **p["rendered"]["bench"]["env"]}
-            from optlog.runs.environment import capture
 
             try:
                 server.environment = capture(self.ctx, server_url=server.url or p["rendered"].get("server_url"),
@@ -695,8 +664,6 @@ class Driver:
 
     # ------------------------------------------------------------------ host load (runs.hostload)
     def _host_load(self) -> dict[str, Any]:
-        from optlog.runs import hostload
-
         st = self.ctx.config.host_load
         if self.doc.get("executor", "local") != "local":  # this machine's /proc says nothing of the remote host
             return {"error": "host load is measured for the local executor only"}
@@ -706,7 +673,6 @@ class Driver:
     def _host_doc(self, p: dict[str, Any], before: dict[str, Any], after: dict[str, Any] | None,
                   extra_labels: dict[str, Any]) -> dict[str, Any]:
         """The run's load before and after, the host's settings; `loaded=true` when it was loaded."""
-        from optlog.runs import hostload
 
         if getattr(self, "_host_settings", None) is None:
             self._host_settings = hostload.host_settings()
@@ -720,7 +686,6 @@ class Driver:
 
     # ------------------------------------------------------------------ one point
     def _run_point(self, p: dict[str, Any], server: Server) -> bool:
-
 
         rid = p["run_id"]
         b = p["rendered"]["bench"]
@@ -776,8 +741,6 @@ class Driver:
                 self.log(f"telemetry end_point failed: {e}")
         flags: dict[str, Any] = {}
         if lock is not None and snap is not None and lock.overlapped(snap):
-            from optlog.core.labels import CONCURRENT
-
             flags[CONCURRENT] = "true"  # another launch ran on this target meanwhile
         environment = self._environment(server, p) if status != "cancelled" else {}
         if environment:
@@ -793,12 +756,11 @@ class Driver:
     def _result_run(self, p: dict[str, Any]) -> int:
         """A run for a further result of point `p`: a copy of the point's run (its labels, launch,
         repeat, output folder, hypothesis) that the result's labels and metrics then complete."""
-        from optlog.store.models import Run
-        from optlog.store.runrows import insert_run
-
         with self.ctx.db.write() as s:
-            r = s.get(Run, p["run_id"])
-            return insert_run(s, labels=self.redactor.redact(p["labels"]), metrics={}, status="running",
+            r = runrows.run(s, p["run_id"])
+            if r is None:
+                raise RuntimeError(f"no run {p['run_id']}")
+            return runrows.insert_run(s, labels=self.redactor.redact(p["labels"]), metrics={}, status="running",
                               source=r.source, hypothesis_id=r.hypothesis_id, name=r.name, launch_id=r.launch_id,
                               repeat=r.repeat, artifacts_dir=r.artifacts_dir, host=r.host, started_at=r.started_at,
                               finished_at=None, raw=dict(r.raw or {}))
@@ -807,13 +769,6 @@ class Driver:
                metrics: dict[str, float], extra_labels: dict[str, Any], raw: dict[str, Any],
                environment: dict[str, Any], *, result_of: dict[str, Any] | None = None, point: bool = True) -> None:
         """Store one run's outcome; `point` False: a further result of a point already counted."""
-        import math
-
-        from sqlalchemy import insert
-
-        from optlog.core import labels as L
-        from optlog.store.models import Metric, RunLabel
-
         rid = p["run_id"]
         red = self.redactor  # what is stored is redacted: labels, error, environment, raw, argv
         extra_labels, raw, environment = red.redact(extra_labels), red.redact(raw), red.redact(environment)
@@ -836,11 +791,7 @@ class Driver:
                           environment=environment,
                           raw=red.redact({**p.get("record", {}), **({"result": raw} if raw else {}), "argv": argv,
                                           **({"result_of": result_of} if result_of else {})}))
-            conn = s.connection()
-            if label_rows:
-                conn.execute(insert(RunLabel.__table__), label_rows)  # type: ignore[attr-defined]
-            if metric_rows:
-                conn.execute(insert(Metric.__table__), metric_rows)  # type: ignore[attr-defined]
+            runrows.add_label_and_metric_rows(s, label_rows, metric_rows)
             self.done += point
             if metrics:
                 key = next((k for k in ("output_throughput", "total_token_throughput", "request_throughput")
@@ -911,8 +862,6 @@ class Driver:
     def _parse(self, b: dict[str, Any], out: Path, point_labels: dict[str, Any]) -> list[Result]:
         """Every result the bench left, one per run (runs.results: several are told apart by their
         labels, or refused); PointFailure when there is none or they cannot be told apart."""
-        from optlog.runs.parsers import parse_result, select_result_files
-        from optlog.runs.results import AMBIGUOUS, Ambiguous, distinguishing_keys
 
         files: list[Path]
         parser = b.get("parser") or "json"

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from optlog.errors import BadInput
+from optlog.yamlio import parse_json, read_text
 
 AGENTS = ("claude-code", "opencode")
 SERVER = "optlog"
@@ -68,7 +69,6 @@ def _command() -> list[str]:
 def _read_json(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
-    from optlog.yamlio import parse_json, read_text
 
     try:  # the guarded reader: invalid UTF-8 or deep nesting is bad input too, never a traceback
         data = parse_json(read_text(path, str(path)) or "{}", str(path))

@@ -11,19 +11,27 @@ Headers and API keys come from the environment (`OPTLOG_BENCH_API_KEY`, else `OP
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import math
 import os
 import re
 import secrets
 import socket
+import urllib.error
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from optlog import __version__
 from optlog.core import labels as L
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, Failed
+from optlog.loadgen import core, runner, workload
+from optlog.service.evidence import insert_run
+from optlog.service.refs import require
+from optlog.telemetry import prometheus
 
 API_KEY_ENV = ("OPTLOG_BENCH_API_KEY", "OPENAI_API_KEY")
 # Set by the launcher for each bench it runs: "1" for the first bench after the server (re)started,
@@ -99,7 +107,6 @@ def _headers(opts: Options) -> dict[str, str]:
 
 def prepare(opts: Options, ctx: Any = None) -> Plan:
     """Check everything; raise BadInput (exit 2) before anything is written."""
-    from optlog.loadgen import core, runner, workload
 
     try:
         target = runner.parse_target(opts.url, opts.api)
@@ -153,7 +160,6 @@ def prepare(opts: Options, ctx: Any = None) -> Plan:
     if opts.hypothesis:
         if ctx is None:
             raise BadInput("--hypothesis needs a workspace", field="--hypothesis")
-        from optlog.service.refs import require
 
         require(ctx, opts.hypothesis)
     n = opts.num_prompts
@@ -187,8 +193,6 @@ def prepare(opts: Options, ctx: Any = None) -> Plan:
                        prompt_sets=sets, warmup_prompts=warm, warmup_first=warmup_first,
                        count_prompt_tokens=not opts.dataset)
     if metrics_url:
-        from optlog.telemetry import prometheus
-
         spec.probe = lambda: prometheus.scrape(metrics_url, timeout=5.0)
         spec.deltas = prometheus.token_deltas
     labels: dict[str, Any] = {"request_rate": "inf" if math.isinf(rate) else rate, "dataset": dataset_name,
@@ -205,8 +209,6 @@ def prepare(opts: Options, ctx: Any = None) -> Plan:
 
 def _detect_model(target: Any) -> str:
     """The first model the server lists at /v1/models (as SGLang's bench_serving does)."""
-    import urllib.error
-    import urllib.request
 
     base = target.url.split("/v1/", 1)[0]
     try:
@@ -221,7 +223,6 @@ def sglang_line(plan: Plan, lv: Any) -> dict[str, Any]:
     """One JSONL line in SGLang bench_serving's keys (plus optlog's own: failed, errors, labels)."""
     m = lv.metrics
     o = plan.opts
-    from optlog import __version__
 
     line: dict[str, Any] = {
         "tool": "optlog", "optlog_version": __version__,
@@ -284,7 +285,6 @@ def _metrics(lv: Any) -> dict[str, float]:
 
 def run(ctx: Any, plan: Plan, notice: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Run the sweep; record each level (if ctx) and append its JSONL line (if --output-file)."""
-    from optlog.loadgen import core, runner
 
     say = notice or (lambda _t: None)
     out: list[dict[str, Any]] = []
@@ -294,8 +294,6 @@ def run(ctx: Any, plan: Plan, notice: Callable[[str], None] | None = None) -> di
            "prompt_nonce": plan.prompt_nonce, "warmup_first": plan.spec.warmup_first}
 
     def on_level(lv: Any) -> None:
-        import datetime as _dt
-
         labels = _level_labels(plan, lv)
         metrics = _metrics(lv)
         warnings = core.length_warnings(lv.results, None if plan.opts.dataset else (plan.opts.input_len or 128),
@@ -319,8 +317,6 @@ def run(ctx: Any, plan: Plan, notice: Callable[[str], None] | None = None) -> di
                 f.write(json.dumps(line) + "\n")
         rid = None
         if ctx is not None:
-            from optlog.service.evidence import insert_run
-
             def iso(t: float) -> str:
                 return _dt.datetime.fromtimestamp(t, _dt.timezone.utc).isoformat(
                     timespec="milliseconds").replace("+00:00", "Z")

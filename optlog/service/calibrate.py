@@ -16,10 +16,18 @@ from __future__ import annotations
 import io
 from typing import Any
 
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+from optlog.config import Config
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, Failed
+from optlog.gitlog import history
 from optlog.service.context import Ctx
-
+from optlog.service.verdicts import rediagnose
+from optlog.store import cas
+from optlog.telemetry.calibrate import measure
+from optlog.yamlio import parse_text, validate
 
 MAX_SPREAD = 0.10
 
@@ -45,8 +53,6 @@ def refusals(m: dict[str, Any], max_spread: float = MAX_SPREAD) -> dict[str, str
 def write_measured(text: str, m: dict[str, Any], at: str, refused: dict[str, str] | None = None) -> str:
     """The new optlog.yaml text with the measurement `m` merged in (round-trip: comments kept); the
     figures in `refused` are left as they were."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.comments import CommentedMap
 
     y = YAML()
     y.preserve_quotes = True
@@ -106,8 +112,6 @@ def write_measured(text: str, m: dict[str, Any], at: str, refused: dict[str, str
     if m.get("mem_bw_method"):
         meas["mem_bw_method"] = m["mem_bw_method"]
     if m.get("p2p_gbps") is not None:
-        from ruamel.yaml.comments import CommentedSeq
-
         rows = CommentedSeq()
         for r in m["p2p_gbps"]:
             s = CommentedSeq(r)
@@ -128,10 +132,6 @@ def write_measured(text: str, m: dict[str, Any], at: str, refused: dict[str, str
 
 def calibrate(ctx: Ctx, *, quick: bool = False, device: str = "auto", dry_run: bool = False,
               measurement: dict[str, Any] | None = None, max_spread: float = MAX_SPREAD) -> dict[str, Any]:
-    from optlog.config import Config
-    from optlog.telemetry.calibrate import measure
-    from optlog.yamlio import parse_text, validate
-
     path = ctx.ws.config_file
     before = path.read_text() if path.exists() else ""
     ctx.config  # noqa: B018 - a malformed optlog.yaml is reported before measuring anything
@@ -158,9 +158,6 @@ def calibrate(ctx: Ctx, *, quick: bool = False, device: str = "auto", dry_run: b
     if dry_run:
         measured_into(before)
     else:
-        from optlog.gitlog import history
-        from optlog.store import cas
-
         # from the file as it is now: an edit saved during the measurement is kept, not replaced
         try:
             cas.update_text(path, measured_into)
@@ -176,8 +173,6 @@ def calibrate(ctx: Ctx, *, quick: bool = False, device: str = "auto", dry_run: b
     out = {"kind": measurement["kind"], "measured": measurement, "written": not dry_run, "file": str(path),
            "refused": refused, "rediagnosed": [], "rejudged": []}
     if not dry_run:
-        from optlog.service.verdicts import rediagnose
-
         ctx.__dict__.pop("config", None)  # the settings just written, not the cached ones
         res = rediagnose(ctx, "ceilings re-measured by optlog calibrate")
         out["rediagnosed"] = res["rediagnosed"]

@@ -19,18 +19,20 @@ import statistics
 from collections import defaultdict
 from typing import Any
 
-from optlog.core import comparable as C, expr as E, labels as L
+from optlog.core import comparable as C
+from optlog.core import expr as E
+from optlog.core import labels as L
 from optlog.core.stats import sig
 from optlog.core.verdict import must_agree_across_groups
 from optlog.errors import BadInput, not_found
 from optlog.service.context import Ctx
+from optlog.service.verdicts import load_evidence
+from optlog.store.runrows import metric_names
 
 MIN_SPREAD_N = 3  # from this many runs a cell shows its interquartile range
 
 
 def _known_metrics(ctx: Ctx) -> list[str]:
-    from optlog.store.runrows import metric_names
-
     with ctx.db.connect() as c:
         return sorted(metric_names(c))
 
@@ -46,8 +48,6 @@ def _cell(values: list[float]) -> dict[str, Any]:
 
 def compare(ctx: Ctx, metric: str, by: str, per: str | None = None, where: str | None = None,
             baseline: str | None = None) -> dict[str, Any]:
-    from optlog.service.verdicts import load_evidence
-
     L.check_key(metric, "--metric")
     L.check_key(by, "--by")
     if per is not None:

@@ -12,6 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from optlog.paths import Workspace, find_workspace
+from optlog.service.identity import ensure
+from optlog.service.recovery import recover_dead_launches
+from optlog.service.runfiles import import_changed
 
 if TYPE_CHECKING:
     from optlog.config import Config
@@ -46,25 +49,19 @@ class Ctx:
 
     @cached_property
     def config(self) -> "Config":
-        from optlog.config import load_config
+        from optlog.config import load_config  # deferred: loads pydantic and YAML (~100 ms), which hot reads skip
 
         return load_config(self.ws)
 
     @cached_property
     def db(self) -> "Database":
-        from optlog.store.db import Database
+        from optlog.store.db import Database  # deferred: loads SQLAlchemy (~0.3 s); only a command that opens it pays
 
         if self.ws.sqlite_file is None and self.ws.identity is None and self.ws.config_file.is_file():
-            from optlog.service.identity import ensure
-
             self.check_config()  # a broken settings file is bad input: nothing, not even an id, is written
             ensure(self)  # a shared database needs to know whose rows are whose
         db = Database(self.ws)
-        from optlog.service.recovery import recover_dead_launches
-
         recover_dead_launches(self, db)
-        from optlog.service.runfiles import import_changed
-
         import_changed(self, db)  # runs committed in another clone (one stat when nothing changed)
         return db
 

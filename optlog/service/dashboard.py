@@ -8,11 +8,21 @@ from __future__ import annotations
 
 import os
 import socket
+import sqlite3
 from typing import Any
 
+from optlog.core import labels as L
 from optlog.core.diagnosis import diagnose
+from optlog.core.timeutil import now_iso, parse_iso
 from optlog.core.todos import open_first
+from optlog.runs.launcher import read_tail
+from optlog.service import hypotheses as H
 from optlog.service.context import Ctx
+from optlog.service.status import status
+from optlog.store.launchrows import live_launches as rows_of_live
+from optlog.store.launchrows import run_states
+from optlog.store.runrows import metric_names_by_use, predicted_metrics, table_rows
+from optlog.telemetry.live import LiveSampler
 
 
 def files_token(ctx: Ctx) -> tuple[int, int]:
@@ -52,7 +62,6 @@ def runs_index(ctx: Ctx, metrics: list[str] | None = None) -> dict[str, Any]:
     have (most common first). Light enough to sort and filter 10,000 runs in memory
     (`store.runrows.table_rows`). `metrics` None chooses: the prediction metrics the runs have,
     then the most common, three in all."""
-    from optlog.store.runrows import metric_names_by_use, predicted_metrics, table_rows
 
     with ctx.db.read() as s:
         known = metric_names_by_use(s)
@@ -69,7 +78,6 @@ LAUNCH_FAILURES = 5
 
 def live_sampler() -> Any:
     """A sampler of this machine for the overview's live telemetry (telemetry.live)."""
-    from optlog.telemetry.live import LiveSampler
 
     return LiveSampler()
 
@@ -80,10 +88,6 @@ def live_launches(ctx: Ctx) -> list[dict[str, Any]]:
     point being measured (of how many), seconds elapsed since the launch was created and an
     estimate of those left (the mean point so far times the points left), its failed runs with
     their error, and the log's last lines."""
-    from optlog.core.timeutil import now_iso, parse_iso
-    from optlog.runs.launcher import read_tail
-    from optlog.store.launchrows import live_launches as rows_of_live
-    from optlog.store.launchrows import run_states
 
     now = parse_iso(now_iso())
     with ctx.db.read() as s:
@@ -128,7 +132,6 @@ def quick_tree(ws: Any) -> list[dict[str, Any]] | None:
     trusted only if every hypothesis file is there with the very mtime the index recorded. Anything
     else — PostgreSQL, no database yet, a file edited, added or removed, any error — gives None and the
     full load (a sync through the service layer) paints the tree instead. It replaces this one anyway."""
-    import sqlite3
 
     db = ws.sqlite_file
     if db is None or not db.exists():
@@ -164,7 +167,6 @@ def quick_tree(ws: Any) -> list[dict[str, Any]] | None:
 def hypotheses_view(ctx: Ctx) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The tree (nested nodes: id, title, status, parent, prediction statuses, children_nodes) and the
     documents, from ONE sync and in linear time (first paint reads the hypothesis files once)."""
-    from optlog.service import hypotheses as H
 
     docs = H.sync(ctx)
     nodes = {d.id: {"id": d.id, "title": d.title, "status": d.effective_status(), "parent": d.parent,
@@ -178,7 +180,6 @@ def overview(ctx: Ctx, todos: list[dict[str, Any]], docs: dict[str, Any] | None 
     the `activeForm` it gave), the latest verdicts and the hypotheses whose verdict is due, as
     `optlog status` finds them (one definition of 'due'). `docs` are the documents the tree was
     just built from (`hypotheses_view`): status does not read the hypothesis files again."""
-    from optlog.service.status import status
 
     st = status(ctx, docs=docs, all_todos=todos)
     # status leaves out a section with nothing to say
@@ -225,7 +226,6 @@ def prediction_series(h: dict[str, Any]) -> dict[str, Any] | None:
     the tested quantity's estimate and interval at each level with the threshold the prediction
     expects (`a/b` in [0.3, 0.6], `a` < 0.05 × peak): {"title", "x", "xv", "log2", "groups",
     "spread", "quantity", "estimates", "ci", "threshold"}."""
-    from optlog.core import labels as L
 
     for p in h.get("predictions", []):
         levels = latest_levels(h, p["id"])
@@ -261,7 +261,6 @@ LINKED_SHOWN = 30
 def hypothesis_detail(ctx: Ctx, hid: str, docs: dict[str, Any] | None = None) -> dict[str, Any]:
     """`hypothesis show` plus what the dashboard draws: per-level tables and explanations of each
     prediction, the plot series, and for linked runs a one-line telemetry summary and diagnosis."""
-    from optlog.service import hypotheses as H
 
     h = H.show(ctx, hid, docs)  # docs: the reload's own read of the files
     for p in h["predictions"]:

@@ -25,12 +25,20 @@ and every run carries the label `server=simulated` so nobody mistakes it for a G
 
 from __future__ import annotations
 
+import os
+import shutil
 import socket
+import subprocess
 import sys
 from pathlib import Path
+from statistics import median
 from typing import Any, Callable
 
 from optlog.errors import BadInput
+from optlog.runs import llamacpp
+from optlog.service import evidence, hypotheses, launch, plans, predictions, report, verdicts
+from optlog.service.context import Ctx
+from optlog.service.workspace import init
 
 SPEC = """\
 # optlog demo: TP8 vs TP4+PP2, on a simulated OpenAI-compatible server (see `optlog demo --help`).
@@ -61,10 +69,6 @@ def _free_port() -> int:
 
 def _workspace(path: str | Path, say: Callable[[str], None]) -> Any:
     """A new workspace at `path`, its own git repository (the demo's commits must not land elsewhere)."""
-    import subprocess
-
-    from optlog.service.context import Ctx
-    from optlog.service.workspace import init
 
     root = Path(path).resolve()
     if root.exists() and any(root.iterdir()):
@@ -79,9 +83,6 @@ def _workspace(path: str | Path, say: Callable[[str], None]) -> Any:
 
 def _finish(ctx: Any, say: Callable[[str], None]) -> tuple[list[dict[str, Any]], Any]:
     """Rank and render the plans, write the report, say how to open the dashboard."""
-    import shutil
-
-    from optlog.service import plans, report
 
     ranked = plans.list_(ctx)["plans"]
     for p in ranked:
@@ -102,7 +103,6 @@ def run(path: str | Path, say: Callable[[str], None], simulated: bool = False) -
 
 def run_simulated(path: str | Path, say: Callable[[str], None]) -> dict[str, Any]:
     """Build the demo workspace at `path` and run the simulated loop; returns a summary document."""
-    from optlog.service import evidence, hypotheses, launch, plans, predictions, verdicts
 
     ctx = _workspace(path, say)
     root = ctx.ws.root
@@ -192,10 +192,6 @@ PIVOTS: dict[str, dict[str, Any]] = {
 
 def run_real(path: str | Path, say: Callable[[str], None]) -> dict[str, Any]:
     """Measure this machine with llama.cpp (see the module docstring); returns a summary document."""
-    import os
-
-    from optlog.runs import llamacpp
-    from optlog.service import evidence, hypotheses, launch, plans, predictions, verdicts
 
     binary, model = llamacpp.ensure(say)
     ctx = _workspace(path, say)
@@ -238,8 +234,6 @@ def run_real(path: str | Path, say: Callable[[str], None]) -> dict[str, Any]:
                     and "output_throughput" in r["metrics"]] for p in (1, 4)}
         ratio = None
         if tput[1] and tput[4]:
-            from statistics import median
-
             ratio = median(tput[4]) / median(tput[1])
             say(f"measured: 4 slots give {ratio:.2f}x the output tokens/s of 1 slot (medians of 3 repeats)")
         v1 = verdicts.evaluate(ctx, all=True)

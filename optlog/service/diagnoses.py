@@ -15,11 +15,12 @@ from typing import Any
 
 from optlog.core.diagnosis import CEILING_KEYS, DIAG_PREFIXES, diagnose, diagnosis_inputs, same, stored
 from optlog.service.context import Ctx
+from optlog.store.runrows import counting_run_ids, labels_metrics, replace_metrics
+
 
 def refresh(ctx: Ctx) -> list[dict[str, Any]]:
     """Re-diagnose the runs whose stored diagnosis differs from one made with today's ceilings; returns
     `[{run, before: {peak, bw, bound}, after: {...}}]` for the runs changed (their metrics replaced)."""
-    from optlog.store.runrows import counting_run_ids, labels_metrics, replace_metrics
 
     try:
         ceilings = ctx.config.ceilings()

@@ -9,7 +9,12 @@ marked `cancelled`.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+
+from optlog.paths import Workspace
+from optlog.runs.launcher import Driver
+from optlog.service.context import Ctx
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -21,12 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     doc = None
     if a.doc_stdin:
-        import json
-
         doc = json.loads(sys.stdin.buffer.read().decode("utf-8"))
-    from optlog.paths import Workspace
-    from optlog.runs.launcher import Driver
-    from optlog.service.context import Ctx
 
     ctx = Ctx(Workspace(__import__("pathlib").Path(a.root)))
     try:

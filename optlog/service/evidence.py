@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 from optlog.core import labels as L
 from optlog.core.shape import page_facts
 from optlog.core.statuses import RUN_STATUSES
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound, not_found
+from optlog.runs.redact import redact
 from optlog.service.context import Ctx
-from optlog.store.runrows import labels_metrics, runs_by_id, with_labels
+from optlog.service.refs import require
+from optlog.store import noterows, runrows
+from optlog.store.runrows import insert_run as insert_row
+from optlog.store.runrows import label_keys, labels_metrics, linked_runs, run_page, runs_by_id, with_labels
+from optlog.store.telemetryrows import has_samples
 
 
 def _check_metric_name(name: str) -> str:
@@ -29,8 +36,6 @@ def insert_run(
 ) -> int:
     """Insert one run with its labels and metrics inside an open write session; returns its id.
     What is stored is redacted (secrets never stored); the row itself is `store.runrows.insert_run`."""
-    from optlog.runs.redact import redact
-    from optlog.store.runrows import insert_run as insert_row
 
     return insert_row(s, labels=redact(labels), metrics=metrics, raw=redact(raw), environment=redact(environment),
                       **fields)
@@ -52,8 +57,6 @@ def record(
     if not met:
         raise BadInput("a recorded run needs at least one --metric NAME=VALUE", field="--metric")
     if hypothesis:
-        from optlog.service.refs import require
-
         require(ctx, hypothesis)
     with ctx.db.write() as s:
         rid = insert_run(s, labels=lab, metrics=met, hypothesis_id=hypothesis, note=note, host=socket.gethostname())
@@ -102,11 +105,6 @@ def runs_page(
 ) -> dict[str, Any]:
     """A page of runs: `{"runs": [...]}` plus, with `count`, `total`, `offset`, `next_offset`.
     A label key no run has is an error with a did-you-mean (the runs have `m`, the call said `M`)."""
-    from sqlalchemy import func
-    from sqlmodel import col, select
-
-    from optlog.store.models import Run, RunLabel
-
     if status is not None and status not in RUN_STATUSES:
         raise BadInput(f"unknown run status {status!r}; one of {', '.join(RUN_STATUSES)}", field="--status")
     if limit is not None and limit < 0:
@@ -114,33 +112,15 @@ def runs_page(
     sel = L.parse_pairs(label, "--label")
     with ctx.db.read() as s:
         if sel:
-            keys = set(s.exec(select(RunLabel.key).where(col(RunLabel.key).in_(sorted(sel))).distinct()).all())
+            keys = label_keys(s.connection(), sorted(sel))
             for k in sel:
                 if k not in keys:
-                    raise not_found("run label", k, s.exec(select(RunLabel.key).distinct()).all(), field="--label")
-        q = select(Run)
-        if status:
-            q = q.where(Run.status == status)
-        if hypothesis:
-            q = q.where(Run.hypothesis_id == hypothesis)
-        if launch is not None:
-            q = q.where(Run.launch_id == launch)
-        if since:
-            q = q.where(Run.created_at >= since)
-        if not include_invalidated:
-            q = q.where(Run.invalidated == False)  # noqa: E712
-        for k, v in sel.items():
-            sub = select(RunLabel.run_id).where(RunLabel.key == k, RunLabel.value == L.canonical(v))
-            q = q.where(col(Run.id).in_(sub))
-        total = None
-        if count:
-            total = int(s.exec(select(func.count()).select_from(q.subquery())).one())
-        q = q.order_by(col(Run.id).desc() if newest else col(Run.id))
-        if offset:
-            q = q.offset(offset)
-        if limit is not None:
-            q = q.limit(limit)
-        runs = with_labels(s, s.exec(q).all())
+                    raise not_found("run label", k, sorted(label_keys(s.connection())), field="--label")
+        rows, total = run_page(s, status=status, hypothesis=hypothesis, launch=launch, since=since,
+                               include_invalidated=include_invalidated,
+                               labels={k: L.canonical(v) for k, v in sel.items()}, newest=newest, offset=offset,
+                               limit=limit, count=count)
+        runs = with_labels(s, rows)
     out: dict[str, Any] = {"runs": [run_summary(*t) for t in runs]}
     if total is not None:
         out.update(page_facts(total, offset, len(runs)))
@@ -148,14 +128,12 @@ def runs_page(
 
 
 def get_run(ctx: Ctx, run_id: int | str) -> Any:
-    from optlog.store.models import Run
-
     try:
         rid = int(run_id)
     except (TypeError, ValueError):
         raise BadInput(f"a run id is a number, got {run_id!r}", field="ID") from None
     with ctx.db.read() as s:
-        r = s.get(Run, rid)
+        r = runrows.run(s, rid)
     if r is None:
         raise NotFound(f"no run {rid}", field="ID")
     return r
@@ -186,8 +164,6 @@ def show_run(ctx: Ctx, run_id: int | str, telemetry: bool = True) -> dict[str, A
 
 
 def _artifacts(ctx: Ctx, r: Any) -> list[dict[str, Any]]:
-    from pathlib import Path
-
     if not r.artifacts_dir:
         return []
     d = Path(r.artifacts_dir)
@@ -206,23 +182,17 @@ MODEL_FACTS = ("active_params", "active_params_per_token", "kv_bytes_per_token")
 
 def _telemetry(ctx: Ctx, run_id: int, metrics: dict[str, float], labels: dict[str, Any] | None = None) -> dict[str, Any]:
     if not any(k in metrics for k in TELEMETRY_SIGNS) and not any(k in (labels or {}) for k in MODEL_FACTS):
-        from sqlalchemy import text
-
         with ctx.db.connect() as c:  # samples stored without summaries (one indexed probe)
-            if c.execute(text("SELECT 1 FROM telemetry_chunk WHERE run_id = :r LIMIT 1"), {"r": run_id}).first() is None:
+            if not has_samples(c, run_id):
                 return {}
-    from optlog.telemetry.summary import run_telemetry
+    from optlog.telemetry.summary import run_telemetry  # deferred: telemetry summaries load numpy
 
     return run_telemetry(ctx, run_id, metrics)
 
 
 def runs_for_hypothesis(ctx: Ctx, hid: str) -> list[dict[str, Any]]:
-    from sqlmodel import select
-
-    from optlog.store.models import EvidenceLink
-
     with ctx.db.read() as s:
-        ids = [e.run_id for e in s.exec(select(EvidenceLink).where(EvidenceLink.hypothesis_id == hid)).all()]
+        ids = sorted({r for _, r in linked_runs(s, [hid])})
     if not ids:
         return []
     with ctx.db.read() as s:
@@ -231,26 +201,19 @@ def runs_for_hypothesis(ctx: Ctx, hid: str) -> list[dict[str, Any]]:
 
 def add_note(ctx: Ctx, text: str, hypothesis: str | None = None, link: str | None = None,
              run: int | None = None) -> dict[str, Any]:
-    from optlog.store.models import Note
-
     if not text.strip():
         raise BadInput("a note needs text", field="TEXT")
     if link is not None:
-        from urllib.parse import urlparse
-
         u = urlparse(link)
         if not (u.scheme and (u.netloc or u.scheme == "file")):
             raise BadInput(f"not a URL: {link!r} (expected e.g. https://…)", field="--link")
     if hypothesis:
-        from optlog.service.refs import require
-
         require(ctx, hypothesis)
     if run is not None:
         get_run(ctx, run)
     with ctx.db.write() as s:
-        n = Note(text=text.strip(), hypothesis_id=hypothesis, link=link, run_id=run, by=ctx.actor, created_at=now_iso())
-        s.add(n)
-        s.flush()
+        n = noterows.add_note(s, text=text.strip(), hypothesis_id=hypothesis, link=link, run_id=run, by=ctx.actor,
+                              created_at=now_iso())
         out = _note(n)
     return out
 
@@ -261,15 +224,8 @@ def _note(n: Any) -> dict[str, Any]:
 
 
 def list_notes(ctx: Ctx, hypothesis: str | None = None) -> list[dict[str, Any]]:
-    from sqlmodel import col, select
-
-    from optlog.store.models import Note
-
     with ctx.db.read() as s:
-        q = select(Note).order_by(col(Note.id))
-        if hypothesis:
-            q = q.where(Note.hypothesis_id == hypothesis)
-        return [_note(n) for n in s.exec(q).all()]
+        return [_note(n) for n in noterows.notes(s, hypothesis)]
 
 
 def notes_for(ctx: Ctx, hid: str) -> list[dict[str, Any]]:
@@ -278,25 +234,14 @@ def notes_for(ctx: Ctx, hid: str) -> list[dict[str, Any]]:
 
 def live_hypotheses(ctx: Ctx) -> set[str]:
     """Hypotheses with a queued or running run, their own or linked (DESIGN §5: their status is
-    `testing`). Plain SQL: building the ORM's table classes costs more than the answer."""
-    from sqlalchemy import text
-
+    `testing`)."""
     if not ctx.db_exists():
         return set()
-    # the live runs' ids first (a handful), then one pass over evidence_link: it has no index on run_id
-    q = text("SELECT hypothesis_id FROM run WHERE status IN ('queued', 'running') AND hypothesis_id IS NOT NULL "
-             "UNION SELECT hypothesis_id FROM evidence_link WHERE run_id IN "
-             "(SELECT id FROM run WHERE status IN ('queued', 'running'))")
     with ctx.db.connect() as c:
-        return {h for (h,) in c.execute(q) if h}
+        return runrows.live_hypotheses(c)
 
 
 def count_runs(ctx: Ctx, statuses: tuple[str, ...] | None = None) -> int:
-    """How many runs (with one of `statuses`, if given). Core SQL: `status` calls it every time."""
-    from sqlalchemy import bindparam, text
-
+    """How many runs (with one of `statuses`, if given)."""
     with ctx.db.connect() as c:
-        if statuses:
-            q = text("SELECT COUNT(*) FROM run WHERE status IN :st").bindparams(bindparam("st", expanding=True))
-            return int(c.execute(q, {"st": list(statuses)}).scalar() or 0)
-        return int(c.execute(text("SELECT COUNT(*) FROM run")).scalar() or 0)
+        return runrows.count_runs(c, statuses)

@@ -19,7 +19,13 @@ from typing import Any
 
 from optlog.core.text import is_id
 from optlog.errors import BadInput, Failed, NotFound
+from optlog.gitlog import history
+from optlog.gitlog.commit import run_git
+from optlog.service import hypotheses
 from optlog.service.context import Ctx
+from optlog.store import hypfiles
+from optlog.store.lock import workspace_lock
+from optlog.yamlio import parse_text
 
 _LOG_FIELDS = ("%H", "%aI", "%an", "%ae", "%s", "%b", "%(trailers:only,unfold)")
 _LOG_FORMAT = "%x00".join(_LOG_FIELDS)  # with -z, records are NUL-separated too
@@ -85,8 +91,6 @@ def parse_log(out: str) -> list[dict[str, Any]]:
 
 def log(ctx: Ctx, hypothesis: str | None = None, limit: int | None = None) -> dict[str, Any]:
     """The decision timeline, oldest first; `hypothesis` keeps its events and its children's pivots."""
-    from optlog.gitlog import history
-    from optlog.gitlog.commit import run_git
 
     if limit is not None and limit < 1:
         raise BadInput("--limit must be at least 1", field="--limit")
@@ -123,12 +127,9 @@ def _fields_changed(old: dict[str, Any] | None, new: dict[str, Any]) -> list[str
 
 
 def _head_yaml(ctx: Ctx, rel: str) -> dict[str, Any] | None:
-    from optlog.gitlog.commit import run_git
-
     p = run_git(ctx.ws.root, "show", f"HEAD:./{rel}", check=False)
     if p.returncode != 0:
         return None
-    from optlog.yamlio import parse_text
 
     try:
         data = parse_text(p.stdout, f"HEAD:{rel}")
@@ -139,11 +140,6 @@ def _head_yaml(ctx: Ctx, rel: str) -> dict[str, Any] | None:
 
 def sync_files(ctx: Ctx) -> dict[str, Any]:
     """Validate every hypothesis file, index it, and commit each hand-edited one."""
-    from optlog.gitlog import history
-    from optlog.gitlog.commit import run_git
-    from optlog.service import hypotheses
-    from optlog.store import hypfiles
-    from optlog.store.lock import workspace_lock
 
     with workspace_lock(ctx.ws):
         docs = hypotheses.sync(ctx)  # raises BadInput (file, line, field) before anything is committed

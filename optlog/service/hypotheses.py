@@ -10,13 +10,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from optlog.core.hypothesis import HYP_STATUSES, HypothesisDoc, Override, StatusChange, check_id, slugify
+from pydantic import ValidationError
+
+from optlog.core.hypothesis import HYP_STATUSES, HypothesisDoc, Override, StatusChange, check_id, link_problems, slugify
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound, not_found
+from optlog.gitlog import history
+from optlog.service import evidence, journal
 from optlog.service.context import Ctx
+from optlog.service.evidence import live_hypotheses
 from optlog.service.refs import require  # noqa: F401  (re-exported: links are checked through hypotheses.require too)
-from optlog.store import hypfiles
-
+from optlog.store import cas, hypfiles, hypindex
+from optlog.store.lock import workspace_lock
+from optlog.yamlio import line_of, read_text
 
 # ---------------------------------------------------------------- index sync
 
@@ -26,12 +32,6 @@ def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
 
     Unchanged files (same mtime) are not re-read. A changed file is validated (errors name file,
     line, field) and re-indexed; a hand edit is reported once."""
-    import json
-
-    from pydantic import ValidationError
-    from sqlalchemy import text
-
-    from optlog.service import journal
 
     journal.recover(ctx)  # a write-and-commit an interrupted optlog left half done (one listdir)
     files = hypfiles.list_files(ctx.ws)
@@ -40,25 +40,21 @@ def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
     if memo and len(memo) == len(stamps) and all(memo.get(k, (None,))[0] == mt for k, mt in stamps.items()):
         return {k: memo[k][1] for k in stamps}  # type: ignore[misc]
     docs: dict[str, HypothesisDoc] = {}
-    # Core, not the ORM: `status` and `hypothesis list` read every row on each call.
     with ctx.db.connect() as c:
-        rows = {r[0]: r for r in c.execute(text("SELECT id, file_hash, file_mtime_ns, doc FROM hypothesis")).all()}
+        rows = hypindex.index_rows(c)
     changed: list[hypfiles.Loaded] = []
     for path in files:
         row = rows.get(path.stem)
         mt = hypfiles.mtime_ns(path)
-        if row is not None and row[2] == mt:
-            data = row[3]
-            if isinstance(data, str):  # SQLite hands back the JSON text; psycopg decodes it
-                data = json.loads(data)
+        if row is not None and row[1] == mt:
             try:
-                docs[row[0]] = HypothesisDoc.model_validate(data)
+                docs[path.stem] = HypothesisDoc.model_validate(row[2])
                 continue
             except ValidationError:
                 pass  # indexed by an optlog that accepted it: the file is read and judged again below
         loaded = hypfiles.load_file(ctx.ws, path)
         docs[loaded.doc.id] = loaded.doc
-        if row is None or row[1] != loaded.hash:
+        if row is None or row[0] != loaded.hash:
             if row is not None:
                 ctx.notice(f"picked up an edit of {ctx.ws.rel(path)} made outside optlog")
             changed.append(loaded)
@@ -69,9 +65,9 @@ def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
     if changed or gone:
         with ctx.db.write() as s:
             for ld in changed:
-                _index(s, ld)
+                hypindex.index(s, ld)
             for hid in gone:
-                _unindex(s, hid)
+                hypindex.unindex(s, hid)
     memo.clear()
     memo.update({d.id: (stamps[d.id], d) for d in docs.values() if d.id in stamps})
     return docs
@@ -80,7 +76,6 @@ def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
 def _check_links(ctx: Ctx, docs: dict[str, HypothesisDoc]) -> None:
     """A parent or rival that names itself or no hypothesis, or a parent cycle, is refused with
     the file, line and field (before anything is indexed or committed)."""
-    from optlog.core.hypothesis import link_problems
 
     probs = link_problems(docs)
     if not probs:
@@ -89,50 +84,12 @@ def _check_links(ctx: Ctx, docs: dict[str, HypothesisDoc]) -> None:
     path = ctx.ws.hypothesis_file(hid)
     line = None
     try:
-        from optlog.yamlio import line_of, read_text
-
         line = line_of(read_text(path), loc)
     except Exception:  # the location is a courtesy; the error stands without it
         pass
     more = f" (and {len(probs) - 1} more)" if len(probs) > 1 else ""
     raise BadInput(msg + more, file=ctx.ws.rel(path), line=line, field=".".join(str(p) for p in loc),
                    code="invalid_field")
-
-
-def _index(s: Any, ld: hypfiles.Loaded) -> None:
-    from sqlmodel import col, delete
-
-    from optlog.store.models import HypothesisIndex, PredictionIndex
-
-    d = ld.doc
-    row = s.get(HypothesisIndex, d.id)
-    now = now_iso()
-    data = d.model_dump(mode="json", by_alias=True)
-    if row is None:
-        row = HypothesisIndex(
-            id=d.id, title=d.title, status=d.effective_status(), parent=d.parent, rivals=list(d.rivals),
-            file_hash=ld.hash, file_mtime_ns=ld.mtime_ns, created_at=d.created or now, updated_at=now, doc=data,
-        )
-    else:
-        row.title, row.status, row.parent, row.rivals = d.title, d.effective_status(), d.parent, list(d.rivals)
-        row.file_hash, row.file_mtime_ns, row.updated_at, row.doc = ld.hash, ld.mtime_ns, now, data
-    s.add(row)
-    s.exec(delete(PredictionIndex).where(col(PredictionIndex.hypothesis_id) == d.id))
-    s.flush()
-    for p in d.predictions:
-        s.add(PredictionIndex(id=p.id, hypothesis_id=d.id, version=p.version, metric=p.metric, expect=p.expect,
-                              status=p.status, spec=p.model_dump(mode="json")))
-
-
-def _unindex(s: Any, hid: str) -> None:
-    from sqlmodel import col, delete
-
-    from optlog.store.models import HypothesisIndex, PredictionIndex
-
-    s.exec(delete(PredictionIndex).where(col(PredictionIndex.hypothesis_id) == hid))
-    row = s.get(HypothesisIndex, hid)
-    if row is not None:
-        s.delete(row)
 
 
 def all_docs(ctx: Ctx) -> dict[str, HypothesisDoc]:
@@ -165,13 +122,10 @@ def mutate(
     `change` edits the doc in place; it may return extra trailers. `also`, called under the lock
     only when the file changes, writes further files that belong in the same commit (the evidence a
     verdict used) and returns them. Returns (doc, changed)."""
-    from optlog.gitlog import history
-    from optlog.store.lock import workspace_lock
 
     with workspace_lock(ctx.ws):
         ld = hypfiles.load(ctx.ws, hid)
         history.check_trackable(ctx, [ld.path])
-        from pydantic import ValidationError
 
         doc = ld.doc.model_copy(deep=True)
         try:
@@ -193,8 +147,6 @@ def _write_and_commit(ctx: Ctx, doc: HypothesisDoc, old: hypfiles.Loaded | None,
     """Write the file (exact compare-and-swap against what was read), index it, commit it; the
     caller holds the workspace lock. A failed commit puts the file and its index back; a process
     killed on the way leaves an intent the next command completes (service.journal)."""
-    from optlog.gitlog import history
-    from optlog.service import journal
 
     path = ctx.ws.hypothesis_file(doc.id)
     before = old.hash if old is not None else None
@@ -212,7 +164,7 @@ def _write_and_commit(ctx: Ctx, doc: HypothesisDoc, old: hypfiles.Loaded | None,
         if not changed:
             return False
         with ctx.db.write() as s:
-            _index(s, hypfiles.Loaded(doc, new_hash, hypfiles.mtime_ns(path), path))
+            hypindex.index(s, hypfiles.Loaded(doc, new_hash, hypfiles.mtime_ns(path), path))
         try:
             history.record(ctx, [path, *(also() if also else [])], subject, body, trailers, hand_edited=hand)
         except BaseException:
@@ -223,19 +175,18 @@ def _write_and_commit(ctx: Ctx, doc: HypothesisDoc, old: hypfiles.Loaded | None,
 
 def _roll_back(ctx: Ctx, path: Path, old: hypfiles.Loaded | None, old_bytes: bytes | None, new_hash: str) -> None:
     """Put the file (and its index row) back as it was, unless something changed it since."""
-    from optlog.store import cas
 
     try:
         if old_bytes is None:
             if hypfiles.current_hash(path) == new_hash:
                 path.unlink()
             with ctx.db.write() as s:
-                _unindex(s, path.stem)
+                hypindex.unindex(s, path.stem)
         else:
             cas.replace(path, old_bytes, new_hash, lambda b: None if b is None else hypfiles.content_hash(b))
             assert old is not None
             with ctx.db.write() as s:
-                _index(s, hypfiles.Loaded(old.doc, old.hash, hypfiles.mtime_ns(path), path))
+                hypindex.index(s, hypfiles.Loaded(old.doc, old.hash, hypfiles.mtime_ns(path), path))
     except (cas.Changed, OSError):
         pass
 
@@ -243,7 +194,6 @@ def _roll_back(ctx: Ctx, path: Path, old: hypfiles.Loaded | None, old_bytes: byt
 def checked(data: dict[str, Any], flags: dict[str, str] | None = None) -> HypothesisDoc:
     """The document after a change, validated; a bad value is BadInput naming the field (the CLI
     option where `flags` maps the field to one), never a pydantic traceback."""
-    from pydantic import ValidationError
 
     try:
         return HypothesisDoc.model_validate(data)
@@ -265,9 +215,6 @@ _FLAGS = ("title", "statement", "rationale", "parent", "why", "id")
 
 def create(ctx: Ctx, doc: HypothesisDoc, *, event: str = "hypothesis-add", subject: str | None = None,
            body: str = "", trailers: dict[str, str] | None = None) -> HypothesisDoc:
-    from optlog.gitlog import history
-    from optlog.store.lock import workspace_lock
-
     path = ctx.ws.hypothesis_file(doc.id)
     history.check_trackable(ctx, [path])
     with workspace_lock(ctx.ws):
@@ -453,7 +400,6 @@ def _testing(ctx: Ctx, rows: list[dict[str, Any]]) -> None:
     """An open hypothesis whose runs are queued or running reads `testing` (DESIGN §5)."""
     if not any(r["status"] == "open" for r in rows):
         return
-    from optlog.service.evidence import live_hypotheses
 
     live = live_hypotheses(ctx)
     for r in rows:
@@ -492,8 +438,6 @@ def show(ctx: Ctx, hid: str, docs: dict[str, HypothesisDoc] | None = None) -> di
     )
     out["predictions"] = [p.model_dump(mode="json") for p in doc.predictions]
     if ctx.db_exists():
-        from optlog.service import evidence
-
         out["notes"] = evidence.notes_for(ctx, hid)
         out["runs"] = evidence.runs_for_hypothesis(ctx, hid)
     else:

@@ -12,6 +12,12 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from optlog.core.ids import new_id
+from optlog.errors import BadInput
+from optlog.gitlog import history
+from optlog.store import cas
+from optlog.store.lock import workspace_lock
+
 if TYPE_CHECKING:
     from optlog.service.context import Ctx
 
@@ -33,10 +39,6 @@ def ensure(ctx: "Ctx", commit: bool = True) -> str:
     ident = ctx.ws.identity
     if ident is not None:
         return ident
-    from optlog.core.ids import new_id
-    from optlog.errors import BadInput
-    from optlog.store import cas
-    from optlog.store.lock import workspace_lock
 
     with workspace_lock(ctx.ws):
         ident = ctx.ws.identity
@@ -53,8 +55,6 @@ def ensure(ctx: "Ctx", commit: bool = True) -> str:
         cas.update_text(ctx.ws.config_file, identified)  # from the file as it is: a concurrent edit is kept
         ctx.__dict__.pop("config", None)
         if commit:
-            from optlog.gitlog import history
-
             history.record(ctx, [ctx.ws.config_file], "optlog: give the workspace an identity",
                            "Rows of this workspace stay apart from other workspaces on a shared database.",
                            {"Optlog-Event": "identity"})

@@ -15,7 +15,12 @@ from typing import Any
 
 from optlog.core import labels as L
 from optlog.errors import BadInput
+from optlog.runs.parsers import canonical_format, parse_bytes, read_file
+from optlog.service import evidence
 from optlog.service.context import Ctx
+from optlog.service.evidence import run_summary
+from optlog.service.refs import require
+from optlog.store.runrows import launched_run, runs_by_id, runs_with_artifacts
 
 
 def parse_key_map(items: list[str] | tuple[str, ...]) -> dict[str, str]:
@@ -37,8 +42,6 @@ def import_files(
     labels: list[str] | tuple[str, ...] = (),
     hypothesis: str | None = None,
 ) -> dict[str, Any]:
-    from optlog.runs.parsers import canonical_format, parse_bytes
-
     if not files:
         raise BadInput("name at least one result file", field="FILE")
     km = dict(key_map) if isinstance(key_map, dict) else parse_key_map(key_map)
@@ -48,8 +51,6 @@ def import_files(
     if fmt:
         fmt = canonical_format(fmt)
     if hypothesis:
-        from optlog.service.refs import require
-
         require(ctx, hypothesis)
 
     # 1. read and parse everything (BadInput on the first problem; nothing written yet)
@@ -59,9 +60,8 @@ def import_files(
         p = Path(f)
         if not p.is_absolute():
             p = Path.cwd() / p
-        from optlog.runs.parsers import _read
 
-        data = _read(p)
+        data = read_file(p)
         blobs[p] = data
         for r in parse_bytes(str(f), data, fmt, km):
             parsed.append((p, hashlib.sha256(data).hexdigest(), r))
@@ -106,7 +106,6 @@ def import_files(
         dirs[sha] = ctx.ws.rel(folder)
 
     # 3. one transaction for all runs
-    from optlog.service import evidence
 
     ids: list[int] = []
     with ctx.db.write() as s:
@@ -122,7 +121,6 @@ def import_files(
 def _already(ctx: Ctx, files: set[tuple[Path, str]]) -> list[dict[str, Any]]:
     """The files whose measurement is already a run: an earlier import of the same content (its
     copy's folder, `imported/<sha256[:16]>`, is the index) or a launched run's output folder."""
-    from optlog.store.runrows import launched_run, runs_with_artifacts
 
     out: list[dict[str, Any]] = []
     with ctx.db.connect() as c:
@@ -145,9 +143,6 @@ def _already(ctx: Ctx, files: set[tuple[Path, str]]) -> list[dict[str, Any]]:
 
 
 def _summaries(ctx: Ctx, ids: list[int]) -> list[dict[str, Any]]:
-    from optlog.service.evidence import run_summary
-    from optlog.store.runrows import runs_by_id
-
     if not ids:
         return []
     with ctx.db.read() as s:

@@ -20,6 +20,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from filelock import Timeout
+
+from optlog.gitlog import history
+from optlog.store.hypfiles import current_hash
+from optlog.store.lock import workspace_lock
+
 if TYPE_CHECKING:
     from optlog.service.context import Ctx
 
@@ -63,9 +69,6 @@ def recover(ctx: "Ctx") -> list[str]:
     names = [n for n in names if not n.startswith(mine)]
     if not names:
         return []
-    from filelock import Timeout
-
-    from optlog.store.lock import workspace_lock
 
     try:
         with workspace_lock(ctx.ws, timeout=0):
@@ -75,9 +78,6 @@ def recover(ctx: "Ctx") -> list[str]:
 
 
 def _recover_locked(ctx: "Ctx", files: list[Path]) -> list[str]:
-    from optlog.gitlog import history
-    from optlog.store.hypfiles import current_hash
-
     shas = []
     for f in files:
         try:

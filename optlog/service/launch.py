@@ -11,8 +11,10 @@ References: a plain number is a run id; `L7` (or `launch:7`) is launch 7.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -23,7 +25,19 @@ from typing import Any
 
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, Failed, NotFound
+from optlog.runs import ports, procs
+from optlog.runs.executor_select import make_executor
+from optlog.runs.launcher import Driver
+from optlog.runs.record import run_record
+from optlog.runs.recover import recover
+from optlog.runs.redact import Redactor
+from optlog.runs.spec import base_url, load_spec, parse_set, plan, render_point, resolve_cwd
+from optlog.service import launch_record
 from optlog.service.context import Ctx
+from optlog.service.evidence import insert_run
+from optlog.service.refs import require
+from optlog.store import launchrows, runrows
+from optlog.store.runrows import runs_of_launch
 
 TERMINAL = ("succeeded", "failed", "cancelled", "interrupted")
 
@@ -44,8 +58,6 @@ def prepare(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...] = (), serv
     """Validate everything a launch needs; nothing is written. `name`: the launch's name when the
     spec gives none (a launch again from its record keeps the name it had); `worker`: the
     `{{ tune_worker }}` of an optlog tune worker."""
-    from optlog.runs.executor_select import make_executor
-    from optlog.runs.spec import base_url, load_spec, parse_set, plan
 
     path = resolve_spec(ctx, spec)
     ls = load_spec(path, ctx.ws.rel(path))
@@ -58,8 +70,6 @@ def prepare(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...] = (), serv
         server_url = server_url.rstrip("/")
     points = plan(ls, st, server_url, worker=worker)
     if hypothesis:
-        from optlog.service.refs import require
-
         require(ctx, hypothesis)
     make_executor(ctx, ls.spec.executor)  # an executor that cannot run fails here, before any write
     if ls.spec.executor == "local":
@@ -72,7 +82,6 @@ def prepare(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...] = (), serv
 def _refuse_taken_ports(points: list[Any]) -> None:
     """A server optlog is to start must not find its port taken: whatever answers there (a stale
     server) would be benchmarked under this launch's labels (see optlog.runs.ports)."""
-    from optlog.runs import ports
 
     wanted = {port for p in points if (port := ports.server_port(p.rendered.get("server"))) is not None}
     for port in sorted(wanted):
@@ -86,7 +95,6 @@ def _refuse_taken_ports(points: list[Any]) -> None:
 def _check_cwds(ctx: Ctx, ls: Any, points: list[Any]) -> None:
     """A `cwd:` that does not exist is an error before anything runs (it used to fail each point as
     "command not found"). A cwd under the run's own output folder is made by the launcher."""
-    from optlog.runs.spec import resolve_cwd
 
     seen: set[tuple[str, str]] = set()
     for p in points:
@@ -105,7 +113,6 @@ def launch(ctx: Ctx, spec: str | None = None, *, sets: list[str] | tuple[str, ..
            hypothesis: str | None = None, detach: bool = False, allow_concurrent: bool = False,
            on_event: Callable[[dict[str, Any]], None] | None = None, again: str | None = None) -> dict[str, Any]:
     """Launch a spec, or (`again="L3"`) launch 3's committed record again (service.launch_record)."""
-    from optlog.service import launch_record
 
     name = again_of = None
     if again is not None:
@@ -135,7 +142,6 @@ def _launch(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...], server_ur
     run_ids = [d["run_id"] for d in doc["points"]]
     if detach:
         return _detach(ctx, lid, run_ids, launch_dir, doc)
-    from optlog.runs.launcher import Driver
 
     return Driver(ctx, lid, on_event=on_event, doc=doc).run()
 
@@ -147,12 +153,8 @@ def open_launch(ctx: Ctx, ls: Any, points: list[Any], *, sets: list[str] | tuple
     {"launch", "doc" (the driver's unredacted document), "redact", "host"}. `streamed`: the points
     are made while the launch runs (optlog tune), at most this many; the record is written at the
     end (`write_record`)."""
-    import socket
 
-    from optlog.runs import procs
-    from optlog.runs.redact import Redactor
-    from optlog.service import launch_record
-    from optlog.store.models import Launch
+    from optlog.store.models import Launch  # deferred: the row models load SQLModel (the ORM)
 
     # what is stored and shown is redacted; the driver runs the real document it is handed
     red = Redactor.of(ls.data, dict(_sets_doc(sets)), server_url, [p.rendered for p in points])
@@ -189,7 +191,6 @@ def open_launch(ctx: Ctx, ls: Any, points: list[Any], *, sets: list[str] | tuple
 def write_record(ctx: Ctx, ls: Any, st: dict[str, Any], *, sets: list[str] | tuple[str, ...], server_url: str | None,
                  hypothesis: str | None) -> None:
     """Commit the launch's spec and points (service.launch_record) for `open_launch`'s state `st`."""
-    from optlog.service import launch_record
 
     doc = st["doc"]
     launch_record.write(ctx, doc["record"], lid=st["launch"], ls=ls, sets=sets, server_url=server_url,
@@ -201,11 +202,6 @@ def add_point(ctx: Ctx, s: Any, ls: Any, p: Any, *, lid: int, server_url: str | 
               host: str, redact: Callable[[Any], Any]) -> dict[str, Any]:
     """One planned point of launch `lid` as a queued Run (in the open write session `s`), rendered
     with its run id; returns the point's document for the driver."""
-    from optlog.runs.record import run_record
-    from optlog.runs.spec import render_point
-    from optlog.service.evidence import insert_run
-    from optlog.store.models import Run
-
     rid = insert_run(s, labels=redact(p.labels), metrics={}, status="queued", source="launched",
                      hypothesis_id=hypothesis, name=ls.name, launch_id=lid, started_at=None, finished_at=None,
                      host=host, repeat=p.repeat)
@@ -215,7 +211,8 @@ def add_point(ctx: Ctx, s: Any, ls: Any, p: Any, *, lid: int, server_url: str | 
                             run_id=rid, launch_id=lid)
     rendered["bench"]["out"] = str(out)
     record = run_record(p, rendered)
-    r = s.get_one(Run, rid)
+    r = runrows.run(s, rid)
+    assert r is not None  # inserted above, in this session
     r.artifacts_dir = ctx.ws.rel(out)
     r.raw = redact(record)
     s.add(r)
@@ -230,11 +227,6 @@ def _sets_doc(sets: list[str] | tuple[str, ...]) -> list[tuple[str, str]]:
 def _detach(ctx: Ctx, lid: int, run_ids: list[int], launch_dir: Path, doc: dict[str, Any]) -> dict[str, Any]:
     """Start the background driver; the unredacted launch document reaches it on a pipe (stdin),
     so no secret is ever written to a file or the database."""
-    import json
-
-    from optlog.runs import procs
-    from optlog.store.models import Launch
-
     log = open(launch_dir / "driver.log", "ab")
     try:
         p = subprocess.Popen([sys.executable, "-m", "optlog.service.driver", str(lid), "--root", str(ctx.ws.root),
@@ -250,8 +242,8 @@ def _detach(ctx: Ctx, lid: int, run_ids: list[int], launch_dir: Path, doc: dict[
     except BrokenPipeError:
         pass
     with ctx.db.write() as s:
-        la = s.get_one(Launch, lid)
-        if la.pid == os.getpid():  # the driver may already have written its own
+        la = launchrows.launch(s, lid)
+        if la is not None and la.pid == os.getpid():  # the driver may already have written its own
             la.pid = p.pid
             la.pid_start = str(procs.start_ticks(p.pid))
             s.add(la)
@@ -275,29 +267,23 @@ def parse_ref(ref: str) -> tuple[str, int]:
         raise BadInput(f"expected a run id (12) or a launch (L3), got {ref!r}", field="ID") from None
 
 
-def _row(ctx: Ctx, model: Any, key: int, what: str) -> Any:
+def _row(ctx: Ctx, get: Callable[[Any, int], Any], key: int, what: str) -> Any:
     with ctx.db.read() as s:
-        row = s.get(model, key)
+        row = get(s, key)
     if row is None:
         raise NotFound(f"no {what} {key}", field="ID")
     return row
 
 
 def _launch_row(ctx: Ctx, lid: int) -> Any:
-    from optlog.store.models import Launch
-
-    return _row(ctx, Launch, lid, "launch")
+    return _row(ctx, launchrows.launch, lid, "launch")
 
 
 def _run_row(ctx: Ctx, rid: int) -> Any:
-    from optlog.store.models import Run
-
-    return _row(ctx, Run, rid, "run")
+    return _row(ctx, runrows.run, rid, "run")
 
 
 def status_doc(ctx: Ctx, ref: str) -> dict[str, Any]:
-    from optlog.store.runrows import runs_of_launch
-
     kind, n = parse_ref(ref)
     if kind == "run":
         r = _run_row(ctx, n)
@@ -318,7 +304,6 @@ def wait(ctx: Ctx, ref: str, timeout: float | None = None, interval: float = 0.2
         if doc["status"] in TERMINAL:
             return doc
         # a driver that died while we wait: recovery marks it (cheap when nothing is dead)
-        from optlog.runs.recover import recover
 
         recover(ctx, ctx.db)
         if deadline is not None and time.monotonic() >= deadline:
@@ -382,9 +367,6 @@ def follow(ctx: Ctx, ref: str, write: Callable[[str], None], follow: bool = Fals
 def cancel(ctx: Ctx, ref: str) -> dict[str, Any]:
     """Ask the launch's driver to stop (SIGTERM after checking its start time): it ends every process
     of the launch and marks unfinished runs `cancelled`."""
-    import socket
-
-    from optlog.runs import procs
 
     kind, n = parse_ref(ref)
     lid = n if kind == "launch" else _run_row(ctx, n).launch_id
@@ -400,7 +382,6 @@ def cancel(ctx: Ctx, ref: str) -> dict[str, Any]:
         os.kill(la.pid, signal.SIGTERM)
         doc = wait(ctx, f"L{lid}", timeout=60)
         return {"launch": lid, "status": doc["status"], "cancelled": doc["status"] == "cancelled", "runs": doc["runs"]}
-    from optlog.runs.recover import recover
 
     recover(ctx, ctx.db)
     doc = status_doc(ctx, f"L{lid}")

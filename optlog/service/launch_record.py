@@ -22,7 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from optlog.errors import BadInput, NotFound
+from optlog.gitlog import history
 from optlog.service.context import Ctx
+from optlog.store import launchrows
+from optlog.yamlio import write_atomic
 
 DIR = "launches"
 
@@ -46,8 +49,6 @@ def write(ctx: Ctx, rel_dir: str, *, lid: int, ls: Any, sets: list[str] | tuple[
     """Write the record and commit it (nothing is committed outside a git repository). `redact`
     (runs.redact's Redactor.redact): secrets never reach git; a launch again from a record whose
     spec held a secret literally gets `<redacted>` there (secrets belong in the environment)."""
-    from optlog.gitlog import history
-    from optlog.yamlio import write_atomic
 
     red = redact or (lambda x: x)
     d = ctx.ws.root / rel_dir
@@ -66,10 +67,8 @@ def write(ctx: Ctx, rel_dir: str, *, lid: int, ls: Any, sets: list[str] | tuple[
 
 def find(ctx: Ctx, n: int) -> Path:
     """The record folder of launch `n`: the database's own, else `launches/L<n>`."""
-    from optlog.store.models import Launch
-
     with ctx.db.read() as s:
-        la = s.get(Launch, n)
+        la = launchrows.launch(s, n)
     rel = (la.spec or {}).get("record") if la is not None else None
     d = ctx.ws.root / (rel or f"{DIR}/L{n}")
     if not (d / "points.json").is_file() or not (d / "spec.yaml").is_file():

@@ -18,7 +18,15 @@ from typing import Any
 from optlog.core import plans as P
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound, not_found
+from optlog.gitlog import history
+from optlog.render import plans as R
+from optlog.render.md import split_front_matter
+from optlog.service import hypotheses
 from optlog.service.context import Ctx
+from optlog.store import planrows
+from optlog.store.lock import workspace_lock
+from optlog.store.planrows import last_plan_number, plans_in_order
+from optlog.yamlio import parse_text, read_text, write_atomic
 
 _FIELDS = ("id", "title", "gain_low", "gain_high", "effort", "confidence", "status", "measured_gain", "needs",
            "rationale", "steps", "risks", "validation", "why", "history", "created_at", "updated_at")
@@ -60,7 +68,6 @@ def _plan_files(ctx: Ctx) -> dict[int, Path]:
 
 def _records(ctx: Ctx) -> list[dict[str, Any]]:
     """All plan records, importing them from the plan files first when the table is empty."""
-    from optlog.store.planrows import plans_in_order
 
     with ctx.db.read() as s:
         rows = [_row_dict(r) for r in plans_in_order(s)]
@@ -74,8 +81,6 @@ def _records(ctx: Ctx) -> list[dict[str, Any]]:
 
 
 def _docs(ctx: Ctx) -> dict[str, Any]:
-    from optlog.service import hypotheses
-
     return hypotheses.sync(ctx)
 
 
@@ -127,9 +132,7 @@ def add(
     validation: str | None = None,
 ) -> dict[str, Any]:
     """Add a plan. Everything is checked before anything is written."""
-    from optlog.store.lock import workspace_lock
-    from optlog.store.models import Plan
-    from optlog.store.planrows import last_plan_number
+    from optlog.store.models import Plan  # deferred: the row models load SQLModel (the ORM)
 
     if not title or not title.strip():
         raise BadInput("a plan needs a title", field="TITLE")
@@ -157,10 +160,8 @@ def add(
 @contextmanager
 def _plan_row(ctx: Ctx, pid: int) -> Iterator[tuple[Any, Any]]:
     """A write session and the plan's row in it (the caller holds the workspace lock)."""
-    from optlog.store.models import Plan
-
     with ctx.db.write() as s:
-        row = s.get(Plan, pid)
+        row = planrows.plan(s, pid)
         if row is None:  # pragma: no cover - removed between the read and the write
             raise NotFound(f"no plan {pid}", field="ID")
         yield s, row
@@ -200,7 +201,6 @@ def edit(ctx: Ctx, pid: int | str, *, title: str | None = None, gain: str | None
     """Change a plan's fields (None: unchanged; an empty `needs`, `steps` or `risks` list clears
     it). Checked before anything is written; the change is in the record's history with the old
     values, and the plan files are rendered and committed, so git keeps every version."""
-    from optlog.store.lock import workspace_lock
 
     changes: dict[str, Any] = {}
     if title is not None:
@@ -252,7 +252,6 @@ def edit(ctx: Ctx, pid: int | str, *, title: str | None = None, gain: str | None
 def rm(ctx: Ctx, pid: int | str, why: str) -> dict[str, Any]:
     """Remove a plan: its file is deleted in a commit (git history keeps it, with the reason); the
     record stays, marked removed, so its number is never given to another plan."""
-    from optlog.store.lock import workspace_lock
 
     if not why or not why.strip():
         raise BadInput("say why the plan is removed: --why TEXT", field="--why")
@@ -303,8 +302,6 @@ def show(ctx: Ctx, pid: int | str) -> dict[str, Any]:
 
 def set_(ctx: Ctx, pid: int | str, status: str | None = None, measured_gain: str | float | None = None,
          why: str | None = None) -> dict[str, Any]:
-    from optlog.store.lock import workspace_lock
-
     if status is None and measured_gain is None:
         raise BadInput("nothing to change: give --status and/or --measured-gain", field="--status")
     if status is not None:
@@ -335,10 +332,6 @@ def set_(ctx: Ctx, pid: int | str, status: str | None = None, measured_gain: str
 def render(ctx: Ctx, subject: str | None = None, body: str | None = None) -> dict[str, Any]:
     """Write every plan file and the index, delete the files of removed plans; commit them (only
     them) when anything changed."""
-    from optlog.gitlog import history
-    from optlog.render import plans as R
-    from optlog.store.lock import workspace_lock
-    from optlog.yamlio import write_atomic
 
     pre = prefix(ctx)
     d = plans_dir(ctx)
@@ -350,6 +343,9 @@ def render(ctx: Ctx, subject: str | None = None, body: str | None = None) -> dic
             outputs[d / R.plan_filename(pre, v["id"])] = R.render_plan(v, docs, total)
         cal = P.calibration(views)
         outputs[d / "README.md"] = R.render_index(views, cal, pre, ctx.config.name)
+        history.refuse_overwriting_hand_edits(
+            ctx, {p: text.encode("utf-8") for p, text in outputs.items()},
+            "Put it in the plan's record (`optlog plan edit N …`; the file is rebuilt from it)")
         changed: list[str] = []
         gone = [path for n, path in _plan_files(ctx).items() if path not in outputs]
         for path in gone:  # a removed plan (plan rm): the deletion is committed below
@@ -378,9 +374,6 @@ def render(ctx: Ctx, subject: str | None = None, body: str | None = None) -> dic
 
 
 def _read_record(ctx: Ctx, pid: int, path: Path) -> dict[str, Any]:
-    from optlog.render.md import split_front_matter
-    from optlog.yamlio import parse_text, read_text
-
     rel = ctx.ws.rel(path)
     fm, _ = split_front_matter(read_text(path, rel))
     if fm is None:
@@ -429,8 +422,7 @@ def import_(ctx: Ctx, replace: bool = False) -> dict[str, Any]:
     """Rebuild plan records from the plan files' front matter: ids not in the table are added;
     with `replace`, records the files also hold are overwritten by them. All files are read and
     checked before anything is written."""
-    from optlog.store.lock import workspace_lock
-    from optlog.store.models import Plan
+    from optlog.store.models import Plan  # deferred: the row models load SQLModel (the ORM)
 
     files = _plan_files(ctx)
     recs = [_read_record(ctx, pid, path) for pid, path in sorted(files.items())]

@@ -9,12 +9,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from optlog.core import expr as E, verdict as V
+from optlog.core import expr as E
 from optlog.core import labels as L
+from optlog.core import verdict as V
 from optlog.core.hypothesis import HypothesisDoc, Prediction, PredictionVersion
 from optlog.core.timeutil import now_iso
-from optlog.errors import BadInput, NotFound, not_found
+from optlog.errors import BadInput, not_found
+from optlog.service import hypotheses
 from optlog.service.context import Ctx
+from optlog.service.hypotheses import rivals_of
+from optlog.service.verdicts import evaluate_predictions
+from optlog.store.runrows import label_values, metric_names
 
 PID_RE = re.compile(r"^(?P<hid>[a-z0-9][a-z0-9-]{0,62})\.p(?P<n>\d+)\Z")
 
@@ -60,7 +65,6 @@ def _label_warnings(ctx: Ctx, metric: str | None, node: Any, a: dict[str, Any], 
     """Labels, values and metrics no run has yet (predictions come before their runs)."""
     if not ctx.db_exists():
         return []
-    from optlog.store.runrows import label_values, metric_names
 
     keys: set[str] = set(a) | set(b) | ({per} if per else set())
     if where:
@@ -86,8 +90,6 @@ def _label_warnings(ctx: Ctx, metric: str | None, node: Any, a: dict[str, Any], 
 
 
 def _rival_warnings(ctx: Ctx, docs: dict[str, HypothesisDoc], hid: str, preds: list[Prediction]) -> list[str]:
-    from optlog.service.hypotheses import rivals_of
-
     out = []
     ceil = ctx.config.ceilings()
     for rid in rivals_of(docs, hid):
@@ -105,8 +107,6 @@ def _parse_selectors(items: list[str] | tuple[str, ...] | None, field: str) -> d
 def add(ctx: Ctx, hid: str, expect: str, *, metric: str | None = None, a: list[str] | tuple[str, ...] = (),
         b: list[str] | tuple[str, ...] = (), where: str | None = None, per: str | None = None,
         margin: float | None = None) -> dict[str, Any]:
-    from optlog.service import hypotheses
-
     docs = hypotheses.sync(ctx)
     if hid not in docs:
         raise not_found("hypothesis", hid, docs, field="HYP")
@@ -145,8 +145,6 @@ def _split_pid(pid: str) -> tuple[str, str]:
 
 
 def _find(ctx: Ctx, pid: str) -> tuple[HypothesisDoc, Prediction]:
-    from optlog.service import hypotheses
-
     hid, _ = _split_pid(pid)
     docs = hypotheses.sync(ctx)
     doc = docs.get(hid)
@@ -164,7 +162,6 @@ def has_evidence(ctx: Ctx, doc: HypothesisDoc, pred: Prediction) -> bool:
                 return True
     if not ctx.db_exists():
         return False
-    from optlog.service.verdicts import evaluate_predictions
 
     res = evaluate_predictions(ctx, [pred])
     return res[pred.id]["status"] != "untested"
@@ -175,7 +172,6 @@ def edit(ctx: Ctx, pid: str, *, expect: str | None = None, metric: str | None = 
          where: str | None = None, per: str | None = None, margin: float | None = None) -> dict[str, Any]:
     """Change a prediction. Before evidence exists it is edited in place; after, the old version is kept
     in its history and the prediction becomes version N+1, marked as edited after evidence."""
-    from optlog.service import hypotheses
 
     doc, old = _find(ctx, pid)
     sa, sb = _parse_selectors(a or None, "--a"), _parse_selectors(b or None, "--b")
@@ -229,8 +225,6 @@ def _pred_out(p: Prediction, hid: str) -> dict[str, Any]:
 
 
 def list_(ctx: Ctx, hid: str | None = None) -> list[dict[str, Any]]:
-    from optlog.service import hypotheses
-
     docs = hypotheses.sync(ctx)
     if hid is not None and hid not in docs:
         raise not_found("hypothesis", hid, docs, field="HYP")

@@ -10,23 +10,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from optlog.store import launchrows
+
 if TYPE_CHECKING:
     from optlog.store.db import Database
 
-from optlog.store.readcache import LIVE_SQL as _LIVE_SQL  # one definition of "something is live"
-
 
 def anything_live(db: "Database") -> bool:
-    from sqlalchemy import text
-
     with db.engine.connect() as c:
-        return c.execute(text(f"SELECT EXISTS ({_LIVE_SQL})"), {"t": True}).scalar() not in (None, 0, False)
+        return launchrows.anything_live(c)
 
 
 def recover_dead_launches(ctx: Any, db: "Database") -> None:
     """`ctx` is the service context being built (typed loosely: the context imports this module)."""
     if not anything_live(db):
         return
+
     from optlog.runs.recover import recover  # deferred: only when something is live (start-up cost)
 
     recover(ctx, db)

@@ -20,8 +20,15 @@ from optlog.core import report as C
 from optlog.core.plans import calibration
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput
+from optlog.gitlog import history
 from optlog.paths import STATE_DIR
+from optlog.render import plots as PL
+from optlog.render import report as R
+from optlog.service import evidence, hypotheses, todos
+from optlog.service import plans as plan_svc
 from optlog.service.context import Ctx
+from optlog.store.lock import workspace_lock
+from optlog.yamlio import write_atomic
 
 
 def _load_runs(ctx: Ctx) -> list[dict[str, Any]]:
@@ -59,9 +66,6 @@ def _load_runs(ctx: Ctx) -> list[dict[str, Any]]:
 
 
 def collect(ctx: Ctx) -> dict[str, Any]:
-    from optlog.service import evidence, hypotheses, todos
-    from optlog.service import plans as plan_svc
-
     docs = hypotheses.sync(ctx)
     runs = _load_runs(ctx)
     views, _ = plan_svc.evaluated(ctx, docs)
@@ -112,8 +116,6 @@ def _target(ctx: Ctx, out: str | None) -> Path:
 
 def build(ctx: Ctx, path: Path, draw: bool = True) -> tuple[str, list[tuple[Path, Any]]]:
     """The markdown text and the plots to draw (path, drawing function) for a report at `path`."""
-    from optlog.render import plots as PL
-    from optlog.render import report as R
 
     data = collect(ctx)
     stem = path.stem
@@ -168,13 +170,13 @@ def build(ctx: Ctx, path: Path, draw: bool = True) -> tuple[str, list[tuple[Path
 
 
 def write(ctx: Ctx, out: str | None = None, commit: bool = True) -> dict[str, Any]:
-    from optlog.gitlog import history
-    from optlog.store.lock import workspace_lock
-    from optlog.yamlio import write_atomic
-
     path = _target(ctx, out)
     with workspace_lock(ctx.ws):
         text, todo = build(ctx, path)
+        if commit and _inside(ctx, path):
+            history.refuse_overwriting_hand_edits(
+                ctx, {path: text.encode("utf-8")},
+                "Write the report to another file (`--out`), or put the remark in a note (`optlog note add`)")
         path.parent.mkdir(parents=True, exist_ok=True)
         if not (path.is_file() and path.read_bytes() == text.encode("utf-8")):
             write_atomic(path, text)

@@ -26,6 +26,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from optlog.errors import BadInput
+from optlog.gitlog import history
+from optlog.gitlog.commit import run_git
+from optlog.runs.redact import redact
+from optlog.store import runsync
+from optlog.store.lock import workspace_lock
+from optlog.store.runrows import insert_run, runs_by_id
+from optlog.store.runsync import (
+    evidence_stamps,
+    ids_present,
+    set_evidence_stamps,
+    set_sync_stamp,
+    sync_stamp,
+    uids_by_id,
+    uids_present,
+)
 
 if TYPE_CHECKING:
     from optlog.service.context import Ctx
@@ -57,7 +72,7 @@ def _model() -> Any:
     global _MODEL
     if _MODEL is not None:
         return _MODEL
-    from pydantic import BaseModel, ConfigDict, Field
+    from pydantic import BaseModel, ConfigDict, Field  # deferred: pydantic (~30 ms) only when a file is read
 
     class RunEvidence(BaseModel):
         model_config = ConfigDict(extra="forbid")
@@ -101,14 +116,14 @@ def _doc(r: Any, labels: dict[str, Any], metrics: dict[str, float]) -> dict[str,
 
 
 def _write(path: Path, data: dict[str, Any]) -> str:
-    from optlog.yamlio import dump, write_atomic
+    from optlog.yamlio import dump, write_atomic  # deferred: loads PyYAML, which the common path never needs
 
     write_atomic(path, HEADER + dump(data))
     return _file_stamp(path.stat())
 
 
 def _read(ctx: "Ctx", path: Path) -> Any:
-    from optlog.yamlio import parse_text, read_text, validate
+    from optlog.yamlio import parse_text, read_text, validate  # deferred: loads PyYAML, only when a file changed
 
     rel = ctx.ws.rel(path)
     if path.stat().st_size > MAX_FILE_BYTES:
@@ -127,8 +142,6 @@ def _read(ctx: "Ctx", path: Path) -> Any:
 
 
 def _runs(ctx: "Ctx", run_ids: list[int]) -> list[tuple[Any, dict[str, Any], dict[str, float]]]:
-    from optlog.store.runrows import runs_by_id
-
     with ctx.db.read() as s:
         return runs_by_id(s, run_ids)
 
@@ -169,8 +182,6 @@ def mark_invalidated(ctx: "Ctx", run_id: int) -> Path:
 
 
 def _set_stamps(db: "Database", stamps: dict[int, str]) -> None:
-    from optlog.store.runsync import set_evidence_stamps
-
     set_evidence_stamps(db, stamps)
 
 
@@ -180,7 +191,6 @@ def _set_stamps(db: "Database", stamps: dict[int, str]) -> None:
 def import_changed(ctx: "Ctx", db: "Database") -> int:
     """Import evidence files this database has not read (cheap when `runs/evidence/` is unchanged:
     one stat and one indexed query). Returns how many runs were added or updated."""
-    from optlog.store.runsync import evidence_stamps, set_sync_stamp, sync_stamp
 
     d = ctx.ws.evidence_dir
     try:
@@ -206,10 +216,6 @@ def import_changed(ctx: "Ctx", db: "Database") -> int:
 
 
 def _import_docs(db: "Database", docs: list[tuple[Any, str]]) -> int:
-    from optlog.runs.redact import redact
-    from optlog.store import runsync
-    from optlog.store.runrows import insert_run
-
     changed = 0
     explicit = False
     with db.write() as s:
@@ -246,7 +252,6 @@ def missing_runs(ctx: "Ctx", verdicts: dict[str, Any]) -> dict[str, list[Any]]:
     (by uid where the verdict names them, else by number); only hypotheses with some missing.
 
     Such a verdict is kept as it is: evidence missing *here* is no reason to re-judge it `untested`."""
-    from optlog.store.runsync import ids_present, uids_present
 
     want_u: dict[str, list[tuple[Any, str]]] = {}
     want_n: dict[str, list[int]] = {}
@@ -281,7 +286,6 @@ def uids_of(ctx: "Ctx", run_ids: list[int]) -> list[str]:
     """The uids of `run_ids`, in the same order."""
     if not run_ids:
         return []
-    from optlog.store.runsync import uids_by_id
 
     with ctx.db.connect() as c:
         m = uids_by_id(c, run_ids)
@@ -293,8 +297,6 @@ def uids_of(ctx: "Ctx", run_ids: list[int]) -> list[str]:
 
 def pending(ctx: "Ctx") -> list[str]:
     """Evidence files that differ from HEAD (written, not committed: a commit that failed)."""
-    from optlog.gitlog import history
-    from optlog.gitlog.commit import run_git
 
     d = ctx.ws.evidence_dir
     info = history.repo(ctx) if d.is_dir() else None
@@ -314,8 +316,6 @@ def pending(ctx: "Ctx") -> list[str]:
 
 def commit_pending(ctx: "Ctx") -> str | None:
     """Commit every evidence file not committed yet (event `evidence`); the sha, or None."""
-    from optlog.gitlog import history
-    from optlog.store.lock import workspace_lock
 
     with workspace_lock(ctx.ws):
         rels = pending(ctx)

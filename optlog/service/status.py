@@ -11,7 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from optlog.core.shape import fit
+from optlog.core.todos import open_first
+from optlog.service import hypotheses, todos
 from optlog.service.context import Ctx
+from optlog.service.evidence import live_hypotheses
+from optlog.store.statusrows import run_facts
 
 OPEN_CAP = 6
 LIVE_CAP = 5
@@ -25,54 +30,25 @@ def _clip(s: Any, n: int = 100) -> Any:
 
 
 def _runs_facts(ctx: Ctx, last_verdict_at: str) -> dict[str, Any]:
-    from sqlalchemy import text
-
-    from optlog.service.evidence import live_hypotheses
-
     with ctx.db.connect() as c:
-        total = int(c.execute(text("SELECT COUNT(*) FROM run")).scalar() or 0)
-        if not total:
-            return {"total": 0, "live": [], "live_total": 0, "launches": [], "invalid": [], "invalid_total": 0,
-                    "newest": {}, "live_hyps": set()}
-        live_total = int(c.execute(text("SELECT COUNT(*) FROM run WHERE status IN ('queued','running')")).scalar() or 0)
-        live = [dict(r._mapping) for r in c.execute(text(
-            "SELECT id, status, name, launch_id AS launch, hypothesis_id AS hypothesis FROM run "
-            "WHERE status IN ('queued','running') ORDER BY (status = 'running') DESC, id LIMIT :n"), {"n": LIVE_CAP})]
-        launches = [dict(r._mapping) for r in c.execute(text(
-            "SELECT id, status, hypothesis_id AS hypothesis, created_at, finished_at, error FROM launch "
-            "WHERE status IN ('queued','running') OR (status IN ('failed','cancelled','interrupted') "
-            "AND COALESCE(finished_at, created_at) >= :since) ORDER BY id DESC LIMIT 5"), {"since": last_verdict_at})]
-        for la in launches:
-            counts = {s: int(n) for s, n in c.execute(text(
-                "SELECT status, COUNT(*) FROM run WHERE launch_id = :l GROUP BY status"), {"l": la["id"]})}
-            la["ref"] = f"L{la['id']}"
-            la["runs"] = counts
-            la["error"] = _clip((la["error"] or "").splitlines()[0] if la["error"] else None)
-            del la["created_at"]
-        inv_total = int(c.execute(text("SELECT COUNT(*) FROM run WHERE invalidated = :t"), {"t": True}).scalar() or 0)
-        invalid = [{"run": r[0], "reason": _clip(r[1], 80)} for r in c.execute(text(
-            "SELECT id, invalid_reason FROM run WHERE invalidated = :t ORDER BY id DESC LIMIT 3"), {"t": True})]
-        # the newest finished evidence of each hypothesis (its own runs and the runs linked to it)
-        newest: dict[str, str] = {}
-        for h, at in c.execute(text(
-                "SELECT h, MAX(at) FROM (SELECT hypothesis_id AS h, COALESCE(finished_at, created_at) AS at FROM run "
-                "WHERE hypothesis_id IS NOT NULL AND status = 'succeeded' AND invalidated = :f "
-                # (evidence_link is looked up by run through ix_evidence_link_run_id, migration 0003)
-                "UNION ALL SELECT e.hypothesis_id AS h, COALESCE(r.finished_at, r.created_at) AS at FROM evidence_link e "
-                "JOIN run r ON r.id = e.run_id WHERE r.status = 'succeeded' AND r.invalidated = :f) x GROUP BY h"),
-                {"f": False}):
-            newest[h] = at
-    live_hyps = live_hypotheses(ctx) if live_total else set()
-    live = [{k: v for k, v in r.items() if v is not None} for r in live]
-    return {"total": total, "live": live, "live_total": live_total, "launches": launches, "invalid": invalid,
-            "invalid_total": inv_total, "newest": newest, "live_hyps": live_hyps}
+        f = run_facts(c, last_verdict_at, LIVE_CAP)
+    if not f.total:
+        return {"total": 0, "live": [], "live_total": 0, "launches": [], "invalid": [], "invalid_total": 0,
+                "newest": {}, "live_hyps": set()}
+    for la in f.launches:
+        la["ref"] = f"L{la['id']}"
+        la["runs"] = la.pop("runs")  # the document's key order: ref, then runs
+        la["error"] = _clip((la["error"] or "").splitlines()[0] if la["error"] else None)
+    live_hyps = live_hypotheses(ctx) if f.live_total else set()
+    live = [{k: v for k, v in r.items() if v is not None} for r in f.live]
+    return {"total": f.total, "live": live, "live_total": f.live_total, "launches": f.launches,
+            "invalid": [{"run": rid, "reason": _clip(why, 80)} for rid, why in f.invalid],
+            "invalid_total": f.invalid_total, "newest": f.newest, "live_hyps": live_hyps}
 
 
 def status(ctx: Ctx, *, docs: dict[str, Any] | None = None, all_todos: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """`docs` (from `hypotheses.sync`) and `all_todos` (from `todos.list_`), when the caller has just
     read them (the dashboard, on every reload), are not read again."""
-    from optlog.core.todos import open_first
-    from optlog.service import hypotheses, todos
 
     fresh = not ctx.db_exists()
     if docs is None:
@@ -137,7 +113,6 @@ def status(ctx: Ctx, *, docs: dict[str, Any] | None = None, all_todos: list[dict
     if fresh or runs["total"] == 0:
         out["notice"] = "the run database is empty" + (
             " (fresh clone: hypotheses, predictions, verdicts and plans are read from the files)" if docs else "")
-    from optlog.core.shape import fit
 
     return fit(out, MAX_BYTES, "the totals say how many; hypothesis_list, run_list and todo_list page through them")
 

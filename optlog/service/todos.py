@@ -6,7 +6,9 @@ link across writes, matching by id, else by content.
 
 from __future__ import annotations
 
+import secrets
 import sys
+from pathlib import Path
 from typing import Any
 
 from optlog.core.limits import LIMITS
@@ -14,6 +16,8 @@ from optlog.core.timeutil import now_iso
 from optlog.core.todos import TodoIn, check_priority, check_status, match_existing, parse_todowrite
 from optlog.errors import BadInput, not_found
 from optlog.service.context import Ctx
+from optlog.service.refs import require
+from optlog.store.todorows import last_position, todo, todo_ids, todo_rows, todos_in_order
 
 
 def _out(t: Any) -> dict[str, Any]:
@@ -24,19 +28,15 @@ def _out(t: Any) -> dict[str, Any]:
 
 
 def _new_id(taken: set[str]) -> str:
-    import secrets
-
     while True:
         tid = "t" + secrets.token_hex(3)
         if tid not in taken:
             return tid
 
 
-
 def list_(ctx: Ctx, status: str | None = None, hypothesis: str | None = None) -> list[dict[str, Any]]:
     """The list in order, in the shape `todo write` takes (store.todorows: agents call this many
     times a minute)."""
-    from optlog.store.todorows import todo_rows
 
     if status is not None:
         check_status(status)
@@ -53,16 +53,13 @@ def list_(ctx: Ctx, status: str | None = None, hypothesis: str | None = None) ->
 
 def add(ctx: Ctx, content: str, priority: str | None = "medium", hypothesis: str | None = None,
         status: str = "pending") -> dict[str, Any]:
-    from optlog.store.models import Todo
-    from optlog.store.todorows import last_position, todo_ids
+    from optlog.store.models import Todo  # deferred: the row models load SQLModel (the ORM)
 
     if not content.strip():
         raise BadInput("a todo needs text", field="TEXT")
     check_priority(priority)
     check_status(status)
     if hypothesis:
-        from optlog.service.refs import require
-
         require(ctx, hypothesis)
     now = now_iso()
     with ctx.db.write() as s:
@@ -75,8 +72,6 @@ def add(ctx: Ctx, content: str, priority: str | None = "medium", hypothesis: str
 
 def set_(ctx: Ctx, tid: str, status: str | None = None, priority: str | None = None,
          hypothesis: str | None = None, content: str | None = None) -> dict[str, Any]:
-    from optlog.store.todorows import todo, todo_ids
-
     if status is not None:
         check_status(status)
     if priority is not None:
@@ -84,8 +79,6 @@ def set_(ctx: Ctx, tid: str, status: str | None = None, priority: str | None = N
     if status is None and priority is None and hypothesis is None and content is None:
         raise BadInput("nothing to change: give --status, --priority, --hypothesis or --content", field="--status")
     if hypothesis:
-        from optlog.service.refs import require
-
         require(ctx, hypothesis)
     with ctx.db.write() as s:
         t = todo(s, tid)
@@ -107,9 +100,7 @@ def set_(ctx: Ctx, tid: str, status: str | None = None, priority: str | None = N
 
 def read_todowrite(source: str) -> tuple[Any, str]:
     """Read todowrite JSON from a file path or '-' (stdin); JSON errors name line and column."""
-    from pathlib import Path
-
-    from optlog.yamlio import decode, parse_json, read_text
+    from optlog.yamlio import decode, parse_json, read_text  # deferred: loads PyYAML; only `todo write` reads a file
 
     if source == "-":
         name = "<stdin>"
@@ -124,14 +115,11 @@ def read_todowrite(source: str) -> tuple[Any, str]:
 
 def write(ctx: Ctx, data: Any, file: str = "<stdin>") -> list[dict[str, Any]]:
     """Replace the todo list with `data` (todowrite JSON); return it in the same shape."""
-    from optlog.store.models import Todo
-    from optlog.store.todorows import todos_in_order
+    from optlog.store.models import Todo  # deferred: the row models load SQLModel (the ORM)
 
     incoming: list[TodoIn] = parse_todowrite(data, file)
     links = {t.hypothesis for t in incoming if t.hypothesis}
     if links:
-        from optlog.service.refs import require
-
         for h in links:
             require(ctx, h, field="todos[].hypothesis")
     now = now_iso()

@@ -16,12 +16,24 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from optlog.core import comparable as C, expr as E, labels as L, verdict as V
+from optlog.core import comparable as C
+from optlog.core import expr as E
+from optlog.core import labels as L
+from optlog.core import verdict as V
 from optlog.core.hypothesis import HypothesisDoc, Prediction, Verdict
 from optlog.core.timeutil import now_iso
 from optlog.core.verdict import run_matches
 from optlog.errors import BadInput, NotFound, not_found
+from optlog.gitlog import history
+from optlog.service import evidence, hypotheses, runfiles
 from optlog.service.context import Ctx
+from optlog.service.diagnoses import describe, reads_diagnosis, refresh
+from optlog.service.evidence import live_hypotheses
+from optlog.service.launch import parse_ref
+from optlog.store import launchrows, runrows
+from optlog.store.lock import workspace_lock
+from optlog.store.runrows import add_links, counting_evidence, linked_runs, runs_of_launch, saved_id
+from optlog.yamlio import dump, parse_text, read_text, write_atomic
 
 if TYPE_CHECKING:
     from optlog.core.verdict import Evidence
@@ -36,7 +48,6 @@ INVALIDATED_FILE = "runs/invalidated.yaml"
 
 def load_evidence(ctx: Ctx, metric_names: set[str]) -> Evidence:
     """Runs that count (succeeded, not invalidated) with their labels and the named metrics."""
-    from optlog.store.runrows import counting_evidence
 
     return counting_evidence(ctx.db, metric_names)
 
@@ -65,7 +76,6 @@ def evaluate_predictions(ctx: Ctx, preds: list[Prediction], ev: Any = None) -> d
 
 def _live(ctx: Ctx, hids: list[str]) -> set[str]:
     """Hypotheses with a queued or running run (their status is `testing`)."""
-    from optlog.service.evidence import live_hypotheses
 
     return live_hypotheses(ctx) & set(hids)
 
@@ -90,12 +100,10 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
     """Judge the predictions of one hypothesis (`hid`), of `hids`, or of all (`all`, or nothing given).
 
     Returns `{"results": [...], "warnings": [...], "committed": N}` (DESIGN §7 verdict --json)."""
-    from optlog.service import hypotheses, runfiles
 
     docs = hypotheses.sync(ctx)
     if event == "verdict":
         # one diagnosis from known ceilings: stored ones made with other ceilings are redone first
-        from optlog.service.diagnoses import describe, refresh
 
         redone = refresh(ctx)
         if redone:
@@ -245,7 +253,6 @@ def _link_runs(ctx: Ctx, links: dict[str, set[int]]) -> None:
     """EvidenceLink rows (kind "verdict") for the runs verdicts used; written only when missing."""
     if not links:
         return
-    from optlog.store.runrows import add_links, linked_runs
 
     with ctx.db.read() as s:
         have = linked_runs(s, sorted(links))
@@ -278,11 +285,6 @@ def invalidate(ctx: Ctx, run_id: int | str, why: str) -> dict[str, Any]:
 
 def _resolve_runs(ctx: Ctx, refs: list[str]) -> list[Any]:
     """Run rows for run ids and launches (`L3`): every reference checked before anything changes."""
-    from optlog.service import evidence
-    from optlog.service.launch import parse_ref
-    from optlog.store.models import Launch
-    from optlog.store.runrows import runs_of_launch, saved_id
-
     if not refs:
         raise BadInput("name the runs to invalidate: run ids and/or launches (L3)", field="ID")
     rows: dict[int, Any] = {}
@@ -293,7 +295,7 @@ def _resolve_runs(ctx: Ctx, refs: list[str]) -> list[Any]:
             rows[r.id] = r
             continue
         with ctx.db.read() as s:
-            if s.get(Launch, n) is None:
+            if launchrows.launch(s, n) is None:
                 raise NotFound(f"no launch {n}", field="ID")
             for r in runs_of_launch(s, n):
                 rows[saved_id(r)] = r
@@ -303,11 +305,6 @@ def _resolve_runs(ctx: Ctx, refs: list[str]) -> list[Any]:
 def invalidate_many(ctx: Ctx, refs: list[str], why: str) -> dict[str, Any]:
     """Invalidate runs (ids and launches `L3`) in one decision: one commit of the register
     (`Optlog-Run: 4,5,6`), then one re-judgement of every hypothesis that rested on any of them."""
-    from optlog.gitlog import history
-    from optlog.service import evidence, hypotheses, runfiles
-    from optlog.store.lock import workspace_lock
-    from optlog.store.models import Run
-
     if not why or not why.strip():
         raise BadInput("say why the run is invalid: --why TEXT", field="--why")
     why = why.strip()
@@ -331,12 +328,11 @@ def invalidate_many(ctx: Ctx, refs: list[str], why: str) -> dict[str, Any]:
     at = now_iso()
     with ctx.db.write() as s:
         for r in todo:
-            row = s.get(Run, r.id)
+            row = runrows.run(s, r.id)
             assert row is not None
             row.invalidated, row.invalid_reason = True, why
             s.add(row)
     # the register of invalidations: a committed decision even when no verdict used the runs
-    from optlog.yamlio import dump, parse_text, read_text, write_atomic
 
     path = ctx.ws.root / INVALIDATED_FILE
     id_list = ",".join(str(r.id) for r in todo)
@@ -386,7 +382,6 @@ def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
 
 def runs_diff(ctx: Ctx, a: int | str, b: int | str) -> dict[str, Any]:
     """Only what differs between two runs: labels, metrics (with the ratio b/a), environment."""
-    from optlog.service import evidence
 
     ra, rb = evidence.show_run(ctx, a), evidence.show_run(ctx, b)
     labels = {}
@@ -423,8 +418,6 @@ def runs_diff(ctx: Ctx, a: int | str, b: int | str) -> dict[str, Any]:
 
 def rediagnose(ctx: Ctx, cause: str) -> dict[str, Any]:
     """`refresh`, then re-judge the hypotheses with verdicts whose predictions read a diagnosis metric."""
-    from optlog.service import hypotheses
-    from optlog.service.diagnoses import describe, reads_diagnosis, refresh
 
     changes = refresh(ctx)
     out: dict[str, Any] = {"rediagnosed": changes, "results": []}

@@ -6,10 +6,14 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from optlog.config import PLAN_PREFIX_RE, default_config_text
+from optlog.config import PLAN_PREFIX_RE, default_config_text, load_config
 from optlog.core.ids import new_id
 from optlog.errors import BadInput, Failed
+from optlog.gitlog import history
 from optlog.paths import CONFIG_NAME, STATE_DIR, Workspace
+from optlog.service.context import Ctx
+from optlog.service.identity import with_identity
+from optlog.store import cas
 
 GITIGNORE_LINE = f"/{STATE_DIR}/"
 
@@ -32,8 +36,6 @@ def init(path: str | Path | None, plan_prefix: str | None = None, actor: str | N
         git_made = True
     adopted = ws.config_file.exists()
     if adopted:
-        from optlog.config import load_config
-
         cfg = load_config(ws)  # validates
         prefix = cfg.plans.prefix
         if plan_prefix and plan_prefix != prefix:
@@ -42,8 +44,6 @@ def init(path: str | Path | None, plan_prefix: str | None = None, actor: str | N
                 file=CONFIG_NAME, field="plans.prefix",
             )
         if cfg.id is None:  # an adopted workspace from before identities gets one now
-            from optlog.service.identity import with_identity
-            from optlog.store import cas
 
             ident = new_id("workspace", root.name)
             cas.update_text(ws.config_file, lambda text: with_identity(text, ident))  # keeps a concurrent edit
@@ -67,8 +67,6 @@ def init(path: str | Path | None, plan_prefix: str | None = None, actor: str | N
         gi.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogateescape")
         created.append(".gitignore")
     ws.state_dir.mkdir(exist_ok=True)
-    from optlog.gitlog import history
-    from optlog.service.context import Ctx
 
     ctx = Ctx(ws, actor)
     if on_notice is not None:

@@ -27,3 +27,10 @@ def last_plan_number(s: Session) -> int:
     from optlog.store.models import Plan
 
     return int(s.exec(select(func.max(Plan.id))).one() or 0)
+
+
+def plan(s: Session, pid: int) -> Plan | None:
+    """The plan row numbered `pid`, if there is one."""
+    from optlog.store.models import Plan  # deferred: the row models load SQLModel (the ORM)
+
+    return s.get(Plan, pid)

@@ -313,3 +313,117 @@ def statuses(s: Any, run_ids: list[int]) -> list[tuple[int, str]]:
 
     rows = s.exec(select(Run.id, Run.status).where(col(Run.id).in_(run_ids)).order_by(col(Run.id))).all()
     return [(int(i), str(st)) for i, st in rows]
+
+
+def run(s: Session, run_id: int) -> Run | None:
+    """The run row `run_id`, if there is one."""
+    from optlog.store.models import Run  # deferred: the row models load SQLModel (the ORM)
+
+    return s.get(Run, run_id)
+
+
+def update_run(s: Session, run_id: int, **values: Any) -> None:
+    """Set columns of a run without loading it (the launch driver does it at each step of a point)."""
+    from sqlalchemy import update  # deferred: SQLAlchemy loads only with the database
+
+    from optlog.store.models import Run  # deferred: the row models load SQLModel (the ORM)
+
+    t = Run.__table__  # type: ignore[attr-defined]
+    s.connection().execute(update(t).where(t.c.id == run_id).values(**values))
+
+
+def add_label_and_metric_rows(s: Session, label_rows: Sequence[dict[str, Any]],
+                              metric_rows: Sequence[dict[str, Any]]) -> None:
+    """Insert label rows ({run_id, key, value, num}, value canonical already) and metric rows
+    ({run_id, name, value}) in two executemany statements: a finished point's results, without
+    building ORM objects."""
+    from sqlalchemy import insert  # deferred: SQLAlchemy loads only with the database
+
+    from optlog.store.models import Metric, RunLabel  # deferred: the row models load SQLModel (the ORM)
+
+    conn = s.connection()
+    if label_rows:
+        conn.execute(insert(RunLabel.__table__), list(label_rows))  # type: ignore[attr-defined]
+    if metric_rows:
+        conn.execute(insert(Metric.__table__), list(metric_rows))  # type: ignore[attr-defined]
+
+
+def label_keys(c: Connection, among: Sequence[str] | None = None) -> set[str]:
+    """The label keys some run has (only those `among`, when given): a filter on a key no run has
+    is refused with a did-you-mean."""
+    from sqlalchemy import bindparam, text  # deferred: SQLAlchemy loads only with the database
+
+    if among is None:
+        return {k for (k,) in c.execute(text("SELECT DISTINCT key FROM run_label"))}
+    q = text("SELECT DISTINCT key FROM run_label WHERE key IN :v").bindparams(bindparam("v", expanding=True))
+    out: set[str] = set()
+    for start in range(0, len(among), _CHUNK):
+        out.update(k for (k,) in c.execute(q, {"v": list(among[start:start + _CHUNK])}))
+    return out
+
+
+def run_page(
+    s: Session,
+    *,
+    status: str | None = None,
+    hypothesis: str | None = None,
+    launch: int | None = None,
+    since: str | None = None,
+    include_invalidated: bool = True,
+    labels: dict[str, str] | None = None,
+    newest: bool = False,
+    offset: int = 0,
+    limit: int | None = None,
+    count: bool = False,
+) -> tuple[list[Run], int | None]:
+    """(a page of run rows, the number matching when `count`) for the filters of `run list`;
+    `labels` maps a key to its canonical value (each must match). In id order, newest first with
+    `newest`."""
+    from sqlalchemy import func  # deferred: SQLAlchemy loads only with the database
+    from sqlmodel import col, select  # deferred: SQLModel is the ORM, loaded with the database
+
+    from optlog.store.models import Run, RunLabel  # deferred: the row models load SQLModel (the ORM)
+
+    q = select(Run)
+    if status:
+        q = q.where(Run.status == status)
+    if hypothesis:
+        q = q.where(Run.hypothesis_id == hypothesis)
+    if launch is not None:
+        q = q.where(Run.launch_id == launch)
+    if since:
+        q = q.where(Run.created_at >= since)
+    if not include_invalidated:
+        q = q.where(Run.invalidated == False)  # noqa: E712
+    for k, v in (labels or {}).items():
+        sub = select(RunLabel.run_id).where(RunLabel.key == k, RunLabel.value == v)
+        q = q.where(col(Run.id).in_(sub))
+    total = int(s.exec(select(func.count()).select_from(q.subquery())).one()) if count else None
+    q = q.order_by(col(Run.id).desc() if newest else col(Run.id))
+    if offset:
+        q = q.offset(offset)
+    if limit is not None:
+        q = q.limit(limit)
+    return list(s.exec(q).all()), total
+
+
+def live_hypotheses(c: Connection) -> set[str]:
+    """Hypotheses with a queued or running run, their own or linked. Plain SQL: building the ORM's
+    table classes costs more than the answer."""
+    from sqlalchemy import text  # deferred: SQLAlchemy loads only with the database
+
+    # the live runs' ids first (a handful), then one pass over evidence_link
+    q = text("SELECT hypothesis_id FROM run WHERE status IN ('queued', 'running') AND hypothesis_id IS NOT NULL "
+             "UNION SELECT hypothesis_id FROM evidence_link WHERE run_id IN "
+             "(SELECT id FROM run WHERE status IN ('queued', 'running'))")
+    return {h for (h,) in c.execute(q) if h}
+
+
+def count_runs(c: Connection, statuses: Sequence[str] | None = None) -> int:
+    """How many runs (with one of `statuses`, if given). Core SQL: `status` calls it every time."""
+    from sqlalchemy import bindparam, text  # deferred: SQLAlchemy loads only with the database
+
+    if statuses:
+        q = text("SELECT COUNT(*) FROM run WHERE status IN :st").bindparams(bindparam("st", expanding=True))
+        return int(c.execute(q, {"st": list(statuses)}).scalar() or 0)
+    return int(c.execute(text("SELECT COUNT(*) FROM run")).scalar() or 0)

@@ -14,6 +14,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from optlog.store.telemetryrows import chunks, insert_chunks
+
 CHUNK = 8192
 V_FLOAT32 = 1
 V_TIME_MS = 2
@@ -74,8 +76,6 @@ _NOT_VALUES = {"t", "gpu", "uuid", "as"}
 def write_columns(s: Any, cols_by_gpu: dict[str, dict[str, np.ndarray]], *, run_id: int | None,
                   launch_id: int | None) -> int:
     """Add chunk rows for the columns; returns the number of rows. Uses a bulk insert (fast)."""
-    from optlog.store.models import TelemetryChunk
-
     rows: list[dict[str, Any]] = []
     for gpu, cols in cols_by_gpu.items():
         t = cols[TIME_FIELD]
@@ -95,10 +95,7 @@ def write_columns(s: Any, cols_by_gpu: dict[str, dict[str, np.ndarray]], *, run_
                     continue
                 rows.append(dict(run_id=run_id, launch_id=launch_id, gpu=gpu, field=k, t0=t0, n=n,
                                  data=pack_values(vv)))
-    if rows:
-        from sqlalchemy import insert
-
-        s.execute(insert(TelemetryChunk), rows)
+    insert_chunks(s, rows)
     return len(rows)
 
 
@@ -108,18 +105,8 @@ def write_samples(s: Any, samples: list[dict[str, Any]], *, run_id: int | None, 
 
 def read_columns(s: Any, *, run_id: int | None = None, launch_id: int | None = None) -> dict[str, dict[str, np.ndarray]]:
     """The stored columns of a run (or of a launch's samples outside any point)."""
-    from sqlmodel import col, select
-
-    from optlog.store.models import TelemetryChunk
-
-    q = select(TelemetryChunk)
-    if run_id is not None:
-        q = q.where(TelemetryChunk.run_id == run_id)
-    else:
-        q = q.where(TelemetryChunk.launch_id == launch_id, TelemetryChunk.run_id == None)  # noqa: E711
-    q = q.order_by(col(TelemetryChunk.gpu), col(TelemetryChunk.t0), col(TelemetryChunk.id))
     parts: dict[str, dict[float, dict[str, np.ndarray]]] = {}
-    for c in s.exec(q).all():
+    for c in chunks(s, run_id=run_id, launch_id=launch_id):
         seg = parts.setdefault(c.gpu, {}).setdefault(c.t0, {})
         seg[c.field] = unpack(c.data, c.t0)
     out: dict[str, dict[str, np.ndarray]] = {}

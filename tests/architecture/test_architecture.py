@@ -3,6 +3,7 @@ the faces down to `errors`, no cycles between the modules of a package) must all
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -39,6 +40,39 @@ def test_a_broken_layer_is_caught(tmp_path: Path) -> None:
                        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
     assert p.returncode != 0, p.stdout
     assert "optlog.core.upward -> optlog.service.context" in p.stdout
+
+
+def _sql_contract() -> dict:
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]["contracts"]
+    return next(c for c in contracts if c["name"] == "SQL only in store")
+
+
+def test_the_sql_contract_covers_all_of_optlog_but_store() -> None:
+    """SQL only in store/, with no exception: the contract names every top-level module of the
+    package but optlog.store (a new package must be added to it, or this fails) and ignores nothing."""
+    pkg = ROOT / "optlog"
+    top = {f"optlog.{p.stem}" for p in pkg.glob("*.py") if p.stem != "__init__"}
+    top |= {f"optlog.{d.name}" for d in pkg.iterdir() if (d / "__init__.py").is_file()}
+    c = _sql_contract()
+    assert sorted(c["source_modules"]) == sorted(top - {"optlog.store"})
+    assert {"sqlalchemy", "sqlmodel"} <= set(c["forbidden_modules"])
+    assert not c.get("ignore_imports")
+
+
+def test_sql_outside_store_is_caught(tmp_path: Path) -> None:
+    """The check can fail: a copy of the package with a new service module that imports sqlmodel breaks it."""
+    pkg = tmp_path / "optlog"
+    shutil.copytree(ROOT / "optlog", pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    (pkg / "service" / "foo.py").write_text("import sqlmodel  # noqa: F401\n")
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    env = {"PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path[1:]]), "PATH": "/usr/bin:/bin"}
+    p = subprocess.run([_lint_imports(), "--no-cache"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                       env=env)
+    assert p.returncode != 0, p.stdout
+    assert "SQL only in store BROKEN" in p.stdout
+    assert "optlog.service.foo -> sqlmodel" in p.stdout
 
 
 # ---------------------------------------------------------------- types

@@ -229,6 +229,36 @@ def test_render_is_deterministic_and_commits_only_plan_files(ws):
     assert front((ws.root / PLAN_FILE.format(2)).read_text())["needs"][0]["status"] == "falsified"
 
 
+def test_render_never_overwrites_a_hand_edit_of_a_plan_file(ws):
+    """A rendered plan file is rebuilt from the plan records; an edit made in the file itself (not
+    committed) would be lost without a word. The render refuses and writes nothing instead."""
+    _seed_plans(ws)
+    ws.cli("plan", "render")
+    f = ws.root / PLAN_FILE.format(2)
+    edited = f.read_text() + "\nMy own measurement notes: 3 runs, +4 %.\n"
+    f.write_text(edited)
+    ws.cli("hyp", "set", "compute-bound", "--status", "falsified", "--why", "no")  # the render would change plan 2
+    before = ws.commits()
+    r = ws.cli("plan", "render", "--json", check=1)
+    err = r.json["error"]
+    assert err["code"] == "conflict" and err["file"] == "glb5improvement/glb5improvement-02.md"
+    assert "optlog plan edit" in err["message"] and "git checkout" in err["message"]
+    assert f.read_text() == edited and ws.commits() == before  # nothing written, nothing committed
+    ws.git("checkout", "--", PLAN_FILE.format(2))  # the user discards the edit: the render goes on
+    assert "glb5improvement/glb5improvement-02.md" in ws.j("plan", "render")["changed"]
+
+
+def test_report_never_overwrites_a_hand_edit(ws):
+    _seed_plans(ws)
+    first = ws.j("report", "--out", "reports/weekly.md")
+    f = ws.root / first["file"]
+    f.write_text(f.read_text() + "\nreader's remark\n")
+    ws.cli("hyp", "set", "compute-bound", "--status", "falsified", "--why", "no")
+    r = ws.cli("report", "--out", "reports/weekly.md", "--json", check=1)
+    assert r.json["error"]["code"] == "conflict" and r.json["error"]["file"] == first["file"]
+    assert f.read_text().endswith("reader's remark\n")
+
+
 HOSTILE = ("Title | with pipes `code` ``double`` <script>alert(1)</script> &amp; *stars* _under_ [link](x) "
            "# not a heading\n- not a list\n1. nor this\n---\n> nor a quote ~~strike~~ \\ backslash ")
 

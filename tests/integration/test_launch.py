@@ -238,8 +238,6 @@ def test_log_regex_readiness_and_stop_command(ws):
 def test_telemetry_session_is_driven_around_each_point(ws, monkeypatch):
     """The launcher's side of the telemetry interface, with a recording stand-in session (the real
     sampler is another module's; NVML needs a GPU)."""
-    import types
-
     calls: list[tuple] = []
 
     class Session:
@@ -261,11 +259,9 @@ def test_telemetry_session_is_driven_around_each_point(ws, monkeypatch):
         assert executor.host and hasattr(executor, "stream")
         return Session()
 
-    mod = types.ModuleType("optlog.telemetry.session")
-    mod.open_session = open_session
-    monkeypatch.setitem(sys.modules, "optlog.telemetry.session", mod)
-    if "optlog.telemetry" not in sys.modules:
-        monkeypatch.setitem(sys.modules, "optlog.telemetry", types.ModuleType("optlog.telemetry"))
+    from optlog.runs import launcher
+
+    monkeypatch.setattr(launcher, "open_session", open_session)  # the launcher's one way to a session
     for k, v in ws.env.items():
         if k.startswith("OPTLOG_DB_URL"):
             monkeypatch.setenv(k, v)

@@ -15,13 +15,7 @@ import pytest
 pytest.importorskip("textual")
 
 from _launch import assert_no_survivors, bench_cmd, spec  # noqa: E402
-from _tui import _app, _until  # noqa: E402
-
-
-def _plain(app, sel):
-    from textual.widgets import Static
-
-    return str(app.query_one(sel, Static).content)
+from _tui import _app, _static, _until  # noqa: E402
 
 
 def test_overview_follows_a_real_launch_in_another_process(ws, monkeypatch):
@@ -38,23 +32,23 @@ def test_overview_follows_a_real_launch_in_another_process(ws, monkeypatch):
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             try:
                 seen = {}
-                ok = await _until(pilot, lambda: "point 1 of 3" in _plain(app, "#overview-launch"), 30)
-                assert ok, _plain(app, "#overview-launch")
-                seen["first"] = _plain(app, "#overview-launch")
+                ok = await _until(pilot, lambda: "point 1 of 3" in _static(app, "#overview-launch"), 30)
+                assert ok, _static(app, "#overview-launch")
+                seen["first"] = _static(app, "#overview-launch")
                 # this machine's live telemetry while the launch runs here (no GPU: load and CPU use)
                 ok = await _until(pilot, lambda: app.query_one("#overview-telemetry").display
-                                  and "CPU" in _plain(app, "#overview-telemetry"), 15)
-                assert ok, _plain(app, "#overview-telemetry")
-                seen["tele"] = _plain(app, "#overview-telemetry")
+                                  and "CPU" in _static(app, "#overview-telemetry"), 15)
+                assert ok, _static(app, "#overview-telemetry")
+                seen["tele"] = _static(app, "#overview-telemetry")
                 # the elapsed time moves between the launcher's writes
                 e0 = app._launches[0]["elapsed_s"]
                 assert await _until(pilot, lambda: app._launches and app._launches[0]["elapsed_s"] >= e0 + 0.5, 5)
-                ok = await _until(pilot, lambda: "✘ run 2 failed" in _plain(app, "#overview-launch"), 30)
-                assert ok, _plain(app, "#overview-launch")
-                seen["failed"] = _plain(app, "#overview-launch")
-                seen["line"] = _plain(app, "#overview-line")
+                ok = await _until(pilot, lambda: "✘ run 2 failed" in _static(app, "#overview-launch"), 30)
+                assert ok, _static(app, "#overview-launch")
+                seen["failed"] = _static(app, "#overview-launch")
+                seen["line"] = _static(app, "#overview-line")
                 ok = await _until(pilot, lambda: not app.query_one("#overview-launch").display, 40)
-                assert ok, _plain(app, "#overview-launch")
+                assert ok, _static(app, "#overview-launch")
                 assert await _until(pilot, lambda: not app.query_one("#overview-telemetry").display, 5)
                 await app.workers.wait_for_complete()
             finally:

@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("textual")
 
-from _tui import _app, _form, _messages, _until  # noqa: E402
+from _tui import _app, _form, _messages, _rendered, _until  # noqa: E402
 
 
 def _record(ws):
@@ -40,15 +40,6 @@ def _ids(app):
     return [int(rk.value) for rk in _table(app).rows]
 
 
-def _text(app, sel):
-    from rich.console import Console
-    from textual.widgets import Static
-
-    con = Console(width=140, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
-    con.print(app.query_one(sel, Static).content)
-    return con.export_text()
-
-
 def test_columns_sort_filter_group_mark_and_diff(ws, monkeypatch):
     _record(ws)
     app = _app(ws, monkeypatch)
@@ -59,7 +50,7 @@ def test_columns_sort_filter_group_mark_and_diff(ws, monkeypatch):
             await pilot.press("3")
             await pilot.pause(0.1)
             out = {"headers": _headers(app), "flags": _col(app, "flags"), "config": _col(app, "l:config"),
-                   "bar": _text(app, "#runs-bar")}
+                   "bar": _rendered(app, "#runs-bar")}
             # s: the next column; the metrics sort largest first
             while app.run_sort[0] != "m:tput":
                 await pilot.press("s")
@@ -95,9 +86,9 @@ def test_columns_sort_filter_group_mark_and_diff(ws, monkeypatch):
             await pilot.press("home", "m", "down", "m")
             out["marks"] = ({i: m for i, m in zip(_ids(app), _col(app, "mark")) if m}, list(app.marked))
             await pilot.press("d")
-            ok = await _until(pilot, lambda: "vs run" in _text(app, "#run-text"), 5)
-            assert ok, (_text(app, "#run-text"), _messages(app), app.marked, app.selected_run)
-            out["diff"] = _text(app, "#run-text")
+            ok = await _until(pilot, lambda: "vs run" in _rendered(app, "#run-text"), 5)
+            assert ok, (_rendered(app, "#run-text"), _messages(app), app.marked, app.selected_run)
+            out["diff"] = _rendered(app, "#run-text")
             return out
 
     o = asyncio.run(go())
@@ -172,9 +163,9 @@ def test_pareto_view_of_a_serving_sweep(ws, monkeypatch):
             await pilot.press("3")
             await pilot.pause(0.2)
             await pilot.press("F")
-            assert await _until(pilot, lambda: "Pareto front" in _text(app, "#run-text"), 5)
+            assert await _until(pilot, lambda: "Pareto front" in _rendered(app, "#run-text"), 5)
             shown = app.query_one("#tel-plot").has_class("shown")
-            text = _text(app, "#run-text")
+            text = _rendered(app, "#run-text")
             await pilot.press("slash")
             await pilot.pause(0.2)
             return text, shown

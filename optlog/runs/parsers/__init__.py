@@ -164,7 +164,7 @@ def detect_format(path: Path | str, data: bytes | None = None) -> str:
     """The format of a result file, from its content; BadInput when it cannot be told."""
     p = Path(path)
     if data is None:
-        data = _read(p)
+        data = read_file(p)
     fmt = sniff(str(p), data)
     if fmt is None:
         raise BadInput(f"cannot tell which tool wrote this file; pass --format ({', '.join(FORMATS)})",
@@ -172,7 +172,8 @@ def detect_format(path: Path | str, data: bytes | None = None) -> str:
     return fmt
 
 
-def _read(p: Path) -> bytes:
+def read_file(p: Path) -> bytes:
+    """A result file's bytes; a missing or unreadable file is bad input naming it."""
     try:
         return p.read_bytes()
     except FileNotFoundError:
@@ -200,7 +201,7 @@ def parse_result(paths: list[Path] | list[str], parser: str | None = None, key_m
             check_key(k[len("label."):] if k.startswith("label.") else k, "--key-map")
     out: list[ParsedResult] = []
     for p in paths:
-        out.extend(parse_bytes(str(p), _read(Path(p)), parser, key_map))
+        out.extend(parse_bytes(str(p), read_file(Path(p)), parser, key_map))
     return out
 
 

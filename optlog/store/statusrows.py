@@ -1,0 +1,58 @@
+"""What `optlog status` reads of the runs and launches, in a handful of bounded Core queries (the
+ORM's table classes cost more than the whole answer, and an agent calls `status` every few
+minutes). service.status keeps the rules: what to show, clipping, the next calls."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
+
+
+@dataclass
+class RunFacts:
+    total: int = 0
+    live_total: int = 0
+    live: list[dict[str, Any]] = field(default_factory=list)  # {id, status, name, launch, hypothesis}
+    launches: list[dict[str, Any]] = field(default_factory=list)  # {id, status, hypothesis, finished_at, error, runs}
+    invalid_total: int = 0
+    invalid: list[tuple[int, str | None]] = field(default_factory=list)  # (run, reason), newest first
+    newest: dict[str, str] = field(default_factory=dict)  # hypothesis → its newest finished evidence
+
+
+def run_facts(c: Connection, since: str, live_cap: int) -> RunFacts:
+    """The runs' totals, up to `live_cap` live runs (running first), the 5 newest launches live or
+    ended badly since `since` (with their runs counted by status), the 3 newest invalidations, and
+    each hypothesis's newest succeeded evidence (its own runs and the runs linked to it)."""
+    from sqlalchemy import text  # deferred: SQLAlchemy loads only with the database
+
+    total = int(c.execute(text("SELECT COUNT(*) FROM run")).scalar() or 0)
+    if not total:
+        return RunFacts()
+    live_total = int(c.execute(text("SELECT COUNT(*) FROM run WHERE status IN ('queued','running')")).scalar() or 0)
+    live = [dict(r._mapping) for r in c.execute(text(
+        "SELECT id, status, name, launch_id AS launch, hypothesis_id AS hypothesis FROM run "
+        "WHERE status IN ('queued','running') ORDER BY (status = 'running') DESC, id LIMIT :n"), {"n": live_cap})]
+    launches = [dict(r._mapping) for r in c.execute(text(
+        "SELECT id, status, hypothesis_id AS hypothesis, created_at, finished_at, error FROM launch "
+        "WHERE status IN ('queued','running') OR (status IN ('failed','cancelled','interrupted') "
+        "AND COALESCE(finished_at, created_at) >= :since) ORDER BY id DESC LIMIT 5"), {"since": since})]
+    for la in launches:
+        la["runs"] = {s: int(n) for s, n in c.execute(text(
+            "SELECT status, COUNT(*) FROM run WHERE launch_id = :l GROUP BY status"), {"l": la["id"]})}
+        del la["created_at"]
+    inv_total = int(c.execute(text("SELECT COUNT(*) FROM run WHERE invalidated = :t"), {"t": True}).scalar() or 0)
+    invalid = [(int(r[0]), r[1]) for r in c.execute(text(
+        "SELECT id, invalid_reason FROM run WHERE invalidated = :t ORDER BY id DESC LIMIT 3"), {"t": True})]
+    newest: dict[str, str] = {}
+    for h, at in c.execute(text(
+            "SELECT h, MAX(at) FROM (SELECT hypothesis_id AS h, COALESCE(finished_at, created_at) AS at FROM run "
+            "WHERE hypothesis_id IS NOT NULL AND status = 'succeeded' AND invalidated = :f "
+            # (evidence_link is looked up by run through ix_evidence_link_run_id, migration 0003)
+            "UNION ALL SELECT e.hypothesis_id AS h, COALESCE(r.finished_at, r.created_at) AS at FROM evidence_link e "
+            "JOIN run r ON r.id = e.run_id WHERE r.status = 'succeeded' AND r.invalidated = :f) x GROUP BY h"),
+            {"f": False}):
+        newest[h] = at
+    return RunFacts(total, live_total, live, launches, inv_total, invalid, newest)
