@@ -61,6 +61,9 @@ def _human(d: dict[str, Any]) -> str:
                    if sep.get("test") else sep.get("why", "")))
     if not d["best"]:
         out += "\nno feasible completed trial yet"
+    for w in d.get("workers") or []:  # --on: the workers on other hosts
+        out += (f"\nworker {w['worker']} on {w['on']}: exit {w['exit_code']}"
+                + (f", {w['error']}" if w.get("error") else "") + f" ({w['log']})")
     return out
 
 

@@ -97,6 +97,11 @@ def test_one_worker_per_ssh_host_share_one_postgresql_study(ws, backend):
     assert len(d["launches"]) == 4 and [la.get("remeasure", False) for la in d["launches"]] == [False] * 3 + [True]
     (best,) = d["best"]
     assert best["remeasured"]["n"] == 2  # re-measured by the last worker, over ssh
+    # run again: the workers resume the study, find it complete, and launch nothing more
+    again = ws.cli("tune", rel, *ARGS, "--trials", "6", "--on", "ssh:loop", "--on", "ssh:loop2", "--remeasure", "2",
+                   timeout=300)
+    assert "worker 0 on ssh:loop: exit 0" in again.out and "worker 1 on ssh:loop2: exit 0" in again.out, again.out
+    assert ws.j("tune", "show", "t")["trials"] == d["trials"]
     # the database URL (with its password) reached the workers outside any command line or file
     url = ws.env["OPTLOG_DB_URL"]
     for f in (ws.root / ".optlog").rglob("*"):
