@@ -134,7 +134,7 @@ def tune_front(path: str, title: str, plot: dict[str, Any]) -> None:
     xs, ys = [p[0] for p in allp], [p[1] for p in allp]
     lo_x, lo_y = min(0.0, min(xs)), min(0.0, min(ys))
     chart = _chart("XY", title, plot["x_title"], plot["y_title"], colors=("#7f7f7f", "#d62728"),
-                   range=(lo_y, _ymax(ys)), xrange=(lo_x, _ymax(xs)), value_formatter=_num, x_value_formatter=_num,
+                   range=(lo_y, _ymax(ys)), xrange=(lo_x, _ymax(xs)), value_formatter=fmt_axis, x_value_formatter=fmt_axis,
                    print_labels=len(allp) <= 40, dots_size=3)
     chart.add("trials", [{"value": (x, y), "label": f"#{n}"} for x, y, n in plot["points"]], stroke=False)
     chart.add("Pareto front", [{"value": (x, y), "label": f"#{n}"} for x, y, n in plot["front"]])

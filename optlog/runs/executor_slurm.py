@@ -39,7 +39,7 @@ from typing import Any
 
 from optlog.errors import Failed
 from optlog.runs.executors import LocalExecutor, wait_for_exit
-from optlog.runs.redact import redact_argv, secret_env_name, secret_name
+from optlog.runs.redact import redact_argv, secret_env, secret_env_name, secret_name
 
 TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY",
             "BOOT_FAIL", "DEADLINE", "SPECIAL_EXIT", "REVOKED"}
@@ -156,7 +156,7 @@ def batch_script(argv: list[str], env: dict[str, str], cwd: str | None, rc_file:
     for k, v in env.items():
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k):
             lines.append(f"# skipped env {k!r}")
-        elif secret_env_name(k) or secret_name(k):
+        elif secret_env(k, v):
             hidden[k] = v
             lines.append(f"# {k}: from the submitting environment (a secret is never written to a file)")
         else:
