@@ -1,6 +1,6 @@
 """The architecture's figures, for the closing notes and BENCHMARKS-style before/after tables:
-import-linter contracts broken, internal imports deferred inside functions (and how many of those
-name optlog's own modules), `except ImportError` around optlog's own imports, SQL outside `store/`
+import-linter contracts broken, imports deferred inside functions (optlog's own, by package; third-party
+ones, and how many of those lack a `# deferred: <reason>` comment), `except ImportError` around optlog's own imports, SQL outside `store/`
 (modules outside optlog/store that import sqlalchemy or sqlmodel at run time), README lines.
 
     python scripts/arch_figures.py [ROOT]      # ROOT: a checkout (default: this one)
@@ -17,11 +17,18 @@ import sys
 from pathlib import Path
 
 
-def deferred_imports(pkg: Path) -> dict[str, int]:
-    own = third = total_internal = 0
+def deferred_imports(pkg: Path) -> dict[str, object]:
+    """Imports inside functions: optlog's own (by package: `optlog/service/x.py` counts under
+    `service`), third-party ones, and how many third-party ones lack a `# deferred: <reason>`."""
+    own = third = total_internal = unreasoned = 0
     guarded = 0
+    by_package: dict[str, int] = {}
     for f in sorted(pkg.rglob("*.py")):
-        tree = ast.parse(f.read_text(encoding="utf-8"))
+        rel = f.relative_to(pkg)
+        package = rel.parts[0] if len(rel.parts) > 1 else rel.stem
+        lines = f.read_text(encoding="utf-8").splitlines()
+        tree = ast.parse("\n".join(lines))
+        seen: set[int] = set()
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 mod = node.module if isinstance(node, ast.ImportFrom) else node.names[0].name
@@ -31,17 +38,23 @@ def deferred_imports(pkg: Path) -> dict[str, int]:
                     total_internal += 1
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for sub in ast.walk(node):
-                    if isinstance(sub, (ast.Import, ast.ImportFrom)):
+                    if isinstance(sub, (ast.Import, ast.ImportFrom)) and id(sub) not in seen:
+                        seen.add(id(sub))
                         mod = sub.module if isinstance(sub, ast.ImportFrom) else sub.names[0].name
-                        if (mod or "").startswith("optlog"):
+                        if (mod or "").startswith("optlog") or (isinstance(sub, ast.ImportFrom) and sub.level):
                             own += 1
+                            by_package[package] = by_package.get(package, 0) + 1
                         else:
                             third += 1
+                            if "# deferred:" not in " ".join(lines[sub.lineno - 1:sub.end_lineno]):
+                                unreasoned += 1
             if isinstance(node, ast.Try):
                 catches = [h for h in node.handlers if isinstance(h.type, ast.Name) and h.type.id in ("ImportError", "ModuleNotFoundError")]
                 if catches and any(isinstance(s, ast.ImportFrom) and (s.module or "").startswith("optlog") for s in node.body):
                     guarded += 1
-    return {"internal_imports": total_internal, "deferred_internal": own, "deferred_third_party": third,
+    return {"internal_imports": total_internal, "deferred_internal": own,
+            "deferred_internal_by_package": dict(sorted(by_package.items(), key=lambda kv: -kv[1])),
+            "deferred_third_party": third, "deferred_third_party_without_reason": unreasoned,
             "except_importerror_around_optlog": guarded}
 
 

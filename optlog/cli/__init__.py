@@ -6,10 +6,10 @@ def entry() -> None:
     library only), else the full CLI (click and the command tree)."""
     import sys
 
-    from optlog.cli import fast
+    from optlog.cli import fast  # deferred: `import optlog.cli` (the package) stays free
 
     if fast.serve(sys.argv[1:]):
         sys.exit(0)
-    from optlog.cli.main import main
+    from optlog.cli.main import main  # deferred: a cache hit never imports click or the command tree
 
     main()

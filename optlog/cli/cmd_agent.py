@@ -6,7 +6,8 @@ from typing import Any
 
 import click
 
-from optlog.cli.main import agent, emit
+from optlog.cli.main import agent, emit, state
+from optlog.service import agentsetup
 
 
 @click.group("agent")
@@ -21,10 +22,7 @@ def agent_group() -> None:
 def agent_setup(which: str, folder: str | None) -> None:
     """Write the MCP server entry, an instructions file teaching the loop, and a todo-mirroring hook
     (merging JSON, never overwriting your entries)."""
-    from optlog.cli.main import state
-    from optlog.service.agentsetup import setup
-
-    res = setup(which, folder or state().chdir)
+    res = agentsetup.setup(which, folder or state().chdir)
 
     def human(r: dict[str, Any]) -> str:
         return "\n".join(f"{f['action']:>9}  {f['file']}" + (f"  ({'; '.join(f['notes'])})" if f["notes"] else "")

@@ -8,13 +8,14 @@ from typing import Any
 
 import click
 
-from optlog.cli.main import emit, notice, state
+from optlog.cli.main import emit, notice, service_ctx, state
+from optlog.cli.render import fmt_num, table
 from optlog.errors import BadInput
+from optlog.runs.inside import DEFAULT_RESULT, current
+from optlog.service import bench
 
 
 def _table(d: dict[str, Any]) -> str:
-    from optlog.cli.render import fmt_num, table
-
     rows = []
     for r in d["runs"]:
         m = r["metrics"]
@@ -77,14 +78,10 @@ def bench_cmd(url: str, no_record: bool, **kw: Any) -> int:
     OPTLOG_BENCH_API_KEY or OPENAI_API_KEY. Outside a workspace it runs anyway and records nothing.
     Exit 1 when a level had no successful request or --max-failures stopped the sweep.
     """
-    from optlog.service import bench
-
     opts = bench.Options(url=url, headers=list(kw.pop("headers")), labels=list(kw.pop("labels")), **kw)
     opts.progress = sys.stderr.isatty()
     st = state()
     ctx = None
-    from optlog.runs.inside import DEFAULT_RESULT, current
-
     launched = current()
     if launched is not None and not no_record:  # the launcher records the one run of this measurement
         if not opts.output_file and launched["out"]:
@@ -93,8 +90,6 @@ def bench_cmd(url: str, no_record: bool, **kw: Any) -> int:
                "recording nothing (the launcher records the run)")
         no_record = True
     if not no_record:
-        from optlog.cli.main import service_ctx
-
         try:
             ctx = service_ctx()
         except BadInput as e:

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import click
 
-from optlog.cli.main import agent, emit, service_ctx, state
-from optlog.cli.options import paged, paging
+from optlog.cli.main import agent, emit, notice, service_ctx, state
+from optlog.cli.options import paging
+from optlog.cli.render import glyph
+from optlog.service import demo, evidence, status
+from optlog.service.context import Ctx
 
 
 @click.command("init")
@@ -16,9 +22,7 @@ from optlog.cli.options import paged, paging
 @agent(args={"path": "The folder to make (or adopt) as a workspace; default: the server's folder."})
 def init_cmd(path: str | None, plan_prefix: str | None) -> None:
     """Create (or adopt) a git repository as an optlog workspace."""
-    from pathlib import Path
-
-    from optlog.service.workspace import init
+    from optlog.service.workspace import init  # deferred: optlog.config loads pydantic, which status/note never need
 
     st = state()
     target = path
@@ -26,8 +30,6 @@ def init_cmd(path: str | None, plan_prefix: str | None) -> None:
         target = st.chdir
     elif target is not None and st.chdir and not Path(target).is_absolute():
         target = str(Path(st.chdir) / target)
-    from optlog.cli.main import notice
-
     res = init(target, plan_prefix, on_notice=notice)
 
     def human(r: dict[str, Any]) -> str:
@@ -42,11 +44,7 @@ def init_cmd(path: str | None, plan_prefix: str | None) -> None:
 @agent(read_only=True, output="status")
 def status_cmd() -> None:
     """A short digest: open hypotheses, live runs, latest verdicts, pending todos."""
-    from optlog.cli.render import glyph
-    from optlog.service.status import status
-
-    ctx = service_ctx()
-    res = status(ctx)
+    res = status.status(service_ctx())
 
     def human(r: dict[str, Any]) -> str:
         out = [f"workspace {r['workspace']}"]
@@ -93,10 +91,7 @@ def note() -> None:
 @click.option("--run", "run_id", type=int, metavar="ID", help="The run this note is about.")
 def note_add(text: str, hypothesis: str | None, link: str | None, run_id: int | None) -> None:
     """Record a note."""
-    from optlog.service.evidence import add_note
-
-    ctx = service_ctx()
-    res = add_note(ctx, text, hypothesis, link, run_id)
+    res = evidence.add_note(service_ctx(), text, hypothesis, link, run_id)
     emit(res, lambda r: f"note {r['id']} recorded")
 
 
@@ -107,13 +102,7 @@ def note_add(text: str, hypothesis: str | None, link: str | None, run_id: int | 
 @agent(read_only=True)
 def note_list(hypothesis: str | None, since: str | None, limit: int | None, offset: int, order: str) -> None:
     """List notes."""
-    from optlog.service.evidence import list_notes
-
-    ctx = service_ctx()
-    res = list_notes(ctx, hypothesis)
-    if since:
-        res = [n for n in res if str(n["created_at"]) >= since]
-    res, facts = paged(res, limit, offset, order)
+    doc = evidence.notes_doc(service_ctx(), hypothesis, since, limit, offset, order)
 
     def human(rows: list[dict[str, Any]]) -> str:
         return "\n".join(
@@ -121,12 +110,11 @@ def note_list(hypothesis: str | None, since: str | None, limit: int | None, offs
             for n in rows
         ) or "no notes"
 
-    emit({"notes": res, **facts}, lambda d: human(d["notes"]))
+    emit(doc, lambda d: human(d["notes"]))
 
 
 def open_tui(chdir: str | None) -> None:
-    from optlog.service.context import Ctx
-    from optlog.tui.app import run_tui
+    from optlog.tui.app import run_tui  # deferred: Textual
 
     run_tui(Ctx.find(chdir))
 
@@ -142,7 +130,7 @@ def tui_cmd() -> None:
 @agent(skip="the MCP server itself")
 def mcp_cmd() -> None:
     """Serve optlog's verbs as MCP tools over stdio (for coding agents)."""
-    from optlog.cli.mcp import serve
+    from optlog.cli.mcp import serve  # deferred: the MCP SDK
 
     serve(state().chdir)
 
@@ -166,14 +154,9 @@ def demo_cmd(path: str | None, simulated: bool) -> None:
     PATH must be a new or empty folder; it becomes a git repository of its own (default: a new
     folder under the system's temporary directory, printed at the end).
     """
-    import sys
-    import tempfile
-
-    from optlog.service.demo import run
-
     if path is None:
         path = tempfile.mkdtemp(prefix="optlog-demo-")
-    res = run(path, lambda t: click.echo(t, err=True), simulated=simulated)
+    res = demo.run(path, lambda t: click.echo(t, err=True), simulated=simulated)
     if not state().json and sys.stdout.isatty() and sys.stdin.isatty():
         open_tui(res["workspace"])
         return

@@ -7,33 +7,12 @@ from typing import Any
 import click
 
 from optlog.cli.main import agent, emit, service_ctx
-from optlog.cli.options import detail_option, fields_option, paged, paging
+from optlog.cli.options import detail_option, fields_option, paging
 from optlog.cli.render import glyph
 from optlog.core.statuses import HYP_STATUSES
+from optlog.service import hypotheses
 
 _ACK = "the id, status, title and parent"
-
-
-def _ack(h: dict[str, Any]) -> dict[str, Any]:
-    """What a write acknowledges with (the agent's default): ids and statuses, not the object."""
-    return {"id": h["id"], "status": h["status"], "title": h["title"], "parent": h["parent"],
-            "predictions": [{"id": p["id"], "status": p["status"]} for p in h["predictions"]]}
-
-
-def _brief(h: dict[str, Any]) -> dict[str, Any]:
-    """`hypothesis show` without the evidence values (the agent's default)."""
-    out: dict[str, Any] = {k: h[k] for k in ("id", "title", "status", "parent", "children", "rivals") if k in h}
-    if h.get("statement"):
-        out["statement"] = h["statement"]
-    out["predictions"] = [{"id": p["id"], "version": p["version"], "status": p["status"], "expect": p["expect"],
-                           "metric": p.get("metric")} for p in h["predictions"]]
-    out["verdicts"] = [{**v, "summary": v["summary"][:160]} for v in h["verdicts"][-2:]]
-    out["verdicts_total"] = len(h["verdicts"])
-    out["notes_total"] = len(h.get("notes") or [])
-    out["runs_total"] = len(h.get("runs") or [])
-    if h.get("disagreement"):
-        out["disagreement"] = h["disagreement"]
-    return out
 
 
 @click.group("hypothesis")
@@ -53,12 +32,9 @@ def hypothesis() -> None:
 def hyp_add(title: str, hid: str | None, statement: str, rationale: str, parent: str | None, rivals: tuple[str, ...],
             detail: bool) -> None:
     """Add a hypothesis (committed to git)."""
-    from optlog.service import hypotheses
-
-    ctx = service_ctx()
-    doc = hypotheses.add(ctx, title, hid=hid, statement=statement, rationale=rationale, parent=parent, rivals=rivals)
-    res = hypotheses.show(ctx, doc.id)
-    emit(res if detail else _ack(res), lambda r: f"added hypothesis {r['id']}" + (f" (child of {r['parent']})" if r["parent"] else ""))
+    res = hypotheses.add_doc(service_ctx(), title, hid=hid, statement=statement, rationale=rationale, parent=parent,
+                             rivals=rivals, detail=detail)
+    emit(res, lambda r: f"added hypothesis {r['id']}" + (f" (child of {r['parent']})" if r["parent"] else ""))
 
 
 @hypothesis.command("list")
@@ -68,10 +44,7 @@ def hyp_add(title: str, hid: str | None, statement: str, rationale: str, parent:
 @agent(read_only=True, output="hypothesis_list")
 def hyp_list(status: str | None, limit: int | None, offset: int, order: str, fields: str | None) -> None:
     """List hypotheses."""
-    from optlog.service import hypotheses
-
-    ctx = service_ctx()
-    rows, facts = paged(hypotheses.list_(ctx, status), limit, offset, order, fields)
+    doc = hypotheses.list_doc(service_ctx(), status, limit, offset, order, fields)
 
     def human(d: dict[str, Any]) -> str:
         if not d["hypotheses"]:
@@ -83,7 +56,7 @@ def hyp_list(status: str | None, limit: int | None, offset: int, order: str, fie
             out.append(f"{glyph(h['status'])} {h['id']:<28} {h['status']:<12} {preds} pred  {h['title']}{par}")
         return "\n".join(out)
 
-    emit({"hypotheses": rows, **facts}, human)
+    emit(doc, human)
 
 
 @hypothesis.command("show")
@@ -94,11 +67,7 @@ def hyp_list(status: str | None, limit: int | None, offset: int, order: str, fie
 @agent(read_only=True, defaults={"detail": False}, args={"hid": "The hypothesis id."}, output="hypothesis_show")
 def hyp_show(hid: str, detail: bool) -> None:
     """Show a hypothesis with its predictions and verdict history."""
-    from optlog.service import hypotheses
-
-    ctx = service_ctx()
-    doc = hypotheses.show(ctx, hid)
-    emit(doc if detail else _brief(doc), _human_show)
+    emit(hypotheses.show_doc(service_ctx(), hid, detail), _human_show)
 
 
 def _human_show(h: dict[str, Any]) -> str:
@@ -140,12 +109,8 @@ def _human_show(h: dict[str, Any]) -> str:
 @agent(args={"hid": "The hypothesis id."})
 def hyp_set(hid: str, status: str, why: str | None, detail: bool) -> None:
     """Set a status by hand (an override, kept beside the automatic verdict)."""
-    from optlog.service import hypotheses
-
-    ctx = service_ctx()
-    hypotheses.set_status(ctx, hid, status, why or "")
-    res = hypotheses.show(ctx, hid)
-    emit(res if detail else _ack(res), lambda r: f"{r['id']} → {r['status']} (override)")
+    res = hypotheses.set_doc(service_ctx(), hid, status, why or "", detail)
+    emit(res, lambda r: f"{r['id']} → {r['status']} (override)")
 
 
 @hypothesis.command("edit")
@@ -159,9 +124,6 @@ def hyp_set(hid: str, status: str, why: str | None, detail: bool) -> None:
 def hyp_edit(hid: str, title: str | None, statement: str | None, rationale: str | None, rivals: tuple[str, ...],
              detail: bool) -> None:
     """Edit title, statement, rationale or rivals (committed as an edit)."""
-    from optlog.service import hypotheses
-
-    ctx = service_ctx()
-    hypotheses.edit(ctx, hid, title=title, statement=statement, rationale=rationale, add_rivals=rivals)
-    res = hypotheses.show(ctx, hid)
-    emit(res if detail else _ack(res), lambda r: f"edited {r['id']}")
+    res = hypotheses.edit_doc(service_ctx(), hid, title=title, statement=statement, rationale=rationale,
+                              add_rivals=rivals, detail=detail)
+    emit(res, lambda r: f"edited {r['id']}")

@@ -7,20 +7,7 @@ from typing import Any
 import click
 
 from optlog.cli.main import agent, emit, service_ctx
-from optlog.cli.options import paged
-from optlog.errors import BadInput
-
-
-def _brief_event(e: dict[str, Any]) -> dict[str, Any]:
-    """An event without its commit body (the agent's default): what happened, to what, why in one line."""
-    out = {k: e.get(k) for k in ("sha", "at", "event", "subject")}  # the subject names the hypothesis
-    out["sha"] = (e.get("sha") or "")[:8]
-    out["at"] = str(e.get("at") or "")[:19]
-    if e.get("runs"):
-        out["runs"] = e["runs"][:5]
-    if e.get("pivot"):
-        out["pivot"] = e["pivot"]
-    return out
+from optlog.service import history
 
 
 @click.command("log")
@@ -35,22 +22,8 @@ def _brief_event(e: dict[str, Any]) -> dict[str, Any]:
 @agent(read_only=True, defaults={"limit": 5, "order": "newest", "detail": False})
 def log_cmd(hypothesis: str | None, limit: int | None, offset: int, since: str | None, order: str, detail: bool) -> None:
     """The decision timeline from git, oldest first: events, reasons, runs, pivots."""
-    from optlog.service import history
-
-    ctx = service_ctx()
-    if limit is not None and limit < 1:
-        raise BadInput("--limit must be at least 1", field="--limit")
-    res = history.log(ctx, hypothesis, None)
-    events = res["events"]
-    if since:
-        events = [e for e in events if str(e["at"]) >= since]
-    rows, facts = paged(events, limit, offset, "newest")  # pages count back from the newest event
-    if order == "oldest":
-        rows = rows[::-1]
-    res["events"] = rows if detail else [_brief_event(e) for e in rows]
-    if limit is not None or offset:
-        res.update(facts)
-    emit(res, _human_log)
+    emit(history.log_doc(service_ctx(), hypothesis, limit=limit, offset=offset, since=since, order=order,
+                         detail=detail), _human_log)
 
 
 def _human_log(r: dict[str, Any]) -> str:
@@ -84,10 +57,7 @@ def _human_log(r: dict[str, Any]) -> str:
 @click.command("sync")
 def sync_cmd() -> None:
     """Validate hand-edited hypothesis files and commit them as edits."""
-    from optlog.service import history
-
-    ctx = service_ctx()
-    res = history.sync_files(ctx)
+    res = history.sync_files(service_ctx())
 
     def human(r: dict[str, Any]) -> str:
         if r.get("notice"):

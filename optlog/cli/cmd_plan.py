@@ -8,15 +8,12 @@ import click
 
 from optlog.cli.main import agent, emit, service_ctx
 from optlog.cli.options import fields_option
+from optlog.cli.render import glyph, table
 from optlog.core.numfmt import fmt_gain, fmt_pct
 from optlog.core.plans import EFFORT_WEIGHT, PLAN_STATUSES, calibration_line, calibration_rows
-from optlog.core.shape import parse_fields, project
+from optlog.core.shape import parse_fields
 from optlog.errors import BadInput
-
-
-def _plan_ack(p: dict[str, Any]) -> dict[str, Any]:
-    """What a plan write acknowledges with (the agent's default)."""
-    return {k: p.get(k) for k in ("id", "title", "rank", "score", "status", "reason", "file")}
+from optlog.service import plans, report
 
 
 @click.group("plan")
@@ -45,17 +42,12 @@ _NEEDS_HELP = ("A hypothesis the plan rests on (repeatable): HYP needs it confir
 def plan_add(title: str, gain: str, effort: str, confidence: str, needs: tuple[str, ...], rationale: str | None,
              steps: tuple[str, ...], risks: tuple[str, ...], validation: str | None, detail: bool) -> None:
     """Add an improvement plan (recorded; `plan render` writes and commits the files)."""
-    from optlog.service import plans
-
-    ctx = service_ctx()
-    res = plans.add(ctx, title, gain=gain, effort=effort, confidence=confidence, needs=needs, rationale=rationale,
-                    steps=steps, risks=risks, validation=validation)
-    emit(res if detail else _plan_ack(res), lambda r: f"added plan {r['id']:02d} (rank {r['rank']}, score {r['score']:.2f}): {r['reason']}")
+    res = plans.add_doc(service_ctx(), title, gain=gain, effort=effort, confidence=confidence, needs=needs,
+                        rationale=rationale, steps=steps, risks=risks, validation=validation, detail=detail)
+    emit(res, lambda r: f"added plan {r['id']:02d} (rank {r['rank']}, score {r['score']:.2f}): {r['reason']}")
 
 
 def _list_human(d: dict[str, Any]) -> str:
-    from optlog.cli.render import glyph, table
-
     if not d["plans"]:
         return "no plans"
     rows = []
@@ -82,14 +74,8 @@ def _list_human(d: dict[str, Any]) -> str:
 @agent(read_only=True)
 def plan_list(status: str | None, fields: str | None) -> None:
     """Plans in rank order, with how well past predictions held."""
-    from optlog.service import plans
-
-    ctx = service_ctx()
-    doc = plans.list_(ctx, status)
-    fl = parse_fields(fields)
-    if fl:
-        doc["plans"] = [project(p, fl) for p in doc["plans"]]
-    emit(doc, _list_human if not fl else lambda d: "\n".join(f"{p.get('rank')} {p.get('id')} {p.get('title')}" for p in d["plans"]))
+    doc = plans.list_doc(service_ctx(), status, fields)
+    emit(doc, _list_human if not parse_fields(fields) else lambda d: "\n".join(f"{p.get('rank')} {p.get('id')} {p.get('title')}" for p in d["plans"]))
 
 
 def _show_human(p: dict[str, Any]) -> str:
@@ -119,10 +105,7 @@ def _show_human(p: dict[str, Any]) -> str:
 @agent(read_only=True, args={"pid": "The plan number (1, or 01)."})
 def plan_show(pid: str) -> None:
     """Show one plan with its score, reason and needs."""
-    from optlog.service import plans
-
-    ctx = service_ctx()
-    emit(plans.show(ctx, pid), _show_human)
+    emit(plans.show(service_ctx(), pid), _show_human)
 
 
 @plan.command("set")
@@ -135,11 +118,7 @@ def plan_show(pid: str) -> None:
 @agent(defaults={"detail": False}, args={"pid": "The plan number (1, or 01)."})
 def plan_set(pid: str, status: str | None, measured: str | None, why: str | None, detail: bool) -> None:
     """Change a plan's status; record the gain measured beside the predicted one."""
-    from optlog.service import plans
-
-    ctx = service_ctx()
-    res = plans.set_(ctx, pid, status, measured, why)
-    emit(res if detail else _plan_ack(res), _show_human)
+    emit(plans.set_doc(service_ctx(), pid, status, measured, why, detail), _show_human)
 
 
 @plan.command("edit")
@@ -160,8 +139,6 @@ def plan_edit(pid: str, title: str | None, gain: str | None, effort: str | None,
               needs: tuple[str, ...], no_needs: bool, rationale: str | None, steps: tuple[str, ...],
               risks: tuple[str, ...], validation: str | None, why: str | None) -> None:
     """Change a plan's fields; the old values go to its history and the files are re-rendered and committed."""
-    from optlog.service import plans
-
     if needs and no_needs:
         raise BadInput("give --needs or --no-needs, not both", field="--no-needs")
     ctx = service_ctx()
@@ -177,8 +154,6 @@ def plan_edit(pid: str, title: str | None, gain: str | None, effort: str | None,
 @agent(args={"pid": "The plan number (1, or 01)."})
 def plan_rm(pid: str, why: str) -> None:
     """Remove a plan: its file is deleted in a commit (git history keeps it); its number is not reused."""
-    from optlog.service import plans
-
     ctx = service_ctx()
     res = plans.rm(ctx, pid, why)
     emit(res, lambda r: f"removed plan {r['id']:02d} ({r['title']}); {r['file']} deleted"
@@ -191,12 +166,7 @@ def plan_rm(pid: str, why: str) -> None:
 @agent(defaults={"detail": False})
 def plan_render(detail: bool) -> None:
     """Write <prefix>/<prefix>-NN.md and <prefix>/README.md, and commit them."""
-    from optlog.service import plans
-
-    ctx = service_ctx()
-    res = plans.render(ctx)
-    if not detail:
-        res = {k: res[k] for k in ("files", "changed", "commit")}
+    res = plans.render_doc(service_ctx(), detail)
 
     def human(r: dict[str, Any]) -> str:
         if not r["commit"]:
@@ -210,8 +180,6 @@ def plan_render(detail: bool) -> None:
 @click.option("--replace", is_flag=True, help="Overwrite records the files also hold.")
 def plan_import(replace: bool) -> None:
     """Rebuild plan records from the plan files' front matter (a fresh clone)."""
-    from optlog.service import plans
-
     ctx = service_ctx()
     res = plans.import_(ctx, replace)
     emit(res, lambda r: f"imported {len(r['imported'])} plan(s), skipped {len(r['skipped'])} already present")
@@ -222,8 +190,6 @@ def plan_import(replace: bool) -> None:
 @click.option("--no-commit", is_flag=True, help="Write the files but do not commit them.")
 def report_cmd(out: str | None, no_commit: bool) -> None:
     """Write a session report (markdown with SVG plots) and commit it."""
-    from optlog.service import report
-
     ctx = service_ctx()
     res = report.write(ctx, out, commit=not no_commit)
 

@@ -7,10 +7,11 @@ from typing import Any
 import click
 
 from optlog.cli.main import agent, emit, service_ctx
-from optlog.cli.options import paged, paging
+from optlog.cli.options import paging
 from optlog.cli.render import fmt_num, glyph, table
 from optlog.core.statuses import PRED_STATUSES
 from optlog.errors import BadInput
+from optlog.service import compare, predictions, verdicts
 
 LANGUAGE = """\
 The prediction language (a real grammar, never eval'ed). Groups a and b are runs selected by label
@@ -52,11 +53,6 @@ _SPEC_HELP = {
 }
 
 
-def _pred_ack(p: dict[str, Any]) -> dict[str, Any]:
-    """What a prediction write acknowledges with (an agent's default)."""
-    return {k: p[k] for k in ("id", "version", "status", "expect", "new_version", "warnings") if k in p}
-
-
 def _pred_human(p: dict[str, Any]) -> str:
     sel = lambda d: " ".join(f"{k}={v}" for k, v in d.items()) or "-"  # noqa: E731
     out = [f"{glyph(p['status'])} {p['id']} v{p['version']} {p['status']}: {p['expect']}"]
@@ -83,11 +79,9 @@ def _pred_human(p: dict[str, Any]) -> str:
 def pred_add(hid: str, expect: str, metric: str | None, a: tuple[str, ...], b: tuple[str, ...], where: str | None,
              per: str | None, margin: float | None, detail: bool) -> None:
     """Add a prediction to hypothesis HYP (committed to git)."""
-    from optlog.service import predictions
-
-    ctx = service_ctx()
-    p = predictions.add(ctx, hid, expect, metric=metric, a=a, b=b, where=where, per=per, margin=margin)
-    emit(p if detail else _pred_ack(p), lambda p: f"added prediction {p['id']}: {p['expect']}")
+    p = predictions.add_doc(service_ctx(), hid, expect, metric=metric, a=a, b=b, where=where, per=per, margin=margin,
+                            detail=detail)
+    emit(p, lambda p: f"added prediction {p['id']}: {p['expect']}")
 
 
 @prediction.command("edit")
@@ -105,12 +99,9 @@ def pred_add(hid: str, expect: str, metric: str | None, a: tuple[str, ...], b: t
 def pred_edit(pid: str, expect: str | None, metric: str | None, a: tuple[str, ...], b: tuple[str, ...],
               where: str | None, per: str | None, margin: float | None, detail: bool) -> None:
     """Edit a prediction; once evidence exists this makes a new version (pre-registration)."""
-    from optlog.service import predictions
-
-    ctx = service_ctx()
-    p = predictions.edit(ctx, pid, expect=expect, metric=metric, a=a or None, b=b or None, where=where, per=per,
-                         margin=margin)
-    emit(p if detail else _pred_ack(p), lambda p: f"edited {p['id']}: now v{p['version']}" + (" (edited after evidence)" if p["new_version"] else ""))
+    p = predictions.edit_doc(service_ctx(), pid, expect=expect, metric=metric, a=a or None, b=b or None, where=where,
+                             per=per, margin=margin, detail=detail)
+    emit(p, lambda p: f"edited {p['id']}: now v{p['version']}" + (" (edited after evidence)" if p["new_version"] else ""))
 
 
 @prediction.command("list")
@@ -120,12 +111,8 @@ def pred_edit(pid: str, expect: str | None, metric: str | None, a: tuple[str, ..
 @agent(read_only=True, args={"hid": "Only the predictions of this hypothesis (default: all)."})
 def pred_list(hid: str | None, status: str | None, limit: int | None, offset: int, order: str) -> None:
     """List predictions (of one hypothesis, or all)."""
-    from optlog.service import predictions
-
-    ctx = service_ctx()
-    rows = [p for p in predictions.list_(ctx, hid) if status is None or p["status"] == status]
-    rows, facts = paged(rows, limit, offset, order)
-    emit({"predictions": rows, **facts}, lambda d: "\n".join(_pred_human(p) for p in d["predictions"]) or "no predictions")
+    doc = predictions.list_doc(service_ctx(), hid, status, limit, offset, order)
+    emit(doc, lambda d: "\n".join(_pred_human(p) for p in d["predictions"]) or "no predictions")
 
 
 @prediction.command("show")
@@ -135,10 +122,6 @@ def pred_list(hid: str | None, status: str | None, limit: int | None, offset: in
 @agent(read_only=True, defaults={"detail": False}, args={"pid": "The prediction id (hypothesis/p1)."})
 def pred_show(pid: str, detail: bool) -> None:
     """Show a prediction with the verdicts that judged it."""
-    from optlog.service import predictions
-
-    ctx = service_ctx()
-
     def human(p: dict[str, Any]) -> str:
         out = [_pred_human(p)]
         for v in p["verdicts"]:
@@ -148,12 +131,7 @@ def pred_show(pid: str, detail: bool) -> None:
             out.append(_levels_table(lv))
         return "\n".join(out)
 
-    doc = predictions.show(ctx, pid)
-    if not detail:
-        doc = {k: v for k, v in doc.items() if k not in ("last_verdict", "history")}
-        doc["verdicts_total"] = len(doc.get("verdicts", []))
-        doc["verdicts"] = [{k: v for k, v in x.items() if k != "levels"} for x in doc.get("verdicts", [])[-3:]]
-    emit(doc, human)
+    emit(predictions.show_doc(service_ctx(), pid, detail), human)
 
 
 def _levels_table(p: dict[str, Any]) -> str:
@@ -183,15 +161,9 @@ def _levels_table(p: dict[str, Any]) -> str:
 @agent(defaults={"detail": False}, args={"hid": "The hypothesis to judge (default: all)."}, output="verdict")
 def verdict_cmd(hid: str | None, all_: bool, check: bool, detail: bool) -> None:
     """Judge predictions against the evidence; write and commit the verdicts (idempotent)."""
-    from optlog.service import verdicts
-
     if hid and all_:
         raise BadInput("give a hypothesis ID or --all, not both", field="--all")
-    ctx = service_ctx()
-    res = verdicts.evaluate(ctx, hid, all=all_ or not hid)
-    bad = verdicts.any_bad(res)
-    if not detail:
-        res = _brief_verdict(res)
+    res = verdicts.verdict_doc(service_ctx(), hid, all=all_ or not hid, detail=detail)
 
     def human(d: dict[str, Any]) -> str:
         if not d["results"]:
@@ -217,22 +189,8 @@ def verdict_cmd(hid: str | None, all_: bool, check: bool, detail: bool) -> None:
         return "\n".join(out)
 
     emit(res, human)
-    if check and bad:
+    if check and verdicts.any_bad(res):
         raise click.exceptions.Exit(1)
-
-
-def _brief_verdict(res: dict[str, Any]) -> dict[str, Any]:
-    """One line per prediction (the agent's default): ids, statuses and the explanation."""
-    return {
-        "results": [{"hypothesis": r["hypothesis"], "status": r["status"], "auto_status": r["auto_status"],
-                     "changed": r["changed"], **({"disagreement": r["disagreement"]} if r.get("disagreement") else {}),
-                     "predictions": [{"id": p["id"], "status": p["status"], "line": p.get("explanation")}
-                                     for p in r["predictions"]]}
-                    for r in res["results"]],
-        "warnings": res["warnings"][:5],
-        "warnings_total": len(res["warnings"]),
-        "committed": res["committed"],
-    }
 
 
 @click.command("compare")
@@ -244,10 +202,7 @@ def _brief_verdict(res: dict[str, Any]) -> dict[str, Any]:
 @agent(read_only=True)
 def compare_cmd(metric: str, by: str, per: str | None, where: str | None, baseline: str | None) -> None:
     """Side-by-side table of a metric: a row per level, a column per group, ratios to the baseline."""
-    from optlog.service.compare import compare
-
-    ctx = service_ctx()
-    res = compare(ctx, metric, by, per, where, baseline)
+    res = compare.compare(service_ctx(), metric, by, per, where, baseline)
 
     def human(d: dict[str, Any]) -> str:
         gs = d["groups"]

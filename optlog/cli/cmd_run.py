@@ -12,9 +12,9 @@ import click
 
 from optlog.cli.main import agent, emit, service_ctx
 from optlog.cli.options import fields_option, paging
-from optlog.cli.render import fmt_num, kv, table
-from optlog.core.shape import parse_fields, project
+from optlog.cli.render import fmt_num, kv, runs_table
 from optlog.core.statuses import RUN_STATUSES
+from optlog.service import evidence
 
 EXTENSIONS = (
     "optlog.cli.cmd_run_launch",   # launch, wait, logs, cancel
@@ -37,28 +37,9 @@ def run() -> None:
                    'metrics={"total_token_throughput": 1867}.')
 def run_record(labels: tuple[str, ...], metrics: tuple[str, ...], hypothesis: str | None, note: str | None) -> None:
     """Store a run done elsewhere."""
-    from optlog.service import evidence
-
     ctx = service_ctx()
     r = evidence.record(ctx, labels, metrics, hypothesis, note)
     emit(r, lambda r: f"recorded run {r['id']}")
-
-
-def _list_human(d: dict[str, Any]) -> str:
-    rows = d["runs"]
-    if not rows:
-        return "no runs"
-    keys: list[str] = []
-    for r in rows:
-        for k in r.get("metrics", {}):
-            if k not in keys and len(keys) < 3 and not k.startswith("raw."):
-                keys.append(k)
-    body = [
-        [r.get("id"), str(r.get("status", "")) + (" (invalid)" if r.get("invalidated") else ""), kv(r.get("labels", {}))] +
-        [fmt_num(r.get("metrics", {}).get(k)) for k in keys]
-        for r in rows
-    ]
-    return table(body, ["id", "status", "labels", *keys])
 
 
 @run.command("list")
@@ -73,16 +54,9 @@ def _list_human(d: dict[str, Any]) -> str:
 def run_list(status: str | None, hypothesis: str | None, launch: int | None, labels: tuple[str, ...], since: str | None,
              limit: int | None, offset: int, order: str, fields: str | None) -> None:
     """List runs with their labels and metrics."""
-    from optlog.service import evidence
-
-    ctx = service_ctx()
-    doc = evidence.runs_page(ctx, status=status, hypothesis=hypothesis, label=labels, limit=limit, offset=offset,
-                             newest=order == "newest", since=since, launch=launch,
-                             count=limit is not None or bool(offset))  # page facts come with a page
-    fl = parse_fields(fields)
-    if fl:
-        doc["runs"] = [project(r, fl) for r in doc["runs"]]
-    emit(doc, _list_human)
+    doc = evidence.runs_doc(service_ctx(), status=status, hypothesis=hypothesis, launch=launch, labels=labels,
+                            since=since, limit=limit, offset=offset, order=order, fields=fields)
+    emit(doc, runs_table)
 
 
 def _show_human(r: dict[str, Any]) -> str:
@@ -112,9 +86,6 @@ def _show_human(r: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-_BRIEF_RUN = ("environment", "raw", "artifacts")
-
-
 @run.command("show")
 @click.argument("run_id", metavar="ID")
 @click.option("--detail/--brief", "detail", default=True, show_default=True,
@@ -123,19 +94,7 @@ _BRIEF_RUN = ("environment", "raw", "artifacts")
 @agent(read_only=True, defaults={"detail": False}, args={"run_id": "The run id (a number)."})
 def run_show(run_id: str, detail: bool, fields: str | None) -> None:
     """Show one run: labels, metrics, telemetry, environment, artifacts."""
-    from optlog.service import evidence
-
-    ctx = service_ctx()
-    doc = evidence.show_run(ctx, run_id)
-    if not detail:
-        doc["artifacts_total"] = len(doc["artifacts"])
-        for k in _BRIEF_RUN:
-            doc.pop(k, None)
-        tel = doc.get("telemetry") or {}
-        if tel:
-            doc["telemetry"] = {"text": tel.get("text")} if tel.get("text") else {k: tel[k] for k in list(tel)[:8]}
-    fl = parse_fields(fields)
-    emit(project(doc, fl) if fl else doc, _show_human)
+    emit(evidence.show_run_doc(service_ctx(), run_id, detail, fields), _show_human)
 
 
 for _mod in EXTENSIONS:

@@ -7,20 +7,20 @@ from typing import Any
 import click
 
 from optlog.cli.main import agent, emit, service_ctx
+from optlog.cli.render import runs_table
 from optlog.runs.parsers import ALIASES, FORMATS
+from optlog.service import imports
 
 # The parser registry is the one vocabulary of formats: every name and alias it knows is accepted.
 FORMAT_NAMES = (*FORMATS, *ALIASES)
 
 
 def _human(d: dict[str, Any]) -> str:
-    from optlog.cli.cmd_run import _list_human
-
     n = len(d["runs"])
     head = f"imported {n} run{'s' if n != 1 else ''}"
     for a in d.get("already_imported", []):
         head += f"\n{a['file']}: already run{'s' if len(a['runs']) != 1 else ''} {', '.join(map(str, a['runs']))} ({a['why']})"
-    return head + "\n" + _list_human(d) if n else head
+    return head + "\n" + runs_table(d) if n else head
 
 
 def register(group: click.Group) -> None:
@@ -41,10 +41,4 @@ def register(group: click.Group) -> None:
 
         Nothing is written unless every file parses.
         """
-        from optlog.service import imports
-
-        ctx = service_ctx()
-        doc = imports.import_files(ctx, files, fmt, key_map, labels, hypothesis)
-        if not detail:
-            doc = {**doc, "runs": [{"id": r["id"], "status": r["status"]} for r in doc["runs"]]}
-        emit(doc, _human)
+        emit(imports.import_doc(service_ctx(), files, fmt, key_map, labels, hypothesis, detail), _human)

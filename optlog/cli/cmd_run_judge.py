@@ -8,6 +8,7 @@ import click
 
 from optlog.cli.main import agent, emit, service_ctx
 from optlog.cli.render import fmt_num, table
+from optlog.service import verdicts
 
 
 def _diff_human(d: dict[str, Any]) -> str:
@@ -40,10 +41,7 @@ def register(group: click.Group) -> None:
     @agent(read_only=True, args={"a": "The first run id.", "b": "The second run id (ratios are b/a)."})
     def run_diff(a: str, b: str) -> None:
         """Only what differs between two runs: labels, metrics, environment."""
-        from optlog.service.verdicts import runs_diff
-
-        ctx = service_ctx()
-        emit(runs_diff(ctx, a, b), _diff_human)
+        emit(verdicts.runs_diff(service_ctx(), a, b), _diff_human)
 
     @group.command("invalidate")
     @click.argument("refs", metavar="ID...", nargs=-1, required=True)
@@ -51,11 +49,9 @@ def register(group: click.Group) -> None:
     @agent(args={"refs": "Run ids (numbers) and/or launches (L3): all invalidated in one commit."})
     def run_invalidate(refs: tuple[str, ...], why: str | None) -> None:
         """Mark runs invalid (run ids and/or launches L3, one commit); verdicts that used them are re-evaluated."""
-        from optlog.service.verdicts import invalidate, invalidate_many
-
         ctx = service_ctx()
         single = len(refs) == 1 and not refs[0].strip().lower().startswith("l")
-        res = invalidate(ctx, refs[0], why or "") if single else invalidate_many(ctx, list(refs), why or "")
+        res = verdicts.invalidate(ctx, refs[0], why or "") if single else verdicts.invalidate_many(ctx, list(refs), why or "")
 
         def human(r: dict[str, Any]) -> str:
             ids = [r["run"]] if "run" in r else r["runs"]

@@ -13,6 +13,7 @@ import click
 
 from optlog.cli.main import agent, emit, service_ctx, state
 from optlog.cli.render import fmt_num, kv, table
+from optlog.service import launch
 
 
 class _Progress:
@@ -114,36 +115,7 @@ def _launch_human(d: dict[str, Any]) -> str:
     return head + "\n" + table(rows, ["run", "status", "labels", *keys[:2], "error"])
 
 
-def _brief_status(d: dict[str, Any]) -> dict[str, Any]:
-    """A run's or launch's status in a few lines: counts by status and the first failures."""
-    if "runs" not in d:
-        out = dict(d)
-        if out.get("error"):
-            out["error"] = out["error"].splitlines()[0][:200]
-        return out
-    counts: dict[str, int] = {}
-    for r in d["runs"]:
-        counts[r["status"]] = counts.get(r["status"], 0) + 1
-    bad = [{"id": r["id"], "status": r["status"], "cause": r.get("cause"),
-            "error": (r.get("error") or "").splitlines()[0][:160] if r.get("error") else None}
-           for r in d["runs"] if r["status"] in ("failed", "cancelled", "interrupted")]
-    out = {k: v for k, v in d.items() if k not in ("runs", "progress")}
-    if out.get("error"):
-        out["error"] = out["error"].splitlines()[0][:200]
-    out.update(ref=f"L{d['launch']}", runs=counts, run_ids=[r["id"] for r in d["runs"]][:50], failures=bad[:5])
-    return out
-
-
 _REF = "A run id (12) or a launch (L3, as run_launch returned it)."
-
-
-def _tail(text: str, n: int | None, width: int | None = None) -> str:
-    lines = text.splitlines(keepends=True)
-    if n is not None:
-        lines = lines[-n:] if n > 0 else []
-    if width is not None:
-        lines = [ln if len(ln.rstrip("\n")) <= width else ln[: max(0, width - 1)] + "…\n" for ln in lines]
-    return "".join(lines)
 
 
 def register(group: click.Group) -> None:
@@ -165,11 +137,9 @@ def register(group: click.Group) -> None:
         """Launch the runs of a spec (runs/*.yaml): server up, ready, sane, sweep, tear down.
 
         Every launch commits the spec as it ran under launches/L<id>/; --again L3 launches that again."""
-        from optlog.service import launch as svc
-
         ctx = service_ctx()
         prog = _Progress()
-        res = svc.launch(ctx, spec, sets=sets, server_url=server_url, hypothesis=hypothesis, detach=detach,
+        res = launch.launch(ctx, spec, sets=sets, server_url=server_url, hypothesis=hypothesis, detach=detach,
                          allow_concurrent=allow_concurrent, on_event=prog, again=again)
         emit(res, _launch_human)
         if detach:
@@ -185,12 +155,7 @@ def register(group: click.Group) -> None:
     @agent(defaults={"timeout_s": 300, "detail": False}, args={"ref": _REF}, read_only=True, output="run_wait")
     def run_wait(ref: str, timeout_s: float | None, detail: bool) -> int:
         """Wait for a run (ID) or a launch (L<n>) to finish: exit 0 if it succeeded, 1 otherwise."""
-        from optlog.service import launch as svc
-
-        ctx = service_ctx()
-        doc = svc.wait(ctx, ref, timeout=timeout_s)
-        if not detail:
-            doc = _brief_status(doc)
+        doc = launch.wait_doc(service_ctx(), ref, timeout_s, detail)
         what = f"launch L{doc['launch']}" if "runs" in doc else f"run {doc['run']}"
         emit(doc, lambda d: f"{what}: {d['status']}" + (" (still running: timed out waiting)" if d.get("timed_out") else "")
              + (f" — {d['error'].splitlines()[0]}" if d.get("error") else ""))
@@ -204,39 +169,26 @@ def register(group: click.Group) -> None:
     @agent(defaults={"tail": 10, "width": 160}, args={"ref": _REF}, read_only=True)
     def run_logs(ref: str, follow: bool, tail: int | None, width: int | None) -> None:
         """A run's bench stdout/stderr (ID), or a launch's narration (L<n>)."""
-        from optlog.service import launch as svc
-
         ctx = service_ctx()
         if state().json:
-            files, _ = svc.log_files(ctx, ref)
-            parts: list[str] = []
-            svc.follow(ctx, ref, parts.append, follow=follow)
-            text = "".join(parts)
-            doc: dict[str, Any] = {"ref": ref, "files": [ctx.ws.rel(f) for f in files], "text": _tail(text, tail, width)}
-            if tail is not None:
-                doc["lines_total"] = len(text.splitlines())
-            emit(doc)
+            emit(launch.logs_doc(ctx, ref, follow_=follow, tail=tail, width=width))
             return
         if tail is not None:
-            parts = []
-            svc.follow(ctx, ref, parts.append, follow=False)
-            sys.stdout.write(_tail("".join(parts), tail, width))
+            sys.stdout.write(launch.logs_text(ctx, ref, tail, width))
             return
 
         def write(t: str) -> None:
             sys.stdout.write(t)
             sys.stdout.flush()
 
-        svc.follow(ctx, ref, write, follow=follow)
+        launch.follow(ctx, ref, write, follow=follow)
 
     @group.command("cancel")
     @click.argument("ref", metavar="REF")
     @agent(args={"ref": _REF})
     def run_cancel(ref: str) -> int:
         """Cancel a launch (L<n>, or the launch of run ID): its processes end, unfinished runs are cancelled."""
-        from optlog.service import launch as svc
-
         ctx = service_ctx()
-        doc = svc.cancel(ctx, ref)
+        doc = launch.cancel(ctx, ref)
         emit(doc, lambda d: d.get("message") or f"launch L{d['launch']}: {d['status']}")
         return 0 if doc["status"] in ("cancelled", "succeeded", "failed", "interrupted") else 1

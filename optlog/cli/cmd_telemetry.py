@@ -13,6 +13,9 @@ import click
 
 from optlog.cli.main import agent, emit, notice, service_ctx
 from optlog.errors import BadInput, Failed
+from optlog.service import calibrate
+from optlog.telemetry import smi
+from optlog.telemetry.nvml import NvmlSampler, NvmlUnavailable
 
 
 @click.group("telemetry")
@@ -45,8 +48,6 @@ def sample_cmd(interval: float, count: int | None, gpus: str | None, source: str
     if count is not None and count < 1:
         raise BadInput("--count must be at least 1", field="--count")
     if source in ("auto", "nvml"):
-        from optlog.telemetry.nvml import NvmlSampler, NvmlUnavailable
-
         s = NvmlSampler(gpus=gpus, interval_s=interval, gpm=not no_gpm, notice=notice, gpm_interval_s=gpm_interval,
                         energy_every_s=max(interval, 5.0),
                         # a line per tick as it happens: the reader on the other end cuts points by
@@ -70,8 +71,6 @@ def sample_cmd(interval: float, count: int | None, gpus: str | None, source: str
 
 
 def _smi_stream(interval: float, count: int | None, gpus: str | None) -> None:
-    from optlog.telemetry import smi
-
     if shutil.which("nvidia-smi") is None:
         raise Failed("nvidia-smi is not on PATH")
     try:
@@ -106,10 +105,7 @@ def _smi_stream(interval: float, count: int | None, gpus: str | None) -> None:
               help="Refuse to store a figure whose (max - min) / median over its trials exceeds this.")
 def calibrate_cmd(quick: bool, device: str, dry_run: bool, max_spread: float) -> None:
     """Measure this machine's ceilings (matmul TFLOP/s per dtype, memory bandwidth, GPU links) into optlog.yaml."""
-    from optlog.service.calibrate import calibrate
-
-    ctx = service_ctx()
-    res = calibrate(ctx, quick=quick, device=device, dry_run=dry_run, max_spread=max_spread)
+    res = calibrate.calibrate(service_ctx(), quick=quick, device=device, dry_run=dry_run, max_spread=max_spread)
 
     def human(r: dict[str, Any]) -> str:
         m = r["measured"]

@@ -7,9 +7,9 @@ from typing import Any
 import click
 
 from optlog.cli.main import agent, emit, service_ctx
-from optlog.cli.options import paged, paging
 from optlog.core.todos import PRIORITIES, TODO_STATUSES
 from optlog.errors import BadInput
+from optlog.service import todos
 
 TODO_ITEM = {"type": "object", "properties": {
     "content": {"type": "string", "description": "What to do, one sentence."},
@@ -46,8 +46,6 @@ def todo() -> None:
 @agent(args={"text": "What to do, one sentence."})
 def todo_add(text: str, priority: str, hypothesis: str | None) -> None:
     """Add a todo at the end of the list."""
-    from optlog.service import todos
-
     ctx = service_ctx()
     t = todos.add(ctx, text, priority, hypothesis)
     emit(t, lambda r: f"added todo {r['id']}")
@@ -62,8 +60,6 @@ def todo_add(text: str, priority: str, hypothesis: str | None) -> None:
 @agent(args={"tid": "The todo id (as todo_list shows it)."})
 def todo_set(tid: str, status: str | None, priority: str | None, hypothesis: str | None, content: str | None) -> None:
     """Change a todo's status (or priority, link, text)."""
-    from optlog.service import todos
-
     ctx = service_ctx()
     t = todos.set_(ctx, tid, status, priority, hypothesis, content)
     emit(t, lambda r: f"{r['id']} is {r['status']}")
@@ -77,15 +73,7 @@ def todo_set(tid: str, status: str | None, priority: str | None, hypothesis: str
 @agent(read_only=True, defaults={"limit": 30}, output="todo_list")
 def todo_list(status: str | None, hypothesis: str | None, limit: int | None, offset: int) -> None:
     """List todos in order."""
-    from optlog.service import todos
-
-    ctx = service_ctx()
-    rows = todos.list_(ctx, status, hypothesis)
-    if limit is None and not offset:
-        emit({"todos": rows}, _human)  # the todowrite shape, unchanged
-        return
-    rows, facts = paged(rows, limit, offset, "oldest")
-    emit({"todos": rows, **facts}, _human)
+    emit(todos.list_doc(service_ctx(), status, hypothesis, limit, offset), _human)
 
 
 @todo.command("write")
@@ -102,12 +90,10 @@ def todo_write(source: str | None, inline: str | None, detail: bool) -> None:
     Hook payloads are taken as they come: Claude Code's PostToolUse for TodoWrite, OpenCode's
     todo.updated event and todowrite tool hooks.
     """
-    from optlog.service import todos
-
     if (source is None) == (inline is None):
         raise BadInput("give FILE (or - for stdin) or --todos JSON", field="--todos", code="usage")
     if inline is not None:
-        from optlog.yamlio import parse_json
+        from optlog.yamlio import parse_json  # deferred: optlog.yamlio loads PyYAML, which `todo list` never needs
 
         try:
             data, name = parse_json(inline, "--todos"), "--todos"
@@ -116,10 +102,5 @@ def todo_write(source: str | None, inline: str | None, detail: bool) -> None:
             raise
     else:
         data, name = todos.read_todowrite(source or "-")
-    ctx = service_ctx()
-    rows = todos.write(ctx, data, name)
-    if detail:
-        emit({"todos": rows}, _human)
-    else:
-        emit({"todos": [{"id": t["id"], "status": t["status"]} for t in rows], "total": len(rows)},
-             lambda d: f"{d['total']} todo(s) written")
+    doc = todos.write_doc(service_ctx(), data, name, detail)
+    emit(doc, _human if detail else lambda d: f"{d['total']} todo(s) written")

@@ -70,6 +70,9 @@ def _human(d: dict[str, Any]) -> str:
                     + (f"; plan(s) {', '.join(map(str, c['plans']))} got the measured gain" if c.get("plans") else ""))
         else:
             out += ": not judged yet"
+    for w in d.get("workers") or []:  # --on: the workers on other hosts
+        out += (f"\nworker {w['worker']} on {w['on']}: exit {w['exit_code']}"
+                + (f", {w['error']}" if w.get("error") else "") + f" ({w['log']})")
     return out
 
 
@@ -92,6 +95,9 @@ def tune() -> None:
 @click.option("--trials", type=int, default=None, metavar="N", help="The study's number of trials (default 20; the grid's size for --sampler grid). Again: resumes up to N.")
 @click.option("--timeout", "timeout_s", type=float, default=None, metavar="S", help="Start no trial after S seconds.")
 @click.option("--workers", type=int, default=1, show_default=True, metavar="N", help="Local worker processes sharing the study.")
+@click.option("--on", "on", multiple=True, metavar="EXECUTOR",
+              help="Run the workers there instead: ssh:HOST or slurm:NAME (optlog.yaml executors), slurm; repeatable. "
+                   "max(--workers, targets) workers, round robin; needs a PostgreSQL workspace.")
 @click.option("--study", metavar="NAME", help="The study's name (default: the spec's name); an existing one is resumed.")
 @click.option("--sampler", type=click.Choice(["tpe", "nsga2", "random", "grid"]), default=None,
               help="Default tpe for one objective, nsga2 for several.")
@@ -111,9 +117,10 @@ def tune() -> None:
 @agent(args={"spec": "The run spec with a `search:` section: a file under runs/ (name or path)."},
        description="Runs trials in the foreground until the study has --trials trials; keep --trials small.")
 def tune_run(spec: str, maximize: tuple[str, ...], minimize: tuple[str, ...], constraints: tuple[str, ...],
-             trials: int | None, timeout_s: float | None, workers: int, study: str | None, sampler: str | None,
-             seed: int | None, sets: tuple[str, ...], server_url: str | None, hypothesis: str | None,
-             remeasure: int | None, prune_above: str | None, claim: float | None) -> int:
+             trials: int | None, timeout_s: float | None, workers: int, on: tuple[str, ...], study: str | None,
+             sampler: str | None, seed: int | None, sets: tuple[str, ...], server_url: str | None,
+             hypothesis: str | None, remeasure: int | None, prune_above: str | None,
+             claim: float | None) -> int:
     """Run or resume a study: each trial a launched point; the best (feasible) trial(s) at the end."""
     from optlog.cli.cmd_run_launch import progress
     from optlog.service import tune as svc
@@ -122,10 +129,11 @@ def tune_run(spec: str, maximize: tuple[str, ...], minimize: tuple[str, ...], co
     objectives = [[m, "maximize"] for m in maximize] + [[m, "minimize"] for m in minimize]
     a = svc.TuneArgs(spec=spec, objectives=objectives, constraints=list(constraints), trials=trials, timeout_s=timeout_s,
                      workers=workers, study=study, sampler=sampler, seed=seed, sets=list(sets), server_url=server_url,
-                     hypothesis=hypothesis, remeasure=remeasure, prune_above=prune_above, claim=claim)
+                     hypothesis=hypothesis, remeasure=remeasure, prune_above=prune_above, claim=claim,
+                     on=list(on))
     doc = svc.tune(ctx, a, on_event=progress())
     emit(doc, _human)
-    return 130 if doc.get("cancelled") else 0
+    return 130 if doc.get("cancelled") else 1 if doc.get("worker_errors") else 0
 
 
 @tune.command("list")
@@ -134,9 +142,7 @@ def tune_list() -> None:
     """The studies of this workspace."""
     from optlog.service import tune as svc
 
-    ctx = service_ctx()
-    rows = svc.list_studies(ctx)
-    emit({"studies": rows}, lambda d: table([[r["study"], r["spec"] or "", ",".join(r["objectives"] or []), r["trials"]]
+    emit(svc.list_doc(service_ctx()), lambda d: table([[r["study"], r["spec"] or "", ",".join(r["objectives"] or []), r["trials"]]
                                             for r in d["studies"]], ["study", "spec", "objectives", "trials"]))
 
 

@@ -15,6 +15,9 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from optlog.errors import OptlogError
+from optlog.paths import find_workspace
+
 # command aliases (the one place: `optlog.cli.main` reads them from here)
 ALIASES = {"hyp": "hypothesis", "pred": "prediction", "todos": "todo", "runs": "run"}
 # the read commands whose --json documents are cached (an MCP tool of the same path too)
@@ -59,13 +62,10 @@ def serve(args: list[str]) -> bool:
     k = read_key(args)
     if k is None:
         return False
-    from optlog.store import readcache
+    from optlog.store import readcache  # deferred: only a cacheable read pays for sqlite3 and hashing
 
     if not readcache.enabled():
         return False
-    from optlog.errors import OptlogError
-    from optlog.paths import find_workspace
-
     try:
         ws = find_workspace(k[0])
         st = readcache.stamp(ws)
@@ -105,7 +105,7 @@ def commit(exit_code: int) -> None:
     p, PENDING = PENDING, None
     if p is None or exit_code != 0 or p.noticed or len(p.texts) != 1:
         return
-    from optlog.store import readcache
+    from optlog.store import readcache  # deferred: as in serve()
 
     after = readcache.stamp(p.ws)
     if after is not None and after.key == p.stamp.key:

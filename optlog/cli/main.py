@@ -20,7 +20,10 @@ import click
 
 from optlog import __version__
 from optlog.cli import fast
+from optlog.core import text as TX
+from optlog.core.limits import LIMITS
 from optlog.errors import BadInput, OptlogError
+from optlog.service.context import Ctx
 
 # name -> "module:attribute"; aliases point at the same object
 LAZY: dict[str, str] = {
@@ -174,8 +177,6 @@ add_global_options(cli)
 
 def service_ctx() -> Any:
     """The service context for the workspace named by -C or found from the current folder."""
-    from optlog.service.context import Ctx
-
     st = state()
     if st.shared_ctx is not None:
         return st.shared_ctx()
@@ -244,9 +245,6 @@ def check_argv(args: list[str]) -> None:
     """The text rule (`optlog.core.text`) on every argument, before any command runs: no control
     character but tab and newline, valid UTF-8, at most LIMITS.arg_chars. One-line fields (titles,
     ids, labels) are narrowed further where they are read."""
-    from optlog.core import text as TX
-    from optlog.core.limits import LIMITS
-
     for i, a in enumerate(args):
         why = TX.problem(a, multiline=True, max_chars=LIMITS.arg_chars)
         if why is None:
@@ -268,7 +266,7 @@ def _internal(e: BaseException) -> OptlogError:
     sa = sys.modules.get("sqlalchemy.exc")
     if sa is not None and isinstance(e, sa.DatabaseError) and any(
             m in str(e) for m in ("malformed", "not a database", "file is encrypted")):  # a page went bad
-        from optlog.store.db import bad_database
+        from optlog.store.db import bad_database  # deferred: optlog.store.db loads SQLAlchemy
 
         where = next((c.ws.sqlite_file or c.ws.db_url for c in _OPEN), "the database")
         return bad_database(str(where), f"cannot be read ({getattr(e, 'orig', e)})")

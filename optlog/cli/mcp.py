@@ -18,7 +18,14 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from optlog.errors import BadInput, OptlogError
+from optlog import __version__
+from optlog.cli import tools as T
+from optlog.cli.fast import READS
+from optlog.cli.tools import tools
+from optlog.core.shape import fit
+from optlog.errors import BadInput, OptlogError, close_matches
+from optlog.service.context import Ctx
+from optlog.store import readcache
 
 INSTRUCTIONS = """\
 optlog is the lab notebook of an inference-performance session. The loop:
@@ -40,8 +47,6 @@ class Face:
     when optlog.yaml changes), and the calls, one at a time."""
 
     def __init__(self, chdir: str | None) -> None:
-        from optlog.cli.tools import tools
-
         self.chdir = chdir
         self.tools = tools()
         self.lock = threading.Lock()
@@ -53,8 +58,6 @@ class Face:
         self.read_hits = 0
 
     def ctx(self) -> Any:
-        from optlog.service.context import Ctx
-
         if self._ctx is None:
             self._ctx = Ctx.find(self.chdir)
         c = self._ctx
@@ -73,8 +76,6 @@ class Face:
     def _read_stamp(self) -> Any:
         """The workspace stamp now, or None when this call may not use the read cache (no
         database yet: opening one would change what `status` says; something live; …)."""
-        from optlog.store import readcache
-
         try:
             c = self.ctx()
             if not c.db_exists():
@@ -89,14 +90,9 @@ class Face:
 
     def call(self, name: str, args: dict[str, Any] | None) -> tuple[Any, bool, int]:
         """(document, is_error, exit_code) of one tool call."""
-        from optlog.cli import tools as T
-        from optlog.core.shape import fit
-
         with self.lock:
             tool = self.tools.get(name)
             if tool is None:
-                from optlog.errors import close_matches
-
                 close = close_matches(name, self.tools, cutoff=0.5)
                 err = BadInput(f"no tool {name!r}" + (f" (did you mean {', '.join(close)}?)" if close else ""),
                                code="usage", extra={"did_you_mean": close} if close else {})
@@ -115,8 +111,6 @@ class Face:
                     e.extra.setdefault("fix", {"tool": "init", "arguments": {}})
                 e.field = tool.param_for(e.field)
                 return e.to_json(), True, e.exit_code
-            from optlog.cli.fast import READS
-
             key = json.dumps([name, argv]) if tool.path in READS else None
             before = self._read_stamp() if key else None
             if before is not None and key in self._reads and self._reads[key][0] == before.key:
@@ -159,8 +153,6 @@ def build_server(chdir: str | None = None) -> Any:
     import anyio
     import mcp_types as types
     from mcp.server.lowlevel import Server
-
-    from optlog import __version__
 
     face = Face(chdir)
 

@@ -26,3 +26,21 @@ def glyph(status: str) -> str:
 
 def kv(labels: dict[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in labels.items())
+
+
+def runs_table(d: dict[str, Any]) -> str:
+    """A run list document as a table: id, status, labels and the first three metrics."""
+    rows = d["runs"]
+    if not rows:
+        return "no runs"
+    keys: list[str] = []
+    for r in rows:
+        for k in r.get("metrics", {}):
+            if k not in keys and len(keys) < 3 and not k.startswith("raw."):
+                keys.append(k)
+    body = [
+        [r.get("id"), str(r.get("status", "")) + (" (invalid)" if r.get("invalidated") else ""), kv(r.get("labels", {}))] +
+        [fmt_num(r.get("metrics", {}).get(k)) for k in keys]
+        for r in rows
+    ]
+    return table(body, ["id", "status", "labels", *keys])

@@ -1,57 +1,72 @@
-"""JSON schemas of the main documents (DESIGN §7's shapes), for the MCP tools' output schemas.
+"""JSON schemas of the main documents, for the MCP tools' output schemas: derived from the typed
+documents (`optlog.service.documents`), so the contract is written once.
 
-Loose on purpose: they name the keys an agent relies on and allow more, so the CLI's documents
-can grow (a new key is not a break). `tests/cli/test_agentface.py` validates real results against them.
+Loose on purpose: they name the keys an agent relies on and allow more (`additionalProperties` is
+never false), so the documents can grow (a new key is not a break). The items of lists an agent may
+cut with `fields` (hypotheses, runs) require nothing. `tests/cli/test_agentface.py` validates real
+results against them.
 """
 
 from __future__ import annotations
 
+import types
+import typing
 from typing import Any
 
-from optlog.core.statuses import HYP_STATUSES, PRED_STATUSES, RUN_STATUSES
-from optlog.core.todos import PRIORITIES, TODO_STATUSES
+from optlog.service import documents
 
 
-def _obj(props: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "object", "properties": props}
-    if required:
-        out["required"] = required
-    return out
+def schema(t: Any, *, loose: bool = False) -> dict[str, Any]:
+    """The JSON schema of a type of `documents` (`loose`: no key is required, at any depth)."""
+    origin = typing.get_origin(t)
+    if origin in (typing.NotRequired, typing.Required):
+        return schema(typing.get_args(t)[0], loose=loose)
+    if origin is typing.Annotated:
+        base, *meta = typing.get_args(t)
+        for m in meta:
+            if isinstance(m, documents.Vocab):
+                return {"enum": list(m.values)}
+        return schema(base, loose=loose)
+    if origin in (typing.Union, types.UnionType):
+        alts = [schema(a, loose=loose) for a in typing.get_args(t)]
+        if all(set(a) == {"type"} and isinstance(a["type"], str) for a in alts):
+            return {"type": [a["type"] for a in alts]}
+        if any("enum" in a for a in alts) and {"type": "null"} in alts:
+            enum = [v for a in alts for v in a.get("enum", [])]
+            return {"enum": [*enum, None]}
+        return {"anyOf": alts}
+    if origin is list:
+        (item,) = typing.get_args(t) or (Any,)
+        return {"type": "array", "items": schema(item, loose=loose)} if item is not Any else {"type": "array"}
+    if origin is dict:
+        return {"type": "object"}
+    if t is type(None):
+        return {"type": "null"}
+    if t is Any:
+        return {}
+    if isinstance(t, type) and typing.is_typeddict(t):
+        hints = typing.get_type_hints(t, include_extras=True)
+        out: dict[str, Any] = {"type": "object", "properties": {k: schema(v, loose=loose) for k, v in hints.items()}}
+        req = [k for k in hints if k in t.__required_keys__] if not loose else []  # type: ignore[attr-defined]
+        if req:
+            out["required"] = req
+        return out
+    return {"type": {str: "string", int: "integer", float: "number", bool: "boolean"}[t]}
 
 
-_S = {"type": "string"}
-_N = {"type": ["integer", "null"]}
-_PAGE = {"total": {"type": "integer"}, "offset": {"type": "integer"}, "next_offset": _N}
-_PRED = _obj({"id": _S, "status": {"enum": list(PRED_STATUSES)}}, ["id", "status"])
+def _cut_items(s: dict[str, Any], key: str) -> dict[str, Any]:
+    """`s` with the items of list `key` loose (an agent's `fields` keeps only some keys)."""
+    items = s["properties"][key]["items"]
+    s["properties"][key]["items"] = {k: v for k, v in items.items() if k != "required"}
+    return s
+
 
 SCHEMAS: dict[str, dict[str, Any]] = {
-    "status": _obj({
-        "workspace": _S,
-        "hypotheses": _obj({"total": {"type": "integer"}, "open_total": {"type": "integer"},
-                            "open": {"type": "array", "items": _obj({"id": _S, "status": {"enum": list(HYP_STATUSES)},
-                                                                      "predictions": {"type": "array", "items": _PRED}},
-                                                                     ["id", "status"])}}),
-        "live_runs": {"type": "array"}, "runs_total": {"type": "integer"},
-        "launches": {"type": "array", "items": _obj({"ref": _S, "status": {"enum": list(RUN_STATUSES)},
-                                                      "runs": {"type": "object"}}, ["ref", "status"])},
-        "verdict_due": {"type": "array", "items": _obj({"id": _S, "evidence_at": _S}, ["id"])},
-        "latest_verdicts": {"type": "array"},
-        "todos": {"type": "array", "items": _obj({"id": _S, "status": {"enum": list(TODO_STATUSES)}})},
-        "invalidations": _obj({"total": {"type": "integer"}, "latest": {"type": "array"}}),
-        "next": {"type": "array", "maxItems": 3,
-                 "items": _obj({"call": _S, "arguments": {"type": "object"}, "why": _S}, ["call", "arguments"])},
-    }, ["workspace", "hypotheses", "live_runs", "runs_total", "todos", "next"]),
-    "hypothesis_list": _obj({"hypotheses": {"type": "array", "items": _obj({"id": _S})}, **_PAGE}, ["hypotheses"]),
-    "hypothesis_show": _obj({"id": _S, "title": _S, "status": {"enum": list(HYP_STATUSES)},
-                             "predictions": {"type": "array", "items": _PRED}, "verdicts": {"type": "array"}},
-                            ["id", "title", "status", "predictions", "verdicts"]),
-    "run_list": _obj({"runs": {"type": "array", "items": _obj({"id": {"type": "integer"}})}, **_PAGE}, ["runs"]),
-    "run_wait": _obj({"status": {"enum": list(RUN_STATUSES)}, "timed_out": {"type": "boolean"}}, ["status"]),
-    "verdict": _obj({"results": {"type": "array", "items": _obj({
-        "hypothesis": _S, "status": {"enum": list(HYP_STATUSES)}, "changed": {"type": "boolean"},
-        "predictions": {"type": "array", "items": _PRED}}, ["hypothesis", "status", "predictions"])},
-        "warnings": {"type": "array"}}, ["results"]),
-    "todo_list": _obj({"todos": {"type": "array", "items": _obj({
-        "id": _S, "content": _S, "status": {"enum": list(TODO_STATUSES)},
-        "priority": {"enum": [*PRIORITIES, None]}}, ["id", "content", "status"])}}, ["todos"]),
+    "status": schema(documents.StatusDoc),
+    "hypothesis_list": _cut_items(schema(documents.HypothesisList), "hypotheses"),
+    "hypothesis_show": {"type": "object", "anyOf": [schema(documents.HypothesisBrief), schema(documents.HypothesisShow)]},
+    "run_list": _cut_items(schema(documents.RunList), "runs"),
+    "run_wait": schema(documents.RunWait),
+    "verdict": schema(documents.VerdictDoc),
+    "todo_list": schema(documents.TodoList),
 }

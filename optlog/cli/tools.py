@@ -25,6 +25,8 @@ from typing import Any
 
 import click
 
+from optlog.cli.main import State, _close_contexts, _internal, check_argv, cli
+from optlog.cli.schemas import SCHEMAS
 from optlog.errors import BadInput, OptlogError, close_matches
 
 # the root's global options: every tool has them implicitly (the server is the workspace, JSON always)
@@ -95,8 +97,6 @@ def _meta(cmd: click.Command) -> dict[str, Any]:
 def walk(group: click.Group | None = None, ctx: click.Context | None = None,
          prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], click.Command]]:
     """Every leaf command under `group` (default: the root), by path; aliases are not repeated."""
-    from optlog.cli.main import cli
-
     group = group or cli
     ctx = ctx or click.Context(group, info_name="optlog")
     out: list[tuple[tuple[str, ...], click.Command]] = []
@@ -195,8 +195,6 @@ def build(path: tuple[str, ...], cmd: click.Command) -> Tool:
         description += "\n\n" + meta["description"]
     output = meta.get("output")
     if isinstance(output, str):
-        from optlog.cli.schemas import SCHEMAS
-
         output = SCHEMAS[output]
     return Tool(name, path, cmd, description, params, output, bool(meta.get("read_only")), fields)
 
@@ -306,8 +304,6 @@ class Outcome:
 def run(args: list[str], *, chdir: str | None, shared_ctx: Callable[[], Any] | None = None,
         tool: Tool | None = None) -> Outcome:
     """Run one command line in-process under `--json`, returning the document it emitted."""
-    from optlog.cli.main import State, _close_contexts, _internal, check_argv, cli
-
     st = State()
     st.json = True
     st.chdir = chdir

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from optlog.core import expr as E
+from optlog.core import expr as E, stats as S
 from optlog.core import labels as L
 
 MISSING = 1e12  # the violation of a constraint whose metric the trial did not report
@@ -222,8 +222,6 @@ def separation(best: Sequence[float], other: Sequence[float]) -> dict[str, Any]:
     """Whether the re-measured best is told apart from the runner-up by the verdicts' statistics
     (`core.stats`): Mann–Whitney U with ≥ 5 repeats a side, Welch's t on logs with 3–4, none with
     fewer (the verdicts' margin rules need a prediction's margin, which a search has not)."""
-    from optlog.core import stats as S
-
     n = min(len(best), len(other))
     tier = S.tier(n)
     positive = min([*best, *other], default=0.0) > 0

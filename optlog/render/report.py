@@ -6,7 +6,7 @@ from typing import Any
 
 from optlog.core import labels as L
 from optlog.core import report as C
-from optlog.core.numfmt import fmt_gain, fmt_pct, fmt_ratio, fmt_value
+from optlog.core.numfmt import fmt_gain, fmt_pct, fmt_ratio, fmt_score, fmt_value, fmt_written
 from optlog.core.plans import calibration_line, calibration_rows
 from optlog.render import md
 from optlog.render.plans import verdict_tables
@@ -172,7 +172,7 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
     out.append(md.heading(2, "Telemetry and energy"))
     lim = data.get("power_limit_w")
     if lim:
-        out.append(md.inline(f"GPU power limit: {lim:g} W ({data.get('gpu_kind') or 'default GPU'}, from optlog.yaml)."))
+        out.append(md.inline(f"GPU power limit: {fmt_written(lim)} W ({data.get('gpu_kind') or 'default GPU'}, from optlog.yaml)."))
     if trows:
         header = ["labels", *names]
         add_frac = bool(lim) and any(n.startswith("gpu_power_w") for n in names) and "gpu_power_frac" not in names
@@ -263,9 +263,9 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
             link = (md.link(title, f"{data['plans_href']}/{data['plans_prefix']}-{v['id']:02d}.md")
                     if v["id"] in data.get("plan_files", ()) else md.text(title))
             measured = fmt_pct(v.get("measured_gain")) if v.get("measured_gain") is not None else "–"
-            rows.append([str(v["rank"]) if v["rank"] is not None else "–", link, f"{v['score']:.2f}",
+            rows.append([str(v["rank"]) if v["rank"] is not None else "–", link, fmt_score(v['score']),
                          md.text(fmt_gain(v["gain_low"], v["gain_high"])), md.text(measured), v["effort"],
-                         f"{v['confidence']:g}", md.text(v["status"]), md.text(v["score_reason"] + "; " + v["reason"])])
+                         fmt_written(v['confidence']), md.text(v["status"]), md.text(v["score_reason"] + "; " + v["reason"])])
         out.append(md.raw_table(["rank", "plan", "score", "gain", "measured", "effort", "confidence", "status", "why"],
                                 rows, ["r", "l", "r", "r", "r", "l", "r", "l", "l"]))
     else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlparse
 
 from optlog.core import labels as L
@@ -13,6 +13,7 @@ from optlog.core.statuses import RUN_STATUSES
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound, not_found
 from optlog.runs.redact import redact
+from optlog.service import documents, envelope
 from optlog.service.context import Ctx
 from optlog.service.refs import require
 from optlog.store import noterows, runrows
@@ -245,3 +246,43 @@ def count_runs(ctx: Ctx, statuses: tuple[str, ...] | None = None) -> int:
     """How many runs (with one of `statuses`, if given)."""
     with ctx.db.connect() as c:
         return runrows.count_runs(c, statuses)
+
+
+# ---------------------------------------------------------------- the verbs' documents (every face)
+
+
+def notes_doc(ctx: Ctx, hypothesis: str | None = None, since: str | None = None, limit: int | None = None,
+              offset: int = 0, order: str = "oldest") -> documents.NoteList:
+    """`note list`: notes (of one hypothesis, at or after `since`), oldest first unless `order="newest"`."""
+    rows = list_notes(ctx, hypothesis)
+    if since:
+        rows = [n for n in rows if str(n["created_at"]) >= since]
+    return cast(documents.NoteList, envelope.listing("notes", rows, limit, offset, order))
+
+
+def runs_doc(ctx: Ctx, *, status: str | None = None, hypothesis: str | None = None, launch: int | None = None,
+             labels: list[str] | tuple[str, ...] = (), since: str | None = None,
+             limit: int | None = None, offset: int = 0, order: str = "oldest",
+             fields: str | list[str] | None = None) -> documents.RunList:
+    """`run list`: a page of run summaries (`labels`: K=V selectors); the page facts come with a page (`limit` or `offset`)."""
+    doc = runs_page(ctx, status=status, hypothesis=hypothesis, label=labels, limit=limit, offset=offset,
+                    newest=order == "newest", since=since, launch=launch, count=limit is not None or bool(offset))
+    doc["runs"] = envelope.select(doc["runs"], fields)
+    return cast(documents.RunList, doc)
+
+
+BRIEF_RUN = ("environment", "raw", "artifacts")  # what `run show --brief` leaves out (counted instead)
+
+
+def show_run_doc(ctx: Ctx, run_id: int | str, detail: bool = True, fields: str | list[str] | None = None) -> documents.RunShow:
+    """`run show`: everything, or (`detail=False`) without the environment, raw result and artifact
+    list, with the telemetry cut to its text; `fields` keeps only those keys."""
+    doc = show_run(ctx, run_id)
+    if not detail:
+        doc["artifacts_total"] = len(doc["artifacts"])
+        for k in BRIEF_RUN:
+            doc.pop(k, None)
+        tel = doc.get("telemetry") or {}
+        if tel:
+            doc["telemetry"] = {"text": tel.get("text")} if tel.get("text") else {k: tel[k] for k in list(tel)[:8]}
+    return cast(documents.RunShow, envelope.select([doc], fields)[0])

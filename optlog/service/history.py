@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from optlog.core.text import is_id
 from optlog.errors import BadInput, Failed, NotFound
 from optlog.gitlog import history
 from optlog.gitlog.commit import run_git
 from optlog.service import hypotheses
+from optlog.service import documents, envelope
 from optlog.service.context import Ctx
 from optlog.store import hypfiles
 from optlog.store.lock import workspace_lock
@@ -190,3 +191,36 @@ def sync_files(ctx: Ctx) -> dict[str, Any]:
             if sha:
                 committed.append({"sha": sha, "hypothesis": hid, "file": rel, "subject": subject})
         return {"committed": committed, "hypotheses": len(docs)}
+
+
+# ---------------------------------------------------------------- the verbs' documents (every face)
+
+
+def brief_event(e: dict[str, Any]) -> documents.LogEvent:
+    """An event without its commit body (an agent's default): what happened, to what, why in one line."""
+    out: dict[str, Any] = {k: e.get(k) for k in ("sha", "at", "event", "subject")}  # the subject names the hypothesis
+    out["sha"] = (e.get("sha") or "")[:8]
+    out["at"] = str(e.get("at") or "")[:19]
+    if e.get("runs"):
+        out["runs"] = e["runs"][:5]
+    if e.get("pivot"):
+        out["pivot"] = e["pivot"]
+    return cast(documents.LogEvent, out)
+
+
+def log_doc(ctx: Ctx, hypothesis: str | None = None, *, limit: int | None = None, offset: int = 0,
+            since: str | None = None, order: str = "oldest", detail: bool = True) -> documents.LogDoc:
+    """`log`: the decision timeline. Pages count back from the newest event (`offset` skips the
+    newest ones); `order` is the order of the page's events; `detail=False` drops commit bodies."""
+    envelope.check_limit(limit, 1)
+    res = log(ctx, hypothesis, None)
+    events = res["events"]
+    if since:
+        events = [e for e in events if str(e["at"]) >= since]
+    rows, facts = envelope.paged(events, limit, offset, "newest")
+    if order == "oldest":
+        rows = rows[::-1]
+    res["events"] = rows if detail else [brief_event(e) for e in rows]
+    if limit is not None or offset:
+        res.update(facts)
+    return cast(documents.LogDoc, res)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import ValidationError
 
@@ -17,6 +17,8 @@ from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound, not_found
 from optlog.gitlog import history
 from optlog.service import evidence, journal
+from optlog.service import documents
+from optlog.service.envelope import listing
 from optlog.service.context import Ctx
 from optlog.service.evidence import live_hypotheses
 from optlog.service.refs import require  # noqa: F401  (re-exported: links are checked through hypotheses.require too)
@@ -460,3 +462,68 @@ def list_(ctx: Ctx, status: str | None = None) -> list[dict[str, Any]]:
     if status:
         out = [h for h in out if h["status"] == status]
     return out
+
+
+# ---------------------------------------------------------------- the verbs' documents (every face)
+
+
+def ack(h: documents.HypothesisShow) -> documents.HypothesisAck:
+    """What a write acknowledges with (an agent's default): ids and statuses, not the object."""
+    return {"id": h["id"], "status": h["status"], "title": h["title"], "parent": h["parent"],
+            "predictions": [{"id": p["id"], "status": p["status"]} for p in h["predictions"]]}
+
+
+def brief(h: documents.HypothesisShow) -> documents.HypothesisBrief:
+    """`hypothesis show` without the evidence values (an agent's default)."""
+    full: dict[str, Any] = dict(h)
+    out: dict[str, Any] = {k: full[k] for k in ("id", "title", "status", "parent", "children", "rivals") if k in full}
+    if h.get("statement"):
+        out["statement"] = h["statement"]
+    out["predictions"] = [{"id": p["id"], "version": p["version"], "status": p["status"], "expect": p["expect"],
+                           "metric": p.get("metric")} for p in h["predictions"]]
+    out["verdicts"] = [{**v, "summary": v["summary"][:160]} for v in h["verdicts"][-2:]]
+    out["verdicts_total"] = len(h["verdicts"])
+    out["notes_total"] = len(h.get("notes") or [])
+    out["runs_total"] = len(h.get("runs") or [])
+    if h.get("disagreement"):
+        out["disagreement"] = h["disagreement"]
+    return cast(documents.HypothesisBrief, out)
+
+
+def show_doc(ctx: Ctx, hid: str, detail: bool = True) -> documents.HypothesisShow | documents.HypothesisBrief:
+    """`hypothesis show`: everything, or (`detail=False`) the brief form."""
+    h = cast(documents.HypothesisShow, show(ctx, hid))
+    return h if detail else brief(h)
+
+
+def _written(ctx: Ctx, hid: str, detail: bool) -> documents.HypothesisShow | documents.HypothesisAck:
+    h = cast(documents.HypothesisShow, show(ctx, hid))
+    return h if detail else ack(h)
+
+
+def add_doc(ctx: Ctx, title: str, *, hid: str | None = None, statement: str = "", rationale: str = "",
+            parent: str | None = None, rivals: list[str] | tuple[str, ...] = (),
+            detail: bool = True) -> documents.HypothesisShow | documents.HypothesisAck:
+    """`hypothesis add`: add, then the hypothesis as `show` gives it (or its acknowledgement)."""
+    doc = add(ctx, title, hid=hid, statement=statement, rationale=rationale, parent=parent, rivals=rivals)
+    return _written(ctx, doc.id, detail)
+
+
+def set_doc(ctx: Ctx, hid: str, status: str, why: str, detail: bool = True) -> documents.HypothesisShow | documents.HypothesisAck:
+    """`hypothesis set`: a manual status, then the hypothesis (or its acknowledgement)."""
+    set_status(ctx, hid, status, why)
+    return _written(ctx, hid, detail)
+
+
+def edit_doc(ctx: Ctx, hid: str, *, title: str | None = None, statement: str | None = None,
+             rationale: str | None = None, add_rivals: tuple[str, ...] = (),
+             detail: bool = True) -> documents.HypothesisShow | documents.HypothesisAck:
+    """`hypothesis edit`: the edit, then the hypothesis (or its acknowledgement)."""
+    edit(ctx, hid, title=title, statement=statement, rationale=rationale, add_rivals=add_rivals)
+    return _written(ctx, hid, detail)
+
+
+def list_doc(ctx: Ctx, status: str | None = None, limit: int | None = None, offset: int = 0,
+             order: str = "oldest", fields: str | list[str] | None = None) -> documents.HypothesisList:
+    """`hypothesis list`: a page of summaries, oldest first unless `order="newest"`."""
+    return cast(documents.HypothesisList, listing("hypotheses", list_(ctx, status), limit, offset, order, fields))

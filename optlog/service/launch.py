@@ -21,7 +21,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, Failed, NotFound
@@ -33,6 +33,7 @@ from optlog.runs.recover import recover
 from optlog.runs.redact import Redactor
 from optlog.runs.spec import base_url, load_spec, parse_set, plan, render_point, resolve_cwd
 from optlog.service import launch_record
+from optlog.service import documents
 from optlog.service.context import Ctx
 from optlog.service.evidence import insert_run
 from optlog.service.refs import require
@@ -153,20 +154,16 @@ def open_launch(ctx: Ctx, ls: Any, points: list[Any], *, sets: list[str] | tuple
     {"launch", "doc" (the driver's unredacted document), "redact", "host"}. `streamed`: the points
     are made while the launch runs (optlog tune), at most this many; the record is written at the
     end (`write_record`)."""
-
-    from optlog.store.models import Launch  # deferred: the row models load SQLModel (the ORM)
-
     # what is stored and shown is redacted; the driver runs the real document it is handed
     red = Redactor.of(ls.data, dict(_sets_doc(sets)), server_url, [p.rendered for p in points])
 
     host = socket.gethostname()
     token = uuid.uuid4().hex
     with ctx.db.write() as s:
-        la = Launch(spec_path=ls.file, spec={}, status="running", pid=os.getpid(),
-                    pid_start=str(procs.start_ticks(os.getpid())), host=host, hypothesis_id=hypothesis,
-                    created_at=now_iso(), progress={"done": 0, "total": len(points) if streamed is None else streamed})
-        s.add(la)
-        s.flush()
+        la = launchrows.add_launch(
+            s, spec_path=ls.file, spec={}, status="running", pid=os.getpid(),
+            pid_start=str(procs.start_ticks(os.getpid())), host=host, hypothesis_id=hypothesis,
+            created_at=now_iso(), progress={"done": 0, "total": len(points) if streamed is None else streamed})
         lid = la.id
         assert lid is not None
         docs = [add_point(ctx, s, ls, p, lid=lid, server_url=server_url, hypothesis=hypothesis, host=host, redact=red.redact)
@@ -387,3 +384,62 @@ def cancel(ctx: Ctx, ref: str) -> dict[str, Any]:
     doc = status_doc(ctx, f"L{lid}")
     return {"launch": lid, "status": doc["status"], "cancelled": False, "runs": doc["runs"],
             "message": "the driver was already gone; its runs were marked interrupted"}
+
+
+# ---------------------------------------------------------------- the verbs' documents (every face)
+
+
+def brief_status(d: dict[str, Any]) -> documents.RunWait:
+    """A run's or launch's status in a few lines: counts by status and the first failures."""
+    if "runs" not in d:
+        out = dict(d)
+        if out.get("error"):
+            out["error"] = out["error"].splitlines()[0][:200]
+        return cast(documents.RunWait, out)
+    counts: dict[str, int] = {}
+    for r in d["runs"]:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    bad = [{"id": r["id"], "status": r["status"], "cause": r.get("cause"),
+            "error": (r.get("error") or "").splitlines()[0][:160] if r.get("error") else None}
+           for r in d["runs"] if r["status"] in ("failed", "cancelled", "interrupted")]
+    out = {k: v for k, v in d.items() if k not in ("runs", "progress")}
+    if out.get("error"):
+        out["error"] = out["error"].splitlines()[0][:200]
+    out.update(ref=f"L{d['launch']}", runs=counts, run_ids=[r["id"] for r in d["runs"]][:50], failures=bad[:5])
+    return cast(documents.RunWait, out)
+
+
+def wait_doc(ctx: Ctx, ref: str, timeout: float | None = None, detail: bool = True) -> documents.RunWait:
+    """`run wait`: block until the run or launch is finished (or `timeout` seconds, then `timed_out`);
+    every run's status, or counts by status and the first failures."""
+    doc = wait(ctx, ref, timeout=timeout)
+    return cast(documents.RunWait, doc) if detail else brief_status(doc)
+
+
+def _tail(text: str, n: int | None, width: int | None = None) -> str:
+    lines = text.splitlines(keepends=True)
+    if n is not None:
+        lines = lines[-n:] if n > 0 else []
+    if width is not None:
+        lines = [ln if len(ln.rstrip("\n")) <= width else ln[: max(0, width - 1)] + "…\n" for ln in lines]
+    return "".join(lines)
+
+
+def logs_doc(ctx: Ctx, ref: str, *, follow_: bool = False, tail: int | None = None,
+             width: int | None = None) -> dict[str, Any]:
+    """`run logs --json`: the log files and their text (the last `tail` lines, each cut to `width`)."""
+    files, _ = log_files(ctx, ref)
+    parts: list[str] = []
+    follow(ctx, ref, parts.append, follow=follow_)
+    text = "".join(parts)
+    doc: dict[str, Any] = {"ref": ref, "files": [ctx.ws.rel(f) for f in files], "text": _tail(text, tail, width)}
+    if tail is not None:
+        doc["lines_total"] = len(text.splitlines())
+    return doc
+
+
+def logs_text(ctx: Ctx, ref: str, tail: int | None, width: int | None = None) -> str:
+    """The last `tail` lines of the logs as they are now (the human `run logs --tail N`)."""
+    parts: list[str] = []
+    follow(ctx, ref, parts.append, follow=False)
+    return _tail("".join(parts), tail, width)

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from optlog.core import plans as P
 from optlog.core.timeutil import now_iso
@@ -22,6 +22,7 @@ from optlog.gitlog import history
 from optlog.render import plans as R
 from optlog.render.md import split_front_matter
 from optlog.service import hypotheses
+from optlog.service import documents, envelope
 from optlog.service.context import Ctx
 from optlog.store import planrows
 from optlog.store.lock import workspace_lock
@@ -132,8 +133,6 @@ def add(
     validation: str | None = None,
 ) -> dict[str, Any]:
     """Add a plan. Everything is checked before anything is written."""
-    from optlog.store.models import Plan  # deferred: the row models load SQLModel (the ORM)
-
     if not title or not title.strip():
         raise BadInput("a plan needs a title", field="TITLE")
     lo, hi = P.parse_gain(gain)
@@ -148,10 +147,10 @@ def add(
         taken = max(_plan_files(ctx), default=0)
         with ctx.db.write() as s:
             pid = max(last_plan_number(s), taken) + 1
-            row = Plan(id=pid, title=title.strip(), gain_low=lo, gain_high=hi, effort=eff, confidence=conf,
-                       status="proposed", needs=need_ids, rationale=rationale or None,
-                       steps=[x for x in steps if x.strip()], risks=[x for x in risks if x.strip()],
-                       validation=validation or None, history=[], created_at=now, updated_at=now)
+            row = planrows.new_plan(id=pid, title=title.strip(), gain_low=lo, gain_high=hi, effort=eff,
+                                    confidence=conf, status="proposed", needs=need_ids, rationale=rationale or None,
+                                    steps=[x for x in steps if x.strip()], risks=[x for x in risks if x.strip()],
+                                    validation=validation or None, history=[], created_at=now, updated_at=now)
             s.add(row)
             s.flush()
     return show(ctx, pid)
@@ -422,23 +421,59 @@ def import_(ctx: Ctx, replace: bool = False) -> dict[str, Any]:
     """Rebuild plan records from the plan files' front matter: ids not in the table are added;
     with `replace`, records the files also hold are overwritten by them. All files are read and
     checked before anything is written."""
-    from optlog.store.models import Plan  # deferred: the row models load SQLModel (the ORM)
-
     files = _plan_files(ctx)
     recs = [_read_record(ctx, pid, path) for pid, path in sorted(files.items())]
     imported, skipped = [], []
     with workspace_lock(ctx.ws):
         with ctx.db.write() as s:
             for r in recs:
-                row = s.get(Plan, r["id"])
+                row = planrows.plan(s, r["id"])
                 if row is not None and not replace:
                     skipped.append(r["id"])
                     continue
                 if row is None:
-                    row = Plan(**r)
+                    row = planrows.new_plan(**r)
                 else:
                     for k, val in r.items():
                         setattr(row, k, val)
                 s.add(row)
                 imported.append(r["id"])
     return {"imported": imported, "skipped": skipped}
+
+
+# ---------------------------------------------------------------- the verbs' documents (every face)
+
+
+def ack(p: dict[str, Any]) -> documents.PlanAck:
+    """What a plan write acknowledges with (an agent's default)."""
+    return cast(documents.PlanAck, {k: p.get(k) for k in ("id", "title", "rank", "score", "status", "reason", "file")})
+
+
+def add_doc(ctx: Ctx, title: str, *, gain: str, effort: str, confidence: str | float,
+            needs: list[str] | tuple[str, ...] = (), rationale: str | None = None, steps: list[str] | tuple[str, ...] = (),
+            risks: list[str] | tuple[str, ...] = (), validation: str | None = None,
+            detail: bool = True) -> dict[str, Any] | documents.PlanAck:
+    """`plan add`: the plan as `show` gives it, or its acknowledgement."""
+    res = add(ctx, title, gain=gain, effort=effort, confidence=confidence, needs=needs, rationale=rationale,
+              steps=steps, risks=risks, validation=validation)
+    return res if detail else ack(res)
+
+
+def set_doc(ctx: Ctx, pid: int | str, status: str | None = None, measured_gain: str | float | None = None,
+            why: str | None = None, detail: bool = True) -> dict[str, Any] | documents.PlanAck:
+    """`plan set`: the plan after the change, or its acknowledgement."""
+    res = set_(ctx, pid, status, measured_gain, why)
+    return res if detail else ack(res)
+
+
+def list_doc(ctx: Ctx, status: str | None = None, fields: str | list[str] | None = None) -> documents.PlanList:
+    """`plan list`: plans in rank order (only `fields` of each) and the calibration."""
+    doc = list_(ctx, status)
+    doc["plans"] = envelope.select(doc["plans"], fields)
+    return cast(documents.PlanList, doc)
+
+
+def render_doc(ctx: Ctx, detail: bool = True) -> dict[str, Any] | documents.PlanRenderBrief:
+    """`plan render`: every plan as rendered, or only the files, what changed and the commit."""
+    res = render(ctx)
+    return res if detail else cast(documents.PlanRenderBrief, {k: res[k] for k in ("files", "changed", "commit")})

@@ -7,7 +7,7 @@ not an error. Everything else is checked before anything is written (exit 2, not
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from optlog.core import expr as E
 from optlog.core import labels as L
@@ -16,6 +16,8 @@ from optlog.core.hypothesis import HypothesisDoc, Prediction, PredictionVersion
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, not_found
 from optlog.service import hypotheses
+from optlog.service import documents
+from optlog.service.envelope import listing
 from optlog.service.context import Ctx
 from optlog.service.hypotheses import rivals_of
 from optlog.service.verdicts import evaluate_predictions
@@ -244,3 +246,46 @@ def show(ctx: Ctx, pid: str) -> dict[str, Any]:
                         "explanation": j.get("explanation")} for j in judged]
     out["last_verdict"] = judged[-1] if judged else None
     return out
+
+
+# ---------------------------------------------------------------- the verbs' documents (every face)
+
+
+def ack(p: dict[str, Any]) -> documents.PredictionAck:
+    """What a prediction write acknowledges with (an agent's default)."""
+    return cast(documents.PredictionAck, {k: p[k] for k in ("id", "version", "status", "expect", "new_version", "warnings")
+                                if k in p})
+
+
+def add_doc(ctx: Ctx, hid: str, expect: str, *, metric: str | None = None, a: list[str] | tuple[str, ...] = (),
+            b: list[str] | tuple[str, ...] = (), where: str | None = None, per: str | None = None,
+            margin: float | None = None, detail: bool = True) -> documents.Prediction | documents.PredictionAck:
+    """`prediction add` (`a`, `b`: K=V label selectors): the prediction, or its acknowledgement."""
+    p = add(ctx, hid, expect, metric=metric, a=a, b=b, where=where, per=per, margin=margin)
+    return cast(documents.Prediction, p) if detail else ack(p)
+
+
+def edit_doc(ctx: Ctx, pid: str, *, expect: str | None = None, metric: str | None = None,
+             a: list[str] | tuple[str, ...] | None = None, b: list[str] | tuple[str, ...] | None = None,
+             where: str | None = None, per: str | None = None, margin: float | None = None,
+             detail: bool = True) -> documents.Prediction | documents.PredictionAck:
+    """`prediction edit`: the prediction as now, or its acknowledgement."""
+    p = edit(ctx, pid, expect=expect, metric=metric, a=a, b=b, where=where, per=per, margin=margin)
+    return cast(documents.Prediction, p) if detail else ack(p)
+
+
+def list_doc(ctx: Ctx, hid: str | None = None, status: str | None = None, limit: int | None = None,
+             offset: int = 0, order: str = "oldest") -> documents.PredictionList:
+    """`prediction list`: of one hypothesis or all, with this status or any."""
+    rows = [p for p in list_(ctx, hid) if status is None or p["status"] == status]
+    return cast(documents.PredictionList, listing("predictions", rows, limit, offset, order))
+
+
+def show_doc(ctx: Ctx, pid: str, detail: bool = True) -> dict[str, Any]:
+    """`prediction show`: every verdict with its levels, or the last three without the per-level values."""
+    doc = show(ctx, pid)
+    if not detail:
+        doc = {k: v for k, v in doc.items() if k not in ("last_verdict", "history")}
+        doc["verdicts_total"] = len(doc.get("verdicts", []))
+        doc["verdicts"] = [{k: v for k, v in x.items() if k != "levels"} for x in doc.get("verdicts", [])[-3:]]
+    return doc

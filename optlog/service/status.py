@@ -9,11 +9,11 @@ Runs are read with plain SQL: the ORM's table classes cost more than the whole a
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from optlog.core.shape import fit
 from optlog.core.todos import open_first
-from optlog.service import hypotheses, todos
+from optlog.service import documents, hypotheses, todos
 from optlog.service.context import Ctx
 from optlog.service.evidence import live_hypotheses
 from optlog.store.statusrows import run_facts
@@ -46,7 +46,7 @@ def _runs_facts(ctx: Ctx, last_verdict_at: str) -> dict[str, Any]:
             "invalid_total": f.invalid_total, "newest": f.newest, "live_hyps": live_hyps}
 
 
-def status(ctx: Ctx, *, docs: dict[str, Any] | None = None, all_todos: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def status(ctx: Ctx, *, docs: dict[str, Any] | None = None, all_todos: list[dict[str, Any]] | None = None) -> documents.StatusDoc:
     """`docs` (from `hypotheses.sync`) and `all_todos` (from `todos.list_`), when the caller has just
     read them (the dashboard, on every reload), are not read again."""
 
@@ -114,7 +114,7 @@ def status(ctx: Ctx, *, docs: dict[str, Any] | None = None, all_todos: list[dict
         out["notice"] = "the run database is empty" + (
             " (fresh clone: hypotheses, predictions, verdicts and plans are read from the files)" if docs else "")
 
-    return fit(out, MAX_BYTES, "the totals say how many; hypothesis_list, run_list and todo_list page through them")
+    return cast(documents.StatusDoc, fit(out, MAX_BYTES, "the totals say how many; hypothesis_list, run_list and todo_list page through them"))
 
 
 def _next(docs: dict[str, Any], runs: dict[str, Any], due: list[dict[str, Any]],

@@ -17,6 +17,8 @@ constraints through its `constraints_func`). optlog adds what a benchmark search
   again (`RetryFailedTrialCallback`). Workers take the study's next trial under optlog's write lock
   (a PostgreSQL advisory lock on a shared database), so N trials are N, never N + workers − 1.
   `--trials N` is the study's total: running the command again resumes up to N.
+  `--on ssh:HOST|slurm:NAME` runs the workers through the executors instead (`tune_remote`): each
+  an `optlog tune run` on its host against the same PostgreSQL study.
 - **A configuration measured already is not launched again**: the trial takes its result
   (`same_as`), so a sampler that proposes it again costs nothing.
 - **Honest best.** The best trial(s) are re-measured with repeats interleaved with the runner-up
@@ -41,7 +43,7 @@ from typing import Any
 from optlog.core import tune as T
 from optlog.core.expr import ExprError
 from optlog.core.timeutil import now_iso
-from optlog.errors import BadInput, NotFound
+from optlog.errors import BadInput, Failed, NotFound
 from optlog.service import tune_claim
 from optlog.service.context import Ctx
 
@@ -69,6 +71,7 @@ class TuneArgs:
     remeasure: int | None = None
     prune_above: str | None = None  # `--prune-above PARAM`: see `core.tune.pruned_by`
     claim: float | None = None  # `--claim PCT`: register "tuning gains ≥ PCT % over the default settings" first
+    on: list[str] = field(default_factory=list)  # executors the workers run on ("ssh:HOST", "slurm:NAME"); [] local
 
 
 # ----------------------------------------------------------------------------- checking
@@ -486,6 +489,9 @@ class Worker:
 
 def tune(ctx: Ctx, a: TuneArgs, on_event: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Run (or resume) a study with `a.workers` local workers; returns the study's document."""
+    if a.on:
+        return tune_remote(ctx, a, on_event)
+    first = _worker_index()
     ls, space, conds = _check(ctx, a)
     opened = _open_study(ctx, a, ls, space, conds, create=True)  # before the other workers start: one creator
     tune_claim.register(ctx, a, ls, space, opened[0], _study_name(ls, a))  # before any trial: pre-registered
@@ -496,14 +502,14 @@ def tune(ctx: Ctx, a: TuneArgs, on_event: Callable[[dict[str, Any]], None] | Non
     for i in range(1, a.workers):
         log_path = logs / f"{name}.worker-{i}.log"
         with open(log_path, "ab") as log:
-            p = subprocess.Popen([sys.executable, "-m", "optlog.service.tune", "--root", str(ctx.ws.root), "--worker", str(i)],
+            p = subprocess.Popen([sys.executable, "-m", "optlog.service.tune", "--root", str(ctx.ws.root), "--worker", str(first + i)],
                                  stdin=subprocess.PIPE, stdout=log, stderr=log, cwd=str(ctx.ws.root), env=dict(os.environ))
         assert p.stdin is not None
         p.stdin.write(json.dumps(asdict(a)).encode())
         p.stdin.close()
         children.append((p, log_path))
-    w = Worker(ctx, a, 0, on_event, opened)
-    launches = [w.run(allow_concurrent=a.workers > 1)]
+    w = Worker(ctx, a, first, on_event, opened)
+    launches = [w.run(allow_concurrent=a.workers > 1 or WORKER_ENV in os.environ)]
     errors = []
     for p, log_path in children:
         rc = p.wait()
@@ -527,7 +533,11 @@ def tune(ctx: Ctx, a: TuneArgs, on_event: Callable[[dict[str, Any]], None] | Non
 
 def _judge_claim(ctx: Ctx, a: TuneArgs, w: Worker, rounds: int,
                  on_event: Callable[[dict[str, Any]], None] | None) -> list[dict[str, Any]]:
-    """The study's claim (`--claim`), if it has one, judged on its best (service.tune_claim)."""
+    """The study's claim (`--claim`), if it has one, judged on its best (service.tune_claim).
+    `--remeasure 0` measures nothing after the search, the claim included: the search-only workers
+    of `--on` run so, and leave the judging to the one worker that re-measures."""
+    if a.remeasure == 0:
+        return []
     before = (w.study.user_attrs.get(tune_claim.ATTR) or {}).get("launch")
     best = show(ctx, w.name, storage=w.storage)["best"]
     rec = tune_claim.judge(ctx, a, w.ls, w.study, w.name, best, rounds or ctx.config.tune.remeasure, on_event)
@@ -614,7 +624,136 @@ def _remeasure(ctx: Ctx, a: TuneArgs, w: Worker, rounds: int,
            "changed": first_best is not None and winners != first_best}
     w.study.set_user_attr("remeasured", doc)
     return doc
-    
+
+
+# ----------------------------------------------------------------------------- workers through the executors
+
+WORKER_ENV = "OPTLOG_TUNE_WORKER"  # set for a worker started by `--on`: its index (ports, seeds)
+
+
+def _worker_index() -> int:
+    """This process's worker index: 0, or the one `tune_remote` gave it (OPTLOG_TUNE_WORKER)."""
+    raw = os.environ.get(WORKER_ENV, "0")
+    return int(raw) if raw.isdigit() else 0
+
+
+def _targets(ctx: Ctx, a: TuneArgs, ls: Any) -> list[Any]:
+    """The executors of `--on` (the spellings of a spec's `executor:`), checked before anything is
+    written: remote workers share the study only through a database every host reaches."""
+    from optlog.runs.executor_select import make_executor
+
+    if ls.spec.executor not in (None, "local"):
+        raise ls.bad("--on runs each worker's trials on the worker's own host, so the spec's executor must be "
+                     "local (or leave out --on to run the trials through the spec's executor)", "executor")
+    out = []
+    for on in a.on:
+        spelled: Any = {"slurm": {}} if on == "slurm" else on
+        if on in ("local", "") or not (on.startswith("ssh:") or on == "slurm" or on.startswith("slurm:")):
+            raise BadInput(f"--on {on!r}: use ssh:HOST (optlog.yaml executors.ssh), slurm:NAME "
+                           "(optlog.yaml executors.slurm) or slurm (the default partition)", field="--on")
+        try:
+            out.append((on, make_executor(ctx, spelled)))
+        except Failed as e:
+            raise BadInput(f"--on {on!r}: {e}", field="--on", code="bad_executor") from None
+    if ctx.db.is_sqlite:
+        raise BadInput("--on: this workspace's database is a SQLite file on this machine (and so is its study, "
+                       ".optlog/tune.db), which workers on other hosts cannot share; set OPTLOG_DB_URL to a "
+                       "PostgreSQL database every host reaches (docs/tune.md)", field="--on", code="not_shared")
+    return out
+
+
+def _worker_argv(ctx: Ctx, a: TuneArgs, ls: Any, ex: Any, remeasure: int) -> list[str]:
+    """`optlog -C ROOT tune run SPEC …` for one worker: the same study, objectives and constraints.
+    Over ssh the host's optlog command (`executors.ssh.HOST.optlog`); in a Slurm job this Python (the
+    workspace and optlog live on a filesystem the nodes share)."""
+    import shlex
+
+    cmd = shlex.split(getattr(ex, "optlog", None) or "optlog") if ex.kind == "ssh" else [sys.executable, "-m", "optlog"]
+    argv = [*cmd, "-C", str(ctx.ws.root), "tune", "run", ls.file, "--study", _study_name(ls, a),
+            "--trials", str(a.trials), "--remeasure", str(remeasure), "--sampler", _sampler_name(a), "--json"]
+    for m, d in a.objectives:
+        argv += [f"--{d}", m]
+    for c in a.constraints:
+        argv += ["--constraint", c]
+    for k in a.sets:
+        argv += ["--set", k]
+    for flag, v in (("--timeout", a.timeout_s), ("--seed", a.seed), ("--server-url", a.server_url),
+                    ("--hypothesis", a.hypothesis),
+                    ("--claim", a.claim if remeasure > 0 else None)):  # the re-measuring worker judges it
+        if v is not None:
+            argv += [flag, str(v)]
+    return argv
+
+
+def _run_workers(ctx: Ctx, a: TuneArgs, ls: Any, targets: list[Any], n: int, remeasure: int, tag: str,
+                 say: Callable[[str], None]) -> list[dict[str, Any]]:
+    """Start `n` workers over `targets` (round robin), wait for all; Ctrl-C or an error ends them all."""
+    logs = ctx.ws.state_dir / "tune"
+    logs.mkdir(parents=True, exist_ok=True)
+    started = []
+    try:
+        for i in range(n):
+            on, ex = targets[i % len(targets)]
+            out = logs / f"{_study_name(ls, a)}.{tag}-{i}.json"
+            err = logs / f"{_study_name(ls, a)}.{tag}-{i}.log"
+            out.unlink(missing_ok=True)
+            # the database URL travels in the environment: Slurm exports the submitter's, and both
+            # executors keep a value with credentials out of files and command lines
+            env = {WORKER_ENV: str(i), "OPTLOG_DB_URL": ctx.db.url}
+            try:
+                h = ex.popen(_worker_argv(ctx, a, ls, ex, remeasure), env=env, cwd=str(ctx.ws.root), stdout=out,
+                             stderr=err, role="tune-worker")
+            except OSError as e:
+                raise Failed(f"--on {on}: worker {i} did not start: {e}", field="--on", code="worker_start") from None
+            say(f"worker {i} started on {on} ({ctx.ws.rel(err)})")
+            started.append((i, on, ex, h, out, err))
+        docs = []
+        for i, on, _ex, h, out, err in started:
+            rc = h.wait()
+            d: dict[str, Any] = {"worker": i, "on": on, "exit_code": rc, "log": ctx.ws.rel(err)}
+            try:
+                res = json.loads(out.read_text(encoding="utf-8"))
+                d["launches"] = res.get("launches") or []
+            except (OSError, ValueError):
+                tail = err.read_text(encoding="utf-8", errors="replace").strip().splitlines() if err.exists() else []
+                d["error"] = tail[-1] if tail else f"no result (exit {rc})"
+            say(f"worker {i} on {on} ended (exit {rc})")
+            docs.append(d)
+        return docs
+    finally:
+        for _i, _on, ex, h, _out, _err in started:
+            if h.poll() is None:
+                ex.kill(h, grace_s=10.0)
+
+
+def tune_remote(ctx: Ctx, a: TuneArgs, on_event: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """`--on`: one worker per ssh host or Slurm job (max(--workers, the targets) of them, round robin),
+    each `optlog tune run` against this workspace's PostgreSQL study; then the re-measure, as one more
+    worker on the first target (the trials' kind of machine, not this one)."""
+    ls, space, conds = _check(ctx, a)
+    targets = _targets(ctx, a, ls)
+    study, storage = _open_study(ctx, a, ls, space, conds, create=True)  # one creator, before the workers
+    name = _study_name(ls, a)
+    tune_claim.register(ctx, a, ls, space, study, name)  # before any trial: pre-registered
+
+    def say(text: str) -> None:
+        if on_event is not None:
+            on_event({"kind": "log", "text": f"tune {name}: {text}"})
+
+    workers = _run_workers(ctx, a, ls, targets, max(a.workers, len(targets)), 0, "worker", say)
+    rounds = a.remeasure if a.remeasure is not None else ctx.config.tune.remeasure
+    if rounds > 0 and all(w["exit_code"] == 0 for w in workers):
+        workers += _run_workers(ctx, a, ls, targets[:1], 1, rounds, "remeasure", say)
+    doc = show(ctx, name, storage=storage)
+    doc["launches"] = [la for w in workers for la in w.get("launches", [])]
+    doc["workers"] = workers
+    doc["cancelled"] = False
+    errors = [f"worker {w['worker']} on {w['on']} exited with code {w['exit_code']}: {w.get('error', '')} ({w['log']})"
+              for w in workers if w["exit_code"] != 0]
+    if errors:
+        doc["worker_errors"] = errors
+    return doc
+
 
 # ----------------------------------------------------------------------------- reading studies
 
@@ -815,3 +954,8 @@ def _worker_main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(_worker_main(sys.argv[1:]))
+
+
+def list_doc(ctx: Ctx) -> dict[str, Any]:
+    """`tune list`: `{"studies": [...]}` (the envelope lives here, not in a face)."""
+    return {"studies": list_studies(ctx)}

@@ -14,7 +14,7 @@ used the run is re-evaluated and its new verdict committed with the reason.
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from optlog.core import comparable as C
 from optlog.core import expr as E
@@ -26,6 +26,7 @@ from optlog.core.verdict import run_matches
 from optlog.errors import BadInput, NotFound, not_found
 from optlog.gitlog import history
 from optlog.service import evidence, hypotheses, runfiles
+from optlog.service import documents
 from optlog.service.context import Ctx
 from optlog.service.diagnoses import describe, reads_diagnosis, refresh
 from optlog.service.evidence import live_hypotheses
@@ -264,7 +265,7 @@ def _link_runs(ctx: Ctx, links: dict[str, set[int]]) -> None:
         add_links(s, missing, "verdict", now)
 
 
-def any_bad(result: dict[str, Any]) -> bool:
+def any_bad(result: dict[str, Any] | documents.VerdictDoc) -> bool:
     """For `verdict --check`: any evaluated prediction falsified or inconclusive."""
     return any(p["status"] in ("falsified", "inconclusive") for r in result["results"] for p in r["predictions"])
 
@@ -430,3 +431,27 @@ def rediagnose(ctx: Ctx, cause: str) -> dict[str, Any]:
         res = evaluate(ctx, hids=hids, event="rediagnose", cause=f"{cause}; {describe(changes)}")
         out["results"] = res["results"]
     return out
+
+
+# ---------------------------------------------------------------- the verbs' documents (every face)
+
+
+def brief(res: dict[str, Any]) -> documents.VerdictDoc:
+    """One line per prediction (an agent's default): ids, statuses and the explanation."""
+    return cast(documents.VerdictDoc, {
+        "results": [{"hypothesis": r["hypothesis"], "status": r["status"], "auto_status": r["auto_status"],
+                     "changed": r["changed"], **({"disagreement": r["disagreement"]} if r.get("disagreement") else {}),
+                     "predictions": [{"id": p["id"], "status": p["status"], "line": p.get("explanation")}
+                                     for p in r["predictions"]]}
+                    for r in res["results"]],
+        "warnings": res["warnings"][:5],
+        "warnings_total": len(res["warnings"]),
+        "committed": res["committed"],
+    })
+
+
+def verdict_doc(ctx: Ctx, hid: str | None = None, all: bool = False, detail: bool = True) -> documents.VerdictDoc:  # noqa: A002
+    """`verdict`: judge and commit (idempotent); every level with its values, or one line per
+    prediction. `any_bad(doc)` answers `--check` on either form."""
+    res = evaluate(ctx, hid, all=all)
+    return cast(documents.VerdictDoc, res) if detail else brief(res)

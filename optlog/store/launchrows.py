@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from optlog.core.statuses import LIVE_RUN_STATUSES
 from optlog.store.readcache import LIVE_SQL  # one definition of "something is live"
 
 if TYPE_CHECKING:
@@ -15,24 +16,22 @@ if TYPE_CHECKING:
 
     from optlog.store.models import Launch, ProcessRecord, Run
 
-LIVE = ("queued", "running")  # the statuses of a launch or run not yet ended
-
 
 def live_launches(s: Session) -> list[Launch]:
     """Launches queued or running."""
-    from sqlmodel import col, select
+    from sqlmodel import col, select  # deferred: the ORM; ORM-free reads (todo list) skip it
 
-    from optlog.store.models import Launch
+    from optlog.store.models import Launch  # deferred: ORM tables (sqlmodel); ORM-free reads skip them
 
-    return list(s.exec(select(Launch).where(col(Launch.status).in_(LIVE))).all())
+    return list(s.exec(select(Launch).where(col(Launch.status).in_(LIVE_RUN_STATUSES))).all())
 
 
 def run_states(s: Session, launch_id: int) -> list[tuple[int, str, str | None, str | None]]:
     """(id, status, error, cause) of a launch's runs, in id order: the dashboard's launch pane
     shows its failures as they happen."""
-    from sqlmodel import col, select
+    from sqlmodel import col, select  # deferred: the ORM; ORM-free reads (todo list) skip it
 
-    from optlog.store.models import Run
+    from optlog.store.models import Run  # deferred: ORM tables (sqlmodel); ORM-free reads skip them
 
     q = select(Run.id, Run.status, Run.error, Run.cause).where(Run.launch_id == launch_id).order_by(col(Run.id))
     return [(int(i or 0), st, e, c) for i, st, e, c in s.exec(q).all()]
@@ -74,7 +73,7 @@ def live_launch_processes(s: Session) -> list[tuple[int, int | None, str | None,
 
     from optlog.store.models import Launch  # deferred: the row models load SQLModel (the ORM)
 
-    q = select(Launch.id, Launch.pid, Launch.pid_start, Launch.host).where(col(Launch.status).in_(LIVE))
+    q = select(Launch.id, Launch.pid, Launch.pid_start, Launch.host).where(col(Launch.status).in_(LIVE_RUN_STATUSES))
     return [(int(i or 0), pid, start, host) for i, pid, start, host in s.exec(q).all()]
 
 
@@ -85,7 +84,7 @@ def live_runs(s: Session, launch_id: int) -> list[Run]:
 
     from optlog.store.models import Run  # deferred: the row models load SQLModel (the ORM)
 
-    return list(s.exec(select(Run).where(Run.launch_id == launch_id, col(Run.status).in_(LIVE))).all())
+    return list(s.exec(select(Run).where(Run.launch_id == launch_id, col(Run.status).in_(LIVE_RUN_STATUSES))).all())
 
 
 def insert_process_record(s: Session, *, launch_id: int, run_id: int | None, role: str, pid: int,
@@ -132,3 +131,13 @@ def anything_live(c: Connection) -> bool:
     from sqlalchemy import text  # deferred: SQLAlchemy loads only with the database
 
     return c.execute(text(f"SELECT EXISTS ({LIVE_SQL})"), {"t": True}).scalar() not in (None, 0, False)
+
+
+def add_launch(s: Session, **fields: Any) -> Launch:
+    """Insert a launch row inside an open write session and return it with its id."""
+    from optlog.store.models import Launch  # deferred: the row models load SQLModel (the ORM)
+
+    la = Launch(**fields)
+    s.add(la)
+    s.flush()
+    return la

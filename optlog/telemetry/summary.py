@@ -17,8 +17,10 @@ from typing import Any
 import numpy as np
 
 from optlog.core.diagnosis import diagnose, same, stored
+from optlog.core.numfmt import fmt_num
+from optlog.store.runrows import labels_metrics
 from optlog.telemetry.fields import SUMMARISED, THROTTLE_BITS
-from optlog.telemetry.store import TIME_FIELD
+from optlog.telemetry.store import TIME_FIELD, read_columns
 
 STATS = ("mean", "p5", "p50", "p95", "max")
 SPARK = "▁▂▃▄▅▆▇█"
@@ -141,9 +143,6 @@ def run_telemetry(ctx: Any, run_id: int, metrics: dict[str, float]) -> dict[str,
     cols: dict[str, dict[str, np.ndarray]] = {}
     labels: dict[str, Any] = {}
     try:
-        from optlog.store.runrows import labels_metrics
-        from optlog.telemetry.store import read_columns
-
         with ctx.db.read() as s:
             cols = read_columns(s, run_id=run_id)
             labels = labels_metrics(s, [run_id])[0][run_id]
@@ -179,15 +178,15 @@ def run_telemetry(ctx: Any, run_id: int, metrics: dict[str, float]) -> dict[str,
                     ]
             stats = {k: metrics.get(f"{f}_{k}") for k in STATS}
             fields[f] = {"samples": int(L), **{k: v for k, v in stats.items() if v is not None}}
-            st = " ".join(f"{k} {_f(stats[k])}" for k in ("mean", "p95", "max") if stats[k] is not None)
+            st = " ".join(f"{k} {fmt_num(stats[k])}" for k in ("mean", "p95", "max") if stats[k] is not None)
             lines.append(f"  {f:<16} {sparkline(v)}  {st}")
         thr = {k: v for k, v in metrics.items() if k.startswith("throttle_") and v > 0}
         if thr:
             lines.append("  throttle: " + ", ".join(f"{k[9:-2]} {v:.1f}s" for k, v in sorted(thr.items())))
     if "energy_j" in metrics:
-        energy = f"  energy {metrics['energy_j']:.0f} J"
+        energy = f"  energy {fmt_num(float(metrics['energy_j']))} J"
         if "tokens_per_joule" in metrics:
-            energy += f", {metrics['tokens_per_joule']:.3g} tokens/J"
+            energy += f", {fmt_num(float(metrics['tokens_per_joule']))} tokens/J"
         lines.append(energy)
     old = stored(metrics)
     inputs = {k: v for k, v in metrics.items() if k not in old}
@@ -204,9 +203,3 @@ def run_telemetry(ctx: Any, run_id: int, metrics: dict[str, float]) -> dict[str,
                      "`optlog verdict` or `optlog calibrate` redoes it and re-judges")
     out["text"] = "\n".join(lines)
     return out
-
-
-def _f(v: float | None) -> str:
-    if v is None:
-        return "-"
-    return f"{v:.3g}" if abs(v) < 1000 else f"{v:.0f}"
