@@ -678,7 +678,7 @@ def _worker_argv(ctx: Ctx, a: TuneArgs, ls: Any, ex: Any, remeasure: int) -> lis
     for k in a.sets:
         argv += ["--set", k]
     for flag, v in (("--timeout", a.timeout_s), ("--seed", a.seed), ("--server-url", a.server_url),
-                    ("--hypothesis", a.hypothesis),
+                    ("--hypothesis", a.hypothesis), ("--prune-above", a.prune_above),
                     ("--claim", a.claim if remeasure > 0 else None)):  # the re-measuring worker judges it
         if v is not None:
             argv += [flag, str(v)]
