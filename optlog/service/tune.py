@@ -28,8 +28,10 @@ constraints through its `constraints_func`). optlog adds what a benchmark search
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import shlex
 import subprocess
 import sys
 import threading
@@ -38,14 +40,24 @@ import warnings
 from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
+from optlog.core import labels as L
 from optlog.core import tune as T
 from optlog.core.expr import ExprError
+from optlog.core.limits import LIMITS
 from optlog.core.timeutil import now_iso
-from optlog.errors import BadInput, Failed, NotFound
+from optlog.errors import BadInput, Failed, NotFound, OptlogError
+from optlog.paths import Workspace
+from optlog.runs.executor_select import make_executor
+from optlog.runs.launcher import Driver
+from optlog.runs.spec import parse_set, plan, search_space
 from optlog.service import tune_claim
 from optlog.service.context import Ctx
+from optlog.service.launch import add_point, open_launch, prepare, write_record
+from optlog.store.db import create_schema, exclusive, schema_exists
+from optlog.store.runrows import labels_metrics, statuses
 
 SAMPLERS = ("tpe", "nsga2", "random", "grid")
 DEFAULT_TRIALS = 20
@@ -55,7 +67,6 @@ ATTR = "optlog"  # the study's user attribute holding what optlog needs to show 
 @dataclass
 class TuneArgs:
     """Everything a tune worker needs (JSON: handed to the other local workers on stdin)."""
-
     spec: str
     objectives: list[list[str]] = field(default_factory=list)  # [[metric, "maximize"|"minimize"], …]
     constraints: list[str] = field(default_factory=list)
@@ -79,9 +90,6 @@ class TuneArgs:
 
 def _check(ctx: Ctx, a: TuneArgs, worker: int = 0) -> tuple[Any, list[T.SearchParam], list[Any]]:
     """Validate everything before anything is written: spec, objectives, constraints, sampler."""
-    from optlog.runs.spec import search_space
-    from optlog.service.launch import prepare
-
     if not a.objectives:
         raise BadInput("name what to optimise: --maximize METRIC or --minimize METRIC (repeatable)",
                        field="--maximize")
@@ -99,7 +107,6 @@ def _check(ctx: Ctx, a: TuneArgs, worker: int = 0) -> tuple[Any, list[T.SearchPa
     if a.sampler is not None and a.sampler not in SAMPLERS:
         raise BadInput(f"--sampler is one of {', '.join(SAMPLERS)}", field="--sampler")
     if a.study is not None:
-        from optlog.core import labels as L
 
         if not L.KEY_RE.match(a.study):
             raise BadInput(f"bad study name {a.study!r}: use letters, digits, '_', '.', '-'", field="--study")
@@ -125,7 +132,6 @@ def _check(ctx: Ctx, a: TuneArgs, worker: int = 0) -> tuple[Any, list[T.SearchPa
             raise BadInput("--prune-above skips what breaks an upper-bound constraint at a lower value: give one "
                            "(--constraint 'p99_ttft_ms <= 200')", field="--prune-above")
     if _sampler_name(a) == "grid":
-        from optlog.core.limits import LIMITS
 
         try:
             n = T.grid_size(space, LIMITS.matrix_points)
@@ -162,7 +168,6 @@ def storage_url(ctx: Ctx, create: bool = True) -> tuple[str, dict[str, Any]]:
             path.parent.mkdir(parents=True, exist_ok=True)
         return f"sqlite:///{path}", {"connect_args": {"timeout": 60}}
     schema = f"{db.schema or 'optlog'}_tune"
-    from optlog.store.db import create_schema
 
     if create:
         create_schema(db, schema)
@@ -177,14 +182,12 @@ def _locked(ctx: Ctx) -> Iterator[None]:
     """Mutual exclusion between tune processes on one workspace: optlog's write lock, taken at once
     (a write session takes SQLite's lock only at its first statement; on PostgreSQL it is an
     advisory lock, so workers on several hosts of one database are excluded too)."""
-    from optlog.store.db import exclusive
-
     with exclusive(ctx.db):
         yield
 
 
 def _quiet() -> Any:
-    import optuna
+    import optuna  # deferred: the tuner (~0.5 s); plain commands and reports without studies skip it
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
@@ -267,7 +270,6 @@ def _open_study(ctx: Ctx, a: TuneArgs, ls: Any, space: list[T.SearchParam], cond
 class _Heartbeat:
     """A running trial's heartbeat in the study's storage, until stopped (Optuna beats only inside
     `Study.optimize`; optlog drives trials itself, ask and tell)."""
-
     def __init__(self, storage: Any, trial_id: int, interval: float) -> None:
         self.stop_ev = threading.Event()
         self.t = threading.Thread(target=self._beat, args=(storage, trial_id, interval), daemon=True)
@@ -296,8 +298,6 @@ def _counted(trials: list[Any]) -> int:
 
 def _trial_metrics(ctx: Ctx, run_ids: list[int]) -> tuple[dict[str, float], list[str], list[dict[str, float]]]:
     """The median of each metric over the trial's succeeded runs; their statuses; per-run metrics."""
-    from optlog.store.runrows import labels_metrics, statuses
-
     with ctx.db.read() as s:
         runs = statuses(s, run_ids)
         _labels, metrics = labels_metrics(s, run_ids)
@@ -309,7 +309,6 @@ def _trial_metrics(ctx: Ctx, run_ids: list[int]) -> tuple[dict[str, float], list
 
 class Worker:
     """One worker: a Launch whose points are this study's trials, chosen as it goes."""
-
     def __init__(self, ctx: Ctx, a: TuneArgs, index: int, on_event: Callable[[dict[str, Any]], None] | None,
                  opened: tuple[Any, Any] | None = None) -> None:
         self.ctx, self.a, self.index, self.on_event = ctx, a, index, on_event
@@ -365,8 +364,6 @@ class Worker:
     def feed(self, st: dict[str, Any]) -> Generator[dict[str, Any], None, None]:
         """The launch's points: each trial's, made after the previous trial was told its result."""
         optuna = _quiet()
-        from optlog.runs.spec import parse_set, plan
-        from optlog.service.launch import add_point
 
         sets = parse_set(self.a.sets)
         while not self.cancelled:
@@ -466,8 +463,6 @@ class Worker:
         self._say(f"trial {trial.number}: " + ", ".join(f"{m}={v:.4g}" for (m, _), v in zip(self.a.objectives, values)))
 
     def run(self, allow_concurrent: bool) -> dict[str, Any]:
-        from optlog.runs.launcher import Driver
-        from optlog.service.launch import open_launch, write_record
 
         st = open_launch(self.ctx, self.ls, [], sets=self.a.sets, server_url=self.a.server_url,
                          hypothesis=self.a.hypothesis, allow_concurrent=allow_concurrent, streamed=self.a.trials)
@@ -563,10 +558,6 @@ def _remeasure(ctx: Ctx, a: TuneArgs, w: Worker, rounds: int,
                on_event: Callable[[dict[str, Any]], None] | None) -> dict[str, Any] | None:
     """Measure the candidates again, `rounds` times each, interleaved (A B A B …, so a drift of the
     machine falls on both), then name the best by the re-measured medians. Stored in the study."""
-    from optlog.runs.launcher import Driver
-    from optlog.runs.spec import parse_set, plan
-    from optlog.service.launch import open_launch
-
     trials = [_trial_doc(t) for t in w.study.get_trials(deepcopy=False)]
     directions = [d for _, d in a.objectives]
     cands = _candidates(trials, directions)
@@ -640,8 +631,6 @@ def _worker_index() -> int:
 def _targets(ctx: Ctx, a: TuneArgs, ls: Any) -> list[Any]:
     """The executors of `--on` (the spellings of a spec's `executor:`), checked before anything is
     written: remote workers share the study only through a database every host reaches."""
-    from optlog.runs.executor_select import make_executor
-
     if ls.spec.executor not in (None, "local"):
         raise ls.bad("--on runs each worker's trials on the worker's own host, so the spec's executor must be "
                      "local (or leave out --on to run the trials through the spec's executor)", "executor")
@@ -666,8 +655,6 @@ def _worker_argv(ctx: Ctx, a: TuneArgs, ls: Any, ex: Any, remeasure: int) -> lis
     """`optlog -C ROOT tune run SPEC …` for one worker: the same study, objectives and constraints.
     Over ssh the host's optlog command (`executors.ssh.HOST.optlog`); in a Slurm job this Python (the
     workspace and optlog live on a filesystem the nodes share)."""
-    import shlex
-
     cmd = shlex.split(getattr(ex, "optlog", None) or "optlog") if ex.kind == "ssh" else [sys.executable, "-m", "optlog"]
     argv = [*cmd, "-C", str(ctx.ws.root), "tune", "run", ls.file, "--study", _study_name(ls, a),
             "--trials", str(a.trials), "--remeasure", str(remeasure), "--sampler", _sampler_name(a), "--json"]
@@ -844,8 +831,6 @@ def list_studies(ctx: Ctx) -> list[dict[str, Any]]:
 
 def has_studies(ctx: Ctx) -> bool:
     """Whether the workspace has a study storage at all (so a report without one loads no Optuna)."""
-    from optlog.store.db import schema_exists
-
     db = ctx.db
     if db.is_sqlite:
         return (ctx.ws.state_dir / "tune.db").is_file()
@@ -930,18 +915,11 @@ def _importances(study: Any, objectives: list[str]) -> dict[str, Any]:
 
 def _worker_main(argv: list[str]) -> int:
     """`python -m optlog.service.tune --root R --worker I`, its TuneArgs as JSON on stdin."""
-    import argparse
-
-    from optlog.errors import OptlogError
-
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", required=True)
     ap.add_argument("--worker", type=int, required=True)
     ns = ap.parse_args(argv)
     a = TuneArgs(**json.loads(sys.stdin.read()))
-    from pathlib import Path
-
-    from optlog.paths import Workspace
 
     ctx = Ctx(Workspace(Path(ns.root)))
     try:
