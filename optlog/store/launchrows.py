@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import insert, text, update
+
 from optlog.core.statuses import LIVE_RUN_STATUSES
 from optlog.store.readcache import LIVE_SQL  # one definition of "something is live"
 
@@ -58,7 +60,6 @@ def launch(s: Session, launch_id: int) -> Launch | None:
 def update_launch(s: Session, launch_id: int, **values: Any) -> None:
     """Set columns of a launch without loading it: its spec column holds every rendered point, and
     the driver updates its progress after each one."""
-    from sqlalchemy import update  # deferred: SQLAlchemy loads only with the database
 
     from optlog.store.models import Launch  # deferred: the row models load SQLModel (the ORM)
 
@@ -91,7 +92,6 @@ def insert_process_record(s: Session, *, launch_id: int, run_id: int | None, rol
                           pgid: int | None, start_ticks: int | None, host: str | None) -> int:
     """Record a process the launch spawned (alive) and return the record's id: recovery ends its
     group if the driver dies."""
-    from sqlalchemy import insert  # deferred: SQLAlchemy loads only with the database
 
     from optlog.store.models import ProcessRecord  # deferred: the row models load SQLModel (the ORM)
 
@@ -107,7 +107,6 @@ def mark_records_dead(s: Session, record_ids: Sequence[int]) -> None:
     """The processes of `record_ids` have ended."""
     if not record_ids:
         return
-    from sqlalchemy import update  # deferred: SQLAlchemy loads only with the database
 
     from optlog.store.models import ProcessRecord  # deferred: the row models load SQLModel (the ORM)
 
@@ -128,8 +127,6 @@ def live_records(s: Session, launch_id: int) -> list[ProcessRecord]:
 def anything_live(c: Connection) -> bool:
     """Whether some launch or run is queued or running, or some process record alive: every
     command opens the database through recovery, and this one indexed probe is its common case."""
-    from sqlalchemy import text  # deferred: SQLAlchemy loads only with the database
-
     return c.execute(text(f"SELECT EXISTS ({LIVE_SQL})"), {"t": True}).scalar() not in (None, 0, False)
 
 

@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import bindparam, func, select, text
+from sqlalchemy import bindparam, func, insert, select, text, update
 
 from optlog.core import labels as L
 from optlog.core.ids import new_id
@@ -312,7 +312,6 @@ def run(s: Session, run_id: int) -> Run | None:
 
 def update_run(s: Session, run_id: int, **values: Any) -> None:
     """Set columns of a run without loading it (the launch driver does it at each step of a point)."""
-    from sqlalchemy import update  # deferred: SQLAlchemy loads only with the database
 
     from optlog.store.models import Run  # deferred: the row models load SQLModel (the ORM)
 
@@ -325,7 +324,6 @@ def add_label_and_metric_rows(s: Session, label_rows: Sequence[dict[str, Any]],
     """Insert label rows ({run_id, key, value, num}, value canonical already) and metric rows
     ({run_id, name, value}) in two executemany statements: a finished point's results, without
     building ORM objects."""
-    from sqlalchemy import insert  # deferred: SQLAlchemy loads only with the database
 
     from optlog.store.models import Metric, RunLabel  # deferred: the row models load SQLModel (the ORM)
 
@@ -339,8 +337,6 @@ def add_label_and_metric_rows(s: Session, label_rows: Sequence[dict[str, Any]],
 def label_keys(c: Connection, among: Sequence[str] | None = None) -> set[str]:
     """The label keys some run has (only those `among`, when given): a filter on a key no run has
     is refused with a did-you-mean."""
-    from sqlalchemy import bindparam, text  # deferred: SQLAlchemy loads only with the database
-
     if among is None:
         return {k for (k,) in c.execute(text("SELECT DISTINCT key FROM run_label"))}
     q = text("SELECT DISTINCT key FROM run_label WHERE key IN :v").bindparams(bindparam("v", expanding=True))
@@ -367,7 +363,6 @@ def run_page(
     """(a page of run rows, the number matching when `count`) for the filters of `run list`;
     `labels` maps a key to its canonical value (each must match). In id order, newest first with
     `newest`."""
-    from sqlalchemy import func  # deferred: SQLAlchemy loads only with the database
     from sqlmodel import col, select  # deferred: SQLModel is the ORM, loaded with the database
 
     from optlog.store.models import Run, RunLabel  # deferred: the row models load SQLModel (the ORM)
@@ -398,8 +393,6 @@ def run_page(
 def live_hypotheses(c: Connection) -> set[str]:
     """Hypotheses with a queued or running run, their own or linked. Plain SQL: building the ORM's
     table classes costs more than the answer."""
-    from sqlalchemy import text  # deferred: SQLAlchemy loads only with the database
-
     # the live runs' ids first (a handful), then one pass over evidence_link
     q = text("SELECT hypothesis_id FROM run WHERE status IN ('queued', 'running') AND hypothesis_id IS NOT NULL "
              "UNION SELECT hypothesis_id FROM evidence_link WHERE run_id IN "
@@ -409,8 +402,6 @@ def live_hypotheses(c: Connection) -> set[str]:
 
 def count_runs(c: Connection, statuses: Sequence[str] | None = None) -> int:
     """How many runs (with one of `statuses`, if given). Core SQL: `status` calls it every time."""
-    from sqlalchemy import bindparam, text  # deferred: SQLAlchemy loads only with the database
-
     if statuses:
         q = text("SELECT COUNT(*) FROM run WHERE status IN :st").bindparams(bindparam("st", expanding=True))
         return int(c.execute(q, {"st": list(statuses)}).scalar() or 0)
