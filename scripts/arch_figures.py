@@ -1,6 +1,7 @@
 """The architecture's figures, for the closing notes and BENCHMARKS-style before/after tables:
 import-linter contracts broken, imports deferred inside functions (optlog's own, by package; third-party
-ones, and how many of those lack a `# deferred: <reason>` comment), `except ImportError` around optlog's own imports, SQL outside `store/`
+ones, and how many of those lack a `# deferred: <reason>` comment), `except ImportError` around optlog's own imports,
+breaches of the import-hygiene rules (tests/architecture/test_import_hygiene.py) by package, SQL outside `store/`
 (modules outside optlog/store that import sqlalchemy or sqlmodel at run time), README lines.
 
     python scripts/arch_figures.py [ROOT]      # ROOT: a checkout (default: this one)
@@ -11,6 +12,7 @@ Prints one JSON document. mypy is run separately (`mypy optlog`), as CI does.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import subprocess
 import sys
@@ -77,6 +79,28 @@ def sql_outside_store(pkg: Path) -> dict[str, object]:
     return {"sql_imports_outside_store": sum(files.values()), "sql_modules_outside_store": sorted(files)}
 
 
+def hygiene(root: Path) -> dict[str, object]:
+    """The import-hygiene rules of tests/architecture/test_import_hygiene.py (this checkout's, applied
+    to ROOT): breaches by package, deferred imports of optlog's own modules other than the two
+    doorways the rules allow (the ORM tables in store/, the service layer in the TUI)."""
+    spec = importlib.util.spec_from_file_location(
+        "import_hygiene", Path(__file__).resolve().parents[1] / "tests/architecture/test_import_hygiene.py")
+    if spec is None or spec.loader is None:
+        return {}
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    found: dict[str, list[str]] = mod.violations(root)
+    by_package: dict[str, int] = {}
+    for rel, vs in found.items():
+        parts = rel.split("/")
+        package = parts[1] if len(parts) > 2 else parts[1].removesuffix(".py")
+        by_package[package] = by_package.get(package, 0) + len(vs)
+    own = sum(1 for vs in found.values() for v in vs if "optlog's own" in v)
+    return {"import_rule_breaches": sum(by_package.values()),
+            "import_rule_breaches_by_package": dict(sorted(by_package.items(), key=lambda kv: -kv[1])),
+            "files_breaking_import_rules": len(found), "deferred_internal_not_allowed": own}
+
+
 def _lint_imports() -> str:
     exe = Path(sys.executable).with_name("lint-imports")
     return str(exe) if exe.exists() else "lint-imports"
@@ -85,6 +109,7 @@ def _lint_imports() -> str:
 def main() -> None:
     root = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parents[1])
     out: dict[str, object] = deferred_imports(root / "optlog")
+    out.update(hygiene(root))
     out.update(sql_outside_store(root / "optlog"))
     out["readme_lines"] = len((root / "README.md").read_text(encoding="utf-8").splitlines())
     p = subprocess.run([_lint_imports(), "--no-cache"], cwd=root, capture_output=True, text=True)

@@ -13,6 +13,7 @@ import click
 from optlog.cli.main import agent, emit, service_ctx
 from optlog.cli.options import fields_option, paging
 from optlog.cli.render import fmt_num, kv, runs_table
+from optlog.core.labels import parse_metric, parse_pairs
 from optlog.core.statuses import RUN_STATUSES
 from optlog.service import evidence
 
@@ -38,7 +39,8 @@ def run() -> None:
 def run_record(labels: tuple[str, ...], metrics: tuple[str, ...], hypothesis: str | None, note: str | None) -> None:
     """Store a run done elsewhere."""
     ctx = service_ctx()
-    r = evidence.record(ctx, labels, metrics, hypothesis, note)
+    r = evidence.record(ctx, parse_pairs(labels, "--label"), dict(parse_metric(m, "--metric") for m in metrics),
+                        hypothesis, note)
     emit(r, lambda r: f"recorded run {r['id']}")
 
 

@@ -32,7 +32,7 @@ def _human(d: dict[str, Any]) -> str:
         vals = t["values"] or []
         rows.append([t["number"], t["state"] + ("" if t.get("feasible") in (None, True) else " (infeasible)"),
                      kv(t["params"])] + [fmt_num(v) for v in vals] + [t["run"] if t["run"] is not None else "",
-                                                                       f"= trial {t['same_as']}" if "same_as" in t else ""])
+                                                                       f"= trial {t['same_as']}" if "same_as" in t else t.get("pruned", "")])
     head = f"study {d['study']} ({d.get('sampler')}): {len(d['trials'])} trial(s)"
     out = head + "\n" + table(rows, ["trial", "state", "params", *objs, "run", ""])
     for b in d["best"]:
@@ -108,6 +108,9 @@ def tune() -> None:
 @click.option("--remeasure", type=int, default=None, metavar="N",
               help="Re-measure the best and the runner-up (or the front) N times each, interleaved, before naming "
                    "the best (default tune.remeasure in optlog.yaml, 3; 0: no re-measure).")
+@click.option("--prune-above", "prune_above", metavar="PARAM",
+              help="Do not launch a configuration that an earlier trial, the same but for a lower PARAM (concurrency), "
+                   "showed to break an upper-bound constraint ('p99_ttft_ms <= 200'): it is pruned.")
 @click.option("--claim", type=float, default=None, metavar="PCT",
               help="Register first the claim 'tuning gains >= PCT % over the default settings' (the spec's params: "
                    "values), judged by a verdict on the best and the default re-measured interleaved (docs/tune.md).")
@@ -116,7 +119,8 @@ def tune() -> None:
 def tune_run(spec: str, maximize: tuple[str, ...], minimize: tuple[str, ...], constraints: tuple[str, ...],
              trials: int | None, timeout_s: float | None, workers: int, on: tuple[str, ...], study: str | None,
              sampler: str | None, seed: int | None, sets: tuple[str, ...], server_url: str | None,
-             hypothesis: str | None, remeasure: int | None, claim: float | None) -> int:
+             hypothesis: str | None, remeasure: int | None, prune_above: str | None,
+             claim: float | None) -> int:
     """Run or resume a study: each trial a launched point; the best (feasible) trial(s) at the end."""
     from optlog.cli.cmd_run_launch import progress
     from optlog.service import tune as svc
@@ -125,7 +129,8 @@ def tune_run(spec: str, maximize: tuple[str, ...], minimize: tuple[str, ...], co
     objectives = [[m, "maximize"] for m in maximize] + [[m, "minimize"] for m in minimize]
     a = svc.TuneArgs(spec=spec, objectives=objectives, constraints=list(constraints), trials=trials, timeout_s=timeout_s,
                      workers=workers, study=study, sampler=sampler, seed=seed, sets=list(sets), server_url=server_url,
-                     hypothesis=hypothesis, remeasure=remeasure, claim=claim, on=list(on))
+                     hypothesis=hypothesis, remeasure=remeasure, prune_above=prune_above, claim=claim,
+                     on=list(on))
     doc = svc.tune(ctx, a, on_event=progress())
     emit(doc, _human)
     return 130 if doc.get("cancelled") else 1 if doc.get("worker_errors") else 0

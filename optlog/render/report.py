@@ -285,7 +285,7 @@ def _tuning(st: dict[str, Any], plots: list[dict[str, Any]]) -> list[str]:
     rows = []
     for t in trials:
         note = (f"= trial {t['same_as']}" if "same_as" in t else f"retry of {t['retry_of']}" if "retry_of" in t
-                else t.get("error") or t.get("warning") or "")
+                else t.get("error") or t.get("warning") or (f"pruned: {t['pruned']}" if t.get("pruned") else ""))
         vals = t.get("values") or []
         rows.append([str(t["number"]), md.text(_kv(t.get("params") or {})),
                      *[fmt_value(vals[i]) if i < len(vals) else "–" for i in range(len(objs))],

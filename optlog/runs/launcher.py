@@ -43,6 +43,7 @@ from optlog.runs.results import AMBIGUOUS, Ambiguous, distinguishing_keys
 from optlog.runs.spec import resolve_cwd
 from optlog.runs.targetlock import open_lock
 from optlog.store import launchrows, runrows
+from optlog.telemetry.session import open_session
 
 TERMINAL = ("succeeded", "failed", "cancelled", "interrupted")
 LOG_NAMES = ("bench.stdout.log", "bench.stderr.log")
@@ -626,8 +627,6 @@ class Driver:
         # The GPUs to watch are the server's; with no server, the bench's (a probe or a local
         # benchmark that pins CUDA_VISIBLE_DEVICES) — otherwise idle GPUs dilute the summaries.
         env = dict(srv.get("env") or {}) if srv else dict((p["rendered"].get("bench") or {}).get("env") or {})
-        from optlog.telemetry.session import open_session  # deferred: telemetry loads numpy; only a launch with it pays
-
         try:
             sess = open_session(self.ctx, launch_id=self.launch_id, settings=settings, env=env,
                                 executor=self.executor)

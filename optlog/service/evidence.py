@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import socket
 from pathlib import Path
 from typing import Any, cast
@@ -10,6 +11,7 @@ from urllib.parse import urlparse
 from optlog.core import labels as L
 from optlog.core.shape import page_facts
 from optlog.core.statuses import RUN_STATUSES
+from optlog.core.text import check as check_text
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound, not_found
 from optlog.runs.redact import redact
@@ -20,6 +22,7 @@ from optlog.store import noterows, runrows
 from optlog.store.runrows import insert_run as insert_row
 from optlog.store.runrows import label_keys, labels_metrics, linked_runs, run_page, runs_by_id, with_labels
 from optlog.store.telemetryrows import has_samples
+from optlog.telemetry.summary import run_telemetry
 
 
 def _check_metric_name(name: str) -> str:
@@ -44,17 +47,20 @@ def insert_run(
 
 def record(
     ctx: Ctx,
-    labels: list[str] | tuple[str, ...],
-    metrics: list[str] | tuple[str, ...],
+    labels: dict[str, Any],
+    metrics: dict[str, float],
     hypothesis: str | None = None,
     note: str | None = None,
 ) -> dict[str, Any]:
-    """Store a run done elsewhere. All input is checked before anything is written."""
-    lab = L.parse_pairs(labels, "--label")
+    """Store a run done elsewhere (typed labels and metrics: a face parses its own syntax, e.g. the
+    CLI's `K=V`). All input is checked before anything is written."""
+    lab = {L.check_key(str(k), "labels"): check_text(str(v), "labels", multiline=False) for k, v in labels.items()}
     met: dict[str, float] = {}
-    for m in metrics:
-        k, v = L.parse_metric(m, "--metric")
-        met[k] = v
+    for k, v in metrics.items():
+        n = L.as_number(v)
+        if isinstance(v, bool) or n is None or not math.isfinite(n):
+            raise BadInput(f"metric {k!r} must be a finite number, got {v!r}", field="metrics")
+        met[L.check_key(str(k), "metrics")] = n
     if not met:
         raise BadInput("a recorded run needs at least one --metric NAME=VALUE", field="--metric")
     if hypothesis:
@@ -186,8 +192,6 @@ def _telemetry(ctx: Ctx, run_id: int, metrics: dict[str, float], labels: dict[st
         with ctx.db.connect() as c:  # samples stored without summaries (one indexed probe)
             if not has_samples(c, run_id):
                 return {}
-    from optlog.telemetry.summary import run_telemetry  # deferred: telemetry summaries load numpy
-
     return run_telemetry(ctx, run_id, metrics)
 
 

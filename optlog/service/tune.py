@@ -69,6 +69,7 @@ class TuneArgs:
     server_url: str | None = None
     hypothesis: str | None = None
     remeasure: int | None = None
+    prune_above: str | None = None  # `--prune-above PARAM`: see `core.tune.pruned_by`
     claim: float | None = None  # `--claim PCT`: register "tuning gains ≥ PCT % over the default settings" first
     on: list[str] = field(default_factory=list)  # executors the workers run on ("ssh:HOST", "slurm:NAME"); [] local
 
@@ -115,6 +116,14 @@ def _check(ctx: Ctx, a: TuneArgs, worker: int = 0) -> tuple[Any, list[T.SearchPa
     space = search_space(ls)
     if a.claim is not None:
         tune_claim.default_config(ls, a, space)  # raises BadInput naming what the claim lacks
+    if a.prune_above is not None:
+        numeric = [p.name for p in space if p.kind in ("int", "float")]
+        if a.prune_above not in numeric:
+            raise BadInput(f"--prune-above names a numeric search parameter ({', '.join(numeric) or 'the spec has none'}),"
+                           f" not {a.prune_above!r}", field="--prune-above")
+        if not any(T.upper_bound(c) for c in conds):
+            raise BadInput("--prune-above skips what breaks an upper-bound constraint at a lower value: give one "
+                           "(--constraint 'p99_ttft_ms <= 200')", field="--prune-above")
     if _sampler_name(a) == "grid":
         from optlog.core.limits import LIMITS
 
@@ -380,6 +389,11 @@ class Worker:
                     done = True
                     self._say(f"trial {trial.number} {params}: measured already (trial {twin.number})")
                     continue
+                if self._prune(trial, params):
+                    hb.stop()
+                    self.study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+                    done = True
+                    continue
                 points = plan(self.ls, sets, self.a.server_url, trial=params, worker=self.index)
                 docs = []
                 with self.ctx.db.write() as s:
@@ -404,6 +418,26 @@ class Worker:
                         self.study.enqueue_trial(trial.params)
                     except Exception:
                         pass
+
+    def _prune(self, trial: Any, params: dict[str, Any]) -> bool:
+        """`--prune-above P`: a configuration that an earlier trial, equal but for a lower P, showed to
+        break an upper-bound constraint is not launched (Optuna's pruned state; the sampler gets
+        that trial's violations). Returns True when `trial` was pruned (its attributes set)."""
+        if self.a.prune_above is None:
+            return False
+        optuna = _quiet()
+        earlier = [(t.number, dict(t.params), _attrs(t).get("constraint"))
+                   for t in self.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))]
+        hit = T.pruned_by(params, self.a.prune_above, self.conds, earlier)
+        if hit is None:
+            return False
+        number, i = hit
+        old = next(v for n, _p, v in earlier if n == number)
+        why = (f"trial {number} broke {self.a.constraints[i]!r} at {self.a.prune_above}="
+               f"{next(p for n, p, _v in earlier if n == number)[self.a.prune_above]}")
+        trial.set_user_attr(TRIAL_ATTR, {"worker": self.index, "pruned": why, "pruned_by": number, "constraint": old})
+        self._say(f"trial {trial.number} {params}: pruned, not launched ({why})")
+        return True
 
     def _tell(self, trial: Any, run_ids: list[int]) -> None:
         optuna = _quiet()
@@ -644,7 +678,7 @@ def _worker_argv(ctx: Ctx, a: TuneArgs, ls: Any, ex: Any, remeasure: int) -> lis
     for k in a.sets:
         argv += ["--set", k]
     for flag, v in (("--timeout", a.timeout_s), ("--seed", a.seed), ("--server-url", a.server_url),
-                    ("--hypothesis", a.hypothesis),
+                    ("--hypothesis", a.hypothesis), ("--prune-above", a.prune_above),
                     ("--claim", a.claim if remeasure > 0 else None)):  # the re-measuring worker judges it
         if v is not None:
             argv += [flag, str(v)]
@@ -730,7 +764,7 @@ def _trial_doc(t: Any) -> dict[str, Any]:
     d = {"number": t.number, "params": dict(t.params), "values": list(t.values) if t.values else None,
          "state": t.state.name.lower(), "run": runs[0] if runs else None, "runs": runs,
          "feasible": T.feasible(at.get("constraint")) if t.values else None}
-    for k in ("same_as", "error", "warning", "worker"):
+    for k in ("same_as", "error", "warning", "worker", "pruned", "pruned_by"):
         if k in at:
             d[k] = at[k]
     if "failed_trial" in t.system_attrs:

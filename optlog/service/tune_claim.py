@@ -90,6 +90,9 @@ def register(ctx: Ctx, a: Any, ls: Any, space: list[T.SearchParam], study: Any, 
         return dict(rec)
     if a.claim is None:
         return None
+    if study.get_trials(deepcopy=False):
+        raise BadInput(f"study {name!r} has trials already: a claim is registered before the search, so that "
+                       "no trial can have shaped it; give a new --study", field="--claim", code="study_mismatch")
     metric, direction = a.objectives[0]
     pct = float(a.claim)
     default = default_config(ls, a, space)
@@ -130,8 +133,8 @@ def judge(ctx: Ctx, a: Any, ls: Any, study: Any, name: str, best: list[dict[str,
     if not rec or not best or rounds < 1:
         return rec
     w = best[0]
-    if rec.get("tuned") == w["number"] and rec.get("rounds") == rounds and rec.get("runs"):
-        return rec  # judged already for this best
+    if rec.get("tuned") == w["number"] and rec.get("rounds") == rounds and rec.get("status") not in (None, "cancelled"):
+        return rec  # judged already for this best (a claim phase cut short is measured again)
     sets = parse_set(a.sets)
     points, roles = [], []
     for r in range(rounds):

@@ -60,7 +60,6 @@ def launch(s: Session, launch_id: int) -> Launch | None:
 def update_launch(s: Session, launch_id: int, **values: Any) -> None:
     """Set columns of a launch without loading it: its spec column holds every rendered point, and
     the driver updates its progress after each one."""
-
     from optlog.store.models import Launch  # deferred: the row models load SQLModel (the ORM)
 
     t = Launch.__table__  # type: ignore[attr-defined]
@@ -92,7 +91,6 @@ def insert_process_record(s: Session, *, launch_id: int, run_id: int | None, rol
                           pgid: int | None, start_ticks: int | None, host: str | None) -> int:
     """Record a process the launch spawned (alive) and return the record's id: recovery ends its
     group if the driver dies."""
-
     from optlog.store.models import ProcessRecord  # deferred: the row models load SQLModel (the ORM)
 
     res = s.connection().execute(insert(ProcessRecord.__table__).values(  # type: ignore[attr-defined]

@@ -312,7 +312,6 @@ def run(s: Session, run_id: int) -> Run | None:
 
 def update_run(s: Session, run_id: int, **values: Any) -> None:
     """Set columns of a run without loading it (the launch driver does it at each step of a point)."""
-
     from optlog.store.models import Run  # deferred: the row models load SQLModel (the ORM)
 
     t = Run.__table__  # type: ignore[attr-defined]
@@ -324,7 +323,6 @@ def add_label_and_metric_rows(s: Session, label_rows: Sequence[dict[str, Any]],
     """Insert label rows ({run_id, key, value, num}, value canonical already) and metric rows
     ({run_id, name, value}) in two executemany statements: a finished point's results, without
     building ORM objects."""
-
     from optlog.store.models import Metric, RunLabel  # deferred: the row models load SQLModel (the ORM)
 
     conn = s.connection()

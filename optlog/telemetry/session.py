@@ -29,8 +29,6 @@ import threading
 import time
 from typing import Any
 
-import numpy as np
-
 from optlog.core.diagnosis import diagnose
 from optlog.store.runrows import labels_metrics
 from optlog.telemetry import prometheus as prom
@@ -409,6 +407,8 @@ class TelemetrySession:
 
 def _energy_from_samples(cols: dict[str, Any]) -> float | None:
     """Energy over a point from the samples: counter deltas (energy_j) or integrated power."""
+    import numpy as np  # deferred: numpy (~80 ms); `run record` imports the launcher, not the arrays
+
     tot = 0.0
     got = False
     for c in cols.values():

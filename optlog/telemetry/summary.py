@@ -12,9 +12,7 @@ tensor_active, dram_bw_util, …): `F` (= the mean, so `a.tensor_active < 20` wo
 from __future__ import annotations
 
 import warnings
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from optlog.core.diagnosis import diagnose, same, stored
 from optlog.core.numfmt import fmt_num
@@ -22,11 +20,16 @@ from optlog.store.runrows import labels_metrics
 from optlog.telemetry.fields import SUMMARISED, THROTTLE_BITS
 from optlog.telemetry.store import TIME_FIELD, read_columns
 
+if TYPE_CHECKING:
+    import numpy as np
+
 STATS = ("mean", "p5", "p50", "p95", "max")
 SPARK = "▁▂▃▄▅▆▇█"
 
 
 def _window(t: np.ndarray, start: float | None, end: float | None, warmup_s: float) -> np.ndarray:
+    import numpy as np  # deferred: numpy (~80 ms); `run record` imports the launcher, not the arrays
+
     m = np.ones(len(t), dtype=bool)
     if start is not None:
         m &= t >= start + warmup_s
@@ -37,6 +40,8 @@ def _window(t: np.ndarray, start: float | None, end: float | None, warmup_s: flo
 
 def summarize(cols_by_gpu: dict[str, dict[str, np.ndarray]], start: float | None = None, end: float | None = None,
               warmup_s: float = 0.0) -> dict[str, float]:
+    import numpy as np  # deferred: numpy (~80 ms); `run record` imports the launcher, not the arrays
+
     out: dict[str, float] = {}
     pooled: dict[str, list[np.ndarray]] = {}
     throttle_s: dict[str, float] = {name: 0.0 for name in THROTTLE_BITS.values()}
@@ -117,6 +122,8 @@ def energy_metrics(energy_j: float | None, metrics: dict[str, float]) -> dict[st
 
 
 def sparkline(v: np.ndarray, width: int = 40) -> str:
+    import numpy as np  # deferred: numpy (~80 ms); `run record` imports the launcher, not the arrays
+
     v = v[~np.isnan(v)]
     if not len(v):
         return ""
@@ -139,6 +146,8 @@ PLOT_FIELDS = ("gpu_power_w", "tensor_active", "dram_bw_util")
 
 def run_telemetry(ctx: Any, run_id: int, metrics: dict[str, float]) -> dict[str, Any]:
     """For `run show`: stored samples' sparklines, the summaries and the diagnosis."""
+    import numpy as np  # deferred: numpy (~80 ms); `run record` imports the launcher, not the arrays
+
     out: dict[str, Any] = {}
     cols: dict[str, dict[str, np.ndarray]] = {}
     labels: dict[str, Any] = {}

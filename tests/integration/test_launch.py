@@ -259,9 +259,9 @@ def test_telemetry_session_is_driven_around_each_point(ws, monkeypatch):
         assert executor.host and hasattr(executor, "stream")
         return Session()
 
-    from optlog.telemetry import session
+    from optlog.runs import launcher
 
-    monkeypatch.setattr(session, "open_session", open_session)  # what the launcher opens for a point
+    monkeypatch.setattr(launcher, "open_session", open_session)  # the launcher's one way to a session
     for k, v in ws.env.items():
         if k.startswith("OPTLOG_DB_URL"):
             monkeypatch.setenv(k, v)

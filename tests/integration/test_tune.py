@@ -396,6 +396,12 @@ def test_bad_claims_exit_2_and_write_nothing(ws):
             assert r.json["error"]["file"] == file and r.json["error"]["line"]
         assert "Traceback" not in r.err
     assert not (ws.root / ".optlog" / "tune.db").exists() and not list((ws.root / "hypotheses").glob("*.yaml"))
+    # a claim comes before the search: not onto a study that has trials already
+    rel2 = _spec(ws, "t2", params={"x": 1, "mode": "a"})
+    ws.j("tune", rel2, "--maximize", "output_throughput", "--trials", "1", "--remeasure", "0")
+    r = ws.cli("tune", rel2, "--maximize", "output_throughput", "--trials", "2", "--claim", "10", "--json", check=False)
+    assert r.code == 2 and r.json["error"]["field"] == "--claim" and "before the search" in r.json["error"]["message"]
+    assert not list((ws.root / "hypotheses").glob("*.yaml"))
 
 
 def _section(text, start, stop="\n## "):
@@ -447,3 +453,25 @@ def test_a_report_without_studies_has_no_tuning_section_and_loads_no_optuna(ws):
     ws.j("report", "--out", "reports/r.md")
     assert "## Tuning" not in (ws.root / "reports" / "r.md").read_text()
     assert not (ws.root / ".optlog" / "tune.db").exists()
+
+
+def test_prune_above_skips_configurations_above_one_that_broke_a_latency_bound(ws):
+    # x stands for the load: p99 = 10·x² (+100 for mode b). Under p99 <= 100, (1, b) breaks it, so
+    # (2..5, b) are not launched; (4, a) breaks it, so (5, a) is not either.
+    rel = _spec(ws)
+    d = ws.j("tune", rel, *CONSTRAINED, "--sampler", "grid", "--prune-above", "x", "--remeasure", "0")
+    by = {(t["params"]["x"], t["params"]["mode"]): t for t in d["trials"]}
+    pruned = {k for k, t in by.items() if t["state"] == "pruned"}
+    assert pruned == {(2, "b"), (3, "b"), (4, "b"), (5, "b"), (5, "a")}, by
+    assert all(by[k]["run"] is None and by[k]["runs"] == [] for k in pruned)  # never launched
+    assert by[(5, "a")]["pruned_by"] == by[(4, "a")]["number"]
+    assert by[(3, "b")]["pruned"] == f"trial {by[(1, 'b')]['number']} broke 'p99_ttft_ms <= 100' at x=1"
+    assert len(ws.j("run", "list")["runs"]) == 5 and [b["params"] for b in d["best"]] == [BEST]
+    human = ws.cli("tune", "show", "t").out
+    assert "trial 6 broke 'p99_ttft_ms <= 100' at x=4" in human  # (5, a)'s row says why it was not run
+    for extra, msg in ((["--prune-above", "mode"], "numeric search parameter"),
+                       (["--prune-above", "x", "--constraint", "output_throughput >= 1"], None)):
+        args = ["--maximize", "output_throughput", *extra] if msg is None else [*CONSTRAINED, *extra]
+        r = ws.cli("tune", rel, *args, "--study", "bad", "--json", check=False)
+        assert r.code == 2 and r.json["error"]["field"] == "--prune-above", r.out
+        assert msg is None or msg in r.json["error"]["message"]

@@ -90,16 +90,16 @@ def test_overview_shows_a_running_study_its_trials_and_best_so_far(ws, monkeypat
                 seen = {}
                 # a trial under way: the study, its trials by state
                 ok = await _until(pilot, lambda: re.search(r"study t: \d trial\(s\) \(.*1 running",
-                                                           _plain(app, "#overview-launch")), 30)
-                assert ok, _plain(app, "#overview-launch")
+                                                           _static(app, "#overview-launch")), 30)
+                assert ok, _static(app, "#overview-launch")
                 # after the first trial: the best so far, from its first reading
                 best = ("study t: 3 trial(s) (2 complete, 1 running)\nbest so far (first readings):\n"
                         "  #1 x=2 mode=a → output_throughput=20.0")
-                ok = await _until(pilot, lambda: best in _plain(app, "#overview-launch"), 30)
-                assert ok, _plain(app, "#overview-launch")
-                seen["best"] = _plain(app, "#overview-launch")
+                ok = await _until(pilot, lambda: best in _static(app, "#overview-launch"), 30)
+                assert ok, _static(app, "#overview-launch")
+                seen["best"] = _static(app, "#overview-launch")
                 ok = await _until(pilot, lambda: not app.query_one("#overview-launch").display, 40)
-                assert ok, _plain(app, "#overview-launch")
+                assert ok, _static(app, "#overview-launch")
                 await app.workers.wait_for_complete()
             finally:
                 proc.wait(timeout=60)

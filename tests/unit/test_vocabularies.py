@@ -35,7 +35,7 @@ SPELLED_ELSEWHERE: dict[str, set[str]] = {
         "optlog/service/runfiles.py", "optlog/service/verdicts.py", "optlog/service/workspace.py",
     },
     "the plan prefix default": {"optlog/service/workspace.py"},
-    "the live run statuses": {"optlog/service/status.py", "optlog/runs/recover.py", "optlog/runs/launcher.py"},
+    "the live run statuses": {"optlog/service/status.py"},
 }
 
 
