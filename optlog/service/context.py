@@ -9,16 +9,14 @@ import getpass
 import os
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
+from optlog.config import Config, load_config
 from optlog.paths import Workspace, find_workspace
 from optlog.service.identity import ensure
 from optlog.service.recovery import recover_dead_launches
 from optlog.service.runfiles import import_changed
-
-if TYPE_CHECKING:
-    from optlog.config import Config
-    from optlog.store.db import Database
+from optlog.store.db import Database
 
 
 def default_actor() -> str:
@@ -49,14 +47,10 @@ class Ctx:
 
     @cached_property
     def config(self) -> "Config":
-        from optlog.config import load_config  # deferred: loads pydantic and YAML (~100 ms), which hot reads skip
-
         return load_config(self.ws)
 
     @cached_property
     def db(self) -> "Database":
-        from optlog.store.db import Database  # deferred: loads SQLAlchemy (~0.3 s); only a command that opens it pays
-
         if self.ws.sqlite_file is None and self.ws.identity is None and self.ws.config_file.is_file():
             self.check_config()  # a broken settings file is bad input: nothing, not even an id, is written
             ensure(self)  # a shared database needs to know whose rows are whose

@@ -22,6 +22,7 @@ from optlog.store import noterows, runrows
 from optlog.store.runrows import insert_run as insert_row
 from optlog.store.runrows import label_keys, labels_metrics, linked_runs, run_page, runs_by_id, with_labels
 from optlog.store.telemetryrows import has_samples
+from optlog.telemetry.summary import run_telemetry
 
 
 def _check_metric_name(name: str) -> str:
@@ -191,8 +192,6 @@ def _telemetry(ctx: Ctx, run_id: int, metrics: dict[str, float], labels: dict[st
         with ctx.db.connect() as c:  # samples stored without summaries (one indexed probe)
             if not has_samples(c, run_id):
                 return {}
-    from optlog.telemetry.summary import run_telemetry  # deferred: telemetry summaries load numpy
-
     return run_telemetry(ctx, run_id, metrics)
 
 

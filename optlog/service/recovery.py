@@ -8,12 +8,11 @@ launch, run or process is still marked live.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from optlog.runs.recover import recover
 from optlog.store import launchrows
-
-if TYPE_CHECKING:
-    from optlog.store.db import Database
+from optlog.store.db import Database
 
 
 def anything_live(db: "Database") -> bool:
@@ -25,7 +24,5 @@ def recover_dead_launches(ctx: Any, db: "Database") -> None:
     """`ctx` is the service context being built (typed loosely: the context imports this module)."""
     if not anything_live(db):
         return
-
-    from optlog.runs.recover import recover  # deferred: only when something is live (start-up cost)
 
     recover(ctx, db)

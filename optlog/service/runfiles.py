@@ -25,6 +25,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from optlog.errors import BadInput
 from optlog.gitlog import history
 from optlog.gitlog.commit import run_git
@@ -41,6 +43,7 @@ from optlog.store.runsync import (
     uids_by_id,
     uids_present,
 )
+from optlog.yamlio import dump, parse_text, read_text, validate, write_atomic
 
 if TYPE_CHECKING:
     from optlog.service.context import Ctx
@@ -72,7 +75,6 @@ def _model() -> Any:
     global _MODEL
     if _MODEL is not None:
         return _MODEL
-    from pydantic import BaseModel, ConfigDict, Field  # deferred: pydantic (~30 ms) only when a file is read
 
     class RunEvidence(BaseModel):
         model_config = ConfigDict(extra="forbid")
@@ -116,15 +118,11 @@ def _doc(r: Any, labels: dict[str, Any], metrics: dict[str, float]) -> dict[str,
 
 
 def _write(path: Path, data: dict[str, Any]) -> str:
-    from optlog.yamlio import dump, write_atomic  # deferred: loads PyYAML, which the common path never needs
-
     write_atomic(path, HEADER + dump(data))
     return _file_stamp(path.stat())
 
 
 def _read(ctx: "Ctx", path: Path) -> Any:
-    from optlog.yamlio import parse_text, read_text, validate  # deferred: loads PyYAML, only when a file changed
-
     rel = ctx.ws.rel(path)
     if path.stat().st_size > MAX_FILE_BYTES:
         raise BadInput(f"an evidence file over {MAX_FILE_BYTES // 1024} KiB is not one optlog wrote", file=rel)

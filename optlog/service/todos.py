@@ -16,10 +16,11 @@ from optlog.core.timeutil import now_iso
 from optlog.core.todos import TodoIn, check_priority, check_status, match_existing, parse_todowrite
 from optlog.errors import BadInput, not_found
 from optlog.service import documents
-from optlog.service.envelope import listing
 from optlog.service.context import Ctx
+from optlog.service.envelope import listing
 from optlog.service.refs import require
 from optlog.store.todorows import last_position, new_todo, todo, todo_ids, todo_rows, todos_in_order
+from optlog.yamlio import decode, parse_json, read_text
 
 
 def _out(t: Any) -> dict[str, Any]:
@@ -100,8 +101,6 @@ def set_(ctx: Ctx, tid: str, status: str | None = None, priority: str | None = N
 
 def read_todowrite(source: str) -> tuple[Any, str]:
     """Read todowrite JSON from a file path or '-' (stdin); JSON errors name line and column."""
-    from optlog.yamlio import decode, parse_json, read_text  # deferred: loads PyYAML; only `todo write` reads a file
-
     if source == "-":
         name = "<stdin>"
         text = decode(sys.stdin.buffer.read(LIMITS.file_bytes + 1), name)
