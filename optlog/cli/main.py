@@ -23,7 +23,6 @@ from optlog.cli import fast
 from optlog.core import text as TX
 from optlog.core.limits import LIMITS
 from optlog.errors import BadInput, OptlogError
-from optlog.service.context import Ctx
 
 # name -> "module:attribute"; aliases point at the same object
 LAZY: dict[str, str] = {
@@ -45,7 +44,7 @@ LAZY: dict[str, str] = {
     "plan": "optlog.cli.cmd_plan:plan",
     "report": "optlog.cli.cmd_plan:report_cmd",
     "mcp": "optlog.cli.cmd_core:mcp_cmd",
-    "demo": "optlog.cli.cmd_core:demo_cmd",
+    "demo": "optlog.cli.cmd_demo:demo_cmd",
     "agent": "optlog.cli.cmd_agent:agent_group",
     "tune": "optlog.cli.cmd_tune:tune",
 }
@@ -177,6 +176,9 @@ add_global_options(cli)
 
 def service_ctx() -> Any:
     """The service context for the workspace named by -C or found from the current folder."""
+    # deferred: the workspace context brings git, the store and sqlite3, which --version and --help never need
+    from optlog.service.context import Ctx
+
     st = state()
     if st.shared_ctx is not None:
         return st.shared_ctx()
