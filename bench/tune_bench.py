@@ -4,6 +4,7 @@ optlog's own overhead per trial.
 
     python bench/tune_bench.py search [--trials 40] [--seeds 3]   # trials to within 5 % of the grid's best
     python bench/tune_bench.py overhead [--trials 30] [--repeats 3]  # optlog's seconds per trial
+    … [--db-url postgresql://…/postgres]    # on PostgreSQL (what workers on several hosts share)
 
 `search`: a space of 10 × 6 × 2 = 120 configurations (two integer knobs and a choice) whose bench
 (a tiny Python command) reports a known function: throughput peaks inside the space, latency grows
@@ -49,13 +50,31 @@ def grid_best() -> float:
     return max(tp for x in X for y in Y for m in MODES for tp, lat in [f(x, y, m)] if lat <= LIMIT)
 
 
-def _workspace(tmp: Path) -> tuple[Path, dict[str, str]]:
+def _workspace(tmp: Path, db_url: str | None = None) -> tuple[Path, dict[str, str]]:
+    """A fresh workspace: SQLite, or with `db_url` a database of its own on that PostgreSQL server
+    (dropped by `_drop`), as remote workers (`--on`) need."""
     env = dict(os.environ, OPTLOG_ACTOR="bench", GIT_CONFIG_GLOBAL=str(tmp / "gitconfig"),
                XDG_RUNTIME_DIR=str(tmp))
     env.pop("OPTLOG_DB_URL", None)
+    if db_url:
+        import psycopg
+
+        name = f"optlog_tune_bench_{os.getpid()}"
+        with psycopg.connect(db_url, autocommit=True) as c:
+            c.execute(f'DROP DATABASE IF EXISTS "{name}"')
+            c.execute(f'CREATE DATABASE "{name}"')
+        env["OPTLOG_DB_URL"] = db_url.rsplit("/", 1)[0] + "/" + name
     (tmp / "gitconfig").write_text("[user]\n\tname = B\n\temail = b@example.com\n")
     subprocess.run([sys.executable, "-m", "optlog", "init", str(tmp / "ws")], env=env, check=True, capture_output=True)
     return tmp / "ws", env
+
+
+def _drop(env: dict[str, str], db_url: str | None) -> None:
+    if db_url and env.get("OPTLOG_DB_URL"):
+        import psycopg
+
+        with psycopg.connect(db_url, autocommit=True) as c:
+            c.execute(f'DROP DATABASE IF EXISTS "{env["OPTLOG_DB_URL"].rsplit("/", 1)[1]}" WITH (FORCE)')
 
 
 def _spec(ws: Path, name: str, search: dict[str, Any], cmd: list[str]) -> str:
@@ -68,8 +87,9 @@ def _spec(ws: Path, name: str, search: dict[str, Any], cmd: list[str]) -> str:
 
 def search(a: argparse.Namespace) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="optlog-tune-bench-"))
+    env: dict[str, str] = {}
     try:
-        ws, env = _workspace(tmp)
+        ws, env = _workspace(tmp, a.db_url)
         space = {"x": {"low": 1, "high": 10}, "y": {"low": 1, "high": 6}, "mode": {"choices": list(MODES)}}
         rel = _spec(ws, "space", space, [sys.executable, "-c", FORMULA])
         best = grid_best()
@@ -100,13 +120,15 @@ def search(a: argparse.Namespace) -> None:
             print(f"{sampler}: median {med:g} trial(s) to within 5 % of the grid's best, "
                   f"{med / n_grid * 100:.1f} % of the grid's {n_grid}")
     finally:
+        _drop(env, a.db_url)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
 def overhead(a: argparse.Namespace) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="optlog-tune-bench-"))
+    env: dict[str, str] = {}
     try:
-        ws, env = _workspace(tmp)
+        ws, env = _workspace(tmp, a.db_url)
         n = a.trials
         cmd = ["/bin/sh", "-c", 'printf "{\\"output_throughput\\": %s}" "$1" > "$0/result.json"', "{{ out }}", "{{ i }}"]
         rel = _spec(ws, "trivial", {"i": {"low": 1, "high": 10 ** 6}}, cmd)
@@ -130,6 +152,7 @@ def overhead(a: argparse.Namespace) -> None:
         print(f"{n} trials: optlog tune {t:.2f}s, plain loop {lp:.2f}s (medians of {a.repeats}); "
               f"overhead {(t - lp) / n * 1000:.0f} ms per trial (CLI start-up included)")
     finally:
+        _drop(env, a.db_url)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -142,6 +165,9 @@ def main() -> None:
     o = sub.add_parser("overhead")
     o.add_argument("--trials", type=int, default=30)
     o.add_argument("--repeats", type=int, default=3)
+    for p in (s, o):
+        p.add_argument("--db-url", metavar="URL", help="A PostgreSQL server (its URL): the workspace gets a database "
+                                                        "of its own there (dropped after); default SQLite")
     a = ap.parse_args()
     search(a) if a.what == "search" else overhead(a)
 

@@ -12,7 +12,9 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from optlog.paths import Workspace
+from optlog.yamlio import load_model
 
+DEFAULT_PLAN_PREFIX = "glb5improvement"  # plans render to glb5improvement/glb5improvement-NN.md
 PLAN_PREFIX_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 
 
@@ -37,7 +39,7 @@ Word = Annotated[str, AfterValidator(_word)]
 
 
 class PlansSettings(_Strict):
-    prefix: str = "glb5improvement"
+    prefix: str = DEFAULT_PLAN_PREFIX
 
     @field_validator("prefix")
     @classmethod
@@ -171,8 +173,6 @@ class Config(_Strict):
 
 
 def load_config(ws: Workspace) -> Config:
-    from optlog.yamlio import load_model
-
     return load_model(Config, ws.config_file, ws.rel(ws.config_file))
 
 

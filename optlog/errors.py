@@ -5,6 +5,7 @@ Exit codes (the CLI contract): 0 success, 1 the operation failed, 2 bad input.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import Any
@@ -82,8 +83,6 @@ class Failed(OptlogError):
 def close_matches(given: str, candidates: Any, n: int = 3, cutoff: float = 0.6) -> list[str]:
     """The known names nearest to `given`, a different case first (the runs have `m`, the call
     said `M`): the one did-you-mean every face and message uses."""
-    import difflib
-
     names = sorted({str(c) for c in candidates})
     close = [c for c in names if c.lower() == str(given).lower() and c != given]
     close += [c for c in difflib.get_close_matches(str(given), names, n=n, cutoff=cutoff) if c not in close]

@@ -13,12 +13,14 @@ text rule (`optlog.core.text`). The bounds are `optlog.core.limits.LIMITS`.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
+from pydantic import ValidationError
 
 from optlog.core import text as TX
 from optlog.core.limits import LIMITS
@@ -171,8 +173,6 @@ def check_tree(data: Any, file: str, text: str | None = None) -> None:
 
 def parse_json(text: str | bytes, file: str) -> Any:
     """Parse JSON with the same guards as YAML; errors name line and column."""
-    import json
-
     if isinstance(text, bytes):
         text = decode(text, file)
     if len(text) > LIMITS.file_bytes:
@@ -213,8 +213,6 @@ def parse_text(text: str, file: str) -> Any:
 
 def validate(model: type[T], data: Any, text: str | None, file: str) -> T:
     """Validate `data` with a pydantic model; the first error becomes BadInput(file, line, field)."""
-    from pydantic import ValidationError
-
     try:
         return model.model_validate(data)  # type: ignore[attr-defined]
     except ValidationError as e:

@@ -32,7 +32,7 @@ def _human(d: dict[str, Any]) -> str:
         vals = t["values"] or []
         rows.append([t["number"], t["state"] + ("" if t.get("feasible") in (None, True) else " (infeasible)"),
                      kv(t["params"])] + [fmt_num(v) for v in vals] + [t["run"] if t["run"] is not None else "",
-                                                                       f"= trial {t['same_as']}" if "same_as" in t else ""])
+                                                                       f"= trial {t['same_as']}" if "same_as" in t else t.get("pruned", "")])
     head = f"study {d['study']} ({d.get('sampler')}): {len(d['trials'])} trial(s)"
     out = head + "\n" + table(rows, ["trial", "state", "params", *objs, "run", ""])
     for b in d["best"]:
@@ -61,6 +61,18 @@ def _human(d: dict[str, Any]) -> str:
                    if sep.get("test") else sep.get("why", "")))
     if not d["best"]:
         out += "\nno feasible completed trial yet"
+    c = d.get("claim")
+    if c:
+        out += f"\nclaim ({c['hypothesis']}): tuning gains ≥ {c['pct']:g} % {c['metric']} over the default settings"
+        if c.get("verdict"):
+            gain = "" if c.get("gain_pct") is None else f", measured {c['gain_pct']:+.3g} %"
+            out += (f": {c['verdict']}{gain} (trial {c['tuned']} against {kv(c['default'])}, {c['rounds']} runs each)"
+                    + (f"; plan(s) {', '.join(map(str, c['plans']))} got the measured gain" if c.get("plans") else ""))
+        else:
+            out += ": not judged yet"
+    for w in d.get("workers") or []:  # --on: the workers on other hosts
+        out += (f"\nworker {w['worker']} on {w['on']}: exit {w['exit_code']}"
+                + (f", {w['error']}" if w.get("error") else "") + f" ({w['log']})")
     return out
 
 
@@ -83,6 +95,9 @@ def tune() -> None:
 @click.option("--trials", type=int, default=None, metavar="N", help="The study's number of trials (default 20; the grid's size for --sampler grid). Again: resumes up to N.")
 @click.option("--timeout", "timeout_s", type=float, default=None, metavar="S", help="Start no trial after S seconds.")
 @click.option("--workers", type=int, default=1, show_default=True, metavar="N", help="Local worker processes sharing the study.")
+@click.option("--on", "on", multiple=True, metavar="EXECUTOR",
+              help="Run the workers there instead: ssh:HOST or slurm:NAME (optlog.yaml executors), slurm; repeatable. "
+                   "max(--workers, targets) workers, round robin; needs a PostgreSQL workspace.")
 @click.option("--study", metavar="NAME", help="The study's name (default: the spec's name); an existing one is resumed.")
 @click.option("--sampler", type=click.Choice(["tpe", "nsga2", "random", "grid"]), default=None,
               help="Default tpe for one objective, nsga2 for several.")
@@ -93,12 +108,19 @@ def tune() -> None:
 @click.option("--remeasure", type=int, default=None, metavar="N",
               help="Re-measure the best and the runner-up (or the front) N times each, interleaved, before naming "
                    "the best (default tune.remeasure in optlog.yaml, 3; 0: no re-measure).")
+@click.option("--prune-above", "prune_above", metavar="PARAM",
+              help="Do not launch a configuration that an earlier trial, the same but for a lower PARAM (concurrency), "
+                   "showed to break an upper-bound constraint ('p99_ttft_ms <= 200'): it is pruned.")
+@click.option("--claim", type=float, default=None, metavar="PCT",
+              help="Register first the claim 'tuning gains >= PCT % over the default settings' (the spec's params: "
+                   "values), judged by a verdict on the best and the default re-measured interleaved (docs/tune.md).")
 @agent(args={"spec": "The run spec with a `search:` section: a file under runs/ (name or path)."},
        description="Runs trials in the foreground until the study has --trials trials; keep --trials small.")
 def tune_run(spec: str, maximize: tuple[str, ...], minimize: tuple[str, ...], constraints: tuple[str, ...],
-             trials: int | None, timeout_s: float | None, workers: int, study: str | None, sampler: str | None,
-             seed: int | None, sets: tuple[str, ...], server_url: str | None, hypothesis: str | None,
-             remeasure: int | None) -> int:
+             trials: int | None, timeout_s: float | None, workers: int, on: tuple[str, ...], study: str | None,
+             sampler: str | None, seed: int | None, sets: tuple[str, ...], server_url: str | None,
+             hypothesis: str | None, remeasure: int | None, prune_above: str | None,
+             claim: float | None) -> int:
     """Run or resume a study: each trial a launched point; the best (feasible) trial(s) at the end."""
     from optlog.cli.cmd_run_launch import progress
     from optlog.service import tune as svc
@@ -107,10 +129,11 @@ def tune_run(spec: str, maximize: tuple[str, ...], minimize: tuple[str, ...], co
     objectives = [[m, "maximize"] for m in maximize] + [[m, "minimize"] for m in minimize]
     a = svc.TuneArgs(spec=spec, objectives=objectives, constraints=list(constraints), trials=trials, timeout_s=timeout_s,
                      workers=workers, study=study, sampler=sampler, seed=seed, sets=list(sets), server_url=server_url,
-                     hypothesis=hypothesis, remeasure=remeasure)
+                     hypothesis=hypothesis, remeasure=remeasure, prune_above=prune_above, claim=claim,
+                     on=list(on))
     doc = svc.tune(ctx, a, on_event=progress())
     emit(doc, _human)
-    return 130 if doc.get("cancelled") else 0
+    return 130 if doc.get("cancelled") else 1 if doc.get("worker_errors") else 0
 
 
 @tune.command("list")

@@ -23,6 +23,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from optlog.core.numfmt import fmt_diagnosis
+
 BOUNDS = ("compute", "memory", "latency")
 
 
@@ -49,22 +51,14 @@ class Diagnosis:
         head = f"diagnosis: {self.bound + '-bound' if self.bound else 'undecided'} ({self.basis})"
         lines = [head, f"  why: {self.reason}"]
         if self.numbers:
-            lines.append("  roofline: " + ", ".join(f"{k}={_fmt(v)}" for k, v in self.numbers.items()))
+            lines.append("  roofline: " + ", ".join(f"{k}={fmt_diagnosis(v)}" for k, v in self.numbers.items()))
         if self.counters:
-            lines.append("  counters: " + ", ".join(f"{k}={_fmt(v)}" for k, v in self.counters.items()))
+            lines.append("  counters: " + ", ".join(f"{k}={fmt_diagnosis(v)}" for k, v in self.counters.items()))
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
         return {"bound": self.bound, "basis": self.basis, "reason": self.reason, "numbers": self.numbers,
                 "counters": self.counters}
-
-
-def _fmt(v: float) -> str:
-    if abs(v) >= 100:
-        return f"{v:.0f}"
-    if abs(v) >= 1:
-        return f"{v:.2f}"
-    return f"{v:.3g}"
 
 
 def _num(d: dict[str, Any], *keys: str) -> float | None:
@@ -240,13 +234,13 @@ def diagnose(metrics: dict[str, float], ceilings: dict[str, float], labels: dict
                 reason = f"{mfv:.0%} of memory bandwidth vs {cfv:.0%} of peak compute"
             if "intensity" in nums and "ridge" in nums:
                 side = "above" if nums["intensity"] >= nums["ridge"] else "below"
-                reason += f"; intensity {_fmt(nums['intensity'])} FLOP/B is {side} the ridge {_fmt(nums['ridge'])}"
+                reason += f"; intensity {fmt_diagnosis(nums['intensity'])} FLOP/B is {side} the ridge {fmt_diagnosis(nums['ridge'])}"
             if max(cfv, mfv) > 1.1:
                 reason += ("; WARNING: achieved exceeds the ceiling by more than 10 % — the ceilings in optlog.yaml "
                            "(re-run `optlog calibrate`) or the work counts are wrong")
             if est is not None:
-                reason += (f"; estimate: {_fmt(est.parts['tokens_per_step'])} tokens per pass ({est.steps_from}), "
-                           f"weights {_fmt(nums['est_weight_gb'])} GB + KV {_fmt(nums['est_kv_gb'])} GB read")
+                reason += (f"; estimate: {fmt_diagnosis(est.parts['tokens_per_step'])} tokens per pass ({est.steps_from}), "
+                           f"weights {fmt_diagnosis(nums['est_weight_gb'])} GB + KV {fmt_diagnosis(nums['est_kv_gb'])} GB read")
                 if "experts_touched_frac" in est.parts:
                     reason += f", {est.parts['experts_touched_frac']:.0%} of the experts touched per pass"
             note = _counter_note(bound, counters)
@@ -255,8 +249,8 @@ def diagnose(metrics: dict[str, float], ceilings: dict[str, float], labels: dict
             return Diagnosis(bound, basis, reason, nums, counters)
     missing = None
     if ach_tflops is not None or ach_gbps is not None:
-        got = ", ".join(x for x in (f"{_fmt(ach_tflops)} TFLOP/s" if ach_tflops is not None else "",
-                                    f"{_fmt(ach_gbps)} GB/s" if ach_gbps is not None else "") if x)
+        got = ", ".join(x for x in (f"{fmt_diagnosis(ach_tflops)} TFLOP/s" if ach_tflops is not None else "",
+                                    f"{fmt_diagnosis(ach_gbps)} GB/s" if ach_gbps is not None else "") if x)
         missing = (f"work counts give {got} ({basis}), but no ceiling to hold them against: no "
                    f"peak_tflops for {dtype or 'bf16'} and no mem_bw_gbps in optlog.yaml (run `optlog calibrate`, "
                    "or write hardware.gpus.<kind>.peak_tflops / mem_bw_gbps)")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Union
@@ -460,8 +461,6 @@ _WOPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">",
 
 
 def parse_where(text: str) -> Any:
-    import re
-
     try:
         body = _parse(text)
     except ExprError as e:

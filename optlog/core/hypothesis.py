@@ -14,11 +14,8 @@ from typing import Annotated, Any, Literal, Optional
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from optlog.core import expr as E, text as TX
-from optlog.core.statuses import HYP_STATUSES, PRED_STATUSES, STATUS_GLYPH  # noqa: F401 - re-exported
+from optlog.core.statuses import HYP_STATUSES, PRED_STATUSES, STATUS_GLYPH, HypStatus, PredStatus  # noqa: F401 - re-exported
 from optlog.core.text import ID_RE, check_id  # noqa: F401 - re-exported
-
-HypStatus = Literal["open", "testing", "confirmed", "falsified", "inconclusive", "superseded"]
-PredStatus = Literal["untested", "confirmed", "falsified", "inconclusive"]
 
 # Text fields: one line (titles, names) or many (statements, reasons); both refuse control characters.
 Line = Annotated[str, AfterValidator(TX.line)]

@@ -1,9 +1,13 @@
 """How a number reads to a person, in one place: every face (CLI tables, the TUI, the markdown of
-reports and plan files) formats numbers with these, so the same value reads the same everywhere.
+reports and plan files, plots, telemetry summaries) formats numbers with these, so the same value
+reads the same everywhere. Each variant is a named function, and nothing else in optlog formats a
+number for a person (`tests/unit/test_numfmt.py` pins every variant's output).
 
-Not here, on purpose: the numbers inside verdict and diagnosis reasons (core.verdict, core.diagnosis).
-Those texts are committed in hypothesis files and compared to decide whether a verdict changed, so
-their format is part of the record and changing it would rewrite history.
+The record's formats (the last section) are frozen: the numbers inside verdict and diagnosis
+reasons are committed in hypothesis files and compared to decide whether a verdict changed, and the
+point labels of the committed report plots are in reports/*.svg. Changing any of them would rewrite
+history (the case study under hypotheses/, reports/ and glb5improvement/ would no longer rebuild
+to what is committed), so they stay as they were when those files were written.
 """
 
 from __future__ import annotations
@@ -58,22 +62,70 @@ def fmt_value(v: Any) -> str:
     return str(v)
 
 
-def fmt_ratio(v: Any) -> str:
-    """A ratio of two measurements (config vs baseline): three decimals; `–` when there is none."""
+def fmt_ratio(v: Any, places: int = 3) -> str:
+    """A ratio of two measurements (config vs baseline): three decimals (a plan's ratio span: two);
+    `–` when there is none."""
     try:
         f = float(v)
     except (TypeError, ValueError):
         return "–"
-    return f"{f:.3f}" if math.isfinite(f) else "–"
+    return f"{f:.{places}f}" if math.isfinite(f) else "–"
+
+
+def fmt_written(v: float) -> str:
+    """A number a person wrote (a bound, a confidence, a margin, a power limit): its shortest form,
+    as written (`0.5`, `1.2`, `300`)."""
+    return f"{v:g}"
 
 
 def fmt_pct(v: float | None) -> str:
     """A percentage (a plan's measured gain): as written, with its sign when negative."""
     if v is None:
         return "–"
-    return f"{v:+g}%" if v < 0 else f"{v:g}%"
+    return f"{v:+g}%" if v < 0 else f"{fmt_written(v)}%"
 
 
 def fmt_gain(lo: float, hi: float) -> str:
     """A plan's expected gain, a percentage or a range of them."""
-    return f"{lo:g}%" if lo == hi else f"{lo:g}–{hi:g}%"
+    return f"{fmt_written(lo)}%" if lo == hi else f"{fmt_written(lo)}–{fmt_written(hi)}%"
+
+
+def fmt_score(v: float) -> str:
+    """A plan's ranking score: two decimals, so close scores stay told apart."""
+    return f"{v:.2f}"
+
+
+# ---------------------------------------------------------------- the record's formats (frozen)
+
+def fmt_verdict(x: float | None) -> str:
+    """A number inside a verdict's reason (committed in hypothesis files): thousands separated from
+    100, one decimal from 10, two decimals down to 0.01, three significant digits below."""
+    if x is None:
+        return "–"
+    a = abs(x)
+    if a >= 100:
+        return f"{x:,.0f}"
+    if a >= 10:
+        return f"{x:.1f}"
+    return f"{x:.2f}" if a >= 0.01 or x == 0 else f"{x:.3g}"
+
+
+def fmt_interval(lo: float, hi: float) -> str:
+    """A confidence interval inside a verdict's reason: `[lo, hi]`, three significant digits."""
+    return f"[{lo:.3g}, {hi:.3g}]"
+
+
+def fmt_diagnosis(v: float) -> str:
+    """A number inside a diagnosis reason (the roofline's and the counters' figures): whole from
+    100, two decimals from 1, three significant digits below."""
+    if abs(v) >= 100:
+        return f"{v:.0f}"
+    if abs(v) >= 1:
+        return f"{v:.2f}"
+    return f"{v:.3g}"
+
+
+def fmt_axis(v: float) -> str:
+    """A plot's point label (the committed report plots): thousands separated from 100, three
+    significant digits below."""
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"

@@ -23,7 +23,7 @@ import math
 import re
 from typing import Any
 
-from optlog.core.numfmt import fmt_gain
+from optlog.core.numfmt import fmt_gain, fmt_ratio, fmt_score, fmt_written
 from optlog.errors import BadInput
 
 EFFORT_WEIGHT: dict[str, int] = {"S": 1, "M": 3, "L": 8}
@@ -119,13 +119,6 @@ def check_status(s: str, field: str = "--status") -> str:
     return s
 
 
-# ---------------------------------------------------------------- formatting
-
-
-def fmt_ratio(v: float) -> str:
-    return f"{v:.2f}"
-
-
 def _day(at: Any) -> str:
     return str(at or "")[:10] or "undated"
 
@@ -180,7 +173,7 @@ def verdict_ratio_phrase(doc: Any, verdict: Any) -> str | None:
                     a_sel = a_sel if a_sel is not None else _get(dp, "a")
                     b_sel = b_sel if b_sel is not None else _get(dp, "b")
         lo, hi = min(ratios), max(ratios)
-        span = fmt_ratio(lo) if fmt_ratio(lo) == fmt_ratio(hi) else f"{fmt_ratio(lo)}–{fmt_ratio(hi)}"
+        span = fmt_ratio(lo, 2) if fmt_ratio(lo, 2) == fmt_ratio(hi, 2) else f"{fmt_ratio(lo, 2)}–{fmt_ratio(hi, 2)}"
         if isinstance(a_sel, dict) and isinstance(b_sel, dict):
             # name the groups by what tells them apart (`tp4pp2 … tp8`, not `bench=serving,config=…`)
             shared = {k for k in a_sel if k in b_sel and a_sel[k] == b_sel[k]}
@@ -304,8 +297,9 @@ def evaluate(plans: list[dict[str, Any]], docs: dict[str, Any]) -> list[dict[str
 def score_reason(p: dict[str, Any], weight: float, score: float) -> str:
     """`score 4.83 = 29% (counted from 20–60%) × 0.5 confidence ÷ 3 (effort M) × 1 (needs)`."""
     g = counted_gain(p["gain_low"], p["gain_high"])
-    return (f"score {score:.2f} = {g:.3g}% (counted from {fmt_gain(p['gain_low'], p['gain_high'])}) × "
-            f"{p['confidence']:g} confidence ÷ {EFFORT_WEIGHT[p['effort']]} (effort {p['effort']}) × {weight:g} (needs)")
+    return (f"score {fmt_score(score)} = {g:.3g}% (counted from {fmt_gain(p['gain_low'], p['gain_high'])}) × "
+            f"{fmt_written(p['confidence'])} confidence ÷ {EFFORT_WEIGHT[p['effort']]} (effort {p['effort']}) × "
+            f"{fmt_written(weight)} (needs)")
 
 
 def measured_vs_predicted(p: dict[str, Any]) -> str | None:
@@ -351,7 +345,7 @@ def calibration_line(cal: dict[str, Any]) -> str:
     if not cal["n"]:
         return "calibration: no plan has a measured gain yet"
     mr = cal["mean_ratio"]
-    mr_s = f"{mr:.2f}" if mr is not None else "–"
+    mr_s = fmt_ratio(mr, 2) if mr is not None else "–"
     me = cal.get("mean_error")
     me_s = f"; measured − predicted midpoint {me:+.1f} points on average" if me is not None else ""
     return (f"calibration: {cal['inside']} of {cal['n']} measured plans fell inside the predicted range "

@@ -425,3 +425,22 @@ def prediction_plot(doc: Any, pred: Any) -> dict[str, Any] | None:
             "y_title": metrics[0] if len(metrics) == 1 else ", ".join(metrics),
             "title": f"{_get(pred, 'id')}: {_get(pred, 'expect')} ({rec.get('status')})",
             "series": series, "threshold": thr}
+
+
+def tune_pareto(study: dict[str, Any]) -> dict[str, Any] | None:
+    """A study of two or more objectives as a plot: its feasible completed trials (first readings)
+    on the first two objectives, and those on the Pareto front of the study (the same
+    `core.tune.pareto_front` as `pareto_view`). None for one objective or fewer than two points."""
+    objs = study.get("objectives") or []
+    dirs = study.get("directions") or []
+    if len(objs) < 2:
+        return None
+    pts = [t for t in study.get("trials") or [] if t.get("state") == "complete" and t.get("feasible")
+           and t.get("values") and "same_as" not in t]
+    if len(pts) < 2:
+        return None
+    front = set(pareto_front([t["values"] for t in pts], dirs))
+    return {"x_title": f"{objs[0]} ({dirs[0]})", "y_title": f"{objs[1]} ({dirs[1]})",
+            "points": [(t["values"][0], t["values"][1], t["number"]) for i, t in enumerate(pts) if i not in front],
+            "front": sorted(((t["values"][0], t["values"][1], t["number"]) for i, t in enumerate(pts) if i in front)),
+            "more": len(objs) > 2}

@@ -3,9 +3,16 @@ first frame with these before anything heavy is imported."""
 
 from __future__ import annotations
 
-HYP_STATUSES: tuple[str, ...] = ("open", "testing", "confirmed", "falsified", "inconclusive", "superseded")
-PRED_STATUSES: tuple[str, ...] = ("untested", "confirmed", "falsified", "inconclusive")
+from typing import Literal, get_args
+
+# Each vocabulary is written once, as the type the models check; the tuples (click choices, JSON
+# schemas, messages) are computed from it.
+HypStatus = Literal["open", "testing", "confirmed", "falsified", "inconclusive", "superseded"]
+PredStatus = Literal["untested", "confirmed", "falsified", "inconclusive"]
+HYP_STATUSES: tuple[str, ...] = get_args(HypStatus)
+PRED_STATUSES: tuple[str, ...] = get_args(PredStatus)
 RUN_STATUSES: tuple[str, ...] = ("queued", "running", "succeeded", "failed", "cancelled", "interrupted")
+LIVE_RUN_STATUSES: tuple[str, ...] = RUN_STATUSES[:2]  # a run or launch not finished yet: queued, running
 LEVEL_OUTCOMES: tuple[str, ...] = ("holds", "fails", "unclear")
 
 STATUS_GLYPH = {

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from optlog.core import expr as E
+from optlog.core import expr as E, stats as S
 from optlog.core import labels as L
 
 MISSING = 1e12  # the violation of a constraint whose metric the trial did not report
@@ -222,8 +222,6 @@ def separation(best: Sequence[float], other: Sequence[float]) -> dict[str, Any]:
     """Whether the re-measured best is told apart from the runner-up by the verdicts' statistics
     (`core.stats`): Mann–Whitney U with ≥ 5 repeats a side, Welch's t on logs with 3–4, none with
     fewer (the verdicts' margin rules need a prediction's margin, which a search has not)."""
-    from optlog.core import stats as S
-
     n = min(len(best), len(other))
     tier = S.tier(n)
     positive = min([*best, *other], default=0.0) > 0
@@ -238,3 +236,33 @@ def separation(best: Sequence[float], other: Sequence[float]) -> dict[str, Any]:
         h = b.add("welch_log", [float(x) for x in best], [float(x) for x in other])
         p, test = float(b.run()[h][0]), "welch-log"
     return {"test": test, "p": round(p, 6), "distinct": p < S.ALPHA, "n": n}
+
+
+# ----------------------------------------------------------------------------- pruning
+
+
+def upper_bound(cond: Any) -> bool:
+    """A constraint a larger load can only break further: one `metric <= N` / `metric < N`, or an
+    `and` of such (p99 latency, failed requests). Anything else (a lower bound, an `or`) is not."""
+    if isinstance(cond, E.WBool):
+        return cond.op == "and" and all(upper_bound(c) for c in cond.items)
+    return cond.op in ("<=", "<")
+
+
+def pruned_by(params: dict[str, Any], axis: str, conds: Sequence[Any],
+              earlier: Sequence[tuple[int, dict[str, Any], Sequence[float] | None]]) -> tuple[int, int] | None:
+    """(trial, constraint index) of an earlier trial that equals `params` in every parameter but
+    `axis`, had a lower `axis` value and broke an upper-bound constraint: at a higher load it would
+    break it again, so `params` need not be measured. None when there is none."""
+    x = L.as_number(params.get(axis))
+    if x is None:
+        return None
+    rest = {k: v for k, v in params.items() if k != axis}
+    for number, p, viol in earlier:
+        y = L.as_number(p.get(axis))
+        if y is None or y >= x or not viol or {k: v for k, v in p.items() if k != axis} != rest:
+            continue
+        for i, (c, v) in enumerate(zip(conds, viol)):
+            if v > 0 and upper_bound(c):
+                return number, i
+    return None

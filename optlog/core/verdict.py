@@ -24,7 +24,10 @@ Compound expressions combine per-comparison outcomes with three-valued logic.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +35,7 @@ from typing import Any
 from optlog.core import comparable as C
 from optlog.core import expr as E
 from optlog.core import labels as L
+from optlog.core.numfmt import fmt_interval, fmt_verdict, fmt_written
 from optlog.core.stats import ALPHA, Batch, holm, mean, sig, tier
 
 WORKLOAD_KEYS = frozenset({
@@ -246,17 +250,6 @@ def _plan_atom(node: Any, grp: dict[str, list[RunRow]], default: str | None, cei
     return ae
 
 
-def _f(x: float | None) -> str:
-    if x is None:
-        return "–"
-    a = abs(x)
-    if a >= 100:
-        return f"{x:,.0f}"
-    if a >= 10:
-        return f"{x:.1f}"
-    return f"{x:.2f}" if a >= 0.01 or x == 0 else f"{x:.3g}"
-
-
 def _margin_cmp(lv: float, rv: float, op: str, m: float) -> tuple[str, str]:
     up = op in (">", ">=")
     hi_t, lo_t = rv * (1 + m) if rv >= 0 else rv * (1 - m), rv * (1 - m) if rv >= 0 else rv * (1 + m)
@@ -266,7 +259,7 @@ def _margin_cmp(lv: float, rv: float, op: str, m: float) -> tuple[str, str]:
         out = "fails" if up else "holds"
     else:
         out = "unclear"
-    return out, f"{_f(lv)} vs {_f(rv)}, within the ±{m:.0%} margin" if out == "unclear" else f"{_f(lv)} vs {_f(rv)}"
+    return out, f"{fmt_verdict(lv)} vs {fmt_verdict(rv)}, within the ±{m:.0%} margin" if out == "unclear" else f"{fmt_verdict(lv)} vs {fmt_verdict(rv)}"
 
 
 def _range_outcome(cl: float, ch: float, lo: float, hi: float, m: float, use_margin: bool) -> str:
@@ -290,7 +283,7 @@ def quantity_name(x: Any, y: Any = None) -> str:
 
 
 def _ci_text(ci: list[float] | None) -> str:
-    return f", 95% CI [{ci[0]:.3g}, {ci[1]:.3g}]" if ci else ""
+    return f", 95% CI {fmt_interval(ci[0], ci[1])}" if ci else ""
 
 
 def _exact_cmp(lv: float, rv: float, op: str) -> str:
@@ -320,7 +313,7 @@ def _decide(ae: AtomEval, m: float, results: list[Any]) -> None:
         ratio_ok = my > 0 and mx >= 0
         ae.statistic = "ratio of means"
         ae.estimate = k * mx / my if my else None
-        est = f"{q} = {_f(ae.estimate)} vs {_f(k)}" if ratio_ok else f"{_f(mx)} vs {_f(my)}"
+        est = f"{q} = {fmt_verdict(ae.estimate)} vs {fmt_verdict(k)}" if ratio_ok else f"{fmt_verdict(mx)} vs {fmt_verdict(my)}"
         if ae.tier == "exact":
             ae.method = "exact"
             ae.outcome = _exact_cmp(mx, my, ae.op)
@@ -343,7 +336,7 @@ def _decide(ae: AtomEval, m: float, results: list[Any]) -> None:
             ae.statistic = "ratio of geometric means"
             ae.p, ae.ci, ae.estimate = p, [k * math.exp(lo), k * math.exp(hi)], k * math.exp(d)
             eff = math.exp(d) - 1
-            tail = f"{q} = {_f(ae.estimate)} (geometric means){_ci_text(ae.ci)} vs {_f(k)}"
+            tail = f"{q} = {fmt_verdict(ae.estimate)} (geometric means){_ci_text(ae.ci)} vs {fmt_verdict(k)}"
             if p < ALPHA and abs(eff) >= m:
                 ae.outcome = "holds" if (d > 0) == up else "fails"
                 ae.reason = f"Welch on logs p={p:.2g}, effect {eff:+.0%}; {tail}"
@@ -361,29 +354,29 @@ def _decide(ae: AtomEval, m: float, results: list[Any]) -> None:
         mx, my = mean(ae.x), mean(ae.y)
         ratio = mx / my if my else math.inf
         ae.estimate, ae.statistic = ratio, "ratio of means"
-        rng = f"[{ae.lo:g}, {ae.hi:g}]"
+        rng = f"[{fmt_written(ae.lo)}, {fmt_written(ae.hi)}]"
         if ae.tier == "exact":
             ae.method = "exact"
             ae.outcome = "holds" if ae.lo <= ratio <= ae.hi else "fails"
-            ae.reason = f"all values equal: {q} = {_f(ratio)} vs {rng}"
+            ae.reason = f"all values equal: {q} = {fmt_verdict(ratio)} vs {rng}"
         elif ae.tier == "rank":
             ae.method = "bootstrap"
             cl, ch = r
             ae.ci = [cl, ch]
             ae.outcome = _range_outcome(cl, ch, ae.lo, ae.hi, m, False)
             where = {"holds": "inside", "fails": "outside", "unclear": "straddles"}[ae.outcome]
-            ae.reason = f"{q} = {_f(ratio)}, 95% CI [{cl:.3g}, {ch:.3g}] {where} {rng}"
+            ae.reason = f"{q} = {fmt_verdict(ratio)}, 95% CI {fmt_interval(cl, ch)} {where} {rng}"
         elif ae.tier == "welch":
             ae.method = "welch-log"
             p, d, lo, hi = r
             cl, ch = math.exp(lo), math.exp(hi)
             ae.p, ae.ci, ae.estimate, ae.statistic = p, [cl, ch], math.exp(d), "ratio of geometric means"
             ae.outcome = _range_outcome(cl, ch, ae.lo, ae.hi, m, True)
-            ae.reason = f"{q} = {_f(ae.estimate)} (geometric means), 95% CI [{cl:.3g}, {ch:.3g}] vs {rng} (±{m:.0%})"
+            ae.reason = f"{q} = {fmt_verdict(ae.estimate)} (geometric means), 95% CI {fmt_interval(cl, ch)} vs {rng} (±{m:.0%})"
         else:
             ae.method = "margin"
             ae.outcome = _range_outcome(ratio, ratio, ae.lo, ae.hi, m, True)
-            ae.reason = f"{q} = {_f(ratio)} vs {rng}" + (f", within the ±{m:.0%} margin" if ae.outcome == "unclear" else "")
+            ae.reason = f"{q} = {fmt_verdict(ratio)} vs {rng}" + (f", within the ±{m:.0%} margin" if ae.outcome == "unclear" else "")
         return
     if ae.kind == "one":
         mx = mean(ae.x)
@@ -392,7 +385,7 @@ def _decide(ae: AtomEval, m: float, results: list[Any]) -> None:
         if ae.tier == "exact":
             ae.method = "exact"
             ae.outcome = _exact_cmp(mx, ae.c, ae.op)
-            ae.reason = f"all values equal: {q} = {_f(mx)} vs {_f(ae.c)}"
+            ae.reason = f"all values equal: {q} = {fmt_verdict(mx)} vs {fmt_verdict(ae.c)}"
         elif ae.tier in ("rank", "welch"):
             p, d, lo, hi = r
             if ae.tier == "welch":
@@ -403,7 +396,7 @@ def _decide(ae: AtomEval, m: float, results: list[Any]) -> None:
             ae.statistic, ae.estimate = "geometric mean", ae.c * math.exp(d)
             ae.ci = [ae.c * math.exp(lo), ae.c * math.exp(hi)]
             min_eff = ae.tier == "welch"
-            tail = f"{q} = {_f(ae.estimate)} (geometric mean){_ci_text(ae.ci)} vs {_f(ae.c)}"
+            tail = f"{q} = {fmt_verdict(ae.estimate)} (geometric mean){_ci_text(ae.ci)} vs {fmt_verdict(ae.c)}"
             if p_used < ALPHA and (not min_eff or abs(eff) >= m):
                 ae.outcome = "holds" if (d > 0) == up else "fails"
                 ae.reason = f"t on logs p={p_used:.2g}; {tail}"
@@ -418,11 +411,11 @@ def _decide(ae: AtomEval, m: float, results: list[Any]) -> None:
     if ae.kind == "one_range":
         mx = mean(ae.x)
         ae.estimate, ae.statistic = mx, "mean"
-        rng = f"[{ae.lo:g}, {ae.hi:g}]"
+        rng = f"[{fmt_written(ae.lo)}, {fmt_written(ae.hi)}]"
         if ae.tier == "exact":
             ae.method = "exact"
             ae.outcome = "holds" if ae.lo <= mx <= ae.hi else "fails"
-            ae.reason = f"all values equal: {q} = {_f(mx)} vs {rng}"
+            ae.reason = f"all values equal: {q} = {fmt_verdict(mx)} vs {rng}"
             return
         if ae.tier == "rank":
             cl, ch = r
@@ -438,7 +431,7 @@ def _decide(ae: AtomEval, m: float, results: list[Any]) -> None:
         if ae.method != "margin":
             ae.ci = [cl, ch]
         ae.outcome = _range_outcome(cl, ch, ae.lo, ae.hi, m, ae.tier != "rank")
-        ae.reason = f"{q} = {_f(ae.estimate)}{_ci_text(ae.ci)} vs {rng}"
+        ae.reason = f"{q} = {fmt_verdict(ae.estimate)}{_ci_text(ae.ci)} vs {rng}"
 
 
 def _means_eval(node: Any, grp: dict[str, list[RunRow]], default: str | None, ceilings: dict[str, float],
@@ -459,7 +452,7 @@ def _means_eval(node: Any, grp: dict[str, list[RunRow]], default: str | None, ce
         if v is None or lo is None or hi is None:
             return "unclear", "no values"
         out = _range_outcome(v, v, lo, hi, m, True)
-        return out, f"{_f(v)} vs [{lo:g}, {hi:g}] (judged on means)"
+        return out, f"{fmt_verdict(v)} vs [{fmt_written(lo)}, {fmt_written(hi)}] (judged on means)"
     lv, rv = E.num_eval(node.left, look), E.num_eval(node.right, look)
     if lv is None or rv is None:
         return "unclear", "no values"
@@ -608,9 +601,6 @@ def candidate_runs(pred: Any, ev: Evidence) -> set[int]:
 def fingerprint(pred: Any, ev: Evidence, ceilings: dict[str, float]) -> str:
     """A hash of everything a prediction's result depends on: the engine version, the prediction as
     written, the ceilings, and the candidate runs (ids, labels, metric values)."""
-    import hashlib
-    import json
-
     ids = candidate_runs(pred, ev)
     spec = pred.model_dump(mode="json", exclude={"status", "history", "created"})
     h = hashlib.sha1(json.dumps([ENGINE_VERSION, spec, sorted(ceilings.items())], sort_keys=True).encode())
@@ -853,8 +843,6 @@ def _numbers(ae: AtomEval) -> dict[str, Any]:
 
 def _display(quantity: str, a_name: str, b_name: str, metric: str | None) -> str:
     """A quantity as a reader names it: `a/b` → `tp4pp2/tp8`; `a` alone → its metric and group."""
-    import re
-
     if quantity == "a/b":
         return f"{a_name}/{b_name}"
     if quantity == "b/a":
@@ -890,7 +878,7 @@ def explain(res: dict[str, Any], untested_reason: str | None = None) -> str:
         if all(lv.get("method") == "exact" for lv in chosen):
             note = " (all values equal)"
         nums = f"{_display(chosen[0]['quantity'], a_name, b_name, res.get('metric'))} = " \
-            + ", ".join(_f(lv["estimate"]) for lv in chosen) + note
+            + ", ".join(fmt_verdict(lv["estimate"]) for lv in chosen) + note
     else:
         nums = "; ".join(lv["reason"] for lv in chosen[:2])
     parts = [f"{st}: {where}{nums}"]
@@ -982,10 +970,10 @@ def rival_overlaps(mine: list[Any], theirs: list[Any], ceilings: dict[str, float
 def fmt_region(r: E.Region) -> str:
     lo, hi = r
     if hi == math.inf:
-        return f"a/b > {lo:g}"
+        return f"a/b > {fmt_written(lo)}"
     if lo == 0:
-        return f"a/b < {hi:g}"
-    return f"a/b in [{lo:g}, {hi:g}]"
+        return f"a/b < {fmt_written(hi)}"
+    return f"a/b in [{fmt_written(lo)}, {fmt_written(hi)}]"
 
 
 def rival_message(p: Any, q: Any, rival: str, ceilings: dict[str, float]) -> str:

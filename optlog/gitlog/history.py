@@ -11,8 +11,7 @@ A verb that writes tracked files (hypotheses, plans, reports) does, in order:
 `record` commits through a private index (see `gitlog.safe` for the rules on the user's index,
 locks, hooks, identity and detached HEAD). Outside a git repository it does nothing.
 
-Events (`Optlog-Event` trailer): init, hypothesis-add, hypothesis-edit, override, verdict,
-prediction-add, prediction-edit, invalidate, plan-render, report, hand-edit.
+Events (the `Optlog-Event` trailer) and the other trailer keys: `gitlog.trailers` (EVENTS, KEYS).
 """
 
 from __future__ import annotations
@@ -21,8 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from optlog.errors import Conflict
-from optlog.gitlog.commit import CommitRequest
-from optlog.gitlog.safe import safe_commit
+from optlog.gitlog import trailers as TR
+from optlog.gitlog.commit import CommitRequest, run_git
+from optlog.gitlog.safe import refuse_ignored, repo_info, safe_commit
 from optlog.paths import Workspace
 
 if TYPE_CHECKING:
@@ -41,15 +41,11 @@ class Ctx(Protocol):
 
 
 def repo(ctx: "Ctx") -> "RepoInfo | None":
-    from optlog.gitlog.safe import repo_info
-
     return repo_info(ctx.ws.root)
 
 
 def check_trackable(ctx: "Ctx", paths: list[Path]) -> None:
     """Raise BadInput if git would ignore any of `paths` (and does not track it already)."""
-    from optlog.gitlog.safe import refuse_ignored
-
     if repo(ctx) is None:
         return
     refuse_ignored(ctx.ws, [ctx.ws.rel(p) for p in paths])
@@ -58,8 +54,6 @@ def check_trackable(ctx: "Ctx", paths: list[Path]) -> None:
 def uncommitted(ctx: "Ctx", paths: list[Path]) -> list[str]:
     """Workspace-relative paths whose file on disk differs from HEAD (a hand edit, a new file not
     committed yet, a deleted file). Empty outside git and in a repository with no commits."""
-    from optlog.gitlog.commit import run_git
-
     if repo(ctx) is None or not paths:
         return []
     rels = [ctx.ws.rel(p) for p in paths]
@@ -118,7 +112,7 @@ def record(
     tr = dict(trailers or {})
     if hand_edited:
         body = (body.rstrip() + "\n\n" if body.strip() else "") + hand_edit_note(list(hand_edited))
-        tr["Optlog-Hand-Edit"] = ",".join(hand_edited)
-    tr.setdefault("Optlog-Actor", ctx.actor)
+        tr[TR.HAND_EDIT] = ",".join(hand_edited)
+    tr.setdefault(TR.ACTOR, ctx.actor)
     req = CommitRequest(subject=subject, body=body, trailers=tr, paths=list(paths), describe=describe)
     return safe_commit(ctx.ws, req, notice=ctx.notice)

@@ -83,7 +83,7 @@ def repo_info(root: Path) -> RepoInfo | None:
 @contextmanager
 def git_lock(info: RepoInfo, timeout: float = 120.0) -> Iterator[None]:
     """One optlog committer per repository at a time, across processes (re-entrant in a process)."""
-    from filelock import FileLock, Timeout
+    from filelock import FileLock, Timeout  # deferred: filelock imports asyncio; only writers lock
 
     key = str(info.common_dir / "optlog.lock")
     lock = _LOCKS.get(key)

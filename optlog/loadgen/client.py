@@ -213,7 +213,7 @@ class Pool:
 
 def install_uvloop() -> bool:
     try:
-        import uvloop
+        import uvloop  # deferred: uvloop only to drive load
     except ImportError:  # third-party uvloop is optional (not installed on Windows)
         return False
     asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
@@ -222,7 +222,7 @@ def install_uvloop() -> bool:
 
 def new_loop() -> asyncio.AbstractEventLoop:
     try:
-        import uvloop
+        import uvloop  # deferred: uvloop only to drive load
 
         return uvloop.new_event_loop()
     except ImportError:  # third-party uvloop is optional (not installed on Windows)

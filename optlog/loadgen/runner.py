@@ -11,6 +11,7 @@ import asyncio
 import gc
 import json
 import math
+import resource
 import sys
 import time
 from dataclasses import dataclass, field
@@ -248,10 +249,6 @@ async def _run_level(spec: Spec, pool: Pool, payloads: list[bytes], cap: int | N
 
 def _raise_fd_limit(need: int) -> None:
     """One socket per concurrent stream: lift the soft open-files limit toward the hard one."""
-    try:
-        import resource
-    except ImportError:  # the stdlib resource module does not exist on Windows
-        return
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     want = need + 64
     if soft != resource.RLIM_INFINITY and soft < want:

@@ -19,14 +19,17 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 DTYPES = {"bf16": 2, "fp16": 2, "fp32": 4, "tf32": 4, "fp64": 8, "fp8": 1}
 
 
-def _torch() -> Any:
+def cuda_torch() -> Any:
+    """PyTorch when it is installed and sees a CUDA GPU, else None (the probes and `calibrate` then
+    measure the CPU)."""
     try:
-        import torch
+        import torch  # deferred: optional, and seconds to import
 
         return torch if torch.cuda.is_available() else None
     except Exception:
@@ -87,7 +90,7 @@ def run_gpu(a: argparse.Namespace, torch: Any) -> dict[str, Any]:
 
 
 def run_cpu(a: argparse.Namespace) -> dict[str, Any]:
-    import numpy as np
+    import numpy as np  # deferred: numpy only where numbers are crunched
 
     rng = np.random.default_rng(0)
     out: dict[str, Any] = {"device": "cpu", "device_name": "cpu"}
@@ -165,14 +168,12 @@ def probe(argv: list[str]) -> dict[str, Any]:
         raise SystemExit("--dtype fp8 is not supported by this probe (no portable fp8 matmul); use bf16")
     torch = None
     if a.device in ("auto", "cuda"):
-        torch = _torch()
+        torch = cuda_torch()
         if torch is None and a.device == "cuda":
             raise SystemExit("--device cuda: PyTorch with a CUDA GPU is not available here")
     res = run_gpu(a, torch) if torch is not None else run_cpu(a)
     res["dtype"] = a.dtype
     if a.output:
-        from pathlib import Path
-
         Path(a.output).parent.mkdir(parents=True, exist_ok=True)
         Path(a.output).write_text(json.dumps(res) + "\n", encoding="utf-8")
     return res

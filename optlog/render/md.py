@@ -14,6 +14,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import yaml
+
 # Punctuation that can start inline structure anywhere (emphasis, code, links, HTML, entities,
 # strikethrough, table cells). `!` only matters before `[`, which is escaped anyway.
 _INLINE = re.compile(r"([\\`*_\[\]<>|&~#])")
@@ -138,8 +140,6 @@ def bullets(items: Iterable[str], ordered: bool = False) -> str:
 
 
 def _yaml_dumper() -> Any:
-    import yaml
-
     base: type[Any]
     try:
         base = yaml.CSafeDumper
@@ -161,8 +161,6 @@ def _yaml_dumper() -> Any:
 
 
 def front_matter(data: dict[str, Any]) -> str:
-    import yaml
-
     text = yaml.dump(data, Dumper=_yaml_dumper(), sort_keys=False, allow_unicode=True, width=1_000_000_000,
                      default_flow_style=False)
     return f"---\n{text}---\n"
@@ -182,7 +180,7 @@ def split_front_matter(text: str) -> tuple[str | None, str]:
 
 def parser() -> Any:
     """The markdown-it parser rendered files are checked with (tables and front matter on)."""
-    from markdown_it import MarkdownIt
-    from mdit_py_plugins.front_matter import front_matter_plugin
+    from markdown_it import MarkdownIt  # deferred: markdown-it only to read a report
+    from mdit_py_plugins.front_matter import front_matter_plugin  # deferred: markdown-it only to read a report
 
     return MarkdownIt("commonmark").enable("table").use(front_matter_plugin)

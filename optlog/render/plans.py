@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from optlog.core.numfmt import fmt_gain, fmt_pct, fmt_ratio, fmt_value
+from optlog.core.numfmt import fmt_gain, fmt_pct, fmt_ratio, fmt_score, fmt_value, fmt_written
 from optlog.core.plans import EFFORT_WEIGHT, calibration_line, calibration_rows
 from optlog.render import md
 
@@ -173,8 +173,8 @@ def render_plan(view: dict[str, Any], docs: dict[str, Any], total_ranked: int) -
     rank = f"{view['rank']} of {total_ranked}" if view["rank"] is not None else "not ranked"
     parts.append(md.table(
         ["rank", "score", "predicted gain", "effort", "confidence", "status", "measured gain"],
-        [[rank, f"{view['score']:.2f}", fmt_gain(view["gain_low"], view["gain_high"]),
-          f"{view['effort']} (÷{EFFORT_WEIGHT[view['effort']]})", f"{view['confidence']:g}", view["status"],
+        [[rank, fmt_score(view['score']), fmt_gain(view["gain_low"], view["gain_high"]),
+          f"{view['effort']} (÷{EFFORT_WEIGHT[view['effort']]})", fmt_written(view['confidence']), view["status"],
           fmt_pct(view.get("measured_gain"))]],
     ))
     parts.append(
@@ -238,10 +238,10 @@ def render_index(views: list[dict[str, Any]], cal: dict[str, Any], prefix: str, 
             rows.append([
                 str(v["rank"]),
                 md.link(f"{v['id']:02d} {v['title']}", plan_filename(prefix, v["id"])),
-                f"{v['score']:.2f}",
+                fmt_score(v['score']),
                 md.text(fmt_gain(v["gain_low"], v["gain_high"])),
                 v["effort"],
-                f"{v['confidence']:g}",
+                fmt_written(v['confidence']),
                 md.text(v["status"]),
                 md.text(needs),
                 md.text(v["reason"]),

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import math
 import re
+import statistics
 from typing import Any
+
+from optlog.core.numfmt import fmt_axis, fmt_written
 
 CHART_ID = "optlog"
 
@@ -23,8 +26,8 @@ PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
 
 
 def _chart(kind: str, title: str, x_title: str, y_title: str, colors: tuple[str, ...] = PALETTE, **kw: Any) -> Any:
-    import pygal
-    from pygal.style import Style
+    import pygal  # deferred: pygal only to draw a report's plots
+    from pygal.style import Style  # deferred: pygal only to draw a report's plots
 
     style = Style(background="white", plot_background="white", foreground="#333", foreground_strong="#111",
                   foreground_subtle="#bbb", font_family="DejaVu Sans, Helvetica, Arial, sans-serif",
@@ -51,11 +54,6 @@ def _save(chart: Any, path: str) -> None:
         f.write(text)
 
 
-def _num(v: float) -> str:
-    """Axis and point labels: thousands separated, small values with their significant digits."""
-    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
-
-
 def _ymax(values: list[float]) -> float:
     top = max([v for v in values if v == v] or [1.0])
     return top * 1.1 if top > 0 else 1.0
@@ -71,10 +69,10 @@ def throughput_vs_concurrency(path: str, title: str, metric: str, series: dict[s
     pad = 0.25 * (fx(xs_all[-1]) - fx(xs_all[0]) or 1.0) if xs_all else 1.0
     chart = _chart("XY", title, "concurrency", ylab, range=(0, _ymax([p[1] for pts in series.values() for p in pts])),
                    xrange=(fx(xs_all[0]) - pad / 4, fx(xs_all[-1]) + pad) if xs_all else None,
-                   x_labels=[fx(x) for x in xs_all], x_value_formatter=lambda v: f"{2 ** v:g}" if log else f"{v:g}",
-                   value_formatter=_num, print_labels=few, dots_size=3)
+                   x_labels=[fx(x) for x in xs_all], x_value_formatter=lambda v: fmt_written(2 ** v) if log else fmt_written(v),
+                   value_formatter=fmt_axis, print_labels=few, dots_size=3)
     for name, pts in series.items():
-        chart.add(name, [{"value": (fx(x), y), "label": _num(y)} for x, y in pts])
+        chart.add(name, [{"value": (fx(x), y), "label": fmt_axis(y)} for x, y in pts])
     _save(chart, path)
 
 
@@ -85,7 +83,7 @@ def per_user_vs_per_gpu(path: str, title: str, series: dict[str, list[tuple[floa
     few = len(allp) <= 24
     chart = _chart("XY", title, "output tok/s per user", "output tok/s per GPU",
                    range=(0, _ymax([p[1] for p in allp])), xrange=(0, _ymax([p[0] for p in allp]) * 1.1),
-                   value_formatter=_num, x_value_formatter=_num,
+                   value_formatter=fmt_axis, x_value_formatter=fmt_axis,
                    print_labels=few, dots_size=3)
     for name, pts in series.items():
         chart.add(name, [{"value": (x, y), "label": f"c={c}"} for x, y, c in pts])
@@ -95,14 +93,12 @@ def per_user_vs_per_gpu(path: str, title: str, series: dict[str, list[tuple[floa
 def per_level(path: str, plot: dict[str, Any]) -> None:
     """A prediction's plot (core.report.prediction_plot): every measured value a dot (repeats show
     their spread), the median per level joined by a line, the compared constant as a dashed line."""
-    import statistics
-
     xs = plot["x"]
     if plot["numeric"]:
         # log2 positions from 1 (pygal draws its y axis at x = 0, which would sit on a level of 1)
         fx = (lambda v: math.log2(float(v)) + 1) if plot["log"] else (lambda v: float(v))
         pos = {str(x): fx(x) for x in xs}
-        fmt = (lambda v: f"{2 ** (v - 1):g}") if plot["log"] else (lambda v: f"{v:g}")
+        fmt = (lambda v: fmt_written(2 ** (v - 1))) if plot["log"] else fmt_written
     else:
         pos = {str(x): float(i + 1) for i, x in enumerate(xs)}  # from 1: pygal draws its axis at 0
         names = {float(i + 1): str(x) for i, x in enumerate(xs)}
@@ -117,7 +113,7 @@ def per_level(path: str, plot: dict[str, Any]) -> None:
     colors = tuple(c for i in range(len(plot["series"])) for c in (PALETTE[i % len(PALETTE)],) * 2) + ("#000000",)
     chart = _chart("XY", plot["title"], plot["per"], plot["y_title"], colors=colors, range=(lo, _ymax(allv)),
                    xrange=(ps[0] - 0.2 * span, ps[-1] + 0.2 * span), x_labels=ps, x_value_formatter=fmt,
-                   value_formatter=_num, dots_size=3, print_labels=False, truncate_legend=56)
+                   value_formatter=fmt_axis, dots_size=3, print_labels=False, truncate_legend=56)
     for name, pts in plot["series"].items():
         chart.add(f"runs: {name}", [(pos[str(x)], v) for x, v in pts], stroke=False)
         by: dict[float, list[float]] = {}
@@ -128,4 +124,18 @@ def per_level(path: str, plot: dict[str, Any]) -> None:
         t = plot["threshold"]
         chart.add(t["label"], [(ps[0] - 0.1 * span, t["value"]), (ps[-1] + 0.1 * span, t["value"])],
                   show_dots=False, stroke_style={"width": 2, "dasharray": "8,4"})
+    _save(chart, path)
+
+
+def tune_front(path: str, title: str, plot: dict[str, Any]) -> None:
+    """A tuning study's trials on its first two objectives (core.report.tune_pareto): the dominated
+    ones as dots, the Pareto front joined by a line; every point labelled with its trial number."""
+    allp = plot["points"] + plot["front"]
+    xs, ys = [p[0] for p in allp], [p[1] for p in allp]
+    lo_x, lo_y = min(0.0, min(xs)), min(0.0, min(ys))
+    chart = _chart("XY", title, plot["x_title"], plot["y_title"], colors=("#7f7f7f", "#d62728"),
+                   range=(lo_y, _ymax(ys)), xrange=(lo_x, _ymax(xs)), value_formatter=fmt_axis, x_value_formatter=fmt_axis,
+                   print_labels=len(allp) <= 40, dots_size=3)
+    chart.add("trials", [{"value": (x, y), "label": f"#{n}"} for x, y, n in plot["points"]], stroke=False)
+    chart.add("Pareto front", [{"value": (x, y), "label": f"#{n}"} for x, y, n in plot["front"]])
     _save(chart, path)

@@ -6,7 +6,7 @@ from typing import Any
 
 from optlog.core import labels as L
 from optlog.core import report as C
-from optlog.core.numfmt import fmt_gain, fmt_pct, fmt_ratio, fmt_value
+from optlog.core.numfmt import fmt_gain, fmt_pct, fmt_ratio, fmt_score, fmt_value, fmt_written
 from optlog.core.plans import calibration_line, calibration_rows
 from optlog.render import md
 from optlog.render.plans import verdict_tables
@@ -158,12 +158,21 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
             out.append(md.table(["workload", "config", "concurrency", "output tok/s per user", "output tok/s per GPU"],
                                 rows, ["l", "l", "r", "r", "r"]))
 
+    # ---- tuning studies (optlog tune)
+    if data.get("studies"):
+        out.append(md.heading(2, "Tuning"))
+        out.append("Studies of optlog tune (docs/tune.md): each trial one launched run. The best is named after it "
+                   "was re-measured; *shrink* is (first reading − re-measured median) / median: how much of a "
+                   "trial's lead was luck (the winner's curse).")
+        for st in data["studies"]:
+            out.extend(_tuning(st, [pl for pl in plots.get("tune", []) if pl["study"] == st["study"]]))
+
     # ---- telemetry and energy
     names, trows = C.telemetry_groups(runs)
     out.append(md.heading(2, "Telemetry and energy"))
     lim = data.get("power_limit_w")
     if lim:
-        out.append(md.inline(f"GPU power limit: {lim:g} W ({data.get('gpu_kind') or 'default GPU'}, from optlog.yaml)."))
+        out.append(md.inline(f"GPU power limit: {fmt_written(lim)} W ({data.get('gpu_kind') or 'default GPU'}, from optlog.yaml)."))
     if trows:
         header = ["labels", *names]
         add_frac = bool(lim) and any(n.startswith("gpu_power_w") for n in names) and "gpu_power_frac" not in names
@@ -254,14 +263,98 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
             link = (md.link(title, f"{data['plans_href']}/{data['plans_prefix']}-{v['id']:02d}.md")
                     if v["id"] in data.get("plan_files", ()) else md.text(title))
             measured = fmt_pct(v.get("measured_gain")) if v.get("measured_gain") is not None else "–"
-            rows.append([str(v["rank"]) if v["rank"] is not None else "–", link, f"{v['score']:.2f}",
+            rows.append([str(v["rank"]) if v["rank"] is not None else "–", link, fmt_score(v['score']),
                          md.text(fmt_gain(v["gain_low"], v["gain_high"])), md.text(measured), v["effort"],
-                         f"{v['confidence']:g}", md.text(v["status"]), md.text(v["score_reason"] + "; " + v["reason"])])
+                         fmt_written(v['confidence']), md.text(v["status"]), md.text(v["score_reason"] + "; " + v["reason"])])
         out.append(md.raw_table(["rank", "plan", "score", "gain", "measured", "effort", "confidence", "status", "why"],
                                 rows, ["r", "l", "r", "r", "r", "l", "r", "l", "l"]))
     else:
         out.append(md.inline("No plans."))
     return "\n\n".join(x for x in out if x) + "\n"
+
+
+def _tuning(st: dict[str, Any], plots: list[dict[str, Any]]) -> list[str]:
+    """One study: its trials, its best with the winner's curse, its claim, importances, front."""
+    objs = st.get("objectives") or []
+    dirs = st.get("directions") or []
+    trials = st.get("trials") or []
+    out = [md.heading(3, f"{st['study']}: " + ", ".join(f"{d} {m}" for m, d in zip(objs, dirs)))]
+    facts = (f"{len(trials)} trial(s), sampler {md.text(st.get('sampler') or '–')}, spec {md.code(st.get('spec') or '–')}"
+             + (", constraints " + "; ".join(md.code(c) for c in st["constraints"]) if st.get("constraints") else ""))
+    out.append(facts + ".")
+    rows = []
+    for t in trials:
+        note = (f"= trial {t['same_as']}" if "same_as" in t else f"retry of {t['retry_of']}" if "retry_of" in t
+                else t.get("error") or t.get("warning") or (f"pruned: {t['pruned']}" if t.get("pruned") else ""))
+        vals = t.get("values") or []
+        rows.append([str(t["number"]), md.text(_kv(t.get("params") or {})),
+                     *[fmt_value(vals[i]) if i < len(vals) else "–" for i in range(len(objs))],
+                     md.text(t["state"]), {True: "yes", False: "**no**", None: "–"}[t.get("feasible")],
+                     str(t["run"]) if t.get("run") is not None else "–", md.text(note)])
+    out.append(md.raw_table(["trial", "params", *[md.text(m) for m in objs], "state", "feasible", "run", "note"], rows,
+                            ["r", "l", *["r"] * len(objs), "l", "l", "r", "l"]))
+    best = st.get("best") or []
+    rm = st.get("remeasure") or {}
+    by = {t["number"]: t for t in trials}
+    named = {b["number"] for b in best}
+    label = "the best" if len(dirs) == 1 else "on the Pareto front"
+    rem_trials = (rm.get("trials") or {}) if rm.get("current") else {}
+    if rem_trials:
+        rows = []
+        for n, r in sorted(rem_trials.items(), key=lambda kv: int(kv[0])):
+            params = (by.get(int(n)) or {}).get("params") or {}
+            for i, m in enumerate(objs):
+                sh = r["shrink_pct"][i] if i < len(r["shrink_pct"]) else None
+                rows.append([str(n), md.text(_kv(params)), md.text(m), fmt_value(r["first"][i]),
+                             f"{fmt_value(r['values'][i])} (n={r['n']})", f"{sh:+.3g} %" if sh is not None else "–",
+                             "**yes**" if int(n) in named else "no"])
+        out.append(f"Re-measured, interleaved, {rm.get('rounds')} times each; {label} named by the re-measured medians "
+                   f"(feasible trials only):")
+        out.append(md.raw_table(["trial", "params", "objective", "first reading", "re-measured median", "shrink",
+                                 label], rows, ["r", "l", "l", "r", "r", "r", "l"]))
+        if rm.get("changed"):
+            out.append("The re-measure changed the best: the trial that led on its first reading lost its lead.")
+    elif best:
+        rows = [[str(b["number"]), md.text(_kv(b["params"])), md.text(m), fmt_value(b["values"][i])]
+                for b in best for i, m in enumerate(objs)]
+        out.append(f"Trials {label} by their first readings (feasible trials only; not re-measured, so the winner's "
+                   f"curse is not measured):")
+        out.append(md.raw_table(["trial", "params", "objective", "first reading"], rows, ["r", "l", "l", "r"]))
+    else:
+        out.append("No feasible completed trial.")
+    sep = rm.get("separation") or {}
+    if sep and rem_trials:
+        p = sep.get("p")
+        ptext = "" if p is None else ("p < 0.001" if p < 0.001 else f"p = {p:.3g}")
+        out.append(f"The best against the runner-up (trial {sep.get('runner_up')}): "
+                   + (f"{md.text(sep['test'])} {ptext}, "
+                      + ("told apart." if sep.get("distinct") else "not told apart: either may be the better.")
+                      if sep.get("test") else f"{md.text(sep.get('why', ''))}."))
+    c = st.get("claim")
+    if c:
+        claim = (f"Claim ({md.code(c['hypothesis'])}): tuning gains ≥ {c['pct']:g} % {md.text(c['metric'])} over the "
+                 f"default settings ({md.text(_kv(c['default'] or {}))})")
+        if c.get("verdict"):
+            claim += (f": **{md.text(c['verdict'])}**"
+                      + (f", measured {c['gain_pct']:+.3g} %" if c.get("gain_pct") is not None else "")
+                      + f" (trial {c['tuned']} against the default settings, {c['rounds']} interleaved runs each).")
+        else:
+            claim += ": not judged yet."
+        out.append(claim)
+    imps = st.get("importances") or {}
+    params = sorted({k for v in imps.values() for k in v if k != "why"})
+    if params:
+        out.append(md.inline("Parameter importances (Optuna's PED-ANOVA over the completed trials: how much each "
+                             "parameter decides reaching the best 10 %; they sum to 1 per objective):"))
+        irows = [[md.text(p), *[fmt_value(imps[m].get(p)) if p in imps.get(m, {}) else "–" for m in objs]]
+                 for p in sorted(params, key=lambda p: -max(float(imps[m].get(p, 0)) for m in objs if m in imps))]
+        out.append(md.raw_table(["parameter", *[md.text(m) for m in objs]], irows, ["l", *["r"] * len(objs)]))
+    for m in objs:
+        if "why" in imps.get(m, {}):
+            out.append(md.inline(f"No importances for {m}: {imps[m]['why']}."))
+    for pl in plots:
+        out.append(f"![{md.text(pl['alt'])}](<{pl['href']}>)")
+    return out
 
 
 def _rivals(docs: dict[str, Any], hid: str) -> list[str]:

@@ -55,10 +55,14 @@ import sys
 import threading
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 ENV_PREFIXES = ("NCCL_", "SGLANG_", "VLLM_", "CUDA_", "TORCH_NCCL_", "FLASHINFER_")
 ENV_NAMES = ("PYTORCH_CUDA_ALLOC_CONF",)
+from optlog import __version__
 from optlog.runs import redact as R  # noqa: E402  (one redaction for all of optlog)
+from optlog.runs.server_version import identify
+from optlog.telemetry.nvml import load_pynvml
 
 SECRET_WORDS = R.SECRET_WORDS
 REDACTED = R.REDACTED
@@ -289,8 +293,6 @@ def gpu_facts(executor: Any = None) -> dict[str, Any]:
     driver: str | None = None
     if not _is_remote(executor):
         try:
-            from optlog.telemetry.nvml import load_pynvml
-
             pynvml = load_pynvml()  # the one home of NVML (and its test double)
             pynvml.nvmlInit()
             try:
@@ -355,8 +357,6 @@ def git_facts(root: Any) -> dict[str, Any]:
 
 
 def _base_url(url: str) -> str:
-    from urllib.parse import urlsplit
-
     u = urlsplit(url if "://" in url else "http://" + url)
     return f"{u.scheme}://{u.netloc}"
 
@@ -365,7 +365,7 @@ def server_report(url: str, dropped: set[str] | None = None, timeout: float = SE
     """The server's own account of its configuration: SGLang `/server_info` (new) or
     `/get_server_info` (old), else vLLM's `/version`, else llama.cpp's `/props` (its `build_info`,
     slots, model and default generation settings)."""
-    import httpx
+    import httpx  # deferred: httpx only to ask a server
 
     base = _base_url(url)
     errors: list[str] = []
@@ -447,8 +447,6 @@ def capture(ctx: Any, *, server_url: str | None = None, commands: dict[str, list
             env: dict[str, str] | None = None, executor: Any = None) -> dict[str, Any]:
     """The environment document of one run (see the module docstring). Never raises for a missing
     tool, GPU or server: those parts say what was missing instead."""
-    from optlog import __version__
-
     dropped: set[str] = set()
     hk = _host_key(executor)
     doc: dict[str, Any] = {"optlog": {"version": __version__}}
@@ -482,7 +480,6 @@ def capture(ctx: Any, *, server_url: str | None = None, commands: dict[str, list
     build = server_binary_version((commands or {}).get("server"), executor)
     if build:
         doc.setdefault("server", {})["binary_version"] = build
-    from optlog.runs.server_version import identify
 
     sv = identify(doc)
     if sv:

@@ -25,6 +25,7 @@ Design (decided here):
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import shlex
@@ -38,6 +39,7 @@ from typing import Any
 
 from optlog.errors import Failed
 from optlog.runs.executors import LocalExecutor, wait_for_exit
+from optlog.runs.redact import redact_argv, secret_env, secret_env_name, secret_name
 
 TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY",
             "BOOT_FAIL", "DEADLINE", "SPECIAL_EXIT", "REVOKED"}
@@ -142,8 +144,6 @@ def batch_script(argv: list[str], env: dict[str, str], cwd: str | None, rc_file:
     """The job script. Secrets (optlog.runs.redact) are never written into it: a secret variable or
     argument is put into `hidden`, which the caller passes to sbatch's own environment (exported
     to the job by Slurm's default `--export=ALL`), and the script refers to it by name."""
-    from optlog.runs.redact import redact_argv, secret_env_name, secret_name
-
     hidden = {} if hidden is None else hidden
     q = shlex.quote
     lines = ["#!/bin/bash",
@@ -156,7 +156,7 @@ def batch_script(argv: list[str], env: dict[str, str], cwd: str | None, rc_file:
     for k, v in env.items():
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k):
             lines.append(f"# skipped env {k!r}")
-        elif secret_env_name(k) or secret_name(k):
+        elif secret_env(k, v):
             hidden[k] = v
             lines.append(f"# {k}: from the submitting environment (a secret is never written to a file)")
         else:
@@ -279,8 +279,6 @@ class SlurmExecutor:
                role: str = "telemetry") -> Any:
         """Inside the live server job (so telemetry samples the job's node and GPUs); with no job
         running, a one-task step of its own allocation on the partition."""
-        import io
-
         alloc = self._alloc()
         if alloc is not None:
             h = self.local.stream(self._srun(alloc, argv, env), env=env, cwd=cwd, role=role)

@@ -24,7 +24,9 @@ How one command runs:
 
 from __future__ import annotations
 
+import io
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -38,6 +40,7 @@ from typing import IO, Any
 from optlog.errors import Failed
 from optlog.runs import procs
 from optlog.runs.executors import close_pidfd, exited_unreaped, open_pidfd, wait_for_exit
+from optlog.runs.redact import secret_env
 
 HEADER = b"@@optlog "
 _START_EXPR = "$(sed 's/.*) //' /proc/$$/stat | cut -d' ' -f20)"
@@ -96,17 +99,30 @@ class SshTarget:
                               stdout=stdout, stderr=subprocess.PIPE, timeout=timeout, start_new_session=True)
 
 
-def wrapper_script(argv: list[str], env: dict[str, str], cwd: str | None, mkdir: str | None) -> str:
-    """The remote sh program that runs `argv` as its own session and reports pid and start time."""
+def wrapper_script(argv: list[str], env: dict[str, str], cwd: str | None, mkdir: str | None,
+                   hidden: dict[str, str] | None = None) -> str:
+    """The remote sh program that runs `argv` as its own session and reports pid and start time.
+    A secret variable (a secret name, or a URL with credentials: optlog.runs.redact.secret_env) is
+    not written into the program, whose text is a command line on both hosts: it is put into
+    `hidden`, whose values the caller sends first on the channel, one line each, and the program
+    reads them from there."""
+    hidden = {} if hidden is None else hidden
+    plain = {}
+    for k, v in env.items():
+        if secret_env(k, v) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k) and "\n" not in str(v):
+            hidden[k] = str(v)
+        else:
+            plain[k] = v
     inner = f'echo "@@optlog $$ {_START_EXPR}" >&2; exec env ' + " ".join(
-        shlex.quote(f"{k}={v}") for k, v in env.items()) + " " + " ".join(shlex.quote(a) for a in argv)
+        shlex.quote(f"{k}={v}") for k, v in plain.items()) + " " + " ".join(shlex.quote(a) for a in argv)
     lines = []
     if cwd:
         lines.append(f"cd {shlex.quote(cwd)} || exit 126")
     if mkdir:
         lines.append(f"mkdir -p {shlex.quote(mkdir)} || exit 126")
+    lines.append("exec 3<&0")  # the channel: an asynchronous list's own stdin is /dev/null
+    lines += [f"IFS= read -r {k} <&3; export {k}" for k in hidden]
     lines += [
-        "exec 3<&0",  # the channel: an asynchronous list's own stdin is /dev/null
         f"setsid -w sh -c {shlex.quote(inner)} </dev/null 3<&- &",
         "pid=$!",
         # watchdog: the local side went away (EOF on the channel) -> end the whole group
@@ -289,9 +305,16 @@ class SshExecutor:
     def _spawn(self, argv: list[str], *, env: dict[str, str] | None, stdout: Any, stderr_path: Path | None,
                role: str, fetch: tuple[str, Path] | None) -> SshHandle:
         self.target.ensure_master()
-        script = wrapper_script(argv, dict(env or {}), self.cfg.workdir, fetch[0] if fetch else None)
+        hidden: dict[str, str] = {}
+        script = wrapper_script(argv, dict(env or {}), self.cfg.workdir, fetch[0] if fetch else None, hidden)
         p = subprocess.Popen(self.target.base() + ["--", "sh -c " + shlex.quote(script)], stdin=subprocess.PIPE,
                              stdout=stdout, stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
+        if hidden and p.stdin is not None:
+            try:
+                p.stdin.write("".join(f"{v}\n" for v in hidden.values()).encode())
+                p.stdin.flush()
+            except OSError:
+                pass  # ssh already gone: the header wait below says why
         h = SshHandle(self, p, argv, role, stderr_path, fetch)
         if not h.wait_header(60.0):
             rc = p.wait(5) if p.poll() is None else p.returncode
@@ -326,8 +349,6 @@ class SshExecutor:
     def stream(self, argv: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
                role: str = "telemetry") -> SshHandle:
         """`h.stdout` is a text stream of the remote command's stdout (telemetry reads lines)."""
-        import io
-
         h = self._spawn(argv, env=env, stdout=subprocess.PIPE, stderr_path=None, role=role, fetch=None)
         if h.stdout is not None:
             h.stdout = io.TextIOWrapper(h.stdout, encoding="utf-8", errors="replace")  # type: ignore[assignment]

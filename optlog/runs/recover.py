@@ -12,11 +12,12 @@ from __future__ import annotations
 import socket
 from typing import Any
 
+from optlog.core.statuses import LIVE_RUN_STATUSES
 from optlog.core.timeutil import now_iso
 from optlog.runs import procs, tree
 from optlog.runs.cgroup import LaunchCgroup
 from optlog.runs.executor_select import kill_record
-from optlog.store.launchrows import LIVE, launch, live_launch_processes, live_records, live_runs
+from optlog.store.launchrows import launch, live_launch_processes, live_records, live_runs
 
 
 def _dead(pid: int | None, pid_start: str | None, launch_host: str | None, host: str) -> bool:
@@ -47,7 +48,7 @@ def recover(ctx: Any, db: Any) -> list[int]:
 def _recover_one(ctx: Any, db: Any, lid: int) -> int | None:
     with db.read() as s:
         la = launch(s, lid)
-        if la is None or la.status not in LIVE:
+        if la is None or la.status not in LIVE_RUN_STATUSES:
             return None
         recs = live_records(s, lid)
         token = (la.spec or {}).get("token")
@@ -74,7 +75,7 @@ def _recover_one(ctx: Any, db: Any, lid: int) -> int | None:
     why = f"interrupted: the optlog process driving launch {lid} (pid {pid}) ended without finishing it"
     with db.write() as s:
         la = launch(s, lid)
-        if la is None or la.status not in LIVE:
+        if la is None or la.status not in LIVE_RUN_STATUSES:
             return None
         la.status = "interrupted"
         la.finished_at = now

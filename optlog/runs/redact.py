@@ -72,6 +72,12 @@ def secret_env_name(name: str) -> bool:
     return any(w in low for w in SECRET_WORDS if w not in ("auth", "cookie")) or secret_name(name)
 
 
+def secret_env(name: str, value: Any) -> bool:
+    """An environment entry to keep out of files and command lines: a secret name, or a value that
+    carries a URL's credentials (`OPTLOG_DB_URL=postgresql://user:pw@host/db`)."""
+    return secret_env_name(name) or redact_url(str(value)) != str(value)
+
+
 def _url_sub(m: re.Match[str]) -> str:
     info = m.group("info")
     if info == REDACTED or info.endswith(":" + REDACTED):

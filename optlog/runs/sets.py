@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from optlog.errors import BadInput
+from optlog.runs.order import ORDERS
 
 SPEC_KEYS = ("repeats", "order", "order_seed", "on_error")
 """Spec-level fields `--set` can change; a params/matrix/include key may not take these names."""
@@ -50,8 +51,6 @@ def _spec_value(key: str, v: Any) -> Any:
             raise BadInput(f"--set order_seed: an integer, got {v!r}", field="--set")
         return v
     if key == "order":
-        from optlog.runs.order import ORDERS
-
         if v not in ORDERS:
             raise BadInput(f"--set order: one of {', '.join(ORDERS)}, got {v!r}", field="--set")
         return v

@@ -23,10 +23,16 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from optlog.core import labels as L
 from optlog.core import template as T
+from optlog.core.expr import ExprError, parse_where, where_labels
 from optlog.core.limits import LIMITS
 from optlog.core.sweep import expand
 from optlog.core.text import problem
+from optlog.core.tune import SearchParam, active_params
 from optlog.errors import BadInput
+from optlog.runs import order as O, record, sets as S
+from optlog.runs.parsers import canonical_format
+from optlog.runs.sets import SPEC_KEYS
+from optlog.yamlio import line_of, parse_text, read_text, validate
 
 RESERVED = ("out", "repeat", "run_id", "launch_id", "server_url", "name", "tune_worker")
 Scalar = Union[bool, int, float, str]
@@ -192,8 +198,6 @@ class SearchParamSpec(_S):
     @classmethod
     def _when(cls, v: str | None) -> str | None:
         if v is not None:
-            from optlog.core.expr import ExprError, parse_where
-
             try:
                 parse_where(v)
             except ExprError as e:
@@ -216,7 +220,7 @@ class RunSpec(_S):
     telemetry: Union[bool, dict[str, Any], None] = None
     timeouts: Timeouts = Field(default_factory=Timeouts)
     on_error: Literal["continue", "stop"] = "continue"
-    order: Literal["interleaved", "random", "sequential"] | None = None  # runs.order; None: interleaved
+    order: O.Order | None = None  # runs.order; None: interleaved
     order_seed: int | None = None
 
     @field_validator("executor")
@@ -262,8 +266,6 @@ class LoadedSpec:
     data: dict[str, Any]
 
     def bad(self, message: str, *loc: Any, code: str = "invalid_field") -> BadInput:
-        from optlog.yamlio import line_of
-
         fld = ".".join(str(p) for p in loc) or None
         return BadInput(message, file=self.file, line=line_of(self.text, tuple(loc)) if loc else None, field=fld, code=code)
 
@@ -273,12 +275,9 @@ class LoadedSpec:
 
 
 def load_spec(path: Path, shown: str | None = None) -> LoadedSpec:
-    from optlog.yamlio import parse_text, validate
-
     shown = shown or str(path)
     if not path.is_file():
         raise BadInput(f"no such run spec: {shown}", field="SPEC", code="not_found")
-    from optlog.yamlio import read_text
 
     text = read_text(path, shown)
     data = parse_text(text, shown)
@@ -291,16 +290,12 @@ def load_spec(path: Path, shown: str | None = None) -> LoadedSpec:
 
 
 def _check_keys(ls: LoadedSpec) -> None:
-    from optlog.runs.sets import SPEC_KEYS
-
     s = ls.spec
     for k, v in s.labels.items():
         why = problem(v, multiline=False) if isinstance(v, str) else None
         if why is not None:
             raise ls.bad(f"a label value is one line: {why}", "labels", k, code="bad_text")
     if s.bench.parser is not None:
-        from optlog.runs.parsers import canonical_format
-
         try:
             canonical_format(s.bench.parser)
         except BadInput as e:
@@ -330,10 +325,6 @@ def _check_keys(ls: LoadedSpec) -> None:
 def _check_search(ls: LoadedSpec) -> None:
     """`search:` names a value some template uses, comes without matrix/include (each trial is one
     point), and a `when:` speaks of parameters listed before it and has a default in `params:`."""
-    from optlog.core.expr import parse_where, where_labels
-    from optlog.runs import record
-    from optlog.runs.sets import SPEC_KEYS
-
     s = ls.spec
     if not s.search:
         return
@@ -364,9 +355,6 @@ def _check_search(ls: LoadedSpec) -> None:
 
 def search_space(ls: LoadedSpec) -> list[Any]:
     """The spec's `search:` as `core.tune.SearchParam`s, in the spec's order."""
-    from optlog.core.expr import parse_where
-    from optlog.core.tune import SearchParam
-
     out = []
     for k, p in ls.spec.search.items():
         kind = p.kind
@@ -396,8 +384,6 @@ def parse_set(items: list[str] | tuple[str, ...]) -> dict[str, Any]:
 def _typed(v: str) -> Any:
     s = v.strip()
     if s.startswith("[") and s.endswith("]"):
-        from optlog.yamlio import parse_text
-
         try:
             val = parse_text(s, "--set")
         except BadInput:
@@ -435,16 +421,11 @@ def plan(ls: LoadedSpec, sets: dict[str, Any], server_url: str | None = None, *,
     A spec with `search:` plans one trial: `trial` (the parameters optlog tune chose; None: the low
     end of every range, to check the templates) becomes a one-point matrix, so its values are the
     runs' labels; `worker` is `{{ tune_worker }}` (a port per local worker)."""
-    from optlog.runs import order as O
-    from optlog.runs import record, sets as S
-
     s = ls.spec
     applied = S.apply(sets, params=s.params, matrix=s.matrix, include=s.include,
                       used=record.used_names(ls.data) | record.label_names(ls.data))
     params, matrix, include = applied.params, applied.matrix, applied.include
     if s.search:
-        from optlog.core.tune import active_params
-
         chosen = trial if trial is not None else active_params(search_space(ls), lambda p: p.first)
         params = {**params, "tune_worker": worker}
         matrix = {**matrix, **{k: [v] for k, v in chosen.items()}}

@@ -47,6 +47,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from optlog.telemetry.nvml import load_pynvml, select_devices
+
 CVD = "CUDA_VISIBLE_DEVICES"
 _GPU_TOKEN = re.compile(r"^(\d+|GPU-[0-9A-Fa-f-]+|MIG-[0-9A-Za-z/-]+)$")
 
@@ -98,8 +100,6 @@ def _by_index(tokens: list[str]) -> list[str]:
     if all(t.isdigit() for t in tokens):
         return tokens
     try:
-        from optlog.telemetry.nvml import load_pynvml, select_devices
-
         nv = load_pynvml()
         nv.nvmlInit()
         try:

@@ -19,6 +19,8 @@ from optlog.runs.launcher import read_tail
 from optlog.service import hypotheses as H
 from optlog.service.context import Ctx
 from optlog.service.status import status
+from optlog.service.tune import live_summary
+from optlog.store.launchrows import launch_label
 from optlog.store.launchrows import live_launches as rows_of_live
 from optlog.store.launchrows import run_states
 from optlog.store.runrows import metric_names_by_use, predicted_metrics, table_rows
@@ -87,7 +89,8 @@ def live_launches(ctx: Ctx) -> list[dict[str, Any]]:
     launcher already records (the launch row's progress, its runs, `launches/<id>/launch.log`): the
     point being measured (of how many), seconds elapsed since the launch was created and an
     estimate of those left (the mean point so far times the points left), its failed runs with
-    their error, and the log's last lines."""
+    their error, and the log's last lines. A launch of `optlog tune` also carries its study
+    (`service.tune.live_summary`: the trials by state, the best so far)."""
 
     now = parse_iso(now_iso())
     with ctx.db.read() as s:
@@ -106,7 +109,12 @@ def live_launches(ctx: Ctx) -> list[dict[str, Any]]:
             out.append({"id": r.id, "status": r.status, "spec": r.spec_path, "progress": pr, "here": here,
                         "done": done, "total": total, "current": pr.get("current"), "elapsed_s": elapsed,
                         "remaining_s": remaining, "failed": failed[-LAUNCH_FAILURES:], "failed_total": len(failed)})
+            spec = (r.spec or {}).get("spec") if isinstance(r.spec, dict) else None
+            if isinstance(spec, dict) and spec.get("search"):  # an optlog tune worker: its runs name the study
+                out[-1]["study_name"] = launch_label(s, r.id or 0, "study")
     for la in out:
+        if la.get("study_name"):
+            la["study"] = live_summary(ctx, str(la["study_name"]))
         la["log_tail"] = read_tail(ctx.ws.state_dir / "launches" / str(la["id"]) / "launch.log",
                                    LAUNCH_LOG_LINES).splitlines()
     return out

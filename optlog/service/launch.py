@@ -154,20 +154,16 @@ def open_launch(ctx: Ctx, ls: Any, points: list[Any], *, sets: list[str] | tuple
     {"launch", "doc" (the driver's unredacted document), "redact", "host"}. `streamed`: the points
     are made while the launch runs (optlog tune), at most this many; the record is written at the
     end (`write_record`)."""
-
-    from optlog.store.models import Launch  # deferred: the row models load SQLModel (the ORM)
-
     # what is stored and shown is redacted; the driver runs the real document it is handed
     red = Redactor.of(ls.data, dict(_sets_doc(sets)), server_url, [p.rendered for p in points])
 
     host = socket.gethostname()
     token = uuid.uuid4().hex
     with ctx.db.write() as s:
-        la = Launch(spec_path=ls.file, spec={}, status="running", pid=os.getpid(),
-                    pid_start=str(procs.start_ticks(os.getpid())), host=host, hypothesis_id=hypothesis,
-                    created_at=now_iso(), progress={"done": 0, "total": len(points) if streamed is None else streamed})
-        s.add(la)
-        s.flush()
+        la = launchrows.add_launch(
+            s, spec_path=ls.file, spec={}, status="running", pid=os.getpid(),
+            pid_start=str(procs.start_ticks(os.getpid())), host=host, hypothesis_id=hypothesis,
+            created_at=now_iso(), progress={"done": 0, "total": len(points) if streamed is None else streamed})
         lid = la.id
         assert lid is not None
         docs = [add_point(ctx, s, ls, p, lid=lid, server_url=server_url, hypothesis=hypothesis, host=host, redact=red.redact)

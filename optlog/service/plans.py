@@ -133,8 +133,6 @@ def add(
     validation: str | None = None,
 ) -> dict[str, Any]:
     """Add a plan. Everything is checked before anything is written."""
-    from optlog.store.models import Plan  # deferred: the row models load SQLModel (the ORM)
-
     if not title or not title.strip():
         raise BadInput("a plan needs a title", field="TITLE")
     lo, hi = P.parse_gain(gain)
@@ -149,10 +147,10 @@ def add(
         taken = max(_plan_files(ctx), default=0)
         with ctx.db.write() as s:
             pid = max(last_plan_number(s), taken) + 1
-            row = Plan(id=pid, title=title.strip(), gain_low=lo, gain_high=hi, effort=eff, confidence=conf,
-                       status="proposed", needs=need_ids, rationale=rationale or None,
-                       steps=[x for x in steps if x.strip()], risks=[x for x in risks if x.strip()],
-                       validation=validation or None, history=[], created_at=now, updated_at=now)
+            row = planrows.new_plan(id=pid, title=title.strip(), gain_low=lo, gain_high=hi, effort=eff,
+                                    confidence=conf, status="proposed", needs=need_ids, rationale=rationale or None,
+                                    steps=[x for x in steps if x.strip()], risks=[x for x in risks if x.strip()],
+                                    validation=validation or None, history=[], created_at=now, updated_at=now)
             s.add(row)
             s.flush()
     return show(ctx, pid)
@@ -423,20 +421,18 @@ def import_(ctx: Ctx, replace: bool = False) -> dict[str, Any]:
     """Rebuild plan records from the plan files' front matter: ids not in the table are added;
     with `replace`, records the files also hold are overwritten by them. All files are read and
     checked before anything is written."""
-    from optlog.store.models import Plan  # deferred: the row models load SQLModel (the ORM)
-
     files = _plan_files(ctx)
     recs = [_read_record(ctx, pid, path) for pid, path in sorted(files.items())]
     imported, skipped = [], []
     with workspace_lock(ctx.ws):
         with ctx.db.write() as s:
             for r in recs:
-                row = s.get(Plan, r["id"])
+                row = planrows.plan(s, r["id"])
                 if row is not None and not replace:
                     skipped.append(r["id"])
                     continue
                 if row is None:
-                    row = Plan(**r)
+                    row = planrows.new_plan(**r)
                 else:
                     for k, val in r.items():
                         setattr(row, k, val)

@@ -5,7 +5,8 @@ overwrite each other; `--out` names any file). The text itself holds no render-t
 data gives the same bytes, and an unchanged report makes no new commit. Plots beside the markdown:
 `<stem>-<prediction id>.svg` for every prediction with `--per` (the workspace's own labels), and,
 where runs carry `config` and `concurrency`, `<stem>-throughput[-N].svg` and
-`<stem>-per-user-per-gpu[-N].svg`. Links go only to files that exist.
+`<stem>-per-user-per-gpu[-N].svg`, and `<stem>-tune-<study>.svg` for each tuning study of several
+objectives (its Pareto front). Links go only to files that exist.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from optlog.render import plots as PL
 from optlog.render import report as R
 from optlog.service import evidence, hypotheses, todos
 from optlog.service import plans as plan_svc
+from optlog.service import tune
 from optlog.service.context import Ctx
 from optlog.store.lock import workspace_lock
 from optlog.yamlio import write_atomic
@@ -82,6 +84,7 @@ def collect(ctx: Ctx) -> dict[str, Any]:
         "plans": views,
         "calibration": calibration(views),
         "plans_prefix": cfg.plans.prefix,
+        "studies": tune.report_studies(ctx),
         "power_limit_w": spec.power_limit_w if spec else None,
         "gpu_kind": kind,
         "gpu_count": spec.count if spec else None,
@@ -161,6 +164,16 @@ def build(ctx: Ctx, path: Path, draw: bool = True) -> tuple[str, list[tuple[Path
             todo.append((p, (PL.per_level, (str(p), pp))))
             plot_refs["predictions"].append({"prediction": pred.id, "href": p.name,
                                              "alt": f"{pred.id}: {pp['y_title']} by {pp['per']}, every run a dot"})
+    # a Pareto plot per tuning study of several objectives
+    plot_refs["tune"] = []
+    for st in data["studies"]:
+        tp = C.tune_pareto(st)
+        if tp is None:
+            continue
+        p = folder / f"{stem}-tune-{re.sub(r'[^A-Za-z0-9_.-]+', '-', st['study'])}.svg"
+        title = f"study {st['study']}: the trials and the Pareto front"
+        todo.append((p, (PL.tune_front, (str(p), title, tp))))
+        plot_refs["tune"].append({"study": st["study"], "href": p.name, "alt": title})
     # link only the plan files that exist (a report written before `plan render` has none)
     pdir = ctx.ws.plans_dir(data["plans_prefix"])
     data["plan_files"] = {int(m.group(1)) for f in (pdir.iterdir() if pdir.is_dir() else [])

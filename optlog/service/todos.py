@@ -19,7 +19,7 @@ from optlog.service import documents
 from optlog.service.envelope import listing
 from optlog.service.context import Ctx
 from optlog.service.refs import require
-from optlog.store.todorows import last_position, todo, todo_ids, todo_rows, todos_in_order
+from optlog.store.todorows import last_position, new_todo, todo, todo_ids, todo_rows, todos_in_order
 
 
 def _out(t: Any) -> dict[str, Any]:
@@ -55,8 +55,6 @@ def list_(ctx: Ctx, status: str | None = None, hypothesis: str | None = None) ->
 
 def add(ctx: Ctx, content: str, priority: str | None = "medium", hypothesis: str | None = None,
         status: str = "pending") -> dict[str, Any]:
-    from optlog.store.models import Todo  # deferred: the row models load SQLModel (the ORM)
-
     if not content.strip():
         raise BadInput("a todo needs text", field="TEXT")
     check_priority(priority)
@@ -65,8 +63,8 @@ def add(ctx: Ctx, content: str, priority: str | None = "medium", hypothesis: str
         require(ctx, hypothesis)
     now = now_iso()
     with ctx.db.write() as s:
-        t = Todo(id=_new_id(todo_ids(s)), content=content.strip(), status=status, priority=priority,
-                 hypothesis_id=hypothesis, position=last_position(s) + 1, created_at=now, updated_at=now)
+        t = new_todo(id=_new_id(todo_ids(s)), content=content.strip(), status=status, priority=priority,
+                     hypothesis_id=hypothesis, position=last_position(s) + 1, created_at=now, updated_at=now)
         s.add(t)
         s.flush()
         return _out(t)
@@ -117,7 +115,6 @@ def read_todowrite(source: str) -> tuple[Any, str]:
 
 def write(ctx: Ctx, data: Any, file: str = "<stdin>") -> list[dict[str, Any]]:
     """Replace the todo list with `data` (todowrite JSON); return it in the same shape."""
-    from optlog.store.models import Todo  # deferred: the row models load SQLModel (the ORM)
 
     incoming: list[TodoIn] = parse_todowrite(data, file)
     links = {t.hypothesis for t in incoming if t.hypothesis}
@@ -146,8 +143,9 @@ def write(ctx: Ctx, data: Any, file: str = "<stdin>") -> list[dict[str, Any]]:
             else:
                 tid = inc.id or _new_id(taken)
                 taken.add(tid)
-                row = Todo(id=tid, content=inc.content, status=inc.status, priority=inc.priority,
-                           hypothesis_id=inc.hypothesis, position=pos, extra=inc.extra, created_at=now, updated_at=now)
+                row = new_todo(id=tid, content=inc.content, status=inc.status, priority=inc.priority,
+                               hypothesis_id=inc.hypothesis, position=pos, extra=inc.extra, created_at=now,
+                               updated_at=now)
             s.add(row)
             result.append(row)
         s.flush()

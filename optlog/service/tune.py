@@ -17,6 +17,8 @@ constraints through its `constraints_func`). optlog adds what a benchmark search
   again (`RetryFailedTrialCallback`). Workers take the study's next trial under optlog's write lock
   (a PostgreSQL advisory lock on a shared database), so N trials are N, never N + workers − 1.
   `--trials N` is the study's total: running the command again resumes up to N.
+  `--on ssh:HOST|slurm:NAME` runs the workers through the executors instead (`tune_remote`): each
+  an `optlog tune run` on its host against the same PostgreSQL study.
 - **A configuration measured already is not launched again**: the trial takes its result
   (`same_as`), so a sampler that proposes it again costs nothing.
 - **Honest best.** The best trial(s) are re-measured with repeats interleaved with the runner-up
@@ -26,8 +28,10 @@ constraints through its `constraints_func`). optlog adds what a benchmark search
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import shlex
 import subprocess
 import sys
 import threading
@@ -36,13 +40,24 @@ import warnings
 from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
+from optlog.core import labels as L
 from optlog.core import tune as T
 from optlog.core.expr import ExprError
+from optlog.core.limits import LIMITS
 from optlog.core.timeutil import now_iso
-from optlog.errors import BadInput, NotFound
+from optlog.errors import BadInput, Failed, NotFound, OptlogError
+from optlog.paths import Workspace
+from optlog.runs.executor_select import make_executor
+from optlog.runs.launcher import Driver
+from optlog.runs.spec import parse_set, plan, search_space
+from optlog.service import tune_claim
 from optlog.service.context import Ctx
+from optlog.service.launch import add_point, open_launch, prepare, write_record
+from optlog.store.db import create_schema, exclusive, schema_exists
+from optlog.store.runrows import labels_metrics, statuses
 
 SAMPLERS = ("tpe", "nsga2", "random", "grid")
 DEFAULT_TRIALS = 20
@@ -52,7 +67,6 @@ ATTR = "optlog"  # the study's user attribute holding what optlog needs to show 
 @dataclass
 class TuneArgs:
     """Everything a tune worker needs (JSON: handed to the other local workers on stdin)."""
-
     spec: str
     objectives: list[list[str]] = field(default_factory=list)  # [[metric, "maximize"|"minimize"], …]
     constraints: list[str] = field(default_factory=list)
@@ -66,6 +80,9 @@ class TuneArgs:
     server_url: str | None = None
     hypothesis: str | None = None
     remeasure: int | None = None
+    prune_above: str | None = None  # `--prune-above PARAM`: see `core.tune.pruned_by`
+    claim: float | None = None  # `--claim PCT`: register "tuning gains ≥ PCT % over the default settings" first
+    on: list[str] = field(default_factory=list)  # executors the workers run on ("ssh:HOST", "slurm:NAME"); [] local
 
 
 # ----------------------------------------------------------------------------- checking
@@ -73,9 +90,6 @@ class TuneArgs:
 
 def _check(ctx: Ctx, a: TuneArgs, worker: int = 0) -> tuple[Any, list[T.SearchParam], list[Any]]:
     """Validate everything before anything is written: spec, objectives, constraints, sampler."""
-    from optlog.runs.spec import search_space
-    from optlog.service.launch import prepare
-
     if not a.objectives:
         raise BadInput("name what to optimise: --maximize METRIC or --minimize METRIC (repeatable)",
                        field="--maximize")
@@ -93,7 +107,6 @@ def _check(ctx: Ctx, a: TuneArgs, worker: int = 0) -> tuple[Any, list[T.SearchPa
     if a.sampler is not None and a.sampler not in SAMPLERS:
         raise BadInput(f"--sampler is one of {', '.join(SAMPLERS)}", field="--sampler")
     if a.study is not None:
-        from optlog.core import labels as L
 
         if not L.KEY_RE.match(a.study):
             raise BadInput(f"bad study name {a.study!r}: use letters, digits, '_', '.', '-'", field="--study")
@@ -108,8 +121,17 @@ def _check(ctx: Ctx, a: TuneArgs, worker: int = 0) -> tuple[Any, list[T.SearchPa
         raise ls.bad("optlog tune needs a `search:` section: the parameters to search and their ranges "
                      "(docs/tune.md)", code="missing_field")
     space = search_space(ls)
+    if a.claim is not None:
+        tune_claim.default_config(ls, a, space)  # raises BadInput naming what the claim lacks
+    if a.prune_above is not None:
+        numeric = [p.name for p in space if p.kind in ("int", "float")]
+        if a.prune_above not in numeric:
+            raise BadInput(f"--prune-above names a numeric search parameter ({', '.join(numeric) or 'the spec has none'}),"
+                           f" not {a.prune_above!r}", field="--prune-above")
+        if not any(T.upper_bound(c) for c in conds):
+            raise BadInput("--prune-above skips what breaks an upper-bound constraint at a lower value: give one "
+                           "(--constraint 'p99_ttft_ms <= 200')", field="--prune-above")
     if _sampler_name(a) == "grid":
-        from optlog.core.limits import LIMITS
 
         try:
             n = T.grid_size(space, LIMITS.matrix_points)
@@ -136,17 +158,19 @@ def _study_name(ls: Any, a: TuneArgs) -> str:
 # ----------------------------------------------------------------------------- the storage
 
 
-def storage_url(ctx: Ctx) -> tuple[str, dict[str, Any]]:
-    """Optuna's RDB storage of this workspace: (URL, engine arguments). See the module docstring."""
+def storage_url(ctx: Ctx, create: bool = True) -> tuple[str, dict[str, Any]]:
+    """Optuna's RDB storage of this workspace: (URL, engine arguments). See the module docstring.
+    `create`: make its place (the folder, the PostgreSQL schema) if missing; readers do not."""
     db = ctx.db
     if db.is_sqlite:
         path = ctx.ws.state_dir / "tune.db"
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if create:
+            path.parent.mkdir(parents=True, exist_ok=True)
         return f"sqlite:///{path}", {"connect_args": {"timeout": 60}}
     schema = f"{db.schema or 'optlog'}_tune"
-    from optlog.store.db import create_schema
 
-    create_schema(db, schema)
+    if create:
+        create_schema(db, schema)
     url = db.url
     if url.startswith("postgresql://") or url.startswith("postgres://"):
         url = "postgresql+psycopg://" + url.split("://", 1)[1]
@@ -158,14 +182,12 @@ def _locked(ctx: Ctx) -> Iterator[None]:
     """Mutual exclusion between tune processes on one workspace: optlog's write lock, taken at once
     (a write session takes SQLite's lock only at its first statement; on PostgreSQL it is an
     advisory lock, so workers on several hosts of one database are excluded too)."""
-    from optlog.store.db import exclusive
-
     with exclusive(ctx.db):
         yield
 
 
 def _quiet() -> Any:
-    import optuna
+    import optuna  # deferred: the tuner (~0.5 s); plain commands and reports without studies skip it
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
@@ -248,7 +270,6 @@ def _open_study(ctx: Ctx, a: TuneArgs, ls: Any, space: list[T.SearchParam], cond
 class _Heartbeat:
     """A running trial's heartbeat in the study's storage, until stopped (Optuna beats only inside
     `Study.optimize`; optlog drives trials itself, ask and tell)."""
-
     def __init__(self, storage: Any, trial_id: int, interval: float) -> None:
         self.stop_ev = threading.Event()
         self.t = threading.Thread(target=self._beat, args=(storage, trial_id, interval), daemon=True)
@@ -277,8 +298,6 @@ def _counted(trials: list[Any]) -> int:
 
 def _trial_metrics(ctx: Ctx, run_ids: list[int]) -> tuple[dict[str, float], list[str], list[dict[str, float]]]:
     """The median of each metric over the trial's succeeded runs; their statuses; per-run metrics."""
-    from optlog.store.runrows import labels_metrics, statuses
-
     with ctx.db.read() as s:
         runs = statuses(s, run_ids)
         _labels, metrics = labels_metrics(s, run_ids)
@@ -290,7 +309,6 @@ def _trial_metrics(ctx: Ctx, run_ids: list[int]) -> tuple[dict[str, float], list
 
 class Worker:
     """One worker: a Launch whose points are this study's trials, chosen as it goes."""
-
     def __init__(self, ctx: Ctx, a: TuneArgs, index: int, on_event: Callable[[dict[str, Any]], None] | None,
                  opened: tuple[Any, Any] | None = None) -> None:
         self.ctx, self.a, self.index, self.on_event = ctx, a, index, on_event
@@ -346,8 +364,6 @@ class Worker:
     def feed(self, st: dict[str, Any]) -> Generator[dict[str, Any], None, None]:
         """The launch's points: each trial's, made after the previous trial was told its result."""
         optuna = _quiet()
-        from optlog.runs.spec import parse_set, plan
-        from optlog.service.launch import add_point
 
         sets = parse_set(self.a.sets)
         while not self.cancelled:
@@ -369,6 +385,11 @@ class Worker:
                     self.study.tell(trial, list(twin.values))
                     done = True
                     self._say(f"trial {trial.number} {params}: measured already (trial {twin.number})")
+                    continue
+                if self._prune(trial, params):
+                    hb.stop()
+                    self.study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+                    done = True
                     continue
                 points = plan(self.ls, sets, self.a.server_url, trial=params, worker=self.index)
                 docs = []
@@ -394,6 +415,26 @@ class Worker:
                         self.study.enqueue_trial(trial.params)
                     except Exception:
                         pass
+
+    def _prune(self, trial: Any, params: dict[str, Any]) -> bool:
+        """`--prune-above P`: a configuration that an earlier trial, equal but for a lower P, showed to
+        break an upper-bound constraint is not launched (Optuna's pruned state; the sampler gets
+        that trial's violations). Returns True when `trial` was pruned (its attributes set)."""
+        if self.a.prune_above is None:
+            return False
+        optuna = _quiet()
+        earlier = [(t.number, dict(t.params), _attrs(t).get("constraint"))
+                   for t in self.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))]
+        hit = T.pruned_by(params, self.a.prune_above, self.conds, earlier)
+        if hit is None:
+            return False
+        number, i = hit
+        old = next(v for n, _p, v in earlier if n == number)
+        why = (f"trial {number} broke {self.a.constraints[i]!r} at {self.a.prune_above}="
+               f"{next(p for n, p, _v in earlier if n == number)[self.a.prune_above]}")
+        trial.set_user_attr(TRIAL_ATTR, {"worker": self.index, "pruned": why, "pruned_by": number, "constraint": old})
+        self._say(f"trial {trial.number} {params}: pruned, not launched ({why})")
+        return True
 
     def _tell(self, trial: Any, run_ids: list[int]) -> None:
         optuna = _quiet()
@@ -422,8 +463,6 @@ class Worker:
         self._say(f"trial {trial.number}: " + ", ".join(f"{m}={v:.4g}" for (m, _), v in zip(self.a.objectives, values)))
 
     def run(self, allow_concurrent: bool) -> dict[str, Any]:
-        from optlog.runs.launcher import Driver
-        from optlog.service.launch import open_launch, write_record
 
         st = open_launch(self.ctx, self.ls, [], sets=self.a.sets, server_url=self.a.server_url,
                          hypothesis=self.a.hypothesis, allow_concurrent=allow_concurrent, streamed=self.a.trials)
@@ -445,8 +484,12 @@ class Worker:
 
 def tune(ctx: Ctx, a: TuneArgs, on_event: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Run (or resume) a study with `a.workers` local workers; returns the study's document."""
+    if a.on:
+        return tune_remote(ctx, a, on_event)
+    first = _worker_index()
     ls, space, conds = _check(ctx, a)
     opened = _open_study(ctx, a, ls, space, conds, create=True)  # before the other workers start: one creator
+    tune_claim.register(ctx, a, ls, space, opened[0], _study_name(ls, a))  # before any trial: pre-registered
     children = []
     logs = ctx.ws.state_dir / "tune"
     logs.mkdir(parents=True, exist_ok=True)
@@ -454,14 +497,14 @@ def tune(ctx: Ctx, a: TuneArgs, on_event: Callable[[dict[str, Any]], None] | Non
     for i in range(1, a.workers):
         log_path = logs / f"{name}.worker-{i}.log"
         with open(log_path, "ab") as log:
-            p = subprocess.Popen([sys.executable, "-m", "optlog.service.tune", "--root", str(ctx.ws.root), "--worker", str(i)],
+            p = subprocess.Popen([sys.executable, "-m", "optlog.service.tune", "--root", str(ctx.ws.root), "--worker", str(first + i)],
                                  stdin=subprocess.PIPE, stdout=log, stderr=log, cwd=str(ctx.ws.root), env=dict(os.environ))
         assert p.stdin is not None
         p.stdin.write(json.dumps(asdict(a)).encode())
         p.stdin.close()
         children.append((p, log_path))
-    w = Worker(ctx, a, 0, on_event, opened)
-    launches = [w.run(allow_concurrent=a.workers > 1)]
+    w = Worker(ctx, a, first, on_event, opened)
+    launches = [w.run(allow_concurrent=a.workers > 1 or WORKER_ENV in os.environ)]
     errors = []
     for p, log_path in children:
         rc = p.wait()
@@ -473,12 +516,29 @@ def tune(ctx: Ctx, a: TuneArgs, on_event: Callable[[dict[str, Any]], None] | Non
         rm = _remeasure(ctx, a, w, rounds, on_event)
         if rm is not None:
             launches.append({"launch": rm["launch"], "status": rm["status"], "remeasure": True})
+    if not w.cancelled:
+        launches += _judge_claim(ctx, a, w, rounds, on_event)
     doc = show(ctx, w.name, storage=w.storage)
     doc["launches"] = launches
     doc["cancelled"] = w.cancelled
     if errors:
         doc["worker_errors"] = errors
     return doc
+
+
+def _judge_claim(ctx: Ctx, a: TuneArgs, w: Worker, rounds: int,
+                 on_event: Callable[[dict[str, Any]], None] | None) -> list[dict[str, Any]]:
+    """The study's claim (`--claim`), if it has one, judged on its best (service.tune_claim).
+    `--remeasure 0` measures nothing after the search, the claim included: the search-only workers
+    of `--on` run so, and leave the judging to the one worker that re-measures."""
+    if a.remeasure == 0:
+        return []
+    before = (w.study.user_attrs.get(tune_claim.ATTR) or {}).get("launch")
+    best = show(ctx, w.name, storage=w.storage)["best"]
+    rec = tune_claim.judge(ctx, a, w.ls, w.study, w.name, best, rounds or ctx.config.tune.remeasure, on_event)
+    if rec is None or rec.get("launch") in (None, before):
+        return []
+    return [{"launch": rec["launch"], "status": rec["status"], "claim": True}]
 
 
 MAX_FRONT = 4  # re-measured points of a Pareto front (each costs `remeasure` runs)
@@ -498,10 +558,6 @@ def _remeasure(ctx: Ctx, a: TuneArgs, w: Worker, rounds: int,
                on_event: Callable[[dict[str, Any]], None] | None) -> dict[str, Any] | None:
     """Measure the candidates again, `rounds` times each, interleaved (A B A B …, so a drift of the
     machine falls on both), then name the best by the re-measured medians. Stored in the study."""
-    from optlog.runs.launcher import Driver
-    from optlog.runs.spec import parse_set, plan
-    from optlog.service.launch import open_launch
-
     trials = [_trial_doc(t) for t in w.study.get_trials(deepcopy=False)]
     directions = [d for _, d in a.objectives]
     cands = _candidates(trials, directions)
@@ -559,7 +615,132 @@ def _remeasure(ctx: Ctx, a: TuneArgs, w: Worker, rounds: int,
            "changed": first_best is not None and winners != first_best}
     w.study.set_user_attr("remeasured", doc)
     return doc
-    
+
+
+# ----------------------------------------------------------------------------- workers through the executors
+
+WORKER_ENV = "OPTLOG_TUNE_WORKER"  # set for a worker started by `--on`: its index (ports, seeds)
+
+
+def _worker_index() -> int:
+    """This process's worker index: 0, or the one `tune_remote` gave it (OPTLOG_TUNE_WORKER)."""
+    raw = os.environ.get(WORKER_ENV, "0")
+    return int(raw) if raw.isdigit() else 0
+
+
+def _targets(ctx: Ctx, a: TuneArgs, ls: Any) -> list[Any]:
+    """The executors of `--on` (the spellings of a spec's `executor:`), checked before anything is
+    written: remote workers share the study only through a database every host reaches."""
+    if ls.spec.executor not in (None, "local"):
+        raise ls.bad("--on runs each worker's trials on the worker's own host, so the spec's executor must be "
+                     "local (or leave out --on to run the trials through the spec's executor)", "executor")
+    out = []
+    for on in a.on:
+        spelled: Any = {"slurm": {}} if on == "slurm" else on
+        if on in ("local", "") or not (on.startswith("ssh:") or on == "slurm" or on.startswith("slurm:")):
+            raise BadInput(f"--on {on!r}: use ssh:HOST (optlog.yaml executors.ssh), slurm:NAME "
+                           "(optlog.yaml executors.slurm) or slurm (the default partition)", field="--on")
+        try:
+            out.append((on, make_executor(ctx, spelled)))
+        except Failed as e:
+            raise BadInput(f"--on {on!r}: {e}", field="--on", code="bad_executor") from None
+    if ctx.db.is_sqlite:
+        raise BadInput("--on: this workspace's database is a SQLite file on this machine (and so is its study, "
+                       ".optlog/tune.db), which workers on other hosts cannot share; set OPTLOG_DB_URL to a "
+                       "PostgreSQL database every host reaches (docs/tune.md)", field="--on", code="not_shared")
+    return out
+
+
+def _worker_argv(ctx: Ctx, a: TuneArgs, ls: Any, ex: Any, remeasure: int) -> list[str]:
+    """`optlog -C ROOT tune run SPEC …` for one worker: the same study, objectives and constraints.
+    Over ssh the host's optlog command (`executors.ssh.HOST.optlog`); in a Slurm job this Python (the
+    workspace and optlog live on a filesystem the nodes share)."""
+    cmd = shlex.split(getattr(ex, "optlog", None) or "optlog") if ex.kind == "ssh" else [sys.executable, "-m", "optlog"]
+    argv = [*cmd, "-C", str(ctx.ws.root), "tune", "run", ls.file, "--study", _study_name(ls, a),
+            "--trials", str(a.trials), "--remeasure", str(remeasure), "--sampler", _sampler_name(a), "--json"]
+    for m, d in a.objectives:
+        argv += [f"--{d}", m]
+    for c in a.constraints:
+        argv += ["--constraint", c]
+    for k in a.sets:
+        argv += ["--set", k]
+    for flag, v in (("--timeout", a.timeout_s), ("--seed", a.seed), ("--server-url", a.server_url),
+                    ("--hypothesis", a.hypothesis), ("--prune-above", a.prune_above),
+                    ("--claim", a.claim if remeasure > 0 else None)):  # the re-measuring worker judges it
+        if v is not None:
+            argv += [flag, str(v)]
+    return argv
+
+
+def _run_workers(ctx: Ctx, a: TuneArgs, ls: Any, targets: list[Any], n: int, remeasure: int, tag: str,
+                 say: Callable[[str], None]) -> list[dict[str, Any]]:
+    """Start `n` workers over `targets` (round robin), wait for all; Ctrl-C or an error ends them all."""
+    logs = ctx.ws.state_dir / "tune"
+    logs.mkdir(parents=True, exist_ok=True)
+    started = []
+    try:
+        for i in range(n):
+            on, ex = targets[i % len(targets)]
+            out = logs / f"{_study_name(ls, a)}.{tag}-{i}.json"
+            err = logs / f"{_study_name(ls, a)}.{tag}-{i}.log"
+            out.unlink(missing_ok=True)
+            # the database URL travels in the environment: Slurm exports the submitter's, and both
+            # executors keep a value with credentials out of files and command lines
+            env = {WORKER_ENV: str(i), "OPTLOG_DB_URL": ctx.db.url}
+            try:
+                h = ex.popen(_worker_argv(ctx, a, ls, ex, remeasure), env=env, cwd=str(ctx.ws.root), stdout=out,
+                             stderr=err, role="tune-worker")
+            except OSError as e:
+                raise Failed(f"--on {on}: worker {i} did not start: {e}", field="--on", code="worker_start") from None
+            say(f"worker {i} started on {on} ({ctx.ws.rel(err)})")
+            started.append((i, on, ex, h, out, err))
+        docs = []
+        for i, on, _ex, h, out, err in started:
+            rc = h.wait()
+            d: dict[str, Any] = {"worker": i, "on": on, "exit_code": rc, "log": ctx.ws.rel(err)}
+            try:
+                res = json.loads(out.read_text(encoding="utf-8"))
+                d["launches"] = res.get("launches") or []
+            except (OSError, ValueError):
+                tail = err.read_text(encoding="utf-8", errors="replace").strip().splitlines() if err.exists() else []
+                d["error"] = tail[-1] if tail else f"no result (exit {rc})"
+            say(f"worker {i} on {on} ended (exit {rc})")
+            docs.append(d)
+        return docs
+    finally:
+        for _i, _on, ex, h, _out, _err in started:
+            if h.poll() is None:
+                ex.kill(h, grace_s=10.0)
+
+
+def tune_remote(ctx: Ctx, a: TuneArgs, on_event: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """`--on`: one worker per ssh host or Slurm job (max(--workers, the targets) of them, round robin),
+    each `optlog tune run` against this workspace's PostgreSQL study; then the re-measure, as one more
+    worker on the first target (the trials' kind of machine, not this one)."""
+    ls, space, conds = _check(ctx, a)
+    targets = _targets(ctx, a, ls)
+    study, storage = _open_study(ctx, a, ls, space, conds, create=True)  # one creator, before the workers
+    name = _study_name(ls, a)
+    tune_claim.register(ctx, a, ls, space, study, name)  # before any trial: pre-registered
+
+    def say(text: str) -> None:
+        if on_event is not None:
+            on_event({"kind": "log", "text": f"tune {name}: {text}"})
+
+    workers = _run_workers(ctx, a, ls, targets, max(a.workers, len(targets)), 0, "worker", say)
+    rounds = a.remeasure if a.remeasure is not None else ctx.config.tune.remeasure
+    if rounds > 0 and all(w["exit_code"] == 0 for w in workers):
+        workers += _run_workers(ctx, a, ls, targets[:1], 1, rounds, "remeasure", say)
+    doc = show(ctx, name, storage=storage)
+    doc["launches"] = [la for w in workers for la in w.get("launches", [])]
+    doc["workers"] = workers
+    doc["cancelled"] = False
+    errors = [f"worker {w['worker']} on {w['on']} exited with code {w['exit_code']}: {w.get('error', '')} ({w['log']})"
+              for w in workers if w["exit_code"] != 0]
+    if errors:
+        doc["worker_errors"] = errors
+    return doc
+
 
 # ----------------------------------------------------------------------------- reading studies
 
@@ -570,7 +751,7 @@ def _trial_doc(t: Any) -> dict[str, Any]:
     d = {"number": t.number, "params": dict(t.params), "values": list(t.values) if t.values else None,
          "state": t.state.name.lower(), "run": runs[0] if runs else None, "runs": runs,
          "feasible": T.feasible(at.get("constraint")) if t.values else None}
-    for k in ("same_as", "error", "warning", "worker"):
+    for k in ("same_as", "error", "warning", "worker", "pruned", "pruned_by"):
         if k in at:
             d[k] = at[k]
     if "failed_trial" in t.system_attrs:
@@ -628,6 +809,9 @@ def show(ctx: Ctx, name: str, storage: Any = None) -> dict[str, Any]:
         rdoc["current"] = current
         rdoc["trials"] = {k: {x: v[x] for x in ("values", "first", "shrink_pct", "n", "feasible", "runs")}
                                       for k, v in (rm.get("trials") or {}).items()}
+    claim = tune_claim.public(study.user_attrs.get(tune_claim.ATTR))
+    if claim is not None:
+        doc["claim"] = claim
     return doc
 
 
@@ -642,23 +826,100 @@ def list_studies(ctx: Ctx) -> list[dict[str, Any]]:
     return out
 
 
+# ----------------------------------------------------------------------------- for the report
+
+
+def has_studies(ctx: Ctx) -> bool:
+    """Whether the workspace has a study storage at all (so a report without one loads no Optuna)."""
+    db = ctx.db
+    if db.is_sqlite:
+        return (ctx.ws.state_dir / "tune.db").is_file()
+    return schema_exists(db, f"{db.schema or 'optlog'}_tune")
+
+
+def report_studies(ctx: Ctx) -> list[dict[str, Any]]:
+    """Every study as `show` gives it, plus `importances`: Optuna's parameter importances per
+    objective (`_importances`), plain values for the report."""
+    if not has_studies(ctx):
+        return []
+    optuna = _quiet()
+    storage = _read_storage(ctx)
+    out = []
+    for s in sorted(optuna.get_all_study_summaries(storage, include_best_trial=False), key=lambda s: s.study_name):
+        doc = show(ctx, s.study_name, storage=storage)
+        doc["importances"] = _importances(optuna.load_study(study_name=s.study_name, storage=storage),
+                                          doc.get("objectives") or [])
+        out.append(doc)
+    return out
+
+
+_READERS: dict[str, Any] = {}  # one reading storage per URL: the dashboard asks twice a second
+
+
+def _read_storage(ctx: Ctx) -> Any:
+    """The study storage for reading: its tables are not created (nor is the lock taken for it)."""
+    optuna = _quiet()
+    url, kw = storage_url(ctx, create=False)
+    key = f"{url} {kw}"
+    if key not in _READERS:
+        _READERS[key] = optuna.storages.RDBStorage(url, engine_kwargs=kw, skip_table_creation=True)
+    return _READERS[key]
+
+
+def live_summary(ctx: Ctx, name: str) -> dict[str, Any] | None:
+    """A study as the dashboard shows it while it runs: its trials by state and its best so far
+    (first readings: the re-measure comes at the end). None when there is no such study."""
+    if not has_studies(ctx):
+        return None
+    try:
+        doc = show(ctx, name, storage=_read_storage(ctx))
+    except NotFound:
+        return None
+    states: dict[str, int] = {}
+    for t in doc["trials"]:
+        states[t["state"]] = states.get(t["state"], 0) + 1
+    return {"study": name, "objectives": doc.get("objectives") or [], "directions": doc["directions"],
+            "trials": len(doc["trials"]), "states": states, "best": doc["best"][:3],
+            "remeasured": bool(doc["best"] and doc["best"][0].get("remeasured"))}
+
+
+def _importances(study: Any, objectives: list[str]) -> dict[str, Any]:
+    """{objective: {param: importance}} or {objective: {"why": reason}} where Optuna cannot tell.
+    PED-ANOVA: Optuna's evaluator that needs no scikit-learn (fANOVA does) and draws nothing at
+    random; it measures what it takes to reach the best 10 % of the completed trials, and it
+    assumes lower is better, so a maximised objective is handed to it negated."""
+    optuna = _quiet()
+    done = [t for t in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))]
+    directions = [d.name.lower() for d in study.directions]
+    out: dict[str, Any] = {}
+    for i, m in enumerate(objectives):
+        if len(done) < 2:
+            out[m] = {"why": f"{len(done)} completed trial(s): importances need at least 2"}
+            continue
+        sign = -1.0 if directions[i] == "maximize" else 1.0
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # "assumes lower is better": handled by the sign
+                imp = optuna.importance.get_param_importances(
+                    study, target=lambda t, i=i, sign=sign: sign * t.values[i],
+                    evaluator=optuna.importance.PedAnovaImportanceEvaluator())
+        except (ValueError, RuntimeError) as e:
+            out[m] = {"why": str(e)}
+            continue
+        out[m] = {k: round(float(v), 4) for k, v in imp.items()}
+    return out
+
+
 # ----------------------------------------------------------------------------- the other local workers
 
 
 def _worker_main(argv: list[str]) -> int:
     """`python -m optlog.service.tune --root R --worker I`, its TuneArgs as JSON on stdin."""
-    import argparse
-
-    from optlog.errors import OptlogError
-
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", required=True)
     ap.add_argument("--worker", type=int, required=True)
     ns = ap.parse_args(argv)
     a = TuneArgs(**json.loads(sys.stdin.read()))
-    from pathlib import Path
-
-    from optlog.paths import Workspace
 
     ctx = Ctx(Workspace(Path(ns.root)))
     try:

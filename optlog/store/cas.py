@@ -38,6 +38,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from optlog.yamlio import current_umask
+
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
 _renameat2: Callable[..., int] | None = None
@@ -129,8 +131,6 @@ def _put_back(tmp: Path, path: Path, placed: int) -> None:
 def replace(path: Path, data: bytes, expected: str | None, hash_of: Callable[[bytes | None], str | None]) -> None:
     """Write `data` to `path` if the file's content hashes (`hash_of`) to `expected`; `expected`
     None means the file must not exist. Raises Changed (and writes nothing) otherwise."""
-    from optlog.yamlio import current_umask
-
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = os.stat(path).st_mode & 0o7777

@@ -14,6 +14,9 @@ the model classes.
 
 from __future__ import annotations
 
+import os
+import sqlite3
+import tempfile
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,9 +24,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy.exc import DatabaseError
 
 from optlog.errors import BadInput
 from optlog.paths import Workspace
+from optlog.store.migrate import ensure_schema
 
 if TYPE_CHECKING:
     from sqlmodel import Session
@@ -127,10 +132,6 @@ def prepare_sqlite_file(path: Path) -> None:
     one so that it is never seen empty: SQLite would silently turn an empty (0-byte, perhaps
     truncated) file into a new database. A new file is made aside (in WAL mode, so it has its
     4 KiB header) and linked into place, which fails harmlessly if another process got there first."""
-    import os
-    import sqlite3
-    import tempfile
-
     try:
         with open(path, "rb") as f:
             head = f.read(len(SQLITE_MAGIC))
@@ -165,8 +166,6 @@ def prepare_sqlite_file(path: Path) -> None:
 def _refuse_foreign(path: Path) -> None:
     """A SQLite file with tables but none of optlog's is another program's database. Read-only, on
     a connection of its own: optlog's engine would switch the file to WAL mode on connecting."""
-    import sqlite3
-
     try:
         c = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
@@ -205,10 +204,6 @@ class Database:
         # writers of one workspace take turns; other workspaces on the server do not wait on them
         self.write_lock_key = WRITE_LOCK_KEY ^ (zlib.crc32(self.schema.encode()) if self.schema else 0)
         self._write_engine_: Engine | None = None
-        from sqlalchemy.exc import DatabaseError
-
-        from optlog.store.migrate import ensure_schema
-
         try:
             ensure_schema(self.engine)
         except DatabaseError as e:
@@ -230,8 +225,6 @@ class Database:
                           {"k": OWNER_KEY, "v": self.identity})
                 owner = c.execute(q).scalar()
         if owner != self.identity:
-            from optlog.errors import BadInput
-
             where = self.url if self.is_sqlite else f"schema {self.schema} of {self.url.rsplit('@', 1)[-1]}"
             raise BadInput(
                 f"the database {where} holds the rows of another workspace (id {owner}); this one is "
@@ -247,7 +240,7 @@ class Database:
 
     @contextmanager
     def read(self) -> Iterator["Session"]:
-        from sqlmodel import Session
+        from sqlmodel import Session  # deferred: the ORM; ORM-free reads (todo list) skip it
 
         with Session(self.engine, expire_on_commit=False) as s:
             yield s
@@ -255,7 +248,7 @@ class Database:
     @contextmanager
     def write(self) -> Iterator["Session"]:
         """A write transaction: serialised with other writers, bumps the change counter, commits."""
-        from sqlmodel import Session
+        from sqlmodel import Session  # deferred: the ORM; ORM-free reads (todo list) skip it
 
         with Session(self._write_engine, expire_on_commit=False) as s:
             if not self.is_sqlite:
@@ -288,6 +281,13 @@ def exclusive(db: Database) -> Iterator[None]:
     with db.write() as s:
         s.connection().execute(text("UPDATE change_counter SET n = n WHERE id = 1"))
         yield
+
+
+def schema_exists(db: Database, name: str) -> bool:
+    """Whether a PostgreSQL schema exists (read only: a report must not create optlog tune's)."""
+    with db.engine.connect() as c:
+        return c.execute(text("SELECT 1 FROM information_schema.schemata WHERE schema_name = :n"),
+                         {"n": name}).first() is not None
 
 
 def create_schema(db: Database, name: str) -> None:

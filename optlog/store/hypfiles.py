@@ -13,8 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from optlog.core.hypothesis import HypothesisDoc
+from optlog.core.limits import LIMITS
 from optlog.errors import BadInput, Conflict, NotFound
 from optlog.paths import Workspace
+from optlog.store import cas
+from optlog.yamlio import decode, dump, line_of, parse_text, validate
 
 
 def content_hash(data: bytes) -> str:
@@ -40,9 +43,6 @@ def list_files(ws: Workspace) -> list[Path]:
 
 
 def load_file(ws: Workspace, path: Path) -> Loaded:
-    from optlog.core.limits import LIMITS
-    from optlog.yamlio import decode, parse_text, validate
-
     rel = ws.rel(path)
     if path.stat().st_size > LIMITS.file_bytes:
         decode(b"x" * (LIMITS.file_bytes + 1), rel)  # refused with the size, before reading it
@@ -53,8 +53,6 @@ def load_file(ws: Workspace, path: Path) -> Loaded:
         raise BadInput("a hypothesis file must be a mapping of fields", file=rel, line=1, code="invalid_field")
     doc = validate(HypothesisDoc, data, text, rel)
     if doc.id != path.stem:
-        from optlog.yamlio import line_of
-
         raise BadInput(
             f"id {doc.id!r} does not match the file name {path.name!r}",
             file=rel,
@@ -73,8 +71,6 @@ def load(ws: Workspace, hid: str) -> Loaded:
 
 
 def render(doc: HypothesisDoc) -> str:
-    from optlog.yamlio import dump
-
     return dump(doc.to_yaml_data())
 
 
@@ -89,8 +85,6 @@ def save(ws: Workspace, doc: HypothesisDoc, expected_hash: str | None) -> tuple[
     """Write the file if it still has `expected_hash` (None: must not exist yet).
 
     Returns (new hash, changed). The caller holds the workspace write lock."""
-    from optlog.store import cas
-
     path = ws.hypothesis_file(doc.id)
     data = render(doc).encode("utf-8")
     new = content_hash(data)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import text
+
 from optlog.core.timeutil import now_iso
 from optlog.store.hypfiles import Loaded
 
@@ -22,8 +24,6 @@ IndexRow = tuple[str, int, dict[str, Any]]
 def index_rows(c: Connection) -> dict[str, IndexRow]:
     """id → its index row, for every indexed hypothesis. Core, not the ORM: `status` and
     `hypothesis list` read every row on each call."""
-    from sqlalchemy import text  # deferred: SQLAlchemy loads only with the database
-
     out: dict[str, IndexRow] = {}
     for hid, fhash, mtime, doc in c.execute(text("SELECT id, file_hash, file_mtime_ns, doc FROM hypothesis")).all():
         if isinstance(doc, str):  # SQLite hands back the JSON text; psycopg decodes it

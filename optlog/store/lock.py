@@ -17,7 +17,7 @@ _LOCKS: dict[str, Any] = {}
 
 @contextmanager
 def workspace_lock(ws: Workspace, timeout: float = 120.0) -> Iterator[None]:
-    from filelock import FileLock
+    from filelock import FileLock  # deferred: filelock imports asyncio; only writers lock
 
     ws.state_dir.mkdir(parents=True, exist_ok=True)
     key = str(ws.lock_file)

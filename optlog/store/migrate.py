@@ -13,7 +13,7 @@ import os
 import re
 from pathlib import Path
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, inspect
 
 from optlog.errors import Failed
 
@@ -74,7 +74,7 @@ def current_revision(engine: Engine) -> str | None:
 
 
 def _alembic_config(engine: Engine, migrations_dir: Path | None = None):
-    from alembic.config import Config
+    from alembic.config import Config  # deferred: alembic only when the schema is behind
 
     cfg = Config()
     cfg.set_main_option("script_location", str(migrations_dir or MIGRATIONS_DIR))
@@ -83,7 +83,7 @@ def _alembic_config(engine: Engine, migrations_dir: Path | None = None):
 
 
 def upgrade(engine: Engine, revision: str = "head", migrations_dir: Path | None = None) -> None:
-    from alembic import command
+    from alembic import command  # deferred: alembic only when the schema is behind
 
     command.upgrade(_alembic_config(engine, migrations_dir), revision)
 
@@ -104,7 +104,7 @@ def ensure_schema(engine: Engine, migrations_dir: Path | None = None) -> None:
     if url.get_backend_name() == "sqlite":
         if url.database and url.database != ":memory:":
             # Two first commands at once must not both create tables.
-            from filelock import FileLock
+            from filelock import FileLock  # deferred: filelock imports asyncio; only writers lock
 
             with FileLock(str(url.database) + ".migrate.lock"):
                 if current_revision(engine) != head:
@@ -126,9 +126,9 @@ def ensure_schema(engine: Engine, migrations_dir: Path | None = None) -> None:
 def _upgrade_locked(engine: Engine, migrations_dir: Path | None) -> None:
     upgrade(engine, migrations_dir=migrations_dir)
     # Development safety net: tables added to models.py before their revision exists.
-    from sqlmodel import SQLModel
+    from sqlmodel import SQLModel  # deferred: the ORM; ORM-free reads (todo list) skip it
 
-    import optlog.store.models  # noqa: F401
+    import optlog.store.models  # noqa: F401 # deferred: ORM tables (sqlmodel); ORM-free reads skip them
 
     SQLModel.metadata.create_all(engine, checkfirst=True)
     _ensure_counter(engine)
@@ -147,6 +147,4 @@ def _ensure_counter(engine: Engine) -> None:
 
 
 def table_names(engine: Engine) -> list[str]:
-    from sqlalchemy import inspect
-
     return sorted(inspect(engine).get_table_names())

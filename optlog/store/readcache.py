@@ -32,16 +32,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy import text
+
 from optlog import __version__
+from optlog.core.statuses import LIVE_RUN_STATUSES
 from optlog.paths import Workspace
 
 RACY_S = 1.0
 CACHE_DIR = "readcache"
 MIGRATIONS_VERSIONS = os.path.join(os.path.dirname(__file__), "migrations", "versions")
 # live work: recovery (`service.recovery`) must look at it, so nothing is cached meanwhile
+_LIVE_IN = ", ".join(f"'{s}'" for s in LIVE_RUN_STATUSES)  # constants of the vocabulary, never input
 LIVE_SQL = (
-    "SELECT 1 FROM launch WHERE status IN ('queued', 'running') "
-    "UNION ALL SELECT 1 FROM run WHERE status IN ('queued', 'running') "
+    f"SELECT 1 FROM launch WHERE status IN ({_LIVE_IN}) "
+    f"UNION ALL SELECT 1 FROM run WHERE status IN ({_LIVE_IN}) "
     "UNION ALL SELECT 1 FROM process_record WHERE alive = :t"
 )
 FACTS_SQL = (
@@ -90,8 +94,6 @@ def sqlite_facts(ws: Workspace) -> DbFacts | None:
 
 def db_facts(db: Any) -> DbFacts:
     """The same facts through an open `store.db.Database` (any backend: the MCP face's)."""
-    from sqlalchemy import text
-
     with db.engine.connect() as c:
         row = c.execute(text(FACTS_SQL), {"t": True}).one()
     return row[0], row[1], bool(row[2])

@@ -10,6 +10,8 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import bindparam, func, insert, select, text, update
+
 from optlog.core import labels as L
 from optlog.core.ids import new_id
 from optlog.core.timeutil import now_iso
@@ -55,7 +57,7 @@ def insert_run(
 
     Every run gets a fresh random `uid` (its identity across clones) unless `uid` is given (a run
     imported from committed evidence)."""
-    from optlog.store.models import EvidenceLink, Metric, Run, RunLabel
+    from optlog.store.models import EvidenceLink, Metric, Run, RunLabel  # deferred: ORM tables (sqlmodel); ORM-free reads skip them
 
     now = now_iso()
     uid = fields.pop("uid", None)
@@ -80,9 +82,9 @@ def insert_run(
 
 def labels_metrics(s: Session, run_ids: Sequence[int]) -> tuple[dict[int, dict[str, Any]], dict[int, dict[str, float]]]:
     """(labels by run id, metrics by run id) for `run_ids`; every id has an entry, empty if it has none."""
-    from sqlmodel import col, select
+    from sqlmodel import col, select  # deferred: the ORM; ORM-free reads (todo list) skip it
 
-    from optlog.store.models import Metric, RunLabel
+    from optlog.store.models import Metric, RunLabel  # deferred: ORM tables (sqlmodel); ORM-free reads skip them
 
     labels: dict[int, dict[str, Any]] = {i: {} for i in run_ids}
     metrics: dict[int, dict[str, float]] = {i: {} for i in run_ids}
@@ -103,9 +105,9 @@ def with_labels(s: Session, runs: Sequence[Run]) -> list[tuple[Run, dict[str, An
 
 def runs_by_id(s: Session, run_ids: Sequence[int]) -> list[tuple[Run, dict[str, Any], dict[str, float]]]:
     """(run row, typed labels, metrics) for each of `run_ids` that exists, in id order."""
-    from sqlmodel import col, select
+    from sqlmodel import col, select  # deferred: the ORM; ORM-free reads (todo list) skip it
 
-    from optlog.store.models import Run
+    from optlog.store.models import Run  # deferred: ORM tables (sqlmodel); ORM-free reads skip them
 
     out: list[tuple[Run, dict[str, Any], dict[str, float]]] = []
     for start in range(0, len(run_ids), _CHUNK):
@@ -116,27 +118,27 @@ def runs_by_id(s: Session, run_ids: Sequence[int]) -> list[tuple[Run, dict[str, 
 
 def runs_of_launch(s: Session, launch_id: int) -> list[Run]:
     """The runs of one launch, in id order."""
-    from sqlmodel import col, select
+    from sqlmodel import col, select  # deferred: the ORM; ORM-free reads (todo list) skip it
 
-    from optlog.store.models import Run
+    from optlog.store.models import Run  # deferred: ORM tables (sqlmodel); ORM-free reads skip them
 
     return list(s.exec(select(Run).where(Run.launch_id == launch_id).order_by(col(Run.id))).all())
 
 
 def counting_run_ids(s: Session) -> list[int]:
     """Ids of the runs not invalidated."""
-    from sqlmodel import col, select
+    from sqlmodel import col, select  # deferred: the ORM; ORM-free reads (todo list) skip it
 
-    from optlog.store.models import Run
+    from optlog.store.models import Run  # deferred: ORM tables (sqlmodel); ORM-free reads skip them
 
     return [saved_id(r) for r in s.exec(select(Run).where(col(Run.invalidated) == False)).all()]  # noqa: E712
 
 
 def replace_metrics(s: Session, run_id: int, drop: Sequence[str], new: dict[str, float]) -> None:
     """Delete the run's metrics named in `drop`, then add `new`."""
-    from sqlmodel import col, delete
+    from sqlmodel import col, delete  # deferred: the ORM; ORM-free reads (todo list) skip it
 
-    from optlog.store.models import Metric
+    from optlog.store.models import Metric  # deferred: ORM tables (sqlmodel); ORM-free reads skip them
 
     s.exec(delete(Metric).where(col(Metric.run_id) == run_id, col(Metric.name).in_(list(drop))))
     for k, v in new.items():
@@ -145,8 +147,6 @@ def replace_metrics(s: Session, run_id: int, drop: Sequence[str], new: dict[str,
 
 def metric_names(c: Connection, among: Sequence[str] | None = None) -> set[str]:
     """Names of the metrics some run has (only those `among`, when given)."""
-    from sqlalchemy import bindparam, text
-
     if among is None:
         return {m for (m,) in c.execute(text("SELECT DISTINCT name FROM metric"))}
     q = text("SELECT DISTINCT name FROM metric WHERE name IN :v").bindparams(bindparam("v", expanding=True))
@@ -158,8 +158,6 @@ def metric_names(c: Connection, among: Sequence[str] | None = None) -> set[str]:
 
 def label_values(c: Connection, keys: Sequence[str]) -> dict[str, set[str]]:
     """key → the canonical values some run has, for each of `keys` some run has."""
-    from sqlalchemy import bindparam, text
-
     q = text("SELECT DISTINCT key, value FROM run_label WHERE key IN :v").bindparams(bindparam("v", expanding=True))
     out: dict[str, set[str]] = {}
     for start in range(0, len(keys), _CHUNK):
@@ -170,15 +168,11 @@ def label_values(c: Connection, keys: Sequence[str]) -> dict[str, set[str]]:
 
 def runs_with_artifacts(c: Connection, artifacts_dir: str) -> list[int]:
     """Ids of the runs whose artifacts folder is `artifacts_dir` (workspace-relative), in id order."""
-    from sqlalchemy import text
-
     return [i for (i,) in c.execute(text("SELECT id FROM run WHERE artifacts_dir = :d ORDER BY id"), {"d": artifacts_dir})]
 
 
 def launched_run(c: Connection, run_id: int) -> list[int]:
     """[run_id] when that run exists and was launched by optlog, else []."""
-    from sqlalchemy import text
-
     return [i for (i,) in c.execute(text("SELECT id FROM run WHERE id = :i AND source = 'launched'"), {"i": run_id})]
 
 
@@ -234,9 +228,9 @@ def counting_evidence(db: Database, metric_names: set[str]) -> Evidence:
 
 def linked_runs(s: Session, hypothesis_ids: Sequence[str]) -> set[tuple[str, int]]:
     """(hypothesis, run) of every evidence link of `hypothesis_ids`."""
-    from sqlmodel import col, select
+    from sqlmodel import col, select  # deferred: the ORM; ORM-free reads (todo list) skip it
 
-    from optlog.store.models import EvidenceLink
+    from optlog.store.models import EvidenceLink  # deferred: ORM tables (sqlmodel); ORM-free reads skip them
 
     q = select(EvidenceLink.hypothesis_id, EvidenceLink.run_id).where(col(EvidenceLink.hypothesis_id).in_(list(hypothesis_ids)))
     return {(h, r) for h, r in s.exec(q).all()}
@@ -244,16 +238,14 @@ def linked_runs(s: Session, hypothesis_ids: Sequence[str]) -> set[tuple[str, int
 
 def add_links(s: Session, pairs: Sequence[tuple[str, int]], kind: str, at: str) -> None:
     """An evidence link (hypothesis, run) of `kind` for each pair."""
-    from optlog.store.models import EvidenceLink
+    from optlog.store.models import EvidenceLink  # deferred: ORM tables (sqlmodel); ORM-free reads skip them
 
     s.add_all([EvidenceLink(hypothesis_id=h, run_id=r, kind=kind, created_at=at) for h, r in pairs])
 
 
 def metric_names_by_use(s: Any) -> list[str]:
     """Every metric name the runs have, the most common first (then by name)."""
-    from sqlalchemy import func, select
-
-    from optlog.store.models import Metric
+    from optlog.store.models import Metric  # deferred: ORM tables (sqlmodel); ORM-free reads skip them
 
     t = Metric.__table__  # type: ignore[attr-defined]
     counts = s.connection().execute(select(t.c.name, func.count()).group_by(t.c.name)).all()
@@ -262,9 +254,7 @@ def metric_names_by_use(s: Any) -> list[str]:
 
 def predicted_metrics(s: Any) -> set[str]:
     """The metrics the predictions judge."""
-    from sqlalchemy import select
-
-    from optlog.store.models import PredictionIndex
+    from optlog.store.models import PredictionIndex  # deferred: ORM tables (sqlmodel); ORM-free reads skip them
 
     t = PredictionIndex.__table__  # type: ignore[attr-defined]
     return {m for (m,) in s.connection().execute(select(t.c.metric).distinct()).all() if m}
@@ -275,9 +265,7 @@ def table_rows(s: Any, metrics: list[str]) -> list[dict[str, Any]]:
     "hypothesis", "labels" (typed), "canon" (their canonical text), "metrics" (only `metrics`)}.
     Core statements on the session's connection: the ORM's row loading cost ~4x the query itself
     over 10,000 runs' 30,000 labels."""
-    from sqlalchemy import select
-
-    from optlog.store.models import Metric, Run, RunLabel
+    from optlog.store.models import Metric, Run, RunLabel  # deferred: ORM tables (sqlmodel); ORM-free reads skip them
 
     con = s.connection()
     run_t, label_t, metric_t = Run.__table__, RunLabel.__table__, Metric.__table__  # type: ignore[attr-defined]
@@ -307,9 +295,9 @@ def table_rows(s: Any, metrics: list[str]) -> list[dict[str, Any]]:
 
 def statuses(s: Any, run_ids: list[int]) -> list[tuple[int, str]]:
     """(run id, status) of `run_ids`, in id order (optlog tune reads a trial's runs)."""
-    from sqlmodel import col, select
+    from sqlmodel import col, select  # deferred: the ORM; ORM-free reads (todo list) skip it
 
-    from optlog.store.models import Run
+    from optlog.store.models import Run  # deferred: ORM tables (sqlmodel); ORM-free reads skip them
 
     rows = s.exec(select(Run.id, Run.status).where(col(Run.id).in_(run_ids)).order_by(col(Run.id))).all()
     return [(int(i), str(st)) for i, st in rows]
@@ -324,8 +312,6 @@ def run(s: Session, run_id: int) -> Run | None:
 
 def update_run(s: Session, run_id: int, **values: Any) -> None:
     """Set columns of a run without loading it (the launch driver does it at each step of a point)."""
-    from sqlalchemy import update  # deferred: SQLAlchemy loads only with the database
-
     from optlog.store.models import Run  # deferred: the row models load SQLModel (the ORM)
 
     t = Run.__table__  # type: ignore[attr-defined]
@@ -337,8 +323,6 @@ def add_label_and_metric_rows(s: Session, label_rows: Sequence[dict[str, Any]],
     """Insert label rows ({run_id, key, value, num}, value canonical already) and metric rows
     ({run_id, name, value}) in two executemany statements: a finished point's results, without
     building ORM objects."""
-    from sqlalchemy import insert  # deferred: SQLAlchemy loads only with the database
-
     from optlog.store.models import Metric, RunLabel  # deferred: the row models load SQLModel (the ORM)
 
     conn = s.connection()
@@ -351,8 +335,6 @@ def add_label_and_metric_rows(s: Session, label_rows: Sequence[dict[str, Any]],
 def label_keys(c: Connection, among: Sequence[str] | None = None) -> set[str]:
     """The label keys some run has (only those `among`, when given): a filter on a key no run has
     is refused with a did-you-mean."""
-    from sqlalchemy import bindparam, text  # deferred: SQLAlchemy loads only with the database
-
     if among is None:
         return {k for (k,) in c.execute(text("SELECT DISTINCT key FROM run_label"))}
     q = text("SELECT DISTINCT key FROM run_label WHERE key IN :v").bindparams(bindparam("v", expanding=True))
@@ -379,7 +361,6 @@ def run_page(
     """(a page of run rows, the number matching when `count`) for the filters of `run list`;
     `labels` maps a key to its canonical value (each must match). In id order, newest first with
     `newest`."""
-    from sqlalchemy import func  # deferred: SQLAlchemy loads only with the database
     from sqlmodel import col, select  # deferred: SQLModel is the ORM, loaded with the database
 
     from optlog.store.models import Run, RunLabel  # deferred: the row models load SQLModel (the ORM)
@@ -410,8 +391,6 @@ def run_page(
 def live_hypotheses(c: Connection) -> set[str]:
     """Hypotheses with a queued or running run, their own or linked. Plain SQL: building the ORM's
     table classes costs more than the answer."""
-    from sqlalchemy import text  # deferred: SQLAlchemy loads only with the database
-
     # the live runs' ids first (a handful), then one pass over evidence_link
     q = text("SELECT hypothesis_id FROM run WHERE status IN ('queued', 'running') AND hypothesis_id IS NOT NULL "
              "UNION SELECT hypothesis_id FROM evidence_link WHERE run_id IN "
@@ -421,8 +400,6 @@ def live_hypotheses(c: Connection) -> set[str]:
 
 def count_runs(c: Connection, statuses: Sequence[str] | None = None) -> int:
     """How many runs (with one of `statuses`, if given). Core SQL: `status` calls it every time."""
-    from sqlalchemy import bindparam, text  # deferred: SQLAlchemy loads only with the database
-
     if statuses:
         q = text("SELECT COUNT(*) FROM run WHERE status IN :st").bindparams(bindparam("st", expanding=True))
         return int(c.execute(q, {"st": list(statuses)}).scalar() or 0)

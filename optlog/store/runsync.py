@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import bindparam, text
+
 if TYPE_CHECKING:
     from sqlalchemy import Connection
     from sqlmodel import Session
@@ -19,15 +21,11 @@ _CHUNK = 900
 
 def sync_stamp(c: Connection, key: str) -> str | None:
     """The stamp kept under `key` (e.g. the evidence folder's mtime at the last import)."""
-    from sqlalchemy import text
-
     v = c.execute(text("SELECT value FROM sync_stamp WHERE key = :k"), {"k": key}).scalar()
     return None if v is None else str(v)
 
 
 def set_sync_stamp(db: Database, key: str, value: str) -> None:
-    from sqlalchemy import text
-
     with db.write() as s:
         s.execute(text("DELETE FROM sync_stamp WHERE key = :k"), {"k": key})
         s.execute(text("INSERT INTO sync_stamp (key, value) VALUES (:k, :v)"), {"k": key, "v": value})
@@ -35,8 +33,6 @@ def set_sync_stamp(db: Database, key: str, value: str) -> None:
 
 def evidence_stamps(c: Connection) -> dict[str, str | None]:
     """uid → the evidence-file stamp this database last read or wrote, for every run with a uid."""
-    from sqlalchemy import text
-
     return {u: st for u, st in c.execute(text("SELECT uid, evidence_stamp FROM run WHERE uid IS NOT NULL"))}
 
 
@@ -44,7 +40,6 @@ def set_evidence_stamps(db: Database, stamps: dict[int, str]) -> None:
     """Record the stamp of each run's evidence file (run id → stamp)."""
     if not stamps:
         return
-    from sqlalchemy import text
 
     with db.write() as s:
         for rid, st in stamps.items():
@@ -53,41 +48,29 @@ def set_evidence_stamps(db: Database, stamps: dict[int, str]) -> None:
 
 def run_by_uid(s: Session, uid: str) -> tuple[int, bool] | None:
     """(id, invalidated) of the run with `uid`, if this database has it."""
-    from sqlalchemy import text
-
     row = s.execute(text("SELECT id, invalidated FROM run WHERE uid = :u"), {"u": uid}).first()
     return None if row is None else (int(row[0]), bool(row[1]))
 
 
 def set_invalidated(s: Session, run_id: int, reason: str | None) -> None:
-    from sqlalchemy import text
-
     s.execute(text("UPDATE run SET invalidated = :t, invalid_reason = :w WHERE id = :i"),
               {"t": True, "w": reason, "i": run_id})
 
 
 def set_evidence_stamp(s: Session, run_id: int, stamp: str) -> None:
-    from sqlalchemy import text
-
     s.execute(text("UPDATE run SET evidence_stamp = :s WHERE id = :i"), {"s": stamp, "i": run_id})
 
 
 def id_taken(s: Session, run_id: int) -> bool:
-    from sqlalchemy import text
-
     return s.execute(text("SELECT 1 FROM run WHERE id = :i"), {"i": run_id}).first() is not None
 
 
 def advance_run_ids(s: Session) -> None:
     """After rows were inserted with explicit ids: PostgreSQL's sequence does not advance by itself."""
-    from sqlalchemy import text
-
     s.execute(text("SELECT setval(pg_get_serial_sequence('run', 'id'), (SELECT COALESCE(MAX(id), 1) FROM run))"))
 
 
 def _in(c: Connection, sql: str, values: Sequence[object]) -> Iterable[tuple[Any, ...]]:
-    from sqlalchemy import bindparam, text
-
     q = text(sql).bindparams(bindparam("v", expanding=True))
     for i in range(0, len(values), _CHUNK):
         yield from (tuple(row) for row in c.execute(q, {"v": list(values[i:i + _CHUNK])}))

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import text
+
 if TYPE_CHECKING:
     from sqlalchemy import Connection
 
@@ -26,8 +28,6 @@ def run_facts(c: Connection, since: str, live_cap: int) -> RunFacts:
     """The runs' totals, up to `live_cap` live runs (running first), the 5 newest launches live or
     ended badly since `since` (with their runs counted by status), the 3 newest invalidations, and
     each hypothesis's newest succeeded evidence (its own runs and the runs linked to it)."""
-    from sqlalchemy import text  # deferred: SQLAlchemy loads only with the database
-
     total = int(c.execute(text("SELECT COUNT(*) FROM run")).scalar() or 0)
     if not total:
         return RunFacts()

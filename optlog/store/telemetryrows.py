@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import insert, text
+
 if TYPE_CHECKING:
     from sqlalchemy import Connection
     from sqlmodel import Session
@@ -18,7 +20,6 @@ def insert_chunks(s: Session, rows: Sequence[dict[str, Any]]) -> None:
     run's samples are hundreds of rows, which ORM objects would make slow to store."""
     if not rows:
         return
-    from sqlalchemy import insert  # deferred: SQLAlchemy loads only with the database
 
     from optlog.store.models import TelemetryChunk  # deferred: the row models load SQLModel (the ORM)
 
@@ -44,6 +45,4 @@ def chunks(s: Session, *, run_id: int | None = None, launch_id: int | None = Non
 def has_samples(c: Connection, run_id: int) -> bool:
     """Whether a run has stored samples (one indexed probe): a run without telemetry metrics may
     still have samples to summarise, and without either numpy is never imported."""
-    from sqlalchemy import text  # deferred: SQLAlchemy loads only with the database
-
     return c.execute(text("SELECT 1 FROM telemetry_chunk WHERE run_id = :r LIMIT 1"), {"r": run_id}).first() is not None

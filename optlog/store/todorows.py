@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import func, text
+
 if TYPE_CHECKING:
     from sqlalchemy import Connection
     from sqlmodel import Session
@@ -18,8 +20,6 @@ _LIST_SQL = ("SELECT id, content, status, priority, hypothesis_id, extra FROM to
 def todo_rows(c: Connection, status: str | None = None, hypothesis: str | None = None) -> list[tuple[Any, ...]]:
     """(id, content, status, priority, hypothesis, extra) in list order. Core SQL, not the ORM:
     agents read the list many times a minute, and this path never imports the model classes."""
-    from sqlalchemy import text
-
     conds, params = [], {}
     if status:
         conds.append("status = :status")
@@ -37,34 +37,40 @@ def todo_rows(c: Connection, status: str | None = None, hypothesis: str | None =
 
 
 def todo_ids(s: Session) -> set[str]:
-    from sqlmodel import select
+    from sqlmodel import select  # deferred: the ORM; ORM-free reads (todo list) skip it
 
-    from optlog.store.models import Todo
+    from optlog.store.models import Todo  # deferred: ORM tables (sqlmodel); ORM-free reads skip them
 
     return set(s.exec(select(Todo.id)).all())
 
 
 def last_position(s: Session) -> int:
     """The largest position in the list (0 when it is empty)."""
-    from sqlalchemy import func
-    from sqlmodel import select
+    from sqlmodel import select  # deferred: the ORM; ORM-free reads (todo list) skip it
 
-    from optlog.store.models import Todo
+    from optlog.store.models import Todo  # deferred: ORM tables (sqlmodel); ORM-free reads skip them
 
     return int(s.exec(select(func.max(Todo.position))).one() or 0)
 
 
 def todo(s: Session, tid: str) -> Todo | None:
-    from sqlmodel import select
+    from sqlmodel import select  # deferred: the ORM; ORM-free reads (todo list) skip it
 
-    from optlog.store.models import Todo
+    from optlog.store.models import Todo  # deferred: ORM tables (sqlmodel); ORM-free reads skip them
 
     return s.exec(select(Todo).where(Todo.id == tid)).first()
 
 
 def todos_in_order(s: Session) -> list[Todo]:
-    from sqlmodel import col, select
+    from sqlmodel import col, select  # deferred: the ORM; ORM-free reads (todo list) skip it
 
-    from optlog.store.models import Todo
+    from optlog.store.models import Todo  # deferred: ORM tables (sqlmodel); ORM-free reads skip them
 
     return list(s.exec(select(Todo).order_by(col(Todo.position), col(Todo.seq))).all())
+
+
+def new_todo(**fields: Any) -> Todo:
+    """A todo row (not yet added to a session): the service builds rows without importing the ORM."""
+    from optlog.store.models import Todo  # deferred: the row models load SQLModel (the ORM)
+
+    return Todo(**fields)

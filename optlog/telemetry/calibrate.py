@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import re
 import statistics
 import subprocess
@@ -57,7 +58,7 @@ def _threads(torch: Any) -> int | None:
         except Exception:
             pass
     try:
-        from threadpoolctl import threadpool_info
+        from threadpoolctl import threadpool_info  # deferred: optional, not a dependency
 
         n = [int(i["num_threads"]) for i in threadpool_info() if i.get("user_api") == "blas"]
         if n:
@@ -78,7 +79,7 @@ def _load() -> float | None:
 
 
 def measure(quick: bool = False, device: str = "auto", multi: bool = True) -> dict[str, Any]:
-    torch = probe._torch() if device in ("auto", "cuda") else None
+    torch = probe.cuda_torch() if device in ("auto", "cuda") else None
     if device == "cuda" and torch is None:
         raise RuntimeError("--device cuda: PyTorch with a CUDA GPU is not available here")
     before = _load()
@@ -160,8 +161,8 @@ def allreduce_busbw(n: int, nbytes: int) -> float:
 
 
 def _allreduce_worker(nbytes: int, out_path: str) -> None:
-    import torch
-    import torch.distributed as dist
+    import torch  # deferred: optional, and seconds to import
+    import torch.distributed as dist  # deferred: optional, and seconds to import
 
     rank = int(os.environ["RANK"])
     n = int(os.environ["WORLD_SIZE"])
@@ -195,8 +196,6 @@ def _allreduce_worker(nbytes: int, out_path: str) -> None:
 
 
 def _measure_cpu(quick: bool) -> dict[str, Any]:
-    import platform
-
     # 1024³ even when quick: at 512³ one product is ~2 ms and thread start-up and timer noise dominate
     size = 1024 if quick else 1536
     n = 3 if quick else 5

@@ -33,11 +33,13 @@ Rules it keeps:
 
 from __future__ import annotations
 
+import ctypes
 import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from optlog.telemetry.fakenvml import from_json
 from optlog.telemetry.fields import GPM_FIELDS
 
 GPM_MIN_GAP_S = 0.1
@@ -78,11 +80,9 @@ def load_pynvml() -> Any:
     """The NVML module: the fake when OPTLOG_FAKE_NVML names a JSON spec (tests), else pynvml."""
     spec = os.environ.get("OPTLOG_FAKE_NVML")
     if spec:
-        from optlog.telemetry.fakenvml import from_json
-
         return from_json(spec)
     try:
-        import pynvml
+        import pynvml  # deferred: NVML only where a GPU is sampled
     except ImportError as e:  # pragma: no cover - a dependency, but keep the message
         raise NvmlUnavailable(f"pynvml (nvidia-ml-py) is not installed: {e}") from None
     return pynvml
@@ -831,8 +831,6 @@ class _HotReads:
         if get is None or ut is None:
             return None
         try:
-            import ctypes
-
             self = cls()
             self.h = handle
             self.fu = get("nvmlDeviceGetUtilizationRates")
@@ -879,8 +877,6 @@ class _PowerDrain:
         if get is None or st is None:
             return None
         try:
-            import ctypes
-
             self = cls()
             self.h = handle
             self.fn = get("nvmlDeviceGetSamples")

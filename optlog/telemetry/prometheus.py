@@ -61,7 +61,7 @@ def parse(text: str) -> dict[str, Any]:
     """Prometheus text → {"counters": {name: total}, "gauges": {name: value},
     "hists": {name: {"buckets": {le: cumulative}, "sum": s, "count": c}}} (label sets summed;
     only sglang:/vllm:/llamacpp: families, or every family when none of those is present)."""
-    from prometheus_client.parser import text_string_to_metric_families
+    from prometheus_client.parser import text_string_to_metric_families  # deferred: only when a /metrics endpoint is scraped
 
     fams = list(text_string_to_metric_families(text))
     ours = [f for f in fams if f.name.startswith(PREFIXES)]

@@ -30,8 +30,12 @@ import time
 from typing import Any
 
 from optlog.core.diagnosis import diagnose
+from optlog.store.runrows import labels_metrics
 from optlog.telemetry import prometheus as prom
 from optlog.telemetry import smi
+from optlog.telemetry.nvml import NvmlSampler, NvmlUnavailable
+from optlog.telemetry.store import columns, write_columns, write_samples
+from optlog.telemetry.summary import energy_metrics, summarize
 
 
 def open_session(ctx: Any, *, launch_id: int | None, settings: dict[str, Any] | None, env: dict[str, str] | None,
@@ -108,8 +112,6 @@ class TelemetrySession:
         return self.settings.get("gpus") or getattr(self.executor, "gpus", None) or None
 
     def _start_local(self) -> None:
-        from optlog.telemetry.nvml import NvmlSampler, NvmlUnavailable
-
         s = NvmlSampler(gpus=self._gpus(), env=self.env or None, interval_s=self.interval_s,
                         gpm=self.settings.get("gpm", True) is not False, notice=self.notice,
                         gpm_interval_s=float(self.settings.get("gpm_interval_s") or 10.0))
@@ -318,9 +320,6 @@ class TelemetrySession:
         self._flushed_until = now
         out: dict[str, float] = {}
         try:
-            from optlog.telemetry.store import columns, write_columns
-            from optlog.telemetry.summary import energy_metrics, summarize
-
             cols = columns(mine)
             if cols:
                 with self.ctx.db.write() as s:
@@ -347,8 +346,6 @@ class TelemetrySession:
     def _diagnosis(self, run_id: int, merged: dict[str, float]) -> dict[str, float]:
         labels: dict[str, Any] = {}
         try:
-            from optlog.store.runrows import labels_metrics
-
             with self.ctx.db.read() as s:
                 labels = labels_metrics(s, [run_id])[0].get(run_id, {})
         except Exception:
@@ -370,8 +367,6 @@ class TelemetrySession:
         if not old or self.launch_id is None:
             return
         try:
-            from optlog.telemetry.store import write_samples
-
             with self.ctx.db.write() as s:
                 write_samples(s, old, run_id=None, launch_id=self.launch_id)
         except Exception as e:
@@ -412,7 +407,7 @@ class TelemetrySession:
 
 def _energy_from_samples(cols: dict[str, Any]) -> float | None:
     """Energy over a point from the samples: counter deltas (energy_j) or integrated power."""
-    import numpy as np
+    import numpy as np  # deferred: numpy (~80 ms); `run record` imports the launcher, not the arrays
 
     tot = 0.0
     got = False

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import math
 import zlib
-from typing import Any, Iterable
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Iterable
 
 from optlog.store.telemetryrows import chunks, insert_chunks
+
+if TYPE_CHECKING:
+    import numpy as np
 
 CHUNK = 8192
 V_FLOAT32 = 1
@@ -23,17 +24,23 @@ TIME_FIELD = "_t"
 
 
 def pack_values(values: Iterable[float]) -> bytes:
+    import numpy as np  # deferred: numpy (~80 ms); `run record` imports the launcher, not the arrays
+
     a = np.asarray(list(values) if not isinstance(values, np.ndarray) else values, dtype=np.float32)
     return bytes([V_FLOAT32]) + zlib.compress(a.tobytes(), 6)
 
 
 def pack_times(times: np.ndarray, t0: float) -> bytes:
+    import numpy as np  # deferred: numpy (~80 ms); `run record` imports the launcher, not the arrays
+
     ms = np.round((np.asarray(times, dtype=np.float64) - t0) * 1000.0).astype(np.int64)
     d = np.diff(ms, prepend=0).astype(np.int32)
     return bytes([V_TIME_MS]) + zlib.compress(d.tobytes(), 6)
 
 
 def unpack(data: bytes, t0: float = 0.0) -> np.ndarray:
+    import numpy as np  # deferred: numpy (~80 ms); `run record` imports the launcher, not the arrays
+
     v, body = data[0], zlib.decompress(data[1:])
     if v == V_FLOAT32:
         return np.frombuffer(body, dtype=np.float32).astype(np.float64)
@@ -44,6 +51,8 @@ def unpack(data: bytes, t0: float = 0.0) -> np.ndarray:
 
 def columns(samples: list[dict[str, Any]]) -> dict[str, dict[str, np.ndarray]]:
     """Samples (dicts) → per GPU uuid: {"_t": times, field: values (NaN where absent)}."""
+    import numpy as np  # deferred: numpy (~80 ms); `run record` imports the launcher, not the arrays
+
     by_gpu: dict[str, list[dict[str, Any]]] = {}
     for s in samples:
         by_gpu.setdefault(str(s.get("uuid") or s.get("gpu")), []).append(s)
@@ -76,6 +85,8 @@ _NOT_VALUES = {"t", "gpu", "uuid", "as"}
 def write_columns(s: Any, cols_by_gpu: dict[str, dict[str, np.ndarray]], *, run_id: int | None,
                   launch_id: int | None) -> int:
     """Add chunk rows for the columns; returns the number of rows. Uses a bulk insert (fast)."""
+    import numpy as np  # deferred: numpy (~80 ms); `run record` imports the launcher, not the arrays
+
     rows: list[dict[str, Any]] = []
     for gpu, cols in cols_by_gpu.items():
         t = cols[TIME_FIELD]
@@ -105,6 +116,8 @@ def write_samples(s: Any, samples: list[dict[str, Any]], *, run_id: int | None, 
 
 def read_columns(s: Any, *, run_id: int | None = None, launch_id: int | None = None) -> dict[str, dict[str, np.ndarray]]:
     """The stored columns of a run (or of a launch's samples outside any point)."""
+    import numpy as np  # deferred: numpy (~80 ms); `run record` imports the launcher, not the arrays
+
     parts: dict[str, dict[float, dict[str, np.ndarray]]] = {}
     for c in chunks(s, run_id=run_id, launch_id=launch_id):
         seg = parts.setdefault(c.gpu, {}).setdefault(c.t0, {})

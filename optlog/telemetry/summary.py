@@ -12,19 +12,24 @@ tensor_active, dram_bw_util, …): `F` (= the mean, so `a.tensor_active < 20` wo
 from __future__ import annotations
 
 import warnings
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from optlog.core.diagnosis import diagnose, same, stored
+from optlog.core.numfmt import fmt_num
+from optlog.store.runrows import labels_metrics
 from optlog.telemetry.fields import SUMMARISED, THROTTLE_BITS
-from optlog.telemetry.store import TIME_FIELD
+from optlog.telemetry.store import TIME_FIELD, read_columns
+
+if TYPE_CHECKING:
+    import numpy as np
 
 STATS = ("mean", "p5", "p50", "p95", "max")
 SPARK = "▁▂▃▄▅▆▇█"
 
 
 def _window(t: np.ndarray, start: float | None, end: float | None, warmup_s: float) -> np.ndarray:
+    import numpy as np  # deferred: numpy (~80 ms); `run record` imports the launcher, not the arrays
+
     m = np.ones(len(t), dtype=bool)
     if start is not None:
         m &= t >= start + warmup_s
@@ -35,6 +40,8 @@ def _window(t: np.ndarray, start: float | None, end: float | None, warmup_s: flo
 
 def summarize(cols_by_gpu: dict[str, dict[str, np.ndarray]], start: float | None = None, end: float | None = None,
               warmup_s: float = 0.0) -> dict[str, float]:
+    import numpy as np  # deferred: numpy (~80 ms); `run record` imports the launcher, not the arrays
+
     out: dict[str, float] = {}
     pooled: dict[str, list[np.ndarray]] = {}
     throttle_s: dict[str, float] = {name: 0.0 for name in THROTTLE_BITS.values()}
@@ -115,6 +122,8 @@ def energy_metrics(energy_j: float | None, metrics: dict[str, float]) -> dict[st
 
 
 def sparkline(v: np.ndarray, width: int = 40) -> str:
+    import numpy as np  # deferred: numpy (~80 ms); `run record` imports the launcher, not the arrays
+
     v = v[~np.isnan(v)]
     if not len(v):
         return ""
@@ -137,13 +146,12 @@ PLOT_FIELDS = ("gpu_power_w", "tensor_active", "dram_bw_util")
 
 def run_telemetry(ctx: Any, run_id: int, metrics: dict[str, float]) -> dict[str, Any]:
     """For `run show`: stored samples' sparklines, the summaries and the diagnosis."""
+    import numpy as np  # deferred: numpy (~80 ms); `run record` imports the launcher, not the arrays
+
     out: dict[str, Any] = {}
     cols: dict[str, dict[str, np.ndarray]] = {}
     labels: dict[str, Any] = {}
     try:
-        from optlog.store.runrows import labels_metrics
-        from optlog.telemetry.store import read_columns
-
         with ctx.db.read() as s:
             cols = read_columns(s, run_id=run_id)
             labels = labels_metrics(s, [run_id])[0][run_id]
@@ -179,15 +187,15 @@ def run_telemetry(ctx: Any, run_id: int, metrics: dict[str, float]) -> dict[str,
                     ]
             stats = {k: metrics.get(f"{f}_{k}") for k in STATS}
             fields[f] = {"samples": int(L), **{k: v for k, v in stats.items() if v is not None}}
-            st = " ".join(f"{k} {_f(stats[k])}" for k in ("mean", "p95", "max") if stats[k] is not None)
+            st = " ".join(f"{k} {fmt_num(stats[k])}" for k in ("mean", "p95", "max") if stats[k] is not None)
             lines.append(f"  {f:<16} {sparkline(v)}  {st}")
         thr = {k: v for k, v in metrics.items() if k.startswith("throttle_") and v > 0}
         if thr:
             lines.append("  throttle: " + ", ".join(f"{k[9:-2]} {v:.1f}s" for k, v in sorted(thr.items())))
     if "energy_j" in metrics:
-        energy = f"  energy {metrics['energy_j']:.0f} J"
+        energy = f"  energy {fmt_num(float(metrics['energy_j']))} J"
         if "tokens_per_joule" in metrics:
-            energy += f", {metrics['tokens_per_joule']:.3g} tokens/J"
+            energy += f", {fmt_num(float(metrics['tokens_per_joule']))} tokens/J"
         lines.append(energy)
     old = stored(metrics)
     inputs = {k: v for k, v in metrics.items() if k not in old}
@@ -204,9 +212,3 @@ def run_telemetry(ctx: Any, run_id: int, metrics: dict[str, float]) -> dict[str,
                      "`optlog verdict` or `optlog calibrate` redoes it and re-judges")
     out["text"] = "\n".join(lines)
     return out
-
-
-def _f(v: float | None) -> str:
-    if v is None:
-        return "-"
-    return f"{v:.3g}" if abs(v) < 1000 else f"{v:.0f}"

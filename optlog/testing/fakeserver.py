@@ -395,7 +395,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--exit-after-s", type=float, default=0.0, help="exit by itself after this long (a dying server)")
     args = p.parse_args(argv)
     try:
-        import uvloop
+        import uvloop  # deferred: uvloop only to drive load
 
         uvloop.install()
     except ImportError:  # third-party uvloop is optional (not installed on Windows)

@@ -138,7 +138,7 @@ PRESETS: dict[str, ModelShape] = {
 
 def _gguf() -> Any:
     try:
-        import gguf
+        import gguf  # deferred: optional extra (models)
     except ImportError as e:  # pragma: no cover - the extra is installed in CI
         raise RuntimeError("writing GGUF models needs the `gguf` package: pip install 'optlog[models]'") from e
     return gguf

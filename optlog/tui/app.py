@@ -8,24 +8,32 @@ token twice a second; only then is what's on screen reloaded.
 
 from __future__ import annotations
 
+import math
 import re
+import threading
 from dataclasses import dataclass
+from difflib import get_close_matches
 from typing import Any, Callable
 
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Log, Static, TabbedContent, TabPane, Tree
 
 from optlog.core import runtable as RT
-from optlog.core.numfmt import fmt_num
+from optlog.core.expr import ExprError
+from optlog.core.numfmt import fmt_num, fmt_ratio
+from optlog.core.report import pareto_view
 from optlog.core.spark import sparkline
 from optlog.core.statuses import HYP_STATUSES, STATUS_GLYPH
+from optlog.errors import BadInput
 from optlog.service.context import Ctx
 from optlog.tui.forms import Field, FormScreen
 
@@ -69,7 +77,7 @@ class PlotBox(Vertical):
 
     def draw(self, fn: Callable[[Any], None]) -> None:
         """Clear the plot (mounting it the first time) and let `fn` draw on its plotext object."""
-        from textual_plotext import PlotextPlot
+        from textual_plotext import PlotextPlot  # deferred: plotext only when a chart is drawn
 
         if not self.children:
             self.mount(PlotextPlot())
@@ -153,7 +161,6 @@ class OptlogApp(App[None]):
         self._detail_timers: dict[str, Any] = {}
         self.detail: dict[str, Any] | None = None  # the hypothesis shown in the detail pane
         ctx.on_notice = self._notice
-        import threading
 
         # opening the database (SQLAlchemy, pydantic and YAML imports, schema check, launch recovery)
         # starts once the first frame is painted from the index (`quick_tree`): started earlier, it
@@ -166,7 +173,7 @@ class OptlogApp(App[None]):
         self._quick_thread.start()
 
     def _read_quick(self) -> None:
-        from optlog.service.dashboard import quick_tree
+        from optlog.service.dashboard import quick_tree  # deferred: the service layer (~0.6 s) after the first frame
 
         try:
             self._quick = quick_tree(self.ctx.ws)
@@ -178,7 +185,7 @@ class OptlogApp(App[None]):
             name = self.ctx.config.name
             self.call_from_thread(setattr, self, "sub_title", name)  # the workspace name
             self.ctx.db  # noqa: B018
-            from optlog.service import dashboard, hypotheses, todos  # noqa: F401
+            from optlog.service import dashboard, hypotheses, todos  # noqa: F401 # deferred: the service layer (~0.6 s) after the first frame
         except Exception:  # noqa: BLE001 - the first load reports it
             pass
 
@@ -194,8 +201,6 @@ class OptlogApp(App[None]):
 
     def _notice(self, text: str) -> None:
         """Narration from the service layer, from whichever thread it came."""
-        import threading
-
         if threading.get_ident() == self._thread_id:
             self.notify(text)
         else:
@@ -296,7 +301,7 @@ class OptlogApp(App[None]):
     def poll(self) -> None:
         if not self._db_ready():
             return
-        from optlog.service.dashboard import change_token
+        from optlog.service.dashboard import change_token  # deferred: the service layer (~0.6 s) after the first frame
 
         try:
             tok = change_token(self.ctx)
@@ -306,7 +311,7 @@ class OptlogApp(App[None]):
             self.token = tok
             self._load_all()
         elif self.active_launch is not None:  # elapsed time and the log move between database writes
-            from optlog.service.dashboard import live_launches
+            from optlog.service.dashboard import live_launches  # deferred: the service layer (~0.6 s) after the first frame
 
             try:
                 self.post_message(self.Loaded("launches", live_launches(self.ctx)))
@@ -325,7 +330,7 @@ class OptlogApp(App[None]):
             return
         try:
             if self._live is None:
-                from optlog.service.dashboard import live_sampler
+                from optlog.service.dashboard import live_sampler  # deferred: the service layer (~0.6 s) after the first frame
 
                 self._live = live_sampler()
             reading = self._live.read()
@@ -337,7 +342,7 @@ class OptlogApp(App[None]):
     def reload(self) -> None:
         if not self._db_ready():
             return
-        from optlog.service.dashboard import change_token
+        from optlog.service.dashboard import change_token  # deferred: the service layer (~0.6 s) after the first frame
 
         try:
             self.token = change_token(self.ctx)
@@ -349,8 +354,8 @@ class OptlogApp(App[None]):
         """What is on screen, in the order a person looks: the tree first (one read of the hypothesis
         files, which the overview, the detail and the plans reuse), then todos and the overview,
         launches, the selected detail, the ranked plans, and the runs."""
-        from optlog.service import dashboard as D
-        from optlog.service import todos as T
+        from optlog.service import dashboard as D  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.service import todos as T  # deferred: the service layer (~0.6 s) after the first frame
 
         shown = self.selected_hyp  # None on the first load: the tree's first node loads its own detail
         try:
@@ -370,14 +375,12 @@ class OptlogApp(App[None]):
         self.post_message(self.Loaded("done", None))
 
     def _plans(self, docs: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        from optlog.service import plans as Pl
+        from optlog.service import plans as Pl  # deferred: the service layer (~0.6 s) after the first frame
 
         return list(Pl.list_(self.ctx, docs=docs)["plans"])
 
     # ------------------------------------------------------------------ applying loaded data
     def on_optlog_app_loaded(self, msg: "OptlogApp.Loaded") -> None:
-        from textual.css.query import NoMatches
-
         try:
             with self.batch_update():
                 getattr(self, f"_show_{msg.what.replace('-', '_')}")(msg.data)
@@ -471,7 +474,6 @@ class OptlogApp(App[None]):
             plot.remove_class("shown")
             return
         plot.add_class("shown")
-        import math
 
         xl = series["x"]
         xs = [math.log2(v) for v in series["xv"]] if series.get("log2") else list(range(1, len(xl) + 1))
@@ -685,6 +687,8 @@ class OptlogApp(App[None]):
         for k in ("done", "total", "current", "elapsed_s", "last_metric"):
             if k in pr:
                 box.write_line(f"  {k}: {pr[k]}")
+        for line in _study_lines(la.get("study")):
+            box.write_line(line)
         for line in la.get("log_tail", [])[-5:]:
             box.write_line(f"  | {line}")
 
@@ -718,7 +722,7 @@ class OptlogApp(App[None]):
 
     @work(thread=True, exclusive=True, group="detail", exit_on_error=False)
     def load_hyp_detail(self, hid: str) -> None:
-        from optlog.service import dashboard as D
+        from optlog.service import dashboard as D  # deferred: the service layer (~0.6 s) after the first frame
 
         try:
             self.post_message(self.Loaded("hyp-detail", D.hypothesis_detail(self.ctx, hid)))
@@ -749,7 +753,7 @@ class OptlogApp(App[None]):
 
     @work(thread=True, exclusive=True, group="run-detail", exit_on_error=False)
     def load_run_detail(self, rid: int) -> None:
-        from optlog.service import evidence as E
+        from optlog.service import evidence as E  # deferred: the service layer (~0.6 s) after the first frame
 
         try:
             self.post_message(self.Loaded("run-detail", E.show_run(self.ctx, rid)))
@@ -758,7 +762,7 @@ class OptlogApp(App[None]):
 
     @work(thread=True, exclusive=True, group="run-diff", exit_on_error=False)
     def load_run_diff(self, a: int, b: int) -> None:
-        from optlog.service.verdicts import runs_diff
+        from optlog.service.verdicts import runs_diff  # deferred: the service layer (~0.6 s) after the first frame
 
         try:
             self.post_message(self.Loaded("run-diff", runs_diff(self.ctx, a, b)))
@@ -807,9 +811,6 @@ class OptlogApp(App[None]):
     def action_filter_runs(self) -> None:
         """`/`: the runs that match a selector, as `--a` takes it (`config=tp8 concurrency=64`) or a
         condition as `--where` takes it (`concurrency >= 64 and status == succeeded`)."""
-        from optlog.core.expr import ExprError
-        from optlog.errors import BadInput
-
         self._on_runs()
 
         def go(v: dict[str, Any]) -> None:
@@ -887,8 +888,6 @@ class OptlogApp(App[None]):
     def action_pareto_runs(self) -> None:
         """`F`: the shown serving runs as tokens/s per user against tokens/s per GPU, with the Pareto
         front (the runs no other shown run beats on both), as `vllm bench sweep plot_pareto` draws it."""
-        from optlog.core.report import pareto_view
-
         self._on_runs()
         pv = pareto_view(self._run_view)
         if len(pv["points"]) < 2:
@@ -928,8 +927,6 @@ class OptlogApp(App[None]):
             want = [x.strip() for x in v["metrics"].replace(" ", ",").split(",") if x.strip()]
             unknown = [m for m in want if m not in self.known_metrics]
             if unknown:
-                from difflib import get_close_matches
-
                 hint = {m: get_close_matches(m, self.known_metrics, 1) for m in unknown}
                 self.notify("no run has " + ", ".join(m + (f" (did you mean {h[0]}?)" if h else "") for m, h in hint.items()),
                             severity="warning", timeout=8)
@@ -948,7 +945,7 @@ class OptlogApp(App[None]):
         self.push_screen(FormScreen(title, fields), cb)
 
     def action_add_hypothesis(self, parent: str | None = None) -> None:
-        from optlog.service import hypotheses as H
+        from optlog.service import hypotheses as H  # deferred: the service layer (~0.6 s) after the first frame
 
         title = f"New hypothesis (pivot from {parent})" if parent else "New hypothesis"
         self._ask(title, [Field("title", "Title", required=True), Field("statement", "Statement"),
@@ -971,7 +968,7 @@ class OptlogApp(App[None]):
             return
 
         def go(v: dict[str, Any]) -> None:
-            from optlog.service import predictions as P
+            from optlog.service import predictions as P  # deferred: the service layer (~0.6 s) after the first frame
 
             split = lambda s: tuple(x.strip() for x in s.split(",") if x.strip())  # noqa: E731
             self.run_service(lambda c: P.add(c, hid, expect=v["expect"], metric=v["metric"] or None,
@@ -990,14 +987,14 @@ class OptlogApp(App[None]):
         ], go)
 
     def action_add_note(self) -> None:
-        from optlog.service import evidence as E
+        from optlog.service import evidence as E  # deferred: the service layer (~0.6 s) after the first frame
 
         hid = self.selected_hyp
         self._ask(f"New note{' on ' + hid if hid else ''}", [Field("text", "Note", required=True), Field("link", "Link (optional)")],
                   lambda v: self.run_service(lambda c: E.add_note(c, v["text"], hid, v["link"] or None), done="note added"))
 
     def action_add_todo(self) -> None:
-        from optlog.service import todos as T
+        from optlog.service import todos as T  # deferred: the service layer (~0.6 s) after the first frame
 
         hid = self.selected_hyp
         self._ask("New todo", [Field("content", "Todo", required=True),
@@ -1007,7 +1004,7 @@ class OptlogApp(App[None]):
                                              done="todo added"))
 
     def _todo_status(self, to: Callable[[str], str]) -> None:
-        from optlog.service import todos as T
+        from optlog.service import todos as T  # deferred: the service layer (~0.6 s) after the first frame
 
         tid = self._selected_todo()
         if tid is None:
@@ -1024,7 +1021,7 @@ class OptlogApp(App[None]):
         self._todo_status(lambda s: "cancelled")
 
     def action_verdict(self) -> None:
-        from optlog.service import verdicts as V
+        from optlog.service import verdicts as V  # deferred: the service layer (~0.6 s) after the first frame
 
         def summary(res: dict[str, Any]) -> None:
             lines = [f"{r['hypothesis']}: {r['status']}" for r in res.get("results", [])]
@@ -1033,7 +1030,7 @@ class OptlogApp(App[None]):
         self.run_service(lambda c: V.evaluate(c, all=True), then=summary)
 
     def action_override(self) -> None:
-        from optlog.service import hypotheses as H
+        from optlog.service import hypotheses as H  # deferred: the service layer (~0.6 s) after the first frame
 
         hid = self.selected_hyp
         if not hid:
@@ -1044,7 +1041,7 @@ class OptlogApp(App[None]):
                   lambda v: self.run_service(lambda c: H.set_status(c, hid, v["status"], v["why"]), done="status set"))
 
     def action_invalidate(self) -> None:
-        from optlog.service import verdicts as V
+        from optlog.service import verdicts as V  # deferred: the service layer (~0.6 s) after the first frame
 
         rid = self.selected_run
         if rid is None:
@@ -1054,7 +1051,7 @@ class OptlogApp(App[None]):
                   lambda v: self.run_service(lambda c: V.invalidate(c, rid, v["why"]), done=f"run {rid} invalidated"))
 
     def action_launch(self) -> None:
-        from optlog.service import launch as Lh
+        from optlog.service import launch as Lh  # deferred: the service layer (~0.6 s) after the first frame
 
         def go(v: dict[str, Any]) -> None:
             spec = v["spec"].strip()
@@ -1066,7 +1063,7 @@ class OptlogApp(App[None]):
                                         Field("hypothesis", "Hypothesis (optional)", self.selected_hyp or "")], go)
 
     def action_cancel_launch(self) -> None:
-        from optlog.service import launch as Lh
+        from optlog.service import launch as Lh  # deferred: the service layer (~0.6 s) after the first frame
 
         lid = self.active_launch
         if lid is None:
@@ -1075,7 +1072,7 @@ class OptlogApp(App[None]):
         self.run_service(lambda c: Lh.cancel(c, f"L{lid}"), done=f"launch {lid} cancelled")
 
     def action_add_plan(self) -> None:
-        from optlog.service import plans as Pl
+        from optlog.service import plans as Pl  # deferred: the service layer (~0.6 s) after the first frame
 
         def go(v: dict[str, Any]) -> None:
             needs = tuple(x.strip() for x in v["needs"].split(",") if x.strip())
@@ -1089,19 +1086,19 @@ class OptlogApp(App[None]):
                                            Field("needs", "Needs hypotheses (comma-separated)", self.selected_hyp or "")], go)
 
     def action_render_plans(self) -> None:
-        from optlog.service import plans as Pl
+        from optlog.service import plans as Pl  # deferred: the service layer (~0.6 s) after the first frame
 
         self.run_service(lambda c: Pl.render(c), done="plans rendered and committed")
 
     def action_report(self) -> None:
-        from optlog.service import report as Rp
+        from optlog.service import report as Rp  # deferred: the service layer (~0.6 s) after the first frame
 
         self.run_service(lambda c: Rp.write(c), then=lambda r: self.notify(f"report written: {r.get('file', '')}"))
 
     @work(thread=True, exclusive=True, group="log", exit_on_error=False)
     def action_show_log(self) -> None:
         try:
-            from optlog.service import history as Hi
+            from optlog.service import history as Hi  # deferred: the service layer (~0.6 s) after the first frame
 
             events = Hi.log(self.ctx, None).get("events", [])
         except Exception as e:  # noqa: BLE001
@@ -1169,6 +1166,26 @@ def _telemetry_text(kind: str, keys: list[tuple[str, str, str]], series: dict[st
     return out
 
 
+def _study_lines(st: dict[str, Any] | None) -> list[str]:
+    """An optlog tune launch's study (service.tune.live_summary): its trials by state, then its best
+    so far (the front so far, with several objectives), one line each, shortest first."""
+    if not st:
+        return []
+    states = ", ".join(f"{n} {k}" for k, n in sorted(st["states"].items(), key=lambda kv: (kv[0] != "complete", kv[0])))
+    out = [f"study {st['study']}: {st['trials']} trial(s)" + (f" ({states})" if states else "")]
+    objs = st.get("objectives") or []
+    best = st.get("best") or []
+    if not best:
+        return [*out, "no feasible completed trial yet"]
+    what = "best" if len(st.get("directions") or []) == 1 else "front"
+    out.append(f"{what} so far" + (" (re-measured):" if st.get("remeasured") else " (first readings):"))
+    for b in best:
+        vals = (b.get("remeasured") or {}).get("values") or b.get("values") or []
+        out.append(f"  #{b['number']} " + " ".join(f"{k}={v}" for k, v in b["params"].items()) + " → "
+                   + ", ".join(f"{m}={fmt_num(v)}" for m, v in zip(objs, vals)))
+    return out
+
+
 def _launch_text(la: dict[str, Any], width: int = 60) -> Text:
     """The live launch as the overview shows it: the point of N with its labels, elapsed and left,
     the failures so far (wrapped: what failed matters), the log's last lines (cut to `width`)."""
@@ -1190,6 +1207,8 @@ def _launch_text(la: dict[str, Any], width: int = 60) -> Text:
     out.append("left ", style="dim")
     out.append(("~" + _dur(la["remaining_s"])) if la.get("remaining_s") is not None else "– (after the first point)")
     out.append("   c: cancel\n", style="dim")
+    for i, line in enumerate(_study_lines(la.get("study"))):
+        out.append(_cut(line, width) + "\n", style="bold" if i == 0 else "")
     for f in la.get("failed") or []:
         # an error is several lines (what failed, then a stderr tail): its first and last say it
         lines = [ln.strip() for ln in (f.get("error") or "").splitlines() if ln.strip() and not ln.startswith("---")]
@@ -1285,8 +1304,6 @@ def _run_cell(r: dict[str, Any], col: str) -> Any:
 
 def _diff_renderable(d: dict[str, Any]) -> Any:
     """`run diff` (service.verdicts.runs_diff) as the run detail shows it: only what differs."""
-    from rich.console import Group
-
     a, b = d["a"], d["b"]
     parts: list[Any] = [Text.assemble((f"run {a} (a) vs run {b} (b)", "bold"), ("  ↑/↓: back to a run · m: unmark", "dim"))]
     if d.get("not_comparable"):
@@ -1309,7 +1326,7 @@ def _diff_renderable(d: dict[str, Any]) -> Any:
             t.add_column(c, justify="right")
         for k, x in d["metrics"].items():
             r = x.get("ratio")
-            _rows(t, k, val(x["a"]), val(x["b"]), Text(f"{r:.3f}" if r is not None else "–",
+            _rows(t, k, val(x["a"]), val(x["b"]), Text(fmt_ratio(r),
                                                         style="green" if r and r > 1 else ("red" if r and r < 1 else "")))
         parts += [Text(""), t]
     return Group(*parts)
@@ -1360,8 +1377,6 @@ def _status_style(status: str) -> str:
 
 
 def _hyp_renderable(h: dict[str, Any]) -> Any:
-    from rich.console import Group
-
     parts: list[Any] = []
     head = Text.assemble((f"{STATUS_GLYPH.get(h['status'], ' ')} {h['id']}  ", "bold"), (h["status"], _status_style(h["status"])))
     parts += [head, Text(h["title"], style="italic")]
@@ -1420,8 +1435,6 @@ def _hyp_renderable(h: dict[str, Any]) -> Any:
 
 
 def _run_renderable(r: dict[str, Any]) -> Any:
-    from rich.console import Group
-
     parts: list[Any] = [Text.assemble((f"run {r['id']} ", "bold"), r["status"],
                                       (f"  INVALID: {r.get('invalid_reason')}" if r.get("invalidated") else "", "red"))]
     parts.append(Text(" ".join(f"{k}={v}" for k, v in r["labels"].items()), style="cyan"))

@@ -327,3 +327,151 @@ def test_tune_is_three_mcp_tools_with_the_cli_documents(ws):
     assert [s["study"] for s in listed["studies"]] == ["t"]
     assert shown["trials"] == run["trials"]
     assert bad.is_error and "constraint" in bad.content[0].text
+
+
+def test_claim_is_preregistered_judged_by_a_verdict_and_feeds_the_plan(ws):
+    # the default settings (params:) are x=1, mode a: 10; the constrained best is x=3, mode a: 30 (+200 %)
+    rel = _spec(ws, params={"x": 1, "mode": "a"})
+    ws.cli("hyp", "add", "Tuning the server pays", "--id", "tuned")
+    ws.j("plan", "add", "Tune the server", "--gain", "50-300%", "--effort", "S", "--confidence", "0.5",
+         "--needs", "tuned")
+    d = ws.j("tune", rel, *CONSTRAINED, "--sampler", "grid", "--hypothesis", "tuned", "--claim", "10")
+    c = d["claim"]
+    assert c["hypothesis"] == "tuned" and c["expect"] == "a >= b * 1.1" and c["metric"] == "output_throughput"
+    assert c["default"] == {"x": 1, "mode": "a"} and c["tuned"] == d["best"][0]["number"]
+    assert c["tuned_params"] == BEST and c["rounds"] == 3
+    assert c["verdict"] == "confirmed" and c["hypothesis_status"] == "confirmed" and c["gain_pct"] == 200.0
+    assert c["medians"] == {"tuned": 30.0, "default": 10.0}
+    # judged by the verdicts, committed into the hypothesis file, on the claim's own runs
+    hyp = ws.j("hyp", "show", "tuned")
+    assert hyp["status"] == "confirmed"
+    (pred,) = [p for p in hyp["predictions"] if p["id"] == c["prediction"]]
+    assert pred["status"] == "confirmed" and pred["a"] == {"study": "t", "claim": "tuned"}
+    assert set(pred["b"].items()) == {("study", "t"), ("claim", "default")}
+    # pre-registered: the prediction's commit comes before every run of the study
+    first_run = min(t["run"] for t in d["trials"])
+    assert c["prediction"] and ws.j("run", "show", str(first_run))["created_at"] >= ws.j("hyp", "show", "tuned")["created"]
+    log = ws.git("log", "--reverse", "--format=%s").splitlines()
+    assert log.index("optlog: tuned: add prediction") < log.index("optlog: tuned → confirmed")
+    # the claim's runs alternate tuned/default (W D W D W D) and are labelled so at launch
+    runs = sorted(c["runs"]["tuned"] + c["runs"]["default"])
+    roles = [ws.j("run", "show", str(r))["labels"]["claim"] for r in runs]
+    assert roles == ["tuned", "default"] * 3
+    shown = ws.j("run", "show", str(c["runs"]["default"][0]))["labels"]
+    assert {k: shown[k] for k in ("x", "mode", "study", "phase")} == {"x": 1, "mode": "a", "study": "t", "phase": "claim"}
+    # the gain became the measured gain of the plan that needs the hypothesis
+    plan = ws.j("plan", "show", "1")
+    assert plan["measured_gain"] == 200.0 and c["plans"] == [1]
+    assert "tuning gains ≥ 10 % output_throughput over the default settings: confirmed" in ws.cli("tune", "show", "t").out
+    # run again: the same best, nothing more measured, the claim unchanged; another claim is refused
+    again = ws.j("tune", rel, *CONSTRAINED, "--sampler", "grid", "--claim", "10")
+    assert again["claim"] == c and [la for la in again["launches"] if la.get("claim")] == []
+    r = ws.cli("tune", rel, *CONSTRAINED, "--sampler", "grid", "--claim", "50", "--json", check=False)
+    assert r.code == 2 and r.json["error"]["field"] == "--claim"
+
+
+def test_a_claim_without_a_hypothesis_makes_one_and_can_be_refuted(ws):
+    rel = _spec(ws, params={"x": 1, "mode": "a"}, search={"x": {"low": 1, "high": 3}, "mode": {"choices": ["a"]}})
+    d = ws.j("tune", rel, "--maximize", "output_throughput", "--sampler", "grid", "--claim", "500", "--study", "big")
+    c = d["claim"]  # 30 against 10: +200 %, not the claimed +500 %
+    assert c["hypothesis"] == "tune-big" and c["verdict"] == "falsified" and c["gain_pct"] == 200.0
+    hyp = ws.j("hyp", "show", "tune-big")
+    assert hyp["status"] == "falsified" and "500" in hyp["title"]
+    linked = {r["id"] for r in hyp.get("runs") or hyp.get("evidence") or []}
+    assert {t["run"] for t in d["trials"]} <= linked  # every trial is the claim's evidence
+
+
+def test_bad_claims_exit_2_and_write_nothing(ws):
+    rel = _spec(ws, params={"x": 1})  # mode has no default
+    cases = [
+        (["--maximize", "output_throughput", "--claim", "10"], "search.mode", rel),
+        (["--maximize", "output_throughput", "--minimize", "p99_ttft_ms", "--claim", "10"], "--claim", None),
+        (["--maximize", "output_throughput", "--claim", "10", "--remeasure", "0"], "--claim", None),
+        (["--maximize", "output_throughput", "--claim", "-5"], "--claim", None),
+    ]
+    for extra, field, file in cases:
+        r = ws.cli("tune", rel, *extra, "--json", check=False)
+        assert r.code == 2 and r.json["error"]["field"] == field, (extra, r.out, r.err)
+        if file:
+            assert r.json["error"]["file"] == file and r.json["error"]["line"]
+        assert "Traceback" not in r.err
+    assert not (ws.root / ".optlog" / "tune.db").exists() and not list((ws.root / "hypotheses").glob("*.yaml"))
+    # a claim comes before the search: not onto a study that has trials already
+    rel2 = _spec(ws, "t2", params={"x": 1, "mode": "a"})
+    ws.j("tune", rel2, "--maximize", "output_throughput", "--trials", "1", "--remeasure", "0")
+    r = ws.cli("tune", rel2, "--maximize", "output_throughput", "--trials", "2", "--claim", "10", "--json", check=False)
+    assert r.code == 2 and r.json["error"]["field"] == "--claim" and "before the search" in r.json["error"]["message"]
+    assert not list((ws.root / "hypotheses").glob("*.yaml"))
+
+
+def _section(text, start, stop="\n## "):
+    i = text.index(start)
+    j = text.find(stop, i + len(start))
+    return text[i:] if j < 0 else text[i:j]
+
+
+def test_the_report_has_a_tuning_section_with_trials_best_importances_and_front(ws, tmp_path):
+    rel = _spec(ws, params={"x": 1, "mode": "a"}, bench_extra=f"--lucky 2,a,{tmp_path}")
+    ws.j("tune", rel, *CONSTRAINED, "--sampler", "grid", "--claim", "10")
+    ws.j("tune", rel, "--maximize", "output_throughput", "--minimize", "p99_ttft_ms", "--sampler", "grid",
+         "--study", "front", "--remeasure", "0")
+    r = ws.j("report", "--out", "reports/r.md")
+    text = (ws.root / "reports" / "r.md").read_text()
+    tuning = _section(text, "## Tuning")
+    one = _section(tuning, "### t: maximize output\\_throughput", "\n### ")
+    # the trials table: one row per trial with params, value, state, feasibility and run
+    assert "| trial | params | output\\_throughput | state | feasible | run | note |" in one
+    assert one.count("| complete |") == 10 and one.count("| **no** |") == 7  # x≥4, or mode b: infeasible
+    assert "| 2 | x=2, mode=a | 35 | complete | yes | 3 |" in one  # the lucky first reading
+    assert "constraints `p99_ttft_ms <= 100`" in one
+    # the winner's curse: each re-measured trial's first reading against its re-measured median
+    assert "Re-measured, interleaved, 3 times each; the best named by the re-measured medians" in one
+    assert "| 2 | x=2, mode=a | output\\_throughput | 35 | 20 (n=3) | +75 % | no |" in one
+    assert "| 4 | x=3, mode=a | output\\_throughput | 30 | 30 (n=3) | +0 % | **yes** |" in one
+    assert "The re-measure changed the best" in one and "welch-log p < 0.001, told apart." in one
+    assert ("Claim (`tune-t`): tuning gains ≥ 10 % output\\_throughput over the default settings (x=1, mode=a): "
+            "**confirmed**, measured +200 % (trial 4 against the default settings, 3 interleaved runs each).") in one
+    # parameter importances computed by Optuna: both parameters, x first, summing to 1
+    rows = [ln.split("|") for ln in one.splitlines() if ln.startswith(("| x |", "| mode |"))]
+    assert [r_[1].strip() for r_ in rows] == ["x", "mode"] and abs(sum(float(r_[2]) for r_ in rows) - 1) < 0.01, one
+    # several objectives: the Pareto front plot, drawn, linked, and its front in the table
+    two = _section(tuning, "### front: maximize output\\_throughput, minimize p99\\_ttft\\_ms", "\n### ")
+    assert "![study front: the trials and the Pareto front](<r-tune-front.svg>)" in two
+    svg = (ws.root / "reports" / "r-tune-front.svg").read_text()
+    assert "Pareto front" in svg and "#9" in svg and "reports/r-tune-front.svg" in r["plots"]
+    assert "not re-measured, so the winner's curse is not measured" in two
+    front = two[two.index("on the Pareto front by their first readings"):two.index("Parameter importances")]
+    assert front.count("| output\\_throughput |") == 6  # x=1…5 mode a, and x=5 mode b
+    assert "r-tune-t.svg" not in text and not (ws.root / "reports" / "r-tune-t.svg").exists()  # one objective: no plot
+    # the same data gives the same bytes: a second report changes nothing
+    again = ws.j("report", "--out", "reports/r.md")
+    assert again["commit"] is None and (ws.root / "reports" / "r.md").read_text() == text
+
+
+def test_a_report_without_studies_has_no_tuning_section_and_loads_no_optuna(ws):
+    ws.cli("run", "record", "--label", "a=1", "--metric", "x=2")
+    ws.j("report", "--out", "reports/r.md")
+    assert "## Tuning" not in (ws.root / "reports" / "r.md").read_text()
+    assert not (ws.root / ".optlog" / "tune.db").exists()
+
+
+def test_prune_above_skips_configurations_above_one_that_broke_a_latency_bound(ws):
+    # x stands for the load: p99 = 10·x² (+100 for mode b). Under p99 <= 100, (1, b) breaks it, so
+    # (2..5, b) are not launched; (4, a) breaks it, so (5, a) is not either.
+    rel = _spec(ws)
+    d = ws.j("tune", rel, *CONSTRAINED, "--sampler", "grid", "--prune-above", "x", "--remeasure", "0")
+    by = {(t["params"]["x"], t["params"]["mode"]): t for t in d["trials"]}
+    pruned = {k for k, t in by.items() if t["state"] == "pruned"}
+    assert pruned == {(2, "b"), (3, "b"), (4, "b"), (5, "b"), (5, "a")}, by
+    assert all(by[k]["run"] is None and by[k]["runs"] == [] for k in pruned)  # never launched
+    assert by[(5, "a")]["pruned_by"] == by[(4, "a")]["number"]
+    assert by[(3, "b")]["pruned"] == f"trial {by[(1, 'b')]['number']} broke 'p99_ttft_ms <= 100' at x=1"
+    assert len(ws.j("run", "list")["runs"]) == 5 and [b["params"] for b in d["best"]] == [BEST]
+    human = ws.cli("tune", "show", "t").out
+    assert "trial 6 broke 'p99_ttft_ms <= 100' at x=4" in human  # (5, a)'s row says why it was not run
+    for extra, msg in ((["--prune-above", "mode"], "numeric search parameter"),
+                       (["--prune-above", "x", "--constraint", "output_throughput >= 1"], None)):
+        args = ["--maximize", "output_throughput", *extra] if msg is None else [*CONSTRAINED, *extra]
+        r = ws.cli("tune", rel, *args, "--study", "bad", "--json", check=False)
+        assert r.code == 2 and r.json["error"]["field"] == "--prune-above", r.out
+        assert msg is None or msg in r.json["error"]["message"]

@@ -72,3 +72,40 @@ def test_overview_follows_a_real_launch_in_another_process(ws, monkeypatch):
     assert re.match(r"L1 [23]/3 0:0\d ~0:0\d left  ✘1 failed", seen["line"]), seen["line"]
     assert rc == 1, err  # a point failed
     assert_no_survivors(str(ws.root))
+
+
+def test_overview_shows_a_running_study_its_trials_and_best_so_far(ws, monkeypatch):
+    from tests.integration.test_tune import _spec
+
+    rel = _spec(ws, sleep=2.5, search={"x": {"low": 1, "high": 3}, "mode": {"choices": ["a"]}})
+    app = _app(ws, monkeypatch, poll_s=0.2)
+
+    async def go():
+        async with app.run_test(size=(160, 48)) as pilot:
+            assert await _until(pilot, lambda: app.loads > 0)
+            proc = subprocess.Popen([sys.executable, "-m", "optlog", "tune", rel, "--maximize", "output_throughput",
+                                     "--sampler", "grid", "--remeasure", "0"], cwd=ws.root, env=ws.env,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            try:
+                seen = {}
+                # a trial under way: the study, its trials by state
+                ok = await _until(pilot, lambda: re.search(r"study t: \d trial\(s\) \(.*1 running",
+                                                           _static(app, "#overview-launch")), 30)
+                assert ok, _static(app, "#overview-launch")
+                # after the first trial: the best so far, from its first reading
+                best = ("study t: 3 trial(s) (2 complete, 1 running)\nbest so far (first readings):\n"
+                        "  #1 x=2 mode=a → output_throughput=20.0")
+                ok = await _until(pilot, lambda: best in _static(app, "#overview-launch"), 30)
+                assert ok, _static(app, "#overview-launch")
+                seen["best"] = _static(app, "#overview-launch")
+                ok = await _until(pilot, lambda: not app.query_one("#overview-launch").display, 40)
+                assert ok, _static(app, "#overview-launch")
+                await app.workers.wait_for_complete()
+            finally:
+                proc.wait(timeout=60)
+            assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
+            return seen
+
+    seen = asyncio.run(go())
+    assert "Launch L1" in seen["best"] and "no feasible completed trial yet" not in seen["best"]
+    assert_no_survivors(str(ws.root))

@@ -62,3 +62,17 @@ def test_separation_uses_the_verdicts_tests_by_repeat_count():
     assert w["test"] == "welch-log" and w["distinct"] is True
     r = T.separation([30, 31, 29, 30, 32], [30, 29, 31, 30, 31])
     assert r["test"] == "mann-whitney" and r["distinct"] is False
+
+
+def test_a_configuration_is_pruned_only_above_one_that_broke_an_upper_bound():
+    conds = [T.parse_constraint("p99_ttft_ms <= 100"), T.parse_constraint("output_throughput >= 20")]
+    earlier = [(0, {"c": 4, "mode": "a"}, [60.0, 0.0]),   # broke the latency bound at c=4
+               (1, {"c": 2, "mode": "b"}, [0.0, 5.0])]    # broke only the lower bound (throughput)
+    assert T.pruned_by({"c": 8, "mode": "a"}, "c", conds, earlier) == (0, 0)
+    assert T.pruned_by({"c": 4, "mode": "a"}, "c", conds, earlier) is None  # not above it
+    assert T.pruned_by({"c": 2, "mode": "a"}, "c", conds, earlier) is None  # below it
+    assert T.pruned_by({"c": 8, "mode": "c"}, "c", conds, earlier) is None  # another configuration
+    assert T.pruned_by({"c": 8, "mode": "b"}, "c", conds, earlier) is None  # more load may raise throughput
+    assert T.upper_bound(T.parse_constraint("p99 <= 1 and failed < 1"))
+    assert not T.upper_bound(T.parse_constraint("p99 <= 1 or failed < 1"))
+    assert not T.upper_bound(T.parse_constraint("tput > 1"))

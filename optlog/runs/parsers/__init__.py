@@ -26,62 +26,45 @@ from typing import Callable
 
 from optlog.core.labels import check_key
 from optlog.errors import BadInput
+from optlog.runs.parsers import aiperf, generic, guidellm, optlog_fmt, probe, sglang, sglang_one_batch, vllm
 from optlog.runs.parsers._common import CANONICAL, Doc, ParsedResult
 
 __all__ = ["CANONICAL", "FORMATS", "ParsedResult", "detect_format", "parse_bytes", "parse_result", "select_result_files"]
 
 
 def _sglang(doc: Doc) -> list[ParsedResult]:
-    from optlog.runs.parsers import sglang
-
     return sglang.parse(doc)
 
 
 def _one_batch(doc: Doc) -> list[ParsedResult]:
-    from optlog.runs.parsers import sglang_one_batch
-
     return sglang_one_batch.parse(doc)
 
 
 def _vllm(doc: Doc) -> list[ParsedResult]:
-    from optlog.runs.parsers import vllm
-
     return vllm.parse(doc)
 
 
 def _aiperf(doc: Doc) -> list[ParsedResult]:
-    from optlog.runs.parsers import aiperf
-
     return aiperf.parse(doc, "aiperf")
 
 
 def _genai_perf(doc: Doc) -> list[ParsedResult]:
-    from optlog.runs.parsers import aiperf
-
     return aiperf.parse(doc, "genai-perf")
 
 
 def _guidellm(doc: Doc) -> list[ParsedResult]:
-    from optlog.runs.parsers import guidellm
-
     return guidellm.parse(doc)
 
 
 def _json(doc: Doc) -> list[ParsedResult]:
-    from optlog.runs.parsers import generic
-
     return generic.parse(doc)
 
 
 def _optlog(doc: Doc) -> list[ParsedResult]:
-    from optlog.runs.parsers import optlog_fmt
-
     return optlog_fmt.parse(doc)
 
 
 def _probe(doc: Doc) -> list[ParsedResult]:
-    from optlog.runs.parsers import probe
-
     return probe.parse(doc)
 
 

@@ -1,0 +1,191 @@
+"""Import hygiene (issue 18, item 2), read from the source with `ast` (import-linter does not see
+where an import sits, so a deferred import would hide a cycle from it):
+
+* an import inside a function is only for a package on the HEAVY list below (what a plain command
+  must not pay for), and says why on its line: `# deferred: <reason>`. optlog's own modules import
+  each other at module level, so the import graph (and every cycle) is visible to import-linter;
+* no `except ImportError` around an import of optlog's own modules (no build-era guards);
+* no private name (`_x`) imported from another optlog module, or used through an imported one
+  (`module._x`).
+
+Files that are not clean yet are listed in NOT_YET_CLEAN. The list only shrinks: an entry whose file
+is clean fails the test, so whoever cleans a file removes it (the lead empties it after merging).
+The run-time half of the rule is `tests/cli/test_store_and_migrations.py::test_commands_do_not_import_tui_http_or_git`.
+"""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Third-party packages worth deferring: a plain command (todo list, run record, status) does not
+# load them, and each costs tens of milliseconds or more (or is optional).
+HEAVY: dict[str, str] = {
+    "sqlmodel": "the ORM; `todo list` reads without it",
+    "sqlalchemy.orm": "the ORM",
+    "alembic": "migrations, only when the schema is behind",
+    "numpy": "~80 ms", "scipy": "~150 ms",
+    "torch": "optional; seconds to import",
+    "httpx": "HTTP client, ~60 ms", "anyio": "async runtime of httpx and mcp",
+    "git": "GitPython",
+    "textual": "the TUI", "textual_plotext": "TUI plots", "plotext": "TUI plots",
+    "pynvml": "NVML",
+    "mcp": "the MCP SDK", "mcp_types": "the MCP SDK",
+    "optuna": "the tuner, ~0.5 s",
+    "uvloop": "event loop for load generation",
+    "pygal": "report plots", "markdown_it": "report parsing", "mdit_py_plugins": "report parsing",
+    "prometheus_client": "scraping /metrics",
+    "ruamel": "round-trip YAML edits",
+    "filelock": "imports asyncio; only writers lock",
+    "gguf": "optional extra [models]",
+    "threadpoolctl": "optional, not a dependency",
+}
+
+# optlog's own modules that may be deferred, and only from the files (path prefixes) named: each is
+# the doorway to a heavy package (checked below), not a way around an import cycle.
+DEFERRABLE_OWN: dict[str, tuple[str, str]] = {
+    "optlog.store.models": ("optlog/store/", "the SQLModel tables import sqlmodel at module level"),
+    "optlog.service": ("optlog/tui/app.py", "the service layer (SQLAlchemy, pydantic; ~0.6 s) loads after the "
+                                            "TUI's first frame, painted from the stdlib-only quick tree"),
+}
+
+# Not clean yet (shrink only; the file's owner cleans it, the lead empties the list after merging).
+NOT_YET_CLEAN: frozenset[str] = frozenset({
+    # the CLI face (branch `verbs`)
+    "optlog/cli/__init__.py", "optlog/cli/cmd_core.py", "optlog/cli/cmd_run_launch.py", "optlog/cli/cmd_todo.py",
+    "optlog/cli/cmd_tune.py", "optlog/cli/fast.py", "optlog/cli/main.py", "optlog/cli/mcp.py", "optlog/cli/tools.py",
+    # the service layer: start-up deferrals of optlog modules that load SQLAlchemy, pydantic, YAML or
+    # numpy (context, evidence, recovery, runfiles, todos)
+    "optlog/service/context.py", "optlog/service/evidence.py", "optlog/service/recovery.py",
+    "optlog/service/runfiles.py", "optlog/service/todos.py",
+})
+
+
+def _module_of(node: ast.Import | ast.ImportFrom, rel: str) -> list[str]:
+    """The absolute module names an import statement names (a relative import resolved from `rel`)."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    if node.level:
+        pkg = rel.removesuffix(".py").split("/")[:-node.level]
+        return [".".join(pkg + ([node.module] if node.module else []))]
+    return [node.module or ""]
+
+
+def _matches(mod: str, prefix: str) -> bool:
+    return mod == prefix or mod.startswith(prefix + ".")
+
+
+def violations(root: Path) -> dict[str, list[str]]:
+    """Every file under root/optlog with what breaks the rules, as 'line N: why'."""
+    out: dict[str, list[str]] = {}
+    for f in sorted((root / "optlog").rglob("*.py")):
+        rel = f.relative_to(root).as_posix()
+        src = f.read_text(encoding="utf-8")
+        lines = src.splitlines()
+        tree = ast.parse(src)
+        bad: list[str] = []
+        in_function: set[int] = set()
+        for fn in ast.walk(tree):
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                in_function.update(id(n) for n in ast.walk(fn) if n is not fn)
+        own_aliases = {(a.asname or a.name.split(".")[0]): (f"{m}.{a.name}" if isinstance(n, ast.ImportFrom) else m)
+                       for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names
+                       for m in _module_of(n, rel) if m.startswith("optlog")}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in own_aliases \
+                    and node.attr.startswith("_") and not node.attr.startswith("__"):
+                bad.append(f"line {node.lineno}: private name {node.attr} used from {own_aliases[node.value.id]}")
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                mods = _module_of(node, rel)
+                if isinstance(node, ast.ImportFrom) and any(m.startswith("optlog") for m in mods):
+                    private = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+                    if private:
+                        bad.append(f"line {node.lineno}: private name {', '.join(private)} imported from {mods[0]}")
+                if id(node) not in in_function:
+                    continue
+                text = " ".join(lines[node.lineno - 1:node.end_lineno])
+                for m in mods:
+                    own = next((k for k, (where, _) in DEFERRABLE_OWN.items() if _matches(m, k) and rel.startswith(where)), None)
+                    if m.split(".")[0] == "optlog" and own is None:
+                        bad.append(f"line {node.lineno}: optlog's own {m} imported inside a function")
+                    elif own is None and not any(_matches(m, h) for h in HEAVY):
+                        bad.append(f"line {node.lineno}: {m} imported inside a function but is not on the HEAVY list")
+                    elif "# deferred:" not in text or not text.split("# deferred:", 1)[1].strip():
+                        bad.append(f"line {node.lineno}: deferred import of {m} without a `# deferred: <reason>`")
+            if isinstance(node, ast.Try):
+                names = {ast.unparse(h.type) for h in node.handlers if h.type is not None}
+                if any("ImportError" in n or "ModuleNotFoundError" in n for n in names):
+                    for s in node.body:
+                        for sub in ast.walk(s):
+                            if isinstance(sub, (ast.Import, ast.ImportFrom)) and \
+                                    any(m.startswith("optlog") for m in _module_of(sub, rel)):
+                                bad.append(f"line {sub.lineno}: `except ImportError` around optlog's own import")
+        if bad:
+            out[rel] = sorted(bad, key=lambda v: int(v.split()[1].rstrip(":")))
+    return out
+
+
+def test_imports_follow_the_rules() -> None:
+    found = violations(ROOT)
+    dirty = {f: v for f, v in found.items() if f not in NOT_YET_CLEAN}
+    assert not dirty, "\n".join(f"{f} {v}" for f, vs in dirty.items() for v in vs)
+
+
+def test_the_allowlist_only_shrinks() -> None:
+    """An allowlisted file that is clean now (or gone) must leave the list, so it cannot go back."""
+    found = violations(ROOT)
+    stale = sorted(f for f in NOT_YET_CLEAN if f not in found)
+    assert not stale, f"clean now: remove from NOT_YET_CLEAN: {stale}"
+
+
+def test_each_deferrable_own_module_is_a_doorway_to_a_heavy_package() -> None:
+    """`optlog.store.models` is on DEFERRABLE_OWN because it imports sqlmodel at module level; if it
+    stopped doing that, deferring it would hide the graph for nothing."""
+    tree = ast.parse((ROOT / "optlog/store/models.py").read_text(encoding="utf-8"))
+    top = {a.name if isinstance(n, ast.Import) else n.module for n in tree.body
+           if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+    assert "sqlmodel" in top
+
+
+def test_the_check_can_fail(tmp_path: Path) -> None:
+    """A copy of the package with each kind of bad import is caught, line by line."""
+    shutil.copytree(ROOT / "optlog", tmp_path / "optlog", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "optlog/core/bad.py").write_text(
+        "def a():\n"
+        "    from optlog.core import stats  # deferred: hides a cycle\n"
+        "def b():\n"
+        "    import numpy\n"
+        "def c():\n"
+        "    import json  # deferred: stdlib is cheap\n"
+        "try:\n"
+        "    from optlog.core import expr\n"
+        "except ImportError:\n"
+        "    expr = None\n"
+        "from optlog.core.expr import _parse\n"
+        "from optlog.core import stats as S\n"
+        "x = S._secret\n"
+        "def d():\n"
+        "    import numpy  # deferred: ~80 ms\n",
+        encoding="utf-8")
+    (tmp_path / "optlog/store/bad.py").write_text(
+        "def e():\n    from optlog.service import todos  # deferred: not a face\n", encoding="utf-8")
+    found = violations(tmp_path)
+    assert found["optlog/core/bad.py"] == [
+        "line 2: optlog's own optlog.core imported inside a function",
+        "line 4: deferred import of numpy without a `# deferred: <reason>`",
+        "line 6: json imported inside a function but is not on the HEAVY list",
+        "line 8: `except ImportError` around optlog's own import",
+        "line 11: private name _parse imported from optlog.core.expr",
+        "line 13: private name _secret used from optlog.core.stats",
+    ], found["optlog/core/bad.py"]
+    assert found["optlog/store/bad.py"] == ["line 2: optlog's own optlog.service imported inside a function"]
+    assert set(found) - {"optlog/core/bad.py", "optlog/store/bad.py"} == set(found) & NOT_YET_CLEAN
+
+
+if __name__ == "__main__":  # python tests/architecture/test_import_hygiene.py: the list, by file
+    for f, vs in violations(ROOT).items():
+        print(f, *vs, sep="\n    ", file=sys.stdout)

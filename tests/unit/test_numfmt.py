@@ -1,0 +1,61 @@
+"""One definition per human number format (issue 18.4): every variant lives in `optlog.core.numfmt`,
+and its output is pinned here. The record's formats (verdict and diagnosis reasons, plot labels)
+are committed in hypothesis files and reports/: a change to them shows up here first, and would
+rewrite history."""
+
+from __future__ import annotations
+
+import ast
+import math
+from pathlib import Path
+
+import pytest
+
+from optlog.core import numfmt as N
+
+VALUES = [0.0, 0.004567, 0.0123, 0.5, 1.0, 3.14159, 12.345, 99.96, 123.456, 1234.5, 98765.4, -0.5, -1234.5]
+
+
+def test_the_table_format() -> None:
+    assert [N.fmt_num(v) for v in VALUES] == [
+        "0", "0.00457", "0.0123", "0.5", "1", "3.14", "12.3", "100.0", "123.5", "1,234", "98,765", "-0.5", "-1,234"]
+    assert (N.fmt_num(None), N.fmt_num(math.nan), N.fmt_num(7), N.fmt_num("x")) == ("–", "nan", "7", "x")
+
+
+def test_the_markdown_value_format() -> None:
+    assert [N.fmt_value(v) for v in (3, 1500, 0.25, 2.5, 12.5, 250.4, True, None, {"a": 1.0}, [1, 2])] == [
+        "3", "1,500", "0.25", "2.5", "12.5", "250", "yes", "–", "a=1", "1, 2"]
+
+
+def test_ratios_scores_percentages_and_written_numbers() -> None:
+    assert (N.fmt_ratio(1.23456), N.fmt_ratio(1.23456, 2), N.fmt_ratio(None), N.fmt_ratio(math.inf)) == \
+        ("1.235", "1.23", "–", "–")
+    assert (N.fmt_score(4.8333), N.fmt_score(0)) == ("4.83", "0.00")
+    assert (N.fmt_pct(12.5), N.fmt_pct(-3), N.fmt_pct(None)) == ("12.5%", "-3%", "–")
+    assert (N.fmt_gain(20, 60), N.fmt_gain(5, 5)) == ("20–60%", "5%")
+    assert (N.fmt_written(0.5), N.fmt_written(300.0), N.fmt_written(1.2)) == ("0.5", "300", "1.2")
+
+
+def test_the_record_formats_are_frozen() -> None:
+    """As committed in hypotheses/*.yaml (verdict reasons), diagnosis reasons and reports/*.svg."""
+    assert [N.fmt_verdict(v) for v in VALUES] == [
+        "0.00", "0.00457", "0.01", "0.50", "1.00", "3.14", "12.3", "100.0", "123", "1,234", "98,765", "-0.50", "-1,234"]
+    assert N.fmt_verdict(None) == "–"
+    assert N.fmt_interval(0.91234, 1.0567) == "[0.912, 1.06]"
+    assert [N.fmt_diagnosis(v) for v in VALUES] == [
+        "0", "0.00457", "0.0123", "0.5", "1.00", "3.14", "12.35", "99.96", "123", "1234", "98765", "-0.5", "-1234"]
+    assert [N.fmt_axis(v) for v in VALUES] == [
+        "0", "0.00457", "0.0123", "0.5", "1", "3.14", "12.3", "100", "123", "1,234", "98,765", "-0.5", "-1,234"]
+
+
+ROOT = Path(__file__).resolve().parents[2]
+# The formatter helpers that used to live beside their callers, each a copy that disagreed.
+FORMERLY_DUPLICATED = {"optlog/core/verdict.py": "_f", "optlog/core/diagnosis.py": "_fmt",
+                       "optlog/render/plots.py": "_num", "optlog/telemetry/summary.py": "_f",
+                       "optlog/core/plans.py": "fmt_ratio"}
+
+
+@pytest.mark.parametrize("rel,name", sorted(FORMERLY_DUPLICATED.items()))
+def test_no_module_keeps_its_own_number_formatter(rel: str, name: str) -> None:
+    tree = ast.parse((ROOT / rel).read_text(encoding="utf-8"))
+    assert name not in {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
