@@ -6,6 +6,7 @@ IDs: a plain number is a run id; `L3` (or `launch:3`) is launch 3.
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from typing import Any
 
@@ -21,8 +22,6 @@ class _Progress:
     last metric; redrawn every second), plain lines otherwise."""
 
     def __init__(self) -> None:
-        import threading
-
         self.tty = sys.stderr.isatty()
         self.t0 = time.monotonic()
         self.line = ""

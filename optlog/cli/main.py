@@ -192,7 +192,7 @@ def service_ctx() -> Any:
 _OPEN: list[Any] = []  # contexts made by this invocation; main() closes them (pools, connections)
 
 
-def _close_contexts() -> None:
+def close_contexts() -> None:
     while _OPEN:
         try:
             _OPEN.pop().close()
@@ -260,7 +260,7 @@ def check_argv(args: list[str]) -> None:
         raise BadInput(why, field=fld, code="bad_text")
 
 
-def _internal(e: BaseException) -> OptlogError:
+def internal_error(e: BaseException) -> OptlogError:
     """An exception no check foresaw: an error document (exit 1), never a traceback. The type and
     place say where to look; OPTLOG_DEBUG=1 prints the traceback on stderr as well."""
     import traceback
@@ -331,11 +331,11 @@ def main(argv: list[str] | None = None) -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         code = 1
-    except Exception as e:  # the last net: see _internal
-        err = _internal(e)
+    except Exception as e:  # the last net: see internal_error
+        err = internal_error(e)
         _print_error(err, as_json)
         code = err.exit_code
     finally:
-        _close_contexts()
+        close_contexts()
     fast.commit(code)
     sys.exit(code)
