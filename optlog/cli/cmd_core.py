@@ -1,9 +1,7 @@
-"""init, status, note, tui, mcp."""
+"""init, status, note, tui, mcp (demo: cmd_demo.py)."""
 
 from __future__ import annotations
 
-import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +10,7 @@ import click
 from optlog.cli.main import agent, emit, notice, service_ctx, state
 from optlog.cli.options import paging
 from optlog.cli.render import glyph
-from optlog.service import demo, evidence, status
+from optlog.service import evidence, status
 from optlog.service.context import Ctx
 
 
@@ -133,31 +131,3 @@ def mcp_cmd() -> None:
     from optlog.cli.mcp import serve  # deferred: the MCP SDK
 
     serve(state().chdir)
-
-
-@click.command("demo")
-@click.argument("path", required=False)
-@click.option("--simulated", is_flag=True,
-              help="The offline story instead: TP8 vs TP4+PP2 on optlog's simulated server (seconds, deterministic).")
-@agent(args={"path": "A new or empty folder for the demo workspace (default: a new temporary folder).",
-             "simulated": "Run the offline simulated story instead of measuring this machine."})
-def demo_cmd(path: str | None, simulated: bool) -> None:
-    """Run the whole loop for real on this machine: llama.cpp's llama-server serving Gemma 3 270M
-    (built and fetched once by scripts/llama-server.sh, about 6 minutes on 2 cores, then cached), a
-    hypothesis registered before measuring ("4 parallel slots give at least 2x the tokens/s of 1 at
-    concurrency 4") and its rival, a launched sweep with telemetry, verdicts that follow the numbers,
-    the pivot, ranked plans and a report; then the dashboard on a terminal.
-
-    --simulated: the same loop on optlog's simulated OpenAI-compatible server ("tp8" at 4 ms per
-    token, "tp4pp2" at 9 ms), offline and in seconds.
-
-    PATH must be a new or empty folder; it becomes a git repository of its own (default: a new
-    folder under the system's temporary directory, printed at the end).
-    """
-    if path is None:
-        path = tempfile.mkdtemp(prefix="optlog-demo-")
-    res = demo.run(path, lambda t: click.echo(t, err=True), simulated=simulated)
-    if not state().json and sys.stdout.isatty() and sys.stdin.isatty():
-        open_tui(res["workspace"])
-        return
-    emit(res, lambda r: f"demo workspace: {r['workspace']}\nreport: {r['report']}")

@@ -1,7 +1,5 @@
-"""run record|list|show, plus the commands other modules add (launch, import, diff, invalidate…).
-
-Modules listed in EXTENSIONS each define `register(group)`; a missing module is simply skipped.
-"""
+"""run record|list|show here; launch, wait, logs, cancel, import, diff and invalidate in modules of
+their own (`SUBCOMMANDS`), imported only when invoked: `run list`, a hot read, loads none of them."""
 
 from __future__ import annotations
 
@@ -10,21 +8,42 @@ from typing import Any
 
 import click
 
-from optlog.cli.main import agent, emit, service_ctx
+from optlog.cli.main import add_global_options, agent, emit, service_ctx
 from optlog.cli.options import fields_option, paging
 from optlog.cli.render import fmt_num, kv, runs_table
 from optlog.core.labels import parse_metric, parse_pairs
 from optlog.core.statuses import RUN_STATUSES
 from optlog.service import evidence
 
-EXTENSIONS = (
-    "optlog.cli.cmd_run_launch",   # launch, wait, logs, cancel
-    "optlog.cli.cmd_run_import",   # import (peer result files)
-    "optlog.cli.cmd_run_judge",    # diff, invalidate
-)
+# subcommand -> "module:attribute", like the root's LAZY table
+SUBCOMMANDS: dict[str, str] = {
+    "launch": "optlog.cli.cmd_run_launch:run_launch",
+    "wait": "optlog.cli.cmd_run_launch:run_wait",
+    "logs": "optlog.cli.cmd_run_launch:run_logs",
+    "cancel": "optlog.cli.cmd_run_launch:run_cancel",
+    "import": "optlog.cli.cmd_run_import:run_import",
+    "diff": "optlog.cli.cmd_run_judge:run_diff",
+    "invalidate": "optlog.cli.cmd_run_judge:run_invalidate",
+}
 
 
-@click.group("run")
+class RunGroup(click.Group):
+    """The `run` group: its own commands, and the `SUBCOMMANDS` imported when asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *SUBCOMMANDS})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.commands:
+            return self.commands[name]
+        if name not in SUBCOMMANDS:
+            return None
+        mod, attr = SUBCOMMANDS[name].split(":")
+        cmd: click.Command = getattr(importlib.import_module(mod), attr)
+        return add_global_options(cmd)
+
+
+@click.group("run", cls=RunGroup)
 def run() -> None:
     """Benchmark runs: recorded, imported or launched; the evidence verdicts read."""
 
@@ -97,11 +116,3 @@ def _show_human(r: dict[str, Any]) -> str:
 def run_show(run_id: str, detail: bool, fields: str | None) -> None:
     """Show one run: labels, metrics, telemetry, environment, artifacts."""
     emit(evidence.show_run_doc(service_ctx(), run_id, detail, fields), _show_human)
-
-
-for _mod in EXTENSIONS:
-    try:
-        importlib.import_module(_mod).register(run)
-    except ModuleNotFoundError as _e:
-        if _e.name != _mod:
-            raise

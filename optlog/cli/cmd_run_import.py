@@ -23,22 +23,21 @@ def _human(d: dict[str, Any]) -> str:
     return head + "\n" + runs_table(d) if n else head
 
 
-def register(group: click.Group) -> None:
-    @group.command("import")
-    @click.argument("files", nargs=-1, required=True, metavar="FILE…")
-    @click.option("--format", "fmt", type=click.Choice(FORMAT_NAMES, case_sensitive=False), default=None,
-                  help="The tool that wrote the files (default: detected from the content).")
-    @click.option("--key-map", "key_map", multiple=True, metavar="NAME=PATH",
-                  help="Take metric NAME (or label.NAME) from the dotted PATH of each result (repeatable).")
-    @click.option("--label", "labels", multiple=True, metavar="K=V", help="A label for every imported run; wins over the file's (repeatable).")
-    @click.option("--hypothesis", metavar="ID", help="Attach the runs as evidence to this hypothesis.")
-    @click.option("--detail/--brief", "detail", default=True, show_default=True,
-                  help="Every imported run, or only their ids and statuses.")
-    @agent(defaults={"detail": False})
-    def run_import(files: tuple[str, ...], fmt: str | None, key_map: tuple[str, ...], labels: tuple[str, ...],
-                   hypothesis: str | None, detail: bool) -> None:
-        """Import result files: one run per JSONL line, per GuideLLM benchmark, per AIPerf file.
+@click.command("import")
+@click.argument("files", nargs=-1, required=True, metavar="FILE…")
+@click.option("--format", "fmt", type=click.Choice(FORMAT_NAMES, case_sensitive=False), default=None,
+              help="The tool that wrote the files (default: detected from the content).")
+@click.option("--key-map", "key_map", multiple=True, metavar="NAME=PATH",
+              help="Take metric NAME (or label.NAME) from the dotted PATH of each result (repeatable).")
+@click.option("--label", "labels", multiple=True, metavar="K=V", help="A label for every imported run; wins over the file's (repeatable).")
+@click.option("--hypothesis", metavar="ID", help="Attach the runs as evidence to this hypothesis.")
+@click.option("--detail/--brief", "detail", default=True, show_default=True,
+              help="Every imported run, or only their ids and statuses.")
+@agent(defaults={"detail": False})
+def run_import(files: tuple[str, ...], fmt: str | None, key_map: tuple[str, ...], labels: tuple[str, ...],
+               hypothesis: str | None, detail: bool) -> None:
+    """Import result files: one run per JSONL line, per GuideLLM benchmark, per AIPerf file.
 
-        Nothing is written unless every file parses.
-        """
-        emit(imports.import_doc(service_ctx(), files, fmt, key_map, labels, hypothesis, detail), _human)
+    Nothing is written unless every file parses.
+    """
+    emit(imports.import_doc(service_ctx(), files, fmt, key_map, labels, hypothesis, detail), _human)

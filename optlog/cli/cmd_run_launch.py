@@ -6,6 +6,7 @@ IDs: a plain number is a run id; `L3` (or `launch:3`) is launch 3.
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from typing import Any
 
@@ -21,8 +22,6 @@ class _Progress:
     last metric; redrawn every second), plain lines otherwise."""
 
     def __init__(self) -> None:
-        import threading
-
         self.tty = sys.stderr.isatty()
         self.t0 = time.monotonic()
         self.line = ""
@@ -118,77 +117,79 @@ def _launch_human(d: dict[str, Any]) -> str:
 _REF = "A run id (12) or a launch (L3, as run_launch returned it)."
 
 
-def register(group: click.Group) -> None:
-    @group.command("launch")
-    @click.argument("spec", metavar="[SPEC]", required=False)
-    @click.option("--again", metavar="L3", help="Launch a launch again from its committed record (launches/L3/).")
-    @click.option("--hypothesis", metavar="ID", help="Attach every run as evidence to this hypothesis.")
-    @click.option("--set", "sets", multiple=True, metavar="K=V", help="Set a value the templates use, a matrix axis (K=[a,b] or matrix.K=…), or repeats, order, "
-                  "order_seed, on_error (repeatable); any other key is an error.")
-    @click.option("--server-url", metavar="URL", help="Use this already running server (no server start).")
-    @click.option("--detach", is_flag=True, help="Return at once with the launch and run ids; a background driver runs them.")
-    @click.option("--allow-concurrent", is_flag=True,
-                  help="Run even while another launch uses the machine (else wait); overlapping runs are labelled concurrent.")
-    @agent(defaults={"detach": True},
-           args={"spec": "The run spec: a file under runs/ (name or path); none with --again."},
-           description="An agent's launch is detached by default: then call run_wait(ref) and run_logs(ref).")
-    def run_launch(spec: str | None, again: str | None, hypothesis: str | None, sets: tuple[str, ...],
-                   server_url: str | None, detach: bool, allow_concurrent: bool) -> int:
-        """Launch the runs of a spec (runs/*.yaml): server up, ready, sane, sweep, tear down.
+@click.command("launch")
+@click.argument("spec", metavar="[SPEC]", required=False)
+@click.option("--again", metavar="L3", help="Launch a launch again from its committed record (launches/L3/).")
+@click.option("--hypothesis", metavar="ID", help="Attach every run as evidence to this hypothesis.")
+@click.option("--set", "sets", multiple=True, metavar="K=V", help="Set a value the templates use, a matrix axis (K=[a,b] or matrix.K=…), or repeats, order, "
+              "order_seed, on_error (repeatable); any other key is an error.")
+@click.option("--server-url", metavar="URL", help="Use this already running server (no server start).")
+@click.option("--detach", is_flag=True, help="Return at once with the launch and run ids; a background driver runs them.")
+@click.option("--allow-concurrent", is_flag=True,
+              help="Run even while another launch uses the machine (else wait); overlapping runs are labelled concurrent.")
+@agent(defaults={"detach": True},
+       args={"spec": "The run spec: a file under runs/ (name or path); none with --again."},
+       description="An agent's launch is detached by default: then call run_wait(ref) and run_logs(ref).")
+def run_launch(spec: str | None, again: str | None, hypothesis: str | None, sets: tuple[str, ...],
+               server_url: str | None, detach: bool, allow_concurrent: bool) -> int:
+    """Launch the runs of a spec (runs/*.yaml): server up, ready, sane, sweep, tear down.
 
-        Every launch commits the spec as it ran under launches/L<id>/; --again L3 launches that again."""
-        ctx = service_ctx()
-        prog = _Progress()
-        res = launch.launch(ctx, spec, sets=sets, server_url=server_url, hypothesis=hypothesis, detach=detach,
-                         allow_concurrent=allow_concurrent, on_event=prog, again=again)
-        emit(res, _launch_human)
-        if detach:
-            return 0
-        return {"succeeded": 0, "cancelled": 130}.get(res["status"], 1)
+    Every launch commits the spec as it ran under launches/L<id>/; --again L3 launches that again."""
+    ctx = service_ctx()
+    prog = _Progress()
+    res = launch.launch(ctx, spec, sets=sets, server_url=server_url, hypothesis=hypothesis, detach=detach,
+                     allow_concurrent=allow_concurrent, on_event=prog, again=again)
+    emit(res, _launch_human)
+    if detach:
+        return 0
+    return {"succeeded": 0, "cancelled": 130}.get(res["status"], 1)
 
-    @group.command("wait")
-    @click.argument("ref", metavar="REF")
-    @click.option("--timeout", "timeout_s", type=float, default=None, metavar="S",
-                  help="Give up after S seconds (then timed_out is true; exit 1).")
-    @click.option("--detail/--brief", "detail", default=True, show_default=True,
-                  help="Every run's status, or counts by status and the first failures.")
-    @agent(defaults={"timeout_s": 300, "detail": False}, args={"ref": _REF}, read_only=True, output="run_wait")
-    def run_wait(ref: str, timeout_s: float | None, detail: bool) -> int:
-        """Wait for a run (ID) or a launch (L<n>) to finish: exit 0 if it succeeded, 1 otherwise."""
-        doc = launch.wait_doc(service_ctx(), ref, timeout_s, detail)
-        what = f"launch L{doc['launch']}" if "runs" in doc else f"run {doc['run']}"
-        emit(doc, lambda d: f"{what}: {d['status']}" + (" (still running: timed out waiting)" if d.get("timed_out") else "")
-             + (f" — {d['error'].splitlines()[0]}" if d.get("error") else ""))
-        return 0 if doc["status"] == "succeeded" else 1
 
-    @group.command("logs")
-    @click.argument("ref", metavar="REF")
-    @click.option("--follow", "-f", is_flag=True, help="Keep printing until the run or launch finishes.")
-    @click.option("--tail", type=int, default=None, metavar="N", help="Only the last N lines.")
-    @click.option("--width", type=int, default=None, metavar="N", help="Cut each line to N characters.")
-    @agent(defaults={"tail": 10, "width": 160}, args={"ref": _REF}, read_only=True)
-    def run_logs(ref: str, follow: bool, tail: int | None, width: int | None) -> None:
-        """A run's bench stdout/stderr (ID), or a launch's narration (L<n>)."""
-        ctx = service_ctx()
-        if state().json:
-            emit(launch.logs_doc(ctx, ref, follow_=follow, tail=tail, width=width))
-            return
-        if tail is not None:
-            sys.stdout.write(launch.logs_text(ctx, ref, tail, width))
-            return
+@click.command("wait")
+@click.argument("ref", metavar="REF")
+@click.option("--timeout", "timeout_s", type=float, default=None, metavar="S",
+              help="Give up after S seconds (then timed_out is true; exit 1).")
+@click.option("--detail/--brief", "detail", default=True, show_default=True,
+              help="Every run's status, or counts by status and the first failures.")
+@agent(defaults={"timeout_s": 300, "detail": False}, args={"ref": _REF}, read_only=True, output="run_wait")
+def run_wait(ref: str, timeout_s: float | None, detail: bool) -> int:
+    """Wait for a run (ID) or a launch (L<n>) to finish: exit 0 if it succeeded, 1 otherwise."""
+    doc = launch.wait_doc(service_ctx(), ref, timeout_s, detail)
+    what = f"launch L{doc['launch']}" if "runs" in doc else f"run {doc['run']}"
+    emit(doc, lambda d: f"{what}: {d['status']}" + (" (still running: timed out waiting)" if d.get("timed_out") else "")
+         + (f" — {d['error'].splitlines()[0]}" if d.get("error") else ""))
+    return 0 if doc["status"] == "succeeded" else 1
 
-        def write(t: str) -> None:
-            sys.stdout.write(t)
-            sys.stdout.flush()
 
-        launch.follow(ctx, ref, write, follow=follow)
+@click.command("logs")
+@click.argument("ref", metavar="REF")
+@click.option("--follow", "-f", is_flag=True, help="Keep printing until the run or launch finishes.")
+@click.option("--tail", type=int, default=None, metavar="N", help="Only the last N lines.")
+@click.option("--width", type=int, default=None, metavar="N", help="Cut each line to N characters.")
+@agent(defaults={"tail": 10, "width": 160}, args={"ref": _REF}, read_only=True)
+def run_logs(ref: str, follow: bool, tail: int | None, width: int | None) -> None:
+    """A run's bench stdout/stderr (ID), or a launch's narration (L<n>)."""
+    ctx = service_ctx()
+    if state().json:
+        emit(launch.logs_doc(ctx, ref, follow_=follow, tail=tail, width=width))
+        return
+    if tail is not None:
+        sys.stdout.write(launch.logs_text(ctx, ref, tail, width))
+        return
 
-    @group.command("cancel")
-    @click.argument("ref", metavar="REF")
-    @agent(args={"ref": _REF})
-    def run_cancel(ref: str) -> int:
-        """Cancel a launch (L<n>, or the launch of run ID): its processes end, unfinished runs are cancelled."""
-        ctx = service_ctx()
-        doc = launch.cancel(ctx, ref)
-        emit(doc, lambda d: d.get("message") or f"launch L{d['launch']}: {d['status']}")
-        return 0 if doc["status"] in ("cancelled", "succeeded", "failed", "interrupted") else 1
+    def write(t: str) -> None:
+        sys.stdout.write(t)
+        sys.stdout.flush()
+
+    launch.follow(ctx, ref, write, follow=follow)
+
+
+@click.command("cancel")
+@click.argument("ref", metavar="REF")
+@agent(args={"ref": _REF})
+def run_cancel(ref: str) -> int:
+    """Cancel a launch (L<n>, or the launch of run ID): its processes end, unfinished runs are cancelled."""
+    ctx = service_ctx()
+    doc = launch.cancel(ctx, ref)
+    emit(doc, lambda d: d.get("message") or f"launch L{d['launch']}: {d['status']}")
+    return 0 if doc["status"] in ("cancelled", "succeeded", "failed", "interrupted") else 1

@@ -23,7 +23,6 @@ from optlog.cli import fast
 from optlog.core import text as TX
 from optlog.core.limits import LIMITS
 from optlog.errors import BadInput, OptlogError
-from optlog.service.context import Ctx
 
 # name -> "module:attribute"; aliases point at the same object
 LAZY: dict[str, str] = {
@@ -45,7 +44,7 @@ LAZY: dict[str, str] = {
     "plan": "optlog.cli.cmd_plan:plan",
     "report": "optlog.cli.cmd_plan:report_cmd",
     "mcp": "optlog.cli.cmd_core:mcp_cmd",
-    "demo": "optlog.cli.cmd_core:demo_cmd",
+    "demo": "optlog.cli.cmd_demo:demo_cmd",
     "agent": "optlog.cli.cmd_agent:agent_group",
     "tune": "optlog.cli.cmd_tune:tune",
 }
@@ -177,6 +176,9 @@ add_global_options(cli)
 
 def service_ctx() -> Any:
     """The service context for the workspace named by -C or found from the current folder."""
+    # deferred: the workspace context brings git, the store and sqlite3, which --version and --help never need
+    from optlog.service.context import Ctx
+
     st = state()
     if st.shared_ctx is not None:
         return st.shared_ctx()
@@ -190,7 +192,7 @@ def service_ctx() -> Any:
 _OPEN: list[Any] = []  # contexts made by this invocation; main() closes them (pools, connections)
 
 
-def _close_contexts() -> None:
+def close_contexts() -> None:
     while _OPEN:
         try:
             _OPEN.pop().close()
@@ -258,7 +260,7 @@ def check_argv(args: list[str]) -> None:
         raise BadInput(why, field=fld, code="bad_text")
 
 
-def _internal(e: BaseException) -> OptlogError:
+def internal_error(e: BaseException) -> OptlogError:
     """An exception no check foresaw: an error document (exit 1), never a traceback. The type and
     place say where to look; OPTLOG_DEBUG=1 prints the traceback on stderr as well."""
     import traceback
@@ -329,11 +331,11 @@ def main(argv: list[str] | None = None) -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         code = 1
-    except Exception as e:  # the last net: see _internal
-        err = _internal(e)
+    except Exception as e:  # the last net: see internal_error
+        err = internal_error(e)
         _print_error(err, as_json)
         code = err.exit_code
     finally:
-        _close_contexts()
+        close_contexts()
     fast.commit(code)
     sys.exit(code)

@@ -150,9 +150,9 @@ def _one_line(doc: Any, name: str) -> str:
 
 def build_server(chdir: str | None = None) -> Any:
     """The low-level MCP Server with every tool and resource (separate from `serve` for tests)."""
-    import anyio
-    import mcp_types as types
-    from mcp.server.lowlevel import Server
+    import anyio  # deferred: the MCP SDK's async runtime (tests build the server without serving)
+    import mcp_types as types  # deferred: the MCP SDK
+    from mcp.server.lowlevel import Server  # deferred: the MCP SDK
 
     face = Face(chdir)
 
@@ -216,7 +216,7 @@ def build_server(chdir: str | None = None) -> Any:
         elif uri == "optlog://report/latest":
             path, mime = _latest_report(), "text/markdown"
         if path is None:
-            from mcp.shared.exceptions import MCPError
+            from mcp.shared.exceptions import MCPError  # deferred: the MCP SDK
 
             raise MCPError(code=-32002, message=f"no resource {uri}")
         return types.ReadResourceResult(contents=[types.TextResourceContents(
@@ -230,8 +230,8 @@ def build_server(chdir: str | None = None) -> Any:
 
 
 def serve(chdir: str | None = None) -> None:
-    import anyio
-    from mcp.server.stdio import stdio_server
+    import anyio  # deferred: the MCP SDK's async runtime
+    from mcp.server.stdio import stdio_server  # deferred: the MCP SDK
 
     server = build_server(chdir)
 

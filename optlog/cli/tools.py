@@ -25,7 +25,7 @@ from typing import Any
 
 import click
 
-from optlog.cli.main import State, _close_contexts, _internal, check_argv, cli
+from optlog.cli.main import State, check_argv, cli, close_contexts, internal_error
 from optlog.cli.schemas import SCHEMAS
 from optlog.errors import BadInput, OptlogError, close_matches
 
@@ -329,10 +329,10 @@ def run(args: list[str], *, chdir: str | None, shared_ctx: Callable[[], Any] | N
     except OptlogError as e:
         err = e
     except Exception as e:  # noqa: BLE001  (no traceback ever: the error document instead)
-        err = _internal(e)
+        err = internal_error(e)
     finally:
         if shared_ctx is None:
-            _close_contexts()
+            close_contexts()
     if err is not None:
         if tool is not None:
             err.field = tool.param_for(err.field)
