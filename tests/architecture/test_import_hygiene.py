@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HEAVY: dict[str, str] = {
     "sqlmodel": "the ORM; `todo list` reads without it",
     "sqlalchemy.orm": "the ORM",
+    "sqlalchemy": "SQLAlchemy Core, ~130 ms: a read the read cache answers (store.readcache) never loads it",
     "alembic": "migrations, only when the schema is behind",
     "numpy": "~80 ms", "scipy": "~150 ms",
     "torch": "optional; seconds to import",
