@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import ValidationError
 
 from optlog.core import text as TX
 from optlog.core.limits import LIMITS
@@ -213,6 +212,8 @@ def parse_text(text: str, file: str) -> Any:
 
 def validate(model: type[T], data: Any, text: str | None, file: str) -> T:
     """Validate `data` with a pydantic model; the first error becomes BadInput(file, line, field)."""
+    from pydantic import ValidationError  # deferred: pydantic (~20 ms); writers and readers of plain YAML skip it
+
     try:
         return model.model_validate(data)  # type: ignore[attr-defined]
     except ValidationError as e:

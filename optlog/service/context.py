@@ -9,14 +9,15 @@ import getpass
 import os
 from functools import cached_property
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from optlog.config import Config, load_config
 from optlog.paths import Workspace, find_workspace
-from optlog.service.identity import ensure
-from optlog.service.recovery import recover_dead_launches
-from optlog.service.runfiles import import_changed
 from optlog.store.db import Database
+from optlog.store.launchrows import anything_live
+from optlog.store.runsync import evidence_unchanged
+
+if TYPE_CHECKING:
+    from optlog.config import Config
 
 
 def default_actor() -> str:
@@ -47,16 +48,30 @@ class Ctx:
 
     @cached_property
     def config(self) -> "Config":
+        from optlog.config import load_config  # deferred: pydantic and YAML (~80 ms); hot commands skip them
+
         return load_config(self.ws)
 
     @cached_property
     def db(self) -> "Database":
         if self.ws.sqlite_file is None and self.ws.identity is None and self.ws.config_file.is_file():
             self.check_config()  # a broken settings file is bad input: nothing, not even an id, is written
+            from optlog.service.identity import ensure  # deferred: once per workspace (YAML, git, a lease)
+
             ensure(self)  # a shared database needs to know whose rows are whose
         db = Database(self.ws)
-        recover_dead_launches(self, db)
-        import_changed(self, db)  # runs committed in another clone (one stat when nothing changed)
+        # What opening does only now and then loads only then: every command opens a workspace,
+        # and the common case (nothing live, no new evidence) is two indexed probes.
+        with db.engine.connect() as c:
+            live, unchanged = anything_live(c), evidence_unchanged(c, str(self.ws.evidence_dir))
+        if live:
+            from optlog.service.recovery import recover_dead_launches  # deferred: processes, executors, ssh/Slurm
+
+            recover_dead_launches(self, db)
+        if not unchanged:
+            from optlog.service.runfiles import import_changed  # deferred: YAML, pydantic, git
+
+            import_changed(self, db)  # runs committed in another clone
         return db
 
     def check_config(self) -> None:

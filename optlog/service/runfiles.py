@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from optlog.service.context import Ctx
     from optlog.store.db import Database
 
-STAMP_KEY = "evidence_dir"
+STAMP_KEY = runsync.EVIDENCE_STAMP_KEY
 MAX_FILE_BYTES = 256 * 1024  # a run file is ~1 KB; anything near this is not one optlog wrote
 HEADER = "# A run a verdict used, committed so a clone can re-check the verdict (optlog; do not edit).\n"
 

@@ -4,6 +4,7 @@ another clone. Plain SQL: these run when a command opens the database, so they s
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,19 @@ if TYPE_CHECKING:
 
 # SQLite's default limit on bound parameters is 999: ask in chunks below it.
 _CHUNK = 900
+
+
+EVIDENCE_STAMP_KEY = "evidence_dir"  # the evidence folder's mtime when this database last read it
+
+
+def evidence_unchanged(c: Connection, evidence_dir: str) -> bool:
+    """Whether the evidence folder is as this database last read it (one stat, one indexed query):
+    the common case of opening a workspace, which then loads nothing of the import path."""
+    try:
+        stamp = str(os.stat(evidence_dir).st_mtime_ns)
+    except (FileNotFoundError, NotADirectoryError):
+        return True  # no folder: nothing to import
+    return sync_stamp(c, EVIDENCE_STAMP_KEY) == stamp
 
 
 def sync_stamp(c: Connection, key: str) -> str | None:
