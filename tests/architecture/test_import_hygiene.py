@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HEAVY: dict[str, str] = {
     "sqlmodel": "the ORM; `todo list` reads without it",
     "sqlalchemy.orm": "the ORM",
+    "sqlalchemy": "the SQL toolkit, ~120 ms: a read-cache hit answers without it (tests/cli/test_readcache.py)",
     "alembic": "migrations, only when the schema is behind",
     "numpy": "~80 ms", "scipy": "~150 ms",
     "torch": "optional; seconds to import",
