@@ -1,5 +1,6 @@
 """Options many commands share: pages, field selection, detail. Declared once, so the CLI and the
-MCP face (which derives its schemas from these) spell them the same everywhere.
+MCP face (which derives its schemas from these) spell them the same everywhere; the verbs apply
+them (`optlog.service.envelope`).
 
 Each keeps today's CLI document by default and gives an agent the small one by default
 (`agent(defaults=...)`): a script's `--json` contract stays, an agent's context is spared.
@@ -13,10 +14,7 @@ from typing import Any
 import click
 
 from optlog.cli.main import agent
-from optlog.core.shape import page, parse_fields, project
-from optlog.errors import BadInput
-
-ORDERS = ("oldest", "newest")
+from optlog.service.envelope import ORDERS
 
 
 def paging(agent_limit: int = 20) -> Callable[[Any], Any]:
@@ -52,20 +50,3 @@ def detail_option(what: str) -> Callable[[Any], Any]:
         return agent(defaults={"detail": False})(f)
 
     return deco
-
-
-def paged(items: list[Any], limit: int | None, offset: int, order: str,
-          fields: str | None = None) -> tuple[list[Any], dict[str, Any]]:
-    """Order, page and project a list already in oldest-first order. The page facts come only with a
-    page (`limit` or `offset`): without one the document is the one the CLI always printed."""
-    if order == "newest":
-        items = items[::-1]
-    if limit is not None and limit < 0:
-        raise BadInput("--limit must be at least 0", field="--limit")
-    rows, facts = page(items, limit, offset)
-    if limit is None and not offset:
-        facts = {}
-    fl = parse_fields(fields)
-    if fl:
-        rows = [project(r, fl) for r in rows]
-    return rows, facts
