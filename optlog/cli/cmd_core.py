@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from optlog.cli.main import agent, emit, notice, service_ctx, state
+from optlog.cli.mcp import serve
 from optlog.cli.options import paging
 from optlog.cli.render import glyph
 from optlog.service import evidence, status
@@ -128,6 +129,4 @@ def tui_cmd() -> None:
 @agent(skip="the MCP server itself")
 def mcp_cmd() -> None:
     """Serve optlog's verbs as MCP tools over stdio (for coding agents)."""
-    from optlog.cli.mcp import serve  # deferred: the MCP SDK
-
     serve(state().chdir)

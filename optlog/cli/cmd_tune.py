@@ -11,8 +11,10 @@ from typing import Any
 
 import click
 
+from optlog.cli.cmd_run_launch import progress
 from optlog.cli.main import agent, emit, service_ctx
 from optlog.cli.render import fmt_num, kv, table
+from optlog.service import tune as svc
 
 
 class _TuneGroup(click.Group):
@@ -122,9 +124,6 @@ def tune_run(spec: str, maximize: tuple[str, ...], minimize: tuple[str, ...], co
              hypothesis: str | None, remeasure: int | None, prune_above: str | None,
              claim: float | None) -> int:
     """Run or resume a study: each trial a launched point; the best (feasible) trial(s) at the end."""
-    from optlog.cli.cmd_run_launch import progress
-    from optlog.service import tune as svc
-
     ctx = service_ctx()
     objectives = [[m, "maximize"] for m in maximize] + [[m, "minimize"] for m in minimize]
     a = svc.TuneArgs(spec=spec, objectives=objectives, constraints=list(constraints), trials=trials, timeout_s=timeout_s,
@@ -140,8 +139,6 @@ def tune_run(spec: str, maximize: tuple[str, ...], minimize: tuple[str, ...], co
 @agent(read_only=True)
 def tune_list() -> None:
     """The studies of this workspace."""
-    from optlog.service import tune as svc
-
     emit(svc.list_doc(service_ctx()), lambda d: table([[r["study"], r["spec"] or "", ",".join(r["objectives"] or []), r["trials"]]
                                             for r in d["studies"]], ["study", "spec", "objectives", "trials"]))
 
@@ -151,7 +148,5 @@ def tune_list() -> None:
 @agent(read_only=True, args={"study": "A study's name (tune_list shows them)."})
 def tune_show(study: str) -> None:
     """A study's trials and its best (feasible) trial(s), or its Pareto front."""
-    from optlog.service import tune as svc
-
     ctx = service_ctx()
     emit(svc.show(ctx, study), _human)

@@ -17,6 +17,7 @@ from typing import Any
 
 from optlog.errors import OptlogError
 from optlog.paths import find_workspace
+from optlog.store import readcache
 
 # command aliases (the one place: `optlog.cli.main` reads them from here)
 ALIASES = {"hyp": "hypothesis", "pred": "prediction", "todos": "todo", "runs": "run"}
@@ -62,8 +63,6 @@ def serve(args: list[str]) -> bool:
     k = read_key(args)
     if k is None:
         return False
-    from optlog.store import readcache  # deferred: only a cacheable read pays for sqlite3 and hashing
-
     if not readcache.enabled():
         return False
     try:
@@ -105,8 +104,6 @@ def commit(exit_code: int) -> None:
     p, PENDING = PENDING, None
     if p is None or exit_code != 0 or p.noticed or len(p.texts) != 1:
         return
-    from optlog.store import readcache  # deferred: as in serve()
-
     after = readcache.stamp(p.ws)
     if after is not None and after.key == p.stamp.key:
         readcache.put(p.ws, p.key, after, p.texts[0])

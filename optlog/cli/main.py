@@ -14,6 +14,8 @@ import importlib
 import json
 import os
 import sys
+import traceback
+import warnings
 from typing import Any
 
 import click
@@ -176,8 +178,7 @@ add_global_options(cli)
 
 def service_ctx() -> Any:
     """The service context for the workspace named by -C or found from the current folder."""
-    # deferred: the workspace context brings git, the store and sqlite3, which --version and --help never need
-    from optlog.service.context import Ctx
+    from optlog.service.context import Ctx  # deferred: the store and git; --version and --help never need them
 
     st = state()
     if st.shared_ctx is not None:
@@ -263,8 +264,6 @@ def check_argv(args: list[str]) -> None:
 def internal_error(e: BaseException) -> OptlogError:
     """An exception no check foresaw: an error document (exit 1), never a traceback. The type and
     place say where to look; OPTLOG_DEBUG=1 prints the traceback on stderr as well."""
-    import traceback
-
     sa = sys.modules.get("sqlalchemy.exc")
     if sa is not None and isinstance(e, sa.DatabaseError) and any(
             m in str(e) for m in ("malformed", "not a database", "file is encrypted")):  # a page went bad
@@ -285,8 +284,6 @@ def _quiet_library_warnings() -> None:
     SQLAlchemy's): Python warnings are dropped at this boundary unless PYTHONWARNINGS asks for them
     (a developer debugging a warning sets it)."""
     if not os.environ.get("PYTHONWARNINGS") and not sys.warnoptions:
-        import warnings
-
         warnings.simplefilter("ignore")
 
 
