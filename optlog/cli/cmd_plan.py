@@ -9,7 +9,7 @@ import click
 from optlog.cli.main import agent, emit, service_ctx
 from optlog.cli.options import fields_option
 from optlog.cli.render import glyph, table
-from optlog.core.numfmt import fmt_gain, fmt_pct
+from optlog.core.numfmt import fmt_gain, fmt_pct, fmt_score
 from optlog.core.plans import EFFORT_WEIGHT, PLAN_STATUSES, calibration_line, calibration_rows
 from optlog.core.shape import parse_fields
 from optlog.errors import BadInput
@@ -44,7 +44,7 @@ def plan_add(title: str, gain: str, effort: str, confidence: str, needs: tuple[s
     """Add an improvement plan (recorded; `plan render` writes and commits the files)."""
     res = plans.add_doc(service_ctx(), title, gain=gain, effort=effort, confidence=confidence, needs=needs,
                         rationale=rationale, steps=steps, risks=risks, validation=validation, detail=detail)
-    emit(res, lambda r: f"added plan {r['id']:02d} (rank {r['rank']}, score {r['score']:.2f}): {r['reason']}")
+    emit(res, lambda r: f"added plan {r['id']:02d} (rank {r['rank']}, score {fmt_score(r['score'])}): {r['reason']}")
 
 
 def _list_human(d: dict[str, Any]) -> str:
@@ -55,7 +55,7 @@ def _list_human(d: dict[str, Any]) -> str:
         needs = " ".join(f"{glyph(n['status'])}{n['id']}{'=falsified' if n['expects'] == 'falsified' else ''}"
                          for n in p["needs_status"]) or "-"
         measured = f" → {fmt_pct(p['measured_gain'])}" if p["measured_gain"] is not None else ""
-        rows.append([p["rank"] if p["rank"] is not None else "-", f"{p['id']:02d}", f"{p['score']:.2f}",
+        rows.append([p["rank"] if p["rank"] is not None else "-", f"{p['id']:02d}", fmt_score(p['score']),
                      fmt_gain(*p["gain"]) + measured, p["effort"], f"{p['confidence']:g}", p["status"], needs,
                      p["title"][:60]])
     out = [table(rows, ["rank", "id", "score", "gain", "eff", "conf", "status", "needs", "title"])]
@@ -80,7 +80,7 @@ def plan_list(status: str | None, fields: str | None) -> None:
 
 def _show_human(p: dict[str, Any]) -> str:
     out = [f"plan {p['id']:02d}: {p['title']}",
-           f"rank {p['rank'] if p['rank'] is not None else '-'}  score {p['score']:.2f}  gain {fmt_gain(*p['gain'])}  "
+           f"rank {p['rank'] if p['rank'] is not None else '-'}  score {fmt_score(p['score'])}  gain {fmt_gain(*p['gain'])}  "
            f"effort {p['effort']}  confidence {p['confidence']:g}  status {p['status']}"
            + (f"  measured {fmt_pct(p['measured_gain'])}" if p["measured_gain"] is not None else ""),
            f"why: {p['score_reason']}; {p['reason']}"]

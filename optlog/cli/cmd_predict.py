@@ -9,6 +9,7 @@ import click
 from optlog.cli.main import agent, emit, service_ctx
 from optlog.cli.options import paging
 from optlog.cli.render import fmt_num, glyph, table
+from optlog.core.numfmt import fmt_ratio, fmt_sig
 from optlog.core.statuses import PRED_STATUSES
 from optlog.errors import BadInput
 from optlog.service import compare, predictions, verdicts
@@ -141,7 +142,7 @@ def _levels_table(p: dict[str, Any]) -> str:
     for lv in p["levels"]:
         lvl = " ".join(f"{k}={v}" for k, v in lv["level"].items()) or "(all)"
         n = "+".join(str(x) for x in (lv.get("n") or {}).values())
-        ci = f"[{lv['ci'][0]:.3g}, {lv['ci'][1]:.3g}]" if lv.get("ci") else ""
+        ci = f"[{fmt_sig(lv['ci'][0], 3)}, {fmt_sig(lv['ci'][1], 3)}]" if lv.get("ci") else ""
         stat = lv.get("statistic") or ""
         tested = (lv.get("quantity") or "") + (" (geo. mean)" if "geometric" in stat else "")
         geo = lv.get("geo") or {}  # a geometric estimate: the group centres it is of, not the means
@@ -221,7 +222,7 @@ def compare_cmd(metric: str, by: str, per: str | None, where: str | None, baseli
                 cells.append(fmt_num(r["values"][g]) + f" (n={r['n'][g]}"
                              + (f", IQR {fmt_num(iqr[0])}–{fmt_num(iqr[1])})" if iqr else ")")
                              + (" loaded" if g in r.get("loaded", {}) else ""))
-            rows.append([lvl] + cells + [f"{r['ratios'][g]:.2f}" if r["ratios"].get(g) is not None else "–"
+            rows.append([lvl] + cells + [fmt_ratio(r['ratios'].get(g), 2)
                                          for g in others])
         out = f"median {d['metric']} by {d['by']} (n runs; IQR from 3)\n" + table(rows, header)
         for r in d["rows"]:

@@ -8,6 +8,7 @@ import click
 
 from optlog.cli.main import agent, emit, service_ctx
 from optlog.cli.render import fmt_num, table
+from optlog.core.numfmt import fmt_ratio
 from optlog.service import verdicts
 
 
@@ -29,7 +30,7 @@ def _diff_human(d: dict[str, Any]) -> str:
                              ["  name", f"run {d['a']}", f"run {d['b']}"]))
     if d["metrics"]:
         out.append("metrics:")
-        out.append(table([[f"  {k}", v(x["a"]), v(x["b"]), f"{x['ratio']:.3f}" if x["ratio"] is not None else "–"]
+        out.append(table([[f"  {k}", v(x["a"]), v(x["b"]), fmt_ratio(x['ratio'])]
                           for k, x in d["metrics"].items()], ["  metric", f"run {d['a']}", f"run {d['b']}", "b/a"]))
     return "\n".join(out)
 

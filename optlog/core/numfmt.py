@@ -90,6 +90,12 @@ def fmt_gain(lo: float, hi: float) -> str:
     return f"{fmt_written(lo)}%" if lo == hi else f"{fmt_written(lo)}–{fmt_written(hi)}%"
 
 
+def fmt_sig(v: float, digits: int = 4) -> str:
+    """A number to `digits` significant digits: narration ("trial 3: output_throughput=1234"), a
+    diagnosis's reason, a confidence interval's ends."""
+    return f"{v:.{digits}g}"
+
+
 def fmt_score(v: float) -> str:
     """A plan's ranking score: two decimals, so close scores stay told apart."""
     return f"{v:.2f}"

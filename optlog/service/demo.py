@@ -34,6 +34,7 @@ from pathlib import Path
 from statistics import median
 from typing import Any, Callable
 
+from optlog.core.numfmt import fmt_ratio, fmt_score
 from optlog.errors import BadInput
 from optlog.runs import llamacpp
 from optlog.service import evidence, hypotheses, launch, plans, predictions, report, verdicts
@@ -86,7 +87,7 @@ def _finish(ctx: Any, say: Callable[[str], None]) -> tuple[list[dict[str, Any]],
 
     ranked = plans.list_(ctx)["plans"]
     for p in ranked:
-        say(f"plan #{p.get('rank') or '-'} {p['title']} (score {p['score']:.2f})"
+        say(f"plan #{p.get('rank') or '-'} {p['title']} (score {fmt_score(p['score'])})"
             f"{': ' + p['reason'] if p.get('reason') else ''}")
     plans.render(ctx)
     rep = report.write(ctx)
@@ -235,7 +236,7 @@ def run_real(path: str | Path, say: Callable[[str], None]) -> dict[str, Any]:
         ratio = None
         if tput[1] and tput[4]:
             ratio = median(tput[4]) / median(tput[1])
-            say(f"measured: 4 slots give {ratio:.2f}x the output tokens/s of 1 slot (medians of 3 repeats)")
+            say(f"measured: 4 slots give {fmt_ratio(ratio, 2)}x the output tokens/s of 1 slot (medians of 3 repeats)")
         v1 = verdicts.evaluate(ctx, all=True)
         status = {r["hypothesis"]: r["status"] for r in v1["results"]}
         for h in ("memory-bound", "compute-bound"):

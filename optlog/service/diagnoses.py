@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from optlog.core.diagnosis import CEILING_KEYS, DIAG_PREFIXES, diagnose, diagnosis_inputs, same, stored
+from optlog.core.numfmt import fmt_sig
 from optlog.service.context import Ctx
 from optlog.store.runrows import counting_run_ids, labels_metrics, replace_metrics
 
@@ -74,7 +75,7 @@ def describe(changes: list[dict[str, Any]]) -> str:
 
 
 def _f(v: float | None) -> str:
-    return "none" if v is None else f"{v:.4g}"
+    return "none" if v is None else fmt_sig(v)
 
 
 def reads_diagnosis(pred: Any) -> bool:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from optlog.core import plans as P
+from optlog.core.numfmt import fmt_score
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound, not_found
 from optlog.gitlog import history
@@ -357,7 +358,7 @@ def render(ctx: Ctx, subject: str | None = None, body: str | None = None) -> dic
             write_atomic(path, text)
             changed.append(ctx.ws.rel(path))
         ranked = [v for v in views if v["rank"] is not None]
-        ranking = "\n".join(f"{v['rank']}. #{v['id']:02d} {v['title'][:100]} (score {v['score']:.2f})" for v in ranked)
+        ranking = "\n".join(f"{v['rank']}. #{v['id']:02d} {v['title'][:100]} (score {fmt_score(v['score'])})" for v in ranked)
         body = (body + "\n\n" if body else "") + ranking
         sha = history.record(ctx, sorted([*outputs, *gone]), subject or f"optlog: render {len(views)} plan(s) to {pre}/",
                              body, trailers={"Optlog-Event": "plan-render"})

@@ -47,6 +47,7 @@ from optlog.core import labels as L
 from optlog.core import tune as T
 from optlog.core.expr import ExprError
 from optlog.core.limits import LIMITS
+from optlog.core.numfmt import fmt_sig
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, Failed, NotFound, OptlogError
 from optlog.paths import Workspace
@@ -460,7 +461,7 @@ class Worker:
         values = [metrics[m] for m, _ in self.a.objectives]
         trial.set_user_attr(TRIAL_ATTR, attrs)
         self.study.tell(trial, values)
-        self._say(f"trial {trial.number}: " + ", ".join(f"{m}={v:.4g}" for (m, _), v in zip(self.a.objectives, values)))
+        self._say(f"trial {trial.number}: " + ", ".join(f"{m}={fmt_sig(v)}" for (m, _), v in zip(self.a.objectives, values)))
 
     def run(self, allow_concurrent: bool) -> dict[str, Any]:
 
