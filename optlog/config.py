@@ -11,10 +11,9 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
-from optlog.paths import Workspace
+from optlog.paths import DEFAULT_PLAN_PREFIX, Workspace
 from optlog.yamlio import load_model
 
-DEFAULT_PLAN_PREFIX = "glb5improvement"  # plans render to glb5improvement/glb5improvement-NN.md
 PLAN_PREFIX_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 from optlog.core.text import is_id
 from optlog.errors import BadInput
 
+DEFAULT_PLAN_PREFIX = "glb5improvement"  # plans render to glb5improvement/glb5improvement-NN.md
+
 CONFIG_NAME = "optlog.yaml"
 STATE_DIR = ".optlog"
 IDENTITY_RE = re.compile(r"^[0-9a-f]{32}$")

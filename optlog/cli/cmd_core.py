@@ -11,13 +11,14 @@ from optlog.cli.main import agent, emit, notice, service_ctx, state
 from optlog.cli.mcp import serve
 from optlog.cli.options import paging
 from optlog.cli.render import glyph
+from optlog.paths import DEFAULT_PLAN_PREFIX
 from optlog.service import evidence, status
 from optlog.service.context import Ctx
 
 
 @click.command("init")
 @click.argument("path", required=False)
-@click.option("--plan-prefix", metavar="P", help="Plans render to P/P-NN.md (default glb5improvement).")
+@click.option("--plan-prefix", metavar="P", help=f"Plans render to P/P-NN.md (default {DEFAULT_PLAN_PREFIX}).")
 @agent(args={"path": "The folder to make (or adopt) as a workspace; default: the server's folder."})
 def init_cmd(path: str | None, plan_prefix: str | None) -> None:
     """Create (or adopt) a git repository as an optlog workspace."""

@@ -24,6 +24,7 @@ from optlog.core.numfmt import fmt_sig
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, Failed
 from optlog.gitlog import history
+from optlog.gitlog import trailers as TR
 from optlog.service.context import Ctx
 from optlog.service.verdicts import rediagnose
 from optlog.store import cas
@@ -170,7 +171,7 @@ def calibrate(ctx: Ctx, *, quick: bool = False, device: str = "auto", dry_run: b
         if base and base[0] != before:
             body += "\n\noptlog.yaml was edited during the measurement; that edit is kept and committed here too."
         history.record(ctx, [path], f"optlog: calibrate ({measurement['kind']})", body,
-                       {"Optlog-Event": "calibrate"})
+                       {TR.EVENT: "calibrate"})
     out = {"kind": measurement["kind"], "measured": measurement, "written": not dry_run, "file": str(path),
            "refused": refused, "rediagnosed": [], "rejudged": []}
     if not dry_run:

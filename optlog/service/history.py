@@ -20,6 +20,7 @@ from typing import Any, cast
 from optlog.core.text import is_id
 from optlog.errors import BadInput, Failed, NotFound
 from optlog.gitlog import history
+from optlog.gitlog import trailers as TR
 from optlog.gitlog.commit import run_git
 from optlog.service import hypotheses
 from optlog.service import documents, envelope
@@ -67,24 +68,24 @@ def parse_log(out: str) -> list[dict[str, Any]]:
                 continue
             k, v = m.group(1), m.group(2).strip()
             trailers[k] = f"{trailers[k]},{v}" if k in trailers else v
-        hyps = _split_list(trailers.get("Optlog-Hypothesis"))
-        parent = trailers.get("Optlog-Parent") or None
+        hyps = _split_list(trailers.get(TR.HYPOTHESIS))
+        parent = trailers.get(TR.PARENT) or None
         ev = {
             "sha": sha,
             "at": at,
-            "event": trailers.get("Optlog-Event"),
+            "event": trailers.get(TR.EVENT),
             "hypothesis": hyps[0] if len(hyps) == 1 else (",".join(hyps) or None),
             "hypotheses": hyps,
             "subject": subject,
             "body": _strip_trailer_block(body, trailer_text),
             "trailers": trailers,
-            "runs": _runs(trailers.get("Optlog-Run")),
+            "runs": _runs(trailers.get(TR.RUN)),
             "parent": parent,
             "pivot": {"from": parent, "to": hyps[0] if hyps else None} if parent else None,
-            "status": trailers.get("Optlog-Status"),
-            "actor": trailers.get("Optlog-Actor"),
+            "status": trailers.get(TR.STATUS),
+            "actor": trailers.get(TR.ACTOR),
             "author": f"{author} <{email}>",
-            "hand_edit": _split_list(trailers.get("Optlog-Hand-Edit")),
+            "hand_edit": _split_list(trailers.get(TR.HAND_EDIT)),
         }
         events.append(ev)
     return events
@@ -162,7 +163,7 @@ def sync_files(ctx: Ctx) -> dict[str, Any]:
             path = ctx.ws.root / rel
             hid = Path(rel).stem
             old = _head_yaml(ctx, rel)
-            tr = {"Optlog-Event": "hand-edit", "Optlog-Hypothesis": hid}
+            tr = {TR.EVENT: "hand-edit", TR.HYPOTHESIS: hid}
             if not path.exists():
                 subject = f"optlog: hypothesis {hid} removed by hand"
                 body = f"{rel} was deleted outside optlog; committed by `optlog sync`."
@@ -173,20 +174,20 @@ def sync_files(ctx: Ctx) -> dict[str, Any]:
                     subject = f"optlog: add hypothesis {hid} (written by hand)" + (
                         f" (pivot from {doc.parent})" if doc.parent else "")
                     if doc.parent:
-                        tr["Optlog-Parent"] = doc.parent
+                        tr[TR.PARENT] = doc.parent
                     body = f"{doc.title}\n\n{rel} was written outside optlog; committed by `optlog sync`."
                 else:
                     fields = _fields_changed(old, new)
                     st_old, st_new = old.get("status"), new.get("status")
                     if "status" in fields and st_old != st_new:
                         subject = f"optlog: {hid} {st_old} → {st_new} (hand edit)"
-                        tr["Optlog-Status"] = str(st_new)
+                        tr[TR.STATUS] = str(st_new)
                     else:
                         subject = f"optlog: hand edit of hypothesis {hid}" + (
                             f" ({', '.join(fields)})" if fields else "")
                     body = (f"{rel} was edited outside optlog; committed by `optlog sync`."
                             + (f"\nChanged: {', '.join(fields)}." if fields else ""))
-            tr["Optlog-Hand-Edit"] = rel
+            tr[TR.HAND_EDIT] = rel
             sha = history.record(ctx, [path], subject, body, tr)
             if sha:
                 committed.append({"sha": sha, "hypothesis": hid, "file": rel, "subject": subject})

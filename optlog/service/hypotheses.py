@@ -16,6 +16,7 @@ from optlog.core.hypothesis import HYP_STATUSES, HypothesisDoc, Override, Status
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound, not_found
 from optlog.gitlog import history
+from optlog.gitlog import trailers as TR
 from optlog.service import evidence, journal
 from optlog.service import documents
 from optlog.service.envelope import listing
@@ -136,7 +137,7 @@ def mutate(
             raise bad_value(e) from None
         doc = checked(doc.model_dump(mode="json", by_alias=True))
         hand = history.uncommitted(ctx, [ld.path])  # a hand edit this commit will include
-        tr = {"Optlog-Event": event, "Optlog-Hypothesis": hid, **(trailers or {}), **extra}
+        tr = {TR.EVENT: event, TR.HYPOTHESIS: hid, **(trailers or {}), **extra}
         changed = _write_and_commit(ctx, doc, ld, subject, body, tr, hand=hand, also=also)
         if changed and hand:
             ctx.notice(f"{', '.join(hand)} had an edit made outside optlog; this commit includes it")
@@ -156,9 +157,9 @@ def _write_and_commit(ctx: Ctx, doc: HypothesisDoc, old: hypfiles.Loaded | None,
     if after == before:
         return False
     old_bytes = path.read_bytes() if old is not None else None
-    tr = {**trailers, "Optlog-Actor": trailers.get("Optlog-Actor") or ctx.actor}  # as `record` writes them
+    tr = {**trailers, TR.ACTOR: trailers.get(TR.ACTOR) or ctx.actor}  # as `record` writes them
     if hand:
-        tr["Optlog-Hand-Edit"] = ",".join(hand)
+        tr[TR.HAND_EDIT] = ",".join(hand)
     with journal.intent(ctx, [(path, before, after)], subject,
                         (body.rstrip() + "\n\n" if body.strip() else "") + history.hand_edit_note(list(hand))
                         if hand else body, tr):
@@ -220,11 +221,11 @@ def create(ctx: Ctx, doc: HypothesisDoc, *, event: str = "hypothesis-add", subje
     path = ctx.ws.hypothesis_file(doc.id)
     history.check_trackable(ctx, [path])
     with workspace_lock(ctx.ws):
-        tr = {"Optlog-Event": event, "Optlog-Hypothesis": doc.id}
+        tr = {TR.EVENT: event, TR.HYPOTHESIS: doc.id}
         if doc.parent:
-            tr["Optlog-Parent"] = doc.parent
+            tr[TR.PARENT] = doc.parent
         if doc.rivals:
-            tr["Optlog-Rivals"] = ",".join(doc.rivals)
+            tr[TR.RIVALS] = ",".join(doc.rivals)
         tr.update(trailers or {})
         if subject is None:
             subject = f"optlog: add hypothesis {doc.id}" + (f" (pivot from {doc.parent})" if doc.parent else "")
@@ -292,7 +293,7 @@ def set_status(ctx: Ctx, hid: str, status: str, why: str) -> HypothesisDoc:
                                         **{"from": prev}))
 
     doc, _ = mutate(ctx, hid, change, event="override", subject=f"optlog: {hid} → {status} (override)",
-                    body=why.strip(), trailers={"Optlog-Status": status})
+                    body=why.strip(), trailers={TR.STATUS: status})
     return doc
 
 
@@ -308,7 +309,7 @@ def clear_override(ctx: Ctx, hid: str, why: str) -> HypothesisDoc:
 
     def change_tr(doc: HypothesisDoc) -> dict[str, str]:
         change(doc)
-        return {"Optlog-Status": doc.status}
+        return {TR.STATUS: doc.status}
 
     doc, _ = mutate(ctx, hid, change_tr, event="override", subject=f"optlog: {hid} override cleared", body=why)
     return doc

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from optlog.core.ids import new_id
 from optlog.errors import BadInput
 from optlog.gitlog import history
+from optlog.gitlog import trailers as TR
 from optlog.store import cas
 from optlog.store.lock import workspace_lock
 
@@ -57,6 +58,6 @@ def ensure(ctx: "Ctx", commit: bool = True) -> str:
         if commit:
             history.record(ctx, [ctx.ws.config_file], "optlog: give the workspace an identity",
                            "Rows of this workspace stay apart from other workspaces on a shared database.",
-                           {"Optlog-Event": "identity"})
+                           {TR.EVENT: "identity"})
             ctx.notice(f"gave this workspace an identity ({ident}) in optlog.yaml and committed it")
     return ident

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from filelock import Timeout
 
 from optlog.gitlog import history
+from optlog.gitlog import trailers as TR
 from optlog.store.hypfiles import current_hash
 from optlog.store.lock import workspace_lock
 
@@ -91,7 +92,7 @@ def _recover_locked(ctx: "Ctx", files: list[Path]) -> list[str]:
             body = (doc.get("body") or "").rstrip()
             body += ("\n\n" if body else "") + ("Committed by a later optlog command: the optlog process that wrote "
                                                 "this was interrupted before it committed.")
-            tr = dict(doc.get("trailers") or {}, **{"Optlog-Recovered": "true"})
+            tr = dict(doc.get("trailers") or {}, **{TR.RECOVERED: "true"})
             sha = history.record(ctx, [p for p, _, _ in changes], doc.get("subject") or "optlog: update", body, tr)
             if sha:
                 shas.append(sha)

@@ -23,6 +23,7 @@ from typing import Any
 
 from optlog.errors import BadInput, NotFound
 from optlog.gitlog import history
+from optlog.gitlog import trailers as TR
 from optlog.service.context import Ctx
 from optlog.store import launchrows
 from optlog.yamlio import write_atomic
@@ -62,7 +63,7 @@ def write(ctx: Ctx, rel_dir: str, *, lid: int, ls: Any, sets: list[str] | tuple[
     history.record(ctx, [d], f"optlog: launch L{lid} ({ls.name}): {len(docs)} run{'s' if len(docs) != 1 else ''}",
                    f"spec {ls.file}" + (f", --set {' '.join(doc['sets'])}" if sets else "")  # redacted, like the files
                    + (f", again of {again_of}" if again_of else ""),
-                   {"Optlog-Event": "launch", "Optlog-Launch": f"L{lid}"})
+                   {TR.EVENT: "launch", TR.LAUNCH: f"L{lid}"})
 
 
 def find(ctx: Ctx, n: int) -> Path:

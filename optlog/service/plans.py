@@ -20,6 +20,7 @@ from optlog.core.numfmt import fmt_score
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound, not_found
 from optlog.gitlog import history
+from optlog.gitlog import trailers as TR
 from optlog.render import plans as R
 from optlog.render.md import split_front_matter
 from optlog.service import hypotheses
@@ -361,7 +362,7 @@ def render(ctx: Ctx, subject: str | None = None, body: str | None = None) -> dic
         ranking = "\n".join(f"{v['rank']}. #{v['id']:02d} {v['title'][:100]} (score {fmt_score(v['score'])})" for v in ranked)
         body = (body + "\n\n" if body else "") + ranking
         sha = history.record(ctx, sorted([*outputs, *gone]), subject or f"optlog: render {len(views)} plan(s) to {pre}/",
-                             body, trailers={"Optlog-Event": "plan-render"})
+                             body, trailers={TR.EVENT: "plan-render"})
     return {
         "files": [ctx.ws.rel(p) for p in sorted(outputs)],
         "changed": sorted(changed),

@@ -15,6 +15,7 @@ from optlog.core import verdict as V
 from optlog.core.hypothesis import HypothesisDoc, Prediction, PredictionVersion
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, not_found
+from optlog.gitlog import trailers as TR
 from optlog.service import hypotheses
 from optlog.service import documents
 from optlog.service.envelope import listing
@@ -125,7 +126,7 @@ def add(ctx: Ctx, hid: str, expect: str, *, metric: str | None = None, a: list[s
                           margin=m, created=now_iso())
         doc.predictions.append(pred)
         made["p"] = pred
-        return {"Optlog-Prediction": pred.id}
+        return {TR.PREDICTION: pred.id}
 
     hypotheses.mutate(ctx, hid, change, event="prediction-add", subject=f"optlog: {hid}: add prediction",
                       body=f"expect {expect.strip()}")
@@ -207,7 +208,7 @@ def edit(ctx: Ctx, pid: str, *, expect: str | None = None, metric: str | None = 
             setattr(p, k, v)
         p.status = "untested"
         out["p"] = p
-        return {"Optlog-Prediction": pid, "Optlog-Version": str(p.version)}
+        return {TR.PREDICTION: pid, TR.VERSION: str(p.version)}
 
     what = f"v{old.version + 1}, edited after evidence existed" if evidence else f"v{old.version}, before any evidence"
     hypotheses.mutate(ctx, doc.id, change, event="prediction-edit", subject=f"optlog: edit prediction {pid} ({what})",

@@ -22,6 +22,7 @@ from optlog.core.plans import calibration
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput
 from optlog.gitlog import history
+from optlog.gitlog import trailers as TR
 from optlog.paths import STATE_DIR
 from optlog.render import plots as PL
 from optlog.render import report as R
@@ -206,7 +207,7 @@ def write(ctx: Ctx, out: str | None = None, commit: bool = True) -> dict[str, An
         inside = _inside(ctx, path)
         if commit and inside:
             rel = ctx.ws.rel(path)
-            sha = history.record(ctx, [path, *plots], f"optlog: report {rel}", "", trailers={"Optlog-Event": "report"})
+            sha = history.record(ctx, [path, *plots], f"optlog: report {rel}", "", trailers={TR.EVENT: "report"})
     return {"file": ctx.ws.rel(path), "plots": [ctx.ws.rel(p) for p in plots], "commit": sha, "bytes": len(text.encode())}
 
 

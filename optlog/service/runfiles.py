@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from optlog.errors import BadInput
 from optlog.gitlog import history
+from optlog.gitlog import trailers as TR
 from optlog.gitlog.commit import run_git
 from optlog.runs.redact import redact
 from optlog.store import runsync
@@ -323,4 +324,4 @@ def commit_pending(ctx: "Ctx") -> str | None:
         return history.record(ctx, [ctx.ws.root / r for r in rels] if n <= 500 else [ctx.ws.evidence_dir],
                               f"optlog: commit the evidence of {n} run{'s' if n != 1 else ''}",
                               "Runs that verdicts rest on, committed so a clone can re-check those verdicts.",
-                              {"Optlog-Event": "evidence"})
+                              {TR.EVENT: "evidence"})

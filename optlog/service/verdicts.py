@@ -25,6 +25,7 @@ from optlog.core.timeutil import now_iso
 from optlog.core.verdict import run_matches
 from optlog.errors import BadInput, NotFound, not_found
 from optlog.gitlog import history
+from optlog.gitlog import trailers as TR
 from optlog.service import evidence, hypotheses, runfiles
 from optlog.service import documents
 from optlog.service.context import Ctx
@@ -188,7 +189,7 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
             subject = f"optlog: {h} → {auto}"
             if cause:
                 subject = f"optlog: {cause.split(':')[0]}: {h} → {auto}"
-            tr = {"Optlog-Status": auto, **({"Optlog-Run": ",".join(map(str, runs))} if runs else {}), **(trailers or {})}
+            tr = {TR.STATUS: auto, **({TR.RUN: ",".join(map(str, runs))} if runs else {}), **(trailers or {})}
             _, changed = hypotheses.mutate(ctx, h, change, event=event, subject=subject,
                                            body=(cause + "\n\n" if cause else "") + entry["summary"], trailers=tr,
                                            also=partial(runfiles.export, ctx, basis, uids))
@@ -352,13 +353,13 @@ def invalidate_many(ctx: Ctx, refs: list[str], why: str) -> dict[str, Any]:
         # each run's file travels with git too: a clone re-judges the same
         run_files = [runfiles.mark_invalidated(ctx, r.id) for r in todo]
         history.record(ctx, [path, *run_files], subject, why,
-                       {"Optlog-Event": "invalidate", "Optlog-Run": id_list,
-                        **({"Optlog-Hypothesis": ",".join(affected)} if affected else {})})
+                       {TR.EVENT: "invalidate", TR.RUN: id_list,
+                        **({TR.HYPOTHESIS: ",".join(affected)} if affected else {})})
     res: dict[str, Any] = {"results": [], "committed": 0, "warnings": []}
     if rejudge:
         what = f"run {id_list}" if len(todo) == 1 else f"runs {id_list}"
         res = evaluate(ctx, hids=rejudge, event="invalidate", cause=f"{what} invalidated: {why}",
-                       trailers={"Optlog-Run": id_list})
+                       trailers={TR.RUN: id_list})
     before = {h: docs[h].auto_status for h in rejudge}
     rejudged = [{"hypothesis": x["hypothesis"], "from": before.get(x["hypothesis"]), "to": x["auto_status"]}
                 for x in res["results"] if x["changed"]]

@@ -10,7 +10,8 @@ from optlog.config import PLAN_PREFIX_RE, default_config_text, load_config
 from optlog.core.ids import new_id
 from optlog.errors import BadInput, Failed
 from optlog.gitlog import history
-from optlog.paths import CONFIG_NAME, STATE_DIR, Workspace
+from optlog.gitlog import trailers as TR
+from optlog.paths import CONFIG_NAME, DEFAULT_PLAN_PREFIX, STATE_DIR, Workspace
 from optlog.service.context import Ctx
 from optlog.service.identity import with_identity
 from optlog.store import cas
@@ -49,7 +50,7 @@ def init(path: str | Path | None, plan_prefix: str | None = None, actor: str | N
             cas.update_text(ws.config_file, lambda text: with_identity(text, ident))  # keeps a concurrent edit
             created.append(f"{CONFIG_NAME} (id)")
     else:
-        prefix = plan_prefix or "glb5improvement"
+        prefix = plan_prefix or DEFAULT_PLAN_PREFIX
         ws.config_file.write_text(default_config_text(root.name, prefix, new_id("workspace", root.name)),
                                   encoding="utf-8")
         created.append(CONFIG_NAME)
@@ -73,7 +74,7 @@ def init(path: str | Path | None, plan_prefix: str | None = None, actor: str | N
         ctx.on_notice = on_notice
     paths = [ws.config_file, gi] + [root / d / ".gitkeep" for d in ("hypotheses", "reports", "runs", prefix)]
     sha = history.record(ctx, [p for p in paths if p.exists()], "optlog: init workspace", "",
-                         {"Optlog-Event": "init"}) if created else None
+                         {TR.EVENT: "init"}) if created else None
     ctx.db  # create the database now, so the first real command does not pay for it
     ctx.close()
     return {"workspace": str(root), "created": created, "adopted": adopted, "git_initialised": git_made,
