@@ -229,6 +229,7 @@ def edit(ctx: Ctx, pid: int | str, *, title: str | None = None, gain: str | None
                        "--step, --risk or --validation", field="--title")
     view, _, _ = _view(ctx, pid)
     with workspace_lock(ctx.ws):
+        _refuse_hand_edited_files(ctx)
         if "title" in changes:
             _check_title(ctx, changes["title"], view["id"])
         with _plan_row(ctx, view["id"]) as (s, row):
@@ -258,6 +259,7 @@ def rm(ctx: Ctx, pid: int | str, why: str) -> dict[str, Any]:
         raise BadInput("say why the plan is removed: --why TEXT", field="--why")
     v, _, _ = _view(ctx, pid)
     with workspace_lock(ctx.ws):
+        _refuse_hand_edited_files(ctx)
         with _plan_row(ctx, v["id"]) as (s, row):
             now = now_iso()
             row.history = [*list(row.history or []), {"at": now, "by": ctx.actor, "from": row.status, "to": REMOVED,
@@ -329,6 +331,15 @@ def set_(ctx: Ctx, pid: int | str, status: str | None = None, measured_gain: str
 
 # ---------------------------------------------------------------- render
 
+KEEP_THE_EDIT = "Put it in the plan's record (`optlog plan edit N …`; the file is rebuilt from it)"
+
+
+def _refuse_hand_edited_files(ctx: Ctx) -> None:
+    """Before a change that re-renders the plans (edit, rm): a hand edit of any plan file refuses
+    it now, before the record changes, rather than in the render after it."""
+    files = [*_plan_files(ctx).values(), plans_dir(ctx) / "README.md"]
+    history.refuse_overwriting_hand_edits(ctx, {p: b"" for p in files if p.is_file()}, KEEP_THE_EDIT)
+
 
 def render(ctx: Ctx, subject: str | None = None, body: str | None = None) -> dict[str, Any]:
     """Write every plan file and the index, delete the files of removed plans; commit them (only
@@ -344,9 +355,7 @@ def render(ctx: Ctx, subject: str | None = None, body: str | None = None) -> dic
             outputs[d / R.plan_filename(pre, v["id"])] = R.render_plan(v, docs, total)
         cal = P.calibration(views)
         outputs[d / "README.md"] = R.render_index(views, cal, pre, ctx.config.name)
-        history.refuse_overwriting_hand_edits(
-            ctx, {p: text.encode("utf-8") for p, text in outputs.items()},
-            "Put it in the plan's record (`optlog plan edit N …`; the file is rebuilt from it)")
+        history.refuse_overwriting_hand_edits(ctx, {p: text.encode("utf-8") for p, text in outputs.items()}, KEEP_THE_EDIT)
         changed: list[str] = []
         gone = [path for n, path in _plan_files(ctx).items() if path not in outputs]
         for path in gone:  # a removed plan (plan rm): the deletion is committed below

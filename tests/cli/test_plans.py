@@ -244,6 +244,12 @@ def test_render_never_overwrites_a_hand_edit_of_a_plan_file(ws):
     assert err["code"] == "conflict" and err["file"] == "glb5improvement/glb5improvement-02.md"
     assert "optlog plan edit" in err["message"] and "git checkout" in err["message"]
     assert f.read_text() == edited and ws.commits() == before  # nothing written, nothing committed
+    # a change that re-renders refuses before it changes the record, not after
+    title = ws.j("plan", "show", "1")["title"]
+    r = ws.cli("plan", "edit", "1", "--title", "A new title", "--json", check=1)
+    assert r.json["error"]["code"] == "conflict" and ws.j("plan", "show", "1")["title"] == title
+    assert ws.cli("plan", "rm", "1", "--why", "x", "--json", check=1).json["error"]["code"] == "conflict"
+    assert ws.j("plan", "show", "1")["status"] != "removed" and ws.commits() == before
     ws.git("checkout", "--", PLAN_FILE.format(2))  # the user discards the edit: the render goes on
     assert "glb5improvement/glb5improvement-02.md" in ws.j("plan", "render")["changed"]
 
