@@ -8,6 +8,7 @@ import click
 
 from optlog.cli.main import agent, emit, service_ctx
 from optlog.service import history
+from optlog.service.envelope import ORDERS
 
 
 @click.command("log")
@@ -15,7 +16,7 @@ from optlog.service import history
 @click.option("--limit", "-n", type=int, metavar="N", help="Only the last N events.")
 @click.option("--offset", type=int, default=0, help="Skip this many of the newest events first (the previous page's next_offset).")
 @click.option("--since", metavar="TIME", help="Only events at or after TIME (ISO 8601, e.g. 2026-12-01T08:00).")
-@click.option("--order", type=click.Choice(("oldest", "newest")), default="oldest", show_default=True,
+@click.option("--order", type=click.Choice(ORDERS), default="oldest", show_default=True,
               help="oldest first (the CLI's default) or newest first (an agent's).")
 @click.option("--detail/--brief", "detail", default=True, show_default=True,
               help="Every event with its commit message body, or one line each.")
