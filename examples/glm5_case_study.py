@@ -150,7 +150,7 @@ def build(ws: Path) -> None:
 
     def run(labels: dict[str, object], metrics: dict[str, float], hyp: str | None = None, note: str | None = None) -> None:
         clock.tick()
-        evidence.record(ctx, [f"{k}={v}" for k, v in labels.items()], [f"{k}={v}" for k, v in metrics.items()], hyp, note)
+        evidence.record(ctx, labels, metrics, hyp, note)
 
     def note(text: str, hyp: str | None = None, link: str | None = None) -> None:
         clock.tick()
