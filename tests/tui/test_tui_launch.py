@@ -36,8 +36,9 @@ def test_overview_follows_a_real_launch_in_another_process(ws, monkeypatch):
                 assert ok, _static(app, "#overview-launch")
                 seen["first"] = _static(app, "#overview-launch")
                 # this machine's live telemetry while the launch runs here (no GPU: load and CPU use)
-                ok = await _until(pilot, lambda: app.query_one("#overview-telemetry").display
-                                  and "CPU" in _static(app, "#overview-telemetry"), 15)
+                # (the title says "CPU" too: wait for the CPU line itself, which needs a second sample)
+                ok = await _until(pilot, lambda: app.query_one("#overview-telemetry").display and any(
+                    ln.startswith("CPU") for ln in _static(app, "#overview-telemetry").splitlines()), 15)
                 assert ok, _static(app, "#overview-telemetry")
                 seen["tele"] = _static(app, "#overview-telemetry")
                 # the elapsed time moves between the launcher's writes
