@@ -8,10 +8,10 @@ from typing import Any
 
 import click
 
-from optlog.cli.main import add_global_options, agent, emit, service_ctx
-from optlog.cli.options import fields_option, paging
+from optlog.cli.binding import Call, verb
+from optlog.cli.main import add_global_options, agent
+from optlog.cli.options import KeyValue, fields_option, pairs, paging
 from optlog.cli.render import fmt_num, kv, runs_table
-from optlog.core.labels import parse_metric, parse_pairs
 from optlog.core.statuses import RUN_STATUSES
 from optlog.service import evidence
 
@@ -49,35 +49,38 @@ def run() -> None:
 
 
 @run.command("record")
-@click.option("--label", "labels", multiple=True, metavar="K=V", help="A label (repeatable): config=tp8, concurrency=256 …")
-@click.option("--metric", "metrics", multiple=True, metavar="NAME=VALUE", help="A metric (repeatable).")
+@click.option("--label", "labels", multiple=True, type=KeyValue("--label"), metavar="K=V",
+              help="A label (repeatable): config=tp8, concurrency=256 …")
+@click.option("--metric", "metrics", multiple=True, type=KeyValue("--metric"), metavar="NAME=VALUE",
+              help="A metric (repeatable).")
 @click.option("--hypothesis", metavar="ID", help="Attach as evidence to this hypothesis.")
 @click.option("--note", metavar="T", help="A note kept with the run (how it was measured).")
 @agent(description='Labels and metrics may also be objects: labels={"config": "tp8", "concurrency": 256}, '
                    'metrics={"total_token_throughput": 1867}.')
-def run_record(labels: tuple[str, ...], metrics: tuple[str, ...], hypothesis: str | None, note: str | None) -> None:
+@verb(lambda r: f"recorded run {r['id']}")
+def run_record(call: Call, labels: tuple[tuple[str, Any], ...], metrics: tuple[tuple[str, Any], ...],
+               hypothesis: str | None, note: str | None) -> dict[str, Any]:
     """Store a run done elsewhere."""
-    ctx = service_ctx()
-    r = evidence.record(ctx, parse_pairs(labels, "--label"), dict(parse_metric(m, "--metric") for m in metrics),
-                        hypothesis, note)
-    emit(r, lambda r: f"recorded run {r['id']}")
+    return evidence.record(call.ctx, pairs(labels), pairs(metrics), hypothesis, note)
 
 
 @run.command("list")
 @click.option("--status", type=click.Choice(RUN_STATUSES), help="Only runs with this status.")
 @click.option("--hypothesis", metavar="ID", help="Only runs attached to this hypothesis.")
 @click.option("--launch", type=int, metavar="N", help="Only the runs of launch N (L<N>).")
-@click.option("--label", "labels", multiple=True, metavar="K=V", help="Only runs with this label (repeatable).")
+@click.option("--label", "labels", multiple=True, type=KeyValue("--label"), metavar="K=V",
+              help="Only runs with this label (repeatable).")
 @click.option("--since", metavar="TIME", help="Only runs created at or after TIME (ISO 8601, e.g. 2026-12-01T08:00).")
 @paging(agent_limit=10)
 @fields_option(agent_fields="id,status,hypothesis,invalidated,labels,metrics")
 @agent(read_only=True, output="run_list")
-def run_list(status: str | None, hypothesis: str | None, launch: int | None, labels: tuple[str, ...], since: str | None,
-             limit: int | None, offset: int, order: str, fields: str | None) -> None:
+@verb(runs_table)
+def run_list(call: Call, status: str | None, hypothesis: str | None, launch: int | None,
+             labels: tuple[tuple[str, Any], ...], since: str | None, limit: int | None, offset: int, order: str,
+             fields: str | None) -> Any:
     """List runs with their labels and metrics."""
-    doc = evidence.runs_doc(service_ctx(), status=status, hypothesis=hypothesis, launch=launch, labels=labels,
-                            since=since, limit=limit, offset=offset, order=order, fields=fields)
-    emit(doc, runs_table)
+    return evidence.runs_doc(call.ctx, status=status, hypothesis=hypothesis, launch=launch, labels=pairs(labels),
+                             since=since, limit=limit, offset=offset, order=order, fields=fields)
 
 
 def _show_human(r: dict[str, Any]) -> str:
@@ -113,6 +116,7 @@ def _show_human(r: dict[str, Any]) -> str:
               help="Everything, or without the environment, raw result and artifact list (counted instead).")
 @fields_option()
 @agent(read_only=True, defaults={"detail": False}, args={"run_id": "The run id (a number)."})
-def run_show(run_id: str, detail: bool, fields: str | None) -> None:
+@verb(_show_human)
+def run_show(call: Call, run_id: str, detail: bool, fields: str | None) -> Any:
     """Show one run: labels, metrics, telemetry, environment, artifacts."""
-    emit(evidence.show_run_doc(service_ctx(), run_id, detail, fields), _show_human)
+    return evidence.show_run_doc(call.ctx, run_id, detail, fields)

@@ -54,13 +54,13 @@ def record(
 ) -> dict[str, Any]:
     """Store a run done elsewhere (typed labels and metrics: a face parses its own syntax, e.g. the
     CLI's `K=V`). All input is checked before anything is written."""
-    lab = {L.check_key(str(k), "labels"): check_text(str(v), "labels", multiline=False) for k, v in labels.items()}
+    lab = {L.check_key(str(k), "--label"): check_text(str(v), "--label", multiline=False) for k, v in labels.items()}
     met: dict[str, float] = {}
     for k, v in metrics.items():
         n = L.as_number(v)
         if isinstance(v, bool) or n is None or not math.isfinite(n):
-            raise BadInput(f"metric {k!r} must be a finite number, got {v!r}", field="metrics")
-        met[L.check_key(str(k), "metrics")] = n
+            raise BadInput(f"metric {k!r} must be a finite number, got {v!r}", field="--metric")
+        met[L.check_key(str(k), "--metric")] = n
     if not met:
         raise BadInput("a recorded run needs at least one --metric NAME=VALUE", field="--metric")
     if hypothesis:
@@ -101,7 +101,7 @@ def runs_page(
     *,
     status: str | None = None,
     hypothesis: str | None = None,
-    label: list[str] | tuple[str, ...] = (),
+    labels: dict[str, Any] | None = None,
     limit: int | None = None,
     offset: int = 0,
     include_invalidated: bool = True,
@@ -111,12 +111,13 @@ def runs_page(
     count: bool = False,
 ) -> dict[str, Any]:
     """A page of runs: `{"runs": [...]}` plus, with `count`, `total`, `offset`, `next_offset`.
-    A label key no run has is an error with a did-you-mean (the runs have `m`, the call said `M`)."""
+    `labels`: typed selectors (`{"concurrency": 256}` and `{"concurrency": "256"}` select the same
+    runs). A label key no run has is an error with a did-you-mean (the runs have `m`, the call said `M`)."""
     if status is not None and status not in RUN_STATUSES:
         raise BadInput(f"unknown run status {status!r}; one of {', '.join(RUN_STATUSES)}", field="--status")
     if limit is not None and limit < 0:
         raise BadInput("--limit must be at least 0", field="--limit")
-    sel = L.parse_pairs(label, "--label")
+    sel = {L.check_key(str(k), "--label"): v for k, v in (labels or {}).items()}
     with ctx.db.read() as s:
         if sel:
             keys = label_keys(s.connection(), sorted(sel))
@@ -265,11 +266,12 @@ def notes_doc(ctx: Ctx, hypothesis: str | None = None, since: str | None = None,
 
 
 def runs_doc(ctx: Ctx, *, status: str | None = None, hypothesis: str | None = None, launch: int | None = None,
-             labels: list[str] | tuple[str, ...] = (), since: str | None = None,
+             labels: dict[str, Any] | None = None, since: str | None = None,
              limit: int | None = None, offset: int = 0, order: str = "oldest",
              fields: str | list[str] | None = None) -> documents.RunList:
-    """`run list`: a page of run summaries (`labels`: K=V selectors); the page facts come with a page (`limit` or `offset`)."""
-    doc = runs_page(ctx, status=status, hypothesis=hypothesis, label=labels, limit=limit, offset=offset,
+    """`run list`: a page of run summaries (`labels`: typed selectors, key → value); the page facts
+    come with a page (`limit` or `offset`)."""
+    doc = runs_page(ctx, status=status, hypothesis=hypothesis, labels=labels, limit=limit, offset=offset,
                     newest=order == "newest", since=since, launch=launch, count=limit is not None or bool(offset))
     doc["runs"] = envelope.select(doc["runs"], fields)
     return cast(documents.RunList, doc)
