@@ -6,7 +6,8 @@ from typing import Any
 
 import click
 
-from optlog.cli.main import agent, emit, service_ctx
+from optlog.cli.binding import Call, verb
+from optlog.cli.main import agent
 from optlog.cli.render import fmt_num, table
 from optlog.core.numfmt import fmt_ratio
 from optlog.service import verdicts
@@ -39,32 +40,31 @@ def _diff_human(d: dict[str, Any]) -> str:
 @click.argument("a", metavar="A")
 @click.argument("b", metavar="B")
 @agent(read_only=True, args={"a": "The first run id.", "b": "The second run id (ratios are b/a)."})
-def run_diff(a: str, b: str) -> None:
+@verb(_diff_human)
+def run_diff(call: Call, a: str, b: str) -> dict[str, Any]:
     """Only what differs between two runs: labels, metrics, environment."""
-    emit(verdicts.runs_diff(service_ctx(), a, b), _diff_human)
+    return verdicts.runs_diff(call.ctx, a, b)
+
+
+def _invalidate_human(r: dict[str, Any]) -> str:
+    ids = [r["run"]] if "run" in r else r["runs"]
+    if not r["changed"]:
+        return f"run {', '.join(map(str, ids or r.get('already', [])))} was already invalidated"
+    out = [f"invalidated run{'s' if len(ids) > 1 else ''} {', '.join(map(str, ids))}: {r['reason']}"]
+    if r.get("already"):
+        out.append(f"already invalidated: {', '.join(map(str, r['already']))}")
+    if not r["affected"]:
+        out.append("no verdict used " + ("them" if len(ids) > 1 else "it"))
+    for c in r["rejudged"]:
+        out.append(f"  re-judged {c['hypothesis']}: {c['from']} → {c['to']}")
+    return "\n".join(out)
 
 
 @click.command("invalidate")
 @click.argument("refs", metavar="ID...", nargs=-1, required=True)
 @click.option("--why", metavar="T", help="The reason (required): e.g. FP4 GEMM returned zeros.")
 @agent(args={"refs": "Run ids (numbers) and/or launches (L3): all invalidated in one commit."})
-def run_invalidate(refs: tuple[str, ...], why: str | None) -> None:
+@verb(_invalidate_human)
+def run_invalidate(call: Call, refs: tuple[str, ...], why: str | None) -> dict[str, Any]:
     """Mark runs invalid (run ids and/or launches L3, one commit); verdicts that used them are re-evaluated."""
-    ctx = service_ctx()
-    single = len(refs) == 1 and not refs[0].strip().lower().startswith("l")
-    res = verdicts.invalidate(ctx, refs[0], why or "") if single else verdicts.invalidate_many(ctx, list(refs), why or "")
-
-    def human(r: dict[str, Any]) -> str:
-        ids = [r["run"]] if "run" in r else r["runs"]
-        if not r["changed"]:
-            return f"run {', '.join(map(str, ids or r.get('already', [])))} was already invalidated"
-        out = [f"invalidated run{'s' if len(ids) > 1 else ''} {', '.join(map(str, ids))}: {r['reason']}"]
-        if r.get("already"):
-            out.append(f"already invalidated: {', '.join(map(str, r['already']))}")
-        if not r["affected"]:
-            out.append("no verdict used " + ("them" if len(ids) > 1 else "it"))
-        for c in r["rejudged"]:
-            out.append(f"  re-judged {c['hypothesis']}: {c['from']} → {c['to']}")
-        return "\n".join(out)
-
-    emit(res, human)
+    return verdicts.invalidate_doc(call.ctx, refs, why)

@@ -285,6 +285,15 @@ def invalidate(ctx: Ctx, run_id: int | str, why: str) -> dict[str, Any]:
     return {"run": rid, **out}
 
 
+def invalidate_doc(ctx: Ctx, refs: list[str] | tuple[str, ...], why: str | None) -> dict[str, Any]:
+    """`run invalidate`: one run id gets the single-run document (DESIGN §7), several references or
+    a launch (`L3`) the document of `invalidate_many`."""
+    refs = [str(x) for x in refs]
+    if len(refs) == 1 and not refs[0].strip().lower().startswith("l"):
+        return invalidate(ctx, refs[0], why or "")
+    return invalidate_many(ctx, refs, why or "")
+
+
 def _resolve_runs(ctx: Ctx, refs: list[str]) -> list[Any]:
     """Run rows for run ids and launches (`L3`): every reference checked before anything changes."""
     if not refs:

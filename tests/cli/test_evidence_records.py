@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from _face import face  # noqa: F401  (a fixture)
+from tests._face import face  # noqa: F401  (a fixture)
 from _foundation import bad, snapshot
 
 

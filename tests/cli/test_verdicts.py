@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import yaml
 
+from tests._face import face  # noqa: F401  (a fixture)
 from tests._verdicts import repeats, seed_runs
 
 SEED = [(64, 700, 213), (256, 1867, 727), (512, 2800, 1318)]
@@ -229,3 +230,20 @@ def test_run_diff_shows_only_differences(ws):
     assert list(d["metrics"]) == [TTT] and abs(d["metrics"][TTT]["ratio"] - 727 / 1867) < 1e-9
     assert d["environment"] == {}
     assert "duration_s" not in ws.cli("run", "diff", str(a), str(b)).out
+
+
+def test_run_diff_and_invalidate_over_mcp_return_the_cli_documents(ws, face):
+    ids = seed_runs(ws, [({"config": c, "concurrency": 64}, {TTT: v}) for c, v in
+                         (("tp8", 700), ("tp4pp2", 213), ("tp8", 690), ("tp4pp2", 220))])
+    doc, err, code = face("run_diff", {"a": ids[0], "b": ids[1]})
+    assert (err, code) == (False, 0) and doc == ws.j("run", "diff", str(ids[0]), str(ids[1]))
+    # one run id: the single-run document, as the CLI's
+    one, err, _ = face("run_invalidate", {"refs": [ids[0]], "why": "FP4 GEMM returned zeros"})
+    cli_one = ws.j("run", "invalidate", str(ids[1]), "--why", "FP4 GEMM returned zeros")
+    assert not err and one["run"] == ids[0] and set(one) == set(cli_one) and one["reason"] == cli_one["reason"]
+    # several: one decision, the many-run document; an id already invalid is reported, not redone
+    many, err, _ = face("run_invalidate", {"refs": [ids[0], ids[2]], "why": "wrong flags"})
+    assert not err and many["runs"] == [ids[2]] and many["already"] == [ids[0]]
+    assert set(many) == set(ws.j("run", "invalidate", str(ids[3]), str(ids[1]), "--why", "wrong flags"))
+    doc, err, code = face("run_invalidate", {"refs": [ids[3]]})  # no why: refused, nothing written
+    assert err and code == 2 and doc["error"]["field"] == "why"
