@@ -6,7 +6,9 @@ from typing import Any
 
 import click
 
-from optlog.cli.main import agent, emit, service_ctx
+from optlog.cli.binding import Call, verb
+from optlog.cli.main import agent
+from optlog.cli.options import KeyValue, pairs
 from optlog.cli.render import runs_table
 from optlog.runs.parsers import ALIASES, FORMATS
 from optlog.service import imports
@@ -27,17 +29,18 @@ def _human(d: dict[str, Any]) -> str:
 @click.argument("files", nargs=-1, required=True, metavar="FILE…")
 @click.option("--format", "fmt", type=click.Choice(FORMAT_NAMES, case_sensitive=False), default=None,
               help="The tool that wrote the files (default: detected from the content).")
-@click.option("--key-map", "key_map", multiple=True, metavar="NAME=PATH",
+@click.option("--key-map", "key_map", multiple=True, type=KeyValue("--key-map"), metavar="NAME=PATH",
               help="Take metric NAME (or label.NAME) from the dotted PATH of each result (repeatable).")
-@click.option("--label", "labels", multiple=True, metavar="K=V", help="A label for every imported run; wins over the file's (repeatable).")
+@click.option("--label", "labels", multiple=True, type=KeyValue("--label"), metavar="K=V", help="A label for every imported run; wins over the file's (repeatable).")
 @click.option("--hypothesis", metavar="ID", help="Attach the runs as evidence to this hypothesis.")
 @click.option("--detail/--brief", "detail", default=True, show_default=True,
               help="Every imported run, or only their ids and statuses.")
 @agent(defaults={"detail": False})
-def run_import(files: tuple[str, ...], fmt: str | None, key_map: tuple[str, ...], labels: tuple[str, ...],
-               hypothesis: str | None, detail: bool) -> None:
+@verb(_human)
+def run_import(call: Call, files: tuple[str, ...], fmt: str | None, key_map: tuple[tuple[str, Any], ...],
+               labels: tuple[tuple[str, Any], ...], hypothesis: str | None, detail: bool) -> Any:
     """Import result files: one run per JSONL line, per GuideLLM benchmark, per AIPerf file.
 
     Nothing is written unless every file parses.
     """
-    emit(imports.import_doc(service_ctx(), files, fmt, key_map, labels, hypothesis, detail), _human)
+    return imports.import_doc(call.ctx, files, fmt, pairs(key_map), pairs(labels), hypothesis, detail)

@@ -24,14 +24,17 @@ from optlog.service.refs import require
 from optlog.store.runrows import launched_run, runs_by_id, runs_with_artifacts
 
 
-def parse_key_map(items: list[str] | tuple[str, ...]) -> dict[str, str]:
-    """`NAME=PATH` pairs (NAME a metric, or `label.NAME`)."""
+def check_key_map(key_map: dict[str, Any]) -> dict[str, str]:
+    """`--key-map` as typed pairs, NAME → PATH (NAME a metric, or `label.NAME`): names checked, paths non-empty."""
     out: dict[str, str] = {}
-    for it in items:
-        k, v = L.parse_pair(it, "--key-map")
-        if not v:
-            raise BadInput(f"expected NAME=PATH, got {it!r} (empty path)", field="--key-map")
-        out[k] = v
+    for k, v in key_map.items():
+        k = L.check_key(str(k), "--key-map")
+        L.check_key(k[len("label."):] if k.startswith("label.") else k, "--key-map")
+        if not isinstance(v, str):
+            raise BadInput(f"--key-map {k}: the PATH is a dotted name, got {v!r}", field="--key-map")
+        if not v.strip():
+            raise BadInput(f"expected NAME=PATH, got {f'{k}={v}'!r} (empty path)", field="--key-map")
+        out[k] = v.strip()
     return out
 
 
@@ -39,16 +42,15 @@ def import_files(
     ctx: Ctx,
     files: list[str] | tuple[str, ...],
     fmt: str | None = None,
-    key_map: list[str] | tuple[str, ...] | dict[str, str] = (),
-    labels: list[str] | tuple[str, ...] = (),
+    key_map: dict[str, Any] | None = None,
+    labels: dict[str, Any] | None = None,
     hypothesis: str | None = None,
 ) -> dict[str, Any]:
+    """Import `files` (typed `key_map` NAME → PATH and `labels` overrides: a face parses its own syntax)."""
     if not files:
         raise BadInput("name at least one result file", field="FILE")
-    km = dict(key_map) if isinstance(key_map, dict) else parse_key_map(key_map)
-    for k in km:
-        L.check_key(k[len("label."):] if k.startswith("label.") else k, "--key-map")
-    overrides = L.parse_pairs(labels, "--label")
+    km = check_key_map(key_map or {})
+    overrides = {L.check_key(str(k), "--label"): v for k, v in (labels or {}).items()}
     if fmt:
         fmt = canonical_format(fmt)
     if hypothesis:
@@ -158,7 +160,7 @@ def remove_copies(ctx: Ctx, sha: str) -> None:  # pragma: no cover - maintenance
 
 
 def import_doc(ctx: Ctx, files: list[str] | tuple[str, ...], fmt: str | None = None,
-               key_map: list[str] | tuple[str, ...] | dict[str, str] = (), labels: list[str] | tuple[str, ...] = (),
+               key_map: dict[str, Any] | None = None, labels: dict[str, Any] | None = None,
                hypothesis: str | None = None, detail: bool = True) -> documents.RunImport:
     """`run import`: every imported run, or (`detail=False`) only their ids and statuses."""
     doc = import_files(ctx, files, fmt, key_map, labels, hypothesis)
