@@ -12,7 +12,9 @@ from typing import Any
 
 import click
 
-from optlog.cli.main import agent, emit, service_ctx, state
+from optlog.cli.binding import Call, verb
+from optlog.cli.main import agent
+from optlog.cli.options import KeyValue
 from optlog.cli.render import fmt_num, kv, table
 from optlog.service import launch
 
@@ -114,6 +116,17 @@ def _launch_human(d: dict[str, Any]) -> str:
     return head + "\n" + table(rows, ["run", "status", "labels", *keys[:2], "error"])
 
 
+def _launch_exit(d: dict[str, Any]) -> int:
+    """0 when detached (the launch runs on), else 0 succeeded, 130 cancelled, 1 otherwise."""
+    return 0 if d.get("detached") else {"succeeded": 0, "cancelled": 130}.get(d["status"], 1)
+
+
+def _wait_human(d: dict[str, Any]) -> str:
+    what = f"launch L{d['launch']}" if "runs" in d else f"run {d['run']}"
+    return (f"{what}: {d['status']}" + (" (still running: timed out waiting)" if d.get("timed_out") else "")
+            + (f" — {d['error'].splitlines()[0]}" if d.get("error") else ""))
+
+
 _REF = "A run id (12) or a launch (L3, as run_launch returned it)."
 
 
@@ -121,8 +134,9 @@ _REF = "A run id (12) or a launch (L3, as run_launch returned it)."
 @click.argument("spec", metavar="[SPEC]", required=False)
 @click.option("--again", metavar="L3", help="Launch a launch again from its committed record (launches/L3/).")
 @click.option("--hypothesis", metavar="ID", help="Attach every run as evidence to this hypothesis.")
-@click.option("--set", "sets", multiple=True, metavar="K=V", help="Set a value the templates use, a matrix axis (K=[a,b] or matrix.K=…), or repeats, order, "
-              "order_seed, on_error (repeatable); any other key is an error.")
+@click.option("--set", "sets", multiple=True, type=KeyValue("--set"), metavar="K=V",
+              help="Set a value the templates use, a matrix axis (K=[a,b] or matrix.K=…), or repeats, order, "
+                   "order_seed, on_error (repeatable); any other key is an error.")
 @click.option("--server-url", metavar="URL", help="Use this already running server (no server start).")
 @click.option("--detach", is_flag=True, help="Return at once with the launch and run ids; a background driver runs them.")
 @click.option("--allow-concurrent", is_flag=True,
@@ -130,19 +144,16 @@ _REF = "A run id (12) or a launch (L3, as run_launch returned it)."
 @agent(defaults={"detach": True},
        args={"spec": "The run spec: a file under runs/ (name or path); none with --again."},
        description="An agent's launch is detached by default: then call run_wait(ref) and run_logs(ref).")
-def run_launch(spec: str | None, again: str | None, hypothesis: str | None, sets: tuple[str, ...],
-               server_url: str | None, detach: bool, allow_concurrent: bool) -> int:
+@verb(_launch_human, exit=_launch_exit)
+def run_launch(call: Call, spec: str | None, again: str | None, hypothesis: str | None,
+               sets: tuple[tuple[str, Any], ...], server_url: str | None, detach: bool,
+               allow_concurrent: bool) -> dict[str, Any]:
     """Launch the runs of a spec (runs/*.yaml): server up, ready, sane, sweep, tear down.
 
     Every launch commits the spec as it ran under launches/L<id>/; --again L3 launches that again."""
-    ctx = service_ctx()
-    prog = _Progress()
-    res = launch.launch(ctx, spec, sets=sets, server_url=server_url, hypothesis=hypothesis, detach=detach,
-                     allow_concurrent=allow_concurrent, on_event=prog, again=again)
-    emit(res, _launch_human)
-    if detach:
-        return 0
-    return {"succeeded": 0, "cancelled": 130}.get(res["status"], 1)
+    return launch.launch(call.ctx, spec, sets=sets, server_url=server_url, hypothesis=hypothesis, detach=detach,
+                         allow_concurrent=allow_concurrent, on_event=_Progress() if call.narrate else None,
+                         again=again)
 
 
 @click.command("wait")
@@ -152,13 +163,20 @@ def run_launch(spec: str | None, again: str | None, hypothesis: str | None, sets
 @click.option("--detail/--brief", "detail", default=True, show_default=True,
               help="Every run's status, or counts by status and the first failures.")
 @agent(defaults={"timeout_s": 300, "detail": False}, args={"ref": _REF}, read_only=True, output="run_wait")
-def run_wait(ref: str, timeout_s: float | None, detail: bool) -> int:
+@verb(_wait_human, exit=lambda d: 0 if d["status"] == "succeeded" else 1)
+def run_wait(call: Call, ref: str, timeout_s: float | None, detail: bool) -> Any:
     """Wait for a run (ID) or a launch (L<n>) to finish: exit 0 if it succeeded, 1 otherwise."""
-    doc = launch.wait_doc(service_ctx(), ref, timeout_s, detail)
-    what = f"launch L{doc['launch']}" if "runs" in doc else f"run {doc['run']}"
-    emit(doc, lambda d: f"{what}: {d['status']}" + (" (still running: timed out waiting)" if d.get("timed_out") else "")
-         + (f" — {d['error'].splitlines()[0]}" if d.get("error") else ""))
-    return 0 if doc["status"] == "succeeded" else 1
+    return launch.wait_doc(call.ctx, ref, timeout_s, detail)
+
+
+def _logs_text(call: Call, ref: str, follow: bool, tail: int | None, width: int | None) -> None:
+    """`run logs` without --json: the text itself on stdout, as it comes (no document)."""
+
+    def write(t: str) -> None:
+        sys.stdout.write(t)
+        sys.stdout.flush()
+
+    launch.stream_logs(call.ctx, ref, write, follow_=follow, tail=tail, width=width)
 
 
 @click.command("logs")
@@ -167,29 +185,17 @@ def run_wait(ref: str, timeout_s: float | None, detail: bool) -> int:
 @click.option("--tail", type=int, default=None, metavar="N", help="Only the last N lines.")
 @click.option("--width", type=int, default=None, metavar="N", help="Cut each line to N characters.")
 @agent(defaults={"tail": 10, "width": 160}, args={"ref": _REF}, read_only=True)
-def run_logs(ref: str, follow: bool, tail: int | None, width: int | None) -> None:
+@verb(text=_logs_text)
+def run_logs(call: Call, ref: str, follow: bool, tail: int | None, width: int | None) -> dict[str, Any]:
     """A run's bench stdout/stderr (ID), or a launch's narration (L<n>)."""
-    ctx = service_ctx()
-    if state().json:
-        emit(launch.logs_doc(ctx, ref, follow_=follow, tail=tail, width=width))
-        return
-    if tail is not None:
-        sys.stdout.write(launch.logs_text(ctx, ref, tail, width))
-        return
-
-    def write(t: str) -> None:
-        sys.stdout.write(t)
-        sys.stdout.flush()
-
-    launch.follow(ctx, ref, write, follow=follow)
+    return launch.logs_doc(call.ctx, ref, follow_=follow, tail=tail, width=width)
 
 
 @click.command("cancel")
 @click.argument("ref", metavar="REF")
 @agent(args={"ref": _REF})
-def run_cancel(ref: str) -> int:
+@verb(lambda d: d.get("message") or f"launch L{d['launch']}: {d['status']}",
+      exit=lambda d: 0 if d["status"] in ("cancelled", "succeeded", "failed", "interrupted") else 1)
+def run_cancel(call: Call, ref: str) -> dict[str, Any]:
     """Cancel a launch (L<n>, or the launch of run ID): its processes end, unfinished runs are cancelled."""
-    ctx = service_ctx()
-    doc = launch.cancel(ctx, ref)
-    emit(doc, lambda d: d.get("message") or f"launch L{d['launch']}: {d['status']}")
-    return 0 if doc["status"] in ("cancelled", "succeeded", "failed", "interrupted") else 1
+    return launch.cancel(call.ctx, ref)

@@ -12,7 +12,9 @@ from typing import Any
 import click
 
 from optlog.cli.cmd_run_launch import progress
-from optlog.cli.main import agent, emit, service_ctx
+from optlog.cli.binding import Call, verb
+from optlog.cli.main import agent
+from optlog.cli.options import KeyValue
 from optlog.cli.render import fmt_num, kv, table
 from optlog.service import tune as svc
 
@@ -104,7 +106,8 @@ def tune() -> None:
 @click.option("--sampler", type=click.Choice(["tpe", "nsga2", "random", "grid"]), default=None,
               help="Default tpe for one objective, nsga2 for several.")
 @click.option("--seed", type=int, default=None, help="The sampler's seed (reproducible choices with one worker).")
-@click.option("--set", "sets", multiple=True, metavar="K=V", help="Set a value the templates use (as run launch --set).")
+@click.option("--set", "sets", multiple=True, type=KeyValue("--set"), metavar="K=V",
+              help="Set a value the templates use (as run launch --set).")
 @click.option("--server-url", metavar="URL", help="Use this already running server (no server start).")
 @click.option("--hypothesis", metavar="ID", help="Attach every trial's runs as evidence to this hypothesis.")
 @click.option("--remeasure", type=int, default=None, metavar="N",
@@ -118,35 +121,34 @@ def tune() -> None:
                    "values), judged by a verdict on the best and the default re-measured interleaved (docs/tune.md).")
 @agent(args={"spec": "The run spec with a `search:` section: a file under runs/ (name or path)."},
        description="Runs trials in the foreground until the study has --trials trials; keep --trials small.")
-def tune_run(spec: str, maximize: tuple[str, ...], minimize: tuple[str, ...], constraints: tuple[str, ...],
+@verb(_human, exit=lambda d: 130 if d.get("cancelled") else 1 if d.get("worker_errors") else 0)
+def tune_run(call: Call, spec: str, maximize: tuple[str, ...], minimize: tuple[str, ...], constraints: tuple[str, ...],
              trials: int | None, timeout_s: float | None, workers: int, on: tuple[str, ...], study: str | None,
-             sampler: str | None, seed: int | None, sets: tuple[str, ...], server_url: str | None,
+             sampler: str | None, seed: int | None, sets: tuple[tuple[str, Any], ...], server_url: str | None,
              hypothesis: str | None, remeasure: int | None, prune_above: str | None,
-             claim: float | None) -> int:
+             claim: float | None) -> dict[str, Any]:
     """Run or resume a study: each trial a launched point; the best (feasible) trial(s) at the end."""
-    ctx = service_ctx()
     objectives = [[m, "maximize"] for m in maximize] + [[m, "minimize"] for m in minimize]
     a = svc.TuneArgs(spec=spec, objectives=objectives, constraints=list(constraints), trials=trials, timeout_s=timeout_s,
                      workers=workers, study=study, sampler=sampler, seed=seed, sets=list(sets), server_url=server_url,
                      hypothesis=hypothesis, remeasure=remeasure, prune_above=prune_above, claim=claim,
                      on=list(on))
-    doc = svc.tune(ctx, a, on_event=progress())
-    emit(doc, _human)
-    return 130 if doc.get("cancelled") else 1 if doc.get("worker_errors") else 0
+    return svc.tune(call.ctx, a, on_event=progress() if call.narrate else None)
 
 
 @tune.command("list")
 @agent(read_only=True)
-def tune_list() -> None:
+@verb(lambda d: table([[r["study"], r["spec"] or "", ",".join(r["objectives"] or []), r["trials"]] for r in d["studies"]],
+                      ["study", "spec", "objectives", "trials"]))
+def tune_list(call: Call) -> dict[str, Any]:
     """The studies of this workspace."""
-    emit(svc.list_doc(service_ctx()), lambda d: table([[r["study"], r["spec"] or "", ",".join(r["objectives"] or []), r["trials"]]
-                                            for r in d["studies"]], ["study", "spec", "objectives", "trials"]))
+    return svc.list_doc(call.ctx)
 
 
 @tune.command("show")
 @click.argument("study", metavar="STUDY")
 @agent(read_only=True, args={"study": "A study's name (tune_list shows them)."})
-def tune_show(study: str) -> None:
+@verb(_human)
+def tune_show(call: Call, study: str) -> dict[str, Any]:
     """A study's trials and its best (feasible) trial(s), or its Pareto front."""
-    ctx = service_ctx()
-    emit(svc.show(ctx, study), _human)
+    return svc.show(call.ctx, study)

@@ -12,8 +12,10 @@ unknown placeholder is reported with the spec's file, line and field and exit co
 from __future__ import annotations
 
 import json
+import math
 import re
 import signal as _signal
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Union
@@ -26,7 +28,7 @@ from optlog.core import template as T
 from optlog.core.expr import ExprError, parse_where, where_labels
 from optlog.core.limits import LIMITS
 from optlog.core.sweep import expand
-from optlog.core.text import problem
+from optlog.core.text import check, problem
 from optlog.core.tune import SearchParam, active_params
 from optlog.errors import BadInput
 from optlog.runs import order as O, record, sets as S
@@ -370,15 +372,47 @@ def search_space(ls: LoadedSpec) -> list[Any]:
 # ----------------------------------------------------------------------------- planning
 
 
-def parse_set(items: list[str] | tuple[str, ...]) -> dict[str, Any]:
-    """`--set K=V`: V typed (int, float, a `[a, b]` list for a matrix axis), else text as given."""
+SetPairs = Sequence[Sequence[Any]]
+"""`--set` as (K, V) pairs: the CLI's texts split by its click type, an MCP call's object items, or
+[K, V] lists back from JSON (a tune worker's arguments). V is text or already typed."""
+
+
+def typed_sets(pairs: SetPairs) -> dict[str, Any]:
+    """The values `--set` gives the templates (a later key wins). A text V is read as the command
+    line always read it: an int, a float, a `[a, b]` list for a matrix axis, else the text. A typed
+    V (an MCP call's number or boolean, or a JSON list for a matrix axis) is taken as it is once
+    checked, so `{"matrix.concurrency": [1, 2]}` is the axis that `matrix.concurrency=[1,2]` is."""
     out: dict[str, Any] = {}
-    for it in items:
-        k, v = L.parse_pair(it, "--set")
+    for k, v in pairs:
+        k = L.check_key(str(k), "--set")
         if k in RESERVED:
             raise BadInput(f"{k!r} is reserved (set by optlog for each point)", field="--set")
-        out[k] = _typed(v)
+        out[k] = _set_value(k, v)
     return out
+
+
+def _set_value(k: str, v: Any) -> Any:
+    if isinstance(v, str):
+        return _typed(check(v.strip(), "--set", multiline=False))
+    if isinstance(v, bool):
+        return L.canonical(v)  # as the command line's `true` reaches a template
+    if isinstance(v, (int, float)) and math.isfinite(v):
+        return v
+    if isinstance(v, (list, tuple)) and all(isinstance(x, (int, float, str, bool)) for x in v):
+        return [_set_value(k, x) if isinstance(x, (str, bool)) else x for x in v]
+    raise BadInput(f"--set {k}: a text, a finite number or a list of them (a matrix axis), got {json.dumps(v, default=str)[:80]}",
+                   field="--set")
+
+
+def set_texts(pairs: SetPairs) -> list[str]:
+    """The pairs as the command line spells them, `K=V` (a typed V as JSON, which `typed_sets` reads
+    back as the same value): the `sets` of a launch's committed record, a remote worker's `--set`."""
+    return [f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in pairs]
+
+
+def record_sets(texts: Iterable[Any]) -> list[tuple[str, str]]:
+    """The `sets` of a committed launch record (`set_texts`) as pairs again."""
+    return [(k, v) for k, eq, v in (str(t).partition("=") for t in texts) if eq]
 
 
 def _typed(v: str) -> Any:

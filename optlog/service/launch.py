@@ -31,7 +31,7 @@ from optlog.runs.launcher import Driver
 from optlog.runs.record import run_record
 from optlog.runs.recover import recover
 from optlog.runs.redact import Redactor
-from optlog.runs.spec import base_url, load_spec, parse_set, plan, render_point, resolve_cwd
+from optlog.runs.spec import SetPairs, base_url, load_spec, plan, render_point, resolve_cwd, typed_sets
 from optlog.service import launch_record
 from optlog.service import documents
 from optlog.service.context import Ctx
@@ -54,7 +54,7 @@ def resolve_spec(ctx: Ctx, spec: str) -> Path:
                    field="SPEC", code="not_found")
 
 
-def prepare(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...] = (), server_url: str | None = None,
+def prepare(ctx: Ctx, spec: str, *, sets: SetPairs = (), server_url: str | None = None,
             hypothesis: str | None = None, name: str | None = None, worker: int = 0) -> tuple[Any, list[Any]]:
     """Validate everything a launch needs; nothing is written. `name`: the launch's name when the
     spec gives none (a launch again from its record keeps the name it had); `worker`: the
@@ -64,7 +64,7 @@ def prepare(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...] = (), serv
     ls = load_spec(path, ctx.ws.rel(path))
     if name and not ls.spec.name:
         ls.spec.name = name
-    st = parse_set(sets)
+    st = typed_sets(sets)
     if server_url is not None:
         if not base_url(server_url):
             raise BadInput(f"not a server URL: {server_url!r} (expected e.g. http://127.0.0.1:30000)", field="--server-url")
@@ -110,7 +110,7 @@ def _check_cwds(ctx: Ctx, ls: Any, points: list[Any]) -> None:
                              sec, "cwd", code="not_found")
 
 
-def launch(ctx: Ctx, spec: str | None = None, *, sets: list[str] | tuple[str, ...] = (), server_url: str | None = None,
+def launch(ctx: Ctx, spec: str | None = None, *, sets: SetPairs = (), server_url: str | None = None,
            hypothesis: str | None = None, detach: bool = False, allow_concurrent: bool = False,
            on_event: Callable[[dict[str, Any]], None] | None = None, again: str | None = None) -> dict[str, Any]:
     """Launch a spec, or (`again="L3"`) launch 3's committed record again (service.launch_record)."""
@@ -132,7 +132,7 @@ def launch(ctx: Ctx, spec: str | None = None, *, sets: list[str] | tuple[str, ..
                    allow_concurrent=allow_concurrent, on_event=on_event, name=name, again_of=again_of)
 
 
-def _launch(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...], server_url: str | None,
+def _launch(ctx: Ctx, spec: str, *, sets: SetPairs, server_url: str | None,
             hypothesis: str | None, detach: bool, allow_concurrent: bool,
             on_event: Callable[[dict[str, Any]], None] | None, name: str | None, again_of: str | None) -> dict[str, Any]:
     ls, points = prepare(ctx, spec, sets=sets, server_url=server_url, hypothesis=hypothesis, name=name)
@@ -147,7 +147,7 @@ def _launch(ctx: Ctx, spec: str, *, sets: list[str] | tuple[str, ...], server_ur
     return Driver(ctx, lid, on_event=on_event, doc=doc).run()
 
 
-def open_launch(ctx: Ctx, ls: Any, points: list[Any], *, sets: list[str] | tuple[str, ...], server_url: str | None,
+def open_launch(ctx: Ctx, ls: Any, points: list[Any], *, sets: SetPairs, server_url: str | None,
                 hypothesis: str | None, allow_concurrent: bool, again_of: str | None = None,
                 streamed: int | None = None) -> dict[str, Any]:
     """Write the Launch row and a queued Run per point, and commit the launch's record; returns
@@ -155,7 +155,7 @@ def open_launch(ctx: Ctx, ls: Any, points: list[Any], *, sets: list[str] | tuple
     are made while the launch runs (optlog tune), at most this many; the record is written at the
     end (`write_record`)."""
     # what is stored and shown is redacted; the driver runs the real document it is handed
-    red = Redactor.of(ls.data, dict(_sets_doc(sets)), server_url, [p.rendered for p in points])
+    red = Redactor.of(ls.data, _sets_doc(sets), server_url, [p.rendered for p in points])
 
     host = socket.gethostname()
     token = uuid.uuid4().hex
@@ -168,7 +168,7 @@ def open_launch(ctx: Ctx, ls: Any, points: list[Any], *, sets: list[str] | tuple
         assert lid is not None
         docs = [add_point(ctx, s, ls, p, lid=lid, server_url=server_url, hypothesis=hypothesis, host=host, redact=red.redact)
                 for p in points]
-        doc = {"name": ls.name, "file": ls.file, "spec": ls.data, "sets": dict(_sets_doc(sets)),
+        doc = {"name": ls.name, "file": ls.file, "spec": ls.data, "sets": _sets_doc(sets),
                "server_url": server_url, "executor": ls.spec.executor,
                "on_error": points[0].on_error if points else ls.spec.on_error,
                "order": points[0].order if points else {},
@@ -185,7 +185,7 @@ def open_launch(ctx: Ctx, ls: Any, points: list[Any], *, sets: list[str] | tuple
     return st
 
 
-def write_record(ctx: Ctx, ls: Any, st: dict[str, Any], *, sets: list[str] | tuple[str, ...], server_url: str | None,
+def write_record(ctx: Ctx, ls: Any, st: dict[str, Any], *, sets: SetPairs, server_url: str | None,
                  hypothesis: str | None) -> None:
     """Commit the launch's spec and points (service.launch_record) for `open_launch`'s state `st`."""
 
@@ -217,8 +217,9 @@ def add_point(ctx: Ctx, s: Any, ls: Any, p: Any, *, lid: int, server_url: str | 
             "rendered": rendered, "record": record}
 
 
-def _sets_doc(sets: list[str] | tuple[str, ...]) -> list[tuple[str, str]]:
-    return [(k, v) for k, _, v in (x.partition("=") for x in sets if "=" in x)]
+def _sets_doc(sets: SetPairs) -> dict[str, Any]:
+    """`--set` as the launch's document shows it: key → the value as given (the CLI's text)."""
+    return {str(k): v for k, v in sets}
 
 
 def _detach(ctx: Ctx, lid: int, run_ids: list[int], launch_dir: Path, doc: dict[str, Any]) -> dict[str, Any]:
@@ -443,3 +444,13 @@ def logs_text(ctx: Ctx, ref: str, tail: int | None, width: int | None = None) ->
     parts: list[str] = []
     follow(ctx, ref, parts.append, follow=False)
     return _tail("".join(parts), tail, width)
+
+
+def stream_logs(ctx: Ctx, ref: str, write: Callable[[str], None], *, follow_: bool = False, tail: int | None = None,
+                width: int | None = None) -> None:
+    """The human `run logs`: the last `tail` lines as they are now, else every line so far (and,
+    with `follow_`, each new one until the run or launch finishes), handed to `write` as it comes."""
+    if tail is not None:
+        write(logs_text(ctx, ref, tail, width))
+        return
+    follow(ctx, ref, write, follow=follow_)

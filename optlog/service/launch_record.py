@@ -24,6 +24,7 @@ from typing import Any
 from optlog.errors import BadInput, NotFound
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
+from optlog.runs.spec import SetPairs, record_sets, set_texts
 from optlog.service.context import Ctx
 from optlog.store import launchrows
 from optlog.yamlio import write_atomic
@@ -44,7 +45,7 @@ def choose_dir(ctx: Ctx, lid: int, token: str) -> str:
     return base
 
 
-def write(ctx: Ctx, rel_dir: str, *, lid: int, ls: Any, sets: list[str] | tuple[str, ...], server_url: str | None,
+def write(ctx: Ctx, rel_dir: str, *, lid: int, ls: Any, sets: SetPairs, server_url: str | None,
           hypothesis: str | None, docs: list[dict[str, Any]], token: str, order: dict[str, Any],
           again_of: str | None, redact: Any = None) -> None:
     """Write the record and commit it (nothing is committed outside a git repository). `redact`
@@ -55,7 +56,7 @@ def write(ctx: Ctx, rel_dir: str, *, lid: int, ls: Any, sets: list[str] | tuple[
     d = ctx.ws.root / rel_dir
     d.mkdir(parents=True, exist_ok=True)
     write_atomic(d / "spec.yaml", red(ls.text))
-    doc = {"launch": lid, "token": token, "name": ls.name, "spec_file": ls.file, "sets": list(sets),
+    doc = {"launch": lid, "token": token, "name": ls.name, "spec_file": ls.file, "sets": set_texts(sets),
            "server_url": server_url, "hypothesis": hypothesis, "order": order, "again_of": again_of,
            "points": [{"run": x["run_id"], "labels": x["labels"], "repeat": x["repeat"], **x["record"]} for x in docs]}
     doc = {**red(doc), "token": token}
@@ -85,9 +86,9 @@ def again_args(ctx: Ctx, n: int) -> dict[str, Any]:
         doc = json.loads((d / "points.json").read_text(encoding="utf-8"))
     except ValueError as e:
         raise BadInput(f"{ctx.ws.rel(d / 'points.json')}: not JSON ({e})", field="--again") from None
-    sets = [str(x) for x in doc.get("sets") or []]
+    sets: list[tuple[str, Any]] = list(record_sets(doc.get("sets") or []))
     order = doc.get("order") or {}
-    if order.get("seed") is not None and not any(x.startswith("order_seed=") for x in sets):
-        sets.append(f"order_seed={order['seed']}")  # the same random order as the recorded launch
+    if order.get("seed") is not None and not any(k == "order_seed" for k, _ in sets):
+        sets.append(("order_seed", order["seed"]))  # the same random order as the recorded launch
     return {"spec": str(d / "spec.yaml"), "sets": sets, "server_url": doc.get("server_url"),
             "hypothesis": doc.get("hypothesis"), "name": doc.get("name"), "again_of": f"L{doc.get('launch')}"}

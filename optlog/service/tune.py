@@ -53,7 +53,7 @@ from optlog.errors import BadInput, Failed, NotFound, OptlogError
 from optlog.paths import Workspace
 from optlog.runs.executor_select import make_executor
 from optlog.runs.launcher import Driver
-from optlog.runs.spec import parse_set, plan, search_space
+from optlog.runs.spec import plan, search_space, set_texts, typed_sets
 from optlog.service import tune_claim
 from optlog.service.context import Ctx
 from optlog.service.launch import add_point, open_launch, prepare, write_record
@@ -77,7 +77,7 @@ class TuneArgs:
     study: str | None = None
     sampler: str | None = None
     seed: int | None = None
-    sets: list[str] = field(default_factory=list)
+    sets: list[tuple[str, Any]] = field(default_factory=list)  # `--set` pairs (runs.spec.SetPairs)
     server_url: str | None = None
     hypothesis: str | None = None
     remeasure: int | None = None
@@ -366,7 +366,7 @@ class Worker:
         """The launch's points: each trial's, made after the previous trial was told its result."""
         optuna = _quiet()
 
-        sets = parse_set(self.a.sets)
+        sets = typed_sets(self.a.sets)
         while not self.cancelled:
             trial = self._next_trial()
             if trial is None:
@@ -568,7 +568,7 @@ def _remeasure(ctx: Ctx, a: TuneArgs, w: Worker, rounds: int,
     old = w.study.user_attrs.get("remeasured") or {}
     if old.get("candidates") == key and old.get("rounds") == rounds:
         return None  # measured already (the study was run again with nothing new)
-    sets = parse_set(a.sets)
+    sets = typed_sets(a.sets)
     points = []
     for r in range(rounds):
         for c in cands:
@@ -663,8 +663,8 @@ def _worker_argv(ctx: Ctx, a: TuneArgs, ls: Any, ex: Any, remeasure: int) -> lis
         argv += [f"--{d}", m]
     for c in a.constraints:
         argv += ["--constraint", c]
-    for k in a.sets:
-        argv += ["--set", k]
+    for kv in set_texts(a.sets):
+        argv += ["--set", kv]
     for flag, v in (("--timeout", a.timeout_s), ("--seed", a.seed), ("--server-url", a.server_url),
                     ("--hypothesis", a.hypothesis), ("--prune-above", a.prune_above),
                     ("--claim", a.claim if remeasure > 0 else None)):  # the re-measuring worker judges it

@@ -31,7 +31,7 @@ from optlog.core.hypothesis import slugify
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput
 from optlog.runs.launcher import Driver
-from optlog.runs.spec import parse_set, plan
+from optlog.runs.spec import plan, typed_sets
 from optlog.service import hypotheses, plans, predictions, verdicts
 from optlog.service.context import Ctx
 from optlog.service.launch import open_launch
@@ -53,7 +53,7 @@ def default_config(ls: Any, a: Any, space: list[T.SearchParam]) -> dict[str, Any
     if a.remeasure == 0:
         raise BadInput("--claim is judged on repeats of the best and the default settings: not with --remeasure 0",
                        field="--claim")
-    values = {**ls.spec.params, **parse_set(a.sets)}
+    values = {**ls.spec.params, **typed_sets(a.sets)}
     missing = [p.name for p in space if p.name not in values]
     if missing:
         raise ls.bad(f"--claim compares the best with the default settings, the spec's params: values; "
@@ -135,7 +135,7 @@ def judge(ctx: Ctx, a: Any, ls: Any, study: Any, name: str, best: list[dict[str,
     w = best[0]
     if rec.get("tuned") == w["number"] and rec.get("rounds") == rounds and rec.get("status") not in (None, "cancelled"):
         return rec  # judged already for this best (a claim phase cut short is measured again)
-    sets = parse_set(a.sets)
+    sets = typed_sets(a.sets)
     points, roles = [], []
     for r in range(rounds):
         for role, params in ((TUNED, w["params"]), (DEFAULT, rec["default"])):

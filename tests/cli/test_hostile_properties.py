@@ -241,13 +241,13 @@ def test_hostile_todowrite(live, tmp_path, data, deep):
        sets=st.lists(hostile_text, max_size=2))
 def test_hostile_run_spec_is_planned_or_refused(tmp_path, raw, sets):
     from optlog.errors import OptlogError
-    from optlog.runs.spec import load_spec, parse_set, plan
+    from optlog.runs.spec import load_spec, plan, typed_sets
 
     f = tmp_path / "s.yaml"
     f.write_bytes(raw)
     try:
         ls = load_spec(f, "runs/s.yaml")
-        plan(ls, parse_set([f"x={s}" for s in sets]))
+        plan(ls, typed_sets([("x", s) for s in sets]))
     except OptlogError as e:
         assert e.exit_code == 2 and (e.file in ("runs/s.yaml", None)), e
 

@@ -14,6 +14,7 @@ import time
 import pytest
 
 from _launch import PY, TESTS, assert_no_survivors, bench_cmd, free_port, server_cmd, spec, survivors, wait_for
+from tests._face import face  # noqa: F401  (a fixture)
 
 
 def _runs(ws):
@@ -289,3 +290,66 @@ def yaml_port(ws, name):
     import yaml
 
     return yaml.safe_load((ws.root / "runs" / f"{name}.yaml").read_text())["params"]["port"]
+
+
+def test_launch_wait_logs_cancel_over_mcp_return_the_cli_documents(ws, face):
+    """`sets` as an object with typed values: the binding gets pairs, nothing is re-serialised."""
+    rel = spec(ws, "mcp", matrix={"concurrency": [1]})
+    d, err, code = face("run_launch", {"spec": rel, "sets": {"repeats": 2}})
+    assert (err, code) == (False, 0) and d["detached"] and len(d["runs"]) == 2, d
+    w, err, code = face("run_wait", {"ref": d["ref"], "timeout_s": 60, "detail": True})
+    assert (err, code) == (False, 0) and w == ws.j("run", "wait", d["ref"])
+    logs, err, _ = face("run_logs", {"ref": d["ref"]})
+    assert not err and logs == ws.j("run", "logs", d["ref"], "--tail", "10", "--width", "160")
+    c, err, code = face("run_cancel", {"ref": d["ref"]})
+    assert (err, code) == (False, 0) and c == ws.j("run", "cancel", d["ref"])
+    points = json.loads(next((ws.root / "launches").glob(f"{d['ref']}*/points.json")).read_text())
+    assert points["sets"] == ["repeats=2"]
+    # a bad typed value is refused before anything is written, the field the tool's parameter
+    before = len(ws.j("run", "list")["runs"])
+    for sets in ({"repeats": 0}, {"nope": 1}, {"bad key": 1}):
+        doc, err, code = face("run_launch", {"spec": rel, "sets": sets})
+        assert err and code == 2 and doc["error"]["field"] == "sets", doc
+    assert len(ws.j("run", "list")["runs"]) == before
+
+
+def test_a_matrix_axis_given_as_a_list_is_the_axis(ws, monkeypatch):
+    """`sets` pairs may hold a typed list (an MCP call's `{"matrix.concurrency": [1, 2]}`): the same
+    axis as the CLI's `--set matrix.concurrency=[1,2]`, recorded so that `--again` replays it."""
+    from optlog.cli import binding as B
+    from optlog.cli.cmd_run_launch import run_launch
+    from optlog.service.context import Ctx
+
+    for k in ("OPTLOG_DB_URL", "GIT_CONFIG_GLOBAL", "OPTLOG_ACTOR", "HOME"):
+        if k in ws.env:
+            monkeypatch.setenv(k, ws.env[k])
+    rel = spec(ws, "axis", matrix={"concurrency": [1]})
+    cli = ws.j("run", "launch", rel, "--set", "matrix.concurrency=[1,2]")
+    c = Ctx.find(str(ws.root))
+    try:
+        call = B.Call(chdir=str(ws.root), ctx=lambda: c, narrate=False, say=lambda t: None)
+        bound = B.of(run_launch.callback)
+        assert bound is not None
+        doc = bound.fn(call, spec=rel, again=None, hypothesis=None, sets=(("matrix.concurrency", [1, 2]),),
+                       server_url=None, detach=False, allow_concurrent=False)
+        assert bound.exit_code(doc) == 0
+        with pytest.raises(Exception) as e:
+            bound.fn(call, spec=rel, again=None, hypothesis=None, sets=(("matrix.concurrency", [[1], {"a": 2}]),),
+                     server_url=None, detach=False, allow_concurrent=False)
+        assert getattr(e.value, "field", None) == "--set" and getattr(e.value, "exit_code", None) == 2
+    finally:
+        c.close()
+    assert [r["labels"]["concurrency"] for r in doc["runs"]] == [r["labels"]["concurrency"] for r in cli["runs"]] == [1, 2]
+    rec = json.loads(next((ws.root / "launches").glob(f"L{doc['launch']}*/points.json")).read_text())
+    assert rec["sets"] == ["matrix.concurrency=[1, 2]"]
+    again = ws.j("run", "launch", "--again", f"L{doc['launch']}")
+    assert [r["labels"]["concurrency"] for r in again["runs"]] == [1, 2] and again["status"] == "succeeded"
+
+
+@pytest.mark.xfail(strict=True, reason="optlog.cli.tools._value refuses a list value of a KeyValue option "
+                                       "(the lead's file): then this passes and the mark goes")
+def test_a_matrix_axis_as_a_json_list_over_mcp(ws, face):
+    rel = spec(ws, "axis2", matrix={"concurrency": [1]})
+    d, err, code = face("run_launch", {"spec": rel, "sets": {"matrix.concurrency": [1, 2]}, "detach": False})
+    assert (err, code) == (False, 0), d
+    assert [r["labels"]["concurrency"] for r in d["runs"]] == [1, 2]

@@ -9,6 +9,7 @@ Under `p99_ttft_ms <= 100` the best is x=3, mode a (30); unconstrained it is x=5
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -19,6 +20,7 @@ import pytest
 import yaml
 
 from _launch import PY, TESTS, free_port, server_cmd
+from tests._face import face  # noqa: F401  (a fixture)
 
 BEST = {"x": 3, "mode": "a"}
 CONSTRAINED = ("--maximize", "output_throughput", "--constraint", "p99_ttft_ms <= 100")
@@ -475,3 +477,19 @@ def test_prune_above_skips_configurations_above_one_that_broke_a_latency_bound(w
         r = ws.cli("tune", rel, *args, "--study", "bad", "--json", check=False)
         assert r.code == 2 and r.json["error"]["field"] == "--prune-above", r.out
         assert msg is None or msg in r.json["error"]["message"]
+
+
+def test_tune_over_mcp_takes_sets_as_an_object_and_returns_the_cli_documents(ws, face):
+    rel = _spec(ws, search={"x": {"low": 1, "high": 2}, "mode": {"choices": ["a"]}})
+    run, err, code = face("tune_run", {"spec": rel, "maximize": ["output_throughput"], "sampler": "grid",
+                                       "remeasure": 0, "sets": {"sleep": 0.01}})
+    assert (err, code) == (False, 0), run
+    assert [t["params"] for t in run["trials"]] == [{"x": 1, "mode": "a"}, {"x": 2, "mode": "a"}]
+    rec = json.loads(next((ws.root / "launches").glob(f"L{run['launches'][0]['launch']}*/points.json")).read_text())
+    assert rec["sets"] == ["sleep=0.01"]
+    shown, err, _ = face("tune_show", {"study": "t"})
+    assert not err and shown == ws.j("tune", "show", "t")
+    listed, err, _ = face("tune_list", {})
+    assert not err and listed == ws.j("tune", "list")
+    doc, err, code = face("tune_run", {"spec": rel, "maximize": ["output_throughput"], "sets": {"nope": 1}})
+    assert err and code == 2 and doc["error"]["field"] == "sets", doc
