@@ -87,6 +87,9 @@ class Tool:
             return spelling
         if spelling in self.field_names:
             return self.field_names[spelling]
+        head, dot, rest = spelling.partition(".")
+        if dot and head in self.field_names:  # a place inside a JSON value: --todos.0.content
+            return f"{self.field_names[head]}.{rest}"
         args = [n for n, p in self.params.items() if isinstance(p.click, click.Argument)]
         if len(args) == 1 and re.fullmatch(r"[A-Za-z_]+", spelling):
             return args[0]
