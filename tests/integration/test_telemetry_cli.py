@@ -102,7 +102,7 @@ def test_the_calibrate_tool_gives_the_cli_document_and_exit_1_when_a_figure_is_r
                     if k in ws.env}, **BLAS1}.items():
         monkeypatch.setenv(k, v)
     cli = ws.j("calibrate", "--quick", "--device", "cpu", "--max-spread", "100", "--dry-run", env=BLAS1)
-    before = (ws.root / "optlog.yaml").read_text()
+    before, commits = (ws.root / "optlog.yaml").read_text(), ws.commits()
     face = Face(str(ws.root))
     try:
         doc, is_error, code = face.call("calibrate", {"quick": True, "device": "cpu", "max_spread": 100,
@@ -118,6 +118,10 @@ def test_the_calibrate_tool_gives_the_cli_document_and_exit_1_when_a_figure_is_r
     assert set(doc) == set(cli) and set(doc["measured"]) == set(cli["measured"])
     assert {k: v for k, v in doc.items() if k != "measured"} == {k: v for k, v in cli.items() if k != "measured"}
     assert (ws.root / "optlog.yaml").read_text() == before
+    for spread in ("inf", "nan", "1" * 400):  # no bound at all is not a bound (float("1" * 400) is inf)
+        bad = ws.cli("--json", "calibrate", "--quick", "--device", "cpu", "--max-spread", spread, check=2)
+        assert json.loads(bad.out)["error"]["field"] == "--max-spread"
+    assert (ws.root / "optlog.yaml").read_text() == before and ws.commits() == commits
 
 
 # ------------------------------------------------------------------ probe
