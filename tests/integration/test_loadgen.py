@@ -298,6 +298,9 @@ def test_output_file_reads_back_through_run_import(make_ws, fast, tmp_path):
     (["http://127.0.0.1:1", "--model", "m", "--num-prompts", "0"], "--num-prompts"),
     (["http://127.0.0.1:1", "--model", "m", "--header", "X-Key:${OPTLOG_TEST_SURELY_UNSET}"], "--header"),
     (["http://127.0.0.1:1", "--model", "m", "--extra-body", "[1]"], "--extra-body"),
+    (["http://127.0.0.1:1", "--model", "m", "--extra-body", "{broken"], "--extra-body"),
+    (["http://127.0.0.1:1", "--model", "m", "--label", "bad key=v"], "--label"),
+    (["http://127.0.0.1:1", "--model", "m", "--label", "novalue"], "--label"),
     (["http://127.0.0.1:1/v1/completions", "--model", "m", "--api", "chat"], "URL"),
 ])
 def test_bad_input_exit_2_writes_nothing(tmp_path, args, field):
