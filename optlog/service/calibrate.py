@@ -14,6 +14,7 @@ ceilings are redone and the verdicts that read them re-judged (service.diagnoses
 from __future__ import annotations
 
 import io
+import math
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -137,8 +138,8 @@ def calibrate(ctx: Ctx, *, quick: bool = False, device: str = "auto", dry_run: b
     path = ctx.ws.config_file
     before = path.read_text() if path.exists() else ""
     ctx.config  # noqa: B018 - a malformed optlog.yaml is reported before measuring anything
-    if not max_spread > 0:
-        raise BadInput(f"--max-spread must be > 0, got {max_spread}", field="--max-spread")
+    if not (max_spread > 0 and math.isfinite(max_spread)):  # an agent's "1e999" is inf: no bound at all
+        raise BadInput(f"--max-spread must be a finite number > 0, got {max_spread}", field="--max-spread")
     if measurement is None:
         ctx.notice("calibrate: measuring matmul TFLOP/s per dtype and memory bandwidth"
                    + (" (and, with several GPUs, the links and allreduce)" if device != "cpu" else " on the CPU") + "…")

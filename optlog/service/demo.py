@@ -30,6 +30,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from statistics import median
 from typing import Any, Callable
@@ -98,7 +99,11 @@ def _finish(ctx: Any, say: Callable[[str], None]) -> tuple[list[dict[str, Any]],
     return ranked, rep.get("file")
 
 
-def run(path: str | Path, say: Callable[[str], None], simulated: bool = False) -> dict[str, Any]:
+def run(path: str | Path | None, say: Callable[[str], None], simulated: bool = False) -> dict[str, Any]:
+    """The `demo` command's document; without `path`, in a new folder under the system's temporary
+    directory (its name is in the document)."""
+    if path is None:
+        path = tempfile.mkdtemp(prefix="optlog-demo-")
     return run_simulated(path, say) if simulated else run_real(path, say)
 
 
