@@ -116,6 +116,13 @@ def fmt_verdict(x: float | None) -> str:
     return f"{x:.2f}" if a >= 0.01 or x == 0 else f"{x:.3g}"
 
 
+def fmt_p(p: float | None) -> str:
+    """A p-value, wherever a person reads one (verdict reasons, the report, tune's narration):
+    `p=0.034`, two significant digits (`p=0.00027`, `p=3.1e-07`); `p=–` for none. The verdict
+    reasons' format, kept as committed."""
+    return "p=–" if p is None else f"p={p:.2g}"
+
+
 def fmt_interval(lo: float, hi: float) -> str:
     """A confidence interval inside a verdict's reason: `[lo, hi]`, three significant digits."""
     return f"[{lo:.3g}, {hi:.3g}]"

@@ -35,7 +35,7 @@ from typing import Any
 from optlog.core import comparable as C
 from optlog.core import expr as E
 from optlog.core import labels as L
-from optlog.core.numfmt import fmt_interval, fmt_verdict, fmt_written
+from optlog.core.numfmt import fmt_interval, fmt_p, fmt_verdict, fmt_written
 from optlog.core.stats import ALPHA, Batch, holm, mean, sig, tier
 
 WORKLOAD_KEYS = frozenset({
@@ -326,10 +326,10 @@ def _decide(ae: AtomEval, m: float, results: list[Any]) -> None:
             tail = f"{est}{_ci_text(ae.ci)}"
             if ae.p is not None and ae.p < ALPHA:
                 ae.outcome = "holds" if higher == up else "fails"
-                ae.reason = f"Mann–Whitney p={ae.p:.2g} (Holm); {tail}"
+                ae.reason = f"Mann–Whitney {fmt_p(ae.p)} (Holm); {tail}"
             else:
                 ae.outcome = "unclear"
-                ae.reason = f"within run-to-run noise: Mann–Whitney p={ae.p:.2g} (Holm); {tail}"
+                ae.reason = f"within run-to-run noise: Mann–Whitney {fmt_p(ae.p)} (Holm); {tail}"
         elif ae.tier == "welch":
             ae.method = "welch-log"
             p, d, lo, hi = r
@@ -339,11 +339,11 @@ def _decide(ae: AtomEval, m: float, results: list[Any]) -> None:
             tail = f"{q} = {fmt_verdict(ae.estimate)} (geometric means){_ci_text(ae.ci)} vs {fmt_verdict(k)}"
             if p < ALPHA and abs(eff) >= m:
                 ae.outcome = "holds" if (d > 0) == up else "fails"
-                ae.reason = f"Welch on logs p={p:.2g}, effect {eff:+.0%}; {tail}"
+                ae.reason = f"Welch on logs {fmt_p(p)}, effect {eff:+.0%}; {tail}"
             else:
                 ae.outcome = "unclear"
                 why = f"effect {eff:+.0%} below the ±{m:.0%} minimum" if abs(eff) < m else "not significant"
-                ae.reason = f"Welch on logs p={p:.2g}, {why}; {tail}"
+                ae.reason = f"Welch on logs {fmt_p(p)}, {why}; {tail}"
         else:
             ae.method = "margin"
             ae.outcome, why = _margin_cmp(mx, my, ae.op, m)
@@ -399,10 +399,10 @@ def _decide(ae: AtomEval, m: float, results: list[Any]) -> None:
             tail = f"{q} = {fmt_verdict(ae.estimate)} (geometric mean){_ci_text(ae.ci)} vs {fmt_verdict(ae.c)}"
             if p_used < ALPHA and (not min_eff or abs(eff) >= m):
                 ae.outcome = "holds" if (d > 0) == up else "fails"
-                ae.reason = f"t on logs p={p_used:.2g}; {tail}"
+                ae.reason = f"t on logs {fmt_p(p_used)}; {tail}"
             else:
                 ae.outcome = "unclear"
-                ae.reason = f"t on logs p={p_used:.2g}, not decided; {tail}"
+                ae.reason = f"t on logs {fmt_p(p_used)}, not decided; {tail}"
         else:
             ae.method = "margin"
             ae.outcome, why = _margin_cmp(mx, ae.c, ae.op, m)

@@ -6,7 +6,7 @@ from typing import Any
 
 from optlog.core import labels as L
 from optlog.core import report as C
-from optlog.core.numfmt import fmt_gain, fmt_pct, fmt_ratio, fmt_score, fmt_value, fmt_written
+from optlog.core.numfmt import fmt_gain, fmt_p, fmt_pct, fmt_ratio, fmt_score, fmt_value, fmt_written
 from optlog.core.plans import calibration_line, calibration_rows
 from optlog.render import md
 from optlog.render.plans import verdict_tables
@@ -325,7 +325,7 @@ def _tuning(st: dict[str, Any], plots: list[dict[str, Any]]) -> list[str]:
     sep = rm.get("separation") or {}
     if sep and rem_trials:
         p = sep.get("p")
-        ptext = "" if p is None else ("p < 0.001" if p < 0.001 else f"p = {p:.3g}")
+        ptext = "" if p is None else fmt_p(p)
         out.append(f"The best against the runner-up (trial {sep.get('runner_up')}): "
                    + (f"{md.text(sep['test'])} {ptext}, "
                       + ("told apart." if sep.get("distinct") else "not told apart: either may be the better.")
