@@ -21,14 +21,21 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import Any, Literal, get_args
 
 from optlog.core.numfmt import fmt_gain, fmt_ratio, fmt_score, fmt_written
 from optlog.errors import BadInput
 
 EFFORT_WEIGHT: dict[str, int] = {"S": 1, "M": 3, "L": 8}
-PLAN_STATUSES: tuple[str, ...] = ("proposed", "in_progress", "done", "dropped")
-ACTIVE: tuple[str, ...] = ("proposed", "in_progress")
+# The plan statuses, written once (tests/unit/test_vocabularies.py keeps them here): the ones a person
+# sets (`plan update --status`, a plan file's `status:`), and `removed`, which only `plan rm` writes: the
+# row stays (its number is never reused), the file goes (git keeps it). The lists are computed from it.
+PlanStatus = Literal["proposed", "in_progress", "done", "dropped"]
+PLAN_STATUSES: tuple[str, ...] = get_args(PlanStatus)
+PROPOSED, IN_PROGRESS, DONE, DROPPED = PLAN_STATUSES
+REMOVED = "removed"
+PLAN_ROW_STATUSES: tuple[str, ...] = (*PLAN_STATUSES, REMOVED)  # what a plan row may hold, in listing order
+ACTIVE: tuple[str, ...] = (PROPOSED, IN_PROGRESS)  # the ranked ones
 W_CONFIRMED, W_OPEN, W_FALSIFIED = 1.0, 0.5, 0.1
 
 _NUM = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)"
@@ -289,8 +296,9 @@ def evaluate(plans: list[dict[str, Any]], docs: dict[str, Any]) -> list[dict[str
     active = sorted((v for v in out if v["status"] in ACTIVE), key=lambda v: (-v["score"], v["id"]))
     for i, v in enumerate(active, 1):
         v["rank"] = i
-    order = {"done": 1, "dropped": 2}
-    rest = sorted((v for v in out if v["status"] not in ACTIVE), key=lambda v: (order.get(v["status"], 3), v["id"]))
+    order = {s: i for i, s in enumerate(PLAN_ROW_STATUSES)}  # done, dropped, then removed
+    rest = sorted((v for v in out if v["status"] not in ACTIVE),
+                  key=lambda v: (order.get(v["status"], len(order)), v["id"]))
     return active + rest
 
 

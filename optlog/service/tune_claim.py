@@ -186,7 +186,7 @@ def _feed_plans(ctx: Ctx, rec: dict[str, Any], name: str) -> list[int]:
     views, _docs = plans.evaluated(ctx)
     fed = []
     for v in views:
-        if v["status"] == plans.REMOVED or not any(P.parse_need(n, field="needs")[0] == rec["hypothesis"]
+        if v["status"] == P.REMOVED or not any(P.parse_need(n, field="needs")[0] == rec["hypothesis"]
                                                     for n in v.get("needs") or []):
             continue
         try:
