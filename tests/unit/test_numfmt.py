@@ -34,6 +34,9 @@ def test_ratios_scores_percentages_and_written_numbers() -> None:
     assert (N.fmt_pct(12.5), N.fmt_pct(-3), N.fmt_pct(None)) == ("12.5%", "-3%", "–")
     assert (N.fmt_gain(20, 60), N.fmt_gain(5, 5)) == ("20–60%", "5%")
     assert (N.fmt_written(0.5), N.fmt_written(300.0), N.fmt_written(1.2)) == ("0.5", "300", "1.2")
+    assert (N.fmt_signed(12.5), N.fmt_signed(-3.0), N.fmt_signed(74.96, 3), N.fmt_signed(0.0)) == ("+12.5", "-3", "+75", "+0")
+    assert (N.fmt_count(999), N.fmt_count(1_048_576), N.fmt_count(1000.0)) == ("999", "1,048,576", "1,000")
+    assert (N.fmt_seconds(12.345), N.fmt_seconds(0)) == ("12.3s", "0.0s")
 
 
 def test_the_record_formats_are_frozen() -> None:
@@ -42,6 +45,8 @@ def test_the_record_formats_are_frozen() -> None:
         "0.00", "0.00457", "0.01", "0.50", "1.00", "3.14", "12.3", "100.0", "123", "1,234", "98,765", "-0.50", "-1,234"]
     assert N.fmt_verdict(None) == "–"
     assert N.fmt_interval(0.91234, 1.0567) == "[0.912, 1.06]"
+    assert (N.fmt_share(0.05), N.fmt_share(-0.123, signed=True), N.fmt_share(0.9734, places=1)) == ("5%", "-12%", "97.3%")
+    assert (N.fmt_whole(87.4), N.fmt_whole(2.6, signed=True)) == ("87", "+3")
     assert [N.fmt_diagnosis(v) for v in VALUES] == [
         "0", "0.00457", "0.0123", "0.5", "1.00", "3.14", "12.35", "99.96", "123", "1234", "98765", "-0.5", "-1234"]
     assert [N.fmt_axis(v) for v in VALUES] == [
