@@ -6,7 +6,8 @@ from typing import Any
 
 import click
 
-from optlog.cli.main import agent, emit, service_ctx
+from optlog.cli.binding import Call, verb
+from optlog.cli.main import agent
 from optlog.cli.options import detail_option, fields_option, paging
 from optlog.cli.render import glyph
 from optlog.core.statuses import HYP_STATUSES
@@ -29,12 +30,23 @@ def hypothesis() -> None:
 @click.option("--rival", "rivals", multiple=True, metavar="ID", help="A competing explanation (repeatable).")
 @detail_option(_ACK)
 @agent(args={"title": "A short title: what you believe, e.g. 'Decode is communication-bound at TP8'."})
-def hyp_add(title: str, hid: str | None, statement: str, rationale: str, parent: str | None, rivals: tuple[str, ...],
-            detail: bool) -> None:
+@verb(lambda r: f"added hypothesis {r['id']}" + (f" (child of {r['parent']})" if r["parent"] else ""))
+def hyp_add(call: Call, title: str, hid: str | None, statement: str, rationale: str, parent: str | None,
+            rivals: tuple[str, ...], detail: bool) -> Any:
     """Add a hypothesis (committed to git)."""
-    res = hypotheses.add_doc(service_ctx(), title, hid=hid, statement=statement, rationale=rationale, parent=parent,
-                             rivals=rivals, detail=detail)
-    emit(res, lambda r: f"added hypothesis {r['id']}" + (f" (child of {r['parent']})" if r["parent"] else ""))
+    return hypotheses.add_doc(call.ctx, title, hid=hid, statement=statement, rationale=rationale, parent=parent,
+                              rivals=rivals, detail=detail)
+
+
+def _human_list(d: dict[str, Any]) -> str:
+    if not d["hypotheses"]:
+        return "no hypotheses"
+    out = []
+    for h in d["hypotheses"]:
+        preds = len(h.get("predictions", []))
+        par = f" ← {h['parent']}" if h.get("parent") else ""
+        out.append(f"{glyph(h['status'])} {h['id']:<28} {h['status']:<12} {preds} pred  {h['title']}{par}")
+    return "\n".join(out)
 
 
 @hypothesis.command("list")
@@ -42,21 +54,10 @@ def hyp_add(title: str, hid: str | None, statement: str, rationale: str, parent:
 @paging(agent_limit=20)
 @fields_option(agent_fields="id,title,status,parent")
 @agent(read_only=True, output="hypothesis_list")
-def hyp_list(status: str | None, limit: int | None, offset: int, order: str, fields: str | None) -> None:
+@verb(_human_list)
+def hyp_list(call: Call, status: str | None, limit: int | None, offset: int, order: str, fields: str | None) -> Any:
     """List hypotheses."""
-    doc = hypotheses.list_doc(service_ctx(), status, limit, offset, order, fields)
-
-    def human(d: dict[str, Any]) -> str:
-        if not d["hypotheses"]:
-            return "no hypotheses"
-        out = []
-        for h in d["hypotheses"]:
-            preds = len(h.get("predictions", []))
-            par = f" ← {h['parent']}" if h.get("parent") else ""
-            out.append(f"{glyph(h['status'])} {h['id']:<28} {h['status']:<12} {preds} pred  {h['title']}{par}")
-        return "\n".join(out)
-
-    emit(doc, human)
+    return hypotheses.list_doc(call.ctx, status, limit, offset, order, fields)
 
 
 @hypothesis.command("show")
@@ -65,9 +66,10 @@ def hyp_list(status: str | None, limit: int | None, offset: int, order: str, fie
               help="Everything (evidence values, history, notes, runs), or the statement, predictions and "
                    "the last three verdicts.")
 @agent(read_only=True, defaults={"detail": False}, args={"hid": "The hypothesis id."}, output="hypothesis_show")
-def hyp_show(hid: str, detail: bool) -> None:
+@verb(lambda h: _human_show(h))
+def hyp_show(call: Call, hid: str, detail: bool) -> Any:
     """Show a hypothesis with its predictions and verdict history."""
-    emit(hypotheses.show_doc(service_ctx(), hid, detail), _human_show)
+    return hypotheses.show_doc(call.ctx, hid, detail)
 
 
 def _human_show(h: dict[str, Any]) -> str:
@@ -107,10 +109,10 @@ def _human_show(h: dict[str, Any]) -> str:
 @click.option("--why", metavar="T", help="The reason (required).")
 @detail_option(_ACK)
 @agent(args={"hid": "The hypothesis id."})
-def hyp_set(hid: str, status: str, why: str | None, detail: bool) -> None:
+@verb(lambda r: f"{r['id']} → {r['status']} (override)")
+def hyp_set(call: Call, hid: str, status: str, why: str | None, detail: bool) -> Any:
     """Set a status by hand (an override, kept beside the automatic verdict)."""
-    res = hypotheses.set_doc(service_ctx(), hid, status, why or "", detail)
-    emit(res, lambda r: f"{r['id']} → {r['status']} (override)")
+    return hypotheses.set_doc(call.ctx, hid, status, why or "", detail)
 
 
 @hypothesis.command("edit")
@@ -121,9 +123,9 @@ def hyp_set(hid: str, status: str, why: str | None, detail: bool) -> None:
 @click.option("--rival", "rivals", multiple=True, metavar="ID", help="Add a rival (repeatable).")
 @detail_option(_ACK)
 @agent(args={"hid": "The hypothesis id."})
-def hyp_edit(hid: str, title: str | None, statement: str | None, rationale: str | None, rivals: tuple[str, ...],
-             detail: bool) -> None:
+@verb(lambda r: f"edited {r['id']}")
+def hyp_edit(call: Call, hid: str, title: str | None, statement: str | None, rationale: str | None,
+             rivals: tuple[str, ...], detail: bool) -> Any:
     """Edit title, statement, rationale or rivals (committed as an edit)."""
-    res = hypotheses.edit_doc(service_ctx(), hid, title=title, statement=statement, rationale=rationale,
-                              add_rivals=rivals, detail=detail)
-    emit(res, lambda r: f"edited {r['id']}")
+    return hypotheses.edit_doc(call.ctx, hid, title=title, statement=statement, rationale=rationale,
+                               add_rivals=rivals, detail=detail)

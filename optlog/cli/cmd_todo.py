@@ -6,9 +6,10 @@ from typing import Any
 
 import click
 
-from optlog.cli.main import agent, emit, service_ctx
+from optlog.cli.binding import Call, verb
+from optlog.cli.main import agent
+from optlog.cli.options import JsonValue
 from optlog.core.todos import PRIORITIES, TODO_STATUSES
-from optlog.errors import BadInput
 from optlog.service import todos
 
 TODO_ITEM = {"type": "object", "properties": {
@@ -44,11 +45,10 @@ def todo() -> None:
               help="How urgent it is.")
 @click.option("--hypothesis", metavar="ID", help="The hypothesis this todo serves.")
 @agent(args={"text": "What to do, one sentence."})
-def todo_add(text: str, priority: str, hypothesis: str | None) -> None:
+@verb(lambda r: f"added todo {r['id']}")
+def todo_add(call: Call, text: str, priority: str, hypothesis: str | None) -> dict[str, Any]:
     """Add a todo at the end of the list."""
-    ctx = service_ctx()
-    t = todos.add(ctx, text, priority, hypothesis)
-    emit(t, lambda r: f"added todo {r['id']}")
+    return todos.add(call.ctx, text, priority, hypothesis)
 
 
 @todo.command("set")
@@ -58,11 +58,11 @@ def todo_add(text: str, priority: str, hypothesis: str | None) -> None:
 @click.option("--hypothesis", metavar="ID", help="Link to a hypothesis ('' unlinks).")
 @click.option("--content", metavar="TEXT", help="New text for the todo.")
 @agent(args={"tid": "The todo id (as todo_list shows it)."})
-def todo_set(tid: str, status: str | None, priority: str | None, hypothesis: str | None, content: str | None) -> None:
+@verb(lambda r: f"{r['id']} is {r['status']}")
+def todo_set(call: Call, tid: str, status: str | None, priority: str | None, hypothesis: str | None,
+             content: str | None) -> dict[str, Any]:
     """Change a todo's status (or priority, link, text)."""
-    ctx = service_ctx()
-    t = todos.set_(ctx, tid, status, priority, hypothesis, content)
-    emit(t, lambda r: f"{r['id']} is {r['status']}")
+    return todos.set_(call.ctx, tid, status, priority, hypothesis, content)
 
 
 @todo.command("list")
@@ -71,36 +71,25 @@ def todo_set(tid: str, status: str | None, priority: str | None, hypothesis: str
 @click.option("--limit", type=int, default=None, metavar="N", help="At most N todos (in list order).")
 @click.option("--offset", type=int, default=0, help="Skip this many: pass the previous page's next_offset.")
 @agent(read_only=True, defaults={"limit": 30}, output="todo_list")
-def todo_list(status: str | None, hypothesis: str | None, limit: int | None, offset: int) -> None:
+@verb(_human)
+def todo_list(call: Call, status: str | None, hypothesis: str | None, limit: int | None, offset: int) -> Any:
     """List todos in order."""
-    emit(todos.list_doc(service_ctx(), status, hypothesis, limit, offset), _human)
+    return todos.list_doc(call.ctx, status, hypothesis, limit, offset)
 
 
 @todo.command("write")
 @click.argument("source", metavar="FILE|-", required=False)
-@click.option("--todos", "inline", metavar="JSON", help="The todowrite list inline instead of FILE.")
+@click.option("--todos", "inline", type=JsonValue("--todos"), help="The todowrite list inline instead of FILE.")
 @click.option("--detail/--brief", "detail", default=True, show_default=True,
               help="The whole list back, or only each todo's id and status.")
 @agent(defaults={"detail": False}, json={"inline": {"type": "array", "items": TODO_ITEM,
        "description": "Your whole todo list (TodoWrite/todowrite items; other keys such as activeForm are kept)."}},
        args={"source": "A file holding todowrite JSON (or a hook payload); '-' is stdin."})
-def todo_write(source: str | None, inline: str | None, detail: bool) -> None:
+@verb(lambda d: _human(d) if "total" not in d else f"{d['total']} todo(s) written")
+def todo_write(call: Call, source: str | None, inline: Any, detail: bool) -> Any:
     """Replace the list with todowrite JSON ({"todos": [...]}) from FILE or stdin.
 
     Hook payloads are taken as they come: Claude Code's PostToolUse for TodoWrite, OpenCode's
     todo.updated event and todowrite tool hooks.
     """
-    if (source is None) == (inline is None):
-        raise BadInput("give FILE (or - for stdin) or --todos JSON", field="--todos", code="usage")
-    if inline is not None:
-        from optlog.yamlio import parse_json  # deferred: optlog.yamlio loads PyYAML, which `todo list` never needs
-
-        try:
-            data, name = parse_json(inline, "--todos"), "--todos"
-        except BadInput as e:  # the same guards as a file's (depth, size, the text rule)
-            e.field, e.file = e.field or "--todos", None
-            raise
-    else:
-        data, name = todos.read_todowrite(source or "-")
-    doc = todos.write_doc(service_ctx(), data, name, detail)
-    emit(doc, _human if detail else lambda d: f"{d['total']} todo(s) written")
+    return todos.write_doc(call.ctx, inline, "--todos", detail, source=source)

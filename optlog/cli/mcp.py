@@ -2,8 +2,8 @@
 because its tools are derived from the CLI's command tree; it sits beside `main`, above the service layer).
 
 Nothing here declares a tool. `optlog.cli.tools` derives them from the click command tree (names,
-schemas, defaults) and runs the command in-process, so a tool's structured result is the CLI's
-`--json` document for the same arguments. This module adds only what belongs to the protocol:
+schemas, defaults) and calls each command's binding (`optlog.cli.binding`) with typed values, so a
+tool's structured result is the CLI's `--json` document for the same arguments. This module adds only what belongs to the protocol:
 errors as `isError` results carrying the error document (`code`, `message`, `file`, `line`,
 `field` naming the tool's parameter) with a one-line text; a byte bound on every result unless
 the caller asked for more; resources for the hypothesis files and the latest report; and one
@@ -12,15 +12,20 @@ long-lived workspace context, so a call costs a command's work and not a process
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
+import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 from optlog import __version__
 from optlog.cli import tools as T
+from optlog.cli.binding import Call
 from optlog.cli.fast import READS
+from optlog.cli.main import internal_error
 from optlog.cli.tools import tools
 from optlog.core.shape import fit
 from optlog.errors import BadInput, OptlogError, close_matches
@@ -98,10 +103,7 @@ class Face:
                                code="usage", extra={"did_you_mean": close} if close else {})
                 return err.to_json(), True, 2
             try:
-                argv = T.argv(tool, args)  # its errors name the tool's parameters already
-            except OptlogError as e:
-                return e.to_json(), True, e.exit_code
-            try:
+                kwargs = T.arguments(tool, args)  # its errors name the tool's parameters already
                 if tool.path != ("init",):
                     self.ctx()  # no workspace → no_workspace, before anything runs
             except OptlogError as e:
@@ -111,17 +113,24 @@ class Face:
                     e.extra.setdefault("fix", {"tool": "init", "arguments": {}})
                 e.field = tool.param_for(e.field)
                 return e.to_json(), True, e.exit_code
-            key = json.dumps([name, argv]) if tool.path in READS else None
+            key = json.dumps([name, kwargs], default=str, sort_keys=True) if tool.path in READS else None
             before = self._read_stamp() if key else None
             if before is not None and key in self._reads and self._reads[key][0] == before.key:
                 self.read_hits += 1
                 _k, text, code = self._reads[key]
                 return json.loads(text), False, code
-            shared = None if tool.path == ("init",) else self.ctx
-            out = T.run(argv, chdir=self.chdir, shared_ctx=shared, tool=tool)
-            if out.error is not None:
-                return out.doc, True, out.exit_code
-            doc = out.doc
+            call = Call(chdir=self.chdir, ctx=self.ctx, narrate=False,
+                        say=lambda t: print(f"optlog: {t}", file=sys.stderr))
+            stray = io.StringIO()
+            try:
+                with contextlib.redirect_stdout(stray):  # stdout is the protocol's: nothing else may reach it
+                    doc, code = T.invoke(tool, call, kwargs)
+            except OptlogError as e:
+                e.field = tool.param_for(e.field)
+                return e.to_json(), True, e.exit_code
+            except Exception as e:  # noqa: BLE001  (no traceback ever: the error document instead)
+                ierr = internal_error(e)
+                return ierr.to_json(), True, ierr.exit_code
             if tool.path == ("init",):
                 self._ctx = None  # the workspace may be new
             if not any((args or {}).get(k) for k in _LIFTS):
@@ -130,13 +139,13 @@ class Face:
                     if any(k in tool.params for k in ("limit", "fields", "detail", "tail")) else \
                     "the full document: the CLI's --json"
                 doc = fit(doc, T.MAX_RESULT_BYTES, hint)
-            if before is not None and key is not None and not self._ctx.notices and not out.stray:
+            if before is not None and key is not None and not self._ctx.notices and not stray.getvalue():
                 after = self._read_stamp()  # nothing changed while it ran: keep it
                 if after is not None and after.key == before.key and after.settled:
                     if len(self._reads) >= 64:
                         self._reads.clear()
-                    self._reads[key] = (after.key, json.dumps(doc, default=str), out.exit_code)
-            return doc, False, out.exit_code
+                    self._reads[key] = (after.key, json.dumps(doc, default=str), code)
+            return doc, False, code
 
 
 def _one_line(doc: Any, name: str) -> str:

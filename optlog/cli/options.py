@@ -14,6 +14,9 @@ from typing import Any
 import click
 
 from optlog.cli.main import agent
+from optlog.core import text as TX
+from optlog.core.labels import check_key, parse_pair
+from optlog.errors import BadInput
 from optlog.service.envelope import ORDERS
 
 
@@ -50,3 +53,46 @@ def detail_option(what: str) -> Callable[[Any], Any]:
         return agent(defaults={"detail": False})(f)
 
     return deco
+
+
+class KeyValue(click.ParamType):
+    """`K=V` on the command line → the pair (K, V), so a binding gets typed pairs and never parses
+    text. A pair given as a value already (the MCP face passes an object's items) is only checked:
+    its key by the label-name rule; its value stays as typed (a verb checks what it needs)."""
+
+    name = "K=V"
+
+    def __init__(self, field: str = "--label") -> None:
+        self.field = field
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> tuple[str, Any]:
+        if isinstance(value, tuple) and len(value) == 2:
+            return check_key(str(value[0]), self.field), value[1]
+        return parse_pair(str(value), self.field)
+
+
+class JsonValue(click.ParamType):
+    """A JSON text on the command line → the value it holds, under the guards every file has (size,
+    depth, the text rule); a value given already parsed (the MCP face) gets the same tree checks."""
+
+    name = "JSON"
+
+    def __init__(self, field: str) -> None:
+        self.field = field
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            if isinstance(value, str):
+                from optlog.yamlio import parse_json  # deferred: optlog.yamlio loads PyYAML
+
+                return parse_json(value, self.field)
+            TX.check_tree(value, self.field, None)
+            return value
+        except BadInput as e:  # the option is the place, not a file
+            e.field, e.file = e.field or self.field, None
+            raise
+
+
+def pairs(values: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
+    """Repeated K=V options as one mapping (a later key wins, as the command line reads)."""
+    return dict(values)

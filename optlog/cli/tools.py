@@ -2,10 +2,11 @@
 
 The MCP face does not declare tools of its own. It walks the command tree; each leaf command
 becomes a tool named by its path (`run wait` → `run_wait`) whose JSON schema comes from the
-command's parameters (help → description, `click.Choice` → enum, `multiple` → array), and whose
-call runs that very command in-process with `--json`, taking the document `emit` would print. So
-the tool's structured result *is* the CLI's `--json` document for the same arguments, and a new
-command or option is a new tool or parameter with nothing else to write.
+command's parameters (help → description, `click.Choice` → enum, `multiple` → array, `K=V` →
+an object), and whose call converts the JSON arguments to the typed values the command's binding
+takes (`optlog.cli.binding`) and calls that binding: no command line is built, no value becomes
+text again. So the tool's structured result *is* the CLI's `--json` document for the same
+arguments, and a new command or option is a new tool or parameter with nothing else to write.
 
 What differs between the faces is declared beside the command with `@agent(...)`
 (`optlog.cli.main.agent`): the defaults an agent gets when it passes nothing (the small-by-default
@@ -15,18 +16,20 @@ not tools (the TUI, the MCP server itself, a sample stream).
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import click
 
-from optlog.cli.main import State, check_argv, cli, close_contexts, internal_error
+from optlog.cli import binding as B
+from optlog.cli.binding import Call
+from optlog.cli.main import cli
+from optlog.cli.options import KeyValue
 from optlog.cli.schemas import SCHEMAS
+from optlog.core import text as TX
+from optlog.core.limits import LIMITS
 from optlog.errors import BadInput, OptlogError, close_matches
 
 # the root's global options: every tool has them implicitly (the server is the workspace, JSON always)
@@ -68,6 +71,14 @@ class Tool:
     output_schema: dict[str, Any] | None = None
     read_only: bool = False
     field_names: dict[str, str] = field(default_factory=dict)  # CLI spelling (--expect, ID) → tool param
+
+    @property
+    def binding(self) -> B.Binding:
+        b = B.of(self.command.callback)
+        if b is None:  # tests/architecture/test_bindings.py keeps every tool bound
+            raise OptlogError(f"the command behind {self.name} has no binding (optlog.cli.binding.verb)",
+                              code="internal_error")
+        return b
 
     def param_for(self, spelling: str | None) -> str | None:
         """The tool parameter an error's `field` means (a CLI flag, a metavar, a service's word for
@@ -155,7 +166,10 @@ def _param(tool: str, p: click.Parameter, meta: dict[str, Any], taken: set[str])
         assert isinstance(p, click.Option)
         name = _option_tool_name(p)
         desc = p.help
-        if p.is_flag and not p.count:
+        if isinstance(p.type, KeyValue):  # an object ({"config": "tp8"}); the CLI's ["config=tp8"] too
+            schema = {"type": ["object", "array"], "additionalProperties": {"type": ["string", "number", "boolean"]},
+                      "items": {"type": "string"}}
+        elif p.is_flag and not p.count:
             schema = {"type": "boolean"}
         else:
             item = _json_type(p.type)
@@ -204,7 +218,7 @@ def tools() -> dict[str, Tool]:
     return {t.name: t for t in (build(p, c) for p, c in walk() if not skipped(c))}
 
 
-# ---------------------------------------------------------------- a call: arguments → argv → document
+# ---------------------------------------------------------------- a call: JSON arguments → typed values → document
 
 
 def usage(message: str, param: str | None, choices: list[str] | None = None, given: str | None = None) -> BadInput:
@@ -217,125 +231,113 @@ def usage(message: str, param: str | None, choices: list[str] | None = None, giv
     return BadInput(message, field=param, code="usage", extra=extra)
 
 
-def _scalar(tool: Tool, name: str, v: Any, schema: dict[str, Any]) -> str:
+def _scalar(name: str, v: Any, schema: dict[str, Any]) -> Any:
+    """One JSON value checked against its schema: the Python value the click type would give."""
     t = schema.get("type")
     if t == "boolean":
         if not isinstance(v, bool):
             raise usage(f"{name} must be true or false, got {json.dumps(v)}", name)
-        return "true" if v else "false"
+        return v
     if isinstance(v, bool) or not isinstance(v, (str, int, float)):
         raise usage(f"{name} must be a {t or 'string'}, got {json.dumps(v)[:60]}", name)
-    if t == "integer" and not isinstance(v, int):
+    if t == "integer":
+        if isinstance(v, float) and v.is_integer():
+            return int(v)
         try:
-            v = int(str(v))
+            return v if isinstance(v, int) else int(str(v))
         except ValueError:
             raise usage(f"{name} must be an integer, got {json.dumps(v)}", name) from None
-    if t == "number" and isinstance(v, str):
+    if t == "number":
         try:
-            float(v)
+            return float(v)
         except ValueError:
             raise usage(f"{name} must be a number, got {json.dumps(v)}", name) from None
-    if "enum" in schema and str(v) not in schema["enum"]:
+    v = str(v)
+    if "enum" in schema and v not in schema["enum"]:
         low = {e.lower(): e for e in schema["enum"]}
-        if str(v).lower() in low:
-            return low[str(v).lower()]
-        raise usage(f"{name} must be one of {', '.join(schema['enum'])}, got {v!r}", name, schema["enum"], str(v))
-    return str(v)
+        if v.lower() in low:
+            return low[v.lower()]
+        raise usage(f"{name} must be one of {', '.join(schema['enum'])}, got {v!r}", name, schema["enum"], v)
+    return v
 
 
-def argv(tool: Tool, args: dict[str, Any] | None) -> list[str]:
-    """The command line that makes the same call (raises `usage` errors naming tool parameters)."""
+def _text_rule(name: str, v: Any) -> None:
+    """An MCP call is input like any other: every string in it passes the CLI's text rule."""
+    for s in (v if isinstance(v, (list, tuple)) else [v]):
+        if isinstance(s, str):
+            why = TX.problem(s, multiline=True, max_chars=LIMITS.arg_chars)
+            if why is not None:
+                raise BadInput(why, field=name, code="bad_text")
+
+
+def _value(name: str, p: Param, v: Any) -> Any:
+    """A tool argument as the typed value the command's binding takes."""
+    cp = p.click
+    if p.json:
+        return _convert(name, cp, v)
+    if isinstance(cp.type, KeyValue):  # an object, or the CLI's K=V texts
+        items = list(v.items()) if isinstance(v, dict) else v if isinstance(v, list) else [v]
+        out = []
+        for it in items:
+            if isinstance(it, tuple):
+                if isinstance(it[1], (dict, list)):
+                    raise usage(f"{name}: the value of {it[0]!r} must be a string or a number", name)
+                _text_rule(name, [it[0], it[1]])
+                out.append(_convert(name, cp, it))
+            else:
+                out.append(_convert(name, cp, _scalar(name, it, {"type": "string"})))
+        return tuple(out) if cp.multiple else out[-1]
+    if p.schema.get("type") == "array":
+        vals = [_scalar(name, x, p.schema["items"]) for x in (v if isinstance(v, list) else [v])]
+        _text_rule(name, vals)
+        return tuple(_convert(name, cp, x) for x in vals)
+    x = _scalar(name, v, p.schema)
+    _text_rule(name, x)
+    return _convert(name, cp, x)
+
+
+def _convert(name: str, cp: click.Parameter, v: Any) -> Any:
+    if isinstance(cp, click.Option) and cp.is_flag:
+        return v
+    try:
+        return cp.type.convert(v, cp, None)
+    except click.BadParameter as e:
+        raise usage(f"{name}: {e.format_message()}", name) from None
+
+
+def arguments(tool: Tool, args: dict[str, Any] | None) -> dict[str, Any]:
+    """The keyword arguments of the tool's binding for these JSON arguments: each converted and
+    checked as its click type would check the CLI's text (errors name the tool's parameters);
+    what is not given takes the agent's default, else the CLI's."""
     args = dict(args or {})
     for k in args:
         if k not in tool.params:
             raise usage(f"{tool.name} has no parameter {k!r}; its parameters: {', '.join(tool.params) or 'none'}",
                         k, list(tool.params), k)
-    opts: list[str] = []
-    pos: list[str] = []
+    cctx = click.Context(tool.command, info_name=tool.name)
+    out: dict[str, Any] = {}
     for name, p in tool.params.items():
-        if name in args and args[name] is not None:
-            v = args[name]
-        elif p.has_agent_default:
+        v = args.get(name)
+        if v is None and p.has_agent_default:
             v = p.agent_default
-        elif p.required:
-            raise usage(f"{tool.name} needs {name}", name)
-        else:
-            continue
+        assert p.click.name is not None
         if v is None:
+            if p.required:
+                raise usage(f"{tool.name} needs {name}", name)
+            value, _source = p.click.consume_value(cctx, {})  # the CLI's default, as click makes it
+            value = p.click.process_value(cctx, value)
+            out[p.click.name] = None if type(value).__name__ == "Sentinel" else value  # click's UNSET: none given
             continue
-        cp = p.click
-        if p.json:
-            opts.append(f"{cp.opts[0]}={json.dumps(v)}")
-            continue
-        if isinstance(cp, click.Argument):
-            if p.schema.get("type") == "array":
-                vals = v if isinstance(v, list) else [v]
-                pos += [_scalar(tool, name, x, p.schema["items"]) for x in vals]
-            else:
-                pos.append(_scalar(tool, name, v, p.schema))
-            continue
-        assert isinstance(cp, click.Option)
-        if p.schema.get("type") == "boolean":
-            b = _scalar(tool, name, v, p.schema) == "true"
-            if b:
-                opts.append(cp.opts[0])
-            elif cp.secondary_opts:
-                opts.append(cp.secondary_opts[0])
-            continue
-        if p.schema.get("type") == "array":
-            if isinstance(v, dict):  # {"config": "tp8"} for K=V options
-                v = [f"{k}={x}" for k, x in v.items()]
-            vals = v if isinstance(v, list) else [v]
-            for x in vals:
-                opts.append(f"{cp.opts[0]}={_scalar(tool, name, x, p.schema['items'])}")
-        else:
-            opts.append(f"{cp.opts[0]}={_scalar(tool, name, v, p.schema)}")
-    return [*tool.path, *opts, *(["--", *pos] if pos else [])]
+        try:
+            out[p.click.name] = _value(name, p, v)
+        except OptlogError as e:
+            e.field = tool.param_for(e.field) if e.field not in (None, name) else name
+            raise
+    return out
 
 
-@dataclass
-class Outcome:
-    doc: Any                  # the document (an error document when `error`)
-    exit_code: int
-    error: OptlogError | None = None
-    stray: str = ""           # anything a command printed on stdout outside `emit`
-
-
-def run(args: list[str], *, chdir: str | None, shared_ctx: Callable[[], Any] | None = None,
-        tool: Tool | None = None) -> Outcome:
-    """Run one command line in-process under `--json`, returning the document it emitted."""
-    st = State()
-    st.json = True
-    st.chdir = chdir
-    st.shared_ctx = shared_ctx
-    got: list[Any] = []
-    st.sink = got.append
-    buf = io.StringIO()
-    code = 0
-    err: OptlogError | None = None
-    try:
-        check_argv(args)  # an MCP call is input like any other: the same text rule as the CLI's
-        with contextlib.redirect_stdout(buf):
-            rv = cli.main(args=args, prog_name="optlog", standalone_mode=False, obj=st)
-        if isinstance(rv, int):
-            code = rv
-    except click.exceptions.Exit as e:
-        code = e.exit_code
-    except click.UsageError as e:
-        f = None
-        if isinstance(e, click.BadParameter) and e.param is not None:
-            f = (e.param.opts[0] if getattr(e.param, "opts", None) else e.param.name)
-        err = BadInput(e.format_message(), field=f, code="usage")
-    except OptlogError as e:
-        err = e
-    except Exception as e:  # noqa: BLE001  (no traceback ever: the error document instead)
-        err = internal_error(e)
-    finally:
-        if shared_ctx is None:
-            close_contexts()
-    if err is not None:
-        if tool is not None:
-            err.field = tool.param_for(err.field)
-        return Outcome(err.to_json(), err.exit_code, err, buf.getvalue())
-    doc = json.loads(json.dumps(got[-1], default=str)) if got else {}
-    return Outcome(doc, code, None, buf.getvalue())
+def invoke(tool: Tool, call: Call, kwargs: dict[str, Any]) -> tuple[Any, int]:
+    """(document, exit code) of one call of the tool's binding."""
+    binding = tool.binding
+    doc = binding.fn(call, **kwargs)
+    return json.loads(json.dumps(doc, default=str)), binding.exit_code(doc)

@@ -160,8 +160,14 @@ def list_doc(ctx: Ctx, status: str | None = None, hypothesis: str | None = None,
     return cast(documents.TodoList, listing("todos", list_(ctx, status, hypothesis), limit, offset))
 
 
-def write_doc(ctx: Ctx, data: Any, file: str = "<stdin>", detail: bool = True) -> documents.TodoList | documents.TodoWriteAck:
-    """`todo write`: replace the list; the whole list back, or each todo's id and status."""
+def write_doc(ctx: Ctx, data: Any = None, file: str = "<stdin>", detail: bool = True, *,
+              source: str | None = None) -> documents.TodoList | documents.TodoWriteAck:
+    """`todo write`: replace the list with `data` (todowrite JSON, already parsed) or with what the
+    file `source` holds ('-': stdin); the whole list back, or each todo's id and status."""
+    if (source is None) == (data is None):
+        raise BadInput("give FILE (or - for stdin) or --todos JSON", field="--todos", code="usage")
+    if source is not None:
+        data, file = read_todowrite(source)
     rows = write(ctx, data, file)
     if detail:
         return {"todos": cast(list[documents.Todo], rows)}

@@ -1,0 +1,96 @@
+"""A command's binding to its service verb: typed values in, the command's document out.
+
+Each leaf command is declared once, as a click command whose function is a *binding*: it takes a
+`Call` (the workspace context, where the call runs, whether a person watches) and the command's
+parameters as typed values, calls its one service verb, and returns the document. `@verb(...)`
+turns it into the click callback and keeps it for the other face:
+
+- the CLI parses its own syntax with click (`K=V` pairs and JSON texts are click types in
+  `optlog.cli.options`, so a binding never sees command-line text), calls the binding, prints
+  the document (`--json`) or its human rendering, and exits with the code `exit` gives;
+- the MCP face (`optlog.cli.tools`) converts a tool call's JSON arguments to the same typed
+  values and calls the same binding with its long-lived context: no command line is built,
+  nothing is re-serialised to text, no click context exists.
+
+So the tool's structured result is the CLI's `--json` document for the same arguments by
+construction, and what differs between the faces is only what each does with the document.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from optlog.cli.main import emit, notice, service_ctx, state
+
+Human = Callable[[Any], "str | None"] | str | None
+
+
+class Call:
+    """What a binding gets besides its typed arguments: the face's service context (made on first
+    use: `init` and `demo` never open one), the folder named by -C, and whether a person at a
+    terminal reads the narration (the CLI) or a program reads only the document (the MCP face)."""
+
+    def __init__(self, *, chdir: str | None, ctx: Callable[[], Any], narrate: bool,
+                 say: Callable[[str], None]) -> None:
+        self.chdir = chdir
+        self.narrate = narrate  # live progress lines on stderr are wanted
+        self.say = say          # one narration line (stderr on the CLI; kept out of the document)
+        self._make_ctx = ctx
+        self._ctx: Any = None
+
+    @property
+    def ctx(self) -> Any:
+        if self._ctx is None:
+            self._ctx = self._make_ctx()
+        return self._ctx
+
+
+@dataclass(frozen=True)
+class Binding:
+    """A command's binding and how its document becomes an exit code (0 when `exit` is None)."""
+
+    fn: Callable[..., Any]
+    exit: Callable[[Any], int] | None = None
+
+    def exit_code(self, doc: Any) -> int:
+        return self.exit(doc) if self.exit is not None else 0
+
+
+def of(callback: Callable[..., Any] | None) -> Binding | None:
+    """The binding behind a click callback made by `verb`, or None."""
+    return getattr(callback, "__optlog_binding__", None) if callback is not None else None
+
+
+def cli_call() -> Call:
+    """The Call of the command the CLI is running now."""
+    st = state()
+    return Call(chdir=st.chdir, ctx=service_ctx, narrate=not st.json, say=notice)
+
+
+def verb(human: Human = None, *, exit: Callable[[Any], int] | None = None,  # noqa: A002
+         text: Callable[..., int | None] | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Make a binding `fn(call, **typed) -> document` the click callback of its command.
+
+    `human` renders the document for a person (a string, or a function of the document); `exit`
+    maps the document to the exit code (a failed run is 1); `text`, when given, is what the CLI
+    does instead without --json (`run logs` streams lines; it has no document to render). Put it
+    directly above the function, under the `@click...` and `@agent` decorators."""
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def callback(**kw: Any) -> int | None:
+            call = cli_call()
+            if text is not None and not state().json:
+                return text(call, **kw)
+            doc = fn(call, **kw)
+            emit(doc, human)
+            return exit(doc) if exit is not None else None
+
+        del callback.__wrapped__  # click must see the callback's own signature, not the binding's
+        callback.__optlog_binding__ = Binding(fn, exit)  # type: ignore[attr-defined]
+        return callback
+
+    return deco
