@@ -21,7 +21,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from optlog.config import Config
-from optlog.core.numfmt import fmt_sig
+from optlog.core.numfmt import fmt_share, fmt_sig
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, Failed
 from optlog.gitlog import history
@@ -45,8 +45,8 @@ def refusals(m: dict[str, Any], max_spread: float = MAX_SPREAD) -> dict[str, str
         sp = t.get("spread")
         if sp is None or sp <= max_spread:
             continue
-        why = (f"spread {sp:.0%} over {t.get('n')} trials (min {fmt_sig(t['min'])}, median {fmt_sig(t['median'])}, "
-               f"max {fmt_sig(t['max'])}) exceeds {max_spread:.0%}")
+        why = (f"spread {fmt_share(sp)} over {t.get('n')} trials (min {fmt_sig(t['min'])}, median {fmt_sig(t['median'])}, "
+               f"max {fmt_sig(t['max'])}) exceeds {fmt_share(max_spread)}")
         if load is not None and cpus:
             why += f"; load average {load} on {cpus} CPU(s)"
         out[key] = why + ": the machine was not steady; re-run when it is idle"

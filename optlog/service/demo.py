@@ -35,7 +35,7 @@ from pathlib import Path
 from statistics import median
 from typing import Any, Callable
 
-from optlog.core.numfmt import fmt_ratio, fmt_score
+from optlog.core.numfmt import fmt_num, fmt_ratio, fmt_score
 from optlog.errors import BadInput
 from optlog.runs import llamacpp
 from optlog.service import evidence, hypotheses, launch, plans, predictions, report, verdicts
@@ -127,7 +127,7 @@ def run_simulated(path: str | Path, say: Callable[[str], None]) -> dict[str, Any
         rows = evidence.list_runs(ctx, hypothesis="comm-bound")
         for r in rows:
             say(f"  run {r['id']}: {r['labels'].get('config')} c={r['labels'].get('concurrency')} "
-                f"{r['status']} output_throughput={r['metrics'].get('output_throughput', float('nan')):.0f} tok/s")
+                f"{r['status']} output_throughput={fmt_num(r['metrics'].get('output_throughput', float('nan')))} tok/s")
         v1 = verdicts.evaluate(ctx, "comm-bound")
         say(f"verdict: comm-bound → {v1['results'][0]['status']}")
         hypotheses.add(ctx, "Compute-bound: per-GPU work doubled, so throughput halves", hid="compute-bound",
@@ -233,8 +233,8 @@ def run_real(path: str | Path, say: Callable[[str], None]) -> dict[str, Any]:
         for r in rows:
             m = r["metrics"]
             say(f"  run {r['id']}: parallel={r['labels'].get('parallel')} c={r['labels'].get('concurrency')} "
-                f"{r['status']} output_throughput={m.get('output_throughput', float('nan')):.1f} tok/s "
-                f"tpot={m.get('mean_tpot_ms', float('nan')):.1f} ms")
+                f"{r['status']} output_throughput={fmt_num(m.get('output_throughput', float('nan')))} tok/s "
+                f"tpot={fmt_num(m.get('mean_tpot_ms', float('nan')))} ms")
         tput = {p: [r["metrics"]["output_throughput"] for r in rows
                     if r["status"] == "succeeded" and r["labels"].get("parallel") == p
                     and "output_throughput" in r["metrics"]] for p in (1, 4)}

@@ -30,7 +30,7 @@ from textual.widgets import DataTable, Footer, Header, Log, Static, TabbedConten
 
 from optlog.core import runtable as RT
 from optlog.core.expr import ExprError
-from optlog.core.numfmt import fmt_num, fmt_ratio
+from optlog.core.numfmt import fmt_count, fmt_num, fmt_ratio
 from optlog.core.report import pareto_view
 from optlog.core.spark import sparkline
 from optlog.core.statuses import HYP_STATUSES, STATUS_GLYPH
@@ -629,7 +629,7 @@ class OptlogApp(App[None]):
         shown, total = len(self._run_view), self.runs_total
         col, desc = self.run_sort
         # separators end a span, never start one (see `_hyp_label`)
-        parts: list[tuple[str, str]] = [(f"{shown:,} of {total:,} runs" if shown != total else f"{total:,} runs", "bold")]
+        parts: list[tuple[str, str]] = [(f"{fmt_count(shown)} of {fmt_count(total)} runs" if shown != total else f"{fmt_count(total)} runs", "bold")]
         if self.run_filter:
             parts += [("filter ", "dim"), (self.run_filter, "yellow")]
         parts += [("sort ", "dim"), ((col if col in RT.FIXED else col[2:]) + (" ▼" if desc else " ▲"), "")]
