@@ -13,6 +13,7 @@ import click
 
 from optlog.cli.binding import Call, verb
 from optlog.cli.main import agent, notice
+from optlog.core.numfmt import fmt_num, fmt_share, fmt_sig
 from optlog.errors import BadInput, Failed
 from optlog.service import calibrate
 from optlog.telemetry import smi
@@ -104,10 +105,10 @@ def _calibrate_human(r: dict[str, Any]) -> str:
 
     def spread(key: str) -> str:
         t = sp.get(key)
-        return f"  (median of {t['n']}, spread {t['spread']:.1%})" if t else ""
+        return f"  (median of {t['n']}, spread {fmt_share(t['spread'], places=1)})" if t else ""
 
-    out += [f"  peak {dt:<5} {v:>10.4g} TFLOP/s{spread('peak_tflops.' + dt)}" for dt, v in m["peak_tflops"].items()]
-    out.append(f"  memory bandwidth {m['mem_bw_gbps']:.1f} GB/s{spread('mem_bw_gbps')}")
+    out += [f"  peak {dt:<5} {fmt_sig(v):>10} TFLOP/s{spread('peak_tflops.' + dt)}" for dt, v in m["peak_tflops"].items()]
+    out.append(f"  memory bandwidth {fmt_num(m['mem_bw_gbps'])} GB/s{spread('mem_bw_gbps')}")
     h = m.get("host") or {}
     if h:
         out.append(f"  host: {h.get('threads')} thread(s), {h.get('cpus')} CPU(s), load average "

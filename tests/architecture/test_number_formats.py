@@ -27,7 +27,6 @@ ALLOWED: dict[str, int] = {
     "optlog/cli/cmd_plan.py": 2,
     "optlog/cli/cmd_predict.py": 2,
     "optlog/cli/cmd_run_launch.py": 1,
-    "optlog/cli/cmd_telemetry.py": 3,
     "optlog/cli/cmd_tune.py": 2,
 }
 
