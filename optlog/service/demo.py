@@ -116,8 +116,8 @@ def run_simulated(path: str | Path, say: Callable[[str], None]) -> dict[str, Any
         say(f"workspace: {root}")
         hypotheses.add(ctx, "Communication-bound: allreduce limits throughput", hid="comm-bound",
                        statement="Splitting TP8 into TP4+PP2 keeps allreduce local and so raises throughput.")
-        predictions.add(ctx, "comm-bound", "a > b", metric="output_throughput", a=["config=tp4pp2"],
-                        b=["config=tp8"], per="concurrency")
+        predictions.add(ctx, "comm-bound", "a > b", metric="output_throughput", a={"config": "tp4pp2"},
+                        b={"config": "tp8"}, per="concurrency")
         say("hypothesis comm-bound, predicting tp4pp2 out-runs tp8 at every concurrency")
         spec = root / "runs" / "demo.yaml"
         spec.write_text(SPEC.format(python=sys.executable, port=_free_port()), encoding="utf-8")
@@ -133,10 +133,10 @@ def run_simulated(path: str | Path, say: Callable[[str], None]) -> dict[str, Any
         hypotheses.add(ctx, "Compute-bound: per-GPU work doubled, so throughput halves", hid="compute-bound",
                        parent="comm-bound")
         predictions.add(ctx, "compute-bound", "a / b in [0.3, 0.6]", metric="output_throughput",
-                        a=["config=tp4pp2"], b=["config=tp8"], per="concurrency")
+                        a={"config": "tp4pp2"}, b={"config": "tp8"}, per="concurrency")
         hypotheses.add(ctx, "Pipeline bubbles", hid="pipeline-bubbles", rivals=("compute-bound",))
         predictions.add(ctx, "pipeline-bubbles", "a / b in [0.25, 0.65]", metric="output_throughput",
-                        a=["config=tp4pp2"], b=["config=tp8"], per="concurrency")
+                        a={"config": "tp4pp2"}, b={"config": "tp8"}, per="concurrency")
         v2 = verdicts.evaluate(ctx, all=True)
         for r in v2["results"]:
             say(f"verdict: {r['hypothesis']} → {r['status']}")
@@ -213,14 +213,14 @@ def run_real(path: str | Path, say: Callable[[str], None]) -> dict[str, Any]:
                        statement="Decode on this machine is limited by reading the weights, not by arithmetic: "
                                  "4 parallel slots share each read, so at concurrency 4 they give at least 2x "
                                  "the aggregate output tokens/s of 1 slot.")
-        predictions.add(ctx, "memory-bound", "a / b >= 2", metric="output_throughput", a=["parallel=4"],
-                        b=["parallel=1"], per="concurrency")
+        predictions.add(ctx, "memory-bound", "a / b >= 2", metric="output_throughput", a={"parallel": "4"},
+                        b={"parallel": "1"}, per="concurrency")
         hypotheses.add(ctx, "Compute-bound decode: the cores are already busy", hid="compute-bound",
                        statement="Decode here is limited by the CPU's arithmetic: a batch of 4 costs nearly 4 "
                                  "times one token's work, so 4 slots give less than 1.5x the tokens/s of 1 slot.",
                        rivals=("memory-bound",))
-        predictions.add(ctx, "compute-bound", "a / b < 1.5", metric="output_throughput", a=["parallel=4"],
-                        b=["parallel=1"], per="concurrency")
+        predictions.add(ctx, "compute-bound", "a / b < 1.5", metric="output_throughput", a={"parallel": "4"},
+                        b={"parallel": "1"}, per="concurrency")
         say("hypotheses registered before measuring: memory-bound (4 slots >= 2x of 1 slot at concurrency 4) "
             "and its rival compute-bound (< 1.5x)")
         spec = root / "runs" / "demo.yaml"
@@ -251,7 +251,7 @@ def run_real(path: str | Path, say: Callable[[str], None]) -> dict[str, Any]:
                    else "compute-bound" if status.get("compute-bound") == "confirmed" else "neither")
         pv = PIVOTS[outcome]
         hypotheses.add(ctx, pv["title"], hid=pv["id"], parent=pv["parent"], statement=pv["statement"])
-        predictions.add(ctx, pv["id"], pv["expect"], metric=pv["metric"], a=["parallel=4"], b=["parallel=1"],
+        predictions.add(ctx, pv["id"], pv["expect"], metric=pv["metric"], a={"parallel": "4"}, b={"parallel": "1"},
                         per="concurrency")
         for title, gain, effort, conf, needs in pv["plans"]:
             plans.add(ctx, title, gain=gain, effort=effort, confidence=conf, needs=[needs])

@@ -474,6 +474,21 @@ def set_doc(ctx: Ctx, pid: int | str, status: str | None = None, measured_gain: 
     return res if detail else ack(res)
 
 
+def edit_doc(ctx: Ctx, pid: int | str, *, title: str | None = None, gain: str | None = None,
+             effort: str | None = None, confidence: str | float | None = None,
+             needs: list[str] | tuple[str, ...] = (), no_needs: bool = False, rationale: str | None = None,
+             steps: list[str] | tuple[str, ...] = (), risks: list[str] | tuple[str, ...] = (),
+             validation: str | None = None, why: str | None = None) -> dict[str, Any]:
+    """`plan edit`: as the command's options read (an empty `needs`, `steps` or `risks`: unchanged;
+    `no_needs`: the plan rests on no hypothesis); the plan after the change, its files rendered
+    and committed."""
+    if needs and no_needs:
+        raise BadInput("give --needs or --no-needs, not both", field="--no-needs")
+    return edit(ctx, pid, title=title, gain=gain, effort=effort, confidence=confidence,
+                needs=[] if no_needs else (needs or None), rationale=rationale, steps=steps or None,
+                risks=risks or None, validation=validation, why=why)
+
+
 def list_doc(ctx: Ctx, status: str | None = None, fields: str | list[str] | None = None) -> documents.PlanList:
     """`plan list`: plans in rank order (only `fields` of each) and the calibration."""
     doc = list_(ctx, status)

@@ -111,8 +111,8 @@ def register(ctx: Ctx, a: Any, ls: Any, space: list[T.SearchParam], study: Any, 
                        rationale="Registered by optlog tune --claim before the search; judged on the best and the "
                                  "default configuration re-measured interleaved after it.")
     expect = _expect(pct, direction)
-    pred = predictions.add(ctx, hid, expect, metric=metric, a=[f"study={name}", f"claim={TUNED}"],
-                           b=[f"study={name}", f"claim={DEFAULT}"])
+    pred = predictions.add(ctx, hid, expect, metric=metric, a={"study": name, "claim": TUNED},
+                           b={"study": name, "claim": DEFAULT})
     rec = {"pct": pct, "metric": metric, "direction": direction, "hypothesis": hid, "prediction": pred["id"],
            "expect": expect, "default": default, "registered_at": now_iso()}
     study.set_user_attr(ATTR, rec)

@@ -30,6 +30,7 @@ from textual.widgets import DataTable, Footer, Header, Log, Static, TabbedConten
 
 from optlog.core import runtable as RT
 from optlog.core.expr import ExprError
+from optlog.core.labels import parse_pairs
 from optlog.core.numfmt import fmt_count, fmt_num, fmt_ratio
 from optlog.core.report import pareto_view
 from optlog.core.spark import sparkline
@@ -978,9 +979,10 @@ class OptlogApp(App[None]):
         def go(v: dict[str, Any]) -> None:
             P = svc().predictions
 
-            split = lambda s: tuple(x.strip() for x in s.split(",") if x.strip())  # noqa: E731
+            # the form's "K=V, K=V" text is this face's syntax: parsed here, the verb takes typed selectors
+            sel = lambda s, f: parse_pairs([x.strip() for x in s.split(",") if x.strip()], f)  # noqa: E731
             self.run_service(lambda c: P.add(c, hid, expect=v["expect"], metric=v["metric"] or None,
-                                             a=split(v["a"]), b=split(v["b"]), where=v["where"] or None,
+                                             a=sel(v["a"], "--a"), b=sel(v["b"], "--b"), where=v["where"] or None,
                                              per=v["per"] or None, margin=float(v["margin"]) if v["margin"] else None),
                              done="prediction added")
 

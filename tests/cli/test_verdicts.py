@@ -229,3 +229,40 @@ def test_run_diff_shows_only_differences(ws):
     assert list(d["metrics"]) == [TTT] and abs(d["metrics"][TTT]["ratio"] - 727 / 1867) < 1e-9
     assert d["environment"] == {}
     assert "duration_s" not in ws.cli("run", "diff", str(a), str(b)).out
+
+
+def test_prediction_verdict_and_compare_tools_give_the_cli_documents(ws, monkeypatch):
+    """The MCP face calls the same bindings: object-valued selectors are typed as the CLI's K=V texts
+    are, and each tool's document is the CLI's --json document (verdict --check: exit 1 too)."""
+    from tests._face import face, ok
+
+    ws.cli("hyp", "add", "Communication-bound", "--id", "comm-bound")
+    same = lambda d: {k: v for k, v in d.items() if k not in ("id", "created")}  # noqa: E731
+    with face(ws, monkeypatch) as call:
+        p1 = ok(call("prediction_add", {"hypothesis": "comm-bound", "expect": "a > b", "metric": TTT, "detail": True,
+                                        "a": {"config": "tp4pp2", "concurrency": 64}, "b": {"config": "tp8"}}))
+        p2 = ws.j("predict", "comm-bound", "--expect", "a > b", "--metric", TTT, "--a", "config=tp4pp2",
+                  "--a", "concurrency=64", "--b", "config=tp8")
+        assert p1["a"] == {"config": "tp4pp2", "concurrency": 64} and same(p1) == same(p2)
+        e1 = ok(call("prediction_edit", {"id": "comm-bound.p1", "b": {"config": "tp8", "concurrency": 64},
+                                         "detail": True}))
+        e2 = ws.j("prediction", "edit", "comm-bound.p2", "--b", "config=tp8", "--b", "concurrency=64")
+        assert e1["b"] == {"config": "tp8", "concurrency": 64} and same(e1) == same(e2)
+        doc, err, code = call("prediction_add", {"hypothesis": "comm-bound", "expect": "a > b", "metric": TTT,
+                                                 "a": {"bad key": "x"}, "b": {"config": "tp8"}})
+        assert err and code == 2 and doc["error"]["field"] == "a"
+
+        seed_runs(ws, [({"config": c, "concurrency": 64}, {TTT: v}) for c, v in (("tp8", 700), ("tp4pp2", 213))])
+        ws.cli("verdict")
+        assert ok(call("verdict", {"detail": True})) == ws.j("verdict")
+        doc, err, code = call("verdict", {"id": "comm-bound", "check": True, "detail": True})
+        assert code == 1 and doc == ws.j("verdict", "comm-bound", "--check", check=1)
+        assert doc["results"][0]["status"] == "falsified"
+        doc, err, code = call("verdict", {"id": "comm-bound", "all": True})
+        assert err and code == 2 and doc["error"]["field"] == "all"
+        assert ok(call("prediction_list", {"limit": 20, "order": "newest"})) == \
+            ws.j("prediction", "list", "--limit", "20", "--order", "newest")
+        assert ok(call("prediction_show", {"id": "comm-bound.p1", "detail": True})) == \
+            ws.j("prediction", "show", "comm-bound.p1")
+        assert ok(call("compare", {"metric": TTT, "by": "config", "per": "concurrency", "baseline": "tp8"})) == \
+            ws.j("compare", "--metric", TTT, "--by", "config", "--per", "concurrency", "--baseline", "tp8")

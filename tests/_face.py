@@ -1,0 +1,30 @@
+"""Helper for the tests that call a tool of the MCP face in-process (`optlog.cli.mcp.Face`) with the
+test workspace's environment, to compare its document with the CLI's `--json` one."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+
+@contextmanager
+def face(ws: Any, monkeypatch: Any) -> Iterator[Callable[..., tuple[Any, bool, int]]]:
+    """`call(name, args) -> (document, is_error, exit_code)` on one long-lived face, as a server holds it."""
+    for k in ("OPTLOG_DB_URL", "GIT_CONFIG_GLOBAL", "OPTLOG_ACTOR", "HOME"):
+        if k in ws.env:
+            monkeypatch.setenv(k, ws.env[k])
+    from optlog.cli.mcp import Face
+
+    f = Face(str(ws.root))
+    try:
+        yield f.call
+    finally:
+        f.close()
+
+
+def ok(result: tuple[Any, bool, int]) -> Any:
+    """The document of a call that succeeded (exit 0)."""
+    doc, err, code = result
+    assert not err and code == 0, doc
+    return doc
