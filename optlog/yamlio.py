@@ -23,6 +23,7 @@ import yaml
 
 from optlog.core import text as TX
 from optlog.core.limits import LIMITS
+from optlog.core.numfmt import fmt_count
 from optlog.errors import BadInput
 
 try:  # the C loader is 5-10x faster where libyaml is present
@@ -80,7 +81,7 @@ def read_text(path: Path, shown: str | None = None) -> str:
     except OSError as e:
         raise BadInput(f"cannot read {shown}: {e.strerror}", file=shown) from None
     if size > LIMITS.file_bytes:
-        raise BadInput(f"the file is {size:,} bytes; optlog reads documents of at most {LIMITS.file_bytes:,}",
+        raise BadInput(f"the file is {fmt_count(size)} bytes; optlog reads documents of at most {fmt_count(LIMITS.file_bytes)}",
                        file=shown, code="too_large")
     try:
         raw = path.read_bytes()
@@ -94,8 +95,8 @@ def read_text(path: Path, shown: str | None = None) -> str:
 def decode(raw: bytes, shown: str) -> str:
     """UTF-8 text, or BadInput naming the line and column of the first bad byte."""
     if len(raw) > LIMITS.file_bytes:
-        raise BadInput(f"the document is {len(raw):,} bytes; optlog reads documents of at most "
-                       f"{LIMITS.file_bytes:,}", file=shown, code="too_large")
+        raise BadInput(f"the document is {fmt_count(len(raw))} bytes; optlog reads documents of at most "
+                       f"{fmt_count(LIMITS.file_bytes)}", file=shown, code="too_large")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -113,8 +114,8 @@ def _guard_events(text: str, file: str) -> None:
     anchor remembers how many nodes it expands to, and each alias adds that many again, so the
     count is the size of the document a reader would see after expansion."""
     if len(text) > LIMITS.file_bytes:
-        raise BadInput(f"the document is {len(text):,} characters; optlog reads documents of at most "
-                       f"{LIMITS.file_bytes:,}", file=file, code="too_large")
+        raise BadInput(f"the document is {fmt_count(len(text))} characters; optlog reads documents of at most "
+                       f"{fmt_count(LIMITS.file_bytes)}", file=file, code="too_large")
     sizes: dict[str, int] = {}
     stack: list[list[Any]] = []
     total = 0
@@ -127,7 +128,7 @@ def _guard_events(text: str, file: str) -> None:
         nonlocal total
         total += n
         if total > LIMITS.nodes:
-            raise BadInput(f"the document expands to more than {LIMITS.nodes:,} values (YAML aliases?)",
+            raise BadInput(f"the document expands to more than {fmt_count(LIMITS.nodes)} values (YAML aliases?)",
                            code="too_large", **where(ev))
         if stack:
             top = stack[-1]
@@ -175,8 +176,8 @@ def parse_json(text: str | bytes, file: str) -> Any:
     if isinstance(text, bytes):
         text = decode(text, file)
     if len(text) > LIMITS.file_bytes:
-        raise BadInput(f"the document is {len(text):,} characters; optlog reads documents of at most "
-                       f"{LIMITS.file_bytes:,}", file=file, code="too_large")
+        raise BadInput(f"the document is {fmt_count(len(text))} characters; optlog reads documents of at most "
+                       f"{fmt_count(LIMITS.file_bytes)}", file=file, code="too_large")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:

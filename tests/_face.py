@@ -1,23 +1,39 @@
-"""The MCP face called in-process (`optlog.cli.mcp.Face`), under the test workspace's environment:
-what a tool call returns, to compare with the CLI's `--json` document for the same arguments."""
+"""Helper for the tests that call a tool of the MCP face in-process (`optlog.cli.mcp.Face`) with the
+test workspace's environment, to compare its document with the CLI's `--json` one."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
 
-ENV = ("OPTLOG_DB_URL", "GIT_CONFIG_GLOBAL", "OPTLOG_ACTOR", "HOME")
 
-
-@pytest.fixture
-def face(ws: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
-    """`face(name, args) -> (document, is_error, exit_code)` on one long-lived Face of `ws`."""
-    for k in ENV:
+@contextmanager
+def face(ws: Any, monkeypatch: Any) -> Iterator[Callable[..., tuple[Any, bool, int]]]:
+    """`call(name, args) -> (document, is_error, exit_code)` on one long-lived face, as a server holds it."""
+    for k in ("OPTLOG_DB_URL", "GIT_CONFIG_GLOBAL", "OPTLOG_ACTOR", "HOME"):
         if k in ws.env:
             monkeypatch.setenv(k, ws.env[k])
     from optlog.cli.mcp import Face
 
     f = Face(str(ws.root))
-    yield f.call
-    f.close()
+    try:
+        yield f.call
+    finally:
+        f.close()
+
+
+def ok(result: tuple[Any, bool, int]) -> Any:
+    """The document of a call that succeeded (exit 0)."""
+    doc, err, code = result
+    assert not err and code == 0, doc
+    return doc
+
+
+@pytest.fixture
+def tool(ws: Any, monkeypatch: Any) -> Iterator[Callable[..., tuple[Any, bool, int]]]:
+    """`face` as a fixture: `tool(name, args) -> (document, is_error, exit_code)`."""
+    with face(ws, monkeypatch) as call:
+        yield call

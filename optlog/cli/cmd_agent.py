@@ -6,7 +6,8 @@ from typing import Any
 
 import click
 
-from optlog.cli.main import agent, emit, state
+from optlog.cli.binding import Call, verb
+from optlog.cli.main import agent
 from optlog.service import agentsetup
 
 
@@ -15,17 +16,17 @@ def agent_group() -> None:
     """Set up coding agents to use optlog (MCP server, instructions, todo hook)."""
 
 
+def _human(r: dict[str, Any]) -> str:
+    return "\n".join(f"{f['action']:>9}  {f['file']}" + (f"  ({'; '.join(f['notes'])})" if f["notes"] else "")
+                     for f in r["files"])
+
+
 @agent_group.command("setup")
 @click.argument("which", metavar="AGENT", type=click.Choice(("claude-code", "opencode")))
 @click.option("--dir", "folder", metavar="PATH", help="The project folder to write into (default: the current one).")
 @agent(args={"which": "The coding agent to set up."})
-def agent_setup(which: str, folder: str | None) -> None:
+@verb(_human)
+def agent_setup(call: Call, which: str, folder: str | None) -> Any:
     """Write the MCP server entry, an instructions file teaching the loop, and a todo-mirroring hook
     (merging JSON, never overwriting your entries)."""
-    res = agentsetup.setup(which, folder or state().chdir)
-
-    def human(r: dict[str, Any]) -> str:
-        return "\n".join(f"{f['action']:>9}  {f['file']}" + (f"  ({'; '.join(f['notes'])})" if f["notes"] else "")
-                         for f in r["files"])
-
-    emit(res, human)
+    return agentsetup.setup(which, folder or call.chdir)

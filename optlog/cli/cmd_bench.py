@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
 
-from optlog.cli.main import emit, notice, service_ctx, state
+from optlog.cli.binding import Call, verb
+from optlog.cli.main import agent
+from optlog.cli.options import JsonValue, KeyValue, pairs
 from optlog.cli.render import fmt_num, table
-from optlog.errors import BadInput
-from optlog.runs.inside import DEFAULT_RESULT, current
 from optlog.service import bench
 
 
@@ -63,14 +62,19 @@ def _table(d: dict[str, Any]) -> str:
 @click.option("--timeout", type=float, default=600.0, show_default=True, metavar="S", help="Per-request timeout in seconds.")
 @click.option("--header", "headers", multiple=True, metavar="K:V",
               help="Extra header (repeatable); ${VAR} is read from the environment. Never stored.")
-@click.option("--extra-body", metavar="JSON", help="JSON object merged into every request body.")
+@click.option("--extra-body", type=JsonValue("--extra-body"), metavar="JSON",
+              help="JSON object merged into every request body.")
 @click.option("--max-failures", type=int, metavar="N", help="Abort (and skip the remaining levels) after more than N failures.")
 @click.option("--output-file", metavar="FILE", help="Append one SGLang-style JSONL line per level.")
-@click.option("--label", "labels", multiple=True, metavar="K=V", help="Extra label on the recorded runs (repeatable).")
+@click.option("--label", "labels", type=KeyValue("--label"), multiple=True, metavar="K=V", help="Extra label on the recorded runs (repeatable).")
 @click.option("--hypothesis", metavar="ID", help="Attach the recorded runs to this hypothesis.")
 @click.option("--tag", metavar="T", help="Written as `tag` in the JSONL lines.")
 @click.option("--no-record", is_flag=True, help="Measure only; do not record runs even inside a workspace.")
-def bench_cmd(url: str, no_record: bool, **kw: Any) -> int:
+@agent(json={"extra_body": {"type": "object", "description": "Merged into every request body "
+                                                             "(e.g. {\"min_tokens\": 4})."}})
+@verb(_table, exit=lambda d: 1 if any(r["status"] == "failed" for r in d["runs"]) else 0)
+def bench_cmd(call: Call, url: str, no_record: bool, headers: tuple[str, ...],
+              labels: tuple[tuple[str, Any], ...], **kw: Any) -> Any:
     """Load-test an OpenAI-compatible server (streaming) and record each concurrency level as a run.
 
     Metrics carry SGLang bench_serving's names (request_throughput, output_throughput,
@@ -78,31 +82,6 @@ def bench_cmd(url: str, no_record: bool, **kw: Any) -> int:
     OPTLOG_BENCH_API_KEY or OPENAI_API_KEY. Outside a workspace it runs anyway and records nothing.
     Exit 1 when a level had no successful request or --max-failures stopped the sweep.
     """
-    opts = bench.Options(url=url, headers=list(kw.pop("headers")), labels=list(kw.pop("labels")), **kw)
-    opts.progress = sys.stderr.isatty()
-    st = state()
-    ctx = None
-    launched = current()
-    if launched is not None and not no_record:  # the launcher records the one run of this measurement
-        if not opts.output_file and launched["out"]:
-            opts.output_file = str(Path(launched["out"]) / DEFAULT_RESULT)
-        notice(f"inside launch L{launched['launch']} (run {launched['run']}): writing {opts.output_file or 'no file'}, "
-               "recording nothing (the launcher records the run)")
-        no_record = True
-    if not no_record:
-        try:
-            ctx = service_ctx()
-        except BadInput as e:
-            if e.code != "no_workspace":
-                raise
-            notice("no optlog workspace here (run `optlog init`, or pass -C); measuring without recording")
-    try:
-        plan = bench.prepare(opts, ctx)
-        result = bench.run(ctx, plan, notice)
-    finally:
-        if ctx is not None:
-            ctx.close()
-    emit(result, _table)
-    _ = st
-    bad = any(r["status"] == "failed" for r in result["runs"])
-    return 1 if bad else 0
+    opts = bench.Options(url=url, headers=list(headers), labels=pairs(labels),
+                         progress=call.narrate and sys.stderr.isatty(), **kw)
+    return bench.bench(opts, None if no_record else (lambda: call.ctx), call.say)

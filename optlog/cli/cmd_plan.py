@@ -6,13 +6,12 @@ from typing import Any
 
 import click
 
-from optlog.cli.main import agent, emit, service_ctx
+from optlog.cli.binding import Call, verb
+from optlog.cli.main import agent
 from optlog.cli.options import fields_option
 from optlog.cli.render import glyph, table
 from optlog.core.numfmt import fmt_gain, fmt_pct, fmt_score
 from optlog.core.plans import EFFORT_WEIGHT, PLAN_STATUSES, calibration_line, calibration_rows
-from optlog.core.shape import parse_fields
-from optlog.errors import BadInput
 from optlog.service import plans, report
 
 
@@ -39,12 +38,13 @@ _NEEDS_HELP = ("A hypothesis the plan rests on (repeatable): HYP needs it confir
 @click.option("--detail/--brief", "detail", default=True, show_default=True,
               help="The whole plan, or its id, rank, score, status and reason.")
 @agent(defaults={"detail": False}, args={"title": "What the plan does, e.g. 'MSCCLPP allreduce for TP8 decode'."})
-def plan_add(title: str, gain: str, effort: str, confidence: str, needs: tuple[str, ...], rationale: str | None,
-             steps: tuple[str, ...], risks: tuple[str, ...], validation: str | None, detail: bool) -> None:
+@verb(lambda r: f"added plan {r['id']:02d} (rank {r['rank']}, score {fmt_score(r['score'])}): {r['reason']}")
+def plan_add(call: Call, title: str, gain: str, effort: str, confidence: str, needs: tuple[str, ...],
+             rationale: str | None, steps: tuple[str, ...], risks: tuple[str, ...], validation: str | None,
+             detail: bool) -> Any:
     """Add an improvement plan (recorded; `plan render` writes and commits the files)."""
-    res = plans.add_doc(service_ctx(), title, gain=gain, effort=effort, confidence=confidence, needs=needs,
-                        rationale=rationale, steps=steps, risks=risks, validation=validation, detail=detail)
-    emit(res, lambda r: f"added plan {r['id']:02d} (rank {r['rank']}, score {fmt_score(r['score'])}): {r['reason']}")
+    return plans.add_doc(call.ctx, title, gain=gain, effort=effort, confidence=confidence, needs=needs,
+                         rationale=rationale, steps=steps, risks=risks, validation=validation, detail=detail)
 
 
 def _list_human(d: dict[str, Any]) -> str:
@@ -68,14 +68,25 @@ def _list_human(d: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+# what the table and the reasons read: a list cut to fewer keys (--fields) is shown one line a plan
+_TABLE_KEYS = ("rank", "id", "score", "gain", "measured_gain", "effort", "confidence", "status", "needs_status",
+               "title", "score_reason", "reason")
+
+
+def _plan_list_human(d: dict[str, Any]) -> str:
+    if all(k in p for p in d["plans"] for k in _TABLE_KEYS):
+        return _list_human(d)
+    return "\n".join(f"{p.get('rank')} {p.get('id')} {p.get('title')}" for p in d["plans"])
+
+
 @plan.command("list")
 @click.option("--status", type=click.Choice(PLAN_STATUSES), help="Only plans with this status.")
 @fields_option(agent_fields="id,title,rank,score,status,gain,effort,confidence,reason")
 @agent(read_only=True)
-def plan_list(status: str | None, fields: str | None) -> None:
+@verb(_plan_list_human)
+def plan_list(call: Call, status: str | None, fields: str | None) -> Any:
     """Plans in rank order, with how well past predictions held."""
-    doc = plans.list_doc(service_ctx(), status, fields)
-    emit(doc, _list_human if not parse_fields(fields) else lambda d: "\n".join(f"{p.get('rank')} {p.get('id')} {p.get('title')}" for p in d["plans"]))
+    return plans.list_doc(call.ctx, status, fields)
 
 
 def _show_human(p: dict[str, Any]) -> str:
@@ -103,9 +114,10 @@ def _show_human(p: dict[str, Any]) -> str:
 @plan.command("show")
 @click.argument("pid", metavar="ID")
 @agent(read_only=True, args={"pid": "The plan number (1, or 01)."})
-def plan_show(pid: str) -> None:
+@verb(_show_human)
+def plan_show(call: Call, pid: str) -> Any:
     """Show one plan with its score, reason and needs."""
-    emit(plans.show(service_ctx(), pid), _show_human)
+    return plans.show(call.ctx, pid)
 
 
 @plan.command("set")
@@ -116,9 +128,10 @@ def plan_show(pid: str) -> None:
 @click.option("--detail/--brief", "detail", default=True, show_default=True,
               help="The whole plan, or its id, rank, score, status and reason.")
 @agent(defaults={"detail": False}, args={"pid": "The plan number (1, or 01)."})
-def plan_set(pid: str, status: str | None, measured: str | None, why: str | None, detail: bool) -> None:
+@verb(_show_human)
+def plan_set(call: Call, pid: str, status: str | None, measured: str | None, why: str | None, detail: bool) -> Any:
     """Change a plan's status; record the gain measured beside the predicted one."""
-    emit(plans.set_doc(service_ctx(), pid, status, measured, why, detail), _show_human)
+    return plans.set_doc(call.ctx, pid, status, measured, why, detail)
 
 
 @plan.command("edit")
@@ -135,66 +148,51 @@ def plan_set(pid: str, status: str | None, measured: str | None, why: str | None
 @click.option("--validation", metavar="SPEC", help="How it will be validated.")
 @click.option("--why", metavar="T", help="The reason for the change (kept in the plan's history).")
 @agent(args={"pid": "The plan number (1, or 01)."})
-def plan_edit(pid: str, title: str | None, gain: str | None, effort: str | None, confidence: str | None,
+@verb(_show_human)
+def plan_edit(call: Call, pid: str, title: str | None, gain: str | None, effort: str | None, confidence: str | None,
               needs: tuple[str, ...], no_needs: bool, rationale: str | None, steps: tuple[str, ...],
-              risks: tuple[str, ...], validation: str | None, why: str | None) -> None:
+              risks: tuple[str, ...], validation: str | None, why: str | None) -> Any:
     """Change a plan's fields; the old values go to its history and the files are re-rendered and committed."""
-    if needs and no_needs:
-        raise BadInput("give --needs or --no-needs, not both", field="--no-needs")
-    ctx = service_ctx()
-    res = plans.edit(ctx, pid, title=title, gain=gain, effort=effort, confidence=confidence,
-                     needs=[] if no_needs else (needs or None), rationale=rationale, steps=steps or None,
-                     risks=risks or None, validation=validation, why=why)
-    emit(res, _show_human)
+    return plans.edit_doc(call.ctx, pid, title=title, gain=gain, effort=effort, confidence=confidence,
+                          needs=needs, no_needs=no_needs, rationale=rationale, steps=steps, risks=risks,
+                          validation=validation, why=why)
 
 
 @plan.command("rm")
 @click.argument("pid", metavar="ID")
 @click.option("--why", required=True, metavar="T", help="Why the plan is removed (in the commit).")
 @agent(args={"pid": "The plan number (1, or 01)."})
-def plan_rm(pid: str, why: str) -> None:
+@verb(lambda r: f"removed plan {r['id']:02d} ({r['title']}); {r['file']} deleted"
+      + (f" in commit {r['commit'][:10]}" if r.get("commit") else ""))
+def plan_rm(call: Call, pid: str, why: str) -> Any:
     """Remove a plan: its file is deleted in a commit (git history keeps it); its number is not reused."""
-    ctx = service_ctx()
-    res = plans.rm(ctx, pid, why)
-    emit(res, lambda r: f"removed plan {r['id']:02d} ({r['title']}); {r['file']} deleted"
-         + (f" in commit {r['commit'][:10]}" if r.get("commit") else ""))
+    return plans.rm(call.ctx, pid, why)
 
 
 @plan.command("render")
 @click.option("--detail/--brief", "detail", default=True, show_default=True,
               help="Every plan as rendered, or only the files, what changed and the commit.")
 @agent(defaults={"detail": False})
-def plan_render(detail: bool) -> None:
+@verb(lambda r: f"{len(r['files'])} file(s) up to date; nothing to commit" if not r["commit"] else
+      f"rendered {len(r['changed'])} changed file(s) of {len(r['files'])}; commit {r['commit'][:10]}")
+def plan_render(call: Call, detail: bool) -> Any:
     """Write <prefix>/<prefix>-NN.md and <prefix>/README.md, and commit them."""
-    res = plans.render_doc(service_ctx(), detail)
-
-    def human(r: dict[str, Any]) -> str:
-        if not r["commit"]:
-            return f"{len(r['files'])} file(s) up to date; nothing to commit"
-        return f"rendered {len(r['changed'])} changed file(s) of {len(r['files'])}; commit {r['commit'][:10]}"
-
-    emit(res, human)
+    return plans.render_doc(call.ctx, detail)
 
 
 @plan.command("import")
 @click.option("--replace", is_flag=True, help="Overwrite records the files also hold.")
-def plan_import(replace: bool) -> None:
+@verb(lambda r: f"imported {len(r['imported'])} plan(s), skipped {len(r['skipped'])} already present")
+def plan_import(call: Call, replace: bool) -> Any:
     """Rebuild plan records from the plan files' front matter (a fresh clone)."""
-    ctx = service_ctx()
-    res = plans.import_(ctx, replace)
-    emit(res, lambda r: f"imported {len(r['imported'])} plan(s), skipped {len(r['skipped'])} already present")
+    return plans.import_(call.ctx, replace)
 
 
 @click.command("report")
 @click.option("--out", metavar="FILE", help="Where to write (default reports/report-YYYYMMDD-HHMM.md).")
 @click.option("--no-commit", is_flag=True, help="Write the files but do not commit them.")
-def report_cmd(out: str | None, no_commit: bool) -> None:
+@verb(lambda r: f"wrote {r['file']}" + (f" and {len(r['plots'])} plot(s)" if r["plots"] else "")
+      + (f"; commit {r['commit'][:10]}" if r.get("commit") else ""))
+def report_cmd(call: Call, out: str | None, no_commit: bool) -> Any:
     """Write a session report (markdown with SVG plots) and commit it."""
-    ctx = service_ctx()
-    res = report.write(ctx, out, commit=not no_commit)
-
-    def human(r: dict[str, Any]) -> str:
-        extra = f"; commit {r['commit'][:10]}" if r.get("commit") else ""
-        return f"wrote {r['file']}" + (f" and {len(r['plots'])} plot(s)" if r["plots"] else "") + extra
-
-    emit(res, human)
+    return report.write(call.ctx, out, commit=not no_commit)

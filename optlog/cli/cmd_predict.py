@@ -6,12 +6,12 @@ from typing import Any
 
 import click
 
-from optlog.cli.main import agent, emit, service_ctx
-from optlog.cli.options import paging
+from optlog.cli.binding import Call, verb
+from optlog.cli.main import agent
+from optlog.cli.options import KeyValue, pairs, paging
 from optlog.cli.render import fmt_num, glyph, table
 from optlog.core.numfmt import fmt_ratio, fmt_sig
 from optlog.core.statuses import PRED_STATUSES
-from optlog.errors import BadInput
 from optlog.service import compare, predictions, verdicts
 
 LANGUAGE = """\
@@ -69,40 +69,42 @@ def _pred_human(p: dict[str, Any]) -> str:
 @click.argument("hid", metavar="HYP")
 @click.option("--expect", required=True, metavar="EXPR", help=_SPEC_HELP["expect"])
 @click.option("--metric", metavar="M", help=_SPEC_HELP["metric"])
-@click.option("--a", "a", multiple=True, metavar="K=V", help=_SPEC_HELP["a"])
-@click.option("--b", "b", multiple=True, metavar="K=V", help=_SPEC_HELP["b"])
+@click.option("--a", "a", multiple=True, type=KeyValue("--a"), help=_SPEC_HELP["a"])
+@click.option("--b", "b", multiple=True, type=KeyValue("--b"), help=_SPEC_HELP["b"])
 @click.option("--where", metavar="COND", help=_SPEC_HELP["where"])
 @click.option("--per", metavar="LABEL", help=_SPEC_HELP["per"])
 @click.option("--margin", type=float, default=None, metavar="F", help=_SPEC_HELP["margin"])
 @click.option("--detail/--brief", "detail", default=True, show_default=True,
               help="The whole prediction, or its id, version, status and the warnings.")
 @agent(args={"hid": "The hypothesis id the prediction belongs to."}, description=LANGUAGE, defaults={"detail": False})
-def pred_add(hid: str, expect: str, metric: str | None, a: tuple[str, ...], b: tuple[str, ...], where: str | None,
-             per: str | None, margin: float | None, detail: bool) -> None:
+@verb(lambda p: f"added prediction {p['id']}: {p['expect']}")
+def pred_add(call: Call, hid: str, expect: str, metric: str | None, a: tuple[tuple[str, Any], ...],
+             b: tuple[tuple[str, Any], ...], where: str | None, per: str | None, margin: float | None,
+             detail: bool) -> Any:
     """Add a prediction to hypothesis HYP (committed to git)."""
-    p = predictions.add_doc(service_ctx(), hid, expect, metric=metric, a=a, b=b, where=where, per=per, margin=margin,
-                            detail=detail)
-    emit(p, lambda p: f"added prediction {p['id']}: {p['expect']}")
+    return predictions.add_doc(call.ctx, hid, expect, metric=metric, a=pairs(a), b=pairs(b), where=where, per=per,
+                               margin=margin, detail=detail)
 
 
 @prediction.command("edit")
 @click.argument("pid", metavar="ID")
 @click.option("--expect", metavar="EXPR", help=_SPEC_HELP["expect"])
 @click.option("--metric", metavar="M", help=_SPEC_HELP["metric"])
-@click.option("--a", "a", multiple=True, metavar="K=V", help="Replace group a's selectors.")
-@click.option("--b", "b", multiple=True, metavar="K=V", help="Replace group b's selectors.")
+@click.option("--a", "a", multiple=True, type=KeyValue("--a"), help="Replace group a's selectors.")
+@click.option("--b", "b", multiple=True, type=KeyValue("--b"), help="Replace group b's selectors.")
 @click.option("--where", metavar="COND", help=_SPEC_HELP["where"] + " Empty clears it.")
 @click.option("--per", metavar="LABEL", help=_SPEC_HELP["per"])
 @click.option("--margin", type=float, default=None, metavar="F", help=_SPEC_HELP["margin"])
 @click.option("--detail/--brief", "detail", default=True, show_default=True,
               help="The whole prediction, or its id, version, status and the warnings.")
 @agent(args={"pid": "The prediction id (hypothesis/p1)."}, description=LANGUAGE, defaults={"detail": False})
-def pred_edit(pid: str, expect: str | None, metric: str | None, a: tuple[str, ...], b: tuple[str, ...],
-              where: str | None, per: str | None, margin: float | None, detail: bool) -> None:
+@verb(lambda p: f"edited {p['id']}: now v{p['version']}" + (" (edited after evidence)" if p["new_version"] else ""))
+def pred_edit(call: Call, pid: str, expect: str | None, metric: str | None, a: tuple[tuple[str, Any], ...],
+              b: tuple[tuple[str, Any], ...], where: str | None, per: str | None, margin: float | None,
+              detail: bool) -> Any:
     """Edit a prediction; once evidence exists this makes a new version (pre-registration)."""
-    p = predictions.edit_doc(service_ctx(), pid, expect=expect, metric=metric, a=a or None, b=b or None, where=where,
-                             per=per, margin=margin, detail=detail)
-    emit(p, lambda p: f"edited {p['id']}: now v{p['version']}" + (" (edited after evidence)" if p["new_version"] else ""))
+    return predictions.edit_doc(call.ctx, pid, expect=expect, metric=metric, a=pairs(a) if a else None,
+                                b=pairs(b) if b else None, where=where, per=per, margin=margin, detail=detail)
 
 
 @prediction.command("list")
@@ -110,10 +112,20 @@ def pred_edit(pid: str, expect: str | None, metric: str | None, a: tuple[str, ..
 @click.option("--status", type=click.Choice(PRED_STATUSES), help="Only predictions with this status.")
 @paging(agent_limit=20)
 @agent(read_only=True, args={"hid": "Only the predictions of this hypothesis (default: all)."})
-def pred_list(hid: str | None, status: str | None, limit: int | None, offset: int, order: str) -> None:
+@verb(lambda d: "\n".join(_pred_human(p) for p in d["predictions"]) or "no predictions")
+def pred_list(call: Call, hid: str | None, status: str | None, limit: int | None, offset: int, order: str) -> Any:
     """List predictions (of one hypothesis, or all)."""
-    doc = predictions.list_doc(service_ctx(), hid, status, limit, offset, order)
-    emit(doc, lambda d: "\n".join(_pred_human(p) for p in d["predictions"]) or "no predictions")
+    return predictions.list_doc(call.ctx, hid, status, limit, offset, order)
+
+
+def _show_human(p: dict[str, Any]) -> str:
+    out = [_pred_human(p)]
+    for v in p["verdicts"]:
+        out.append(f"  {v['at'][:19]} v{v['version']} {v['status']} (by {v['by']}): {v['explanation']}")
+    lv = p.get("last_verdict")
+    if lv and lv.get("levels"):
+        out.append(_levels_table(lv))
+    return "\n".join(out)
 
 
 @prediction.command("show")
@@ -121,18 +133,10 @@ def pred_list(hid: str | None, status: str | None, limit: int | None, offset: in
 @click.option("--detail/--brief", "detail", default=True, show_default=True,
               help="Every verdict with its levels, or the last three verdicts without the per-level values.")
 @agent(read_only=True, defaults={"detail": False}, args={"pid": "The prediction id (hypothesis/p1)."})
-def pred_show(pid: str, detail: bool) -> None:
+@verb(_show_human)
+def pred_show(call: Call, pid: str, detail: bool) -> Any:
     """Show a prediction with the verdicts that judged it."""
-    def human(p: dict[str, Any]) -> str:
-        out = [_pred_human(p)]
-        for v in p["verdicts"]:
-            out.append(f"  {v['at'][:19]} v{v['version']} {v['status']} (by {v['by']}): {v['explanation']}")
-        lv = p.get("last_verdict")
-        if lv and lv.get("levels"):
-            out.append(_levels_table(lv))
-        return "\n".join(out)
-
-    emit(predictions.show_doc(service_ctx(), pid, detail), human)
+    return predictions.show_doc(call.ctx, pid, detail)
 
 
 def _levels_table(p: dict[str, Any]) -> str:
@@ -153,6 +157,30 @@ def _levels_table(p: dict[str, Any]) -> str:
     return table(rows, ["    level", "a", "b", "n", "tested", "estimate", "95% CI", "p", "outcome", "why"])
 
 
+def _verdict_human(d: dict[str, Any]) -> str:
+    if not d["results"]:
+        return "no hypotheses"
+    out = []
+    for r in d["results"]:
+        mark = "" if r["changed"] else " (unchanged)"
+        st = r["status"] + (f" (automatic: {r['auto_status']})" if r["status"] != r["auto_status"] else "")
+        out.append(f"{glyph(r['status'])} {r['hypothesis']}: {st}{mark}")
+        if r.get("disagreement"):
+            out.append(f"  note: {r['disagreement']}")
+        for p in r["predictions"]:
+            out.append(f"  {glyph(p['status'])} {p['id']} {p.get('explanation') or p.get('line')}")
+            if p.get("levels"):
+                out.append(_levels_table(p))
+            for s in p.get("skipped", []):
+                lvl = " ".join(f"{k}={v}" for k, v in s["level"].items())
+                out.append(f"    skipped {lvl}: {s['reason']}")
+            for nc in p.get("not_comparable", [])[:10]:
+                out.append(f"    not comparable: run {nc['run']} ({nc['group']}): {nc['reason']}")
+    for w in d["warnings"]:
+        out.append(f"warning: {w}")
+    return "\n".join(out)
+
+
 @click.command("verdict")
 @click.argument("hid", metavar="[ID]", required=False)
 @click.option("--all", "all_", is_flag=True, help="Every hypothesis (the default when no ID is given).")
@@ -160,38 +188,41 @@ def _levels_table(p: dict[str, Any]) -> str:
 @click.option("--detail/--brief", "detail", default=True, show_default=True,
               help="Every level with its values, runs and tests, or one line per prediction.")
 @agent(defaults={"detail": False}, args={"hid": "The hypothesis to judge (default: all)."}, output="verdict")
-def verdict_cmd(hid: str | None, all_: bool, check: bool, detail: bool) -> None:
+@verb(_verdict_human, exit=lambda d: 1 if verdicts.check_failed(d) else 0)
+def verdict_cmd(call: Call, hid: str | None, all_: bool, check: bool, detail: bool) -> Any:
     """Judge predictions against the evidence; write and commit the verdicts (idempotent)."""
-    if hid and all_:
-        raise BadInput("give a hypothesis ID or --all, not both", field="--all")
-    res = verdicts.verdict_doc(service_ctx(), hid, all=all_ or not hid, detail=detail)
+    return verdicts.verdict_doc(call.ctx, hid, all=all_, detail=detail, check=check)
 
-    def human(d: dict[str, Any]) -> str:
-        if not d["results"]:
-            return "no hypotheses"
-        out = []
-        for r in d["results"]:
-            mark = "" if r["changed"] else " (unchanged)"
-            st = r["status"] + (f" (automatic: {r['auto_status']})" if r["status"] != r["auto_status"] else "")
-            out.append(f"{glyph(r['status'])} {r['hypothesis']}: {st}{mark}")
-            if r.get("disagreement"):
-                out.append(f"  note: {r['disagreement']}")
-            for p in r["predictions"]:
-                out.append(f"  {glyph(p['status'])} {p['id']} {p.get('explanation') or p.get('line')}")
-                if p.get("levels"):
-                    out.append(_levels_table(p))
-                for s in p.get("skipped", []):
-                    lvl = " ".join(f"{k}={v}" for k, v in s["level"].items())
-                    out.append(f"    skipped {lvl}: {s['reason']}")
-                for nc in p.get("not_comparable", [])[:10]:
-                    out.append(f"    not comparable: run {nc['run']} ({nc['group']}): {nc['reason']}")
-        for w in d["warnings"]:
-            out.append(f"warning: {w}")
-        return "\n".join(out)
 
-    emit(res, human)
-    if check and verdicts.any_bad(res):
-        raise click.exceptions.Exit(1)
+def _compare_human(d: dict[str, Any]) -> str:
+    gs = d["groups"]
+    others = [g for g in gs if g != d["baseline"]]
+    keys = ([d["per"]] if d["per"] else []) + d["split_by"]
+    header = [", ".join(keys)] + gs + [f"{g}/{d['baseline']}" for g in others]
+    rows = []
+    for r in d["rows"]:
+        lvl = ", ".join(f"{k}={v}" for k, v in r["level"].items()) or "(all)"
+        cells = []
+        for g in gs:
+            if g not in r["values"]:
+                cells.append("–")
+                continue
+            iqr = r["spread"].get(g)
+            cells.append(fmt_num(r["values"][g]) + f" (n={r['n'][g]}"
+                         + (f", IQR {fmt_num(iqr[0])}–{fmt_num(iqr[1])})" if iqr else ")")
+                         + (" loaded" if g in r.get("loaded", {}) else ""))
+        rows.append([lvl] + cells + [fmt_ratio(r['ratios'].get(g), 2)
+                                     for g in others])
+    out = f"median {d['metric']} by {d['by']} (n runs; IQR from 3)\n" + table(rows, header)
+    for r in d["rows"]:
+        for nc in r.get("not_comparable", []):
+            lvl = ", ".join(f"{k}={v}" for k, v in r["level"].items())
+            out += (f"\nnot comparable{' at ' + lvl if lvl else ''}, {d['by']}={nc['group']} "
+                    f"(differ in {', '.join(nc['keys'])}): "
+                    + "; ".join(" ".join(f"{k}={v or '(none)'}" for k, v in x["names"].items())
+                                + f" {fmt_num(x['value'])} (n={x['n']}{', loaded' if x.get('loaded') else ''})"
+                                for x in nc["variants"]))
+    return out
 
 
 @click.command("compare")
@@ -201,41 +232,10 @@ def verdict_cmd(hid: str | None, all_: bool, check: bool, detail: bool) -> None:
 @click.option("--where", metavar="COND", help="A condition over labels.")
 @click.option("--baseline", metavar="VALUE", help="The --by value ratios are taken against (default: the first).")
 @agent(read_only=True)
-def compare_cmd(metric: str, by: str, per: str | None, where: str | None, baseline: str | None) -> None:
+@verb(_compare_human)
+def compare_cmd(call: Call, metric: str, by: str, per: str | None, where: str | None, baseline: str | None) -> Any:
     """Side-by-side table of a metric: a row per level, a column per group, ratios to the baseline."""
-    res = compare.compare(service_ctx(), metric, by, per, where, baseline)
-
-    def human(d: dict[str, Any]) -> str:
-        gs = d["groups"]
-        others = [g for g in gs if g != d["baseline"]]
-        keys = ([d["per"]] if d["per"] else []) + d["split_by"]
-        header = [", ".join(keys)] + gs + [f"{g}/{d['baseline']}" for g in others]
-        rows = []
-        for r in d["rows"]:
-            lvl = ", ".join(f"{k}={v}" for k, v in r["level"].items()) or "(all)"
-            cells = []
-            for g in gs:
-                if g not in r["values"]:
-                    cells.append("–")
-                    continue
-                iqr = r["spread"].get(g)
-                cells.append(fmt_num(r["values"][g]) + f" (n={r['n'][g]}"
-                             + (f", IQR {fmt_num(iqr[0])}–{fmt_num(iqr[1])})" if iqr else ")")
-                             + (" loaded" if g in r.get("loaded", {}) else ""))
-            rows.append([lvl] + cells + [fmt_ratio(r['ratios'].get(g), 2)
-                                         for g in others])
-        out = f"median {d['metric']} by {d['by']} (n runs; IQR from 3)\n" + table(rows, header)
-        for r in d["rows"]:
-            for nc in r.get("not_comparable", []):
-                lvl = ", ".join(f"{k}={v}" for k, v in r["level"].items())
-                out += (f"\nnot comparable{' at ' + lvl if lvl else ''}, {d['by']}={nc['group']} "
-                        f"(differ in {', '.join(nc['keys'])}): "
-                        + "; ".join(" ".join(f"{k}={v or '(none)'}" for k, v in x["names"].items())
-                                    + f" {fmt_num(x['value'])} (n={x['n']}{', loaded' if x.get('loaded') else ''})"
-                                    for x in nc["variants"]))
-        return out
-
-    emit(res, human)
+    return compare.compare(call.ctx, metric, by, per, where, baseline)
 
 
 predict = _PredictAlias("predict", commands=prediction.commands,

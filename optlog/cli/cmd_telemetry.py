@@ -11,7 +11,9 @@ from typing import Any
 
 import click
 
-from optlog.cli.main import agent, emit, notice, service_ctx
+from optlog.cli.binding import Call, verb
+from optlog.cli.main import agent, notice
+from optlog.core.numfmt import fmt_num, fmt_share, fmt_sig
 from optlog.errors import BadInput, Failed
 from optlog.service import calibrate
 from optlog.telemetry import smi
@@ -96,6 +98,35 @@ def _smi_stream(interval: float, count: int | None, gpus: str | None) -> None:
         p.wait(timeout=5)
 
 
+def _calibrate_human(r: dict[str, Any]) -> str:
+    m = r["measured"]
+    out = [f"{m['kind']} ({m.get('device')}, {m.get('count')} device(s), {m.get('backend')}):"]
+    sp = m.get("spread") or {}
+
+    def spread(key: str) -> str:
+        t = sp.get(key)
+        return f"  (median of {t['n']}, spread {fmt_share(t['spread'], places=1)})" if t else ""
+
+    out += [f"  peak {dt:<5} {fmt_sig(v):>10} TFLOP/s{spread('peak_tflops.' + dt)}" for dt, v in m["peak_tflops"].items()]
+    out.append(f"  memory bandwidth {fmt_num(m['mem_bw_gbps'])} GB/s{spread('mem_bw_gbps')}")
+    h = m.get("host") or {}
+    if h:
+        out.append(f"  host: {h.get('threads')} thread(s), {h.get('cpus')} CPU(s), load average "
+                   f"{h.get('load_1m_before')} before, {h.get('load_1m_after')} after")
+    for k, why in (r.get("refused") or {}).items():
+        out.append(f"  REFUSED {k}: {why}")
+    if m.get("p2p_gbps"):
+        out.append("  copy GB/s (row → column):")
+        out += ["    " + " ".join(f"{x:>8}" for x in row) for row in m["p2p_gbps"]]
+    if m.get("allreduce_busbw_gbps") is not None:
+        out.append(f"  allreduce bus bandwidth {m['allreduce_busbw_gbps']} GB/s")
+    out.append(("written to " if r["written"] else "not written (--dry-run): ") + r["file"])
+    if r.get("rediagnosed"):
+        out.append(f"  re-diagnosed {len(r['rediagnosed'])} run(s) with the new ceilings; re-judged: "
+                   + (", ".join(f"{x['hypothesis']} ({x['status']})" for x in r["rejudged"]) or "none changed"))
+    return "\n".join(out)
+
+
 @click.command("calibrate")
 @click.option("--quick", is_flag=True, help="Smaller problems (seconds, less precise).")
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True,
@@ -103,38 +134,8 @@ def _smi_stream(interval: float, count: int | None, gpus: str | None) -> None:
 @click.option("--dry-run", is_flag=True, help="Measure and print, write nothing.")
 @click.option("--max-spread", type=float, default=0.10, show_default=True,
               help="Refuse to store a figure whose (max - min) / median over its trials exceeds this.")
-def calibrate_cmd(quick: bool, device: str, dry_run: bool, max_spread: float) -> None:
+# some figure was too unsteady to store: the calibration is incomplete (exit 1)
+@verb(_calibrate_human, exit=lambda r: 1 if r.get("refused") else 0)
+def calibrate_cmd(call: Call, quick: bool, device: str, dry_run: bool, max_spread: float) -> Any:
     """Measure this machine's ceilings (matmul TFLOP/s per dtype, memory bandwidth, GPU links) into optlog.yaml."""
-    res = calibrate.calibrate(service_ctx(), quick=quick, device=device, dry_run=dry_run, max_spread=max_spread)
-
-    def human(r: dict[str, Any]) -> str:
-        m = r["measured"]
-        out = [f"{m['kind']} ({m.get('device')}, {m.get('count')} device(s), {m.get('backend')}):"]
-        sp = m.get("spread") or {}
-
-        def spread(key: str) -> str:
-            t = sp.get(key)
-            return f"  (median of {t['n']}, spread {t['spread']:.1%})" if t else ""
-
-        out += [f"  peak {dt:<5} {v:>10.4g} TFLOP/s{spread('peak_tflops.' + dt)}" for dt, v in m["peak_tflops"].items()]
-        out.append(f"  memory bandwidth {m['mem_bw_gbps']:.1f} GB/s{spread('mem_bw_gbps')}")
-        h = m.get("host") or {}
-        if h:
-            out.append(f"  host: {h.get('threads')} thread(s), {h.get('cpus')} CPU(s), load average "
-                       f"{h.get('load_1m_before')} before, {h.get('load_1m_after')} after")
-        for k, why in (r.get("refused") or {}).items():
-            out.append(f"  REFUSED {k}: {why}")
-        if m.get("p2p_gbps"):
-            out.append("  copy GB/s (row → column):")
-            out += ["    " + " ".join(f"{x:>8}" for x in row) for row in m["p2p_gbps"]]
-        if m.get("allreduce_busbw_gbps") is not None:
-            out.append(f"  allreduce bus bandwidth {m['allreduce_busbw_gbps']} GB/s")
-        out.append(("written to " if r["written"] else "not written (--dry-run): ") + r["file"])
-        if r.get("rediagnosed"):
-            out.append(f"  re-diagnosed {len(r['rediagnosed'])} run(s) with the new ceilings; re-judged: "
-                       + (", ".join(f"{x['hypothesis']} ({x['status']})" for x in r["rejudged"]) or "none changed"))
-        return "\n".join(out)
-
-    emit(res, human)
-    if res.get("refused"):
-        raise SystemExit(1)  # some figure was too unsteady to store: the calibration is incomplete
+    return calibrate.calibrate(call.ctx, quick=quick, device=device, dry_run=dry_run, max_spread=max_spread)

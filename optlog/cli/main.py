@@ -60,10 +60,6 @@ class State:
     def __init__(self) -> None:
         self.json = False
         self.chdir: str | None = None
-        # Set by a face that runs commands in-process (the MCP server): `emit` hands it the
-        # document instead of printing, and `service_ctx` returns the face's long-lived context.
-        self.sink: Any = None
-        self.shared_ctx: Any = None
 
 
 def agent(**meta: Any) -> Any:
@@ -181,8 +177,6 @@ def service_ctx() -> Any:
     from optlog.service.context import Ctx  # deferred: the store and git; --version and --help never need them
 
     st = state()
-    if st.shared_ctx is not None:
-        return st.shared_ctx()
     c = Ctx.find(st.chdir)
     c.check_config()
     c.on_notice = notice
@@ -204,9 +198,6 @@ def close_contexts() -> None:
 def emit(data: Any, human: Any = None) -> None:
     """Print `data` as JSON under --json, else the human rendering (a string or a callable)."""
     st = state()
-    if st.sink is not None:
-        st.sink(data)
-        return
     if st.json:
         # Indented for a person at a terminal; compact (C encoder, ~5x faster on large documents)
         # for the agents and scripts that read it through a pipe.

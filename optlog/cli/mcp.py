@@ -104,6 +104,9 @@ class Face:
                 return err.to_json(), True, 2
             try:
                 kwargs = T.arguments(tool, args)  # its errors name the tool's parameters already
+            except OptlogError as e:
+                return e.to_json(), True, e.exit_code
+            try:
                 if tool.path != ("init",):
                     self.ctx()  # no workspace → no_workspace, before anything runs
             except OptlogError as e:

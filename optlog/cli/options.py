@@ -89,7 +89,7 @@ class JsonValue(click.ParamType):
             TX.check_tree(value, self.field, None)
             return value
         except BadInput as e:  # the option is the place, not a file
-            e.field, e.file = e.field or self.field, None
+            e.field, e.file = f"{self.field}.{e.field}" if e.field else self.field, None
             raise
 
 

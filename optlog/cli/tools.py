@@ -17,6 +17,7 @@ not tools (the TUI, the MCP server itself, a sample stream).
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -87,6 +88,9 @@ class Tool:
             return spelling
         if spelling in self.field_names:
             return self.field_names[spelling]
+        head, dot, rest = spelling.partition(".")
+        if dot and head in self.field_names:  # a place inside a JSON value: --todos.0.content
+            return f"{self.field_names[head]}.{rest}"
         args = [n for n, p in self.params.items() if isinstance(p.click, click.Argument)]
         if len(args) == 1 and re.fullmatch(r"[A-Za-z_]+", spelling):
             return args[0]
@@ -246,12 +250,15 @@ def _scalar(name: str, v: Any, schema: dict[str, Any]) -> Any:
         try:
             return v if isinstance(v, int) else int(str(v))
         except ValueError:
-            raise usage(f"{name} must be an integer, got {json.dumps(v)}", name) from None
+            raise usage(f"{name} must be an integer, got {json.dumps(v)[:60]}", name) from None
     if t == "number":
         try:
-            return float(v)
+            x = float(v)
         except ValueError:
-            raise usage(f"{name} must be a number, got {json.dumps(v)}", name) from None
+            raise usage(f"{name} must be a number, got {json.dumps(v)[:60]}", name) from None
+        if not math.isfinite(x):  # "1e999", or 65,537 digits: JSON has no infinity
+            raise usage(f"{name} must be a finite number, got {json.dumps(v)[:60]}", name)
+        return x
     v = str(v)
     if "enum" in schema and v not in schema["enum"]:
         low = {e.lower(): e for e in schema["enum"]}

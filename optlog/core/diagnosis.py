@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from optlog.core.numfmt import fmt_diagnosis
+from optlog.core.numfmt import fmt_diagnosis, fmt_share, fmt_whole
 
 BOUNDS = ("compute", "memory", "latency")
 
@@ -224,14 +224,14 @@ def diagnose(metrics: dict[str, float], ceilings: dict[str, float], labels: dict
             cfv, mfv = cf or 0.0, mf or 0.0
             if max(cfv, mfv) < latency_frac:
                 bound = "latency"
-                reason = (f"neither ceiling is near: {cfv:.0%} of peak compute, {mfv:.0%} of memory bandwidth "
+                reason = (f"neither ceiling is near: {fmt_share(cfv)} of peak compute, {fmt_share(mfv)} of memory bandwidth "
                           f"({_latency_cause(counters)})")
             elif cfv >= mfv:
                 bound = "compute"
-                reason = f"{cfv:.0%} of peak compute vs {mfv:.0%} of memory bandwidth"
+                reason = f"{fmt_share(cfv)} of peak compute vs {fmt_share(mfv)} of memory bandwidth"
             else:
                 bound = "memory"
-                reason = f"{mfv:.0%} of memory bandwidth vs {cfv:.0%} of peak compute"
+                reason = f"{fmt_share(mfv)} of memory bandwidth vs {fmt_share(cfv)} of peak compute"
             if "intensity" in nums and "ridge" in nums:
                 side = "above" if nums["intensity"] >= nums["ridge"] else "below"
                 reason += f"; intensity {fmt_diagnosis(nums['intensity'])} FLOP/B is {side} the ridge {fmt_diagnosis(nums['ridge'])}"
@@ -242,7 +242,7 @@ def diagnose(metrics: dict[str, float], ceilings: dict[str, float], labels: dict
                 reason += (f"; estimate: {fmt_diagnosis(est.parts['tokens_per_step'])} tokens per pass ({est.steps_from}), "
                            f"weights {fmt_diagnosis(nums['est_weight_gb'])} GB + KV {fmt_diagnosis(nums['est_kv_gb'])} GB read")
                 if "experts_touched_frac" in est.parts:
-                    reason += f", {est.parts['experts_touched_frac']:.0%} of the experts touched per pass"
+                    reason += f", {fmt_share(est.parts['experts_touched_frac'])} of the experts touched per pass"
             note = _counter_note(bound, counters)
             if note:
                 reason += f"; {note}"
@@ -266,12 +266,12 @@ def _latency_cause(c: dict[str, float]) -> str:
     if sm is None:
         return "launch gaps, synchronisation, host-side work or too little work in flight"
     if sm < 25:
-        return (f"the GPU is idle most of the time, sm_active {sm:.0f}%: the host side (the server's scheduling "
+        return (f"the GPU is idle most of the time, sm_active {fmt_whole(sm)}%: the host side (the server's scheduling "
                 "and sampling loop, tokenisation, HTTP, the client) sets the pace, not the kernels")
     if sm >= 50:
-        return (f"sm_active {sm:.0f}%: kernels keep the SMs busy but use neither unit, so many small launches, "
+        return (f"sm_active {fmt_whole(sm)}%: kernels keep the SMs busy but use neither unit, so many small launches, "
                 "non-tensor work or synchronisation")
-    return f"sm_active {sm:.0f}%: the GPU waits between kernels part of the time (launch gaps or the host)"
+    return f"sm_active {fmt_whole(sm)}%: the GPU waits between kernels part of the time (launch gaps or the host)"
 
 
 def _counter_note(bound: str, c: dict[str, float]) -> str:
@@ -280,9 +280,9 @@ def _counter_note(bound: str, c: dict[str, float]) -> str:
         return ""
     parts = []
     if ta is not None:
-        parts.append(f"tensor_active {ta:.0f}%")
+        parts.append(f"tensor_active {fmt_whole(ta)}%")
     if dr is not None:
-        parts.append(f"dram_bw_util {dr:.0f}%")
+        parts.append(f"dram_bw_util {fmt_whole(dr)}%")
     agree = (bound == "compute" and (ta or 0) >= (dr or 0)) or (bound == "memory" and (dr or 0) >= (ta or 0)) \
         or (bound == "latency" and max(ta or 0, dr or 0) < 50)
     return ("counters agree: " if agree else "counters disagree: ") + ", ".join(parts)
@@ -302,23 +302,23 @@ def _from_counters(c: dict[str, float]) -> Diagnosis:
     if ta is None and dr is None:
         why = "no work counts and no GPM counters (tensor_active, dram_bw_util)"
         if "gpu_util" in c:
-            why += f"; gpu_util {c['gpu_util']:.0f}% alone cannot tell (it counts time any kernel ran)"
+            why += f"; gpu_util {fmt_whole(c['gpu_util'])}% alone cannot tell (it counts time any kernel ran)"
         return Diagnosis(None, "none", why, {}, c)
     ta, dr = ta or 0.0, dr or 0.0
     if ta >= 50 and ta >= dr:
-        return Diagnosis("compute", "telemetry-only", f"tensor pipes busy {ta:.0f}% (DRAM bandwidth {dr:.0f}%)", {}, c)
+        return Diagnosis("compute", "telemetry-only", f"tensor pipes busy {fmt_whole(ta)}% (DRAM bandwidth {fmt_whole(dr)}%)", {}, c)
     if dr >= 50:
-        return Diagnosis("memory", "telemetry-only", f"DRAM bandwidth {dr:.0f}% of its maximum (tensor {ta:.0f}%)", {}, c)
+        return Diagnosis("memory", "telemetry-only", f"DRAM bandwidth {fmt_whole(dr)}% of its maximum (tensor {fmt_whole(ta)}%)", {}, c)
     if sm is not None and sm < 50:
         return Diagnosis("latency", "telemetry-only",
-                         f"SMs busy only {sm:.0f}%, tensor {ta:.0f}%, DRAM {dr:.0f}%: the GPU waits between kernels", {}, c)
-    extra = f", gpu_util {c['gpu_util']:.0f}%" if "gpu_util" in c else ""
+                         f"SMs busy only {fmt_whole(sm)}%, tensor {fmt_whole(ta)}%, DRAM {fmt_whole(dr)}%: the GPU waits between kernels", {}, c)
+    extra = f", gpu_util {fmt_whole(c['gpu_util'])}%" if "gpu_util" in c else ""
     if sm is None:
         return Diagnosis("latency", "telemetry-only",
-                         f"tensor {ta:.0f}% and DRAM bandwidth {dr:.0f}% both low{extra}: neither compute- nor "
+                         f"tensor {fmt_whole(ta)}% and DRAM bandwidth {fmt_whole(dr)}% both low{extra}: neither compute- nor "
                          "memory-bound; likely latency/launch overhead", {}, c)
     return Diagnosis(None, "telemetry-only",
-                     f"SMs busy {sm:.0f}% but tensor {ta:.0f}% and DRAM {dr:.0f}% low{extra}: not tensor-compute- and "
+                     f"SMs busy {fmt_whole(sm)}% but tensor {fmt_whole(ta)}% and DRAM {fmt_whole(dr)}% low{extra}: not tensor-compute- and "
                      "not memory-bound; non-tensor (CUDA-core) work or latency — work counts would decide", {}, c)
 
 

@@ -27,6 +27,7 @@ from typing import Any, Union
 
 from optlog.core import labels as L
 from optlog.core.limits import LIMITS
+from optlog.core.numfmt import fmt_count, fmt_written
 
 
 class ExprError(ValueError):
@@ -142,7 +143,7 @@ def _parse(text: str) -> ast.AST:
     if not text or not text.strip():
         raise ExprError("the expression is empty", 1, text)
     if len(text) > LIMITS.expr_chars:
-        raise ExprError(f"the expression is {len(text):,} characters long (at most {LIMITS.expr_chars:,})")
+        raise ExprError(f"the expression is {fmt_count(len(text))} characters long (at most {fmt_count(LIMITS.expr_chars)})")
     if "\n" in text or "\r" in text:
         raise ExprError("the expression must be one line", text.find("\n") + 1 if "\n" in text else 1, text)
     try:
@@ -219,7 +220,7 @@ def _conv_bool(n: ast.AST, text: str, ceil: dict[str, float] | None) -> Node:
                     raise ExprError("range bounds must be numbers or ceilings, not a or b", _col(src), text)
             lv, hv = const_value(lo, ceil or {}), const_value(hi, ceil or {})
             if lv is not None and hv is not None and lv > hv:
-                raise ExprError(f"empty range: {lv:g} > {hv:g}", _col(right), text)
+                raise ExprError(f"empty range: {fmt_written(lv)} > {fmt_written(hv)}", _col(right), text)
             return InRange(left, lo, hi, _col(n))
         sym = _CMP.get(type(op))
         if sym is None:
@@ -340,7 +341,7 @@ def num_eval(node: Node, lookup: Any) -> float | None:
 
 def unparse(node: Node) -> str:
     if isinstance(node, Num):
-        return f"{node.value:g}"
+        return fmt_written(node.value)
     if isinstance(node, Ref):
         return node.name
     if isinstance(node, Neg):

@@ -1,7 +1,8 @@
 """How a number reads to a person, in one place: every face (CLI tables, the TUI, the markdown of
 reports and plan files, plots, telemetry summaries) formats numbers with these, so the same value
 reads the same everywhere. Each variant is a named function, and nothing else in optlog formats a
-number for a person (`tests/unit/test_numfmt.py` pins every variant's output).
+number for a person (`tests/unit/test_numfmt.py` pins every variant's output;
+`tests/architecture/test_number_formats.py` fails on an inline `{x:.1f}` elsewhere).
 
 The record's formats (the last section) are frozen: the numbers inside verdict and diagnosis
 reasons are committed in hypothesis files and compared to decide whether a verdict changed, and the
@@ -96,6 +97,22 @@ def fmt_sig(v: float, digits: int = 4) -> str:
     return f"{v:.{digits}g}"
 
 
+def fmt_signed(v: float, digits: int | None = None) -> str:
+    """A change or a measured gain, its sign always shown (`+12.5`, `-3`, `+75`): as written, or to
+    `digits` significant digits (the caller adds the unit)."""
+    return f"{v:+g}" if digits is None else f"{v:+.{digits}g}"
+
+
+def fmt_count(n: float) -> str:
+    """A count a person reads (bytes, characters, nodes, points, runs): whole, thousands separated."""
+    return f"{n:,.0f}"
+
+
+def fmt_seconds(s: float) -> str:
+    """A measured duration: seconds to one decimal, `12.3s`."""
+    return f"{s:.1f}s"
+
+
 def fmt_score(v: float) -> str:
     """A plan's ranking score: two decimals, so close scores stay told apart."""
     return f"{v:.2f}"
@@ -116,9 +133,28 @@ def fmt_verdict(x: float | None) -> str:
     return f"{x:.2f}" if a >= 0.01 or x == 0 else f"{x:.3g}"
 
 
+def fmt_p(p: float | None) -> str:
+    """A p-value, wherever a person reads one (verdict reasons, the report, tune's narration):
+    `p=0.034`, two significant digits (`p=0.00027`, `p=3.1e-07`); `p=–` for none. The verdict
+    reasons' format, kept as committed."""
+    return "p=–" if p is None else f"p={p:.2g}"
+
+
 def fmt_interval(lo: float, hi: float) -> str:
     """A confidence interval inside a verdict's reason: `[lo, hi]`, three significant digits."""
     return f"[{lo:.3g}, {hi:.3g}]"
+
+
+def fmt_share(v: float, signed: bool = False, places: int = 0) -> str:
+    """A fraction as a percentage (a margin, an effect, a share of peak, a spread): `5%`, `+12%`;
+    whole unless `places`. Inside verdict and diagnosis reasons."""
+    return f"{v:+.{places}%}" if signed else f"{v:.{places}%}"
+
+
+def fmt_whole(v: float, signed: bool = False) -> str:
+    """A reading shown whole (a counter's percentage inside a diagnosis reason, a mean token count):
+    `87`, `+3`."""
+    return f"{v:+.0f}" if signed else f"{v:.0f}"
 
 
 def fmt_diagnosis(v: float) -> str:

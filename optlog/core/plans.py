@@ -21,14 +21,22 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import Any, Literal, get_args
 
-from optlog.core.numfmt import fmt_gain, fmt_ratio, fmt_score, fmt_written
+from optlog.core.numfmt import (fmt_count, fmt_gain, fmt_ratio, fmt_score, fmt_share,
+                                 fmt_sig, fmt_signed, fmt_whole, fmt_written)
 from optlog.errors import BadInput
 
 EFFORT_WEIGHT: dict[str, int] = {"S": 1, "M": 3, "L": 8}
-PLAN_STATUSES: tuple[str, ...] = ("proposed", "in_progress", "done", "dropped")
-ACTIVE: tuple[str, ...] = ("proposed", "in_progress")
+# The plan statuses, written once (tests/unit/test_vocabularies.py keeps them here): the ones a person
+# sets (`plan update --status`, a plan file's `status:`), and `removed`, which only `plan rm` writes: the
+# row stays (its number is never reused), the file goes (git keeps it). The lists are computed from it.
+PlanStatus = Literal["proposed", "in_progress", "done", "dropped"]
+PLAN_STATUSES: tuple[str, ...] = get_args(PlanStatus)
+PROPOSED, IN_PROGRESS, DONE, DROPPED = PLAN_STATUSES
+REMOVED = "removed"
+PLAN_ROW_STATUSES: tuple[str, ...] = (*PLAN_STATUSES, REMOVED)  # what a plan row may hold, in listing order
+ACTIVE: tuple[str, ...] = (PROPOSED, IN_PROGRESS)  # the ranked ones
 W_CONFIRMED, W_OPEN, W_FALSIFIED = 1.0, 0.5, 0.1
 
 _NUM = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)"
@@ -50,13 +58,13 @@ def parse_gain(text: str, field: str = "--gain") -> tuple[float, float]:
     for v in (lo, hi):
         _check_gain(v, text, field)
     if lo > hi:
-        raise BadInput(f"the low end of the gain range ({lo:g}%) is above the high end ({hi:g}%)", field=field)
+        raise BadInput(f"the low end of the gain range ({fmt_written(lo)}%) is above the high end ({fmt_written(hi)}%)", field=field)
     return lo, hi
 
 
 def _check_gain(v: float, text: Any, field: str) -> None:
     if not math.isfinite(v) or not GAIN_MIN <= v <= GAIN_MAX:
-        raise BadInput(f"gain {v:g}% in {text!r} is outside {GAIN_MIN:g}% … +{GAIN_MAX:,.0f}% "
+        raise BadInput(f"gain {fmt_written(v)}% in {text!r} is outside {fmt_written(GAIN_MIN)}% … +{fmt_count(GAIN_MAX)}% "
                        "(a plan cannot lose more than everything, and 11× is not an estimate)", field=field)
 
 
@@ -264,8 +272,8 @@ def wide_range(low: float, high: float) -> str | None:
     a, b = max(1 + low / 100.0, _RATIO_FLOOR), max(1 + high / 100.0, _RATIO_FLOOR)
     if b / a <= 4:
         return None
-    return (f"the gain range {fmt_gain(low, high)} spans {b / a:.1f}× from end to end: it is ranked as "
-            f"{counted_gain(low, high):+.0f}%; narrow it when you know more")
+    return (f"the gain range {fmt_gain(low, high)} spans {fmt_ratio(b / a, 1)}× from end to end: it is ranked as "
+            f"{fmt_whole(counted_gain(low, high), signed=True)}%; narrow it when you know more")
 
 
 def base_score(low: float, high: float, confidence: float, effort: str) -> float:
@@ -289,15 +297,16 @@ def evaluate(plans: list[dict[str, Any]], docs: dict[str, Any]) -> list[dict[str
     active = sorted((v for v in out if v["status"] in ACTIVE), key=lambda v: (-v["score"], v["id"]))
     for i, v in enumerate(active, 1):
         v["rank"] = i
-    order = {"done": 1, "dropped": 2}
-    rest = sorted((v for v in out if v["status"] not in ACTIVE), key=lambda v: (order.get(v["status"], 3), v["id"]))
+    order = {s: i for i, s in enumerate(PLAN_ROW_STATUSES)}  # done, dropped, then removed
+    rest = sorted((v for v in out if v["status"] not in ACTIVE),
+                  key=lambda v: (order.get(v["status"], len(order)), v["id"]))
     return active + rest
 
 
 def score_reason(p: dict[str, Any], weight: float, score: float) -> str:
     """`score 4.83 = 29% (counted from 20–60%) × 0.5 confidence ÷ 3 (effort M) × 1 (needs)`."""
     g = counted_gain(p["gain_low"], p["gain_high"])
-    return (f"score {fmt_score(score)} = {g:.3g}% (counted from {fmt_gain(p['gain_low'], p['gain_high'])}) × "
+    return (f"score {fmt_score(score)} = {fmt_sig(g, 3)}% (counted from {fmt_gain(p['gain_low'], p['gain_high'])}) × "
             f"{fmt_written(p['confidence'])} confidence ÷ {EFFORT_WEIGHT[p['effort']]} (effort {p['effort']}) × "
             f"{fmt_written(weight)} (needs)")
 
@@ -309,7 +318,7 @@ def measured_vs_predicted(p: dict[str, Any]) -> str | None:
         return None
     lo, hi = p["gain_low"], p["gain_high"]
     where = "inside" if lo <= m <= hi else ("below" if m < lo else "above")
-    return f"measured {m:+g}%, {where} the predicted {fmt_gain(lo, hi)}"
+    return f"measured {fmt_signed(m)}%, {where} the predicted {fmt_gain(lo, hi)}"
 
 
 def calibration(plans: list[dict[str, Any]]) -> dict[str, Any]:
@@ -347,13 +356,13 @@ def calibration_line(cal: dict[str, Any]) -> str:
     mr = cal["mean_ratio"]
     mr_s = fmt_ratio(mr, 2) if mr is not None else "–"
     me = cal.get("mean_error")
-    me_s = f"; measured − predicted midpoint {me:+.1f} points on average" if me is not None else ""
+    me_s = f"; measured − predicted midpoint {fmt_signed(me, 3)} points on average" if me is not None else ""
     return (f"calibration: {cal['inside']} of {cal['n']} measured plans fell inside the predicted range "
-            f"({cal['fraction_inside']:.0%}; {cal.get('below', 0)} below, {cal.get('above', 0)} above); "
+            f"({fmt_share(cal['fraction_inside'])}; {cal.get('below', 0)} below, {cal.get('above', 0)} above); "
             f"mean measured ÷ predicted midpoint {mr_s}{me_s}")
 
 
 def calibration_rows(cal: dict[str, Any]) -> list[str]:
     """One line per measured plan: `01 Server tuning: predicted 10–30%, measured +28% (inside)`."""
     return [f"{r['id']:02d} {r.get('title') or ''}: predicted {fmt_gain(*r['predicted'])}, measured "
-            f"{r['measured']:+g}% ({r['where']})" for r in cal["plans"]]
+            f"{fmt_signed(r['measured'])}% ({r['where']})" for r in cal["plans"]]

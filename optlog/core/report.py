@@ -13,6 +13,7 @@ from collections import defaultdict
 from typing import Any
 
 from optlog.core import labels as L
+from optlog.core.numfmt import fmt_written
 from optlog.core.timeutil import parse_iso
 from optlog.core.tune import pareto_front
 from optlog.core.verdict import must_agree_across_groups
@@ -127,13 +128,13 @@ def timeline(docs: dict[str, Any], runs: list[dict[str, Any]], notes: list[dict[
         add(n.get("created_at"), "note", f"{n['id']:012d}", text=txt, by=n.get("by"), link=n.get("link"))
     for p in plans:
         add(p.get("created_at"), "plan", f"{p['id']:06d}",
-            text=f"plan {p['id']:02d} proposed: {p['title']} ({p['gain_low']:g}–{p['gain_high']:g}%, effort {p['effort']})",
+            text=f"plan {p['id']:02d} proposed: {p['title']} ({fmt_written(p['gain_low'])}–{fmt_written(p['gain_high'])}%, effort {p['effort']})",
             by=None)
         for i, h in enumerate(p.get("history") or []):
             mg = h.get("measured_gain")
             txt = f"plan {p['id']:02d} {h.get('from')} → {h.get('to')}"
             if mg is not None:
-                txt += f", measured {mg:g}% (predicted {p['gain_low']:g}–{p['gain_high']:g}%)"
+                txt += f", measured {fmt_written(mg)}% (predicted {fmt_written(p['gain_low'])}–{fmt_written(p['gain_high'])}%)"
             if h.get("why"):
                 txt += f": {h['why']}"
             add(h.get("at"), "plan", f"{p['id']:06d}/{i:06d}", text=txt, by=h.get("by"))

@@ -177,4 +177,4 @@ def sig(x: float | None, digits: int = 4) -> float | None:
         return None
     if math.isnan(x) or math.isinf(x) or x == 0:
         return x if not math.isnan(x) else None
-    return float(f"{x:.{digits}g}")
+    return float(f"{x:.{digits}g}")  # machine format: a rounding, read back as a number

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from optlog.core.limits import LIMITS
+from optlog.core.numfmt import fmt_count
 
 PLACEHOLDER_RE = re.compile(r"\{\{(.*?)\}\}", re.S)
 # Stand-ins for placeholders while shlex splits: no whitespace, no quote, no shell metacharacter.
@@ -75,7 +76,7 @@ def evaluate(expr: str, values: Mapping[str, Any]) -> Any:
     if not src:
         raise TemplateError("empty placeholder {{ }}")
     if len(src) > LIMITS.expr_chars:
-        raise TemplateError(f"a placeholder of {len(src):,} characters (at most {LIMITS.expr_chars:,})")
+        raise TemplateError(f"a placeholder of {fmt_count(len(src))} characters (at most {fmt_count(LIMITS.expr_chars)})")
     try:
         tree = ast.parse(src, mode="eval")
     except (SyntaxError, RecursionError, MemoryError, ValueError):

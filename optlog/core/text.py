@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from optlog.core.limits import LIMITS
+from optlog.core.numfmt import fmt_count
 from optlog.errors import BadInput
 
 # C0 and C1 control characters (tab and newline handled by the caller's `multiline`), DEL, and the
@@ -43,7 +44,7 @@ def problem(s: str, *, multiline: bool = True, max_chars: int | None = None) -> 
     """Why `s` is refused, or None. `multiline` allows newlines; tab is allowed everywhere."""
     limit = max_chars if max_chars is not None else (LIMITS.text_chars if multiline else LIMITS.line_chars)
     if len(s) > limit:
-        return f"too long: {len(s):,} characters (at most {limit:,})"
+        return f"too long: {fmt_count(len(s))} characters (at most {fmt_count(limit)})"
     m = (_BAD_ANY if multiline else _BAD_LINE_TAB_OK).search(s)
     if m:
         return f"contains {describe_char(m.group(0))} at character {m.start() + 1}"
@@ -102,7 +103,7 @@ def check_tree(data: Any, file: str | None = None,
         obj, loc = todo.pop()
         n += 1
         if n > LIMITS.nodes:
-            raise bad(f"more than {LIMITS.nodes:,} values", (), "too_large")
+            raise bad(f"more than {fmt_count(LIMITS.nodes)} values", (), "too_large")
         if len(loc) > LIMITS.depth:
             raise bad(f"nested more than {LIMITS.depth} levels deep", loc[:LIMITS.depth], "too_deep")
         if isinstance(obj, str):

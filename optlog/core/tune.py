@@ -235,7 +235,8 @@ def separation(best: Sequence[float], other: Sequence[float]) -> dict[str, Any]:
     else:
         h = b.add("welch_log", [float(x) for x in best], [float(x) for x in other])
         p, test = float(b.run()[h][0]), "welch-log"
-    return {"test": test, "p": round(p, 6), "distinct": p < S.ALPHA, "n": n}
+    # three significant digits, as a verdict keeps its p (`round(p, 6)` turned a tiny p into 0)
+    return {"test": test, "p": S.sig(p, 3), "distinct": p < S.ALPHA, "n": n}
 
 
 # ----------------------------------------------------------------------------- pruning

@@ -35,7 +35,7 @@ from typing import Any
 from optlog.core import comparable as C
 from optlog.core import expr as E
 from optlog.core import labels as L
-from optlog.core.numfmt import fmt_interval, fmt_verdict, fmt_written
+from optlog.core.numfmt import fmt_interval, fmt_p, fmt_share, fmt_verdict, fmt_written
 from optlog.core.stats import ALPHA, Batch, holm, mean, sig, tier
 
 WORKLOAD_KEYS = frozenset({
@@ -259,7 +259,7 @@ def _margin_cmp(lv: float, rv: float, op: str, m: float) -> tuple[str, str]:
         out = "fails" if up else "holds"
     else:
         out = "unclear"
-    return out, f"{fmt_verdict(lv)} vs {fmt_verdict(rv)}, within the ±{m:.0%} margin" if out == "unclear" else f"{fmt_verdict(lv)} vs {fmt_verdict(rv)}"
+    return out, f"{fmt_verdict(lv)} vs {fmt_verdict(rv)}, within the ±{fmt_share(m)} margin" if out == "unclear" else f"{fmt_verdict(lv)} vs {fmt_verdict(rv)}"
 
 
 def _range_outcome(cl: float, ch: float, lo: float, hi: float, m: float, use_margin: bool) -> str:
@@ -326,10 +326,10 @@ def _decide(ae: AtomEval, m: float, results: list[Any]) -> None:
             tail = f"{est}{_ci_text(ae.ci)}"
             if ae.p is not None and ae.p < ALPHA:
                 ae.outcome = "holds" if higher == up else "fails"
-                ae.reason = f"Mann–Whitney p={ae.p:.2g} (Holm); {tail}"
+                ae.reason = f"Mann–Whitney {fmt_p(ae.p)} (Holm); {tail}"
             else:
                 ae.outcome = "unclear"
-                ae.reason = f"within run-to-run noise: Mann–Whitney p={ae.p:.2g} (Holm); {tail}"
+                ae.reason = f"within run-to-run noise: Mann–Whitney {fmt_p(ae.p)} (Holm); {tail}"
         elif ae.tier == "welch":
             ae.method = "welch-log"
             p, d, lo, hi = r
@@ -339,16 +339,16 @@ def _decide(ae: AtomEval, m: float, results: list[Any]) -> None:
             tail = f"{q} = {fmt_verdict(ae.estimate)} (geometric means){_ci_text(ae.ci)} vs {fmt_verdict(k)}"
             if p < ALPHA and abs(eff) >= m:
                 ae.outcome = "holds" if (d > 0) == up else "fails"
-                ae.reason = f"Welch on logs p={p:.2g}, effect {eff:+.0%}; {tail}"
+                ae.reason = f"Welch on logs {fmt_p(p)}, effect {fmt_share(eff, signed=True)}; {tail}"
             else:
                 ae.outcome = "unclear"
-                why = f"effect {eff:+.0%} below the ±{m:.0%} minimum" if abs(eff) < m else "not significant"
-                ae.reason = f"Welch on logs p={p:.2g}, {why}; {tail}"
+                why = f"effect {fmt_share(eff, signed=True)} below the ±{fmt_share(m)} minimum" if abs(eff) < m else "not significant"
+                ae.reason = f"Welch on logs {fmt_p(p)}, {why}; {tail}"
         else:
             ae.method = "margin"
             ae.outcome, why = _margin_cmp(mx, my, ae.op, m)
-            ae.reason = (est + (f", within the ±{m:.0%} margin" if ae.outcome == "unclear" else "")
-                         if ratio_ok else why) + f" (margin rule ±{m:.0%}, n={len(ae.x)}+{len(ae.y)})"
+            ae.reason = (est + (f", within the ±{fmt_share(m)} margin" if ae.outcome == "unclear" else "")
+                         if ratio_ok else why) + f" (margin rule ±{fmt_share(m)}, n={len(ae.x)}+{len(ae.y)})"
         return
     if ae.kind == "ratio_range":
         mx, my = mean(ae.x), mean(ae.y)
@@ -372,11 +372,11 @@ def _decide(ae: AtomEval, m: float, results: list[Any]) -> None:
             cl, ch = math.exp(lo), math.exp(hi)
             ae.p, ae.ci, ae.estimate, ae.statistic = p, [cl, ch], math.exp(d), "ratio of geometric means"
             ae.outcome = _range_outcome(cl, ch, ae.lo, ae.hi, m, True)
-            ae.reason = f"{q} = {fmt_verdict(ae.estimate)} (geometric means), 95% CI {fmt_interval(cl, ch)} vs {rng} (±{m:.0%})"
+            ae.reason = f"{q} = {fmt_verdict(ae.estimate)} (geometric means), 95% CI {fmt_interval(cl, ch)} vs {rng} (±{fmt_share(m)})"
         else:
             ae.method = "margin"
             ae.outcome = _range_outcome(ratio, ratio, ae.lo, ae.hi, m, True)
-            ae.reason = f"{q} = {fmt_verdict(ratio)} vs {rng}" + (f", within the ±{m:.0%} margin" if ae.outcome == "unclear" else "")
+            ae.reason = f"{q} = {fmt_verdict(ratio)} vs {rng}" + (f", within the ±{fmt_share(m)} margin" if ae.outcome == "unclear" else "")
         return
     if ae.kind == "one":
         mx = mean(ae.x)
@@ -399,10 +399,10 @@ def _decide(ae: AtomEval, m: float, results: list[Any]) -> None:
             tail = f"{q} = {fmt_verdict(ae.estimate)} (geometric mean){_ci_text(ae.ci)} vs {fmt_verdict(ae.c)}"
             if p_used < ALPHA and (not min_eff or abs(eff) >= m):
                 ae.outcome = "holds" if (d > 0) == up else "fails"
-                ae.reason = f"t on logs p={p_used:.2g}; {tail}"
+                ae.reason = f"t on logs {fmt_p(p_used)}; {tail}"
             else:
                 ae.outcome = "unclear"
-                ae.reason = f"t on logs p={p_used:.2g}, not decided; {tail}"
+                ae.reason = f"t on logs {fmt_p(p_used)}, not decided; {tail}"
         else:
             ae.method = "margin"
             ae.outcome, why = _margin_cmp(mx, ae.c, ae.op, m)

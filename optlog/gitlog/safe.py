@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from optlog.core.numfmt import fmt_written
 from optlog.errors import BadInput, Failed
 from optlog.gitlog.commit import FALLBACK_EMAIL, FALLBACK_NAME, CommitRequest, message, run_git
 from optlog.paths import Workspace
@@ -92,7 +93,7 @@ def git_lock(info: RepoInfo, timeout: float = 120.0) -> Iterator[None]:
     try:
         lock.acquire()
     except Timeout:
-        raise Failed(f"another optlog process held {key} for {timeout:.0f} s; nothing was committed",
+        raise Failed(f"another optlog process held {key} for {fmt_written(timeout)} s; nothing was committed",
                      code="git_locked") from None
     try:
         yield

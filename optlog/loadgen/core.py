@@ -21,6 +21,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from optlog.core.numfmt import fmt_share, fmt_whole
+
 # error kinds, in report order
 ERROR_KINDS = (
     "connect",          # could not connect (refused, unreachable, name not found)
@@ -430,14 +432,14 @@ def length_warnings(results: list[Result], input_len: int | None, output_len: in
     if input_len and ins:
         mean = sum(ins) / len(ins)
         if abs(mean - input_len) > 0.1 * input_len:
-            out.append(f"input length: the server counted {mean:.0f} prompt tokens on average, "
-                       f"--input-len asked for {input_len} ({(mean / input_len - 1) * 100:+.0f} %)")
+            out.append(f"input length: the server counted {fmt_whole(mean)} prompt tokens on average, "
+                       f"--input-len asked for {input_len} ({fmt_share(mean / input_len - 1, signed=True)})")
     outs = [r.output_tokens for r in ok if r.usage]
     if output_len and outs:
         mean = sum(outs) / len(outs)
         if abs(mean - output_len) > 0.1 * output_len:
-            out.append(f"output length: the server generated {mean:.0f} tokens on average, "
-                       f"--output-len asked for {output_len} ({(mean / output_len - 1) * 100:+.0f} %); "
+            out.append(f"output length: the server generated {fmt_whole(mean)} tokens on average, "
+                       f"--output-len asked for {output_len} ({fmt_share(mean / output_len - 1, signed=True)}); "
                        "try --ignore-eos if the server supports it")
     if ok and not any(r.usage for r in ok):
         how = ("counted client-side from the prompts optlog built" if all(r.input_source == "client" for r in ok)
@@ -455,7 +457,7 @@ def cache_warning(metrics: dict[str, Any]) -> str | None:
     """A level whose prompts were largely served from the server's prompt cache measures the cache."""
     f = metrics.get("cached_prompt_fraction")
     if f is not None and f > CACHE_FLAG_FRACTION:
-        return (f"prompt cache: {f * 100:.0f} % of the prompt tokens were served from the server's cache "
+        return (f"prompt cache: {fmt_share(f)} of the prompt tokens were served from the server's cache "
                 "(its TTFT measures the cache, not prefill); fresh prompts are the default, --reuse-prompts opts out")
     return None
 
@@ -478,5 +480,5 @@ def agreement(client_tokens: float, server_tokens: float | None) -> float | None
 def agreement_warning(ratio: float | None, counter: str) -> str | None:
     if ratio is None or abs(ratio - 1.0) <= AGREEMENT_WARN + 1e-12:  # exactly 2 % apart is within
         return None
-    return (f"output tokens: the client counted {ratio * 100:.1f} % of what the server's {counter} says it "
-            f"generated (more than {AGREEMENT_WARN * 100:.0f} % apart)")
+    return (f"output tokens: the client counted {fmt_share(ratio, places=1)} of what the server's {counter} says it "
+            f"generated (more than {fmt_share(AGREEMENT_WARN)} apart)")

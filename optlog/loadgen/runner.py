@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
+from optlog.core.numfmt import fmt_seconds
 from optlog.loadgen import core
 from optlog.loadgen.client import Pool, new_loop
 
@@ -159,7 +160,7 @@ class _Progress:
         frac = self.done / self.total if self.total else 1.0
         bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
         sys.stderr.write(f"\r{self.label} [{bar}] {self.done}/{self.total} failed {self.failed} "
-                         f"{time.monotonic() - self.t0:6.1f}s{end}")
+                         f"{fmt_seconds(time.monotonic() - self.t0):>7}{end}")
         sys.stderr.flush()
 
     def stop(self) -> None:

@@ -6,7 +6,8 @@ from typing import Any
 
 from optlog.core import labels as L
 from optlog.core import report as C
-from optlog.core.numfmt import fmt_gain, fmt_pct, fmt_ratio, fmt_score, fmt_value, fmt_written
+from optlog.core.numfmt import (fmt_gain, fmt_num, fmt_p, fmt_pct, fmt_ratio, fmt_score,
+                                 fmt_share, fmt_signed, fmt_value, fmt_written)
 from optlog.core.plans import calibration_line, calibration_rows
 from optlog.render import md
 from optlog.render.plans import verdict_tables
@@ -153,7 +154,7 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
         ))
         for pl in pu:
             out.append(f"![{md.text(pl['alt'])}](<{pl['href']}>)")
-        rows = [[fam, cfg, str(c), f"{x:.2f}", f"{y:.1f}"] for fam, cfg, c, x, y in data.get("per_user_rows", [])]
+        rows = [[fam, cfg, str(c), fmt_num(x), fmt_num(y)] for fam, cfg, c, x, y in data.get("per_user_rows", [])]
         if rows:
             out.append(md.table(["workload", "config", "concurrency", "output tok/s per user", "output tok/s per GPU"],
                                 rows, ["l", "l", "r", "r", "r"]))
@@ -191,7 +192,7 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
             row = [_kv(own)] + [fmt_value(tvals.get(k)) for k in names]
             if add_frac and lim:
                 pw = next((tvals[k] for k in names if k.startswith("gpu_power_w") and k in tvals), None)
-                row.append(f"{pw / lim:.0%}" if pw is not None else "–")
+                row.append(fmt_share(pw / lim) if pw is not None else "–")
             row.append(str(n))
             rows.append(row)
         out.append(md.table(header, rows))
@@ -306,7 +307,7 @@ def _tuning(st: dict[str, Any], plots: list[dict[str, Any]]) -> list[str]:
             for i, m in enumerate(objs):
                 sh = r["shrink_pct"][i] if i < len(r["shrink_pct"]) else None
                 rows.append([str(n), md.text(_kv(params)), md.text(m), fmt_value(r["first"][i]),
-                             f"{fmt_value(r['values'][i])} (n={r['n']})", f"{sh:+.3g} %" if sh is not None else "–",
+                             f"{fmt_value(r['values'][i])} (n={r['n']})", f"{fmt_signed(sh, 3)} %" if sh is not None else "–",
                              "**yes**" if int(n) in named else "no"])
         out.append(f"Re-measured, interleaved, {rm.get('rounds')} times each; {label} named by the re-measured medians "
                    f"(feasible trials only):")
@@ -325,18 +326,18 @@ def _tuning(st: dict[str, Any], plots: list[dict[str, Any]]) -> list[str]:
     sep = rm.get("separation") or {}
     if sep and rem_trials:
         p = sep.get("p")
-        ptext = "" if p is None else ("p < 0.001" if p < 0.001 else f"p = {p:.3g}")
+        ptext = "" if p is None else fmt_p(p)
         out.append(f"The best against the runner-up (trial {sep.get('runner_up')}): "
                    + (f"{md.text(sep['test'])} {ptext}, "
                       + ("told apart." if sep.get("distinct") else "not told apart: either may be the better.")
                       if sep.get("test") else f"{md.text(sep.get('why', ''))}."))
     c = st.get("claim")
     if c:
-        claim = (f"Claim ({md.code(c['hypothesis'])}): tuning gains ≥ {c['pct']:g} % {md.text(c['metric'])} over the "
+        claim = (f"Claim ({md.code(c['hypothesis'])}): tuning gains ≥ {fmt_written(c['pct'])} % {md.text(c['metric'])} over the "
                  f"default settings ({md.text(_kv(c['default'] or {}))})")
         if c.get("verdict"):
             claim += (f": **{md.text(c['verdict'])}**"
-                      + (f", measured {c['gain_pct']:+.3g} %" if c.get("gain_pct") is not None else "")
+                      + (f", measured {fmt_signed(c['gain_pct'], 3)} %" if c.get("gain_pct") is not None else "")
                       + f" (trial {c['tuned']} against the default settings, {c['rounds']} interleaved runs each).")
         else:
             claim += ": not judged yet."

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping
 from importlib import metadata
 from typing import Any
 
+from optlog.core.numfmt import fmt_num, fmt_written
 from optlog.telemetry.live import cpu_times  # one reader of /proc/stat
 from optlog.telemetry.nvml import load_pynvml
 
@@ -134,7 +135,7 @@ def loaded(before: Mapping[str, Any], settings: Any) -> list[str]:
     load = before.get("load") or {}
     busy, cpus = load.get("busy_cpus"), load.get("cpus") or 1
     if frac is not None and busy is not None and busy > frac * cpus:
-        why.append(f"{busy:g} of {cpus} CPUs busy before the run (threshold {frac:g} × {cpus})")
+        why.append(f"{fmt_num(busy)} of {cpus} CPUs busy before the run (threshold {fmt_written(frac)} × {cpus})")
     gp = before.get("gpu_processes")
     if getattr(settings, "gpu_processes", True) and isinstance(gp, list) and gp:
         why.append(f"{len(gp)} other process(es) on the GPUs: " + ", ".join(f"pid {p['pid']} on GPU {p['gpu']}" for p in gp[:4]))

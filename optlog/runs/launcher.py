@@ -31,6 +31,7 @@ from urllib.parse import urlparse
 from optlog.core import labels as L
 from optlog.core.failure import classify, tail
 from optlog.core.labels import CONCURRENT
+from optlog.core.numfmt import fmt_seconds, fmt_sig, fmt_written
 from optlog.core.timeutil import now_iso
 from optlog.runs import hostload, ports, procs, tree
 from optlog.runs.cgroup import LaunchCgroup
@@ -260,7 +261,7 @@ class Driver:
             if self.install_signals:
                 for sig, h in old.items():
                     signal.signal(sig, h)
-            self.log(f"launch {self.launch_id} {status} in {time.monotonic() - self.t0:.1f}s")
+            self.log(f"launch {self.launch_id} {status} in {fmt_seconds(time.monotonic() - self.t0)}")
             self._event({"kind": "finished", "status": status})
             self._log_file.close()
             self._log_file = None
@@ -495,7 +496,7 @@ class Driver:
         finally:
             if client is not None:
                 client.close()
-        raise PointFailure(f"server not ready after {timeout:g}s ({last})\n--- server log tail ---\n{server.log_tail()}",
+        raise PointFailure(f"server not ready after {fmt_written(timeout)}s ({last})\n--- server log tail ---\n{server.log_tail()}",
                            cause=classify(server.log_tail()) or "ready_timeout")
 
     def _check_ours(self, server: Server, port: int) -> None:
@@ -799,7 +800,7 @@ class Driver:
                 self.last_metric = (key, float(metrics[key]))
             self._set_launch(s, progress=self._progress(None))
         first = (error or "").splitlines()[0] if error else ""
-        m = f" {self.last_metric[0]}={self.last_metric[1]:.4g}" if status == "succeeded" and self.last_metric else ""
+        m = f" {self.last_metric[0]}={fmt_sig(self.last_metric[1])}" if status == "succeeded" and self.last_metric else ""
         shown = {**p["labels"], **{k: extra_labels[k] for k in (result_of or {}).get("told_apart_by", [])
                                      if k in extra_labels}}
         self.log(f"run {rid} {status} [{self.done}/{self.total}] {_fmt_labels(shown)}{m}"
@@ -844,7 +845,7 @@ class Driver:
                 if deadline is not None and now >= deadline:
                     self.executor.kill(h, grace_s=2.0)
                     log = read_tail(out / "bench.stderr.log", 10)
-                    raise PointFailure(f"bench timed out after {float(timeout):g}s"  # type: ignore[arg-type]
+                    raise PointFailure(f"bench timed out after {fmt_written(float(timeout))}s"  # type: ignore[arg-type]
                                        + (f"\n--- stderr tail ---\n{log}" if log else ""), cause="timeout")
                 wait = 0.1 if deadline is None else max(0.0, min(0.1, deadline - now))
                 if fds and len(fds) == (1 + (server.handle is not None)):

@@ -27,6 +27,7 @@ from optlog.core import labels as L
 from optlog.core import template as T
 from optlog.core.expr import ExprError, parse_where, where_labels
 from optlog.core.limits import LIMITS
+from optlog.core.numfmt import fmt_count
 from optlog.core.sweep import expand
 from optlog.core.text import check, problem
 from optlog.core.tune import SearchParam, active_params
@@ -499,7 +500,7 @@ def _check_size(ls: LoadedSpec, matrix: dict[str, list[Any]], include: list[dict
     if n > LIMITS.matrix_points:
         sizes = " × ".join(f"{k}: {len(v)}" for k, v in matrix.items())
         extra = (f" × {len(include)} include" if include else "") + (f" × {repeats} repeats" if repeats > 1 else "")
-        raise ls.bad(f"the sweep has more than {LIMITS.matrix_points:,} points ({sizes}{extra}); split it into "
+        raise ls.bad(f"the sweep has more than {fmt_count(LIMITS.matrix_points)} points ({sizes}{extra}); split it into "
                      "several specs or use --set to narrow an axis", "matrix" if matrix else "include",
                      code="too_large")
 

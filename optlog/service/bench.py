@@ -1,5 +1,7 @@
 """`optlog bench`: the built-in load generator as a service verb.
 
+`bench(opts, workspace, say)` is the command: where it records (a workspace, none, or the
+launcher's run when inside a launch) and then `prepare` and `run`.
 `prepare(opts)` checks every input (URL, levels, rate, lengths, dataset, headers, output file)
 before anything runs or is written; `run(ctx, plan)` runs the sweep and, per level as it finishes,
 records a run (source "bench") when a workspace is given and appends one SGLang-style JSONL line
@@ -26,9 +28,11 @@ from typing import Any, Callable
 
 from optlog import __version__
 from optlog.core import labels as L
+from optlog.core.text import check as check_text
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, Failed
 from optlog.loadgen import core, runner, workload
+from optlog.runs.inside import DEFAULT_RESULT, current
 from optlog.service.evidence import insert_run
 from optlog.service.refs import require
 from optlog.telemetry import prometheus
@@ -58,10 +62,11 @@ class Options:
     seed: int = 0
     timeout: float = 600.0
     headers: list[str] = field(default_factory=list)
-    extra_body: str | None = None
+    extra_body: Any = None               # the parsed JSON value (a face parses its own text): an object
+
     max_failures: int | None = None
     output_file: str | None = None
-    labels: list[str] = field(default_factory=list)
+    labels: dict[str, Any] = field(default_factory=dict)  # typed: {"config": "tp8"}
     hypothesis: str | None = None
     progress: bool = False
     tag: str | None = None
@@ -105,6 +110,14 @@ def _headers(opts: Options) -> dict[str, str]:
     return out
 
 
+def _user_labels(labels: dict[str, Any]) -> dict[str, str]:
+    """The extra labels as label text (a number an agent passes reads as the CLI's `K=8` would),
+    each name and value checked by the rules a `--label` on the command line meets."""
+    return {L.check_key(str(k), "--label"): check_text(v.strip() if isinstance(v, str) else L.canonical(v),
+                                                        "--label", multiline=False)
+            for k, v in labels.items()}
+
+
 def prepare(opts: Options, ctx: Any = None) -> Plan:
     """Check everything; raise BadInput (exit 2) before anything is written."""
 
@@ -139,17 +152,10 @@ def prepare(opts: Options, ctx: Any = None) -> Plan:
     if opts.dataset and opts.input_len:
         raise BadInput("--input-len makes random prompts; it cannot be combined with --dataset", field="--input-len")
     headers = _headers(opts)
-    extra: dict[str, Any] = {}
-    if opts.extra_body:
-        try:
-            extra = json.loads(opts.extra_body)
-        except json.JSONDecodeError as e:
-            raise BadInput(f"not JSON: {e.msg}", field="--extra-body") from None
-        except RecursionError:
-            raise BadInput("nested too deeply", field="--extra-body") from None
-        if not isinstance(extra, dict):
-            raise BadInput("must be a JSON object", field="--extra-body")
-    user_labels = L.parse_pairs(opts.labels, "--label") if opts.labels else {}
+    extra: Any = {} if opts.extra_body is None else opts.extra_body
+    if not isinstance(extra, dict):
+        raise BadInput("must be a JSON object", field="--extra-body")
+    user_labels = _user_labels(opts.labels)
     out_file: Path | None = None
     if opts.output_file:
         out_file = Path(opts.output_file)
@@ -334,3 +340,27 @@ def run(ctx: Any, plan: Plan, notice: Callable[[str], None] | None = None) -> di
     runner.run_sweep(plan.spec, on_level=on_level, notice=say)
     return {"runs": out, "recorded": ctx is not None,
             "output_file": str(plan.output_file) if plan.output_file else None}
+
+
+def bench(opts: Options, workspace: Callable[[], Any] | None, say: Callable[[str], None]) -> dict[str, Any]:
+    """The `bench` command's document: measure the sweep and record each level where that belongs.
+
+    `workspace` makes the service context (None: measure only, `--no-record`). Inside a launch the
+    launcher records the one run of this measurement, so this writes its result file (`--output-file`,
+    else the point's `optlog-bench.jsonl`) and records nothing; outside a workspace it measures anyway."""
+    launched = current()
+    if launched is not None and workspace is not None:
+        if not opts.output_file and launched["out"]:
+            opts.output_file = str(Path(launched["out"]) / DEFAULT_RESULT)
+        say(f"inside launch L{launched['launch']} (run {launched['run']}): writing {opts.output_file or 'no file'}, "
+            "recording nothing (the launcher records the run)")
+        workspace = None
+    ctx = None
+    if workspace is not None:
+        try:
+            ctx = workspace()
+        except BadInput as e:
+            if e.code != "no_workspace":
+                raise
+            say("no optlog workspace here (run `optlog init`, or pass -C); measuring without recording")
+    return run(ctx, prepare(opts, ctx), say)

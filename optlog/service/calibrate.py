@@ -14,13 +14,14 @@ ceilings are redone and the verdicts that read them re-judged (service.diagnoses
 from __future__ import annotations
 
 import io
+import math
 from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from optlog.config import Config
-from optlog.core.numfmt import fmt_sig
+from optlog.core.numfmt import fmt_share, fmt_sig
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, Failed
 from optlog.gitlog import history
@@ -44,8 +45,8 @@ def refusals(m: dict[str, Any], max_spread: float = MAX_SPREAD) -> dict[str, str
         sp = t.get("spread")
         if sp is None or sp <= max_spread:
             continue
-        why = (f"spread {sp:.0%} over {t.get('n')} trials (min {fmt_sig(t['min'])}, median {fmt_sig(t['median'])}, "
-               f"max {fmt_sig(t['max'])}) exceeds {max_spread:.0%}")
+        why = (f"spread {fmt_share(sp)} over {t.get('n')} trials (min {fmt_sig(t['min'])}, median {fmt_sig(t['median'])}, "
+               f"max {fmt_sig(t['max'])}) exceeds {fmt_share(max_spread)}")
         if load is not None and cpus:
             why += f"; load average {load} on {cpus} CPU(s)"
         out[key] = why + ": the machine was not steady; re-run when it is idle"
@@ -137,8 +138,8 @@ def calibrate(ctx: Ctx, *, quick: bool = False, device: str = "auto", dry_run: b
     path = ctx.ws.config_file
     before = path.read_text() if path.exists() else ""
     ctx.config  # noqa: B018 - a malformed optlog.yaml is reported before measuring anything
-    if not max_spread > 0:
-        raise BadInput(f"--max-spread must be > 0, got {max_spread}", field="--max-spread")
+    if not (max_spread > 0 and math.isfinite(max_spread)):  # an agent's "1e999" is inf: no bound at all
+        raise BadInput(f"--max-spread must be a finite number > 0, got {max_spread}", field="--max-spread")
     if measurement is None:
         ctx.notice("calibrate: measuring matmul TFLOP/s per dtype and memory bandwidth"
                    + (" (and, with several GPUs, the links and allreduce)" if device != "cpu" else " on the CPU") + "…")

@@ -30,11 +30,12 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from statistics import median
 from typing import Any, Callable
 
-from optlog.core.numfmt import fmt_ratio, fmt_score
+from optlog.core.numfmt import fmt_num, fmt_ratio, fmt_score
 from optlog.errors import BadInput
 from optlog.runs import llamacpp
 from optlog.service import evidence, hypotheses, launch, plans, predictions, report, verdicts
@@ -98,7 +99,11 @@ def _finish(ctx: Any, say: Callable[[str], None]) -> tuple[list[dict[str, Any]],
     return ranked, rep.get("file")
 
 
-def run(path: str | Path, say: Callable[[str], None], simulated: bool = False) -> dict[str, Any]:
+def run(path: str | Path | None, say: Callable[[str], None], simulated: bool = False) -> dict[str, Any]:
+    """The `demo` command's document; without `path`, in a new folder under the system's temporary
+    directory (its name is in the document)."""
+    if path is None:
+        path = tempfile.mkdtemp(prefix="optlog-demo-")
     return run_simulated(path, say) if simulated else run_real(path, say)
 
 
@@ -111,8 +116,8 @@ def run_simulated(path: str | Path, say: Callable[[str], None]) -> dict[str, Any
         say(f"workspace: {root}")
         hypotheses.add(ctx, "Communication-bound: allreduce limits throughput", hid="comm-bound",
                        statement="Splitting TP8 into TP4+PP2 keeps allreduce local and so raises throughput.")
-        predictions.add(ctx, "comm-bound", "a > b", metric="output_throughput", a=["config=tp4pp2"],
-                        b=["config=tp8"], per="concurrency")
+        predictions.add(ctx, "comm-bound", "a > b", metric="output_throughput", a={"config": "tp4pp2"},
+                        b={"config": "tp8"}, per="concurrency")
         say("hypothesis comm-bound, predicting tp4pp2 out-runs tp8 at every concurrency")
         spec = root / "runs" / "demo.yaml"
         spec.write_text(SPEC.format(python=sys.executable, port=_free_port()), encoding="utf-8")
@@ -122,16 +127,16 @@ def run_simulated(path: str | Path, say: Callable[[str], None]) -> dict[str, Any
         rows = evidence.list_runs(ctx, hypothesis="comm-bound")
         for r in rows:
             say(f"  run {r['id']}: {r['labels'].get('config')} c={r['labels'].get('concurrency')} "
-                f"{r['status']} output_throughput={r['metrics'].get('output_throughput', float('nan')):.0f} tok/s")
+                f"{r['status']} output_throughput={fmt_num(r['metrics'].get('output_throughput', float('nan')))} tok/s")
         v1 = verdicts.evaluate(ctx, "comm-bound")
         say(f"verdict: comm-bound → {v1['results'][0]['status']}")
         hypotheses.add(ctx, "Compute-bound: per-GPU work doubled, so throughput halves", hid="compute-bound",
                        parent="comm-bound")
         predictions.add(ctx, "compute-bound", "a / b in [0.3, 0.6]", metric="output_throughput",
-                        a=["config=tp4pp2"], b=["config=tp8"], per="concurrency")
+                        a={"config": "tp4pp2"}, b={"config": "tp8"}, per="concurrency")
         hypotheses.add(ctx, "Pipeline bubbles", hid="pipeline-bubbles", rivals=("compute-bound",))
         predictions.add(ctx, "pipeline-bubbles", "a / b in [0.25, 0.65]", metric="output_throughput",
-                        a=["config=tp4pp2"], b=["config=tp8"], per="concurrency")
+                        a={"config": "tp4pp2"}, b={"config": "tp8"}, per="concurrency")
         v2 = verdicts.evaluate(ctx, all=True)
         for r in v2["results"]:
             say(f"verdict: {r['hypothesis']} → {r['status']}")
@@ -208,14 +213,14 @@ def run_real(path: str | Path, say: Callable[[str], None]) -> dict[str, Any]:
                        statement="Decode on this machine is limited by reading the weights, not by arithmetic: "
                                  "4 parallel slots share each read, so at concurrency 4 they give at least 2x "
                                  "the aggregate output tokens/s of 1 slot.")
-        predictions.add(ctx, "memory-bound", "a / b >= 2", metric="output_throughput", a=["parallel=4"],
-                        b=["parallel=1"], per="concurrency")
+        predictions.add(ctx, "memory-bound", "a / b >= 2", metric="output_throughput", a={"parallel": "4"},
+                        b={"parallel": "1"}, per="concurrency")
         hypotheses.add(ctx, "Compute-bound decode: the cores are already busy", hid="compute-bound",
                        statement="Decode here is limited by the CPU's arithmetic: a batch of 4 costs nearly 4 "
                                  "times one token's work, so 4 slots give less than 1.5x the tokens/s of 1 slot.",
                        rivals=("memory-bound",))
-        predictions.add(ctx, "compute-bound", "a / b < 1.5", metric="output_throughput", a=["parallel=4"],
-                        b=["parallel=1"], per="concurrency")
+        predictions.add(ctx, "compute-bound", "a / b < 1.5", metric="output_throughput", a={"parallel": "4"},
+                        b={"parallel": "1"}, per="concurrency")
         say("hypotheses registered before measuring: memory-bound (4 slots >= 2x of 1 slot at concurrency 4) "
             "and its rival compute-bound (< 1.5x)")
         spec = root / "runs" / "demo.yaml"
@@ -228,8 +233,8 @@ def run_real(path: str | Path, say: Callable[[str], None]) -> dict[str, Any]:
         for r in rows:
             m = r["metrics"]
             say(f"  run {r['id']}: parallel={r['labels'].get('parallel')} c={r['labels'].get('concurrency')} "
-                f"{r['status']} output_throughput={m.get('output_throughput', float('nan')):.1f} tok/s "
-                f"tpot={m.get('mean_tpot_ms', float('nan')):.1f} ms")
+                f"{r['status']} output_throughput={fmt_num(m.get('output_throughput', float('nan')))} tok/s "
+                f"tpot={fmt_num(m.get('mean_tpot_ms', float('nan')))} ms")
         tput = {p: [r["metrics"]["output_throughput"] for r in rows
                     if r["status"] == "succeeded" and r["labels"].get("parallel") == p
                     and "output_throughput" in r["metrics"]] for p in (1, 4)}
@@ -246,7 +251,7 @@ def run_real(path: str | Path, say: Callable[[str], None]) -> dict[str, Any]:
                    else "compute-bound" if status.get("compute-bound") == "confirmed" else "neither")
         pv = PIVOTS[outcome]
         hypotheses.add(ctx, pv["title"], hid=pv["id"], parent=pv["parent"], statement=pv["statement"])
-        predictions.add(ctx, pv["id"], pv["expect"], metric=pv["metric"], a=["parallel=4"], b=["parallel=1"],
+        predictions.add(ctx, pv["id"], pv["expect"], metric=pv["metric"], a={"parallel": "4"}, b={"parallel": "1"},
                         per="concurrency")
         for title, gain, effort, conf, needs in pv["plans"]:
             plans.add(ctx, title, gain=gain, effort=effort, confidence=conf, needs=[needs])

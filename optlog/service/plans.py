@@ -35,9 +35,6 @@ _FIELDS = ("id", "title", "gain_low", "gain_high", "effort", "confidence", "stat
            "rationale", "steps", "risks", "validation", "why", "history", "created_at", "updated_at")
 
 
-REMOVED = "removed"  # `plan rm`: the row stays (its number is never reused), the file goes (git keeps it)
-
-
 def prefix(ctx: Ctx) -> str:
     return ctx.config.plans.prefix
 
@@ -90,7 +87,7 @@ def _docs(ctx: Ctx) -> dict[str, Any]:
 def evaluated(ctx: Ctx, docs: dict[str, Any] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """(plan views in rank order, hypothesis docs): computed now, from the current files (or from
     `docs`, a caller's fresh `hypotheses.sync`, so one command syncs once)."""
-    recs = [r for r in _records(ctx) if r["status"] != REMOVED]
+    recs = [r for r in _records(ctx) if r["status"] != P.REMOVED]
     if docs is None:
         docs = _docs(ctx)
     return P.evaluate(recs, docs), docs
@@ -150,7 +147,7 @@ def add(
         with ctx.db.write() as s:
             pid = max(last_plan_number(s), taken) + 1
             row = planrows.new_plan(id=pid, title=title.strip(), gain_low=lo, gain_high=hi, effort=eff,
-                                    confidence=conf, status="proposed", needs=need_ids, rationale=rationale or None,
+                                    confidence=conf, status=P.PROPOSED, needs=need_ids, rationale=rationale or None,
                                     steps=[x for x in steps if x.strip()], risks=[x for x in risks if x.strip()],
                                     validation=validation or None, history=[], created_at=now, updated_at=now)
             s.add(row)
@@ -189,7 +186,7 @@ def _check_title(ctx: Ctx, title: str, pid: int | None = None) -> None:
     """A title names one plan: another plan (any status but removed) with the same title is refused."""
     key = P.title_key(title)
     for r in _records(ctx):
-        if r["id"] != pid and r["status"] != REMOVED and P.title_key(r["title"]) == key:
+        if r["id"] != pid and r["status"] != P.REMOVED and P.title_key(r["title"]) == key:
             raise BadInput(f"plan {r['id']:02d} already has the title {r['title']!r}: edit it "
                            f"(`optlog plan edit {r['id']}`) or choose another title", field="TITLE")
 
@@ -262,9 +259,9 @@ def rm(ctx: Ctx, pid: int | str, why: str) -> dict[str, Any]:
         _refuse_hand_edited_files(ctx)
         with _plan_row(ctx, v["id"]) as (s, row):
             now = now_iso()
-            row.history = [*list(row.history or []), {"at": now, "by": ctx.actor, "from": row.status, "to": REMOVED,
+            row.history = [*list(row.history or []), {"at": now, "by": ctx.actor, "from": row.status, "to": P.REMOVED,
                                                      "why": why.strip()}]
-            row.status, row.why, row.updated_at = REMOVED, why.strip(), now
+            row.status, row.why, row.updated_at = P.REMOVED, why.strip(), now
             s.add(row)
     res = render(ctx, subject=f"optlog: remove plan {v['id']:02d} {v['title'][:80]}", body=why.strip())
     return {"id": v["id"], "title": v["title"], "removed": True, "why": why.strip(), "commit": res["commit"],
@@ -403,7 +400,7 @@ def _read_record(ctx: Ctx, pid: int, path: Path) -> dict[str, Any]:
     if not isinstance(gain, dict) or "low" not in gain or "high" not in gain:
         raise BadInput("gain must be {low: L, high: H}", file=rel, field="gain")
     lo, hi = P.parse_gain(f"{gain['low']}..{gain['high']}", field="gain")
-    status = P.check_status(str(data.get("status") or "proposed"), field="status")
+    status = P.check_status(str(data.get("status") or P.PROPOSED), field="status")
     needs = [P.need_text(*P.parse_need(f"{n['id']}={n.get('expects') or 'confirmed'}" if isinstance(n, dict) else str(n),
                                        field="needs")) for n in (data.get("needs") or [])]
     mg = data.get("measured_gain")
@@ -475,6 +472,21 @@ def set_doc(ctx: Ctx, pid: int | str, status: str | None = None, measured_gain: 
     """`plan set`: the plan after the change, or its acknowledgement."""
     res = set_(ctx, pid, status, measured_gain, why)
     return res if detail else ack(res)
+
+
+def edit_doc(ctx: Ctx, pid: int | str, *, title: str | None = None, gain: str | None = None,
+             effort: str | None = None, confidence: str | float | None = None,
+             needs: list[str] | tuple[str, ...] = (), no_needs: bool = False, rationale: str | None = None,
+             steps: list[str] | tuple[str, ...] = (), risks: list[str] | tuple[str, ...] = (),
+             validation: str | None = None, why: str | None = None) -> dict[str, Any]:
+    """`plan edit`: as the command's options read (an empty `needs`, `steps` or `risks`: unchanged;
+    `no_needs`: the plan rests on no hypothesis); the plan after the change, its files rendered
+    and committed."""
+    if needs and no_needs:
+        raise BadInput("give --needs or --no-needs, not both", field="--no-needs")
+    return edit(ctx, pid, title=title, gain=gain, effort=effort, confidence=confidence,
+                needs=[] if no_needs else (needs or None), rationale=rationale, steps=steps or None,
+                risks=risks or None, validation=validation, why=why)
 
 
 def list_doc(ctx: Ctx, status: str | None = None, fields: str | list[str] | None = None) -> documents.PlanList:

@@ -7,12 +7,14 @@ not an error. Everything else is checked before anything is written (exit 2, not
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any, cast
 
 from optlog.core import expr as E
 from optlog.core import labels as L
 from optlog.core import verdict as V
 from optlog.core.hypothesis import HypothesisDoc, Prediction, PredictionVersion
+from optlog.core.text import check as check_text
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, not_found
 from optlog.gitlog import trailers as TR
@@ -101,19 +103,24 @@ def _rival_warnings(ctx: Ctx, docs: dict[str, HypothesisDoc], hid: str, preds: l
     return out
 
 
-def _parse_selectors(items: list[str] | tuple[str, ...] | None, field: str) -> dict[str, Any] | None:
-    if items is None:
+def _selectors(sel: Mapping[str, Any] | None, field: str) -> dict[str, Any] | None:
+    """A group's typed label selectors (`{"config": "tp8", "concurrency": 64}`, as a face gives them)
+    as the prediction keeps them: each key a label name, each value checked by the text rule and
+    typed as JSON shows a label value (256 and "256" are one value). None stays None (unchanged)."""
+    if sel is None:
         return None
-    return {k: L.typed(v) for k, v in L.parse_pairs(list(items), field).items()}
+    return {L.check_key(str(k), field): L.typed(check_text(L.canonical(v), field, multiline=False))
+            for k, v in sel.items()}
 
 
-def add(ctx: Ctx, hid: str, expect: str, *, metric: str | None = None, a: list[str] | tuple[str, ...] = (),
-        b: list[str] | tuple[str, ...] = (), where: str | None = None, per: str | None = None,
+def add(ctx: Ctx, hid: str, expect: str, *, metric: str | None = None, a: Mapping[str, Any] | None = None,
+        b: Mapping[str, Any] | None = None, where: str | None = None, per: str | None = None,
         margin: float | None = None) -> dict[str, Any]:
+    """Add a prediction to `hid`; `a`, `b`: the label selectors of the groups (typed values)."""
     docs = hypotheses.sync(ctx)
     if hid not in docs:
         raise not_found("hypothesis", hid, docs, field="HYP")
-    sa, sb = _parse_selectors(a, "--a") or {}, _parse_selectors(b, "--b") or {}
+    sa, sb = _selectors(a, "--a") or {}, _selectors(b, "--b") or {}
     where = where.strip() if where and where.strip() else None
     m = 0.05 if margin is None else float(margin)
     node = check_spec(ctx, expect=expect, metric=metric, a=sa, b=sb, where=where, per=per, margin=m)
@@ -171,13 +178,14 @@ def has_evidence(ctx: Ctx, doc: HypothesisDoc, pred: Prediction) -> bool:
 
 
 def edit(ctx: Ctx, pid: str, *, expect: str | None = None, metric: str | None = None,
-         a: list[str] | tuple[str, ...] | None = None, b: list[str] | tuple[str, ...] | None = None,
+         a: Mapping[str, Any] | None = None, b: Mapping[str, Any] | None = None,
          where: str | None = None, per: str | None = None, margin: float | None = None) -> dict[str, Any]:
-    """Change a prediction. Before evidence exists it is edited in place; after, the old version is kept
-    in its history and the prediction becomes version N+1, marked as edited after evidence."""
+    """Change a prediction (None: unchanged; `a`, `b` replace a group's selectors when given and not
+    empty). Before evidence exists it is edited in place; after, the old version is kept in its
+    history and the prediction becomes version N+1, marked as edited after evidence."""
 
     doc, old = _find(ctx, pid)
-    sa, sb = _parse_selectors(a or None, "--a"), _parse_selectors(b or None, "--b")
+    sa, sb = _selectors(a or None, "--a"), _selectors(b or None, "--b")
     new: dict[str, Any] = {
         "expect": expect.strip() if expect is not None else old.expect,
         "metric": (metric or None) if metric is not None else old.metric,
@@ -258,16 +266,17 @@ def ack(p: dict[str, Any]) -> documents.PredictionAck:
                                 if k in p})
 
 
-def add_doc(ctx: Ctx, hid: str, expect: str, *, metric: str | None = None, a: list[str] | tuple[str, ...] = (),
-            b: list[str] | tuple[str, ...] = (), where: str | None = None, per: str | None = None,
+def add_doc(ctx: Ctx, hid: str, expect: str, *, metric: str | None = None, a: Mapping[str, Any] | None = None,
+            b: Mapping[str, Any] | None = None, where: str | None = None, per: str | None = None,
             margin: float | None = None, detail: bool = True) -> documents.Prediction | documents.PredictionAck:
-    """`prediction add` (`a`, `b`: K=V label selectors): the prediction, or its acknowledgement."""
+    """`prediction add` (`a`, `b`: the groups' label selectors, typed): the prediction, or its
+    acknowledgement."""
     p = add(ctx, hid, expect, metric=metric, a=a, b=b, where=where, per=per, margin=margin)
     return cast(documents.Prediction, p) if detail else ack(p)
 
 
 def edit_doc(ctx: Ctx, pid: str, *, expect: str | None = None, metric: str | None = None,
-             a: list[str] | tuple[str, ...] | None = None, b: list[str] | tuple[str, ...] | None = None,
+             a: Mapping[str, Any] | None = None, b: Mapping[str, Any] | None = None,
              where: str | None = None, per: str | None = None, margin: float | None = None,
              detail: bool = True) -> documents.Prediction | documents.PredictionAck:
     """`prediction edit`: the prediction as now, or its acknowledgement."""

@@ -47,7 +47,7 @@ from optlog.core import labels as L
 from optlog.core import tune as T
 from optlog.core.expr import ExprError
 from optlog.core.limits import LIMITS
-from optlog.core.numfmt import fmt_sig
+from optlog.core.numfmt import fmt_count, fmt_sig
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, Failed, NotFound, OptlogError
 from optlog.paths import Workspace
@@ -139,7 +139,7 @@ def _check(ctx: Ctx, a: TuneArgs, worker: int = 0) -> tuple[Any, list[T.SearchPa
         except ValueError as e:
             raise ls.bad(f"--sampler grid: {e}", "search") from None
         if n > LIMITS.matrix_points:
-            raise ls.bad(f"--sampler grid: the grid has more than {LIMITS.matrix_points:,} points", "search",
+            raise ls.bad(f"--sampler grid: the grid has more than {fmt_count(LIMITS.matrix_points)} points", "search",
                          code="too_large")
         size = len(T.grid_points(space))
         a.trials = size if a.trials is None else min(a.trials, size)

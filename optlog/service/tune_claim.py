@@ -28,6 +28,7 @@ from typing import Any
 from optlog.core import plans as P
 from optlog.core import tune as T
 from optlog.core.hypothesis import slugify
+from optlog.core.numfmt import fmt_signed, fmt_written
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput
 from optlog.runs.launcher import Driver
@@ -45,7 +46,7 @@ def default_config(ls: Any, a: Any, space: list[T.SearchParam]) -> dict[str, Any
     """The configuration with no search applied: each searched parameter's `params:` value (or its
     `--set`), conditions honoured. Raises BadInput for what a claim cannot be made with."""
     if a.claim is not None and not 0 <= float(a.claim) <= P.GAIN_MAX:
-        raise BadInput(f"--claim is a gain in percent from 0 to {P.GAIN_MAX:g} (10 = 'tuning gains ≥ 10 %')",
+        raise BadInput(f"--claim is a gain in percent from 0 to {fmt_written(P.GAIN_MAX)} (10 = 'tuning gains ≥ 10 %')",
                        field="--claim")
     if len(a.objectives) != 1:
         raise BadInput("--claim needs one objective (--maximize or --minimize): with several there is no one best "
@@ -63,7 +64,9 @@ def default_config(ls: Any, a: Any, space: list[T.SearchParam]) -> dict[str, Any
 
 def _expect(pct: float, direction: str) -> str:
     k = 1 + pct / 100.0
-    return f"a >= b * {k:.6g}" if direction == "maximize" else f"a <= b * {1 / k:.6g}"
+    # an expression optlog parses, not text for a person: six digits, so the bound is the claim's
+    return (f"a >= b * {k:.6g}"  # machine format
+            if direction == "maximize" else f"a <= b * {1 / k:.6g}")  # machine format
 
 
 def _hypothesis_id(docs: dict[str, Any], study: str) -> str:
@@ -80,7 +83,7 @@ def register(ctx: Ctx, a: Any, ls: Any, space: list[T.SearchParam], study: Any, 
     rec = study.user_attrs.get(ATTR)
     if rec:
         if a.claim is not None and float(a.claim) != rec["pct"]:
-            raise BadInput(f"study {name!r} registered the claim 'gains ≥ {rec['pct']:g} %' (hypothesis "
+            raise BadInput(f"study {name!r} registered the claim 'gains ≥ {fmt_written(rec['pct'])} %' (hypothesis "
                            f"{rec['hypothesis']}); a claim is not changed after it was made: give another --study",
                            field="--claim", code="study_mismatch")
         if a.hypothesis is not None and a.hypothesis != rec["hypothesis"]:
@@ -100,16 +103,16 @@ def register(ctx: Ctx, a: Any, ls: Any, space: list[T.SearchParam], study: Any, 
     if hid is None:
         docs = hypotheses.sync(ctx)
         hid = _hypothesis_id(docs, name)
-        hypotheses.add(ctx, f"Tuning {name} gains ≥ {pct:g} % {metric} over the default settings", hid=hid,
+        hypotheses.add(ctx, f"Tuning {name} gains ≥ {fmt_written(pct)} % {metric} over the default settings", hid=hid,
                        statement=f"optlog tune study {name} ({ls.file}): the best configuration the search finds has "
                                  f"{'at least' if direction == 'maximize' else 'at most'} the default settings' "
-                                 f"{metric} {'×' if direction == 'maximize' else '÷'} {1 + pct / 100:g} "
+                                 f"{metric} {'×' if direction == 'maximize' else '÷'} {fmt_written(1 + pct / 100)} "
                                  f"(default: {', '.join(f'{k}={v}' for k, v in default.items())}).",
                        rationale="Registered by optlog tune --claim before the search; judged on the best and the "
                                  "default configuration re-measured interleaved after it.")
     expect = _expect(pct, direction)
-    pred = predictions.add(ctx, hid, expect, metric=metric, a=[f"study={name}", f"claim={TUNED}"],
-                           b=[f"study={name}", f"claim={DEFAULT}"])
+    pred = predictions.add(ctx, hid, expect, metric=metric, a={"study": name, "claim": TUNED},
+                           b={"study": name, "claim": DEFAULT})
     rec = {"pct": pct, "metric": metric, "direction": direction, "hypothesis": hid, "prediction": pred["id"],
            "expect": expect, "default": default, "registered_at": now_iso()}
     study.set_user_attr(ATTR, rec)
@@ -186,7 +189,7 @@ def _feed_plans(ctx: Ctx, rec: dict[str, Any], name: str) -> list[int]:
     views, _docs = plans.evaluated(ctx)
     fed = []
     for v in views:
-        if v["status"] == plans.REMOVED or not any(P.parse_need(n, field="needs")[0] == rec["hypothesis"]
+        if v["status"] == P.REMOVED or not any(P.parse_need(n, field="needs")[0] == rec["hypothesis"]
                                                     for n in v.get("needs") or []):
             continue
         try:
@@ -194,7 +197,7 @@ def _feed_plans(ctx: Ctx, rec: dict[str, Any], name: str) -> list[int]:
                        why=f"optlog tune {name}: trial {rec['tuned']} against the default settings, "
                            f"{rec['rounds']} runs each ({rec['hypothesis']} {rec['verdict']})")
         except BadInput as e:
-            ctx.notice(f"plan {v['id']}: the measured gain {gain:+g}% was not recorded: {e}")
+            ctx.notice(f"plan {v['id']}: the measured gain {fmt_signed(gain)}% was not recorded: {e}")
             continue
         fed.append(v["id"])
     return fed

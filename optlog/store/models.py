@@ -12,6 +12,8 @@ from typing import Any, Optional
 from sqlalchemy import JSON, BigInteger, Column, Index, LargeBinary, String, Text
 from sqlmodel import Field, SQLModel
 
+from optlog.core.plans import PROPOSED
+
 
 class ChangeCounter(SQLModel, table=True):
     """One row; every write transaction bumps `n`, so watchers (the TUI) notice any change cheaply,
@@ -196,7 +198,7 @@ class Plan(SQLModel, table=True):
     gain_high: float
     effort: str
     confidence: float
-    status: str = "proposed"
+    status: str = PROPOSED  # one of core.plans.PLAN_ROW_STATUSES
     measured_gain: Optional[float] = None
     needs: list[str] = Field(default_factory=list, sa_column=Column(JSON))
     rationale: Optional[str] = Field(default=None, sa_column=Column(Text))

@@ -15,7 +15,7 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 from optlog.core.diagnosis import diagnose, same, stored
-from optlog.core.numfmt import fmt_num
+from optlog.core.numfmt import fmt_num, fmt_seconds
 from optlog.store.runrows import labels_metrics
 from optlog.telemetry.fields import SUMMARISED, THROTTLE_BITS
 from optlog.telemetry.store import TIME_FIELD, read_columns
@@ -191,7 +191,7 @@ def run_telemetry(ctx: Any, run_id: int, metrics: dict[str, float]) -> dict[str,
             lines.append(f"  {f:<16} {sparkline(v)}  {st}")
         thr = {k: v for k, v in metrics.items() if k.startswith("throttle_") and v > 0}
         if thr:
-            lines.append("  throttle: " + ", ".join(f"{k[9:-2]} {v:.1f}s" for k, v in sorted(thr.items())))
+            lines.append("  throttle: " + ", ".join(f"{k[9:-2]} {fmt_seconds(v)}" for k, v in sorted(thr.items())))
     if "energy_j" in metrics:
         energy = f"  energy {fmt_num(float(metrics['energy_j']))} J"
         if "tokens_per_joule" in metrics:

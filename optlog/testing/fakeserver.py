@@ -324,7 +324,7 @@ class Server:
             f'sglang:prompt_tokens_total{{model_name="{self.s.model}"}} {st.prompt_tokens}',
             "# HELP sglang:generation_tokens_total Number of generation tokens processed.",
             "# TYPE sglang:generation_tokens_total counter",
-            f'sglang:generation_tokens_total{{model_name="{self.s.model}"}} {st.generation_tokens * self.s.metrics_skew:g}',
+            f'sglang:generation_tokens_total{{model_name="{self.s.model}"}} {st.generation_tokens * self.s.metrics_skew:g}',  # machine format: Prometheus
             "# HELP sglang:cached_tokens_total Number of cached prompt tokens.",
             "# TYPE sglang:cached_tokens_total counter",
             f'sglang:cached_tokens_total{{model_name="{self.s.model}"}} {st.cached_tokens}',
@@ -339,7 +339,7 @@ class Server:
             f'sglang:num_queue_reqs{{model_name="{self.s.model}"}} 0',
             "# HELP sglang:token_usage The token usage.",
             "# TYPE sglang:token_usage gauge",
-            f'sglang:token_usage{{model_name="{self.s.model}"}} {min(1.0, st.running / 64):.4f}',
+            f'sglang:token_usage{{model_name="{self.s.model}"}} {min(1.0, st.running / 64):.4f}',  # machine format: Prometheus
             "# HELP sglang:time_to_first_token_seconds Histogram of time to first token in seconds.",
             "# TYPE sglang:time_to_first_token_seconds histogram",
         ]

@@ -12,6 +12,7 @@ import math
 import re
 import threading
 from dataclasses import dataclass
+from types import ModuleType
 from difflib import get_close_matches
 from typing import Any, Callable
 
@@ -29,7 +30,8 @@ from textual.widgets import DataTable, Footer, Header, Log, Static, TabbedConten
 
 from optlog.core import runtable as RT
 from optlog.core.expr import ExprError
-from optlog.core.numfmt import fmt_num, fmt_ratio
+from optlog.core.labels import parse_pairs
+from optlog.core.numfmt import fmt_count, fmt_num, fmt_ratio
 from optlog.core.report import pareto_view
 from optlog.core.spark import sparkline
 from optlog.core.statuses import HYP_STATUSES, STATUS_GLYPH
@@ -87,6 +89,13 @@ class PlotBox(Vertical):
         p.clear_figure()
         fn(p)
         plot.refresh()
+
+
+def svc() -> ModuleType:
+    """The service layer (`optlog.tui.services`), loaded on first use: after the first frame."""
+    import optlog.tui.services as services  # deferred: the service layer (~0.4 s: SQLAlchemy, pydantic) after the first frame
+
+    return services
 
 
 def _rows(t: Table, *cells: Any) -> None:
@@ -173,7 +182,7 @@ class OptlogApp(App[None]):
         self._quick_thread.start()
 
     def _read_quick(self) -> None:
-        from optlog.service.dashboard import quick_tree  # deferred: the service layer (~0.6 s) after the first frame
+        quick_tree = svc().dashboard.quick_tree
 
         try:
             self._quick = quick_tree(self.ctx.ws)
@@ -185,7 +194,7 @@ class OptlogApp(App[None]):
             name = self.ctx.config.name
             self.call_from_thread(setattr, self, "sub_title", name)  # the workspace name
             self.ctx.db  # noqa: B018
-            from optlog.service import dashboard, hypotheses, todos  # noqa: F401 # deferred: the service layer (~0.6 s) after the first frame
+            svc()  # the service layer loads now, while the first frame shows
         except Exception:  # noqa: BLE001 - the first load reports it
             pass
 
@@ -301,7 +310,7 @@ class OptlogApp(App[None]):
     def poll(self) -> None:
         if not self._db_ready():
             return
-        from optlog.service.dashboard import change_token  # deferred: the service layer (~0.6 s) after the first frame
+        change_token = svc().dashboard.change_token
 
         try:
             tok = change_token(self.ctx)
@@ -311,7 +320,7 @@ class OptlogApp(App[None]):
             self.token = tok
             self._load_all()
         elif self.active_launch is not None:  # elapsed time and the log move between database writes
-            from optlog.service.dashboard import live_launches  # deferred: the service layer (~0.6 s) after the first frame
+            live_launches = svc().dashboard.live_launches
 
             try:
                 self.post_message(self.Loaded("launches", live_launches(self.ctx)))
@@ -330,7 +339,7 @@ class OptlogApp(App[None]):
             return
         try:
             if self._live is None:
-                from optlog.service.dashboard import live_sampler  # deferred: the service layer (~0.6 s) after the first frame
+                live_sampler = svc().dashboard.live_sampler
 
                 self._live = live_sampler()
             reading = self._live.read()
@@ -342,7 +351,7 @@ class OptlogApp(App[None]):
     def reload(self) -> None:
         if not self._db_ready():
             return
-        from optlog.service.dashboard import change_token  # deferred: the service layer (~0.6 s) after the first frame
+        change_token = svc().dashboard.change_token
 
         try:
             self.token = change_token(self.ctx)
@@ -354,8 +363,8 @@ class OptlogApp(App[None]):
         """What is on screen, in the order a person looks: the tree first (one read of the hypothesis
         files, which the overview, the detail and the plans reuse), then todos and the overview,
         launches, the selected detail, the ranked plans, and the runs."""
-        from optlog.service import dashboard as D  # deferred: the service layer (~0.6 s) after the first frame
-        from optlog.service import todos as T  # deferred: the service layer (~0.6 s) after the first frame
+        D = svc().dashboard
+        T = svc().todos
 
         shown = self.selected_hyp  # None on the first load: the tree's first node loads its own detail
         try:
@@ -375,7 +384,7 @@ class OptlogApp(App[None]):
         self.post_message(self.Loaded("done", None))
 
     def _plans(self, docs: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        from optlog.service import plans as Pl  # deferred: the service layer (~0.6 s) after the first frame
+        Pl = svc().plans
 
         return list(Pl.list_(self.ctx, docs=docs)["plans"])
 
@@ -621,7 +630,7 @@ class OptlogApp(App[None]):
         shown, total = len(self._run_view), self.runs_total
         col, desc = self.run_sort
         # separators end a span, never start one (see `_hyp_label`)
-        parts: list[tuple[str, str]] = [(f"{shown:,} of {total:,} runs" if shown != total else f"{total:,} runs", "bold")]
+        parts: list[tuple[str, str]] = [(f"{fmt_count(shown)} of {fmt_count(total)} runs" if shown != total else f"{fmt_count(total)} runs", "bold")]
         if self.run_filter:
             parts += [("filter ", "dim"), (self.run_filter, "yellow")]
         parts += [("sort ", "dim"), ((col if col in RT.FIXED else col[2:]) + (" ▼" if desc else " ▲"), "")]
@@ -722,7 +731,7 @@ class OptlogApp(App[None]):
 
     @work(thread=True, exclusive=True, group="detail", exit_on_error=False)
     def load_hyp_detail(self, hid: str) -> None:
-        from optlog.service import dashboard as D  # deferred: the service layer (~0.6 s) after the first frame
+        D = svc().dashboard
 
         try:
             self.post_message(self.Loaded("hyp-detail", D.hypothesis_detail(self.ctx, hid)))
@@ -753,7 +762,7 @@ class OptlogApp(App[None]):
 
     @work(thread=True, exclusive=True, group="run-detail", exit_on_error=False)
     def load_run_detail(self, rid: int) -> None:
-        from optlog.service import evidence as E  # deferred: the service layer (~0.6 s) after the first frame
+        E = svc().evidence
 
         try:
             self.post_message(self.Loaded("run-detail", E.show_run(self.ctx, rid)))
@@ -762,7 +771,7 @@ class OptlogApp(App[None]):
 
     @work(thread=True, exclusive=True, group="run-diff", exit_on_error=False)
     def load_run_diff(self, a: int, b: int) -> None:
-        from optlog.service.verdicts import runs_diff  # deferred: the service layer (~0.6 s) after the first frame
+        runs_diff = svc().verdicts.runs_diff
 
         try:
             self.post_message(self.Loaded("run-diff", runs_diff(self.ctx, a, b)))
@@ -945,7 +954,7 @@ class OptlogApp(App[None]):
         self.push_screen(FormScreen(title, fields), cb)
 
     def action_add_hypothesis(self, parent: str | None = None) -> None:
-        from optlog.service import hypotheses as H  # deferred: the service layer (~0.6 s) after the first frame
+        H = svc().hypotheses
 
         title = f"New hypothesis (pivot from {parent})" if parent else "New hypothesis"
         self._ask(title, [Field("title", "Title", required=True), Field("statement", "Statement"),
@@ -968,11 +977,12 @@ class OptlogApp(App[None]):
             return
 
         def go(v: dict[str, Any]) -> None:
-            from optlog.service import predictions as P  # deferred: the service layer (~0.6 s) after the first frame
+            P = svc().predictions
 
-            split = lambda s: tuple(x.strip() for x in s.split(",") if x.strip())  # noqa: E731
+            # the form's "K=V, K=V" text is this face's syntax: parsed here, the verb takes typed selectors
+            sel = lambda s, f: parse_pairs([x.strip() for x in s.split(",") if x.strip()], f)  # noqa: E731
             self.run_service(lambda c: P.add(c, hid, expect=v["expect"], metric=v["metric"] or None,
-                                             a=split(v["a"]), b=split(v["b"]), where=v["where"] or None,
+                                             a=sel(v["a"], "--a"), b=sel(v["b"], "--b"), where=v["where"] or None,
                                              per=v["per"] or None, margin=float(v["margin"]) if v["margin"] else None),
                              done="prediction added")
 
@@ -987,14 +997,14 @@ class OptlogApp(App[None]):
         ], go)
 
     def action_add_note(self) -> None:
-        from optlog.service import evidence as E  # deferred: the service layer (~0.6 s) after the first frame
+        E = svc().evidence
 
         hid = self.selected_hyp
         self._ask(f"New note{' on ' + hid if hid else ''}", [Field("text", "Note", required=True), Field("link", "Link (optional)")],
                   lambda v: self.run_service(lambda c: E.add_note(c, v["text"], hid, v["link"] or None), done="note added"))
 
     def action_add_todo(self) -> None:
-        from optlog.service import todos as T  # deferred: the service layer (~0.6 s) after the first frame
+        T = svc().todos
 
         hid = self.selected_hyp
         self._ask("New todo", [Field("content", "Todo", required=True),
@@ -1004,7 +1014,7 @@ class OptlogApp(App[None]):
                                              done="todo added"))
 
     def _todo_status(self, to: Callable[[str], str]) -> None:
-        from optlog.service import todos as T  # deferred: the service layer (~0.6 s) after the first frame
+        T = svc().todos
 
         tid = self._selected_todo()
         if tid is None:
@@ -1021,7 +1031,7 @@ class OptlogApp(App[None]):
         self._todo_status(lambda s: "cancelled")
 
     def action_verdict(self) -> None:
-        from optlog.service import verdicts as V  # deferred: the service layer (~0.6 s) after the first frame
+        V = svc().verdicts
 
         def summary(res: dict[str, Any]) -> None:
             lines = [f"{r['hypothesis']}: {r['status']}" for r in res.get("results", [])]
@@ -1030,7 +1040,7 @@ class OptlogApp(App[None]):
         self.run_service(lambda c: V.evaluate(c, all=True), then=summary)
 
     def action_override(self) -> None:
-        from optlog.service import hypotheses as H  # deferred: the service layer (~0.6 s) after the first frame
+        H = svc().hypotheses
 
         hid = self.selected_hyp
         if not hid:
@@ -1041,7 +1051,7 @@ class OptlogApp(App[None]):
                   lambda v: self.run_service(lambda c: H.set_status(c, hid, v["status"], v["why"]), done="status set"))
 
     def action_invalidate(self) -> None:
-        from optlog.service import verdicts as V  # deferred: the service layer (~0.6 s) after the first frame
+        V = svc().verdicts
 
         rid = self.selected_run
         if rid is None:
@@ -1051,7 +1061,7 @@ class OptlogApp(App[None]):
                   lambda v: self.run_service(lambda c: V.invalidate(c, rid, v["why"]), done=f"run {rid} invalidated"))
 
     def action_launch(self) -> None:
-        from optlog.service import launch as Lh  # deferred: the service layer (~0.6 s) after the first frame
+        Lh = svc().launch
 
         def go(v: dict[str, Any]) -> None:
             spec = v["spec"].strip()
@@ -1063,7 +1073,7 @@ class OptlogApp(App[None]):
                                         Field("hypothesis", "Hypothesis (optional)", self.selected_hyp or "")], go)
 
     def action_cancel_launch(self) -> None:
-        from optlog.service import launch as Lh  # deferred: the service layer (~0.6 s) after the first frame
+        Lh = svc().launch
 
         lid = self.active_launch
         if lid is None:
@@ -1072,7 +1082,7 @@ class OptlogApp(App[None]):
         self.run_service(lambda c: Lh.cancel(c, f"L{lid}"), done=f"launch {lid} cancelled")
 
     def action_add_plan(self) -> None:
-        from optlog.service import plans as Pl  # deferred: the service layer (~0.6 s) after the first frame
+        Pl = svc().plans
 
         def go(v: dict[str, Any]) -> None:
             needs = tuple(x.strip() for x in v["needs"].split(",") if x.strip())
@@ -1086,19 +1096,19 @@ class OptlogApp(App[None]):
                                            Field("needs", "Needs hypotheses (comma-separated)", self.selected_hyp or "")], go)
 
     def action_render_plans(self) -> None:
-        from optlog.service import plans as Pl  # deferred: the service layer (~0.6 s) after the first frame
+        Pl = svc().plans
 
         self.run_service(lambda c: Pl.render(c), done="plans rendered and committed")
 
     def action_report(self) -> None:
-        from optlog.service import report as Rp  # deferred: the service layer (~0.6 s) after the first frame
+        Rp = svc().report
 
         self.run_service(lambda c: Rp.write(c), then=lambda r: self.notify(f"report written: {r.get('file', '')}"))
 
     @work(thread=True, exclusive=True, group="log", exit_on_error=False)
     def action_show_log(self) -> None:
         try:
-            from optlog.service import history as Hi  # deferred: the service layer (~0.6 s) after the first frame
+            Hi = svc().history
 
             events = Hi.log(self.ctx, None).get("events", [])
         except Exception as e:  # noqa: BLE001

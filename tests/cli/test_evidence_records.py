@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests._face import face  # noqa: F401  (a fixture)
+from tests._face import tool  # noqa: F401  (a fixture)
 from _foundation import bad, snapshot
 
 
@@ -85,10 +85,10 @@ def test_bad_evidence_input_writes_nothing(ws):
     assert snapshot(ws) == before
 
 
-def test_run_record_and_list_over_mcp_take_objects_and_return_the_cli_documents(ws, face):
+def test_run_record_and_list_over_mcp_take_objects_and_return_the_cli_documents(ws, tool):
     """labels/metrics as objects with typed values: the binding gets typed pairs, nothing becomes
     `K=V` text again, and the documents are the CLI's."""
-    r, err, code = face("run_record", {"labels": {"config": "tp8", "concurrency": 256},
+    r, err, code = tool("run_record", {"labels": {"config": "tp8", "concurrency": 256},
                                        "metrics": {"total_token_throughput": 1867, "ttft_ms": "35.5"}})
     assert (err, code) == (False, 0), r
     assert r["labels"] == {"config": "tp8", "concurrency": 256}
@@ -100,15 +100,15 @@ def test_run_record_and_list_over_mcp_take_objects_and_return_the_cli_documents(
                        ({"labels": {"config": "tp8", "concurrency": "256"}, "limit": 5, "order": "oldest",
                          "fields": "id,labels"},
                         ["--label", "config=tp8", "--label", "concurrency=256", "--limit", "5", "--fields", "id,labels"])):
-        doc, err, _ = face("run_list", args)
+        doc, err, _ = tool("run_list", args)
         assert not err, doc
         assert doc == ws.j("run", "list", *argv)
     # bad typed values: the error names the tool's parameter, exit 2, nothing written
     for args, field in (({"labels": {"config": "tp8"}, "metrics": {"x": "fast"}}, "metrics"),
                         ({"labels": {"bad key": 1}, "metrics": {"x": 1}}, "labels"),
                         ({"labels": {"config": "tp8"}, "metrics": {"x": True}}, "metrics")):
-        doc, err, code = face("run_record", args)
+        doc, err, code = tool("run_record", args)
         assert err and code == 2 and doc["error"]["field"] == field, doc
     assert len(ws.j("run", "list")["runs"]) == 2
-    doc, err, _ = face("run_list", {"labels": {"Config": "tp8"}})
+    doc, err, _ = tool("run_list", {"labels": {"Config": "tp8"}})
     assert err and doc["error"]["code"] == "not_found" and doc["error"]["did_you_mean"] == ["config"]

@@ -475,3 +475,21 @@ def test_outside_git_nothing_is_committed(tmp_path, make_ws):
     assert "not in a git repository" in w.j("log", env=env)["notice"]
     assert "not in a git repository" in w.j("sync", env=env)["notice"]
     assert os.path.exists(w.root / "hypotheses" / "one.yaml")
+
+
+def test_log_and_sync_tools_give_the_cli_documents(ws, monkeypatch):
+    """The MCP face calls the same bindings as `log` and `sync`: the same documents, a hand edit
+    committed by the tool as the CLI would."""
+    from tests._face import face, ok
+
+    ws.cli("hyp", "add", "Communication-bound", "--id", "comm-bound")
+    f = ws.root / "hypotheses" / "comm-bound.yaml"
+    f.write_text(f.read_text().replace("title: Communication-bound", "title: Communication-bound (hand)"))
+    with face(ws, monkeypatch) as call:
+        synced = ok(call("sync", {}))
+        assert [c["hypothesis"] for c in synced["committed"]] == ["comm-bound"]
+        assert ok(call("sync", {})) == ws.j("sync")
+        assert ok(call("log", {"limit": 5, "order": "newest", "detail": True})) == \
+            ws.j("log", "--limit", "5", "--order", "newest")
+        assert ok(call("log", {"hypothesis": "comm-bound"})) == \
+            ws.j("log", "--hypothesis", "comm-bound", "--limit", "5", "--order", "newest", "--brief")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests._face import face  # noqa: F401  (a fixture)
+from tests._face import tool  # noqa: F401  (a fixture)
 from tests.unit.test_parsers import SGLANG_NEW, SGLANG_OLD
 
 PEERS = Path(__file__).resolve().parents[1] / "fixtures" / "peers"
@@ -145,10 +145,10 @@ def test_import_relative_path_from_another_folder(ws, tmp_path: Path) -> None:
     assert show["raw"]["file"] == str(sub / "r.jsonl")
 
 
-def test_import_over_mcp_takes_key_map_and_labels_as_objects(ws, face, tmp_path: Path) -> None:
+def test_import_over_mcp_takes_key_map_and_labels_as_objects(ws, tool, tmp_path: Path) -> None:
     f = tmp_path / "custom.json"
     f.write_text(json.dumps([{"res": {"tps": 1867.0}, "c": 256}, {"res": {"tps": 2800.0}, "c": 512}]))
-    doc, err, code = face("run_import", {"files": [str(f)], "format": "json", "detail": True,
+    doc, err, code = tool("run_import", {"files": [str(f)], "format": "json", "detail": True,
                                          "key_map": {"total_token_throughput": "res.tps", "label.concurrency": "c"},
                                          "labels": {"config": "tp8", "gpus": 8}})
     assert (err, code) == (False, 0), doc
@@ -161,6 +161,6 @@ def test_import_over_mcp_takes_key_map_and_labels_as_objects(ws, face, tmp_path:
     before = _state(ws)
     for args, field in (({"key_map": {"total_token_throughput": ""}}, "key_map"),
                         ({"key_map": {"bad name": "x"}}, "key_map"), ({"labels": {"bad key": "x"}}, "labels")):
-        doc, err, code = face("run_import", {"files": [str(GEN / "aiperf-A-c64.json")], **args})
+        doc, err, code = tool("run_import", {"files": [str(GEN / "aiperf-A-c64.json")], **args})
         assert err and code == 2 and doc["error"]["field"] == field, (args, doc)
     assert _state(ws) == before

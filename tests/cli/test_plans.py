@@ -334,3 +334,34 @@ def test_fresh_clone_rebuilds_plans_from_front_matter(ws, make_ws):
     assert clone.commits() == before
     # Numbers continue after the files' numbers, never reused.
     assert clone.j("plan", "add", "Next", "--gain", "1-2%", "--effort", "S", "--confidence", "0.5")["id"] == 4
+
+
+def test_plan_and_report_tools_give_the_cli_documents(ws, monkeypatch):
+    """The MCP face calls the same bindings: each plan tool's document (and report's) is the CLI's
+    --json document; a write's is the plan as `plan show --json` gives it right after."""
+    from tests._face import face, ok
+
+    two_hypotheses(ws)
+    with face(ws, monkeypatch) as call:
+        added = ok(call("plan_add", {"title": "MSCCLPP allreduce", "gain": "10-30%", "effort": "M", "confidence": "0.5",
+                                     "needs": ["comm-bound"], "steps": ["build", "bench"], "detail": True}))
+        assert added == ws.j("plan", "show", "1") and added["needs"] == ["comm-bound"]
+        ws.cli("plan", "add", "Expert parallelism", "--gain", "20-60%", "--effort", "S", "--confidence", "0.6")
+        assert ok(call("plan_edit", {"id": "1", "needs": ["compute-bound=falsified"], "why": "re-read"})) == \
+            ws.j("plan", "show", "1")
+        doc, err, code = call("plan_edit", {"id": "1", "needs": ["comm-bound"], "no_needs": True})
+        assert err and code == 2 and doc["error"]["field"] == "no_needs"
+        assert ws.cli("plan", "edit", "1", "--needs", "comm-bound", "--no-needs", "--json", check=2).json["error"] \
+            == {**doc["error"], "field": "--no-needs"}
+        assert ok(call("plan_set", {"id": "2", "status": "in_progress", "detail": True})) == ws.j("plan", "show", "2")
+        assert ok(call("plan_show", {"id": "2"})) == ws.j("plan", "show", "2")
+        assert ok(call("plan_list", {"fields": "id,title,rank"})) == ws.j("plan", "list", "--fields", "id,title,rank")
+        ws.cli("plan", "render")
+        assert ok(call("plan_render", {"detail": True})) == ws.j("plan", "render")
+        assert ok(call("plan_import", {})) == ws.j("plan", "import")
+        rm = ok(call("plan_rm", {"id": "2", "why": "not worth it"}))
+        assert rm["removed"] and rm["commit"] == ws.git("rev-parse", "HEAD").strip()
+        assert not (ws.root / PLAN_FILE.format(2)).exists()
+        assert [p["id"] for p in ws.j("plan", "list")["plans"]] == [1]
+        rep = ok(call("report", {"out": "reports/r.md", "no_commit": True}))
+        assert rep == ws.j("report", "--out", "reports/r.md", "--no-commit") and rep["commit"] is None

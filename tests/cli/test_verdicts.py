@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import yaml
 
-from tests._face import face  # noqa: F401  (a fixture)
+from tests._face import tool  # noqa: F401  (a fixture)
 from tests._verdicts import repeats, seed_runs
 
 SEED = [(64, 700, 213), (256, 1867, 727), (512, 2800, 1318)]
@@ -232,18 +232,55 @@ def test_run_diff_shows_only_differences(ws):
     assert "duration_s" not in ws.cli("run", "diff", str(a), str(b)).out
 
 
-def test_run_diff_and_invalidate_over_mcp_return_the_cli_documents(ws, face):
+def test_run_diff_and_invalidate_over_mcp_return_the_cli_documents(ws, tool):
     ids = seed_runs(ws, [({"config": c, "concurrency": 64}, {TTT: v}) for c, v in
                          (("tp8", 700), ("tp4pp2", 213), ("tp8", 690), ("tp4pp2", 220))])
-    doc, err, code = face("run_diff", {"a": ids[0], "b": ids[1]})
+    doc, err, code = tool("run_diff", {"a": ids[0], "b": ids[1]})
     assert (err, code) == (False, 0) and doc == ws.j("run", "diff", str(ids[0]), str(ids[1]))
     # one run id: the single-run document, as the CLI's
-    one, err, _ = face("run_invalidate", {"refs": [ids[0]], "why": "FP4 GEMM returned zeros"})
+    one, err, _ = tool("run_invalidate", {"refs": [ids[0]], "why": "FP4 GEMM returned zeros"})
     cli_one = ws.j("run", "invalidate", str(ids[1]), "--why", "FP4 GEMM returned zeros")
     assert not err and one["run"] == ids[0] and set(one) == set(cli_one) and one["reason"] == cli_one["reason"]
     # several: one decision, the many-run document; an id already invalid is reported, not redone
-    many, err, _ = face("run_invalidate", {"refs": [ids[0], ids[2]], "why": "wrong flags"})
+    many, err, _ = tool("run_invalidate", {"refs": [ids[0], ids[2]], "why": "wrong flags"})
     assert not err and many["runs"] == [ids[2]] and many["already"] == [ids[0]]
     assert set(many) == set(ws.j("run", "invalidate", str(ids[3]), str(ids[1]), "--why", "wrong flags"))
-    doc, err, code = face("run_invalidate", {"refs": [ids[3]]})  # no why: refused, nothing written
+    doc, err, code = tool("run_invalidate", {"refs": [ids[3]]})  # no why: refused, nothing written
     assert err and code == 2 and doc["error"]["field"] == "why"
+
+
+def test_prediction_verdict_and_compare_tools_give_the_cli_documents(ws, monkeypatch):
+    """The MCP face calls the same bindings: object-valued selectors are typed as the CLI's K=V texts
+    are, and each tool's document is the CLI's --json document (verdict --check: exit 1 too)."""
+    from tests._face import face, ok
+
+    ws.cli("hyp", "add", "Communication-bound", "--id", "comm-bound")
+    same = lambda d: {k: v for k, v in d.items() if k not in ("id", "created")}  # noqa: E731
+    with face(ws, monkeypatch) as call:
+        p1 = ok(call("prediction_add", {"hypothesis": "comm-bound", "expect": "a > b", "metric": TTT, "detail": True,
+                                        "a": {"config": "tp4pp2", "concurrency": 64}, "b": {"config": "tp8"}}))
+        p2 = ws.j("predict", "comm-bound", "--expect", "a > b", "--metric", TTT, "--a", "config=tp4pp2",
+                  "--a", "concurrency=64", "--b", "config=tp8")
+        assert p1["a"] == {"config": "tp4pp2", "concurrency": 64} and same(p1) == same(p2)
+        e1 = ok(call("prediction_edit", {"id": "comm-bound.p1", "b": {"config": "tp8", "concurrency": 64},
+                                         "detail": True}))
+        e2 = ws.j("prediction", "edit", "comm-bound.p2", "--b", "config=tp8", "--b", "concurrency=64")
+        assert e1["b"] == {"config": "tp8", "concurrency": 64} and same(e1) == same(e2)
+        doc, err, code = call("prediction_add", {"hypothesis": "comm-bound", "expect": "a > b", "metric": TTT,
+                                                 "a": {"bad key": "x"}, "b": {"config": "tp8"}})
+        assert err and code == 2 and doc["error"]["field"] == "a"
+
+        seed_runs(ws, [({"config": c, "concurrency": 64}, {TTT: v}) for c, v in (("tp8", 700), ("tp4pp2", 213))])
+        ws.cli("verdict")
+        assert ok(call("verdict", {"detail": True})) == ws.j("verdict")
+        doc, err, code = call("verdict", {"id": "comm-bound", "check": True, "detail": True})
+        assert code == 1 and doc == ws.j("verdict", "comm-bound", "--check", check=1)
+        assert doc["results"][0]["status"] == "falsified"
+        doc, err, code = call("verdict", {"id": "comm-bound", "all": True})
+        assert err and code == 2 and doc["error"]["field"] == "all"
+        assert ok(call("prediction_list", {"limit": 20, "order": "newest"})) == \
+            ws.j("prediction", "list", "--limit", "20", "--order", "newest")
+        assert ok(call("prediction_show", {"id": "comm-bound.p1", "detail": True})) == \
+            ws.j("prediction", "show", "comm-bound.p1")
+        assert ok(call("compare", {"metric": TTT, "by": "config", "per": "concurrency", "baseline": "tp8"})) == \
+            ws.j("compare", "--metric", TTT, "--by", "config", "--per", "concurrency", "--baseline", "tp8")

@@ -41,6 +41,45 @@ def test_demo_runs_the_loop_end_to_end(tmp_path, db_env):
 
 
 @pytest.mark.slow
+def test_the_demo_tool_gives_the_cli_document(tmp_path, db_env, monkeypatch):
+    """The MCP tool calls the demo's binding: the same document as `optlog demo --simulated --json`
+    (the folder and what was measured aside), and no dashboard is opened (that is the CLI's, on a
+    terminal, without --json)."""
+    import os
+
+    from optlog.cli.mcp import Face
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(db_env)
+    env["GIT_CONFIG_GLOBAL"] = str(tmp_path / "gitconfig")
+    (tmp_path / "gitconfig").write_text("[user]\n\tname = T\n\temail = t@example.com\n")
+    for k in ("GIT_CONFIG_GLOBAL", *db_env):
+        monkeypatch.setenv(k, env[k])
+    a, b = tmp_path / "a", tmp_path / "b"
+    p = subprocess.run([sys.executable, "-m", "optlog", "demo", "--simulated", str(a), "--json"], env=env,
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    cli = json.loads(p.stdout)
+    face = Face(str(a))
+    try:
+        doc, is_error, code = face.call("demo", {"path": str(b), "simulated": True})
+    finally:
+        face.close()
+    assert not is_error and code == 0, doc
+    # the CLI's document, cut to the MCP face's result bound (it says so, and how to get it all)
+    assert set(doc) - {"truncated"} == set(cli) and "--json" in doc.get("truncated", {}).get("hint", "--json")
+    assert cli["workspace"] == str(a)
+
+    def story(root):
+        out = subprocess.run([sys.executable, "-m", "optlog", "hypothesis", "list", "--json", "-C", str(root)],
+                             env=env, capture_output=True, text=True, check=True).stdout
+        return {h["id"]: h["status"] for h in json.loads(out)["hypotheses"]}
+
+    assert story(b) == story(a) and story(a)["comm-bound"] == "falsified"
+    assert (a / cli["report"]).is_file() and len(list((b / "reports").glob("report-*.md"))) == 1
+
+
+@pytest.mark.slow
 def test_real_demo_measures_this_machine_and_the_verdict_follows_the_numbers(tmp_path, db_env):
     """`optlog demo` (the default): llama-server + Gemma 3 270M, hypotheses registered before the sweep."""
     import os

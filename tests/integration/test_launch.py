@@ -14,7 +14,7 @@ import time
 import pytest
 
 from _launch import PY, TESTS, assert_no_survivors, bench_cmd, free_port, server_cmd, spec, survivors, wait_for
-from tests._face import face  # noqa: F401  (a fixture)
+from tests._face import tool  # noqa: F401  (a fixture)
 
 
 def _runs(ws):
@@ -292,23 +292,23 @@ def yaml_port(ws, name):
     return yaml.safe_load((ws.root / "runs" / f"{name}.yaml").read_text())["params"]["port"]
 
 
-def test_launch_wait_logs_cancel_over_mcp_return_the_cli_documents(ws, face):
+def test_launch_wait_logs_cancel_over_mcp_return_the_cli_documents(ws, tool):
     """`sets` as an object with typed values: the binding gets pairs, nothing is re-serialised."""
     rel = spec(ws, "mcp", matrix={"concurrency": [1]})
-    d, err, code = face("run_launch", {"spec": rel, "sets": {"repeats": 2}})
+    d, err, code = tool("run_launch", {"spec": rel, "sets": {"repeats": 2}})
     assert (err, code) == (False, 0) and d["detached"] and len(d["runs"]) == 2, d
-    w, err, code = face("run_wait", {"ref": d["ref"], "timeout_s": 60, "detail": True})
+    w, err, code = tool("run_wait", {"ref": d["ref"], "timeout_s": 60, "detail": True})
     assert (err, code) == (False, 0) and w == ws.j("run", "wait", d["ref"])
-    logs, err, _ = face("run_logs", {"ref": d["ref"]})
+    logs, err, _ = tool("run_logs", {"ref": d["ref"]})
     assert not err and logs == ws.j("run", "logs", d["ref"], "--tail", "10", "--width", "160")
-    c, err, code = face("run_cancel", {"ref": d["ref"]})
+    c, err, code = tool("run_cancel", {"ref": d["ref"]})
     assert (err, code) == (False, 0) and c == ws.j("run", "cancel", d["ref"])
     points = json.loads(next((ws.root / "launches").glob(f"{d['ref']}*/points.json")).read_text())
     assert points["sets"] == ["repeats=2"]
     # a bad typed value is refused before anything is written, the field the tool's parameter
     before = len(ws.j("run", "list")["runs"])
     for sets in ({"repeats": 0}, {"nope": 1}, {"bad key": 1}):
-        doc, err, code = face("run_launch", {"spec": rel, "sets": sets})
+        doc, err, code = tool("run_launch", {"spec": rel, "sets": sets})
         assert err and code == 2 and doc["error"]["field"] == "sets", doc
     assert len(ws.j("run", "list")["runs"]) == before
 
@@ -348,8 +348,8 @@ def test_a_matrix_axis_given_as_a_list_is_the_axis(ws, monkeypatch):
 
 @pytest.mark.xfail(strict=True, reason="optlog.cli.tools._value refuses a list value of a KeyValue option "
                                        "(the lead's file): then this passes and the mark goes")
-def test_a_matrix_axis_as_a_json_list_over_mcp(ws, face):
+def test_a_matrix_axis_as_a_json_list_over_mcp(ws, tool):
     rel = spec(ws, "axis2", matrix={"concurrency": [1]})
-    d, err, code = face("run_launch", {"spec": rel, "sets": {"matrix.concurrency": [1, 2]}, "detach": False})
+    d, err, code = tool("run_launch", {"spec": rel, "sets": {"matrix.concurrency": [1, 2]}, "detach": False})
     assert (err, code) == (False, 0), d
     assert [r["labels"]["concurrency"] for r in d["runs"]] == [1, 2]

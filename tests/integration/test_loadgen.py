@@ -63,6 +63,47 @@ def test_sweep_records_one_run_per_level(ws, fast):
     assert ws.j("run", "list", "--label", "concurrency=4")["runs"][0]["id"] == runs[1]["id"]
 
 
+def _face(ws, monkeypatch):
+    """The MCP face in-process on `ws`, with the environment the CLI subprocesses get."""
+    from optlog.cli.mcp import Face
+
+    for k in ("OPTLOG_DB_URL", "GIT_CONFIG_GLOBAL", "OPTLOG_ACTOR", "HOME", "XDG_RUNTIME_DIR"):
+        if k in ws.env:
+            monkeypatch.setenv(k, ws.env[k])
+    return Face(str(ws.root))
+
+
+def test_the_bench_tool_takes_labels_and_extra_body_as_objects_and_gives_the_cli_document(ws, fast, monkeypatch):
+    """The MCP tool gets labels as an object (a number among them) and the extra body as an object,
+    not as `K=V` or JSON text: its document is the CLI's for the same values, and so are the runs it
+    records (the measured figures differ run to run; everything else is equal)."""
+    common = ["--model", "m", "--concurrency", "1", "--num-prompts", "2", "--input-len", "4", "--output-len", "2"]
+    cli = ws.j("bench", fast.url, *common, "--label", "config=tp8", "--label", "n=8",
+               "--extra-body", '{"min_tokens": 2}')
+    face = _face(ws, monkeypatch)
+    try:
+        doc, is_error, code = face.call("bench", {
+            "url": fast.url, "model": "m", "concurrency": "1", "num_prompts": 2, "input_len": 4, "output_len": 2,
+            "labels": {"config": "tp8", "n": 8}, "extra_body": {"min_tokens": 2}})
+        assert not is_error and code == 0, doc
+        bad, is_error, code = face.call("bench", {"url": fast.url, "model": "m", "extra_body": [1]})
+        assert is_error and code == 2 and bad["error"]["field"] == "extra_body", bad
+        bad, is_error, code = face.call("bench", {"url": fast.url, "model": "m", "labels": {"n": "a\nb"}})
+        assert is_error and code == 2 and bad["error"]["field"] == "labels", bad
+    finally:
+        face.close()
+
+    def same(d):
+        return [{k: v for k, v in r.items() if k not in ("id", "metrics", "recorded_at")} for r in d["runs"]]
+
+    assert same(doc) == same(cli) and doc["recorded"] is cli["recorded"] is True
+    assert set(doc["runs"][0]["metrics"]) == set(cli["runs"][0]["metrics"])
+    assert doc["runs"][0]["labels"]["n"] == "8" and doc["runs"][0]["metrics"]["completed"] == 2
+    runs = ws.j("run", "list")["runs"]
+    assert len(runs) == 2 and runs[0]["labels"] == runs[1]["labels"] and runs[1]["labels"]["n"] == 8
+    assert ws.j("run", "show", str(runs[1]["id"]))["raw"]["labels"]["n"] == "8"
+
+
 def test_no_workspace_runs_with_a_notice_and_records_nothing(tmp_path, fast):
     import subprocess
     import sys
@@ -257,6 +298,9 @@ def test_output_file_reads_back_through_run_import(make_ws, fast, tmp_path):
     (["http://127.0.0.1:1", "--model", "m", "--num-prompts", "0"], "--num-prompts"),
     (["http://127.0.0.1:1", "--model", "m", "--header", "X-Key:${OPTLOG_TEST_SURELY_UNSET}"], "--header"),
     (["http://127.0.0.1:1", "--model", "m", "--extra-body", "[1]"], "--extra-body"),
+    (["http://127.0.0.1:1", "--model", "m", "--extra-body", "{broken"], "--extra-body"),
+    (["http://127.0.0.1:1", "--model", "m", "--label", "bad key=v"], "--label"),
+    (["http://127.0.0.1:1", "--model", "m", "--label", "novalue"], "--label"),
     (["http://127.0.0.1:1/v1/completions", "--model", "m", "--api", "chat"], "URL"),
 ])
 def test_bad_input_exit_2_writes_nothing(tmp_path, args, field):

@@ -92,6 +92,38 @@ def test_calibrate_with_a_malformed_settings_file_is_exit_2_and_writes_nothing(w
     assert cfg.read_text() == before
 
 
+def test_the_calibrate_tool_gives_the_cli_document_and_exit_1_when_a_figure_is_refused(ws, monkeypatch) -> None:
+    """The MCP tool calls the same binding: the document has the CLI's shape (the figures are measured
+    anew), a refused figure is exit 1 with the document (not an error), a bad --max-spread names the
+    tool's parameter, and a dry run writes nothing."""
+    from optlog.cli.mcp import Face
+
+    for k, v in {**{k: ws.env[k] for k in ("OPTLOG_DB_URL", "GIT_CONFIG_GLOBAL", "OPTLOG_ACTOR", "HOME")
+                    if k in ws.env}, **BLAS1}.items():
+        monkeypatch.setenv(k, v)
+    cli = ws.j("calibrate", "--quick", "--device", "cpu", "--max-spread", "100", "--dry-run", env=BLAS1)
+    before, commits = (ws.root / "optlog.yaml").read_text(), ws.commits()
+    face = Face(str(ws.root))
+    try:
+        doc, is_error, code = face.call("calibrate", {"quick": True, "device": "cpu", "max_spread": 100,
+                                                      "dry_run": True})
+        assert not is_error and code == 0, doc
+        refused, is_error, code = face.call("calibrate", {"quick": True, "device": "cpu", "max_spread": 1e-9,
+                                                          "dry_run": True})
+        assert not is_error and code == 1 and set(refused["refused"]) >= {"mem_bw_gbps"}, refused
+        bad, is_error, code = face.call("calibrate", {"quick": True, "device": "cpu", "max_spread": 0})
+        assert is_error and code == 2 and bad["error"]["field"] == "max_spread", bad
+    finally:
+        face.close()
+    assert set(doc) == set(cli) and set(doc["measured"]) == set(cli["measured"])
+    assert {k: v for k, v in doc.items() if k != "measured"} == {k: v for k, v in cli.items() if k != "measured"}
+    assert (ws.root / "optlog.yaml").read_text() == before
+    for spread in ("inf", "nan", "1" * 400):  # no bound at all is not a bound (float("1" * 400) is inf)
+        bad = ws.cli("--json", "calibrate", "--quick", "--device", "cpu", "--max-spread", spread, check=2)
+        assert json.loads(bad.out)["error"]["field"] == "--max-spread"
+    assert (ws.root / "optlog.yaml").read_text() == before and ws.commits() == commits
+
+
 # ------------------------------------------------------------------ probe
 
 

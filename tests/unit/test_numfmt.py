@@ -34,6 +34,9 @@ def test_ratios_scores_percentages_and_written_numbers() -> None:
     assert (N.fmt_pct(12.5), N.fmt_pct(-3), N.fmt_pct(None)) == ("12.5%", "-3%", "–")
     assert (N.fmt_gain(20, 60), N.fmt_gain(5, 5)) == ("20–60%", "5%")
     assert (N.fmt_written(0.5), N.fmt_written(300.0), N.fmt_written(1.2)) == ("0.5", "300", "1.2")
+    assert (N.fmt_signed(12.5), N.fmt_signed(-3.0), N.fmt_signed(74.96, 3), N.fmt_signed(0.0)) == ("+12.5", "-3", "+75", "+0")
+    assert (N.fmt_count(999), N.fmt_count(1_048_576), N.fmt_count(1000.0)) == ("999", "1,048,576", "1,000")
+    assert (N.fmt_seconds(12.345), N.fmt_seconds(0)) == ("12.3s", "0.0s")
 
 
 def test_the_record_formats_are_frozen() -> None:
@@ -42,10 +45,40 @@ def test_the_record_formats_are_frozen() -> None:
         "0.00", "0.00457", "0.01", "0.50", "1.00", "3.14", "12.3", "100.0", "123", "1,234", "98,765", "-0.50", "-1,234"]
     assert N.fmt_verdict(None) == "–"
     assert N.fmt_interval(0.91234, 1.0567) == "[0.912, 1.06]"
+    assert (N.fmt_share(0.05), N.fmt_share(-0.123, signed=True), N.fmt_share(0.9734, places=1)) == ("5%", "-12%", "97.3%")
+    assert (N.fmt_whole(87.4), N.fmt_whole(2.6, signed=True)) == ("87", "+3")
     assert [N.fmt_diagnosis(v) for v in VALUES] == [
         "0", "0.00457", "0.0123", "0.5", "1.00", "3.14", "12.35", "99.96", "123", "1234", "98765", "-0.5", "-1234"]
     assert [N.fmt_axis(v) for v in VALUES] == [
         "0", "0.00457", "0.0123", "0.5", "1", "3.14", "12.3", "100", "123", "1,234", "98,765", "-0.5", "-1,234"]
+    assert [N.fmt_p(v) for v in (0.034, 0.000272, 3.14e-7, 1.0, None)] == [
+        "p=0.034", "p=0.00027", "p=3.1e-07", "p=1", "p=–"]
+
+
+def test_a_p_value_reads_the_same_in_a_verdict_and_in_the_report() -> None:
+    """The same three repeats a side, judged by a prediction (its reason) and by a tune study's
+    re-measure (the report's best against the runner-up): one p, one spelling (the report used to
+    write `p < 0.001` where the verdict wrote `p=0.00027`)."""
+    from optlog.core import tune as T
+    from optlog.core import verdict as V
+    from optlog.core.hypothesis import Prediction
+    from optlog.render import report as R
+
+    best, other = [110.0, 111.0, 109.0], [100.0, 101.0, 99.0]
+    ev = V.Evidence([V.RunRow(i, {"config": c, "repeat": i}, {"tput": v})
+                     for i, (c, v) in enumerate([*(("x", v) for v in best), *(("y", v) for v in other)], 1)])
+    pred = Prediction(id="h.p1", expect="a > b", metric="tput", a={"config": "x"}, b={"config": "y"})
+    level = V.evaluate([pred], ev, {})["h.p1"]["levels"][0]
+    sep = {**T.separation(best, other), "runner_up": 2}
+    study = {"study": "s", "objectives": ["tput"], "directions": ["maximize"], "best": [],
+             "trials": [{"number": 1, "params": {}, "values": [110.0], "state": "complete", "feasible": True, "run": 1}],
+             "remeasure": {"current": True, "rounds": 3, "separation": sep,
+                           "trials": {"1": {"first": [110.0], "values": [110.0], "shrink_pct": [0.0], "n": 3}}}}
+    text = R.render({"docs": {}, "runs": [], "notes": [], "plans": [], "todos": [], "name": "x", "studies": [study]}, {})
+    shown = N.fmt_p(sep["p"])
+    assert level["method"] == "welch-log" and N.fmt_p(level["p"]) == shown == "p=0.00027"
+    assert shown in level["reason"], level["reason"]
+    assert f"welch-log {shown}, told apart." in text, text
 
 
 ROOT = Path(__file__).resolve().parents[2]

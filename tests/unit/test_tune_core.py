@@ -60,6 +60,8 @@ def test_separation_uses_the_verdicts_tests_by_repeat_count():
     assert T.separation([30, 31], [20, 21])["distinct"] is None  # too few
     w = T.separation([30.0, 30.5, 29.8], [20.0, 20.4, 19.9])
     assert w["test"] == "welch-log" and w["distinct"] is True
+    tiny = T.separation([30.0, 30.01, 29.99], [20.0, 20.01, 19.99])  # a p far below 1e-6 is not 0
+    assert tiny["distinct"] is True and 0 < tiny["p"] < 1e-6
     r = T.separation([30, 31, 29, 30, 32], [30, 29, 31, 30, 31])
     assert r["test"] == "mann-whitney" and r["distinct"] is False
 

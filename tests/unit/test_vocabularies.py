@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from optlog.config import PlansSettings
 from optlog.paths import DEFAULT_PLAN_PREFIX
+from optlog.core import plans as PL
 from optlog.core import statuses as ST
 from optlog.core.hypothesis import HypothesisDoc
 from optlog.core.todos import TODO_STATUSES
@@ -32,7 +33,10 @@ SPELLED_ELSEWHERE: dict[str, set[str]] = {
     "trailer keys": set(),
     "the plan prefix default": set(),
     "the live run statuses": {"optlog/service/status.py"},
+    "the plan statuses": set(),
 }
+# the plan statuses no other vocabulary shares (todos have `in_progress`, a launch's progress `done`)
+PLAN_ONLY = set(PL.PLAN_ROW_STATUSES) - {"in_progress", "done"}
 
 
 def _constants(rel: str) -> list[tuple[int, str]]:
@@ -48,6 +52,15 @@ def _spellers(is_word, home: str) -> set[str]:  # noqa: ANN001
     return {rel for rel in _files() if rel != home and any(is_word(v) for _, v in _constants(rel))}
 
 
+def _values(rel: str) -> set[str]:
+    """The strings a module writes as values: its constants less the keys of its dict displays (a JSON
+    document's `"removed": True` names a field, not a status)."""
+    tree = ast.parse((ROOT / rel).read_text(encoding="utf-8"))
+    keys = {id(k) for n in ast.walk(tree) if isinstance(n, ast.Dict) for k in n.keys if k is not None}
+    return {n.value for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in keys}
+
+
 def _live_pair(rel: str) -> bool:
     tree = ast.parse((ROOT / rel).read_text(encoding="utf-8"))
     return any(isinstance(n, ast.Tuple) and [getattr(e, "value", None) for e in n.elts] == ["queued", "running"]
@@ -59,6 +72,8 @@ def test_each_word_is_spelled_once(what: str) -> None:
     if what == "trailer keys":
         found = _spellers(lambda v: v in TR.KEYS or (v.startswith("Optlog-") and v[7:8].isupper()),
                           "optlog/gitlog/trailers.py")
+    elif what == "the plan statuses":
+        found = {rel for rel in _files() if rel != "optlog/core/plans.py" and _values(rel) & PLAN_ONLY}
     elif what == "the plan prefix default":
         found = _spellers(lambda v: v == DEFAULT_PLAN_PREFIX, "optlog/paths.py")
     else:
@@ -115,6 +130,13 @@ def test_the_status_lists_are_computed_from_the_checked_types() -> None:
     from optlog.tui.app import TODO_MARK, TODO_NEXT  # the TUI's own glyphs (textual stays out of the rest)
 
     assert set(TODO_MARK) == set(TODO_NEXT) == set(TODO_STATUSES)
+
+
+def test_the_plan_status_lists_are_computed_from_one_type() -> None:
+    """What a person sets, what a row holds (`removed` too), what is ranked: one definition."""
+    assert PL.PLAN_STATUSES == get_args(PL.PlanStatus) and PL.REMOVED not in PL.PLAN_STATUSES
+    assert PL.PLAN_ROW_STATUSES == (*PL.PLAN_STATUSES, PL.REMOVED)
+    assert set(PL.ACTIVE) < set(PL.PLAN_STATUSES) and PL.PROPOSED in PL.ACTIVE
 
 
 def test_run_orders_are_the_spec_models_type() -> None:
