@@ -91,11 +91,3 @@ def parse_pairs(items: list[str] | tuple[str, ...], field: str = "--label") -> d
         k, v = parse_pair(it, field)
         out[k] = v
     return out
-
-
-def parse_metric(text: str, field: str = "--metric") -> tuple[str, float]:
-    k, v = parse_pair(text, field)
-    n = as_number(v)
-    if n is None or not math.isfinite(n):
-        raise BadInput(f"metric {k!r} must be a finite number, got {v!r}", field=field)
-    return k, n
