@@ -239,6 +239,11 @@ def dump(data: Any) -> str:
     return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False)
 
 
+def flow(data: Any) -> str:
+    """`data` as one line of YAML flow text (`[1, a b, '1']`) that `parse_text` reads back as `data`."""
+    return yaml.safe_dump(data, default_flow_style=True, allow_unicode=True, width=2**31 - 1).strip()
+
+
 def current_umask() -> int:
     """The process umask (Linux reads it from /proc without changing it; elsewhere set and reset)."""
     try:

@@ -35,7 +35,7 @@ from optlog.errors import BadInput
 from optlog.runs import order as O, record, sets as S
 from optlog.runs.parsers import canonical_format
 from optlog.runs.sets import SPEC_KEYS
-from optlog.yamlio import line_of, parse_text, read_text, validate
+from optlog.yamlio import flow, line_of, parse_text, read_text, validate
 
 RESERVED = ("out", "repeat", "run_id", "launch_id", "server_url", "name", "tune_worker")
 Scalar = Union[bool, int, float, str]
@@ -399,16 +399,22 @@ def _set_value(k: str, v: Any) -> Any:
         return L.canonical(v)  # as the command line's `true` reaches a template
     if isinstance(v, (int, float)) and math.isfinite(v):
         return v
-    if isinstance(v, (list, tuple)) and all(isinstance(x, (int, float, str, bool)) for x in v):
-        return [_set_value(k, x) if isinstance(x, (str, bool)) else x for x in v]
+    if isinstance(v, (list, tuple)) and all(isinstance(x, (int, float, str)) and _finite(x) for x in v):
+        # the items as the CLI's `[a, b]` gives them (YAML-typed: `[1, "1"]` stays that)
+        return [check(x, "--set", multiline=False) if isinstance(x, str) else x for x in v]
     raise BadInput(f"--set {k}: a text, a finite number or a list of them (a matrix axis), got {json.dumps(v, default=str)[:80]}",
                    field="--set")
 
 
+def _finite(x: Any) -> bool:
+    return not isinstance(x, float) or math.isfinite(x)
+
+
 def set_texts(pairs: SetPairs) -> list[str]:
-    """The pairs as the command line spells them, `K=V` (a typed V as JSON, which `typed_sets` reads
-    back as the same value): the `sets` of a launch's committed record, a remote worker's `--set`."""
-    return [f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in pairs]
+    """The pairs as the command line spells them, `K=V` (a typed V as the text that `typed_sets`
+    reads back as the same value): the `sets` of a launch's committed record, a remote worker's `--set`."""
+    return [f"{k}={v if isinstance(v, str) else flow(list(v)) if isinstance(v, (list, tuple)) else json.dumps(v)}"
+            for k, v in pairs]
 
 
 def record_sets(texts: Iterable[Any]) -> list[tuple[str, str]]:
