@@ -188,10 +188,10 @@ def _verdict_human(d: dict[str, Any]) -> str:
 @click.option("--detail/--brief", "detail", default=True, show_default=True,
               help="Every level with its values, runs and tests, or one line per prediction.")
 @agent(defaults={"detail": False}, args={"hid": "The hypothesis to judge (default: all)."}, output="verdict")
-@verb(_verdict_human, exit=lambda d: 1 if verdicts.check_failed(d) else 0)
+@verb(_verdict_human, exit=lambda d, a: 1 if a["check"] and verdicts.any_bad(d) else 0)
 def verdict_cmd(call: Call, hid: str | None, all_: bool, check: bool, detail: bool) -> Any:
     """Judge predictions against the evidence; write and commit the verdicts (idempotent)."""
-    return verdicts.verdict_doc(call.ctx, hid, all=all_, detail=detail, check=check)
+    return verdicts.verdict_doc(call.ctx, hid, all=all_, detail=detail)
 
 
 def _compare_human(d: dict[str, Any]) -> str:
