@@ -42,6 +42,7 @@ COPIED = ("hypotheses", "glb5improvement", "reports", "runs/evidence")
 
 CONFIG = """\
 # optlog workspace settings. Unknown keys are errors.
+id: 7b1a9ceeb161bc5fe3a07a409314ee53  # this workspace's identity (keeps it apart on a shared database)
 name: glm5-nvfp4-blackwell
 plans:
   prefix: glb5improvement   # plans render to glb5improvement/glb5improvement-NN.md

@@ -19,7 +19,7 @@ construction, and what differs between the faces is only what each does with the
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,15 +48,20 @@ class Call:
         return self._ctx
 
 
+# the exit code of a call: from its document and the typed arguments it was called with (`verdict
+# --check` fails on what `verdict` alone only reports)
+Exit = Callable[[Any, Mapping[str, Any]], int]
+
+
 @dataclass(frozen=True)
 class Binding:
     """A command's binding and how its document becomes an exit code (0 when `exit` is None)."""
 
     fn: Callable[..., Any]
-    exit: Callable[[Any], int] | None = None
+    exit: Exit | None = None
 
-    def exit_code(self, doc: Any) -> int:
-        return self.exit(doc) if self.exit is not None else 0
+    def exit_code(self, doc: Any, args: Mapping[str, Any]) -> int:
+        return self.exit(doc, args) if self.exit is not None else 0
 
 
 def of(callback: Callable[..., Any] | None) -> Binding | None:
@@ -70,12 +75,12 @@ def cli_call() -> Call:
     return Call(chdir=st.chdir, ctx=service_ctx, narrate=not st.json, say=notice)
 
 
-def verb(human: Human = None, *, exit: Callable[[Any], int] | None = None,  # noqa: A002
+def verb(human: Human = None, *, exit: Exit | None = None,  # noqa: A002
          text: Callable[..., int | None] | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Make a binding `fn(call, **typed) -> document` the click callback of its command.
 
     `human` renders the document for a person (a string, or a function of the document); `exit`
-    maps the document to the exit code (a failed run is 1); `text`, when given, is what the CLI
+    maps the document and the call's typed arguments to the exit code (a failed run is 1); `text`, when given, is what the CLI
     does instead without --json (`run logs` streams lines; it has no document to render). Put it
     directly above the function, under the `@click...` and `@agent` decorators."""
 
@@ -87,7 +92,7 @@ def verb(human: Human = None, *, exit: Callable[[Any], int] | None = None,  # no
                 return text(call, **kw)
             doc = fn(call, **kw)
             emit(doc, human)
-            return exit(doc) if exit is not None else None
+            return exit(doc, kw) if exit is not None else None
 
         del callback.__wrapped__  # click must see the callback's own signature, not the binding's
         callback.__optlog_binding__ = Binding(fn, exit)  # type: ignore[attr-defined]

@@ -72,7 +72,7 @@ def _table(d: dict[str, Any]) -> str:
 @click.option("--no-record", is_flag=True, help="Measure only; do not record runs even inside a workspace.")
 @agent(json={"extra_body": {"type": "object", "description": "Merged into every request body "
                                                              "(e.g. {\"min_tokens\": 4})."}})
-@verb(_table, exit=lambda d: 1 if any(r["status"] == "failed" for r in d["runs"]) else 0)
+@verb(_table, exit=lambda d, _a: 1 if any(r["status"] == "failed" for r in d["runs"]) else 0)
 def bench_cmd(call: Call, url: str, no_record: bool, headers: tuple[str, ...],
               labels: tuple[tuple[str, Any], ...], **kw: Any) -> Any:
     """Load-test an OpenAI-compatible server (streaming) and record each concurrency level as a run.

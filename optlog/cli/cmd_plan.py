@@ -10,7 +10,7 @@ from optlog.cli.binding import Call, verb
 from optlog.cli.main import agent
 from optlog.cli.options import fields_option
 from optlog.cli.render import glyph, table
-from optlog.core.numfmt import fmt_gain, fmt_pct, fmt_score
+from optlog.core.numfmt import fmt_gain, fmt_pct, fmt_score, fmt_written
 from optlog.core.plans import EFFORT_WEIGHT, PLAN_STATUSES, calibration_line, calibration_rows
 from optlog.service import plans, report
 
@@ -56,7 +56,7 @@ def _list_human(d: dict[str, Any]) -> str:
                          for n in p["needs_status"]) or "-"
         measured = f" → {fmt_pct(p['measured_gain'])}" if p["measured_gain"] is not None else ""
         rows.append([p["rank"] if p["rank"] is not None else "-", f"{p['id']:02d}", fmt_score(p['score']),
-                     fmt_gain(*p["gain"]) + measured, p["effort"], f"{p['confidence']:g}", p["status"], needs,
+                     fmt_gain(*p["gain"]) + measured, p["effort"], fmt_written(p['confidence']), p["status"], needs,
                      p["title"][:60]])
     out = [table(rows, ["rank", "id", "score", "gain", "eff", "conf", "status", "needs", "title"])]
     out.append("why (every plan):")
@@ -92,7 +92,7 @@ def plan_list(call: Call, status: str | None, fields: str | None) -> Any:
 def _show_human(p: dict[str, Any]) -> str:
     out = [f"plan {p['id']:02d}: {p['title']}",
            f"rank {p['rank'] if p['rank'] is not None else '-'}  score {fmt_score(p['score'])}  gain {fmt_gain(*p['gain'])}  "
-           f"effort {p['effort']}  confidence {p['confidence']:g}  status {p['status']}"
+           f"effort {p['effort']}  confidence {fmt_written(p['confidence'])}  status {p['status']}"
            + (f"  measured {fmt_pct(p['measured_gain'])}" if p["measured_gain"] is not None else ""),
            f"why: {p['score_reason']}; {p['reason']}"]
     if p.get("measured"):

@@ -10,7 +10,7 @@ from optlog.cli.binding import Call, verb
 from optlog.cli.main import agent
 from optlog.cli.options import KeyValue, pairs, paging
 from optlog.cli.render import fmt_num, glyph, table
-from optlog.core.numfmt import fmt_ratio, fmt_sig
+from optlog.core.numfmt import fmt_ratio, fmt_sig, fmt_written
 from optlog.core.statuses import PRED_STATUSES
 from optlog.service import compare, predictions, verdicts
 
@@ -59,7 +59,7 @@ def _pred_human(p: dict[str, Any]) -> str:
     out = [f"{glyph(p['status'])} {p['id']} v{p['version']} {p['status']}: {p['expect']}"]
     out.append(f"  metric: {p.get('metric') or '-'}   a: {sel(p.get('a') or {})}   b: {sel(p.get('b') or {})}"
                + (f"   per: {p['per']}" if p.get("per") else "") + (f"   where: {p['where']}" if p.get("where") else "")
-               + f"   margin: {p.get('margin', 0.05):g}")
+               + f"   margin: {fmt_written(p.get('margin', 0.05))}")
     if p.get("edited_after_evidence"):
         out.append(f"  edited after evidence existed (earlier: {', '.join('v' + str(h['version']) for h in p.get('history', []))})")
     return "\n".join(out)
@@ -153,7 +153,7 @@ def _levels_table(p: dict[str, Any]) -> str:
         a, b = ((f"{fmt_num(geo[g])} (geo.)" if g in geo else fmt_num(lv.get(g))) for g in ("a", "b"))
         rows.append(["    " + lvl, a, b, n, tested,
                      fmt_num(lv.get("estimate")), ci,
-                     f"{lv['p']:.2g}" if lv.get("p") is not None else "", lv["outcome"], lv.get("reason") or ""])
+                     fmt_sig(lv['p'], 2) if lv.get("p") is not None else "", lv["outcome"], lv.get("reason") or ""])
     return table(rows, ["    level", "a", "b", "n", "tested", "estimate", "95% CI", "p", "outcome", "why"])
 
 
@@ -188,10 +188,10 @@ def _verdict_human(d: dict[str, Any]) -> str:
 @click.option("--detail/--brief", "detail", default=True, show_default=True,
               help="Every level with its values, runs and tests, or one line per prediction.")
 @agent(defaults={"detail": False}, args={"hid": "The hypothesis to judge (default: all)."}, output="verdict")
-@verb(_verdict_human, exit=lambda d: 1 if verdicts.check_failed(d) else 0)
+@verb(_verdict_human, exit=lambda d, a: 1 if a["check"] and verdicts.any_bad(d) else 0)
 def verdict_cmd(call: Call, hid: str | None, all_: bool, check: bool, detail: bool) -> Any:
     """Judge predictions against the evidence; write and commit the verdicts (idempotent)."""
-    return verdicts.verdict_doc(call.ctx, hid, all=all_, detail=detail, check=check)
+    return verdicts.verdict_doc(call.ctx, hid, all=all_, detail=detail)
 
 
 def _compare_human(d: dict[str, Any]) -> str:

@@ -135,7 +135,7 @@ def _calibrate_human(r: dict[str, Any]) -> str:
 @click.option("--max-spread", type=float, default=0.10, show_default=True,
               help="Refuse to store a figure whose (max - min) / median over its trials exceeds this.")
 # some figure was too unsteady to store: the calibration is incomplete (exit 1)
-@verb(_calibrate_human, exit=lambda r: 1 if r.get("refused") else 0)
+@verb(_calibrate_human, exit=lambda r, _a: 1 if r.get("refused") else 0)
 def calibrate_cmd(call: Call, quick: bool, device: str, dry_run: bool, max_spread: float) -> Any:
     """Measure this machine's ceilings (matmul TFLOP/s per dtype, memory bandwidth, GPU links) into optlog.yaml."""
     return calibrate.calibrate(call.ctx, quick=quick, device=device, dry_run=dry_run, max_spread=max_spread)

@@ -347,4 +347,4 @@ def invoke(tool: Tool, call: Call, kwargs: dict[str, Any]) -> tuple[Any, int]:
     """(document, exit code) of one call of the tool's binding."""
     binding = tool.binding
     doc = binding.fn(call, **kwargs)
-    return json.loads(json.dumps(doc, default=str)), binding.exit_code(doc)
+    return json.loads(json.dumps(doc, default=str)), binding.exit_code(doc, kwargs)

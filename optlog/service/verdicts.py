@@ -460,28 +460,11 @@ def brief(res: dict[str, Any]) -> documents.VerdictDoc:
     })
 
 
-class Checked(dict[str, Any]):
-    """The verdict document `verdict --check` asked for: the same document (the JSON contract does
-    not change with --check), carrying whether the check failed, which only the exit code reads
-    (`check_failed`); no face serialises it."""
-
-    def __init__(self, doc: Any, failed: bool) -> None:
-        super().__init__(doc)
-        self.failed = failed
-
-
-def check_failed(doc: Any) -> bool:
-    """The exit code's question: did `--check` find a falsified or inconclusive prediction?"""
-    return bool(getattr(doc, "failed", False))
-
-
-def verdict_doc(ctx: Ctx, hid: str | None = None, all: bool = False, detail: bool = True,  # noqa: A002
-                check: bool = False) -> documents.VerdictDoc:
-    """`verdict [ID | --all] [--check]`: judge and commit (idempotent); every level with its values,
-    or one line per prediction. No ID means every hypothesis. With `check`, the document also says
-    (to `check_failed`, not in its JSON) whether any evaluated prediction is falsified or inconclusive."""
+def verdict_doc(ctx: Ctx, hid: str | None = None, all: bool = False,  # noqa: A002
+                detail: bool = True) -> documents.VerdictDoc:
+    """`verdict [ID | --all]`: judge and commit (idempotent); every level with its values, or one
+    line per prediction. No ID means every hypothesis. (`--check` is the exit code's: `any_bad`.)"""
     if hid and all:
         raise BadInput("give a hypothesis ID or --all, not both", field="--all")
     res = evaluate(ctx, hid, all=all or not hid)
-    doc = cast(documents.VerdictDoc, res) if detail else brief(res)
-    return cast(documents.VerdictDoc, Checked(doc, any_bad(doc))) if check else doc
+    return cast(documents.VerdictDoc, res) if detail else brief(res)
