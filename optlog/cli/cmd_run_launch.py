@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import click
@@ -116,7 +117,7 @@ def _launch_human(d: dict[str, Any]) -> str:
     return head + "\n" + table(rows, ["run", "status", "labels", *keys[:2], "error"])
 
 
-def _launch_exit(d: dict[str, Any]) -> int:
+def _launch_exit(d: dict[str, Any], _args: Mapping[str, Any]) -> int:
     """0 when detached (the launch runs on), else 0 succeeded, 130 cancelled, 1 otherwise."""
     return 0 if d.get("detached") else {"succeeded": 0, "cancelled": 130}.get(d["status"], 1)
 
@@ -163,7 +164,7 @@ def run_launch(call: Call, spec: str | None, again: str | None, hypothesis: str 
 @click.option("--detail/--brief", "detail", default=True, show_default=True,
               help="Every run's status, or counts by status and the first failures.")
 @agent(defaults={"timeout_s": 300, "detail": False}, args={"ref": _REF}, read_only=True, output="run_wait")
-@verb(_wait_human, exit=lambda d: 0 if d["status"] == "succeeded" else 1)
+@verb(_wait_human, exit=lambda d, _: 0 if d["status"] == "succeeded" else 1)
 def run_wait(call: Call, ref: str, timeout_s: float | None, detail: bool) -> Any:
     """Wait for a run (ID) or a launch (L<n>) to finish: exit 0 if it succeeded, 1 otherwise."""
     return launch.wait_doc(call.ctx, ref, timeout_s, detail)
@@ -195,7 +196,7 @@ def run_logs(call: Call, ref: str, follow: bool, tail: int | None, width: int | 
 @click.argument("ref", metavar="REF")
 @agent(args={"ref": _REF})
 @verb(lambda d: d.get("message") or f"launch L{d['launch']}: {d['status']}",
-      exit=lambda d: 0 if d["status"] in ("cancelled", "succeeded", "failed", "interrupted") else 1)
+      exit=lambda d, _: 0 if d["status"] in ("cancelled", "succeeded", "failed", "interrupted") else 1)
 def run_cancel(call: Call, ref: str) -> dict[str, Any]:
     """Cancel a launch (L<n>, or the launch of run ID): its processes end, unfinished runs are cancelled."""
     return launch.cancel(call.ctx, ref)

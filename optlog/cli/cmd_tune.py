@@ -121,7 +121,7 @@ def tune() -> None:
                    "values), judged by a verdict on the best and the default re-measured interleaved (docs/tune.md).")
 @agent(args={"spec": "The run spec with a `search:` section: a file under runs/ (name or path)."},
        description="Runs trials in the foreground until the study has --trials trials; keep --trials small.")
-@verb(_human, exit=lambda d: 130 if d.get("cancelled") else 1 if d.get("worker_errors") else 0)
+@verb(_human, exit=lambda d, _: 130 if d.get("cancelled") else 1 if d.get("worker_errors") else 0)
 def tune_run(call: Call, spec: str, maximize: tuple[str, ...], minimize: tuple[str, ...], constraints: tuple[str, ...],
              trials: int | None, timeout_s: float | None, workers: int, on: tuple[str, ...], study: str | None,
              sampler: str | None, seed: int | None, sets: tuple[tuple[str, Any], ...], server_url: str | None,

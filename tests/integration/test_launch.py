@@ -332,7 +332,7 @@ def test_a_matrix_axis_given_as_a_list_is_the_axis(ws, monkeypatch):
         assert bound is not None
         doc = bound.fn(call, spec=rel, again=None, hypothesis=None, sets=(("matrix.concurrency", [1, 2]),),
                        server_url=None, detach=False, allow_concurrent=False)
-        assert bound.exit_code(doc) == 0
+        assert bound.exit_code(doc, {}) == 0
         with pytest.raises(Exception) as e:
             bound.fn(call, spec=rel, again=None, hypothesis=None, sets=(("matrix.concurrency", [[1], {"a": 2}]),),
                      server_url=None, detach=False, allow_concurrent=False)
