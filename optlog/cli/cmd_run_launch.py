@@ -135,7 +135,7 @@ _REF = "A run id (12) or a launch (L3, as run_launch returned it)."
 @click.argument("spec", metavar="[SPEC]", required=False)
 @click.option("--again", metavar="L3", help="Launch a launch again from its committed record (launches/L3/).")
 @click.option("--hypothesis", metavar="ID", help="Attach every run as evidence to this hypothesis.")
-@click.option("--set", "sets", multiple=True, type=KeyValue("--set"), metavar="K=V",
+@click.option("--set", "sets", multiple=True, type=KeyValue("--set", lists=True), metavar="K=V",
               help="Set a value the templates use, a matrix axis (K=[a,b] or matrix.K=…), or repeats, order, "
                    "order_seed, on_error (repeatable); any other key is an error.")
 @click.option("--server-url", metavar="URL", help="Use this already running server (no server start).")

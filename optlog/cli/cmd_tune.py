@@ -106,7 +106,7 @@ def tune() -> None:
 @click.option("--sampler", type=click.Choice(["tpe", "nsga2", "random", "grid"]), default=None,
               help="Default tpe for one objective, nsga2 for several.")
 @click.option("--seed", type=int, default=None, help="The sampler's seed (reproducible choices with one worker).")
-@click.option("--set", "sets", multiple=True, type=KeyValue("--set"), metavar="K=V",
+@click.option("--set", "sets", multiple=True, type=KeyValue("--set", lists=True), metavar="K=V",
               help="Set a value the templates use (as run launch --set).")
 @click.option("--server-url", metavar="URL", help="Use this already running server (no server start).")
 @click.option("--hypothesis", metavar="ID", help="Attach every trial's runs as evidence to this hypothesis.")

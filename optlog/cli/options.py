@@ -62,8 +62,9 @@ class KeyValue(click.ParamType):
 
     name = "K=V"
 
-    def __init__(self, field: str = "--label") -> None:
+    def __init__(self, field: str = "--label", *, lists: bool = False) -> None:
         self.field = field
+        self.lists = lists  # a value may be a list of scalars (`--set`'s matrix axis: K=[a,b])
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> tuple[str, Any]:
         if isinstance(value, tuple) and len(value) == 2:

@@ -171,8 +171,9 @@ def _param(tool: str, p: click.Parameter, meta: dict[str, Any], taken: set[str])
         name = _option_tool_name(p)
         desc = p.help
         if isinstance(p.type, KeyValue):  # an object ({"config": "tp8"}); the CLI's ["config=tp8"] too
-            schema = {"type": ["object", "array"], "additionalProperties": {"type": ["string", "number", "boolean"]},
-                      "items": {"type": "string"}}
+            scalar: dict[str, Any] = {"type": ["string", "number", "boolean"]}
+            value = {"anyOf": [scalar, {"type": "array", "items": scalar}]} if p.type.lists else scalar
+            schema = {"type": ["object", "array"], "additionalProperties": value, "items": {"type": "string"}}
         elif p.is_flag and not p.count:
             schema = {"type": "boolean"}
         else:
@@ -287,9 +288,13 @@ def _value(name: str, p: Param, v: Any) -> Any:
         out = []
         for it in items:
             if isinstance(it, tuple):
-                if isinstance(it[1], (dict, list)):
-                    raise usage(f"{name}: the value of {it[0]!r} must be a string or a number", name)
-                _text_rule(name, [it[0], it[1]])
+                x = it[1]
+                axis = cp.type.lists and isinstance(x, list) and all(
+                    isinstance(e, (str, int, float, bool)) for e in x)
+                if isinstance(x, dict) or (isinstance(x, list) and not axis):
+                    kinds = "a string, a number or a list of them" if cp.type.lists else "a string or a number"
+                    raise usage(f"{name}: the value of {it[0]!r} must be {kinds}", name)
+                _text_rule(name, [it[0], *(x if axis else [x])])
                 out.append(_convert(name, cp, it))
             else:
                 out.append(_convert(name, cp, _scalar(name, it, {"type": "string"})))

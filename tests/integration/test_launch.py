@@ -346,10 +346,11 @@ def test_a_matrix_axis_given_as_a_list_is_the_axis(ws, monkeypatch):
     assert [r["labels"]["concurrency"] for r in again["runs"]] == [1, 2] and again["status"] == "succeeded"
 
 
-@pytest.mark.xfail(strict=True, reason="optlog.cli.tools._value refuses a list value of a KeyValue option "
-                                       "(the lead's file): then this passes and the mark goes")
 def test_a_matrix_axis_as_a_json_list_over_mcp(ws, tool):
     rel = spec(ws, "axis2", matrix={"concurrency": [1]})
     d, err, code = tool("run_launch", {"spec": rel, "sets": {"matrix.concurrency": [1, 2]}, "detach": False})
     assert (err, code) == (False, 0), d
     assert [r["labels"]["concurrency"] for r in d["runs"]] == [1, 2]
+    # a list is an axis only where the option takes one: a label's value stays a scalar
+    d, err, code = tool("run_record", {"labels": {"concurrency": [1, 2]}, "metrics": {"x": 1}})
+    assert (err, code) == (True, 2) and d["error"]["field"] == "labels", d
