@@ -17,6 +17,7 @@ from optlog.cli.binding import Call, verb
 from optlog.cli.main import agent
 from optlog.cli.options import KeyValue
 from optlog.cli.render import fmt_num, kv, table
+from optlog.core.numfmt import fmt_seconds
 from optlog.service import launch
 
 
@@ -46,7 +47,7 @@ class _Progress:
 
     def _status(self) -> str:
         el = time.monotonic() - self.t0
-        return (f"[{self.done}/{self.total}] {el:6.1f}s  {self.current}"
+        return (f"[{self.done}/{self.total}] {fmt_seconds(el):>7}  {self.current}"
                 + (f"  last {self.last}" if self.last else ""))
 
     def _clear(self) -> None:

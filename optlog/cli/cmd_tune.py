@@ -16,6 +16,7 @@ from optlog.cli.binding import Call, verb
 from optlog.cli.main import agent
 from optlog.cli.options import KeyValue
 from optlog.cli.render import fmt_num, kv, table
+from optlog.core.numfmt import fmt_p, fmt_signed, fmt_written
 from optlog.service import tune as svc
 
 
@@ -61,15 +62,15 @@ def _human(d: dict[str, Any]) -> str:
     sep = rm.get("separation") or {}
     if sep:
         out += (f"\nbest vs runner-up (trial {sep.get('runner_up')}): "
-                + (f"{sep['test']} p={fmt_num(sep['p'])}, " + ("told apart" if sep["distinct"] else "not told apart")
+                + (f"{sep['test']} {fmt_p(sep['p'])}, " + ("told apart" if sep["distinct"] else "not told apart")
                    if sep.get("test") else sep.get("why", "")))
     if not d["best"]:
         out += "\nno feasible completed trial yet"
     c = d.get("claim")
     if c:
-        out += f"\nclaim ({c['hypothesis']}): tuning gains ≥ {c['pct']:g} % {c['metric']} over the default settings"
+        out += f"\nclaim ({c['hypothesis']}): tuning gains ≥ {fmt_written(c['pct'])} % {c['metric']} over the default settings"
         if c.get("verdict"):
-            gain = "" if c.get("gain_pct") is None else f", measured {c['gain_pct']:+.3g} %"
+            gain = "" if c.get("gain_pct") is None else f", measured {fmt_signed(c['gain_pct'], 3)} %"
             out += (f": {c['verdict']}{gain} (trial {c['tuned']} against {kv(c['default'])}, {c['rounds']} runs each)"
                     + (f"; plan(s) {', '.join(map(str, c['plans']))} got the measured gain" if c.get("plans") else ""))
         else:
