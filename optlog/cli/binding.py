@@ -30,13 +30,13 @@ Human = Callable[[Any], "str | None"] | str | None
 
 class Call:
     """What a binding gets besides its typed arguments: the face's service context (made on first
-    use: `init` and `demo` never open one), the folder named by -C, and whether a person at a
-    terminal reads the narration (the CLI) or a program reads only the document (the MCP face)."""
+    use: `init` and `demo` never open one), the folder named by -C, and whether the face has a
+    narration channel (the CLI's stderr, under --json too) or only the document (the MCP face)."""
 
     def __init__(self, *, chdir: str | None, ctx: Callable[[], Any], narrate: bool,
                  say: Callable[[str], None]) -> None:
         self.chdir = chdir
-        self.narrate = narrate  # live progress lines on stderr are wanted
+        self.narrate = narrate  # progress narration is wanted (the CLI: on stderr)
         self.say = say          # one narration line (stderr on the CLI; kept out of the document)
         self._make_ctx = ctx
         self._ctx: Any = None
@@ -72,7 +72,7 @@ def of(callback: Callable[..., Any] | None) -> Binding | None:
 def cli_call() -> Call:
     """The Call of the command the CLI is running now."""
     st = state()
-    return Call(chdir=st.chdir, ctx=service_ctx, narrate=not st.json, say=notice)
+    return Call(chdir=st.chdir, ctx=service_ctx, narrate=True, say=notice)
 
 
 def verb(human: Human = None, *, exit: Exit | None = None,  # noqa: A002
