@@ -12,7 +12,6 @@ import math
 import re
 import threading
 from dataclasses import dataclass
-from types import ModuleType
 from difflib import get_close_matches
 from typing import Any, Callable
 
@@ -89,13 +88,6 @@ class PlotBox(Vertical):
         p.clear_figure()
         fn(p)
         plot.refresh()
-
-
-def svc() -> ModuleType:
-    """The service layer (`optlog.tui.services`), loaded on first use: after the first frame."""
-    import optlog.tui.services as services  # deferred: the service layer (~0.4 s: SQLAlchemy, pydantic) after the first frame
-
-    return services
 
 
 def _rows(t: Table, *cells: Any) -> None:
@@ -182,7 +174,7 @@ class OptlogApp(App[None]):
         self._quick_thread.start()
 
     def _read_quick(self) -> None:
-        quick_tree = svc().dashboard.quick_tree
+        from optlog.service.dashboard import quick_tree  # deferred: the service layer (~0.6 s) after the first frame
 
         try:
             self._quick = quick_tree(self.ctx.ws)
@@ -194,7 +186,7 @@ class OptlogApp(App[None]):
             name = self.ctx.config.name
             self.call_from_thread(setattr, self, "sub_title", name)  # the workspace name
             self.ctx.db  # noqa: B018
-            svc()  # the service layer loads now, while the first frame shows
+            from optlog.service import dashboard, hypotheses, todos  # noqa: F401 # deferred: the service layer (~0.6 s) after the first frame
         except Exception:  # noqa: BLE001 - the first load reports it
             pass
 
@@ -310,7 +302,7 @@ class OptlogApp(App[None]):
     def poll(self) -> None:
         if not self._db_ready():
             return
-        change_token = svc().dashboard.change_token
+        from optlog.service.dashboard import change_token  # deferred: the service layer (~0.6 s) after the first frame
 
         try:
             tok = change_token(self.ctx)
@@ -320,7 +312,7 @@ class OptlogApp(App[None]):
             self.token = tok
             self._load_all()
         elif self.active_launch is not None:  # elapsed time and the log move between database writes
-            live_launches = svc().dashboard.live_launches
+            from optlog.service.dashboard import live_launches  # deferred: the service layer (~0.6 s) after the first frame
 
             try:
                 self.post_message(self.Loaded("launches", live_launches(self.ctx)))
@@ -339,7 +331,7 @@ class OptlogApp(App[None]):
             return
         try:
             if self._live is None:
-                live_sampler = svc().dashboard.live_sampler
+                from optlog.service.dashboard import live_sampler  # deferred: the service layer (~0.6 s) after the first frame
 
                 self._live = live_sampler()
             reading = self._live.read()
@@ -351,7 +343,7 @@ class OptlogApp(App[None]):
     def reload(self) -> None:
         if not self._db_ready():
             return
-        change_token = svc().dashboard.change_token
+        from optlog.service.dashboard import change_token  # deferred: the service layer (~0.6 s) after the first frame
 
         try:
             self.token = change_token(self.ctx)
@@ -363,8 +355,8 @@ class OptlogApp(App[None]):
         """What is on screen, in the order a person looks: the tree first (one read of the hypothesis
         files, which the overview, the detail and the plans reuse), then todos and the overview,
         launches, the selected detail, the ranked plans, and the runs."""
-        D = svc().dashboard
-        T = svc().todos
+        from optlog.service import dashboard as D  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.service import todos as T  # deferred: the service layer (~0.6 s) after the first frame
 
         shown = self.selected_hyp  # None on the first load: the tree's first node loads its own detail
         try:
@@ -384,7 +376,7 @@ class OptlogApp(App[None]):
         self.post_message(self.Loaded("done", None))
 
     def _plans(self, docs: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        Pl = svc().plans
+        from optlog.service import plans as Pl  # deferred: the service layer (~0.6 s) after the first frame
 
         return list(Pl.list_(self.ctx, docs=docs)["plans"])
 
@@ -731,7 +723,7 @@ class OptlogApp(App[None]):
 
     @work(thread=True, exclusive=True, group="detail", exit_on_error=False)
     def load_hyp_detail(self, hid: str) -> None:
-        D = svc().dashboard
+        from optlog.service import dashboard as D  # deferred: the service layer (~0.6 s) after the first frame
 
         try:
             self.post_message(self.Loaded("hyp-detail", D.hypothesis_detail(self.ctx, hid)))
@@ -762,7 +754,7 @@ class OptlogApp(App[None]):
 
     @work(thread=True, exclusive=True, group="run-detail", exit_on_error=False)
     def load_run_detail(self, rid: int) -> None:
-        E = svc().evidence
+        from optlog.service import evidence as E  # deferred: the service layer (~0.6 s) after the first frame
 
         try:
             self.post_message(self.Loaded("run-detail", E.show_run(self.ctx, rid)))
@@ -771,7 +763,7 @@ class OptlogApp(App[None]):
 
     @work(thread=True, exclusive=True, group="run-diff", exit_on_error=False)
     def load_run_diff(self, a: int, b: int) -> None:
-        runs_diff = svc().verdicts.runs_diff
+        from optlog.service.verdicts import runs_diff  # deferred: the service layer (~0.6 s) after the first frame
 
         try:
             self.post_message(self.Loaded("run-diff", runs_diff(self.ctx, a, b)))
@@ -954,7 +946,7 @@ class OptlogApp(App[None]):
         self.push_screen(FormScreen(title, fields), cb)
 
     def action_add_hypothesis(self, parent: str | None = None) -> None:
-        H = svc().hypotheses
+        from optlog.service import hypotheses as H  # deferred: the service layer (~0.6 s) after the first frame
 
         title = f"New hypothesis (pivot from {parent})" if parent else "New hypothesis"
         self._ask(title, [Field("title", "Title", required=True), Field("statement", "Statement"),
@@ -977,7 +969,7 @@ class OptlogApp(App[None]):
             return
 
         def go(v: dict[str, Any]) -> None:
-            P = svc().predictions
+            from optlog.service import predictions as P  # deferred: the service layer (~0.6 s) after the first frame
 
             # the form's "K=V, K=V" text is this face's syntax: parsed here, the verb takes typed selectors
             sel = lambda s, f: parse_pairs([x.strip() for x in s.split(",") if x.strip()], f)  # noqa: E731
@@ -997,14 +989,14 @@ class OptlogApp(App[None]):
         ], go)
 
     def action_add_note(self) -> None:
-        E = svc().evidence
+        from optlog.service import evidence as E  # deferred: the service layer (~0.6 s) after the first frame
 
         hid = self.selected_hyp
         self._ask(f"New note{' on ' + hid if hid else ''}", [Field("text", "Note", required=True), Field("link", "Link (optional)")],
                   lambda v: self.run_service(lambda c: E.add_note(c, v["text"], hid, v["link"] or None), done="note added"))
 
     def action_add_todo(self) -> None:
-        T = svc().todos
+        from optlog.service import todos as T  # deferred: the service layer (~0.6 s) after the first frame
 
         hid = self.selected_hyp
         self._ask("New todo", [Field("content", "Todo", required=True),
@@ -1014,7 +1006,7 @@ class OptlogApp(App[None]):
                                              done="todo added"))
 
     def _todo_status(self, to: Callable[[str], str]) -> None:
-        T = svc().todos
+        from optlog.service import todos as T  # deferred: the service layer (~0.6 s) after the first frame
 
         tid = self._selected_todo()
         if tid is None:
@@ -1031,7 +1023,7 @@ class OptlogApp(App[None]):
         self._todo_status(lambda s: "cancelled")
 
     def action_verdict(self) -> None:
-        V = svc().verdicts
+        from optlog.service import verdicts as V  # deferred: the service layer (~0.6 s) after the first frame
 
         def summary(res: dict[str, Any]) -> None:
             lines = [f"{r['hypothesis']}: {r['status']}" for r in res.get("results", [])]
@@ -1040,7 +1032,7 @@ class OptlogApp(App[None]):
         self.run_service(lambda c: V.evaluate(c, all=True), then=summary)
 
     def action_override(self) -> None:
-        H = svc().hypotheses
+        from optlog.service import hypotheses as H  # deferred: the service layer (~0.6 s) after the first frame
 
         hid = self.selected_hyp
         if not hid:
@@ -1051,7 +1043,7 @@ class OptlogApp(App[None]):
                   lambda v: self.run_service(lambda c: H.set_status(c, hid, v["status"], v["why"]), done="status set"))
 
     def action_invalidate(self) -> None:
-        V = svc().verdicts
+        from optlog.service import verdicts as V  # deferred: the service layer (~0.6 s) after the first frame
 
         rid = self.selected_run
         if rid is None:
@@ -1061,7 +1053,7 @@ class OptlogApp(App[None]):
                   lambda v: self.run_service(lambda c: V.invalidate(c, rid, v["why"]), done=f"run {rid} invalidated"))
 
     def action_launch(self) -> None:
-        Lh = svc().launch
+        from optlog.service import launch as Lh  # deferred: the service layer (~0.6 s) after the first frame
 
         def go(v: dict[str, Any]) -> None:
             spec = v["spec"].strip()
@@ -1073,7 +1065,7 @@ class OptlogApp(App[None]):
                                         Field("hypothesis", "Hypothesis (optional)", self.selected_hyp or "")], go)
 
     def action_cancel_launch(self) -> None:
-        Lh = svc().launch
+        from optlog.service import launch as Lh  # deferred: the service layer (~0.6 s) after the first frame
 
         lid = self.active_launch
         if lid is None:
@@ -1082,7 +1074,7 @@ class OptlogApp(App[None]):
         self.run_service(lambda c: Lh.cancel(c, f"L{lid}"), done=f"launch {lid} cancelled")
 
     def action_add_plan(self) -> None:
-        Pl = svc().plans
+        from optlog.service import plans as Pl  # deferred: the service layer (~0.6 s) after the first frame
 
         def go(v: dict[str, Any]) -> None:
             needs = tuple(x.strip() for x in v["needs"].split(",") if x.strip())
@@ -1096,19 +1088,19 @@ class OptlogApp(App[None]):
                                            Field("needs", "Needs hypotheses (comma-separated)", self.selected_hyp or "")], go)
 
     def action_render_plans(self) -> None:
-        Pl = svc().plans
+        from optlog.service import plans as Pl  # deferred: the service layer (~0.6 s) after the first frame
 
         self.run_service(lambda c: Pl.render(c), done="plans rendered and committed")
 
     def action_report(self) -> None:
-        Rp = svc().report
+        from optlog.service import report as Rp  # deferred: the service layer (~0.6 s) after the first frame
 
         self.run_service(lambda c: Rp.write(c), then=lambda r: self.notify(f"report written: {r.get('file', '')}"))
 
     @work(thread=True, exclusive=True, group="log", exit_on_error=False)
     def action_show_log(self) -> None:
         try:
-            Hi = svc().history
+            from optlog.service import history as Hi  # deferred: the service layer (~0.6 s) after the first frame
 
             events = Hi.log(self.ctx, None).get("events", [])
         except Exception as e:  # noqa: BLE001
