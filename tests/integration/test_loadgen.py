@@ -215,7 +215,7 @@ def test_length_warnings_from_usage(fast):
     r = loadgen(fast.url, "--model", "m", "--num-prompts", "3", "--output-len", "8", "--input-len", "40",
                 "--extra-body", '{"max_tokens": 2}')
     w = only(r.json)["warnings"]
-    assert len(w) == 1 and "output length" in w[0] and "-75 %" in w[0]
+    assert len(w) == 1 and "output length" in w[0] and "(-75%)" in w[0]
 
 
 def test_chat_api_and_warmup_not_counted(fast):
