@@ -205,7 +205,7 @@ def _storage(ctx: Ctx) -> Any:
     with _locked(ctx):
         return optuna.storages.RDBStorage(url, engine_kwargs=kw, heartbeat_interval=st.heartbeat_s,
                                           grace_period=st.grace_s,
-                                          failed_trial_callback=optuna.storages.RetryFailedTrialCallback(max_retry=3))
+                                          heartbeat_stale_trial_callback=optuna.storages.RetryFailedTrialCallback(max_retry=3))
 
 
 TRIAL_ATTR = "optlog"  # a trial's user attribute: worker, runs, metrics, statuses, constraint, … (one write)
