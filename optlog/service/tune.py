@@ -14,7 +14,7 @@ constraints through its `constraints_func`). optlog adds what a benchmark search
   `alembic_version` table, so they cannot share one schema or file.
 - **Resumable, several workers.** A running trial beats a heartbeat (`tune.heartbeat_s`); a worker
   that died (kill -9) leaves a trial whose heartbeat stops, which the next worker fails and runs
-  again (`RetryFailedTrialCallback`). Workers take the study's next trial under optlog's write lock
+  again (`RetryHeartbeatStaleTrialCallback`). Workers take the study's next trial under optlog's write lock
   (a PostgreSQL advisory lock on a shared database), so N trials are N, never N + workers − 1.
   `--trials N` is the study's total: running the command again resumes up to N.
   `--on ssh:HOST|slurm:NAME` runs the workers through the executors instead (`tune_remote`): each
@@ -205,7 +205,7 @@ def _storage(ctx: Ctx) -> Any:
     with _locked(ctx):
         return optuna.storages.RDBStorage(url, engine_kwargs=kw, heartbeat_interval=st.heartbeat_s,
                                           grace_period=st.grace_s,
-                                          heartbeat_stale_trial_callback=optuna.storages.RetryFailedTrialCallback(max_retry=3))
+                                          heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=3))
 
 
 TRIAL_ATTR = "optlog"  # a trial's user attribute: worker, runs, metrics, statuses, constraint, … (one write)
