@@ -8,9 +8,6 @@ over `LIMITS.arg_chars`, a nested or bad-key `K=V` object; and an unknown parame
 give an error document (is_error, exit 2, `field` naming the tool parameter, never internal_error),
 and the tool's calls together must leave the database rows, the commit count and the work tree as
 they were. The other parameters get plausible values, so the error is the hostile one's.
-
-A tool whose command is not bound yet (`optlog.cli.binding.verb`) answers any call with
-internal_error "has no binding": it is skipped, saying "unbound", until its binding lands.
 """
 
 from __future__ import annotations
@@ -23,12 +20,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import click
 import pytest
 
-from optlog.cli.tools import Param, Tool, tools
+from optlog.cli.tools import Param, tools
 from optlog.core.limits import LIMITS
-from optlog.errors import OptlogError
 
 TOOLS = tools()
 HUGE = "x" * (LIMITS.arg_chars + 1)
@@ -73,19 +68,6 @@ def _names_param(field: Any, name: str, p: Param | None) -> bool:
     if p is not None and p.json:  # a place inside the value: todos[0].content, extra_body.k
         return isinstance(field, str) and (field == name or field.startswith((name + ".", name + "[")))
     return field == name
-
-
-def _known(tool: Tool, name: str, p: Param | None, field: Any) -> str | None:
-    """Why a wrong field is a known defect of the lead's files (reported; the test passes once fixed)."""
-    args = [n for n, q in tool.params.items() if isinstance(q.click, click.Argument)]
-    if p is None and args == [field]:
-        return ("an unknown parameter's field becomes the tool's only positional argument "
-                "(mcp.Face.call re-maps the field tools.arguments set, through Tool.param_for)")
-    if p is not None and p.json:
-        return ("a JSON value's inner place (`k`, `0.content`) comes back without the parameter "
-                "(options.JsonValue keeps check_tree's location; with one positional argument "
-                "Tool.param_for then names that argument)")
-    return None
 
 
 @pytest.fixture(scope="module")
@@ -161,16 +143,11 @@ def _footprint(root: Path) -> tuple[dict[str, int], str, str]:
 def test_hostile_arguments_are_refused_naming_the_parameter(notebook: tuple[Any, Path], name: str) -> None:
     face, root = notebook
     tool = TOOLS[name]
-    try:
-        _ = tool.binding
-    except OptlogError as e:
-        assert e.code == "internal_error" and "has no binding" in e.message, e
-        pytest.skip(f"{name} is unbound on this branch (its command has no binding yet; it is checked once bound)")
     base = {n: _plausible(p) for n, p in tool.params.items() if p.required}
     cases: list[tuple[str, Param | None, str, Any]] = [(UNKNOWN, None, "unknown parameter", 1)]
     cases += [(n, p, what, v) for n, p in tool.params.items() for what, v in _hostile(p).items()]
     before = _footprint(root)
-    wrong, known = [], set()
+    wrong = []
     for pname, p, what, value in cases:
         doc, is_error, code = face.call(name, {**base, pname: value})
         err = doc.get("error") if isinstance(doc, dict) else None
@@ -178,12 +155,6 @@ def test_hostile_arguments_are_refused_naming_the_parameter(notebook: tuple[Any,
         assert err["code"] != "internal_error" and code == 2, (name, pname, what, err)
         assert "Traceback" not in str(err.get("message")), err
         if not _names_param(err.get("field"), pname, p):
-            why = _known(tool, pname, p, err.get("field"))
-            if why is None:
-                wrong.append(f"{pname} ({what}): field {err.get('field')!r}: {err.get('message')}")
-            else:
-                known.add(why)
+            wrong.append(f"{pname} ({what}): field {err.get('field')!r}: {err.get('message')}")
     assert not wrong, f"{name}: errors that do not name the parameter:\n" + "\n".join(wrong)
     assert _footprint(root) == before, f"{name}: a refused call wrote something"
-    if known:
-        pytest.xfail(f"{name}: every call refused, nothing written; known defects: " + "; ".join(sorted(known)))
