@@ -10,12 +10,22 @@ from typing import Any
 import pytest
 
 
-@contextmanager
-def face(ws: Any, monkeypatch: Any) -> Iterator[Callable[..., tuple[Any, bool, int]]]:
-    """`call(name, args) -> (document, is_error, exit_code)` on one long-lived face, as a server holds it."""
-    for k in ("OPTLOG_DB_URL", "GIT_CONFIG_GLOBAL", "OPTLOG_ACTOR", "HOME"):
+# what a test workspace's CLI subprocesses get that an in-process call must get too (its database,
+# git identity and config, actor)
+WS_ENV = ("OPTLOG_DB_URL", "GIT_CONFIG_GLOBAL", "OPTLOG_ACTOR", "HOME")
+
+
+def use_env(ws: Any, monkeypatch: Any, *extra: str) -> None:
+    """Give this process the workspace's environment (WS_ENV and `extra`), as its CLI calls have it."""
+    for k in (*WS_ENV, *extra):
         if k in ws.env:
             monkeypatch.setenv(k, ws.env[k])
+
+
+@contextmanager
+def face(ws: Any, monkeypatch: Any, *extra: str) -> Iterator[Callable[..., tuple[Any, bool, int]]]:
+    """`call(name, args) -> (document, is_error, exit_code)` on one long-lived face, as a server holds it."""
+    use_env(ws, monkeypatch, *extra)
     from optlog.cli.mcp import Face
 
     f = Face(str(ws.root))

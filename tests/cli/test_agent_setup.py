@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 
+from tests._face import use_env
+
 
 def test_the_agent_setup_tool_gives_the_cli_document_and_defaults_to_the_server_folder(ws, tmp_path, monkeypatch):
     from optlog.cli.mcp import Face
 
-    for k in ("OPTLOG_DB_URL", "GIT_CONFIG_GLOBAL", "OPTLOG_ACTOR", "HOME"):
-        if k in ws.env:
-            monkeypatch.setenv(k, ws.env[k])
+    use_env(ws, monkeypatch)
     a, b = tmp_path / "a", tmp_path / "b"
     for p in (a, b):
         p.mkdir()

@@ -8,12 +8,12 @@ import json
 
 import pytest
 
+from tests._face import use_env
+
 
 @pytest.fixture
 def ctx(ws, monkeypatch):
-    for k in ("OPTLOG_DB_URL", "GIT_CONFIG_GLOBAL", "OPTLOG_ACTOR", "HOME"):
-        if k in ws.env:
-            monkeypatch.setenv(k, ws.env[k])
+    use_env(ws, monkeypatch)
     ws.cli("hypothesis", "add", "Decode is comm-bound", "--id", "h", "--statement", "S")
     ws.cli("predict", "h", "--expect", "a > b", "--metric", "tput", "--a", "config=tp8", "--b", "config=tp4")
     for i in range(3):

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from _launch import PY, TESTS, assert_no_survivors, bench_cmd, free_port, server_cmd, spec, survivors, wait_for
-from tests._face import tool  # noqa: F401  (a fixture)
+from tests._face import tool, use_env  # noqa: F401  (tool: a fixture)
 
 
 def _runs(ws):
@@ -320,9 +320,7 @@ def test_a_matrix_axis_given_as_a_list_is_the_axis(ws, monkeypatch):
     from optlog.cli.cmd_run_launch import run_launch
     from optlog.service.context import Ctx
 
-    for k in ("OPTLOG_DB_URL", "GIT_CONFIG_GLOBAL", "OPTLOG_ACTOR", "HOME"):
-        if k in ws.env:
-            monkeypatch.setenv(k, ws.env[k])
+    use_env(ws, monkeypatch)
     rel = spec(ws, "axis", matrix={"concurrency": [1]})
     cli = ws.j("run", "launch", rel, "--set", "matrix.concurrency=[1,2]")
     c = Ctx.find(str(ws.root))

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests._face import use_env
 from tests._loadgen import LiveServer, loadgen
 
 
@@ -67,9 +68,7 @@ def _face(ws, monkeypatch):
     """The MCP face in-process on `ws`, with the environment the CLI subprocesses get."""
     from optlog.cli.mcp import Face
 
-    for k in ("OPTLOG_DB_URL", "GIT_CONFIG_GLOBAL", "OPTLOG_ACTOR", "HOME", "XDG_RUNTIME_DIR"):
-        if k in ws.env:
-            monkeypatch.setenv(k, ws.env[k])
+    use_env(ws, monkeypatch, "XDG_RUNTIME_DIR")
     return Face(str(ws.root))
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests._face import use_env
 from tests._telemetry import PROOF, TWO_GPUS, complete, ctx_for, fake_env, run_test_server
 
 BLAS1 = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -98,8 +99,8 @@ def test_the_calibrate_tool_gives_the_cli_document_and_exit_1_when_a_figure_is_r
     tool's parameter, and a dry run writes nothing."""
     from optlog.cli.mcp import Face
 
-    for k, v in {**{k: ws.env[k] for k in ("OPTLOG_DB_URL", "GIT_CONFIG_GLOBAL", "OPTLOG_ACTOR", "HOME")
-                    if k in ws.env}, **BLAS1}.items():
+    use_env(ws, monkeypatch)
+    for k, v in BLAS1.items():
         monkeypatch.setenv(k, v)
     cli = ws.j("calibrate", "--quick", "--device", "cpu", "--max-spread", "100", "--dry-run", env=BLAS1)
     before, commits = (ws.root / "optlog.yaml").read_text(), ws.commits()
