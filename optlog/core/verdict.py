@@ -856,10 +856,12 @@ def _display(quantity: str, a_name: str, b_name: str, metric: str | None) -> str
 
 def explain(res: dict[str, Any], untested_reason: str | None = None) -> str:
     """One line a person reads: `falsified: at concurrency 64, 256, 512 tp4pp2/tp8 = 0.30, 0.39, 0.47;
-    expected a > b (v1)`."""
+    expected a > b`."""
     st = res["status"]
-    ver = f"v{res['version']}" + (", edited after evidence" if res.get("edited_after_evidence") else "")
-    tail = f"expected {res['expect']} ({ver})"
+    # the prediction's version only where it says something: it was edited (v1 is every prediction)
+    edited = ", edited after evidence" if res.get("edited_after_evidence") else ""
+    ver = f" (prediction version {res['version']}{edited})" if res.get("version", 1) != 1 or edited else ""
+    tail = f"expected {res['expect']}{ver}"
     if st == "untested":
         return f"untested: {untested_reason or 'no evidence'}; {tail}"
     levels = res["levels"]
