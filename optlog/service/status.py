@@ -34,7 +34,7 @@ def _runs_facts(ctx: Ctx, last_verdict_at: str) -> dict[str, Any]:
         f = run_facts(c, last_verdict_at, LIVE_CAP)
     if not f.total:
         return {"total": 0, "live": [], "live_total": 0, "launches": [], "invalid": [], "invalid_total": 0,
-                "newest": {}, "live_hyps": set()}
+                "newest": {}, "live_hyps": set(), "made_here": f.made_here}
     for la in f.launches:
         la["ref"] = f"L{la['id']}"
         la["runs"] = la.pop("runs")  # the document's key order: ref, then runs
@@ -50,7 +50,6 @@ def status(ctx: Ctx, *, docs: dict[str, Any] | None = None, all_todos: list[dict
     """`docs` (from `hypotheses.sync`) and `all_todos` (from `todos.list_`), when the caller has just
     read them (the dashboard, on every reload), are not read again."""
 
-    fresh = not ctx.db_exists()
     if docs is None:
         docs = hypotheses.sync(ctx)
     latest: list[dict[str, Any]] = []
@@ -110,11 +109,22 @@ def status(ctx: Ctx, *, docs: dict[str, Any] | None = None, all_todos: list[dict
         del out["invalidations"]
     if not due:
         del out["verdict_due_total"]
-    if fresh or runs["total"] == 0:
-        out["notice"] = "the run database is empty" + (
-            " (fresh clone: hypotheses, predictions, verdicts and plans are read from the files)" if docs else "")
+    notice = _notice(not runs.get("made_here", True), bool(docs), runs["total"])
+    if notice:
+        out["notice"] = notice
 
     return cast(documents.StatusDoc, fit(out, MAX_BYTES, "the totals say how many; hypothesis_list, run_list and todo_list page through them"))
+
+
+def _notice(clone: bool, has_docs: bool, total: int) -> str | None:
+    """What the figures beside it do not say already, never contradicting them (issue 31): only
+    when `runs_total` is 0; "fresh clone" only in a database that `init` did not make for a new
+    workspace here."""
+    if total:
+        return None
+    return "the run database is empty" + (
+        " (fresh clone: hypotheses, predictions, verdicts and plans are read from the files)"
+        if clone and has_docs else "")
 
 
 def _next(docs: dict[str, Any], runs: dict[str, Any], due: list[dict[str, Any]],
