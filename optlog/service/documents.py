@@ -281,6 +281,7 @@ class RunImport(TypedDict):
 
     runs: list[dict[str, Any]]
     already_imported: NotRequired[list[dict[str, Any]]]
+    repeated: NotRequired[list[dict[str, Any]]]  # results left out: the same measurement as another (source, why)
 
 
 class Note(TypedDict):
