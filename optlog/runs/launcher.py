@@ -236,7 +236,7 @@ class Driver:
         try:
             if self.target_lock is not None:  # one launch at a time on a machine or GPU set, unless allowed
                 self.target_lock.acquire(allow_concurrent=bool(self.doc.get("allow_concurrent")), say=self.log,
-                                         check_cancel=self.check_cancel)
+                                         check_cancel=self.check_cancel, on_wait=self._waiting)
             groups = itertools.groupby(points if self.feed is None else self.feed, key=lambda p: p["server_key"])
             for gi, (_key, group) in enumerate(groups):
                 if stop_reason:
@@ -309,6 +309,14 @@ class Driver:
                       "exit_code": r.exit_code, "error": r.error, "cause": r.cause,
                       "artifacts_dir": r.artifacts_dir} for r in runs],
         }
+
+    def _waiting(self, holder: str | None) -> None:
+        """The launch's progress says whom it waits for (`run wait` answers `waiting` then)."""
+        pr = self._progress(None)
+        if holder is not None:
+            pr["waiting_for"] = holder
+        with self.ctx.db.write() as s:
+            self._set_launch(s, progress=pr)
 
     def _progress(self, current: dict[str, Any] | None, final: bool = False) -> dict[str, Any]:
         return {

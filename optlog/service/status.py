@@ -16,7 +16,8 @@ from optlog.core.todos import open_first
 from optlog.service import documents, hypotheses, todos
 from optlog.service.context import Ctx
 from optlog.service.evidence import live_hypotheses
-from optlog.store.statusrows import run_facts
+from optlog.store.statusrows import planned_for, run_facts
+from optlog.store.todorows import list_owner
 
 OPEN_CAP = 6
 LIVE_CAP = 5
@@ -100,7 +101,7 @@ def status(ctx: Ctx, *, docs: dict[str, Any] | None = None, all_todos: list[dict
         "todos_total": len(active),
         "invalidations": {"total": runs["invalid_total"], "latest": runs["invalid"]},
         "run_database_empty": runs["total"] == 0,
-        "next": _next(docs, runs, due, active),
+        "next": _next(docs, runs, due, active, *_loop_facts(ctx)),
     }
     for k in ("launches", "verdict_due"):  # sections with nothing to say are left out (small by default)
         if not out[k]:
@@ -127,9 +128,20 @@ def _notice(clone: bool, has_docs: bool, total: int) -> str | None:
         if clone and has_docs else "")
 
 
+def _loop_facts(ctx: Ctx) -> tuple[set[str], str | None]:
+    """The hypotheses some plan needs, and the agent tool that owns the todo list (or None)."""
+    with ctx.db.connect() as c:
+        return planned_for(c), list_owner(c)
+
+
 def _next(docs: dict[str, Any], runs: dict[str, Any], due: list[dict[str, Any]],
-          active: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Up to three calls that move the session on, most urgent first (tool names = CLI paths)."""
+          active: list[dict[str, Any]], planned: set[str] | None = None,
+          todo_owner: str | None = None) -> list[dict[str, Any]]:
+    """Up to three calls that move the session on, most urgent first (tool names = CLI paths).
+
+    It follows the loop (issue 31): a falsified hypothesis without a child → the pivot; a decided
+    one no plan needs → a plan; a todo in progress → `todo_set`, unless an agent's TodoWrite owns
+    the list (its next write would undo it)."""
     out: list[dict[str, Any]] = []
     for la in runs["launches"]:
         if la["status"] in ("queued", "running"):
@@ -140,12 +152,27 @@ def _next(docs: dict[str, Any], runs: dict[str, Any], due: list[dict[str, Any]],
         out.append({"call": "verdict", "arguments": {"id": d["id"]}, "why": f"{d['id']} has evidence newer than its verdict"})
     if not docs:
         out.append({"call": "hypothesis_add", "arguments": {"title": "…"}, "why": "no hypothesis yet: say what you believe"})
+    children = {d.parent for d in docs.values() if d.parent}
+    decided = sorted((d for d in docs.values() if d.effective_status() in ("confirmed", "falsified")),
+                     key=lambda d: (d.created or "", d.id), reverse=True)
+    for d in decided:
+        if d.effective_status() == "falsified" and d.id not in children:
+            out.append({"call": "hypothesis_add", "arguments": {"title": "…", "parent": d.id},
+                        "why": f"{d.id} is falsified: pivot to what the evidence points at"})
+            break
+    for d in decided:
+        if d.id not in (planned or set()):
+            need = d.id if d.effective_status() == "confirmed" else f"{d.id}=falsified"
+            out.append({"call": "plan_add", "arguments": {"title": "…", "gain": "10-30%", "effort": "M",
+                                                          "confidence": 0.5, "needs": [need]},
+                        "why": f"{d.id} is {d.effective_status()} and no plan rests on it: rank what to do next"})
+            break
     for d in docs.values():
         if not d.predictions and d.effective_status() == "open":
             out.append({"call": "prediction_add", "arguments": {"hypothesis": d.id, "expect": "a > b"},
                         "why": f"{d.id} has no prediction: pre-register one before measuring"})
             break
-    for t in active:
+    for t in active if todo_owner is None else ():
         if t["status"] == "in_progress":
             out.append({"call": "todo_set", "arguments": {"id": t["id"], "status": "completed"},
                         "why": f"in progress: {_clip(t['content'], 60)}"})

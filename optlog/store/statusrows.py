@@ -4,6 +4,7 @@ minutes). service.status keeps the rules: what to show, clipping, the next calls
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -59,3 +60,12 @@ def run_facts(c: Connection, since: str, live_cap: int) -> RunFacts:
             {"f": False}):
         newest[h] = at
     return RunFacts(total, live_total, live, launches, inv_total, invalid, newest)
+
+
+def planned_for(c: Connection) -> set[str]:
+    """The hypotheses some plan needs (a plan's `needs`: `HYP` or `HYP=falsified`)."""
+    out: set[str] = set()
+    for (needs,) in c.execute(text("SELECT needs FROM plan")):
+        for n in (json.loads(needs) if isinstance(needs, str) else needs) or []:
+            out.add(str(n).split("=", 1)[0])
+    return out
