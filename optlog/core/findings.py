@@ -67,7 +67,7 @@ def verdict_number(rec: dict[str, Any]) -> dict[str, Any] | None:
     stat = str(levels[0].get("statistic") or "estimate")
     cis = [lv["ci"] for lv in levels if isinstance(lv.get("ci"), list) and len(lv["ci"]) == 2
            and all(isinstance(c, (int, float)) for c in lv["ci"])]
-    ns = [lv.get("n") for lv in levels if isinstance(lv.get("n"), dict)]
+    ns: list[dict[str, Any]] = [lv["n"] for lv in levels if isinstance(lv.get("n"), dict)]
     nmin = min((min(n.values()) for n in ns if n), default=None)
     if cis and len(cis) == len(levels):
         clo, chi = min(float(c[0]) for c in cis), max(float(c[1]) for c in cis)

@@ -8,6 +8,7 @@ labels, metrics}; hypotheses as HypothesisDoc (read defensively: the verdict str
 from __future__ import annotations
 
 import functools
+import math
 import re
 import statistics
 from collections import defaultdict
@@ -488,24 +489,68 @@ def _claim_lines(lv: dict[str, Any], b_centre: float | None) -> list[tuple[str, 
     return out
 
 
-def fitted_line(rec: dict[str, Any], xs: list[float]) -> list[tuple[float, float]] | None:
-    """HOOK for scaling claims (DESIGN §5: an exponent or slope fitted over a numeric label): the
-    fitted curve at `xs`, from the fit the verdict recorded for the prediction (`rec["fit"]`:
-    `{"model": "power", "k": exponent, "c": scale}` for y = c·x^k, or `{"model": "linear", "slope",
-    "intercept"}`). None when the verdict recorded no fit (every claim before scaling claims)."""
-    fit = rec.get("fit")
+def fitted_line(fit: Any, xs: list[float]) -> list[tuple[float, float]] | None:
+    """The fitted line of a scaling claim (DESIGN §5: an exponent `k(LABEL)` on log–log axes or a
+    `slope(LABEL)` on linear ones) at `xs`, from the fit the verdict recorded at its level (the
+    engine's `core.scaling.Fit.as_dict()`: `kind`, `k`, `intercept`; y = e^intercept · x^k, or
+    intercept + k · x). None without a fit (every other claim)."""
     if not isinstance(fit, dict):
         return None
     try:
-        if fit.get("model") in ("power", "loglog", "exponent"):
-            k, c = float(fit["k"]), float(fit["c"])
-            return [(x, c * x ** k) for x in xs if x > 0]
-        if fit.get("model") in ("linear", "slope"):
-            m, b = float(fit["slope"]), float(fit["intercept"])
-            return [(x, m * x + b) for x in xs]
+        k, c = float(fit["k"]), float(fit["intercept"])
     except (KeyError, TypeError, ValueError):
         return None
-    return None
+    if fit.get("kind", "k") == "k":
+        return [(x, math.exp(c) * x ** k) for x in xs if x > 0]
+    return [(x, c + k * x) for x in xs]
+
+
+_FIT_LABEL = re.compile(r"\b(?:k|slope)\(\s*([A-Za-z_][\w.]*)\s*\)")
+
+
+def _fit_relation(pred: Any, rec: dict[str, Any], lv: dict[str, Any]) -> dict[str, Any] | None:
+    """A scaling claim's relation: every run's (x, y) the fit went through, over the fitted label."""
+    fit = lv.get("fit")
+    m = _FIT_LABEL.search(str(lv.get("quantity") or _get(pred, "expect") or ""))
+    if not isinstance(fit, dict) or not m:
+        return None
+    pts = [(float(x), float(y)) for x, y in fit.get("points") or []]
+    if not pts:
+        return None
+    label, metric = m.group(1), _get(pred, "metric") or rec.get("metric") or "?"
+    xs = sorted({x for x, _ in pts})
+    rows = [{"series": metric, "x": x, "median": median([y for xx, y in pts if xx == x]),
+             "n": sum(1 for xx, _ in pts if xx == x), "min": min(y for xx, y in pts if xx == x),
+             "max": max(y for xx, y in pts if xx == x)} for x in xs]
+    ci = fit.get("ci")
+    k_text = f"{'k' if fit.get('kind', 'k') == 'k' else 'slope'} = {fmt_written(float(fit['k']))}" + (
+        f" [{fmt_written(float(ci[0]))}, {fmt_written(float(ci[1]))}]" if isinstance(ci, list) and len(ci) == 2 else "")
+    log = fit.get("kind", "k") == "k" and all(x > 0 for x in xs) and max(xs) >= 4 * min(xs)
+    expect = str(_get(pred, "expect") or rec.get("expect") or "")
+    power = fit.get("kind", "k") == "k"
+    lo, hi = xs[0], xs[-1]
+    dense = ([lo * (hi / lo) ** (i / 24) for i in range(25)] if power and lo > 0 else
+             [lo + (hi - lo) * i / 24 for i in range(25)])
+    # the claimed region: lines of the claimed exponent (or slope) at each edge, through the fit's
+    # centre (the fitted value at the mean of log x, or of x), so the fit's own line lies between them
+    region = []
+    line = fitted_line(fit, dense) or []
+    if line:
+        if power and lo > 0:
+            x0 = math.exp(statistics.fmean(math.log(x) for x, _ in pts))
+        else:
+            x0 = statistics.fmean(x for x, _ in pts)
+        y0 = (fitted_line(fit, [x0]) or [(x0, 0.0)])[0][1]
+        thr = lv.get("threshold")
+        for which, t in ([("low", thr[0]), ("high", thr[1])] if isinstance(thr, list) and len(thr) == 2 else [("at", thr)]):
+            if isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t):
+                region.append({"which": which, "points": [(x, y0 * (x / x0) ** t if power else y0 + t * (x - x0))
+                                                          for x in dense]})
+    return {"id": _get(pred, "id"), "expect": expect, "status": rec.get("status"), "per": label, "x": xs,
+            "numeric": True, "log": log, "metric": metric, "unit": U.unit(metric), "x_unit": U.unit(label),
+            "title": f"{_get(pred, 'id')}: {expect} ({rec.get('status')})", "series": {metric: pts}, "rows": rows,
+            "region": region, "claim": f"claimed: {expect}", "fit": line, "fit_label": f"fitted: {k_text}",
+            "a_name": selector_name_one(dict(_get(pred, "a") or {})), "b_name": None}
 
 
 def relation(doc: Any, pred: Any) -> dict[str, Any] | None:
@@ -518,6 +563,9 @@ def relation(doc: Any, pred: Any) -> dict[str, Any] | None:
     rec = _latest_record(doc, pred)
     if rec is None:
         return None
+    fitted = [lv for lv in rec.get("levels") or [] if isinstance(lv, dict) and isinstance(lv.get("fit"), dict)]
+    if fitted:  # a scaling claim: the runs' points over the fitted label, and the fitted line
+        return _fit_relation(pred, rec, fitted[0])
     levels = [lv for lv in rec.get("levels") or [] if isinstance(lv, dict) and lv.get("values")]
     if not levels:
         return None
@@ -583,14 +631,13 @@ def relation(doc: Any, pred: Any) -> dict[str, Any] | None:
         else:  # one level: the line across the plot
             line = [(xs_raw[0], cl[0][1]), (xs_raw[-1], cl[0][1])]
         region.append({"which": which, "points": line})
-    fit = fitted_line(rec, [float(n) for n in nums]) if numeric else None  # type: ignore[arg-type]
     y_metric = metrics[0] if len(metrics) == 1 else ", ".join(metrics)
     return {"id": _get(pred, "id"), "expect": expect, "status": rec.get("status"), "per": x_label,
             "x": xs_raw, "numeric": numeric, "log": log, "metric": y_metric,
             "unit": U.unit(metrics[0]) if len(metrics) == 1 else None, "x_unit": U.unit(x_label) if numeric else None,
             "title": f"{_get(pred, 'id')}: {expect} ({rec.get('status')})",
             "series": series, "rows": rows, "region": region, "claim": "claimed: " + (_named(expect, a_name, b_name) if b_sel else _one_group_claim(expect, region)),
-            "fit": fit, "a_name": a_name, "b_name": b_name if b_sel else None}
+            "fit": None, "a_name": a_name, "b_name": b_name if b_sel else None}
 
 
 def _named(expect: str, a_name: str, b_name: str) -> str:

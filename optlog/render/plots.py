@@ -106,6 +106,7 @@ def per_level(path: str, plot: dict[str, Any]) -> None:
         pos = {str(x): float(i + 1) for i, x in enumerate(xs)}  # from 1: pygal draws its axis at 0
         names = {float(i + 1): str(x) for i, x in enumerate(xs)}
         fmt = lambda v: names.get(round(v), "")  # noqa: E731
+        fx = lambda v: pos.get(str(v), 0.0)  # noqa: E731
     ps = sorted(set(pos.values()))
     span = (ps[-1] - ps[0]) or 1.0
     allv = [v for pts in plot["series"].values() for _, v in pts]
@@ -127,13 +128,13 @@ def per_level(path: str, plot: dict[str, Any]) -> None:
             by.setdefault(pos[str(x)], []).append(v)
         chart.add(f"median: {name}", [(p, statistics.median(by[p])) for p in sorted(by)], show_dots=False)
     for i, r in enumerate(plot.get("region") or []):
-        line = [(pos[str(x)], y) for x, y in r["points"]]
+        line = [(pos[str(x)] if str(x) in pos else fx(x), y) for x, y in r["points"]]
         if len(line) == 1 or len({p for p, _ in line}) == 1:  # one level: a line across the plot
             line = [(ps[0] - 0.1 * span, line[0][1]), (ps[-1] + 0.1 * span, line[0][1])]
         chart.add(plot["claim"] if i == 0 else None, line, show_dots=False, stroke_style={"width": 2, "dasharray": "8,4"})
     if plot.get("fit"):
-        fit = [(fx(x) if plot["numeric"] else x, y) for x, y in plot["fit"]]
-        chart.add("fitted", fit, show_dots=False, stroke_style={"width": 2, "dasharray": "2,3"})
+        fit = [(fx(x), y) for x, y in plot["fit"]]
+        chart.add(plot.get("fit_label") or "fitted", fit, show_dots=False, stroke_style={"width": 2, "dasharray": "2,3"})
     _save(chart, path)
 
 

@@ -194,3 +194,21 @@ def test_item5_a_report_replaces_its_scopes_previous_file_and_plots(demo_ws):
     assert e.value.field == "--since"
     with pytest.raises(BadInput):
         report.write(ctx, hypothesis="nope")
+
+
+def test_item2_a_scaling_claim_draws_its_fit_and_the_claimed_exponents():
+    """The verdict engine's fit at a level (core.scaling.Fit.as_dict) becomes the relation's fitted
+    line, and the claimed exponents a fan through the fit's centre."""
+    xs = [32.0, 32.0, 128.0, 128.0, 512.0, 512.0]
+    pts = [[x, 10 * x ** 0.9 * (1.02 if i % 2 else 0.98)] for i, x in enumerate(xs)]
+    fit = {"kind": "k", "k": 0.9, "intercept": 2.302585, "ci": [0.85, 0.95], "points": pts}
+    rec = {"id": "h.p1", "status": "confirmed", "expect": "k(input_len) in [0.8, 1.2]", "metric": "median_ttft_ms",
+           "levels": [{"level": {}, "quantity": "k(input_len)", "threshold": [0.8, 1.2], "estimate": 0.9, "fit": fit}]}
+    rel = C.relation({"verdicts": [{"predictions": [rec]}]}, {"id": "h.p1", "expect": rec["expect"], "metric": "median_ttft_ms"})
+    assert rel["per"] == "input_len" and rel["numeric"] and rel["log"] and rel["x"] == [32.0, 128.0, 512.0]
+    assert rel["fit_label"] == "fitted: k = 0.9 [0.85, 0.95]"
+    (x0, y0), (x1, y1) = rel["fit"][0], rel["fit"][-1]
+    assert x0 == 32.0 and x1 == 512.0 and abs(y0 - 10 * 32 ** 0.9) < 1e-3 * y0
+    low, high = (r["points"] for r in rel["region"])
+    assert low[-1][1] < rel["fit"][-1][1] < high[-1][1]  # the fit lies inside the claimed fan at the far end
+    assert [r["n"] for r in rel["rows"]] == [2, 2, 2]
