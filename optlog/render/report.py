@@ -17,6 +17,7 @@ from optlog.render.plans import verdict_tables
 
 OTHER_ROWS_MAX = 100
 OTHER_METRICS_MAX = 8
+CONSTANT_METRICS_SHOWN = 6  # metrics with one value in every run, named in the line above a table
 
 
 def _at(s: Any) -> str:
@@ -220,12 +221,18 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
         tested = C.tested_metrics(docs)
         for keys, rs in others.items():
             t = C.runs_table(rs[:OTHER_ROWS_MAX], tested, OTHER_METRICS_MAX)
-            head = (f"launch {keys[1]}" if keys[:1] == ("launch",) else
-                    "runs labelled " + (", ".join(keys) if keys else "(no labels)"))
-            out.append(md.heading(3, f"{head} ({len(rs)} run{'s' if len(rs) > 1 else ''})"))
-            const = {**t["constants"], **{k: fmt_value(v) for k, v in t["constant_metrics"].items()}}
-            if const:
-                out.append(md.inline("Every run: " + _kv(const) + "."))
+            ids = [r["id"] for r in rs]
+            span = (f"run {ids[0]}" if len(ids) == 1 else f"runs {ids[0]}–{ids[-1]}"
+                    if ids == list(range(ids[0], ids[-1] + 1)) else f"{len(ids)} runs")
+            head = f"launch {keys[1]}: {span}" if keys[:1] == ("launch",) else span
+            out.append(md.heading(3, head))
+            cm = t["constant_metrics"]
+            if t["constants"] or cm:
+                shown_cm = {k: fmt_value(v) for k, v in list(cm.items())[:CONSTANT_METRICS_SHOWN]}
+                more = len(cm) - len(shown_cm)
+                out.append(md.inline(
+                    "Every run: " + _kv({**t["constants"], **shown_cm})
+                    + (f" and {more} more metrics with one value" if more > 0 else "") + "."))
             marks = any(r["marks"] for r in t["rows"])
             notes = any(r["note"] for r in t["rows"])
             header = ["run"] + (["marks"] if marks else []) + ["status"] + t["labels"] + [

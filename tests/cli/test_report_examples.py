@@ -212,3 +212,21 @@ def test_item2_a_scaling_claim_draws_its_fit_and_the_claimed_exponents():
     low, high = (r["points"] for r in rel["region"])
     assert low[-1][1] < rel["fit"][-1][1] < high[-1][1]  # the fit lies inside the claimed fan at the far end
     assert [r["n"] for r in rel["rows"]] == [2, 2, 2]
+
+
+def test_item3_the_real_sweeps_runs_table_leads_with_the_tested_metric(built):
+    """The llama-server sweep of docs/examples/llama-ttft: one table for its 9 runs (every run was
+    measured under load: a mark, not a split), the tested metric first, no raw.* or constant column."""
+    text = (built["llama-ttft"] / "report.md").read_text()
+    sec = text.split("\n## Other measurements\n", 1)[1].split("\n## ", 1)[0]
+    (t,) = tables(sec)
+    head = t[0]
+    assert head[:5] == ["run", "marks", "status", "input_len", "repeat"]
+    assert head[5] == "median_ttft_ms (ms) (tested)"
+    assert not any(h.startswith("raw.") or h.startswith(("model", "server", "backend")) for h in head)
+    assert len(t) == 10 and {r[1] for r in t[1:]} == {"loaded"}
+    assert "Every run: backend=optlog, concurrency=1" in sec
+    f = _findings(text)
+    assert "varying input\\_len (32, 128, 512), 3 runs each" in f["What was measured"][0]
+    assert re.search(r"input\\_len=512/input\\_len=32 median\\_ttft\\_ms = [\d.]+ \(ratio of geometric means; 95% CI",
+                     f["What was decided"][0])
