@@ -18,7 +18,7 @@ from optlog.core import labels as L
 from optlog.core import runtable as RT
 from optlog.core.comparable import FLAG_KEYS, IGNORED_KEYS
 from optlog.core.numfmt import fmt_gain, fmt_score, fmt_verdict
-from optlog.core.report import LOAD_POINT_LABELS, RUN_GROUP_GAP_S, _gap_s, group_names, selector_name_one
+from optlog.core.report import LOAD_POINT_LABELS, RUN_GROUP_GAP_S, gap_s, group_names, selector_name_one
 from optlog.core.statuses import reader_text
 
 TOP_PLANS = 3
@@ -139,7 +139,7 @@ def _launch_groups(runs: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
         if lid is not None:
             groups.setdefault(("launch", lid), []).append(r)
             continue
-        if block is None or _gap_s(last, r.get("created_at")) > RUN_GROUP_GAP_S:
+        if block is None or gap_s(last, r.get("created_at")) > RUN_GROUP_GAP_S:
             block = groups.setdefault(("block", r["id"]), [])
         block.append(r)
         last = r.get("created_at")

@@ -70,7 +70,7 @@ def usable(r: dict[str, Any]) -> bool:
 RUN_GROUP_GAP_S = 600.0  # runs further apart than this start a new timeline entry
 
 
-def _gap_s(a: Any, b: Any) -> float:
+def gap_s(a: Any, b: Any) -> float:
     try:
         return (parse_iso(str(b)) - parse_iso(str(a))).total_seconds()
     except (TypeError, ValueError):
@@ -174,7 +174,7 @@ def timeline(docs: dict[str, Any], runs: list[dict[str, Any]], notes: list[dict[
 
     for _, _, _, e in ev:
         if e["kind"] == "runs":
-            if pending and _gap_s(pending[-1].get("created_at"), e["run"].get("created_at")) > RUN_GROUP_GAP_S:
+            if pending and gap_s(pending[-1].get("created_at"), e["run"].get("created_at")) > RUN_GROUP_GAP_S:
                 flush()
             pending.append(e["run"])
             continue

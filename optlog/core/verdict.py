@@ -36,6 +36,7 @@ from optlog.core import comparable as C
 from optlog.core import expr as E
 from optlog.core import labels as L
 from optlog.core.numfmt import fmt_interval, fmt_p, fmt_share, fmt_verdict, fmt_written
+from optlog.core.plans import selector_name
 from optlog.core.stats import ALPHA, Batch, holm, mean, sig, tier
 
 WORKLOAD_KEYS = frozenset({
@@ -530,12 +531,8 @@ def comparability(a_runs: list[RunRow], b_runs: list[RunRow], exclude: set[str],
 
 
 def _group_name(sel: dict[str, Any], fallback: str) -> str:
-    if not sel:
-        return fallback
-    if len(sel) == 1:
-        k, v = next(iter(sel.items()))
-        return str(v) if isinstance(L.typed(v), str) else f"{k}={v}"
-    return ",".join(f"{k}={v}" for k, v in sel.items())
+    """A group as every face names it (core.plans.selector_name: `tp8`, `parallel=4`)."""
+    return selector_name(sel) if sel else fallback
 
 
 def _selector_text(sel: dict[str, Any]) -> str:

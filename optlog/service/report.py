@@ -1,11 +1,12 @@
 """`optlog report`: a session report (markdown, SVG plots beside it), committed to git.
 
-Default file: `reports/report-YYYYMMDD-HHMM.md` (the time of writing, so successive reports do not
-overwrite each other; `--out` names any file). The text itself holds no render-time clock: the same
-data gives the same bytes, and an unchanged report makes no new commit. Plots beside the markdown:
-`<stem>-<prediction id>.svg` for every prediction with `--per` (the workspace's own labels), and,
-where runs carry `config` and `concurrency`, `<stem>-throughput[-N].svg` and
-`<stem>-per-user-per-gpu[-N].svg`, and `<stem>-tune-<study>.svg` for each tuning study of several
+Default file: one per scope, replaced by the next report of that scope (`default_name`:
+`reports/report.md`, `report-HYP.md`, `report-since-WHEN.md`; `--keep` writes a time-stamped file
+instead; `--out` names any file). The text itself holds no render-time clock: the same data gives
+the same bytes, and an unchanged report makes no new commit. Plots beside the markdown:
+`<stem>-<prediction id>.svg` for every judged prediction (its measured relation:
+core.report.relation), and, where runs carry `config` and `concurrency`, `<stem>-throughput[-N].svg`
+and `<stem>-per-user-per-gpu[-N].svg`, and `<stem>-tune-<study>.svg` for each tuning study of several
 objectives (its Pareto front). Links go only to files that exist.
 """
 
