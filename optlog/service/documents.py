@@ -62,6 +62,26 @@ class PredictionRef(TypedDict):
     status: PredStatus
 
 
+class PostHoc(TypedDict):
+    """The pre-registration mark (docs/verdicts.md): the prediction was written at `at`, when these
+    runs its groups select already existed (`runs`: as the writing clone numbered them; `run_uids`:
+    the same runs in every clone)."""
+
+    at: str | None
+    runs: list[int]
+    run_uids: NotRequired[list[str]]
+    """Not in `verdict --brief`."""
+
+
+class StatusPrediction(TypedDict):
+    """A prediction in `status`."""
+
+    id: str
+    status: PredStatus
+    post_hoc: NotRequired[bool]
+    """Present (true) when it was written after runs its groups select existed."""
+
+
 class PredictionLine(TypedDict):
     """A prediction inside a hypothesis summary."""
 
@@ -156,6 +176,8 @@ class Prediction(TypedDict):
     margin: float
     created: str | None
     edited_after_evidence: bool
+    post_hoc: PostHoc | None
+    """Set when it was written after runs its groups select existed (not pre-registered)."""
     history: list[dict[str, Any]]
     new_version: NotRequired[bool]
     """Writes only: the edit made a new version (evidence existed)."""
@@ -170,6 +192,8 @@ class PredictionAck(TypedDict):
     version: int
     status: PredStatus
     expect: str
+    post_hoc: NotRequired[PostHoc]
+    """Present when it was written after runs its groups select existed."""
     new_version: NotRequired[bool]
     warnings: NotRequired[list[str]]
 
@@ -186,6 +210,8 @@ class VerdictPrediction(TypedDict):
     explanation: NotRequired[str | None]
     line: NotRequired[str | None]
     """`--brief`: the explanation in one line."""
+    post_hoc: NotRequired[PostHoc]
+    """Written after runs its groups select existed; its explanation leads with it."""
     levels: NotRequired[list[dict[str, Any]]]
 
 
@@ -196,6 +222,9 @@ class VerdictResult(TypedDict):
     changed: bool
     """Whether this evaluation changed anything (verdicts are idempotent)."""
     disagreement: NotRequired[str]
+    post_hoc: NotRequired[list[str]]
+    """The post-hoc predictions its automatic status rests on (always in the detail; in `--brief`
+    only when there are any)."""
     predictions: list[VerdictPrediction]
 
 
@@ -330,7 +359,7 @@ class StatusHypothesis(TypedDict):
     id: str
     status: HypStatus
     title: str
-    predictions: list[PredictionRef]
+    predictions: list[StatusPrediction]
 
 
 class StatusHypotheses(TypedDict):
