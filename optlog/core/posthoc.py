@@ -79,7 +79,8 @@ def record(mark: Any) -> dict[str, Any]:
 
 def decorate(res: dict[str, Any], mark: Any) -> dict[str, Any]:
     """A prediction's verdict record with the mark: `post_hoc` set and the explanation led by it
-    (`confirmed, post-hoc: written after runs 1–40; a/b = …`). Idempotent (a cached record that
+    (`confirmed, post-hoc: written after runs 1–40; a/b = …`; an untested one's line is left as it
+    is). Idempotent (a cached record that
     already carries it is returned unchanged), and a copy: the caller's record is not changed."""
     if mark is None:
         if "post_hoc" not in res:
@@ -89,6 +90,8 @@ def decorate(res: dict[str, Any], mark: Any) -> dict[str, Any]:
         return out
     rec = record(mark)
     expl = str(res.get("explanation") or "")
+    if res.get("status") == "untested":  # no verdict to qualify: the record carries the mark, the line not
+        return res if res.get("post_hoc") == rec else {**res, "post_hoc": rec}
     if res.get("post_hoc") == rec and words(rec) in expl:
         return res
     if "post_hoc" in res:

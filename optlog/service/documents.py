@@ -212,6 +212,9 @@ class VerdictPrediction(TypedDict):
     """`--brief`: the explanation in one line."""
     post_hoc: NotRequired[PostHoc]
     """Written after runs its groups select existed; its explanation leads with it."""
+    load_differs: NotRequired[str]
+    """The groups got clearly different CPU shares, or GPU sharing (docs/evidence.md); its
+    explanation ends with it."""
     levels: NotRequired[list[dict[str, Any]]]
 
 

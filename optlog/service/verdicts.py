@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, cast
 from optlog.core import comparable as C
 from optlog.core import expr as E
 from optlog.core import labels as L
+from optlog.core import loadshare as LS
 from optlog.core import posthoc as PH
 from optlog.core import verdict as V
 from optlog.core.hypothesis import HypothesisDoc, Prediction, Verdict
@@ -52,7 +53,7 @@ INVALIDATED_FILE = "runs/invalidated.yaml"
 def load_evidence(ctx: Ctx, metric_names: set[str]) -> Evidence:
     """Runs that count (succeeded, not invalidated) with their labels and the named metrics."""
 
-    return counting_evidence(ctx.db, metric_names)
+    return counting_evidence(ctx.db, metric_names | set(LS.COMPARED))  # load: said when groups differ
 
 
 def _metric_names(preds: list[Prediction]) -> set[str]:
