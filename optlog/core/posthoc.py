@@ -72,9 +72,9 @@ def words(mark: Any) -> str:
 
 
 def record(mark: Any) -> dict[str, Any]:
-    """The mark as a verdict's record carries it (plain data)."""
-    return {"at": _get(mark, "at"), "runs": list(_get(mark, "runs") or []),
-            "run_uids": list(_get(mark, "run_uids") or [])}
+    """The mark as a verdict's record carries it (plain data): when and after which runs. The uids
+    stay in the prediction's own mark, once, rather than in every verdict appended to the file."""
+    return {"at": _get(mark, "at"), "runs": list(_get(mark, "runs") or [])}
 
 
 def decorate(res: dict[str, Any], mark: Any) -> dict[str, Any]:

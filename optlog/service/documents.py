@@ -70,7 +70,7 @@ class PostHoc(TypedDict):
     at: str | None
     runs: list[int]
     run_uids: NotRequired[list[str]]
-    """Not in `verdict --brief`."""
+    """In the prediction's own mark (`prediction add|edit|show|list`), not in a verdict's record."""
 
 
 class StatusPrediction(TypedDict):

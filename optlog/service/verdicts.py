@@ -468,8 +468,7 @@ def brief(res: dict[str, Any]) -> documents.VerdictDoc:
                      "changed": r["changed"], **({"disagreement": r["disagreement"]} if r.get("disagreement") else {}),
                      **({"post_hoc": r["post_hoc"]} if r.get("post_hoc") else {}),
                      "predictions": [{"id": p["id"], "status": p["status"], "line": p.get("explanation"),
-                                      **({"post_hoc": {k: p["post_hoc"].get(k) for k in ("at", "runs")}}
-                                         if p.get("post_hoc") else {})}
+                                      **({"post_hoc": p["post_hoc"]} if p.get("post_hoc") else {})}
                                      for p in r["predictions"]]}
                     for r in res["results"]],
         "warnings": res["warnings"][:5],

@@ -70,14 +70,14 @@ def test_pre_registered_then_post_hoc_at_add_and_edit(ws, monkeypatch):
         c = res["compute-bound"]
         assert c["status"] == "confirmed" and c["post_hoc"] == ["compute-bound.p1"]
         p = c["predictions"][0]
-        assert p["post_hoc"]["runs"] == ids
+        assert p["post_hoc"] == {"at": rec["at"], "runs": ids}  # the verdict's record: the uids stay in the mark
         assert p["explanation"].startswith(f"confirmed, post-hoc: written after runs {span}; ")
         assert c["summary"] == p["explanation"]
         # the pre-registered one says nothing of the kind; its hypothesis rests on nothing post-hoc
         comm = res["comm-bound"]
         assert comm["status"] == "falsified" and comm["post_hoc"] == []
         assert "post-hoc" not in comm["predictions"][0]["explanation"] and "post_hoc" not in comm["predictions"][0]
-        # brief: the line leads with it, and the mark's numbers ride along without the uids
+        # brief: the line leads with it, and the mark rides along
         b = {r["hypothesis"]: r for r in ok(call("verdict", {}))["results"]}
         assert b["compute-bound"]["post_hoc"] == ["compute-bound.p1"]
         assert b["compute-bound"]["predictions"][0]["post_hoc"] == {"at": rec["at"], "runs": ids}
@@ -152,7 +152,8 @@ def test_post_hoc_mark_survives_a_fresh_clone_and_is_said_there(ws, make_ws):
     out = c.j("verdict", "--all")["results"][0]
     assert out["status"] == "confirmed" and out["post_hoc"] == ["compute-bound.p1"]
     pred = out["predictions"][0]
-    assert pred["post_hoc"] == origin["predictions"][0]["post_hoc"]
+    mark = origin["predictions"][0]["post_hoc"]
+    assert pred["post_hoc"] == {"at": mark["at"], "runs": mark["runs"]} == {"at": mark["at"], "runs": [1, 2, 3, 4, 5, 6]}
     assert pred["explanation"] == origin["verdicts"][-1]["predictions"][0]["explanation"]
     assert pred["explanation"].startswith("confirmed, post-hoc: written after runs 1–6; ")
 
@@ -182,3 +183,28 @@ def test_report_and_plans_say_it(ws, monkeypatch):
     ctx = Ctx.find(ws.root)
     text, _ = report.build(ctx, ws.root / "reports" / "r.md", draw=False)
     assert "confirmed, post-hoc: written after runs 1–6" in text
+
+
+def test_tui_detail_pane_says_it(ws, monkeypatch):
+    """The dashboard's hypothesis detail (what the TUI's detail pane draws) carries the mark, and the
+    pane's text says it under the prediction and on the hypothesis."""
+    from rich.console import Console
+
+    from optlog.service import dashboard
+    from optlog.service.context import Ctx
+    from optlog.tui.app import _hyp_renderable
+    from tests._face import use_env
+
+    _seed(ws)
+    with face(ws, monkeypatch) as call:
+        ok(call("hypothesis_add", {"title": "Compute-bound", "id": "compute-bound"}))
+        ok(call("prediction_add", {"hypothesis": "compute-bound", "expect": "a / b in [0.3, 0.6]", **SEL}))
+        ok(call("verdict", {}))
+    use_env(ws, monkeypatch)
+    h = dashboard.hypothesis_detail(Ctx.find(ws.root), "compute-bound")
+    con = Console(width=200, record=True, color_system=None)
+    con.print(_hyp_renderable(h))
+    text = con.export_text()
+    assert "confirmed, resting on post-hoc prediction compute-bound.p1" in text
+    assert "  post-hoc: written after runs 1–6\n" in text
+    assert "confirmed, post-hoc: written after runs 1–6; at concurrency" in text
