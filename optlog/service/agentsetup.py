@@ -65,7 +65,7 @@ export const OptlogTodos = async ({ $, directory }) => ({
 """
 
 
-OLD_HOOK = "optlog todo write - >/dev/null"  # what earlier versions wrote: bare, so not found off PATH
+OLD_HOOKS = ("optlog todo write - >/dev/null",)  # what earlier versions wrote: bare, so not found off PATH
 
 
 def _command() -> list[str]:
@@ -76,8 +76,10 @@ def _command() -> list[str]:
 
 def hook_command(program: list[str]) -> str:
     """The TodoWrite hook: the MCP server's program, and exit 2 when the mirror fails, because
-    Claude Code shows a hook's stderr to the agent only on exit 2 (exit 127 or 1 is silent)."""
-    return " ".join(shlex.quote(a) for a in program) + " todo write - >/dev/null || exit 2"
+    Claude Code shows a hook's stderr to the agent only on exit 2 (exit 127 or 1 is silent).
+    `--queue`: the list is validated and queued without opening the database (store.todoinbox),
+    so the hook costs a fraction of a second on every TodoWrite."""
+    return " ".join(shlex.quote(a) for a in program) + " todo write --queue - >/dev/null || exit 2"
 
 
 def _check_runs(program: list[str]) -> None:
@@ -181,7 +183,7 @@ def setup(agent: str, folder: str | None) -> dict[str, Any]:
             post = d.setdefault("hooks", {}).setdefault("PostToolUse", [])
             for m in post:
                 for h in m.get("hooks", []):
-                    if h.get("command") == OLD_HOOK:  # ours, from before: the program by path now
+                    if h.get("command") in OLD_HOOKS:  # ours, from before: the program by path now
                         h["command"] = hook_cmd
                         return ["the hook now runs optlog by its path"]
                     if "todo write" in str(h.get("command", "")):
