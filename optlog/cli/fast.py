@@ -10,6 +10,7 @@ only in front of the command, where it cannot be another option's value.
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from typing import Any
 
 from optlog.errors import OptlogError
 from optlog.paths import find_workspace
-from optlog.store import readcache
+from optlog.store import readcache, todoinbox
 
 # command aliases (the one place: `optlog.cli.main` reads them from here)
 ALIASES = {"hyp": "hypothesis", "pred": "prediction", "todos": "todo", "runs": "run"}
@@ -69,12 +70,8 @@ def queue_todos(args: list[str]) -> bool:
     rest = [a for a in args if a != "--json"]
     if rest not in QUEUE_ARGS:
         return False
-    import io
-
     raw = sys.stdin.buffer.read()
     try:
-        from optlog.store import todoinbox  # standard library and core.todos only
-
         ws = find_workspace(chdir)
         n = todoinbox.queue(ws, json.loads(raw.decode("utf-8")))
         sys.stdout.write(json.dumps({"queued": n}) + "\n")

@@ -20,7 +20,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from optlog.core.todos import parse_todowrite
+from optlog.core.todos import parse_todowrite, unwrap
+from optlog.errors import BadInput
 from optlog.paths import Workspace
 
 INBOX = "todo-inbox"
@@ -34,11 +35,9 @@ def queue(ws: Workspace, data: Any, file: str = "<stdin>") -> int:
     """Validate `data` (todowrite JSON or a hook payload) and queue it; the number of todos.
     Raises BadInput as `todo write` does (nothing is queued then)."""
     n = len(parse_todowrite(data, file))
-    hyps = {t.get("hypothesis") for t in _items(data) if isinstance(t, dict) and t.get("hypothesis")}
+    hyps = {str(t["hypothesis"]) for t in _items(data) if isinstance(t, dict) and t.get("hypothesis")}
     missing = sorted(h for h in hyps if not (ws.hypotheses_dir / f"{h}.yaml").is_file())
     if missing:
-        from optlog.errors import BadInput
-
         raise BadInput(f"no hypothesis {missing[0]!r}", file=file, field="todos[].hypothesis")
     d = inbox(ws)
     d.mkdir(parents=True, exist_ok=True)
@@ -50,8 +49,6 @@ def queue(ws: Workspace, data: Any, file: str = "<stdin>") -> int:
 
 
 def _items(data: Any) -> list[Any]:
-    from optlog.core.todos import unwrap
-
     inner = unwrap(data)
     items = inner.get("todos") if isinstance(inner, dict) else inner
     return items if isinstance(items, list) else []
