@@ -3,15 +3,20 @@
 Two roads, in order:
 1. **Roofline** — work counts (FLOPs and bytes moved) and the time give achieved TFLOP/s and GB/s;
    each over its ceiling (`peak_tflops[_dtype]`, `mem_bw_gbps` from optlog.yaml) is a fraction. The
-   larger fraction names the resource that limits the point; when both are small (under
-   `latency_frac`, default 0.25) the point is latency/launch-bound: neither unit is anywhere near busy.
+   larger fraction names the resource that limits the point; when both are under `latency_frac`
+   (BOUND_FRAC, 0.5) the point is latency-bound: more than half its time goes to neither unit.
    Arithmetic intensity (FLOP/byte) against the ridge point (peak / bandwidth) is reported beside it.
    Work counts come from the run's metrics (`flops`, `bytes`, `time_s` — what the GEMM probe
    prints) or, for a serving run, from model facts (`active_params` per token, `kv_bytes_per_token`,
-   optional `param_bytes`, default 2; for MoE `expert_params`, `n_expert`, `n_expert_used`) and the
-   tokens and forward passes it processed (`estimate_work`: an estimate, labelled so).
+   optional `param_bytes`, default 2; for MoE `expert_params`, `n_expert`, `n_expert_used`: found at
+   launch as `model_*` metrics, a label of the same name winning) and the tokens and forward passes it
+   processed (`estimate_work`: an estimate, labelled so).
 2. **Telemetry only** (labelled so) — GPM counters: tensor pipes busy → compute-bound; DRAM
    bandwidth busy → memory-bound; SMs mostly idle while kernels "run" → latency/launch-bound.
+
+Counters are read over the measured phase where the run has it (`<field>_steady`), and GPM's DRAM %
+(a share of the theoretical bandwidth) on the calibrated scale (`counter_view`). Each diagnosis names
+its evidence, window, scale and what would change its mind (issue 30).
 
 `gpu_util` and power never decide: util.gpu counts time any kernel ran (94 % for a decode-shaped
 GEMM at 7 % of the tensor peak, DESIGN §4) and HBM traffic burns power too. They are shown only.

@@ -28,4 +28,3 @@ def now_iso() -> str:
 
 def parse_iso(s: str) -> datetime:
     return datetime.fromisoformat(s.replace("Z", "+00:00"))
-

@@ -37,6 +37,7 @@ from optlog.runs import hostload, ports, procs, tree
 from optlog.runs.cgroup import LaunchCgroup
 from optlog.runs.environment import capture
 from optlog.runs.executor_select import make_executor
+from optlog.runs.modelfacts import discover
 from optlog.runs.inside import bench_env
 from optlog.runs.parsers import parse_result, select_result_files
 from optlog.runs.redact import Redactor
@@ -429,8 +430,6 @@ class Driver:
         """The served model's facts (work counts) from its server and files (runs.modelfacts), once per
         server start: stored with every run as `model_*` metrics, their sources in the environment."""
         try:
-            from optlog.runs.modelfacts import discover  # deferred: only launches with a server read them
-
             mf = discover(server.url, (srv or {}).get("argv"), local=getattr(self.executor, "kind", "local") == "local")
         except Exception as e:  # never fail a launch for its facts
             self.log(f"model facts not read: {type(e).__name__}: {e}")

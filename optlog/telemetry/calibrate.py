@@ -25,7 +25,9 @@ import tempfile
 import time
 from typing import Any
 
+from optlog.core.numfmt import fmt_sig
 from optlog.probes import gemm as probe
+from optlog.telemetry.nvml import NvmlSampler
 
 
 def kind_name(device_name: str) -> str:
@@ -125,8 +127,6 @@ def dram_counter_scale(copy: Any, min_s: float = 1.0) -> dict[str, Any]:
     share of the memory's theoretical bandwidth, so `copy GB/s / (counter / 100)` is the bandwidth the
     counter calls 100 % (`dram_counter_full_gbps`, about 4.85 TB/s on an H200 whose copy reaches
     4.26). The diagnosis puts the counter on the calibrated scale with it (issue 30)."""
-    from optlog.telemetry.nvml import NvmlSampler  # deferred: NVML only on a GPU
-
     s = NvmlSampler(env=dict(os.environ), interval_s=0.1, gpm=True, gpm_interval_s=0.1)
     s.open()
     try:
@@ -144,7 +144,7 @@ def dram_counter_scale(copy: Any, min_s: float = 1.0) -> dict[str, Any]:
         raise RuntimeError("no GPM dram_bw_util reading during the copy")
     pct, gbps = max(dram), statistics.median(rates)
     return {"dram_counter_full_gbps": round(gbps / (pct / 100.0), 1), "dram_counter_copy_pct": round(pct, 1),
-            "dram_counter_method": f"GPM dram_bw_util {pct:.1f}% during the device copy at {gbps:.1f} GB/s"}
+            "dram_counter_method": f"GPM dram_bw_util {fmt_sig(pct)}% during the device copy at {fmt_sig(gbps)} GB/s"}
 
 
 def p2p_matrix(torch: Any, n: int, nbytes: int) -> list[list[float | None]]:
