@@ -17,10 +17,10 @@ PY=${PY:-python3}
 cd $D/tree
 source $D/tree/bench/serving/common.sh   # install_wheels, build (CUDA llama-server)
 if [ "$CPU" = 1 ]; then
-  BIN=${OPTLOG_LLAMA_SERVER:?set OPTLOG_LLAMA_SERVER}; NGL=""; DEV=cpu; GEMM="--m {{ m }} --k 256 --n 256 --dtype fp32"
+  BIN=${OPTLOG_LLAMA_SERVER:?set OPTLOG_LLAMA_SERVER}; NGL=""; DEV=cpu; THREADS=1; GEMM="--m {{ m }} --k 256 --n 256 --dtype fp32"
   PRESETS="dense8b:tiny dense1b:tiny moe:tiny-moe"; OUTLEN=16; NP=3; BATCH=4; CAL="--quick --device cpu --max-spread 100"
 else
-  install_wheels; BIN=$S/llama/build/bin/llama-server; NGL="-ngl 99"; DEV=cuda
+  install_wheels; BIN=$S/llama/build/bin/llama-server; NGL="-ngl 99"; DEV=cuda; THREADS=8
   GEMM="--m {{ m }} --k 8192 --n 8192 --dtype bf16 --min-time-s 2"
   PRESETS="dense8b:dense-8b dense1b:dense-1b moe:moe-128x512"; OUTLEN=256; NP=8; BATCH=64; CAL=""
 fi
@@ -43,7 +43,7 @@ params: {server: $BIN, model_path: $S/models/$model.gguf, port: 8090}
 matrix: {concurrency: [$conc]}
 repeats: $rep
 server:
-  cmd: "{{ server }} -m {{ model_path }} $NGL --host 127.0.0.1 --port {{ port }} -c $(( par * 1024 )) --parallel $par -b 2048 -ub 512 --metrics -t 8 $extra"
+  cmd: "{{ server }} -m {{ model_path }} $NGL --host 127.0.0.1 --port {{ port }} -c $(( par * 1024 )) --parallel $par -b 2048 -ub 512 --metrics -t $THREADS $extra"
   ready: {url: "http://127.0.0.1:{{ port }}/health", timeout_s: 600}
 bench:
   cmd: "$PY -m optlog.loadgen http://127.0.0.1:{{ port }} --concurrency {{ concurrency }} --num-prompts $np --input-len 128 --output-len $OUTLEN --ignore-eos --warmup {{ min(concurrency, 4) }} --seed {{ repeat }} --output-file {{ out }}/result.jsonl"

@@ -161,3 +161,46 @@ def test_steady_summary_weights_each_sample_by_its_stretch_inside_the_windows() 
     assert s["dram_bw_util_steady_p50"] == 60.0 and s["telemetry_steady_s"] == 17.0
     assert s["telemetry_steady_windows"] == 1
     assert join_windows([(float(i), i + 0.5) for i in range(100)], max_n=10).__len__() == 10
+
+
+def test_vllm_and_sglang_name_their_checkpoint_and_its_config_is_read(tmp_path: Path) -> None:
+    """vLLM's /v1/models `root` and SGLang's /get_model_info `model_path` name the checkpoint; the
+    folder's config.json and safetensors headers give the facts (real HTTP on 127.0.0.1)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from optlog.runs.modelfacts import discover
+
+    cfg = {"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 4,
+           "intermediate_size": 128, "vocab_size": 100, "torch_dtype": "bfloat16"}
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    routes: dict[str, dict] = {}
+
+    class H(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            doc = routes.get(self.path)
+            body = json.dumps(doc).encode() if doc is not None else b"{}"
+            self.send_response(200 if doc is not None else 404)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a: object) -> None:
+            pass
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{srv.server_address[1]}"
+    try:
+        routes["/v1/models"] = {"data": [{"id": "served", "root": str(tmp_path)}]}
+        vllm = discover(url + "/v1", ["vllm", "serve", "x", "--kv-cache-dtype", "fp8"])
+        assert "config.json of" in vllm.sources["active_params"] and "/v1/models root" in vllm.sources["active_params"]
+        assert vllm.facts["kv_bytes_per_token"] == 2 * 2 * 4 * 16 * 1   # fp8 cache: one byte
+        routes.clear()
+        routes["/get_model_info"] = {"model_path": str(tmp_path)}
+        sgl = discover(url, None)
+        assert "SGLang model_path" in sgl.sources["active_params"] and sgl.facts["param_bytes"] == 2.0
+        # attention + FFN per layer, and the head (the embedding is a lookup, not a matmul)
+        assert sgl.facts["active_params"] == 2 * (64 * 64 * 4 + 3 * 64 * 128) + 100 * 64
+        assert sgl.facts["total_params"] == sgl.facts["active_params"] + 100 * 64   # untied: its own embedding
+    finally:
+        srv.shutdown()
