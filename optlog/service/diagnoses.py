@@ -23,10 +23,11 @@ from optlog.store.runrows import counting_run_ids, labels_metrics, replace_metri
 
 
 def _optlog_made(old: dict[str, float], metrics: dict[str, float]) -> bool:
-    """A stored diagnosis optlog made (at launch, or a re-diagnosis), not a `bound_*` metric someone
-    recorded by hand: it carries its ceilings or its basis, or the run has optlog's telemetry."""
-    return bool(old) and (any(k in old for k in CEILING_KEYS) or "roofline_basis" in old
-                          or "telemetry_window_s" in metrics)
+    """A diagnosis optlog made or could have made (at launch, or a re-diagnosis), not a `bound_*` metric
+    someone recorded by hand: it carries its ceilings or its basis, or the run has optlog's telemetry
+    (whose launch diagnosed it, undecided ones included)."""
+    return "telemetry_window_s" in metrics or (bool(old) and (any(k in old for k in CEILING_KEYS)
+                                                            or "roofline_basis" in old))
 
 
 def _model_path(env: dict[str, Any]) -> str | None:
