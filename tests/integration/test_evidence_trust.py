@@ -284,3 +284,25 @@ def test_calibrate_commits_optlog_yaml(ws):
     ws.j("calibrate", "--quick", "--device", "cpu", "--max-spread", "1000", env={"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"})
     assert ws.git("status", "--porcelain", "optlog.yaml").strip() == ""
     assert "optlog: calibrate (cpu)" in ws.git("log", "-1", "--format=%s", "--", "optlog.yaml")
+
+
+def test_a_spec_reads_the_environment_and_the_record_keeps_the_reference_not_the_path(ws):
+    """Issue 31 item 6: machine paths came in by --set on every launch and points.json committed the
+    server binary's absolute path 61 times; `--again` elsewhere ran this machine's paths."""
+    here, there = str(ws.root.parent / "machine-a" / "bench-tool"), str(ws.root.parent / "machine-b" / "bench-tool")
+    rel = spec(ws, "envd", server=False, matrix={"concurrency": [1]},
+               bench={"cmd": bench_cmd("--echo {{ env.OPTLOG_T_TOOL }}")})
+    r = ws.cli("run", "launch", rel, "--json", check=2)  # unset: refused before anything runs, naming it
+    assert "OPTLOG_T_TOOL is not set" in r.json["error"]["message"] and r.json["error"]["file"] == rel
+    assert not (ws.root / "launches").exists()
+    first = ws.j("run", "launch", rel, env={"OPTLOG_T_TOOL": here})
+    (run,) = first["runs"]
+    argv = json.loads((ws.root / run["artifacts_dir"] / "argv.json").read_text())
+    assert argv[argv.index("--echo") + 1] == here  # rendered where it ran
+    text = (ws.root / "launches" / f"L{first['launch']}" / "points.json").read_text()
+    assert here not in text and "{{ env.OPTLOG_T_TOOL }}" in text
+    assert json.loads(text)["points"][0]["env"] == {"OPTLOG_T_TOOL": "{{ env.OPTLOG_T_TOOL }}"}
+    assert ws.j("run", "show", str(run["id"]))["raw"]["env"] == {"OPTLOG_T_TOOL": here}  # beside, in the database
+    again = ws.j("run", "launch", "--again", f"L{first['launch']}", env={"OPTLOG_T_TOOL": there})
+    argv = json.loads((ws.root / again["runs"][0]["artifacts_dir"] / "argv.json").read_text())
+    assert argv[argv.index("--echo") + 1] == there  # re-rendered on "the other machine"
