@@ -41,6 +41,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from optlog.core.loadshare import CPU_SHARE, CPU_THREADS, CPU_USED, CPU_UTIL, GPU_OTHER_FRAC, GPU_OTHER_MEM, GPU_OTHER_PROCS
+from optlog.telemetry.nvml import load_pynvml, select_devices
 
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
@@ -129,8 +130,6 @@ class GpuOthers:
     """Compute processes on the run's GPUs that are not the launch's (NVML; the fake one in tests)."""
 
     def __init__(self, env: dict[str, str] | None) -> None:
-        from optlog.telemetry.nvml import load_pynvml, select_devices  # deferred: NVML only on launch
-
         self.nv = load_pynvml()
         self.nv.nvmlInit()
         try:
