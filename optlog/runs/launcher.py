@@ -38,7 +38,7 @@ from optlog.runs.cgroup import LaunchCgroup
 from optlog.runs.environment import capture
 from optlog.runs.executor_select import make_executor
 from optlog.runs.inside import bench_env
-from optlog.runs.parsers import parse_result, select_result_files
+from optlog.runs.parsers import parse_result, select_result_files, unique
 from optlog.runs.redact import Redactor
 from optlog.runs.results import AMBIGUOUS, Ambiguous, distinguishing_keys
 from optlog.runs.spec import resolve_cwd
@@ -236,7 +236,7 @@ class Driver:
         try:
             if self.target_lock is not None:  # one launch at a time on a machine or GPU set, unless allowed
                 self.target_lock.acquire(allow_concurrent=bool(self.doc.get("allow_concurrent")), say=self.log,
-                                         check_cancel=self.check_cancel)
+                                         check_cancel=self.check_cancel, on_wait=self._waiting)
             groups = itertools.groupby(points if self.feed is None else self.feed, key=lambda p: p["server_key"])
             for gi, (_key, group) in enumerate(groups):
                 if stop_reason:
@@ -309,6 +309,14 @@ class Driver:
                       "exit_code": r.exit_code, "error": r.error, "cause": r.cause,
                       "artifacts_dir": r.artifacts_dir} for r in runs],
         }
+
+    def _waiting(self, holder: str | None) -> None:
+        """The launch's progress says whom it waits for (`run wait` answers `waiting` then)."""
+        pr = self._progress(None)
+        if holder is not None:
+            pr["waiting_for"] = holder
+        with self.ctx.db.write() as s:
+            self._set_launch(s, progress=pr)
 
     def _progress(self, current: dict[str, Any] | None, final: bool = False) -> dict[str, Any]:
         return {
@@ -748,7 +756,10 @@ class Driver:
             environment.update(self._host_doc(p, load_before, load_after, flags))
         for i, res in enumerate(results):
             q = p if i == 0 else {**p, "run_id": self._result_run(p)}
-            self._store(q, status, error, cause, rc, res.metrics, {**res.labels, **flags}, res.raw, environment,
+            rs, rerr, rcause = status, error, cause
+            if status == "succeeded" and res.where and res.where.get("status") == "failed":
+                rs, rerr, rcause = "failed", "the result says no request completed", "no_request_completed"
+            self._store(q, rs, rerr, rcause, rc, res.metrics, {**res.labels, **flags}, res.raw, environment,
                         result_of=res.where, point=i == 0)
         if status == "cancelled":
             raise Cancelled(error or "cancelled")
@@ -890,6 +901,9 @@ class Driver:
             raise
         except Exception as e:
             raise PointFailure(f"result parse failed (parser {parser}): {e}", cause="parse_error", exit_code=0) from None
+        parsed, said = unique(parsed)  # each measurement once (a sweep's run files and its summary)
+        for line in said:
+            self.log(f"run {self.current_run}: {line}")
         sources = [self._rel(Path(r.file)) + r.source[len(r.file):] if r.file and r.source.startswith(r.file)
                    else r.source for r in parsed]
         try:
@@ -902,7 +916,9 @@ class Driver:
         return [Result(dict(r.metrics), dict(r.labels), dict(getattr(r, "raw", {}) or {}),
                        {"file": self._rel(Path(r.file)) if r.file else names, "where": sources[i], "index": i,
                         "of": len(parsed), "told_apart_by": keys, "point_run": self.current_run,
-                        **({"left_out": left_out} if left_out else {})})
+                        **({"left_out": left_out} if left_out else {}),
+                        **({"status": r.status} if r.status != "succeeded" else {}),
+                        **({"corrections": r.notes} if r.notes else {})})
                 for i, r in enumerate(parsed)]
 
     def _rel(self, p: Path) -> str:

@@ -474,11 +474,15 @@ def plan(ls: LoadedSpec, sets: dict[str, Any], server_url: str | None = None, *,
             params.pop(k, None)
     repeats = applied.spec.get("repeats", s.repeats)
     _check_size(ls, matrix, include, repeats)
+    # a value `--set` gave a template is what this launch varied: a label, so that launches of one
+    # spec with `--set itl=5` and `--set itl=10` are told apart and `compare --by itl` reads them
+    varied = {k: params[k] for k in sets if k in params and k not in S.SPEC_KEYS and not k.startswith("matrix.")
+              and isinstance(params[k], (int, float, str)) and not isinstance(params[k], bool)}
     points: list[Point] = []
     for vals in expand(matrix, include):
         for r in range(repeats):
             values = {**params, **vals, "repeat": r, "name": ls.name}
-            labels = {**vals}
+            labels = {**varied, **vals}
             for k, v in s.labels.items():
                 labels[k] = _render(ls, ("labels", k), v, values) if isinstance(v, str) else v
             labels["repeat"] = r

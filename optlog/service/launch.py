@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
+from optlog.core.statuses import WAITING
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, Failed, NotFound
 from optlog.runs import ports, procs
@@ -32,6 +33,7 @@ from optlog.runs.record import run_record
 from optlog.runs.recover import recover
 from optlog.runs.redact import Redactor
 from optlog.runs.spec import SetPairs, base_url, load_spec, plan, render_point, resolve_cwd, typed_sets
+from optlog.runs.targetlock import open_lock
 from optlog.service import launch_record
 from optlog.service import documents
 from optlog.service.context import Ctx
@@ -142,7 +144,11 @@ def _launch(ctx: Ctx, spec: str, *, sets: SetPairs, server_url: str | None,
     launch_dir = ctx.ws.state_dir / "launches" / str(lid)
     run_ids = [d["run_id"] for d in doc["points"]]
     if detach:
-        return _detach(ctx, lid, run_ids, launch_dir, doc)
+        holder = None if allow_concurrent else _busy(ctx, lid, doc)
+        out = _detach(ctx, lid, run_ids, launch_dir, doc)
+        if holder:  # it will wait for the machine: say so now, not "running" (issue 31)
+            out.update(status=WAITING, waiting_for=holder)
+        return out
 
     return Driver(ctx, lid, on_event=on_event, doc=doc).run()
 
@@ -222,6 +228,12 @@ def _sets_doc(sets: SetPairs) -> dict[str, Any]:
     return {str(k): v for k, v in sets}
 
 
+def _busy(ctx: Ctx, lid: int, doc: dict[str, Any]) -> str | None:
+    """Whom a launch about to start would wait for on its target (runs.targetlock), or None."""
+    lock = open_lock(ctx, doc.get("executor", "local"), lid, points=doc.get("points") or ())
+    return lock.busy() if lock is not None else None
+
+
 def _detach(ctx: Ctx, lid: int, run_ids: list[int], launch_dir: Path, doc: dict[str, Any]) -> dict[str, Any]:
     """Start the background driver; the unredacted launch document reaches it on a pipe (stdin),
     so no secret is ever written to a file or the database."""
@@ -290,7 +302,11 @@ def status_doc(ctx: Ctx, ref: str) -> dict[str, Any]:
     la = _launch_row(ctx, n)
     with ctx.db.read() as s:
         runs = runs_of_launch(s, n)
-    return {"launch": la.id, "status": la.status, "error": la.error, "progress": la.progress or {},
+    pr = la.progress or {}
+    # a running launch that waits for the machine lock says so, and for whom (issue 31)
+    waiting = la.status == "running" and pr.get("waiting_for")
+    return {"launch": la.id, "status": WAITING if waiting else la.status,
+            **({"waiting_for": pr["waiting_for"]} if waiting else {}), "error": la.error, "progress": pr,
             "runs": [{"id": r.id, "status": r.status, "error": r.error, "cause": r.cause} for r in runs]}
 
 

@@ -13,13 +13,22 @@ from typing import Any, cast
 
 from optlog.core.limits import LIMITS
 from optlog.core.timeutil import now_iso
-from optlog.core.todos import TodoIn, check_priority, check_status, match_existing, parse_todowrite
+from optlog.core.todos import TodoIn, check_priority, check_status, match_existing, parse_todowrite, unwrap
 from optlog.errors import BadInput, not_found
 from optlog.service import documents
 from optlog.service.context import Ctx
 from optlog.service.envelope import listing
 from optlog.service.refs import require
-from optlog.store.todorows import last_position, new_todo, todo, todo_ids, todo_rows, todos_in_order
+from optlog.store.todorows import (
+    last_position,
+    list_owner,
+    new_todo,
+    set_list_owner,
+    todo,
+    todo_ids,
+    todo_rows,
+    todos_in_order,
+)
 from optlog.yamlio import decode, parse_json, read_text
 
 
@@ -116,6 +125,9 @@ def write(ctx: Ctx, data: Any, file: str = "<stdin>") -> list[dict[str, Any]]:
     """Replace the todo list with `data` (todowrite JSON); return it in the same shape."""
 
     incoming: list[TodoIn] = parse_todowrite(data, file)
+    # a list mirrored from an agent's TodoWrite by its hook is that tool's: its next write replaces
+    # whatever `todo set` changed, so `status` proposes no `todo_set` on it (issue 31)
+    owner = data.get("tool_name") or "TodoWrite" if isinstance(data, dict) and unwrap(data, file) is not data else None
     links = {t.hypothesis for t in incoming if t.hypothesis}
     if links:
         for h in links:
@@ -147,8 +159,15 @@ def write(ctx: Ctx, data: Any, file: str = "<stdin>") -> list[dict[str, Any]]:
                                updated_at=now)
             s.add(row)
             result.append(row)
+        set_list_owner(s, owner)
         s.flush()
         return [_out(t) for t in result]
+
+
+def owner(ctx: Ctx) -> str | None:
+    """The agent tool whose hook writes the whole list (`TodoWrite`), or None."""
+    with ctx.db.connect() as c:
+        return list_owner(c)
 
 
 # ---------------------------------------------------------------- the verbs' documents (every face)

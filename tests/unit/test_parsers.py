@@ -234,13 +234,108 @@ def test_vllm_save_result_new_and_old(tmp_path: Path) -> None:
     assert "mean_inflight" not in o.metrics
 
 
-def test_vllm_missing_duration(tmp_path: Path) -> None:
+def test_vllm_latency_statistics_only_are_read(tmp_path: Path) -> None:
+    """A result holding only TTFT/TPOT/ITL statistics (no duration, counts or throughput) is read."""
     f = tmp_path / "v.json"
-    d = dict(VLLM_NEW)
-    del d["duration"]
-    f.write_text(json.dumps(d))
-    with pytest.raises(BadInput, match="vllm: line 1: no duration key"):
+    f.write_text(json.dumps({k: v for k, v in VLLM_NEW.items() if k.endswith("_ms") and "_e2el_" not in k}))
+    (r,) = parse_result([f], "vllm")
+    assert r.metrics["mean_ttft_ms"] == 1500.0 and r.metrics["p99_itl_ms"] == 52.0
+    assert "duration_s" not in r.metrics and r.status == "succeeded"
+    f.write_text(json.dumps({"date": "x", "model_id": "m"}))
+    with pytest.raises(BadInput, match="vllm: line 1: no output_throughput, completed or TTFT"):
         parse_result([f], "vllm")
+
+
+def test_vllm_metadata_and_sweep_parameters_are_labels(tmp_path: Path) -> None:
+    """`--metadata` keys (text) and `vllm bench sweep` parameters are labels in optlog's vocabulary."""
+    a = {**VLLM_OLD, "framework": "vllm", "gpu": "4xL40S", "input_len": "1000"}
+    b = {**VLLM_OLD, "framework": "sgl", "gpu": "4xL40S", "input_len": "1000", "mean_ttft_ms": 766.0}
+    f = tmp_path / "append.jsonl"
+    f.write_text(json.dumps(a) + "\n" + json.dumps(b) + "\n")
+    ra, rb = parse_result([f])
+    assert (ra.labels["framework"], rb.labels["framework"]) == ("vllm", "sgl")
+    assert ra.labels["gpu"] == "4xL40S" and ra.labels["input_len"] == 1000
+    assert not any(k.startswith("raw.framework") for k in ra.metrics)
+    run0 = {**VLLM_NEW, "run_number": 0, "max_num_seqs": 32, "max_concurrency": 8, "random_input_len": 512}
+    g = tmp_path / "run=0.json"
+    g.write_text(json.dumps(run0, indent=4))
+    (r,) = parse_result([g])
+    assert r.labels["max_num_seqs"] == 32 and r.labels["repeat"] == 0
+    assert r.labels["concurrency"] == 8 and r.labels["input_len"] == 512
+    assert not any(k in r.metrics for k in ("raw.max_num_seqs", "raw.run_number", "raw.random_input_len"))
+    assert r.metrics["raw.max_concurrent_requests"] == 1  # vLLM's own figure stays a metric
+
+
+def test_zero_completed_is_a_failed_run_without_placeholders(tmp_path: Path) -> None:
+    zeros = {**VLLM_NEW, "completed": 0, "failed": 8, "num_prompts": 8, "request_throughput": 0.0,
+             "output_throughput": 0.0, "total_token_throughput": 0.0, "latencies": [],
+             **{k: 0.0 for k in VLLM_NEW if k.endswith("_ms")}}
+    f = tmp_path / "v.json"
+    f.write_text(json.dumps(zeros))
+    (r,) = parse_result([f])
+    assert r.status == "failed" and r.notes
+    assert r.metrics["completed"] == 0 and r.metrics["failed"] == 8
+    assert not [k for k in r.metrics if "ttft" in k or "tpot" in k or "itl" in k or "throughput" in k]
+
+
+def test_vllm_failures_implied_by_counts(tmp_path: Path) -> None:
+    f = tmp_path / "v.json"
+    f.write_text(json.dumps({**VLLM_OLD, "num_prompts": 2000, "completed": 1015}))
+    (r,) = parse_result([f])
+    assert r.metrics["failed"] == 985 and "num_prompts" in r.notes[0]
+
+
+def test_sweep_results_repeated_in_summary_are_one_measurement(tmp_path: Path) -> None:
+    from optlog.runs.parsers import unique
+
+    runs = [{**VLLM_NEW, "run_number": n, "max_num_seqs": 32, "duration": 20.0 + n} for n in (0, 1)]
+    for n, o in enumerate(runs):
+        (tmp_path / f"run={n}.json").write_text(json.dumps(o, indent=4))
+    (tmp_path / "summary.json").write_text(json.dumps(runs, indent=4))
+    rs = parse_result(sorted(tmp_path.glob("*.json")))
+    assert len(rs) == 4
+    kept, said = unique(rs)
+    assert len(kept) == 2 and len(said) == 2 and "same measurement" in said[0]
+    assert sorted(r.labels["repeat"] for r in kept) == [0, 1]
+
+
+def test_genai_perf_command_line_input_config(tmp_path: Path) -> None:
+    d = json.loads((GEN / "aiperf-A-c1.json").read_text())
+    for k in ("aiperf_version", "schema_version"):
+        d.pop(k, None)
+    d["input_config"] = {"model": ["gpt2_vllm"], "service_kind": "openai", "endpoint_type": "chat",
+                         "concurrency": 4, "request_rate": None, "synthetic_input_tokens_mean": 550,
+                         "output_tokens_mean": 150, "num_prompts": 100, "subcommand": "profile"}
+    f = tmp_path / "profile_export_genai_perf.json"
+    f.write_text(json.dumps(d))
+    for fmt in (None, "genai-perf", "aiperf"):
+        (r,) = parse_result([f], fmt)
+        assert r.tool == "genai-perf" and r.labels["tool"] == "genai-perf"
+        assert r.labels["concurrency"] == 4 and r.labels["model"] == "gpt2_vllm"
+        assert r.labels["input_len"] == 550 and r.labels["output_len"] == 150
+
+
+def test_aiperf_dataset_is_its_name_not_its_type(tmp_path: Path) -> None:
+    d = json.loads((GEN / "aiperf-A-c1.json").read_text())
+    d["input_config"]["datasets"] = [{"name": "main", "type": "public", "public_dataset": "sharegpt"}]
+    f = tmp_path / "profile_export_aiperf.json"
+    f.write_text(json.dumps(d))
+    assert one(f).labels["dataset"] == "sharegpt"
+
+
+def test_guidellm_rates_and_inflight_that_contradict_the_file(tmp_path: Path) -> None:
+    d = json.loads((GEN / "guidellm-A-c1.json").read_text())
+    b = d["benchmarks"][0]
+    m = b["metrics"]
+    m["prompt_tokens_per_second"]["successful"]["mean"] = 1411168.0
+    tin = m["prompt_token_count"]["successful"]["total_sum"]
+    f = tmp_path / "benchmarks.json"
+    f.write_text(json.dumps(d))
+    r = one(f)
+    assert r.metrics["input_throughput"] == pytest.approx(tin / b["duration"])
+    assert any("input_throughput 1.41117e+06 contradicts" in n for n in r.notes)
+    assert r.metrics["mean_inflight"] == pytest.approx(m["request_concurrency"]["successful"]["mean"])
+    assert r.metrics["mean_inflight"] <= 1.0
 
 
 # ------------------------------------------------------------------------------ AIPerf / genai-perf

@@ -27,9 +27,10 @@ from typing import Callable
 from optlog.core.labels import check_key
 from optlog.errors import BadInput
 from optlog.runs.parsers import aiperf, generic, guidellm, optlog_fmt, probe, sglang, sglang_one_batch, vllm
-from optlog.runs.parsers._common import CANONICAL, Doc, ParsedResult
+from optlog.runs.parsers._common import CANONICAL, Doc, ParsedResult, settle
 
-__all__ = ["CANONICAL", "FORMATS", "ParsedResult", "detect_format", "parse_bytes", "parse_result", "select_result_files"]
+__all__ = ["CANONICAL", "FORMATS", "ParsedResult", "detect_format", "parse_bytes", "parse_result", "select_result_files",
+           "unique"]
 
 
 def _sglang(doc: Doc) -> list[ParsedResult]:
@@ -125,14 +126,15 @@ def sniff(path: str, data: bytes) -> str | None:
     if "aiperf_version" in o or isinstance(o.get("records"), dict) and "ttft" in o["records"]:
         return "aiperf"
     if any(isinstance(v, dict) and "unit" in v and "avg" in v for v in o.values()):
-        ic = o.get("input_config")
-        return "genai-perf" if isinstance(ic, dict) and ("perf_analyzer" in ic or "model_names" in ic) else "aiperf"
+        return "genai-perf" if aiperf.is_genai_perf(o) else "aiperf"
     if "op" in o and "intensity" in o and ("tflops" in o or "gbps" in o):
         return "probe"
     if o.get("tool") == "optlog" or "optlog_version" in o:
         return "optlog"
     if "batch_size" in o and ("overall_throughput" in o or "latency" in o):
         return "sglang-one-batch"
+    if "tokenizer_id" in o or "endpoint_type" in o or ("model_id" in o and "date" in o):
+        return "vllm"  # vLLM writes these itself; a sweep record's `random_input_len` is a parameter
     if "dataset_name" in o or "total_throughput" in o or "random_input_len" in o or "total_input" in o:
         return "sglang"
     if any(k in o for k in ("model_id", "endpoint_type", "burstiness", "request_goodput:", "tokenizer_id")) or \
@@ -173,7 +175,28 @@ def parse_bytes(path: str, data: bytes, parser: str | None = None, key_map: dict
     out = FORMATS[fmt][0](doc)
     if not out:
         raise BadInput(f"{fmt}: no result in the file", file=path)
-    return out
+    return [settle(r) for r in out]
+
+
+def unique(results: list[ParsedResult]) -> tuple[list[ParsedResult], list[str]]:
+    """Each measurement once: of results with the same content (`ParsedResult.measurement`: a
+    `vllm bench sweep` folder's `run=N.json` repeated in its `summary.json`, an appended file read
+    twice), the one with the most labels is kept (the first of equals), and a sentence says which
+    were left out and why."""
+    best: dict[str, ParsedResult] = {}
+    for r in results:
+        m = r.measurement()
+        if m is not None and (m not in best or len(r.labels) > len(best[m].labels)):
+            best[m] = r
+    kept: list[ParsedResult] = []
+    said: list[str] = []
+    for r in results:
+        m = r.measurement()
+        if m is None or best[m] is r:
+            kept.append(r)
+        else:
+            said.append(f"{r.source}: the same measurement as {best[m].source} (same figures); imported once")
+    return kept, said
 
 
 def parse_result(paths: list[Path] | list[str], parser: str | None = None, key_map: dict[str, str] | None = None) -> list[ParsedResult]:

@@ -59,13 +59,23 @@ def _to_ms(v: Any, unit: str | None) -> float | None:
     return f * _TIME.get((unit or "ms").lower(), 1.0)
 
 
-def _detect_tool(d: dict[str, Any]) -> str:
+# genai-perf's `input_config`, in either layout: its config file sections (`perf_analyzer`,
+# `model_names`) or its command line's arguments (`service_kind`, `synthetic_input_tokens_mean`, …)
+GENAI_PERF_KEYS = ("perf_analyzer", "model_names", "service_kind", "synthetic_input_tokens_mean", "subcommand",
+                   "formatted_model_name", "output_tokens_mean_deterministic")
+
+
+def is_genai_perf(d: dict[str, Any]) -> bool:
+    ic = d.get("input_config")
+    return "aiperf_version" not in d and isinstance(ic, dict) and any(k in ic for k in GENAI_PERF_KEYS)
+
+
+def _detect_tool(d: dict[str, Any], asked: str) -> str:
+    """The tool that wrote the file: AIPerf says so (`aiperf_version`); genai-perf's `input_config`
+    says so; otherwise the format asked for."""
     if "aiperf_version" in d:
         return "aiperf"
-    ic = d.get("input_config")
-    if isinstance(ic, dict) and ("perf_analyzer" in ic or "model_names" in ic):
-        return "genai-perf"
-    return "aiperf"
+    return "genai-perf" if is_genai_perf(d) else asked
 
 
 def parse(doc: Doc, tool: str = "aiperf") -> list[ParsedResult]:
@@ -80,7 +90,7 @@ def parse(doc: Doc, tool: str = "aiperf") -> list[ParsedResult]:
     if not any(k in stats for k in ("request_throughput", "output_token_throughput", "request_count")):
         raise fail(tool, doc.path, "no request_throughput, output_token_throughput or request_count metric "
                    "(is this a profile_export_aiperf.json / profile_export_genai_perf.json?)", field_="request_throughput")
-    real_tool = _detect_tool(d) if tool in ("aiperf", "genai-perf") else tool
+    real_tool = _detect_tool(d, tool) if tool in ("aiperf", "genai-perf") else tool
     metrics = _canonical(stats, d.get("error_summary"))
     for tag, s in stats.items():
         base = "raw." + metric_key(tag)
@@ -190,7 +200,21 @@ def _labels(d: dict[str, Any]) -> dict[str, Any]:
     if isinstance(ds, dict):
         set_label(labels, "input_len", _get(ds, "prompts", "isl", "mean"))
         set_label(labels, "output_len", _get(ds, "prompts", "osl", "mean"))
-        set_label(labels, "dataset", ds.get("type") if ds.get("name") in (None, "main") else ds.get("name"))
+        set_label(labels, "dataset", _dataset_name(ds))
+    elif any(k in ic for k in GENAI_PERF_KEYS[2:]):  # genai-perf's command-line layout
+        model = ic.get("model") or ic.get("formatted_model_name")
+        set_label(labels, "model", model[0] if isinstance(model, list) and model else model)
+        set_label(labels, "concurrency", ic.get("concurrency"))
+        set_label(labels, "request_rate", ic.get("request_rate"))
+        set_label(labels, "num_prompts", _first(ic.get("request_count"), ic.get("num_prompts")))
+        set_label(labels, "input_len", ic.get("synthetic_input_tokens_mean"))
+        osl = finite(ic.get("output_tokens_mean"))
+        if osl is not None and osl > 0:  # -1: not set
+            set_label(labels, "output_len", osl)
+        set_label(labels, "dataset", _first(ic.get("input_dataset"), ic.get("input_file"),
+                                            str(ic.get("prompt_source") or "").lower() or None))
+        set_label(labels, "endpoint", ic.get("endpoint_type"))
+        set_label(labels, "backend", ic.get("backend"))
     else:
         set_label(labels, "input_len", _first(_get(ic, "input", "prompt", "input_tokens", "mean"),
                                               _get(ic, "input", "synthetic_tokens", "mean")))
@@ -198,6 +222,19 @@ def _labels(d: dict[str, Any]) -> dict[str, Any]:
                                                _get(ic, "input", "output_tokens", "mean")))
     set_label(labels, "endpoint", _first(_get(ic, "endpoint", "type")))
     return labels
+
+
+def _dataset_name(ds: dict[str, Any]) -> Any:
+    """A dataset's name, not its kind: AIPerf names its only dataset "main" and says what it is in
+    another key (0.10: a public dataset's name beside `type: public`)."""
+    name = ds.get("name")
+    if isinstance(name, str) and name not in ("", "main"):
+        return name
+    for k in ("public_dataset", "dataset_name", "dataset", "hf_dataset", "path", "file"):
+        v = ds.get(k)
+        if isinstance(v, str) and v:
+            return v
+    return ds.get("type")
 
 
 # ----------------------------------------------------------------------------------------- CSV
