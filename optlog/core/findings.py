@@ -15,6 +15,7 @@ from collections import Counter
 from typing import Any
 
 from optlog.core import labels as L
+from optlog.core import posthoc as PH
 from optlog.core import runtable as RT
 from optlog.core.comparable import FLAG_KEYS, IGNORED_KEYS
 from optlog.core.numfmt import fmt_gain, fmt_score, fmt_verdict
@@ -103,7 +104,8 @@ def prediction_clause(rec: dict[str, Any]) -> str:
     else:
         outs = Counter(str(lv.get("outcome")) for lv in lvs)
         body = ", ".join(f"{k} at {n} level{'s' if n > 1 else ''}" for k, n in sorted(outs.items()))
-    return f"{body}; expected {rec.get('expect')} ({rec.get('status')})"
+    mark = f", {PH.words(rec['post_hoc'])}" if rec.get("post_hoc") else ""  # written after its runs: said
+    return f"{body}; expected {rec.get('expect')} ({rec.get('status')}{mark})"
 
 
 def verdict_sentence(hid: str, doc: Any) -> str | None:

@@ -31,7 +31,7 @@ STATUS_GLYPH = {
 
 _WORDS = "|".join(sorted({*HYP_STATUSES, *PRED_STATUSES}, key=len, reverse=True))
 _REPEAT = re.compile(rf"\b({_WORDS}): (?:\1: )+")
-_LEAD = re.compile(rf"^({_WORDS}): ")
+_LEAD = re.compile(rf"^({_WORDS})(?:: |, )")  # `confirmed: …`, `confirmed, post-hoc: …`
 _OLD_VERSION = re.compile(r" \(v(\d+)(, edited after evidence)?\)")
 
 

@@ -33,10 +33,11 @@ from optlog.core.failure import classify, tail
 from optlog.core.labels import CONCURRENT
 from optlog.core.numfmt import fmt_seconds, fmt_sig, fmt_written
 from optlog.core.timeutil import now_iso
-from optlog.runs import hostload, ports, procs, tree
+from optlog.runs import hostload, ports, procs, tree, treeshare
 from optlog.runs.cgroup import LaunchCgroup
 from optlog.runs.environment import capture
 from optlog.runs.executor_select import make_executor
+from optlog.runs.modelfacts import discover
 from optlog.runs.inside import bench_env
 from optlog.runs.parsers import parse_result, select_result_files, unique
 from optlog.runs.redact import Redactor
@@ -98,6 +99,7 @@ class Server:
         self.stderr = stderr
         self.url = url
         self.environment: dict[str, Any] | None = None
+        self.model_facts: Any = None  # core.modelfacts.ModelFacts read once the server is ready
         self.benched = False  # a bench ran against it since it (re)started: the next needs no warm-up
 
     def log_tail(self, lines: int = 20) -> str:
@@ -425,10 +427,30 @@ class Driver:
                 raise
         if srv and srv.get("check") and external:
             self._sanity_check(server, srv["check"])
+        if srv is not None or external:
+            self._model_facts(server, srv)
         if self.telemetry is not None:  # a restarted server gets a fresh session
             self._telemetry_stop()
         self._telemetry_start(p)
         return server
+
+    def _model_facts(self, server: Server, srv: dict[str, Any] | None) -> None:
+        """The served model's facts (work counts) from its server and files (runs.modelfacts), once per
+        server start: stored with every run as `model_*` metrics, their sources in the environment."""
+        try:
+            mf = discover(server.url, (srv or {}).get("argv"), local=getattr(self.executor, "kind", "local") == "local")
+        except Exception as e:  # never fail a launch for its facts
+            self.log(f"model facts not read: {type(e).__name__}: {e}")
+            return
+        server.model_facts = mf
+        if mf.facts:
+            f = mf.facts
+            shown = ", ".join(f"{k}={fmt_sig(f[k])}" for k in ("active_params", "param_bytes", "kv_bytes_per_token",
+                                                                "n_expert") if k in f)
+            src = mf.sources.get("active_params") or next(iter(mf.sources.values()), "")
+            self.log(f"model facts: {shown} (from {src})")
+        else:
+            self.log("model facts: none found" + (f" ({'; '.join(mf.notes)})" if mf.notes else ""))
 
     def _wait_external(self, server: Server, srv: dict[str, Any] | None) -> None:
         import httpx  # deferred: httpx only when talking HTTP
@@ -679,18 +701,33 @@ class Driver:
         own = [h.pid for h in self.handles] + [os.getpid()]
         return {"load": hostload.snapshot(st.window_s), "gpu_processes": hostload.gpu_processes(own)}
 
+    def _tree_load(self, p: dict[str, Any]) -> treeshare.TreeLoad | None:
+        """Start measuring the launch's processes and the run's GPUs (runs.treeshare), on this machine."""
+        token = getattr(self, "token", "")
+        if self.doc.get("executor", "local") != "local" or not token:
+            return None
+        srv = p["rendered"].get("server") or {}
+        env = dict(srv.get("env") or {}) if srv else dict(p["rendered"]["bench"].get("env") or {})
+        me = os.getpid()
+        try:
+            return treeshare.TreeLoad(lambda: [st.pid for st in tree.find(token=token, exclude=(me,))],
+                                      gpu_env={**os.environ, **env}).start()
+        except Exception as e:
+            self.log(f"process-tree load unavailable: {type(e).__name__}: {e}")
+            return None
+
     def _host_doc(self, p: dict[str, Any], before: dict[str, Any], after: dict[str, Any] | None,
-                  extra_labels: dict[str, Any]) -> dict[str, Any]:
+                  extra_labels: dict[str, Any], tree_load: dict[str, float] | None = None) -> dict[str, Any]:
         """The run's load before and after, the host's settings; `loaded=true` when it was loaded."""
 
         if getattr(self, "_host_settings", None) is None:
             self._host_settings = hostload.host_settings()
         srv = p["rendered"].get("server") or {}
         threads = hostload.thread_vars({**os.environ, **(srv.get("env") or {}), **(p["rendered"]["bench"].get("env") or {})})
-        why = hostload.loaded(before, self.ctx.config.host_load)
+        why = hostload.loaded(before, self.ctx.config.host_load, tree_load)
         if why:
             extra_labels["loaded"] = "true"
-        return {"host_load": {"before": before, "after": after, "loaded": why},
+        return {"host_load": {"before": before, "after": after, "tree": tree_load or {}, "loaded": why},
                 "host_settings": {**self._host_settings, "threads": threads}}
 
     # ------------------------------------------------------------------ one point
@@ -722,6 +759,8 @@ class Driver:
         snap = lock.snapshot() if lock is not None else None
         load_before = self._host_load()
         load_after: dict[str, Any] | None = None
+        share = self._tree_load(p)
+        tree_load: dict[str, float] = {}
         try:
             rc = self._bench(b, out, server, started)
             load_after = self._host_load()
@@ -735,12 +774,24 @@ class Driver:
             rc = e.exit_code if e.exit_code is not None else rc
         except Cancelled as e:
             status, error, cause = "cancelled", str(e), "cancelled"
+        finally:
+            tree_load = share.stop() if share is not None else {}
         if not results:  # failed or cancelled: the point's run says why
             results = [Result({}, {}, {}, None)]
+        mf = getattr(server, "model_facts", None)
+        if mf is not None and mf.facts and status == "succeeded":
+            for res in results:  # what the server's model is, beside what the bench measured
+                for k, v in mf.metrics().items():
+                    res.metrics.setdefault(k, v)
         if self.telemetry is not None:
             try:
                 # one telemetry window per point: its summary belongs to a run only when the point has one
-                extra = self.telemetry.end_point(rid, dict(results[0].metrics) if len(results) == 1 else {}) or {}
+                one = len(results) == 1
+                extra = self.telemetry.end_point(
+                    rid, dict(results[0].metrics) if one else {},
+                    windows=results[0].raw.get("windows") if one and isinstance(results[0].raw, dict) else None,
+                    fact_sources=mf.sources if mf is not None else None,
+                    labels=dict(results[0].labels) if one else None) or {}
                 if len(results) == 1:
                     results[0].metrics.update({k: float(v) for k, v in extra.items() if v is not None})
                 elif extra:
@@ -751,9 +802,13 @@ class Driver:
         flags: dict[str, Any] = {}
         if lock is not None and snap is not None and lock.overlapped(snap):
             flags[CONCURRENT] = "true"  # another launch ran on this target meanwhile
+        for res in results:  # the load the point's processes ran under is a fact of each of its runs
+            res.metrics.update({k: v for k, v in tree_load.items() if k not in res.metrics})
         environment = self._environment(server, p) if status != "cancelled" else {}
         if environment:
-            environment.update(self._host_doc(p, load_before, load_after, flags))
+            environment.update(self._host_doc(p, load_before, load_after, flags, tree_load))
+            if mf is not None and (mf.facts or mf.notes):
+                environment["model_facts"] = mf.to_json()
         for i, res in enumerate(results):
             q = p if i == 0 else {**p, "run_id": self._result_run(p)}
             rs, rerr, rcause = status, error, cause
