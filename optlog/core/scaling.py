@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from optlog.core.stats import CONF, t_quantile
+from optlog.core.stats import CONF, sig, t_quantile
 
 KINDS = ("k", "slope")  # the fitted quantity: exponent on log–log axes, slope on linear axes
 MIN_POINTS = 3  # an interval needs n − 2 ≥ 1 degrees of freedom
@@ -56,8 +56,6 @@ class Fit:
         return [(x, self.at(x)) for x in xs]
 
     def as_dict(self) -> dict[str, object]:
-        from optlog.core.stats import sig
-
         return {"kind": self.kind, "axes": "log-log" if self.log else "linear", "k": sig(self.k),
                 "intercept": sig(self.intercept), "ci": [sig(c) for c in self.ci] if self.ci else None,
                 "confidence": sig(self.conf, 3), "n": self.n, "levels": self.levels,

@@ -37,6 +37,7 @@ from optlog.core import comparable as C
 from optlog.core import expr as E
 from optlog.core import labels as L
 from optlog.core.numfmt import fmt_interval, fmt_share, fmt_verdict, fmt_whole, fmt_written
+from optlog.core.scaling import fit as fit_line
 from optlog.core.stats import (CONF, MIN_TEST_N, MWU_N, Batch, bonferroni, mean, percentile_ci, sig, t_one,
                                t_quantile, t_welch)
 
@@ -240,7 +241,7 @@ def _fmt_gap(s: float) -> str:
         return f"{fmt_whole(s)} s"
     if s < 5400:
         return f"{fmt_whole(s / 60)} min"
-    return f"{s / 3600:.1f} h"
+    return f"{fmt_verdict(s / 3600)} h"
 
 
 def separate_blocks(a_runs: list[RunRow], b_runs: list[RunRow]) -> float | None:
@@ -417,8 +418,6 @@ def _decide(ae: AtomEval, m: float, results: list[Any]) -> None:
     detail = ""
     est: float | None = None
     if kind == "fit":
-        from optlog.core.scaling import fit as fit_line  # deferred: only for scaling claims
-
         f = cl.x
         assert isinstance(f, E.Fit)
         xs, ys = ae.points

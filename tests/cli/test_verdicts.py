@@ -85,7 +85,7 @@ def test_seed_acceptance_falsified_confirmed_and_rivals(ws):
 
     # --check: exit 1 because a prediction is falsified; a confirmed one alone passes
     assert ws.cli("verdict", "--check", check=1).code == 1
-    assert ws.cli("verdict", "compute-bound", "--check").code == 0
+    assert ws.cli("verdict", "pipeline-bubbles", "--check").code == 0
 
     # the side-by-side table
     cmp = ws.j("compare", "--metric", TTT, "--by", "config", "--per", "concurrency", "--baseline", "tp8")
