@@ -192,7 +192,8 @@ def counting_evidence(db: Database, metric_names: set[str]) -> Evidence:
         uids: dict[int, str] = {}
         # launch and repeat (a launch cycle) and start/end: the design a verdict judges (paired cycles,
         # separate time blocks); a run imported from another clone keeps its launch in `raw`
-        origin = ("json_extract(raw, '$.origin_launch')" if db.is_sqlite else "(raw ->> 'origin_launch')::int")
+        origin = ("CASE WHEN launch_id IS NULL THEN json_extract(raw, '$.origin_launch') END" if db.is_sqlite
+                  else "CASE WHEN launch_id IS NULL THEN (raw ->> 'origin_launch')::int END")
         for rid, uid, launch, rep, t0, t1, olaunch in rows(
                 f"SELECT id, uid, launch_id, repeat, started_at, finished_at, {origin} FROM run "
                 "WHERE status = 'succeeded' AND NOT invalidated"):
