@@ -263,15 +263,15 @@ def _dram(c: dict[str, float]) -> float | None:
 
 def _facts_used(labels: dict[str, Any], metrics: dict[str, float], fact_sources: dict[str, str] | None) -> str:
     facts, where = MF.effective(labels, metrics)
-    parts = []
+    by_src: dict[str, list[str]] = {}   # one source named once, after the facts it gave
     for k in ("active_params", "param_bytes", "kv_bytes_per_token", "expert_params"):
         if k not in facts:
             continue
         src = "a label" if where.get(k) == "label" else (fact_sources or {}).get(k) or "found at launch"
-        parts.append(f"{k} {fmt_sig(float(facts[k]))} ({src})")
+        by_src.setdefault(src, []).append(f"{k} {fmt_sig(float(facts[k]))}")
     if "param_bytes" not in facts and ("active_params" in facts or "active_params_per_token" in labels):
-        parts.append("param_bytes 2 (assumed: not found)")
-    return ", ".join(parts)
+        by_src.setdefault("assumed: not found", []).append("param_bytes 2")
+    return "; ".join(f"{', '.join(v)} ({src})" for src, v in by_src.items())
 
 
 def diagnose(metrics: dict[str, float], ceilings: dict[str, float], labels: dict[str, Any] | None = None,
