@@ -234,6 +234,12 @@ def counter_view(metrics: dict[str, float], ceilings: dict[str, float]) -> tuple
                   + ": start-up, warm-up, prefill and gaps included (no measured-phase timestamps)")
     else:
         window = ""
+    gpm_s = _num(m, "telemetry_gpm_interval_s")
+    secs = _num(m, "telemetry_steady_s")
+    if window and gpm_s and secs is not None and gpm_s > secs / 2:
+        window += (f"; but each GPM reading averages {fmt_sig(gpm_s)} s, as long as the measured phase itself: "
+                   "the GPM counters mix in what lies around it (a spec's telemetry gpm_interval_s well under "
+                   "the phase's length resolves it)")
     scale = ""
     dram = counters.get("dram_bw_util")
     cal = ceilings.get("measured_mem_bw_gbps") or ceilings.get("mem_bw_gbps")
