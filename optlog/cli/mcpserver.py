@@ -23,7 +23,8 @@ optlog is the lab notebook of an inference-performance session. The loop:
 5. `verdict` judges the predictions against comparable runs and commits the decision to git.
 6. Falsified? Pivot: `hypothesis_add` with `parent`. Rank what to do next with `plan_add`; `plan_render`.
 7. `report` writes the session report; `log` is the decision timeline.
-Results are small by default: pass `detail`, `limit`/`offset`, `fields` for more."""
+Results are small by default: pass `detail`, `limit`/`offset` (follow `next_offset`), `fields` for
+more (at most 16 KB a result). Tool listings are short: `agent_tools` with `name` gives one whole."""
 
 
 def build_server(chdir: str | None = None) -> Any:
