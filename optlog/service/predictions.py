@@ -199,12 +199,15 @@ def edit(ctx: Ctx, pid: str, *, expect: str | None = None, metric: str | None = 
     if all(getattr(old, k) == v for k, v in new.items()):
         raise BadInput("nothing to change: give at least one of --expect, --metric, --a, --b, --where, --per, --margin",
                        field="ID")
-    evidence = has_evidence(ctx, doc, old)
     at = now_iso()
     out: dict[str, Prediction] = {}
+    seen: dict[str, bool] = {}
 
     def change(d: HypothesisDoc) -> dict[str, str]:
         p = next(p for p in d.predictions if p.id == pid)
+        # judged under the lock, on the file as it is now: a verdict committed since `_find` read it
+        # is evidence too, so the old version is kept in the history
+        evidence = seen["evidence"] = has_evidence(ctx, d, p)
         if evidence:
             p.history.append(PredictionVersion(version=p.version, expect=p.expect, metric=p.metric, a=p.a, b=p.b,
                                                where=p.where, per=p.per, margin=p.margin, created=p.created,
@@ -218,9 +221,14 @@ def edit(ctx: Ctx, pid: str, *, expect: str | None = None, metric: str | None = 
         out["p"] = p
         return {TR.PREDICTION: pid, TR.VERSION: str(p.version)}
 
-    what = f"v{old.version + 1}, edited after evidence existed" if evidence else f"v{old.version}, before any evidence"
-    hypotheses.mutate(ctx, doc.id, change, event="prediction-edit", subject=f"optlog: edit prediction {pid} ({what})",
+    def subject() -> str:
+        what = (f"v{old.version + 1}, edited after evidence existed" if seen.get("evidence")
+                else f"v{old.version}, before any evidence")
+        return f"optlog: edit prediction {pid} ({what})"
+
+    hypotheses.mutate(ctx, doc.id, change, event="prediction-edit", subject=subject,
                       body=f"expect {new['expect']}" + (f"\nwas: {old.expect}" if old.expect != new["expect"] else ""))
+    evidence = seen.get("evidence", False)
     if evidence:
         ctx.notice(f"{pid} had evidence already: kept v{old.version} in its history; this is v{old.version + 1}, "
                    "and verdicts on it will say it was edited after the evidence was seen")

@@ -33,7 +33,7 @@ from optlog.service.diagnoses import describe, reads_diagnosis, refresh
 from optlog.service.evidence import live_hypotheses
 from optlog.service.launch import parse_ref
 from optlog.store import launchrows, runrows
-from optlog.store.lock import workspace_lock
+from optlog.store.lock import decision_lock, workspace_lock
 from optlog.store.runrows import add_links, counting_evidence, linked_runs, runs_of_launch, saved_id
 from optlog.yamlio import dump, parse_text, read_text, write_atomic
 
@@ -101,8 +101,17 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
              event: str = "verdict", cause: str | None = None, trailers: dict[str, str] | None = None) -> dict[str, Any]:
     """Judge the predictions of one hypothesis (`hid`), of `hids`, or of all (`all`, or nothing given).
 
-    Returns `{"results": [...], "warnings": [...], "committed": N}` (DESIGN §7 verdict --json)."""
+    Judged and committed under the decision lock (`store.lock.decision_lock`): no evidence changes
+    between reading it and committing the judgement, and a second verdict running at the same time
+    waits, then finds nothing new to commit (idempotent under concurrency).
 
+    Returns `{"results": [...], "warnings": [...], "committed": N}` (DESIGN §7 verdict --json)."""
+    with decision_lock(ctx.ws, ctx.db):
+        return _evaluate(ctx, hid, hids=hids, event=event, cause=cause, trailers=trailers)
+
+
+def _evaluate(ctx: Ctx, hid: str | None, *, hids: list[str] | None, event: str, cause: str | None,
+              trailers: dict[str, str] | None) -> dict[str, Any]:
     docs = hypotheses.sync(ctx)
     if event == "verdict":
         # one diagnosis from known ceilings: stored ones made with other ceilings are redone first
@@ -183,7 +192,8 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
                     if p.id in statuses:
                         p.status = statuses[p.id]  # type: ignore[assignment]
                 d.auto_status = auto  # type: ignore[assignment]
-                d.verdicts.append(Verdict.model_validate(entry))
+                if not (d.verdicts and _strip(d.verdicts[-1].model_dump(mode="json")) == _strip(entry)):
+                    d.verdicts.append(Verdict.model_validate(entry))  # never the same judgement twice in a row
                 d.status = d.override.status if d.override else auto  # type: ignore[assignment]
 
             subject = f"optlog: {h} → {auto}"
@@ -319,6 +329,13 @@ def invalidate_many(ctx: Ctx, refs: list[str], why: str) -> dict[str, Any]:
     if not why or not why.strip():
         raise BadInput("say why the run is invalid: --why TEXT", field="--why")
     why = why.strip()
+    # under the decision lock from the first read to the re-judgement: no verdict judges between
+    # the flag and its commit, and two invalidations of one run record it once
+    with decision_lock(ctx.ws, ctx.db):
+        return _invalidate_many(ctx, refs, why)
+
+
+def _invalidate_many(ctx: Ctx, refs: list[str], why: str) -> dict[str, Any]:
     rows = _resolve_runs(ctx, [str(x) for x in refs])
     already = [r for r in rows if r.invalidated]
     todo = [r for r in rows if not r.invalidated]
