@@ -13,7 +13,10 @@ used the run is re-evaluated and its new verdict committed with the reason.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from optlog.core import comparable as C
@@ -23,7 +26,7 @@ from optlog.core import verdict as V
 from optlog.core.hypothesis import HypothesisDoc, Prediction, Verdict
 from optlog.core.timeutil import now_iso
 from optlog.core.verdict import run_matches
-from optlog.errors import BadInput, NotFound, not_found
+from optlog.errors import BadInput, NotFound, no_space, not_found, out_of_space
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
 from optlog.service import evidence, hypotheses, runfiles
@@ -364,7 +367,7 @@ def _invalidate_many(ctx: Ctx, refs: list[str], why: str) -> dict[str, Any]:
 
     path = ctx.ws.root / INVALIDATED_FILE
     id_list = ",".join(str(r.id) for r in todo)
-    with workspace_lock(ctx.ws):
+    with workspace_lock(ctx.ws), _put_back_on_failure(ctx, [path, *(runfiles.path_for(ctx, r.uid) for r in todo)]):
         data: dict[str, Any] = {}
         if path.is_file():
             data = parse_text(read_text(path, INVALIDATED_FILE), INVALIDATED_FILE) or {}
@@ -391,6 +394,29 @@ def _invalidate_many(ctx: Ctx, refs: list[str], why: str) -> dict[str, Any]:
                 for x in res["results"] if x["changed"]]
     return {**base, "changed": True, "reason": why, "affected": affected, "rejudged": rejudged,
             "status_changes": [c for c in rejudged if c["from"] != c["to"]], "results": res["results"]}
+
+
+@contextmanager
+def _put_back_on_failure(ctx: Ctx, paths: list[Path]) -> Iterator[None]:
+    """Files as they were before the block if it fails (the register and the runs' evidence files
+    of an invalidation whose commit failed: the database's flag is rolled back with them, so
+    nothing is left that looks decided); a full disk is said as such, with what was put back."""
+    before = {p: p.read_bytes() if p.is_file() else None for p in paths}
+    try:
+        yield
+    except BaseException as e:
+        for p, data in before.items():
+            try:
+                if data is None:
+                    p.unlink(missing_ok=True)
+                elif not p.is_file() or p.read_bytes() != data:
+                    write_atomic(p, data.decode("utf-8"))
+            except OSError:
+                pass
+        if isinstance(e, Exception) and out_of_space(e, ctx.ws.root):
+            raise no_space(ctx.ws.root, f"{', '.join(ctx.ws.rel(p) for p in paths)} put back as they were; nothing "
+                           "was flagged or committed") from None
+        raise
 
 
 # ---------------------------------------------------------------- diff

@@ -63,3 +63,22 @@ def test_hypothesis_add_on_a_nearly_full_disk_leaves_nothing_or_commits(small_di
         assert not (w.root / "hypotheses" / f"{hid}.yaml").exists()
         assert hid not in listed and status == "", (listed, status)
     assert "refused" in outcomes.values(), outcomes  # the disk was really too full for some
+
+
+def test_an_invalidation_whose_commit_fails_leaves_nothing_decided(ws):
+    """The same class: `run invalidate` wrote its register and the run's evidence file, then the
+    commit failed; the database's flag is rolled back with the files, so nothing looks decided."""
+    ws.cli("hyp", "add", "H", "--id", "h")
+    ws.cli("prediction", "add", "h", "--expect", "a > b", "--metric", "m", "--a", "c=a", "--b", "c=b")
+    for i in range(3):
+        ws.cli("run", "record", "--label", "c=a", "--metric", f"m=3{i}")
+        ws.cli("run", "record", "--label", "c=b", "--metric", f"m=1{i}")
+    ws.cli("verdict", "--all")
+    before = ws.git("rev-parse", "HEAD")
+    ws.git("config", "commit.gpgsign", "true")
+    ws.git("config", "gpg.program", "false")  # signing fails: the commit fails after the files are written
+    r = ws.cli("run", "invalidate", "1", "--why", "busy", "--json", check=1)
+    assert r.json["error"]["code"] == "sign_failed"
+    ws.git("config", "commit.gpgsign", "false")
+    assert ws.git("rev-parse", "HEAD") == before and ws.git("status", "--porcelain") == ""
+    assert not [x for x in ws.j("run", "list")["runs"] if x["invalidated"]]
