@@ -52,12 +52,22 @@ def command_section(path: tuple[str, ...], cmd: click.Command) -> str:
     if doc:
         out += [" ".join(doc.split()), ""]
     why_not = skipped(cmd)
-    out += [f"MCP: not a tool ({why_not})." if why_not else f"MCP tool: `{build(path, cmd).name}`.", ""]
+    # the tool's parameter for each click parameter: an agent reads this page too, and must not
+    # call `plan_add` with `--step` when the tool takes `steps` (issue 31)
+    tool = None if why_not else build(path, cmd)
+    names = {} if tool is None else {tp.click.name: n for n, tp in tool.params.items()}
+    if tool is None:
+        out += [f"MCP: not a tool ({why_not}).", ""]
+    else:
+        args = [f"`{names[p.name]}`" for p in cmd.params if isinstance(p, click.Argument) and p.name in names]
+        out += [f"MCP tool: `{tool.name}`" + (f"; arguments: {', '.join(args)}" if args else "")
+                + "; each option's tool parameter is in the table." if names else f"MCP tool: `{tool.name}`.", ""]
     opts = [p for p in cmd.params if isinstance(p, click.Option) and p.name not in _GLOBAL and p.expose_value]
     if opts:
-        out += ["| option | value | default | meaning |", "|---|---|---|---|"]
+        out += ["| option | tool parameter | value | default | meaning |", "|---|---|---|---|---|"]
         for p in opts:
-            out.append(f"| {_option_names(p)} | {_kind(p)} | {_default(p)} | {_cell(p.help or '')} |")
+            tp = f"`{names[p.name]}`" if p.name in names else ""
+            out.append(f"| {_option_names(p)} | {tp} | {_kind(p)} | {_default(p)} | {_cell(p.help or '')} |")
         out.append("")
     return "\n".join(out)
 

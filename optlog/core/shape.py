@@ -58,8 +58,12 @@ def fit(doc: Any, limit: int, hint: str) -> Any:
     to ask for the rest). A document already within the bound is returned unchanged."""
     if size(doc) <= limit or not isinstance(doc, dict):
         return doc
+    original = doc
     doc = json.loads(json.dumps(doc, default=str))
     cut: dict[str, int] = {}
+    paged = _page_key(doc)
+    if paged is not None:  # said before cutting, so the note's own bytes are within the bound
+        hint = f"next_offset continues with the first of {paged} not shown; {hint}"
 
     def lists(d: Any, path: str) -> list[tuple[str, list[Any]]]:
         out: list[tuple[str, list[Any]]] = []
@@ -76,7 +80,7 @@ def fit(doc: Any, limit: int, hint: str) -> Any:
     doc["truncated"] = {"cut": cut, "hint": hint}
     for _ in range(2000):
         if size(doc) <= limit:
-            return doc
+            break
         ls = lists({k: v for k, v in doc.items() if k != "truncated"}, "")
         if not ls:
             break
@@ -103,4 +107,23 @@ def fit(doc: Any, limit: int, hint: str) -> Any:
         _, d, k = best
         d[k] = d[k][: best[0] // 2] + "…"
         cut["strings"] = cut.get("strings", 0) + 1
+    if not cut:  # nothing could be cut: the document as it was, never a note that cuts nothing
+        return original
+    if paged is not None and paged in cut:
+        # the page itself was cut: the next page starts at the first item not shown, so following
+        # `next_offset` still visits every item once (issue 31)
+        end = doc["offset"] + len(doc[paged])
+        doc["next_offset"] = end if end < doc["total"] else None
     return doc
+
+
+def _page_key(doc: dict[str, Any]) -> str | None:
+    """The top-level list that is the page of a paged document (one with `total`, `offset` and
+    `next_offset`): the one whose length is what the page returned."""
+    off, total = doc.get("offset"), doc.get("total")
+    if not isinstance(off, int) or not isinstance(total, int) or "next_offset" not in doc:
+        return None
+    nxt = doc["next_offset"]
+    returned = (nxt if isinstance(nxt, int) else total) - off
+    keys = [k for k, v in doc.items() if isinstance(v, list) and len(v) == returned]
+    return keys[0] if len(keys) == 1 else None

@@ -13,6 +13,8 @@ HYP_STATUSES: tuple[str, ...] = get_args(HypStatus)
 PRED_STATUSES: tuple[str, ...] = get_args(PredStatus)
 RUN_STATUSES: tuple[str, ...] = ("queued", "running", "succeeded", "failed", "cancelled", "interrupted")
 LIVE_RUN_STATUSES: tuple[str, ...] = RUN_STATUSES[:2]  # a run or launch not finished yet: queued, running
+WAITING = "waiting"  # a running launch that waits for the machine (or GPU) lock: what `run wait` says then
+LAUNCH_VIEW_STATUSES: tuple[str, ...] = (*RUN_STATUSES, WAITING)
 LEVEL_OUTCOMES: tuple[str, ...] = ("holds", "fails", "unclear")
 
 STATUS_GLYPH = {

@@ -600,13 +600,17 @@ def candidate_runs(pred: Any, ev: Evidence) -> set[int]:
 
 def fingerprint(pred: Any, ev: Evidence, ceilings: dict[str, float]) -> str:
     """A hash of everything a prediction's result depends on: the engine version, the prediction as
-    written, the ceilings, and the candidate runs (ids, labels, metric values)."""
+    written, the ceilings, and the candidate runs (ids, labels, metric values).
+
+    Only what a fresh clone has too (issue 31): a run's labels and metrics travel in its evidence
+    file, but what a launched run was rendered with (`raw`, its `config`) and its launch stay in
+    the database where it ran, so hashing them made every verdict on launched runs differ in a
+    clone and re-commit. A run's config never changes after it is recorded, so its id stands for it."""
     ids = candidate_runs(pred, ev)
     spec = pred.model_dump(mode="json", exclude={"status", "history", "created"})
     h = hashlib.sha1(json.dumps([ENGINE_VERSION, spec, sorted(ceilings.items())], sort_keys=True).encode())
     runs = ev.runs
     h.update("\n".join(f"{i}{sorted(runs[i].canon.items())}{sorted(runs[i].metrics.items())}"
-                        + (f"{sorted(runs[i].config.items())}" if runs[i].config else "")
                         for i in sorted(ids)).encode())
     return h.hexdigest()[:16]
 

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import signal as _signal
-from collections.abc import Iterable, Sequence
+from collections import ChainMap
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Union
@@ -474,11 +476,15 @@ def plan(ls: LoadedSpec, sets: dict[str, Any], server_url: str | None = None, *,
             params.pop(k, None)
     repeats = applied.spec.get("repeats", s.repeats)
     _check_size(ls, matrix, include, repeats)
+    # a value `--set` gave a template is what this launch varied: a label, so that launches of one
+    # spec with `--set itl=5` and `--set itl=10` are told apart and `compare --by itl` reads them
+    varied = {k: params[k] for k in sets if k in params and k not in S.SPEC_KEYS and not k.startswith("matrix.")
+              and isinstance(params[k], (int, float, str)) and not isinstance(params[k], bool)}
     points: list[Point] = []
     for vals in expand(matrix, include):
         for r in range(repeats):
             values = {**params, **vals, "repeat": r, "name": ls.name}
-            labels = {**vals}
+            labels = {**varied, **vals}
             for k, v in s.labels.items():
                 labels[k] = _render(ls, ("labels", k), v, values) if isinstance(v, str) else v
             labels["repeat"] = r
@@ -511,16 +517,21 @@ def _check_size(ls: LoadedSpec, matrix: dict[str, list[Any]], include: list[dict
                      code="too_large")
 
 
+def _with_env(values: dict[str, Any]) -> Mapping[str, Any]:
+    """The values and, under `env`, the environment where optlog runs (`{{ env.NAME }}`)."""
+    return ChainMap(values, {T.ENV: os.environ})
+
+
 def _render(ls: LoadedSpec, loc: tuple[Any, ...], text: Any, values: dict[str, Any]) -> str:
     try:
-        return T.render(str(text), values)
+        return T.render(str(text), _with_env(values))
     except T.TemplateError as e:
         raise ls.bad(str(e), *loc, code="bad_placeholder") from None
 
 
 def _argv(ls: LoadedSpec, loc: tuple[Any, ...], cmd: Any, values: dict[str, Any]) -> list[str]:
     try:
-        return T.render_argv(cmd, values)
+        return T.render_argv(cmd, _with_env(values))
     except T.TemplateError as e:
         raise ls.bad(str(e), *loc, code="bad_placeholder") from None
 

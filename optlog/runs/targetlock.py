@@ -193,7 +193,9 @@ class TargetLock:
 
     # ---------------------------------------------------------------- acquire / release
     def acquire(self, *, allow_concurrent: bool, say: Callable[[str], None],
-                check_cancel: Callable[[], None], poll_s: float = 0.2) -> None:
+                check_cancel: Callable[[], None], poll_s: float = 0.2,
+                on_wait: Callable[[str | None], None] | None = None) -> None:
+        """Take the locks; `on_wait(holder)` when it starts waiting for one, `on_wait(None)` once free."""
         said = False
         for d in self.dirs:
             d.mkdir(parents=True, exist_ok=True)
@@ -222,6 +224,8 @@ class TargetLock:
                         say(f"waiting: {guards} is in use by {holder}; this launch on {self.what} starts "
                             "when it ends (--allow-concurrent runs alongside, its runs labelled concurrent)")
                         said = True
+                        if on_wait is not None:
+                            on_wait(holder)
                     try:
                         check_cancel()
                     except BaseException:
@@ -230,7 +234,16 @@ class TargetLock:
                     time.sleep(poll_s)
         if said:
             say(f"{self.what} is free: starting")
+            if on_wait is not None:
+                on_wait(None)
         self._register()
+
+    def busy(self) -> str | None:
+        """Who this launch would wait for now (the running launches its target meets, other than
+        itself), without taking or disturbing any lock; None when the target is free."""
+        others = [o for o in self._others_alive()
+                  if (o.get("launch"), o.get("workspace")) != (self.me.get("launch"), self.me.get("workspace"))]
+        return ", ".join(_describe(o) for o in others) if others else None
 
     def _blocker(self, path: Path) -> str:
         """Who holds the lock at `path`: its exclusive holder, else the running launches it meets."""

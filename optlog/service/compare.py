@@ -140,7 +140,10 @@ def compare(ctx: Ctx, metric: str, by: str, per: str | None = None, where: str |
         ratios = {k: (sig(v / bv, 4) if bv and v is not None else None) for k, v in values.items()}
         level = level_val[lk]
         diffs = []
-        for k in sorted({k for g in groups for r in row.get(g, []) for k in r.labels if must_agree_across_groups(k)}):
+        # workload and software labels must agree across the groups, except the one that makes
+        # them: `--by input_len` compares input lengths (issue 31)
+        for k in sorted({k for g in groups for r in row.get(g, []) for k in r.labels
+                         if k != by and must_agree_across_groups(k)}):
             vals = sorted({L.canonical(r.labels.get(k, "")) for g in groups for r in row.get(g, [])})
             if len(vals) > 1:
                 diffs.append(f"{k} differs ({', '.join(v or '(none)' for v in vals)})")

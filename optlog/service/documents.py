@@ -23,7 +23,7 @@ keys, the MCP schemas, docs/json.md), which needs real annotations.
 from dataclasses import dataclass
 from typing import Annotated, Any, NotRequired, TypedDict
 
-from optlog.core.statuses import HYP_STATUSES, PRED_STATUSES, RUN_STATUSES
+from optlog.core.statuses import HYP_STATUSES, LAUNCH_VIEW_STATUSES, PRED_STATUSES, RUN_STATUSES
 from optlog.core.todos import PRIORITIES, TODO_STATUSES
 
 
@@ -37,6 +37,7 @@ class Vocab:
 HypStatus = Annotated[str, Vocab(tuple(HYP_STATUSES))]
 PredStatus = Annotated[str, Vocab(tuple(PRED_STATUSES))]
 RunStatus = Annotated[str, Vocab(tuple(RUN_STATUSES))]
+LaunchViewStatus = Annotated[str, Vocab(LAUNCH_VIEW_STATUSES)]  # a run's statuses, or waiting for the machine
 TodoStatus = Annotated[str, Vocab(tuple(TODO_STATUSES))]
 Priority = Annotated[str, Vocab(tuple(PRIORITIES))]
 
@@ -256,9 +257,11 @@ class RunFailure(TypedDict):
 
 class RunWait(TypedDict):
     """`optlog run wait REF --json`: a run's (`run`) or a launch's (`launch`, `runs`) status.
-    `--brief` turns a launch's `runs` into counts by status with `run_ids` and the first `failures`."""
+    `--brief` turns a launch's `runs` into counts by status with `run_ids` and the first `failures`.
+    A running launch that waits for the machine lock is `waiting`, with `waiting_for` (the holder)."""
 
-    status: RunStatus
+    status: LaunchViewStatus
+    waiting_for: NotRequired[str]
     run: NotRequired[int]
     launch: NotRequired[int | None]
     ref: NotRequired[str]
@@ -278,6 +281,7 @@ class RunImport(TypedDict):
 
     runs: list[dict[str, Any]]
     already_imported: NotRequired[list[dict[str, Any]]]
+    repeated: NotRequired[list[dict[str, Any]]]  # results left out: the same measurement as another (source, why)
 
 
 class Note(TypedDict):

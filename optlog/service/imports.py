@@ -15,13 +15,14 @@ from typing import Any, cast
 
 from optlog.core import labels as L
 from optlog.errors import BadInput
-from optlog.runs.parsers import canonical_format, parse_bytes, read_file
+from optlog.runs.modelfacts import from_path
+from optlog.runs.parsers import canonical_format, parse_bytes, read_file, unique
 from optlog.service import evidence
 from optlog.service import documents
 from optlog.service.context import Ctx
 from optlog.service.evidence import run_summary
 from optlog.service.refs import require
-from optlog.store.runrows import launched_run, runs_by_id, runs_with_artifacts
+from optlog.store.runrows import imported_measurements, launched_run, runs_by_id, runs_with_artifacts
 
 
 def check_key_map(key_map: dict[str, Any]) -> dict[str, str]:
@@ -83,7 +84,25 @@ def import_files(
         if first.get(sha, p) != p and sha not in skip:
             ctx.notice(f"{p}: the same content as {first[sha]}; imported once")
     parsed = [x for x in parsed if x[1] not in skip and first[x[1]] == x[0]]
-    rows: list[tuple[dict[str, Any], dict[str, float], dict[str, Any], str, Path, str]] = []
+    # 1c. each measurement once, by content: results repeated across the files of this import (a
+    # sweep's run=N.json and summary.json) or already runs of the workspace
+    kept, said = unique([r for _p, _s, r in parsed])
+    for line in said:
+        ctx.notice(line)
+    known = _measured(ctx, [m for r in kept if (m := r.measurement())])
+    dup = [r for r in kept if r.measurement() in known]
+    for r in dup:
+        ctx.notice(f"{r.source}: the same measurement as run {known[r.measurement() or '']} (same figures); "
+                   "not imported again")
+    keep_ids = {id(r) for r in kept if r.measurement() not in known}
+    parsed = [x for x in parsed if id(x[2]) in keep_ids]
+    for _p, _s, r in parsed:
+        for n in r.notes:
+            ctx.notice(f"{r.source}: {n}")
+    repeated = [{"source": line.split(": ", 1)[0], "why": line.split(": ", 1)[1]} for line in said] + \
+        [{"source": r.source, "why": f"the same measurement as run {known[r.measurement() or '']}"} for r in dup]
+    rows: list[tuple[dict[str, Any], dict[str, float], dict[str, Any], str, Path, str, str]] = []
+    facts_cache: dict[str, Any] = {}
     for p, sha, r in parsed:
         lab = {k: v for k, v in r.labels.items()}
         for k in lab:
@@ -92,9 +111,17 @@ def import_files(
         for k in r.metrics:
             L.check_key(k, "metric")
         where = r.source[len(r.file):].lstrip(":#") if r.source.startswith(r.file) else r.source
-        raw = {"file": str(p), "where": where or None, "index": r.index, "format": r.tool, "sha256": sha, "data": r.raw}
+        raw = {"file": str(p), "where": where or None, "index": r.index, "format": r.tool, "sha256": sha, "data": r.raw,
+               **({"measurement": r.measurement()} if r.measurement() else {}),
+               **({"corrections": r.notes} if r.notes else {})}
+        mf = _model_facts(lab, r.raw, facts_cache)
+        if mf is not None:  # the file names a model this machine can read: its work counts (issue 30)
+            met = {**mf.metrics(), **r.metrics}
+            raw["model_facts"] = mf.to_json()
+        else:
+            met = r.metrics
         name = p.name + (f":{where.split()[-1]}" if where else "")
-        rows.append((lab, r.metrics, raw, name, p, sha))
+        rows.append((lab, met, raw, name, p, sha, r.status))
 
     # 2. keep the files (content-addressed, so re-importing the same file stores it once)
     dirs: dict[str, str] = {}
@@ -112,13 +139,30 @@ def import_files(
 
     ids: list[int] = []
     with ctx.db.write() as s:
-        for lab, met, raw, name, _p, sha in rows:
+        for lab, met, raw, name, _p, sha, status in rows:
             ids.append(evidence.insert_run(s, labels=lab, metrics=met, source="imported", hypothesis_id=hypothesis,
-                                           raw=raw, name=name, artifacts_dir=dirs[sha]))
+                                           raw=raw, name=name, artifacts_dir=dirs[sha], status=status))
     runs = _summaries(ctx, ids)
     n_files = len(blobs) - len(already)
     ctx.notice(f"imported {len(ids)} run{'s' if len(ids) != 1 else ''} from {n_files} file{'s' if n_files != 1 else ''}")
-    return {"runs": runs, "already_imported": already}
+    return {"runs": runs, "already_imported": already, **({"repeated": repeated} if repeated else {})}
+
+
+def _model_facts(labels: dict[str, Any], raw: dict[str, Any], cache: dict[str, Any]) -> Any:
+    """The work counts of the model a result file names (its `model` label, or SGLang's `model_path`
+    in the line or its `server_info`) when that is a GGUF file or a Hugging Face folder here; else None."""
+    got = raw.get("server_info")
+    si: dict[str, Any] = got if isinstance(got, dict) else {}
+    for cand in (raw.get("model_path"), si.get("model_path"), labels.get("model")):
+        if not isinstance(cand, str) or not cand or ("/" not in cand and not cand.endswith(".gguf")):
+            continue
+        if cand not in cache:
+            p = Path(cand).expanduser()
+            cache[cand] = from_path(p) if p.exists() else None
+        mf = cache[cand]
+        if mf is not None and mf.facts:
+            return mf
+    return None
 
 
 def _already(ctx: Ctx, files: set[tuple[Path, str]]) -> list[dict[str, Any]]:
@@ -143,6 +187,15 @@ def _already(ctx: Ctx, files: set[tuple[Path, str]]) -> list[dict[str, Any]]:
             if ids:
                 out.append({"file": str(p), "sha256": sha, "runs": ids, "why": why})
     return out
+
+
+def _measured(ctx: Ctx, ids: list[str]) -> dict[str, int]:
+    """Of these measurement identities (`ParsedResult.measurement`), those an imported run of the
+    workspace already has, with that run's id."""
+    if not ids:
+        return {}
+    with ctx.db.connect() as c:
+        return imported_measurements(c, set(ids))
 
 
 def _summaries(ctx: Ctx, ids: list[int]) -> list[dict[str, Any]]:

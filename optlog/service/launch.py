@@ -23,15 +23,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
+from optlog.core.statuses import WAITING
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, Failed, NotFound
 from optlog.runs import ports, procs
 from optlog.runs.executor_select import make_executor
 from optlog.runs.launcher import Driver
-from optlog.runs.record import run_record
+from optlog.runs.record import env_used, run_record
 from optlog.runs.recover import recover
 from optlog.runs.redact import Redactor
 from optlog.runs.spec import SetPairs, base_url, load_spec, plan, render_point, resolve_cwd, typed_sets
+from optlog.runs.targetlock import open_lock
 from optlog.service import launch_record
 from optlog.service import documents
 from optlog.service.context import Ctx
@@ -142,7 +144,11 @@ def _launch(ctx: Ctx, spec: str, *, sets: SetPairs, server_url: str | None,
     launch_dir = ctx.ws.state_dir / "launches" / str(lid)
     run_ids = [d["run_id"] for d in doc["points"]]
     if detach:
-        return _detach(ctx, lid, run_ids, launch_dir, doc)
+        holder = None if allow_concurrent else _busy(ctx, lid, doc)
+        out = _detach(ctx, lid, run_ids, launch_dir, doc)
+        if holder:  # it will wait for the machine: say so now, not "running" (issue 31)
+            out.update(status=WAITING, waiting_for=holder)
+        return out
 
     return Driver(ctx, lid, on_event=on_event, doc=doc).run()
 
@@ -208,6 +214,9 @@ def add_point(ctx: Ctx, s: Any, ls: Any, p: Any, *, lid: int, server_url: str | 
                             run_id=rid, launch_id=lid)
     rendered["bench"]["out"] = str(out)
     record = run_record(p, rendered)
+    env = {n: os.environ[n] for n in sorted(env_used(ls.data)) if n in os.environ}
+    if env:  # what `{{ env.NAME }}` rendered to here; the committed record keeps the reference instead
+        record["env"] = env
     r = runrows.run(s, rid)
     assert r is not None  # inserted above, in this session
     r.artifacts_dir = ctx.ws.rel(out)
@@ -220,6 +229,12 @@ def add_point(ctx: Ctx, s: Any, ls: Any, p: Any, *, lid: int, server_url: str | 
 def _sets_doc(sets: SetPairs) -> dict[str, Any]:
     """`--set` as the launch's document shows it: key → the value as given (the CLI's text)."""
     return {str(k): v for k, v in sets}
+
+
+def _busy(ctx: Ctx, lid: int, doc: dict[str, Any]) -> str | None:
+    """Whom a launch about to start would wait for on its target (runs.targetlock), or None."""
+    lock = open_lock(ctx, doc.get("executor", "local"), lid, points=doc.get("points") or ())
+    return lock.busy() if lock is not None else None
 
 
 def _detach(ctx: Ctx, lid: int, run_ids: list[int], launch_dir: Path, doc: dict[str, Any]) -> dict[str, Any]:
@@ -290,7 +305,11 @@ def status_doc(ctx: Ctx, ref: str) -> dict[str, Any]:
     la = _launch_row(ctx, n)
     with ctx.db.read() as s:
         runs = runs_of_launch(s, n)
-    return {"launch": la.id, "status": la.status, "error": la.error, "progress": la.progress or {},
+    pr = la.progress or {}
+    # a running launch that waits for the machine lock says so, and for whom (issue 31)
+    waiting = la.status == "running" and pr.get("waiting_for")
+    return {"launch": la.id, "status": WAITING if waiting else la.status,
+            **({"waiting_for": pr["waiting_for"]} if waiting else {}), "error": la.error, "progress": pr,
             "runs": [{"id": r.id, "status": r.status, "error": r.error, "cause": r.cause} for r in runs]}
 
 

@@ -16,7 +16,8 @@ from optlog.core.todos import open_first
 from optlog.service import documents, hypotheses, todos
 from optlog.service.context import Ctx
 from optlog.service.evidence import live_hypotheses
-from optlog.store.statusrows import run_facts
+from optlog.store.statusrows import planned_for, run_facts
+from optlog.store.todorows import list_owner
 
 OPEN_CAP = 6
 LIVE_CAP = 5
@@ -34,7 +35,7 @@ def _runs_facts(ctx: Ctx, last_verdict_at: str) -> dict[str, Any]:
         f = run_facts(c, last_verdict_at, LIVE_CAP)
     if not f.total:
         return {"total": 0, "live": [], "live_total": 0, "launches": [], "invalid": [], "invalid_total": 0,
-                "newest": {}, "live_hyps": set()}
+                "newest": {}, "live_hyps": set(), "made_here": f.made_here}
     for la in f.launches:
         la["ref"] = f"L{la['id']}"
         la["runs"] = la.pop("runs")  # the document's key order: ref, then runs
@@ -50,7 +51,6 @@ def status(ctx: Ctx, *, docs: dict[str, Any] | None = None, all_todos: list[dict
     """`docs` (from `hypotheses.sync`) and `all_todos` (from `todos.list_`), when the caller has just
     read them (the dashboard, on every reload), are not read again."""
 
-    fresh = not ctx.db_exists()
     if docs is None:
         docs = hypotheses.sync(ctx)
     latest: list[dict[str, Any]] = []
@@ -101,7 +101,7 @@ def status(ctx: Ctx, *, docs: dict[str, Any] | None = None, all_todos: list[dict
         "todos_total": len(active),
         "invalidations": {"total": runs["invalid_total"], "latest": runs["invalid"]},
         "run_database_empty": runs["total"] == 0,
-        "next": _next(docs, runs, due, active),
+        "next": _next(docs, runs, due, active, *_loop_facts(ctx)),
     }
     for k in ("launches", "verdict_due"):  # sections with nothing to say are left out (small by default)
         if not out[k]:
@@ -110,16 +110,38 @@ def status(ctx: Ctx, *, docs: dict[str, Any] | None = None, all_todos: list[dict
         del out["invalidations"]
     if not due:
         del out["verdict_due_total"]
-    if fresh or runs["total"] == 0:
-        out["notice"] = "the run database is empty" + (
-            " (fresh clone: hypotheses, predictions, verdicts and plans are read from the files)" if docs else "")
+    notice = _notice(not runs.get("made_here", True), bool(docs), runs["total"])
+    if notice:
+        out["notice"] = notice
 
     return cast(documents.StatusDoc, fit(out, MAX_BYTES, "the totals say how many; hypothesis_list, run_list and todo_list page through them"))
 
 
+def _notice(clone: bool, has_docs: bool, total: int) -> str | None:
+    """What the figures beside it do not say already, never contradicting them (issue 31): only
+    when `runs_total` is 0; "fresh clone" only in a database that `init` did not make for a new
+    workspace here."""
+    if total:
+        return None
+    return "the run database is empty" + (
+        " (fresh clone: hypotheses, predictions, verdicts and plans are read from the files)"
+        if clone and has_docs else "")
+
+
+def _loop_facts(ctx: Ctx) -> tuple[set[str], str | None]:
+    """The hypotheses some plan needs, and the agent tool that owns the todo list (or None)."""
+    with ctx.db.connect() as c:
+        return planned_for(c), list_owner(c)
+
+
 def _next(docs: dict[str, Any], runs: dict[str, Any], due: list[dict[str, Any]],
-          active: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Up to three calls that move the session on, most urgent first (tool names = CLI paths)."""
+          active: list[dict[str, Any]], planned: set[str] | None = None,
+          todo_owner: str | None = None) -> list[dict[str, Any]]:
+    """Up to three calls that move the session on, most urgent first (tool names = CLI paths).
+
+    It follows the loop (issue 31): a falsified hypothesis without a child → the pivot; a decided
+    one no plan needs → a plan; a todo in progress → `todo_set`, unless an agent's TodoWrite owns
+    the list (its next write would undo it)."""
     out: list[dict[str, Any]] = []
     for la in runs["launches"]:
         if la["status"] in ("queued", "running"):
@@ -130,12 +152,27 @@ def _next(docs: dict[str, Any], runs: dict[str, Any], due: list[dict[str, Any]],
         out.append({"call": "verdict", "arguments": {"id": d["id"]}, "why": f"{d['id']} has evidence newer than its verdict"})
     if not docs:
         out.append({"call": "hypothesis_add", "arguments": {"title": "…"}, "why": "no hypothesis yet: say what you believe"})
+    children = {d.parent for d in docs.values() if d.parent}
+    decided = sorted((d for d in docs.values() if d.effective_status() in ("confirmed", "falsified")),
+                     key=lambda d: (d.created or "", d.id), reverse=True)
+    for d in decided:
+        if d.effective_status() == "falsified" and d.id not in children:
+            out.append({"call": "hypothesis_add", "arguments": {"title": "…", "parent": d.id},
+                        "why": f"{d.id} is falsified: pivot to what the evidence points at"})
+            break
+    for d in decided:
+        if d.id not in (planned or set()):
+            need = d.id if d.effective_status() == "confirmed" else f"{d.id}=falsified"
+            out.append({"call": "plan_add", "arguments": {"title": "…", "gain": "10-30%", "effort": "M",
+                                                          "confidence": 0.5, "needs": [need]},
+                        "why": f"{d.id} is {d.effective_status()} and no plan rests on it: rank what to do next"})
+            break
     for d in docs.values():
         if not d.predictions and d.effective_status() == "open":
             out.append({"call": "prediction_add", "arguments": {"hypothesis": d.id, "expect": "a > b"},
                         "why": f"{d.id} has no prediction: pre-register one before measuring"})
             break
-    for t in active:
+    for t in active if todo_owner is None else ():
         if t["status"] == "in_progress":
             out.append({"call": "todo_set", "arguments": {"id": t["id"], "status": "completed"},
                         "why": f"in progress: {_clip(t['content'], 60)}"})

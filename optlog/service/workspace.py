@@ -14,7 +14,7 @@ from optlog.gitlog import trailers as TR
 from optlog.paths import CONFIG_NAME, DEFAULT_PLAN_PREFIX, STATE_DIR, Workspace
 from optlog.service.context import Ctx
 from optlog.service.identity import with_identity
-from optlog.store import cas
+from optlog.store import cas, runsync
 
 GITIGNORE_LINE = f"/{STATE_DIR}/"
 
@@ -76,6 +76,8 @@ def init(path: str | Path | None, plan_prefix: str | None = None, actor: str | N
     sha = history.record(ctx, [p for p in paths if p.exists()], "optlog: init workspace", "",
                          {TR.EVENT: "init"}) if created else None
     ctx.db  # create the database now, so the first real command does not pay for it
+    if not adopted:  # a new workspace: its status never calls it a fresh clone
+        runsync.set_sync_stamp(ctx.db, runsync.MADE_HERE_KEY, sha or "init")
     ctx.close()
     return {"workspace": str(root), "created": created, "adopted": adopted, "git_initialised": git_made,
             "plan_prefix": prefix, "commit": sha}

@@ -171,6 +171,18 @@ def runs_with_artifacts(c: Connection, artifacts_dir: str) -> list[int]:
     return [i for (i,) in c.execute(text("SELECT id FROM run WHERE artifacts_dir = :d ORDER BY id"), {"d": artifacts_dir})]
 
 
+def imported_measurements(c: Connection, ids: set[str]) -> dict[str, int]:
+    """{measurement identity: the first imported run carrying it} for the given identities (the
+    `measurement` key of an imported run's raw: the same figures read from another file)."""
+    sql = ("SELECT id, json_extract(raw, '$.measurement') FROM run" if c.dialect.name == "sqlite"
+           else "SELECT id, raw ->> 'measurement' FROM run")
+    out: dict[str, int] = {}
+    for rid, m in c.execute(text(sql + " WHERE source = 'imported' ORDER BY id")):
+        if m in ids and m not in out:
+            out[m] = rid
+    return out
+
+
 def launched_run(c: Connection, run_id: int) -> list[int]:
     """[run_id] when that run exists and was launched by optlog, else []."""
     return [i for (i,) in c.execute(text("SELECT id FROM run WHERE id = :i AND source = 'launched'"), {"i": run_id})]

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 _CHUNK = 900
 
 
+MADE_HERE_KEY = "made_here"  # set by `init` of a new workspace: this database is no fresh clone's
 EVIDENCE_STAMP_KEY = "evidence_dir"  # the evidence folder's mtime when this database last read it
 
 

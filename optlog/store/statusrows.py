@@ -4,10 +4,13 @@ minutes). service.status keeps the rules: what to show, clipping, the next calls
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import text
+
+from optlog.store.runsync import MADE_HERE_KEY, sync_stamp
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
@@ -22,6 +25,7 @@ class RunFacts:
     invalid_total: int = 0
     invalid: list[tuple[int, str | None]] = field(default_factory=list)  # (run, reason), newest first
     newest: dict[str, str] = field(default_factory=dict)  # hypothesis → its newest finished evidence
+    made_here: bool = False  # `init` made this workspace with this database (so it is no fresh clone)
 
 
 def run_facts(c: Connection, since: str, live_cap: int) -> RunFacts:
@@ -30,7 +34,7 @@ def run_facts(c: Connection, since: str, live_cap: int) -> RunFacts:
     each hypothesis's newest succeeded evidence (its own runs and the runs linked to it)."""
     total = int(c.execute(text("SELECT COUNT(*) FROM run")).scalar() or 0)
     if not total:
-        return RunFacts()
+        return RunFacts(made_here=sync_stamp(c, MADE_HERE_KEY) is not None)
     live_total = int(c.execute(text("SELECT COUNT(*) FROM run WHERE status IN ('queued','running')")).scalar() or 0)
     live = [dict(r._mapping) for r in c.execute(text(
         "SELECT id, status, name, launch_id AS launch, hypothesis_id AS hypothesis FROM run "
@@ -56,3 +60,12 @@ def run_facts(c: Connection, since: str, live_cap: int) -> RunFacts:
             {"f": False}):
         newest[h] = at
     return RunFacts(total, live_total, live, launches, inv_total, invalid, newest)
+
+
+def planned_for(c: Connection) -> set[str]:
+    """The hypotheses some plan needs (a plan's `needs`: `HYP` or `HYP=falsified`)."""
+    out: set[str] = set()
+    for (needs,) in c.execute(text("SELECT needs FROM plan")):
+        for n in (json.loads(needs) if isinstance(needs, str) else needs) or []:
+            out.add(str(n).split("=", 1)[0])
+    return out

@@ -74,3 +74,18 @@ def new_todo(**fields: Any) -> Todo:
     from optlog.store.models import Todo  # deferred: the row models load SQLModel (the ORM)
 
     return Todo(**fields)
+
+
+OWNER_KEY = "todo_list_owner"  # in sync_stamp: the agent tool whose writes replace the whole list
+
+
+def list_owner(c: Connection) -> str | None:
+    """The agent tool that owns the list (its last whole-list write came from its hook), or None."""
+    v = c.execute(text("SELECT value FROM sync_stamp WHERE key = :k"), {"k": OWNER_KEY}).scalar()
+    return None if v is None else str(v)
+
+
+def set_list_owner(s: Session, owner: str | None) -> None:
+    s.execute(text("DELETE FROM sync_stamp WHERE key = :k"), {"k": OWNER_KEY})
+    if owner is not None:
+        s.execute(text("INSERT INTO sync_stamp (key, value) VALUES (:k, :v)"), {"k": OWNER_KEY, "v": owner})

@@ -145,3 +145,50 @@ def test_verdict_is_not_downgraded_when_its_runs_are_missing_here(ws, make_ws):
     assert c.commits() == before and _snapshot(c.root) == files
     # and `verdict --check` does not pass a falsified prediction because the runs are elsewhere
     assert c.cli("verdict", "--all", "--check", check=False).code == 1
+
+
+def test_clone_of_a_workspace_with_launched_imported_recorded_runs_verdict_changes_nothing(ws, make_ws, monkeypatch):
+    """Issue 31 item 1: launched runs keep `launch_id` and what they were rendered with (`raw`) in
+    the database where they ran; the clone imports them from their evidence files without either.
+    The verdict's evidence fingerprint must not depend on what the clone cannot have."""
+    import json
+
+    from tests._face import face, ok
+    from tests._launch import bench_cmd, spec
+
+    rel = spec(ws, "ld", server=False, matrix={"concurrency": [1, 2]}, params={"threads": 3},
+               bench={"cmd": bench_cmd("--echo {{ threads }}")})
+    ws.git("add", rel)
+    ws.git("commit", "-qm", "the spec")
+    res = ws.root.parent / "res.json"
+    res.write_text(json.dumps({"output_throughput": 5.0, "max_concurrency": 4.0}))
+    with face(ws, monkeypatch) as call:
+        ok(call("run_launch", {"spec": rel, "detach": False}))
+        ok(call("run_import", {"files": [str(res)], "format": "json", "labels": {"concurrency": "4"}}))
+        for c, v in ((1, 1.0), (2, 2.0), (4, 4.0), (4, 4.5)):
+            ok(call("run_record", {"labels": {"concurrency": str(c), "kind": "rec"}, "metrics": {"max_concurrency": str(v)}}))
+        ok(call("run_invalidate", {"refs": ["7"], "why": "a bad point"}))
+        for h in ("launch-scales", "all-scale", "overridden"):
+            ok(call("hypothesis_add", {"title": h, "id": h}))
+            ok(call("prediction_add", {"hypothesis": h, "expect": "a < b", "metric": "max_concurrency",
+                                       "a": {"concurrency": "1"}, "b": {"concurrency": "2"}}))
+        ok(call("verdict", {"all": True}))
+        ok(call("hypothesis_set", {"id": "overridden", "status": "falsified", "why": "known from elsewhere"}))
+    assert ws.git("status", "--porcelain") == ""
+    assert any(r["source"] == "launched" for r in ws.j("run", "list")["runs"])
+    c = _clone(ws, make_ws)
+    before, files = c.commits(), _snapshot(c.root)
+    st = c.j("status")  # the clone's first command: it imports the committed runs
+    assert st["run_database_empty"] is False and st["runs_total"] == 5
+    assert "empty" not in st.get("notice", ""), st  # a notice never contradicts the figures beside it
+    out = c.j("verdict", "--all")
+    assert out["committed"] == 0 and not any(x["changed"] for x in out["results"]), out
+    assert c.commits() == before and _snapshot(c.root) == files
+
+
+def test_a_brand_new_workspace_is_not_called_a_fresh_clone(ws, make_ws):
+    ws.cli("hyp", "add", "Communication-bound", "--id", "comm-bound")
+    st = ws.j("status")
+    assert st["run_database_empty"] is True and st["notice"] == "the run database is empty"
+    c = _clone(ws, make_ws)
+    assert "fresh clone" in c.j("status")["notice"]

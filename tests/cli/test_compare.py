@@ -62,3 +62,23 @@ def test_compare_splits_launched_probe_runs_by_their_shape(ws):
     assert d["split_by"] == ["m"] and [row["level"] for row in d["rows"]] == [{"m": 8}, {"m": 32}]
     assert [row["values"]["gemm"] for row in d["rows"]] == [2 * 8 * 64 * 64, 2 * 32 * 64 * 64]
     assert all(row["n"] == {"gemm": 3} and row["spread"]["gemm"] is not None for row in d["rows"])
+
+
+def test_compare_never_warns_about_the_label_it_compares(ws, monkeypatch):
+    """Issue 31 item 5: `--by input_len` warned "input_len differs (128, 512)", the very label compared
+    (workload and software labels must agree across groups, except the one that makes the groups)."""
+    from tests._face import face, ok
+
+    seed_runs(ws, repeats({"input_len": 128, "model": "a"}, "ttft_ms", [10, 11, 12])
+              + repeats({"input_len": 512, "model": "a"}, "ttft_ms", [30, 31, 32])
+              + repeats({"input_len": 128, "model": "b"}, "ttft_ms", [20, 21, 22]))
+    with face(ws, monkeypatch) as call:
+        d = ok(call("compare", {"metric": "ttft_ms", "by": "input_len", "where": "model == 'a'"}))
+        assert d["warnings"] == [] and d["rows"][0]["values"] == {"128": 11, "512": 31}
+        d = ok(call("compare", {"metric": "ttft_ms", "by": "model", "per": "input_len"}))
+        assert d["warnings"] == [], d
+    seed_runs(ws, repeats({"model": "a", "engine_version": "1"}, "tps", [1, 2, 3])
+              + repeats({"model": "b", "engine_version": "2"}, "tps", [4, 5, 6]))
+    with face(ws, monkeypatch) as call:  # any other such label still must agree
+        d = ok(call("compare", {"metric": "tps", "by": "model"}))
+        assert [w for w in d["warnings"] if "differs" in w] == ["engine_version differs (1, 2)"], d

@@ -164,3 +164,52 @@ def test_import_over_mcp_takes_key_map_and_labels_as_objects(ws, tool, tmp_path:
         doc, err, code = tool("run_import", {"files": [str(GEN / "aiperf-A-c64.json")], **args})
         assert err and code == 2 and doc["error"]["field"] == field, (args, doc)
     assert _state(ws) == before
+
+
+def test_sweep_folder_each_measurement_once_failed_run_and_labels(ws, tmp_path: Path) -> None:
+    """A `vllm bench sweep` point folder (run=0, run=1 and a summary repeating both) is 2 runs, labelled
+    by the sweep's parameter so `compare --by` reads it; the summary again later imports nothing; a
+    result with 0 completed requests is a failed run without placeholder figures."""
+    from tests.unit.test_parsers import VLLM_NEW
+
+    runs = [{**VLLM_NEW, "run_number": n, "max_num_seqs": 32 * (n + 1), "duration": 20.0 + n} for n in (0, 1)]
+    d = tmp_path / "SERVE--max_num_seqs"
+    d.mkdir()
+    for n, o in enumerate(runs):
+        (d / f"run={n}.json").write_text(json.dumps(o, indent=4))
+    (d / "summary.json").write_text(json.dumps(runs, indent=4))
+    zero = tmp_path / "failed.json"
+    zero.write_text(json.dumps({**VLLM_NEW, "completed": 0, "failed": 5, "output_throughput": 0.0, "mean_ttft_ms": 0.0}))
+    r = ws.cli("run", "import", *map(str, sorted(d.iterdir())), str(zero), "--json")
+    out = r.json
+    assert len(out["runs"]) == 3 and len(out["repeated"]) == 2
+    assert r.err.count("the same measurement as") == 2
+    by_status = {x["status"] for x in out["runs"]}
+    assert by_status == {"succeeded", "failed"}
+    failed = next(x for x in out["runs"] if x["status"] == "failed")
+    assert "mean_ttft_ms" not in failed["metrics"] and failed["metrics"]["failed"] == 5
+    cmp = ws.j("compare", "--by", "max_num_seqs", "--metric", "mean_ttft_ms")
+    assert cmp
+    again = ws.cli("run", "import", str(d / "summary.json"), "--json")
+    assert again.json["runs"] == [] and "not imported again" in again.err
+
+
+def test_import_reads_the_work_counts_of_the_model_the_file_names(ws, tmp_path: Path) -> None:
+    """Issue 30: a result line whose `model` is a GGUF file here gets that file's facts as `model_*`
+    metrics, the sources kept in raw; the diagnosis then has work counts nobody typed."""
+    pytest.importorskip("gguf")
+    from optlog.testing.gguf_model import PRESETS, write_model
+
+    s = write_model(tmp_path / "m.gguf", PRESETS["tiny"])
+    line = {"backend": "sglang", "dataset_name": "random", "model": s["path"], "max_concurrency": 1,
+            "completed": 4, "duration": 2.0, "total_input_tokens": 64, "total_output_tokens": 64,
+            "output_throughput": 32.0}
+    f = tmp_path / "r.jsonl"
+    f.write_text(json.dumps(line) + "\n")
+    (run,) = ws.j("run", "import", str(f))["runs"]
+    assert run["metrics"]["model_active_params"] == s["facts"]["active_params"]
+    show = ws.j("run", "show", str(run["id"]))
+    assert show["raw"]["model_facts"]["sources"]["active_params"] == f"GGUF header of {s['path']}"
+    # no ceilings in this workspace: the estimate's rates are there, waiting for `optlog calibrate`
+    assert "work counts give" in show["telemetry"]["diagnosis"]["reason"]
+    assert "(roofline-estimate)" in show["telemetry"]["diagnosis"]["reason"]

@@ -108,7 +108,7 @@ def test_a_single_result_is_stored_as_before(ws):
 def test_result_files_the_launcher_leaves_out_are_named(ws):
     # no bench.results: the parser's usual file (result.json) is read; the others are named, not dropped silently
     rel = spec(ws, "two", server=False, matrix=None,
-               bench={"cmd": "{{ py }} {{ tests }}/_launch_bench.py --out {{ out }} --requests 0 --concurrency 1",
+               bench={"cmd": "{{ py }} {{ tests }}/_launch_bench.py --out {{ out }} --requests 1 --concurrency 1",
                       "parser": "json"})
     res = ws.j("run", "launch", rel)
     (run,) = res["runs"]

@@ -96,6 +96,13 @@ def test_a_waiting_launch_can_be_cancelled(ws):
         out, _ = b.communicate(timeout=60)
         assert json.loads(out)["status"] == "cancelled"
         assert a.poll() is None  # the holder is unaffected
+        # detached, a launch that will wait answers `waiting` and whom for, and so does `run wait`
+        # (issue 31: it answered "running" while it waited 32 s for the lock)
+        c = ws.j("run", "launch", quick, "--detach")
+        assert c["status"] == "waiting" and f"launch L1 of {ws.root}" in c["waiting_for"], c
+        w = ws.cli("run", "wait", c["ref"], "--timeout", "4", "--json", check=1).json
+        assert w["status"] == "waiting" and "launch L1" in w["waiting_for"], w
+        ws.cli("run", "cancel", c["ref"])
     finally:
         for p in (a, b):
             if p is not None and p.poll() is None:

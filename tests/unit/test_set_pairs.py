@@ -34,3 +34,18 @@ def test_typed_values_are_the_cli_texts() -> None:
         with pytest.raises(BadInput) as e:
             typed_sets([("x", bad)])
         assert e.value.field == "--set"
+
+
+def test_a_value_set_from_the_command_line_is_a_label(tmp_path) -> None:
+    """Launches of one spec with `--set itl=5` and `--set itl=10` are told apart by a label `itl`
+    (so `compare --by itl` reads them); spec-level fields and matrix axes are not doubled."""
+    from optlog.runs.spec import load_spec, plan
+
+    f = tmp_path / "s.yaml"
+    f.write_text("name: p\nparams: {itl: 5, port: 1}\nmatrix: {c: [1, 2]}\nlabels: {config: p}\n"
+                 "bench:\n  cmd: echo {{ itl }} {{ c }} {{ port }} {{ out }}\n  parser: json\n")
+    ls = load_spec(f, "runs/s.yaml")
+    assert all("itl" not in p.labels for p in plan(ls, {}))
+    pts = plan(ls, typed_sets([("itl", "10"), ("repeats", "2"), ("matrix.c", "[4]")]))
+    assert {(p.labels["itl"], p.labels["c"], p.labels["config"]) for p in pts} == {(10, 4, "p")}
+    assert len(pts) == 2 and all("repeats" not in p.labels for p in pts)

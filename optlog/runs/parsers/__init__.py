@@ -26,10 +26,12 @@ from typing import Callable
 
 from optlog.core.labels import check_key
 from optlog.errors import BadInput
-from optlog.runs.parsers import aiperf, generic, guidellm, optlog_fmt, probe, sglang, sglang_one_batch, vllm
-from optlog.runs.parsers._common import CANONICAL, Doc, ParsedResult
+from optlog.runs.parsers import (aiperf, generic, guidellm, llama_bench, llmperf, optlog_fmt, probe, sglang, sglang_one_batch,
+                                 vllm, vllm_offline)
+from optlog.runs.parsers._common import CANONICAL, Doc, ParsedResult, settle
 
-__all__ = ["CANONICAL", "FORMATS", "ParsedResult", "detect_format", "parse_bytes", "parse_result", "select_result_files"]
+__all__ = ["CANONICAL", "FORMATS", "ParsedResult", "detect_format", "parse_bytes", "parse_result", "select_result_files",
+           "unique"]
 
 
 def _sglang(doc: Doc) -> list[ParsedResult]:
@@ -56,6 +58,26 @@ def _guidellm(doc: Doc) -> list[ParsedResult]:
     return guidellm.parse(doc)
 
 
+def _llama_bench(doc: Doc) -> list[ParsedResult]:
+    return llama_bench.parse(doc)
+
+
+def _batched(doc: Doc) -> list[ParsedResult]:
+    return llama_bench.parse_batched(doc)
+
+
+def _llmperf(doc: Doc) -> list[ParsedResult]:
+    return llmperf.parse(doc)
+
+
+def _vllm_throughput(doc: Doc) -> list[ParsedResult]:
+    return vllm_offline.parse(doc, vllm_offline.THROUGHPUT)
+
+
+def _vllm_latency(doc: Doc) -> list[ParsedResult]:
+    return vllm_offline.parse(doc, vllm_offline.LATENCY)
+
+
 def _json(doc: Doc) -> list[ParsedResult]:
     return generic.parse(doc)
 
@@ -72,16 +94,24 @@ def _probe(doc: Doc) -> list[ParsedResult]:
 FORMATS: dict[str, tuple[Callable[[Doc], list[ParsedResult]], str]] = {
     "sglang": (_sglang, "SGLang bench_serving --output-file JSONL (one run per line)"),
     "sglang-one-batch": (_one_batch, "SGLang bench_one_batch_server --result-filename JSONL"),
-    "vllm": (_vllm, "vLLM bench serve --save-result JSON (or --append-result JSONL)"),
-    "aiperf": (_aiperf, "AIPerf profile_export_aiperf.json or .csv (one run per file)"),
+    "vllm": (_vllm, "vLLM bench serve --save-result JSON (or --append-result JSONL, a bench sweep's run/summary)"),
+    "vllm-throughput": (_vllm_throughput, "vLLM bench throughput --output-json (one run per file)"),
+    "vllm-latency": (_vllm_latency, "vLLM bench latency --output-json (one run per file)"),
+    "aiperf": (_aiperf, "AIPerf profile_export_aiperf.json or .csv, or a sweep/confidence aggregate"),
     "genai-perf": (_genai_perf, "genai-perf profile_export_genai_perf.json (one run per file)"),
-    "guidellm": (_guidellm, "GuideLLM benchmarks.json, legacy or current schema (one run per benchmark)"),
+    "guidellm": (_guidellm, "GuideLLM benchmarks.json/.yaml/.csv, legacy or current schema (one run per benchmark)"),
+    "llama-bench": (_llama_bench, "llama.cpp llama-bench -o json / jsonl, or its markdown table (one run per test)"),
+    "llama-batched-bench": (_batched, "llama.cpp llama-batched-bench table or jsonl (one run per row)"),
+    "llmperf": (_llmperf, "Ray llmperf *_summary.json or *_individual_responses.json (one run per file)"),
     "json": (_json, "any JSON/JSONL, canonical keys or --key-map NAME=PATH"),
     "optlog": (_optlog, "optlog bench --output-file JSONL (SGLang's keys)"),
     "probe": (_probe, "python -m optlog.probes.gemm JSON (GEMM / copy work counts and rates)"),
 }
 ALIASES = {"sglang-bench-serving": "sglang", "bench_serving": "sglang", "bench_one_batch_server": "sglang-one-batch",
-           "one-batch": "sglang-one-batch", "genai_perf": "genai-perf", "generic": "json", "gemm": "probe"}
+           "one-batch": "sglang-one-batch", "genai_perf": "genai-perf", "generic": "json", "gemm": "probe",
+           "llama_bench": "llama-bench", "batched-bench": "llama-batched-bench",
+           "llama_batched_bench": "llama-batched-bench", "vllm-bench-throughput": "vllm-throughput",
+           "vllm-bench-latency": "vllm-latency"}
 
 
 def canonical_format(name: str) -> str:
@@ -114,25 +144,44 @@ def sniff(path: str, data: bytes) -> str | None:
     if head.startswith(b"Metric,"):
         return "aiperf"
     if head.startswith(b"Run Info,"):
-        return "guidellm"  # its CSV: the parser says to import the JSON
+        return "guidellm"  # its CSV
+    if b"|" in data[:65536]:
+        md = llama_bench.is_markdown(data[:65536].decode("utf-8", errors="replace"))
+        if md:
+            return md
     o = _first_object(data)
+    if llmperf.is_individual(o):
+        return "llmperf"
     if isinstance(o, list) and o and isinstance(o[0], dict):
         o = o[0]
+    if o is None and path.lower().endswith((".yaml", ".yml")) and b"benchmarks:" in data:
+        return "guidellm"  # its YAML
     if not isinstance(o, dict):
         return None
     if isinstance(o.get("benchmarks"), list):
         return "guidellm"
+    if "avg_ts" in o and ("n_prompt" in o or "n_gen" in o):
+        return "llama-bench"
+    if "speed_pp" in o or ("speed" in o and "n_kv" in o):
+        return "llama-batched-bench"
+    if llmperf.is_summary(o):
+        return "llmperf"
+    if vllm_offline.kind(o):
+        return vllm_offline.kind(o)
+    if aiperf.is_aggregate(o):
+        return "aiperf"
     if "aiperf_version" in o or isinstance(o.get("records"), dict) and "ttft" in o["records"]:
         return "aiperf"
     if any(isinstance(v, dict) and "unit" in v and "avg" in v for v in o.values()):
-        ic = o.get("input_config")
-        return "genai-perf" if isinstance(ic, dict) and ("perf_analyzer" in ic or "model_names" in ic) else "aiperf"
+        return "genai-perf" if aiperf.is_genai_perf(o) else "aiperf"
     if "op" in o and "intensity" in o and ("tflops" in o or "gbps" in o):
         return "probe"
     if o.get("tool") == "optlog" or "optlog_version" in o:
         return "optlog"
     if "batch_size" in o and ("overall_throughput" in o or "latency" in o):
         return "sglang-one-batch"
+    if "tokenizer_id" in o or "endpoint_type" in o or ("model_id" in o and "date" in o):
+        return "vllm"  # vLLM writes these itself; a sweep record's `random_input_len` is a parameter
     if "dataset_name" in o or "total_throughput" in o or "random_input_len" in o or "total_input" in o:
         return "sglang"
     if any(k in o for k in ("model_id", "endpoint_type", "burstiness", "request_goodput:", "tokenizer_id")) or \
@@ -173,7 +222,28 @@ def parse_bytes(path: str, data: bytes, parser: str | None = None, key_map: dict
     out = FORMATS[fmt][0](doc)
     if not out:
         raise BadInput(f"{fmt}: no result in the file", file=path)
-    return out
+    return [settle(r) for r in out]
+
+
+def unique(results: list[ParsedResult]) -> tuple[list[ParsedResult], list[str]]:
+    """Each measurement once: of results with the same content (`ParsedResult.measurement`: a
+    `vllm bench sweep` folder's `run=N.json` repeated in its `summary.json`, an appended file read
+    twice), the one with the most labels is kept (the first of equals), and a sentence says which
+    were left out and why."""
+    best: dict[str, ParsedResult] = {}
+    for r in results:
+        m = r.measurement()
+        if m is not None and (m not in best or len(r.labels) > len(best[m].labels)):
+            best[m] = r
+    kept: list[ParsedResult] = []
+    said: list[str] = []
+    for r in results:
+        m = r.measurement()
+        if m is None or best[m] is r:
+            kept.append(r)
+        else:
+            said.append(f"{r.source}: the same measurement as {best[m].source} (same figures); imported once")
+    return kept, said
 
 
 def parse_result(paths: list[Path] | list[str], parser: str | None = None, key_map: dict[str, str] | None = None) -> list[ParsedResult]:

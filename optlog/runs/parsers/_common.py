@@ -5,12 +5,14 @@ Pure functions of bytes: no database, no files written, no network.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
+from optlog.core.numfmt import fmt_sig, fmt_written
 from optlog.errors import BadInput
 
 CANONICAL = (
@@ -18,6 +20,10 @@ CANONICAL = (
     "total_token_throughput", "mean_inflight",
     *(f"{s}_{m}_ms" for m in ("ttft", "tpot", "itl", "e2e_latency") for s in ("mean", "median", "p90", "p95", "p99")),
 )
+# the figures that identify a measurement (`ParsedResult.measurement`): those every reader of one
+# tool computes alike from any of the files that tool writes for it
+IDENTITY = ("completed", "failed", "duration_s", "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_e2e_latency_ms",
+            "median_e2e_latency_ms", "mean_tpot_ms", "mean_itl_ms")
 RAW_PREFIX = "raw."
 # Lists longer than this (per-request arrays: ttfts, itls, generated texts…) are not kept in `raw`.
 MAX_RAW_LIST = 64
@@ -34,9 +40,25 @@ class ParsedResult:
     source: str  # "path" plus ":line N" (JSONL), "#benchmark N" (GuideLLM) — where in the file it came from
     file: str = ""
     index: int = 0  # 0-based position of this result inside its file
+    status: str = "succeeded"  # "failed" when the file says no request completed (see `settle`)
+    notes: list[str] = field(default_factory=list)  # corrections made, each with its reason
 
     def to_json(self) -> dict[str, Any]:
-        return {"tool": self.tool, "source": self.source, "labels": self.labels, "metrics": self.metrics}
+        return {"tool": self.tool, "source": self.source, "labels": self.labels, "metrics": self.metrics,
+                **({"status": self.status} if self.status != "succeeded" else {}),
+                **({"notes": self.notes} if self.notes else {})}
+
+    def measurement(self) -> str | None:
+        """What identifies this measurement by its content: the canonical figures (6 significant
+        digits) with the duration or request count among them, or None when the result has too few
+        to tell one measurement from another. The same run read from two files (a sweep's
+        `run=0.json` and its `summary.json`, llmperf's summary and its per-request file) has the same
+        identity, whatever its file, labels or the figures only one of them carries."""
+        figs = {k: self.metrics[k] for k in IDENTITY if k in self.metrics}
+        if len(figs) < 3 or not ({"duration_s", "completed"} & figs.keys()):
+            return None
+        text = ";".join(f"{k}={v:.6g}" for k, v in sorted(figs.items()))  # machine format
+        return hashlib.sha256(f"{self.tool}|{text}".encode()).hexdigest()[:24]
 
 
 @dataclass
@@ -237,3 +259,57 @@ def total_token_throughput(metrics: dict[str, float], tin: Any, tout: Any, durat
         metrics["total_token_throughput"] = (i + o) / d
     elif "input_throughput" in metrics and "output_throughput" in metrics:
         metrics["total_token_throughput"] = metrics["input_throughput"] + metrics["output_throughput"]
+
+
+# ------------------------------------------------------------------ what a result may claim of itself
+
+# Metrics that only mean something when requests completed: what a tool writes as 0.0 for a run in
+# which every request failed is a placeholder, never a measurement.
+_MEASURED = re.compile(r"(ttft|tpot|itl|e2el|e2e_latency|latency|throughput|_per_s(ec)?\b|tokens_per|goodput|"
+                       r"inflight|concurrency|time_to|inter_token|inter_chunk|ts$|_ts\.|speed|rtfx)", re.I)
+
+
+def settle(r: ParsedResult) -> ParsedResult:
+    """The rules every reader's result obeys (DESIGN.md §4), applied once for all readers:
+
+    - a result with 0 completed requests is a `failed` run carrying its counts and duration only
+      (tools write 0.0 for the latencies and throughputs of such a run: placeholders);
+    - a measured mean in-flight count above the configured cap (`concurrency`) contradicts the
+      file: it is left out, with the reason in `notes`."""
+    done = r.metrics.get("completed")
+    if done is not None and done == 0:
+        gone = sorted(k for k in r.metrics if _MEASURED.search(k) and k not in ("completed", "failed"))
+        for k in gone:
+            del r.metrics[k]
+        r.status = "failed"
+        r.notes.append(f"no request completed: a failed run; {len(gone)} latency/throughput value(s) the tool "
+                       "wrote for it (placeholders) left out")
+        return r
+    cap = num(r.labels.get("concurrency"))
+    mi = r.metrics.get("mean_inflight")
+    if cap is not None and math.isfinite(cap) and cap > 0 and mi is not None and mi > cap * 1.01:
+        del r.metrics["mean_inflight"]
+        r.notes.append(f"mean_inflight {fmt_sig(mi)} is above the configured concurrency {fmt_written(cap)}: it contradicts "
+                       "the file, left out")
+    return r
+
+
+def rate_check(metrics: dict[str, float], name: str, amount: float | None, duration: float | None,
+               what: str, notes: list[str], factor: float = 1.5) -> None:
+    """Replace metric `name` by amount / duration when the file's own figure is off by more than
+    `factor` from it (a tool's time-series mean of a rate can be far from tokens over duration),
+    saying so in `notes`; set it from them when absent."""
+    if amount is None or not duration:
+        return
+    want = amount / duration
+    have = metrics.get(name)
+    if have is None:
+        metrics[name] = want
+        return
+    if want > 0 and have > 0 and max(have / want, want / have) <= factor:
+        return
+    if want == 0 and have == 0:
+        return
+    metrics[name] = want
+    notes.append(f"{name} {fmt_sig(have, 6)} contradicts the file's own {what} over its duration "
+                 f"({fmt_sig(amount, 6)} / {fmt_sig(duration, 6)} s = {fmt_sig(want, 6)}): corrected to that")

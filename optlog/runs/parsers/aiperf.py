@@ -39,6 +39,7 @@ import io
 import re
 from typing import Any
 
+from optlog.core.labels import setting_name
 from optlog.runs.parsers._common import (Doc, ParsedResult, arr, clean, fail, finite, load_json, metric_key, obj,
                                          set_label)
 from optlog.runs.parsers.keymap import apply_key_map
@@ -59,19 +60,31 @@ def _to_ms(v: Any, unit: str | None) -> float | None:
     return f * _TIME.get((unit or "ms").lower(), 1.0)
 
 
-def _detect_tool(d: dict[str, Any]) -> str:
+# genai-perf's `input_config`, in either layout: its config file sections (`perf_analyzer`,
+# `model_names`) or its command line's arguments (`service_kind`, `synthetic_input_tokens_mean`, …)
+GENAI_PERF_KEYS = ("perf_analyzer", "model_names", "service_kind", "synthetic_input_tokens_mean", "subcommand",
+                   "formatted_model_name", "output_tokens_mean_deterministic")
+
+
+def is_genai_perf(d: dict[str, Any]) -> bool:
+    ic = d.get("input_config")
+    return "aiperf_version" not in d and isinstance(ic, dict) and any(k in ic for k in GENAI_PERF_KEYS)
+
+
+def _detect_tool(d: dict[str, Any], asked: str) -> str:
+    """The tool that wrote the file: AIPerf says so (`aiperf_version`); genai-perf's `input_config`
+    says so; otherwise the format asked for."""
     if "aiperf_version" in d:
         return "aiperf"
-    ic = d.get("input_config")
-    if isinstance(ic, dict) and ("perf_analyzer" in ic or "model_names" in ic):
-        return "genai-perf"
-    return "aiperf"
+    return "genai-perf" if is_genai_perf(d) else asked
 
 
 def parse(doc: Doc, tool: str = "aiperf") -> list[ParsedResult]:
     if _is_csv(doc):
         return [parse_csv(doc, tool)]
     d = load_json(doc, tool)
+    if is_aggregate(d):
+        return parse_aggregate(doc, d)
     if not isinstance(d, dict):
         raise fail(tool, doc.path, "expected a JSON object with one key per metric (profile_export_*.json)")
     if isinstance(d.get("records"), dict) and "request_throughput" not in d:
@@ -80,7 +93,7 @@ def parse(doc: Doc, tool: str = "aiperf") -> list[ParsedResult]:
     if not any(k in stats for k in ("request_throughput", "output_token_throughput", "request_count")):
         raise fail(tool, doc.path, "no request_throughput, output_token_throughput or request_count metric "
                    "(is this a profile_export_aiperf.json / profile_export_genai_perf.json?)", field_="request_throughput")
-    real_tool = _detect_tool(d) if tool in ("aiperf", "genai-perf") else tool
+    real_tool = _detect_tool(d, tool) if tool in ("aiperf", "genai-perf") else tool
     metrics = _canonical(stats, d.get("error_summary"))
     for tag, s in stats.items():
         base = "raw." + metric_key(tag)
@@ -190,7 +203,21 @@ def _labels(d: dict[str, Any]) -> dict[str, Any]:
     if isinstance(ds, dict):
         set_label(labels, "input_len", _get(ds, "prompts", "isl", "mean"))
         set_label(labels, "output_len", _get(ds, "prompts", "osl", "mean"))
-        set_label(labels, "dataset", ds.get("type") if ds.get("name") in (None, "main") else ds.get("name"))
+        set_label(labels, "dataset", _dataset_name(ds))
+    elif any(k in ic for k in GENAI_PERF_KEYS[2:]):  # genai-perf's command-line layout
+        model = ic.get("model") or ic.get("formatted_model_name")
+        set_label(labels, "model", model[0] if isinstance(model, list) and model else model)
+        set_label(labels, "concurrency", ic.get("concurrency"))
+        set_label(labels, "request_rate", ic.get("request_rate"))
+        set_label(labels, "num_prompts", _first(ic.get("request_count"), ic.get("num_prompts")))
+        set_label(labels, "input_len", ic.get("synthetic_input_tokens_mean"))
+        osl = finite(ic.get("output_tokens_mean"))
+        if osl is not None and osl > 0:  # -1: not set
+            set_label(labels, "output_len", osl)
+        set_label(labels, "dataset", _first(ic.get("input_dataset"), ic.get("input_file"),
+                                            str(ic.get("prompt_source") or "").lower() or None))
+        set_label(labels, "endpoint", ic.get("endpoint_type"))
+        set_label(labels, "backend", ic.get("backend"))
     else:
         set_label(labels, "input_len", _first(_get(ic, "input", "prompt", "input_tokens", "mean"),
                                               _get(ic, "input", "synthetic_tokens", "mean")))
@@ -198,6 +225,77 @@ def _labels(d: dict[str, Any]) -> dict[str, Any]:
                                                _get(ic, "input", "output_tokens", "mean")))
     set_label(labels, "endpoint", _first(_get(ic, "endpoint", "type")))
     return labels
+
+
+def _dataset_name(ds: dict[str, Any]) -> Any:
+    """A dataset's name, not its kind: AIPerf names its only dataset "main" and says what it is in
+    another key (0.10: a public dataset's name beside `type: public`)."""
+    name = ds.get("name")
+    if isinstance(name, str) and name not in ("", "main"):
+        return name
+    for k in ("public_dataset", "dataset_name", "dataset", "hf_dataset", "path", "file"):
+        v = ds.get(k)
+        if isinstance(v, str) and v:
+            return v
+    return ds.get("type")
+
+
+# ------------------------------------------------------------------------- sweep / confidence aggregates
+
+_AGG_KEY = re.compile(r"^(?P<tag>.+)_(?P<stat>avg|p50|p90|p95|p99)$")
+
+
+def is_aggregate(d: Any) -> bool:
+    """AIPerf's `profile_export_aiperf_sweep.json` / `profile_export_aiperf_aggregate.json`."""
+    return isinstance(d, dict) and "aggregation_type" in d and (
+        isinstance(d.get("per_combination_metrics"), list) or isinstance(d.get("metrics"), dict))
+
+
+def parse_aggregate(doc: Doc, d: dict[str, Any]) -> list[ParsedResult]:
+    """One run per parameter combination of a sweep aggregate (or one for a confidence aggregate):
+    each figure is the mean over the trials (`{tag}_{stat}.mean`, in its `unit`); its spread over
+    the trials is kept as `raw.<key>.std`, `.ci_low`, `.ci_high`; labels: the combination's
+    parameters, `trials` (successful runs per combination), `aggregation`."""
+    combos: list[Any] = d["per_combination_metrics"] if isinstance(d.get("per_combination_metrics"), list) else \
+        [{"parameters": d.get("parameters") or {}, "metrics": d.get("metrics")}]
+    n_comb = max(1, len(combos))
+    out: list[ParsedResult] = []
+    for i, c in enumerate(combos):
+        if not isinstance(c, dict) or not isinstance(c.get("metrics"), dict):
+            raise fail("aiperf", doc.path, f"combination {i + 1}: no metrics object", field_="per_combination_metrics")
+        stats: dict[str, dict[str, Any]] = {}
+        metrics: dict[str, float] = {}
+        for key, v in c["metrics"].items():
+            if not isinstance(v, dict):
+                continue
+            m = _AGG_KEY.match(key)
+            mean = finite(v.get("mean"))
+            if mean is None:
+                continue
+            metrics["raw." + metric_key(key)] = mean
+            for extra in ("std", "ci_low", "ci_high"):
+                g = finite(v.get(extra))
+                if g is not None:
+                    metrics[f"raw.{metric_key(key)}.{extra}"] = g
+            if m:
+                stats.setdefault(m.group("tag"), {"unit": v.get("unit")})[m.group("stat")] = mean
+        metrics.update(_canonical(stats, None))
+        labels: dict[str, Any] = {}
+        params: dict[str, Any] = c["parameters"] if isinstance(c.get("parameters"), dict) else {}
+        for k, v in params.items():
+            name = setting_name(k)
+            if name:
+                set_label(labels, name, v)
+        ok = finite(d.get("num_successful_runs"))
+        if ok is not None:
+            set_label(labels, "trials", ok / n_comb if isinstance(d.get("per_combination_metrics"), list) else ok)
+        set_label(labels, "aggregation", d.get("aggregation_type"))
+        labels["tool"] = "aiperf"
+        apply_key_map(doc, "aiperf", c, metrics, labels)
+        out.append(ParsedResult(labels=labels, metrics=metrics, raw=clean({"parameters": params,
+                                "metadata": d.get("metadata")}), tool="aiperf",
+                                source=f"{doc.path}#combination {i + 1}", file=doc.path, index=i))
+    return out
 
 
 # ----------------------------------------------------------------------------------------- CSV
