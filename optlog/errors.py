@@ -6,8 +6,11 @@ Exit codes (the CLI contract): 0 success, 1 the operation failed, 2 bad input.
 from __future__ import annotations
 
 import difflib
+import errno
+import os
 from dataclasses import dataclass
 from dataclasses import field as dc_field
+from pathlib import Path
 from typing import Any
 
 
@@ -105,9 +108,6 @@ LOW_SPACE = 1 << 20  # below this, an I/O error on a write is taken for a full d
 
 def free_bytes(path: Any) -> int | None:
     """Bytes free to this user on the file system holding `path` (its nearest existing folder)."""
-    import os
-    from pathlib import Path
-
     p = Path(path)
     while not p.exists() and p != p.parent:
         p = p.parent
@@ -122,8 +122,6 @@ def out_of_space(e: BaseException | None, where: Any = None) -> bool:
     """Whether `e`, or an exception it came from, is a full disk: ENOSPC or EDQUOT, SQLite's
     "database or disk is full", git's "Out of diskspace"; or an I/O error (SQLite says only "disk
     I/O error" when it cannot grow its shared memory file) while `where`'s file system is nearly full."""
-    import errno
-
     seen: set[int] = set()
     while e is not None and id(e) not in seen:
         seen.add(id(e))

@@ -25,6 +25,7 @@ from optlog.cli import fast
 from optlog.core import text as TX
 from optlog.core.limits import LIMITS
 from optlog.errors import BadInput, OptlogError, no_space, out_of_space
+from optlog.gitlog.commit import run_git
 
 # name -> "module:attribute"; aliases point at the same object
 LAZY: dict[str, str] = {
@@ -278,8 +279,6 @@ def _space(e: BaseException) -> OptlogError | None:
     roots = [c.ws.root for c in _OPEN]
     if not roots or not out_of_space(e, roots[0]):
         return None
-    from optlog.gitlog.commit import run_git  # deferred: only on this failure
-
     p = run_git(roots[0], "--no-optional-locks", "status", "--porcelain", "--untracked-files=all", "--", ".",
                 check=False)
     changed = [ln[3:] for ln in p.stdout.splitlines() if len(ln) > 3]

@@ -27,6 +27,7 @@ from optlog.gitlog.commit import run_git
 from optlog.paths import IDENTITY_RE
 from optlog.gitlog import trailers as TR
 from optlog.store import cas
+from optlog.store.db import legacy_owner
 from optlog.store.lock import workspace_lock
 
 if TYPE_CHECKING:
@@ -75,8 +76,6 @@ def ensure(ctx: "Ctx", commit: bool = True) -> str:
 
 def upgrade_identity(ctx: "Ctx") -> tuple[str, str]:
     """The identity a workspace from before identities takes, and how it was found (see the module)."""
-    from optlog.store.db import legacy_owner  # deferred: SQLAlchemy; once per workspace
-
     if ctx.ws.sqlite_file is None:
         owner = legacy_owner(ctx.ws.db_url)
         if owner and IDENTITY_RE.match(owner):

@@ -36,7 +36,8 @@ from optlog.service.diagnoses import describe, reads_diagnosis, refresh
 from optlog.service.evidence import live_hypotheses
 from optlog.service.launch import parse_ref
 from optlog.store import launchrows, runrows
-from optlog.store.lock import decision_lock, workspace_lock
+from optlog.store.db import decision_lock
+from optlog.store.lock import workspace_lock
 from optlog.store.runrows import add_links, counting_evidence, linked_runs, runs_of_launch, saved_id
 from optlog.yamlio import dump, parse_text, read_text, write_atomic
 
@@ -104,7 +105,7 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
              event: str = "verdict", cause: str | None = None, trailers: dict[str, str] | None = None) -> dict[str, Any]:
     """Judge the predictions of one hypothesis (`hid`), of `hids`, or of all (`all`, or nothing given).
 
-    Judged and committed under the decision lock (`store.lock.decision_lock`): no evidence changes
+    Judged and committed under the decision lock (`store.db.decision_lock`): no evidence changes
     between reading it and committing the judgement, and a second verdict running at the same time
     waits, then finds nothing new to commit (idempotent under concurrency).
 

@@ -29,6 +29,7 @@ from sqlalchemy.exc import DatabaseError
 
 from optlog.errors import BadInput, no_space, out_of_space
 from optlog.paths import Workspace
+from optlog.store.lock import workspace_lock
 from optlog.store.migrate import ensure_schema
 
 if TYPE_CHECKING:
@@ -344,6 +345,20 @@ def exclusive(db: Database) -> Iterator[None]:
     its first statement; on PostgreSQL it is the advisory lock of `write`, across hosts)."""
     with db.write() as s:
         s.connection().execute(text("UPDATE change_counter SET n = n WHERE id = 1"))
+        yield
+
+
+@contextmanager
+def decision_lock(ws: Workspace, db: Database) -> Iterator[None]:
+    """What a judgement is made and committed under: the workspace lock (every write of a
+    hypothesis file — prediction add/edit, override — and every commit of this clone) and the
+    database's write lock from the start (every write that changes what counts as evidence: a run
+    recorded, imported or finished by a launch, an invalidation, a launch queued; on PostgreSQL
+    across every clone and host that shares the database). So a verdict is judged on the evidence
+    as it is when it is committed: a concurrent writer waits for it, or it waits for the writer.
+
+    Always the workspace lock first, then the database's: never the other way round."""
+    with workspace_lock(ws), exclusive(db):
         yield
 
 
