@@ -197,28 +197,31 @@ def close_contexts() -> None:
 
 
 def emit(data: Any, human: Any = None) -> None:
-    """Print `data` as JSON under --json, else the human rendering (a string or a callable)."""
+    """Print `data` as JSON under --json, else the human rendering (a string or a callable).
+    Everything printed passes the output rule (`optlog.core.text.shown`): no data drives the
+    terminal."""
     st = state()
     if st.json:
         # Indented for a person at a terminal; compact (C encoder, ~5x faster on large documents)
         # for the agents and scripts that read it through a pipe.
-        text = json.dumps(data, default=str, ensure_ascii=False)
+        text = TX.json_shown(json.dumps(data, default=str, ensure_ascii=False))
         fast.record(text)  # a read the read cache keeps (see optlog.cli.fast)
-        click.echo(json.dumps(data, indent=2, default=str, ensure_ascii=False) if sys.stdout.isatty() else text)
+        click.echo(TX.json_shown(json.dumps(data, indent=2, default=str, ensure_ascii=False))
+                   if sys.stdout.isatty() else text)
         return
     if human is None:
-        click.echo(json.dumps(data, indent=2, default=str, ensure_ascii=False))
+        click.echo(TX.json_shown(json.dumps(data, indent=2, default=str, ensure_ascii=False)))
     elif callable(human):
         text = human(data)
         if text is not None:
-            click.echo(text)
+            click.echo(TX.shown(str(text)))
     else:
-        click.echo(human)
+        click.echo(TX.shown(str(human)))
 
 
 def notice(text: str) -> None:
     fast.noticed()
-    click.echo(f"optlog: {text}", err=True)
+    click.echo(f"optlog: {TX.shown(text)}", err=True)
 
 
 def _wants_json(argv: list[str]) -> bool:
@@ -232,8 +235,8 @@ def _wants_json(argv: list[str]) -> bool:
 
 def _print_error(err: OptlogError, as_json: bool) -> None:
     if as_json:
-        click.echo(json.dumps(err.to_json(), indent=2, ensure_ascii=False))
-    click.echo(f"optlog: error: {err}", err=True)
+        click.echo(TX.json_shown(json.dumps(err.to_json(), indent=2, ensure_ascii=False)))
+    click.echo(f"optlog: error: {TX.shown(str(err))}", err=True)
 
 
 def check_argv(args: list[str]) -> None:
