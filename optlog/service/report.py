@@ -18,6 +18,7 @@ from typing import Any
 
 from optlog.core import labels as L
 from optlog.core import report as C
+from optlog.core import text as TX
 from optlog.core.plans import calibration
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput
@@ -147,7 +148,7 @@ def build(ctx: Ctx, path: Path, draw: bool = True) -> tuple[str, list[tuple[Path
     data["plan_files"] = {int(m.group(1)) for f in (pdir.iterdir() if pdir.is_dir() else [])
                           if (m := re.match(rf"{re.escape(data['plans_prefix'])}-(\d+)\.md$", f.name))}
     text = R.render(data, plot_refs)
-    return text, todo
+    return TX.shown(text), todo  # the output rule: no data (a result file, a commit) puts raw ESC or bidi bytes in it
 
 
 def write(ctx: Ctx, out: str | None = None, commit: bool = True) -> dict[str, Any]:
