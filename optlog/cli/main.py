@@ -24,7 +24,8 @@ from optlog import __version__
 from optlog.cli import fast
 from optlog.core import text as TX
 from optlog.core.limits import LIMITS
-from optlog.errors import BadInput, OptlogError
+from optlog.errors import BadInput, OptlogError, no_space, out_of_space
+from optlog.gitlog.commit import run_git
 
 # name -> "module:attribute"; aliases point at the same object
 LAZY: dict[str, str] = {
@@ -273,6 +274,23 @@ def internal_error(e: BaseException) -> OptlogError:
                        f"OPTLOG_DEBUG=1 shows the details)", code="internal_error")
 
 
+def _space(e: BaseException) -> OptlogError | None:
+    """A write the disk had no room for, said as such (`disk_full`, exit 1) with the files the
+    command left differing from the last commit, where a verb did not say it already."""
+    if isinstance(e, OptlogError) and e.code == "disk_full":
+        return None
+    roots = [c.ws.root for c in _OPEN]
+    if not roots or not out_of_space(e, roots[0]):
+        return None
+    p = run_git(roots[0], "--no-optional-locks", "status", "--porcelain", "--untracked-files=all", "--", ".",
+                check=False)
+    changed = [ln[3:] for ln in p.stdout.splitlines() if len(ln) > 3]
+    left = (f"files that differ from the last commit now (left by this command or edited before): {', '.join(changed[:10])}"
+            + (f" and {len(changed) - 10} more" if len(changed) > 10 else "")) if changed else \
+        "no file differs from the last commit" if p.returncode == 0 else "git could not say which files it left"
+    return no_space(roots[0], f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}; {left}")
+
+
 def _quiet_library_warnings() -> None:
     """No library warning reaches the terminal (stderr is optlog's narration, not scipy's or
     SQLAlchemy's): Python warnings are dropped at this boundary unless PYTHONWARNINGS asks for them
@@ -313,6 +331,7 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Exit as e:
         code = e.exit_code
     except OptlogError as e:
+        e = _space(e) or e
         _print_error(e, as_json)
         code = e.exit_code
     except KeyboardInterrupt:
@@ -323,7 +342,7 @@ def main(argv: list[str] | None = None) -> None:
         os.dup2(devnull, sys.stdout.fileno())
         code = 1
     except Exception as e:  # the last net: see internal_error
-        err = internal_error(e)
+        err = _space(e) or internal_error(e)
         _print_error(err, as_json)
         code = err.exit_code
     finally:
