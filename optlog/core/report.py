@@ -19,6 +19,8 @@ from optlog.core import runtable as RT
 from optlog.core import units as U
 from optlog.core.numfmt import fmt_written
 from optlog.core.plans import selector_name
+from optlog.core.scaling import Fit
+from optlog.core.stats import CONF
 from optlog.core.timeutil import parse_iso
 from optlog.core.tune import pareto_front
 from optlog.core.comparable import FLAG_KEYS
@@ -491,21 +493,19 @@ def _claim_lines(lv: dict[str, Any], b_centre: float | None) -> list[tuple[str, 
 
 def fitted_line(fit: Any, xs: list[float]) -> list[tuple[float, float]] | None:
     """The fitted line of a scaling claim (DESIGN §5: an exponent `k(LABEL)` on log–log axes or a
-    `slope(LABEL)` on linear ones) at `xs`, from the fit the verdict recorded at its level (the
-    engine's `core.scaling.Fit.as_dict()`: `kind`, `k`, `intercept`; y = e^intercept · x^k, or
-    intercept + k · x). None without a fit (every other claim)."""
+    `slope(LABEL)` on linear ones) at `xs`, from the fit the verdict recorded at its level
+    (`core.scaling.Fit.as_dict()`), drawn by the one place the line is computed (`Fit.curve`).
+    None without a fit (every other claim)."""
     if not isinstance(fit, dict):
         return None
     try:
-        k, c = float(fit["k"]), float(fit["intercept"])
+        f = Fit(str(fit.get("kind") or "k"), [], float(fit["k"]), float(fit["intercept"]), None, CONF, 0, 0)
     except (KeyError, TypeError, ValueError):
         return None
-    if fit.get("kind", "k") == "k":
-        return [(x, math.exp(c) * x ** k) for x in xs if x > 0]
-    return [(x, c + k * x) for x in xs]
+    return f.curve([x for x in xs if x > 0] if f.log else xs)
 
 
-_FIT_LABEL = re.compile(r"\b(?:k|slope)\(\s*([A-Za-z_][\w.]*)\s*\)")
+_FIT_LABEL = re.compile(r"\b(?:k|slope)\(\s*([A-Za-z_][\w.]*)\s*(?:,\s*[ab]\.(\w+)\s*)?\)")
 
 
 def _fit_relation(pred: Any, rec: dict[str, Any], lv: dict[str, Any]) -> dict[str, Any] | None:
@@ -517,7 +517,7 @@ def _fit_relation(pred: Any, rec: dict[str, Any], lv: dict[str, Any]) -> dict[st
     pts = [(float(x), float(y)) for x, y in fit.get("points") or []]
     if not pts:
         return None
-    label, metric = m.group(1), _get(pred, "metric") or rec.get("metric") or "?"
+    label, metric = m.group(1), m.group(2) or _get(pred, "metric") or rec.get("metric") or "?"
     xs = sorted({x for x, _ in pts})
     rows = [{"series": metric, "x": x, "median": median([y for xx, y in pts if xx == x]),
              "n": sum(1 for xx, _ in pts if xx == x), "min": min(y for xx, y in pts if xx == x),

@@ -21,6 +21,7 @@ from typing import Any
 
 from optlog.core import labels as L
 from optlog.core import report as C
+from optlog.core import text as TX
 from optlog.core.plans import calibration
 from optlog.core.timeutil import now_iso, parse_iso
 from optlog.errors import BadInput
@@ -34,60 +35,18 @@ from optlog.service import plans as plan_svc
 from optlog.service import tune
 from optlog.service.context import Ctx
 from optlog.store.lock import workspace_lock
+from optlog.store.runrows import report_machines, report_rows
 from optlog.yamlio import write_atomic
 
 
 _PLOT_LINK = re.compile(r"\]\(<([^>/\\]+\.svg)>\)")
 
 
-def _load_runs(ctx: Ctx) -> list[dict[str, Any]]:
-    """Every run with labels and metrics, read as plain rows through the driver's own cursor: for
-    10,000 runs (100,000+ label and metric rows) SQLAlchemy's per-row result machinery cost more
-    than the query (bench/report_bench.py). Plain SQL without parameters: the same text on SQLite
-    and PostgreSQL."""
-    with ctx.db.read() as s:
-        cur = s.connection().connection.cursor()  # the DBAPI connection under this transaction
-        try:
-            cur.execute("SELECT id, status, created_at, invalidated, invalid_reason, hypothesis_id, note, launch_id, host "
-                        "FROM run ORDER BY id")
-            rows = cur.fetchall()
-            labels: dict[int, dict[str, Any]] = {r[0]: {} for r in rows}
-            metrics: dict[int, dict[str, float]] = {r[0]: {} for r in rows}
-            cur.execute("SELECT run_id, key, value FROM run_label")
-            for rid, key, value in cur.fetchall():
-                d = labels.get(rid)
-                if d is not None:
-                    d[key] = value  # canonical text: what selection compares and a reader sees
-            cur.execute("SELECT run_id, name, value FROM metric")
-            for rid, name, value in cur.fetchall():
-                d2 = metrics.get(rid)
-                if d2 is not None:
-                    d2[name] = value
-        finally:
-            cur.close()
-    out = []
-    for rid, status, created, inval, reason, hyp, note, launch_id, host in rows:
-        lab = labels[rid]
-        out.append({"id": rid, "status": status, "created_at": created, "invalidated": bool(inval),
-                    "invalid_reason": reason, "hypothesis": hyp, "note": note, "launch_id": launch_id, "host": host,
-                    "labels": dict(sorted(lab.items())), "metrics": metrics[rid]})
-    return out
-
-
 def _machines(ctx: Ctx) -> tuple[dict[str, str], dict[int, str]]:
     """A description of each host the runs ran on (`vm (Linux x86_64, 2 CPUs)`, its GPUs when it had
     any: from the environment of one run per host), and each launch's spec file."""
     machines: dict[str, str] = {}
-    specs: dict[int, str] = {}
-    with ctx.db.read() as s:
-        cur = s.connection().connection.cursor()
-        try:
-            cur.execute("SELECT host, environment FROM run WHERE id IN (SELECT MIN(id) FROM run GROUP BY host)")
-            envs = cur.fetchall()
-            cur.execute("SELECT id, spec_path FROM launch")
-            specs = {int(i): str(p) for i, p in cur.fetchall() if p}
-        finally:
-            cur.close()
+    envs, specs = report_machines(ctx.db)
     for host, env in envs:
         if not host:
             continue
@@ -125,7 +84,7 @@ def _family(docs: dict[str, Any], hid: str) -> set[str]:
 
 def collect(ctx: Ctx, hypothesis: str | None = None, since: str | None = None) -> dict[str, Any]:
     all_docs = hypotheses.sync(ctx)
-    runs = _load_runs(ctx)
+    runs = report_rows(ctx.db)
     views, _ = plan_svc.evaluated(ctx, all_docs)
     notes, tds, docs = evidence.list_notes(ctx), todos.list_(ctx), all_docs
     scope = []
@@ -281,7 +240,7 @@ def build(ctx: Ctx, path: Path, draw: bool = True, hypothesis: str | None = None
     data["plan_files"] = {int(m.group(1)) for f in (pdir.iterdir() if pdir.is_dir() else [])
                           if (m := re.match(rf"{re.escape(data['plans_prefix'])}-(\d+)\.md$", f.name))}
     text = R.render(data, plot_refs)
-    return text, todo
+    return TX.shown(text), todo  # the output rule: no data (a result file, a commit) puts raw ESC or bidi bytes in it
 
 
 def write(ctx: Ctx, out: str | None = None, commit: bool = True, *, hypothesis: str | None = None,
