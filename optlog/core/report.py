@@ -17,7 +17,7 @@ from typing import Any
 from optlog.core import labels as L
 from optlog.core import runtable as RT
 from optlog.core import units as U
-from optlog.core.numfmt import fmt_written
+from optlog.core.numfmt import fmt_verdict, fmt_written
 from optlog.core.plans import selector_name
 from optlog.core.scaling import Fit
 from optlog.core.stats import CONF
@@ -523,8 +523,9 @@ def _fit_relation(pred: Any, rec: dict[str, Any], lv: dict[str, Any]) -> dict[st
              "n": sum(1 for xx, _ in pts if xx == x), "min": min(y for xx, y in pts if xx == x),
              "max": max(y for xx, y in pts if xx == x)} for x in xs]
     ci = fit.get("ci")
-    k_text = f"{'k' if fit.get('kind', 'k') == 'k' else 'slope'} = {fmt_written(float(fit['k']))}" + (
-        f" [{fmt_written(float(ci[0]))}, {fmt_written(float(ci[1]))}]" if isinstance(ci, list) and len(ci) == 2 else "")
+    kname = "k" if fit.get("kind", "k") == "k" else "slope"
+    k_text = f"{kname} = {fmt_verdict(float(fit['k']))}" + (
+        f" [{fmt_verdict(float(ci[0]))}, {fmt_verdict(float(ci[1]))}]" if isinstance(ci, list) and len(ci) == 2 else "")
     log = fit.get("kind", "k") == "k" and all(x > 0 for x in xs) and max(xs) >= 4 * min(xs)
     expect = str(_get(pred, "expect") or rec.get("expect") or "")
     power = fit.get("kind", "k") == "k"

@@ -206,7 +206,7 @@ def test_item2_a_scaling_claim_draws_its_fit_and_the_claimed_exponents():
            "levels": [{"level": {}, "quantity": "k(input_len)", "threshold": [0.8, 1.2], "estimate": 0.9, "fit": fit}]}
     rel = C.relation({"verdicts": [{"predictions": [rec]}]}, {"id": "h.p1", "expect": rec["expect"], "metric": "median_ttft_ms"})
     assert rel["per"] == "input_len" and rel["numeric"] and rel["log"] and rel["x"] == [32.0, 128.0, 512.0]
-    assert rel["fit_label"] == "fitted: k = 0.9 [0.85, 0.95]"
+    assert rel["fit_label"] == "fitted: k = 0.90 [0.85, 0.95]"  # as the verdict writes numbers
     (x0, y0), (x1, y1) = rel["fit"][0], rel["fit"][-1]
     assert x0 == 32.0 and x1 == 512.0 and abs(y0 - 10 * 32 ** 0.9) < 1e-3 * y0
     low, high = (r["points"] for r in rel["region"])
