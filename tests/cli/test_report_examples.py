@@ -228,5 +228,7 @@ def test_item3_the_real_sweeps_runs_table_leads_with_the_tested_metric(built):
     assert "Every run: backend=optlog, concurrency=1" in sec
     f = _findings(text)
     assert "varying input\\_len (32, 128, 512), 3 runs each" in f["What was measured"][0]
-    assert re.search(r"input\\_len=512/input\\_len=32 median\\_ttft\\_ms = [\d.]+ \(ratio of geometric means; 95% CI",
-                     f["What was decided"][0])
+    # the estimate with the statistic the engine used (the launch interleaved its cycles: paired) and its interval
+    assert re.search(r"input\\_len=512/input\\_len=32 median\\_ttft\\_ms = [\d.]+ \(geometric mean of per-cycle ratios; "
+                     r"95% CI \\\[[\d.]+, [\d.]+\\\]\)", f["What was decided"][0])
+    assert re.search(r"k\(input\\_len\) = [\d.]+ \(exponent", f["What was decided"][0])  # the scaling claim, too
