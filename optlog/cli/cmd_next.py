@@ -48,6 +48,6 @@ def _next_human(d: dict[str, Any]) -> str:
               help="Write the best candidate as runs/next-<hyp>.yaml (never launched).")
 @agent(args={"hid": "Only the pairs of this hypothesis."})
 @verb(_next_human)
-def next_cmd(call: Call, hid: str | None, write: bool) -> dict[str, Any]:
+def next_cmd(call: Call, hid: str | None, write: bool) -> Any:
     """The experiment that would tell rival hypotheses apart; writes runs/next-<hyp>.yaml, launches nothing."""
     return nextexp.analyse(call.ctx, hid, write=write)

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any
+from typing import Any, cast
 
 from optlog.core import discriminate as D
 from optlog.core import modelfacts as MF
 from optlog.core import verdict as V
 from optlog.errors import BadInput, OptlogError, not_found
 from optlog.runs.spec import load_spec, plan, record_sets
-from optlog.service import hypotheses, launch_record
+from optlog.service import documents, hypotheses, launch_record
 from optlog.service.context import Ctx
 from optlog.service.verdicts import _metric_names, load_evidence
 from optlog.yamlio import dump, parse_text, write_atomic
@@ -33,7 +33,7 @@ WORK_METRICS = {"output_throughput", "input_throughput", "total_output_tokens", 
                 *MF.NUMERIC_FACTS, *(MF.FACT_PREFIX + f for f in MF.NUMERIC_FACTS)}
 
 
-def analyse(ctx: Ctx, hid: str | None = None, *, write: bool = True) -> dict[str, Any]:
+def analyse(ctx: Ctx, hid: str | None = None, *, write: bool = True) -> documents.NextDoc:
     """The `next` document: every pair (or those of `hid`), best candidate first, specs written."""
     docs = hypotheses.all_docs(ctx)
     if hid is not None and hid not in docs:
@@ -60,7 +60,7 @@ def analyse(ctx: Ctx, hid: str | None = None, *, write: bool = True) -> dict[str
         why = "no hypothesis has a rival or a pivot parent that is still undecided"
     else:
         why = None
-    return {"hypothesis": hid, "pairs": out, **({"note": why} if why else {})}
+    return cast(documents.NextDoc, {"hypothesis": hid, "pairs": out, **({"note": why} if why else {})})
 
 
 def _launch_of(best: D.Candidate, ev: Any) -> int | None:
