@@ -38,7 +38,7 @@ from optlog.core import expr as E
 from optlog.core import labels as L
 from optlog.core.diagnosis import estimate_work
 from optlog.core.numfmt import fmt_verdict
-from optlog.core.verdict import RunRow, comparison_key, hypothesis_status, region_of
+from optlog.core.verdict import RunRow, comparison_key, hypothesis_status, invert, region_of
 
 # ---------------------------------------------------------------- vocabularies (one place)
 
@@ -322,8 +322,7 @@ def claim_candidates(h: Hyp, o: Hyp, noise: float | None) -> tuple[list[Candidat
             if rq is None or rq[0] != rp[0]:
                 continue
             if rq[0] == "a/b" and comparison_key(p)[1:3] != comparison_key(q)[1:3]:
-                from optlog.core.verdict import _invert  # the same ratio the other way round
-                rq = (rq[0], _invert(rq[1]))
+                rq = (rq[0], invert(rq[1]))  # the same ratio the other way round
             if E.regions_overlap(rp[1], rq[1]):
                 notes.append(f"{p.id} ({rp[0]} {rp[1].text()}) and {q.id} ({rq[0]} {rq[1].text()}) claim "
                              "overlapping outcomes: no level of this comparison can tell them apart")
@@ -348,7 +347,7 @@ def claim_candidates(h: Hyp, o: Hyp, noise: float | None) -> tuple[list[Candidat
                     "repeats", per, levels or [], [], reps,
                     {h.id: [{"level": k, "outcome": f"{rp[0]} {rp[1].text()}"} for k in unclear],
                      o.id: [{"level": k, "outcome": f"{rq[0]} {rq[1].text()}"} for k in unclear]},
-                    gap / (noise or gap), f"at {', '.join(unclear)} the claims are apart (gap {gap:.2f} in log "
+                    gap / (noise or gap), f"at {', '.join(unclear)} the claims are apart (gap {fmt_verdict(gap)} in log "
                     f"ratio) but the measured noise (sd {_fmt(noise)}) left them unclear: {reps} repeats a side, "
                     "interleaved", p.metric, _runs_of([res_p, res_q]), _fixed(p)))
             tested = _tested_levels([res_p, res_q], per) if per else []

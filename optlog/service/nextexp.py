@@ -24,7 +24,7 @@ from optlog.errors import BadInput, OptlogError, not_found
 from optlog.runs.spec import load_spec, plan, record_sets
 from optlog.service import documents, hypotheses, launch_record
 from optlog.service.context import Ctx
-from optlog.service.verdicts import _metric_names, load_evidence
+from optlog.service.verdicts import load_evidence, metric_names
 from optlog.yamlio import dump, parse_text, write_atomic
 
 # the metrics the roofline's work estimate reads (core.diagnosis.estimate_work), beside the predictions'
@@ -39,7 +39,7 @@ def analyse(ctx: Ctx, hid: str | None = None, *, write: bool = True) -> document
     if hid is not None and hid not in docs:
         raise not_found("hypothesis", hid, list(docs))
     preds = [p for d in docs.values() for p in d.predictions]
-    ev = load_evidence(ctx, _metric_names(preds) | WORK_METRICS)
+    ev = load_evidence(ctx, metric_names(preds) | WORK_METRICS)
     ceilings = ctx.config.ceilings()
     results = V.evaluate(preds, ev, ceilings) if preds else {}
     hyps = {d.id: D.Hyp(d.id, d.title, d.statement, d.effective_status(), d.parent, list(d.rivals),
