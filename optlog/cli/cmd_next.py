@@ -43,11 +43,11 @@ def _next_human(d: dict[str, Any]) -> str:
 
 
 @click.command("next")
-@click.argument("hid", metavar="[HYP]", required=False)
-@click.option("--write/--no-write", default=True, show_default=True,
-              help="Write the best candidate as runs/next-<hyp>.yaml (never launched).")
+@click.argument("hid", metavar="[ID]", required=False)
 @agent(args={"hid": "Only the pairs of this hypothesis."})
 @verb(_next_human)
-def next_cmd(call: Call, hid: str | None, write: bool) -> Any:
-    """The experiment that would tell rival hypotheses apart; writes runs/next-<hyp>.yaml, launches nothing."""
-    return nextexp.analyse(call.ctx, hid, write=write)
+def next_cmd(call: Call, hid: str | None) -> Any:
+    """The run that tells rivals apart. For each hypothesis with a rival or a pivot parent: the outcomes
+    side by side, the untested levels where their predictions differ by more than the noise, and the
+    best as runs/next-<hyp>.yaml (never launched; docs/next.md)."""
+    return nextexp.analyse(call.ctx, hid)

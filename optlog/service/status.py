@@ -178,7 +178,7 @@ def _next(docs: dict[str, Any], runs: dict[str, Any], due: list[dict[str, Any]],
             break
     undecided = _undecided_rival(docs)
     if undecided:
-        out.append({"call": "next", "arguments": {"hypothesis": undecided[0]},
+        out.append({"call": "next", "arguments": {"id": undecided[0]},
                     "why": f"{undecided[0]} and {undecided[1]} are not told apart yet: name the experiment that would"})
     for d in decided:
         if d.id not in (planned or set()):

@@ -46,7 +46,7 @@ def test_next_proposes_optlog_next_while_rivals_are_undecided():
                          created="2026-01-02")
     runs = {"launches": []}
     calls = _next({"memory-bound": mem, "compute-bound": cmp_}, runs, [], [])
-    assert {"call": "next", "arguments": {"hypothesis": "compute-bound"},
+    assert {"call": "next", "arguments": {"id": "compute-bound"},
             "why": "compute-bound and memory-bound are not told apart yet: name the experiment that would"} in calls
     mem.status, cmp_.status = "confirmed", "falsified"
     assert not any(c["call"] == "next" for c in _next({"memory-bound": mem, "compute-bound": cmp_}, runs, [], []))
