@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Install everything the tests need on a fresh Debian machine (Python 3.11+), then run the whole
-# suite twice: on SQLite, and on a real PostgreSQL server.
+# suite on SQLite, and the tests that reach the database (marker `db`) again on a real PostgreSQL
+# server. Each pass prints its ten slowest tests and its time per folder.
 #
 #   bash scripts/test.sh            # everything
 #   SKIP_SYSTEM=1 bash scripts/test.sh   # no apt-get, no services (use what is there)
 #   SKIP_LLAMA=1 bash scripts/test.sh    # no llama-server build (the real-server tests skip)
+#   OPTLOG_TEST_HOGS=2 bash scripts/test.sh   # two CPU hogs run alongside (no test may need an idle machine)
 #
 # As root it installs Debian packages (PostgreSQL, tmux, openssh-server, Slurm via
 # ../shared/ci/slurm-up.sh when present) and starts the services; tests that need a service that
@@ -89,12 +91,38 @@ if [ "${SKIP_LLAMA:-0}" != 1 ]; then
 fi
 
 export PATH="$ROOT/.venv/bin:$PATH"
+
+# For checking that no test depends on an idle machine: OPTLOG_TEST_HOGS=N starts N busy loops for
+# the length of the run (docs/testing.md).
+hogs=()
+for _ in $(seq 1 "${OPTLOG_TEST_HOGS:-0}"); do
+  sh -c 'while :; do :; done' &
+  hogs+=($!)
+done
+[ ${#hogs[@]} -eq 0 ] || { log "started ${#hogs[@]} CPU hogs (pids ${hogs[*]})"; trap 'kill "${hogs[@]}" 2>/dev/null || true' EXIT; }
+
+REPORTS=${OPTLOG_TEST_REPORTS:-$(mktemp -d)}
+# One pass: the ten slowest tests (--durations) and the time per folder after it. Exit code 5 (no
+# test selected) is a failure with its own message: a pass that selects nothing has lost its rule.
+pass() {
+  local name=$1; shift
+  local start=$SECONDS rc=0
+  .venv/bin/python -m pytest -q -n "$JOBS" -p no:cacheprovider --durations=10 \
+    --junitxml="$REPORTS/$name.xml" "$@" tests || rc=$?
+  log "pass $name: $((SECONDS - start)) s (exit $rc); time per folder:"
+  [ -f "$REPORTS/$name.xml" ] && .venv/bin/python scripts/test_times.py "$REPORTS/$name.xml" $((SECONDS - start)) >&2
+  if [ $rc -eq 5 ]; then log "ERROR: pass $name selected no test"; fi
+  return $rc
+}
+
 status=0
-log "pass 1: SQLite"
-( unset OPTLOG_TEST_PG; .venv/bin/python -m pytest -q -n "$JOBS" -p no:cacheprovider tests ) || status=$?
+log "pass 1: SQLite (every test)"
+( unset OPTLOG_TEST_PG; pass sqlite ) || status=$?
 if [ -n "${OPTLOG_TEST_PG:-}" ]; then
-  log "pass 2: PostgreSQL ($OPTLOG_TEST_PG)"
-  .venv/bin/python -m pytest -q -n "$JOBS" -p no:cacheprovider -m "not sqlite_only" tests || status=$?
+  # What reaches the database under test: the `db` marker, which tests/conftest.py gives every test
+  # whose fixtures lead to it (ws, make_ws, db_env, ...). The rest ran identically in pass 1.
+  log "pass 2: PostgreSQL ($OPTLOG_TEST_PG): the tests marked db"
+  pass postgresql -m "db and not sqlite_only" || status=$?
 else
   log "pass 2 skipped: no PostgreSQL (run as root, or set OPTLOG_TEST_PG)"
 fi

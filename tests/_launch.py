@@ -73,6 +73,41 @@ def survivors(marker: str) -> list[tuple[int, str]]:
     return out
 
 
+class Launch:
+    """`optlog run launch ARGS --json` as a process whose stderr is a file, so a test can see it
+    waiting (for a lock) while it runs: tests wait for such events, never for a time."""
+
+    def __init__(self, ws: Any, *args: str, env: dict[str, str] | None = None) -> None:
+        import subprocess
+        import uuid
+
+        self.err_file = Path(ws.root).parent / f"launch-{uuid.uuid4().hex[:8]}.err"
+        with open(self.err_file, "w") as err:
+            self.p = subprocess.Popen([sys.executable, "-m", "optlog", "run", "launch", *args, "--json"],
+                                      cwd=ws.root, env={**ws.env, **(env or {})}, stdout=subprocess.PIPE,
+                                      stderr=err, text=True)
+
+    @property
+    def err(self) -> str:
+        return self.err_file.read_text()
+
+    def waiting(self) -> bool:
+        """It said it waits for the machine (or ended)."""
+        return "waiting:" in self.err or self.p.poll() is not None
+
+    def communicate(self, timeout: float = 600) -> tuple[str, str]:
+        out, _ = self.p.communicate(timeout=timeout)
+        return out, self.err
+
+    def poll(self) -> int | None:
+        return self.p.poll()
+
+    def kill(self) -> None:
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait(10)
+
+
 def wait_for(pred: Any, timeout: float = 20.0, what: str = "condition") -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

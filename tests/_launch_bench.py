@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A tiny bench step for the launcher's tests: a few completions against the test server, then a
 JSON object of numbers in OUT/result.json. Knobs simulate failures (exit code with a stderr text,
-a hang, a child process that would outlive it)."""
+a hang, a child process that would outlive it); `--until FILE` holds the bench until the test
+creates FILE (an event, where `--sleep` would be a time a busy machine can overrun)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ def main() -> int:
     ap.add_argument("--sleep", type=float, default=0.0)
     ap.add_argument("--child", action="store_true", help="leave a sleeping child process behind")
     ap.add_argument("--no-result", action="store_true")
+    ap.add_argument("--until", default="", help="after starting, wait until this file exists")
     ap.add_argument("--jsonl", action="store_true",
                     help="write result.jsonl, one SGLang-style line per comma-separated --concurrency value")
     ap.add_argument("--bare", action="store_true", help="with --jsonl: no max_concurrency in the lines")
@@ -46,6 +48,8 @@ def main() -> int:
         json.dump(sys.argv[1:], f)
     if a.sleep:
         time.sleep(a.sleep)
+    while a.until and not os.path.exists(a.until):
+        time.sleep(0.05)
     dur = max(time.perf_counter() - t0, 1e-6)
     print(f"bench: {a.requests} requests, {toks} tokens in {dur:.3f}s")
     if a.stderr:

@@ -10,6 +10,7 @@ from optlog.cli.binding import Call, verb
 from optlog.cli.main import agent
 from optlog.cli.options import KeyValue, pairs, paging
 from optlog.cli.render import fmt_num, glyph, table
+from optlog.core import posthoc as PH
 from optlog.core.numfmt import fmt_ratio, fmt_share, fmt_sig, fmt_written
 from optlog.core.statuses import PRED_STATUSES
 from optlog.service import compare, predictions, verdicts
@@ -63,6 +64,8 @@ def _pred_human(p: dict[str, Any]) -> str:
     out.append(f"  metric: {p.get('metric') or '-'}   a: {sel(p.get('a') or {})}   b: {sel(p.get('b') or {})}"
                + (f"   per: {p['per']}" if p.get("per") else "") + (f"   where: {p['where']}" if p.get("where") else "")
                + f"   margin: {fmt_written(p.get('margin', 0.05))}")
+    if p.get("post_hoc"):
+        out.append(f"  {PH.words(p['post_hoc'])} (at {p['post_hoc'].get('at') or '?'}): its verdicts say so")
     if p.get("edited_after_evidence"):
         out.append(f"  edited after evidence existed (earlier: {', '.join('v' + str(h['version']) for h in p.get('history', []))})")
     return "\n".join(out)
@@ -171,6 +174,8 @@ def _verdict_human(d: dict[str, Any]) -> str:
         mark = "" if r["changed"] else " (unchanged)"
         st = r["status"] + (f" (automatic: {r['auto_status']})" if r["status"] != r["auto_status"] else "")
         out.append(f"{glyph(r['status'])} {r['hypothesis']}: {st}{mark}")
+        if r.get("post_hoc"):
+            out.append(f"  note: {PH.hypothesis_words(r['auto_status'], r['post_hoc'])} (written after their runs)")
         if r.get("disagreement"):
             out.append(f"  note: {r['disagreement']}")
         for p in r["predictions"]:

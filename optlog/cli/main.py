@@ -46,7 +46,7 @@ LAZY: dict[str, str] = {
     "telemetry": "optlog.cli.cmd_telemetry:telemetry",
     "plan": "optlog.cli.cmd_plan:plan",
     "report": "optlog.cli.cmd_plan:report_cmd",
-    "mcp": "optlog.cli.cmd_core:mcp_cmd",
+    "mcp": "optlog.cli.cmd_mcp:mcp_cmd",
     "demo": "optlog.cli.cmd_demo:demo_cmd",
     "agent": "optlog.cli.cmd_agent:agent_group",
     "tune": "optlog.cli.cmd_tune:tune",

@@ -36,6 +36,7 @@ from typing import Any
 from optlog.core import comparable as C
 from optlog.core import expr as E
 from optlog.core import labels as L
+from optlog.core import loadshare as LS
 from optlog.core.numfmt import fmt_interval, fmt_share, fmt_verdict, fmt_whole, fmt_written
 from optlog.core.scaling import fit as fit_line
 from optlog.core.stats import (CONF, MIN_TEST_N, MWU_N, Batch, bonferroni, mean, percentile_ci, sig, t_one,
@@ -839,6 +840,7 @@ def _finish(pl: _Plan, results: list[Any], ceilings: dict[str, float]) -> dict[s
     a_name, b_name = _names(pred.a, pred.b)
     levels_out: list[dict[str, Any]] = []
     loaded_ids: set[int] = set()
+    load_notes: list[str] = []
     used_runs: set[int] = set()
     default = pred.metric
     tested: dict[str, str | None] = {"a": None, "b": None}
@@ -902,6 +904,9 @@ def _finish(pl: _Plan, results: list[Any], ceilings: dict[str, float]) -> dict[s
         loaded = [f"{g} run {r.id}" for g in ("a", "b") for r in use[g] if r.canon.get("loaded") == "true"]
         if loaded:  # runs measured under load (runs.hostload) are named with the numbers they gave
             lv["reason"] += f" [measured under load: {', '.join(loaded)}]"
+        if (differs := LS.group_difference(use["a"], use["b"])) is not None:  # core.loadshare
+            lv["reason"] += f" [{differs}]"
+            load_notes.append(differs)
         levels_out.append(lv)
         loaded_ids.update(r.id for g in ("a", "b") for r in use[g] if r.canon.get("loaded") == "true")
 
@@ -932,6 +937,8 @@ def _finish(pl: _Plan, results: list[Any], ceilings: dict[str, float]) -> dict[s
     }
     if loaded_ids:  # present only when it matters, so verdicts on a quiet machine read as before
         res["loaded_runs"] = sorted(loaded_ids)
+    if load_notes:  # the groups got clearly different CPU shares or GPU sharing (core.loadshare)
+        res["load_differs"] = load_notes[0] if len(set(load_notes)) == 1 else f"{load_notes[0]} (and at other levels)"
     res["explanation"] = explain(res, pl.untested_reason)
     return res
 
@@ -1031,6 +1038,8 @@ def explain(res: dict[str, Any], untested_reason: str | None = None) -> str:
         n, of = len(res["loaded_runs"]), len(res["runs"])
         parts.append("every run it used was measured under load" if n >= of else
                      f"{n} of its {of} runs were measured under load")
+    if res.get("load_differs"):
+        parts.append(res["load_differs"])
     return "; ".join(parts)
 
 

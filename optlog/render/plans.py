@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from optlog.core import posthoc as PH
 from optlog.core.numfmt import fmt_gain, fmt_pct, fmt_ratio, fmt_score, fmt_share, fmt_value, fmt_written
 from optlog.core.plans import EFFORT_WEIGHT, calibration_line, calibration_rows
 from optlog.render import md
@@ -40,7 +41,8 @@ def record_of(view: dict[str, Any]) -> dict[str, Any]:
         "gain": {"low": _num(view["gain_low"]), "high": _num(view["gain_high"])},
         "effort": view["effort"],
         "confidence": view["confidence"],
-        "needs": [{"id": n["id"], "expects": n["expects"], "status": n["status"]} for n in view["needs_info"]],
+        "needs": [{"id": n["id"], "expects": n["expects"], "status": n["status"],
+                   **({"post_hoc": n["post_hoc"]} if n.get("post_hoc") else {})} for n in view["needs_info"]],
         "weight": view["weight"],
         "reason": view["reason"],
         "status": view["status"],
@@ -76,7 +78,7 @@ def _prediction_rows(doc: Any) -> list[list[str]]:
             md.text(fmt_value(_get(p, "a") or {}) or "–"),
             md.text(fmt_value(_get(p, "b") or {}) or "–"),
             md.text(_get(p, "per") or "–"),
-            md.text(_get(p, "status")),
+            md.text(PH.status_text(_get(p, "status"), _get(p, "post_hoc"))),
         ])
     return rows
 
@@ -91,7 +93,7 @@ def verdict_tables(verdict: Any, heading_level: int = 4) -> list[str]:
         if not isinstance(p, dict):
             continue
         pid = p.get("id") or "?"
-        head = f"Prediction {pid}: {p.get('status') or '?'}"
+        head = f"Prediction {pid}: {PH.status_text(p.get('status') or '?', p.get('post_hoc'))}"
         bits = []
         if p.get("expect"):
             bits.append(md.code(p["expect"]))
@@ -234,7 +236,8 @@ def render_index(views: list[dict[str, Any]], cal: dict[str, Any], prefix: str, 
     if active:
         rows = []
         for v in active:
-            needs = ", ".join(f"{n['id']}{'=falsified' if n['expects'] == 'falsified' else ''} ({n['status']})"
+            needs = ", ".join(f"{n['id']}{'=falsified' if n['expects'] == 'falsified' else ''} ({n['status']}"
+                              + (", post-hoc)" if n.get("post_hoc") else ")")
                               for n in v["needs_info"]) or "–"
             rows.append([
                 str(v["rank"]),

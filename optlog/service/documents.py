@@ -63,6 +63,26 @@ class PredictionRef(TypedDict):
     status: PredStatus
 
 
+class PostHoc(TypedDict):
+    """The pre-registration mark (docs/verdicts.md): the prediction was written at `at`, when these
+    runs its groups select already existed (`runs`: as the writing clone numbered them; `run_uids`:
+    the same runs in every clone)."""
+
+    at: str | None
+    runs: list[int]
+    run_uids: NotRequired[list[str]]
+    """In the prediction's own mark (`prediction add|edit|show|list`), not in a verdict's record."""
+
+
+class StatusPrediction(TypedDict):
+    """A prediction in `status`."""
+
+    id: str
+    status: PredStatus
+    post_hoc: NotRequired[bool]
+    """Present (true) when it was written after runs its groups select existed."""
+
+
 class PredictionLine(TypedDict):
     """A prediction inside a hypothesis summary."""
 
@@ -157,6 +177,8 @@ class Prediction(TypedDict):
     margin: float
     created: str | None
     edited_after_evidence: bool
+    post_hoc: PostHoc | None
+    """Set when it was written after runs its groups select existed (not pre-registered)."""
     history: list[dict[str, Any]]
     new_version: NotRequired[bool]
     """Writes only: the edit made a new version (evidence existed)."""
@@ -171,6 +193,8 @@ class PredictionAck(TypedDict):
     version: int
     status: PredStatus
     expect: str
+    post_hoc: NotRequired[PostHoc]
+    """Present when it was written after runs its groups select existed."""
     new_version: NotRequired[bool]
     warnings: NotRequired[list[str]]
 
@@ -187,6 +211,11 @@ class VerdictPrediction(TypedDict):
     explanation: NotRequired[str | None]
     line: NotRequired[str | None]
     """`--brief`: the explanation in one line."""
+    post_hoc: NotRequired[PostHoc]
+    """Written after runs its groups select existed; its explanation leads with it."""
+    load_differs: NotRequired[str]
+    """The groups got clearly different CPU shares, or GPU sharing (docs/evidence.md); its
+    explanation ends with it."""
     levels: NotRequired[list[dict[str, Any]]]
 
 
@@ -197,6 +226,9 @@ class VerdictResult(TypedDict):
     changed: bool
     """Whether this evaluation changed anything (verdicts are idempotent)."""
     disagreement: NotRequired[str]
+    post_hoc: NotRequired[list[str]]
+    """The post-hoc predictions its automatic status rests on (always in the detail; in `--brief`
+    only when there are any)."""
     predictions: list[VerdictPrediction]
 
 
@@ -393,7 +425,7 @@ class StatusHypothesis(TypedDict):
     id: str
     status: HypStatus
     title: str
-    predictions: list[PredictionRef]
+    predictions: list[StatusPrediction]
 
 
 class StatusHypotheses(TypedDict):

@@ -413,7 +413,9 @@ def _testing(ctx: Ctx, rows: list[dict[str, Any]]) -> None:
 def verdict_history(doc: HypothesisDoc) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for v in doc.verdicts:
-        out.append({"status": v.status, "at": v.at, "by": v.by, "summary": v.summary, "kind": "auto"})
+        ph = getattr(v, "post_hoc", None)  # the post-hoc predictions its status rests on (core.posthoc)
+        out.append({"status": v.status, "at": v.at, "by": v.by, "summary": v.summary, "kind": "auto",
+                    **({"post_hoc": list(ph)} if ph else {})})
     for h in doc.history:
         if h.kind == "manual":
             out.append({"status": h.to, "at": h.at, "by": h.by, "summary": h.why, "kind": "manual"})

@@ -74,7 +74,8 @@ def status(ctx: Ctx, *, docs: dict[str, Any] | None = None, all_todos: list[dict
             n_open += 1
             if len(open_h) < OPEN_CAP:
                 open_h.append({"id": d.id, "title": _clip(d.title, 60), "status": st,
-                               "predictions": [{"id": p.id, "status": p.status} for p in d.predictions[:3]]})
+                               "predictions": [{"id": p.id, "status": p.status, **({"post_hoc": True} if p.post_hoc else {})}
+                                               for p in d.predictions[:3]]})
         ev = runs["newest"].get(d.id)
         if d.predictions and ev and ev > last_at.get(d.id, "") and not d.override:
             due.append({"id": d.id, "evidence_at": ev, "verdict_at": last_at.get(d.id)})
@@ -96,7 +97,7 @@ def status(ctx: Ctx, *, docs: dict[str, Any] | None = None, all_todos: list[dict
         "launches": runs["launches"],
         "verdict_due": due[:DUE_CAP],
         "verdict_due_total": len(due),
-        "latest_verdicts": [{**v, "summary": _clip(v["summary"], 80)} for v in latest[:3]],
+        "latest_verdicts": [{**v, "summary": _clip(v["summary"], 80)} for v in latest[:3]],  # post_hoc: core.posthoc
         "todos": shown,
         "todos_total": len(active),
         "invalidations": {"total": runs["invalid_total"], "latest": runs["invalid"]},

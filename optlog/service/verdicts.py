@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any, cast
 from optlog.core import comparable as C
 from optlog.core import expr as E
 from optlog.core import labels as L
+from optlog.core import loadshare as LS
+from optlog.core import posthoc as PH
 from optlog.core import verdict as V
 from optlog.core.hypothesis import HypothesisDoc, Prediction, Verdict
 from optlog.core.timeutil import now_iso
@@ -51,7 +53,7 @@ INVALIDATED_FILE = "runs/invalidated.yaml"
 def load_evidence(ctx: Ctx, metric_names: set[str]) -> Evidence:
     """Runs that count (succeeded, not invalidated) with their labels and the named metrics."""
 
-    return counting_evidence(ctx.db, metric_names)
+    return counting_evidence(ctx.db, metric_names | set(LS.COMPARED))  # load: said when groups differ
 
 
 def _metric_names(preds: list[Prediction]) -> set[str]:
@@ -89,12 +91,20 @@ def _strip(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if k not in VOLATILE}
 
 
-def _summary(status: str, preds: list[dict[str, Any]]) -> str:
+def _summary(status: str, preds: list[dict[str, Any]], rests: list[str] | None = None) -> str:
+    """One line for the hypothesis; led by the post-hoc predictions its status rests on (core.posthoc)."""
     if not preds:
         return f"{status}: no predictions"
     if len(preds) == 1:
         return preds[0]["explanation"]
-    return f"{status}: " + " | ".join(f"{p['id']} {p['explanation']}" for p in preds)
+    lead = PH.hypothesis_words(status, rests or []) or status
+    return f"{lead}: " + " | ".join(f"{p['id']} {p['explanation']}" for p in preds)
+
+
+def _marked(preds: list[Prediction], res: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The engine's results with each prediction's pre-registration mark (core.posthoc) in its
+    record and explanation: the engine judges, this says how the claim was written."""
+    return {p.id: PH.decorate(res[p.id], p.post_hoc) for p in preds if p.id in res}
 
 
 # ---------------------------------------------------------------- evaluate
@@ -133,7 +143,7 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
     # a verdict whose runs are not in this database is kept, never re-judged into `untested`
     kept = runfiles.missing_runs(ctx, {h: docs[h].verdicts[-1] for h in targets if docs[h].verdicts})
     preds = [p for h in targets if h not in kept for p in docs[h].predictions]
-    res = V.evaluate(preds, ev, ceil, cached) if preds and ev is not None else {}
+    res = _marked(preds, V.evaluate(preds, ev, ceil, cached)) if preds and ev is not None else {}
     uids = ev.uids if ev is not None else {}
     live = _live(ctx, targets)
 
@@ -150,6 +160,7 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
             continue
         pres = [res[p.id] for p in doc.predictions]
         auto = V.hypothesis_status([p["status"] for p in pres], h in live)
+        rests = PH.rests_on(auto, pres)
         warnings: list[str] = []
         for rid in hypotheses.rivals_of(docs, h):
             for p, q in V.rival_overlaps(doc.predictions, docs[rid].predictions, ceil):
@@ -160,8 +171,10 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
                     seen_pairs.add(pair)
                     all_warnings.append(msg)
         runs = sorted({r for p in pres for r in p["runs"]})
-        entry: dict[str, Any] = {"at": now_iso(), "by": ctx.actor, "status": auto, "summary": _summary(auto, pres),
-                                 "predictions": pres, "runs": runs}
+        entry: dict[str, Any] = {"at": now_iso(), "by": ctx.actor, "status": auto,
+                                 "summary": _summary(auto, pres, rests), "predictions": pres, "runs": runs}
+        if rests:
+            entry["post_hoc"] = rests  # the status rests on predictions written after their runs
         if runs:
             entry["run_uids"] = [uids.get(r, "") for r in runs]
         # the evidence this verdict rests on: every run its predictions could use
@@ -207,6 +220,7 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
             "override": doc.override.model_dump(mode="json") if doc.override else None,
             "changed": changed,
             "summary": entry["summary"],
+            "post_hoc": rests,
             "predictions": [_public(p) for p in pres],
             "warnings": warnings,
         }
@@ -236,7 +250,8 @@ def _kept(ctx: Ctx, doc: HypothesisDoc, gone: list[Any]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "hypothesis": doc.id, "status": doc.effective_status(), "auto_status": doc.auto_status,
         "override": doc.override.model_dump(mode="json") if doc.override else None, "changed": False,
-        "summary": last.summary, "predictions": list(last.predictions), "warnings": [], "kept": why,
+        "summary": last.summary, "post_hoc": list(getattr(last, "post_hoc", None) or []),
+        "predictions": list(last.predictions), "warnings": [], "kept": why,
     }
     return out
 
@@ -457,7 +472,9 @@ def brief(res: dict[str, Any]) -> documents.VerdictDoc:
     return cast(documents.VerdictDoc, {
         "results": [{"hypothesis": r["hypothesis"], "status": r["status"], "auto_status": r["auto_status"],
                      "changed": r["changed"], **({"disagreement": r["disagreement"]} if r.get("disagreement") else {}),
-                     "predictions": [{"id": p["id"], "status": p["status"], "line": p.get("explanation")}
+                     **({"post_hoc": r["post_hoc"]} if r.get("post_hoc") else {}),
+                     "predictions": [{"id": p["id"], "status": p["status"], "line": p.get("explanation"),
+                                      **({"post_hoc": p["post_hoc"]} if p.get("post_hoc") else {})}
                                      for p in r["predictions"]]}
                     for r in res["results"]],
         "warnings": res["warnings"][:5],

@@ -27,6 +27,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Log, Static, TabbedContent, TabPane, Tree
 
+from optlog.core import posthoc as PH
 from optlog.core import runtable as RT
 from optlog.core.expr import ExprError
 from optlog.core.labels import parse_pairs
@@ -1384,6 +1385,9 @@ def _hyp_renderable(h: dict[str, Any]) -> Any:
     parts += [head, Text(h["title"], style="italic")]
     if h.get("disagreement"):
         parts.append(Text(h["disagreement"], style="yellow"))
+    last = (h.get("verdict_details") or [None])[-1]
+    if last and last.get("post_hoc") and last.get("status") == h.get("auto_status", last.get("status")):
+        parts.append(Text(PH.hypothesis_words(str(last["status"]), list(last["post_hoc"])), style="yellow"))
     for k in ("statement", "rationale"):
         if h.get(k):
             parts.append(Text.assemble((f"{k}: ", "dim"), h[k]))
@@ -1401,6 +1405,8 @@ def _hyp_renderable(h: dict[str, Any]) -> Any:
                                    (p.get("status", "") + "  ", _status_style(p.get("status", ""))), p["expect"] + "  ",
                                    (f"[{p.get('metric')}]" if p.get("metric") else "", "dim")))
         levels = p.get("levels") or []
+        if p.get("post_hoc"):  # written after runs its groups select (core.posthoc): said above its reason
+            parts.append(Text("  " + PH.words(p["post_hoc"]), style="yellow"))
         if p.get("explanation"):
             parts.append(Text("  " + p["explanation"], style="dim"))
         if levels:

@@ -336,7 +336,8 @@ def test_status_shows_a_failed_launch_and_hypotheses_testing_while_runs_run(ws):
     from _launch import bench_cmd, spec, wait_for
 
     ws.cli("hypothesis", "add", "Comm-bound", "--id", "comm-bound")
-    rel = spec(ws, "slow", bench={"cmd": bench_cmd("--sleep 30")})
+    # a bench that runs until it is cancelled (a 30 s sleep ended first on a busy machine)
+    rel = spec(ws, "slow", bench={"cmd": bench_cmd(f"--until {ws.root.parent / 'never'}")})
     d = ws.j("run", "launch", rel, "--detach", "--hypothesis", "comm-bound")
     wait_for(lambda: ws.j("run", "show", str(d["runs"][0]))["status"] == "running", 60, "the run to start")
     st = ws.j("status")

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -71,7 +70,7 @@ def _names_param(field: Any, name: str, p: Param | None) -> bool:
 
 
 @pytest.fixture(scope="module")
-def notebook(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Path]]:
+def notebook(tmp_path_factory: pytest.TempPathFactory, db_env_module: dict[str, str]) -> Iterator[tuple[Any, Path]]:
     """One workspace (a hypothesis, a todo, a run in it) and one MCP face for every tool, with the
     backend under test (its own PostgreSQL database when OPTLOG_TEST_PG is set)."""
     from optlog.cli.mcp import Face
@@ -82,14 +81,7 @@ def notebook(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Pa
     env.update(OPTLOG_ACTOR="tester", GIT_CONFIG_GLOBAL=str(tmp / "gitconfig"), XDG_RUNTIME_DIR=str(tmp))
     (tmp / "gitconfig").write_text("[user]\n\tname = Test User\n\temail = test@example.com\n"
                                    "[init]\n\tdefaultBranch = main\n")
-    pg = os.environ.get("OPTLOG_TEST_PG", "").replace("postgresql+psycopg://", "postgresql://")
-    dbname = "optlog_t_" + uuid.uuid4().hex[:12]
-    if pg:
-        import psycopg
-
-        with psycopg.connect(pg, autocommit=True) as c:
-            c.execute(f'CREATE DATABASE "{dbname}"')
-        env["OPTLOG_DB_URL"] = pg.rsplit("/", 1)[0] + "/" + dbname
+    env.update(db_env_module)
     root = tmp / "ws"
 
     def cli(*a: str) -> None:
@@ -111,11 +103,6 @@ def notebook(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Pa
             yield face, root
         finally:
             face.close()
-    if pg:
-        import psycopg
-
-        with psycopg.connect(pg, autocommit=True) as c:
-            c.execute(f'DROP DATABASE IF EXISTS "{dbname}" WITH (FORCE)')
 
 
 def _footprint(root: Path) -> tuple[dict[str, int], str, str]:

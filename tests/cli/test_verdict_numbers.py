@@ -46,7 +46,8 @@ def test_scaled_expressions_show_the_tested_ratio_and_its_interval(ws):
         region = {0.05: "< 0.05", 8: "> 8"}[thr]
         assert lv["reason"].startswith("a/b = 0.05, 95% CI [") and lv["region"] == region
         assert f"] straddles {region}" in lv["reason"] or f"] outside {region}" in lv["reason"], lv["reason"]
-    assert p2["status"] == "falsified" and p2["explanation"].startswith("falsified: new/old = 0.05, 95% CI [")
+    assert p2["status"] == "falsified" and p2["explanation"].startswith(
+        "falsified, post-hoc: written after runs 1–10; new/old = 0.05, 95% CI [")
     assert "] outside > 8; expected a/b > 8 (v1)" in p2["explanation"]
     # the human table names the tested quantity beside its estimate and interval
     out = ws.cli("verdict", "h").out
@@ -77,7 +78,8 @@ def test_summary_names_the_tested_metric_and_group_labels(ws):
     r = ws.cli("verdict", "h", "--json")
     _clean(r.err)
     p1, p2 = r.json["results"][0]["predictions"]
-    assert p1["explanation"].startswith("confirmed: bound_compute (m=1) = 1.00 (all values equal);")
+    assert p1["explanation"].startswith("confirmed, post-hoc: written after runs 1–10; "
+                                  "bound_compute (m=1) = 1.00 (all values equal);")
     assert p1["levels"][0]["a"] == 1 and p1["levels"][0]["quantity"] == "a.bound_compute"
     assert p2["explanation"].startswith("untested: no run matches a (m=16);")
 
@@ -147,7 +149,8 @@ def test_documented_tips_work_on_launched_probe_runs(ws):
     _clean(r.err)
     p1 = r.json["results"][0]["predictions"][0]
     assert p1["status"] == "confirmed" and p1["levels"][0]["method"] == "exact"
-    assert p1["explanation"].startswith("confirmed: flops (gemm) = 65,536 (all values equal);")
+    assert p1["explanation"].startswith("confirmed, post-hoc: written after runs ")
+    assert "; flops (gemm) = 65,536 (all values equal);" in p1["explanation"]
 
 
 def test_a_geometric_estimate_is_shown_beside_the_group_centres_it_is_of(ws):

@@ -147,25 +147,41 @@ def test_recovery_kills_a_remote_group_by_its_record(ws):
 
 
 def test_ssh_launches_lock_per_host_and_gpu_set(ws):
-    """Two launches on one ssh host: on GPUs {0} and {1} they run together; on {0} twice the second waits."""
+    """Two launches on one ssh host: on GPUs {0} and {1} they run together; on {0} twice the second waits.
+    The first launch's bench runs until the test releases it (an event, not a time): the launch on
+    GPU 1 runs from start to end meanwhile, and the second launch on GPU 0 is seen waiting first."""
     _configure(ws)
+    release = ws.root.parent / "release"
 
-    def gpu(name, cvd, sleep=0):
+    def gpu(name, cvd, until=None):
         return spec(ws, name, server=False, executor="ssh:loop",
-                    bench={"cmd": bench_cmd(f"--sleep {sleep}" if sleep else ""), "results": ["result.json"],
+                    bench={"cmd": bench_cmd(f"--until {until}" if until else ""), "results": ["result.json"],
                            "env": {"CUDA_VISIBLE_DEVICES": cvd}})
 
-    a = subprocess.Popen([sys.executable, "-m", "optlog", "run", "launch", gpu("s0", "0", sleep=6), "--json"],
-                         cwd=ws.root, env=ws.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    def launch(rel, err):
+        return subprocess.Popen([sys.executable, "-m", "optlog", "run", "launch", rel, "--json"], cwd=ws.root,
+                                env=ws.env, stdout=subprocess.PIPE, stderr=err, text=True)
+
+    a = launch(gpu("s0", "0", until=release), subprocess.PIPE)
+    c = None
+    c_err = ws.root.parent / "c.err"
     try:
-        wait_for(lambda: _remote_started(ws), 60, "the first remote bench to start")
-        b = ws.cli("run", "launch", gpu("s1", "1"), "--json", timeout=120)
+        wait_for(lambda: _remote_started(ws), 600, "the first remote bench to start")
+        b = ws.cli("run", "launch", gpu("s1", "1"), "--json", timeout=600)
         assert a.poll() is None and "waiting" not in b.err, b.err
-        c = ws.cli("run", "launch", gpu("s0b", "0"), "--json", timeout=120)
-        a.communicate(timeout=60)
+        with open(c_err, "w") as err:
+            c = launch(gpu("s0b", "0"), err)
+        wait_for(lambda: "waiting:" in c_err.read_text() or c.poll() is not None, 600, "the second launch on GPU 0 to wait")
+        assert a.poll() is None  # still holding GPU 0
+        release.touch()
+        a.communicate(timeout=600)
+        c_out, _ = c.communicate(timeout=600)
     finally:
-        if a.poll() is None:
-            a.kill()
-            a.wait(10)
-    assert "waiting: ssh:loop GPU 0 is in use by launch L1" in c.err, c.err
-    assert b.json["status"] == c.json["status"] == "succeeded"
+        release.touch()
+        for p in (a, c):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait(10)
+    c_res = SimpleNamespace(err=c_err.read_text(), json=json.loads(c_out))
+    assert "waiting: ssh:loop GPU 0 is in use by launch L1" in c_res.err, c_res.err
+    assert b.json["status"] == c_res.json["status"] == "succeeded"

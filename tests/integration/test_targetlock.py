@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
+from types import SimpleNamespace
 
-from _launch import bench_cmd, spec, wait_for
+from _launch import Launch, bench_cmd, spec, wait_for
 from tests._verdicts import seed_runs
 
 
@@ -19,7 +21,14 @@ def _popen(ws, *args):
 
 
 def _started(ws):
-    wait_for(lambda: list((ws.root / ".optlog" / "runs").glob("*/argv.json")), 60, "the first bench to start")
+    wait_for(lambda: list((ws.root / ".optlog" / "runs").glob("*/argv.json")), 600, "the first bench to start")
+
+
+def _held(ws, tag="release"):
+    """A bench option that holds the bench until the test releases it (the file), and the file: the
+    holder of a lock holds it until the test has seen what it checks, however busy the machine."""
+    f = Path(ws.root).parent / tag
+    return f"--until {f}", f
 
 
 def _labels(ws, rid):
@@ -28,16 +37,25 @@ def _labels(ws, rid):
 
 def test_a_second_launch_from_another_workspace_waits(ws, make_ws):
     ws2 = make_ws("ws2")
-    long = spec(ws, "long", server=False, bench={"cmd": bench_cmd("--sleep 4")})
+    hold, release = _held(ws)
+    long = spec(ws, "long", server=False, bench={"cmd": bench_cmd(hold)})
     quick = spec(ws2, "quick", server=False)
     a = _popen(ws, long)
+    b = None
     try:
         _started(ws)
-        r = ws2.cli("run", "launch", quick, "--json", timeout=120)
-        out, err = a.communicate(timeout=60)
+        b = Launch(ws2, quick)
+        wait_for(b.waiting, 600, "the second launch to wait")
+        release.touch()
+        out, err = a.communicate(timeout=600)
+        b_out, b_err = b.communicate()
+        r = SimpleNamespace(err=b_err, json=json.loads(b_out))
     finally:
+        release.touch()
         if a.poll() is None:
             a.kill()
+        if b is not None:
+            b.kill()
     assert f"waiting: local:" in r.err and f"launch L1 of {ws.root}" in r.err, r.err
     (ra,) = json.loads(out)["runs"]
     (rb,) = r.json["runs"]
@@ -48,14 +66,17 @@ def test_a_second_launch_from_another_workspace_waits(ws, make_ws):
 
 
 def test_allow_concurrent_labels_both_launches_and_verdicts_set_them_aside(ws):
-    long = spec(ws, "long", server=False, bench={"cmd": bench_cmd("--sleep 4")}, labels={"config": "x"})
+    hold, release = _held(ws)
+    long = spec(ws, "long", server=False, bench={"cmd": bench_cmd(hold)}, labels={"config": "x"})
     quick = spec(ws, "quick", server=False, labels={"config": "y"})
     a = _popen(ws, long)
     try:
         _started(ws)
-        r = ws.cli("run", "launch", quick, "--allow-concurrent", "--json", timeout=120)
-        out, err = a.communicate(timeout=60)
+        r = ws.cli("run", "launch", quick, "--allow-concurrent", "--json", timeout=600)
+        release.touch()
+        out, err = a.communicate(timeout=600)
     finally:
+        release.touch()
         if a.poll() is None:
             a.kill()
     assert "running alongside" in r.err and "waiting" not in r.err, r.err
@@ -83,7 +104,8 @@ def test_a_waiting_launch_can_be_cancelled(ws):
     import os
     import signal
 
-    long = spec(ws, "long", server=False, bench={"cmd": bench_cmd("--sleep 30")})
+    hold, release = _held(ws)  # released only at the end: the holder holds throughout
+    long = spec(ws, "long", server=False, bench={"cmd": bench_cmd(hold)})
     quick = spec(ws, "quick", server=False)
     a = _popen(ws, long)
     b = None
@@ -91,7 +113,7 @@ def test_a_waiting_launch_can_be_cancelled(ws):
         _started(ws)
         b = _popen(ws, quick)
         wait_for(lambda: (ws.root / ".optlog" / "launches" / "2" / "launch.log").exists()
-                 and "waiting" in (ws.root / ".optlog" / "launches" / "2" / "launch.log").read_text(), 60, "B waiting")
+                 and "waiting" in (ws.root / ".optlog" / "launches" / "2" / "launch.log").read_text(), 600, "B waiting")
         os.kill(b.pid, signal.SIGINT)
         out, _ = b.communicate(timeout=60)
         assert json.loads(out)["status"] == "cancelled"
@@ -104,6 +126,7 @@ def test_a_waiting_launch_can_be_cancelled(ws):
         assert w["status"] == "waiting" and "launch L1" in w["waiting_for"], w
         ws.cli("run", "cancel", c["ref"])
     finally:
+        release.touch()
         for p in (a, b):
             if p is not None and p.poll() is None:
                 p.kill()
@@ -137,8 +160,8 @@ def test_invalidate_several_ids_or_a_launch_in_one_commit(ws):
 # ------------------------------------------------------------------------- a lock per GPU set
 
 
-def _gpu_spec(ws, name, cvd, sleep=0.0, **top):
-    extra = f"--sleep {sleep}" if sleep else ""
+def _gpu_spec(ws, name, cvd, hold="", **top):
+    extra = hold
     return spec(ws, name, server=False, bench={"cmd": bench_cmd(extra), "env": {"CUDA_VISIBLE_DEVICES": cvd}}, **top)
 
 
@@ -154,23 +177,29 @@ def _times(ws, res):
 
 
 def test_launches_on_disjoint_gpu_sets_run_together_overlapping_ones_and_cpu_only_ones_wait(ws):
-    a = _popen_env(ws, _gpu_spec(ws, "g01", "0,1", sleep=8))
+    hold, release = _held(ws)
+    a = _popen_env(ws, _gpu_spec(ws, "g01", "0,1", hold))
     waiters = []
     try:
         _started(ws)
         # GPUs {2,3}: runs now, while the launch on {0,1} still runs, and neither is labelled concurrent
-        b = ws.cli("run", "launch", _gpu_spec(ws, "g23", "2,3"), "--json", timeout=120)
+        b = ws.cli("run", "launch", _gpu_spec(ws, "g23", "2,3"), "--json", timeout=600)
         assert "waiting" not in b.err, b.err
         assert a.poll() is None, "the launch on GPUs 0,1 should still be running"
         # GPUs {1,2} (meets {0,1}) and a CPU-only launch (the whole machine) both wait for it
-        waiters = [_popen_env(ws, _gpu_spec(ws, "g12", "1,2")), _popen_env(ws, spec(ws, "cpu", server=False))]
-        out_a, _ = a.communicate(timeout=90)
-        outs = [w.communicate(timeout=90) for w in waiters]
+        waiters = [Launch(ws, _gpu_spec(ws, "g12", "1,2")), Launch(ws, spec(ws, "cpu", server=False))]
+        for w in waiters:
+            wait_for(w.waiting, 600, "a launch that meets GPUs 0,1 to wait")
+        release.touch()
+        out_a, _ = a.communicate(timeout=600)
+        outs = [w.communicate() for w in waiters]
     finally:
-        for p in (a, *waiters):
-            if p.poll() is None:
-                p.kill()
-                p.wait(10)
+        release.touch()
+        for w in waiters:
+            w.kill()
+        if a.poll() is None:
+            a.kill()
+            a.wait(10)
     ra = json.loads(out_a)
     a_start, a_end, a_labels = _times(ws, ra)
     b_start, b_end, b_labels = _times(ws, b.json)
@@ -186,13 +215,16 @@ def test_launches_on_disjoint_gpu_sets_run_together_overlapping_ones_and_cpu_onl
 
 
 def test_allow_concurrent_on_a_shared_gpu_labels_both_but_not_a_disjoint_launch(ws):
-    a = _popen_env(ws, _gpu_spec(ws, "g01", "0,1", sleep=6))
+    hold, release = _held(ws)
+    a = _popen_env(ws, _gpu_spec(ws, "g01", "0,1", hold))
     try:
         _started(ws)
-        c = ws.cli("run", "launch", _gpu_spec(ws, "g1", "1"), "--allow-concurrent", "--json", timeout=120)
-        b = ws.cli("run", "launch", _gpu_spec(ws, "g3", "3"), "--json", timeout=120)
-        out_a, _ = a.communicate(timeout=90)
+        c = ws.cli("run", "launch", _gpu_spec(ws, "g1", "1"), "--allow-concurrent", "--json", timeout=600)
+        b = ws.cli("run", "launch", _gpu_spec(ws, "g3", "3"), "--json", timeout=600)
+        release.touch()
+        out_a, _ = a.communicate(timeout=600)
     finally:
+        release.touch()
         if a.poll() is None:
             a.kill()
             a.wait(10)
@@ -206,28 +238,40 @@ def test_allow_concurrent_on_a_shared_gpu_labels_both_but_not_a_disjoint_launch(
 def test_a_gpu_named_by_uuid_is_the_same_gpu_as_its_index(ws):
     fake = json.dumps({"gpus": [{"uuid": "GPU-aaaa", "name": "NVIDIA H200"}, {"uuid": "GPU-bbbb", "name": "NVIDIA H200"}]})
     env = {"OPTLOG_FAKE_NVML": fake}
-    a = _popen_env(ws, _gpu_spec(ws, "g1", "1", sleep=4, telemetry=False), env=env)
+    hold, release = _held(ws)
+    a = _popen_env(ws, _gpu_spec(ws, "g1", "1", hold, telemetry=False), env=env)
+    b = None
     try:
         _started(ws)
-        r = ws.cli("run", "launch", _gpu_spec(ws, "gb", "GPU-bbbb", telemetry=False), "--json", timeout=120, env=env)
-        a.communicate(timeout=90)
+        b = Launch(ws, _gpu_spec(ws, "gb", "GPU-bbbb", telemetry=False), env=env)
+        wait_for(b.waiting, 600, "the launch on GPU-bbbb to wait")
+        release.touch()
+        a.communicate(timeout=600)
+        _out, err = b.communicate()
+        r = SimpleNamespace(err=err)
     finally:
+        release.touch()
         if a.poll() is None:
             a.kill()
             a.wait(10)
+        if b is not None:
+            b.kill()
     assert "waiting:" in r.err and "GPU 1 is in use by launch L1" in r.err, r.err
 
 
 def test_cuda_visible_devices_inherited_by_optlog_names_the_gpu_set(ws):
-    a = _popen_env(ws, spec(ws, "inh01", server=False, bench={"cmd": bench_cmd("--sleep 4")}),
+    hold, release = _held(ws)
+    a = _popen_env(ws, spec(ws, "inh01", server=False, bench={"cmd": bench_cmd(hold)}),
                    env={"CUDA_VISIBLE_DEVICES": "0,1"})
     try:
         _started(ws)
-        b = ws.cli("run", "launch", spec(ws, "inh2", server=False), "--json", timeout=120,
+        b = ws.cli("run", "launch", spec(ws, "inh2", server=False), "--json", timeout=600,
                    env={"CUDA_VISIBLE_DEVICES": "2"})
         assert a.poll() is None
-        a.communicate(timeout=90)
+        release.touch()
+        a.communicate(timeout=600)
     finally:
+        release.touch()
         if a.poll() is None:
             a.kill()
             a.wait(10)

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests._face import use_env
+from _launch import wait_for
 from tests._telemetry import PROOF, TWO_GPUS, complete, ctx_for, fake_env, run_test_server
 
 BLAS1 = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -203,7 +204,24 @@ class _Exec:
         return subprocess.Popen(self.replace(argv), stdout=subprocess.PIPE, text=True, env=self.env)
 
 
-def _point(ws: Any, monkeypatch: Any, settings: dict[str, Any], ex: _Exec, seconds: float) -> tuple[dict[str, float], list[str]]:
+def _window_has(sess: Any, gpus: int, power: int, gpm: int) -> bool:
+    """The point's window holds, for each of `gpus` GPUs, `power` samples with a power reading and
+    `gpm` with a GPM one (what the assertions on its summary need)."""
+    with sess.lock:
+        mine = [s for s in sess.samples if s["t"] >= sess.points[sess.active]["t0"]]
+    by: dict[str, list[int]] = {}
+    for s in mine:
+        c = by.setdefault(str(s.get("uuid") or s.get("gpu")), [0, 0])
+        c[0] += "gpu_power_w" in s
+        c[1] += "tensor_active" in s
+    return len(by) >= gpus and all(p >= power and g >= gpm for p, g in by.values())
+
+
+def _point(ws: Any, monkeypatch: Any, settings: dict[str, Any], ex: _Exec, seconds: float,
+           gpus: int) -> tuple[dict[str, float], list[str]]:
+    """One point of at least `seconds` that ends once the remote source has delivered what the
+    summary needs (two power samples and a GPM sample per GPU): the remote command's start-up takes
+    as long as the machine's load makes it, so a fixed window could hold nothing."""
     from optlog.service.evidence import insert_run
     from optlog.telemetry.session import open_session
 
@@ -214,6 +232,7 @@ def _point(ws: Any, monkeypatch: Any, settings: dict[str, Any], ex: _Exec, secon
             rid = insert_run(s, labels={}, metrics={}, status="running", launch_id=9)
         sess.begin_point(rid)
         time.sleep(seconds)
+        wait_for(lambda: _window_has(sess, gpus, power=2, gpm=1), 120, "the remote samples of the point")
         out = sess.end_point(rid, {"total_output_tokens": 1000.0})
         sess.stop()
         return out, list(ctx.test_notices)
@@ -237,7 +256,7 @@ def test_remote_host_without_optlog_streams_nvidia_smi(ws, monkeypatch, tmp_path
 
     ex = _Exec("ssh", replace)
     ex.env = None  # type: ignore[attr-defined]
-    out, notes = _point(ws, monkeypatch, {"interval_s": 0.2, "remote": "auto"}, ex, 1.0)
+    out, notes = _point(ws, monkeypatch, {"interval_s": 0.2, "remote": "auto"}, ex, 1.0, gpus=2)
     assert cmds[0][0] == "nvidia-smi" and any(a.startswith("-lms") for a in cmds[0])
     assert cmds[1][:2] == ["nvidia-smi", "dmon"] and "--gpm-metrics" in cmds[1]
     assert out["telemetry_gpus"] == 2 and 100 < out["gpu_power_w_mean"] < 200
@@ -249,7 +268,8 @@ def test_remote_host_without_optlog_streams_nvidia_smi(ws, monkeypatch, tmp_path
 def test_remote_host_with_optlog_runs_telemetry_sample_there(ws, monkeypatch) -> None:
     ex = _Exec("ssh", lambda argv: [sys.executable, "-m", "optlog", *argv[1:]])
     ex.env = {**ws.env, **fake_env(TWO_GPUS), "CUDA_VISIBLE_DEVICES": ""}  # type: ignore[attr-defined]
-    out, _ = _point(ws, monkeypatch, {"interval_s": 0.1, "gpm_interval_s": 0.3, "optlog": "optlog", "gpus": "0"}, ex, 2.5)
+    out, _ = _point(ws, monkeypatch, {"interval_s": 0.1, "gpm_interval_s": 0.3, "optlog": "optlog", "gpus": "0"}, ex, 0.5,
+                    gpus=1)
     assert ex.argv[:3] == ["optlog", "telemetry", "sample"] and "--gpus" in ex.argv
     assert out["telemetry_gpus"] == 1 and out["gpu_power_w_mean"] == pytest.approx(600.0)
     assert out["tensor_active"] == pytest.approx(5.0)

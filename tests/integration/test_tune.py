@@ -19,7 +19,7 @@ import time
 import pytest
 import yaml
 
-from _launch import PY, TESTS, free_port, server_cmd
+from _launch import PY, TESTS, free_port, server_cmd, wait_for
 from tests._face import tool  # noqa: F401  (a fixture)
 
 BEST = {"x": 3, "mode": "a"}
@@ -139,7 +139,10 @@ def _study_tables(ws):
 
 
 def test_two_workers_share_one_study_and_run_n_distinct_trials(ws, backend):
-    rel = _spec(ws, sleep=0.3, search={"x": {"low": 1.0, "high": 5.0}, "mode": {"choices": ["a", "b"]}})
+    # the first trial's bench waits until the other worker's first bench runs beside it: both work
+    # on the study however long the second worker takes to start on a busy machine
+    rel = _spec(ws, search={"x": {"low": 1.0, "high": 5.0}, "mode": {"choices": ["a", "b"]}},
+                bench_extra=f"--barrier {ws.root.parent / 'barrier'}")
     d = ws.j("tune", rel, *CONSTRAINED, "--trials", "6", "--workers", "2", "--sampler", "random", "--seed", "1",
              "--remeasure", "0")
     assert "worker_errors" not in d, d
@@ -165,20 +168,16 @@ def test_two_workers_share_one_study_and_run_n_distinct_trials(ws, backend):
 def test_kill_9_mid_study_then_resume_loses_and_repeats_no_finished_trial(ws):
     cfg = ws.root / "optlog.yaml"
     cfg.write_text(cfg.read_text() + "\ntune:\n  heartbeat_s: 1\n  grace_s: 2\n")
-    rel = _spec(ws, sleep=2.0)
+    held = ws.root.parent / "hold"
+    rel = _spec(ws, bench_extra=f"--hold 3,{held}")  # the third trial's bench runs until killed
     args = [sys.executable, "-m", "optlog", "tune", rel, *CONSTRAINED, "--trials", "5", "--sampler", "grid", "--json"]
     log = open(ws.root.parent / "tune.log", "w")
     p = subprocess.Popen(args, cwd=ws.root, env=ws.env, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            r = ws.cli("tune", "show", "t", "--json", check=False)  # not found until the study exists
-            trials = r.json["trials"] if r.code == 0 else []
-            done = [t for t in trials if t["state"] == "complete"]
-            if len(done) >= 2 and any(t["state"] == "running" for t in trials):
-                break  # a trial's bench (2 s) is under way
-            time.sleep(0.2)
-        assert len(done) >= 2, (ws.root.parent / "tune.log").read_text()[-3000:]
+        wait_for(lambda: (held / "held").exists() or p.poll() is not None, 600, "the third trial's bench")
+        assert p.poll() is None, (ws.root.parent / "tune.log").read_text()[-3000:]
+        done = [t for t in _trials(ws, "t") if t["state"] == "complete"]
+        assert len(done) >= 2, done
     finally:
         os.killpg(p.pid, signal.SIGKILL)  # the whole tree, as a machine that dies
         p.wait()
