@@ -26,6 +26,7 @@ from optlog.cli.binding import Call
 from optlog.cli.fast import READS
 from optlog.cli.main import internal_error
 from optlog.cli.tools import tools
+from optlog.core import text as TX
 from optlog.core.shape import fit
 from optlog.errors import BadInput, OptlogError, close_matches
 from optlog.service.context import Ctx
@@ -156,5 +157,5 @@ def one_line(doc: Any, name: str) -> str:
         e = doc["error"]
         where = ":".join(str(x) for x in (e.get("file"), e.get("line")) if x is not None)
         fld = f"{e['field']}: " if e.get("field") else ""
-        return f"{e['code']}: {where + ': ' if where else ''}{fld}{e['message']}".splitlines()[0]
-    return json.dumps(doc, default=str, ensure_ascii=False, separators=(",", ":"))
+        return TX.shown(f"{e['code']}: {where + ': ' if where else ''}{fld}{e['message']}".splitlines()[0])
+    return TX.json_shown(json.dumps(doc, default=str, ensure_ascii=False, separators=(",", ":")))
