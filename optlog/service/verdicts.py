@@ -275,7 +275,10 @@ def _public(p: dict[str, Any]) -> dict[str, Any]:
                       "threshold": lv.get("threshold"), "p": lv.get("p"),
                       "outcome": lv.get("outcome"), "reason": lv.get("reason"), "method": lv.get("method"),
                       "runs": lv.get("runs", {}), **({"tests": lv["tests"]} if "tests" in lv else {}),
-                      **({"geo": lv["geo"]} if lv.get("geo") else {})}
+                      **({"geo": lv["geo"]} if lv.get("geo") else {}),
+                      # how it was estimated (DESIGN §5): region, design, pairs, confidence, a fit, drift
+                      **{k: lv[k] for k in ("region", "design", "confidence", "pairs", "paired_by", "fit", "drift")
+                         if lv.get(k) is not None}}
                      for lv in p["levels"]]
     return out
 
