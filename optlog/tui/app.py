@@ -188,7 +188,7 @@ class OptlogApp(App[None]):
         try:
             name = self.ctx.config.name
             self.call_from_thread(setattr, self, "sub_title", name)  # the workspace name
-            self.ctx.db  # noqa: B018
+            self.ctx.open()  # the database, identity, recovery and committed evidence (Ctx.open)
             from optlog.service import dashboard, hypotheses, todos  # noqa: F401 # deferred: the service layer (~0.6 s) after the first frame
         except Exception:  # noqa: BLE001 - the first load reports it
             pass
