@@ -134,6 +134,20 @@ def counting_run_ids(s: Session) -> list[int]:
     return [saved_id(r) for r in s.exec(select(Run).where(col(Run.invalidated) == False)).all()]  # noqa: E712
 
 
+def diagnosed_run_ids(s: Session, marks: Sequence[str], prefixes: Sequence[str]) -> list[int]:
+    """Ids of the counting runs that carry any metric named in `marks` or starting with one of
+    `prefixes`: the runs a stored diagnosis can go stale on. One indexed query, so a verdict over
+    10,000 runs without telemetry does not load every run's labels and metrics to find none."""
+    from sqlmodel import col, or_, select  # deferred: the ORM; ORM-free reads (todo list) skip it
+
+    from optlog.store.models import Metric, Run  # deferred: ORM tables (sqlmodel); ORM-free reads skip them
+
+    cond = or_(col(Metric.name).in_(list(marks)), *[col(Metric.name).startswith(p, autoescape=True) for p in prefixes])
+    q = (select(Metric.run_id).join(Run, col(Run.id) == col(Metric.run_id))
+         .where(cond).where(col(Run.invalidated) == False).distinct())  # noqa: E712
+    return sorted(int(r) for r in s.exec(q).all())
+
+
 def replace_metrics(s: Session, run_id: int, drop: Sequence[str], new: dict[str, float]) -> None:
     """Delete the run's metrics named in `drop`, then add `new`."""
     from sqlmodel import col, delete  # deferred: the ORM; ORM-free reads (todo list) skip it
