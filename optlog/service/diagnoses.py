@@ -78,6 +78,8 @@ def refresh(ctx: Ctx) -> list[dict[str, Any]]:
     with ctx.db.read() as s:
         # only runs optlog diagnosed or could have (see _optlog_made): the rest have nothing to go stale
         ids = diagnosed_run_ids(s, ["telemetry_window_s"], DIAG_PREFIXES)
+        if not ids:
+            return []
         labels, metrics = labels_metrics(s, ids)
     found = _found_facts(ctx, ids, metrics)
     changed: list[tuple[int, dict[str, float], dict[str, float]]] = []
