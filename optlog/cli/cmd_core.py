@@ -9,7 +9,6 @@ import click
 
 from optlog.cli.binding import Call, verb
 from optlog.cli.main import agent, state
-from optlog.cli.mcp import serve
 from optlog.cli.options import paging
 from optlog.cli.render import glyph
 from optlog.paths import DEFAULT_PLAN_PREFIX
@@ -128,9 +127,3 @@ def tui_cmd() -> None:
     """Open the dashboard (the same as bare `optlog` on a terminal)."""
     open_tui(state().chdir)
 
-
-@click.command("mcp")
-@agent(skip="the MCP server itself")
-def mcp_cmd() -> None:
-    """Serve optlog's verbs as MCP tools over stdio (for coding agents)."""
-    serve(state().chdir)

@@ -37,8 +37,8 @@ from optlog.runs import hostload, ports, procs, tree, treeshare
 from optlog.runs.cgroup import LaunchCgroup
 from optlog.runs.environment import capture
 from optlog.runs.executor_select import make_executor
-from optlog.runs.modelfacts import discover
 from optlog.runs.inside import bench_env
+from optlog.runs.modelfacts import discover
 from optlog.runs.parsers import parse_result, select_result_files, unique
 from optlog.runs.redact import Redactor
 from optlog.runs.results import AMBIGUOUS, Ambiguous, distinguishing_keys

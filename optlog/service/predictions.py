@@ -25,6 +25,7 @@ from optlog.service.envelope import listing
 from optlog.service.context import Ctx
 from optlog.service.hypotheses import rivals_of
 from optlog.service.verdicts import evaluate_predictions, load_evidence
+from optlog.store.db import decision_lock
 from optlog.store.runrows import label_values, metric_names
 
 PID_RE = re.compile(r"^(?P<hid>[a-z0-9][a-z0-9-]{0,62})\.p(?P<n>\d+)\Z")
@@ -146,22 +147,25 @@ def add(ctx: Ctx, hid: str, expect: str, *, metric: str | None = None, a: Mappin
     warnings = _label_warnings(ctx, metric, node, sa, sb, where, per)
     made: dict[str, Prediction] = {}
     at = now_iso()
-    mark = post_hoc_mark(ctx, Prediction(id=f"{hid}.p0", expect=expect.strip(), metric=metric, a=sa, b=sb,
-                                         where=where, per=per, margin=m), at)
 
     def change(doc: HypothesisDoc) -> dict[str, str]:
         n = 1 + max((int(mm.group("n")) for p in doc.predictions if (mm := PID_RE.match(p.id))), default=0)
         pred = Prediction(id=f"{doc.id}.p{n}", expect=expect.strip(), metric=metric, a=sa, b=sb, where=where, per=per,
-                          margin=m, created=at, post_hoc=mark)
+                          margin=m, created=at)
+        # marked under the decision lock: no run lands between the mark and the commit
+        pred.post_hoc = post_hoc_mark(ctx, pred, at)
         doc.predictions.append(pred)
         made["p"] = pred
         return {TR.PREDICTION: pred.id}
 
-    hypotheses.mutate(ctx, hid, change, event="prediction-add",
-                      subject=f"optlog: {hid}: add prediction" + (f" ({PH.words(mark)})" if mark else ""),
-                      body=f"expect {expect.strip()}")
+    def subject() -> str:
+        mark = made["p"].post_hoc
+        return f"optlog: {hid}: add prediction" + (f" ({PH.words(mark)})" if mark else "")
+
+    with decision_lock(ctx.ws, ctx.db):
+        hypotheses.mutate(ctx, hid, change, event="prediction-add", subject=subject, body=f"expect {expect.strip()}")
     pred = made["p"]
-    _post_hoc_notice(ctx, pred.id, mark)
+    _post_hoc_notice(ctx, pred.id, pred.post_hoc)
     docs = hypotheses.sync(ctx)
     warnings += _rival_warnings(ctx, docs, hid, [pred])
     for w in warnings:
@@ -223,13 +227,15 @@ def edit(ctx: Ctx, pid: str, *, expect: str | None = None, metric: str | None = 
     if all(getattr(old, k) == v for k, v in new.items()):
         raise BadInput("nothing to change: give at least one of --expect, --metric, --a, --b, --where, --per, --margin",
                        field="ID")
-    evidence = has_evidence(ctx, doc, old)
     at = now_iso()
-    mark = post_hoc_mark(ctx, old.model_copy(update=new), at)
     out: dict[str, Prediction] = {}
+    seen: dict[str, bool] = {}
 
     def change(d: HypothesisDoc) -> dict[str, str]:
         p = next(p for p in d.predictions if p.id == pid)
+        # judged under the lock, on the file as it is now: a verdict committed since `_find` read it
+        # is evidence too, so the old version is kept in the history
+        evidence = seen["evidence"] = has_evidence(ctx, d, p)
         if evidence:
             p.history.append(PredictionVersion(version=p.version, expect=p.expect, metric=p.metric, a=p.a, b=p.b,
                                                where=p.where, per=p.per, margin=p.margin, created=p.created,
@@ -239,14 +245,23 @@ def edit(ctx: Ctx, pid: str, *, expect: str | None = None, metric: str | None = 
             p.created = at
         for k, v in new.items():
             setattr(p, k, v)
-        p.post_hoc = mark  # the mark is of the version written now: runs its groups select now
+        # the mark is of the version written now: runs its groups select now (under the decision
+        # lock, so no run lands between the mark and the commit)
+        p.post_hoc = post_hoc_mark(ctx, p, at)
         p.status = "untested"
         out["p"] = p
         return {TR.PREDICTION: pid, TR.VERSION: str(p.version)}
 
-    what = f"v{old.version + 1}, edited after evidence existed" if evidence else f"v{old.version}, before any evidence"
-    hypotheses.mutate(ctx, doc.id, change, event="prediction-edit", subject=f"optlog: edit prediction {pid} ({what})",
-                      body=f"expect {new['expect']}" + (f"\nwas: {old.expect}" if old.expect != new["expect"] else ""))
+    def subject() -> str:
+        what = (f"v{old.version + 1}, edited after evidence existed" if seen.get("evidence")
+                else f"v{old.version}, before any evidence")
+        return f"optlog: edit prediction {pid} ({what})"
+
+    with decision_lock(ctx.ws, ctx.db):
+        hypotheses.mutate(ctx, doc.id, change, event="prediction-edit", subject=subject,
+                          body=f"expect {new['expect']}" + (f"\nwas: {old.expect}" if old.expect != new["expect"] else ""))
+    evidence = seen.get("evidence", False)
+    mark = out["p"].post_hoc
     _post_hoc_notice(ctx, pid, mark)
     if evidence:
         ctx.notice(f"{pid} had evidence already: kept v{old.version} in its history; this is v{old.version + 1}, "

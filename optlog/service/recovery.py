@@ -20,9 +20,9 @@ def anything_live(db: "Database") -> bool:
         return launchrows.anything_live(c)
 
 
-def recover_dead_launches(ctx: Any, db: "Database") -> None:
+def recover_dead_launches(ctx: Any, db: "Database") -> list[int]:
     """`ctx` is the service context being built (typed loosely: the context imports this module)."""
     if not anything_live(db):
-        return
+        return []
 
-    recover(ctx, db)
+    return recover(ctx, db)

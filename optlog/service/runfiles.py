@@ -235,6 +235,8 @@ def _import_docs(db: "Database", docs: list[tuple[Any, str]]) -> int:
                        started_at=doc.started_at, finished_at=doc.finished_at, exit_code=doc.exit_code,
                        invalidated=doc.invalidated, invalid_reason=doc.invalid_reason, evidence_stamp=st,
                        raw=redact({"evidence_file": f"runs/evidence/{doc.uid}.yaml", "origin_number": doc.number,
+                                   # the launch it was measured in there: its cycles pair runs (core.verdict)
+                                   **({"origin_launch": doc.launch} if doc.launch is not None else {}),
                                    **({"environment_sha256": doc.environment_sha256} if doc.environment_sha256 else {})}),
                        **extra)
             changed += 1

@@ -13,7 +13,10 @@ used the run is re-evaluated and its new verdict committed with the reason.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from optlog.core import comparable as C
@@ -25,7 +28,7 @@ from optlog.core import verdict as V
 from optlog.core.hypothesis import HypothesisDoc, Prediction, Verdict
 from optlog.core.timeutil import now_iso
 from optlog.core.verdict import run_matches
-from optlog.errors import BadInput, NotFound, not_found
+from optlog.errors import BadInput, NotFound, no_space, not_found, out_of_space
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
 from optlog.service import evidence, hypotheses, runfiles
@@ -35,6 +38,7 @@ from optlog.service.diagnoses import describe, reads_diagnosis, refresh
 from optlog.service.evidence import live_hypotheses
 from optlog.service.launch import parse_ref
 from optlog.store import launchrows, runrows
+from optlog.store.db import decision_lock
 from optlog.store.lock import workspace_lock
 from optlog.store.runrows import add_links, counting_evidence, linked_runs, runs_of_launch, saved_id
 from optlog.yamlio import dump, parse_text, read_text, write_atomic
@@ -111,8 +115,17 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
              event: str = "verdict", cause: str | None = None, trailers: dict[str, str] | None = None) -> dict[str, Any]:
     """Judge the predictions of one hypothesis (`hid`), of `hids`, or of all (`all`, or nothing given).
 
-    Returns `{"results": [...], "warnings": [...], "committed": N}` (DESIGN §7 verdict --json)."""
+    Judged and committed under the decision lock (`store.db.decision_lock`): no evidence changes
+    between reading it and committing the judgement, and a second verdict running at the same time
+    waits, then finds nothing new to commit (idempotent under concurrency).
 
+    Returns `{"results": [...], "warnings": [...], "committed": N}` (DESIGN §7 verdict --json)."""
+    with decision_lock(ctx.ws, ctx.db):
+        return _evaluate(ctx, hid, hids=hids, event=event, cause=cause, trailers=trailers)
+
+
+def _evaluate(ctx: Ctx, hid: str | None, *, hids: list[str] | None, event: str, cause: str | None,
+              trailers: dict[str, str] | None) -> dict[str, Any]:
     docs = hypotheses.sync(ctx)
     if event == "verdict":
         # one diagnosis from known ceilings: stored ones made with other ceilings are redone first
@@ -196,7 +209,8 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
                     if p.id in statuses:
                         p.status = statuses[p.id]  # type: ignore[assignment]
                 d.auto_status = auto  # type: ignore[assignment]
-                d.verdicts.append(Verdict.model_validate(entry))
+                if not (d.verdicts and _strip(d.verdicts[-1].model_dump(mode="json")) == _strip(entry)):
+                    d.verdicts.append(Verdict.model_validate(entry))  # never the same judgement twice in a row
                 d.status = d.override.status if d.override else auto  # type: ignore[assignment]
 
             subject = f"optlog: {h} → {auto}"
@@ -261,7 +275,10 @@ def _public(p: dict[str, Any]) -> dict[str, Any]:
                       "threshold": lv.get("threshold"), "p": lv.get("p"),
                       "outcome": lv.get("outcome"), "reason": lv.get("reason"), "method": lv.get("method"),
                       "runs": lv.get("runs", {}), **({"tests": lv["tests"]} if "tests" in lv else {}),
-                      **({"geo": lv["geo"]} if lv.get("geo") else {})}
+                      **({"geo": lv["geo"]} if lv.get("geo") else {}),
+                      # how it was estimated (DESIGN §5): region, design, pairs, confidence, a fit, drift
+                      **{k: lv[k] for k in ("region", "design", "confidence", "pairs", "paired_by", "fit", "drift")
+                         if lv.get(k) is not None}}
                      for lv in p["levels"]]
     return out
 
@@ -334,6 +351,13 @@ def invalidate_many(ctx: Ctx, refs: list[str], why: str) -> dict[str, Any]:
     if not why or not why.strip():
         raise BadInput("say why the run is invalid: --why TEXT", field="--why")
     why = why.strip()
+    # under the decision lock from the first read to the re-judgement: no verdict judges between
+    # the flag and its commit, and two invalidations of one run record it once
+    with decision_lock(ctx.ws, ctx.db):
+        return _invalidate_many(ctx, refs, why)
+
+
+def _invalidate_many(ctx: Ctx, refs: list[str], why: str) -> dict[str, Any]:
     rows = _resolve_runs(ctx, [str(x) for x in refs])
     already = [r for r in rows if r.invalidated]
     todo = [r for r in rows if not r.invalidated]
@@ -362,7 +386,7 @@ def invalidate_many(ctx: Ctx, refs: list[str], why: str) -> dict[str, Any]:
 
     path = ctx.ws.root / INVALIDATED_FILE
     id_list = ",".join(str(r.id) for r in todo)
-    with workspace_lock(ctx.ws):
+    with workspace_lock(ctx.ws), _put_back_on_failure(ctx, [path, *(runfiles.path_for(ctx, r.uid) for r in todo)]):
         data: dict[str, Any] = {}
         if path.is_file():
             data = parse_text(read_text(path, INVALIDATED_FILE), INVALIDATED_FILE) or {}
@@ -389,6 +413,29 @@ def invalidate_many(ctx: Ctx, refs: list[str], why: str) -> dict[str, Any]:
                 for x in res["results"] if x["changed"]]
     return {**base, "changed": True, "reason": why, "affected": affected, "rejudged": rejudged,
             "status_changes": [c for c in rejudged if c["from"] != c["to"]], "results": res["results"]}
+
+
+@contextmanager
+def _put_back_on_failure(ctx: Ctx, paths: list[Path]) -> Iterator[None]:
+    """Files as they were before the block if it fails (the register and the runs' evidence files
+    of an invalidation whose commit failed: the database's flag is rolled back with them, so
+    nothing is left that looks decided); a full disk is said as such, with what was put back."""
+    before = {p: p.read_bytes() if p.is_file() else None for p in paths}
+    try:
+        yield
+    except BaseException as e:
+        for p, data in before.items():
+            try:
+                if data is None:
+                    p.unlink(missing_ok=True)
+                elif not p.is_file() or p.read_bytes() != data:
+                    write_atomic(p, data.decode("utf-8"))
+            except OSError:
+                pass
+        if isinstance(e, Exception) and out_of_space(e, ctx.ws.root):
+            raise no_space(ctx.ws.root, f"{', '.join(ctx.ws.rel(p) for p in paths)} put back as they were; nothing "
+                           "was flagged or committed") from None
+        raise
 
 
 # ---------------------------------------------------------------- diff

@@ -335,6 +335,9 @@ class TelemetrySession:
             out.update(summarize(cols, t0, now, self.warmup_s))
             out["telemetry_window_s"] = now - t0
             out.update(_steady(cols, windows, t0, now))
+            if self.sampler is not None and any(k in out for k in ("tensor_active", "dram_bw_util", "sm_active")):
+                # how finely GPM resolved this point: a reading averages over its whole window
+                out["telemetry_gpm_interval_s"] = float(self.settings.get("gpm_interval_s") or 10.0)
             energy = None
             if energy1 is not None and p["energy0"] is not None:
                 energy = sum(energy1[k] - p["energy0"].get(k, energy1[k]) for k in energy1)

@@ -29,6 +29,7 @@ from textual.widgets import DataTable, Footer, Header, Log, Static, TabbedConten
 
 from optlog.core import posthoc as PH
 from optlog.core import runtable as RT
+from optlog.core import text as TX
 from optlog.core.expr import ExprError
 from optlog.core.labels import parse_pairs
 from optlog.core.numfmt import fmt_count, fmt_num, fmt_ratio
@@ -186,7 +187,7 @@ class OptlogApp(App[None]):
         try:
             name = self.ctx.config.name
             self.call_from_thread(setattr, self, "sub_title", name)  # the workspace name
-            self.ctx.db  # noqa: B018
+            self.ctx.open()  # the database, identity, recovery and committed evidence (Ctx.open)
             from optlog.service import dashboard, hypotheses, todos  # noqa: F401 # deferred: the service layer (~0.6 s) after the first frame
         except Exception:  # noqa: BLE001 - the first load reports it
             pass
@@ -200,6 +201,10 @@ class OptlogApp(App[None]):
         self._warm.start()
         self.reload()
         self.set_interval(self.poll_s, self.poll)
+
+    def notify(self, message: str, *args: Any, **kw: Any) -> None:
+        """Every notification passes the output rule (an error's text may quote data)."""
+        super().notify(TX.shown(str(message)), *args, **kw)
 
     def _notice(self, text: str) -> None:
         """Narration from the service layer, from whichever thread it came."""
@@ -270,7 +275,7 @@ class OptlogApp(App[None]):
     def _show_hyps_quick(self, roots: list[dict[str, Any]]) -> None:
         if self._full_started:
             return  # the full load won the race
-        self._paint_tree(roots)
+        self._paint_tree(TX.shown_tree(roots))
         self.call_after_refresh(self._start_full)
 
     # ------------------------------------------------------------------ workers
@@ -385,7 +390,9 @@ class OptlogApp(App[None]):
     def on_optlog_app_loaded(self, msg: "OptlogApp.Loaded") -> None:
         try:
             with self.batch_update():
-                getattr(self, f"_show_{msg.what.replace('-', '_')}")(msg.data)
+                # the output rule: every string the app shows passes `shown` (no ESC, OSC 52 or bidi
+                # override from a run's labels, a commit or a file reaches the terminal)
+                getattr(self, f"_show_{msg.what.replace('-', '_')}")(TX.shown_tree(msg.data))
         except NoMatches:  # a load that finished while the app was closing
             pass
 
