@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from optlog.core import posthoc as PH
-from optlog.core.numfmt import fmt_gain, fmt_pct, fmt_ratio, fmt_score, fmt_value, fmt_written
+from optlog.core.numfmt import fmt_gain, fmt_pct, fmt_ratio, fmt_score, fmt_share, fmt_value, fmt_written
 from optlog.core.plans import EFFORT_WEIGHT, calibration_line, calibration_rows
 from optlog.render import md
 
@@ -114,12 +114,13 @@ def verdict_tables(verdict: Any, heading_level: int = 4) -> list[str]:
                     *(f"{fmt_value(geo[g])} (geometric)" if g in geo else fmt_value(lv.get(g)) for g in ("a", "b")),
                     str(lv.get("quantity") or "–") + (" (geometric)" if "geometric" in stat else ""),
                     fmt_value(lv.get("estimate")),
-                    f"[{fmt_value(ci[0])}, {fmt_value(ci[1])}]" if isinstance(ci, list) and len(ci) == 2 else "–",
+                    (f"[{fmt_value(ci[0])}, {fmt_value(ci[1])}]" + _conf_note(lv.get("confidence")))
+                    if isinstance(ci, list) and len(ci) == 2 else "–",
                     lv.get("outcome") or "–",
                     fmt_value(lv.get("n")) if lv.get("n") else "–",
                     lv.get("reason") or "",
                 ])
-            out.append(md.table(["level", "a", "b", "tested", "estimate", "95% CI", "outcome", "n", "reason"], rows,
+            out.append(md.table(["level", "a", "b", "tested", "estimate", "CI", "outcome", "n", "reason"], rows,
                                 ["l", "r", "r", "l", "r", "r", "l", "l", "l"]))
             if len(levels) > EVIDENCE_LEVELS_MAX:
                 out.append(md.inline(f"… and {len(levels) - EVIDENCE_LEVELS_MAX} more levels"))
@@ -267,3 +268,8 @@ def render_index(views: list[dict[str, Any]], cal: dict[str, Any], prefix: str, 
             ])
         parts.append(md.raw_table(["plan", "status", "predicted gain", "measured gain", "why"], rows))
     return "\n\n".join(parts) + "\n"
+
+
+def _conf_note(conf: Any) -> str:
+    """An interval's confidence where it is not 95 % (widened for the number of levels)."""
+    return f" ({fmt_share(conf, places=1)})" if isinstance(conf, (int, float)) and abs(conf - 0.95) > 1e-9 else ""

@@ -76,6 +76,9 @@ def _metric_names(preds: list[Prediction]) -> set[str]:
     return out
 
 
+metric_names = _metric_names  # public: service.nextexp loads the same metrics
+
+
 def evaluate_predictions(ctx: Ctx, preds: list[Prediction], ev: Any = None) -> dict[str, dict[str, Any]]:
     if ev is None:
         ev = load_evidence(ctx, _metric_names(preds))
@@ -275,7 +278,10 @@ def _public(p: dict[str, Any]) -> dict[str, Any]:
                       "threshold": lv.get("threshold"), "p": lv.get("p"),
                       "outcome": lv.get("outcome"), "reason": lv.get("reason"), "method": lv.get("method"),
                       "runs": lv.get("runs", {}), **({"tests": lv["tests"]} if "tests" in lv else {}),
-                      **({"geo": lv["geo"]} if lv.get("geo") else {})}
+                      **({"geo": lv["geo"]} if lv.get("geo") else {}),
+                      # how it was estimated (DESIGN §5): region, design, pairs, confidence, a fit, drift
+                      **{k: lv[k] for k in ("region", "design", "confidence", "pairs", "paired_by", "fit", "drift")
+                         if lv.get(k) is not None}}
                      for lv in p["levels"]]
     return out
 

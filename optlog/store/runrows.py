@@ -202,8 +202,15 @@ def counting_evidence(db: Database, metric_names: set[str]) -> Evidence:
             return cur.fetchall()
 
         uids: dict[int, str] = {}
-        for rid, uid in rows("SELECT id, uid FROM run WHERE status = 'succeeded' AND NOT invalidated"):
-            runs[rid] = RunRow(rid, {}, {})
+        # launch and repeat (a launch cycle) and start/end: the design a verdict judges (paired cycles,
+        # separate time blocks); a run imported from another clone keeps its launch in `raw`
+        origin = ("CASE WHEN launch_id IS NULL THEN json_extract(raw, '$.origin_launch') END" if db.is_sqlite
+                  else "CASE WHEN launch_id IS NULL THEN (raw ->> 'origin_launch')::int END")
+        for rid, uid, launch, rep, t0, t1, olaunch in rows(
+                f"SELECT id, uid, launch_id, repeat, started_at, finished_at, {origin} FROM run "
+                "WHERE status = 'succeeded' AND NOT invalidated"):
+            runs[rid] = RunRow(rid, {}, {}, launch=launch if launch is not None else olaunch, repeat=rep or 0,
+                               t0=t0, t1=t1)
             uids[rid] = uid
         if runs:
             for rid, k, v, num in rows("SELECT run_id, key, value, num FROM run_label"):
