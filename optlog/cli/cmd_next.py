@@ -37,6 +37,8 @@ def _next_human(d: dict[str, Any]) -> str:
             out.append(f"  wrote {e['spec']} ({e['spec_note']}); nothing launched: optlog run launch {e['spec']}")
         elif e.get("spec_note"):
             out.append(f"  no spec: {e['spec_note']}")
+        for n in e.get("notes", []) if e["candidates"] else []:
+            out.append(f"  note: {n}")
         for m in e.get("missing", []):
             out.append(f"  missing: {m}")
     return "\n".join(out)

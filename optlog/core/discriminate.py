@@ -38,6 +38,7 @@ from optlog.core import expr as E
 from optlog.core import labels as L
 from optlog.core.diagnosis import estimate_work
 from optlog.core.numfmt import fmt_verdict
+from optlog.core.statuses import told_apart
 from optlog.core.verdict import RunRow, comparison_key, hypothesis_status, invert, region_of
 
 # ---------------------------------------------------------------- vocabularies (one place)
@@ -116,9 +117,9 @@ class Hyp:
 
 
 def pairs(hyps: dict[str, Hyp], only: str | None = None) -> list[tuple[Hyp, Hyp, str]]:
-    """(hypothesis, other, relation) for each hypothesis with a rival or a pivot parent, where at least
-    one of the two is still undecided (or `only` names one of them). The undecided one comes first;
-    relation is what the other is to it: rival, parent or child."""
+    """(hypothesis, other, relation) for each hypothesis with a rival or a pivot parent that the
+    evidence has not told apart (`told_apart`), or every pair of `only`. The undecided one comes
+    first; relation is what the other is to it: rival, parent or child."""
     out: list[tuple[Hyp, Hyp, str]] = []
     seen: set[frozenset[str]] = set()
     decided = ("confirmed", "falsified")
@@ -131,7 +132,7 @@ def pairs(hyps: dict[str, Hyp], only: str | None = None) -> list[tuple[Hyp, Hyp,
             if o is None or key in seen or (only is not None and only not in key):
                 continue
             seen.add(key)
-            if only is None and h.judged_status() in decided and o.judged_status() in decided:
+            if only is None and told_apart(h.judged_status(), o.judged_status()):
                 continue
             if h.judged_status() in decided and o.judged_status() not in decided or (only == o.id and only != h.id):
                 h2, o2, rel = o, h, {"parent": "child", "child": "parent"}.get(rel, rel)
@@ -522,7 +523,14 @@ def roofline_candidates(h: Hyp, o: Hyp, runs: dict[int, RunRow], ceilings: dict[
                 if cap is not None:
                     kept = [x for x in levels if x <= cap]
                     note += f": past {axis}={fmt_verdict(cap)} both predict the compute roof"
-                    levels = kept or [max(nums) * 2 if max(nums) * 2 <= cap else max(nums)]
+                    if not kept and cap > max(nums) * 1.2:  # room below the ridge, short of a doubling
+                        kept = [int(cap)]
+                    if not kept:
+                        notes.append(f"{axis}: the largest {axis} measured ({fmt_verdict(max(nums))}) is at or past "
+                                     f"the ridge ({fmt_verdict(cap)}; {how}): {bh} and {bo} both predict the "
+                                     "compute roof there")
+                        continue
+                    levels = kept
                 span = lambda x: float(x) / float(L.as_number(ref) or 1.0)  # noqa: E731
                 also = _other_batch(axis, [runs[i] for i in ids], levels)
                 if also:

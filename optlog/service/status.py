@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from optlog.core.shape import fit
+from optlog.core.statuses import told_apart
 from optlog.core.todos import open_first
 from optlog.service import documents, hypotheses, todos
 from optlog.service.context import Ctx
@@ -137,16 +138,15 @@ def _loop_facts(ctx: Ctx) -> tuple[set[str], str | None]:
 
 def _undecided_rival(docs: dict[str, Any]) -> tuple[str, str] | None:
     """The newest hypothesis with predictions whose rival (or pivot parent) the evidence has not told
-    apart from it (not one confirmed and the other falsified; core.discriminate), with that other."""
-    decided = ("confirmed", "falsified")
+    apart from it (core.statuses.told_apart: both confirmed is not told apart), with that other."""
     for d in sorted(docs.values(), key=lambda d: (d.created or "", d.id), reverse=True):
         st = d.effective_status()
-        if not d.predictions or st in decided:
+        if not d.predictions or st == "falsified":
             continue
         others = [*d.rivals, *([d.parent] if d.parent else []), *(x.id for x in docs.values() if d.id in x.rivals)]
         for oid in others:
             o = docs.get(oid)
-            if o is not None and {st, o.effective_status()} != {"confirmed", "falsified"}:
+            if o is not None and o.predictions and not told_apart(st, o.effective_status()):
                 return d.id, o.id
     return None
 
