@@ -41,6 +41,7 @@ LAZY: dict[str, str] = {
     "prediction": "optlog.cli.cmd_predict:prediction",
     "verdict": "optlog.cli.cmd_predict:verdict_cmd",
     "compare": "optlog.cli.cmd_predict:compare_cmd",
+    "next": "optlog.cli.cmd_next:next_cmd",
     "bench": "optlog.cli.cmd_bench:bench_cmd",
     "calibrate": "optlog.cli.cmd_telemetry:calibrate_cmd",
     "telemetry": "optlog.cli.cmd_telemetry:telemetry",

@@ -83,7 +83,7 @@ class Face:
             c = self.ctx()
             if not c.db_exists():
                 return None
-            return readcache.stamp(c.ws, facts=lambda: readcache.db_facts(c.db))
+            return readcache.stamp(c.ws, facts=lambda: readcache.db_facts(c.open().db))
         except Exception:  # noqa: BLE001  (a broken database: the command itself says what is wrong)
             return None
 

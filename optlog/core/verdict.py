@@ -1084,6 +1084,9 @@ def _invert(r: E.Region) -> E.Region:
     return E.Region(inv(r.hi), inv(max(r.lo, 0.0)), r.hi_open, r.lo_open)
 
 
+invert = _invert  # public: core.discriminate turns a rival's region the same way
+
+
 def region_of(pred: Any, ceilings: dict[str, float]) -> tuple[str, E.Region] | None:
     """The quantity a simple prediction tests and the region it claims, for rival overlap checks:
     the ratio a/b of the default metrics (`a > b*k`, `a/b in [lo, hi]`, `b > a` as a/b < 1), or a

@@ -33,6 +33,7 @@ from optlog.core.failure import classify, tail
 from optlog.core.labels import CONCURRENT
 from optlog.core.numfmt import fmt_seconds, fmt_sig, fmt_written
 from optlog.core.timeutil import now_iso
+from optlog.needs import ServiceContext
 from optlog.runs import hostload, ports, procs, tree, treeshare
 from optlog.runs.cgroup import LaunchCgroup
 from optlog.runs.environment import capture
@@ -116,7 +117,7 @@ class Server:
 
 
 class Driver:
-    def __init__(self, ctx: Any, launch_id: int, *, on_event: Callable[[dict[str, Any]], None] | None = None,
+    def __init__(self, ctx: ServiceContext, launch_id: int, *, on_event: Callable[[dict[str, Any]], None] | None = None,
                  install_signals: bool = True, doc: dict[str, Any] | None = None,
                  feed: Iterable[dict[str, Any]] | None = None) -> None:
         self.ctx = ctx

@@ -49,7 +49,9 @@ The loop:
    `run_wait(ref, timeout_s)` blocks until it ends and `run_logs(ref, tail)` shows the last lines.
    Runs done elsewhere: `run_record` or `run_import`. A wrong run: `run_invalidate` with the reason.
 5. **Verdict.** `verdict` judges every prediction against comparable runs and commits the decision.
-6. **Pivot.** A falsified hypothesis is a finding: `hypothesis_add` with `parent` set to it.
+6. **Pivot, then discriminate.** A falsified hypothesis is a finding: `hypothesis_add` with `parent`
+   set to it. While a hypothesis and its rival (or parent) are undecided, `next` names the experiment
+   that would tell them apart and writes it as `runs/next-<hyp>.yaml`: review it, then `run_launch` it.
 7. **Plans.** `plan_add` ranks what to do next (gain, effort S|M|L, confidence, the hypotheses it
    needs); the ranking follows the verdicts. `plan_render` writes the plan files.
 8. **Report.** `report` writes the session report; `log` is the decision timeline.

@@ -241,6 +241,65 @@ class VerdictDoc(TypedDict):
     committed: Any
 
 
+class NextCandidate(TypedDict):
+    """One experiment that would tell a pair apart (core.discriminate.Candidate), best first."""
+
+    source: str
+    """`claims` (regions apart at an untested level), `repeats` (apart, but unclear for noise),
+    `scaling` (fitted exponents apart), `roofline` (the named bounds move differently along the axis)."""
+    axis: str | None
+    levels: list[Any]
+    """The new levels of `axis`."""
+    reference: list[Any]
+    """The measured levels the predictions are relative to (kept in the spec)."""
+    repeats: int
+    """Repeats a point so that the noise measured so far cannot hide the difference."""
+    metric: str | None
+    predicted: dict[str, list[dict[str, Any]]]
+    """Each hypothesis's predicted outcome per level: `[{level, outcome}]`."""
+    separation: float
+    """The predicted gap over the measured noise (larger discriminates better)."""
+    why: str
+    also: NotRequired[dict[str, list[Any]]]
+    """Other axes the new points move with it (a concurrency that would cap more slots)."""
+
+
+class NextPair(TypedDict):
+    """A hypothesis and its rival or pivot parent, at least one undecided."""
+
+    hypothesis: str
+    other: str
+    relation: str
+    """What `other` is to `hypothesis`: `rival`, `parent` or `child`."""
+    statuses: dict[str, str]
+    bounds: dict[str, str | None]
+    """The bound each names (memory, compute, latency, communication), or null."""
+    state: str
+    """`discriminated`, `partly` (one falsified, the other not confirmed), `neither` (both falsified),
+    `not yet`."""
+    why: str
+    side_by_side: list[dict[str, Any]]
+    """Per comparison: each side's predictions with their status, and `levels` with each side's outcome."""
+    noise: NotRequired[float | None]
+    """The largest sd of log values of one group at one level measured so far."""
+    notes: list[str]
+    candidates: list[NextCandidate]
+    best: NotRequired[int]
+    spec: NotRequired[str | None]
+    """The run spec written for the best candidate (`runs/next-<hyp>.yaml`), never launched."""
+    spec_note: NotRequired[str]
+    missing: NotRequired[list[str]]
+    """When no candidate: what optlog lacks (a label never varied, a metric never measured, …)."""
+
+
+class NextDoc(TypedDict):
+    """`optlog next [HYP] --json` (docs/next.md)."""
+
+    hypothesis: str | None
+    pairs: list[NextPair]
+    note: NotRequired[str]
+
+
 # ---------------------------------------------------------------- runs
 
 
@@ -466,6 +525,9 @@ DOCUMENTS: dict[str, type] = {
     "prediction list": PredictionList,
     "verdict": VerdictDoc,
     "verdict result": VerdictResult,
+    "next": NextDoc,
+    "next pair": NextPair,
+    "next candidate": NextCandidate,
     "run list": RunList,
     "run item": RunSummary,
     "run show": RunShow,

@@ -76,6 +76,9 @@ def _metric_names(preds: list[Prediction]) -> set[str]:
     return out
 
 
+metric_names = _metric_names  # public: service.nextexp loads the same metrics
+
+
 def evaluate_predictions(ctx: Ctx, preds: list[Prediction], ev: Any = None) -> dict[str, dict[str, Any]]:
     if ev is None:
         ev = load_evidence(ctx, _metric_names(preds))

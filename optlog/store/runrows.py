@@ -134,6 +134,24 @@ def counting_run_ids(s: Session) -> list[int]:
     return [saved_id(r) for r in s.exec(select(Run).where(col(Run.invalidated) == False)).all()]  # noqa: E712
 
 
+def diagnosed_run_ids(s: Session, marks: Sequence[str], prefixes: Sequence[str]) -> list[int]:
+    """Ids of the counting runs that carry any metric named in `marks` or starting with one of
+    `prefixes`: the runs a stored diagnosis can go stale on. One plain query (no ORM tables: their
+    import alone costs ~0.3 s), so a verdict over 10,000 runs without telemetry does not load every
+    run's labels and metrics to find none."""
+    params: dict[str, Any] = {f"m{i}": m for i, m in enumerate(marks)}
+    conds = [f"metric.name = :m{i}" for i in range(len(marks))]
+    for i, p in enumerate(prefixes):
+        # LIKE with an escape: '_' in a prefix (bound_) is a literal, not a wildcard
+        params[f"p{i}"] = p.replace("!", "!!").replace("%", "!%").replace("_", "!_") + "%"
+        conds.append(f"metric.name LIKE :p{i} ESCAPE '!'")
+    if not conds:
+        return []
+    q = text("SELECT DISTINCT metric.run_id FROM metric JOIN run ON run.id = metric.run_id "
+             f"WHERE NOT run.invalidated AND ({' OR '.join(conds)})")
+    return sorted(int(r) for (r,) in s.connection().execute(q, params))
+
+
 def replace_metrics(s: Session, run_id: int, drop: Sequence[str], new: dict[str, float]) -> None:
     """Delete the run's metrics named in `drop`, then add `new`."""
     from sqlmodel import col, delete  # deferred: the ORM; ORM-free reads (todo list) skip it

@@ -32,6 +32,7 @@ from typing import Any
 from optlog.core import modelfacts as MF
 from optlog.core.diagnosis import diagnose
 from optlog.core.windows import join_windows
+from optlog.needs import ServiceContext
 from optlog.store.runrows import labels_metrics
 from optlog.telemetry import prometheus as prom
 from optlog.telemetry import smi
@@ -40,7 +41,7 @@ from optlog.telemetry.store import columns, write_columns, write_samples
 from optlog.telemetry.summary import energy_metrics, steady, summarize
 
 
-def open_session(ctx: Any, *, launch_id: int | None, settings: dict[str, Any] | None, env: dict[str, str] | None,
+def open_session(ctx: ServiceContext, *, launch_id: int | None, settings: dict[str, Any] | None, env: dict[str, str] | None,
                  executor: Any = None) -> "TelemetrySession | None":
     st = dict(settings or {})
     if st.get("enabled") is False:
@@ -49,7 +50,7 @@ def open_session(ctx: Any, *, launch_id: int | None, settings: dict[str, Any] | 
 
 
 class TelemetrySession:
-    def __init__(self, ctx: Any, launch_id: int | None, settings: dict[str, Any], env: dict[str, str],
+    def __init__(self, ctx: ServiceContext, launch_id: int | None, settings: dict[str, Any], env: dict[str, str],
                  executor: Any) -> None:
         self.ctx = ctx
         self.launch_id = launch_id

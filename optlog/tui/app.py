@@ -109,6 +109,7 @@ class OptlogApp(App[None]):
         Binding("space", "advance_todo", "Advance todo", show=False),
         Binding("x", "cancel_todo", "Cancel todo", show=False),
         Binding("v", "verdict", "Verdict"),
+        Binding("N", "next_experiment", "Next experiment", show=False),
         Binding("o", "override", "Override"),
         Binding("i", "invalidate", "Invalidate run", show=False),
         Binding("l", "launch", "Launch"),
@@ -187,7 +188,7 @@ class OptlogApp(App[None]):
         try:
             name = self.ctx.config.name
             self.call_from_thread(setattr, self, "sub_title", name)  # the workspace name
-            self.ctx.db  # noqa: B018
+            self.ctx.open()  # the database, identity, recovery and committed evidence (Ctx.open)
             from optlog.service import dashboard, hypotheses, todos  # noqa: F401 # deferred: the service layer (~0.6 s) after the first frame
         except Exception:  # noqa: BLE001 - the first load reports it
             pass
@@ -1038,6 +1039,26 @@ class OptlogApp(App[None]):
             self.notify("\n".join(lines) or "no predictions to judge", title="verdict", timeout=8)
 
         self.run_service(lambda c: V.evaluate(c, all=True), then=summary)
+
+    def action_next_experiment(self) -> None:
+        """`optlog next` for the selected hypothesis (all pairs without one): the best candidate of
+        each pair, and the spec it wrote (service.nextexp; nothing is launched)."""
+        from optlog.service import nextexp as NX  # deferred: the service layer (~0.6 s) after the first frame
+
+        hid = self.selected_hyp
+
+        def summary(res: dict[str, Any]) -> None:
+            lines = []
+            for e in res.get("pairs", []):
+                c = e["candidates"][0] if e["candidates"] else None
+                lines.append(f"{e['hypothesis']} vs {e['other']}: {e['state']}"
+                             + (f"; vary {c['axis']} to {', '.join(map(str, c['levels']))}" if c else "")
+                             + (f"; wrote {e['spec']}" if e.get("spec") else "")
+                             + ("; missing: " + "; ".join(e["missing"][:2]) if e.get("missing") else ""))
+            self.notify("\n".join(lines) or res.get("note") or "no rival or parent to tell apart",
+                        title="next experiment", timeout=12)
+
+        self.run_service(lambda c: NX.analyse(c, hid), then=summary)
 
     def action_override(self) -> None:
         from optlog.service import hypotheses as H  # deferred: the service layer (~0.6 s) after the first frame

@@ -53,7 +53,7 @@ def test_pre_registered_then_post_hoc_at_add_and_edit(ws, monkeypatch):
         assert pre["post_hoc"] is None
         ids = _seed(ws)
         # written after the runs: marked, with the runs that existed (numbers and uids), and said
-        post = ok(call("prediction_add", {"hypothesis": "compute-bound", "expect": "a / b in [0.3, 0.6]", **SEL,
+        post = ok(call("prediction_add", {"hypothesis": "compute-bound", "expect": "a / b in [0.2, 0.6]", **SEL,
                                           "detail": True}))
         assert post["post_hoc"]["runs"] == ids
         uids = _uids(ws, ids)
@@ -135,7 +135,7 @@ def test_only_the_groups_the_claim_reads_and_its_where(ws, monkeypatch):
 def test_post_hoc_mark_survives_a_fresh_clone_and_is_said_there(ws, make_ws):
     _seed(ws)
     ws.cli("hyp", "add", "Compute-bound", "--id", "compute-bound")
-    ws.cli("predict", "add", "compute-bound", "--expect", "a / b in [0.3, 0.6]", "--metric", TTT,
+    ws.cli("predict", "add", "compute-bound", "--expect", "a / b in [0.2, 0.6]", "--metric", TTT,
            "--a", "config=tp4pp2", "--b", "config=tp8", "--per", "concurrency")
     v = ws.cli("verdict", "--all")
     assert "compute-bound.p1 confirmed, post-hoc: written after runs 1–6; " in v.out
@@ -167,7 +167,7 @@ def test_report_and_plans_say_it(ws, monkeypatch):
     use_env(ws, monkeypatch)
     with face(ws, monkeypatch) as call:
         ok(call("hypothesis_add", {"title": "Compute-bound", "id": "compute-bound"}))
-        ok(call("prediction_add", {"hypothesis": "compute-bound", "expect": "a / b in [0.3, 0.6]", **SEL}))
+        ok(call("prediction_add", {"hypothesis": "compute-bound", "expect": "a / b in [0.2, 0.6]", **SEL}))
         ok(call("verdict", {}))
         ok(call("plan_add", {"title": "FP4 GEMM tuning", "gain": "5-15%", "effort": "M", "confidence": "0.5",
                              "needs": ["compute-bound"]}))
@@ -198,7 +198,7 @@ def test_tui_detail_pane_says_it(ws, monkeypatch):
     _seed(ws)
     with face(ws, monkeypatch) as call:
         ok(call("hypothesis_add", {"title": "Compute-bound", "id": "compute-bound"}))
-        ok(call("prediction_add", {"hypothesis": "compute-bound", "expect": "a / b in [0.3, 0.6]", **SEL}))
+        ok(call("prediction_add", {"hypothesis": "compute-bound", "expect": "a / b in [0.2, 0.6]", **SEL}))
         ok(call("verdict", {}))
     use_env(ws, monkeypatch)
     h = dashboard.hypothesis_detail(Ctx.find(ws.root), "compute-bound")

@@ -37,21 +37,14 @@ def hogs() -> Iterator[None]:
 
 
 @pytest.fixture(scope="module")
-def ws(tmp_path_factory: Any) -> Iterator[Any]:
+def ws(tmp_path_factory: Any, db_env_module: dict[str, str]) -> Any:
     """One workspace for the module (each round uses hypotheses of its own): one `init`, not four."""
-    from tests.conftest import PG_BASE, Workspace, _clean_env, _pg_database, _pg_drop, _runtime_dir
+    from tests.conftest import Workspace, _ws_env
 
     tmp = tmp_path_factory.mktemp("races")
-    made = _pg_database() if PG_BASE else None
-    env = _clean_env({"OPTLOG_DB_URL": made[0]} if made else None)
-    env["GIT_CONFIG_GLOBAL"] = str(tmp / "gitconfig")
-    (tmp / "gitconfig").write_text("[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n")
-    env["XDG_RUNTIME_DIR"] = _runtime_dir(tmp)
-    w = Workspace(tmp / "ws", env)
+    w = Workspace(tmp / "ws", _ws_env(tmp, db_env_module))
     w.cli("init", str(w.root), cwd=tmp)
-    yield w
-    if made:
-        _pg_drop(made[1])
+    return w
 
 
 @pytest.fixture

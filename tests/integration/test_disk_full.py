@@ -37,7 +37,8 @@ def _fill(disk: Path, leave_kib: int) -> Path:
 
 
 def test_hypothesis_add_on_a_nearly_full_disk_leaves_nothing_or_commits(small_disk, make_ws):
-    w = make_ws("full")  # the workspace and its git repository on the small disk
+    w = make_ws("full/ws", init=False)  # the workspace and its git repository on the small disk
+    w.cli("init", str(w.root), cwd=small_disk)
     w.cli("hyp", "add", "Warm", "--id", "warm")  # the database and git objects exist already
     outcomes = {}
     for kib in (8, 16, 32, 48):

@@ -134,9 +134,9 @@ def test_two_clones_of_a_first_release_workspace_upgrade_to_one_identity(make_ws
     origin = make_ws("origin", init=False)
     origin.env["OPTLOG_DB_URL"] = url
     old = dict(origin.env, PYTHONPATH=str(_first_release(tmp_path)))
-    origin.cli("init", str(origin.root), cwd=tmp_path, env=old)
-    origin.cli("run", "record", "--label", "config=tp8", "--metric", "ttt=700", env=old)
-    origin.cli("hyp", "add", "Made before identities", "--id", "old", env=old)
+    origin.cli("init", str(origin.root), cwd=tmp_path, env=old, subprocess=True)
+    origin.cli("run", "record", "--label", "config=tp8", "--metric", "ttt=700", env=old, subprocess=True)
+    origin.cli("hyp", "add", "Made before identities", "--id", "old", env=old, subprocess=True)
     assert _ident(origin) is None
     clones = []
     for name in ("alice", "bob"):
