@@ -144,9 +144,9 @@ class Tool:
         return desc, schema
 
 
-LISTED_TOOL_CHARS = 80
-LISTED_PARAM_CHARS = 60
-MAX_LISTED = 7
+LISTED_TOOL_CHARS = 70
+LISTED_PARAM_CHARS = 50
+MAX_LISTED = 6
 MAX_ENUM = 8
 # the result-shaping parameters (the server's instructions name them once; a tool rejects one it
 # does not take, listing those it does)
