@@ -29,6 +29,7 @@ from sqlalchemy.exc import DatabaseError
 
 from optlog.errors import BadInput, no_space, out_of_space
 from optlog.paths import Workspace
+from optlog.store.faults import check_scheme, pg_connect_args, read_only, unwritable
 from optlog.store.lock import workspace_lock
 from optlog.store.migrate import ensure_schema
 
@@ -69,12 +70,12 @@ def engine_for(url: str, schema: str | None = None) -> Engine:
     """An engine for `url` with optlog's settings (SQLite pragmas and BEGIN handling; psycopg 3).
     `schema` (PostgreSQL): every connection's search_path, so every table and query is that
     workspace's."""
+    check_scheme(url)
     if url.startswith("sqlite"):
         return _sqlite_engine(url)
     if url.startswith("postgresql://") or url.startswith("postgres://"):
         url = "postgresql+psycopg://" + url.split("://", 1)[1]
-    args = {"options": f"-csearch_path={schema}"} if schema else {}
-    return create_engine(url, pool_pre_ping=True, connect_args=args)
+    return create_engine(url, pool_pre_ping=True, connect_args=pg_connect_args(url, schema))
 
 
 def schema_for(identity: str) -> str:
@@ -206,6 +207,8 @@ def _refuse_foreign(path: Path) -> None:
     except sqlite3.DatabaseError as e:
         if out_of_space(e, path):  # no room for the shared memory file: the database is fine
             raise no_space(path.parent, "nothing was written") from None
+        if (ro := unwritable(path)) is not None:  # no journal can be made: the database is fine
+            raise read_only(path, ro) from None
         raise bad_database(str(path), f"cannot be read ({e})") from None
     if names and "alembic_version" not in names and "hypothesis" not in names:
         shown = ", ".join(sorted(names)[:5])
@@ -225,6 +228,7 @@ class Database:
     def __init__(self, ws: Workspace, url: str | None = None) -> None:
         self.ws = ws
         self.url = url or ws.db_url
+        check_scheme(self.url)
         self.is_sqlite = self.url.startswith("sqlite")
         path = _sqlite_path(self.url) if self.is_sqlite else None
         if path is not None:
@@ -246,6 +250,8 @@ class Database:
             self.engine.dispose()
             if out_of_space(e, path):  # SQLite could not make its shared memory or journal: not a bad file
                 raise no_space(path.parent if path else self.url, "nothing was written") from None
+            if path is not None and (ro := unwritable(path)) is not None:
+                raise read_only(path, ro) from None
             raise bad_database(str(path or self.url), f"cannot be read ({getattr(e, 'orig', e)})") from None
         self._claim()
 
