@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.exc import DatabaseError
 
-from optlog.errors import BadInput, no_space, out_of_space
+from optlog.errors import BadInput, Failed, no_space, out_of_space
 from optlog.paths import Workspace
+from optlog.store import integrity
 from optlog.store.faults import check_scheme, pg_connect_args, read_only, unwritable
 from optlog.store.lock import workspace_lock
 from optlog.store.migrate import ensure_schema
@@ -154,9 +155,10 @@ WHAT_TO_DO = ("restore it from a backup, or move it aside (optlog then starts a 
               "come back from hypotheses/*.yaml; runs, todos and notes kept only in it do not)")
 
 
-def bad_database(path: str, why: str) -> BadInput:
-    """A database file optlog will not use: the path, what is wrong, what to do (exit 2)."""
-    return BadInput(f"{path}: {why}; {WHAT_TO_DO}", file=path, code="bad_database")
+def bad_database(path: str, why: str) -> Failed:
+    """A database file optlog will not use: the path, what is wrong, what to do (exit 1: the
+    file is at fault, not the command)."""
+    return Failed(f"{path}: {why}; {WHAT_TO_DO}", file=path, code="bad_database")
 
 
 def prepare_sqlite_file(path: Path) -> None:
@@ -193,6 +195,7 @@ def prepare_sqlite_file(path: Path) -> None:
     if head != SQLITE_MAGIC:
         raise bad_database(str(path), "is not a SQLite database (corrupt, or another program's file)")
     _refuse_foreign(path)
+    _check_integrity(path)
 
 
 def _refuse_foreign(path: Path) -> None:
@@ -215,6 +218,24 @@ def _refuse_foreign(path: Path) -> None:
         raise bad_database(str(path), f"holds another program's tables ({shown}), not optlog's")
 
 
+def _check_integrity(path: Path) -> None:
+    """Refuse a file corrupted behind optlog's back, wherever the damage is (see store.integrity):
+    SQLite's structural check runs when the file is not as optlog last left it."""
+    if integrity.as_stamped(path):
+        return
+    try:
+        c = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            found = integrity.problems(c)
+        finally:
+            c.close()
+    except sqlite3.DatabaseError as e:
+        found = [str(e)]
+    if found:
+        raise bad_database(str(path), f"is corrupt (SQLite's check found: {'; '.join(found)[:400]})")
+    integrity.restamp(path)
+
+
 def _sqlite_path(url: str) -> Path | None:
     if not url.startswith("sqlite:///"):
         return None
@@ -231,6 +252,7 @@ class Database:
         check_scheme(self.url)
         self.is_sqlite = self.url.startswith("sqlite")
         path = _sqlite_path(self.url) if self.is_sqlite else None
+        self._checked_file = path  # checked good when opened: stamped again when closed (store.integrity)
         if path is not None:
             prepare_sqlite_file(path)
         self.identity = ws.identity
@@ -343,6 +365,8 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+        if self._checked_file is not None:  # what changed it since it was checked was this process's SQLite
+            integrity.restamp(self._checked_file)
 
 
 @contextmanager

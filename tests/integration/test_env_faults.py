@@ -142,3 +142,37 @@ def test_a_read_only_file_system_is_named_and_the_database_is_kept(small_disk, m
     finally:
         subprocess.run(["mount", "-o", "remount,rw", str(small_disk)], check=True)
     assert len(w.j("run", "list")["runs"]) == 1  # the database was good all along
+
+
+# ---------------------------------------------------------------- corrupt in the middle
+
+
+@pytest.mark.sqlite_only
+def test_a_database_corrupt_in_its_middle_is_refused_by_reads_too(ws):
+    """Pages no read touches (the verdict table's) are overwritten: every command refuses the
+    file, naming where SQLite found it corrupt, and the file is left as it is."""
+    import sqlite3
+
+    ws.cli("hypothesis", "add", "H", "--id", "h")
+    ws.cli("run", "record", "--metric", "tps=1")
+    ws.cli("todo", "add", "t")
+    assert ws.j("run", "list")["runs"]  # a read the read cache keeps
+    db = ws.root / ".optlog" / "optlog.db"
+    c = sqlite3.connect(db)
+    c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    page = c.execute("PRAGMA page_size").fetchone()[0]
+    root = c.execute("SELECT rootpage FROM sqlite_master WHERE name = 'verdict'").fetchone()[0]
+    c.close()
+    with open(db, "r+b") as f:
+        f.seek((root - 1) * page)
+        f.write(b"\xa5" * page)
+    before = db.read_bytes()
+    for cmd in (["run", "list"], ["todo", "list"], ["status"], ["hypothesis", "list"], ["verdict", "--all"],
+                ["run", "record", "--metric", "tps=2"]):
+        r = ws.cli(*cmd, "--json", check=False)
+        assert "Traceback" not in r.err, (cmd, r.err)
+        assert r.code == 1, (cmd, r.code, r.out)
+        err = json.loads(r.out)["error"]
+        assert err["code"] == "bad_database" and "corrupt" in err["message"], (cmd, err)
+        assert f"page {root}" in err["message"] or "malformed" in err["message"], err
+    assert db.read_bytes() == before
