@@ -30,7 +30,8 @@ from sqlalchemy.exc import DatabaseError
 from optlog.errors import BadInput, Failed, no_space, out_of_space
 from optlog.paths import Workspace
 from optlog.store import integrity
-from optlog.store.faults import check_scheme, pg_connect_args, read_only, unwritable
+from optlog.store.faults import (BUSY_TIMEOUT_S, check_scheme, lock_timeout, pg_connect_args, read_only,
+                                 unwritable)
 from optlog.store.lock import workspace_lock
 from optlog.store.migrate import ensure_schema
 
@@ -38,12 +39,13 @@ if TYPE_CHECKING:
     from sqlmodel import Session
 
 WRITE_LOCK_KEY = 0x6F70746C  # "optl"
-BUSY_TIMEOUT_MS = 60_000
+BUSY_TIMEOUT_MS = int(BUSY_TIMEOUT_S * 1000)
 WRITE_OPTION = "optlog_write"
 
 
 def _sqlite_engine(url: str) -> Engine:
-    engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False})
+    busy_ms = int(lock_timeout(BUSY_TIMEOUT_MS / 1000) * 1000)
+    engine = create_engine(url, connect_args={"timeout": busy_ms / 1000, "check_same_thread": False})
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _rec: Any) -> None:
@@ -51,7 +53,7 @@ def _sqlite_engine(url: str) -> Engine:
         # emit a deferred BEGIN of its own just before the first INSERT/UPDATE/DELETE).
         dbapi_conn.isolation_level = None
         cur = dbapi_conn.cursor()
-        cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        cur.execute(f"PRAGMA busy_timeout={busy_ms}")
         cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA synchronous=NORMAL")
         cur.execute("PRAGMA foreign_keys=ON")

@@ -16,10 +16,13 @@ import errno
 import os
 from typing import Any
 
+from optlog.core.numfmt import fmt_written
 from optlog.errors import Failed
 
+BUSY_TIMEOUT_S = 60.0  # how long a SQLite writer waits for another's transaction by default
 CONNECT_TIMEOUT_S = 10  # the longest a command waits for a PostgreSQL server to answer (issue 34: <= 10 s)
 CONNECT_TIMEOUT_ENV = "OPTLOG_DB_CONNECT_TIMEOUT"
+LOCK_TIMEOUT_ENV = "OPTLOG_LOCK_TIMEOUT"
 SCHEMES = ("sqlite:///", "postgresql://", "postgres://", "postgresql+psycopg://")
 
 
@@ -32,6 +35,65 @@ def connect_timeout() -> int:
     except ValueError:
         return CONNECT_TIMEOUT_S
     return n if n >= 1 else CONNECT_TIMEOUT_S
+
+
+def lock_timeout(default: float) -> float:
+    """Seconds to wait for a lock another process holds: OPTLOG_LOCK_TIMEOUT (above 0), else `default`."""
+    try:
+        n = float(os.environ.get(LOCK_TIMEOUT_ENV, ""))
+    except ValueError:
+        return default
+    return n if n > 0 else default
+
+
+def lock_holders(*paths: Any) -> list[dict[str, Any]]:
+    """The other processes that hold a write lock on any of `paths` (flock or POSIX; SQLite's
+    writer holds one on the database's -shm file), read from /proc/locks: pid and command line.
+    [] where that is not known (no /proc, the holder on another host)."""
+    want: set[tuple[int, int, int]] = set()
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except OSError:
+            continue
+        want.add((os.major(st.st_dev), os.minor(st.st_dev), st.st_ino))
+    found: list[dict[str, Any]] = []
+    try:
+        with open("/proc/locks", encoding="ascii", errors="replace") as f:
+            lines = f.readlines()
+    except OSError:
+        return found
+    for ln in lines:
+        parts = ln.split()
+        if "->" in parts:  # a waiter, not a holder
+            continue
+        try:
+            i = parts.index("WRITE")
+            pid = int(parts[i + 1])
+            maj, mnr, ino = parts[i + 2].split(":")
+            key = (int(maj, 16), int(mnr, 16), int(ino))
+        except (ValueError, IndexError):
+            continue
+        if key in want and pid != os.getpid() and all(h["pid"] != pid for h in found):
+            found.append({"pid": pid, "command": _cmdline(pid)})
+    return found
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            words = f.read().split(b"\0")
+    except OSError:
+        return "?"
+    return " ".join(w.decode(errors="replace") for w in words if w)[:200]
+
+
+def locked(what: Any, waited: float, holders: list[dict[str, Any]], left: str = "nothing was written") -> Failed:
+    """Another process held `what` for all of `waited` seconds (exit 1, `locked`), naming it."""
+    who = ", ".join(f"pid {h['pid']} ({h['command']})" for h in holders) or "another process (not known here)"
+    return Failed(f"{what} is locked by {who}: waited {fmt_written(waited)} s; {left}. Let it finish and run the command "
+                  f"again ({LOCK_TIMEOUT_ENV} sets the wait)", code="locked",
+                  extra={"path": str(what), "holders": holders, "waited_s": waited})
 
 
 def pg_connect_args(url: str, schema: str | None = None) -> dict[str, Any]:
@@ -89,6 +151,9 @@ def named(e: BaseException, url: str | None) -> Failed | None:
         pg = _pg_fault(chain, text, url)
         if pg is not None:
             return pg
+    if url and url.startswith("sqlite") and "database is locked" in text:
+        path = url[len("sqlite:///"):].split("?", 1)[0]
+        return locked(path, lock_timeout(BUSY_TIMEOUT_S), lock_holders(path, path + "-shm", path + "-wal"))
     if url and url.startswith("sqlite") and ("readonly database" in text or "read-only" in text):
         path = url[len("sqlite:///"):].split("?", 1)[0]
         return read_only(path, unwritable(path) or "it is read-only")

@@ -176,3 +176,64 @@ def test_a_database_corrupt_in_its_middle_is_refused_by_reads_too(ws):
         assert err["code"] == "bad_database" and "corrupt" in err["message"], (cmd, err)
         assert f"page {root}" in err["message"] or "malformed" in err["message"], err
     assert db.read_bytes() == before
+
+
+# ---------------------------------------------------------------- a lock another process holds
+
+HOLD = """
+import sys, time, sqlite3
+from filelock import FileLock
+kind, path = sys.argv[1], sys.argv[2]
+if kind == "file":
+    lock = FileLock(path)
+    lock.acquire()
+else:
+    c = sqlite3.connect(path, isolation_level=None)
+    c.execute("BEGIN IMMEDIATE")
+    c.execute("UPDATE change_counter SET n = n WHERE id = 1")
+print("held", flush=True)
+time.sleep(60)
+"""
+
+
+def _holder(kind: str, path: Path) -> subprocess.Popen:
+    p = subprocess.Popen([sys.executable, "-c", HOLD, kind, str(path)], stdout=subprocess.PIPE, text=True)
+    assert p.stdout is not None and p.stdout.readline().strip() == "held"
+    return p
+
+
+def test_a_workspace_lock_held_by_another_process_names_it(ws):
+    p = _holder("file", ws.root / ".optlog" / "write.lock")
+    try:
+        t0 = time.monotonic()
+        r = ws.cli("hypothesis", "add", "H", "--id", "h", "--json", check=False, env={"OPTLOG_LOCK_TIMEOUT": "1"})
+        assert time.monotonic() - t0 < 20
+    finally:
+        p.kill()
+        p.wait()
+    err = _fault(r, "locked")
+    assert err["holders"][0]["pid"] == p.pid and f"pid {p.pid}" in err["message"], err
+    assert not (ws.root / "hypotheses" / "h.yaml").exists()
+
+
+@pytest.mark.sqlite_only
+def test_a_database_write_lock_held_by_another_process_names_it(ws):
+    ws.cli("run", "list")  # the database exists, in WAL mode
+    p = _holder("sqlite", ws.root / ".optlog" / "optlog.db")
+    try:
+        r = ws.cli("run", "record", "--metric", "tps=1", "--json", check=False, env={"OPTLOG_LOCK_TIMEOUT": "1"})
+    finally:
+        p.kill()
+        p.wait()
+    err = _fault(r, "locked")
+    assert f"pid {p.pid}" in err["message"] and "optlog.db" in err["message"], err
+    assert ws.j("run", "list")["runs"] == []
+
+
+def test_the_default_lock_wait_is_unchanged(monkeypatch):
+    from optlog.store.faults import lock_timeout
+
+    monkeypatch.delenv("OPTLOG_LOCK_TIMEOUT", raising=False)
+    assert lock_timeout(120.0) == 120.0
+    monkeypatch.setenv("OPTLOG_LOCK_TIMEOUT", "2")
+    assert lock_timeout(120.0) == 2.0
