@@ -93,8 +93,14 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
         if "time_to_first_token" in d:
             m["mean_ttft_ms"] = d["time_to_first_token"]["avg"]
         phase = d["input_config"]["phases"][-1]
-        lab = {"concurrency": phase["concurrency"], "model": d["input_config"]["models"]["items"][0]["name"],
-               "tool_version": d["aiperf_version"]}
+        ds = (d["input_config"].get("datasets") or [{}])[0]
+        lab = {"concurrency": phase.get("concurrency"), "request_rate": phase.get("rate"),
+               "num_prompts": phase.get("requests"), "model": d["input_config"]["models"]["items"][0]["name"],
+               "tool_version": d["aiperf_version"], "dataset": ds.get("dataset")}
+        m["output_throughput"] = d["output_token_throughput"]["avg"]
+        m["duration_s"] = d["benchmark_duration"]["avg"]
+        if "inter_chunk_latency" in d:
+            m["p99_itl_ms"] = d["inter_chunk_latency"]["p99"]
         out.append({"m": m, "l": lab, "status": "succeeded", "gone": []})
     elif fmt == "guidellm" and e["file"].endswith(".csv"):
         rows = list(csv.reader(io.StringIO(text)))
