@@ -43,6 +43,11 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     if fmt == "vllm":
         for o in _vllm(json.loads(text)):
+            if "completed" not in o:  # statistics only (vLLM ~0.7 nightly results): read, not refused
+                m = {k: o[k] for k in ("mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "p99_itl_ms")}
+                lab = {"model": o["model_id"], "num_prompts": o["num_prompts"], "request_rate": o["request_rate"]}
+                out.append({"m": m, "l": lab, "status": "succeeded", "gone": ["completed", "output_throughput"]})
+                continue
             done = o["completed"]
             m = {"completed": done, "failed": o.get("failed", o["num_prompts"] - done)}
             if done:
@@ -51,6 +56,17 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
             lab = {"model": o["model_id"], "num_prompts": o["num_prompts"], "concurrency": o.get("max_concurrency"),
                    "max_num_seqs": o.get("max_num_seqs"), "repeat": o.get("run_number")}
             out.append({"m": m, "l": lab, "status": "succeeded" if done else "failed", "gone": [] if done else ["mean_ttft_ms"]})
+    elif fmt == "vllm-throughput":
+        o = json.loads(text)
+        out.append({"m": {"duration_s": o["elapsed_time"], "completed": o["num_requests"],
+                          "request_throughput": o["requests_per_second"], "total_token_throughput": o["tokens_per_second"]},
+                    "l": {}, "status": "succeeded", "gone": ["output_throughput"]})
+    elif fmt == "vllm-latency":
+        o = json.loads(text)
+        out.append({"m": {"mean_e2e_latency_ms": o["avg_latency"] * 1000, "median_e2e_latency_ms": o["percentiles"]["50"] * 1000,
+                          "p90_e2e_latency_ms": o["percentiles"]["90"] * 1000, "p99_e2e_latency_ms": o["percentiles"]["99"] * 1000,
+                          "raw.iterations": len(o["latencies"])},
+                    "l": {}, "status": "succeeded", "gone": []})
     elif fmt == "llmperf" and text.lstrip().startswith("["):
         rows = json.loads(text)
         ok = [r for r in rows if not r["error_code"]]
@@ -93,8 +109,14 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
         if "time_to_first_token" in d:
             m["mean_ttft_ms"] = d["time_to_first_token"]["avg"]
         phase = d["input_config"]["phases"][-1]
-        lab = {"concurrency": phase["concurrency"], "model": d["input_config"]["models"]["items"][0]["name"],
-               "tool_version": d["aiperf_version"]}
+        ds = (d["input_config"].get("datasets") or [{}])[0]
+        lab = {"concurrency": phase.get("concurrency"), "request_rate": phase.get("rate"),
+               "num_prompts": phase.get("requests"), "model": d["input_config"]["models"]["items"][0]["name"],
+               "tool_version": d["aiperf_version"], "dataset": ds.get("dataset")}
+        m["output_throughput"] = d["output_token_throughput"]["avg"]
+        m["duration_s"] = d["benchmark_duration"]["avg"]
+        if "inter_chunk_latency" in d:
+            m["p99_itl_ms"] = d["inter_chunk_latency"]["p99"]
         out.append({"m": m, "l": lab, "status": "succeeded", "gone": []})
     elif fmt == "guidellm" and e["file"].endswith(".csv"):
         rows = list(csv.reader(io.StringIO(text)))
@@ -156,4 +178,5 @@ def test_the_corpus_imports_each_measurement_once() -> None:
     whole_individual = sum(1 for e in MANIFEST if "individual" in e["file"] and "first10" not in e["file"])
     guidellm_pairs = sum(1 for e in MANIFEST if e["format"] == "guidellm" and e["file"].endswith(".csv"))
     assert len(every) - len(kept) == len(said) == sweep_runs + whole_individual + guidellm_pairs
-    assert {r.labels["tool"] for r in kept} == {"vllm", "llmperf", "llama-bench", "aiperf", "guidellm", "sglang-one-batch"}
+    assert {r.labels["tool"] for r in kept} == {"vllm", "vllm-throughput", "vllm-latency", "llmperf", "llama-bench", "aiperf",
+                                                 "guidellm", "sglang-one-batch"}
