@@ -136,6 +136,23 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
                  "request_throughput": met["requests_per_second"]["successful"]["mean"], "duration_s": b["duration"]}
             cfg = b.get("config") or b.get("args")
             out.append({"m": m, "l": {"strategy": cfg["strategy"]["type_"]}, "status": "succeeded", "gone": []})
+    elif fmt == "sglang":
+        for line in text.splitlines():
+            if line.strip():
+                o = json.loads(line)  # Python reads SGLang's bare Infinity itself
+                m = {"completed": o["completed"], "output_throughput": o["output_throughput"], "duration_s": o["duration"],
+                     "median_ttft_ms": o["median_ttft_ms"], "median_itl_ms": o["median_itl_ms"],
+                     "mean_e2e_latency_ms": o["mean_e2e_latency_ms"],
+                     "total_token_throughput": (o["total_input_tokens"] + o["total_output_tokens"]) / o["duration"]}
+                rate = o["request_rate"]
+                random = o["dataset_name"] == "random"
+                # what was run: a random dataset's lengths are only the upper bound unless the range
+                # ratio is 1 (SGLang draws each length from [ratio x len, len]): the ratio is a label
+                lab = {"request_rate": "inf" if rate == float("inf") else rate, "dataset": o["dataset_name"],
+                       "input_len": o["random_input_len"] if random else None,
+                       "output_len": o["random_output_len"] if random else None,
+                       "random_range_ratio": o["random_range_ratio"] if random else None, "backend": o["backend"]}
+                out.append({"m": m, "l": lab, "status": "succeeded", "gone": []})
     elif fmt == "sglang-one-batch":
         for line in text.splitlines():
             if line.strip():
@@ -179,4 +196,4 @@ def test_the_corpus_imports_each_measurement_once() -> None:
     guidellm_pairs = sum(1 for e in MANIFEST if e["format"] == "guidellm" and e["file"].endswith(".csv"))
     assert len(every) - len(kept) == len(said) == sweep_runs + whole_individual + guidellm_pairs
     assert {r.labels["tool"] for r in kept} == {"vllm", "vllm-throughput", "vllm-latency", "llmperf", "llama-bench", "aiperf",
-                                                 "guidellm", "sglang-one-batch"}
+                                                 "guidellm", "sglang", "sglang-one-batch"}
