@@ -84,6 +84,29 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
         lab = {"model": d["model"], "concurrency": d["num_concurrent_requests"], "input_len": d["mean_input_tokens"],
                "output_len": d["mean_output_tokens"], "framework": d.get("framework")}
         out.append({"m": m, "l": lab, "status": "succeeded", "gone": []})
+    elif fmt == "llama-bench" and e["file"].endswith(".md.txt"):
+        # llama-bench's markdown table, captured in a log: each invocation prints its table, then
+        # `build: <commit> (<number>)`; a file with several invocations keeps them apart
+        blocks: list[list[dict[str, str]]] = [[]]
+        builds: list[int] = []
+        head: list[str] = []
+        for line in text.splitlines():
+            if line.startswith("build: "):
+                builds.append(int(line.split("(")[1].split(")")[0]))
+                blocks.append([])
+            elif line.startswith("| model"):
+                head = [c.strip() for c in line.strip("|").split("|")]
+            elif line.startswith("| ") and head and not line.startswith("| ---"):
+                blocks[-1].append(dict(zip(head, (c.strip() for c in line.strip("|").split("|")))))
+        blocks = [b for b in blocks if b]
+        for n, (rows, build) in enumerate(zip(blocks, builds), 1):
+            for row in rows:
+                ts = float(row["t/s"].split("±")[0])
+                name = "input_throughput" if row["test"].startswith("pp") else "output_throughput"
+                lab = {"model": row["model"], "test": row["test"], "flash_attn": int(row["fa"]),
+                       "n_gpu_layers": int(row["ngl"]), "tool_version": build,
+                       "invocation": n if len(blocks) > 1 else None}
+                out.append({"m": {name: ts}, "l": lab, "status": "succeeded", "gone": []})
     elif fmt == "llama-bench":
         for o in json.loads(text):
             name = "total_token_throughput" if o["n_prompt"] and o["n_gen"] else \
