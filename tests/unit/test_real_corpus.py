@@ -84,7 +84,7 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
         lab = {"model": d["model"], "concurrency": d["num_concurrent_requests"], "input_len": d["mean_input_tokens"],
                "output_len": d["mean_output_tokens"], "framework": d.get("framework")}
         out.append({"m": m, "l": lab, "status": "succeeded", "gone": []})
-    elif fmt == "llama-bench" and e["file"].endswith(".md.txt"):
+    elif fmt == "llama-bench" and not e["file"].endswith(".json"):
         # llama-bench's markdown table, captured in a log: each invocation prints its table, then
         # `build: <commit> (<number>)`; a file with several invocations keeps them apart
         blocks: list[list[dict[str, str]]] = [[]]
@@ -103,10 +103,25 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
             for row in rows:
                 ts = float(row["t/s"].split("±")[0])
                 name = "input_throughput" if row["test"].startswith("pp") else "output_throughput"
-                lab = {"model": row["model"], "test": row["test"], "flash_attn": int(row["fa"]),
+                depth = int(row["test"].split("@ d")[1]) if "@ d" in row["test"] else None
+                lab = {"model": row["model"], "test": row["test"], "flash_attn": int(row["fa"]), "depth": depth,
                        "n_gpu_layers": int(row["ngl"]), "tool_version": build,
                        "invocation": n if len(blocks) > 1 else None}
                 out.append({"m": {name: ts}, "l": lab, "status": "succeeded", "gone": []})
+    elif fmt == "llama-batched-bench":
+        settings: dict[str, int] = {}
+        for line in text.splitlines():
+            if line.startswith("main: n_kv_max"):
+                settings = {k.strip(): int(v) for k, v in (kv.split("=") for kv in line[len("main:"):].split(","))}
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if line.startswith("|") and cells[0].isdigit():
+                pp, tg, b, _n_kv, _t_pp, s_pp, _t_tg, s_tg, t, s_all = cells
+                out.append({"m": {"input_throughput": float(s_pp), "output_throughput": float(s_tg),
+                                  "total_token_throughput": float(s_all), "duration_s": float(t)},
+                            "l": {"input_len": int(pp), "output_len": int(tg), "concurrency": int(b),
+                                  "n_kv_max": settings["n_kv_max"], "is_pp_shared": settings["is_pp_shared"],
+                                  "flash_attn": settings["flash_attn"], "n_gpu_layers": settings["n_gpu_layers"]},
+                            "status": "succeeded", "gone": []})
     elif fmt == "llama-bench":
         for o in json.loads(text):
             name = "total_token_throughput" if o["n_prompt"] and o["n_gen"] else \
@@ -219,4 +234,4 @@ def test_the_corpus_imports_each_measurement_once() -> None:
     guidellm_pairs = sum(1 for e in MANIFEST if e["format"] == "guidellm" and e["file"].endswith(".csv"))
     assert len(every) - len(kept) == len(said) == sweep_runs + whole_individual + guidellm_pairs
     assert {r.labels["tool"] for r in kept} == {"vllm", "vllm-throughput", "vllm-latency", "llmperf", "llama-bench", "aiperf",
-                                                 "guidellm", "sglang", "sglang-one-batch"}
+                                                 "guidellm", "sglang", "sglang-one-batch", "llama-batched-bench"}
