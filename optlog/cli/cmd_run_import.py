@@ -29,8 +29,9 @@ def _human(d: dict[str, Any]) -> str:
 @click.argument("files", nargs=-1, required=True, metavar="FILE…")
 @click.option("--format", "fmt", type=click.Choice(FORMAT_NAMES, case_sensitive=False), default=None,
               help="The tool that wrote the files (default: detected from the content).")
-@click.option("--key-map", "key_map", multiple=True, type=KeyValue("--key-map"), metavar="NAME=PATH",
-              help="Take metric NAME (or label.NAME) from the dotted PATH of each result (repeatable).")
+@click.option("--key-map", "key_map", multiple=True, type=KeyValue("--key-map"), metavar="NAME=PATH[:UNIT]",
+              help="Take metric NAME (or label.NAME) from the dotted PATH of each result (repeatable); "
+                   "UNIT (s, ms, us, ns, min) converts into NAME's unit (mean_ttft_ms=ttft_s_mean:s).")
 @click.option("--label", "labels", multiple=True, type=KeyValue("--label"), metavar="K=V", help="A label for every imported run; wins over the file's (repeatable).")
 @click.option("--hypothesis", metavar="ID", help="Attach the runs as evidence to this hypothesis.")
 @click.option("--detail/--brief", "detail", default=True, show_default=True,

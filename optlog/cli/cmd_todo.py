@@ -82,14 +82,18 @@ def todo_list(call: Call, status: str | None, hypothesis: str | None, limit: int
 @click.option("--todos", "inline", type=JsonValue("--todos"), help="The todowrite list inline instead of FILE.")
 @click.option("--detail/--brief", "detail", default=True, show_default=True,
               help="The whole list back, or only each todo's id and status.")
-@agent(defaults={"detail": False}, json={"inline": {"type": "array", "items": TODO_ITEM,
+@click.option("--queue", is_flag=True,
+              help="Validate, queue and answer at once ({\"queued\": N}); the next optlog call applies it (for hooks).")
+@agent(defaults={"detail": False, "queue": False}, json={"inline": {"type": "array", "items": TODO_ITEM,
        "description": "Your whole todo list (TodoWrite/todowrite items; other keys such as activeForm are kept)."}},
        args={"source": "A file holding todowrite JSON (or a hook payload); '-' is stdin."})
 @verb(lambda d: _human(d) if "total" not in d else f"{d['total']} todo(s) written")
-def todo_write(call: Call, source: str | None, inline: Any, detail: bool) -> Any:
+def todo_write(call: Call, source: str | None, inline: Any, detail: bool, queue: bool) -> Any:
     """Replace the list with todowrite JSON ({"todos": [...]}) from FILE or stdin.
 
     Hook payloads are taken as they come: Claude Code's PostToolUse for TodoWrite, OpenCode's
     todo.updated event and todowrite tool hooks.
     """
+    if queue and source is not None and inline is None:
+        return todos.queue_doc(call.ctx, source)
     return todos.write_doc(call.ctx, inline, "--todos", detail, source=source)

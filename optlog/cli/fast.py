@@ -10,6 +10,7 @@ only in front of the command, where it cannot be another option's value.
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from typing import Any
 
 from optlog.errors import OptlogError
 from optlog.paths import find_workspace
-from optlog.store import readcache
+from optlog.store import readcache, todoinbox
 
 # command aliases (the one place: `optlog.cli.main` reads them from here)
 ALIASES = {"hyp": "hypothesis", "pred": "prediction", "todos": "todo", "runs": "run"}
@@ -56,10 +57,37 @@ def read_key(args: list[str]) -> tuple[str | None, str] | None:
     return chdir, json.dumps(cmd, ensure_ascii=False)
 
 
+QUEUE_ARGS = (["todo", "write", "--queue", "-"], ["todo", "write", "-", "--queue"])
+
+
+def queue_todos(args: list[str]) -> bool:
+    """`todo write --queue -` (an agent's todo hook): validate the list on stdin and queue it
+    (`optlog.store.todoinbox`) with no database and no click, and print `{"queued": N}`. False, with
+    stdin given back, when anything is not plain (the full CLI then says what is wrong)."""
+    chdir = None
+    if args[:1] == ["-C"] and len(args) > 1:
+        chdir, args = args[1], args[2:]
+    rest = [a for a in args if a != "--json"]
+    if rest not in QUEUE_ARGS:
+        return False
+    raw = sys.stdin.buffer.read()
+    try:
+        ws = find_workspace(chdir)
+        n = todoinbox.queue(ws, json.loads(raw.decode("utf-8")))
+        sys.stdout.write(json.dumps({"queued": n}) + "\n")
+        sys.stdout.flush()
+        return True
+    except Exception:  # noqa: BLE001  (bad JSON, bad input, no workspace: the full CLI reports it, exit 2)
+        sys.stdin = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8")
+        return False
+
+
 def serve(args: list[str]) -> bool:
     """Print the cached document of this read and return True; else False (and, on a miss, note
     what the full CLI should store)."""
     global PENDING
+    if args[:2] == ["todo", "write"] or args[2:4] == ["todo", "write"]:
+        return queue_todos(args)
     k = read_key(args)
     if k is None:
         return False

@@ -53,7 +53,7 @@ class Face:
 
     def __init__(self, chdir: str | None) -> None:
         self.chdir = chdir
-        self.tools = tools()
+        self._tools: dict[str, Any] | None = None
         self.lock = threading.Lock()
         self._ctx: Any = None
         self._stamp: str | None = None
@@ -61,6 +61,14 @@ class Face:
         # under (optlog.store.readcache): served again only while the stamp is unchanged
         self._reads: dict[str, tuple[str, str, int]] = {}
         self.read_hits = 0
+
+    @property
+    def tools(self) -> dict[str, Any]:
+        """Built on first use (the whole command tree and its services, ~1-3 s): `initialize`
+        answers before it, in about the time the MCP SDK takes to import (issue 31)."""
+        if self._tools is None:
+            self._tools = tools()
+        return self._tools
 
     def ctx(self) -> Any:
         if self._ctx is None:
@@ -136,12 +144,14 @@ class Face:
                 return ierr.to_json(), True, ierr.exit_code
             if tool.path == ("init",):
                 self._ctx = None  # the workspace may be new
-            if not any((args or {}).get(k) for k in _LIFTS):
-                hint = "ask for less or page: " + ", ".join(
-                    k for k in ("limit", "offset", "fields", "detail", "tail") if k in tool.params) \
-                    if any(k in tool.params for k in ("limit", "fields", "detail", "tail")) else \
-                    "the full document: the CLI's --json"
-                doc = fit(doc, T.MAX_RESULT_BYTES, hint)
+            lifted = any((args or {}).get(k) for k in _LIFTS)
+            hint = "ask for less or page: " + ", ".join(
+                k for k in ("limit", "offset", "fields", "detail", "tail") if k in tool.params) \
+                if any(k in tool.params for k in ("limit", "fields", "detail", "tail")) else \
+                "the full document: the CLI's --json"
+            # small by default; asked for more, still at most MAX_LIFTED_BYTES (a 92 KB
+            # hypothesis_show {"detail": true} was ~23 k tokens in one call: issue 31)
+            doc = fit(doc, T.MAX_LIFTED_BYTES if lifted else T.MAX_RESULT_BYTES, hint)
             if before is not None and key is not None and not self._ctx.notices and not stray.getvalue():
                 after = self._read_stamp()  # nothing changed while it ran: keep it
                 if after is not None and after.key == before.key and after.settled:
@@ -169,9 +179,11 @@ def build_server(chdir: str | None = None) -> Any:
     face = Face(chdir)
 
     def tool_def(t: Any) -> Any:
-        return types.Tool(name=t.name, description=t.description, input_schema=t.input_schema(),
-                          output_schema=t.output_schema,
-                          annotations=types.ToolAnnotations(read_only_hint=t.read_only or None))
+        # shortened (tools.Tool.listing): the list is paid before any work; `agent_tools` has the rest.
+        # No output schema: the structured result is the CLI's --json document (docs/json.md).
+        desc, schema = t.listing()
+        return types.Tool(name=t.name, description=desc, input_schema=schema,
+                          annotations=types.ToolAnnotations(read_only_hint=True) if t.read_only else None)
 
     async def list_tools(ctx: Any, params: Any) -> Any:
         return types.ListToolsResult(tools=[tool_def(t) for t in face.tools.values()])

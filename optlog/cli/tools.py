@@ -49,6 +49,8 @@ _GENERIC_ARG_HELP = {
 
 # the largest result an agent gets unless it asks for more (`detail`, `limit`, `fields`…)
 MAX_RESULT_BYTES = 4096
+# the largest result even when the agent asked for more (`detail`, `limit`…): cut with a note
+MAX_LIFTED_BYTES = 16384
 
 
 @dataclass
@@ -103,6 +105,84 @@ class Tool:
         if req:
             out["required"] = req
         return out
+
+
+    def listing(self) -> tuple[str, dict[str, Any]]:
+        """(description, input schema) as `tools/list` gives them, which an agent pays for before
+        any work: it was 48 KB for 47 tools (issue 31). Every tool, its required parameters and
+        every parameter's type and enum; the description's first sentence; a description for the
+        parameters with a syntax of their own (EXPLAINED); a tool with many options lists the first
+        MAX_LISTED and names the rest. The whole of it: the `agent_tools` tool, the CLI's --help."""
+        names = [n for n, p in self.params.items() if p.required]
+        names += [n for n in self.params if n not in names and n not in SHAPING][: max(0, MAX_LISTED - len(names))]
+        props = {}
+        for n in sorted(names, key=list(self.params).index):
+            p = self.params[n]
+            s = {k: v for k, v in p.schema.items() if k not in ("description", "default")}
+            kv = "additionalProperties" in s and "items" in s
+            if kv:  # K=V pairs: an object (a K=V list is taken too)
+                s = {"type": "object"}
+            if len(s.get("enum") or ()) > MAX_ENUM:  # a long list of names (and their aliases): an error lists them
+                s.pop("enum")
+            if s.get("type") == "array" and isinstance(s.get("items"), dict) and "properties" in s["items"]:
+                s = {**s, "items": _bare(s["items"])}
+            if p.schema.get("description") and n in EXPLAINED:
+                text = p.schema["description"]
+                if kv:  # the CLI's spelling (`--a config=tp8`, repeatable) as the tool takes it
+                    text = re.sub(r"--[\w-]+ ([\w.]+)=([^\s,]+?)(?=[.,]?(\s|$))", r'{"\1": "\2"}',
+                                  text.replace(" (repeatable)", ""))
+                s["description"] = first_sentence(text, LISTED_PARAM_CHARS)
+            props[n] = s
+        schema: dict[str, Any] = {"type": "object", "properties": props}
+        req = [n for n, p in self.params.items() if p.required]
+        if req:
+            schema["required"] = req
+        desc = first_sentence(first_paragraph(self.description, 400), LISTED_TOOL_CHARS)
+        rest = [n for n in self.params if n not in props and n not in SHAPING]
+        if rest:
+            desc += f" Also (agent_tools): {', '.join(rest)}."
+        return desc, schema
+
+
+LISTED_TOOL_CHARS = 80
+LISTED_PARAM_CHARS = 60
+MAX_LISTED = 7
+MAX_ENUM = 8
+# the result-shaping parameters (the server's instructions name them once; a tool rejects one it
+# does not take, listing those it does)
+SHAPING = frozenset({"limit", "offset", "order", "fields", "detail", "tail"})
+# parameters with a syntax of their own: their description stays in tools/list
+EXPLAINED = frozenset({"expect", "a", "b", "where", "per", "by", "gain", "effort", "confidence", "needs", "sets",
+                       "labels", "metrics", "todos", "refs", "again", "key_map", "constraints", "concurrency",
+                       "since", "timeout_s"})
+
+
+def _bare(schema: dict[str, Any]) -> dict[str, Any]:
+    """An object schema without its properties' descriptions."""
+    props = {k: {kk: vv for kk, vv in v.items() if kk != "description"} for k, v in schema["properties"].items()}
+    return {**schema, "properties": props}
+
+
+def first_sentence(text: str, limit: int) -> str:
+    """The first sentence of `text`, at most `limit` characters."""
+    t = " ".join(text.split())
+    m = re.search(r"(?<!e\.g)(?<!i\.e)(?<!etc)\. ", t)
+    if m and 0 < m.start() < limit:
+        t = t[: m.start() + 1]
+    if len(t) <= limit:
+        return t
+    cut = t[: limit - 1]
+    for sep in (", ", " "):  # at a word, or better at a list item
+        i = cut.rfind(sep)
+        if i > limit // 2:
+            return cut[:i].rstrip(",") + "…"
+    return cut + "…"
+
+
+def first_paragraph(text: str, limit: int) -> str:
+    para = text.strip().split("\n\n")[0]
+    t = " ".join(para.split())
+    return t if len(t) <= limit else t[: limit - 1].rstrip() + "…"
 
 
 def _meta(cmd: click.Command) -> dict[str, Any]:

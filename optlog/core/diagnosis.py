@@ -3,15 +3,20 @@
 Two roads, in order:
 1. **Roofline** — work counts (FLOPs and bytes moved) and the time give achieved TFLOP/s and GB/s;
    each over its ceiling (`peak_tflops[_dtype]`, `mem_bw_gbps` from optlog.yaml) is a fraction. The
-   larger fraction names the resource that limits the point; when both are small (under
-   `latency_frac`, default 0.25) the point is latency/launch-bound: neither unit is anywhere near busy.
+   larger fraction names the resource that limits the point; when both are under `latency_frac`
+   (BOUND_FRAC, 0.5) the point is latency-bound: more than half its time goes to neither unit.
    Arithmetic intensity (FLOP/byte) against the ridge point (peak / bandwidth) is reported beside it.
    Work counts come from the run's metrics (`flops`, `bytes`, `time_s` — what the GEMM probe
    prints) or, for a serving run, from model facts (`active_params` per token, `kv_bytes_per_token`,
-   optional `param_bytes`, default 2; for MoE `expert_params`, `n_expert`, `n_expert_used`) and the
-   tokens and forward passes it processed (`estimate_work`: an estimate, labelled so).
+   optional `param_bytes`, default 2; for MoE `expert_params`, `n_expert`, `n_expert_used`: found at
+   launch as `model_*` metrics, a label of the same name winning) and the tokens and forward passes it
+   processed (`estimate_work`: an estimate, labelled so).
 2. **Telemetry only** (labelled so) — GPM counters: tensor pipes busy → compute-bound; DRAM
    bandwidth busy → memory-bound; SMs mostly idle while kernels "run" → latency/launch-bound.
+
+Counters are read over the measured phase where the run has it (`<field>_steady`), and GPM's DRAM %
+(a share of the theoretical bandwidth) on the calibrated scale (`counter_view`). Each diagnosis names
+its evidence, window, scale and what would change its mind (issue 30).
 
 `gpu_util` and power never decide: util.gpu counts time any kernel ran (94 % for a decode-shaped
 GEMM at 7 % of the tensor peak, DESIGN §4) and HBM traffic burns power too. They are shown only.
@@ -23,7 +28,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from optlog.core.numfmt import fmt_diagnosis, fmt_share, fmt_whole
+from optlog.core import modelfacts as MF
+from optlog.core.numfmt import fmt_diagnosis, fmt_share, fmt_sig, fmt_whole
 
 BOUNDS = ("compute", "memory", "latency")
 
@@ -35,21 +41,35 @@ class Diagnosis:
     reason: str
     numbers: dict[str, float] = field(default_factory=dict)
     counters: dict[str, float] = field(default_factory=dict)
+    # what decided (issue 30): the evidence used, the window its figures cover, the scale the
+    # counters were read on, and what would change the call
+    evidence: str = ""
+    window: str = ""
+    scale: str = ""
+    change: str = ""
 
     def metrics(self) -> dict[str, float]:
         """As run metrics: bound_compute/bound_memory/bound_latency 0/1 (absent when undecided),
-        plus the roofline numbers under `roofline_*`."""
+        the roofline numbers under `roofline_*`, and `roofline_basis` (what decided: 1 counters only,
+        2 the estimate from model facts, 3 the bench's own work counts) — the mark of a diagnosis optlog
+        made, which `service.diagnoses.refresh` re-makes when its inputs change."""
         out: dict[str, float] = {}
         if self.bound:
             for b in BOUNDS:
                 out[f"bound_{b}"] = 1.0 if self.bound == b else 0.0
         for k, v in self.numbers.items():
             out[f"roofline_{k}"] = v
+        if self.basis in BASIS_CODE:
+            out["roofline_basis"] = BASIS_CODE[self.basis]
         return out
 
     def text(self) -> str:
         head = f"diagnosis: {self.bound + '-bound' if self.bound else 'undecided'} ({self.basis})"
         lines = [head, f"  why: {self.reason}"]
+        for name, v in (("evidence", self.evidence), ("window", self.window), ("scale", self.scale),
+                        ("would change its mind", self.change)):
+            if v:
+                lines.append(f"  {name}: {v}")
         if self.numbers:
             lines.append("  roofline: " + ", ".join(f"{k}={fmt_diagnosis(v)}" for k, v in self.numbers.items()))
         if self.counters:
@@ -58,7 +78,18 @@ class Diagnosis:
 
     def to_json(self) -> dict[str, Any]:
         return {"bound": self.bound, "basis": self.basis, "reason": self.reason, "numbers": self.numbers,
-                "counters": self.counters}
+                "counters": self.counters, "evidence": self.evidence, "window": self.window, "scale": self.scale,
+                "would_change_its_mind": self.change}
+
+
+BASIS_CODE = {"telemetry-only": 1.0, "roofline-estimate": 2.0, "roofline": 3.0}
+BOUND_FRAC = 0.5
+"""A unit bounds a point when it runs at this share of its ceiling or more: below it on both, more
+than half the time goes to something else (launches, host work, small kernels), so the point is
+latency-bound whichever ceiling is nearer (the H200's 1 B decode at concurrency 1, issue 30)."""
+COUNTERS = ("tensor_active", "dram_bw_util", "sm_active", "sm_occupancy", "gpu_util", "gpu_power_frac")
+STEADY = "_steady"
+"""Suffix of a telemetry summary over the measured phase (`telemetry.summary.steady`)."""
 
 
 def _num(d: dict[str, Any], *keys: str) -> float | None:
@@ -109,8 +140,10 @@ def estimate_work(labels: dict[str, Any], metrics: dict[str, float]) -> WorkEsti
     - **KV reads grow with the context**: each decoded token reads the KV of its whole sequence, on
       average prompt + half the output per request (`completed` requests), plus one write per token.
     Attention FLOPs (4·ctx·d per layer per token) are left out: under 1 % at these context lengths.
+    Model facts: a label a user gave (`active_params=…`) wins over the `model_*` metrics optlog found
+    at launch (`core.modelfacts`).
     """
-    facts = {**labels, **metrics}
+    facts = {**labels, **metrics, **MF.effective(labels, metrics)[0]}
     p = _num(facts, "active_params", "active_params_per_token")
     if p is None:
         return None
@@ -168,13 +201,87 @@ def work_from_model(labels: dict[str, Any], metrics: dict[str, float]) -> tuple[
     return (est.flops, est.bytes) if est else None
 
 
+def counter_view(metrics: dict[str, float], ceilings: dict[str, float]) -> tuple[dict[str, float], str, str]:
+    """The GPM/NVML counters a diagnosis reads, the window they cover and the scale of the DRAM one.
+
+    Window: the measured phase's figures (`<field>_steady`, `telemetry.summary.steady`: decode windows
+    from the load generator's per-request timestamps, or the bench's measured start/end) where the
+    run has them, the whole point's (`<field>`) otherwise; both are kept (`<field>_run` is the whole
+    point's beside a steady one). Scale: GPM's `dram_bw_util` is a share of the memory's theoretical
+    bandwidth, the ceilings are calibrated (`optlog calibrate`'s device copy); `dram_bw_util_cal` is the
+    same traffic as a share of the calibrated ceiling, and that is what is compared with 50 %."""
+    m = metrics
+    steady = any(isinstance(m.get(k + STEADY), (int, float)) for k in COUNTERS)
+    counters: dict[str, float] = {}
+    for k in COUNTERS:
+        v = m.get(k + STEADY) if steady and m.get(k + STEADY) is not None else m.get(k)
+        if v is None:
+            continue
+        counters[k] = float(v)
+        if steady and m.get(k) is not None and m.get(k + STEADY) is not None:
+            counters[k + "_run"] = float(m[k])
+    point_s = _num(m, "telemetry_window_s")
+    if steady:
+        n = _num(m, "telemetry_steady_windows") or 0.0
+        secs = _num(m, "telemetry_steady_s")
+        of = f" of the {fmt_sig(point_s)} s point" if point_s else ""
+        span = f"{fmt_sig(secs)} s{of}" if secs is not None else of.strip()
+        window = (f"counters over the decode windows of the load generator's requests ({fmt_whole(n)} window(s), "
+                  f"{span}; whole-point figures kept as *_run)" if n > 0 else
+                  f"counters over the bench's measured phase ({span}; whole-point figures kept as *_run)")
+    elif counters:
+        window = ("counters over the whole point" + (f" ({fmt_sig(point_s)} s)" if point_s else "")
+                  + ": start-up, warm-up, prefill and gaps included (no measured-phase timestamps)")
+    else:
+        window = ""
+    scale = ""
+    dram = counters.get("dram_bw_util")
+    cal = ceilings.get("measured_mem_bw_gbps") or ceilings.get("mem_bw_gbps")
+    full, src = ceilings.get("measured_dram_counter_full_gbps"), "measured by `optlog calibrate` during its copy"
+    if not full:
+        full, src = ceilings.get("datasheet_mem_bw_gbps"), "the datasheet mem_bw_gbps"
+    if dram is not None:
+        if full and cal:
+            counters["dram_bw_util_cal"] = dram * full / cal
+            if "dram_bw_util_run" in counters:
+                counters["dram_bw_util_run_cal"] = counters["dram_bw_util_run"] * full / cal
+            scale = (f"GPM dram_bw_util {fmt_whole(dram)}% is of the theoretical {fmt_sig(full)} GB/s ({src}); "
+                     f"on the calibrated {fmt_sig(cal)} GB/s that is {fmt_whole(counters['dram_bw_util_cal'])}% "
+                     "(dram_bw_util_cal, what is compared)")
+        else:
+            scale = (f"GPM dram_bw_util {fmt_whole(dram)}% is of the theoretical bandwidth, which is not known here "
+                     "(no datasheet mem_bw_gbps, no calibrated counter scale: run `optlog calibrate` on the GPU): "
+                     "compared as it is, which understates the traffic against a calibrated ceiling")
+    return counters, window, scale
+
+
+def _dram(c: dict[str, float]) -> float | None:
+    """DRAM activity on the calibrated scale where known."""
+    v = c.get("dram_bw_util_cal")
+    return v if v is not None else c.get("dram_bw_util")
+
+
+def _facts_used(labels: dict[str, Any], metrics: dict[str, float], fact_sources: dict[str, str] | None) -> str:
+    facts, where = MF.effective(labels, metrics)
+    parts = []
+    for k in ("active_params", "param_bytes", "kv_bytes_per_token", "expert_params"):
+        if k not in facts:
+            continue
+        src = "a label" if where.get(k) == "label" else (fact_sources or {}).get(k) or "found at launch"
+        parts.append(f"{k} {fmt_sig(float(facts[k]))} ({src})")
+    if "param_bytes" not in facts and ("active_params" in facts or "active_params_per_token" in labels):
+        parts.append("param_bytes 2 (assumed: not found)")
+    return ", ".join(parts)
+
+
 def diagnose(metrics: dict[str, float], ceilings: dict[str, float], labels: dict[str, Any] | None = None,
-             latency_frac: float = 0.25) -> Diagnosis:
+             latency_frac: float = BOUND_FRAC, fact_sources: dict[str, str] | None = None) -> Diagnosis:
+    """Diagnose one run point (see the module docstring). `fact_sources`: where each model fact came
+    from (the run's environment `model_facts.sources`), named in the evidence."""
     labels = labels or {}
     m = metrics
     dtype = labels.get("dtype") or m.get("dtype")
-    counters: dict[str, float] = {k: float(m[k]) for k in ("tensor_active", "dram_bw_util", "sm_active", "sm_occupancy", "gpu_util",
-                                         "gpu_power_frac") if k in m and m[k] is not None}
+    counters, cwindow, scale = counter_view(m, ceilings)
     flops = _num(m, "flops")
     bytes_ = _num(m, "bytes")
     t = _num(m, "time_s")
@@ -224,7 +331,9 @@ def diagnose(metrics: dict[str, float], ceilings: dict[str, float], labels: dict
             cfv, mfv = cf or 0.0, mf or 0.0
             if max(cfv, mfv) < latency_frac:
                 bound = "latency"
+                nearer = "memory bandwidth" if mfv >= cfv else "peak compute"
                 reason = (f"neither ceiling is near: {fmt_share(cfv)} of peak compute, {fmt_share(mfv)} of memory bandwidth "
+                          f"(under {fmt_share(latency_frac)} of both; the nearer is {nearer}) "
                           f"({_latency_cause(counters)})")
             elif cfv >= mfv:
                 bound = "compute"
@@ -246,7 +355,18 @@ def diagnose(metrics: dict[str, float], ceilings: dict[str, float], labels: dict
             note = _counter_note(bound, counters)
             if note:
                 reason += f"; {note}"
-            return Diagnosis(bound, basis, reason, nums, counters)
+            if est is not None:
+                evidence = f"estimate from model facts × tokens: {_facts_used(labels, m, fact_sources)}"
+                wwin = f"work over the load generator's measured phase (duration_s {fmt_sig(t or 0.0)} s)"
+            else:
+                evidence = "work counts the bench reported (flops, bytes, time_s)"
+                wwin = f"work over the bench's own timed loop (time_s {fmt_sig(t or 0.0)} s)"
+            if note:
+                evidence += "; counters " + ("agree" if note.startswith("counters agree") else "disagree")
+            window = wwin + (f"; {cwindow}" if cwindow else "")
+            d = Diagnosis(bound, basis, reason, nums, counters, evidence, window, scale,
+                          _change_roofline(bound, cfv, mfv, latency_frac, est))
+            return d
     missing = None
     if ach_tflops is not None or ach_gbps is not None:
         got = ", ".join(x for x in (f"{fmt_diagnosis(ach_tflops)} TFLOP/s" if ach_tflops is not None else "",
@@ -256,7 +376,32 @@ def diagnose(metrics: dict[str, float], ceilings: dict[str, float], labels: dict
                    "or write hardware.gpus.<kind>.peak_tflops / mem_bw_gbps)")
     elif flops is not None or bytes_ is not None:
         missing = f"work counts ({basis}) but no time (time_s or duration_s) to turn them into rates"
-    return _telemetry_only(counters, missing)
+    d = _telemetry_only(counters, missing)
+    if d.basis != "none":
+        d.evidence = "counters only: " + (missing or "no work counts (no model facts found, no flops/bytes/time_s)")
+        d.window, d.scale = cwindow, scale
+        d.change = ("work counts would decide by the roofline (model facts found at launch or given as labels "
+                    "— active_params, param_bytes — or the bench's flops/bytes/time_s); on counters, tensor_active "
+                    f"≥ 50 % → compute-bound, DRAM ≥ 50 % of the calibrated bandwidth → memory-bound")
+    return d
+
+
+def _change_roofline(bound: str, cf: float, mf: float, thr: float, est: WorkEstimate | None) -> str:
+    t = fmt_share(thr)
+    if bound == "memory":
+        out = (f"latency-bound if achieved bandwidth fell under {t} of the ceiling (now {fmt_share(mf)}); "
+               f"compute-bound if the compute share passed the memory share (now {fmt_share(cf)})")
+    elif bound == "compute":
+        out = (f"latency-bound if achieved compute fell under {t} of peak (now {fmt_share(cf)}); "
+               f"memory-bound if the memory share passed it (now {fmt_share(mf)})")
+    else:
+        out = (f"memory-bound from {t} of the bandwidth ceiling (now {fmt_share(mf)}), compute-bound from {t} of "
+               f"peak compute (now {fmt_share(cf)}): more work per pass (a larger batch, larger kernels) moves it")
+    if est is not None:
+        out += "; model facts that are wrong (a label of the fact's name overrides them) or a wrong ceiling would move the estimate"
+        if est.steps_from != "server decode calls":
+            out += "; the server's own pass count (scrape its /metrics) would replace the client's in-flight requests"
+    return out
 
 
 def _latency_cause(c: dict[str, float]) -> str:
@@ -275,14 +420,15 @@ def _latency_cause(c: dict[str, float]) -> str:
 
 
 def _counter_note(bound: str, c: dict[str, float]) -> str:
-    ta, dr = c.get("tensor_active"), c.get("dram_bw_util")
+    ta, dr = c.get("tensor_active"), _dram(c)
     if ta is None and dr is None:
         return ""
     parts = []
     if ta is not None:
         parts.append(f"tensor_active {fmt_whole(ta)}%")
     if dr is not None:
-        parts.append(f"dram_bw_util {fmt_whole(dr)}%")
+        parts.append(f"dram_bw_util {fmt_whole(c['dram_bw_util'])}%" + (
+            f" ({fmt_whole(dr)}% of the calibrated bandwidth)" if "dram_bw_util_cal" in c else ""))
     agree = (bound == "compute" and (ta or 0) >= (dr or 0)) or (bound == "memory" and (dr or 0) >= (ta or 0)) \
         or (bound == "latency" and max(ta or 0, dr or 0) < 50)
     return ("counters agree: " if agree else "counters disagree: ") + ", ".join(parts)
@@ -298,7 +444,7 @@ def _telemetry_only(c: dict[str, float], missing: str | None = None) -> Diagnosi
 
 
 def _from_counters(c: dict[str, float]) -> Diagnosis:
-    ta, dr, sm = c.get("tensor_active"), c.get("dram_bw_util"), c.get("sm_active")
+    ta, dr, sm = c.get("tensor_active"), _dram(c), c.get("sm_active")
     if ta is None and dr is None:
         why = "no work counts and no GPM counters (tensor_active, dram_bw_util)"
         if "gpu_util" in c:
@@ -308,7 +454,8 @@ def _from_counters(c: dict[str, float]) -> Diagnosis:
     if ta >= 50 and ta >= dr:
         return Diagnosis("compute", "telemetry-only", f"tensor pipes busy {fmt_whole(ta)}% (DRAM bandwidth {fmt_whole(dr)}%)", {}, c)
     if dr >= 50:
-        return Diagnosis("memory", "telemetry-only", f"DRAM bandwidth {fmt_whole(dr)}% of its maximum (tensor {fmt_whole(ta)}%)", {}, c)
+        of = "of the calibrated bandwidth" if "dram_bw_util_cal" in c else "of its maximum"
+        return Diagnosis("memory", "telemetry-only", f"DRAM bandwidth {fmt_whole(dr)}% {of} (tensor {fmt_whole(ta)}%)", {}, c)
     if sm is not None and sm < 50:
         return Diagnosis("latency", "telemetry-only",
                          f"SMs busy only {fmt_whole(sm)}%, tensor {fmt_whole(ta)}%, DRAM {fmt_whole(dr)}%: the GPU waits between kernels", {}, c)

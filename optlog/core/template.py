@@ -9,6 +9,12 @@ as `{"temperature": 0}`) are left alone.
 Inside the braces: a name, a number, or simple arithmetic over them (`{{ concurrency * 4 }}`,
 `{{ (tp * pp) // 2 }}`), evaluated by a small allow-listed AST walker, never `eval`.
 
+`{{ env.NAME }}` reads the environment variable NAME where the command is rendered (the caller
+passes the environment under the reserved name `env`; unset is an error naming it). So a spec
+names this machine's paths (the server binary, the model) without writing them: the spec and the
+launch record committed to git keep the reference, and a launch again elsewhere renders it there.
+`env` is never a value of the point (not a label, not config): `placeholders` leaves it out.
+
 Pure: no I/O.
 """
 
@@ -92,6 +98,9 @@ def evaluate(expr: str, values: Mapping[str, Any]) -> Any:
         raise TemplateError(f"{{{{ {src} }}}}: {e} (the value is out of range)") from None
 
 
+ENV = "env"  # the reserved name of the environment in a template: `{{ env.NAME }}`
+
+
 def _evaluate(tree: ast.AST, src: str, values: Mapping[str, Any]) -> Any:
     missing = sorted(n for n in names_in_expr(src) if n not in values)
     if missing:
@@ -100,6 +109,14 @@ def _evaluate(tree: ast.AST, src: str, values: Mapping[str, Any]) -> Any:
     def ev(node: ast.AST) -> Any:
         if isinstance(node, ast.Expression):
             return ev(node.body)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == ENV:
+            env = values.get(ENV)
+            if env is None:
+                raise TemplateError(f"{{{{ {src} }}}}: the environment is not available here")
+            if node.attr not in env:
+                raise TemplateError(f"{{{{ {src} }}}}: the environment variable {node.attr} is not set where "
+                                    f"optlog runs (export {node.attr}=… before launching)")
+            return env[node.attr]
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str)) and not isinstance(node.value, bool):
             return node.value
         if isinstance(node, ast.Name):
@@ -130,12 +147,25 @@ def names_in_expr(expr: str) -> set[str]:
         return set()
     out: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
+        if isinstance(node, ast.Name) and node.id != ENV:
             out.add(node.id)
     if isinstance(tree.body, ast.Call) or any(isinstance(n, ast.Call) for n in ast.walk(tree)):
         for n in ast.walk(tree):
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name):
                 out.discard(n.func.id)
+    return out
+
+
+def env_names(text: str) -> set[str]:
+    """The environment variables `text` reads (`{{ env.NAME }}`)."""
+    out: set[str] = set()
+    for m in PLACEHOLDER_RE.finditer(text):
+        try:
+            tree = ast.parse(m.group(1).strip(), mode="eval")
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        out |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+                and isinstance(n.value, ast.Name) and n.value.id == ENV}
     return out
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from optlog.core.numfmt import fmt_share, fmt_whole
+from optlog.core.windows import join_windows
 
 # error kinds, in report order
 ERROR_KINDS = (
@@ -336,6 +337,23 @@ def aggregate(results: list[Result], duration: float, max_concurrency: int | Non
     m["concurrency"] = m["mean_inflight"]
     m["max_concurrent_requests"] = peak_inflight(results)
     return m
+
+
+def windows(results: list[Result], wall_offset: float, max_n: int = 64) -> dict[str, Any]:
+    """The level's measured phase on the wall clock (`perf_counter + wall_offset`): `measured` from the
+    first request sent to the last response's end, `decode` each answered request's stretch from its
+    first token to its end, overlapping ones joined and the closest joined until at most `max_n`
+    remain. Telemetry summarises its counters over these (prefill, gaps and start-up left out)."""
+    sent = [r for r in results if r.start]
+    if not sent:
+        return {}
+    out: dict[str, Any] = {"measured": [round(min(r.start for r in sent) + wall_offset, 4),
+                                        round(max(r.end for r in sent) + wall_offset, 4)]}
+    dec = [(r.start + r.ttft, r.end) for r in sent if r.ok and r.ttft is not None]
+    joined = join_windows(dec, max_n=max_n)
+    if joined:
+        out["decode"] = [[round(a + wall_offset, 4), round(b + wall_offset, 4)] for a, b in joined]
+    return out
 
 
 def peak_inflight(results: list[Result]) -> int:

@@ -84,6 +84,9 @@ class Level:
     finished_at: float
     server: dict[str, Any] = field(default_factory=dict)   # the server's own counter deltas over the level
     warnings: list[str] = field(default_factory=list)
+    # the measured phase in wall-clock seconds (telemetry's clock): {"measured": [first send, last end],
+    # "decode": [[first token, end], …] of the requests, joined where they overlap} (core.windows)
+    windows: dict[str, Any] = field(default_factory=dict)
 
 
 def parse_target(url: str, api: str | None) -> Target:
@@ -306,6 +309,7 @@ async def _sweep(spec: Spec, on_level: Callable[[Level], None] | None,
             after = await loop.run_in_executor(None, _probe, spec) if before is not None else None
             results = [core.decode(r) for r in raws if (r.start or r.error) and r.error != "aborted"]
             metrics = core.aggregate(results, duration, cap)
+            windows = core.windows(results, time.time() - time.perf_counter())
             server = spec.deltas(before, after) if (spec.deltas and before is not None and after is not None) else {}
             warnings: list[str] = []
             if server:
@@ -326,7 +330,8 @@ async def _sweep(spec: Spec, on_level: Callable[[Level], None] | None,
             metrics["prompt_cache_hit"] = 1 if core.cache_warning(metrics) else 0
             lv = Level(concurrency=cap, request_rate=spec.request_rate, results=results, duration=duration,
                        metrics=metrics, errors=core.error_counts(results),
-                       aborted=aborted, started_at=wall0, finished_at=wall1, server=server, warnings=warnings)
+                       aborted=aborted, started_at=wall0, finished_at=wall1, server=server, warnings=warnings,
+                       windows=windows)
             levels.append(lv)
             if on_level is not None:
                 on_level(lv)

@@ -37,6 +37,7 @@ from optlog.runs import hostload, ports, procs, tree
 from optlog.runs.cgroup import LaunchCgroup
 from optlog.runs.environment import capture
 from optlog.runs.executor_select import make_executor
+from optlog.runs.modelfacts import discover
 from optlog.runs.inside import bench_env
 from optlog.runs.parsers import parse_result, select_result_files, unique
 from optlog.runs.redact import Redactor
@@ -98,6 +99,7 @@ class Server:
         self.stderr = stderr
         self.url = url
         self.environment: dict[str, Any] | None = None
+        self.model_facts: Any = None  # core.modelfacts.ModelFacts read once the server is ready
         self.benched = False  # a bench ran against it since it (re)started: the next needs no warm-up
 
     def log_tail(self, lines: int = 20) -> str:
@@ -425,10 +427,30 @@ class Driver:
                 raise
         if srv and srv.get("check") and external:
             self._sanity_check(server, srv["check"])
+        if srv is not None or external:
+            self._model_facts(server, srv)
         if self.telemetry is not None:  # a restarted server gets a fresh session
             self._telemetry_stop()
         self._telemetry_start(p)
         return server
+
+    def _model_facts(self, server: Server, srv: dict[str, Any] | None) -> None:
+        """The served model's facts (work counts) from its server and files (runs.modelfacts), once per
+        server start: stored with every run as `model_*` metrics, their sources in the environment."""
+        try:
+            mf = discover(server.url, (srv or {}).get("argv"), local=getattr(self.executor, "kind", "local") == "local")
+        except Exception as e:  # never fail a launch for its facts
+            self.log(f"model facts not read: {type(e).__name__}: {e}")
+            return
+        server.model_facts = mf
+        if mf.facts:
+            f = mf.facts
+            shown = ", ".join(f"{k}={fmt_sig(f[k])}" for k in ("active_params", "param_bytes", "kv_bytes_per_token",
+                                                                "n_expert") if k in f)
+            src = mf.sources.get("active_params") or next(iter(mf.sources.values()), "")
+            self.log(f"model facts: {shown} (from {src})")
+        else:
+            self.log("model facts: none found" + (f" ({'; '.join(mf.notes)})" if mf.notes else ""))
 
     def _wait_external(self, server: Server, srv: dict[str, Any] | None) -> None:
         import httpx  # deferred: httpx only when talking HTTP
@@ -737,10 +759,20 @@ class Driver:
             status, error, cause = "cancelled", str(e), "cancelled"
         if not results:  # failed or cancelled: the point's run says why
             results = [Result({}, {}, {}, None)]
+        mf = getattr(server, "model_facts", None)
+        if mf is not None and mf.facts and status == "succeeded":
+            for res in results:  # what the server's model is, beside what the bench measured
+                for k, v in mf.metrics().items():
+                    res.metrics.setdefault(k, v)
         if self.telemetry is not None:
             try:
                 # one telemetry window per point: its summary belongs to a run only when the point has one
-                extra = self.telemetry.end_point(rid, dict(results[0].metrics) if len(results) == 1 else {}) or {}
+                one = len(results) == 1
+                extra = self.telemetry.end_point(
+                    rid, dict(results[0].metrics) if one else {},
+                    windows=results[0].raw.get("windows") if one and isinstance(results[0].raw, dict) else None,
+                    fact_sources=mf.sources if mf is not None else None,
+                    labels=dict(results[0].labels) if one else None) or {}
                 if len(results) == 1:
                     results[0].metrics.update({k: float(v) for k, v in extra.items() if v is not None})
                 elif extra:
@@ -754,6 +786,8 @@ class Driver:
         environment = self._environment(server, p) if status != "cancelled" else {}
         if environment:
             environment.update(self._host_doc(p, load_before, load_after, flags))
+            if mf is not None and (mf.facts or mf.notes):
+                environment["model_facts"] = mf.to_json()
         for i, res in enumerate(results):
             q = p if i == 0 else {**p, "run_id": self._result_run(p)}
             rs, rerr, rcause = status, error, cause

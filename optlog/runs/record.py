@@ -18,6 +18,7 @@ planned point carries:
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from optlog.core import labels as L
@@ -49,6 +50,38 @@ def used_names(data: dict[str, Any], sections: tuple[str, ...] = (*SECTIONS, "te
         for s in _strings(data.get(sec)):
             out |= T.placeholders(s)
     return out
+
+
+def env_used(data: dict[str, Any]) -> set[str]:
+    """The environment variables a spec reads (`{{ env.NAME }}`) anywhere."""
+    out: set[str] = set()
+    for s in _strings(data):
+        out |= T.env_names(s)
+    return out
+
+
+def env_references(data: dict[str, Any], environ: Mapping[str, str]) -> dict[str, str]:
+    """Each value the spec's `{{ env.NAME }}` rendered to → that reference, for the record committed
+    to git (service.launch_record): this machine's paths stay out of it; a launch again renders the
+    reference where it runs. Values shorter than 4 characters are left (too likely to occur by chance)."""
+    return {environ[n]: f"{{{{ env.{n} }}}}" for n in sorted(env_used(data))
+            if n in environ and len(environ[n]) >= 4 and not is_secret_env(n)}
+
+
+def unrender(x: Any, refs: dict[str, str]) -> Any:
+    """`x` (JSON-like) with each rendered environment value put back as its reference."""
+    if not refs:
+        return x
+    if isinstance(x, str):
+        for v in sorted(refs, key=len, reverse=True):
+            if v in x:
+                x = x.replace(v, refs[v])
+        return x
+    if isinstance(x, dict):
+        return {k: unrender(v, refs) for k, v in x.items()}
+    if isinstance(x, list):
+        return [unrender(v, refs) for v in x]
+    return x
 
 
 def label_names(data: dict[str, Any]) -> set[str]:

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import signal as _signal
-from collections.abc import Iterable, Sequence
+from collections import ChainMap
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Union
@@ -515,16 +517,21 @@ def _check_size(ls: LoadedSpec, matrix: dict[str, list[Any]], include: list[dict
                      code="too_large")
 
 
+def _with_env(values: dict[str, Any]) -> Mapping[str, Any]:
+    """The values and, under `env`, the environment where optlog runs (`{{ env.NAME }}`)."""
+    return ChainMap(values, {T.ENV: os.environ})
+
+
 def _render(ls: LoadedSpec, loc: tuple[Any, ...], text: Any, values: dict[str, Any]) -> str:
     try:
-        return T.render(str(text), values)
+        return T.render(str(text), _with_env(values))
     except T.TemplateError as e:
         raise ls.bad(str(e), *loc, code="bad_placeholder") from None
 
 
 def _argv(ls: LoadedSpec, loc: tuple[Any, ...], cmd: Any, values: dict[str, Any]) -> list[str]:
     try:
-        return T.render_argv(cmd, values)
+        return T.render_argv(cmd, _with_env(values))
     except T.TemplateError as e:
         raise ls.bad(str(e), *loc, code="bad_placeholder") from None
 

@@ -12,7 +12,10 @@ takes as it is; OpenCode: a plugin on the `todo.updated` event).
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -51,19 +54,46 @@ The loop:
 
 OPENCODE_PLUGIN = """\
 // Written by `optlog agent setup opencode`: mirrors the agent's todo list into optlog.
+const OPTLOG = @PROGRAM@  // the MCP server's program, by path (it need not be on PATH)
 export const OptlogTodos = async ({ $, directory }) => ({
   event: async ({ event }) => {
     if (event.type !== "todo.updated") return
     const todos = JSON.stringify({ todos: event.properties.todos })
-    await $`optlog -C ${directory} todo write --todos ${todos}`.quiet().nothrow()
+    await $`${OPTLOG} -C ${directory} todo write --todos ${todos}`.quiet().nothrow()
   },
 })
 """
 
 
+OLD_HOOKS = ("optlog todo write - >/dev/null",)  # what earlier versions wrote: bare, so not found off PATH
+
+
 def _command() -> list[str]:
+    """The optlog program by absolute path (the MCP server and the hook run the same one)."""
     exe = shutil.which("optlog")
-    return [exe, "mcp"] if exe else [sys.executable, "-m", "optlog", "mcp"]
+    return [os.path.abspath(exe), "mcp"] if exe else [sys.executable, "-m", "optlog", "mcp"]
+
+
+def hook_command(program: list[str]) -> str:
+    """The TodoWrite hook: the MCP server's program, and exit 2 when the mirror fails, because
+    Claude Code shows a hook's stderr to the agent only on exit 2 (exit 127 or 1 is silent).
+    `--queue`: the list is validated and queued without opening the database (store.todoinbox),
+    so the hook costs a fraction of a second on every TodoWrite."""
+    return " ".join(shlex.quote(a) for a in program) + " todo write --queue - >/dev/null || exit 2"
+
+
+def _check_runs(program: list[str]) -> None:
+    """Refuse to write a server and hook that cannot start (exit 2, with the fix)."""
+    try:
+        p = subprocess.run([*program, "--version"], capture_output=True, text=True, timeout=60,
+                           stdin=subprocess.DEVNULL)
+        why = None if p.returncode == 0 else f"exit {p.returncode}: {(p.stderr or p.stdout).strip()[-300:]}"
+    except (OSError, subprocess.TimeoutExpired) as e:
+        why = str(e)
+    if why is not None:
+        raise BadInput(f"{' '.join(program)} does not run ({why}); nothing was written. Fix: put a working "
+                       f"optlog first on PATH, or run `{sys.executable} -m optlog agent setup` with the Python "
+                       "that has optlog installed", field="AGENT", extra={"command": program})
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -141,7 +171,8 @@ def setup(agent: str, folder: str | None) -> dict[str, Any]:
         raise BadInput(f"no such folder: {root}", field="--dir")
     plan = _Plan(root)
     cmd = _command()
-    hook_cmd = "optlog todo write - >/dev/null"
+    _check_runs(cmd[:-1])
+    hook_cmd = hook_command(cmd[:-1])
     if agent == "claude-code":
         def mcp(d: dict[str, Any]) -> list[str]:
             servers = d.setdefault("mcpServers", {})
@@ -151,8 +182,12 @@ def setup(agent: str, folder: str | None) -> dict[str, Any]:
         def hooks(d: dict[str, Any]) -> list[str]:
             post = d.setdefault("hooks", {}).setdefault("PostToolUse", [])
             for m in post:
-                if any("optlog todo write" in str(h.get("command", "")) for h in m.get("hooks", [])):
-                    return []
+                for h in m.get("hooks", []):
+                    if h.get("command") in OLD_HOOKS:  # ours, from before: the program by path now
+                        h["command"] = hook_cmd
+                        return ["the hook now runs optlog by its path"]
+                    if "todo write" in str(h.get("command", "")):
+                        return []
             post.append({"matcher": "TodoWrite", "hooks": [{"type": "command", "command": hook_cmd}]})
             return []
 
@@ -173,6 +208,6 @@ def setup(agent: str, folder: str | None) -> dict[str, Any]:
         plan.json_merge("opencode.json", config)
         plan.text(".opencode/optlog.md", LOOP)
         # OpenCode loads project plugins from .opencode/plugins/ (https://opencode.ai/docs/plugins/)
-        plan.text(".opencode/plugins/optlog-todos.js", OPENCODE_PLUGIN)
+        plan.text(".opencode/plugins/optlog-todos.js", OPENCODE_PLUGIN.replace("@PROGRAM@", json.dumps(cmd[:-1])))
     plan.apply()
     return {"agent": agent, "dir": str(root), "files": plan.report}

@@ -253,6 +253,8 @@ def sglang_line(plan: Plan, lv: Any) -> dict[str, Any]:
     line["errors"] = lv.errors
     line["aborted"] = lv.aborted
     line["warnings"] = list(lv.warnings)
+    if getattr(lv, "windows", None):
+        line["windows"] = lv.windows  # the measured phase for telemetry (runs.launcher → telemetry.session)
     line["prompt_nonce"] = plan.prompt_nonce
     line["reuse_prompts"] = o.reuse_prompts
     line["input_tokens_source"] = ("unknown" if m.get("total_input_tokens") is None

@@ -114,6 +114,14 @@ def write_measured(text: str, m: dict[str, Any], at: str, refused: dict[str, str
         meas["refused"] = CommentedMap(refused.items())
     if m.get("mem_bw_method"):
         meas["mem_bw_method"] = m["mem_bw_method"]
+    # the bandwidth GPM's dram_bw_util calls 100 % (the diagnosis's scale, issue 30)
+    if m.get("dram_counter_full_gbps") is not None and "mem_bw_gbps" not in refused:
+        meas["dram_counter_full_gbps"] = float(m["dram_counter_full_gbps"])
+        meas["dram_counter_method"] = m.get("dram_counter_method")
+    elif prev.get("dram_counter_full_gbps") is not None:
+        meas["dram_counter_full_gbps"] = prev["dram_counter_full_gbps"]
+    if m.get("dram_counter_error"):
+        meas["dram_counter_error"] = m["dram_counter_error"]
     if m.get("p2p_gbps") is not None:
         rows = CommentedSeq()
         for r in m["p2p_gbps"]:

@@ -182,9 +182,10 @@ def _artifacts(ctx: Ctx, r: Any) -> list[dict[str, Any]]:
     return [{"path": ctx.ws.rel(p), "bytes": p.stat().st_size} for p in sorted(d.rglob("*")) if p.is_file()]
 
 
-TELEMETRY_SIGNS = ("telemetry_samples", "telemetry_gpus", "energy_j", "flops", "tflops", "gbps", "bytes")
+TELEMETRY_SIGNS = ("telemetry_samples", "telemetry_gpus", "energy_j", "flops", "tflops", "gbps", "bytes",
+                   "model_active_params")
 """Metrics that mean a run has telemetry or work counts to diagnose; without any of them (and no model
-facts among its labels) there is nothing to show, and numpy is not imported."""
+facts among its labels or found ones, `model_*`) there is nothing to show, and numpy is not imported."""
 MODEL_FACTS = ("active_params", "active_params_per_token", "kv_bytes_per_token")
 
 

@@ -15,6 +15,7 @@ from typing import Any, cast
 
 from optlog.core import labels as L
 from optlog.errors import BadInput
+from optlog.runs.modelfacts import from_path
 from optlog.runs.parsers import canonical_format, parse_bytes, read_file, unique
 from optlog.service import evidence
 from optlog.service import documents
@@ -101,6 +102,7 @@ def import_files(
     repeated = [{"source": line.split(": ", 1)[0], "why": line.split(": ", 1)[1]} for line in said] + \
         [{"source": r.source, "why": f"the same measurement as run {known[r.measurement() or '']}"} for r in dup]
     rows: list[tuple[dict[str, Any], dict[str, float], dict[str, Any], str, Path, str, str]] = []
+    facts_cache: dict[str, Any] = {}
     for p, sha, r in parsed:
         lab = {k: v for k, v in r.labels.items()}
         for k in lab:
@@ -112,8 +114,14 @@ def import_files(
         raw = {"file": str(p), "where": where or None, "index": r.index, "format": r.tool, "sha256": sha, "data": r.raw,
                **({"measurement": r.measurement()} if r.measurement() else {}),
                **({"corrections": r.notes} if r.notes else {})}
+        mf = _model_facts(lab, r.raw, facts_cache)
+        if mf is not None:  # the file names a model this machine can read: its work counts (issue 30)
+            met = {**mf.metrics(), **r.metrics}
+            raw["model_facts"] = mf.to_json()
+        else:
+            met = r.metrics
         name = p.name + (f":{where.split()[-1]}" if where else "")
-        rows.append((lab, r.metrics, raw, name, p, sha, r.status))
+        rows.append((lab, met, raw, name, p, sha, r.status))
 
     # 2. keep the files (content-addressed, so re-importing the same file stores it once)
     dirs: dict[str, str] = {}
@@ -138,6 +146,23 @@ def import_files(
     n_files = len(blobs) - len(already)
     ctx.notice(f"imported {len(ids)} run{'s' if len(ids) != 1 else ''} from {n_files} file{'s' if n_files != 1 else ''}")
     return {"runs": runs, "already_imported": already, **({"repeated": repeated} if repeated else {})}
+
+
+def _model_facts(labels: dict[str, Any], raw: dict[str, Any], cache: dict[str, Any]) -> Any:
+    """The work counts of the model a result file names (its `model` label, or SGLang's `model_path`
+    in the line or its `server_info`) when that is a GGUF file or a Hugging Face folder here; else None."""
+    got = raw.get("server_info")
+    si: dict[str, Any] = got if isinstance(got, dict) else {}
+    for cand in (raw.get("model_path"), si.get("model_path"), labels.get("model")):
+        if not isinstance(cand, str) or not cand or ("/" not in cand and not cand.endswith(".gguf")):
+            continue
+        if cand not in cache:
+            p = Path(cand).expanduser()
+            cache[cand] = from_path(p) if p.exists() else None
+        mf = cache[cand]
+        if mf is not None and mf.facts:
+            return mf
+    return None
 
 
 def _already(ctx: Ctx, files: set[tuple[Path, str]]) -> list[dict[str, Any]]:

@@ -29,7 +29,7 @@ from optlog.errors import BadInput, Failed, NotFound
 from optlog.runs import ports, procs
 from optlog.runs.executor_select import make_executor
 from optlog.runs.launcher import Driver
-from optlog.runs.record import run_record
+from optlog.runs.record import env_used, run_record
 from optlog.runs.recover import recover
 from optlog.runs.redact import Redactor
 from optlog.runs.spec import SetPairs, base_url, load_spec, plan, render_point, resolve_cwd, typed_sets
@@ -214,6 +214,9 @@ def add_point(ctx: Ctx, s: Any, ls: Any, p: Any, *, lid: int, server_url: str | 
                             run_id=rid, launch_id=lid)
     rendered["bench"]["out"] = str(out)
     record = run_record(p, rendered)
+    env = {n: os.environ[n] for n in sorted(env_used(ls.data)) if n in os.environ}
+    if env:  # what `{{ env.NAME }}` rendered to here; the committed record keeps the reference instead
+        record["env"] = env
     r = runrows.run(s, rid)
     assert r is not None  # inserted above, in this session
     r.artifacts_dir = ctx.ws.rel(out)

@@ -18,12 +18,14 @@ written to `launches/L1-<token>` (the database remembers which folder is its lau
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 from optlog.errors import BadInput, NotFound
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
+from optlog.runs.record import env_references, unrender
 from optlog.runs.spec import SetPairs, record_sets, set_texts
 from optlog.service.context import Ctx
 from optlog.store import launchrows
@@ -52,7 +54,12 @@ def write(ctx: Ctx, rel_dir: str, *, lid: int, ls: Any, sets: SetPairs, server_u
     (runs.redact's Redactor.redact): secrets never reach git; a launch again from a record whose
     spec held a secret literally gets `<redacted>` there (secrets belong in the environment)."""
 
-    red = redact or (lambda x: x)
+    refs = env_references(ls.data, os.environ)
+    red0 = redact or (lambda x: x)
+
+    def red(x: Any) -> Any:  # secrets out, and this machine's environment values back to `{{ env.NAME }}`
+        return unrender(red0(x), refs)
+
     d = ctx.ws.root / rel_dir
     d.mkdir(parents=True, exist_ok=True)
     write_atomic(d / "spec.yaml", red(ls.text))

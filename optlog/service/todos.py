@@ -6,6 +6,7 @@ link across writes, matching by id, else by content.
 
 from __future__ import annotations
 
+import os
 import secrets
 import sys
 from pathlib import Path
@@ -19,6 +20,7 @@ from optlog.service import documents
 from optlog.service.context import Ctx
 from optlog.service.envelope import listing
 from optlog.service.refs import require
+from optlog.store import todoinbox
 from optlog.store.todorows import (
     last_position,
     list_owner,
@@ -46,9 +48,30 @@ def _new_id(taken: set[str]) -> str:
             return tid
 
 
+def drain(ctx: Ctx) -> int:
+    """Apply the lists an agent's hook queued (store.todoinbox), oldest first; how many. Every
+    reader and writer of the list calls this first, so no one sees the list without them."""
+    n = 0
+    for path in todoinbox.pending(ctx.ws):
+        mine = todoinbox.claim(path)
+        if mine is None:
+            continue  # another process applies it
+        try:
+            data = parse_json(mine.read_text(encoding="utf-8"), ctx.ws.rel(path))
+            write(ctx, data, ctx.ws.rel(path), queued=True)
+        except BadInput as e:  # validated when queued: only a hand-made file gets here
+            ctx.notice(f"a queued todo list was not applied ({e.message}); it is kept as {ctx.ws.rel(mine)}.bad")
+            os.replace(mine, mine.with_name(mine.name + ".bad"))
+            continue
+        mine.unlink()
+        n += 1
+    return n
+
+
 def list_(ctx: Ctx, status: str | None = None, hypothesis: str | None = None) -> list[dict[str, Any]]:
     """The list in order, in the shape `todo write` takes (store.todorows: agents call this many
     times a minute)."""
+    drain(ctx)
 
     if status is not None:
         check_status(status)
@@ -65,6 +88,7 @@ def list_(ctx: Ctx, status: str | None = None, hypothesis: str | None = None) ->
 
 def add(ctx: Ctx, content: str, priority: str | None = "medium", hypothesis: str | None = None,
         status: str = "pending") -> dict[str, Any]:
+    drain(ctx)
     if not content.strip():
         raise BadInput("a todo needs text", field="TEXT")
     check_priority(priority)
@@ -82,6 +106,7 @@ def add(ctx: Ctx, content: str, priority: str | None = "medium", hypothesis: str
 
 def set_(ctx: Ctx, tid: str, status: str | None = None, priority: str | None = None,
          hypothesis: str | None = None, content: str | None = None) -> dict[str, Any]:
+    drain(ctx)
     if status is not None:
         check_status(status)
     if priority is not None:
@@ -121,8 +146,10 @@ def read_todowrite(source: str) -> tuple[Any, str]:
     return parse_json(text, name), name
 
 
-def write(ctx: Ctx, data: Any, file: str = "<stdin>") -> list[dict[str, Any]]:
+def write(ctx: Ctx, data: Any, file: str = "<stdin>", *, queued: bool = False) -> list[dict[str, Any]]:
     """Replace the todo list with `data` (todowrite JSON); return it in the same shape."""
+    if not queued:
+        drain(ctx)  # older lists first: this one replaces them
 
     incoming: list[TodoIn] = parse_todowrite(data, file)
     # a list mirrored from an agent's TodoWrite by its hook is that tool's: its next write replaces
@@ -177,6 +204,13 @@ def list_doc(ctx: Ctx, status: str | None = None, hypothesis: str | None = None,
              offset: int = 0) -> documents.TodoList:
     """`todo list`: the todowrite shape `{"todos": [...]}`, in list order (page facts with a page)."""
     return cast(documents.TodoList, listing("todos", list_(ctx, status, hypothesis), limit, offset))
+
+
+def queue_doc(ctx: Ctx, source: str) -> dict[str, Any]:
+    """`todo write --queue`: validate and queue the list (store.todoinbox); `{"queued": N}`. The
+    fast path (`optlog.cli.fast`) answers the same without loading the CLI."""
+    data, file = read_todowrite(source)
+    return {"queued": todoinbox.queue(ctx.ws, data, file)}
 
 
 def write_doc(ctx: Ctx, data: Any = None, file: str = "<stdin>", detail: bool = True, *,

@@ -114,6 +114,11 @@ def stamp(ws: Workspace, facts: Callable[[], DbFacts | None] | None = None) -> S
             return None  # an interrupted write-and-commit: the normal path completes it
     except (FileNotFoundError, NotADirectoryError):
         pass
+    try:
+        if any(n.endswith(".json") for n in os.listdir(ws.state_dir / "todo-inbox")):
+            return None  # a todo list queued by an agent's hook (store.todoinbox): applied by the normal path
+    except (FileNotFoundError, NotADirectoryError):
+        pass
     now = time.time()
     newest = 0.0
     h = hashlib.blake2b(digest_size=16)

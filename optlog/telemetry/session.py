@@ -29,13 +29,15 @@ import threading
 import time
 from typing import Any
 
+from optlog.core import modelfacts as MF
 from optlog.core.diagnosis import diagnose
+from optlog.core.windows import join_windows
 from optlog.store.runrows import labels_metrics
 from optlog.telemetry import prometheus as prom
 from optlog.telemetry import smi
 from optlog.telemetry.nvml import NvmlSampler, NvmlUnavailable
 from optlog.telemetry.store import columns, write_columns, write_samples
-from optlog.telemetry.summary import energy_metrics, summarize
+from optlog.telemetry.summary import energy_metrics, steady, summarize
 
 
 def open_session(ctx: Any, *, launch_id: int | None, settings: dict[str, Any] | None, env: dict[str, str] | None,
@@ -295,7 +297,13 @@ class TelemetrySession:
         if self.scrape_url:
             self._scrape_into(run_id)
 
-    def end_point(self, run_id: int, metrics: dict[str, float] | None = None) -> dict[str, float]:
+    def end_point(self, run_id: int, metrics: dict[str, float] | None = None, windows: dict[str, Any] | None = None,
+                  fact_sources: dict[str, str] | None = None, labels: dict[str, Any] | None = None) -> dict[str, float]:
+        """The point's telemetry summaries and diagnosis as metrics. `windows`: the measured phase as
+        the bench saw it (the load generator's `{"measured": [t0, t1], "decode": [[a, b], …]}`, unix
+        seconds), over which the `*_steady` summaries the diagnosis reads are taken; `fact_sources`:
+        where the run's `model_*` facts came from (named in the diagnosis); `labels`: the result's own
+        labels, which the run will store beside the point's (so a later re-diagnosis sees the same)."""
         metrics = dict(metrics or {})
         now = time.time()
         p = self.points.get(run_id)
@@ -326,6 +334,7 @@ class TelemetrySession:
                     write_columns(s, cols, run_id=run_id, launch_id=self.launch_id)
             out.update(summarize(cols, t0, now, self.warmup_s))
             out["telemetry_window_s"] = now - t0
+            out.update(_steady(cols, windows, t0, now))
             energy = None
             if energy1 is not None and p["energy0"] is not None:
                 energy = sum(energy1[k] - p["energy0"].get(k, energy1[k]) for k in energy1)
@@ -336,28 +345,34 @@ class TelemetrySession:
             self.notice(f"telemetry: could not store or summarise the samples of run {run_id}: {e}")
         if p["scrapes"]:
             out.update(prom.point_metrics(p["scrapes"]))
+        # model facts written in the spec's telemetry block are the user's: stored as the run's facts
+        # (over any found at launch) so that a later re-diagnosis sees what this one saw
+        for k in MF.NUMERIC_FACTS:
+            v = self.settings.get(k)
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                out[MF.FACT_PREFIX + k] = float(v)
         try:
-            out.update(self._diagnosis(run_id, {**metrics, **out}))
+            out.update(self._diagnosis(run_id, {**metrics, **out}, fact_sources, labels))
         except Exception as e:
             self.notice(f"telemetry: diagnosis failed for run {run_id}: {e}")
         self.points.pop(run_id, None)
         return out
 
-    def _diagnosis(self, run_id: int, merged: dict[str, float]) -> dict[str, float]:
-        labels: dict[str, Any] = {}
+    def _diagnosis(self, run_id: int, merged: dict[str, float], fact_sources: dict[str, str] | None,
+                   given: dict[str, Any] | None = None) -> dict[str, float]:
+        labels: dict[str, Any] = dict(given or {})
         try:
             with self.ctx.db.read() as s:
-                labels = labels_metrics(s, [run_id])[0].get(run_id, {})
+                labels.update(labels_metrics(s, [run_id])[0].get(run_id, {}))  # the point's labels win, as stored
         except Exception:
             pass
-        for k in ("active_params", "kv_bytes_per_token", "param_bytes", "dtype"):
-            if k in self.settings and k not in labels:
-                labels[k] = self.settings[k]
+        if "dtype" in self.settings and "dtype" not in labels:
+            labels["dtype"] = self.settings["dtype"]
         try:
             ceilings = self.ctx.config.ceilings()
         except Exception:
             ceilings = {}
-        return diagnose(merged, ceilings, labels).metrics()
+        return diagnose(merged, ceilings, labels, fact_sources=fact_sources).metrics()
 
     def _flush_outside(self, until: float) -> None:
         """Samples between points (server start-up, idle) go to launch-level chunks."""
@@ -403,6 +418,23 @@ class TelemetrySession:
 
     def __exit__(self, *a: Any) -> None:
         self.stop()
+
+
+def _steady(cols: dict[str, Any], windows: dict[str, Any] | None, t0: float, now: float) -> dict[str, float]:
+    """`summary.steady` over the bench's decode windows, else its measured start/end; {} without them."""
+    if not cols or not isinstance(windows, dict):
+        return {}
+    pairs: list[tuple[float, float]] = []
+    for w in windows.get("decode") or []:
+        if isinstance(w, (list, tuple)) and len(w) == 2 and all(isinstance(x, (int, float)) for x in w):
+            pairs.append((float(w[0]), float(w[1])))
+    decode = bool(pairs)
+    if not pairs:
+        mw = windows.get("measured")
+        if isinstance(mw, (list, tuple)) and len(mw) == 2 and all(isinstance(x, (int, float)) for x in mw):
+            pairs = [(float(mw[0]), float(mw[1]))]
+    ws = join_windows(pairs, t0, now)
+    return steady(cols, ws, t0, decode) if ws else {}
 
 
 def _energy_from_samples(cols: dict[str, Any]) -> float | None:

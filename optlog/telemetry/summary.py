@@ -7,6 +7,8 @@ tensor_active, dram_bw_util, …): `F` (= the mean, so `a.tensor_active < 20` wo
 `throttle_<reason>_s`: seconds each clock-event reason was active (per GPU, averaged over GPUs).
 `energy_j` (all GPUs, whole point), `tokens_per_joule`, `telemetry_samples`, `telemetry_gpus`,
 `telemetry_window_s` (the point's length as the session saw it).
+Over the measured phase only (issue 30; what the diagnosis reads): `F_steady`, `F_steady_p50`,
+`telemetry_steady_s`, `telemetry_steady_windows` (`steady`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from optlog.core.diagnosis import diagnose, same, stored
 from optlog.core.numfmt import fmt_num, fmt_seconds
 from optlog.store.runrows import labels_metrics
+from optlog.store.runrows import run as run_row
 from optlog.telemetry.fields import SUMMARISED, THROTTLE_BITS
 from optlog.telemetry.store import TIME_FIELD, read_columns
 
@@ -100,6 +103,58 @@ def summarize(cols_by_gpu: dict[str, dict[str, np.ndarray]], start: float | None
     return out
 
 
+def steady(cols_by_gpu: dict[str, dict[str, np.ndarray]], windows: list[tuple[float, float]], start: float,
+           decode: bool) -> dict[str, float]:
+    """Summaries over the measured phase: `<field>_steady` (mean) and `<field>_steady_p50` of each
+    field, each sample weighted by the part of the stretch it describes that falls inside `windows`.
+
+    A sample describes the stretch since the one before it of the same field (GPM values are averages
+    over their window, 10 s by default; the first one of a point starts at the point's `start`), so a
+    GPM reading whose window was mostly prefill, gaps or server start-up counts for little.
+    `telemetry_steady_s` is the windows' length, `telemetry_steady_windows` their number when they
+    are decode windows (0: the bench's measured start/end)."""
+    import numpy as np  # deferred: numpy (~80 ms); `run record` imports the launcher, not the arrays
+
+    if not windows:
+        return {}
+    w0 = np.array([a for a, _ in windows])
+    w1 = np.array([b for _, b in windows])
+    vals: dict[str, list[np.ndarray]] = {}
+    wts: dict[str, list[np.ndarray]] = {}
+    for cols in cols_by_gpu.values():
+        t = cols.get(TIME_FIELD)
+        if t is None or not len(t):
+            continue
+        for f in SUMMARISED:
+            v = cols.get(f)
+            if v is None:
+                continue
+            ok = ~np.isnan(v)
+            tt, vv = t[ok], v[ok]
+            if not len(tt):
+                continue
+            prev = np.concatenate([[min(start, float(tt[0]))], tt[:-1]])
+            a = np.maximum(prev[:, None], w0[None, :])
+            b = np.minimum(tt[:, None], w1[None, :])
+            inside = np.clip(b - a, 0.0, None).sum(axis=1)
+            keep = inside > 0
+            if keep.any():
+                vals.setdefault(f, []).append(vv[keep])
+                wts.setdefault(f, []).append(inside[keep])
+    out: dict[str, float] = {}
+    for f in vals:
+        v = np.concatenate(vals[f])
+        w = np.concatenate(wts[f])
+        out[f"{f}_steady"] = float((v * w).sum() / w.sum())
+        order = np.argsort(v)
+        cw = np.cumsum(w[order])
+        out[f"{f}_steady_p50"] = float(v[order][np.searchsorted(cw, cw[-1] / 2)])
+    if out:
+        out["telemetry_steady_s"] = float((w1 - w0).sum())
+        out["telemetry_steady_windows"] = float(len(windows)) if decode else 0.0
+    return out
+
+
 def output_tokens(metrics: dict[str, float]) -> float | None:
     for k in ("total_output_tokens", "output_tokens", "completion_tokens"):
         if metrics.get(k) is not None:
@@ -151,10 +206,14 @@ def run_telemetry(ctx: Any, run_id: int, metrics: dict[str, float]) -> dict[str,
     out: dict[str, Any] = {}
     cols: dict[str, dict[str, np.ndarray]] = {}
     labels: dict[str, Any] = {}
+    sources: dict[str, str] | None = None
     try:
         with ctx.db.read() as s:
             cols = read_columns(s, run_id=run_id)
             labels = labels_metrics(s, [run_id])[0][run_id]
+            r = run_row(s, run_id)
+            mf = ((getattr(r, "environment", None) or {}).get("model_facts") or {}) if r is not None else {}
+            sources = mf.get("sources") if isinstance(mf, dict) else None
     except Exception as e:  # telemetry must never break `run show`
         out["error"] = f"telemetry unreadable: {e}"
     try:
@@ -199,7 +258,7 @@ def run_telemetry(ctx: Any, run_id: int, metrics: dict[str, float]) -> dict[str,
         lines.append(energy)
     old = stored(metrics)
     inputs = {k: v for k, v in metrics.items() if k not in old}
-    dg = diagnose(inputs, ceilings, labels)
+    dg = diagnose(inputs, ceilings, labels, fact_sources=sources)
     if dg.bound is not None or dg.basis != "none" or cols:
         lines.append(dg.text())
     out["fields"] = fields
@@ -207,7 +266,7 @@ def run_telemetry(ctx: Any, run_id: int, metrics: dict[str, float]) -> dict[str,
     if old and not same(old, dg.metrics()):
         # predictions read the stored one: say so until `optlog verdict` or `calibrate` redoes it
         out["diagnosis"]["stored_differs"] = True
-        lines.append("  stored diagnosis (what predictions read) was made with other ceilings or an older estimate "
+        lines.append("  stored diagnosis (what predictions read) was made with other ceilings or other inputs "
                      f"(peak_tflops={old.get('roofline_peak_tflops')}, mem_bw_gbps={old.get('roofline_mem_bw_gbps')}): "
                      "`optlog verdict` or `optlog calibrate` redoes it and re-judges")
     out["text"] = "\n".join(lines)

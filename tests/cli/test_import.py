@@ -192,3 +192,24 @@ def test_sweep_folder_each_measurement_once_failed_run_and_labels(ws, tmp_path: 
     assert cmp
     again = ws.cli("run", "import", str(d / "summary.json"), "--json")
     assert again.json["runs"] == [] and "not imported again" in again.err
+
+
+def test_import_reads_the_work_counts_of_the_model_the_file_names(ws, tmp_path: Path) -> None:
+    """Issue 30: a result line whose `model` is a GGUF file here gets that file's facts as `model_*`
+    metrics, the sources kept in raw; the diagnosis then has work counts nobody typed."""
+    pytest.importorskip("gguf")
+    from optlog.testing.gguf_model import PRESETS, write_model
+
+    s = write_model(tmp_path / "m.gguf", PRESETS["tiny"])
+    line = {"backend": "sglang", "dataset_name": "random", "model": s["path"], "max_concurrency": 1,
+            "completed": 4, "duration": 2.0, "total_input_tokens": 64, "total_output_tokens": 64,
+            "output_throughput": 32.0}
+    f = tmp_path / "r.jsonl"
+    f.write_text(json.dumps(line) + "\n")
+    (run,) = ws.j("run", "import", str(f))["runs"]
+    assert run["metrics"]["model_active_params"] == s["facts"]["active_params"]
+    show = ws.j("run", "show", str(run["id"]))
+    assert show["raw"]["model_facts"]["sources"]["active_params"] == f"GGUF header of {s['path']}"
+    # no ceilings in this workspace: the estimate's rates are there, waiting for `optlog calibrate`
+    assert "work counts give" in show["telemetry"]["diagnosis"]["reason"]
+    assert "(roofline-estimate)" in show["telemetry"]["diagnosis"]["reason"]

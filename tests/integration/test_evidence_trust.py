@@ -29,22 +29,22 @@ def test_set_values_are_stored_and_never_pooled_in_compare_verdict_and_diff(ws):
     assert l10["status"] == l5["status"] == "succeeded"
     # the run keeps the values and the commands it was rendered with
     show = ws.j("run", "show", str(l5["runs"][0]["id"]))
-    assert show["raw"]["values"]["itl_ms"] == 5 and show["raw"]["config"]["itl_ms"] == "5"
+    # what the launch varied (`--set`) is a label too (issue 29), so it is not repeated in raw.config
+    assert show["raw"]["values"]["itl_ms"] == 5 and show["labels"]["itl_ms"] == 5 and "itl_ms" not in show["raw"]["config"]
     argv = show["raw"]["commands"]["server"]["argv"]
     assert argv[argv.index("--itl-ms") + 1] == "5"
     assert show["raw"]["commands"]["bench"]["argv"][0] == PY
-    # compare: the two launches are not pooled into one mean (the issue: 557.5, n=6)
+    # compare: the two launches are not pooled into one mean (the issue: 557.5, n=6): the value they
+    # varied is a label (issue 29), so each has its own row, and `--by itl_ms` compares them
     cmp = ws.j("compare", "--metric", "output_throughput", "--by", "model", "--per", "concurrency")
-    for row in cmp["rows"]:
-        assert row["values"] == {} and row["n"] == {}, row
-        (nc,) = row["not_comparable"]
-        assert nc["group"] == "test" and nc["keys"] == ["itl_ms"]
-        by_itl = {v["names"]["itl_ms"]: v for v in nc["variants"]}
-        assert set(by_itl) == {"10", "5"} and all(v["n"] == 2 for v in by_itl.values())
-        assert by_itl["5"]["value"] > by_itl["10"]["value"]  # shorter ITL, more tokens per second
-    assert any("itl_ms differs (10, 5)" in w for w in cmp["warnings"])
+    assert sorted((r["level"]["concurrency"], r["level"]["itl_ms"]) for r in cmp["rows"]) == \
+        [(1, 5), (1, 10), (2, 5), (2, 10)], cmp
+    assert all(r["n"] == {"test": 2} and not r["not_comparable"] for r in cmp["rows"]), cmp
+    by_itl = ws.j("compare", "--metric", "output_throughput", "--by", "itl_ms", "--per", "concurrency")
+    for row in by_itl["rows"]:
+        assert set(row["values"]) == {"10", "5"} and row["values"]["5"] > row["values"]["10"], row
     human = ws.cli("compare", "--metric", "output_throughput", "--by", "model").out
-    assert "not comparable" in human and "itl_ms=10" in human and "itl_ms=5" in human
+    assert "itl_ms=10" in human and "itl_ms=5" in human
     # run diff names the differing key and the rendered difference
     a, b = l10["runs"][0]["id"], l5["runs"][0]["id"]
     d = ws.j("run", "diff", str(a), str(b))
@@ -284,3 +284,25 @@ def test_calibrate_commits_optlog_yaml(ws):
     ws.j("calibrate", "--quick", "--device", "cpu", "--max-spread", "1000", env={"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"})
     assert ws.git("status", "--porcelain", "optlog.yaml").strip() == ""
     assert "optlog: calibrate (cpu)" in ws.git("log", "-1", "--format=%s", "--", "optlog.yaml")
+
+
+def test_a_spec_reads_the_environment_and_the_record_keeps_the_reference_not_the_path(ws):
+    """Issue 31 item 6: machine paths came in by --set on every launch and points.json committed the
+    server binary's absolute path 61 times; `--again` elsewhere ran this machine's paths."""
+    here, there = str(ws.root.parent / "machine-a" / "bench-tool"), str(ws.root.parent / "machine-b" / "bench-tool")
+    rel = spec(ws, "envd", server=False, matrix={"concurrency": [1]},
+               bench={"cmd": bench_cmd("--echo {{ env.OPTLOG_T_TOOL }}")})
+    r = ws.cli("run", "launch", rel, "--json", check=2)  # unset: refused before anything runs, naming it
+    assert "OPTLOG_T_TOOL is not set" in r.json["error"]["message"] and r.json["error"]["file"] == rel
+    assert not (ws.root / "launches").exists()
+    first = ws.j("run", "launch", rel, env={"OPTLOG_T_TOOL": here})
+    (run,) = first["runs"]
+    argv = json.loads((ws.root / run["artifacts_dir"] / "argv.json").read_text())
+    assert argv[argv.index("--echo") + 1] == here  # rendered where it ran
+    text = (ws.root / "launches" / f"L{first['launch']}" / "points.json").read_text()
+    assert here not in text and "{{ env.OPTLOG_T_TOOL }}" in text
+    assert json.loads(text)["points"][0]["env"] == {"OPTLOG_T_TOOL": "{{ env.OPTLOG_T_TOOL }}"}
+    assert ws.j("run", "show", str(run["id"]))["raw"]["env"] == {"OPTLOG_T_TOOL": here}  # beside, in the database
+    again = ws.j("run", "launch", "--again", f"L{first['launch']}", env={"OPTLOG_T_TOOL": there})
+    argv = json.loads((ws.root / again["runs"][0]["artifacts_dir"] / "argv.json").read_text())
+    assert argv[argv.index("--echo") + 1] == there  # re-rendered on "the other machine"

@@ -249,7 +249,7 @@ def test_telemetry_session_is_driven_around_each_point(ws, monkeypatch):
         def begin_point(self, run_id):
             calls.append(("begin", run_id))
 
-        def end_point(self, run_id, metrics):
+        def end_point(self, run_id, metrics, windows=None, fact_sources=None, labels=None):
             calls.append(("end", run_id, "output_throughput" in metrics))
             return {"gpu_power_w": 321.0}
 

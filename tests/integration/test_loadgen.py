@@ -362,3 +362,26 @@ def test_python_m_loadgen_help_and_module_import_cost():
     q = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert q.stdout.split() == ["False", "False"]
     assert Path(__file__).resolve().parents[1].joinpath("testserver.py").is_file()
+
+
+def test_result_line_carries_the_measured_phase_on_the_wall_clock(tmp_path):
+    """Issue 30: telemetry summarises counters over the requests' decode stretches, so the result line
+    gives them (unix seconds, inside the measured start/end, joined where they overlap)."""
+    import subprocess
+    import sys
+    import time
+
+    srv = LiveServer("--ttft-ms", "5", "--itl-ms", "20", "--tokens", "6")   # tokens in separate reads
+    t0 = time.time()
+    out = tmp_path / "r.jsonl"
+    try:
+        p = subprocess.run([sys.executable, "-m", "optlog.loadgen", srv.url, "--model", "m", "--num-prompts", "3",
+                            "--output-len", "6", "--output-file", str(out)], capture_output=True, text=True, timeout=60)
+    finally:
+        srv.stop()
+    assert p.returncode == 0, p.stderr
+    w = json.loads(out.read_text().splitlines()[0])["windows"]
+    a, b = w["measured"]
+    assert t0 < a < b < time.time()
+    assert w["decode"] and all(a <= x < y <= b + 1e-3 for x, y in w["decode"])
+    assert all(w["decode"][i][1] < w["decode"][i + 1][0] for i in range(len(w["decode"]) - 1))

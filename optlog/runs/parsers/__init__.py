@@ -26,7 +26,8 @@ from typing import Callable
 
 from optlog.core.labels import check_key
 from optlog.errors import BadInput
-from optlog.runs.parsers import aiperf, generic, guidellm, optlog_fmt, probe, sglang, sglang_one_batch, vllm
+from optlog.runs.parsers import (aiperf, generic, guidellm, llama_bench, llmperf, optlog_fmt, probe, sglang, sglang_one_batch,
+                                 vllm, vllm_offline)
 from optlog.runs.parsers._common import CANONICAL, Doc, ParsedResult, settle
 
 __all__ = ["CANONICAL", "FORMATS", "ParsedResult", "detect_format", "parse_bytes", "parse_result", "select_result_files",
@@ -57,6 +58,26 @@ def _guidellm(doc: Doc) -> list[ParsedResult]:
     return guidellm.parse(doc)
 
 
+def _llama_bench(doc: Doc) -> list[ParsedResult]:
+    return llama_bench.parse(doc)
+
+
+def _batched(doc: Doc) -> list[ParsedResult]:
+    return llama_bench.parse_batched(doc)
+
+
+def _llmperf(doc: Doc) -> list[ParsedResult]:
+    return llmperf.parse(doc)
+
+
+def _vllm_throughput(doc: Doc) -> list[ParsedResult]:
+    return vllm_offline.parse(doc, vllm_offline.THROUGHPUT)
+
+
+def _vllm_latency(doc: Doc) -> list[ParsedResult]:
+    return vllm_offline.parse(doc, vllm_offline.LATENCY)
+
+
 def _json(doc: Doc) -> list[ParsedResult]:
     return generic.parse(doc)
 
@@ -73,16 +94,24 @@ def _probe(doc: Doc) -> list[ParsedResult]:
 FORMATS: dict[str, tuple[Callable[[Doc], list[ParsedResult]], str]] = {
     "sglang": (_sglang, "SGLang bench_serving --output-file JSONL (one run per line)"),
     "sglang-one-batch": (_one_batch, "SGLang bench_one_batch_server --result-filename JSONL"),
-    "vllm": (_vllm, "vLLM bench serve --save-result JSON (or --append-result JSONL)"),
-    "aiperf": (_aiperf, "AIPerf profile_export_aiperf.json or .csv (one run per file)"),
+    "vllm": (_vllm, "vLLM bench serve --save-result JSON (or --append-result JSONL, a bench sweep's run/summary)"),
+    "vllm-throughput": (_vllm_throughput, "vLLM bench throughput --output-json (one run per file)"),
+    "vllm-latency": (_vllm_latency, "vLLM bench latency --output-json (one run per file)"),
+    "aiperf": (_aiperf, "AIPerf profile_export_aiperf.json or .csv, or a sweep/confidence aggregate"),
     "genai-perf": (_genai_perf, "genai-perf profile_export_genai_perf.json (one run per file)"),
-    "guidellm": (_guidellm, "GuideLLM benchmarks.json, legacy or current schema (one run per benchmark)"),
+    "guidellm": (_guidellm, "GuideLLM benchmarks.json/.yaml/.csv, legacy or current schema (one run per benchmark)"),
+    "llama-bench": (_llama_bench, "llama.cpp llama-bench -o json / jsonl, or its markdown table (one run per test)"),
+    "llama-batched-bench": (_batched, "llama.cpp llama-batched-bench table or jsonl (one run per row)"),
+    "llmperf": (_llmperf, "Ray llmperf *_summary.json or *_individual_responses.json (one run per file)"),
     "json": (_json, "any JSON/JSONL, canonical keys or --key-map NAME=PATH"),
     "optlog": (_optlog, "optlog bench --output-file JSONL (SGLang's keys)"),
     "probe": (_probe, "python -m optlog.probes.gemm JSON (GEMM / copy work counts and rates)"),
 }
 ALIASES = {"sglang-bench-serving": "sglang", "bench_serving": "sglang", "bench_one_batch_server": "sglang-one-batch",
-           "one-batch": "sglang-one-batch", "genai_perf": "genai-perf", "generic": "json", "gemm": "probe"}
+           "one-batch": "sglang-one-batch", "genai_perf": "genai-perf", "generic": "json", "gemm": "probe",
+           "llama_bench": "llama-bench", "batched-bench": "llama-batched-bench",
+           "llama_batched_bench": "llama-batched-bench", "vllm-bench-throughput": "vllm-throughput",
+           "vllm-bench-latency": "vllm-latency"}
 
 
 def canonical_format(name: str) -> str:
@@ -115,14 +144,32 @@ def sniff(path: str, data: bytes) -> str | None:
     if head.startswith(b"Metric,"):
         return "aiperf"
     if head.startswith(b"Run Info,"):
-        return "guidellm"  # its CSV: the parser says to import the JSON
+        return "guidellm"  # its CSV
+    if b"|" in data[:65536]:
+        md = llama_bench.is_markdown(data[:65536].decode("utf-8", errors="replace"))
+        if md:
+            return md
     o = _first_object(data)
+    if llmperf.is_individual(o):
+        return "llmperf"
     if isinstance(o, list) and o and isinstance(o[0], dict):
         o = o[0]
+    if o is None and path.lower().endswith((".yaml", ".yml")) and b"benchmarks:" in data:
+        return "guidellm"  # its YAML
     if not isinstance(o, dict):
         return None
     if isinstance(o.get("benchmarks"), list):
         return "guidellm"
+    if "avg_ts" in o and ("n_prompt" in o or "n_gen" in o):
+        return "llama-bench"
+    if "speed_pp" in o or ("speed" in o and "n_kv" in o):
+        return "llama-batched-bench"
+    if llmperf.is_summary(o):
+        return "llmperf"
+    if vllm_offline.kind(o):
+        return vllm_offline.kind(o)
+    if aiperf.is_aggregate(o):
+        return "aiperf"
     if "aiperf_version" in o or isinstance(o.get("records"), dict) and "ttft" in o["records"]:
         return "aiperf"
     if any(isinstance(v, dict) and "unit" in v and "avg" in v for v in o.values()):

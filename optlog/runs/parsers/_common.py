@@ -20,6 +20,10 @@ CANONICAL = (
     "total_token_throughput", "mean_inflight",
     *(f"{s}_{m}_ms" for m in ("ttft", "tpot", "itl", "e2e_latency") for s in ("mean", "median", "p90", "p95", "p99")),
 )
+# the figures that identify a measurement (`ParsedResult.measurement`): those every reader of one
+# tool computes alike from any of the files that tool writes for it
+IDENTITY = ("completed", "failed", "duration_s", "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_e2e_latency_ms",
+            "median_e2e_latency_ms", "mean_tpot_ms", "mean_itl_ms")
 RAW_PREFIX = "raw."
 # Lists longer than this (per-request arrays: ttfts, itls, generated texts…) are not kept in `raw`.
 MAX_RAW_LIST = 64
@@ -48,8 +52,9 @@ class ParsedResult:
         """What identifies this measurement by its content: the canonical figures (6 significant
         digits) with the duration or request count among them, or None when the result has too few
         to tell one measurement from another. The same run read from two files (a sweep's
-        `run=0.json` and its `summary.json`) has the same identity, whatever its file or labels."""
-        figs = {k: self.metrics[k] for k in CANONICAL if k in self.metrics}
+        `run=0.json` and its `summary.json`, llmperf's summary and its per-request file) has the same
+        identity, whatever its file, labels or the figures only one of them carries."""
+        figs = {k: self.metrics[k] for k in IDENTITY if k in self.metrics}
         if len(figs) < 3 or not ({"duration_s", "completed"} & figs.keys()):
             return None
         text = ";".join(f"{k}={v:.6g}" for k, v in sorted(figs.items()))  # machine format

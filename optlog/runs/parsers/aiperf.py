@@ -39,6 +39,7 @@ import io
 import re
 from typing import Any
 
+from optlog.core.labels import setting_name
 from optlog.runs.parsers._common import (Doc, ParsedResult, arr, clean, fail, finite, load_json, metric_key, obj,
                                          set_label)
 from optlog.runs.parsers.keymap import apply_key_map
@@ -82,6 +83,8 @@ def parse(doc: Doc, tool: str = "aiperf") -> list[ParsedResult]:
     if _is_csv(doc):
         return [parse_csv(doc, tool)]
     d = load_json(doc, tool)
+    if is_aggregate(d):
+        return parse_aggregate(doc, d)
     if not isinstance(d, dict):
         raise fail(tool, doc.path, "expected a JSON object with one key per metric (profile_export_*.json)")
     if isinstance(d.get("records"), dict) and "request_throughput" not in d:
@@ -235,6 +238,64 @@ def _dataset_name(ds: dict[str, Any]) -> Any:
         if isinstance(v, str) and v:
             return v
     return ds.get("type")
+
+
+# ------------------------------------------------------------------------- sweep / confidence aggregates
+
+_AGG_KEY = re.compile(r"^(?P<tag>.+)_(?P<stat>avg|p50|p90|p95|p99)$")
+
+
+def is_aggregate(d: Any) -> bool:
+    """AIPerf's `profile_export_aiperf_sweep.json` / `profile_export_aiperf_aggregate.json`."""
+    return isinstance(d, dict) and "aggregation_type" in d and (
+        isinstance(d.get("per_combination_metrics"), list) or isinstance(d.get("metrics"), dict))
+
+
+def parse_aggregate(doc: Doc, d: dict[str, Any]) -> list[ParsedResult]:
+    """One run per parameter combination of a sweep aggregate (or one for a confidence aggregate):
+    each figure is the mean over the trials (`{tag}_{stat}.mean`, in its `unit`); its spread over
+    the trials is kept as `raw.<key>.std`, `.ci_low`, `.ci_high`; labels: the combination's
+    parameters, `trials` (successful runs per combination), `aggregation`."""
+    combos: list[Any] = d["per_combination_metrics"] if isinstance(d.get("per_combination_metrics"), list) else \
+        [{"parameters": d.get("parameters") or {}, "metrics": d.get("metrics")}]
+    n_comb = max(1, len(combos))
+    out: list[ParsedResult] = []
+    for i, c in enumerate(combos):
+        if not isinstance(c, dict) or not isinstance(c.get("metrics"), dict):
+            raise fail("aiperf", doc.path, f"combination {i + 1}: no metrics object", field_="per_combination_metrics")
+        stats: dict[str, dict[str, Any]] = {}
+        metrics: dict[str, float] = {}
+        for key, v in c["metrics"].items():
+            if not isinstance(v, dict):
+                continue
+            m = _AGG_KEY.match(key)
+            mean = finite(v.get("mean"))
+            if mean is None:
+                continue
+            metrics["raw." + metric_key(key)] = mean
+            for extra in ("std", "ci_low", "ci_high"):
+                g = finite(v.get(extra))
+                if g is not None:
+                    metrics[f"raw.{metric_key(key)}.{extra}"] = g
+            if m:
+                stats.setdefault(m.group("tag"), {"unit": v.get("unit")})[m.group("stat")] = mean
+        metrics.update(_canonical(stats, None))
+        labels: dict[str, Any] = {}
+        params: dict[str, Any] = c["parameters"] if isinstance(c.get("parameters"), dict) else {}
+        for k, v in params.items():
+            name = setting_name(k)
+            if name:
+                set_label(labels, name, v)
+        ok = finite(d.get("num_successful_runs"))
+        if ok is not None:
+            set_label(labels, "trials", ok / n_comb if isinstance(d.get("per_combination_metrics"), list) else ok)
+        set_label(labels, "aggregation", d.get("aggregation_type"))
+        labels["tool"] = "aiperf"
+        apply_key_map(doc, "aiperf", c, metrics, labels)
+        out.append(ParsedResult(labels=labels, metrics=metrics, raw=clean({"parameters": params,
+                                "metadata": d.get("metadata")}), tool="aiperf",
+                                source=f"{doc.path}#combination {i + 1}", file=doc.path, index=i))
+    return out
 
 
 # ----------------------------------------------------------------------------------------- CSV

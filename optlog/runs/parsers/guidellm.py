@@ -33,12 +33,16 @@ data prompt/output tokens), `dataset`, `num_prompts` (a max_requests constraint)
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import re
 from typing import Any
 
-from optlog.runs.parsers._common import (Doc, ParsedResult, clean, fail, finite, load_json, metric_key, obj, rate_check,
-                                         set_label)
+from optlog.runs.parsers._common import (Doc, ParsedResult, clean, fail, finite, load_json, metric_key, obj, put,
+                                         rate_check, set_label)
 from optlog.runs.parsers.keymap import apply_key_map
+from optlog.yamlio import parse_text
 
 TOOL = "guidellm"
 DROP = {"requests", "request_samples", "pdf", "cumulative_distribution_function"}
@@ -46,8 +50,11 @@ DROP = {"requests", "request_samples", "pdf", "cumulative_distribution_function"
 
 def parse(doc: Doc) -> list[ParsedResult]:
     if doc.data.lstrip()[:8] == b"Run Info" or doc.path.lower().endswith(".csv"):
-        raise fail(TOOL, doc.path, "the CSV export is not read; import the JSON one (--output kind=json, benchmarks.json)")
-    d = load_json(doc, TOOL)
+        return parse_csv(doc)
+    if doc.path.lower().endswith((".yaml", ".yml")) or not doc.data.lstrip()[:1] in (b"{", b"["):
+        d = parse_text(doc.text, doc.path)  # `--output kind=yaml`: the JSON's tree
+    else:
+        d = load_json(doc, TOOL)
     if not isinstance(d, dict) or not isinstance(d.get("benchmarks"), list):
         raise fail(TOOL, doc.path, "no \"benchmarks\" list at the top level (is this GuideLLM's benchmarks.json?)",
                    field_="benchmarks")
@@ -214,3 +221,92 @@ def _labels(b: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
     elif args.get("max_number") is not None:
         set_label(labels, "num_prompts", args.get("max_number"))
     return labels
+
+
+# ----------------------------------------------------------------------------------------- CSV
+
+# (group, header) of GuideLLM's CSV → canonical latency name and its scale to ms
+_CSV_LAT = {("Time to First Token", "Successful ms"): ("ttft", 1.0),
+            ("Inter Token Latency", "Successful ms"): ("itl", 1.0),
+            ("Request Latency", "Successful Sec"): ("e2e_latency", 1000.0)}
+_CSV_RATE = {("Server Throughput", "Successful Requests/Sec"): "request_throughput",
+             ("Token Throughput", "Successful Input Tokens/Sec"): "input_throughput",
+             ("Token Throughput", "Successful Output Tokens/Sec"): "output_throughput",
+             ("Token Throughput", "Successful Total Tokens/Sec"): "total_token_throughput"}
+
+
+def parse_csv(doc: Doc) -> list[ParsedResult]:
+    """GuideLLM's `--output kind=csv` (v0.4+): three header rows (group, status and unit, statistic),
+    then one row per benchmark. The percentile cells are lists whose last four items are p90, p95,
+    p99, p99.9. Read as the JSON is, from the same names; the CSV carries no prompt/output lengths."""
+    rows = list(csv.reader(io.StringIO(doc.text)))
+    if len(rows) < 4 or not rows[0] or rows[0][0] != "Run Info":
+        raise fail(TOOL, doc.path, "not GuideLLM's CSV (three header rows starting with Run Info)", line=1)
+    heads = [(rows[0][i], rows[1][i], rows[2][i]) for i in range(len(rows[0]))]
+    out: list[ParsedResult] = []
+    for n, row in enumerate(rows[3:], 4):
+        if not any(c.strip() for c in row):
+            continue
+        cell = {h: (row[i] if i < len(row) else "") for i, h in enumerate(heads)}
+
+        def get(group: str, head: str, stat: str = "") -> str:
+            return cell.get((group, head, stat), "")
+
+        metrics: dict[str, float] = {}
+        notes: list[str] = []
+        for dst, key in (("completed", "Successful"), ("failed", "Errored"), ("raw.incomplete", "Incomplete")):
+            put(metrics, dst, get("Request Counts", key))
+        put(metrics, "duration_s", get("Timings", "Duration", "Sec"))
+        for (g, h), dst in _CSV_RATE.items():
+            put(metrics, dst, get(g, h, "Mean"))
+        put(metrics, "mean_inflight", get("Server Throughput", "Successful Concurrency", "Mean"))
+        for (g, h), (short, scale) in _CSV_LAT.items():
+            targets = [short] + (["tpot"] if short == "itl" else [])
+            vals = {"mean": finite(get(g, h, "Mean")), "median": finite(get(g, h, "Median"))}
+            try:
+                pct = json.loads(get(g, h, "Percentiles") or "[]")
+            except ValueError:
+                pct = []
+            if isinstance(pct, list) and len(pct) >= 4:
+                vals.update({"p90": finite(pct[-4]), "p95": finite(pct[-3]), "p99": finite(pct[-2])})
+            for st, v in vals.items():
+                if v is not None:
+                    for t in targets:
+                        metrics[f"{st}_{t}_ms"] = v * scale
+        done, dur = metrics.get("completed"), metrics.get("duration_s")
+        if done and dur:
+            tin = finite(get("Token Metrics", "Successful Input Tokens", "Mean"))
+            tout = finite(get("Token Metrics", "Successful Output Tokens", "Mean"))
+            rate_check(metrics, "input_throughput", None if tin is None else tin * done, dur, "prompt tokens", notes)
+            rate_check(metrics, "output_throughput", None if tout is None else tout * done, dur, "output tokens", notes)
+            if tin is not None and tout is not None:
+                rate_check(metrics, "total_token_throughput", (tin + tout) * done, dur, "prompt + output tokens", notes)
+        labels: dict[str, Any] = {}
+        strat = get("Benchmark", "Strategy")
+        kind, _at, val = strat.partition("@")
+        set_label(labels, "strategy", kind or None)
+        if kind == "synchronous":
+            labels["concurrency"] = 1
+        elif kind in ("concurrent", "throughput") and val:
+            set_label(labels, "concurrency", val)
+        elif kind in ("constant", "poisson") and val:
+            set_label(labels, "request_rate", val)
+        try:
+            backend = json.loads(get("Run Info", "Backend") or "{}")
+        except ValueError:
+            backend = {}
+        if isinstance(backend, dict):
+            set_label(labels, "model", backend.get("model"))
+        try:
+            meta = json.loads(get("Runtime Info", "Metadata") or "{}")
+        except ValueError:
+            meta = {}
+        if isinstance(meta, dict):
+            set_label(labels, "tool_version", meta.get("guidellm_version"))
+        labels["tool"] = TOOL
+        apply_key_map(doc, TOOL, {f"{g}.{h}.{s}".strip("."): v for (g, h, s), v in cell.items()}, metrics, labels, n)
+        out.append(ParsedResult(labels=labels, metrics=metrics, raw={"format": "csv", "strategy": strat}, tool=TOOL,
+                                source=f"{doc.path}:{n}", file=doc.path, index=len(out), notes=notes))
+    if not out:
+        raise fail(TOOL, doc.path, "no benchmark row under the three header rows", line=4)
+    return out

@@ -1,13 +1,38 @@
-"""`--key-map K=SRC`: take metric K (or label `label.K`) from the dotted path SRC of a result object."""
+"""`--key-map K=SRC[:UNIT]`: take metric K (or label `label.K`) from the dotted path SRC of a result object.
+
+A unit after the last `:` (`s`, `ms`, `us`, `ns`, `min`) converts the value into the unit metric K
+names by its suffix (`_ms`, `_s`): `mean_ttft_ms=results_ttft_s_mean:s` stores 0.228 s as 228 ms.
+Without one, a latency (`*_ms`) whose source says seconds (a `_s` / `_sec` / `seconds` path, or a
+TTFT/end-to-end value under 1 ms) is refused rather than stored 1000× too small.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from optlog.errors import BadInput
 from optlog.runs.parsers._common import Doc, finite, set_label
 
 _MISSING = object()
+UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "min": 60.0}
+_SECONDS_NAME = re.compile(r"(^|[_.])(s|sec|secs|seconds)($|[_.])", re.I)
+
+
+def split_unit(src: str) -> tuple[str, str | None]:
+    """`PATH:UNIT` → (PATH, UNIT) when UNIT is a known time unit; a path may itself hold a colon."""
+    path, sep, unit = src.rpartition(":")
+    if sep and path and unit.strip().lower() in UNITS:
+        return path, unit.strip().lower()
+    return src, None
+
+
+def _target_unit(name: str) -> float | None:
+    if name.endswith("_ms"):
+        return UNITS["ms"]
+    if name.endswith("_s"):
+        return UNITS["s"]
+    return None
 
 
 def lookup(o: Any, path: str) -> Any:
@@ -27,16 +52,31 @@ def lookup(o: Any, path: str) -> Any:
 
 def apply_key_map(doc: Doc, tool: str, o: Any, metrics: dict[str, float], labels: dict[str, Any],
                   line: int | None = None) -> None:
-    for k, src in doc.key_map.items():
+    where = f"line {line}: " if line is not None else ""
+    for k, full in doc.key_map.items():
+        src, unit = (full, None) if k.startswith("label.") else split_unit(full)
         v = lookup(o, src)
+        if v is _MISSING and src != full:
+            v, src, unit = lookup(o, full), full, None
         if v is _MISSING:
-            raise BadInput(f"{tool}: {'line %d: ' % line if line is not None else ''}key map {k}={src}: "
-                           f"no {src!r} in this result", file=doc.path, line=line, field="--key-map")
+            raise BadInput(f"{tool}: {where}key map {k}={full}: no {src!r} in this result", file=doc.path, line=line,
+                           field="--key-map")
         if k.startswith("label."):
             set_label(labels, k[len("label."):], v)
             continue
         f = finite(v)
         if f is None:
-            raise BadInput(f"{tool}: {'line %d: ' % line if line is not None else ''}key map {k}={src}: "
-                           f"{src!r} is {v!r}, not a number", file=doc.path, line=line, field="--key-map")
+            raise BadInput(f"{tool}: {where}key map {k}={full}: {src!r} is {v!r}, not a number", file=doc.path,
+                           line=line, field="--key-map")
+        want = _target_unit(k)
+        if unit is not None:
+            if want is None:
+                raise BadInput(f"{tool}: {where}key map {k}={full}: a unit converts into a metric named *_ms or *_s, "
+                               f"not {k!r}", file=doc.path, line=line, field="--key-map")
+            f = f * UNITS[unit] / want
+        elif want == UNITS["ms"] and (_SECONDS_NAME.search(src.rsplit(".", 1)[-1]) or
+                                      (0 < f < 1.0 and re.search(r"(ttft|e2e_latency)_ms$", k))):
+            raise BadInput(f"{tool}: {where}key map {k}={full}: {src!r} = {v!r} looks like seconds, and {k} is in "
+                           f"milliseconds; say the unit: {k}={src}:s (or {src}:ms if it is milliseconds)",
+                           file=doc.path, line=line, field="--key-map")
         metrics[k] = f

@@ -1,0 +1,159 @@
+"""Every real result file of tests/fixtures/real/MANIFEST.yaml (files the tools wrote, found in public
+repositories, plus the recorded local runs of tests/fixtures/peers) is imported in-process and its
+headline figures checked against this test's OWN reading of the file (json/csv, a few lines per
+tool, not optlog's parsers), with the labels that say what was run and the number of runs.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import statistics
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from optlog.runs.parsers import detect_format, parse_result, unique
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures"
+MANIFEST = yaml.safe_load((FIX / "real" / "MANIFEST.yaml").read_text())["files"]
+APPROX = dict(rel=1e-9, abs=1e-9)
+
+
+def test_the_corpus_is_what_the_issue_asks_for() -> None:
+    public = [e for e in MANIFEST if e["repo"]]
+    assert len(public) >= 40
+    assert len({(e["tool"].split()[0], e["tool_version"]) for e in MANIFEST}) >= 10
+    for e in MANIFEST:
+        assert (FIX / e["file"]).stat().st_size == e["bytes"], e["file"]
+        if e["repo"]:
+            assert e["path"] and len(e["commit"]) == 40 and e["tool_version"] and e["cut"], e
+
+
+def _vllm(raw: Any) -> list[dict[str, Any]]:
+    return raw if isinstance(raw, list) else [raw]
+
+
+def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
+    """Per result: {metric: value} and {label: value} this test reads itself, and the status."""
+    fmt, text = e["format"], data.decode()
+    out: list[dict[str, Any]] = []
+    if fmt == "vllm":
+        for o in _vllm(json.loads(text)):
+            done = o["completed"]
+            m = {"completed": done, "failed": o.get("failed", o["num_prompts"] - done)}
+            if done:
+                m.update(mean_ttft_ms=o["mean_ttft_ms"], p99_itl_ms=o["p99_itl_ms"], output_throughput=o["output_throughput"],
+                         duration_s=o["duration"], mean_e2e_latency_ms=o.get("mean_e2el_ms"))
+            lab = {"model": o["model_id"], "num_prompts": o["num_prompts"], "concurrency": o.get("max_concurrency"),
+                   "max_num_seqs": o.get("max_num_seqs"), "repeat": o.get("run_number")}
+            out.append({"m": m, "l": lab, "status": "succeeded" if done else "failed", "gone": [] if done else ["mean_ttft_ms"]})
+    elif fmt == "llmperf" and text.lstrip().startswith("["):
+        rows = json.loads(text)
+        ok = [r for r in rows if not r["error_code"]]
+        m = {"completed": len(ok), "failed": len(rows) - len(ok)}
+        if ok:
+            m["mean_ttft_ms"] = statistics.fmean(r["ttft_s"] for r in ok) * 1000
+            m["mean_e2e_latency_ms"] = statistics.fmean(r["end_to_end_latency_s"] for r in ok) * 1000
+        out.append({"m": m, "l": {}, "status": "succeeded" if ok else "failed", "gone": [] if ok else ["mean_ttft_ms"]})
+    elif fmt == "llmperf":
+        d = json.loads(text)
+        m = {"completed": d["results_num_completed_requests"], "failed": d["results_number_errors"],
+             "mean_ttft_ms": d["results_ttft_s_mean"] * 1000, "p99_ttft_ms": d["results_ttft_s_quantiles_p99"] * 1000,
+             "median_e2e_latency_ms": d["results_end_to_end_latency_s_quantiles_p50"] * 1000,
+             "output_throughput": d["results_mean_output_throughput_token_per_s"]}
+        lab = {"model": d["model"], "concurrency": d["num_concurrent_requests"], "input_len": d["mean_input_tokens"],
+               "output_len": d["mean_output_tokens"], "framework": d.get("framework")}
+        out.append({"m": m, "l": lab, "status": "succeeded", "gone": []})
+    elif fmt == "llama-bench":
+        for o in json.loads(text):
+            name = "total_token_throughput" if o["n_prompt"] and o["n_gen"] else \
+                "input_throughput" if o["n_prompt"] else "output_throughput"
+            lab = {"model": o["model_type"], "input_len": o["n_prompt"] or None, "output_len": o["n_gen"] or None,
+                   "n_gpu_layers": o["n_gpu_layers"], "tool_version": o["build_number"]}
+            out.append({"m": {name: o["avg_ts"]}, "l": lab, "status": "succeeded", "gone": []})
+    elif fmt == "aiperf" and e["file"].endswith(".csv"):
+        rows = list(csv.reader(io.StringIO(text)))
+        single = {r[0]: float(r[1]) for r in rows if len(r) == 2 and r[0] != "Metric" and r[1]}
+        stat = {r[0]: r for r in rows if len(r) > 2}
+        m = {"request_throughput": single["Request Throughput (requests/sec)"]}
+        head = stat["Metric"]
+        ttft = stat.get("Time to First Token (ms)")
+        if ttft:
+            m["mean_ttft_ms"] = float(ttft[head.index("avg")])
+            m["p99_ttft_ms"] = float(ttft[head.index("p99")])
+        out.append({"m": m, "l": {}, "status": "succeeded", "gone": []})
+    elif fmt == "aiperf":
+        d = json.loads(text)
+        m = {"request_throughput": d["request_throughput"]["avg"], "completed": d["request_count"]["avg"],
+             "mean_e2e_latency_ms": d["request_latency"]["avg"]}
+        if "time_to_first_token" in d:
+            m["mean_ttft_ms"] = d["time_to_first_token"]["avg"]
+        phase = d["input_config"]["phases"][-1]
+        lab = {"concurrency": phase["concurrency"], "model": d["input_config"]["models"]["items"][0]["name"],
+               "tool_version": d["aiperf_version"]}
+        out.append({"m": m, "l": lab, "status": "succeeded", "gone": []})
+    elif fmt == "guidellm" and e["file"].endswith(".csv"):
+        rows = list(csv.reader(io.StringIO(text)))
+        cols = list(zip(rows[0], rows[1], rows[2]))
+        for row in rows[3:]:
+            cell = dict(zip(cols, row))
+            m = {"completed": float(cell[("Request Counts", "Successful", "")]),
+                 "mean_ttft_ms": float(cell[("Time to First Token", "Successful ms", "Mean")]),
+                 "request_throughput": float(cell[("Server Throughput", "Successful Requests/Sec", "Mean")]),
+                 "duration_s": float(cell[("Timings", "Duration", "Sec")])}
+            kind, _, val = cell[("Benchmark", "Strategy", "")].partition("@")
+            out.append({"m": m, "l": {"strategy": kind, "concurrency": int(val)}, "status": "succeeded", "gone": []})
+    elif fmt == "guidellm":
+        for b in json.loads(text)["benchmarks"]:
+            met = b["metrics"]
+            m = {"mean_ttft_ms": met["time_to_first_token_ms"]["successful"]["mean"],
+                 "request_throughput": met["requests_per_second"]["successful"]["mean"], "duration_s": b["duration"]}
+            cfg = b.get("config") or b.get("args")
+            out.append({"m": m, "l": {"strategy": cfg["strategy"]["type_"]}, "status": "succeeded", "gone": []})
+    elif fmt == "sglang-one-batch":
+        for line in text.splitlines():
+            if line.strip():
+                o = json.loads(line)
+                out.append({"m": {"output_throughput": o["output_throughput"], "duration_s": o["latency"]},
+                            "l": {"concurrency": o["batch_size"], "input_len": o["input_len"], "output_len": o["output_len"]},
+                            "status": "succeeded", "gone": []})
+    else:  # pragma: no cover - a manifest entry without a reading here is a test defect
+        raise AssertionError(f"no independent reading for {fmt}")
+    return out
+
+
+@pytest.mark.parametrize("entry", MANIFEST, ids=[e["file"] for e in MANIFEST])
+def test_each_file_is_read_right(entry: dict[str, Any]) -> None:
+    path = FIX / entry["file"]
+    assert detect_format(path) == entry["format"]
+    got = parse_result([path])
+    want = _expect(entry, path.read_bytes())
+    assert len(got) == len(want)
+    for r, w in zip(got, want):
+        assert r.status == w["status"], (r.source, r.notes)
+        for k, v in w["m"].items():
+            if v is not None:
+                assert r.metrics.get(k) == pytest.approx(v, **APPROX), (r.source, k)
+        for k in w["gone"]:
+            assert k not in r.metrics, (r.source, k)
+        for k, v in w["l"].items():
+            if v is not None:
+                assert r.labels.get(k) == v, (r.source, k, r.labels)
+
+
+def test_the_corpus_imports_each_measurement_once() -> None:
+    """All files in one import: the vLLM sweep summaries repeat their run files, llmperf's full
+    per-request files repeat their summaries, and GuideLLM's CSV repeats its JSON (one run, two
+    exports); every other result is its own run."""
+    paths = [FIX / e["file"] for e in MANIFEST]
+    every = parse_result(paths)
+    kept, said = unique(every)
+    sweep_runs = sum(1 for e in MANIFEST if "/sweep/" in e["file"] and "summary" not in e["file"])
+    whole_individual = sum(1 for e in MANIFEST if "individual" in e["file"] and "first10" not in e["file"])
+    guidellm_pairs = sum(1 for e in MANIFEST if e["format"] == "guidellm" and e["file"].endswith(".csv"))
+    assert len(every) - len(kept) == len(said) == sweep_runs + whole_individual + guidellm_pairs
+    assert {r.labels["tool"] for r in kept} == {"vllm", "llmperf", "llama-bench", "aiperf", "guidellm", "sglang-one-batch"}
