@@ -4,6 +4,11 @@ older commit, and the latency of MCP tool calls on a big workspace.
 
     python bench/agent_bench.py session [--base 6190f40]   # bytes of every result, this tree vs BASE
     python bench/agent_bench.py calls [--repeats 30]       # median ms per tool call, 1,000 hyps / 10,000 runs
+    python bench/agent_bench.py cost [--repeats 5]         # a session's fixed costs, as ratios (issue 31)
+
+`cost` measures, in one run: the bytes of `tools/list` (against the 48,150 B of issue 31), the
+largest result of the scripted session, the TodoWrite hook's time against `python -c "import
+sqlmodel"`, and `initialize`'s time against `python -c "import mcp"` (best of N each).
 
 `session` drives the same scripted session (init, status, a hypothesis and a prediction, todos, a
 launched sweep waited for, logs, verdict, a pivot, a plan, render, report, log) through the MCP
@@ -53,6 +58,7 @@ async def _drive(pythonpath: str, ws: Path, env: dict[str, str], new: bool, spec
     e = {**env, "PYTHONPATH": pythonpath}
     params = StdioServerParameters(command=sys.executable, args=["-m", "optlog", "mcp", "-C", str(ws)], env=e, cwd=str(ws))
     log: list[tuple[str, int]] = []
+    first: dict[str, bool] = {}
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as s:
             await s.initialize()
@@ -60,6 +66,8 @@ async def _drive(pythonpath: str, ws: Path, env: dict[str, str], new: bool, spec
             async def call(name: str, args: dict[str, Any]) -> Any:
                 r = await s.call_tool(name, args)
                 log.append((name, _result_bytes(r)))
+                if name not in first:
+                    first[name] = not r.is_error  # the agent's first call of each tool must succeed
                 return r
 
             def data(r: Any) -> Any:
@@ -99,7 +107,7 @@ async def _drive(pythonpath: str, ws: Path, env: dict[str, str], new: bool, spec
             await call("run_list", {"limit": 10})
             await call("report", {})
             await call("log", {})
-    return {"calls": log, "polls": polls}
+    return {"calls": log, "polls": polls, "first_ok": first}
 
 
 def _env(tmp: Path) -> dict[str, str]:
@@ -208,6 +216,74 @@ def calls(a: argparse.Namespace) -> None:
                     f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {os.getloadavg()[0]:.1f})\n\n{text}")
 
 
+def _best(argv: list[str], env: dict[str, str], repeats: int, stdin: str = "", cwd: Path | None = None) -> float:
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        p = subprocess.run(argv, input=stdin, env=env, cwd=cwd, capture_output=True, text=True)
+        times.append(time.perf_counter() - t)
+        assert p.returncode == 0, p.stderr
+    return min(times)
+
+
+def _initialize_s(ws: Path, env: dict[str, str], repeats: int) -> tuple[float, int]:
+    """Best time from start to the `initialize` answer, and the bytes of the `tools/list` answer."""
+    msg = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}}
+    best, listed = float("inf"), 0
+    for _ in range(repeats):
+        t = time.perf_counter()
+        p = subprocess.Popen([sys.executable, "-m", "optlog", "mcp", "-C", str(ws)], env=env, stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        assert p.stdin is not None and p.stdout is not None
+        p.stdin.write((json.dumps(msg) + "\n").encode())
+        p.stdin.flush()
+        p.stdout.readline()
+        best = min(best, time.perf_counter() - t)
+        p.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+                      b'{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}\n')
+        p.stdin.flush()
+        listed = len(p.stdout.readline())
+        p.kill()
+        p.wait()
+    return best, listed
+
+
+def cost(a: argparse.Namespace) -> None:
+    from optlog.service.agentsetup import hook_command
+
+    tmp = Path(tempfile.mkdtemp(prefix="optlog-agent-cost-"))
+    try:
+        ws, env, rel = _workspace(tmp, "ws", str(ROOT))
+        env = {**env, "PYTHONPATH": str(ROOT)}
+        init_s, listed = _initialize_s(ws, env, a.repeats)
+        mcp_s = _best([sys.executable, "-c", "import mcp"], env, a.repeats)
+        todos = [{"content": f"step {i}", "status": "pending", "activeForm": f"Doing {i}"} for i in range(20)]
+        payload = json.dumps({"tool_name": "TodoWrite", "tool_input": {"todos": todos}})
+        hook_s = _best(["sh", "-c", hook_command([sys.executable, "-m", "optlog"])], env, a.repeats, payload, ws)
+        sqlmodel_s = _best([sys.executable, "-c", "import sqlmodel"], env, a.repeats)
+        sess = anyio.run(_drive, str(ROOT), ws, env, True, rel)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    biggest = max(sess["calls"], key=lambda x: x[1])
+    failed = sorted(n for n, good in sess["first_ok"].items() if not good)
+    text = (f"A session's fixed costs (best of {a.repeats}, load average {os.getloadavg()[0]:.1f}):\n\n"
+            "| what | here | against | ratio | target |\n|---|---|---|---|---|\n"
+            f"| tools/list | {listed:,} B | 48,150 B (issue 31) | {listed / 48150:.2f} | <= 16,384 B |\n"
+            f"| largest result of the scripted session ({biggest[0]}) | {biggest[1]:,} B | 16,384 B | "
+            f"{biggest[1] / 16384:.2f} | <= 1 |\n"
+            f"| TodoWrite hook | {hook_s * 1000:.0f} ms | import sqlmodel {sqlmodel_s * 1000:.0f} ms | "
+            f"{hook_s / sqlmodel_s:.2f} | <= 0.35 |\n"
+            f"| initialize (start to answer) | {init_s * 1000:.0f} ms | import mcp {mcp_s * 1000:.0f} ms | {init_s / mcp_s:.2f} | <= 1.5 |\n\n"
+            f"First call of each tool in the scripted session: {len(sess['first_ok']) - len(failed)} of "
+            f"{len(sess['first_ok'])} succeeded" + (f" (failed: {', '.join(failed)})" if failed else "") + ".\n")
+    print(text)
+    if a.append:
+        with open(a.append, "a", encoding="utf-8") as f:
+            f.write(f"\nCommand: `python bench/agent_bench.py cost --repeats {a.repeats}` "
+                    f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})\n\n{text}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="what", required=True)
@@ -217,8 +293,11 @@ def main() -> None:
     c = sub.add_parser("calls")
     c.add_argument("--repeats", type=int, default=30)
     c.add_argument("--append", metavar="FILE")
+    k = sub.add_parser("cost")
+    k.add_argument("--repeats", type=int, default=5)
+    k.add_argument("--append", metavar="FILE")
     a = ap.parse_args()
-    session(a) if a.what == "session" else calls(a)
+    {"session": session, "calls": calls, "cost": cost}[a.what](a)
 
 
 if __name__ == "__main__":

@@ -105,8 +105,12 @@ class TelemetrySettings(_Strict):
 class HostLoadSettings(_Strict):
     """When a launched run counts as measured under load (runs.hostload): labelled `loaded=true`."""
 
-    busy_cpus_fraction: float | None = Field(default=0.5, ge=0)  # busy CPUs before the run / CPUs; null: never
-    gpu_processes: bool = True                                   # another process on the GPUs counts as load
+    # the run's processes got less than this share of the CPU time they asked for (runs.treeshare); null: never
+    min_cpu_share: float | None = Field(default=0.9, ge=0, le=1)
+    # busy CPUs before the run / CPUs (the machine, not the run: off by default, it flagged every run
+    # on a small shared machine); null: never
+    busy_cpus_fraction: float | None = Field(default=None, ge=0)
+    gpu_processes: bool = True                                   # another process on the run's GPUs counts as load
     window_s: float = Field(default=0.1, ge=0, le=5)             # how long busy CPUs are measured, before and after
 
 

@@ -6,8 +6,11 @@ Exit codes (the CLI contract): 0 success, 1 the operation failed, 2 bad input.
 from __future__ import annotations
 
 import difflib
+import errno
+import os
 from dataclasses import dataclass
 from dataclasses import field as dc_field
+from pathlib import Path
 from typing import Any
 
 
@@ -95,3 +98,50 @@ def not_found(what: str, given: str, candidates: Any, field: str | None = None) 
     close = close_matches(given, candidates)
     msg = f"no {what} {given!r}" + (f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else "")
     return NotFound(msg, field=field, extra={"did_you_mean": close} if close else {})
+
+
+# ---------------------------------------------------------------- a full disk
+
+_NO_SPACE = ("no space left on device", "database or disk is full", "out of diskspace", "disk quota exceeded")
+LOW_SPACE = 1 << 20  # below this, an I/O error on a write is taken for a full disk
+
+
+def free_bytes(path: Any) -> int | None:
+    """Bytes free to this user on the file system holding `path` (its nearest existing folder)."""
+    p = Path(path)
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    try:
+        st = os.statvfs(p)
+    except OSError:
+        return None
+    return st.f_bavail * st.f_frsize
+
+
+def out_of_space(e: BaseException | None, where: Any = None) -> bool:
+    """Whether `e`, or an exception it came from, is a full disk: ENOSPC or EDQUOT, SQLite's
+    "database or disk is full", git's "Out of diskspace"; or an I/O error (SQLite says only "disk
+    I/O error" when it cannot grow its shared memory file) while `where`'s file system is nearly full."""
+    seen: set[int] = set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        text = str(e).lower()
+        if any(t in text for t in _NO_SPACE):
+            return True
+        if where is not None and "i/o error" in text:
+            free = free_bytes(where)
+            if free is not None and free < LOW_SPACE:
+                return True
+        e = getattr(e, "orig", None) or e.__cause__ or e.__context__
+    return False
+
+
+def no_space(where: Any, left: str) -> Failed:
+    """The error of a write the disk had no room for (exit 1, `disk_full`): where, how much is free,
+    and exactly what the failed command left behind (`left`)."""
+    free = free_bytes(where)
+    room = f" ({free // 1024} KiB free)" if free is not None else ""
+    return Failed(f"no space left on the device that holds {where}{room}: {left}. Free some space and run the "
+                  f"command again", code="disk_full")

@@ -11,6 +11,8 @@ from pathlib import Path
 
 
 def fmt(v: object, nd: int = 1) -> str:
+    if isinstance(v, int) and not isinstance(v, bool):
+        return str(v)
     if isinstance(v, (int, float)):
         return f"{v:,.{nd}f}" if abs(v) < 1e6 else f"{v:.3g}"
     return "" if v is None else str(v)

@@ -9,7 +9,6 @@ import click
 
 from optlog.cli.binding import Call, verb
 from optlog.cli.main import agent, state
-from optlog.cli.mcp import serve
 from optlog.cli.options import paging
 from optlog.cli.render import glyph
 from optlog.paths import DEFAULT_PLAN_PREFIX
@@ -46,7 +45,8 @@ def _status_human(r: dict[str, Any]) -> str:
         out.append(f"note: {r['notice']}")
     out.append(f"\nopen hypotheses ({r['hypotheses']['open_total']} of {r['hypotheses']['total']}):")
     for h in r["hypotheses"]["open"]:
-        preds = ", ".join(f"{p['id']} {p['status']}" for p in h["predictions"]) or "no predictions"
+        preds = ", ".join(f"{p['id']} {p['status']}" + (" (post-hoc)" if p.get("post_hoc") else "")
+                          for p in h["predictions"]) or "no predictions"
         out.append(f"  {glyph(h['status'])} {h['id']} [{h['status']}] {h['title']} — {preds}")
     out.append(f"\nlive runs: {r['live_runs_total']}   runs recorded: {r['runs_total']}")
     for run in r["live_runs"]:
@@ -58,7 +58,9 @@ def _status_human(r: dict[str, Any]) -> str:
         out.append(f"  verdict due: {d['id']} (evidence {d['evidence_at'][:19]})")
     out.append("\nlatest verdicts:")
     for v in r["latest_verdicts"][:5]:
-        out.append(f"  {v['at'][:19]} {v['hypothesis']} → {v['status']} ({v['kind']}, {v['by']}): {v['summary']}")
+        out.append(f"  {v['at'][:19]} {v['hypothesis']} → {v['status']}"
+                   + (f", resting on post-hoc {', '.join(v['post_hoc'])}" if v.get("post_hoc") else "")
+                   + f" ({v['kind']}, {v['by']}): {v['summary']}")
     if not r["latest_verdicts"]:
         out.append("  none yet")
     out.append(f"\ntodos ({r['todos_total']} pending or in progress):")
@@ -125,9 +127,3 @@ def tui_cmd() -> None:
     """Open the dashboard (the same as bare `optlog` on a terminal)."""
     open_tui(state().chdir)
 
-
-@click.command("mcp")
-@agent(skip="the MCP server itself")
-def mcp_cmd() -> None:
-    """Serve optlog's verbs as MCP tools over stdio (for coding agents)."""
-    serve(state().chdir)

@@ -53,7 +53,7 @@ def _list_human(d: dict[str, Any]) -> str:
     rows = []
     for p in d["plans"]:
         needs = " ".join(f"{glyph(n['status'])}{n['id']}{'=falsified' if n['expects'] == 'falsified' else ''}"
-                         for n in p["needs_status"]) or "-"
+                         + ("(post-hoc)" if n.get("post_hoc") else "") for n in p["needs_status"]) or "-"
         measured = f" → {fmt_pct(p['measured_gain'])}" if p["measured_gain"] is not None else ""
         rows.append([p["rank"] if p["rank"] is not None else "-", f"{p['id']:02d}", fmt_score(p['score']),
                      fmt_gain(*p["gain"]) + measured, p["effort"], fmt_written(p['confidence']), p["status"], needs,
@@ -98,7 +98,8 @@ def _show_human(p: dict[str, Any]) -> str:
     if p.get("measured"):
         out.append(p["measured"])
     for n in p["needs_status"]:
-        out.append(f"  needs {n['id']} {n['expects']} (now {n['status']})")
+        out.append(f"  needs {n['id']} {n['expects']} (now {n['status']}"
+                   + (f", {n['post_hoc']})" if n.get("post_hoc") else ")"))
     if p.get("rationale"):
         out.append(f"rationale: {p['rationale']}")
     for i, s in enumerate(p.get("steps") or [], 1):

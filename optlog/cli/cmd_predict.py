@@ -10,7 +10,8 @@ from optlog.cli.binding import Call, verb
 from optlog.cli.main import agent
 from optlog.cli.options import KeyValue, pairs, paging
 from optlog.cli.render import fmt_num, glyph, table
-from optlog.core.numfmt import fmt_ratio, fmt_sig, fmt_written
+from optlog.core import posthoc as PH
+from optlog.core.numfmt import fmt_ratio, fmt_share, fmt_sig, fmt_written
 from optlog.core.statuses import PRED_STATUSES
 from optlog.service import compare, predictions, verdicts
 
@@ -24,7 +25,10 @@ metric of group a; ceilings from optlog.yaml (peak_tflops, mem_bw_gbps) are name
   expect="a < 0.05 * peak_tflops"    against a ceiling
   expect="a.tensor_active < 20 and a.gpu_util > 90"   several metrics of one group
 where="concurrency <= 256" filters runs by label (and, or, !=, in); per="concurrency" judges at every
-level. With >= 5 repeats a side: Mann-Whitney + Holm; 3-4: Welch on logs; fewer: the margin."""
+level. One rule: the tested quantity's interval (95 %, Bonferroni over levels) inside the claimed
+region holds, outside fails, across its edge is unclear. Paired per cycle of an interleaved launch
+(or per `block` label); else a bootstrap from 5 repeats a side, Welch on logs from 3, the margin below.
+Scaling: expect="k(input_len) in [0.9, 1.1]" (exponent, log-log), "slope(input_len) > 10" (linear)."""
 
 
 @click.group("prediction")
@@ -50,7 +54,7 @@ _SPEC_HELP = {
     "b": "A label selecting group b (repeatable): --b config=tp8.",
     "where": "A condition over labels: `concurrency <= 256`, `dataset != sharegpt`.",
     "per": "Judge at every level of this label (e.g. concurrency).",
-    "margin": "The margin (fraction, default 0.05) for few repeats and as the minimum effect.",
+    "margin": "The margin (fraction, default 0.05) of the margin rule, for fewer than 3 repeats a side.",
 }
 
 
@@ -60,6 +64,8 @@ def _pred_human(p: dict[str, Any]) -> str:
     out.append(f"  metric: {p.get('metric') or '-'}   a: {sel(p.get('a') or {})}   b: {sel(p.get('b') or {})}"
                + (f"   per: {p['per']}" if p.get("per") else "") + (f"   where: {p['where']}" if p.get("where") else "")
                + f"   margin: {fmt_written(p.get('margin', 0.05))}")
+    if p.get("post_hoc"):
+        out.append(f"  {PH.words(p['post_hoc'])} (at {p['post_hoc'].get('at') or '?'}): its verdicts say so")
     if p.get("edited_after_evidence"):
         out.append(f"  edited after evidence existed (earlier: {', '.join('v' + str(h['version']) for h in p.get('history', []))})")
     return "\n".join(out)
@@ -146,15 +152,18 @@ def _levels_table(p: dict[str, Any]) -> str:
     for lv in p["levels"]:
         lvl = " ".join(f"{k}={v}" for k, v in lv["level"].items()) or "(all)"
         n = "+".join(str(x) for x in (lv.get("n") or {}).values())
-        ci = f"[{fmt_sig(lv['ci'][0], 3)}, {fmt_sig(lv['ci'][1], 3)}]" if lv.get("ci") else ""
+        conf = lv.get("confidence")
+        ci = (f"[{fmt_sig(lv['ci'][0], 3)}, {fmt_sig(lv['ci'][1], 3)}]"
+              + (f" ({fmt_share(conf, places=1)})" if conf and abs(conf - 0.95) > 1e-9 else "")) if lv.get("ci") else ""
         stat = lv.get("statistic") or ""
         tested = (lv.get("quantity") or "") + (" (geo. mean)" if "geometric" in stat else "")
         geo = lv.get("geo") or {}  # a geometric estimate: the group centres it is of, not the means
         a, b = ((f"{fmt_num(geo[g])} (geo.)" if g in geo else fmt_num(lv.get(g))) for g in ("a", "b"))
         rows.append(["    " + lvl, a, b, n, tested,
                      fmt_num(lv.get("estimate")), ci,
-                     fmt_sig(lv['p'], 2) if lv.get("p") is not None else "", lv["outcome"], lv.get("reason") or ""])
-    return table(rows, ["    level", "a", "b", "n", "tested", "estimate", "95% CI", "p", "outcome", "why"])
+                     (lv.get("design") or "") + (f" ({lv['pairs']})" if lv.get("pairs") else ""), lv["outcome"],
+                     lv.get("reason") or ""])
+    return table(rows, ["    level", "a", "b", "n", "tested", "estimate", "CI", "design", "outcome", "why"])
 
 
 def _verdict_human(d: dict[str, Any]) -> str:
@@ -165,6 +174,8 @@ def _verdict_human(d: dict[str, Any]) -> str:
         mark = "" if r["changed"] else " (unchanged)"
         st = r["status"] + (f" (automatic: {r['auto_status']})" if r["status"] != r["auto_status"] else "")
         out.append(f"{glyph(r['status'])} {r['hypothesis']}: {st}{mark}")
+        if r.get("post_hoc"):
+            out.append(f"  note: {PH.hypothesis_words(r['auto_status'], r['post_hoc'])} (written after their runs)")
         if r.get("disagreement"):
             out.append(f"  note: {r['disagreement']}")
         for p in r["predictions"]:
@@ -213,6 +224,13 @@ def _compare_human(d: dict[str, Any]) -> str:
                          + (" loaded" if g in r.get("loaded", {}) else ""))
         rows.append([lvl] + cells + [fmt_ratio(r['ratios'].get(g), 2)
                                      for g in others])
+    fits = [r.get("fit") for r in d["rows"]]
+    if any(fits):
+        header.append(f"fit {d.get('fit')} ({'log-log' if d.get('fit') == 'k' else 'linear'})")
+        for row, f in zip(rows, fits):
+            row.append("–" if not f else f"{fmt_sig(f['k'], 3)}"
+                       + (f" [{fmt_sig(f['ci'][0], 3)}, {fmt_sig(f['ci'][1], 3)}]" if f.get("ci") else "")
+                       + f" (n={f['n']})")
     out = f"median {d['metric']} by {d['by']} (n runs; IQR from 3)\n" + table(rows, header)
     for r in d["rows"]:
         for nc in r.get("not_comparable", []):
@@ -231,11 +249,15 @@ def _compare_human(d: dict[str, Any]) -> str:
 @click.option("--per", metavar="LABEL", help="One row per value of this label.")
 @click.option("--where", metavar="COND", help="A condition over labels.")
 @click.option("--baseline", metavar="VALUE", help="The --by value ratios are taken against (default: the first).")
+@click.option("--fit", type=click.Choice(["k", "slope"]), default=None,
+              help="Fit the metric against the numeric --by label in each row: k = exponent on log-log axes, "
+                   "slope = on linear axes (what a scaling claim `k(LABEL)` judges).")
 @agent(read_only=True)
 @verb(_compare_human)
-def compare_cmd(call: Call, metric: str, by: str, per: str | None, where: str | None, baseline: str | None) -> Any:
+def compare_cmd(call: Call, metric: str, by: str, per: str | None, where: str | None, baseline: str | None,
+                fit: str | None) -> Any:
     """Side-by-side table of a metric: a row per level, a column per group, ratios to the baseline."""
-    return compare.compare(call.ctx, metric, by, per, where, baseline)
+    return compare.compare(call.ctx, metric, by, per, where, baseline, fit=fit)
 
 
 predict = _PredictAlias("predict", commands=prediction.commands,

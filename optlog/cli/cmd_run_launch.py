@@ -17,6 +17,7 @@ from optlog.cli.binding import Call, verb
 from optlog.cli.main import agent
 from optlog.cli.options import KeyValue
 from optlog.cli.render import fmt_num, kv, table
+from optlog.core import text as TX
 from optlog.core.numfmt import fmt_seconds
 from optlog.service import launch
 
@@ -175,7 +176,7 @@ def _logs_text(call: Call, ref: str, follow: bool, tail: int | None, width: int 
     """`run logs` without --json: the text itself on stdout, as it comes (no document)."""
 
     def write(t: str) -> None:
-        sys.stdout.write(t)
+        sys.stdout.write(TX.shown(t))  # a bench's output is data: it may not drive the terminal
         sys.stdout.flush()
 
     launch.stream_logs(call.ctx, ref, write, follow_=follow, tail=tail, width=width)

@@ -109,6 +109,11 @@ def _calibrate_human(r: dict[str, Any]) -> str:
 
     out += [f"  peak {dt:<5} {fmt_sig(v):>10} TFLOP/s{spread('peak_tflops.' + dt)}" for dt, v in m["peak_tflops"].items()]
     out.append(f"  memory bandwidth {fmt_num(m['mem_bw_gbps'])} GB/s{spread('mem_bw_gbps')}")
+    if m.get("dram_counter_full_gbps"):  # the scale the diagnosis reads GPM's DRAM % on (issue 30)
+        out.append(f"  DRAM counter scale {fmt_num(m['dram_counter_full_gbps'])} GB/s = 100 % of GPM dram_bw_util "
+                   f"({m.get('dram_counter_method')})")
+    elif m.get("dram_counter_error"):
+        out.append(f"  DRAM counter scale not measured: {m['dram_counter_error']}")
     h = m.get("host") or {}
     if h:
         out.append(f"  host: {h.get('threads')} thread(s), {h.get('cpus')} CPU(s), load average "

@@ -16,6 +16,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from optlog.core.text import json_shown
 from optlog.errors import OptlogError
 from optlog.paths import find_workspace
 from optlog.store import readcache, todoinbox
@@ -107,7 +108,7 @@ def serve(args: list[str]) -> bool:
     if sys.stdout.isatty():  # the same rendering as `emit`: indented for a person
         text = json.dumps(json.loads(text), indent=2, ensure_ascii=False)
     try:
-        sys.stdout.write(text + "\n")
+        sys.stdout.write(json_shown(text) + "\n")
         sys.stdout.flush()
     except BrokenPipeError:
         return False

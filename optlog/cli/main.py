@@ -24,7 +24,8 @@ from optlog import __version__
 from optlog.cli import fast
 from optlog.core import text as TX
 from optlog.core.limits import LIMITS
-from optlog.errors import BadInput, OptlogError
+from optlog.errors import BadInput, OptlogError, no_space, out_of_space
+from optlog.gitlog.commit import run_git
 
 # name -> "module:attribute"; aliases point at the same object
 LAZY: dict[str, str] = {
@@ -40,12 +41,13 @@ LAZY: dict[str, str] = {
     "prediction": "optlog.cli.cmd_predict:prediction",
     "verdict": "optlog.cli.cmd_predict:verdict_cmd",
     "compare": "optlog.cli.cmd_predict:compare_cmd",
+    "next": "optlog.cli.cmd_next:next_cmd",
     "bench": "optlog.cli.cmd_bench:bench_cmd",
     "calibrate": "optlog.cli.cmd_telemetry:calibrate_cmd",
     "telemetry": "optlog.cli.cmd_telemetry:telemetry",
     "plan": "optlog.cli.cmd_plan:plan",
     "report": "optlog.cli.cmd_plan:report_cmd",
-    "mcp": "optlog.cli.cmd_core:mcp_cmd",
+    "mcp": "optlog.cli.cmd_mcp:mcp_cmd",
     "demo": "optlog.cli.cmd_demo:demo_cmd",
     "agent": "optlog.cli.cmd_agent:agent_group",
     "tune": "optlog.cli.cmd_tune:tune",
@@ -196,28 +198,31 @@ def close_contexts() -> None:
 
 
 def emit(data: Any, human: Any = None) -> None:
-    """Print `data` as JSON under --json, else the human rendering (a string or a callable)."""
+    """Print `data` as JSON under --json, else the human rendering (a string or a callable).
+    Everything printed passes the output rule (`optlog.core.text.shown`): no data drives the
+    terminal."""
     st = state()
     if st.json:
         # Indented for a person at a terminal; compact (C encoder, ~5x faster on large documents)
         # for the agents and scripts that read it through a pipe.
-        text = json.dumps(data, default=str, ensure_ascii=False)
+        text = TX.json_shown(json.dumps(data, default=str, ensure_ascii=False))
         fast.record(text)  # a read the read cache keeps (see optlog.cli.fast)
-        click.echo(json.dumps(data, indent=2, default=str, ensure_ascii=False) if sys.stdout.isatty() else text)
+        click.echo(TX.json_shown(json.dumps(data, indent=2, default=str, ensure_ascii=False))
+                   if sys.stdout.isatty() else text)
         return
     if human is None:
-        click.echo(json.dumps(data, indent=2, default=str, ensure_ascii=False))
+        click.echo(TX.json_shown(json.dumps(data, indent=2, default=str, ensure_ascii=False)))
     elif callable(human):
         text = human(data)
         if text is not None:
-            click.echo(text)
+            click.echo(TX.shown(str(text)))
     else:
-        click.echo(human)
+        click.echo(TX.shown(str(human)))
 
 
 def notice(text: str) -> None:
     fast.noticed()
-    click.echo(f"optlog: {text}", err=True)
+    click.echo(f"optlog: {TX.shown(text)}", err=True)
 
 
 def _wants_json(argv: list[str]) -> bool:
@@ -231,8 +236,8 @@ def _wants_json(argv: list[str]) -> bool:
 
 def _print_error(err: OptlogError, as_json: bool) -> None:
     if as_json:
-        click.echo(json.dumps(err.to_json(), indent=2, ensure_ascii=False))
-    click.echo(f"optlog: error: {err}", err=True)
+        click.echo(TX.json_shown(json.dumps(err.to_json(), indent=2, ensure_ascii=False)))
+    click.echo(f"optlog: error: {TX.shown(str(err))}", err=True)
 
 
 def check_argv(args: list[str]) -> None:
@@ -268,6 +273,23 @@ def internal_error(e: BaseException) -> OptlogError:
         traceback.print_exception(e, file=sys.stderr)
     return OptlogError(f"internal error: {type(e).__name__}: {str(e)[:300]}{at} (please report it; "
                        f"OPTLOG_DEBUG=1 shows the details)", code="internal_error")
+
+
+def _space(e: BaseException) -> OptlogError | None:
+    """A write the disk had no room for, said as such (`disk_full`, exit 1) with the files the
+    command left differing from the last commit, where a verb did not say it already."""
+    if isinstance(e, OptlogError) and e.code == "disk_full":
+        return None
+    roots = [c.ws.root for c in _OPEN]
+    if not roots or not out_of_space(e, roots[0]):
+        return None
+    p = run_git(roots[0], "--no-optional-locks", "status", "--porcelain", "--untracked-files=all", "--", ".",
+                check=False)
+    changed = [ln[3:] for ln in p.stdout.splitlines() if len(ln) > 3]
+    left = (f"files that differ from the last commit now (left by this command or edited before): {', '.join(changed[:10])}"
+            + (f" and {len(changed) - 10} more" if len(changed) > 10 else "")) if changed else \
+        "no file differs from the last commit" if p.returncode == 0 else "git could not say which files it left"
+    return no_space(roots[0], f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}; {left}")
 
 
 def _quiet_library_warnings() -> None:
@@ -310,6 +332,7 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Exit as e:
         code = e.exit_code
     except OptlogError as e:
+        e = _space(e) or e
         _print_error(e, as_json)
         code = e.exit_code
     except KeyboardInterrupt:
@@ -320,7 +343,7 @@ def main(argv: list[str] | None = None) -> None:
         os.dup2(devnull, sys.stdout.fileno())
         code = 1
     except Exception as e:  # the last net: see internal_error
-        err = internal_error(e)
+        err = _space(e) or internal_error(e)
         _print_error(err, as_json)
         code = err.exit_code
     finally:

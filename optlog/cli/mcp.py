@@ -21,27 +21,17 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from optlog import __version__
 from optlog.cli import tools as T
 from optlog.cli.binding import Call
 from optlog.cli.fast import READS
 from optlog.cli.main import internal_error
 from optlog.cli.tools import tools
+from optlog.core import text as TX
 from optlog.core.shape import fit
 from optlog.errors import BadInput, OptlogError, close_matches
 from optlog.service.context import Ctx
 from optlog.store import readcache
 
-INSTRUCTIONS = """\
-optlog is the lab notebook of an inference-performance session. The loop:
-1. `status` first (also after losing context): live and failed launches, verdicts due, todos, next calls.
-2. Before measuring: `hypothesis_add`, then `prediction_add` (machine-checkable; pre-registered).
-3. Keep your todo list here (`todo_write` takes your TodoWrite/todowrite list unchanged).
-4. Measure: `run_launch` (detached) then `run_wait` and `run_logs`; or `run_record`/`run_import`.
-5. `verdict` judges the predictions against comparable runs and commits the decision to git.
-6. Falsified? Pivot: `hypothesis_add` with `parent`. Rank what to do next with `plan_add`; `plan_render`.
-7. `report` writes the session report; `log` is the decision timeline.
-Results are small by default: pass `detail`, `limit`/`offset`, `fields` for more."""
 
 # results of these sizes need no `truncated` note; `detail`/`limit`… lift the bound
 _LIFTS = ("detail", "limit", "fields", "tail", "all")
@@ -93,7 +83,7 @@ class Face:
             c = self.ctx()
             if not c.db_exists():
                 return None
-            return readcache.stamp(c.ws, facts=lambda: readcache.db_facts(c.db))
+            return readcache.stamp(c.ws, facts=lambda: readcache.db_facts(c.open().db))
         except Exception:  # noqa: BLE001  (a broken database: the command itself says what is wrong)
             return None
 
@@ -161,109 +151,11 @@ class Face:
             return doc, False, code
 
 
-def _one_line(doc: Any, name: str) -> str:
+def one_line(doc: Any, name: str) -> str:
+    """The text content beside a structured result: an error's one line, else compact JSON."""
     if isinstance(doc, dict) and isinstance(doc.get("error"), dict):
         e = doc["error"]
         where = ":".join(str(x) for x in (e.get("file"), e.get("line")) if x is not None)
         fld = f"{e['field']}: " if e.get("field") else ""
-        return f"{e['code']}: {where + ': ' if where else ''}{fld}{e['message']}".splitlines()[0]
-    return json.dumps(doc, default=str, ensure_ascii=False, separators=(",", ":"))
-
-
-def build_server(chdir: str | None = None) -> Any:
-    """The low-level MCP Server with every tool and resource (separate from `serve` for tests)."""
-    import anyio  # deferred: the MCP SDK's async runtime (tests build the server without serving)
-    import mcp_types as types  # deferred: the MCP SDK
-    from mcp.server.lowlevel import Server  # deferred: the MCP SDK
-
-    face = Face(chdir)
-
-    def tool_def(t: Any) -> Any:
-        # shortened (tools.Tool.listing): the list is paid before any work; `agent_tools` has the rest.
-        # No output schema: the structured result is the CLI's --json document (docs/json.md).
-        desc, schema = t.listing()
-        return types.Tool(name=t.name, description=desc, input_schema=schema,
-                          annotations=types.ToolAnnotations(read_only_hint=True) if t.read_only else None)
-
-    async def list_tools(ctx: Any, params: Any) -> Any:
-        return types.ListToolsResult(tools=[tool_def(t) for t in face.tools.values()])
-
-    async def call_tool(ctx: Any, params: Any) -> Any:
-        doc, is_error, code = await anyio.to_thread.run_sync(face.call, params.name, params.arguments)
-        text = _one_line(doc, params.name)
-        meta = {"optlog/exit_code": code} if code else None
-        return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=doc,
-                                    is_error=is_error, _meta=meta)
-
-    def _hyp_dir() -> Path | None:
-        try:
-            return face.ctx().ws.hypotheses_dir
-        except OptlogError:
-            return None
-
-    def _latest_report() -> Path | None:
-        try:
-            d = face.ctx().ws.reports_dir
-        except OptlogError:
-            return None
-        files = sorted(d.glob("*.md"), key=lambda p: p.stat().st_mtime) if d.is_dir() else []
-        return files[-1] if files else None
-
-    async def list_resources(ctx: Any, params: Any) -> Any:
-        out = []
-        d = _hyp_dir()
-        if d is not None and d.is_dir():
-            for f in sorted(d.glob("*.yaml")):
-                out.append(types.Resource(uri=f"optlog://hypotheses/{f.stem}", name=f"hypothesis {f.stem}",
-                                          mime_type="application/yaml", size=f.stat().st_size))
-        r = _latest_report()
-        if r is not None:
-            out.append(types.Resource(uri="optlog://report/latest", name=f"latest report ({r.name})",
-                                      mime_type="text/markdown", size=r.stat().st_size))
-        return types.ListResourcesResult(resources=out)
-
-    async def list_templates(ctx: Any, params: Any) -> Any:
-        return types.ListResourceTemplatesResult(resource_templates=[
-            types.ResourceTemplate(uri_template="optlog://hypotheses/{id}", name="hypothesis file",
-                                   description="The hypothesis YAML file: the truth for what a person writes.",
-                                   mime_type="application/yaml")])
-
-    async def read_resource(ctx: Any, params: Any) -> Any:
-        uri = str(params.uri)
-        path: Path | None = None
-        mime = "text/plain"
-        if uri.startswith("optlog://hypotheses/"):
-            d = _hyp_dir()
-            hid = uri.rsplit("/", 1)[-1]
-            if d is not None and "/" not in hid and (d / f"{hid}.yaml").is_file():
-                path, mime = d / f"{hid}.yaml", "application/yaml"
-        elif uri == "optlog://report/latest":
-            path, mime = _latest_report(), "text/markdown"
-        if path is None:
-            from mcp.shared.exceptions import MCPError  # deferred: the MCP SDK
-
-            raise MCPError(code=-32002, message=f"no resource {uri}")
-        return types.ReadResourceResult(contents=[types.TextResourceContents(
-            uri=uri, mime_type=mime, text=path.read_text(encoding="utf-8"))])
-
-    server = Server("optlog", version=__version__, instructions=INSTRUCTIONS,
-                    on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
-                    on_list_resource_templates=list_templates, on_read_resource=read_resource)
-    server.optlog_face = face  # type: ignore[attr-defined]
-    return server
-
-
-def serve(chdir: str | None = None) -> None:
-    import anyio  # deferred: the MCP SDK's async runtime
-    from mcp.server.stdio import stdio_server  # deferred: the MCP SDK
-
-    server = build_server(chdir)
-
-    async def main() -> None:
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
-
-    try:
-        anyio.run(main)
-    finally:
-        server.optlog_face.close()
+        return TX.shown(f"{e['code']}: {where + ': ' if where else ''}{fld}{e['message']}".splitlines()[0])
+    return TX.json_shown(json.dumps(doc, default=str, ensure_ascii=False, separators=(",", ":")))

@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-IGNORED_KEYS = frozenset({"repeat", "seed", "attempt"})
-"""Keys that tell repeats apart by design; they never make runs incomparable."""
+IGNORED_KEYS = frozenset({"repeat", "seed", "attempt", "block"})
+"""Keys that tell repeats apart by design (`block`: the user's measurement block, which verdicts
+pair on, core.labels.BLOCK); they never make runs incomparable."""
 # Labels that say how a run was measured, not what it ran: shown beside its numbers (a `loaded`
 # cell in compare, a note in verdict reasons), never a reason to split a table or set runs apart
 # (on a busy CI machine some repeats are loaded and some not: that is noise the statistics see).

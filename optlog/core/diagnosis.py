@@ -234,6 +234,12 @@ def counter_view(metrics: dict[str, float], ceilings: dict[str, float]) -> tuple
                   + ": start-up, warm-up, prefill and gaps included (no measured-phase timestamps)")
     else:
         window = ""
+    gpm_s = _num(m, "telemetry_gpm_interval_s")
+    secs = _num(m, "telemetry_steady_s")
+    if window and gpm_s and secs is not None and gpm_s > secs / 2:
+        window += (f"; but each GPM reading averages {fmt_sig(gpm_s)} s, as long as the measured phase itself: "
+                   "the GPM counters mix in what lies around it (a spec's telemetry gpm_interval_s well under "
+                   "the phase's length resolves it)")
     scale = ""
     dram = counters.get("dram_bw_util")
     cal = ceilings.get("measured_mem_bw_gbps") or ceilings.get("mem_bw_gbps")
@@ -263,15 +269,15 @@ def _dram(c: dict[str, float]) -> float | None:
 
 def _facts_used(labels: dict[str, Any], metrics: dict[str, float], fact_sources: dict[str, str] | None) -> str:
     facts, where = MF.effective(labels, metrics)
-    parts = []
+    by_src: dict[str, list[str]] = {}   # one source named once, after the facts it gave
     for k in ("active_params", "param_bytes", "kv_bytes_per_token", "expert_params"):
         if k not in facts:
             continue
         src = "a label" if where.get(k) == "label" else (fact_sources or {}).get(k) or "found at launch"
-        parts.append(f"{k} {fmt_sig(float(facts[k]))} ({src})")
+        by_src.setdefault(src, []).append(f"{k} {fmt_sig(float(facts[k]))}")
     if "param_bytes" not in facts and ("active_params" in facts or "active_params_per_token" in labels):
-        parts.append("param_bytes 2 (assumed: not found)")
-    return ", ".join(parts)
+        by_src.setdefault("assumed: not found", []).append("param_bytes 2")
+    return "; ".join(f"{', '.join(v)} ({src})" for src, v in by_src.items())
 
 
 def diagnose(metrics: dict[str, float], ceilings: dict[str, float], labels: dict[str, Any] | None = None,

@@ -110,7 +110,19 @@ class Not:
     operand: "Node"
 
 
-Node = Union[Num, Ref, Bin, Neg, Cmp, InRange, And, Or, Not]
+@dataclass(frozen=True)
+class Fit:
+    """`k(LABEL)` / `slope(LABEL)` (optionally `k(LABEL, a.METRIC)`): the exponent on log–log axes,
+    or the slope on linear ones, of the metric of group a (or b) fitted over every value of the
+    numeric label LABEL (core.scaling)."""
+
+    kind: str  # k | slope
+    label: str
+    ref: Ref
+    col: int
+
+
+Node = Union[Num, Ref, Bin, Neg, Cmp, InRange, And, Or, Not, Fit]
 BOOL_NODES = (Cmp, InRange, And, Or, Not)
 
 _CMP = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
@@ -194,6 +206,11 @@ def _parse_expect_cached(text: str) -> Node:
 def _parse_expect(text: str, ceilings: dict[str, float] | None) -> Node:
     body = _parse(text)
     node = _conv_bool(body, text, ceilings)
+    for at in atoms(node):
+        if fits(at) and not _fit_alone(at):
+            f = fits(at)[0]
+            raise ExprError(f"{f.kind}(…) is compared on its own with a number or a range "
+                            f"(`{f.kind}({f.label}) in [0.9, 1.1]`, `{f.kind}({f.label}) < 0.3`)", f.col, text)
     if not refs(node, groups_only=True):
         raise ExprError("the expression must mention group a or b (e.g. `a > b`, `a.gpu_util < 50`)", 1, text)
     return node
@@ -248,6 +265,10 @@ def _conv_num(n: ast.AST, text: str, ceil: dict[str, float] | None) -> Node:
     if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.UAdd)):
         inner = _conv_num(n.operand, text, ceil)
         return Neg(inner) if isinstance(n.op, ast.USub) else inner
+    if isinstance(n, ast.Call):
+        return _conv_fit(n, text)
+    if isinstance(n, ast.Name) and n.id == "inf" and (ceil is None or "inf" not in ceil):
+        return Num(math.inf)  # an open end of a range: `a / b in [1.6, inf]`
     if isinstance(n, (ast.Name, ast.Attribute)):
         name = _dotted(n)
         if name is None:
@@ -266,6 +287,55 @@ def _conv_num(n: ast.AST, text: str, ceil: dict[str, float] | None) -> Node:
     raise ExprError(f"`{ast.get_source_segment(text, n) or type(n).__name__}` is not allowed", _col(n), text)
 
 
+FIT_KINDS = ("k", "slope")
+
+
+def _conv_fit(n: ast.Call, text: str) -> Fit:
+    """`k(input_len)`, `slope(input_len)`, `k(input_len, a.mean_ttft_ms)`."""
+    name = n.func.id if isinstance(n.func, ast.Name) else None
+    if name not in FIT_KINDS:
+        raise ExprError(f"`{ast.get_source_segment(text, n.func) or '?'}(…)` is not allowed: the fits are "
+                        "k(LABEL) (exponent, log–log) and slope(LABEL) (linear)", _col(n), text)
+    if n.keywords or not 1 <= len(n.args) <= 2:
+        raise ExprError(f"write {name}(LABEL) or {name}(LABEL, a.METRIC)", _col(n), text)
+    label = _dotted(n.args[0])
+    if label is None or "." in label or label in ("a", "b"):
+        raise ExprError(f"{name}(…) takes a label name first (e.g. {name}(input_len))", _col(n.args[0]), text)
+    ref = Ref("a", None, "a", _col(n))
+    if len(n.args) == 2:
+        dotted = _dotted(n.args[1])
+        head, _, rest = (dotted or "").partition(".")
+        if head not in ("a", "b"):
+            raise ExprError(f"the second argument of {name}(…) is a, b, a.METRIC or b.METRIC", _col(n.args[1]), text)
+        ref = Ref(head, rest or None, dotted or head, _col(n.args[1]))
+    return Fit(name, label, ref, _col(n))
+
+
+def fits(node: Node) -> list[Fit]:
+    """The fits an expression mentions."""
+    out: list[Fit] = []
+
+    def walk(n: Node) -> None:
+        if isinstance(n, Fit):
+            out.append(n)
+        elif isinstance(n, Bin):
+            walk(n.left)
+            walk(n.right)
+        elif isinstance(n, (Neg, Not)):
+            walk(n.operand)
+        elif isinstance(n, Cmp):
+            walk(n.left)
+            walk(n.right)
+        elif isinstance(n, InRange):
+            walk(n.operand)
+        elif isinstance(n, (And, Or)):
+            for i in n.items:
+                walk(i)
+
+    walk(node)
+    return out
+
+
 def refs(node: Node, groups_only: bool = False) -> list[Ref]:
     out: list[Ref] = []
 
@@ -273,6 +343,8 @@ def refs(node: Node, groups_only: bool = False) -> list[Ref]:
         if isinstance(n, Ref):
             if not groups_only or n.group is not None:
                 out.append(n)
+        elif isinstance(n, Fit):
+            walk(n.ref)
         elif isinstance(n, Bin):
             walk(n.left)
             walk(n.right)
@@ -340,6 +412,9 @@ def num_eval(node: Node, lookup: Any) -> float | None:
 
 
 def unparse(node: Node) -> str:
+    if isinstance(node, Fit):
+        default = node.ref.group == "a" and node.ref.metric is None
+        return f"{node.kind}({node.label}" + ("" if default else f", {node.ref.name}") + ")"
     if isinstance(node, Num):
         return fmt_written(node.value)
     if isinstance(node, Ref):
@@ -362,6 +437,169 @@ def unparse(node: Node) -> str:
 
 
 # ---------------------------------------------------------------- shapes the statistics understand
+
+
+def _fit_alone(node: Node) -> bool:
+    """A fit stands alone on one side of a comparison with a group-free side, or is a range's operand."""
+    if isinstance(node, InRange):
+        return isinstance(node.operand, Fit)
+    if isinstance(node, Cmp):
+        sides = (node.left, node.right)
+        return any(isinstance(x, Fit) and not refs(y, groups_only=True) and not fits(y)
+                   for x, y in (sides, sides[::-1]))
+    return False
+
+
+INF = math.inf
+
+
+@dataclass(frozen=True)
+class Region:
+    """The region a claim puts its tested quantity in: [lo, hi], either end open or infinite."""
+
+    lo: float = -INF
+    hi: float = INF
+    lo_open: bool = False
+    hi_open: bool = False
+
+    def text(self) -> str:
+        if self.hi == INF and self.lo != -INF:
+            return f"{'>' if self.lo_open else '>='} {fmt_written(self.lo)}"
+        if self.lo == -INF and self.hi != INF:
+            return f"{'<' if self.hi_open else '<='} {fmt_written(self.hi)}"
+        return f"in [{fmt_written(self.lo)}, {fmt_written(self.hi)}]"
+
+    def contains(self, v: float) -> bool:
+        above = v > self.lo if self.lo_open else v >= self.lo
+        below = v < self.hi if self.hi_open else v <= self.hi
+        return above and below
+
+    def threshold(self) -> float | list[float]:
+        """The number(s) a reader compares with: the finite end, or both ends of a range."""
+        if self.hi == INF:
+            return self.lo
+        if self.lo == -INF:
+            return self.hi
+        return [self.lo, self.hi]
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One comparison of a prediction reduced to the quantity it tests and the region it claims:
+    `ratio` x/y of two groups' expressions, `diff` x − y, `value` of one group's expression (per
+    run), or `fit` (x is the Fit). Equivalent spellings reduce to the same claim: `a >= b * 1.6`,
+    `a / b >= 1.6`, `1.6 <= a / b` and `a / b in [1.6, inf]` are all ratio a/b in [1.6, inf)."""
+
+    kind: str
+    x: Node
+    y: Node | None
+    region: Region
+
+
+def _factor(n: Node, ceilings: dict[str, float]) -> tuple[Node, float, float]:
+    """n = core · num / den, with num and den constants (core keeps the group references)."""
+    if isinstance(n, Neg):
+        c, p, q = _factor(n.operand, ceilings)
+        return c, -p, q
+    if isinstance(n, Bin) and n.op in ("*", "/"):
+        kl = None if groups(n.left) or fits(n.left) else const_value(n.left, ceilings)
+        kr = None if groups(n.right) or fits(n.right) else const_value(n.right, ceilings)
+        if n.op == "*" and kl is not None and kl != 0 and (groups(n.right) or fits(n.right)):
+            c, p, q = _factor(n.right, ceilings)
+            return c, kl * p, q
+        if kr is not None and kr != 0 and (groups(n.left) or fits(n.left)):
+            c, p, q = _factor(n.left, ceilings)
+            return (c, p * kr, q) if n.op == "*" else (c, p, q * kr)
+    return n, 1.0, 1.0
+
+
+def _addend(n: Node, ceilings: dict[str, float]) -> tuple[Node, float]:
+    """n = core + c, with c constant."""
+    if isinstance(n, Bin) and n.op in ("+", "-"):
+        kl = None if groups(n.left) else const_value(n.left, ceilings)
+        kr = None if groups(n.right) else const_value(n.right, ceilings)
+        if kr is not None and groups(n.left):
+            c, k = _addend(n.left, ceilings)
+            return c, k + (kr if n.op == "+" else -kr)
+        if kl is not None and n.op == "+" and groups(n.right):
+            c, k = _addend(n.right, ceilings)
+            return c, k + kl
+    return n, 0.0
+
+
+def _one_group(n: Node) -> str | None:
+    g = groups(n)
+    return next(iter(g)) if len(g) == 1 and not fits(n) else None
+
+
+def _region(op: str, bound: float) -> Region:
+    if op in (">", ">="):
+        return Region(bound, INF, lo_open=op == ">")
+    return Region(-INF, bound, hi_open=op == "<")
+
+
+def _scale_region(r: Region, f: float) -> Region:
+    """The region of q when q·f is in r."""
+    if f > 0:
+        return Region(r.lo / f, r.hi / f, r.lo_open, r.hi_open)
+    return Region(r.hi / f, r.lo / f, r.hi_open, r.lo_open)
+
+
+def _core_claim(core: Node, region: Region, ceilings: dict[str, float]) -> Claim | None:
+    """A claim about `core` (no constant factor left outside it) in `region`."""
+    if isinstance(core, Fit):
+        return Claim("fit", core, None, region)
+    if isinstance(core, Bin) and core.op == "/":
+        gx, gy = _one_group(core.left), _one_group(core.right)
+        if gx and gy and gx != gy:
+            x, px, qx = _factor(core.left, ceilings)
+            y, py, qy = _factor(core.right, ceilings)
+            f = (px * qy) / (qx * py)
+            return Claim("ratio", x, y, region if f == 1 else _scale_region(region, f))
+    if isinstance(core, Bin) and core.op == "-":
+        gx, gy = _one_group(core.left), _one_group(core.right)
+        if gx and gy and gx != gy:
+            return Claim("diff", core.left, core.right, region)
+    if _one_group(core):
+        return Claim("value", core, None, region)
+    return None
+
+
+def claim(node: Node, ceilings: dict[str, float]) -> Claim | None:
+    """The claim a comparison or range makes (None: a form without an estimate, judged on means)."""
+    if isinstance(node, InRange):
+        lo, hi = const_value(node.lo, ceilings), const_value(node.hi, ceilings)
+        if lo is None or hi is None:
+            return None
+        core, p, q = _factor(node.operand, ceilings)
+        r = Region(lo, hi)
+        return _core_claim(core, r if p == q else _scale_region(r, p / q), ceilings)
+    if not isinstance(node, Cmp):
+        return None
+    op, left, right = node.op, node.left, node.right
+    lg, rg = bool(groups(left) or fits(left)), bool(groups(right) or fits(right))
+    if lg != rg:
+        if not lg:
+            left, right, op = right, left, FLIP[op]
+        k = const_value(right, ceilings)
+        if k is None:
+            return None
+        core, p, q = _factor(left, ceilings)
+        r = _region(op, k)
+        return _core_claim(core, r if p == q else _scale_region(r, p / q), ceilings)
+    gl, gr = _one_group(left), _one_group(right)
+    if not gl or not gr or gl == gr:
+        return None
+    if gl == "b":  # orient as a … b: `b * 1.6 <= a` is `a >= b * 1.6`
+        left, right, op, gl, gr = right, left, FLIP[op], gr, gl
+    (xl, cl), (xr, cr) = _addend(left, ceilings), _addend(right, ceilings)
+    if cl or cr:  # `a > b + 100`: a − b > 100
+        return Claim("diff", xl, xr, _region(op, cr - cl))
+    x, px, qx = _factor(left, ceilings)
+    y, py, qy = _factor(right, ceilings)
+    if px / qx > 0 and py / qy > 0:  # kx·x op ky·y  ⇔  x/y op ky/kx
+        return Claim("ratio", x, y, _region(op, (py * qx) / (qy * px)))
+    return None
 
 
 def scaled_ref(node: Node, ceilings: dict[str, float]) -> tuple[Ref, float] | None:
@@ -392,53 +630,9 @@ def ratio_parts(node: Node) -> tuple[Node, Node] | None:
     return None
 
 
-Region = tuple[float, float]
-
-
-def ratio_region(node: Node, ceilings: dict[str, float]) -> Region | None:
-    """The region of a/b (default metrics) a simple prediction claims, for rival overlap checks.
-
-    `a > b*k` → (k, inf); `a / b in [lo, hi]` → (lo, hi); `b > a` → (0, 1). None: not a simple
-    claim about the ratio a/b (then no overlap is asserted)."""
-
-    def ratio_of(n: Node) -> float | None:
-        # n is a/b (possibly scaled) → the factor f with n = f * (a/b); b/a → -1 sentinel handled by caller
-        if isinstance(n, Bin) and n.op == "/":
-            num, den = scaled_ref(n.left, ceilings), scaled_ref(n.right, ceilings)
-            if num and den and num[0].metric is None and den[0].metric is None:
-                if (num[0].group, den[0].group) == ("a", "b"):
-                    return num[1] / den[1]
-        return None
-
-    if isinstance(node, InRange):
-        lo, hi = const_value(node.lo, ceilings), const_value(node.hi, ceilings)
-        f = ratio_of(node.operand)
-        if f is None or lo is None or hi is None or f <= 0:
-            return None
-        return (lo / f, hi / f)
-    if isinstance(node, Cmp):
-        op, left, right = node.op, node.left, node.right
-        f = ratio_of(left)
-        k = const_value(right, ceilings)
-        if f is None and ratio_of(right) is not None:
-            f = ratio_of(right)
-            k = const_value(left, ceilings)
-            op = FLIP[op]
-        if f is not None and k is not None and f > 0:
-            t = k / f
-            return (t, math.inf) if op in (">", ">=") else (0.0, t)
-        ls, rs = scaled_ref(left, ceilings), scaled_ref(right, ceilings)
-        if ls and rs and ls[0].metric is None and rs[0].metric is None and ls[1] > 0 and rs[1] > 0:
-            if (ls[0].group, rs[0].group) == ("b", "a"):
-                ls, rs, op = rs, ls, FLIP[op]
-            if (ls[0].group, rs[0].group) == ("a", "b"):
-                t = rs[1] / ls[1]  # ka*a op kb*b  ⇔  a/b op kb/ka
-                return (t, math.inf) if op in (">", ">=") else (0.0, t)
-    return None
-
-
 def regions_overlap(r1: Region, r2: Region) -> bool:
-    return max(r1[0], r2[0]) < min(r1[1], r2[1])
+    """Whether two claimed regions share more than a point (two claims an outcome cannot tell apart)."""
+    return max(r1.lo, r2.lo) < min(r1.hi, r2.hi)
 
 
 # ---------------------------------------------------------------- where conditions

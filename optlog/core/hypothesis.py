@@ -11,7 +11,7 @@ import re
 import unicodedata
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_serializer
 
 from optlog.core import expr as E, text as TX
 from optlog.core.statuses import HYP_STATUSES, PRED_STATUSES, STATUS_GLYPH, HypStatus, PredStatus  # noqa: F401 - re-exported
@@ -34,6 +34,26 @@ class _Doc(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
+class PostHoc(_Doc):
+    """The pre-registration mark (core.posthoc): the prediction (this version of it) was written at
+    `at`, when runs its groups select already existed: `runs` by number (as the writing clone numbered
+    them), `run_uids` by identity (the same in every clone)."""
+
+    at: Optional[Line] = None
+    runs: list[int] = Field(default_factory=list)
+    run_uids: list[str] = Field(default_factory=list)
+
+
+def _drop_none_mark(handler: Any, obj: Any) -> Any:
+    """A prediction (or version) without the mark serialises as it did before the mark existed: no
+    `post_hoc` key. Its file and the verdict engine's fingerprint of it (`core.verdict.fingerprint`
+    hashes the dump) stay byte for byte what they were, so no workspace re-judges for this field."""
+    d = handler(obj)
+    if isinstance(d, dict) and d.get("post_hoc", 0) is None:
+        d.pop("post_hoc")
+    return d
+
+
 class PredictionVersion(_Doc):
     """An earlier version of a prediction, kept when it was edited after evidence existed."""
 
@@ -47,6 +67,11 @@ class PredictionVersion(_Doc):
     margin: float = 0.05
     created: Optional[str] = None
     replaced: Optional[str] = None
+    post_hoc: Optional[PostHoc] = None
+
+    @model_serializer(mode="wrap")
+    def _ser(self, handler: Any) -> Any:
+        return _drop_none_mark(handler, self)
 
 
 def _expect_ok(v: str) -> str:
@@ -81,7 +106,13 @@ class Prediction(_Doc):
     status: PredStatus = "untested"
     created: Optional[str] = None
     edited_after_evidence: bool = False
+    post_hoc: Optional[PostHoc] = None
+    """Written when runs its groups select already existed (core.posthoc); None: pre-registered."""
     history: list[PredictionVersion] = Field(default_factory=list)
+
+    @model_serializer(mode="wrap")
+    def _ser(self, handler: Any) -> Any:
+        return _drop_none_mark(handler, self)
 
 
 class StatusChange(_Doc):

@@ -17,6 +17,9 @@ KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,199}\Z")  # \Z: `$` would let 
 # set (value "true") on a run that overlapped another launch on its target (optlog.runs.targetlock):
 # verdicts treat such runs as not comparable unless a prediction selects on this label
 CONCURRENT = "concurrent"
+# a block the user measured a and b in together (`--label block=monday-1`): verdicts pair the runs of
+# a and b that share it and judge the per-block ratios (DESIGN §5), like the cycles of a launch
+BLOCK = "block"
 _INT_RE = re.compile(r"^[+-]?\d+$")
 
 

@@ -23,6 +23,7 @@ import math
 import re
 from typing import Any, Literal, get_args
 
+from optlog.core import posthoc as PH
 from optlog.core.numfmt import (fmt_count, fmt_gain, fmt_ratio, fmt_score, fmt_share,
                                  fmt_sig, fmt_signed, fmt_whole, fmt_written)
 from optlog.errors import BadInput
@@ -221,24 +222,31 @@ def _need_status(hid: str, doc: Any | None, expects: str) -> dict[str, Any]:
         if last is not None:
             at, why = _get(last, "at"), str(_get(last, "summary") or "")
             phrase = verdict_ratio_phrase(doc, last)
+    # a status that rests on predictions written after their runs says so (core.posthoc)
+    post_hoc = PH.verdict_words(last) if last is not None and _get(last, "status") == status else ""
+    why = PH.without_lead(why, status, post_hoc) if post_hoc else why
     why = " ".join(why.split())
     if phrase and why and phrase not in why:
         detail = f"{phrase}; {why}"
     else:
         detail = why or phrase or ""
     said = f": {detail}" if detail else ""
+    day = _day(at) + (f" ({post_hoc})" if post_hoc else "")
     if status in NEED_EXPECTS and status == expects:
         weight = W_CONFIRMED
-        reason = (f"rests on {hid}, confirmed {_day(at)}{said}" if expects == "confirmed"
-                  else f"follows from {hid} being falsified {_day(at)}{said}")
+        reason = (f"rests on {hid}, confirmed {day}{said}" if expects == "confirmed"
+                  else f"follows from {hid} being falsified {day}{said}")
     elif status in NEED_EXPECTS:
         weight = W_FALSIFIED
-        reason = (f"rests on {hid}, falsified {_day(at)}: {detail or 'no reason recorded'}" if expects == "confirmed"
-                  else f"needs {hid} falsified, but it was confirmed {_day(at)}{said}")
+        reason = (f"rests on {hid}, falsified {day}: {detail or 'no reason recorded'}" if expects == "confirmed"
+                  else f"needs {hid} falsified, but it was confirmed {day}{said}")
     else:
         weight = W_OPEN
         reason = f"waits on {hid} ({status}; needs it {expects})" if expects != "confirmed" else f"waits on {hid} ({status})"
-    return {"id": hid, "title": title, "status": status, "weight": weight, "reason": reason, "decided_at": at}
+    out = {"id": hid, "title": title, "status": status, "weight": weight, "reason": reason, "decided_at": at}
+    if post_hoc:
+        out["post_hoc"] = post_hoc
+    return out
 
 
 def needs_weight(infos: list[dict[str, Any]]) -> tuple[float, str]:

@@ -1,16 +1,17 @@
-"""Statistics for verdicts (DESIGN §5), batched so that thousands of levels cost a few scipy calls.
+"""Statistics for verdicts (DESIGN §5: one estimation rule for every claim) and tune's separation test.
 
-- ≥ 5 repeats a side: Mann–Whitney U (two-sided) between groups, Wilcoxon signed-rank for a group
-  against a constant; Holm across the levels of a prediction (see `holm`); ranges are judged by a
-  percentile bootstrap confidence interval (95 %) of the ratio of means (or of the mean).
-- 3–4 repeats: Welch's t-test on log values (one-sample t on logs against a constant), with a minimum
-  effect of the margin.
-- fewer: the margin rules (in optlog.core.verdict).
+The verdict engine (optlog.core.verdict) estimates each claim's quantity with an interval:
+- ≥ 5 repeats a side, unpaired: a percentile bootstrap of the ratio of means, the difference of
+  means or the mean (`Batch` kind `boot`: the distribution; `percentile_ci` reads the interval at
+  the confidence the number of levels asks for, `bonferroni`);
+- 3–4 repeats: Student/Welch t intervals (`t_one`, `t_welch`, `t_quantile`), on logs for ratios;
+- paired designs: a t interval of the per-block log ratios (or differences);
+- fewer than 3: the margin rules (in optlog.core.verdict).
 
 Determinism (verdicts must be byte-identical when the evidence did not change): the bootstrap uses a
-fixed seed, and scipy draws one index matrix per sample shape and applies it to every row of a batch,
-so a level's interval depends only on its own values. Mann–Whitney's and Wilcoxon's exact/asymptotic
-choice looks at ties in the whole batch, so batches are split by "has ties" too.
+fixed seed and one index matrix per sample shape, applied to every row of a batch, so a level's
+interval depends only on its own values. Mann–Whitney's exact/asymptotic choice looks at ties in the
+whole batch, so its batches are split by "has ties" too.
 
 scipy.stats is imported only when a test is actually needed (it costs a noticeable part of a second).
 """
@@ -64,12 +65,11 @@ class Batch:
         return len(self.jobs) - 1
 
     # kinds and their data:
-    #   mwu (x, y)            -> p
+    #   mwu (x, y)            -> p   (tune's separation of the best from the runner-up)
     #   welch_log (x, y)      -> (p, d, lo, hi): d = mean log x - mean log y, CI of d
-    #   boot_ratio (x, y)     -> (lo, hi): CI of mean(x)/mean(y)
-    #   wilcoxon (x, c)       -> p   (x - c)
-    #   t_log1 (x, c)         -> (p, d, lo, hi): d = mean log x - log c
-    #   boot_mean (x,)        -> (lo, hi)
+    #   boot (stat, x, y)     -> the sorted bootstrap distribution (numpy array, N_RESAMPLES values)
+    #                            of stat ∈ ratio (mean x / mean y), diff (mean x − mean y), mean (x);
+    #                            its interval at any confidence is read off later (`percentile_ci`)
     def run(self) -> list[Any]:
         """Run every job; numerical warnings of the libraries (near-constant data, say) are kept
         out of the user's terminal: the verdict engine decides degenerate data exactly before it
@@ -83,40 +83,30 @@ class Batch:
         if not self.jobs:
             return self.results
         import numpy as np  # deferred: numpy only where numbers are crunched
-        from scipy import stats as st  # deferred: scipy (~150 ms) only for a test statistic
 
         groups: dict[tuple[Any, ...], list[int]] = defaultdict(list)
         for i, (kind, data) in enumerate(self.jobs):
             key: tuple[Any, ...]
             if kind == "mwu":
                 key = (kind, len(data[0]), len(data[1]), _has_ties(list(data[0]) + list(data[1])))
-            elif kind == "wilcoxon":
-                d = [v - data[1] for v in data[0]]
-                key = (kind, len(d), _has_ties([abs(v) for v in d]) or any(v == 0 for v in d))
-            elif kind in ("welch_log", "boot_ratio"):
+            elif kind == "welch_log":
                 key = (kind, len(data[0]), len(data[1]))
+            elif kind == "boot":
+                key = (kind, data[0], len(data[1]), len(data[2]) if data[2] is not None else 0)
             else:
                 key = (kind, len(data[0]))
             groups[key].append(i)
 
         for key, idx in groups.items():
             kind = key[0]
+            if kind in ("mwu", "welch_log"):
+                from scipy import stats as st  # deferred: scipy (~150 ms) only for a test statistic
             if kind == "mwu":
                 X = np.array([self.jobs[i][1][0] for i in idx], dtype=float)
                 Y = np.array([self.jobs[i][1][1] for i in idx], dtype=float)
                 r = st.mannwhitneyu(X, Y, alternative="two-sided", axis=1)
                 for j, i in enumerate(idx):
                     self.results[i] = float(np.atleast_1d(r.pvalue)[j])
-            elif kind == "wilcoxon":
-                D = np.array([[v - self.jobs[i][1][1] for v in self.jobs[i][1][0]] for i in idx], dtype=float)
-                if np.all(D == 0):
-                    for i in idx:
-                        self.results[i] = 1.0
-                    continue
-                r = st.wilcoxon(D, alternative="two-sided", axis=1, zero_method="wilcox")
-                for j, i in enumerate(idx):
-                    p = float(np.atleast_1d(r.pvalue)[j])
-                    self.results[i] = 1.0 if math.isnan(p) else p
             elif kind == "welch_log":
                 X = np.log(np.array([self.jobs[i][1][0] for i in idx], dtype=float))
                 Y = np.log(np.array([self.jobs[i][1][1] for i in idx], dtype=float))
@@ -129,42 +119,63 @@ class Batch:
                     if math.isnan(p):  # no spread at all: the difference is what it is
                         p, lo, hi = (0.0 if d[j] != 0 else 1.0), float(d[j]), float(d[j])
                     self.results[i] = (p, float(d[j]), lo, hi)
-            elif kind == "t_log1":
-                D = np.log(np.array([self.jobs[i][1][0] for i in idx], dtype=float)) - \
-                    np.log(np.array([[self.jobs[i][1][1]] for i in idx], dtype=float))
-                r = st.ttest_1samp(D, 0.0, axis=1)
-                ci = r.confidence_interval(CONF)
-                d = D.mean(axis=1)
+            elif kind == "boot":
+                # one index matrix per sample shape (fixed seed), applied to every row: a level's
+                # distribution depends only on its own values, whatever else is in the batch
+                stat, nx, ny = key[1], key[2], key[3]
+                rng = np.random.default_rng(SEED)
+                X = np.array([self.jobs[i][1][1] for i in idx], dtype=float)
+                mx = X[:, rng.integers(0, nx, size=(N_RESAMPLES, nx))].mean(axis=2)
+                if stat == "mean":
+                    dist = mx
+                else:
+                    Y = np.array([self.jobs[i][1][2] for i in idx], dtype=float)
+                    my = Y[:, rng.integers(0, ny, size=(N_RESAMPLES, ny))].mean(axis=2)
+                    dist = mx / my if stat == "ratio" else mx - my
+                dist.sort(axis=1)
                 for j, i in enumerate(idx):
-                    p = float(np.atleast_1d(r.pvalue)[j])
-                    lo, hi = float(np.atleast_1d(ci.low)[j]), float(np.atleast_1d(ci.high)[j])
-                    if math.isnan(p):
-                        p, lo, hi = (0.0 if d[j] != 0 else 1.0), float(d[j]), float(d[j])
-                    self.results[i] = (p, float(d[j]), lo, hi)
-            elif kind == "boot_ratio":
-                X = np.array([self.jobs[i][1][0] for i in idx], dtype=float)
-                Y = np.array([self.jobs[i][1][1] for i in idx], dtype=float)
-
-                def ratio(x: Any, y: Any, axis: int = -1) -> Any:
-                    return np.mean(x, axis=axis) / np.mean(y, axis=axis)
-
-                r = st.bootstrap((X, Y), ratio, vectorized=True, paired=False, axis=-1, confidence_level=CONF,
-                                 n_resamples=N_RESAMPLES, method="percentile", rng=np.random.default_rng(SEED))
-                for j, i in enumerate(idx):
-                    self.results[i] = (float(np.atleast_1d(r.confidence_interval.low)[j]),
-                                       float(np.atleast_1d(r.confidence_interval.high)[j]))
-            elif kind == "boot_mean":
-                X = np.array([self.jobs[i][1][0] for i in idx], dtype=float)
-
-                def mean(x: Any, axis: int = -1) -> Any:
-                    return np.mean(x, axis=axis)
-
-                r = st.bootstrap((X,), mean, vectorized=True, axis=-1, confidence_level=CONF,
-                                 n_resamples=N_RESAMPLES, method="percentile", rng=np.random.default_rng(SEED))
-                for j, i in enumerate(idx):
-                    self.results[i] = (float(np.atleast_1d(r.confidence_interval.low)[j]),
-                                       float(np.atleast_1d(r.confidence_interval.high)[j]))
+                    self.results[i] = dist[j]
         return self.results
+
+
+def percentile_ci(dist: Any, conf: float) -> tuple[float, float]:
+    """The percentile interval at confidence `conf` of a sorted bootstrap distribution."""
+    import numpy as np  # deferred: only where a bootstrap ran
+
+    tail = (1 - conf) / 2
+    lo, hi = np.quantile(dist, [tail, 1 - tail])
+    return float(lo), float(hi)
+
+
+def t_quantile(conf: float, df: float) -> float:
+    """The two-sided Student t critical value at confidence `conf` (scipy, imported on first use)."""
+    from scipy import stats as st  # deferred: scipy only when an interval is computed
+
+    return float(st.t.ppf(1 - (1 - conf) / 2, df))
+
+
+def t_one(values: list[float]) -> tuple[float, float, float]:
+    """Mean, standard error and degrees of freedom of one sample (for a t interval)."""
+    n = len(values)
+    m = math.fsum(values) / n
+    var = math.fsum((v - m) ** 2 for v in values) / (n - 1) if n > 1 else 0.0
+    return m, math.sqrt(var / n), float(n - 1)
+
+
+def t_welch(x: list[float], y: list[float]) -> tuple[float, float, float]:
+    """Difference of means, its standard error and the Welch–Satterthwaite degrees of freedom."""
+    mx, sx, _ = t_one(x)
+    my, sy, _ = t_one(y)
+    se2 = sx * sx + sy * sy
+    nx, ny = len(x), len(y)
+    den = (sx ** 4 / (nx - 1) if nx > 1 else 0.0) + (sy ** 4 / (ny - 1) if ny > 1 else 0.0)
+    df = se2 * se2 / den if den > 0 else float(nx + ny - 2)
+    return mx - my, math.sqrt(se2), df
+
+
+def bonferroni(levels: int) -> float:
+    """The confidence of each of `levels` intervals so that all hold together at CONF."""
+    return 1 - (1 - CONF) / max(1, levels)
 
 
 def mean(xs: list[float]) -> float:

@@ -17,6 +17,15 @@ WAITING = "waiting"  # a running launch that waits for the machine (or GPU) lock
 LAUNCH_VIEW_STATUSES: tuple[str, ...] = (*RUN_STATUSES, WAITING)
 LEVEL_OUTCOMES: tuple[str, ...] = ("holds", "fails", "unclear")
 
+
+
+def told_apart(a: str, b: str) -> bool:
+    """Whether two rival hypotheses' statuses leave nothing to discriminate (optlog next): one
+    confirmed and the other falsified, or both falsified (neither story survives). Both confirmed is
+    not: each claim held and neither excluded the other (overlapping predictions)."""
+    return {a, b} == {"confirmed", "falsified"} or a == b == "falsified"
+
+
 STATUS_GLYPH = {
     "open": "○",
     "testing": "◐",

@@ -25,8 +25,14 @@ from optlog.errors import BadInput
 
 # C0 and C1 control characters (tab and newline handled by the caller's `multiline`), DEL, and the
 # Unicode line/paragraph separators, which Python's str.splitlines() treats as line breaks.
-_BAD_ANY = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
-_BAD_LINE_TAB_OK = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+# Bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069) reorder what a
+# reader sees ("Trojan Source"): refused like control characters.
+_BIDI = "\u202a-\u202e\u2066-\u2069"
+_BAD_ANY = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}\ud800-\udfff]")
+_BAD_LINE_TAB_OK = re.compile(f"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029{_BIDI}\ud800-\udfff]")
+# The output rule: what may never reach a terminal or a rendered file raw, whatever its source
+# (a result file, a bench's stderr, a hand-made commit, a database written by an older optlog).
+_UNSAFE_OUT = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029{_BIDI}\ud800-\udfff]")
 
 ID_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
 
@@ -37,6 +43,8 @@ def describe_char(ch: str) -> str:
         return "bytes that are not valid UTF-8"
     if ch == "\n":
         return "a line break (this text is one line)"
+    if 0x202A <= o <= 0x202E or 0x2066 <= o <= 0x2069:
+        return f"the bidirectional override U+{o:04X}"
     return f"the control character U+{o:04X}"
 
 
@@ -49,6 +57,43 @@ def problem(s: str, *, multiline: bool = True, max_chars: int | None = None) -> 
     if m:
         return f"contains {describe_char(m.group(0))} at character {m.start() + 1}"
     return None
+
+
+def _escape(m: re.Match[str]) -> str:
+    o = ord(m.group(0))
+    return f"\\x{o:02x}" if o <= 0xFF else f"\\u{o:04x}"
+
+
+def shown(s: str) -> str:
+    """The output rule, for every face (CLI text, TUI, report, MCP text): `s` with each control
+    character (but tab and newline), bidirectional override and lone surrogate written as a visible
+    escape (`\\x1b`, `\\u202e`), so no data can drive a terminal (OSC 52 sets the clipboard, ESC[2J
+    clears the screen) or reorder what a reader sees. Cheap when there is nothing to escape."""
+    return _UNSAFE_OUT.sub(_escape, s) if _UNSAFE_OUT.search(s) else s
+
+
+def shown_tree(obj: Any) -> Any:
+    """`shown` on every string of a JSON-like value (keys too); other values as they are."""
+    if isinstance(obj, str):
+        return shown(obj)
+    if isinstance(obj, dict):
+        return {shown_tree(k): shown_tree(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [shown_tree(v) for v in obj]
+    if isinstance(obj, tuple):
+        return tuple(shown_tree(v) for v in obj)
+    return obj
+
+
+def _json_escape(m: re.Match[str]) -> str:
+    return f"\\u{ord(m.group(0)):04x}"
+
+
+def json_shown(doc_text: str) -> str:
+    """JSON text with the characters the output rule escapes written as `\\uXXXX` (the same
+    document to a parser: they can only occur inside strings). json.dumps escapes C0 controls but
+    not C1 controls, DEL or bidi overrides when ensure_ascii is off."""
+    return _UNSAFE_OUT.sub(_json_escape, doc_text) if _UNSAFE_OUT.search(doc_text) else doc_text
 
 
 def check(s: str, field: str | None = None, *, multiline: bool = True, max_chars: int | None = None,

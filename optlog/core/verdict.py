@@ -30,13 +30,17 @@ import math
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from optlog.core import comparable as C
 from optlog.core import expr as E
 from optlog.core import labels as L
-from optlog.core.numfmt import fmt_interval, fmt_p, fmt_share, fmt_verdict, fmt_written
-from optlog.core.stats import ALPHA, Batch, holm, mean, sig, tier
+from optlog.core import loadshare as LS
+from optlog.core.numfmt import fmt_interval, fmt_share, fmt_verdict, fmt_whole, fmt_written
+from optlog.core.scaling import fit as fit_line
+from optlog.core.stats import (CONF, MIN_TEST_N, MWU_N, Batch, bonferroni, mean, percentile_ci, sig, t_one,
+                               t_quantile, t_welch)
 
 WORKLOAD_KEYS = frozenset({
     "dataset", "input_len", "output_len", "num_prompts", "prompts", "prompt_count", "random_input_len",
@@ -55,15 +59,22 @@ def must_agree_across_groups(key: str) -> bool:
 
 
 class RunRow:
-    """One counting run: typed labels, canonical label text (for selection), metrics."""
+    """One counting run: typed labels, canonical label text (for selection), metrics; and how it was
+    measured: its launch and repeat (a launch cycle), its start and end (ISO text), for the design."""
 
-    __slots__ = ("id", "labels", "metrics", "canon", "config")
+    __slots__ = ("id", "labels", "metrics", "canon", "config", "launch", "repeat", "t0", "t1")
 
     def __init__(self, id: int, labels: dict[str, Any], metrics: dict[str, float],  # noqa: A002
-                 canon: dict[str, str] | None = None, config: dict[str, str] | None = None) -> None:
+                 canon: dict[str, str] | None = None, config: dict[str, str] | None = None, *,
+                 launch: int | None = None, repeat: int = 0, t0: str | None = None, t1: str | None = None) -> None:
         self.id, self.labels, self.metrics = id, labels, metrics
         self.canon = canon if canon is not None else {k: L.canonical(v) for k, v in labels.items()}
         self.config = config or {}  # rendered values and templates that are not labels (core.comparable)
+        self.launch, self.repeat, self.t0, self.t1 = launch, repeat, t0, t1
+
+    def timing(self) -> str:
+        """What the design reads of the run (for the evidence fingerprint)."""
+        return "" if self.launch is None and self.t0 is None else f"{self.launch}:{self.repeat}:{self.t0}:{self.t1}"
 
     def names(self) -> dict[str, str]:
         """Everything the run names (core.comparable.effective): labels over its config."""
@@ -105,33 +116,39 @@ class Evidence:
 
 @dataclass
 class AtomEval:
-    kind: str  # two | ratio_range | one | one_range | means | none
+    """One comparison at one level: the claim it makes, the data it is estimated from, and then
+    the estimate, its interval at the level's confidence, and the outcome against the region."""
+
     node: Any
-    tier: str = "margin"
+    claim: E.Claim | None
+    kind: str  # ratio | diff | value | fit | means | none
+    tier: str = "margin"  # bootstrap | welch | t | paired | fit | exact | margin
     x: list[float] = field(default_factory=list)
     y: list[float] = field(default_factory=list)
-    op: str = ">"
-    c: float = 0.0
-    lo: float = 0.0
-    hi: float = 0.0
-    handle: int | None = None
-    ci_handle: int | None = None  # the rank tier's bootstrap interval of the ratio
+    pairs: list[tuple[float, float]] = field(default_factory=list)  # per-block (x, y) for a paired design
+    blocking: str = ""  # what the blocks are (`launch cycle`, `block label`)
+    unpaired_left: int = 0  # runs without a partner in their block (left out of a paired estimate)
+    points: tuple[list[float], list[float]] = field(default_factory=lambda: ([], []))  # a fit's x, y
+    handle: int | None = None  # the bootstrap distribution's job in the batch
+    conf: float = CONF
     p: float | None = None
     ci: list[float] | None = None
     outcome: str = "unclear"
     reason: str = ""
     method: str = ""
+    design: str = ""  # paired | unpaired | one group | fit
     estimate: float | None = None
+    fit: Any = None  # core.scaling.Fit
     # what the numbers are of: `quantity` (in the expression's terms: "a/b", "a.tflops"), the
     # `statistic` the estimate and the interval are (ratio of means, geometric mean, …), and the
     # `threshold` it is judged against (a number, or [lo, hi] for a range)
     quantity: str = ""
     statistic: str = ""
     threshold: Any = None
-    scale: float = 1.0  # x/y = quantity / scale: the tests run on x vs scale·y (`a < b*0.05`: 0.05)
 
 
-def _side_values(node: Any, runs: list[RunRow], default: str | None, ceilings: dict[str, float]) -> list[float]:
+def _run_values(node: Any, runs: list[RunRow], default: str | None,
+                ceilings: dict[str, float]) -> list[tuple[RunRow, float]]:
     out = []
     for r in runs:
         def look(ref: E.Ref, r: RunRow = r) -> float | None:
@@ -140,114 +157,184 @@ def _side_values(node: Any, runs: list[RunRow], default: str | None, ceilings: d
             return r.metrics.get(ref.metric or default or "")
         v = E.num_eval(node, look)
         if v is not None and not math.isnan(v):
-            out.append(v)
+            out.append((r, v))
     return out
 
 
-def _plan_atom(node: Any, grp: dict[str, list[RunRow]], default: str | None, ceilings: dict[str, float],
-               margin: float, batch: Batch) -> AtomEval:
-    if isinstance(node, E.InRange):
-        lo, hi = E.const_value(node.lo, ceilings), E.const_value(node.hi, ceilings)
-        ae = AtomEval("none", node, lo=lo or 0.0, hi=hi or 0.0)
-        rp = E.ratio_parts(node.operand)
-        ae.threshold = [ae.lo, ae.hi]
-        if rp is not None:
-            gx, gy = next(iter(E.groups(rp[0]))), next(iter(E.groups(rp[1])))
-            ae.kind, ae.x, ae.y = "ratio_range", _side_values(rp[0], grp[gx], default, ceilings), \
-                _side_values(rp[1], grp[gy], default, ceilings)
-            ae.quantity = quantity_name(rp[0], rp[1])
-        elif len(E.groups(node.operand)) == 1:
-            g = next(iter(E.groups(node.operand)))
-            ae.kind, ae.x = "one_range", _side_values(node.operand, grp[g], default, ceilings)
-            ae.quantity = quantity_name(node.operand)
-        else:
-            ae.kind = "means"
-    else:
-        assert isinstance(node, E.Cmp)
-        lg, rg = E.groups(node.left), E.groups(node.right)
-        ae = AtomEval("none", node, op=node.op)
-        rp_l = E.ratio_parts(node.left)
-        rp_r = E.ratio_parts(node.right)
-        if len(lg) == 1 and len(rg) == 1 and lg != rg:
-            ae.kind = "two"
-            ae.x = _side_values(node.left, grp[next(iter(lg))], default, ceilings)
-            ae.y = _side_values(node.right, grp[next(iter(rg))], default, ceilings)
-            # `a > b*1.1`, `2*a < b`: the quantity is the ratio of the group references, judged
-            # against the ratio of the constants (x/y = (kl·a)/(kr·b) op 1  ⇔  a/b op kr/kl)
-            ls, rs = E.scaled_ref(node.left, ceilings), E.scaled_ref(node.right, ceilings)
-            if ls and rs and ls[1] > 0 and rs[1] > 0:
-                ae.quantity, ae.scale = quantity_name(ls[0], rs[0]), rs[1] / ls[1]
-            else:
-                ae.quantity = quantity_name(node.left, node.right)
-            ae.threshold = ae.scale
-        elif (rp_l is not None and not rg) or (rp_r is not None and not lg):
-            ratio, const, op = (rp_l, node.right, node.op) if rp_l is not None else (rp_r, node.left, E.FLIP[node.op])
-            assert ratio is not None
-            k = E.const_value(const, ceilings)
-            if k is None or k <= 0:
-                ae.kind = "means"
-            else:
-                gx, gy = next(iter(E.groups(ratio[0]))), next(iter(E.groups(ratio[1])))
-                ae.kind, ae.op = "two", op
-                ae.x = _side_values(ratio[0], grp[gx], default, ceilings)
-                ae.y = [v * k for v in _side_values(ratio[1], grp[gy], default, ceilings)]
-                ae.quantity, ae.scale, ae.threshold = quantity_name(ratio[0], ratio[1]), k, k
-        elif len(lg) == 1 and not rg or len(rg) == 1 and not lg:
-            side, const, op = (node.left, node.right, node.op) if lg else (node.right, node.left, E.FLIP[node.op])
-            k = E.const_value(const, ceilings)
-            if k is None:
-                ae.kind = "means"
-            else:
-                g = next(iter(E.groups(side)))
-                ae.kind, ae.op, ae.c = "one", op, k
-                ae.x = _side_values(side, grp[g], default, ceilings)
-                ae.quantity, ae.threshold = quantity_name(side), k
-        else:
-            ae.kind = "means"
+def _side_values(node: Any, runs: list[RunRow], default: str | None, ceilings: dict[str, float]) -> list[float]:
+    return [v for _, v in _run_values(node, runs, default, ceilings)]
 
-    if ae.kind == "means":
-        ae.tier = "margin"
+
+# ---------------------------------------------------------------- designs: paired blocks, time blocks
+
+
+def _epoch(t: str | None) -> float | None:
+    if not t:
+        return None
+    try:
+        return datetime.fromisoformat(t.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _block_key(r: RunRow) -> tuple[str, str] | None:
+    """The block a run was measured in: a `block` label the user gives, else its launch cycle (the
+    launch and the repeat: an interleaved launch measures every point once per cycle)."""
+    if L.BLOCK in r.canon:
+        return ("block label", r.canon[L.BLOCK])
+    if r.launch is not None:
+        return ("launch cycle", f"{r.launch}:{r.repeat}")
+    return None
+
+
+def _cycles_interleaved(blocks: dict[tuple[str, str], list[RunRow]]) -> bool:
+    """Launch cycles are blocks only when they really were cycles: within a launch, every run of
+    cycle r finished before any run of cycle r+1 started. A launch that ran a's repeats back to back
+    and then b's (one server each, the default order) has the same repeat numbers but no cycles."""
+    by_launch: dict[str, list[tuple[int, float, float]]] = defaultdict(list)
+    for (kind, key), runs in blocks.items():
+        if kind != "launch cycle":
+            continue
+        t0 = [_epoch(r.t0) for r in runs]
+        t1 = [_epoch(r.t1) for r in runs]
+        if any(t is None for t in t0 + t1):
+            return False
+        launch, rep = key.split(":")
+        by_launch[launch].append((int(rep), min(t for t in t0 if t is not None), max(t for t in t1 if t is not None)))
+    for spans in by_launch.values():
+        spans.sort()
+        if any(spans[i][2] > spans[i + 1][1] for i in range(len(spans) - 1)):
+            return False
+    return True
+
+
+def _pairs(xa: list[tuple[RunRow, float]], yb: list[tuple[RunRow, float]]) -> tuple[list[tuple[float, float]], str, int]:
+    """Per-block (mean x of a, mean y of b) for blocks with runs of both groups; what the blocks are;
+    how many runs were left without a partner. Empty when the design is not paired."""
+    if not xa or not yb:
+        return [], "", 0
+    keys = {id(r): _block_key(r) for r, _ in xa + yb}
+    if any(k is None for k in keys.values()):
+        return [], "", 0
+    blocks: dict[tuple[str, str], list[RunRow]] = defaultdict(list)
+    xs: dict[tuple[str, str], list[float]] = defaultdict(list)
+    ys: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for r, v in xa:
+        k = keys[id(r)]
+        assert k is not None
+        blocks[k].append(r)
+        xs[k].append(v)
+    for r, v in yb:
+        k = keys[id(r)]
+        assert k is not None
+        blocks[k].append(r)
+        ys[k].append(v)
+    both = sorted(k for k in blocks if xs.get(k) and ys.get(k))
+    if len(both) < MIN_TEST_N or not _cycles_interleaved({k: blocks[k] for k in both}):
+        return [], "", 0
+    kinds = {k[0] for k in both}
+    left = sum(len(blocks[k]) for k in blocks if k not in both)
+    return [(mean(xs[k]), mean(ys[k])) for k in both], " and ".join(sorted(kinds)), left
+
+
+def _fmt_gap(s: float) -> str:
+    if s < 90:
+        return f"{fmt_whole(s)} s"
+    if s < 5400:
+        return f"{fmt_whole(s / 60)} min"
+    return f"{fmt_verdict(s / 3600)} h"
+
+
+def separate_blocks(a_runs: list[RunRow], b_runs: list[RunRow]) -> float | None:
+    """Seconds between two groups measured in separate contiguous time blocks (every run of one
+    finished before any run of the other started), else None. Needs 2+ launched runs a side."""
+    if len(a_runs) < 2 or len(b_runs) < 2 or any(r.launch is None for r in a_runs + b_runs):
+        return None  # recorded runs' times are when they were recorded, not measured
+    spans = []
+    for runs in (a_runs, b_runs):
+        t0 = [_epoch(r.t0) for r in runs]
+        t1 = [_epoch(r.t1) for r in runs]
+        if any(t is None for t in t0 + t1):
+            return None
+        spans.append((min(t for t in t0 if t is not None), max(t for t in t1 if t is not None)))
+    (a0, a1), (b0, b1) = spans
+    if a1 <= b0:
+        return b0 - a1
+    if b1 <= a0:
+        return a0 - b1
+    return None
+
+
+# ---------------------------------------------------------------- planning one comparison
+
+
+def _plan_atom(node: Any, grp: dict[str, list[RunRow]], default: str | None, ceilings: dict[str, float],
+               batch: Batch) -> AtomEval:
+    cl = E.claim(node, ceilings)
+    if cl is None:
+        return AtomEval(node, None, "means")
+    ae = AtomEval(node, cl, cl.kind, threshold=cl.region.threshold())
+    if cl.kind == "fit":
+        f = cl.x
+        assert isinstance(f, E.Fit)
+        xs, ys = [], []
+        for r, v in _run_values(f.ref, grp[f.ref.group or "a"], default, ceilings):
+            lx = L.as_number(r.labels.get(f.label))
+            if lx is not None:
+                xs.append(float(lx))
+                ys.append(v)
+        ae.points, ae.tier, ae.design = (xs, ys), "fit", "fit"
+        ae.quantity = E.unparse(f)
+        if not xs:
+            ae.kind = "none"
         return ae
-    n = min(len(ae.x), len(ae.y)) if ae.kind in ("two", "ratio_range") else len(ae.x)
-    if n == 0:
+    gx = next(iter(E.groups(cl.x)))
+    xa = _run_values(cl.x, grp[gx], default, ceilings)
+    ae.x = [v for _, v in xa]
+    if cl.kind == "value":
+        ae.quantity, ae.design = quantity_name(cl.x), "one group"
+        n = len(ae.x)
+        if n == 0:
+            ae.kind = "none"
+            return ae
+        positive = all(v > 0 for v in ae.x)
+        if n >= MIN_TEST_N and len(set(ae.x)) == 1:
+            ae.tier = "exact"
+        elif n >= MWU_N:
+            ae.tier, ae.handle = "bootstrap", batch.add("boot", "mean", ae.x, None)
+        elif n >= MIN_TEST_N:
+            ae.tier = "t-log" if positive else "t"
+        return ae
+    assert cl.y is not None
+    gy = next(iter(E.groups(cl.y)))
+    yb = _run_values(cl.y, grp[gy], default, ceilings)
+    ae.y = [v for _, v in yb]
+    ae.quantity = quantity_name(cl.x, cl.y) if cl.kind == "ratio" else f"{quantity_name(cl.x)} - {quantity_name(cl.y)}"
+    if not ae.x or not ae.y:
         ae.kind = "none"
         return ae
-    ae.tier = tier(n)
-    if ae.tier != "margin" and len(set(ae.x)) == 1 and (ae.kind in ("one", "one_range") or len(set(ae.y)) == 1):
-        # every value equal on each side (0/1 indicators, a constant counter): no spread, so no
-        # test applies (a t-test divides by a zero spread); the comparison is decided exactly
-        ae.tier = "exact"
-        return ae
     positive = all(v > 0 for v in ae.x) and all(v > 0 for v in ae.y)
-    if ae.tier != "margin" and not positive and ae.kind != "two":
-        ae.tier = "margin"  # logs and ratios need positive values
-    if ae.kind == "two":
-        if ae.tier == "rank":
-            ae.handle = batch.add("mwu", ae.x, ae.y)
-            if positive:
-                ae.ci_handle = batch.add("boot_ratio", ae.x, ae.y)
-        elif ae.tier == "welch":
-            if positive:
-                ae.handle = batch.add("welch_log", ae.x, ae.y)
-            else:
-                ae.tier = "margin"
-    elif ae.kind == "ratio_range":
-        if ae.tier == "rank":
-            ae.handle = batch.add("boot_ratio", ae.x, ae.y)
-        elif ae.tier == "welch":
-            ae.handle = batch.add("welch_log", ae.x, ae.y)
-    elif ae.kind == "one":
-        if ae.tier != "margin":
-            if ae.c > 0:
-                ae.handle = batch.add("t_log1", ae.x, ae.c)
-            else:
-                ae.tier = "margin"
-    elif ae.kind == "one_range":
-        if ae.tier == "rank":
-            ae.handle = batch.add("boot_mean", ae.x)
-        elif ae.tier == "welch":
-            ae.handle = batch.add("t_log1", ae.x, 1.0)
+    ratio_ok = cl.kind == "diff" or positive
+    pairs, blocking, left = _pairs(xa, yb) if ratio_ok else ([], "", 0)
+    if pairs:
+        ae.pairs, ae.blocking, ae.unpaired_left, ae.design = pairs, blocking, left, "paired"
+        per = [x / y if cl.kind == "ratio" else x - y for x, y in pairs]
+        ae.tier = "exact" if len(set(per)) == 1 else "paired"
+        return ae
+    ae.design = "unpaired"
+    n = min(len(ae.x), len(ae.y))
+    if n < MIN_TEST_N or not ratio_ok:
+        return ae  # the margin rule
+    if len(set(ae.x)) == 1 and len(set(ae.y)) == 1:
+        ae.tier = "exact"
+    elif n >= MWU_N:
+        ae.tier, ae.handle = "bootstrap", batch.add("boot", cl.kind, ae.x, ae.y)
+    else:
+        ae.tier = "welch"
     return ae
+
+
+# ---------------------------------------------------------------- deciding one comparison
 
 
 def _margin_cmp(lv: float, rv: float, op: str, m: float) -> tuple[str, str]:
@@ -282,156 +369,171 @@ def quantity_name(x: Any, y: Any = None) -> str:
     return f"{wrap(x, one(x))}/{wrap(y, one(y))}"
 
 
-def _ci_text(ci: list[float] | None) -> str:
-    return f", 95% CI {fmt_interval(ci[0], ci[1])}" if ci else ""
+def judge_interval(lo: float, hi: float, region: E.Region) -> str:
+    """DESIGN §5's one rule: the interval inside the region holds, outside it fails, across its edge
+    is unclear."""
+    if region.contains(lo) and region.contains(hi):
+        return "holds"
+    if hi < region.lo or lo > region.hi or (hi == region.lo and region.lo_open) or (lo == region.hi and region.hi_open):
+        return "fails"
+    if lo == hi:  # a point on an open edge
+        return "fails"
+    return "unclear"
 
 
-def _exact_cmp(lv: float, rv: float, op: str) -> str:
-    ok = {">": lv > rv, ">=": lv >= rv, "<": lv < rv, "<=": lv <= rv}[op]
-    return "holds" if ok else "fails"
+def judge_margin(e: float, region: E.Region, m: float, scale: float | None = None) -> str:
+    """Fewer than 3 values: the point estimate holds when inside the region by more than the margin
+    m (relative to the edge, or to `scale` for a difference), fails when outside by more, else unclear."""
+    def tol(edge: float) -> float:
+        return m * abs(scale if scale is not None else edge)
+    inside = (region.lo == -math.inf or e > region.lo + tol(region.lo)) and \
+        (region.hi == math.inf or e < region.hi - tol(region.hi))
+    if inside:
+        return "holds"
+    if (region.lo != -math.inf and e < region.lo - tol(region.lo)) or \
+            (region.hi != math.inf and e > region.hi + tol(region.hi)):
+        return "fails"
+    return "unclear"
+
+
+_WHERE = {"holds": "inside", "fails": "outside", "unclear": "straddles"}
+
+
+def _conf_text(conf: float) -> str:
+    return f"{fmt_share(conf, places=0 if round(conf * 100, 6).is_integer() else 1)} CI"
 
 
 def _decide(ae: AtomEval, m: float, results: list[Any]) -> None:
-    """Fill outcome/p/ci/estimate/reason (Holm-adjusted p already in ae.p for rank-tier comparisons).
-
-    The estimate and the interval are always of `ae.quantity` as `ae.statistic` says (a ratio a/b
-    for two groups, whatever scale the expression writes; a mean for one group), so the numbers a
-    reader sees beside each other are of one thing."""
+    """Estimate the claim's quantity with its interval at `ae.conf`, compare with the region."""
     if ae.kind == "none":
         ae.outcome, ae.reason, ae.method = "unclear", "no values", ""
         return
-    r: Any = results[ae.handle] if ae.handle is not None else None
     if ae.kind == "means":
         ae.method = "means"
         ae.outcome, ae.reason = "unclear", "cannot evaluate"
         return
-    q = ae.quantity
-    if ae.kind == "two":
-        mx, my = mean(ae.x), mean(ae.y)
-        up = ae.op in (">", ">=")
-        k = ae.scale
-        ratio_ok = my > 0 and mx >= 0
-        ae.statistic = "ratio of means"
-        ae.estimate = k * mx / my if my else None
-        est = f"{q} = {fmt_verdict(ae.estimate)} vs {fmt_verdict(k)}" if ratio_ok else f"{fmt_verdict(mx)} vs {fmt_verdict(my)}"
-        if ae.tier == "exact":
-            ae.method = "exact"
-            ae.outcome = _exact_cmp(mx, my, ae.op)
-            ae.reason = f"all values equal: {est}"
-        elif ae.tier == "rank":
-            ae.method = "mann-whitney"
-            if ae.ci_handle is not None:
-                ae.ci = [k * c for c in results[ae.ci_handle]]
-            higher = mx > my
-            tail = f"{est}{_ci_text(ae.ci)}"
-            if ae.p is not None and ae.p < ALPHA:
-                ae.outcome = "holds" if higher == up else "fails"
-                ae.reason = f"Mann–Whitney {fmt_p(ae.p)} (Holm); {tail}"
-            else:
-                ae.outcome = "unclear"
-                ae.reason = f"within run-to-run noise: Mann–Whitney {fmt_p(ae.p)} (Holm); {tail}"
-        elif ae.tier == "welch":
-            ae.method = "welch-log"
-            p, d, lo, hi = r
-            ae.statistic = "ratio of geometric means"
-            ae.p, ae.ci, ae.estimate = p, [k * math.exp(lo), k * math.exp(hi)], k * math.exp(d)
-            eff = math.exp(d) - 1
-            tail = f"{q} = {fmt_verdict(ae.estimate)} (geometric means){_ci_text(ae.ci)} vs {fmt_verdict(k)}"
-            if p < ALPHA and abs(eff) >= m:
-                ae.outcome = "holds" if (d > 0) == up else "fails"
-                ae.reason = f"Welch on logs {fmt_p(p)}, effect {fmt_share(eff, signed=True)}; {tail}"
-            else:
-                ae.outcome = "unclear"
-                why = f"effect {fmt_share(eff, signed=True)} below the ±{fmt_share(m)} minimum" if abs(eff) < m else "not significant"
-                ae.reason = f"Welch on logs {fmt_p(p)}, {why}; {tail}"
-        else:
-            ae.method = "margin"
-            ae.outcome, why = _margin_cmp(mx, my, ae.op, m)
-            ae.reason = (est + (f", within the ±{fmt_share(m)} margin" if ae.outcome == "unclear" else "")
-                         if ratio_ok else why) + f" (margin rule ±{fmt_share(m)}, n={len(ae.x)}+{len(ae.y)})"
-        return
-    if ae.kind == "ratio_range":
-        mx, my = mean(ae.x), mean(ae.y)
-        ratio = mx / my if my else math.inf
-        ae.estimate, ae.statistic = ratio, "ratio of means"
-        rng = f"[{fmt_written(ae.lo)}, {fmt_written(ae.hi)}]"
-        if ae.tier == "exact":
-            ae.method = "exact"
-            ae.outcome = "holds" if ae.lo <= ratio <= ae.hi else "fails"
-            ae.reason = f"all values equal: {q} = {fmt_verdict(ratio)} vs {rng}"
-        elif ae.tier == "rank":
-            ae.method = "bootstrap"
-            cl, ch = r
-            ae.ci = [cl, ch]
-            ae.outcome = _range_outcome(cl, ch, ae.lo, ae.hi, m, False)
-            where = {"holds": "inside", "fails": "outside", "unclear": "straddles"}[ae.outcome]
-            ae.reason = f"{q} = {fmt_verdict(ratio)}, 95% CI {fmt_interval(cl, ch)} {where} {rng}"
-        elif ae.tier == "welch":
-            ae.method = "welch-log"
-            p, d, lo, hi = r
-            cl, ch = math.exp(lo), math.exp(hi)
-            ae.p, ae.ci, ae.estimate, ae.statistic = p, [cl, ch], math.exp(d), "ratio of geometric means"
-            ae.outcome = _range_outcome(cl, ch, ae.lo, ae.hi, m, True)
-            ae.reason = f"{q} = {fmt_verdict(ae.estimate)} (geometric means), 95% CI {fmt_interval(cl, ch)} vs {rng} (±{fmt_share(m)})"
-        else:
-            ae.method = "margin"
-            ae.outcome = _range_outcome(ratio, ratio, ae.lo, ae.hi, m, True)
-            ae.reason = f"{q} = {fmt_verdict(ratio)} vs {rng}" + (f", within the ±{fmt_share(m)} margin" if ae.outcome == "unclear" else "")
-        return
-    if ae.kind == "one":
-        mx = mean(ae.x)
-        ae.estimate, ae.statistic = mx, "mean"
-        up = ae.op in (">", ">=")
-        if ae.tier == "exact":
-            ae.method = "exact"
-            ae.outcome = _exact_cmp(mx, ae.c, ae.op)
-            ae.reason = f"all values equal: {q} = {fmt_verdict(mx)} vs {fmt_verdict(ae.c)}"
-        elif ae.tier in ("rank", "welch"):
-            p, d, lo, hi = r
-            if ae.tier == "welch":
-                ae.p = p
-            p_used = ae.p if ae.p is not None else p
-            ae.method = "t-log" + ("+holm" if ae.tier == "rank" else "")
-            eff = math.exp(d) - 1
-            ae.statistic, ae.estimate = "geometric mean", ae.c * math.exp(d)
-            ae.ci = [ae.c * math.exp(lo), ae.c * math.exp(hi)]
-            min_eff = ae.tier == "welch"
-            tail = f"{q} = {fmt_verdict(ae.estimate)} (geometric mean){_ci_text(ae.ci)} vs {fmt_verdict(ae.c)}"
-            if p_used < ALPHA and (not min_eff or abs(eff) >= m):
-                ae.outcome = "holds" if (d > 0) == up else "fails"
-                ae.reason = f"t on logs {fmt_p(p_used)}; {tail}"
-            else:
-                ae.outcome = "unclear"
-                ae.reason = f"t on logs {fmt_p(p_used)}, not decided; {tail}"
-        else:
-            ae.method = "margin"
-            ae.outcome, why = _margin_cmp(mx, ae.c, ae.op, m)
-            ae.reason = f"{q} = {why}"
-        return
-    if ae.kind == "one_range":
-        mx = mean(ae.x)
-        ae.estimate, ae.statistic = mx, "mean"
-        rng = f"[{fmt_written(ae.lo)}, {fmt_written(ae.hi)}]"
-        if ae.tier == "exact":
-            ae.method = "exact"
-            ae.outcome = "holds" if ae.lo <= mx <= ae.hi else "fails"
-            ae.reason = f"all values equal: {q} = {fmt_verdict(mx)} vs {rng}"
+    cl = ae.claim
+    assert cl is not None
+    region, q, kind = cl.region, ae.quantity, cl.kind
+    lo = hi = None
+    detail = ""
+    est: float | None = None
+    if kind == "fit":
+        f = cl.x
+        assert isinstance(f, E.Fit)
+        xs, ys = ae.points
+        ae.fit = fit_line(xs, ys, f.kind, ae.conf)
+        if ae.fit is None:
+            ae.outcome, ae.method = "unclear", "fit"
+            ae.reason = f"no fit: {f.label} has fewer than 2 values among {len(xs)} run(s)"
             return
-        if ae.tier == "rank":
-            cl, ch = r
-            ae.method = "bootstrap"
-        elif ae.tier == "welch":
-            p, d, lo, hi = r
-            cl, ch = math.exp(lo), math.exp(hi)
-            ae.method = "t-log"
-            ae.estimate, ae.statistic = math.exp(d), "geometric mean"
+        est = ae.fit.k
+        ae.statistic = "exponent (log-log least squares)" if f.kind == "k" else "slope (least squares)"
+        ae.method = "fit"
+        detail = f"fit over {ae.fit.levels} values of {f.label}, {ae.fit.n} runs"
+        if ae.fit.ci is not None:
+            lo, hi = ae.fit.ci
+    elif ae.tier == "exact":
+        if ae.design == "paired":
+            x, y = ae.pairs[0]
         else:
-            cl = ch = mx
-            ae.method = "margin"
-        if ae.method != "margin":
-            ae.ci = [cl, ch]
-        ae.outcome = _range_outcome(cl, ch, ae.lo, ae.hi, m, ae.tier != "rank")
-        ae.reason = f"{q} = {fmt_verdict(ae.estimate)}{_ci_text(ae.ci)} vs {rng}"
+            x, y = ae.x[0], (ae.y[0] if ae.y else 0.0)
+        est = x / y if kind == "ratio" else (x - y if kind == "diff" else x)
+        ae.statistic = {"ratio": "ratio of means", "diff": "difference of means"}.get(kind, "mean")
+        ae.method, lo, hi = "exact", est, est
+        ae.outcome = judge_interval(est, est, region)
+        ae.estimate, ae.ci = est, None
+        ae.reason = f"all values equal: {q} = {fmt_verdict(est)} vs {region.text()}"
+        return
+    elif ae.tier == "paired":
+        n = len(ae.pairs)
+        blocks = "blocks" if "block label" in ae.blocking else "cycles"
+        if kind == "ratio":
+            logs = [math.log(x / y) for x, y in ae.pairs]
+            d, se, df = t_one(logs)
+            h = t_quantile(ae.conf, df) * se
+            est, lo, hi = math.exp(d), math.exp(d - h), math.exp(d + h)
+            ae.statistic = f"geometric mean of per-{blocks[:-1]} ratios"
+            ae.method = "paired-t-log"
+        else:
+            diffs = [x - y for x, y in ae.pairs]
+            d, se, df = t_one(diffs)
+            h = t_quantile(ae.conf, df) * se
+            est, lo, hi = d, d - h, d + h
+            ae.statistic = f"mean of per-{blocks[:-1]} differences"
+            ae.method = "paired-t"
+        left = f", {ae.unpaired_left} run(s) without a partner left out" if ae.unpaired_left else ""
+        detail = f"paired by {ae.blocking}, {n} pairs{left}"
+    elif ae.tier == "bootstrap":
+        assert ae.handle is not None
+        lo, hi = percentile_ci(results[ae.handle], ae.conf)
+        if kind == "ratio":
+            est, ae.statistic = mean(ae.x) / mean(ae.y), "ratio of means"
+        elif kind == "diff":
+            est, ae.statistic = mean(ae.x) - mean(ae.y), "difference of means"
+        else:
+            est, ae.statistic = mean(ae.x), "mean"
+        ae.method = "bootstrap"
+        detail = (f"unpaired, bootstrap, n={len(ae.x)}+{len(ae.y)}" if kind != "value"
+                  else f"bootstrap, n={len(ae.x)}")
+    elif ae.tier == "welch":
+        if kind == "ratio":
+            d, se, df = t_welch([math.log(v) for v in ae.x], [math.log(v) for v in ae.y])
+            h = t_quantile(ae.conf, df) * se
+            est, lo, hi = math.exp(d), math.exp(d - h), math.exp(d + h)
+            ae.statistic, ae.method = "ratio of geometric means", "welch-log"
+            detail = f"unpaired, Welch on logs, n={len(ae.x)}+{len(ae.y)}"
+        else:
+            d, se, df = t_welch(ae.x, ae.y)
+            h = t_quantile(ae.conf, df) * se
+            est, lo, hi = d, d - h, d + h
+            ae.statistic, ae.method = "difference of means", "welch"
+            detail = f"unpaired, Welch, n={len(ae.x)}+{len(ae.y)}"
+    elif ae.tier in ("t-log", "t"):
+        vals = [math.log(v) for v in ae.x] if ae.tier == "t-log" else ae.x
+        d, se, df = t_one(vals)
+        h = t_quantile(ae.conf, df) * se
+        if ae.tier == "t-log":
+            est, lo, hi = math.exp(d), math.exp(d - h), math.exp(d + h)
+            ae.statistic = "geometric mean"
+        else:
+            est, lo, hi = d, d - h, d + h
+            ae.statistic = "mean"
+        ae.method = ae.tier
+        detail = f"t on {'logs' if ae.tier == 't-log' else 'values'}, n={len(ae.x)}"
+    else:  # the margin rule
+        if kind == "ratio":
+            my = mean(ae.y)
+            est = mean(ae.x) / my if my else None
+            ae.statistic = "ratio of means"
+        elif kind == "diff":
+            est, ae.statistic = mean(ae.x) - mean(ae.y), "difference of means"
+        else:
+            est, ae.statistic = mean(ae.x), "mean"
+        ae.method = "margin"
+    ae.estimate = est
+    geo = " (geometric means)" if ae.statistic == "ratio of geometric means" else (
+        " (geometric mean)" if ae.statistic == "geometric mean" else (
+            f" ({ae.statistic} of {len(ae.pairs)})" if ae.design == "paired" else ""))
+    if est is None or not math.isfinite(est):
+        ae.outcome, ae.reason = "unclear", f"{q} cannot be estimated (a mean of 0)"
+        return
+    if lo is None or hi is None:
+        n_text = (f"n={len(ae.x)}+{len(ae.y)}" if kind in ("ratio", "diff") else
+                  f"{ae.fit.n} runs" if ae.fit is not None else f"n={len(ae.x)}")
+        scale = abs(mean(ae.y)) if kind == "diff" else None
+        ae.outcome = judge_margin(est, region, m, scale)
+        within = f", within the ±{fmt_share(m)} margin" if ae.outcome == "unclear" else ""
+        ae.reason = f"{q} = {fmt_verdict(est)}{geo} vs {region.text()}{within} (margin rule ±{fmt_share(m)}, {n_text})"
+        if ae.method == "fit":
+            ae.reason = f"{q} = {fmt_verdict(est)} vs {region.text()}{within} (margin rule ±{fmt_share(m)}, " \
+                        f"{detail}: too few runs for an interval)"
+            ae.method = "fit-margin"
+        return
+    ae.ci = [lo, hi]
+    ae.outcome = judge_interval(lo, hi, region)
+    ae.reason = (f"{q} = {fmt_verdict(est)}{geo}, {_conf_text(ae.conf)} {fmt_interval(lo, hi)} "
+                 f"{_WHERE[ae.outcome]} {region.text()} ({detail})")
 
 
 def _means_eval(node: Any, grp: dict[str, list[RunRow]], default: str | None, ceilings: dict[str, float],
@@ -555,7 +657,7 @@ class _Plan:
     untested_reason: str | None = None
 
 
-ENGINE_VERSION = 2  # bump when the semantics or the record's shape change: cached verdicts are then redone
+ENGINE_VERSION = 3  # v3: one estimation rule for every claim, paired designs, scaling fits (DESIGN §5). Bump when the semantics or the record's shape change: cached verdicts are then redone
 
 
 def evaluate(preds: list[Any], ev: Evidence, ceilings: dict[str, float],
@@ -605,12 +707,15 @@ def fingerprint(pred: Any, ev: Evidence, ceilings: dict[str, float]) -> str:
     Only what a fresh clone has too (issue 31): a run's labels and metrics travel in its evidence
     file, but what a launched run was rendered with (`raw`, its `config`) and its launch stay in
     the database where it ran, so hashing them made every verdict on launched runs differ in a
-    clone and re-commit. A run's config never changes after it is recorded, so its id stands for it."""
+    clone and re-commit. A run's config never changes after it is recorded, so its id stands for it.
+    What the design reads (launch, repeat, start and end: `RunRow.timing`) travels in the evidence
+    file, and an imported run keeps its launch number (`origin_launch`), so a clone hashes the same."""
     ids = candidate_runs(pred, ev)
     spec = pred.model_dump(mode="json", exclude={"status", "history", "created"})
     h = hashlib.sha1(json.dumps([ENGINE_VERSION, spec, sorted(ceilings.items())], sort_keys=True).encode())
     runs = ev.runs
     h.update("\n".join(f"{i}{sorted(runs[i].canon.items())}{sorted(runs[i].metrics.items())}"
+                        + runs[i].timing()
                         for i in sorted(ids)).encode())
     return h.hexdigest()[:16]
 
@@ -683,7 +788,8 @@ def _plan(pred: Any, ev: Evidence, ceilings: dict[str, float], batch: Batch) -> 
             else:
                 key = ""
             by_level[key][g].append(r)
-    exclude = set(pred.a) | set(pred.b) | ({per} if per else set())
+    # a scaling claim's label varies by design: never a reason to set runs apart
+    exclude = set(pred.a) | set(pred.b) | ({per} if per else set()) | {f.label for f in E.fits(node)}
     for key in sorted(by_level, key=lambda k: L.sort_key(level_val.get(k, k))):
         grp = by_level[key]
         level = {per: level_val[key]} if per else {}
@@ -715,7 +821,7 @@ def _plan(pred: Any, ev: Evidence, ceilings: dict[str, float], batch: Batch) -> 
                 continue
         else:
             for at in pl.atoms:
-                rec["atoms"].append(_plan_atom(at, use, pred.metric, ceilings, pred.margin, batch))
+                rec["atoms"].append(_plan_atom(at, use, pred.metric, ceilings, batch))
         pl.levels.append(rec)
     if not pl.levels:
         pl.untested_reason = "no level has runs in both groups" if pl.skipped else "no comparable runs"
@@ -725,18 +831,16 @@ def _plan(pred: Any, ev: Evidence, ceilings: dict[str, float], batch: Batch) -> 
 def _finish(pl: _Plan, results: list[Any], ceilings: dict[str, float]) -> dict[str, Any]:
     pred = pl.pred
     m = pred.margin
-    # Holm across levels, per comparison, for the rank tier
-    for ai in range(len(pl.atoms)):
-        fam = [(rec["atoms"][ai]) for rec in pl.levels if rec["atoms"] and rec["atoms"][ai].tier == "rank"
-               and rec["atoms"][ai].kind in ("two", "one")]
-        raw = []
-        for ae in fam:
-            r: Any = results[ae.handle] if ae.handle is not None else None
-            raw.append(r if isinstance(r, float) else r[0])
-        for ae, padj in zip(fam, holm(raw)):
-            ae.p = padj
+    # every interval at a confidence widened for the number of levels judged (Bonferroni): the
+    # claim holds at all of them together with 95 % confidence
+    conf = bonferroni(sum(1 for rec in pl.levels if rec["atoms"]))
+    for rec in pl.levels:
+        for ae in rec["atoms"]:
+            ae.conf = conf
+    a_name, b_name = _names(pred.a, pred.b)
     levels_out: list[dict[str, Any]] = []
     loaded_ids: set[int] = set()
+    load_notes: list[str] = []
     used_runs: set[int] = set()
     default = pred.metric
     tested: dict[str, str | None] = {"a": None, "b": None}
@@ -780,7 +884,7 @@ def _finish(pl: _Plan, results: list[Any], ceilings: dict[str, float]) -> dict[s
         if len(tests) == 1:
             ae = tests[0]
             lv.update(_numbers(ae))
-            if "geometric" in ae.statistic:  # the group centres the estimate is of, beside the means
+            if ae.statistic in ("ratio of geometric means", "geometric mean"):  # the group centres the estimate is of
                 geo = {g: _gmean(v) for g, v in (("a", va), ("b", vb)) if v}
                 lv["geo"] = {g: sig(x, 6) for g, x in geo.items() if x is not None}
             lv["p"] = sig(ae.p, 3)
@@ -792,9 +896,17 @@ def _finish(pl: _Plan, results: list[Any], ceilings: dict[str, float]) -> dict[s
             lv["tests"] = [{"expect": E.unparse(t.node), "outcome": t.outcome, "p": sig(t.p, 3), **_numbers(t),
                             "method": t.method, "reason": t.reason}
                            for t in tests]
+        two_group = [ae for ae in tests if ae.kind in ("ratio", "diff", "means") and ae.design != "paired"]
+        gap = separate_blocks(use["a"], use["b"]) if two_group and use["a"] and use["b"] else None
+        if gap is not None:  # DESIGN §5: groups measured in separate time blocks are said to be
+            lv["drift"] = f"{a_name} and {b_name} measured in separate blocks {_fmt_gap(gap)} apart: drift not controlled"
+            lv["reason"] += f"; {lv['drift']}"
         loaded = [f"{g} run {r.id}" for g in ("a", "b") for r in use[g] if r.canon.get("loaded") == "true"]
         if loaded:  # runs measured under load (runs.hostload) are named with the numbers they gave
             lv["reason"] += f" [measured under load: {', '.join(loaded)}]"
+        if (differs := LS.group_difference(use["a"], use["b"])) is not None:  # core.loadshare
+            lv["reason"] += f" [{differs}]"
+            load_notes.append(differs)
         levels_out.append(lv)
         loaded_ids.update(r.id for g in ("a", "b") for r in use[g] if r.canon.get("loaded") == "true")
 
@@ -825,6 +937,8 @@ def _finish(pl: _Plan, results: list[Any], ceilings: dict[str, float]) -> dict[s
     }
     if loaded_ids:  # present only when it matters, so verdicts on a quiet machine read as before
         res["loaded_runs"] = sorted(loaded_ids)
+    if load_notes:  # the groups got clearly different CPU shares or GPU sharing (core.loadshare)
+        res["load_differs"] = load_notes[0] if len(set(load_notes)) == 1 else f"{load_notes[0]} (and at other levels)"
     res["explanation"] = explain(res, pl.untested_reason)
     return res
 
@@ -837,12 +951,30 @@ def _gmean(values: list[float]) -> float | None:
 
 
 def _numbers(ae: AtomEval) -> dict[str, Any]:
-    """The tested quantity, its estimate and interval (of the same statistic) and the threshold."""
+    """The tested quantity, its estimate and interval (of the same statistic) and the threshold;
+    the region claimed, the design (paired with its pairs, unpaired, one group, fit), the confidence."""
     thr = ae.threshold
-    return {"quantity": ae.quantity or None, "statistic": ae.statistic or None,
-            "estimate": sig(ae.estimate, 6) if ae.estimate is not None and math.isfinite(ae.estimate) else None,
-            "ci": [sig(c) for c in ae.ci] if ae.ci else None,
-            "threshold": [sig(t) for t in thr] if isinstance(thr, list) else sig(thr)}
+    out = {"quantity": ae.quantity or None, "statistic": ae.statistic or None,
+           "estimate": sig(ae.estimate, 6) if ae.estimate is not None and math.isfinite(ae.estimate) else None,
+           "ci": [sig(c) for c in ae.ci] if ae.ci else None,
+           "threshold": [sig(t) for t in thr] if isinstance(thr, list) else sig(thr),
+           "region": ae.claim.region.text() if ae.claim is not None else None,
+           "design": ae.design or None}
+    if ae.ci:
+        out["confidence"] = sig(ae.conf, 4)
+    if ae.design == "paired":
+        out["pairs"] = len(ae.pairs)
+        out["paired_by"] = ae.blocking
+    if ae.fit is not None:
+        out["fit"] = ae.fit.as_dict()
+    return out
+
+
+def _names(a: dict[str, Any], b: dict[str, Any]) -> tuple[str, str]:
+    """The groups as a reader names them: the selector labels they do not share."""
+    common = {k for k in set(a) & set(b) if L.canonical(a[k]) == L.canonical(b[k])}
+    return (_group_name({k: v for k, v in a.items() if k not in common}, "a"),
+            _group_name({k: v for k, v in b.items() if k not in common}, "b"))
 
 
 def _display(quantity: str, a_name: str, b_name: str, metric: str | None) -> str:
@@ -870,9 +1002,7 @@ def explain(res: dict[str, Any], untested_reason: str | None = None) -> str:
     pick = {"falsified": "fails", "confirmed": "holds", "inconclusive": "unclear"}[st]
     chosen = [lv for lv in levels if lv["outcome"] == pick] or levels
     per = res.get("per")
-    common = {k for k in set(res["a"]) & set(res["b"]) if L.canonical(res["a"][k]) == L.canonical(res["b"][k])}
-    a_name = _group_name({k: v for k, v in res["a"].items() if k not in common}, "a")
-    b_name = _group_name({k: v for k, v in res["b"].items() if k not in common}, "b")
+    a_name, b_name = _names(res["a"], res["b"])
     lvtxt = ", ".join(str(next(iter(lv["level"].values()))) for lv in chosen) if per else ""
     where = f"at {per} {lvtxt} " if per else ""
     quants = {lv.get("quantity") for lv in chosen}
@@ -881,14 +1011,24 @@ def explain(res: dict[str, Any], untested_reason: str | None = None) -> str:
         note = f" ({stat})" if "geometric" in stat else ""
         if all(lv.get("method") == "exact" for lv in chosen):
             note = " (all values equal)"
+        elif all(lv.get("design") == "paired" for lv in chosen):
+            note = f" (paired by {chosen[0].get('paired_by')}, " + \
+                "/".join(str(lv.get("pairs")) for lv in chosen) + " pairs)"
         nums = f"{_display(chosen[0]['quantity'], a_name, b_name, res.get('metric'))} = " \
             + ", ".join(fmt_verdict(lv["estimate"]) for lv in chosen) + note
+        one = chosen[0]
+        if len(chosen) == 1 and one.get("ci") and st != "inconclusive":  # the interval against the region
+            nums += f", {_conf_text(one.get('confidence') or CONF)} {fmt_interval(*one['ci'])} " \
+                f"{_WHERE[one['outcome']]} {one.get('region')}"
     else:
         nums = "; ".join(lv["reason"] for lv in chosen[:2])
     parts = [f"{st}: {where}{nums}"]
     if st == "inconclusive":
         parts.append(chosen[0]["reason"])
     parts.append(tail)
+    drift = sorted({lv["drift"] for lv in levels if lv.get("drift")})
+    if drift:
+        parts.append(drift[0] if len(drift) == 1 else f"{drift[0]} (and at {len(drift) - 1} more level(s))")
     if res["skipped"]:
         sk = ", ".join(str(next(iter(s["level"].values()), "")) for s in res["skipped"] if s["level"])
         parts.append(f"skipped {per} {sk} (one group only)" if sk else "some levels skipped")
@@ -898,6 +1038,8 @@ def explain(res: dict[str, Any], untested_reason: str | None = None) -> str:
         n, of = len(res["loaded_runs"]), len(res["runs"])
         parts.append("every run it used was measured under load" if n >= of else
                      f"{n} of its {of} runs were measured under load")
+    if res.get("load_differs"):
+        parts.append(res["load_differs"])
     return "; ".join(parts)
 
 
@@ -937,17 +1079,43 @@ def comparison_key(pred: Any) -> tuple[Any, ...]:
     return (pred.metric, norm(pred.a), norm(pred.b), pred.per or "", (pred.where or "").replace(" ", ""))
 
 
-def region_of(pred: Any, ceilings: dict[str, float]) -> E.Region | None:
+def _invert(r: E.Region) -> E.Region:
+    """The region of y/x when x/y (positive) is in r."""
+    inv = lambda v: math.inf if v == 0 else (0.0 if math.isinf(v) else 1 / v)  # noqa: E731
+    return E.Region(inv(r.hi), inv(max(r.lo, 0.0)), r.hi_open, r.lo_open)
+
+
+invert = _invert  # public: core.discriminate turns a rival's region the same way
+
+
+def region_of(pred: Any, ceilings: dict[str, float]) -> tuple[str, E.Region] | None:
+    """The quantity a simple prediction tests and the region it claims, for rival overlap checks:
+    the ratio a/b of the default metrics (`a > b*k`, `a/b in [lo, hi]`, `b > a` as a/b < 1), or a
+    scaling fit (`k(input_len) < 0.3`). None: compound or other forms (no overlap asserted)."""
     try:
         node = E.parse_expect(pred.expect, None)
     except E.ExprError:
         return None
-    return E.ratio_region(node, ceilings)
+    cl = E.claim(node, ceilings)
+    if cl is None:
+        return None
+    if cl.kind == "fit":
+        f = cl.x
+        assert isinstance(f, E.Fit)
+        return f"{f.kind}({f.label}) of {f.ref.group}.{f.ref.metric or pred.metric}", cl.region
+    if cl.kind == "ratio" and isinstance(cl.x, E.Ref) and isinstance(cl.y, E.Ref) \
+            and cl.x.metric is None and cl.y.metric is None:
+        if (cl.x.group, cl.y.group) == ("a", "b"):
+            return "a/b", cl.region
+        if (cl.x.group, cl.y.group) == ("b", "a"):
+            return "a/b", _invert(cl.region)
+    return None
 
 
 def rival_overlaps(mine: list[Any], theirs: list[Any], ceilings: dict[str, float]) -> list[tuple[Any, Any]]:
-    """Pairs (my prediction, rival prediction) on the same comparison whose predicted regions of a/b
-    overlap: an experiment that cannot tell the two hypotheses apart. Swapped a/b is recognised."""
+    """Pairs (my prediction, rival prediction) on the same comparison whose claimed regions of the
+    same quantity overlap: an experiment that cannot tell the two hypotheses apart. Swapped a/b is
+    recognised."""
     out = []
     for p in mine:
         rp = region_of(p, ceilings)
@@ -959,25 +1127,20 @@ def rival_overlaps(mine: list[Any], theirs: list[Any], ceilings: dict[str, float
             if rq is None:
                 continue
             kq = comparison_key(q)
+            region = rq[1]
             if kq == kp:
                 pass
-            elif (kq[0], kq[2], kq[1], kq[3], kq[4]) == kp:
-                rq = (1 / rq[1] if rq[1] not in (0, math.inf) else (0.0 if rq[1] == math.inf else math.inf),
-                      1 / rq[0] if rq[0] != 0 else math.inf)
+            elif rq[0] == "a/b" and (kq[0], kq[2], kq[1], kq[3], kq[4]) == kp:
+                region = _invert(region)
             else:
                 continue
-            if E.regions_overlap(rp, rq):
+            if rp[0] == rq[0] and E.regions_overlap(rp[1], region):
                 out.append((p, q))
     return out
 
 
-def fmt_region(r: E.Region) -> str:
-    lo, hi = r
-    if hi == math.inf:
-        return f"a/b > {fmt_written(lo)}"
-    if lo == 0:
-        return f"a/b < {fmt_written(hi)}"
-    return f"a/b in [{fmt_written(lo)}, {fmt_written(hi)}]"
+def fmt_region(r: tuple[str, E.Region]) -> str:
+    return f"{r[0]} {r[1].text()}"
 
 
 def rival_message(p: Any, q: Any, rival: str, ceilings: dict[str, float]) -> str:

@@ -32,7 +32,8 @@ if TYPE_CHECKING:
 class Ctx(Protocol):
     """What recording needs of a service context (gitlog sits below the service layer)."""
 
-    ws: Workspace
+    @property
+    def ws(self) -> Workspace: ...
 
     @property
     def actor(self) -> str: ...

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from optlog.core.numfmt import fmt_gain, fmt_pct, fmt_ratio, fmt_score, fmt_value, fmt_written
+from optlog.core import posthoc as PH
+from optlog.core.numfmt import fmt_gain, fmt_pct, fmt_ratio, fmt_score, fmt_share, fmt_value, fmt_written
 from optlog.core.plans import EFFORT_WEIGHT, calibration_line, calibration_rows
 from optlog.render import md
 
@@ -40,7 +41,8 @@ def record_of(view: dict[str, Any]) -> dict[str, Any]:
         "gain": {"low": _num(view["gain_low"]), "high": _num(view["gain_high"])},
         "effort": view["effort"],
         "confidence": view["confidence"],
-        "needs": [{"id": n["id"], "expects": n["expects"], "status": n["status"]} for n in view["needs_info"]],
+        "needs": [{"id": n["id"], "expects": n["expects"], "status": n["status"],
+                   **({"post_hoc": n["post_hoc"]} if n.get("post_hoc") else {})} for n in view["needs_info"]],
         "weight": view["weight"],
         "reason": view["reason"],
         "status": view["status"],
@@ -76,7 +78,7 @@ def _prediction_rows(doc: Any) -> list[list[str]]:
             md.text(fmt_value(_get(p, "a") or {}) or "–"),
             md.text(fmt_value(_get(p, "b") or {}) or "–"),
             md.text(_get(p, "per") or "–"),
-            md.text(_get(p, "status")),
+            md.text(PH.status_text(_get(p, "status"), _get(p, "post_hoc"))),
         ])
     return rows
 
@@ -91,7 +93,7 @@ def verdict_tables(verdict: Any, heading_level: int = 4) -> list[str]:
         if not isinstance(p, dict):
             continue
         pid = p.get("id") or "?"
-        head = f"Prediction {pid}: {p.get('status') or '?'}"
+        head = f"Prediction {pid}: {PH.status_text(p.get('status') or '?', p.get('post_hoc'))}"
         bits = []
         if p.get("expect"):
             bits.append(md.code(p["expect"]))
@@ -112,12 +114,13 @@ def verdict_tables(verdict: Any, heading_level: int = 4) -> list[str]:
                     *(f"{fmt_value(geo[g])} (geometric)" if g in geo else fmt_value(lv.get(g)) for g in ("a", "b")),
                     str(lv.get("quantity") or "–") + (" (geometric)" if "geometric" in stat else ""),
                     fmt_value(lv.get("estimate")),
-                    f"[{fmt_value(ci[0])}, {fmt_value(ci[1])}]" if isinstance(ci, list) and len(ci) == 2 else "–",
+                    (f"[{fmt_value(ci[0])}, {fmt_value(ci[1])}]" + _conf_note(lv.get("confidence")))
+                    if isinstance(ci, list) and len(ci) == 2 else "–",
                     lv.get("outcome") or "–",
                     fmt_value(lv.get("n")) if lv.get("n") else "–",
                     lv.get("reason") or "",
                 ])
-            out.append(md.table(["level", "a", "b", "tested", "estimate", "95% CI", "outcome", "n", "reason"], rows,
+            out.append(md.table(["level", "a", "b", "tested", "estimate", "CI", "outcome", "n", "reason"], rows,
                                 ["l", "r", "r", "l", "r", "r", "l", "l", "l"]))
             if len(levels) > EVIDENCE_LEVELS_MAX:
                 out.append(md.inline(f"… and {len(levels) - EVIDENCE_LEVELS_MAX} more levels"))
@@ -233,7 +236,8 @@ def render_index(views: list[dict[str, Any]], cal: dict[str, Any], prefix: str, 
     if active:
         rows = []
         for v in active:
-            needs = ", ".join(f"{n['id']}{'=falsified' if n['expects'] == 'falsified' else ''} ({n['status']})"
+            needs = ", ".join(f"{n['id']}{'=falsified' if n['expects'] == 'falsified' else ''} ({n['status']}"
+                              + (", post-hoc)" if n.get("post_hoc") else ")")
                               for n in v["needs_info"]) or "–"
             rows.append([
                 str(v["rank"]),
@@ -264,3 +268,8 @@ def render_index(views: list[dict[str, Any]], cal: dict[str, Any], prefix: str, 
             ])
         parts.append(md.raw_table(["plan", "status", "predicted gain", "measured gain", "why"], rows))
     return "\n\n".join(parts) + "\n"
+
+
+def _conf_note(conf: Any) -> str:
+    """An interval's confidence where it is not 95 % (widened for the number of levels)."""
+    return f" ({fmt_share(conf, places=1)})" if isinstance(conf, (int, float)) and abs(conf - 0.95) > 1e-9 else ""

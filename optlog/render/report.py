@@ -6,6 +6,7 @@ from typing import Any
 
 from optlog.core import labels as L
 from optlog.core import report as C
+from optlog.core import posthoc as PH
 from optlog.core.numfmt import (fmt_gain, fmt_num, fmt_p, fmt_pct, fmt_ratio, fmt_score,
                                  fmt_share, fmt_signed, fmt_value, fmt_written)
 from optlog.core.plans import calibration_line, calibration_rows
@@ -94,7 +95,8 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
         if d.predictions:
             rows = [[md.code(p.id), md.code(p.expect), md.text(p.metric or "–"), md.text(fmt_value(p.a) or "–"),
                      md.text(fmt_value(p.b) or "–"), md.text(p.where or "–"), md.text(p.per or "–"),
-                     md.text(p.status + (" (edited after evidence)" if p.edited_after_evidence else ""))]
+                     md.text(PH.status_text(p.status, p.post_hoc)
+                             + (" (edited after evidence)" if p.edited_after_evidence else ""))]
                     for p in d.predictions]
             out.append(md.raw_table(["prediction", "expect", "metric", "a", "b", "where", "per", "status"], rows))
             for pl in plots.get("predictions", []):

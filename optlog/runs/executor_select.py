@@ -7,11 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 from optlog.errors import Failed
+from optlog.needs import ServiceContext
 from optlog.runs import executor_slurm, executor_ssh
 from optlog.runs.executors import Executor, LocalExecutor
 
 
-def make_executor(ctx: Any, executor: Any, **kw: Any) -> Executor:
+def make_executor(ctx: ServiceContext, executor: Any, **kw: Any) -> Executor:
     """The executor a spec names: `local`; "ssh:HOST" (optlog.yaml `executors.ssh`, see
     `optlog.runs.executor_ssh`); {slurm: {partition, gres, time, account, nodes, extra}} or
     {slurm: NAME} (optlog.yaml `executors.slurm`, see `optlog.runs.executor_slurm`).
@@ -25,7 +26,7 @@ def make_executor(ctx: Any, executor: Any, **kw: Any) -> Executor:
     raise Failed(f"unknown executor {executor!r}", field="executor", code="bad_executor")
 
 
-def kill_record(ctx: Any, rec: Any) -> bool | None:
+def kill_record(ctx: ServiceContext, rec: Any) -> bool | None:
     """Recovery of a process record made by a remote executor (host `ssh:NAME` or `slurm:…`): end it
     there. None when the record is not a remote executor's (the caller handles local ones)."""
     host = str(rec.host or "")

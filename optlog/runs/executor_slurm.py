@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from optlog.errors import Failed
+from optlog.needs import ServiceContext
 from optlog.runs.executors import LocalExecutor, wait_for_exit
 from optlog.runs.redact import redact_argv, secret_env, secret_env_name, secret_name
 
@@ -178,7 +179,7 @@ def batch_script(argv: list[str], env: dict[str, str], cwd: str | None, rc_file:
 class SlurmExecutor:
     kind = "slurm"
 
-    def __init__(self, ctx: Any, opts: dict[str, Any], *, base_env: dict[str, str] | None = None,
+    def __init__(self, ctx: ServiceContext, opts: dict[str, Any], *, base_env: dict[str, str] | None = None,
                  on_spawn: Callable[[Any], None] | None = None, on_exit: Callable[[Any], None] | None = None) -> None:
         self.ctx = ctx
         self.opts = opts
@@ -325,7 +326,7 @@ def scancel(job_id: str, sig: int | None = None) -> bool:
     return p.returncode == 0
 
 
-def make(ctx: Any, executor: Any, **kw: Any) -> SlurmExecutor:
+def make(ctx: ServiceContext, executor: Any, **kw: Any) -> SlurmExecutor:
     sel = executor[6:] if isinstance(executor, str) else executor["slurm"]
     if isinstance(sel, str):
         named = ctx.config.executors.slurm
@@ -342,7 +343,7 @@ def make(ctx: Any, executor: Any, **kw: Any) -> SlurmExecutor:
     return SlurmExecutor(ctx, opts, **kw)
 
 
-def kill_record(ctx: Any, rec: Any) -> bool:
+def kill_record(ctx: ServiceContext, rec: Any) -> bool:
     """Recovery: scancel the job of a process record made by this executor (pid = job id)."""
     if not rec.pid or shutil.which("scancel") is None:
         return False

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from optlog.errors import Failed
+from optlog.needs import ServiceContext
 from optlog.runs import procs
 from optlog.runs.executors import close_pidfd, exited_unreaped, open_pidfd, wait_for_exit
 from optlog.runs.redact import secret_env
@@ -373,7 +374,7 @@ class SshExecutor:
         return ok
 
 
-def make(ctx: Any, name: str, **kw: Any) -> SshExecutor:
+def make(ctx: ServiceContext, name: str, **kw: Any) -> SshExecutor:
     hosts = ctx.config.executors.ssh
     if name not in hosts:
         known = ", ".join(sorted(hosts)) or "none"
@@ -382,7 +383,7 @@ def make(ctx: Any, name: str, **kw: Any) -> SshExecutor:
     return SshExecutor(name, hosts[name], **kw)
 
 
-def kill_record(ctx: Any, rec: Any) -> bool:
+def kill_record(ctx: ServiceContext, rec: Any) -> bool:
     """Recovery: end the remote group of a process record whose host is `ssh:NAME`."""
     name = str(rec.host)[4:]
     cfg = ctx.config.executors.ssh.get(name)

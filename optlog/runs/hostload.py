@@ -11,9 +11,11 @@ Once per launch host (cached): the CPU frequency governors, the thread variables
 (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, MKL_NUM_THREADS, …), and the versions of numpy, BLAS,
 torch and CUDA libraries (importlib.metadata and the wheels' bundled libraries: nothing imported).
 
-`loaded(before, settings)` says whether the run was measured under load: busy CPUs before the run
-above `load.busy_cpus_fraction` of the CPUs (optlog.yaml), or (with `load.gpu_processes`) another
-process on the GPUs. The launcher then labels the run `loaded=true`: a label, so that it is shown
+`loaded(before, settings, tree)` says whether the run was measured under load, from the run's own
+numbers (runs.treeshare): its processes got less than `host_load.min_cpu_share` of the CPU they
+asked for, or (with `host_load.gpu_processes`) another process used its GPUs; the machine's busy
+CPUs before the run only where `host_load.busy_cpus_fraction` is set (optlog.yaml). The launcher
+then labels the run `loaded=true`: a label, so that it is shown
 with its numbers (run list/show, compare) and a loaded run is not pooled with quiet ones of the same
 group (verdict reasons name it).
 """
@@ -27,7 +29,8 @@ from collections.abc import Iterable, Mapping
 from importlib import metadata
 from typing import Any
 
-from optlog.core.numfmt import fmt_num, fmt_written
+from optlog.core.loadshare import CPU_SHARE, GPU_OTHER_FRAC, GPU_OTHER_PROCS
+from optlog.core.numfmt import fmt_num, fmt_share, fmt_written
 from optlog.telemetry.live import cpu_times  # one reader of /proc/stat
 from optlog.telemetry.nvml import load_pynvml
 
@@ -128,15 +131,34 @@ def host_settings() -> dict[str, Any]:
     return {"cpu_governor": governors(), **library_versions()}
 
 
-def loaded(before: Mapping[str, Any], settings: Any) -> list[str]:
-    """Why the run counts as measured under load ([] when it does not)."""
+def loaded(before: Mapping[str, Any], settings: Any, tree: Mapping[str, float] | None = None) -> list[str]:
+    """Why the run counts as measured under load ([] when it does not).
+
+    From the run's own numbers (runs.treeshare) where they were measured: its process tree got less
+    than `min_cpu_share` of the CPU time it asked for, or (with `gpu_processes`) another process used
+    the run's GPUs while it ran. The machine's busy CPUs before the run count only where
+    `busy_cpus_fraction` is set (off by default: on a small shared machine it flagged every run), and
+    the GPU processes seen before the run only where the run's own GPU numbers are missing."""
     why: list[str] = []
+    tree = tree or {}
+    floor = getattr(settings, "min_cpu_share", None)
+    share = tree.get(CPU_SHARE)
+    if floor is not None and share is not None and share < floor:
+        why.append(f"its processes got {fmt_share(share)} of the CPU time they asked for "
+                   f"(threshold {fmt_share(floor)})")
     frac = getattr(settings, "busy_cpus_fraction", None)
     load = before.get("load") or {}
     busy, cpus = load.get("busy_cpus"), load.get("cpus") or 1
     if frac is not None and busy is not None and busy > frac * cpus:
         why.append(f"{fmt_num(busy)} of {cpus} CPUs busy before the run (threshold {fmt_written(frac)} × {cpus})")
-    gp = before.get("gpu_processes")
-    if getattr(settings, "gpu_processes", True) and isinstance(gp, list) and gp:
-        why.append(f"{len(gp)} other process(es) on the GPUs: " + ", ".join(f"pid {p['pid']} on GPU {p['gpu']}" for p in gp[:4]))
+    if getattr(settings, "gpu_processes", True):
+        if tree.get(GPU_OTHER_FRAC) is not None:
+            if tree[GPU_OTHER_FRAC] > 0:
+                why.append(f"{fmt_num(tree.get(GPU_OTHER_PROCS))} other process(es) on its GPUs during "
+                           f"{fmt_share(tree[GPU_OTHER_FRAC])} of the run")
+        else:
+            gp = before.get("gpu_processes")
+            if isinstance(gp, list) and gp:
+                why.append(f"{len(gp)} other process(es) on the GPUs: "
+                           + ", ".join(f"pid {p['pid']} on GPU {p['gpu']}" for p in gp[:4]))
     return why

@@ -33,12 +33,13 @@ from optlog.core.failure import classify, tail
 from optlog.core.labels import CONCURRENT
 from optlog.core.numfmt import fmt_seconds, fmt_sig, fmt_written
 from optlog.core.timeutil import now_iso
-from optlog.runs import hostload, ports, procs, tree
+from optlog.needs import ServiceContext
+from optlog.runs import hostload, ports, procs, tree, treeshare
 from optlog.runs.cgroup import LaunchCgroup
 from optlog.runs.environment import capture
 from optlog.runs.executor_select import make_executor
-from optlog.runs.modelfacts import discover
 from optlog.runs.inside import bench_env
+from optlog.runs.modelfacts import discover
 from optlog.runs.parsers import parse_result, select_result_files, unique
 from optlog.runs.redact import Redactor
 from optlog.runs.results import AMBIGUOUS, Ambiguous, distinguishing_keys
@@ -116,7 +117,7 @@ class Server:
 
 
 class Driver:
-    def __init__(self, ctx: Any, launch_id: int, *, on_event: Callable[[dict[str, Any]], None] | None = None,
+    def __init__(self, ctx: ServiceContext, launch_id: int, *, on_event: Callable[[dict[str, Any]], None] | None = None,
                  install_signals: bool = True, doc: dict[str, Any] | None = None,
                  feed: Iterable[dict[str, Any]] | None = None) -> None:
         self.ctx = ctx
@@ -701,18 +702,33 @@ class Driver:
         own = [h.pid for h in self.handles] + [os.getpid()]
         return {"load": hostload.snapshot(st.window_s), "gpu_processes": hostload.gpu_processes(own)}
 
+    def _tree_load(self, p: dict[str, Any]) -> treeshare.TreeLoad | None:
+        """Start measuring the launch's processes and the run's GPUs (runs.treeshare), on this machine."""
+        token = getattr(self, "token", "")
+        if self.doc.get("executor", "local") != "local" or not token:
+            return None
+        srv = p["rendered"].get("server") or {}
+        env = dict(srv.get("env") or {}) if srv else dict(p["rendered"]["bench"].get("env") or {})
+        me = os.getpid()
+        try:
+            return treeshare.TreeLoad(lambda: [st.pid for st in tree.find(token=token, exclude=(me,))],
+                                      gpu_env={**os.environ, **env}).start()
+        except Exception as e:
+            self.log(f"process-tree load unavailable: {type(e).__name__}: {e}")
+            return None
+
     def _host_doc(self, p: dict[str, Any], before: dict[str, Any], after: dict[str, Any] | None,
-                  extra_labels: dict[str, Any]) -> dict[str, Any]:
+                  extra_labels: dict[str, Any], tree_load: dict[str, float] | None = None) -> dict[str, Any]:
         """The run's load before and after, the host's settings; `loaded=true` when it was loaded."""
 
         if getattr(self, "_host_settings", None) is None:
             self._host_settings = hostload.host_settings()
         srv = p["rendered"].get("server") or {}
         threads = hostload.thread_vars({**os.environ, **(srv.get("env") or {}), **(p["rendered"]["bench"].get("env") or {})})
-        why = hostload.loaded(before, self.ctx.config.host_load)
+        why = hostload.loaded(before, self.ctx.config.host_load, tree_load)
         if why:
             extra_labels["loaded"] = "true"
-        return {"host_load": {"before": before, "after": after, "loaded": why},
+        return {"host_load": {"before": before, "after": after, "tree": tree_load or {}, "loaded": why},
                 "host_settings": {**self._host_settings, "threads": threads}}
 
     # ------------------------------------------------------------------ one point
@@ -744,6 +760,8 @@ class Driver:
         snap = lock.snapshot() if lock is not None else None
         load_before = self._host_load()
         load_after: dict[str, Any] | None = None
+        share = self._tree_load(p)
+        tree_load: dict[str, float] = {}
         try:
             rc = self._bench(b, out, server, started)
             load_after = self._host_load()
@@ -757,6 +775,8 @@ class Driver:
             rc = e.exit_code if e.exit_code is not None else rc
         except Cancelled as e:
             status, error, cause = "cancelled", str(e), "cancelled"
+        finally:
+            tree_load = share.stop() if share is not None else {}
         if not results:  # failed or cancelled: the point's run says why
             results = [Result({}, {}, {}, None)]
         mf = getattr(server, "model_facts", None)
@@ -783,9 +803,11 @@ class Driver:
         flags: dict[str, Any] = {}
         if lock is not None and snap is not None and lock.overlapped(snap):
             flags[CONCURRENT] = "true"  # another launch ran on this target meanwhile
+        for res in results:  # the load the point's processes ran under is a fact of each of its runs
+            res.metrics.update({k: v for k, v in tree_load.items() if k not in res.metrics})
         environment = self._environment(server, p) if status != "cancelled" else {}
         if environment:
-            environment.update(self._host_doc(p, load_before, load_after, flags))
+            environment.update(self._host_doc(p, load_before, load_after, flags, tree_load))
             if mf is not None and (mf.facts or mf.notes):
                 environment["model_facts"] = mf.to_json()
         for i, res in enumerate(results):

@@ -14,8 +14,13 @@ What counts as a secret:
             `OPENAI_API_KEY`, `ssl_keyfile_password`, `oauth`; not `max_tokens`, `tokenizer`,
             `author`, `keyboard`. Only text values are redacted by name (a number such as
             `num_key_heads: 8` is configuration, not a credential).
+            An environment variable is secret when its name contains CRED, AUTH, PASS, TOKEN, KEY,
+            SECRET, PRIVATE or COOKIE anywhere (`MY_CREDS`, `DB_PASSWD`); a spec names more with
+            `secret: [NAME, …]` (params, variables, flags: matched whole, any case).
   by shape  user-info in a URL (`https://user:pw@host`, `https://TOKEN@host`), `Bearer …` / `Basic …`
-            values, `Authorization: …` / `X-Api-Key: …` header text.
+            values, `Authorization: …` / `X-Api-Key: …` header text, and the shapes of well-known
+            credentials wherever they appear: OpenAI `sk-…`, Hugging Face `hf_…`, GitHub `ghp_…` /
+            `github_pat_…`, AWS `AKIA…`, Slack `xox?-…`, JSON Web Tokens `eyJ….eyJ….…`.
   by value  every secret found by name or shape in the launch's document is also replaced wherever
             its exact text appears later (a stderr tail, an error message, a server's echo), when it
             is at least `MIN_VALUE_LEN` characters long.
@@ -32,8 +37,10 @@ from collections.abc import Iterable
 from typing import Any
 
 REDACTED = "<redacted>"
-SECRET_WORDS = ("token", "key", "secret", "password", "passwd", "auth", "authorization", "credential",
-                "credentials", "cookie")
+SECRET_WORDS = ("token", "key", "secret", "password", "passwd", "pass", "auth", "authorization", "credential",
+                "credentials", "cred", "creds", "cookie", "private")
+# an environment variable whose name contains one of these anywhere (case-insensitive) is secret
+ENV_WORDS = ("cred", "auth", "pass", "token", "key", "secret", "private", "cookie")
 MIN_VALUE_LEN = 4
 # optlog's own field names that end in a secret word but hold no credential
 STRUCTURAL = frozenset({"key_map", "server_key", "token", "sort_key", "group_key"})
@@ -48,6 +55,16 @@ _VAL = r"(?P<val>\"[^\"]*\"|'[^']*'|[^\s\"',;&|]+)"
 _ASSIGN = re.compile(r"(?P<name>(?<![\w-])-{0,2}[A-Za-z_][A-Za-z0-9_.\-]*)(?P<sep>=|:[ \t]*)" + _VAL)
 _FLAG = re.compile(r"(?P<name>(?<![\w-])--?[A-Za-z_][A-Za-z0-9_.\-]*)(?P<sep>[ \t]+)" + _VAL)
 _SCHEMES = ("bearer", "basic", "token")
+# credentials known by their shape, wherever they appear (a value under an innocent name, a stderr line)
+_TOKEN_SHAPES = re.compile(
+    r"(?<![A-Za-z0-9_])(?:"
+    r"sk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_\-]{6,}"   # OpenAI, Anthropic, Stripe-like
+    r"|hf_[A-Za-z0-9]{6,}"                                 # Hugging Face
+    r"|gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{16,}"  # GitHub
+    r"|(?:AKIA|ASIA)[0-9A-Z]{16}"                          # AWS access key id
+    r"|xox[abposr]-[A-Za-z0-9\-]{6,}"                      # Slack
+    r"|eyJ[A-Za-z0-9_\-]{4,}\.eyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]{4,}"  # a JSON Web Token
+    r")")
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 
 
@@ -69,7 +86,7 @@ def secret_env_name(name: str) -> bool:
     occurrence of a secret word counts (`HF_TOKEN`, `NCCL_IB_PKEY`, `SGLANG_MAX_TOKENS` too: a lost
     setting is cheaper than a leaked credential)."""
     low = str(name).lower()
-    return any(w in low for w in SECRET_WORDS if w not in ("auth", "cookie")) or secret_name(name)
+    return any(w in low for w in ENV_WORDS) or secret_name(name)
 
 
 def secret_env(name: str, value: Any) -> bool:
@@ -92,7 +109,8 @@ def redact_url(s: str) -> str:
 
 
 def _shape(s: str) -> str:
-    """Shape rules on one text: URL user-info, bearer values, header values."""
+    """Shape rules on one text: URL user-info, bearer values, header values, credential shapes."""
+    s = _TOKEN_SHAPES.sub(REDACTED, s)
     s = _URL_USERINFO.sub(_url_sub, s)
     s = _HEADER.sub(lambda m: m.group("pre") + m.group("sep") + REDACTED, s)
     s = _BEARER.sub(lambda m: m.group("pre") + REDACTED, s)
@@ -154,21 +172,56 @@ def _looks_like_argv(v: list[Any]) -> bool:
         isinstance(x, str) and x.startswith("-") for x in v)
 
 
-def collect(obj: Any, found: set[str] | None = None, key: str | None = None) -> set[str]:
+def _env_key(ks: str, parent: str | None) -> bool:
+    """A key that names an environment variable: under `env`/`environment`, or a flattened
+    `bench.env.NAME` / `server.env.NAME`."""
+    return parent in ("env", "environment") or ".env." in ks or ks.startswith("env.")
+
+
+def secret_key(ks: str, parent: str | None = None, extra: frozenset[str] = frozenset()) -> bool:
+    """A mapping key whose text value is a credential: by name (a variable's name by the broader
+    environment rule), or named by the spec's `secret:` list."""
+    if ks in STRUCTURAL:
+        return False
+    last = ks.rsplit(".", 1)[-1]
+    if extra and (ks.lower() in extra or last.lower() in extra or last.lstrip("-").lower() in extra):
+        return True
+    return secret_name(ks) or (_env_key(ks, parent) and secret_env_name(last))
+
+
+def _spec_names(obj: Any) -> frozenset[str]:
+    """The names a spec's `secret:` list adds (a launch document carries its spec's)."""
+    if isinstance(obj, dict):
+        lst = obj.get("secret")
+        if not isinstance(lst, list) and isinstance(obj.get("spec"), dict):
+            lst = obj["spec"].get("secret")
+        if isinstance(lst, list):
+            return frozenset(str(x).lower().lstrip("-") for x in lst if isinstance(x, str))
+    return frozenset()
+
+
+def collect(obj: Any, found: set[str] | None = None, key: str | None = None,
+            extra: frozenset[str] = frozenset()) -> set[str]:
     """Every secret value in a JSON-like document, by name and by shape."""
     found = set() if found is None else found
+    extra = extra | _spec_names(obj)
     if isinstance(obj, dict):
         for k, v in obj.items():
             ks = str(k)
-            if isinstance(v, str) and secret_name(ks) and ks not in STRUCTURAL:
-                _note(found, v)
-            collect(v, found, ks)
+            if isinstance(v, (str, int, float)) and not isinstance(v, bool) and secret_key(ks, key, extra) \
+                    and (isinstance(v, str) or ks.lower() in extra or ks.rsplit(".", 1)[-1].lower() in extra):
+                _note(found, str(v))
+            collect(v, found, ks, extra)
     elif isinstance(obj, (list, tuple)):
         if _looks_like_argv(list(obj)):
             redact_argv(obj, found)
+        if extra:
+            _named_flags(list(obj), extra, found)
         for v in obj:
-            collect(v, found, key)
+            collect(v, found, key, extra)
     elif isinstance(obj, str):
+        for m in _TOKEN_SHAPES.finditer(obj):
+            _note(found, m.group(0))
         for m in _URL_USERINFO.finditer(obj):
             info = m.group("info")
             _note(found, info.split(":", 1)[1] if ":" in info else info)
@@ -184,19 +237,36 @@ def collect(obj: Any, found: set[str] | None = None, key: str | None = None) -> 
     return found
 
 
+def _named_flags(argv: list[Any], extra: frozenset[str], found: set[str]) -> None:
+    """`--NAME VALUE` / `--NAME=VALUE` where the spec's `secret:` names NAME."""
+    for i, a in enumerate(argv):
+        a = str(a)
+        if a.startswith("-"):
+            name, eq, val = a.partition("=")
+            if name.lstrip("-").lower() in extra:
+                if eq:
+                    _note(found, val)
+                elif i + 1 < len(argv):
+                    _note(found, str(argv[i + 1]))
+
+
 class Redactor:
     """Redaction by name and shape, plus the exact secret values of one document (`known`)."""
 
-    def __init__(self, known: Iterable[str] = ()) -> None:
+    def __init__(self, known: Iterable[str] = (), extra: frozenset[str] = frozenset()) -> None:
         self.known = sorted({k for k in known if k and len(k) >= MIN_VALUE_LEN and k != REDACTED},
                             key=len, reverse=True)
+        self.extra = extra  # names a spec's `secret:` added
 
     @classmethod
     def of(cls, *docs: Any) -> "Redactor":
         found: set[str] = set()
+        extra: frozenset[str] = frozenset()
         for d in docs:
-            collect(d, found)
-        return cls(found)
+            extra |= _spec_names(d)
+        for d in docs:
+            collect(d, found, extra=extra)
+        return cls(found, extra)
 
     def text(self, s: str) -> str:
         for k in self.known:
@@ -210,7 +280,7 @@ class Redactor:
             out: dict[Any, Any] = {}
             for k, v in obj.items():
                 ks = str(k)
-                if isinstance(v, str) and secret_name(ks) and ks not in STRUCTURAL:
+                if isinstance(v, str) and secret_key(ks, key, self.extra):
                     out[k] = REDACTED if v else v
                 else:
                     out[k] = self.redact(v, ks)

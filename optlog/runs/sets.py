@@ -24,7 +24,7 @@ from optlog.runs.order import ORDERS
 SPEC_KEYS = ("repeats", "order", "order_seed", "on_error")
 """Spec-level fields `--set` can change; a params/matrix/include key may not take these names."""
 FIXED_FIELDS = ("name", "description", "executor", "params", "include", "server", "bench", "labels",
-                "telemetry", "timeouts")
+                "telemetry", "timeouts", "secret")
 
 
 @dataclass

@@ -227,6 +227,8 @@ class RunSpec(_S):
     on_error: Literal["continue", "stop"] = "continue"
     order: O.Order | None = None  # runs.order; None: interleaved
     order_seed: int | None = None
+    # more names whose values are credentials (params, env variables, flags): redacted like HF_TOKEN
+    secret: list[str] = Field(default_factory=list, max_length=100)
 
     @field_validator("executor")
     @classmethod

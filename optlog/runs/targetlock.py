@@ -47,6 +47,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from optlog.needs import ServiceContext
 from optlog.telemetry.nvml import load_pynvml, select_devices
 
 CVD = "CUDA_VISIBLE_DEVICES"
@@ -342,7 +343,7 @@ class TargetLock:
         return alive0 or self._joins() != joins0 or bool(self._others_alive())
 
 
-def open_lock(ctx: Any, executor: Any, launch_id: int,
+def open_lock(ctx: ServiceContext, executor: Any, launch_id: int,
               points: Sequence[Mapping[str, Any]] = ()) -> TargetLock | None:
     """The lock of launch `launch_id` on its target: its points' GPU set (see `launch_gpus`), else
     the whole machine."""

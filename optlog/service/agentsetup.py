@@ -34,19 +34,24 @@ optlog is connected as the MCP server `optlog`: every CLI command is a tool name
 `offset` or `fields`. Errors come back as `{"error": {"code", "message", "field", ...}}`, with
 `field` naming the parameter to fix and `did_you_mean` when a name was close.
 
+Each tool's listing is short; `agent_tools` with `name` gives a tool's whole description and
+parameters.
+
 The loop:
 1. **Status first.** Call `status` at the start and whenever you lose context: live and failed
    launches, hypotheses whose verdict is due, your todos in progress, and up to three next calls.
 2. **Hypotheses and predictions before measuring.** `hypothesis_add` says what you believe;
    `prediction_add` pre-registers a machine-checkable claim (`expect="a > b"`, groups `a`/`b` by
    label, `per="concurrency"`). Predict before you look at the numbers.
-3. **Todos.** Your todo list is mirrored into optlog by a hook; link a todo to a hypothesis with
-   `todo_set`.
+3. **Todos.** Your todo list is mirrored into optlog by a hook (a failure shows as the hook's
+   error); link a todo to a hypothesis with `todo_set`.
 4. **Measure detached, then wait.** `run_launch` (detached) returns a launch ref `L<n>`; then
    `run_wait(ref, timeout_s)` blocks until it ends and `run_logs(ref, tail)` shows the last lines.
    Runs done elsewhere: `run_record` or `run_import`. A wrong run: `run_invalidate` with the reason.
 5. **Verdict.** `verdict` judges every prediction against comparable runs and commits the decision.
-6. **Pivot.** A falsified hypothesis is a finding: `hypothesis_add` with `parent` set to it.
+6. **Pivot, then discriminate.** A falsified hypothesis is a finding: `hypothesis_add` with `parent`
+   set to it. While a hypothesis and its rival (or parent) are undecided, `next` names the experiment
+   that would tell them apart and writes it as `runs/next-<hyp>.yaml`: review it, then `run_launch` it.
 7. **Plans.** `plan_add` ranks what to do next (gain, effort S|M|L, confidence, the hypotheses it
    needs); the ranking follows the verdicts. `plan_render` writes the plan files.
 8. **Report.** `report` writes the session report; `log` is the decision timeline.

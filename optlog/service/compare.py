@@ -22,6 +22,8 @@ from typing import Any
 from optlog.core import comparable as C
 from optlog.core import expr as E
 from optlog.core import labels as L
+from optlog.core.scaling import KINDS as FIT_KINDS
+from optlog.core.scaling import fit as fit_line
 from optlog.core.stats import sig
 from optlog.core.verdict import must_agree_across_groups
 from optlog.errors import BadInput, not_found
@@ -47,7 +49,9 @@ def _cell(values: list[float]) -> dict[str, Any]:
 
 
 def compare(ctx: Ctx, metric: str, by: str, per: str | None = None, where: str | None = None,
-            baseline: str | None = None) -> dict[str, Any]:
+            baseline: str | None = None, fit: str | None = None) -> dict[str, Any]:
+    """The table; with `fit` (`k` or `slope`), each row also carries the line fitted through its
+    runs against the numeric `by` label (core.scaling.fit: what a scaling claim judges)."""
     L.check_key(metric, "--metric")
     L.check_key(by, "--by")
     if per is not None:
@@ -97,6 +101,12 @@ def compare(ctx: Ctx, metric: str, by: str, per: str | None = None, where: str |
         group_val[gk] = L.typed(r.labels[by])
         cells[lk][gk].append(r)
     groups = sorted(group_val, key=lambda g: L.sort_key(group_val[g]))
+    if fit is not None:
+        if fit not in FIT_KINDS:
+            raise BadInput(f"--fit is one of {', '.join(FIT_KINDS)}", field="--fit")
+        text = sorted(str(v) for v in group_val.values() if L.as_number(v) is None)
+        if text:
+            raise BadInput(f"--fit needs a numeric --by label: {by} has {', '.join(text[:3])}", field="--fit")
     if baseline is not None:
         b = L.canonical(baseline)
         if b not in group_val:
@@ -150,9 +160,16 @@ def compare(ctx: Ctx, metric: str, by: str, per: str | None = None, where: str |
         if diffs:
             where_txt = ", ".join(f"{k}={v}" for k, v in level.items())
             warnings.append((f"{where_txt}: " if where_txt else "") + "; ".join(diffs))
-        rows.append({"level": level, "values": values, "ratios": ratios, "n": n, "spread": spread, "runs": runs,
-                     "not_comparable": apart, **({"loaded": loaded} if loaded else {})})
+        entry: dict[str, Any] = {"level": level, "values": values, "ratios": ratios, "n": n, "spread": spread,
+                                 "runs": runs, "not_comparable": apart, **({"loaded": loaded} if loaded else {})}
+        if fit is not None:
+            pooled = [r for g in groups if str(group_val[g]) in values for r in row.get(g, [])]
+            line = fit_line([float(L.as_number(r.labels[by]) or 0) for r in pooled],
+                            [r.metrics[metric] for r in pooled], fit)
+            entry["fit"] = {k: v for k, v in line.as_dict().items() if k != "points"} if line else None
+        rows.append(entry)
     out = {"metric": metric, "by": by, "per": per, "where": where, "baseline": str(group_val[base]),
+           **({"fit": fit} if fit else {}),
            "statistic": "median", "spread": f"interquartile range from {MIN_SPREAD_N} runs",
            "groups": [str(group_val[g]) for g in groups], "split_by": split, "rows": rows, "warnings": warnings}
     if split:

@@ -1,12 +1,23 @@
-"""The context every service verb gets: workspace, settings, database, actor.
+"""The context every service verb gets: workspace, settings, database, actor; and opening a
+workspace, which is an explicit call (`open_workspace`), not a side effect of reading an attribute.
 
-Everything heavy is created lazily, so a command pays only for what it touches.
+Opening runs four steps, in this order and each by name, and returns what it did (`Opened`):
+
+1. settings: a changed optlog.yaml is validated (bad input names file, line and field);
+2. identity: a workspace from before identities on a shared database gets one, committed to git;
+3. recovery: launches whose driver died are marked interrupted and their process groups ended
+   (locally, over SSH or through Slurm);
+4. committed evidence: runs committed in another clone are imported into the index.
+
+A face opens the workspace before a verb that needs the database (`Ctx.open`); `Ctx.db` is the
+opened database. Everything heavy is still created lazily, so a command pays only for what it uses.
 """
 
 from __future__ import annotations
 
 import getpass
 import os
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -41,6 +52,8 @@ class Ctx:
         self.hypothesis_memo: dict[str, tuple[int, object]] = {}
         # Where a face shows narration as it happens (stderr in the CLI, a notification in the TUI).
         self.on_notice: Callable[[str], None] | None = None
+        # What opening did (None until `open`): the database and each step's outcome.
+        self.opened: Opened | None = None
 
     @classmethod
     def find(cls, start: Path | str | None = None, actor: str | None = None) -> "Ctx":
@@ -52,27 +65,19 @@ class Ctx:
 
         return load_config(self.ws)
 
-    @cached_property
+    def open(self) -> "Opened":
+        """Open the workspace (once per context): see `open_workspace`. A face calls it before a
+        verb that needs the database; later calls return the same record."""
+        if self.opened is None:
+            self.opened = open_workspace(self)
+        return self.opened
+
+    @property
     def db(self) -> "Database":
-        if self.ws.sqlite_file is None and self.ws.identity is None and self.ws.config_file.is_file():
-            self.check_config()  # a broken settings file is bad input: nothing, not even an id, is written
-            from optlog.service.identity import ensure  # deferred: once per workspace (YAML, git, a lease)
-
-            ensure(self)  # a shared database needs to know whose rows are whose
-        db = Database(self.ws)
-        # What opening does only now and then loads only then: every command opens a workspace,
-        # and the common case (nothing live, no new evidence) is two indexed probes.
-        with db.engine.connect() as c:
-            live, unchanged = anything_live(c), evidence_unchanged(c, str(self.ws.evidence_dir))
-        if live:
-            from optlog.service.recovery import recover_dead_launches  # deferred: processes, executors, ssh/Slurm
-
-            recover_dead_launches(self, db)
-        if not unchanged:
-            from optlog.service.runfiles import import_changed  # deferred: YAML, pydantic, git
-
-            import_changed(self, db)  # runs committed in another clone
-        return db
+        """The opened database. A verb reached without its face opening first opens here, by the
+        same named steps (`open_workspace`): the service functions take the context, not the
+        database, so this stays the one way in for them."""
+        return self.open().db
 
     def check_config(self) -> None:
         """Validate optlog.yaml if it changed since it last passed (else this is one stat and one
@@ -108,5 +113,58 @@ class Ctx:
             self.on_notice(text)
 
     def close(self) -> None:
-        if "db" in self.__dict__:
-            self.db.dispose()
+        if self.opened is not None:
+            self.opened.db.dispose()
+
+
+@dataclass(frozen=True)
+class Opened:
+    """What opening a workspace did, step by step (see the module docstring)."""
+
+    db: Database
+    settings_checked: bool  # optlog.yaml was validated (it is there and no database file exists yet)
+    identity_given: str | None  # the identity written and committed now; None: it had one or needs none
+    recovered: tuple[int, ...]  # launches found dead and marked interrupted
+    imported: int  # runs imported from the committed evidence of other clones
+
+
+def open_workspace(ctx: Ctx) -> Opened:
+    """Open `ctx`'s workspace: settings, identity, recovery, committed evidence, in this order.
+    The common case (an identified workspace, nothing live, no new evidence) costs two indexed
+    probes; what a step needs beyond that it imports only when it runs."""
+    settings_checked, identity_given = False, None
+    if ctx.ws.sqlite_file is None and ctx.ws.identity is None and ctx.ws.config_file.is_file():
+        ctx.check_config()  # a broken settings file is bad input: nothing, not even an id, is written
+        settings_checked = True
+        identity_given = _ensure_identity(ctx)
+    db = Database(ctx.ws)
+    with db.engine.connect() as c:
+        live, unchanged = anything_live(c), evidence_unchanged(c, str(ctx.ws.evidence_dir))
+    recovered = _recover(ctx, db) if live else []
+    imported = 0 if unchanged else _import_evidence(ctx, db)
+    return Opened(db=db, settings_checked=settings_checked, identity_given=identity_given,
+                  recovered=tuple(recovered), imported=imported)
+
+
+def _ensure_identity(ctx: Ctx) -> str | None:
+    """Step 2: a shared database needs to know whose rows are whose. Returns the identity if it
+    was given now."""
+    from optlog.service.identity import ensure  # deferred: once per workspace (YAML, git, a lease)
+
+    had = ctx.ws.identity
+    ident = ensure(ctx)
+    return None if had == ident else ident
+
+
+def _recover(ctx: Ctx, db: Database) -> list[int]:
+    """Step 3: only when the index says a launch is live."""
+    from optlog.service.recovery import recover_dead_launches  # deferred: processes, executors, ssh/Slurm
+
+    return recover_dead_launches(ctx, db)
+
+
+def _import_evidence(ctx: Ctx, db: Database) -> int:
+    """Step 4: only when runs/evidence/ changed since this database last read it."""
+    from optlog.service.runfiles import import_changed  # deferred: YAML, pydantic, git
+
+    return import_changed(ctx, db)  # runs committed in another clone

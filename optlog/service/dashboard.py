@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import socket
-import sqlite3
 from typing import Any
 
 from optlog.core import labels as L
@@ -23,6 +22,7 @@ from optlog.service.tune import live_summary
 from optlog.store.launchrows import launch_label
 from optlog.store.launchrows import live_launches as rows_of_live
 from optlog.store.launchrows import run_states
+from optlog.store.quickread import hypothesis_index
 from optlog.store.runrows import metric_names_by_use, predicted_metrics, table_rows
 from optlog.telemetry.live import LiveSampler
 
@@ -150,14 +150,12 @@ def quick_tree(ws: Any) -> list[dict[str, Any]] | None:
             for e in it:
                 if e.name.endswith(".yaml"):
                     mtimes[e.name[:-5]] = e.stat().st_mtime_ns
-        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.2)
-        try:
-            rows = con.execute("SELECT id, title, status, parent, file_mtime_ns, created_at FROM hypothesis").fetchall()
-            preds = con.execute("SELECT hypothesis_id, id, status, expect FROM prediction ORDER BY id").fetchall()
-        finally:
-            con.close()
-    except (OSError, sqlite3.Error):
+    except OSError:
         return None
+    index = hypothesis_index(db)
+    if index is None:
+        return None
+    rows, preds = index
     if len(rows) != len(mtimes):
         return None
     nodes: dict[str, dict[str, Any]] = {}

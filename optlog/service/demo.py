@@ -16,8 +16,9 @@ stand-in (`optlog.testing.fakeserver`): `tp8` emits a token every 4 ms, `tp4pp2`
 stand-in for "each GPU now computes twice the GEMM". A run spec launches each server, sanity-checks
 it, sweeps concurrency with optlog's own load generator, and parses the results; the
 communication-bound hypothesis predicted TP4+PP2 to out-run TP8 and is falsified by the measured
-numbers; the compute-bound pivot and its rival are both confirmed, and optlog says the experiment
-cannot tell those two apart. Plans are ranked by the verdicts, rendered and committed with a report.
+numbers; the compute-bound pivot and its rival are both confirmed, optlog says the experiment
+cannot tell those two apart, and `optlog next` writes the run that would (runs/next-compute-bound.yaml:
+the tensor-parallel split, where a compute bound and a fixed per-step cost part ways; not launched). Plans are ranked by the verdicts, rendered and committed with a report.
 
 Every process, HTTP request, database row and git commit is real; only the server is simulated,
 and every run carries the label `server=simulated` so nobody mistakes it for a GPU measurement.
@@ -38,7 +39,7 @@ from typing import Any, Callable
 from optlog.core.numfmt import fmt_num, fmt_ratio, fmt_score
 from optlog.errors import BadInput
 from optlog.runs import llamacpp
-from optlog.service import evidence, hypotheses, launch, plans, predictions, report, verdicts
+from optlog.service import evidence, hypotheses, launch, nextexp, plans, predictions, report, verdicts
 from optlog.service.context import Ctx
 from optlog.service.workspace import init
 
@@ -140,11 +141,17 @@ def run_simulated(path: str | Path, say: Callable[[str], None]) -> dict[str, Any
         v2 = verdicts.evaluate(ctx, all=True)
         for r in v2["results"]:
             say(f"verdict: {r['hypothesis']} → {r['status']}")
+        nxt = nextexp.analyse(ctx, "compute-bound")  # both confirmed: which run would tell them apart?
+        for e in nxt["pairs"]:
+            if e["candidates"]:
+                c = e["candidates"][0]
+                say(f"next: {e['hypothesis']} vs {e['other']} {e['state']}; vary {c['axis']} to "
+                    f"{', '.join(map(str, c['levels']))} ({c['why'].split(';')[0]}); wrote {e.get('spec')}, not launched")
         plans.add(ctx, "Tune the FP4 GEMM tactics for SM120", gain="20-50%", effort="M", confidence="0.6",
                   needs=["compute-bound"])
         plans.add(ctx, "MSCCLPP allreduce", gain="5-15%", effort="M", confidence="0.6", needs=["comm-bound"])
         ranked, rep = _finish(ctx, say)
-        return {"workspace": str(root), "launch": res, "verdicts": v2, "plans": ranked, "report": rep}
+        return {"workspace": str(root), "launch": res, "verdicts": v2, "next": nxt, "plans": ranked, "report": rep}
     finally:
         ctx.close()
 

@@ -63,6 +63,26 @@ class PredictionRef(TypedDict):
     status: PredStatus
 
 
+class PostHoc(TypedDict):
+    """The pre-registration mark (docs/verdicts.md): the prediction was written at `at`, when these
+    runs its groups select already existed (`runs`: as the writing clone numbered them; `run_uids`:
+    the same runs in every clone)."""
+
+    at: str | None
+    runs: list[int]
+    run_uids: NotRequired[list[str]]
+    """In the prediction's own mark (`prediction add|edit|show|list`), not in a verdict's record."""
+
+
+class StatusPrediction(TypedDict):
+    """A prediction in `status`."""
+
+    id: str
+    status: PredStatus
+    post_hoc: NotRequired[bool]
+    """Present (true) when it was written after runs its groups select existed."""
+
+
 class PredictionLine(TypedDict):
     """A prediction inside a hypothesis summary."""
 
@@ -157,6 +177,8 @@ class Prediction(TypedDict):
     margin: float
     created: str | None
     edited_after_evidence: bool
+    post_hoc: PostHoc | None
+    """Set when it was written after runs its groups select existed (not pre-registered)."""
     history: list[dict[str, Any]]
     new_version: NotRequired[bool]
     """Writes only: the edit made a new version (evidence existed)."""
@@ -171,6 +193,8 @@ class PredictionAck(TypedDict):
     version: int
     status: PredStatus
     expect: str
+    post_hoc: NotRequired[PostHoc]
+    """Present when it was written after runs its groups select existed."""
     new_version: NotRequired[bool]
     warnings: NotRequired[list[str]]
 
@@ -187,6 +211,11 @@ class VerdictPrediction(TypedDict):
     explanation: NotRequired[str | None]
     line: NotRequired[str | None]
     """`--brief`: the explanation in one line."""
+    post_hoc: NotRequired[PostHoc]
+    """Written after runs its groups select existed; its explanation leads with it."""
+    load_differs: NotRequired[str]
+    """The groups got clearly different CPU shares, or GPU sharing (docs/evidence.md); its
+    explanation ends with it."""
     levels: NotRequired[list[dict[str, Any]]]
 
 
@@ -197,6 +226,9 @@ class VerdictResult(TypedDict):
     changed: bool
     """Whether this evaluation changed anything (verdicts are idempotent)."""
     disagreement: NotRequired[str]
+    post_hoc: NotRequired[list[str]]
+    """The post-hoc predictions its automatic status rests on (always in the detail; in `--brief`
+    only when there are any)."""
     predictions: list[VerdictPrediction]
 
 
@@ -207,6 +239,65 @@ class VerdictDoc(TypedDict):
     warnings: list[str]
     warnings_total: NotRequired[int]
     committed: Any
+
+
+class NextCandidate(TypedDict):
+    """One experiment that would tell a pair apart (core.discriminate.Candidate), best first."""
+
+    source: str
+    """`claims` (regions apart at an untested level), `repeats` (apart, but unclear for noise),
+    `scaling` (fitted exponents apart), `roofline` (the named bounds move differently along the axis)."""
+    axis: str | None
+    levels: list[Any]
+    """The new levels of `axis`."""
+    reference: list[Any]
+    """The measured levels the predictions are relative to (kept in the spec)."""
+    repeats: int
+    """Repeats a point so that the noise measured so far cannot hide the difference."""
+    metric: str | None
+    predicted: dict[str, list[dict[str, Any]]]
+    """Each hypothesis's predicted outcome per level: `[{level, outcome}]`."""
+    separation: float
+    """The predicted gap over the measured noise (larger discriminates better)."""
+    why: str
+    also: NotRequired[dict[str, list[Any]]]
+    """Other axes the new points move with it (a concurrency that would cap more slots)."""
+
+
+class NextPair(TypedDict):
+    """A hypothesis and its rival or pivot parent, at least one undecided."""
+
+    hypothesis: str
+    other: str
+    relation: str
+    """What `other` is to `hypothesis`: `rival`, `parent` or `child`."""
+    statuses: dict[str, str]
+    bounds: dict[str, str | None]
+    """The bound each names (memory, compute, latency, communication), or null."""
+    state: str
+    """`discriminated`, `partly` (one falsified, the other not confirmed), `neither` (both falsified),
+    `not yet`."""
+    why: str
+    side_by_side: list[dict[str, Any]]
+    """Per comparison: each side's predictions with their status, and `levels` with each side's outcome."""
+    noise: NotRequired[float | None]
+    """The largest sd of log values of one group at one level measured so far."""
+    notes: list[str]
+    candidates: list[NextCandidate]
+    best: NotRequired[int]
+    spec: NotRequired[str | None]
+    """The run spec written for the best candidate (`runs/next-<hyp>.yaml`), never launched."""
+    spec_note: NotRequired[str]
+    missing: NotRequired[list[str]]
+    """When no candidate: what optlog lacks (a label never varied, a metric never measured, …)."""
+
+
+class NextDoc(TypedDict):
+    """`optlog next [HYP] --json` (docs/next.md)."""
+
+    hypothesis: str | None
+    pairs: list[NextPair]
+    note: NotRequired[str]
 
 
 # ---------------------------------------------------------------- runs
@@ -334,7 +425,7 @@ class StatusHypothesis(TypedDict):
     id: str
     status: HypStatus
     title: str
-    predictions: list[PredictionRef]
+    predictions: list[StatusPrediction]
 
 
 class StatusHypotheses(TypedDict):
@@ -434,6 +525,9 @@ DOCUMENTS: dict[str, type] = {
     "prediction list": PredictionList,
     "verdict": VerdictDoc,
     "verdict result": VerdictResult,
+    "next": NextDoc,
+    "next pair": NextPair,
+    "next candidate": NextCandidate,
     "run list": RunList,
     "run item": RunSummary,
     "run show": RunShow,

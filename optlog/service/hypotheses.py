@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from optlog.core.hypothesis import HYP_STATUSES, HypothesisDoc, Override, StatusChange, check_id, link_problems, slugify
 from optlog.core.timeutil import now_iso
-from optlog.errors import BadInput, NotFound, not_found
+from optlog.errors import BadInput, NotFound, no_space, not_found, out_of_space
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
 from optlog.service import evidence, journal
@@ -115,7 +115,7 @@ def mutate(
     change: Callable[[HypothesisDoc], dict[str, Any] | None],
     *,
     event: str,
-    subject: str,
+    subject: str | Callable[[], str],
     body: str = "",
     trailers: dict[str, str] | None = None,
     also: Callable[[], list[Path]] | None = None,
@@ -124,7 +124,8 @@ def mutate(
 
     `change` edits the doc in place; it may return extra trailers. `also`, called under the lock
     only when the file changes, writes further files that belong in the same commit (the evidence a
-    verdict used) and returns them. Returns (doc, changed)."""
+    verdict used) and returns them. `subject` may be a function, called after `change` (a subject
+    that says what `change` found under the lock). Returns (doc, changed)."""
 
     with workspace_lock(ctx.ws):
         ld = hypfiles.load(ctx.ws, hid)
@@ -138,7 +139,8 @@ def mutate(
         doc = checked(doc.model_dump(mode="json", by_alias=True))
         hand = history.uncommitted(ctx, [ld.path])  # a hand edit this commit will include
         tr = {TR.EVENT: event, TR.HYPOTHESIS: hid, **(trailers or {}), **extra}
-        changed = _write_and_commit(ctx, doc, ld, subject, body, tr, hand=hand, also=also)
+        subj = subject() if callable(subject) else subject
+        changed = _write_and_commit(ctx, doc, ld, subj, body, tr, hand=hand, also=also)
         if changed and hand:
             ctx.notice(f"{', '.join(hand)} had an edit made outside optlog; this commit includes it")
         return doc, changed
@@ -148,8 +150,10 @@ def _write_and_commit(ctx: Ctx, doc: HypothesisDoc, old: hypfiles.Loaded | None,
                       trailers: dict[str, str], *, hand: list[str] | tuple[str, ...] = (),
                       also: Callable[[], list[Path]] | None = None) -> bool:
     """Write the file (exact compare-and-swap against what was read), index it, commit it; the
-    caller holds the workspace lock. A failed commit puts the file and its index back; a process
-    killed on the way leaves an intent the next command completes (service.journal)."""
+    caller holds the workspace lock. Any failure on the way (the index, the commit, a full disk)
+    puts the file, its index row and the files `also` made back as they were, and a full disk is
+    said as such (`disk_full`, with what was put back); a process killed on the way leaves an
+    intent the next command completes (service.journal)."""
 
     path = ctx.ws.hypothesis_file(doc.id)
     before = old.hash if old is not None else None
@@ -160,37 +164,52 @@ def _write_and_commit(ctx: Ctx, doc: HypothesisDoc, old: hypfiles.Loaded | None,
     tr = {**trailers, TR.ACTOR: trailers.get(TR.ACTOR) or ctx.actor}  # as `record` writes them
     if hand:
         tr[TR.HAND_EDIT] = ",".join(hand)
-    with journal.intent(ctx, [(path, before, after)], subject,
-                        (body.rstrip() + "\n\n" if body.strip() else "") + history.hand_edit_note(list(hand))
-                        if hand else body, tr):
-        new_hash, changed = hypfiles.save(ctx.ws, doc, before)
-        if not changed:
-            return False
-        with ctx.db.write() as s:
-            hypindex.index(s, hypfiles.Loaded(doc, new_hash, hypfiles.mtime_ns(path), path))
-        try:
-            history.record(ctx, [path, *(also() if also else [])], subject, body, trailers, hand_edited=hand)
-        except BaseException:
+    new_hash: str | None = None
+    made: list[Path] = []
+    try:
+        with journal.intent(ctx, [(path, before, after)], subject,
+                            (body.rstrip() + "\n\n" if body.strip() else "") + history.hand_edit_note(list(hand))
+                            if hand else body, tr):
+            new_hash, changed = hypfiles.save(ctx.ws, doc, before)
+            if not changed:
+                return False
+            with ctx.db.write() as s:
+                hypindex.index(s, hypfiles.Loaded(doc, new_hash, hypfiles.mtime_ns(path), path))
+            extra = also() if also else []
+            made = list(extra)  # files made new for this commit (the evidence of a verdict)
+            history.record(ctx, [path, *extra], subject, body, trailers, hand_edited=hand)
+    except BaseException as e:
+        if new_hash is not None:
             _roll_back(ctx, path, old, old_bytes, new_hash)
-            raise
+        for p in made:
+            p.unlink(missing_ok=True)  # evidence files made for this commit only
+        if isinstance(e, Exception) and out_of_space(e, path.parent):
+            what = "created" if old is None else "changed"
+            raise no_space(ctx.ws.rel(path.parent), f"{ctx.ws.rel(path)} was not {what} (put back as it was), nothing was indexed or committed"
+                           ) from None
+        raise
     return True
 
 
 def _roll_back(ctx: Ctx, path: Path, old: hypfiles.Loaded | None, old_bytes: bytes | None, new_hash: str) -> None:
-    """Put the file (and its index row) back as it was, unless something changed it since."""
+    """Put the file (and its index row) back as it was, unless something changed it since. The
+    file first: the index is only a cache of the files (`sync` mends a row that could not be)."""
 
     try:
         if old_bytes is None:
             if hypfiles.current_hash(path) == new_hash:
                 path.unlink()
-            with ctx.db.write() as s:
-                hypindex.unindex(s, path.stem)
         else:
             cas.replace(path, old_bytes, new_hash, lambda b: None if b is None else hypfiles.content_hash(b))
-            assert old is not None
-            with ctx.db.write() as s:
-                hypindex.index(s, hypfiles.Loaded(old.doc, old.hash, hypfiles.mtime_ns(path), path))
     except (cas.Changed, OSError):
+        return
+    try:
+        with ctx.db.write() as s:
+            if old is None:
+                hypindex.unindex(s, path.stem)
+            else:
+                hypindex.index(s, hypfiles.Loaded(old.doc, old.hash, hypfiles.mtime_ns(path), path))
+    except Exception:  # noqa: BLE001 - a full disk may refuse this too; the next sync re-reads the file
         pass
 
 
@@ -413,7 +432,9 @@ def _testing(ctx: Ctx, rows: list[dict[str, Any]]) -> None:
 def verdict_history(doc: HypothesisDoc) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for v in doc.verdicts:
-        out.append({"status": v.status, "at": v.at, "by": v.by, "summary": v.summary, "kind": "auto"})
+        ph = getattr(v, "post_hoc", None)  # the post-hoc predictions its status rests on (core.posthoc)
+        out.append({"status": v.status, "at": v.at, "by": v.by, "summary": v.summary, "kind": "auto",
+                    **({"post_hoc": list(ph)} if ph else {})})
     for h in doc.history:
         if h.kind == "manual":
             out.append({"status": h.to, "at": h.at, "by": h.by, "summary": h.why, "kind": "manual"})

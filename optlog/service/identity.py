@@ -5,22 +5,30 @@ database server never mix (on PostgreSQL each identity gets its own schema; see 
 that is not its own SQLite file (`OPTLOG_DB_URL` set), committed as `Optlog-Event: identity`.
 A clone has the same identity as its origin: it is the same workspace, and on a shared server it
 sees the same rows.
+
+The upgrade gives every clone of such a workspace the SAME identity, whoever upgrades first and
+whether or not they pulled each other's commit: the identity that already claimed the database's
+rows of the workspace (a teammate's clone upgraded first) is adopted; else it is derived from what
+every clone has in common, the repository's first commit and the workspace's folder in it; only a
+workspace outside git (no clones) gets a random one. Two teammates who upgrade apart then write the
+same `id:` line, so `git pull` merges it, and both see the same rows.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
-from typing import TYPE_CHECKING
 
 from optlog.core.ids import new_id
 from optlog.errors import BadInput
 from optlog.gitlog import history
+from optlog.gitlog.commit import run_git
+from optlog.needs import ServiceContext
+from optlog.paths import IDENTITY_RE
 from optlog.gitlog import trailers as TR
 from optlog.store import cas
+from optlog.store.db import legacy_owner
 from optlog.store.lock import workspace_lock
-
-if TYPE_CHECKING:
-    from optlog.service.context import Ctx
 
 
 def with_identity(text: str, identity: str) -> str:
@@ -35,7 +43,7 @@ def with_identity(text: str, identity: str) -> str:
     return "".join(lines[:i] + [line] + lines[i:])
 
 
-def ensure(ctx: "Ctx", commit: bool = True) -> str:
+def ensure(ctx: ServiceContext, commit: bool = True) -> str:
     """This workspace's identity, added to optlog.yaml (and committed) if it has none yet."""
     ident = ctx.ws.identity
     if ident is not None:
@@ -45,7 +53,7 @@ def ensure(ctx: "Ctx", commit: bool = True) -> str:
         ident = ctx.ws.identity
         if ident is not None:
             return ident
-        ident = new_id("workspace", ctx.ws.root.name)
+        ident, how = upgrade_identity(ctx)
 
         def identified(text: str) -> str:
             if re.search(r"^id:", text, re.M):
@@ -59,5 +67,35 @@ def ensure(ctx: "Ctx", commit: bool = True) -> str:
             history.record(ctx, [ctx.ws.config_file], "optlog: give the workspace an identity",
                            "Rows of this workspace stay apart from other workspaces on a shared database.",
                            {TR.EVENT: "identity"})
-            ctx.notice(f"gave this workspace an identity ({ident}) in optlog.yaml and committed it")
+            ctx.notice(f"gave this workspace an identity ({ident}, {how}) in optlog.yaml and committed it")
     return ident
+
+
+def upgrade_identity(ctx: ServiceContext) -> tuple[str, str]:
+    """The identity a workspace from before identities takes, and how it was found (see the module)."""
+    if ctx.ws.sqlite_file is None:
+        owner = legacy_owner(ctx.ws.db_url)
+        if owner and IDENTITY_RE.match(owner):
+            return owner, "adopted from the shared database, where another clone of it claimed its rows"
+    derived = derived_identity(ctx)
+    if derived:
+        return derived, "derived from the repository's first commit, so every clone gets the same"
+    return new_id("workspace", ctx.ws.root.name), "new: the workspace is not in a git repository with commits"
+
+
+def derived_identity(ctx: ServiceContext) -> str | None:
+    """32 hex digits from the repository's root commit(s) and the workspace's folder in it: the
+    same in every clone, different for two workspaces of one repository; None outside git or
+    before the first commit."""
+    info = history.repo(ctx)
+    if info is None:
+        return None
+    p = run_git(ctx.ws.root, "rev-list", "--max-parents=0", "HEAD", check=False)
+    roots = sorted(p.stdout.split()) if p.returncode == 0 else []
+    if not roots:
+        return None
+    try:
+        folder = ctx.ws.root.resolve().relative_to(info.toplevel.resolve()).as_posix()
+    except ValueError:
+        folder = "."
+    return hashlib.sha256(f"optlog workspace\n{roots[0]}\n{folder}".encode()).hexdigest()[:32]

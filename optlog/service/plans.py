@@ -101,7 +101,8 @@ def _public(v: dict[str, Any], pre: str) -> dict[str, Any]:
         "score": v["score"],
         "status": v["status"],
         "needs": list(v["needs"]),
-        "needs_status": [{"id": n["id"], "expects": n["expects"], "status": n["status"], "reason": n["reason"]}
+        "needs_status": [{"id": n["id"], "expects": n["expects"], "status": n["status"], "reason": n["reason"],
+                          **({"post_hoc": n["post_hoc"]} if n.get("post_hoc") else {})}
                          for n in v["needs_info"]],
         "weight": v["weight"],
         "reason": v["reason"],

@@ -12,8 +12,9 @@ from typing import Any, cast
 
 from optlog.core import expr as E
 from optlog.core import labels as L
+from optlog.core import posthoc as PH
 from optlog.core import verdict as V
-from optlog.core.hypothesis import HypothesisDoc, Prediction, PredictionVersion
+from optlog.core.hypothesis import HypothesisDoc, PostHoc, Prediction, PredictionVersion
 from optlog.core.text import check as check_text
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, not_found
@@ -23,7 +24,8 @@ from optlog.service import documents
 from optlog.service.envelope import listing
 from optlog.service.context import Ctx
 from optlog.service.hypotheses import rivals_of
-from optlog.service.verdicts import evaluate_predictions
+from optlog.service.verdicts import evaluate_predictions, load_evidence
+from optlog.store.db import decision_lock
 from optlog.store.runrows import label_values, metric_names
 
 PID_RE = re.compile(r"^(?P<hid>[a-z0-9][a-z0-9-]{0,62})\.p(?P<n>\d+)\Z")
@@ -103,6 +105,24 @@ def _rival_warnings(ctx: Ctx, docs: dict[str, HypothesisDoc], hid: str, preds: l
     return out
 
 
+def post_hoc_mark(ctx: Ctx, pred: Prediction, at: str) -> PostHoc | None:
+    """The pre-registration mark for `pred` written now (core.posthoc): None when no run its groups
+    select exists yet (pre-registered), else the runs that existed, by number and by uid."""
+    if not ctx.db_exists():
+        return None
+    ev = load_evidence(ctx, set())
+    ids = PH.seen_runs(pred, ev)
+    if not ids:
+        return None
+    return PostHoc(at=at, runs=ids, run_uids=[ev.uids.get(i, "") for i in ids])
+
+
+def _post_hoc_notice(ctx: Ctx, pid: str, mark: PostHoc | None) -> None:
+    if mark is not None:
+        ctx.notice(f"{pid} is {PH.words(mark)} (its groups already had runs): every verdict on it says so; "
+                   "a prediction written before its runs is what makes a verdict decisive")
+
+
 def _selectors(sel: Mapping[str, Any] | None, field: str) -> dict[str, Any] | None:
     """A group's typed label selectors (`{"config": "tp8", "concurrency": 64}`, as a face gives them)
     as the prediction keeps them: each key a label name, each value checked by the text rule and
@@ -126,18 +146,26 @@ def add(ctx: Ctx, hid: str, expect: str, *, metric: str | None = None, a: Mappin
     node = check_spec(ctx, expect=expect, metric=metric, a=sa, b=sb, where=where, per=per, margin=m)
     warnings = _label_warnings(ctx, metric, node, sa, sb, where, per)
     made: dict[str, Prediction] = {}
+    at = now_iso()
 
     def change(doc: HypothesisDoc) -> dict[str, str]:
         n = 1 + max((int(mm.group("n")) for p in doc.predictions if (mm := PID_RE.match(p.id))), default=0)
         pred = Prediction(id=f"{doc.id}.p{n}", expect=expect.strip(), metric=metric, a=sa, b=sb, where=where, per=per,
-                          margin=m, created=now_iso())
+                          margin=m, created=at)
+        # marked under the decision lock: no run lands between the mark and the commit
+        pred.post_hoc = post_hoc_mark(ctx, pred, at)
         doc.predictions.append(pred)
         made["p"] = pred
         return {TR.PREDICTION: pred.id}
 
-    hypotheses.mutate(ctx, hid, change, event="prediction-add", subject=f"optlog: {hid}: add prediction",
-                      body=f"expect {expect.strip()}")
+    def subject() -> str:
+        mark = made["p"].post_hoc
+        return f"optlog: {hid}: add prediction" + (f" ({PH.words(mark)})" if mark else "")
+
+    with decision_lock(ctx.ws, ctx.db):
+        hypotheses.mutate(ctx, hid, change, event="prediction-add", subject=subject, body=f"expect {expect.strip()}")
     pred = made["p"]
+    _post_hoc_notice(ctx, pred.id, pred.post_hoc)
     docs = hypotheses.sync(ctx)
     warnings += _rival_warnings(ctx, docs, hid, [pred])
     for w in warnings:
@@ -199,28 +227,42 @@ def edit(ctx: Ctx, pid: str, *, expect: str | None = None, metric: str | None = 
     if all(getattr(old, k) == v for k, v in new.items()):
         raise BadInput("nothing to change: give at least one of --expect, --metric, --a, --b, --where, --per, --margin",
                        field="ID")
-    evidence = has_evidence(ctx, doc, old)
     at = now_iso()
     out: dict[str, Prediction] = {}
+    seen: dict[str, bool] = {}
 
     def change(d: HypothesisDoc) -> dict[str, str]:
         p = next(p for p in d.predictions if p.id == pid)
+        # judged under the lock, on the file as it is now: a verdict committed since `_find` read it
+        # is evidence too, so the old version is kept in the history
+        evidence = seen["evidence"] = has_evidence(ctx, d, p)
         if evidence:
             p.history.append(PredictionVersion(version=p.version, expect=p.expect, metric=p.metric, a=p.a, b=p.b,
                                                where=p.where, per=p.per, margin=p.margin, created=p.created,
-                                               replaced=at))
+                                               replaced=at, post_hoc=p.post_hoc))
             p.version += 1
             p.edited_after_evidence = True
             p.created = at
         for k, v in new.items():
             setattr(p, k, v)
+        # the mark is of the version written now: runs its groups select now (under the decision
+        # lock, so no run lands between the mark and the commit)
+        p.post_hoc = post_hoc_mark(ctx, p, at)
         p.status = "untested"
         out["p"] = p
         return {TR.PREDICTION: pid, TR.VERSION: str(p.version)}
 
-    what = f"v{old.version + 1}, edited after evidence existed" if evidence else f"v{old.version}, before any evidence"
-    hypotheses.mutate(ctx, doc.id, change, event="prediction-edit", subject=f"optlog: edit prediction {pid} ({what})",
-                      body=f"expect {new['expect']}" + (f"\nwas: {old.expect}" if old.expect != new["expect"] else ""))
+    def subject() -> str:
+        what = (f"v{old.version + 1}, edited after evidence existed" if seen.get("evidence")
+                else f"v{old.version}, before any evidence")
+        return f"optlog: edit prediction {pid} ({what})"
+
+    with decision_lock(ctx.ws, ctx.db):
+        hypotheses.mutate(ctx, doc.id, change, event="prediction-edit", subject=subject,
+                          body=f"expect {new['expect']}" + (f"\nwas: {old.expect}" if old.expect != new["expect"] else ""))
+    evidence = seen.get("evidence", False)
+    mark = out["p"].post_hoc
+    _post_hoc_notice(ctx, pid, mark)
     if evidence:
         ctx.notice(f"{pid} had evidence already: kept v{old.version} in its history; this is v{old.version + 1}, "
                    "and verdicts on it will say it was edited after the evidence was seen")
@@ -232,6 +274,7 @@ def edit(ctx: Ctx, pid: str, *, expect: str | None = None, metric: str | None = 
 def _pred_out(p: Prediction, hid: str) -> dict[str, Any]:
     d = p.model_dump(mode="json")
     d["hypothesis"] = hid
+    d.setdefault("post_hoc", None)  # always in the document (the file leaves it out when None)
     return d
 
 
@@ -262,8 +305,9 @@ def show(ctx: Ctx, pid: str) -> dict[str, Any]:
 
 def ack(p: dict[str, Any]) -> documents.PredictionAck:
     """What a prediction write acknowledges with (an agent's default)."""
-    return cast(documents.PredictionAck, {k: p[k] for k in ("id", "version", "status", "expect", "new_version", "warnings")
-                                if k in p})
+    return cast(documents.PredictionAck, {k: p[k] for k in ("id", "version", "status", "expect", "post_hoc", "new_version",
+                                                            "warnings")
+                                if k in p and (k != "post_hoc" or p[k])})
 
 
 def add_doc(ctx: Ctx, hid: str, expect: str, *, metric: str | None = None, a: Mapping[str, Any] | None = None,

@@ -18,6 +18,7 @@ from typing import Any
 
 from optlog.core import labels as L
 from optlog.core import report as C
+from optlog.core import text as TX
 from optlog.core.plans import calibration
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput
@@ -31,46 +32,13 @@ from optlog.service import plans as plan_svc
 from optlog.service import tune
 from optlog.service.context import Ctx
 from optlog.store.lock import workspace_lock
+from optlog.store.runrows import report_rows
 from optlog.yamlio import write_atomic
-
-
-def _load_runs(ctx: Ctx) -> list[dict[str, Any]]:
-    """Every run with labels and metrics, read as plain rows through the driver's own cursor: for
-    10,000 runs (100,000+ label and metric rows) SQLAlchemy's per-row result machinery cost more
-    than the query (bench/report_bench.py). Plain SQL without parameters: the same text on SQLite
-    and PostgreSQL."""
-    with ctx.db.read() as s:
-        cur = s.connection().connection.cursor()  # the DBAPI connection under this transaction
-        try:
-            cur.execute("SELECT id, status, created_at, invalidated, invalid_reason, hypothesis_id, note "
-                        "FROM run ORDER BY id")
-            rows = cur.fetchall()
-            labels: dict[int, dict[str, Any]] = {r[0]: {} for r in rows}
-            metrics: dict[int, dict[str, float]] = {r[0]: {} for r in rows}
-            cur.execute("SELECT run_id, key, value FROM run_label")
-            for rid, key, value in cur.fetchall():
-                d = labels.get(rid)
-                if d is not None:
-                    d[key] = value  # canonical text: what selection compares and a reader sees
-            cur.execute("SELECT run_id, name, value FROM metric")
-            for rid, name, value in cur.fetchall():
-                d2 = metrics.get(rid)
-                if d2 is not None:
-                    d2[name] = value
-        finally:
-            cur.close()
-    out = []
-    for rid, status, created, inval, reason, hyp, note in rows:
-        lab = labels[rid]
-        out.append({"id": rid, "status": status, "created_at": created, "invalidated": bool(inval),
-                    "invalid_reason": reason, "hypothesis": hyp, "note": note,
-                    "labels": dict(sorted(lab.items())), "metrics": metrics[rid]})
-    return out
 
 
 def collect(ctx: Ctx) -> dict[str, Any]:
     docs = hypotheses.sync(ctx)
-    runs = _load_runs(ctx)
+    runs = report_rows(ctx.db)
     views, _ = plan_svc.evaluated(ctx, docs)
     cfg = ctx.config
     hw = cfg.hardware
@@ -180,7 +148,7 @@ def build(ctx: Ctx, path: Path, draw: bool = True) -> tuple[str, list[tuple[Path
     data["plan_files"] = {int(m.group(1)) for f in (pdir.iterdir() if pdir.is_dir() else [])
                           if (m := re.match(rf"{re.escape(data['plans_prefix'])}-(\d+)\.md$", f.name))}
     text = R.render(data, plot_refs)
-    return text, todo
+    return TX.shown(text), todo  # the output rule: no data (a result file, a commit) puts raw ESC or bidi bytes in it
 
 
 def write(ctx: Ctx, out: str | None = None, commit: bool = True) -> dict[str, Any]:

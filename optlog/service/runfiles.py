@@ -31,6 +31,7 @@ from optlog.errors import BadInput
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
 from optlog.gitlog.commit import run_git
+from optlog.needs import ServiceContext
 from optlog.runs.redact import redact
 from optlog.store import runsync
 from optlog.store.lock import workspace_lock
@@ -47,7 +48,6 @@ from optlog.store.runsync import (
 from optlog.yamlio import dump, parse_text, read_text, validate, write_atomic
 
 if TYPE_CHECKING:
-    from optlog.service.context import Ctx
     from optlog.store.db import Database
 
 STAMP_KEY = runsync.EVIDENCE_STAMP_KEY
@@ -64,7 +64,7 @@ def env_digest(environment: dict[str, Any] | None) -> str:
     return hashlib.sha256(json.dumps(environment or {}, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def path_for(ctx: "Ctx", uid: str) -> Path:
+def path_for(ctx: ServiceContext, uid: str) -> Path:
     return ctx.ws.evidence_dir / f"{uid}.yaml"
 
 
@@ -123,7 +123,7 @@ def _write(path: Path, data: dict[str, Any]) -> str:
     return _file_stamp(path.stat())
 
 
-def _read(ctx: "Ctx", path: Path) -> Any:
+def _read(ctx: ServiceContext, path: Path) -> Any:
     rel = ctx.ws.rel(path)
     if path.stat().st_size > MAX_FILE_BYTES:
         raise BadInput(f"an evidence file over {MAX_FILE_BYTES // 1024} KiB is not one optlog wrote", file=rel)
@@ -140,12 +140,12 @@ def _read(ctx: "Ctx", path: Path) -> Any:
 # ---------------------------------------------------------------- export
 
 
-def _runs(ctx: "Ctx", run_ids: list[int]) -> list[tuple[Any, dict[str, Any], dict[str, float]]]:
+def _runs(ctx: ServiceContext, run_ids: list[int]) -> list[tuple[Any, dict[str, Any], dict[str, float]]]:
     with ctx.db.read() as s:
         return runs_by_id(s, run_ids)
 
 
-def export(ctx: "Ctx", run_ids: set[int] | list[int], known: dict[int, str] | None = None) -> list[Path]:
+def export(ctx: ServiceContext, run_ids: set[int] | list[int], known: dict[int, str] | None = None) -> list[Path]:
     """Write the evidence file of each run that has none yet; returns the files written.
     `known`: uids by run id already read (else one query). The caller commits the files with the
     verdict that uses them."""
@@ -167,7 +167,7 @@ def export(ctx: "Ctx", run_ids: set[int] | list[int], known: dict[int, str] | No
     return written
 
 
-def mark_invalidated(ctx: "Ctx", run_id: int) -> Path:
+def mark_invalidated(ctx: ServiceContext, run_id: int) -> Path:
     """Write the run's invalidation into its evidence file (creating the file if it has none)."""
     [(r, lab, met)] = _runs(ctx, [run_id])
     p = path_for(ctx, r.uid)
@@ -187,7 +187,7 @@ def _set_stamps(db: "Database", stamps: dict[int, str]) -> None:
 # ---------------------------------------------------------------- import
 
 
-def import_changed(ctx: "Ctx", db: "Database") -> int:
+def import_changed(ctx: ServiceContext, db: "Database") -> int:
     """Import evidence files this database has not read (cheap when `runs/evidence/` is unchanged:
     one stat and one indexed query). Returns how many runs were added or updated."""
 
@@ -235,6 +235,8 @@ def _import_docs(db: "Database", docs: list[tuple[Any, str]]) -> int:
                        started_at=doc.started_at, finished_at=doc.finished_at, exit_code=doc.exit_code,
                        invalidated=doc.invalidated, invalid_reason=doc.invalid_reason, evidence_stamp=st,
                        raw=redact({"evidence_file": f"runs/evidence/{doc.uid}.yaml", "origin_number": doc.number,
+                                   # the launch it was measured in there: its cycles pair runs (core.verdict)
+                                   **({"origin_launch": doc.launch} if doc.launch is not None else {}),
                                    **({"environment_sha256": doc.environment_sha256} if doc.environment_sha256 else {})}),
                        **extra)
             changed += 1
@@ -246,7 +248,7 @@ def _import_docs(db: "Database", docs: list[tuple[Any, str]]) -> int:
 # ---------------------------------------------------------------- missing evidence
 
 
-def missing_runs(ctx: "Ctx", verdicts: dict[str, Any]) -> dict[str, list[Any]]:
+def missing_runs(ctx: ServiceContext, verdicts: dict[str, Any]) -> dict[str, list[Any]]:
     """For each hypothesis' last verdict (by id), the runs it used that this database does not have
     (by uid where the verdict names them, else by number); only hypotheses with some missing.
 
@@ -281,7 +283,7 @@ def missing_runs(ctx: "Ctx", verdicts: dict[str, Any]) -> dict[str, list[Any]]:
     return out
 
 
-def uids_of(ctx: "Ctx", run_ids: list[int]) -> list[str]:
+def uids_of(ctx: ServiceContext, run_ids: list[int]) -> list[str]:
     """The uids of `run_ids`, in the same order."""
     if not run_ids:
         return []
@@ -294,7 +296,7 @@ def uids_of(ctx: "Ctx", run_ids: list[int]) -> list[str]:
 # ---------------------------------------------------------------- committing
 
 
-def pending(ctx: "Ctx") -> list[str]:
+def pending(ctx: ServiceContext) -> list[str]:
     """Evidence files that differ from HEAD (written, not committed: a commit that failed)."""
 
     d = ctx.ws.evidence_dir
@@ -313,7 +315,7 @@ def pending(ctx: "Ctx") -> list[str]:
     return out
 
 
-def commit_pending(ctx: "Ctx") -> str | None:
+def commit_pending(ctx: ServiceContext) -> str | None:
     """Commit every evidence file not committed yet (event `evidence`); the sha, or None."""
 
     with workspace_lock(ctx.ws):

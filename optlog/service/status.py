@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from optlog.core.shape import fit
+from optlog.core.statuses import told_apart
 from optlog.core.todos import open_first
 from optlog.service import documents, hypotheses, todos
 from optlog.service.context import Ctx
@@ -74,7 +75,8 @@ def status(ctx: Ctx, *, docs: dict[str, Any] | None = None, all_todos: list[dict
             n_open += 1
             if len(open_h) < OPEN_CAP:
                 open_h.append({"id": d.id, "title": _clip(d.title, 60), "status": st,
-                               "predictions": [{"id": p.id, "status": p.status} for p in d.predictions[:3]]})
+                               "predictions": [{"id": p.id, "status": p.status, **({"post_hoc": True} if p.post_hoc else {})}
+                                               for p in d.predictions[:3]]})
         ev = runs["newest"].get(d.id)
         if d.predictions and ev and ev > last_at.get(d.id, "") and not d.override:
             due.append({"id": d.id, "evidence_at": ev, "verdict_at": last_at.get(d.id)})
@@ -96,7 +98,7 @@ def status(ctx: Ctx, *, docs: dict[str, Any] | None = None, all_todos: list[dict
         "launches": runs["launches"],
         "verdict_due": due[:DUE_CAP],
         "verdict_due_total": len(due),
-        "latest_verdicts": [{**v, "summary": _clip(v["summary"], 80)} for v in latest[:3]],
+        "latest_verdicts": [{**v, "summary": _clip(v["summary"], 80)} for v in latest[:3]],  # post_hoc: core.posthoc
         "todos": shown,
         "todos_total": len(active),
         "invalidations": {"total": runs["invalid_total"], "latest": runs["invalid"]},
@@ -134,6 +136,21 @@ def _loop_facts(ctx: Ctx) -> tuple[set[str], str | None]:
         return planned_for(c), list_owner(c)
 
 
+def _undecided_rival(docs: dict[str, Any]) -> tuple[str, str] | None:
+    """The newest hypothesis with predictions whose rival (or pivot parent) the evidence has not told
+    apart from it (core.statuses.told_apart: both confirmed is not told apart), with that other."""
+    for d in sorted(docs.values(), key=lambda d: (d.created or "", d.id), reverse=True):
+        st = d.effective_status()
+        if not d.predictions or st == "falsified":
+            continue
+        others = [*d.rivals, *([d.parent] if d.parent else []), *(x.id for x in docs.values() if d.id in x.rivals)]
+        for oid in others:
+            o = docs.get(oid)
+            if o is not None and o.predictions and not told_apart(st, o.effective_status()):
+                return d.id, o.id
+    return None
+
+
 def _next(docs: dict[str, Any], runs: dict[str, Any], due: list[dict[str, Any]],
           active: list[dict[str, Any]], planned: set[str] | None = None,
           todo_owner: str | None = None) -> list[dict[str, Any]]:
@@ -160,6 +177,10 @@ def _next(docs: dict[str, Any], runs: dict[str, Any], due: list[dict[str, Any]],
             out.append({"call": "hypothesis_add", "arguments": {"title": "…", "parent": d.id},
                         "why": f"{d.id} is falsified: pivot to what the evidence points at"})
             break
+    undecided = _undecided_rival(docs)
+    if undecided:
+        out.append({"call": "next", "arguments": {"id": undecided[0]},
+                    "why": f"{undecided[0]} and {undecided[1]} are not told apart yet: name the experiment that would"})
     for d in decided:
         if d.id not in (planned or set()):
             need = d.id if d.effective_status() == "confirmed" else f"{d.id}=falsified"

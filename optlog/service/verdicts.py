@@ -13,17 +13,22 @@ used the run is re-evaluated and its new verdict committed with the reason.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from optlog.core import comparable as C
 from optlog.core import expr as E
 from optlog.core import labels as L
+from optlog.core import loadshare as LS
+from optlog.core import posthoc as PH
 from optlog.core import verdict as V
 from optlog.core.hypothesis import HypothesisDoc, Prediction, Verdict
 from optlog.core.timeutil import now_iso
 from optlog.core.verdict import run_matches
-from optlog.errors import BadInput, NotFound, not_found
+from optlog.errors import BadInput, NotFound, no_space, not_found, out_of_space
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
 from optlog.service import evidence, hypotheses, runfiles
@@ -33,6 +38,7 @@ from optlog.service.diagnoses import describe, reads_diagnosis, refresh
 from optlog.service.evidence import live_hypotheses
 from optlog.service.launch import parse_ref
 from optlog.store import launchrows, runrows
+from optlog.store.db import decision_lock
 from optlog.store.lock import workspace_lock
 from optlog.store.runrows import add_links, counting_evidence, linked_runs, runs_of_launch, saved_id
 from optlog.yamlio import dump, parse_text, read_text, write_atomic
@@ -51,7 +57,7 @@ INVALIDATED_FILE = "runs/invalidated.yaml"
 def load_evidence(ctx: Ctx, metric_names: set[str]) -> Evidence:
     """Runs that count (succeeded, not invalidated) with their labels and the named metrics."""
 
-    return counting_evidence(ctx.db, metric_names)
+    return counting_evidence(ctx.db, metric_names | set(LS.COMPARED))  # load: said when groups differ
 
 
 def _metric_names(preds: list[Prediction]) -> set[str]:
@@ -70,6 +76,9 @@ def _metric_names(preds: list[Prediction]) -> set[str]:
     return out
 
 
+metric_names = _metric_names  # public: service.nextexp loads the same metrics
+
+
 def evaluate_predictions(ctx: Ctx, preds: list[Prediction], ev: Any = None) -> dict[str, dict[str, Any]]:
     if ev is None:
         ev = load_evidence(ctx, _metric_names(preds))
@@ -86,12 +95,20 @@ def _strip(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if k not in VOLATILE}
 
 
-def _summary(status: str, preds: list[dict[str, Any]]) -> str:
+def _summary(status: str, preds: list[dict[str, Any]], rests: list[str] | None = None) -> str:
+    """One line for the hypothesis; led by the post-hoc predictions its status rests on (core.posthoc)."""
     if not preds:
         return f"{status}: no predictions"
     if len(preds) == 1:
         return preds[0]["explanation"]
-    return f"{status}: " + " | ".join(f"{p['id']} {p['explanation']}" for p in preds)
+    lead = PH.hypothesis_words(status, rests or []) or status
+    return f"{lead}: " + " | ".join(f"{p['id']} {p['explanation']}" for p in preds)
+
+
+def _marked(preds: list[Prediction], res: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The engine's results with each prediction's pre-registration mark (core.posthoc) in its
+    record and explanation: the engine judges, this says how the claim was written."""
+    return {p.id: PH.decorate(res[p.id], p.post_hoc) for p in preds if p.id in res}
 
 
 # ---------------------------------------------------------------- evaluate
@@ -101,8 +118,17 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
              event: str = "verdict", cause: str | None = None, trailers: dict[str, str] | None = None) -> dict[str, Any]:
     """Judge the predictions of one hypothesis (`hid`), of `hids`, or of all (`all`, or nothing given).
 
-    Returns `{"results": [...], "warnings": [...], "committed": N}` (DESIGN §7 verdict --json)."""
+    Judged and committed under the decision lock (`store.db.decision_lock`): no evidence changes
+    between reading it and committing the judgement, and a second verdict running at the same time
+    waits, then finds nothing new to commit (idempotent under concurrency).
 
+    Returns `{"results": [...], "warnings": [...], "committed": N}` (DESIGN §7 verdict --json)."""
+    with decision_lock(ctx.ws, ctx.db):
+        return _evaluate(ctx, hid, hids=hids, event=event, cause=cause, trailers=trailers)
+
+
+def _evaluate(ctx: Ctx, hid: str | None, *, hids: list[str] | None, event: str, cause: str | None,
+              trailers: dict[str, str] | None) -> dict[str, Any]:
     docs = hypotheses.sync(ctx)
     if event == "verdict":
         # one diagnosis from known ceilings: stored ones made with other ceilings are redone first
@@ -130,7 +156,7 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
     # a verdict whose runs are not in this database is kept, never re-judged into `untested`
     kept = runfiles.missing_runs(ctx, {h: docs[h].verdicts[-1] for h in targets if docs[h].verdicts})
     preds = [p for h in targets if h not in kept for p in docs[h].predictions]
-    res = V.evaluate(preds, ev, ceil, cached) if preds and ev is not None else {}
+    res = _marked(preds, V.evaluate(preds, ev, ceil, cached)) if preds and ev is not None else {}
     uids = ev.uids if ev is not None else {}
     live = _live(ctx, targets)
 
@@ -147,6 +173,7 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
             continue
         pres = [res[p.id] for p in doc.predictions]
         auto = V.hypothesis_status([p["status"] for p in pres], h in live)
+        rests = PH.rests_on(auto, pres)
         warnings: list[str] = []
         for rid in hypotheses.rivals_of(docs, h):
             for p, q in V.rival_overlaps(doc.predictions, docs[rid].predictions, ceil):
@@ -157,8 +184,10 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
                     seen_pairs.add(pair)
                     all_warnings.append(msg)
         runs = sorted({r for p in pres for r in p["runs"]})
-        entry: dict[str, Any] = {"at": now_iso(), "by": ctx.actor, "status": auto, "summary": _summary(auto, pres),
-                                 "predictions": pres, "runs": runs}
+        entry: dict[str, Any] = {"at": now_iso(), "by": ctx.actor, "status": auto,
+                                 "summary": _summary(auto, pres, rests), "predictions": pres, "runs": runs}
+        if rests:
+            entry["post_hoc"] = rests  # the status rests on predictions written after their runs
         if runs:
             entry["run_uids"] = [uids.get(r, "") for r in runs]
         # the evidence this verdict rests on: every run its predictions could use
@@ -183,7 +212,8 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
                     if p.id in statuses:
                         p.status = statuses[p.id]  # type: ignore[assignment]
                 d.auto_status = auto  # type: ignore[assignment]
-                d.verdicts.append(Verdict.model_validate(entry))
+                if not (d.verdicts and _strip(d.verdicts[-1].model_dump(mode="json")) == _strip(entry)):
+                    d.verdicts.append(Verdict.model_validate(entry))  # never the same judgement twice in a row
                 d.status = d.override.status if d.override else auto  # type: ignore[assignment]
 
             subject = f"optlog: {h} → {auto}"
@@ -204,6 +234,7 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
             "override": doc.override.model_dump(mode="json") if doc.override else None,
             "changed": changed,
             "summary": entry["summary"],
+            "post_hoc": rests,
             "predictions": [_public(p) for p in pres],
             "warnings": warnings,
         }
@@ -233,7 +264,8 @@ def _kept(ctx: Ctx, doc: HypothesisDoc, gone: list[Any]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "hypothesis": doc.id, "status": doc.effective_status(), "auto_status": doc.auto_status,
         "override": doc.override.model_dump(mode="json") if doc.override else None, "changed": False,
-        "summary": last.summary, "predictions": list(last.predictions), "warnings": [], "kept": why,
+        "summary": last.summary, "post_hoc": list(getattr(last, "post_hoc", None) or []),
+        "predictions": list(last.predictions), "warnings": [], "kept": why,
     }
     return out
 
@@ -246,7 +278,10 @@ def _public(p: dict[str, Any]) -> dict[str, Any]:
                       "threshold": lv.get("threshold"), "p": lv.get("p"),
                       "outcome": lv.get("outcome"), "reason": lv.get("reason"), "method": lv.get("method"),
                       "runs": lv.get("runs", {}), **({"tests": lv["tests"]} if "tests" in lv else {}),
-                      **({"geo": lv["geo"]} if lv.get("geo") else {})}
+                      **({"geo": lv["geo"]} if lv.get("geo") else {}),
+                      # how it was estimated (DESIGN §5): region, design, pairs, confidence, a fit, drift
+                      **{k: lv[k] for k in ("region", "design", "confidence", "pairs", "paired_by", "fit", "drift")
+                         if lv.get(k) is not None}}
                      for lv in p["levels"]]
     return out
 
@@ -319,6 +354,13 @@ def invalidate_many(ctx: Ctx, refs: list[str], why: str) -> dict[str, Any]:
     if not why or not why.strip():
         raise BadInput("say why the run is invalid: --why TEXT", field="--why")
     why = why.strip()
+    # under the decision lock from the first read to the re-judgement: no verdict judges between
+    # the flag and its commit, and two invalidations of one run record it once
+    with decision_lock(ctx.ws, ctx.db):
+        return _invalidate_many(ctx, refs, why)
+
+
+def _invalidate_many(ctx: Ctx, refs: list[str], why: str) -> dict[str, Any]:
     rows = _resolve_runs(ctx, [str(x) for x in refs])
     already = [r for r in rows if r.invalidated]
     todo = [r for r in rows if not r.invalidated]
@@ -347,7 +389,7 @@ def invalidate_many(ctx: Ctx, refs: list[str], why: str) -> dict[str, Any]:
 
     path = ctx.ws.root / INVALIDATED_FILE
     id_list = ",".join(str(r.id) for r in todo)
-    with workspace_lock(ctx.ws):
+    with workspace_lock(ctx.ws), _put_back_on_failure(ctx, [path, *(runfiles.path_for(ctx, r.uid) for r in todo)]):
         data: dict[str, Any] = {}
         if path.is_file():
             data = parse_text(read_text(path, INVALIDATED_FILE), INVALIDATED_FILE) or {}
@@ -374,6 +416,29 @@ def invalidate_many(ctx: Ctx, refs: list[str], why: str) -> dict[str, Any]:
                 for x in res["results"] if x["changed"]]
     return {**base, "changed": True, "reason": why, "affected": affected, "rejudged": rejudged,
             "status_changes": [c for c in rejudged if c["from"] != c["to"]], "results": res["results"]}
+
+
+@contextmanager
+def _put_back_on_failure(ctx: Ctx, paths: list[Path]) -> Iterator[None]:
+    """Files as they were before the block if it fails (the register and the runs' evidence files
+    of an invalidation whose commit failed: the database's flag is rolled back with them, so
+    nothing is left that looks decided); a full disk is said as such, with what was put back."""
+    before = {p: p.read_bytes() if p.is_file() else None for p in paths}
+    try:
+        yield
+    except BaseException as e:
+        for p, data in before.items():
+            try:
+                if data is None:
+                    p.unlink(missing_ok=True)
+                elif not p.is_file() or p.read_bytes() != data:
+                    write_atomic(p, data.decode("utf-8"))
+            except OSError:
+                pass
+        if isinstance(e, Exception) and out_of_space(e, ctx.ws.root):
+            raise no_space(ctx.ws.root, f"{', '.join(ctx.ws.rel(p) for p in paths)} put back as they were; nothing "
+                           "was flagged or committed") from None
+        raise
 
 
 # ---------------------------------------------------------------- diff
@@ -451,7 +516,9 @@ def brief(res: dict[str, Any]) -> documents.VerdictDoc:
     return cast(documents.VerdictDoc, {
         "results": [{"hypothesis": r["hypothesis"], "status": r["status"], "auto_status": r["auto_status"],
                      "changed": r["changed"], **({"disagreement": r["disagreement"]} if r.get("disagreement") else {}),
-                     "predictions": [{"id": p["id"], "status": p["status"], "line": p.get("explanation")}
+                     **({"post_hoc": r["post_hoc"]} if r.get("post_hoc") else {}),
+                     "predictions": [{"id": p["id"], "status": p["status"], "line": p.get("explanation"),
+                                      **({"post_hoc": p["post_hoc"]} if p.get("post_hoc") else {})}
                                      for p in r["predictions"]]}
                     for r in res["results"]],
         "warnings": res["warnings"][:5],

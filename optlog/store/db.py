@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import tempfile
+import threading
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,8 +27,9 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.exc import DatabaseError
 
-from optlog.errors import BadInput
+from optlog.errors import BadInput, no_space, out_of_space
 from optlog.paths import Workspace
+from optlog.store.lock import workspace_lock
 from optlog.store.migrate import ensure_schema
 
 if TYPE_CHECKING:
@@ -104,6 +106,35 @@ def _pick_schema(url: str, identity: str) -> str:
         eng.dispose()
 
 
+def legacy_owner(url: str) -> str | None:
+    """The identity that already claimed the tables of a workspace from before identities on a
+    shared database (PostgreSQL's `public` schema, or a shared SQLite file), or None: what a second
+    clone of that workspace adopts on its upgrade, so the team stays one workspace."""
+    if url.startswith("sqlite"):
+        path = _sqlite_path(url)
+        if path is None or not path.is_file():
+            return None
+        try:
+            lite = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            try:
+                row = lite.execute("SELECT value FROM sync_stamp WHERE key = ?", (OWNER_KEY,)).fetchone()
+            finally:
+                lite.close()
+        except sqlite3.DatabaseError:
+            return None  # no table yet, or not optlog's file: opening it says so
+        return str(row[0]) if row else None
+    eng = engine_for(url)
+    try:
+        with eng.connect() as c:
+            if c.exec_driver_sql("SELECT to_regclass('public.sync_stamp')").scalar() is None:
+                return None
+            owner = c.exec_driver_sql("SELECT value FROM public.sync_stamp WHERE key = %(k)s",
+                                      {"k": OWNER_KEY}).scalar()
+            return str(owner) if owner else None
+    finally:
+        eng.dispose()
+
+
 def workspace_engine(ws: Workspace) -> Engine:
     """An engine on the workspace's own tables (its schema on PostgreSQL), for tools and tests that
     read the database directly; no migration is run."""
@@ -173,6 +204,8 @@ def _refuse_foreign(path: Path) -> None:
         finally:
             c.close()
     except sqlite3.DatabaseError as e:
+        if out_of_space(e, path):  # no room for the shared memory file: the database is fine
+            raise no_space(path.parent, "nothing was written") from None
         raise bad_database(str(path), f"cannot be read ({e})") from None
     if names and "alembic_version" not in names and "hypothesis" not in names:
         shown = ", ".join(sorted(names)[:5])
@@ -204,10 +237,15 @@ class Database:
         # writers of one workspace take turns; other workspaces on the server do not wait on them
         self.write_lock_key = WRITE_LOCK_KEY ^ (zlib.crc32(self.schema.encode()) if self.schema else 0)
         self._write_engine_: Engine | None = None
+        # the connection of this thread's open write transaction (see `write`): nested writes and
+        # reads of the same thread go through it instead of waiting on the lock it holds
+        self._held = threading.local()
         try:
             ensure_schema(self.engine)
         except DatabaseError as e:
             self.engine.dispose()
+            if out_of_space(e, path):  # SQLite could not make its shared memory or journal: not a bad file
+                raise no_space(path.parent if path else self.url, "nothing was written") from None
             raise bad_database(str(path or self.url), f"cannot be read ({getattr(e, 'orig', e)})") from None
         self._claim()
 
@@ -238,30 +276,57 @@ class Database:
             self._write_engine_ = self.engine.execution_options(**{WRITE_OPTION: True})
         return self._write_engine_
 
+    def _held_conn(self) -> Connection | None:
+        return getattr(self._held, "conn", None)
+
     @contextmanager
     def read(self) -> Iterator["Session"]:
         from sqlmodel import Session  # deferred: the ORM; ORM-free reads (todo list) skip it
 
+        held = self._held_conn()
+        if held is not None:  # inside this thread's write: read what it wrote (a savepoint, rolled back)
+            with Session(bind=held, expire_on_commit=False, join_transaction_mode="create_savepoint") as s:
+                yield s
+            return
         with Session(self.engine, expire_on_commit=False) as s:
             yield s
 
     @contextmanager
     def write(self) -> Iterator["Session"]:
-        """A write transaction: serialised with other writers, bumps the change counter, commits."""
+        """A write transaction: serialised with other writers, bumps the change counter, commits.
+
+        Re-entrant within a thread: a write opened inside another (a verdict that holds the write
+        lock while it judges and commits, see `exclusive`) is a savepoint of the outer one, which
+        commits it; it neither waits on the lock its own thread holds nor sees a stale snapshot."""
         from sqlmodel import Session  # deferred: the ORM; ORM-free reads (todo list) skip it
 
+        held = self._held_conn()
+        if held is not None:
+            with Session(bind=held, expire_on_commit=False, join_transaction_mode="create_savepoint") as s:
+                yield s
+                s.commit()  # releases the savepoint; the outer transaction commits it all
+            return
         with Session(self._write_engine, expire_on_commit=False) as s:
             if not self.is_sqlite:
                 s.exec(text("SELECT pg_advisory_xact_lock(:k)").bindparams(k=self.write_lock_key))  # type: ignore[call-overload]
-            yield s
-            s.exec(text("UPDATE change_counter SET n = n + 1 WHERE id = 1"))  # type: ignore[call-overload]
-            if not self.is_sqlite:
-                s.exec(text("NOTIFY optlog_change"))  # type: ignore[call-overload]
-            s.commit()
+            self._held.conn = s.connection()
+            try:
+                yield s
+                s.exec(text("UPDATE change_counter SET n = n + 1 WHERE id = 1"))  # type: ignore[call-overload]
+                if not self.is_sqlite:
+                    s.exec(text("NOTIFY optlog_change"))  # type: ignore[call-overload]
+                s.commit()
+            finally:
+                self._held.conn = None
 
     @contextmanager
     def connect(self) -> Iterator[Connection]:
-        """A Core connection in a read transaction: for hot read paths that skip the ORM."""
+        """A Core connection in a read transaction: for hot read paths that skip the ORM (inside
+        this thread's write transaction: that transaction's connection, so it reads what it wrote)."""
+        held = self._held_conn()
+        if held is not None:
+            yield held
+            return
         with self.engine.connect() as c:
             yield c
 
@@ -280,6 +345,20 @@ def exclusive(db: Database) -> Iterator[None]:
     its first statement; on PostgreSQL it is the advisory lock of `write`, across hosts)."""
     with db.write() as s:
         s.connection().execute(text("UPDATE change_counter SET n = n WHERE id = 1"))
+        yield
+
+
+@contextmanager
+def decision_lock(ws: Workspace, db: Database) -> Iterator[None]:
+    """What a judgement is made and committed under: the workspace lock (every write of a
+    hypothesis file — prediction add/edit, override — and every commit of this clone) and the
+    database's write lock from the start (every write that changes what counts as evidence: a run
+    recorded, imported or finished by a launch, an invalidation, a launch queued; on PostgreSQL
+    across every clone and host that shares the database). So a verdict is judged on the evidence
+    as it is when it is committed: a concurrent writer waits for it, or it waits for the writer.
+
+    Always the workspace lock first, then the database's: never the other way round."""
+    with workspace_lock(ws), exclusive(db):
         yield
 
 

@@ -1,7 +1,8 @@
 """The workspace write lock: one optlog writer of files (and git) at a time, across processes.
+(The decision lock, this one together with the database's write lock, is `store.db.decision_lock`.)
 
-Re-entrant within a process (one lock object per path), so a service verb that calls another
-does not deadlock on itself.
+Re-entrant within a thread (one lock object per path), so a service verb that calls another does
+not deadlock on itself.
 """
 
 from __future__ import annotations

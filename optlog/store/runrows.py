@@ -202,8 +202,15 @@ def counting_evidence(db: Database, metric_names: set[str]) -> Evidence:
             return cur.fetchall()
 
         uids: dict[int, str] = {}
-        for rid, uid in rows("SELECT id, uid FROM run WHERE status = 'succeeded' AND NOT invalidated"):
-            runs[rid] = RunRow(rid, {}, {})
+        # launch and repeat (a launch cycle) and start/end: the design a verdict judges (paired cycles,
+        # separate time blocks); a run imported from another clone keeps its launch in `raw`
+        origin = ("CASE WHEN launch_id IS NULL THEN json_extract(raw, '$.origin_launch') END" if db.is_sqlite
+                  else "CASE WHEN launch_id IS NULL THEN (raw ->> 'origin_launch')::int END")
+        for rid, uid, launch, rep, t0, t1, olaunch in rows(
+                f"SELECT id, uid, launch_id, repeat, started_at, finished_at, {origin} FROM run "
+                "WHERE status = 'succeeded' AND NOT invalidated"):
+            runs[rid] = RunRow(rid, {}, {}, launch=launch if launch is not None else olaunch, repeat=rep or 0,
+                               t0=t0, t1=t1)
             uids[rid] = uid
         if runs:
             for rid, k, v, num in rows("SELECT run_id, key, value, num FROM run_label"):
@@ -416,3 +423,37 @@ def count_runs(c: Connection, statuses: Sequence[str] | None = None) -> int:
         q = text("SELECT COUNT(*) FROM run WHERE status IN :st").bindparams(bindparam("st", expanding=True))
         return int(c.execute(q, {"st": list(statuses)}).scalar() or 0)
     return int(c.execute(text("SELECT COUNT(*) FROM run")).scalar() or 0)
+
+
+def report_rows(db: Database) -> list[dict[str, Any]]:
+    """Every run with labels and metrics (the report's input), read as plain rows through the
+    driver's own cursor: for 10,000 runs (100,000+ label and metric rows) SQLAlchemy's per-row result machinery cost more
+    than the query (bench/report_bench.py). Plain SQL without parameters: the same text on SQLite
+    and PostgreSQL."""
+    with db.read() as s:
+        cur = s.connection().connection.cursor()  # the DBAPI connection under this transaction
+        try:
+            cur.execute("SELECT id, status, created_at, invalidated, invalid_reason, hypothesis_id, note "
+                        "FROM run ORDER BY id")
+            rows = cur.fetchall()
+            labels: dict[int, dict[str, Any]] = {r[0]: {} for r in rows}
+            metrics: dict[int, dict[str, float]] = {r[0]: {} for r in rows}
+            cur.execute("SELECT run_id, key, value FROM run_label")
+            for rid, key, value in cur.fetchall():
+                d = labels.get(rid)
+                if d is not None:
+                    d[key] = value  # canonical text: what selection compares and a reader sees
+            cur.execute("SELECT run_id, name, value FROM metric")
+            for rid, name, value in cur.fetchall():
+                d2 = metrics.get(rid)
+                if d2 is not None:
+                    d2[name] = value
+        finally:
+            cur.close()
+    out = []
+    for rid, status, created, inval, reason, hyp, note in rows:
+        lab = labels[rid]
+        out.append({"id": rid, "status": status, "created_at": created, "invalidated": bool(inval),
+                    "invalid_reason": reason, "hypothesis": hyp, "note": note,
+                    "labels": dict(sorted(lab.items())), "metrics": metrics[rid]})
+    return out

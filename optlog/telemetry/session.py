@@ -32,6 +32,7 @@ from typing import Any
 from optlog.core import modelfacts as MF
 from optlog.core.diagnosis import diagnose
 from optlog.core.windows import join_windows
+from optlog.needs import ServiceContext
 from optlog.store.runrows import labels_metrics
 from optlog.telemetry import prometheus as prom
 from optlog.telemetry import smi
@@ -40,7 +41,7 @@ from optlog.telemetry.store import columns, write_columns, write_samples
 from optlog.telemetry.summary import energy_metrics, steady, summarize
 
 
-def open_session(ctx: Any, *, launch_id: int | None, settings: dict[str, Any] | None, env: dict[str, str] | None,
+def open_session(ctx: ServiceContext, *, launch_id: int | None, settings: dict[str, Any] | None, env: dict[str, str] | None,
                  executor: Any = None) -> "TelemetrySession | None":
     st = dict(settings or {})
     if st.get("enabled") is False:
@@ -49,7 +50,7 @@ def open_session(ctx: Any, *, launch_id: int | None, settings: dict[str, Any] | 
 
 
 class TelemetrySession:
-    def __init__(self, ctx: Any, launch_id: int | None, settings: dict[str, Any], env: dict[str, str],
+    def __init__(self, ctx: ServiceContext, launch_id: int | None, settings: dict[str, Any], env: dict[str, str],
                  executor: Any) -> None:
         self.ctx = ctx
         self.launch_id = launch_id
@@ -335,6 +336,9 @@ class TelemetrySession:
             out.update(summarize(cols, t0, now, self.warmup_s))
             out["telemetry_window_s"] = now - t0
             out.update(_steady(cols, windows, t0, now))
+            if self.sampler is not None and any(k in out for k in ("tensor_active", "dram_bw_util", "sm_active")):
+                # how finely GPM resolved this point: a reading averages over its whole window
+                out["telemetry_gpm_interval_s"] = float(self.settings.get("gpm_interval_s") or 10.0)
             energy = None
             if energy1 is not None and p["energy0"] is not None:
                 energy = sum(energy1[k] - p["energy0"].get(k, energy1[k]) for k in energy1)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from optlog.core.diagnosis import diagnose, same, stored
 from optlog.core.numfmt import fmt_num, fmt_seconds
+from optlog.needs import ServiceContext
 from optlog.store.runrows import labels_metrics
 from optlog.store.runrows import run as run_row
 from optlog.telemetry.fields import SUMMARISED, THROTTLE_BITS
@@ -199,7 +200,7 @@ PLOT_FIELDS = ("gpu_power_w", "tensor_active", "dram_bw_util")
 """Telemetry over time the TUI plots for a run (downsampled to about 200 points)."""
 
 
-def run_telemetry(ctx: Any, run_id: int, metrics: dict[str, float]) -> dict[str, Any]:
+def run_telemetry(ctx: ServiceContext, run_id: int, metrics: dict[str, float]) -> dict[str, Any]:
     """For `run show`: stored samples' sparklines, the summaries and the diagnosis."""
     import numpy as np  # deferred: numpy (~80 ms); `run record` imports the launcher, not the arrays
 

@@ -27,7 +27,9 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Log, Static, TabbedContent, TabPane, Tree
 
+from optlog.core import posthoc as PH
 from optlog.core import runtable as RT
+from optlog.core import text as TX
 from optlog.core.expr import ExprError
 from optlog.core.labels import parse_pairs
 from optlog.core.numfmt import fmt_count, fmt_num, fmt_ratio
@@ -107,6 +109,7 @@ class OptlogApp(App[None]):
         Binding("space", "advance_todo", "Advance todo", show=False),
         Binding("x", "cancel_todo", "Cancel todo", show=False),
         Binding("v", "verdict", "Verdict"),
+        Binding("N", "next_experiment", "Next experiment", show=False),
         Binding("o", "override", "Override"),
         Binding("i", "invalidate", "Invalidate run", show=False),
         Binding("l", "launch", "Launch"),
@@ -185,7 +188,7 @@ class OptlogApp(App[None]):
         try:
             name = self.ctx.config.name
             self.call_from_thread(setattr, self, "sub_title", name)  # the workspace name
-            self.ctx.db  # noqa: B018
+            self.ctx.open()  # the database, identity, recovery and committed evidence (Ctx.open)
             from optlog.service import dashboard, hypotheses, todos  # noqa: F401 # deferred: the service layer (~0.6 s) after the first frame
         except Exception:  # noqa: BLE001 - the first load reports it
             pass
@@ -199,6 +202,10 @@ class OptlogApp(App[None]):
         self._warm.start()
         self.reload()
         self.set_interval(self.poll_s, self.poll)
+
+    def notify(self, message: str, *args: Any, **kw: Any) -> None:
+        """Every notification passes the output rule (an error's text may quote data)."""
+        super().notify(TX.shown(str(message)), *args, **kw)
 
     def _notice(self, text: str) -> None:
         """Narration from the service layer, from whichever thread it came."""
@@ -269,7 +276,7 @@ class OptlogApp(App[None]):
     def _show_hyps_quick(self, roots: list[dict[str, Any]]) -> None:
         if self._full_started:
             return  # the full load won the race
-        self._paint_tree(roots)
+        self._paint_tree(TX.shown_tree(roots))
         self.call_after_refresh(self._start_full)
 
     # ------------------------------------------------------------------ workers
@@ -384,7 +391,9 @@ class OptlogApp(App[None]):
     def on_optlog_app_loaded(self, msg: "OptlogApp.Loaded") -> None:
         try:
             with self.batch_update():
-                getattr(self, f"_show_{msg.what.replace('-', '_')}")(msg.data)
+                # the output rule: every string the app shows passes `shown` (no ESC, OSC 52 or bidi
+                # override from a run's labels, a commit or a file reaches the terminal)
+                getattr(self, f"_show_{msg.what.replace('-', '_')}")(TX.shown_tree(msg.data))
         except NoMatches:  # a load that finished while the app was closing
             pass
 
@@ -1031,6 +1040,26 @@ class OptlogApp(App[None]):
 
         self.run_service(lambda c: V.evaluate(c, all=True), then=summary)
 
+    def action_next_experiment(self) -> None:
+        """`optlog next` for the selected hypothesis (all pairs without one): the best candidate of
+        each pair, and the spec it wrote (service.nextexp; nothing is launched)."""
+        from optlog.service import nextexp as NX  # deferred: the service layer (~0.6 s) after the first frame
+
+        hid = self.selected_hyp
+
+        def summary(res: dict[str, Any]) -> None:
+            lines = []
+            for e in res.get("pairs", []):
+                c = e["candidates"][0] if e["candidates"] else None
+                lines.append(f"{e['hypothesis']} vs {e['other']}: {e['state']}"
+                             + (f"; vary {c['axis']} to {', '.join(map(str, c['levels']))}" if c else "")
+                             + (f"; wrote {e['spec']}" if e.get("spec") else "")
+                             + ("; missing: " + "; ".join(e["missing"][:2]) if e.get("missing") else ""))
+            self.notify("\n".join(lines) or res.get("note") or "no rival or parent to tell apart",
+                        title="next experiment", timeout=12)
+
+        self.run_service(lambda c: NX.analyse(c, hid), then=summary)
+
     def action_override(self) -> None:
         from optlog.service import hypotheses as H  # deferred: the service layer (~0.6 s) after the first frame
 
@@ -1384,6 +1413,9 @@ def _hyp_renderable(h: dict[str, Any]) -> Any:
     parts += [head, Text(h["title"], style="italic")]
     if h.get("disagreement"):
         parts.append(Text(h["disagreement"], style="yellow"))
+    last = (h.get("verdict_details") or [None])[-1]
+    if last and last.get("post_hoc") and last.get("status") == h.get("auto_status", last.get("status")):
+        parts.append(Text(PH.hypothesis_words(str(last["status"]), list(last["post_hoc"])), style="yellow"))
     for k in ("statement", "rationale"):
         if h.get(k):
             parts.append(Text.assemble((f"{k}: ", "dim"), h[k]))
@@ -1401,6 +1433,8 @@ def _hyp_renderable(h: dict[str, Any]) -> Any:
                                    (p.get("status", "") + "  ", _status_style(p.get("status", ""))), p["expect"] + "  ",
                                    (f"[{p.get('metric')}]" if p.get("metric") else "", "dim")))
         levels = p.get("levels") or []
+        if p.get("post_hoc"):  # written after runs its groups select (core.posthoc): said above its reason
+            parts.append(Text("  " + PH.words(p["post_hoc"]), style="yellow"))
         if p.get("explanation"):
             parts.append(Text("  " + p["explanation"], style="dim"))
         if levels:

@@ -14,9 +14,9 @@ PLAN = "glb5improvement/glb5improvement-{:02d}.md"
 
 def _membound_falsified(ws):
     """'Decode GEMMs are memory-bound' predicts tensor pipes under 20 % busy; 5 runs show ~95 %."""
-    seed_runs(ws, repeats({"bench": "gemm", "m": 16}, "tensor_active", [94, 95, 96, 95, 94]))
     ws.cli("hyp", "add", "Decode GEMMs are memory-bound", "--id", "membound")
     ws.cli("predict", "membound", "--expect", "a.tensor_active < 20", "--metric", "tensor_active", "--a", "bench=gemm")
+    seed_runs(ws, repeats({"bench": "gemm", "m": 16}, "tensor_active", [94, 95, 96, 95, 94]))  # after: pre-registered
     assert ws.j("verdict", "membound")["results"][0]["status"] == "falsified"
 
 

@@ -111,12 +111,14 @@ def test_redaction_rules_by_name_shape_and_value():
         assert secret_name(k), k
     for k in ("max_tokens", "tokenizer", "author", "keyboard", "--max-tokens", "ssl_keyfile"):
         assert not secret_name(k), k
-    doc = {"env": {"HF_TOKEN": "hf_abcdef", "max_tokens": "128"}, "num_key_heads": 8, "key_map": {"a": "b"},
+    # (a config key max_tokens is kept; an environment variable named *TOKEN* is not: issue 34)
+    doc = {"env": {"HF_TOKEN": "hf_abcdef", "MAX_TOKENS": "128"}, "max_tokens": "128", "num_key_heads": 8, "key_map": {"a": "b"},
            "argv": ["srv", "--api-key", "sk-123456", "--token=tok-98765", "--port", "8000",
                     "https://bob:pw-55555@h/x", "https://ghp_tokentoken@github.com/x", "-H", "Authorization: Bearer abcdefgh"]}
     r = Redactor.of(doc)
     out = r.redact(doc)
-    assert out["env"] == {"HF_TOKEN": REDACTED, "max_tokens": "128"} and out["num_key_heads"] == 8
+    assert out["env"] == {"HF_TOKEN": REDACTED, "MAX_TOKENS": REDACTED} and out["num_key_heads"] == 8
+    assert out["max_tokens"] == "128"
     assert out["key_map"] == {"a": "b"}
     assert out["argv"] == ["srv", "--api-key", REDACTED, f"--token={REDACTED}", "--port", "8000",
                            f"https://bob:{REDACTED}@h/x", f"https://{REDACTED}@github.com/x", "-H", f"Authorization: {REDACTED}"]

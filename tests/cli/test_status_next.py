@@ -32,3 +32,21 @@ def test_next_proposes_the_pivot_then_a_plan_and_no_todo_set_on_a_todowrite_list
         # a list the agent keeps with optlog's own tools: todo_set is proposed
         ok(call("todo_write", {"todos": [{"content": "measure tp4", "status": "in_progress"}]}))
         assert any(c == "todo_set" for c, _ in _calls(ok(call("status", {}))))
+
+
+def test_next_proposes_optlog_next_while_rivals_are_undecided():
+    """Issue 36: a hypothesis with predictions whose rival (or pivot parent) is not told apart from it
+    → `next` for it; once one is confirmed and the other falsified, no more."""
+    from optlog.core.hypothesis import HypothesisDoc, Prediction
+    from optlog.service.status import _next
+
+    pred = Prediction(id="x.p1", expect="a > b", metric="m", a={"c": "1"}, b={"c": "2"})
+    mem = HypothesisDoc(id="memory-bound", title="Memory-bound", predictions=[pred], created="2026-01-01")
+    cmp_ = HypothesisDoc(id="compute-bound", title="Compute-bound", rivals=["memory-bound"], predictions=[pred],
+                         created="2026-01-02")
+    runs = {"launches": []}
+    calls = _next({"memory-bound": mem, "compute-bound": cmp_}, runs, [], [])
+    assert {"call": "next", "arguments": {"id": "compute-bound"},
+            "why": "compute-bound and memory-bound are not told apart yet: name the experiment that would"} in calls
+    mem.status, cmp_.status = "confirmed", "falsified"
+    assert not any(c["call"] == "next" for c in _next({"memory-bound": mem, "compute-bound": cmp_}, runs, [], []))

@@ -43,11 +43,15 @@ def test_scaled_expressions_show_the_tested_ratio_and_its_interval(ws):
         assert abs(lv["estimate"] - 1.0 / 20) < 1e-3 and lv["estimate"] == lv["ratio"]
         lo, hi = lv["ci"]
         assert lo < lv["estimate"] < hi and hi < 0.06, lv  # the interval of a/b, not of a/(0.05·b)
-        assert f"a/b = 0.05 vs {thr:.2f}" in lv["reason"] and "95% CI [" in lv["reason"]
-    assert p2["status"] == "falsified" and p2["explanation"].startswith("falsified: new/old = 0.05;")
+        region = {0.05: "< 0.05", 8: "> 8"}[thr]
+        assert lv["reason"].startswith("a/b = 0.05, 95% CI [") and lv["region"] == region
+        assert f"] straddles {region}" in lv["reason"] or f"] outside {region}" in lv["reason"], lv["reason"]
+    assert p2["status"] == "falsified" and p2["explanation"].startswith(
+        "falsified, post-hoc: written after runs 1–10; new/old = 0.05, 95% CI [")
+    assert "] outside > 8; expected a/b > 8 (v1)" in p2["explanation"]
     # the human table names the tested quantity beside its estimate and interval
     out = ws.cli("verdict", "h").out
-    assert re.search(r"tested\s+estimate\s+95% CI", out) and "a/b" in out
+    assert re.search(r"tested\s+estimate\s+CI\s+design", out) and "a/b" in out
 
 
 def test_welch_and_margin_tiers_say_one_ratio(ws):
@@ -59,7 +63,7 @@ def test_welch_and_margin_tiers_say_one_ratio(ws):
     _pred(ws, "h", "a >= b * 0.9", "--per", "x")
     lv_m, lv_w = ws.j("verdict", "h")["results"][0]["predictions"][0]["levels"]
     assert lv_m["level"] == {"x": "m"} and lv_m["method"] == "margin"
-    assert lv_m["reason"].startswith("a/b = 0.47 vs 0.90") and abs(lv_m["ratio"] - 1318 / 2800) < 1e-3
+    assert lv_m["reason"] == "a/b = 0.47 vs >= 0.9 (margin rule ±5%, n=1+1)" and abs(lv_m["ratio"] - 1318 / 2800) < 1e-3
     assert "1,318 vs 2,520" not in lv_m["reason"]  # the scaled side is not shown as if it were b
     assert lv_w["method"] == "welch-log" and lv_w["statistic"] == "ratio of geometric means"
     assert lv_w["ci"][0] < lv_w["estimate"] < lv_w["ci"][1] < 0.9 and "(geometric means)" in lv_w["reason"]
@@ -74,7 +78,8 @@ def test_summary_names_the_tested_metric_and_group_labels(ws):
     r = ws.cli("verdict", "h", "--json")
     _clean(r.err)
     p1, p2 = r.json["results"][0]["predictions"]
-    assert p1["explanation"].startswith("confirmed: bound_compute (m=1) = 1.00 (all values equal);")
+    assert p1["explanation"].startswith("confirmed, post-hoc: written after runs 1–10; "
+                                  "bound_compute (m=1) = 1.00 (all values equal);")
     assert p1["levels"][0]["a"] == 1 and p1["levels"][0]["quantity"] == "a.bound_compute"
     assert p2["explanation"].startswith("untested: no run matches a (m=16);")
 
@@ -144,7 +149,8 @@ def test_documented_tips_work_on_launched_probe_runs(ws):
     _clean(r.err)
     p1 = r.json["results"][0]["predictions"][0]
     assert p1["status"] == "confirmed" and p1["levels"][0]["method"] == "exact"
-    assert p1["explanation"].startswith("confirmed: flops (gemm) = 65,536 (all values equal);")
+    assert p1["explanation"].startswith("confirmed, post-hoc: written after runs ")
+    assert "; flops (gemm) = 65,536 (all values equal);" in p1["explanation"]
 
 
 def test_a_geometric_estimate_is_shown_beside_the_group_centres_it_is_of(ws):

@@ -24,6 +24,11 @@ def test_demo_runs_the_loop_end_to_end(tmp_path, db_env):
     doc = json.loads(p.stdout)
     status = {r["hypothesis"]: r["status"] for r in doc["verdicts"]["results"]}
     assert status == {"comm-bound": "falsified", "compute-bound": "confirmed", "pipeline-bubbles": "confirmed"}
+    # both confirmed is not told apart: optlog next proposes the split and writes the spec, unlaunched
+    pair = next(e for e in doc["next"]["pairs"] if e["other"] == "pipeline-bubbles")
+    assert next(e for e in doc["next"]["pairs"] if e["other"] == "comm-bound")["state"] == "discriminated"
+    assert pair["state"] == "not yet" and pair["candidates"][0]["axis"] == "config", pair
+    assert (target / pair["spec"]).is_file() and pair["spec"] == "runs/next-compute-bound.yaml"
     # the launched runs are real measurements of the simulated server: tp4pp2 about half of tp8
     runs = json.loads(subprocess.run([sys.executable, "-m", "optlog", "run", "list", "--json", "-C", str(target)],
                                      env=env, capture_output=True, text=True, check=True).stdout)["runs"]

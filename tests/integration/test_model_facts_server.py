@@ -5,6 +5,7 @@ load generator's decode windows, and an older run diagnosed without them is re-m
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -17,7 +18,7 @@ from tests._telemetry import ctx_for, fake_env
 pytestmark = pytest.mark.slow
 
 gguf = pytest.importorskip("gguf")
-from optlog.testing.gguf_model import PRESETS, write_model  # noqa: E402
+from optlog.testing.gguf_model import ModelShape, write_model  # noqa: E402
 
 GPU = {"gpus": [{"uuid": "GPU-aaaaaaaa-1111", "power_w": 300, "limit_w": 700, "util": 90, "tensor": 2, "dram": 40,
                  "sm_active": 60}]}
@@ -26,7 +27,10 @@ GPU = {"gpus": [{"uuid": "GPU-aaaaaaaa-1111", "power_w": 300, "limit_w": 700, "u
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LlamaServer, dict[str, Any]]]:
     binary, _ = need_real_server()
-    s = write_model(tmp_path_factory.mktemp("model") / "tiny.gguf", PRESETS["tiny"])
+    # big enough that each token is a separate stream event on a CPU (the "tiny" preset's 8 tokens can
+    # arrive in one read, leaving no decode stretch to measure), small enough to write in a second
+    shape = ModelShape(n_embd=512, n_layer=4, n_ff=1024, n_head=8, n_head_kv=4, n_vocab=2048, n_ctx_train=512)
+    s = write_model(tmp_path_factory.mktemp("model") / "small.gguf", shape)
     srv = LlamaServer(binary, s["path"], ctx=512)
     try:
         yield srv, s
@@ -54,13 +58,16 @@ def test_the_servers_endpoints_and_the_file_they_name_give_the_work_counts(serve
 def test_a_launch_stores_the_facts_the_decode_windows_and_says_what_decided(ws: Any, served: tuple[LlamaServer, dict],
                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     srv, s = served
+    cfg = ws.root / "optlog.yaml"   # an H200's ceilings: the estimate is held against them
+    cfg.write_text(re.sub(r"hardware:\n(  .*\n)+", "hardware:\n  default: h200\n  gpus:\n    h200:\n"
+                          "      peak_tflops: {fp16: 989}\n      mem_bw_gbps: 4800\n", cfg.read_text()))
     spec = {"name": "facts", "matrix": {"concurrency": [1]},
             "bench": {"cmd": "{{ py }} -m optlog.loadgen {{ server_url }} --concurrency 1 --num-prompts 3 --input-len 8 "
-                             "--output-len 8 --ignore-eos --output-file {{ out }}/result.jsonl",
+                             "--output-len 16 --ignore-eos --output-file {{ out }}/result.jsonl",
                       "parser": "optlog", "timeout_s": 120},
             "params": {"py": __import__("sys").executable},
             "telemetry": {"interval_s": 0.05, "gpm_interval_s": 0.1},
-            "labels": {"model": "tiny"}}
+            "labels": {"model": "small"}}
     (ws.root / "runs").mkdir(exist_ok=True)
     (ws.root / "runs" / "facts.yaml").write_text(yaml.safe_dump(spec))
     res = ws.j("run", "launch", "runs/facts.yaml", "--server-url", srv.url, env=fake_env(GPU), timeout=300)

@@ -74,6 +74,11 @@ def test_sweep_over_parallel_slots_and_concurrency_with_server_reuse(ws):
     srv = show["environment"]["server"]
     assert srv["endpoint"] == "/props" and srv["effective"]["build_info"]
     assert "version" in srv["binary_version"]
+    # issue 30: the model's work counts from its GGUF header (a Q4_K_M file mixes five storage types)
+    mf = show["environment"]["model_facts"]
+    assert {"Q4_K", "Q6_K", "Q8_0", "F32"} <= set(mf["by_type"]) and "GGUF header" in mf["sources"]["param_bytes"]
+    assert show["metrics"]["model_total_params"] == mf["facts"]["total_params"] > 2e8
+    assert 0.5 < show["metrics"]["model_param_bytes"] < 1.2 and show["metrics"]["model_kv_bytes_per_token"] > 0
     assert_no_survivors(str(ws.root), timeout=15)
 
 

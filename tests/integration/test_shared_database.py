@@ -103,3 +103,77 @@ def test_a_workspace_without_identity_gets_one_committed_on_first_shared_use(mak
     assert "Optlog-Event: identity" in w.git("log", "-1", "--format=%B")
     assert w.git("status", "--porcelain") == ""
     assert w.j("todo", "list")["todos"][0]["content"] == "A: profile GEMMs"
+
+
+FIRST_RELEASE = "6190f40"  # the first release: workspaces without an identity, tables in `public`
+
+
+def _first_release(tmp_path):
+    """The first release's `optlog` package, unpacked from this repository's history (or a skip)."""
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / "release-1"
+    out.mkdir()
+    arch = subprocess.run(["git", "-C", str(root), "archive", FIRST_RELEASE, "optlog"], capture_output=True)
+    if arch.returncode != 0:
+        pytest.skip(f"the first release {FIRST_RELEASE} is not in this clone's history (shallow?)")
+    subprocess.run(["tar", "-x", "-C", str(out)], input=arch.stdout, check=True)
+    return out
+
+
+@pytest.mark.skipif(not PG_BASE, reason="PostgreSQL: set OPTLOG_TEST_PG")
+def test_two_clones_of_a_first_release_workspace_upgrade_to_one_identity(make_ws, tmp_path, db_env):
+    """Issue 37 item 3: a workspace made by the first release on the team's PostgreSQL database,
+    cloned by two teammates who upgrade apart (neither has pulled the other's identity commit):
+    both end up with one identity, see the same rows, and `git pull` merges without a conflict."""
+    import subprocess
+
+    url = db_env["OPTLOG_DB_URL"]
+    origin = make_ws("origin", init=False)
+    origin.env["OPTLOG_DB_URL"] = url
+    old = dict(origin.env, PYTHONPATH=str(_first_release(tmp_path)))
+    origin.cli("init", str(origin.root), cwd=tmp_path, env=old, subprocess=True)
+    origin.cli("run", "record", "--label", "config=tp8", "--metric", "ttt=700", env=old, subprocess=True)
+    origin.cli("hyp", "add", "Made before identities", "--id", "old", env=old, subprocess=True)
+    assert _ident(origin) is None
+    clones = []
+    for name in ("alice", "bob"):
+        c = make_ws(name, init=False)
+        subprocess.run(["git", "clone", "-q", str(origin.root), str(c.root)], check=True, env=c.env, capture_output=True)
+        c.env["OPTLOG_DB_URL"] = url
+        clones.append(c)
+    alice, bob = clones
+    assert [r["labels"] for r in alice.j("run", "list")["runs"]] == [{"config": "tp8"}]
+    r = bob.cli("run", "list", "--json")
+    assert [x["labels"] for x in r.json["runs"]] == [{"config": "tp8"}], r.err  # 0 runs before the fix
+    assert _ident(alice) and _ident(alice) == _ident(bob)
+    assert "adopted" in r.err
+    bob.git("pull", "-q", "--no-rebase", "--no-edit", str(alice.root), "main")  # a conflict before the fix
+    assert _ident(bob) == _ident(alice) and bob.git("status", "--porcelain") == ""
+    import psycopg
+
+    with psycopg.connect(url) as c:
+        owners = c.execute("SELECT value FROM public.sync_stamp WHERE key = 'workspace'").fetchall()
+        assert owners == [(_ident(alice),)]
+        assert not c.execute("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'optlog_%'").fetchall()
+
+
+def test_clones_without_a_database_hint_derive_the_same_identity(make_ws, tmp_path):
+    """Issue 37 item 3, the part that needs no database: the identity of a workspace from before
+    identities comes from the repository's first commit and its folder, the same in every clone."""
+    import subprocess
+
+    w = make_ws("old")
+    text = re.sub(r"^id: .*\n", "", (w.root / "optlog.yaml").read_text(), flags=re.M)
+    (w.root / "optlog.yaml").write_text(text)
+    w.git("commit", "-q", "-am", "a workspace from before identities")
+    ids = []
+    for name in ("c1", "c2"):
+        c = make_ws(name, init=False)
+        subprocess.run(["git", "clone", "-q", str(w.root), str(c.root)], check=True, env=c.env, capture_output=True)
+        c.env["OPTLOG_DB_URL"] = f"sqlite:///{tmp_path / (name + '.db')}"  # two databases: no hint to share
+        c.cli("todo", "list")
+        ids.append(_ident(c))
+    assert ids[0] and ids[0] == ids[1]

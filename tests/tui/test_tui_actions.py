@@ -42,6 +42,9 @@ def test_prediction_verdict_detail_plot_and_invalidate(ws, monkeypatch):
             assert app.query_one("#pred-plot").has_class("shown")
             assert any(v["kind"] == "auto" for v in app.detail["verdicts"])
             assert len(app.detail["linked"]) == 6  # the runs the verdict used
+            await pilot.press("N")  # optlog next: comm-bound has no rival or parent yet, and it says so
+            assert await _until(pilot, lambda: any("no rival or parent" in m for m in _messages(app)), 15), \
+                _messages(app)
             # invalidate asks why: empty is refused, a reason goes through
             await pilot.press("3")
             assert await _until(pilot, lambda: app.query_one("#runs-table", DataTable).row_count == 6)

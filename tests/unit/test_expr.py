@@ -68,26 +68,41 @@ def test_evaluation_never_uses_python_eval():
     assert E.num_eval(E.parse_expect("a / b > 1", CEIL).left, lambda r: {"a": 1.0, "b": 0.0}[r.name]) == math.inf
 
 
-@pytest.mark.parametrize("text,region", [
-    ("a > b", (1.0, math.inf)),
-    ("a >= b * 1.1", (1.1, math.inf)),
-    ("b > a", (0.0, 1.0)),
-    ("a * 2 < b", (0.0, 0.5)),
-    ("a / b in [0.3, 0.6]", (0.3, 0.6)),
-    ("a / b > 0.5", (0.5, math.inf)),
-    ("0.5 < a / b", (0.5, math.inf)),
-    ("a.tensor_active < 20", None),
-    ("a > b and a > 3", None),
+@pytest.mark.parametrize("text,kind,region", [
+    ("a > b", "ratio", (1.0, math.inf)),
+    ("a >= b * 1.1", "ratio", (1.1, math.inf)),
+    ("b > a", "ratio", (-math.inf, 1.0)),  # oriented a over b: a/b < 1
+    ("a * 2 < b", "ratio", (-math.inf, 0.5)),
+    ("a / b in [0.3, 0.6]", "ratio", (0.3, 0.6)),
+    ("a / b > 0.5", "ratio", (0.5, math.inf)),
+    ("0.5 < a / b", "ratio", (0.5, math.inf)),
+    ("a / b in [1.6, inf]", "ratio", (1.6, math.inf)),
+    ("a - b > 100", "diff", (100, math.inf)),
+    ("a > b + 100", "diff", (100, math.inf)),
+    ("a.tensor_active < 20", "value", (-math.inf, 20)),
+    ("a < 0.5 * peak_tflops", "value", (-math.inf, 494.5)),
+    ("k(input_len) in [0.9, 1.1]", "fit", (0.9, 1.1)),
+    ("0.3 > slope(input_len, a.ttft)", "fit", (-math.inf, 0.3)),
+    ("(a - b) / b > 0.1", None, None),
 ])
-def test_ratio_regions(text, region):
-    r = E.ratio_region(E.parse_expect(text, CEIL), CEIL)
-    assert r == (pytest.approx(region) if region else None)
+def test_claims(text, kind, region):
+    """Every comparison reduces to the quantity it tests and the region it claims (DESIGN §5)."""
+    c = E.claim(E.atoms(E.parse_expect(text, CEIL))[0], CEIL)
+    assert (c.kind, (c.region.lo, c.region.hi)) == (kind, pytest.approx(region)) if kind else c is None
+
+
+def test_fits_stand_alone_and_take_a_label():
+    for bad in ("k(input_len) * 2 < 1", "k(input_len) < a", "k() < 1", "k(a) < 1", "fit(x) < 1", "k(x, peak) < 1"):
+        with pytest.raises(E.ExprError):
+            E.parse_expect(bad, CEIL)
+    assert E.unparse(E.parse_expect("k(input_len, a.ttft) < 0.3", CEIL)) == "k(input_len, a.ttft) < 0.3"
 
 
 def test_region_overlap():
-    assert E.regions_overlap((0.3, 0.6), (0.25, 0.55))
-    assert not E.regions_overlap((1.0, math.inf), (0.3, 0.6))
-    assert not E.regions_overlap((0.0, 1.0), (1.0, math.inf))  # touching is not overlapping
+    R = E.Region
+    assert E.regions_overlap(R(0.3, 0.6), R(0.25, 0.55))
+    assert not E.regions_overlap(R(1.0, math.inf), R(0.3, 0.6))
+    assert not E.regions_overlap(R(0.0, 1.0), R(1.0, math.inf))  # touching is not overlapping
 
 
 def test_where_conditions():

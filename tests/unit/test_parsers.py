@@ -321,6 +321,11 @@ def test_aiperf_dataset_is_its_name_not_its_type(tmp_path: Path) -> None:
     f = tmp_path / "profile_export_aiperf.json"
     f.write_text(json.dumps(d))
     assert one(f).labels["dataset"] == "sharegpt"
+    # the older `input_config.input` layout (AIPerf ≤ 0.3): `--public-dataset sharegpt`
+    d["input_config"] = {"endpoint": {"model_names": ["m"]}, "loadgen": {"concurrency": 4},
+                         "input": {"public_dataset": "sharegpt"}}
+    f.write_text(json.dumps(d))
+    assert one(f).labels["dataset"] == "sharegpt"
 
 
 def test_guidellm_rates_and_inflight_that_contradict_the_file(tmp_path: Path) -> None:

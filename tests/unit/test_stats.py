@@ -1,5 +1,5 @@
-"""Statistics and the pure verdict engine: tiers, Holm, bootstrap determinism, comparability,
-compound expressions, statuses (in-process, no I/O)."""
+"""Statistics and the pure verdict engine: tiers, bootstrap determinism, comparability, compound
+expressions, statuses (in-process, no I/O). The estimation rule itself: test_verdict_estimation.py."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from scipy import stats as st
 
 from optlog.core import verdict as V
 from optlog.core.hypothesis import Prediction
-from optlog.core.stats import Batch, holm, tier
+from optlog.core.stats import Batch, bonferroni, holm, percentile_ci, tier
 
 M = "tput"
 
@@ -19,8 +19,9 @@ def test_holm_matches_the_textbook():
     assert holm([0.0079] * 10) == pytest.approx([0.079] * 10)
 
 
-def test_tiers():
+def test_tiers_and_bonferroni():
     assert [tier(n) for n in (1, 2, 3, 4, 5, 9)] == ["margin", "margin", "welch", "welch", "rank", "rank"]
+    assert bonferroni(1) == pytest.approx(0.95) and bonferroni(5) == pytest.approx(0.99)
 
 
 def test_batch_matches_scipy_one_by_one_and_is_order_independent():
@@ -35,11 +36,13 @@ def test_batch_matches_scipy_one_by_one_and_is_order_independent():
     assert r[h[2]][0] == pytest.approx(st.ttest_ind(np.log(x1[:3]), np.log(y1[:3]), equal_var=False).pvalue)
     # a bootstrap interval depends only on its own values, not on what else is in the batch
     alone = Batch()
-    alone.add("boot_ratio", x1, y1)
+    alone.add("boot", "ratio", x1, y1)
     crowd = Batch()
-    crowd.add("boot_ratio", [9.0, 1, 5, 2, 7], y2)
-    crowd.add("boot_ratio", x1, y1)
-    assert alone.run()[0] == crowd.run()[1]
+    crowd.add("boot", "ratio", [9.0, 1, 5, 2, 7], y2)
+    crowd.add("boot", "ratio", x1, y1)
+    assert percentile_ci(alone.run()[0], 0.95) == percentile_ci(crowd.run()[1], 0.95)
+    lo, hi = percentile_ci(alone.run()[0], 0.95)
+    assert lo < (3 / 8) < hi
 
 
 def _runs(rows):
@@ -62,14 +65,15 @@ def _eval(pred, ev, ceil=None):
     return V.evaluate([pred], ev, ceil or {})["h.p1"]
 
 
-def test_welch_tier_with_minimum_effect():
-    ev = _runs([({"config": "x"}, [110, 111, 109]), ({"config": "y"}, [100, 101, 99]),
-                ])
-    r = _eval(_pred("a > b"), ev)
-    assert r["levels"][0]["method"] == "welch-log" and r["status"] == "confirmed"
-    # same data, a 20 % minimum effect: not decided
-    r = _eval(_pred("a > b", margin=0.2), ev)
-    assert r["status"] == "inconclusive" and "below" in r["levels"][0]["reason"]
+def test_welch_tier_is_an_interval_of_the_ratio_of_geometric_means():
+    ev = _runs([({"config": "x"}, [110, 111, 109]), ({"config": "y"}, [100, 101, 99])])
+    lv = _eval(_pred("a > b"), ev)["levels"][0]
+    assert lv["method"] == "welch-log" and lv["outcome"] == "holds" and lv["statistic"] == "ratio of geometric means"
+    assert 1 < lv["ci"][0] < 1.1 < lv["ci"][1] < 1.2 and lv["design"] == "unpaired"
+    # the margin plays no part once there is an interval (DESIGN §5): the interval is inside (1, inf)
+    assert _eval(_pred("a > b", margin=0.2), ev)["status"] == "confirmed"
+    assert _eval(_pred("a / b in [1.1, 1.2]"), ev)["status"] == "inconclusive"  # [1.08, 1.12] straddles 1.1
+    assert _eval(_pred("a / b in [1.2, 1.5]"), ev)["status"] == "falsified"
 
 
 def test_margin_rules_for_few_repeats():
@@ -77,18 +81,26 @@ def test_margin_rules_for_few_repeats():
     assert _eval(_pred("a > b"), ev)["levels"][0]["outcome"] == "unclear"  # within 5 %
     assert _eval(_pred("a > b", margin=0.01), ev)["levels"][0]["outcome"] == "holds"
     assert _eval(_pred("a < b", margin=0.01), ev)["levels"][0]["outcome"] == "fails"
-    # a range fails only when outside by more than the margin (relative)
+    # a range: holds when inside by more than the margin, fails when outside by more, one rule
     assert _eval(_pred("a / b in [1.05, 1.2]"), ev)["levels"][0]["outcome"] == "unclear"
     assert _eval(_pred("a / b in [1.1, 1.2]"), ev)["levels"][0]["outcome"] == "fails"
-    assert _eval(_pred("a / b in [1.0, 1.2]"), ev)["levels"][0]["outcome"] == "holds"
+    assert _eval(_pred("a / b in [1.0, 1.2]"), ev)["levels"][0]["outcome"] == "unclear"  # 1.03: 3 % inside
+    assert _eval(_pred("a / b in [0.9, 1.2]"), ev)["levels"][0]["outcome"] == "holds"
+    lv = _eval(_pred("a / b in [1.1, 1.2]"), ev)["levels"][0]
+    assert lv["reason"] == "a/b = 1.03 vs in [1.1, 1.2] (margin rule ±5%, n=1+1)" and lv["ci"] is None
 
 
-def test_holm_across_levels_can_leave_a_level_unclear():
+def test_more_levels_widen_every_interval():
     rows = []
-    for c in range(8):  # 8 levels, 5+5 perfectly separated: raw p = 0.0079 each, Holm x8 > 0.05
+    for c in range(8):  # 8 levels: each interval at 1 - 0.05/8 (Bonferroni)
         rows += [({"config": "x", "c": c}, [10, 11, 12, 13, 14]), ({"config": "y", "c": c}, [1, 2, 3, 4, 5])]
     r = _eval(_pred("a > b", per="c"), _runs(rows))
-    assert {lv["outcome"] for lv in r["levels"]} == {"unclear"} and r["levels"][0]["p"] > 0.05
+    lv = r["levels"][0]
+    assert lv["confidence"] == pytest.approx(1 - 0.05 / 8, abs=1e-4) and "99.4% CI" in lv["reason"]
+    one = _eval(_pred("a > b"), _runs(rows[:2]))["levels"][0]
+    assert one["confidence"] == 0.95 and "95% CI" in one["reason"]
+    assert lv["ci"][0] <= one["ci"][0] and lv["ci"][1] >= one["ci"][1]
+    assert r["status"] == "confirmed"
 
 
 def test_one_sample_and_compound_against_ceilings():

@@ -223,6 +223,8 @@ def _labels(d: dict[str, Any]) -> dict[str, Any]:
                                               _get(ic, "input", "synthetic_tokens", "mean")))
         set_label(labels, "output_len", _first(_get(ic, "input", "prompt", "output_tokens", "mean"),
                                                _get(ic, "input", "output_tokens", "mean")))
+        set_label(labels, "dataset", _first(_get(ic, "input", "public_dataset"), _get(ic, "input", "custom_dataset_type"),
+                                            _get(ic, "input", "file")))
     set_label(labels, "endpoint", _first(_get(ic, "endpoint", "type")))
     return labels
 
@@ -233,7 +235,7 @@ def _dataset_name(ds: dict[str, Any]) -> Any:
     name = ds.get("name")
     if isinstance(name, str) and name not in ("", "main"):
         return name
-    for k in ("public_dataset", "dataset_name", "dataset", "hf_dataset", "path", "file"):
+    for k in ("public_dataset", "dataset_name", "dataset", "source", "hf_dataset", "path", "file"):
         v = ds.get(k)
         if isinstance(v, str) and v:
             return v

@@ -1,0 +1,138 @@
+"""The MCP server over stdio: the protocol's wiring around the face (`optlog.cli.mcp.Face`).
+
+Kept apart from the face so that `optlog mcp` answers `initialize` after importing only the MCP
+SDK: the face (the tools derived from the whole command tree, the workspace, SQLAlchemy) is made on
+the first call that needs it (`tools/list`, `tools/call`, a resource). `initialize` took 1.8-5.8 s
+when the face came first (issue 31).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from optlog import __version__
+from optlog.errors import OptlogError
+
+INSTRUCTIONS = """\
+optlog is the lab notebook of an inference-performance session. The loop:
+1. `status` first (also after losing context): live and failed launches, verdicts due, todos, next calls.
+2. Before measuring: `hypothesis_add`, then `prediction_add` (machine-checkable; pre-registered).
+3. Keep your todo list here (`todo_write` takes your TodoWrite/todowrite list unchanged).
+4. Measure: `run_launch` (detached) then `run_wait` and `run_logs`; or `run_record`/`run_import`.
+5. `verdict` judges the predictions against comparable runs and commits the decision to git.
+6. Falsified? Pivot: `hypothesis_add` with `parent`. Rank what to do next with `plan_add`; `plan_render`.
+7. `report` writes the session report; `log` is the decision timeline.
+Results are small by default: pass `detail`, `limit`/`offset` (follow `next_offset`), `fields` for
+more (at most 16 KB a result). Tool listings are short: `agent_tools` with `name` gives one whole."""
+
+
+def build_server(chdir: str | None = None) -> Any:
+    """The low-level MCP Server with every tool and resource (separate from `serve` for tests)."""
+    import anyio  # deferred: the MCP SDK's async runtime (tests build the server without serving)
+    import mcp_types as types  # deferred: the MCP SDK
+    from mcp.server.lowlevel import Server  # deferred: the MCP SDK
+
+    box: dict[str, Any] = {}
+
+    def the_face() -> Any:
+        """The face, made on first use: `initialize` answers before the command tree and the
+        workspace (SQLAlchemy) are loaded (issue 31)."""
+        if "face" not in box:
+            from optlog.cli.mcp import Face  # deferred: the tools, the workspace and SQLAlchemy; initialize needs none
+
+            box["face"] = Face(chdir)
+        return box["face"]
+
+    def tool_def(t: Any) -> Any:
+        # shortened (tools.Tool.listing): the list is paid before any work; `agent_tools` has the rest.
+        # No output schema: the structured result is the CLI's --json document (docs/json.md).
+        desc, schema = t.listing()
+        return types.Tool(name=t.name, description=desc, input_schema=schema,
+                          annotations=types.ToolAnnotations(read_only_hint=True) if t.read_only else None)
+
+    async def list_tools(ctx: Any, params: Any) -> Any:
+        return types.ListToolsResult(tools=[tool_def(t) for t in the_face().tools.values()])
+
+    async def call_tool(ctx: Any, params: Any) -> Any:
+        doc, is_error, code = await anyio.to_thread.run_sync(the_face().call, params.name, params.arguments)
+        from optlog.cli.mcp import one_line  # deferred: loaded with the face
+
+        text = one_line(doc, params.name)
+        meta = {"optlog/exit_code": code} if code else None
+        return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=doc,
+                                    is_error=is_error, _meta=meta)
+
+    def _hyp_dir() -> Path | None:
+        try:
+            return the_face().ctx().ws.hypotheses_dir
+        except OptlogError:
+            return None
+
+    def _latest_report() -> Path | None:
+        try:
+            d = the_face().ctx().ws.reports_dir
+        except OptlogError:
+            return None
+        files = sorted(d.glob("*.md"), key=lambda p: p.stat().st_mtime) if d.is_dir() else []
+        return files[-1] if files else None
+
+    async def list_resources(ctx: Any, params: Any) -> Any:
+        out = []
+        d = _hyp_dir()
+        if d is not None and d.is_dir():
+            for f in sorted(d.glob("*.yaml")):
+                out.append(types.Resource(uri=f"optlog://hypotheses/{f.stem}", name=f"hypothesis {f.stem}",
+                                          mime_type="application/yaml", size=f.stat().st_size))
+        r = _latest_report()
+        if r is not None:
+            out.append(types.Resource(uri="optlog://report/latest", name=f"latest report ({r.name})",
+                                      mime_type="text/markdown", size=r.stat().st_size))
+        return types.ListResourcesResult(resources=out)
+
+    async def list_templates(ctx: Any, params: Any) -> Any:
+        return types.ListResourceTemplatesResult(resource_templates=[
+            types.ResourceTemplate(uri_template="optlog://hypotheses/{id}", name="hypothesis file",
+                                   description="The hypothesis YAML file: the truth for what a person writes.",
+                                   mime_type="application/yaml")])
+
+    async def read_resource(ctx: Any, params: Any) -> Any:
+        uri = str(params.uri)
+        path: Path | None = None
+        mime = "text/plain"
+        if uri.startswith("optlog://hypotheses/"):
+            d = _hyp_dir()
+            hid = uri.rsplit("/", 1)[-1]
+            if d is not None and "/" not in hid and (d / f"{hid}.yaml").is_file():
+                path, mime = d / f"{hid}.yaml", "application/yaml"
+        elif uri == "optlog://report/latest":
+            path, mime = _latest_report(), "text/markdown"
+        if path is None:
+            from mcp.shared.exceptions import MCPError  # deferred: the MCP SDK
+
+            raise MCPError(code=-32002, message=f"no resource {uri}")
+        return types.ReadResourceResult(contents=[types.TextResourceContents(
+            uri=uri, mime_type=mime, text=path.read_text(encoding="utf-8"))])
+
+    server = Server("optlog", version=__version__, instructions=INSTRUCTIONS,
+                    on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
+                    on_list_resource_templates=list_templates, on_read_resource=read_resource)
+    server.optlog_face = box  # type: ignore[attr-defined]
+    return server
+
+
+def serve(chdir: str | None = None) -> None:
+    import anyio  # deferred: the MCP SDK's async runtime
+    from mcp.server.stdio import stdio_server  # deferred: the MCP SDK
+
+    server = build_server(chdir)
+
+    async def main() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    try:
+        anyio.run(main)
+    finally:
+        if "face" in server.optlog_face:
+            server.optlog_face["face"].close()

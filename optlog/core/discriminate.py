@@ -1,0 +1,630 @@
+"""`optlog next`: the experiment that would tell rival hypotheses apart (issue 36), pure.
+
+A hypothesis and each of its rivals (or the parent it pivoted from) are a *pair*. For a pair this
+module says
+
+1. whether the evidence so far discriminates them: each prediction's outcome side by side, level by
+   level where both judge the same comparison; decided when one is falsified and the other confirmed;
+2. if not, **candidates**: untested levels or axes where their predictions differ by more than the
+   noise measured so far, from three sources, in this order of trust:
+   - *claims*: predictions on the same comparison whose claimed regions are apart (`region_of`):
+     a level neither has judged yet, or a judged level that stayed unclear for noise, with the
+     repeats that noise needs;
+   - *scaling*: scaling claims (`k(LABEL)`, `slope(LABEL)`) on the same label and metric with
+     regions apart: the range of LABEL over which the fitted lines part by more than the noise;
+   - *roofline*: hypotheses that name a bound (memory, compute, latency, communication) predict how
+     a throughput moves along an axis their selectors vary: a batch-like axis (concurrency, slots)
+     multiplies the work per weight read, so a memory- or latency-bound point speeds up with it and a
+     compute-bound one does not; a tensor-parallel split divides each GPU's GEMMs, so a compute-bound
+     point follows the split and a communication-bound one moves the other way. Where work counts
+     are known (core.diagnosis.estimate_work), the batch at which the arithmetic intensity reaches
+     the ridge point caps the levels (beyond it both rivals predict the compute roof);
+3. what is missing when nothing can discriminate them (a label never varied, a metric never
+   measured, work counts unknown).
+
+The service (service.nextexp) loads the hypotheses, judges their predictions on the evidence and
+writes the best candidate as a run spec derived from the launch that produced the evidence.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from statistics import stdev
+from typing import Any
+
+from optlog.core import expr as E
+from optlog.core import labels as L
+from optlog.core.diagnosis import estimate_work
+from optlog.core.numfmt import fmt_verdict
+from optlog.core.statuses import told_apart
+from optlog.core.verdict import RunRow, comparison_key, hypothesis_status, invert, region_of
+
+# ---------------------------------------------------------------- vocabularies (one place)
+
+# What a hypothesis names as its bound, read from its id, title and statement (first match wins).
+BOUND_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("communication", ("communication", "comm-bound", "allreduce", "all-reduce", "interconnect", "nccl")),
+    ("memory", ("memory-bound", "memory bound", "bandwidth-bound", "reading the weights", "memory-bandwidth")),
+    ("compute", ("compute-bound", "compute bound", "arithmetic", "gemm work", "flop")),
+    ("latency", ("latency-bound", "latency bound", "launch overhead", "bubble", "idle")),
+)
+# Labels that set how many tokens one forward pass processes (the work per weight read).
+BATCH_AXES = frozenset({"concurrency", "max_concurrency", "parallel", "slots", "n_parallel", "batch", "batch_size",
+                        "max_num_seqs", "max_batch_size", "bs"})
+SPLIT_RE = re.compile(r"^tp(\d+)(?:[-_]?pp(\d+))?$", re.I)
+SPLIT_AXES = frozenset({"tp", "tp_size", "tensor_parallel", "tensor_parallel_size"})
+# Exponent of a throughput along an axis for each bound: throughput ∝ axis^k (a time is ∝ axis^-k).
+# batch: tokens per pass; split: GPUs one layer's GEMMs are divided over (per-GPU GEMM size ∝ 1/tp).
+EXPONENT: dict[str, dict[str, float]] = {
+    "batch": {"memory": 1.0, "latency": 1.0, "compute": 0.0, "communication": 0.0},
+    "split": {"compute": 1.0, "memory": 1.0, "latency": 0.0, "communication": -1.0},
+}
+WHY = {
+    ("batch", "memory"): "each pass reads the weights once for the whole batch: tokens/s grow with it",
+    ("batch", "latency"): "each pass costs a fixed time: tokens/s grow with the batch",
+    ("batch", "compute"): "the arithmetic grows with the batch: tokens/s stay flat",
+    ("batch", "communication"): "each pass's allreduce grows with the batch: tokens/s stay flat",
+    ("split", "compute"): "each GPU's GEMMs shrink as the tensor-parallel degree grows: throughput follows tp",
+    ("split", "memory"): "each GPU reads 1/tp of the weights: throughput follows tp",
+    ("split", "latency"): "a fixed per-step cost does not move with the split",
+    ("split", "communication"): "a larger tensor-parallel group allreduces over more, slower links: "
+                                "throughput falls as tp grows",
+}
+HIGHER_IS_BETTER = ("throughput", "tok_s", "tokens_per_s", "tflops", "qps", "rps", "goodput", "bw", "gbps")
+T95 = 2.0  # ~ the two-sided 95 % t quantile for a handful of repeats
+MAX_REPEATS = 30
+
+
+def named_bound(hid: str, title: str, statement: str) -> str | None:
+    """The bound a hypothesis names (memory, compute, latency, communication), or None."""
+    text = f"{hid} {title}".lower()
+    for words_in in (text, f"{text} {statement}".lower()):
+        for bound, words in BOUND_WORDS:
+            if any(w in words_in for w in words):
+                return bound
+    return None
+
+
+def higher_is_better(metric: str | None) -> bool:
+    m = (metric or "").lower()
+    return any(w in m for w in HIGHER_IS_BETTER) and not m.endswith("_ms") and not m.endswith("_s")
+
+
+# ---------------------------------------------------------------- inputs
+
+
+@dataclass
+class Hyp:
+    """One hypothesis as this module reads it: its predictions and their results (core.verdict)."""
+
+    id: str
+    title: str = ""
+    statement: str = ""
+    status: str = "open"
+    parent: str | None = None
+    rivals: list[str] = field(default_factory=list)
+    preds: list[Any] = field(default_factory=list)  # core.hypothesis.Prediction
+    results: dict[str, dict[str, Any]] = field(default_factory=dict)  # prediction id -> verdict result
+
+    @property
+    def bound(self) -> str | None:
+        return named_bound(self.id, self.title, self.statement)
+
+    def judged_status(self) -> str:
+        return hypothesis_status([r["status"] for r in self.results.values()], False) if self.results else self.status
+
+
+def pairs(hyps: dict[str, Hyp], only: str | None = None) -> list[tuple[Hyp, Hyp, str]]:
+    """(hypothesis, other, relation) for each hypothesis with a rival or a pivot parent that the
+    evidence has not told apart (`told_apart`), or every pair of `only`. The undecided one comes
+    first; relation is what the other is to it: rival, parent or child."""
+    out: list[tuple[Hyp, Hyp, str]] = []
+    seen: set[frozenset[str]] = set()
+    decided = ("confirmed", "falsified")
+    for h in sorted(hyps.values(), key=lambda x: x.id):
+        others = [(r, "rival") for r in h.rivals] + ([(h.parent, "parent")] if h.parent else [])
+        others += [(x.id, "rival") for x in sorted(hyps.values(), key=lambda x: x.id) if h.id in x.rivals]
+        for oid, rel in others:
+            o = hyps.get(oid)
+            key = frozenset((h.id, oid))
+            if o is None or key in seen or (only is not None and only not in key):
+                continue
+            seen.add(key)
+            if only is None and told_apart(h.judged_status(), o.judged_status()):
+                continue
+            if h.judged_status() in decided and o.judged_status() not in decided or (only == o.id and only != h.id):
+                h2, o2, rel = o, h, {"parent": "child", "child": "parent"}.get(rel, rel)
+                out.append((h2, o2, rel))
+            else:
+                out.append((h, o, rel))
+    return out
+
+
+# ---------------------------------------------------------------- side by side
+
+
+def _level_text(level: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in level.items()) or "all"
+
+
+def _same_comparison(p: Any, q: Any) -> bool:
+    kp, kq = comparison_key(p), comparison_key(q)
+    return kp[:3] == kq[:3] or (kp[0], kp[2], kp[1]) == kq[:3]
+
+
+def side_by_side(h: Hyp, o: Hyp) -> list[dict[str, Any]]:
+    """Each prediction's outcome per level, the two hypotheses' predictions on one comparison in one row."""
+    rows: list[dict[str, Any]] = []
+    used: set[str] = set()
+    for p in h.preds:
+        rp = h.results.get(p.id, {})
+        partners = [q for q in o.preds if _same_comparison(p, q)]
+        levels: dict[str, dict[str, str]] = {}
+        for lv in rp.get("levels", []):
+            levels.setdefault(_level_text(lv["level"]), {})[h.id] = lv["outcome"]
+        for q in partners:
+            used.add(q.id)
+            for lv in o.results.get(q.id, {}).get("levels", []):
+                levels.setdefault(_level_text(lv["level"]), {})[o.id] = lv["outcome"]
+        rows.append({"comparison": _comparison_text(p), h.id: {"prediction": p.id, "expect": p.expect,
+                                                                "status": rp.get("status", "untested")},
+                     **({o.id: [{"prediction": q.id, "expect": q.expect,
+                                 "status": o.results.get(q.id, {}).get("status", "untested")} for q in partners]}
+                        if partners else {}),
+                     "levels": [{"level": k, **v} for k, v in sorted(levels.items())]})
+    for q in o.preds:
+        if q.id not in used:
+            rq = o.results.get(q.id, {})
+            rows.append({"comparison": _comparison_text(q), o.id: [{"prediction": q.id, "expect": q.expect,
+                                                                    "status": rq.get("status", "untested")}],
+                         "levels": [{"level": _level_text(lv["level"]), o.id: lv["outcome"]}
+                                    for lv in rq.get("levels", [])]})
+    return rows
+
+
+def _comparison_text(p: Any) -> str:
+    sel = lambda d: ",".join(f"{k}={v}" for k, v in d.items())  # noqa: E731
+    txt = f"{p.metric or '?'}: {sel(p.a)}" + (f" vs {sel(p.b)}" if p.b else "")
+    return txt + (f" per {p.per}" if p.per else "") + (f" where {p.where}" if p.where else "")
+
+
+def decision(h: Hyp, o: Hyp) -> tuple[str, str]:
+    """(state, why): discriminated | partly | neither (both falsified) | not yet."""
+    sh, so = h.judged_status(), o.judged_status()
+    if {sh, so} == {"falsified", "confirmed"}:
+        win = h if sh == "confirmed" else o
+        return "discriminated", f"{win.id} confirmed, {(o if win is h else h).id} falsified"
+    if sh == so == "falsified":
+        return "neither", f"both falsified: neither story survives ({h.id}, {o.id}); pivot to a new one"
+    if "falsified" in (sh, so):
+        alive, dead = (h, o) if so == "falsified" else (o, h)
+        return "partly", (f"{dead.id} falsified, but {alive.id} is {alive.judged_status()}: "
+                          "the evidence rules one story out without confirming the other")
+    return "not yet", f"{h.id} is {sh}, {o.id} is {so}: the evidence so far does not tell them apart"
+
+
+# ---------------------------------------------------------------- noise
+
+
+def _log_sd(values: list[float]) -> float | None:
+    vs = [math.log(v) for v in values if v > 0]
+    return stdev(vs) if len(vs) >= 2 else None
+
+
+def noise_of(results: list[dict[str, Any]]) -> tuple[float | None, int]:
+    """The relative noise (sd of log values of one group at one level, pooled by max) measured so far
+    in these results, and the most repeats any side had. None: no level had 2+ runs a side."""
+    sds: list[float] = []
+    reps = 0
+    for res in results:
+        for lv in res.get("levels", []):
+            for vals in (lv.get("values") or {}).values():
+                reps = max(reps, len(vals))
+                sd = _log_sd(list(vals))
+                if sd is not None:
+                    sds.append(sd)
+    return (max(sds) if sds else None), reps
+
+
+def repeats_for(gap_log: float, sd: float | None) -> int:
+    """Repeats a side so that a 95 % interval of a log ratio (two groups of n) is narrower than the gap
+    between the rivals' predictions: T95·sd·√(2/n) < gap/2. Unknown noise: 5 (enough for an interval)."""
+    if sd is None or sd <= 0:
+        return 5
+    if gap_log <= 0:
+        return MAX_REPEATS
+    n = math.ceil(2 * (2 * T95 * sd / gap_log) ** 2)
+    return max(3, min(MAX_REPEATS, n))
+
+
+def _region_gap(r1: E.Region, r2: E.Region) -> float:
+    """How far apart two regions of a positive ratio are, in log units (0 when they overlap)."""
+    if E.regions_overlap(r1, r2):
+        return 0.0
+    lo, hi = (r1.hi, r2.lo) if r1.hi <= r2.lo else (r2.hi, r1.lo)
+    if lo <= 0 or hi <= 0 or math.isinf(lo) or math.isinf(hi):
+        return math.log(2)  # an open or non-positive edge: take a factor of 2 as the smallest gap
+    return math.log(hi / lo) or 0.05  # touching edges: a 5 % gap
+
+
+# ---------------------------------------------------------------- candidates
+
+
+@dataclass
+class Candidate:
+    """One experiment that would discriminate: vary `axis` over `levels` (with `reference` levels the
+    prediction compares against), `repeats` a point, and what each hypothesis predicts there."""
+
+    source: str  # claims | scaling | roofline | repeats
+    axis: str | None
+    levels: list[Any]
+    reference: list[Any]
+    repeats: int
+    predicted: dict[str, list[dict[str, Any]]]  # hypothesis -> [{level, outcome}]
+    separation: float  # predicted gap over the noise (larger discriminates better)
+    why: str
+    metric: str | None = None
+    runs: list[int] = field(default_factory=list)  # the runs whose launch the spec derives from
+    fixed: dict[str, Any] = field(default_factory=dict)  # labels the new points keep (the other selectors)
+    also: dict[str, list[Any]] = field(default_factory=dict)  # other axes the new points must move with it
+
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "axis": self.axis, "levels": self.levels, "reference": self.reference,
+                "repeats": self.repeats, "metric": self.metric, "predicted": self.predicted,
+                "separation": round(self.separation, 2), "why": self.why,
+                **({"also": self.also} if self.also else {})}
+
+
+def _numbers(vals: list[Any]) -> list[float] | None:
+    nums = [L.as_number(v) for v in vals]
+    return [float(n) for n in nums if n is not None] if all(n is not None for n in nums) else None
+
+
+def _extend(tested: list[float], count: int = 2) -> list[float]:
+    """New levels past the tested ones: doubling the largest (what a sweep would try next)."""
+    top = max(tested)
+    out = []
+    for i in range(1, count + 1):
+        v = top * 2 ** i
+        out.append(int(v) if float(v).is_integer() else v)
+    return out
+
+
+def _tested_levels(results: list[dict[str, Any]], label: str) -> list[Any]:
+    seen: list[Any] = []
+    for res in results:
+        for lv in res.get("levels", []):
+            v = lv["level"].get(label)
+            if v is not None and v not in seen:
+                seen.append(v)
+    return seen
+
+
+def _runs_of(results: list[dict[str, Any]]) -> list[int]:
+    return sorted({rid for res in results for rid in res.get("runs", [])})
+
+
+def claim_candidates(h: Hyp, o: Hyp, noise: float | None) -> tuple[list[Candidate], list[str]]:
+    """Predictions on one comparison whose claimed regions are apart: a level one side has not judged
+    (or that stayed unclear for noise), with the repeats the noise needs."""
+    out: list[Candidate] = []
+    notes: list[str] = []
+    for p in h.preds:
+        rp = region_of(p, {})
+        if rp is None:
+            continue
+        for q in o.preds:
+            if not _same_comparison(p, q):
+                continue
+            rq = region_of(q, {})
+            if rq is None or rq[0] != rp[0]:
+                continue
+            if rq[0] == "a/b" and comparison_key(p)[1:3] != comparison_key(q)[1:3]:
+                rq = (rq[0], invert(rq[1]))  # the same ratio the other way round
+            if E.regions_overlap(rp[1], rq[1]):
+                notes.append(f"{p.id} ({rp[0]} {rp[1].text()}) and {q.id} ({rq[0]} {rq[1].text()}) claim "
+                             "overlapping outcomes: no level of this comparison can tell them apart")
+                continue
+            if rp[0] != "a/b":
+                continue  # scaling claims: scaling_candidates
+            gap = _region_gap(rp[1], rq[1])
+            res_p, res_q = h.results.get(p.id, {}), o.results.get(q.id, {})
+            out_p = {_level_text(lv["level"]): lv["outcome"] for lv in res_p.get("levels", [])}
+            out_q = {_level_text(lv["level"]): lv["outcome"] for lv in res_q.get("levels", [])}
+            both = [k for k in out_p if k in out_q]
+            split = [k for k in both if {out_p[k], out_q[k]} == {"holds", "fails"}]
+            if split:
+                continue  # judged apart already at these levels
+            reps = repeats_for(gap, noise)
+            unclear = [k for k in both if "unclear" in (out_p[k], out_q[k])]
+            per = p.per
+            if unclear:
+                levels = [next(iter(lv["level"].values())) for lv in res_p.get("levels", [])
+                          if _level_text(lv["level"]) in unclear and lv["level"]]
+                out.append(Candidate(
+                    "repeats", per, levels or [], [], reps,
+                    {h.id: [{"level": k, "outcome": f"{rp[0]} {rp[1].text()}"} for k in unclear],
+                     o.id: [{"level": k, "outcome": f"{rq[0]} {rq[1].text()}"} for k in unclear]},
+                    gap / (noise or gap), f"at {', '.join(unclear)} the claims are apart (gap {fmt_verdict(gap)} in log "
+                    f"ratio) but the measured noise (sd {_fmt(noise)}) left them unclear: {reps} repeats a side, "
+                    "interleaved", p.metric, _runs_of([res_p, res_q]), _fixed(p)))
+            tested = _tested_levels([res_p, res_q], per) if per else []
+            nums = _numbers(tested) if tested else None
+            if per and nums and len(both) == 0:
+                lv = _extend(nums, 1)
+                out.append(Candidate(
+                    "claims", per, lv, [], reps,
+                    {h.id: [{"level": x, "outcome": f"{rp[0]} {rp[1].text()}"} for x in lv],
+                     o.id: [{"level": x, "outcome": f"{rq[0]} {rq[1].text()}"} for x in lv]},
+                    gap / (noise or gap), f"{p.id} and {q.id} have never been judged at one level together",
+                    p.metric, _runs_of([res_p, res_q]), _fixed(p)))
+    return out, notes
+
+
+def _fixed(p: Any) -> dict[str, Any]:
+    return {k: v for k, v in p.a.items() if k in p.b and L.canonical(p.b[k]) == L.canonical(v)}
+
+
+def _fmt(x: float | None) -> str:
+    return "unknown" if x is None else fmt_verdict(x)
+
+
+def scaling_candidates(h: Hyp, o: Hyp, runs: dict[int, RunRow], noise: float | None) -> list[Candidate]:
+    """Scaling claims on one label and metric whose exponent (slope) regions are apart: the range of
+    the label over which their lines part by more than the noise."""
+    out: list[Candidate] = []
+    for p in h.preds:
+        rp = region_of(p, {})
+        if rp is None or not rp[0].startswith(("k(", "slope(")):
+            continue
+        for q in o.preds:
+            rq = region_of(q, {})
+            if rq is None or rq[0] != rp[0] or E.regions_overlap(rp[1], rq[1]):
+                continue
+            label = rp[0].split("(", 1)[1].split(")", 1)[0]
+            res_p, res_q = h.results.get(p.id, {}), o.results.get(q.id, {})
+            pts = [L.as_number(runs[r].labels.get(label)) for r in _runs_of([res_p, res_q]) if r in runs]
+            xs = sorted({float(x) for x in pts if x is not None and x > 0})
+            if not xs:
+                continue
+            lo_k = min(rp[1].hi, rq[1].hi)  # the edges that face each other
+            hi_k = max(rp[1].lo, rq[1].lo)
+            dk = abs(hi_k - lo_k) if math.isfinite(hi_k - lo_k) else 0.5
+            dk = dk or 0.05
+            span_now = xs[-1] / xs[0] if xs[0] > 0 else 1.0
+            need = 2 * T95 * (noise or 0.1)  # log separation the lines must reach
+            span_need = math.exp(need / dk)
+            levels: list[Any] = []
+            top = xs[-1]
+            while span_now * (top / xs[-1]) < span_need and len(levels) < 4:
+                top *= 2
+                levels.append(int(top) if top.is_integer() else top)
+            if not levels:
+                levels = _extend(xs, 1)
+            ref = xs[0]
+            pred = {}
+            for hid, (_, reg) in ((h.id, rp), (o.id, rq)):
+                pred[hid] = [{"level": x, "outcome": _scaled_text(reg, x / ref, rp[0].startswith("k("))} for x in levels]
+            sep = dk * math.log(max(levels[-1], xs[-1]) / ref) / (noise or 0.1)
+            out.append(Candidate("scaling", label, levels, [int(ref) if ref.is_integer() else ref], 3 if noise is None
+                                 else max(3, repeats_for(dk * math.log(2), noise) // 2),
+                                 pred, sep, f"{p.id} claims {rp[0]} {rp[1].text()}, {q.id} {rq[1].text()}: over "
+                                 f"{label} {fmt_verdict(xs[0])}–{fmt_verdict(levels[-1])} their lines part by "
+                                 f"{fmt_verdict(math.exp(dk * math.log(levels[-1] / ref)))}x, against a noise of "
+                                 f"{_fmt(noise)} (sd of log)", p.metric, _runs_of([res_p, res_q]), dict(p.a)))
+    return out
+
+
+def _scaled_text(reg: E.Region, span: float, log: bool) -> str:
+    if not log:
+        return f"slope {reg.text()}"
+    lo = span ** reg.lo if math.isfinite(reg.lo) else 0.0
+    hi = span ** reg.hi if math.isfinite(reg.hi) else math.inf
+    a, b = min(lo, hi), max(lo, hi)
+    return f"{fmt_verdict(a)}x–{'∞' if math.isinf(b) else fmt_verdict(b)}x of the reference level"
+
+
+# ---------------------------------------------------------------- roofline
+
+
+def axis_kind(label: str, values: list[Any]) -> str | None:
+    """batch | split | None: what varying `label` does to the work of one forward pass."""
+    k = label.lower()
+    if k in BATCH_AXES:
+        return "batch"
+    if k in SPLIT_AXES or (values and all(isinstance(v, str) and SPLIT_RE.match(v) for v in values)):
+        return "split"
+    return None
+
+
+def split_of(v: Any) -> tuple[int, int] | None:
+    """(tp, pp) of a split level: `tp4pp2` → (4, 2); a number → (n, 1)."""
+    if isinstance(v, str):
+        m = SPLIT_RE.match(v)
+        if m:
+            return int(m.group(1)), int(m.group(2) or 1)
+    n = L.as_number(v)
+    return (int(n), 1) if n and n > 0 else None
+
+
+def _split_text(tp: int, pp: int) -> str:
+    return f"tp{tp}" + (f"pp{pp}" if pp > 1 else "")
+
+
+def ridge_batch(runs: list[RunRow], ceilings: dict[str, float], axis: str) -> tuple[float | None, str]:
+    """The batch at which a run's arithmetic intensity reaches the ridge point (peak / bandwidth),
+    from the work counts of the runs at the largest batch tested; None with a reason when unknown."""
+    peak = ceilings.get("peak_tflops") or next((v for k, v in ceilings.items() if k.startswith("peak_tflops")), None)
+    bw = ceilings.get("mem_bw_gbps")
+    if not peak or not bw:
+        return None, "no peak_tflops or mem_bw_gbps in optlog.yaml"
+    best: tuple[float, float] | None = None
+    for r in runs:
+        x = L.as_number(r.labels.get(axis))
+        est = estimate_work(r.labels, r.metrics)
+        if x is None or est is None or est.bytes <= 0:
+            continue
+        if best is None or x > best[0]:
+            best = (float(x), est.flops / est.bytes)
+    if best is None:
+        return None, "work counts unknown (no active_params model fact on the runs)"
+    ridge = peak * 1e12 / (bw * 1e9)
+    return best[0] * ridge / best[1], f"arithmetic intensity {fmt_verdict(best[1])} FLOP/B at {axis}={fmt_verdict(best[0])}, " \
+        f"ridge {fmt_verdict(ridge)} FLOP/B"
+
+
+def roofline_candidates(h: Hyp, o: Hyp, runs: dict[int, RunRow], ceilings: dict[str, float],
+                        noise: float | None) -> tuple[list[Candidate], list[str]]:
+    """Where the two hypotheses name different bounds, the axes their selectors vary on which the
+    roofline predicts different exponents, and the new levels along them."""
+    bh, bo = h.bound, o.bound
+    notes: list[str] = []
+    if not bh or not bo:
+        missing = [x.id for x, b in ((h, bh), (o, bo)) if not b]
+        notes.append(f"{', '.join(missing)} name{'s' if len(missing) == 1 else ''} no bound (memory, compute, "
+                     "latency, communication): the roofline cannot predict for it")
+        return [], notes
+    if bh == bo:
+        notes.append(f"both name the same bound ({bh}): the roofline predicts the same for both")
+        return [], notes
+    out: list[Candidate] = []
+    axes_seen: set[str] = set()
+    for p in h.preds + o.preds:
+        res = (h.results.get(p.id) or o.results.get(p.id) or {})
+        ids = [r for r in res.get("runs", []) if r in runs]
+        varied = [k for k in p.a if k in p.b and L.canonical(p.a[k]) != L.canonical(p.b[k])]
+        labels = varied + ([p.per] if p.per else [])
+        for axis in labels:
+            if axis in axes_seen:
+                continue
+            vals = [p.a[axis], p.b[axis]] if axis in varied else _tested_levels([res], axis)
+            kind = axis_kind(axis, vals)
+            if kind is None or not vals:
+                continue
+            axes_seen.add(axis)
+            kh, ko = EXPONENT[kind][bh], EXPONENT[kind][bo]
+            if kh == ko:
+                notes.append(f"{axis}: {bh} and {bo} predict the same ({WHY[(kind, bh)]})")
+                continue
+            sign = 1.0 if higher_is_better(p.metric) else -1.0
+            ref = p.b[axis] if axis in varied else vals[0]
+            if kind == "batch" and axis not in varied and _numbers(vals):
+                ref = max(vals, key=lambda v: float(L.as_number(v) or 0))  # the largest batch measured
+            if kind == "batch":
+                nums = _numbers(vals)
+                if not nums:
+                    continue
+                levels: list[Any] = _extend(nums, 2)
+                cap, how = ridge_batch([runs[i] for i in ids], ceilings, axis)
+                note = f"; {how}"
+                if cap is not None:
+                    kept = [x for x in levels if x <= cap]
+                    note += f": past {axis}={fmt_verdict(cap)} both predict the compute roof"
+                    levels = kept or [max(nums) * 2 if max(nums) * 2 <= cap else max(nums)]
+                span = lambda x: float(x) / float(L.as_number(ref) or 1.0)  # noqa: E731
+                also = _other_batch(axis, [runs[i] for i in ids], levels)
+                if also:
+                    note += "; " + ", ".join(f"{k} raised to {v[0]} so that it does not cap the batch"
+                                             for k, v in also.items())
+            else:
+                splits = [split_of(v) for v in vals]
+                if any(s is None for s in splits):
+                    continue
+                tp_min = min(s[0] for s in splits if s)
+                gpus = max(s[0] * s[1] for s in splits if s)
+                levels = []
+                tp = tp_min // 2
+                while tp >= 1 and len(levels) < 2:
+                    levels.append(_split_text(tp, max(1, gpus // tp)) if isinstance(vals[0], str) else tp)
+                    tp //= 2
+                if not levels:
+                    continue
+                r = split_of(ref)
+                assert r is not None
+                span = lambda x: (split_of(x) or (1, 1))[0] / r[0]  # noqa: E731
+                note = f"; per-GPU GEMM size ∝ 1/tp ({gpus} GPUs)"
+                also = {}
+            pred = {}
+            for hyp, k in ((h, kh), (o, ko)):
+                pred[hyp.id] = [{"level": x, "outcome": _roof_text(p.metric, span(x), sign * k, axis, ref)}
+                                for x in levels]
+            # a negative exponent claims a direction, not a size: the gap is to "no change"
+            gap = abs(max(kh, 0.0) - max(ko, 0.0)) * abs(math.log(span(levels[-1]))) if levels else 0.0
+            sep = gap / (noise or 0.1)
+            out.append(Candidate(
+                "roofline", axis, levels, [ref], repeats_for(gap, noise), pred, sep,
+                f"{h.id} names a {bh} bound ({WHY[(kind, bh)]}); {o.id} a {bo} bound ({WHY[(kind, bo)]}){note}",
+                p.metric, ids, {k: v for k, v in p.a.items() if k != axis and k in p.b
+                                and L.canonical(p.b[k]) == L.canonical(v)}, also))
+    if not out and not notes:
+        notes.append(f"no label their selectors vary is an axis the roofline reads (a batch such as concurrency or "
+                     f"slots, a tensor-parallel split): vary one to tell {bh} from {bo}")
+    return out, notes
+
+
+def _other_batch(axis: str, runs: list[RunRow], levels: list[Any]) -> dict[str, list[Any]]:
+    """Other batch-like labels of the runs (slots beside concurrency) that would cap the new batch:
+    each raised to the largest new level, or the new points measure the old batch."""
+    top = max(float(L.as_number(x) or 0) for x in levels)
+    out: dict[str, list[Any]] = {}
+    for k in sorted({k for r in runs for k in r.labels if k in BATCH_AXES and k != axis}):
+        vals = [L.as_number(r.labels.get(k)) for r in runs]
+        nums = [v for v in vals if v is not None]
+        if nums and max(nums) < top:
+            out[k] = [int(top) if top.is_integer() else top]
+    return out
+
+
+def _roof_text(metric: str | None, span: float, k: float, axis: str, ref: Any) -> str:
+    """What a bound predicts at a level, relative to the reference level: a size for a positive or zero
+    exponent, a direction for a negative one (communication: a smaller allreduce group is faster)."""
+    if k < 0:
+        return f"{metric} {'>' if span < 1 else '<'} 1x of {axis}={ref}"
+    return f"{metric} ≈ {fmt_verdict(span ** k)}x of {axis}={ref}"
+
+
+def missing(h: Hyp, o: Hyp, runs: dict[int, RunRow]) -> list[str]:
+    """What optlog lacks to discriminate the pair: labels never varied, metrics never measured."""
+    out: list[str] = []
+    metrics = {m for r in runs.values() for m in r.metrics}
+    for p in h.preds + o.preds:
+        if p.metric and p.metric not in metrics:
+            out.append(f"metric {p.metric} never measured ({p.id})")
+    for p in h.preds + o.preds:
+        res = h.results.get(p.id) or o.results.get(p.id) or {}
+        if p.per and len(_tested_levels([res], p.per)) < 2:
+            out.append(f"label {p.per} never varied ({p.id} splits by it)")
+    return sorted(set(out))
+
+
+def analyse(hyps: dict[str, Hyp], runs: dict[int, RunRow], ceilings: dict[str, float],
+            only: str | None = None) -> list[dict[str, Any]]:
+    """Every pair: side by side, the decision, the candidates (best first) or what is missing."""
+    out: list[dict[str, Any]] = []
+    for h, o, rel in pairs(hyps, only):
+        state, why = decision(h, o)
+        entry: dict[str, Any] = {"hypothesis": h.id, "other": o.id, "relation": rel,
+                                 "statuses": {h.id: h.judged_status(), o.id: o.judged_status()},
+                                 "bounds": {h.id: h.bound, o.id: o.bound},
+                                 "state": state, "why": why, "side_by_side": side_by_side(h, o)}
+        cands: list[Candidate] = []
+        notes: list[str] = []
+        if state in ("not yet", "partly"):
+            noise, _ = noise_of([*h.results.values(), *o.results.values()])
+            c1, n1 = claim_candidates(h, o, noise)
+            c2 = scaling_candidates(h, o, runs, noise)
+            c3, n3 = roofline_candidates(h, o, runs, ceilings, noise)
+            cands = c1 + c2 + c3
+            notes = n1 + n3
+            entry["noise"] = None if noise is None else round(noise, 4)
+            cands.sort(key=lambda c: -c.separation)
+            if not cands:
+                entry["missing"] = missing(h, o, runs) + notes
+                entry["why"] += "; nothing optlog knows can discriminate them"
+        entry["candidates"] = cands
+        entry["notes"] = notes
+        out.append(entry)
+    return out

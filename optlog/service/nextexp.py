@@ -1,0 +1,143 @@
+"""`optlog next [HYP]`: the experiment that would tell rival hypotheses apart (issue 36).
+
+Loads the hypotheses and the counting evidence, judges every prediction (core.verdict, the same
+results `verdict` writes, nothing is written to the hypothesis files), asks core.discriminate for
+each pair's decision and candidates, and writes the best candidate of each undecided pair as a run
+spec `runs/next-<hyp>.yaml` derived from the launch that produced the evidence: its spec text as
+committed (`launches/L<id>/spec.yaml`, its `--set` values folded into `params`), the axis set to
+the reference and new levels, the repeats the measured noise needs, `order: cycles` (every cycle
+visits every point, so the verdict pairs them), and a comment per level with each hypothesis's
+predicted outcome. Nothing is launched: `optlog run launch runs/next-<hyp>.yaml` is the user's call.
+The spec file is not committed either; the launch commits what it ran.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any, cast
+
+from optlog.core import discriminate as D
+from optlog.core import modelfacts as MF
+from optlog.core import verdict as V
+from optlog.errors import BadInput, OptlogError, not_found
+from optlog.runs.spec import load_spec, plan, record_sets
+from optlog.service import documents, hypotheses, launch_record
+from optlog.service.context import Ctx
+from optlog.service.verdicts import load_evidence, metric_names
+from optlog.yamlio import dump, parse_text, write_atomic
+
+# the metrics the roofline's work estimate reads (core.diagnosis.estimate_work), beside the predictions'
+WORK_METRICS = {"output_throughput", "input_throughput", "total_output_tokens", "total_input_tokens",
+                "duration_s", "srv_n_decode_delta", "srv_tokens_predicted_delta", "mean_inflight", "completed",
+                *MF.NUMERIC_FACTS, *(MF.FACT_PREFIX + f for f in MF.NUMERIC_FACTS)}
+
+
+def analyse(ctx: Ctx, hid: str | None = None, *, write: bool = True) -> documents.NextDoc:
+    """The `next` document: every pair (or those of `hid`), best candidate first, specs written."""
+    docs = hypotheses.all_docs(ctx)
+    if hid is not None and hid not in docs:
+        raise not_found("hypothesis", hid, list(docs))
+    preds = [p for d in docs.values() for p in d.predictions]
+    ev = load_evidence(ctx, metric_names(preds) | WORK_METRICS)
+    ceilings = ctx.config.ceilings()
+    results = V.evaluate(preds, ev, ceilings) if preds else {}
+    hyps = {d.id: D.Hyp(d.id, d.title, d.statement, d.effective_status(), d.parent, list(d.rivals),
+                        list(d.predictions), {p.id: results[p.id] for p in d.predictions if p.id in results})
+            for d in docs.values()}
+    pairs = D.analyse(hyps, ev.runs, ceilings, hid)
+    out = []
+    for e in pairs:
+        cands: list[D.Candidate] = e.pop("candidates")
+        e["candidates"] = [c.as_dict() for c in cands]
+        if cands:
+            best = cands[0]
+            e["best"] = 0
+            e["spec"], e["spec_note"] = (_write_spec(ctx, e["hypothesis"], e["other"], best, ev) if write
+                                         else (None, "not written (--no-write)"))
+        out.append(e)
+    if hid is None and not out:
+        why = "no hypothesis has a rival or a pivot parent that is still undecided"
+    else:
+        why = None
+    return cast(documents.NextDoc, {"hypothesis": hid, "pairs": out, **({"note": why} if why else {})})
+
+
+def _launch_of(best: D.Candidate, ev: Any) -> int | None:
+    launches = Counter(ev.runs[r].launch for r in best.runs if r in ev.runs and ev.runs[r].launch is not None)
+    return launches.most_common(1)[0][0] if launches else None
+
+
+def _write_spec(ctx: Ctx, hid: str, other: str, best: D.Candidate, ev: Any) -> tuple[str | None, str]:
+    """Write `runs/next-<hid>.yaml` from the launch the candidate's evidence came from; (path, note)."""
+    lid = _launch_of(best, ev)
+    if lid is None:
+        return None, ("the evidence was recorded, not launched: no launch to derive a spec from; run "
+                      f"{best.axis or 'the same points'} = {', '.join(map(str, best.reference + best.levels))} "
+                      f"with {best.repeats} repeats, interleaved, on the same server, bench and workload")
+    try:
+        d = launch_record.find(ctx, lid)
+    except OptlogError as e:
+        return None, f"launch L{lid}: {e}"
+    text = (d / "spec.yaml").read_text(encoding="utf-8")
+    data = parse_text(text, str(d / "spec.yaml"))
+    try:
+        rec = json.loads((d / "points.json").read_text(encoding="utf-8"))
+    except ValueError:
+        rec = {}
+    params = dict(data.get("params") or {})
+    for k, v in record_sets(rec.get("sets") or []):
+        if not k.startswith("matrix.") and k not in ("repeats", "order", "order_seed"):
+            params[k] = v
+    if params:
+        data["params"] = params
+    notes = [f"derived from launch L{lid} ({launch_record.DIR}/{d.name})"]
+    axis = best.axis
+    levels = list(dict.fromkeys([*best.reference, *best.levels]))
+    matrix = dict(data.get("matrix") or {})
+    include = list(data.get("include") or [])
+    if axis and axis in matrix:
+        matrix[axis] = levels
+    elif axis and any(axis in inc for inc in include):
+        keep = [inc for inc in include if inc.get(axis) in best.reference]
+        model = keep[-1] if keep else include[-1]
+        include = keep + [{**model, axis: lv} for lv in best.levels]
+        others = sorted(k for k in model if k != axis)
+        if others:
+            notes.append(f"the new {axis} entries copy {', '.join(others)} from {axis}={model.get(axis)}: check them")
+    elif axis and axis in params:
+        params.pop(axis)
+        data["params"] = params
+        matrix[axis] = levels
+    elif axis:
+        matrix[axis] = levels
+        notes.append(f"the spec's commands do not read {axis}: make them use {{{{ {axis} }}}}")
+    for k, vals in best.also.items():  # an axis that would cap the new levels (concurrency beside slots)
+        if k in matrix or not any(k in inc for inc in include):
+            matrix[k] = vals
+            params.pop(k, None)
+        else:
+            include = [{**inc, k: vals[0]} for inc in include]
+    if matrix:
+        data["matrix"] = matrix
+    if include:
+        data["include"] = include
+    data["name"] = f"next-{hid}"
+    data["repeats"] = best.repeats
+    data["order"] = "cycles"
+    data.pop("order_seed", None)
+    head = [f"# optlog next: the experiment that would tell {hid} from {other} ({best.source}).",
+            f"# {best.why}",
+            f"# {notes[0]}; {best.repeats} repeats, order: cycles (paired). Launch: optlog run launch runs/next-{hid}.yaml"]
+    for h, rows in best.predicted.items():
+        head.append(f"# {h} predicts: " + "; ".join(f"{axis}={r['level']}: {r['outcome']}" for r in rows))
+    body = "\n".join(head) + "\n" + dump(data)
+    rel = f"runs/next-{hid}.yaml"
+    path = ctx.ws.root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, body)
+    try:
+        plan(load_spec(path, rel), {})
+    except BadInput as e:
+        notes.append(f"check it before launching: {e}")
+    return rel, "; ".join(notes)

@@ -1,0 +1,174 @@
+"""`optlog next` (issue 36): the experiment that would tell rival hypotheses apart, on three cases —
+the GLM-5 case study committed in this repository (it must propose the tensor-parallel split), a
+memory-bound vs compute-bound slot sweep launched for real (a spec derived from its launch, runnable,
+with each rival's prediction per level), and rivals no label at hand can tell apart (it says what is
+missing). In-process, one workspace each: no `optlog` subprocess, one small launch."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def fresh(tmp_path, db_env, monkeypatch):
+    """A new workspace folder (a git repository) and the environment optlog reads in-process."""
+    for k, v in db_env.items():
+        monkeypatch.setenv(k, v)
+    if "OPTLOG_DB_URL" not in db_env:
+        monkeypatch.delenv("OPTLOG_DB_URL", raising=False)
+    monkeypatch.setenv("OPTLOG_ACTOR", "tester")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    cfg = tmp_path / "gitconfig"
+    cfg.write_text("[user]\n\tname = T\n\temail = t@example.com\n[init]\n\tdefaultBranch = main\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(cfg))
+    root = tmp_path / "ws"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root
+
+
+def _ctx(root):
+    from optlog.service.context import Ctx
+
+    return Ctx.find(root)
+
+
+def _pair(doc, other):
+    return next(e for e in doc["pairs"] if e["other"] == other)
+
+
+def test_the_case_study_proposes_the_tensor_parallel_split(fresh):
+    """The repository's case study as a clone reads it (hypotheses and committed evidence): comm-bound
+    is falsified, its child compute-bound still inconclusive; `next` shows the outcomes side by side
+    and proposes varying the TP split, where a compute bound and a communication bound part ways."""
+    for part in ("optlog.yaml", "hypotheses", "runs/evidence"):
+        src, dst = REPO / part, fresh / part
+        shutil.copytree(src, dst) if src.is_dir() else shutil.copy(src, dst)
+    subprocess.run(["git", "-C", str(fresh), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(fresh), "commit", "-qm", "case study"], check=True)
+    from optlog.service import nextexp
+
+    ctx = _ctx(fresh)
+    try:
+        doc = nextexp.analyse(ctx, "compute-bound")
+    finally:
+        ctx.close()
+    parent = _pair(doc, "comm-bound")
+    assert parent["relation"] == "parent" and parent["state"] == "partly", parent["why"]
+    assert parent["bounds"] == {"compute-bound": "compute", "comm-bound": "communication"}
+    row = next(r for r in parent["side_by_side"] if "comm-bound" in r)
+    assert {"level": "concurrency=512", "compute-bound": "holds", "comm-bound": "fails"} in row["levels"]
+    best = parent["candidates"][0]
+    assert best["axis"] == "config" and best["levels"][0] == "tp2pp4" and best["reference"] == ["tp8"], best
+    assert "0.25x" in best["predicted"]["compute-bound"][0]["outcome"]
+    assert "> 1x" in best["predicted"]["comm-bound"][0]["outcome"]
+    # its rival too: the split (compute follows it, a fixed per-step cost does not) beats a batch far past 512
+    assert _pair(doc, "pipeline-bubbles")["candidates"][0]["axis"] == "config"
+    # recorded evidence: no launch to derive a spec from, and it says so; nothing written
+    assert parent["spec"] is None and "recorded, not launched" in parent["spec_note"]
+    assert not list((fresh / "runs").glob("next-*.yaml"))
+
+
+SLOTS = """\
+name: slots
+params: {{py: "{py}"}}
+matrix: {{parallel: [1, 4], concurrency: [4]}}
+repeats: 3
+bench:
+  cmd: "{{{{ py }}}} -c \\"import json; v = {{1: [10.0, 11.0, 9.0], 4: [14.0, 24.0, 17.0]}}[{{{{ parallel }}}}][{{{{ repeat }}}}]; open('{{{{ out }}}}/result.json', 'w').write(json.dumps({{'output_throughput': v}}))\\""
+  parser: json
+labels: {{server: simulated}}
+"""
+
+
+def test_the_slot_sweep_gets_a_runnable_spec_from_its_launch(fresh):
+    """Memory-bound (4 slots >= 2x of 1) vs compute-bound (< 1.5x), as the demo registers them, on a
+    real launch whose ratio (~1.7x, noisy) decides neither: `next` proposes more slots (and raises the
+    concurrency that would cap them), writes runs/next-<hyp>.yaml from launch L1 with the repeats the
+    noise needs and order: cycles, states each rival's prediction per level, and launches nothing."""
+    from optlog.runs.spec import load_spec, plan
+    from optlog.service import hypotheses, launch, nextexp, predictions
+    from optlog.service.workspace import init
+
+    init(fresh)
+    ctx = _ctx(fresh)
+    try:
+        hypotheses.add(ctx, "Memory-bound decode: batching slots multiplies throughput", hid="memory-bound")
+        predictions.add(ctx, "memory-bound", "a / b >= 2", metric="output_throughput", a={"parallel": "4"},
+                        b={"parallel": "1"}, per="concurrency")
+        hypotheses.add(ctx, "Compute-bound decode: the cores are already busy", hid="compute-bound",
+                       rivals=("memory-bound",))
+        predictions.add(ctx, "compute-bound", "a / b < 1.5", metric="output_throughput", a={"parallel": "4"},
+                        b={"parallel": "1"}, per="concurrency")
+        (fresh / "runs" / "slots.yaml").write_text(SLOTS.format(py=sys.executable))
+        launch.launch(ctx, "runs/slots.yaml")
+        doc = nextexp.analyse(ctx)
+    finally:
+        ctx.close()
+    (e,) = doc["pairs"]
+    assert e["state"] == "not yet" and {e["hypothesis"], e["other"]} == {"memory-bound", "compute-bound"}, e
+    assert e["noise"] and e["noise"] > 0.05
+    best = e["candidates"][0]
+    assert best["source"] == "roofline" and best["axis"] == "parallel" and best["levels"] == [8, 16], best
+    assert best["also"] == {"concurrency": [16]}
+    assert best["predicted"]["memory-bound"][0]["outcome"] == "output_throughput ≈ 8.00x of parallel=1"
+    assert best["predicted"]["compute-bound"][0]["outcome"] == "output_throughput ≈ 1.00x of parallel=1"
+    # the claims' own repeats candidate: apart by log(2/1.5), unclear for the noise measured
+    assert any(c["source"] == "repeats" and c["repeats"] > 3 for c in e["candidates"])
+    rel = e["spec"]
+    assert rel == f"runs/next-{e['hypothesis']}.yaml", e["spec_note"]
+    assert "launch L1" in e["spec_note"]
+    spec = yaml.safe_load((fresh / rel).read_text())
+    assert spec["matrix"] == {"parallel": [1, 8, 16], "concurrency": [16]}
+    assert spec["order"] == "cycles" and spec["repeats"] == best["repeats"]
+    assert spec["bench"] == yaml.safe_load(SLOTS.format(py=sys.executable))["bench"]  # same bench
+    head = (fresh / rel).read_text()
+    assert "# memory-bound predicts: parallel=8: output_throughput ≈ 8.00x" in head
+    points = plan(load_spec(fresh / rel, rel), {})
+    assert len(points) == 3 * best["repeats"]  # runnable: it plans
+    assert [p.labels["parallel"] for p in points[:3]] == [1, 8, 16]  # cycles: each cycle visits every point
+    from optlog.service.context import Ctx
+
+    c2 = Ctx.find(fresh)
+    try:
+        from optlog.service import evidence
+
+        assert len(evidence.list_runs(c2)) == 6  # nothing launched
+    finally:
+        c2.close()
+
+
+def test_rivals_no_label_at_hand_can_tell_apart_say_what_is_missing(fresh):
+    """Two rivals that name no bound, claim overlapping regions, on a label never varied: nothing
+    discriminates them, and `next` says why (the overlap, the label never varied, no bound named)."""
+    from optlog.service import evidence, hypotheses, nextexp, predictions
+    from optlog.service.workspace import init
+
+    init(fresh)
+    ctx = _ctx(fresh)
+    try:
+        hypotheses.add(ctx, "The new allocator helps", hid="allocator")
+        hypotheses.add(ctx, "The new kernel helps", hid="kernel", rivals=("allocator",))
+        for hid, region in (("allocator", "[1.05, 1.5]"), ("kernel", "[1.1, 2]")):
+            predictions.add(ctx, hid, f"a / b in {region}", metric="tflops", a={"build": "new"},
+                            b={"build": "old"}, per="shape")
+        for build, v in (("old", 100.0), ("new", 125.0)):
+            evidence.record(ctx, {"build": build, "shape": "square"}, {"tflops": v}, None, None)
+        doc = nextexp.analyse(ctx, "kernel")
+    finally:
+        ctx.close()
+    (e,) = doc["pairs"]
+    assert e["state"] == "not yet" and e["candidates"] == [] and e.get("spec") is None
+    assert "nothing optlog knows can discriminate them" in e["why"]
+    missing = " | ".join(e["missing"])
+    assert "label shape never varied" in missing, missing
+    assert "overlapping outcomes" in missing and "name no bound" in missing, missing
+    assert not (fresh / "runs" / "next-kernel.yaml").exists()

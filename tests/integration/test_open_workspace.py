@@ -1,0 +1,51 @@
+"""Opening a workspace is an explicit call (issue 35): `open_workspace` runs settings, identity,
+recovery and committed evidence in that order and returns what it did; reading a context's
+attributes opens nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests._face import use_env
+
+
+def test_reading_attributes_opens_nothing_and_open_says_what_it_did(ws: Any, monkeypatch: Any) -> None:
+    from optlog.service.context import Ctx
+
+    use_env(ws, monkeypatch)
+    ws.cli("run", "record", "--label", "m=64", "--metric", "x=1")
+    (ws.root / "runs" / "evidence").mkdir(parents=True, exist_ok=True)
+    ctx = Ctx.find(ws.root)
+    try:
+        assert (ctx.ws, ctx.actor, ctx.config.name) and ctx.opened is None  # nothing opened on access
+        opened = ctx.open()
+        assert ctx.opened is opened and ctx.open() is opened and ctx.db is opened.db  # once per context
+        assert opened.identity_given is None and opened.recovered == () and opened.imported == 0
+    finally:
+        ctx.close()
+
+
+def test_open_imports_runs_committed_in_another_clone(ws: Any, make_ws: Any, monkeypatch: Any) -> None:
+    """Step 4 on a real clone: the runs committed in the evidence directory arrive in a database
+    that has not read them, and the record counts them."""
+    from optlog.service.context import Ctx
+
+    for cfg, v in (("a", 2), ("b", 1)):
+        ws.cli("run", "record", "--label", f"config={cfg}", "--metric", f"x={v}")
+    ws.cli("hyp", "add", "A is faster", "--id", "a-faster")
+    ws.cli("predict", "add", "a-faster", "--expect", "a > b", "--metric", "x", "--a", "config=a", "--b", "config=b")
+    ws.cli("verdict", "--all")
+    files = sorted((ws.root / "runs" / "evidence").glob("*.yaml"))
+    assert len(files) == 2, "the verdict commits the evidence of the runs it used"
+    other = make_ws("other")
+    use_env(other, monkeypatch)
+    (other.root / "runs" / "evidence").mkdir(parents=True, exist_ok=True)
+    for f in files:
+        (other.root / "runs" / "evidence" / f.name).write_bytes(f.read_bytes())
+    ctx = Ctx.find(other.root)
+    try:
+        opened = ctx.open()
+        assert opened.imported == len(files) and opened.recovered == ()
+        assert ctx.open().imported == len(files)  # the record, not a second import
+    finally:
+        ctx.close()
