@@ -190,10 +190,18 @@ def plan_import(call: Call, replace: bool) -> Any:
 
 
 @click.command("report")
-@click.option("--out", metavar="FILE", help="Where to write (default reports/report-YYYYMMDD-HHMM.md).")
+@click.option("--out", metavar="FILE", help="Where to write (default reports/report.md, or report-HYP.md, "
+              "report-since-WHEN.md for a scope: replaced by the next report of that scope).")
+@click.option("--hypothesis", "hypothesis", metavar="HYP", help="Only HYP, its pivots and their rivals "
+              "(their runs, notes, todos and plans).")
+@click.option("--since", metavar="TIME", help="Only what happened at or after TIME (ISO 8601, e.g. 2026-12-01T08:00).")
+@click.option("--keep", is_flag=True, help="Keep the current report: write a new time-stamped file "
+              "(reports/report-YYYYMMDD-HHMM.md) instead of replacing it.")
 @click.option("--no-commit", is_flag=True, help="Write the files but do not commit them.")
 @verb(lambda r: f"wrote {r['file']}" + (f" and {len(r['plots'])} plot(s)" if r["plots"] else "")
+      + (f"; removed {len(r['deleted'])} stale plot(s)" if r.get("deleted") else "")
       + (f"; commit {r['commit'][:10]}" if r.get("commit") else ""))
-def report_cmd(call: Call, out: str | None, no_commit: bool) -> Any:
-    """Write a session report (markdown with SVG plots) and commit it."""
-    return report.write(call.ctx, out, commit=not no_commit)
+def report_cmd(call: Call, out: str | None, hypothesis: str | None, since: str | None, keep: bool,
+               no_commit: bool) -> Any:
+    """Write a session report (findings first, markdown with SVG plots) and commit it."""
+    return report.write(call.ctx, out, commit=not no_commit, hypothesis=hypothesis, since=since, keep=keep)

@@ -144,9 +144,9 @@ class Tool:
         return desc, schema
 
 
-LISTED_TOOL_CHARS = 80
-LISTED_PARAM_CHARS = 60
-MAX_LISTED = 7
+LISTED_TOOL_CHARS = 70
+LISTED_PARAM_CHARS = 50
+MAX_LISTED = 6
 MAX_ENUM = 8
 # the result-shaping parameters (the server's instructions name them once; a tool rejects one it
 # does not take, listing those it does)
@@ -316,6 +316,24 @@ def usage(message: str, param: str | None, choices: list[str] | None = None, giv
     return BadInput(message, field=param, code="usage", extra=extra)
 
 
+# Text parameters (a title, a reason, a path, a name): a JSON number there is a mistake, not a title
+# (issue 34). Parameters whose text may be a number (a run id `4`, `confidence` F, a threshold)
+# still take one, as its text.
+_TEXT_METAVARS = frozenset({"TEXT", "PATH", "FILE", "FILE…", "FILE|-", "NAME", "URL", "SPEC", "[SPEC]", "AGENT",
+                            "LABEL", "HYP", "[HYP]", "EXECUTOR", "STUDY", "METRIC", "TITLE", "T", "P"})
+
+
+def _is_text(p: Param) -> bool:
+    mv = p.click.metavar
+    return mv is None or mv in _TEXT_METAVARS
+
+
+def _no_number(name: str, p: Param, v: Any) -> None:
+    t = p.schema.get("items", {}).get("type") if p.schema.get("type") == "array" else p.schema.get("type")
+    if t == "string" and _is_text(p) and not isinstance(v, str):
+        raise usage(f"{name} must be a string, got {json.dumps(v)[:60]}", name)
+
+
 def _scalar(name: str, v: Any, schema: dict[str, Any]) -> Any:
     """One JSON value checked against its schema: the Python value the click type would give."""
     t = schema.get("type")
@@ -325,6 +343,9 @@ def _scalar(name: str, v: Any, schema: dict[str, Any]) -> Any:
         return v
     if isinstance(v, bool) or not isinstance(v, (str, int, float)):
         raise usage(f"{name} must be a {t or 'string'}, got {json.dumps(v)[:60]}", name)
+    # JSON types as the schema says (issue 34): a number is not a title, a text is not a number
+    if t in ("integer", "number") and isinstance(v, str):
+        raise usage(f"{name} must be a{'n' if t == 'integer' else ''} {t}, got {json.dumps(v)[:60]}", name)
     if t == "integer":
         if isinstance(v, float) and v.is_integer():
             return int(v)
@@ -380,9 +401,14 @@ def _value(name: str, p: Param, v: Any) -> Any:
                 out.append(_convert(name, cp, _scalar(name, it, {"type": "string"})))
         return tuple(out) if cp.multiple else out[-1]
     if p.schema.get("type") == "array":
-        vals = [_scalar(name, x, p.schema["items"]) for x in (v if isinstance(v, list) else [v])]
+        if not isinstance(v, list):
+            raise usage(f"{name} must be an array, got {json.dumps(v)[:60]}", name)
+        for x in v:
+            _no_number(name, p, x)
+        vals = [_scalar(name, x, p.schema["items"]) for x in v]
         _text_rule(name, vals)
         return tuple(_convert(name, cp, x) for x in vals)
+    _no_number(name, p, v)
     x = _scalar(name, v, p.schema)
     _text_rule(name, x)
     return _convert(name, cp, x)

@@ -523,7 +523,14 @@ def roofline_candidates(h: Hyp, o: Hyp, runs: dict[int, RunRow], ceilings: dict[
                 if cap is not None:
                     kept = [x for x in levels if x <= cap]
                     note += f": past {axis}={fmt_verdict(cap)} both predict the compute roof"
-                    levels = kept or [max(nums) * 2 if max(nums) * 2 <= cap else max(nums)]
+                    if not kept and cap > max(nums) * 1.2:  # room below the ridge, short of a doubling
+                        kept = [int(cap)]
+                    if not kept:
+                        notes.append(f"{axis}: the largest {axis} measured ({fmt_verdict(max(nums))}) is at or past "
+                                     f"the ridge ({fmt_verdict(cap)}; {how}): {bh} and {bo} both predict the "
+                                     "compute roof there")
+                        continue
+                    levels = kept
                 span = lambda x: float(x) / float(L.as_number(ref) or 1.0)  # noqa: E731
                 also = _other_batch(axis, [runs[i] for i in ids], levels)
                 if also:

@@ -311,58 +311,37 @@ def _conv_fit(n: ast.Call, text: str) -> Fit:
     return Fit(name, label, ref, _col(n))
 
 
+def _children(n: Node) -> list[Node]:
+    """The sub-expressions of a node, in reading order: the one place that knows the tree's shape,
+    so every walk over an expression (refs, fits) visits the same nodes."""
+    if isinstance(n, Fit):
+        return [n.ref]
+    if isinstance(n, (Bin, Cmp)):
+        return [n.left, n.right]
+    if isinstance(n, (Neg, Not)):
+        return [n.operand]
+    if isinstance(n, InRange):
+        return [n.operand, n.lo, n.hi]
+    if isinstance(n, (And, Or)):
+        return list(n.items)
+    return []
+
+
+def _walk(node: Node) -> list[Node]:
+    """Every node of the expression, depth first, the node before its children."""
+    out: list[Node] = [node]
+    for c in _children(node):
+        out.extend(_walk(c))
+    return out
+
+
 def fits(node: Node) -> list[Fit]:
     """The fits an expression mentions."""
-    out: list[Fit] = []
-
-    def walk(n: Node) -> None:
-        if isinstance(n, Fit):
-            out.append(n)
-        elif isinstance(n, Bin):
-            walk(n.left)
-            walk(n.right)
-        elif isinstance(n, (Neg, Not)):
-            walk(n.operand)
-        elif isinstance(n, Cmp):
-            walk(n.left)
-            walk(n.right)
-        elif isinstance(n, InRange):
-            walk(n.operand)
-        elif isinstance(n, (And, Or)):
-            for i in n.items:
-                walk(i)
-
-    walk(node)
-    return out
+    return [n for n in _walk(node) if isinstance(n, Fit)]
 
 
 def refs(node: Node, groups_only: bool = False) -> list[Ref]:
-    out: list[Ref] = []
-
-    def walk(n: Node) -> None:
-        if isinstance(n, Ref):
-            if not groups_only or n.group is not None:
-                out.append(n)
-        elif isinstance(n, Fit):
-            walk(n.ref)
-        elif isinstance(n, Bin):
-            walk(n.left)
-            walk(n.right)
-        elif isinstance(n, (Neg, Not)):
-            walk(n.operand)
-        elif isinstance(n, Cmp):
-            walk(n.left)
-            walk(n.right)
-        elif isinstance(n, InRange):
-            walk(n.operand)
-            walk(n.lo)
-            walk(n.hi)
-        elif isinstance(n, (And, Or)):
-            for i in n.items:
-                walk(i)
-
-    walk(node)
-    return out
+    return [n for n in _walk(node) if isinstance(n, Ref) and (not groups_only or n.group is not None)]
 
 
 def groups(node: Node) -> set[str]:

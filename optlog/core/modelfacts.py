@@ -171,17 +171,7 @@ def from_gguf(meta: dict[str, Any], tensors: Iterable[tuple[str, tuple[int, ...]
         dense_b += emb_b
     n_exp = _num(m("expert_count"))
     k_used = _num(m("expert_used_count"))
-    active = dense_p
-    read_bytes = dense_b
-    if exp_p and n_exp and k_used:
-        active += exp_p * k_used / n_exp
-        read_bytes += exp_b * k_used / n_exp
-        mf.put("expert_params", exp_p, source)
-        mf.put("n_expert", n_exp, source)
-        mf.put("n_expert_used", k_used, source)
-    elif exp_p:
-        active += exp_p
-        read_bytes += exp_b
+    active, read_bytes = _active(mf, source, dense_p, dense_b, exp_p, exp_b, n_exp, k_used)
     mf.put("total_params", total, source)
     mf.put("active_params", active, source)
     if active > 0:
@@ -272,13 +262,7 @@ def from_hf(config: dict[str, Any], tensors: dict[str, tuple[str, tuple[int, ...
         if not has_head:
             dense_p += emb_p
             dense_b += emb_b
-        active, read_b = dense_p, dense_b
-        if exp_p and n_exp and k_used:
-            active += exp_p * k_used / n_exp
-            read_b += exp_b * k_used / n_exp
-            mf.put("expert_params", exp_p, source)
-            mf.put("n_expert", n_exp, source)
-            mf.put("n_expert_used", k_used, source)
+        active, read_b = _active(mf, source, dense_p, dense_b, exp_p, exp_b, n_exp, k_used)
         mf.put("total_params", total, source)
         mf.put("active_params", active, source)
         mf.put("weight_bytes", sum(t["bytes"] for t in mf.by_type.values()), source)
@@ -347,6 +331,19 @@ def kv_cache_bytes(cache_type: str | None) -> float:
             return bb / blk
     return 2.0
 
+
+
+def _active(mf: Any, source: str, dense_p: float, dense_b: float, exp_p: float, exp_b: float,
+            n_exp: float | None, k_used: float | None) -> tuple[float, float]:
+    """Parameters and bytes a token reads: every dense one, and of the experts the share the router
+    uses (k of n). With expert counts unknown every expert counts (an upper bound, never a guess).
+    One rule for the GGUF and the safetensors readers; the expert facts are stored when known."""
+    if exp_p and n_exp and k_used:
+        mf.put("expert_params", exp_p, source)
+        mf.put("n_expert", n_exp, source)
+        mf.put("n_expert_used", k_used, source)
+        return dense_p + exp_p * k_used / n_exp, dense_b + exp_b * k_used / n_exp
+    return dense_p + exp_p, dense_b + exp_b
 
 def _num(v: Any) -> float | None:
     if isinstance(v, bool) or v is None:

@@ -26,6 +26,7 @@ from typing import Any, Literal, get_args
 from optlog.core import posthoc as PH
 from optlog.core.numfmt import (fmt_count, fmt_gain, fmt_ratio, fmt_score, fmt_share,
                                  fmt_sig, fmt_signed, fmt_whole, fmt_written)
+from optlog.core.statuses import reader_text
 from optlog.errors import BadInput
 
 EFFORT_WEIGHT: dict[str, int] = {"S": 1, "M": 3, "L": 8}
@@ -133,10 +134,12 @@ def _day(at: Any) -> str:
 
 
 def selector_name(sel: Any) -> str:
-    """A group selector as a reader names it: `{config: tp4pp2}` → `tp4pp2`."""
+    """A group selector as a reader names it: `{config: tp4pp2}` → `tp4pp2`; a number keeps its
+    label (`{parallel: 4}` → `parallel=4`: "4 1.35× 1" would read as arithmetic)."""
     if isinstance(sel, dict):
         if len(sel) == 1:
-            return str(next(iter(sel.values())))
+            k, v = next(iter(sel.items()))
+            return f"{k}={v}" if _num(v) is not None else str(v)
         return ",".join(f"{k}={v}" for k, v in sel.items())
     return str(sel) if sel not in (None, "") else "?"
 
@@ -163,6 +166,15 @@ def _num(v: Any) -> float | None:
     return f if math.isfinite(f) else None
 
 
+def _level_ratio(lv: dict[str, Any]) -> float | None:
+    """The a/b ratio of one verdict level as the verdict states it: its estimate where the tested
+    quantity is a/b (a ratio of geometric means from 3 repeats a side), so a plan's reason quotes
+    the number the verdict decided on; the ratio of means for other claims."""
+    if lv.get("quantity") == "a/b" and _num(lv.get("estimate")) is not None:
+        return _num(lv.get("estimate"))
+    return _num(lv.get("ratio"))
+
+
 def verdict_ratio_phrase(doc: Any, verdict: Any) -> str | None:
     """`tp4pp2 0.30–0.47× tp8` from a verdict's per-level ratios (the failing predictions first)."""
     preds = _get(verdict, "predictions") or []
@@ -172,7 +184,7 @@ def verdict_ratio_phrase(doc: Any, verdict: Any) -> str | None:
     chosen = chosen or [p for p in preds if isinstance(p, dict)]
     fals = [p for p in chosen if p.get("status") == "falsified"]
     for p in (fals or chosen):
-        ratios = [r for r in (_num(lv.get("ratio")) for lv in (p.get("levels") or []) if isinstance(lv, dict)) if r is not None]
+        ratios = [r for r in (_level_ratio(lv) for lv in (p.get("levels") or []) if isinstance(lv, dict)) if r is not None]
         if not ratios:
             continue
         a_sel, b_sel = p.get("a"), p.get("b")
@@ -225,7 +237,7 @@ def _need_status(hid: str, doc: Any | None, expects: str) -> dict[str, Any]:
     # a status that rests on predictions written after their runs says so (core.posthoc)
     post_hoc = PH.verdict_words(last) if last is not None and _get(last, "status") == status else ""
     why = PH.without_lead(why, status, post_hoc) if post_hoc else why
-    why = " ".join(why.split())
+    why = reader_text(why, status)
     if phrase and why and phrase not in why:
         detail = f"{phrase}; {why}"
     else:

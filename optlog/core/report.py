@@ -8,14 +8,23 @@ labels, metrics}; hypotheses as HypothesisDoc (read defensively: the verdict str
 from __future__ import annotations
 
 import functools
+import math
+import re
 import statistics
 from collections import defaultdict
 from typing import Any
 
 from optlog.core import labels as L
-from optlog.core.numfmt import fmt_written
+from optlog.core import runtable as RT
+from optlog.core import units as U
+from optlog.core.numfmt import fmt_verdict, fmt_written
+from optlog.core.plans import selector_name
+from optlog.core.scaling import Fit
+from optlog.core.stats import CONF
 from optlog.core.timeutil import parse_iso
 from optlog.core.tune import pareto_front
+from optlog.core.comparable import FLAG_KEYS
+from optlog.core.statuses import reader_text
 from optlog.core.verdict import must_agree_across_groups
 
 THROUGHPUT_METRICS = ("total_token_throughput", "output_throughput", "input_throughput", "request_throughput")
@@ -63,7 +72,7 @@ def usable(r: dict[str, Any]) -> bool:
 RUN_GROUP_GAP_S = 600.0  # runs further apart than this start a new timeline entry
 
 
-def _gap_s(a: Any, b: Any) -> float:
+def gap_s(a: Any, b: Any) -> float:
     try:
         return (parse_iso(str(b)) - parse_iso(str(a))).total_seconds()
     except (TypeError, ValueError):
@@ -113,6 +122,7 @@ def timeline(docs: dict[str, Any], runs: list[dict[str, Any]], notes: list[dict[
                 by=None)
         for i, v in enumerate(_get(d, "verdicts") or []):
             summ = _get(v, "summary") or ""
+            summ = reader_text(summ, _get(v, "status"))
             add(_get(v, "at"), "verdict", f"{hid}/{i:06d}", text=f"{hid} → {_get(v, 'status')}" + (f": {summ}" if summ else ""),
                 by=_get(v, "by"))
         for i, h in enumerate(_get(d, "history") or []):
@@ -166,7 +176,7 @@ def timeline(docs: dict[str, Any], runs: list[dict[str, Any]], notes: list[dict[
 
     for _, _, _, e in ev:
         if e["kind"] == "runs":
-            if pending and _gap_s(pending[-1].get("created_at"), e["run"].get("created_at")) > RUN_GROUP_GAP_S:
+            if pending and gap_s(pending[-1].get("created_at"), e["run"].get("created_at")) > RUN_GROUP_GAP_S:
                 flush()
             pending.append(e["run"])
             continue
@@ -357,7 +367,8 @@ def telemetry_groups(runs: list[dict[str, Any]]) -> tuple[list[str], list[tuple[
 
 
 def other_runs(runs: list[dict[str, Any]]) -> dict[tuple[str, ...], list[dict[str, Any]]]:
-    """Runs outside the config × concurrency tables, by their set of label names."""
+    """Runs outside the config × concurrency tables, by launch (recorded runs: by their set of label
+    names, flags aside: a `loaded` mark does not set a run apart)."""
     out: dict[tuple[str, ...], list[dict[str, Any]]] = {}
     for r in runs:
         if r.get("invalidated"):
@@ -366,66 +377,283 @@ def other_runs(runs: list[dict[str, Any]]) -> dict[tuple[str, ...], list[dict[st
             continue
         if usable(r) and r["metrics"] and all(is_telemetry(k) for k in r["metrics"]):
             continue  # shown under telemetry
-        out.setdefault(tuple(sorted(r["labels"])), []).append(r)
+        key = ("launch", str(r["launch_id"])) if r.get("launch_id") is not None else tuple(
+            sorted(k for k in r["labels"] if k not in FLAG_KEYS and k != L.CONCURRENT))
+        out.setdefault(key, []).append(r)
     return out
 
 
-# ---------------------------------------------------------------- a plot per prediction
+def tested_metrics(docs: dict[str, Any]) -> list[str]:
+    """The metrics the predictions test (their `--metric` and every `a.NAME`/`b.NAME` they read),
+    first seen first: the columns a runs table shows first."""
+    out: list[str] = []
+    for hid in sorted(docs):
+        for p in _get(docs[hid], "predictions") or []:
+            names = [_get(p, "metric")] + _REF.findall(str(_get(p, "expect") or ""))
+            for m in names:
+                if m and m not in out:
+                    out.append(m)
+    return out
 
 
-def prediction_plot(doc: Any, pred: Any) -> dict[str, Any] | None:
-    """What the plot of one prediction with `--per` shows, from its latest verdict record: x the
-    per label's levels (numbers on a log2 axis when all positive and spread ≥ 4×, else in order), a
-    series per quantity the expression reads (`a`, `b.tflops`, named by group and metric), every
-    measured value as a point (so repeats show their spread) and the median per level as a line,
-    and the constant the prediction compares against (when it has one). None: nothing to draw."""
-    per = _get(pred, "per")
-    verdicts = list(_get(doc, "verdicts") or [])
-    if not per or not verdicts:
+_REF = re.compile(r"\b[ab]\.([A-Za-z_][A-Za-z0-9_.]*)")
+
+
+def runs_table(runs: list[dict[str, Any]], tested: list[str], max_metrics: int = 8) -> dict[str, Any]:
+    """A table of runs a person reads: a column per label that varies (flags are marks, not
+    columns: `loaded` in one run does not split the table), the tested metrics first, then the
+    other metrics that vary (`raw.*` — a tool's own fields, kept in `run show` — left out); what
+    is the same in every run goes in one line (`constants`) instead of a column."""
+    label_keys: list[str] = []
+    metric_keys: list[str] = []
+    for r in runs:
+        for k in r["labels"]:
+            if k not in label_keys and k not in FLAG_KEYS and k != L.CONCURRENT:
+                label_keys.append(k)
+        for k in r["metrics"]:
+            if k not in metric_keys and not k.startswith("raw."):
+                metric_keys.append(k)
+
+    def distinct(get: Any) -> set[str]:
+        return {L.canonical(get(r)) if get(r) is not None else "\0" for r in runs}
+
+    const_labels = {k: runs[0]["labels"][k] for k in label_keys
+                    if len(runs) > 1 and distinct(lambda r, k=k: r["labels"].get(k)) == {L.canonical(runs[0]["labels"].get(k))}
+                    and runs[0]["labels"].get(k) is not None and k != "repeat"}
+    const_metrics = {k: runs[0]["metrics"][k] for k in metric_keys
+                     if len(runs) > 1 and k not in tested and runs[0]["metrics"].get(k) is not None
+                     and len({r["metrics"].get(k) for r in runs}) == 1}
+    labels = sorted((k for k in label_keys if k not in const_labels), key=lambda k: (k == "repeat", k))
+    rest = [k for k in metric_keys if k not in const_metrics and k not in tested]
+    shown_tested = [m for m in tested if any(m in r["metrics"] for r in runs)]
+    metrics = shown_tested + rest[: max(0, max_metrics - len(shown_tested))]
+    rows = [{"id": r["id"], "status": r["status"], "marks": [f for f in RT.flags(r) if f != "invalidated"],
+             "labels": [r["labels"].get(k) for k in labels], "metrics": [r["metrics"].get(m) for m in metrics],
+             "note": r.get("note") or ""} for r in runs]
+    return {"constants": {**const_labels}, "constant_metrics": const_metrics, "labels": labels, "metrics": metrics,
+            "tested": shown_tested, "more_metrics": len(rest) - (len(metrics) - len(shown_tested)), "rows": rows}
+
+
+# ---------------------------------------------------------------- the measured relation of a prediction
+
+
+def _latest_record(doc: Any, pred: Any) -> dict[str, Any] | None:
+    """The prediction's record in the latest verdict that judged it."""
+    for v in reversed(list(_get(doc, "verdicts") or [])):
+        rec = next((p for p in (_get(v, "predictions") or []) if isinstance(p, dict)
+                    and p.get("id") == _get(pred, "id")), None)
+        if rec is not None:
+            return rec
+    return None
+
+
+def group_names(a_sel: dict[str, Any], b_sel: dict[str, Any]) -> tuple[str, str]:
+    """The two groups as a reader names them: by the labels that tell them apart (`tp4pp2`, `tp8`;
+    `parallel=4`, `parallel=1`: a number alone would read as a count). One vocabulary with
+    core.plans.selector_name."""
+    shared = {k for k in a_sel if k in b_sel and L.canonical(a_sel[k]) == L.canonical(b_sel[k])}
+    own_a = {k: v for k, v in a_sel.items() if k not in shared} or a_sel
+    own_b = {k: v for k, v in b_sel.items() if k not in shared} or b_sel
+    return (selector_name(own_a) if own_a else "a"), (selector_name(own_b) if own_b else "b")
+
+
+def _varied_label(a_sel: dict[str, Any], b_sel: dict[str, Any]) -> str | None:
+    """The one label whose value tells group a from group b (`parallel` in parallel=4 vs 1), if one."""
+    diff = [k for k in a_sel if k in b_sel and L.canonical(a_sel[k]) != L.canonical(b_sel[k])]
+    return diff[0] if len(diff) == 1 and set(a_sel) == set(b_sel) else None
+
+
+def _claim_lines(lv: dict[str, Any], b_centre: float | None) -> list[tuple[str, float]]:
+    """What one level's claimed region is, on the scale of the plotted metric: `a / b >= 2` is the
+    line 2 × b's centre (the centre the estimate uses: its geometric mean when the statistic is a
+    ratio of geometric means, else its mean); `a < 500` is the line 500; a band gives two lines.
+    (which bound, value); empty where the claim is not on one metric of group a (compound claims)."""
+    q = str(lv.get("quantity") or "")
+    thr = lv.get("threshold")
+    bounds = [("low", thr[0]), ("high", thr[1])] if isinstance(thr, list) and len(thr) == 2 else [("at", thr)]
+    out = []
+    for which, t in bounds:
+        if not isinstance(t, (int, float)) or isinstance(t, bool) or t != t or abs(t) == float("inf"):
+            continue
+        t = float(t)
+        if q == "a" or (q.startswith("a.") and "/" not in q and " " not in q):
+            out.append((which, t))
+        elif b_centre is None:
+            continue
+        elif q == "a/b":
+            out.append((which, t * b_centre))
+        elif q == "b/a" and t:
+            out.append((which, b_centre / t))
+        elif q in ("a-b", "a - b"):
+            out.append((which, b_centre + t))
+        elif q in ("b-a", "b - a"):
+            out.append((which, b_centre - t))
+    return out
+
+
+def fitted_line(fit: Any, xs: list[float]) -> list[tuple[float, float]] | None:
+    """The fitted line of a scaling claim (DESIGN §5: an exponent `k(LABEL)` on log–log axes or a
+    `slope(LABEL)` on linear ones) at `xs`, from the fit the verdict recorded at its level
+    (`core.scaling.Fit.as_dict()`), drawn by the one place the line is computed (`Fit.curve`).
+    None without a fit (every other claim)."""
+    if not isinstance(fit, dict):
         return None
-    rec = next((p for p in (_get(verdicts[-1], "predictions") or []) if isinstance(p, dict)
-                and p.get("id") == _get(pred, "id")), None)
+    try:
+        f = Fit(str(fit.get("kind") or "k"), [], float(fit["k"]), float(fit["intercept"]), None, CONF, 0, 0)
+    except (KeyError, TypeError, ValueError):
+        return None
+    return f.curve([x for x in xs if x > 0] if f.log else xs)
+
+
+_FIT_LABEL = re.compile(r"\b(?:k|slope)\(\s*([A-Za-z_][\w.]*)\s*(?:,\s*[ab]\.(\w+)\s*)?\)")
+
+
+def _fit_relation(pred: Any, rec: dict[str, Any], lv: dict[str, Any]) -> dict[str, Any] | None:
+    """A scaling claim's relation: every run's (x, y) the fit went through, over the fitted label."""
+    fit = lv.get("fit")
+    m = _FIT_LABEL.search(str(lv.get("quantity") or _get(pred, "expect") or ""))
+    if not isinstance(fit, dict) or not m:
+        return None
+    pts = [(float(x), float(y)) for x, y in fit.get("points") or []]
+    if not pts:
+        return None
+    label, metric = m.group(1), m.group(2) or _get(pred, "metric") or rec.get("metric") or "?"
+    xs = sorted({x for x, _ in pts})
+    rows = [{"series": metric, "x": x, "median": median([y for xx, y in pts if xx == x]),
+             "n": sum(1 for xx, _ in pts if xx == x), "min": min(y for xx, y in pts if xx == x),
+             "max": max(y for xx, y in pts if xx == x)} for x in xs]
+    ci = fit.get("ci")
+    kname = "k" if fit.get("kind", "k") == "k" else "slope"
+    k_text = f"{kname} = {fmt_verdict(float(fit['k']))}" + (
+        f" [{fmt_verdict(float(ci[0]))}, {fmt_verdict(float(ci[1]))}]" if isinstance(ci, list) and len(ci) == 2 else "")
+    log = fit.get("kind", "k") == "k" and all(x > 0 for x in xs) and max(xs) >= 4 * min(xs)
+    expect = str(_get(pred, "expect") or rec.get("expect") or "")
+    power = fit.get("kind", "k") == "k"
+    lo, hi = xs[0], xs[-1]
+    dense = ([lo * (hi / lo) ** (i / 24) for i in range(25)] if power and lo > 0 else
+             [lo + (hi - lo) * i / 24 for i in range(25)])
+    # the claimed region: lines of the claimed exponent (or slope) at each edge, through the fit's
+    # centre (the fitted value at the mean of log x, or of x), so the fit's own line lies between them
+    region = []
+    line = fitted_line(fit, dense) or []
+    if line:
+        if power and lo > 0:
+            x0 = math.exp(statistics.fmean(math.log(x) for x, _ in pts))
+        else:
+            x0 = statistics.fmean(x for x, _ in pts)
+        y0 = (fitted_line(fit, [x0]) or [(x0, 0.0)])[0][1]
+        thr = lv.get("threshold")
+        for which, t in ([("low", thr[0]), ("high", thr[1])] if isinstance(thr, list) and len(thr) == 2 else [("at", thr)]):
+            if isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t):
+                region.append({"which": which, "points": [(x, y0 * (x / x0) ** t if power else y0 + t * (x - x0))
+                                                          for x in dense]})
+    return {"id": _get(pred, "id"), "expect": expect, "status": rec.get("status"), "per": label, "x": xs,
+            "numeric": True, "log": log, "metric": metric, "unit": U.unit(metric), "x_unit": U.unit(label),
+            "title": f"{_get(pred, 'id')}: {expect} ({rec.get('status')})", "series": {metric: pts}, "rows": rows,
+            "region": region, "claim": f"claimed: {expect}", "fit": line, "fit_label": f"fitted: {k_text}",
+            "a_name": selector_name_one(dict(_get(pred, "a") or {})), "b_name": None}
+
+
+def relation(doc: Any, pred: Any) -> dict[str, Any] | None:
+    """The relation one prediction tests, as measured, from its latest verdict record: the tested
+    metric against the label it varies. x is `--per`'s label, else the one label telling group a
+    from group b (`parallel` for parallel=4 vs 1), else the groups by name; numbers go on a numeric
+    axis (log2 when all positive and spread 4× or more). Per group and x: every measured value (the
+    repeats), and a row of median, n and spread (min–max). The claimed region on the metric's scale
+    (`_claim_lines`), and the fitted line of a scaling claim (`fitted_line`). None: nothing measured."""
+    rec = _latest_record(doc, pred)
     if rec is None:
         return None
-    levels = [lv for lv in rec.get("levels") or [] if isinstance(lv, dict) and per in (lv.get("level") or {})]
+    fitted = [lv for lv in rec.get("levels") or [] if isinstance(lv, dict) and isinstance(lv.get("fit"), dict)]
+    if fitted:  # a scaling claim: the runs' points over the fitted label, and the fitted line
+        return _fit_relation(pred, rec, fitted[0])
+    levels = [lv for lv in rec.get("levels") or [] if isinstance(lv, dict) and lv.get("values")]
     if not levels:
         return None
-    xs = [lv["level"][per] for lv in levels]
-    nums = [L.as_number(x) for x in xs]
-    numeric = all(n is not None for n in nums)
-    log = numeric and all(n > 0 for n in nums) and max(nums) >= 4 * min(nums)  # type: ignore[operator,type-var]
-    a_sel, b_sel = dict(_get(pred, "a") or {}), dict(_get(pred, "b") or {})
-    shared = {k for k in a_sel if k in b_sel and L.canonical(a_sel[k]) == L.canonical(b_sel[k])}
-
-    def group_name(sel: dict[str, Any]) -> str:
-        own = {k: v for k, v in sel.items() if k not in shared} or sel
-        return ", ".join(f"{k}={v}" for k, v in own.items()) or "all runs"
-
-    metric = _get(pred, "metric")
-    series: dict[str, list[tuple[Any, float]]] = {}
+    per = _get(pred, "per") or rec.get("per")
+    a_sel, b_sel = dict(_get(pred, "a") or rec.get("a") or {}), dict(_get(pred, "b") or rec.get("b") or {})
+    a_name, b_name = group_names(a_sel, b_sel) if b_sel else (selector_name_one(a_sel), "b")
+    metric = _get(pred, "metric") or rec.get("metric")
+    varied = None if per else _varied_label(a_sel, b_sel)
+    x_label = per or varied or "group"
+    pts: list[tuple[str, Any, float]] = []  # (series, x, value)
     metrics: list[str] = []
-    for lv, x in zip(levels, xs):
+    claims: dict[str, list[tuple[Any, float]]] = {}
+    for lv in levels:
+        lvx = (lv.get("level") or {}).get(per) if per else None
+        if per and lvx is None:
+            continue
         for ref, vals in (lv.get("values") or {}).items():
             g, _, m = str(ref).partition(".")
             m = m or metric or "?"
             if m not in metrics:
                 metrics.append(m)
-            if not b_sel:  # one group: the title names the prediction, the series its metric
-                name = m
+            gname = a_name if g == "a" else b_name
+            if per:
+                x, name = lvx, (gname if b_sel else m)  # one group: the series is its metric
+            elif varied:
+                x, name = (a_sel if g == "a" else b_sel)[varied], m
             else:
-                name = f"{group_name(a_sel if g == 'a' else b_sel)}" + (f" {m}" if m != metric else "")
-            series.setdefault(name, []).extend((x, float(v)) for v in vals)
-    if not any(series.values()):
+                x, name = gname, m
+            if m != metric and per and b_sel:
+                name = f"{name} {m}"
+            pts.extend((name, x, float(v)) for v in vals if isinstance(v, (int, float)))
+        geo: dict[str, Any] = lv["geo"] if isinstance(lv.get("geo"), dict) else {}
+        bc = geo.get("b") if geo.get("b") is not None else lv.get("b")
+        for which, y in _claim_lines(lv, float(bc) if isinstance(bc, (int, float)) else None):
+            claims.setdefault(which, []).append((lvx if per else None, y))
+    if not pts:
         return None
-    thr = None
-    t0 = levels[0].get("threshold")
-    q = str(levels[0].get("quantity") or "")
-    if isinstance(t0, (int, float)) and "/" not in q and all(lv.get("threshold") == t0 for lv in levels):
-        thr = {"value": float(t0), "label": f"expected: {_get(pred, 'expect')}"}
-    return {"id": _get(pred, "id"), "per": per, "x": xs, "numeric": numeric, "log": log,
-            "y_title": metrics[0] if len(metrics) == 1 else ", ".join(metrics),
-            "title": f"{_get(pred, 'id')}: {_get(pred, 'expect')} ({rec.get('status')})",
-            "series": series, "threshold": thr}
+    xs_raw: list[Any] = []
+    for _, x, _ in pts:
+        if x not in xs_raw:
+            xs_raw.append(x)
+    nums = [L.as_number(x) for x in xs_raw]
+    numeric = x_label != "group" and all(n is not None for n in nums)
+    if numeric:
+        xs_raw = [x for _, x in sorted(zip(nums, xs_raw), key=lambda t: float(t[0] or 0))]
+        nums = [L.as_number(x) for x in xs_raw]
+    log = numeric and all(n > 0 for n in nums) and max(nums) >= 4 * min(nums)  # type: ignore[operator,type-var]
+    series: dict[str, list[tuple[Any, float]]] = {}
+    for s, x, v in pts:
+        series.setdefault(s, []).append((x, v))
+    rows = []
+    for s, sp in series.items():
+        for x in xs_raw:
+            vals = [v for xx, v in sp if xx == x]
+            if vals:
+                rows.append({"series": s, "x": x, "median": median(vals), "n": len(vals),
+                             "min": min(vals), "max": max(vals)})
+    expect = str(_get(pred, "expect") or rec.get("expect") or "")
+    region = []
+    for which, cl in claims.items():
+        if per:
+            line = [(x, y) for x, y in cl if x is not None]
+        else:  # one level: the line across the plot
+            line = [(xs_raw[0], cl[0][1]), (xs_raw[-1], cl[0][1])]
+        region.append({"which": which, "points": line})
+    y_metric = metrics[0] if len(metrics) == 1 else ", ".join(metrics)
+    return {"id": _get(pred, "id"), "expect": expect, "status": rec.get("status"), "per": x_label,
+            "x": xs_raw, "numeric": numeric, "log": log, "metric": y_metric,
+            "unit": U.unit(metrics[0]) if len(metrics) == 1 else None, "x_unit": U.unit(x_label) if numeric else None,
+            "title": f"{_get(pred, 'id')}: {expect} ({rec.get('status')})",
+            "series": series, "rows": rows, "region": region, "claim": "claimed: " + (_named(expect, a_name, b_name) if b_sel else _one_group_claim(expect, region)),
+            "fit": None, "a_name": a_name, "b_name": b_name if b_sel else None}
+
+
+def _named(expect: str, a_name: str, b_name: str) -> str:
+    """`a / b >= 2` with the groups named: `parallel=4 / parallel=1 >= 2` (a.NAME left as it is)."""
+    return re.sub(r"\b([ab])\b(?![.\w])", lambda m: a_name if m.group(1) == "a" else b_name, expect)
+
+
+def _one_group_claim(expect: str, region: list[dict[str, Any]]) -> str:
+    """`a < 0.05 * peak_tflops = 100`: a one-group claim with the value its line is drawn at."""
+    ys = sorted({round(y, 6) for r in region for _, y in r["points"]})
+    return expect + (f" = {fmt_written(ys[0])}" if len(ys) == 1 and not re.fullmatch(r".*[<>=]=?\s*[-0-9.e]+", expect) else "")
+
+
+def selector_name_one(sel: dict[str, Any]) -> str:
+    return selector_name(sel) if sel else "all runs"
 
 
 def tune_pareto(study: dict[str, Any]) -> dict[str, Any] | None:

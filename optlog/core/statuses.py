@@ -3,6 +3,7 @@ first frame with these before anything heavy is imported."""
 
 from __future__ import annotations
 
+import re
 from typing import Literal, get_args
 
 # Each vocabulary is written once, as the type the models check; the tuples (click choices, JSON
@@ -35,3 +36,24 @@ STATUS_GLYPH = {
     "superseded": "↷",
     "untested": "·",
 }
+
+
+_WORDS = "|".join(sorted({*HYP_STATUSES, *PRED_STATUSES}, key=len, reverse=True))
+_REPEAT = re.compile(rf"\b({_WORDS}): (?:\1: )+")
+_LEAD = re.compile(rf"^({_WORDS})(?:: |, )")  # `confirmed: …`, `confirmed, post-hoc: …`
+_OLD_VERSION = re.compile(r" \(v(\d+)(, edited after evidence)?\)")
+
+
+def reader_text(summary: str, status: str | None = None) -> str:
+    """A verdict's summary as a reader sees it beside its status: no status word said twice
+    (`inconclusive: inconclusive: …`), none repeating the `status` printed just before it, and the
+    prediction's version spelled out only where it was edited (summaries written before
+    `prediction version N` was spelled out carry `(v1)`). Every face (report, dashboard, plan
+    reasons) shows a summary through this one function."""
+    s = " ".join(str(summary or "").split())
+    s = _REPEAT.sub(r"\1: ", s)
+    s = _OLD_VERSION.sub(lambda m: "" if m.group(1) == "1" and not m.group(2)
+                         else f" (prediction version {m.group(1)}{m.group(2) or ''})", s)
+    if status and (m := _LEAD.match(s)) and m.group(1) == status:
+        s = s[m.end():]
+    return s

@@ -38,6 +38,7 @@ from optlog.core import expr as E
 from optlog.core import labels as L
 from optlog.core import loadshare as LS
 from optlog.core.numfmt import fmt_interval, fmt_share, fmt_verdict, fmt_whole, fmt_written
+from optlog.core.plans import selector_name
 from optlog.core.scaling import fit as fit_line
 from optlog.core.stats import (CONF, MIN_TEST_N, MWU_N, Batch, bonferroni, mean, percentile_ci, sig, t_one,
                                t_quantile, t_welch)
@@ -632,12 +633,8 @@ def comparability(a_runs: list[RunRow], b_runs: list[RunRow], exclude: set[str],
 
 
 def _group_name(sel: dict[str, Any], fallback: str) -> str:
-    if not sel:
-        return fallback
-    if len(sel) == 1:
-        k, v = next(iter(sel.items()))
-        return str(v) if isinstance(L.typed(v), str) else f"{k}={v}"
-    return ",".join(f"{k}={v}" for k, v in sel.items())
+    """A group as every face names it (core.plans.selector_name: `tp8`, `parallel=4`)."""
+    return selector_name(sel) if sel else fallback
 
 
 def _selector_text(sel: dict[str, Any]) -> str:
@@ -992,10 +989,12 @@ def _display(quantity: str, a_name: str, b_name: str, metric: str | None) -> str
 
 def explain(res: dict[str, Any], untested_reason: str | None = None) -> str:
     """One line a person reads: `falsified: at concurrency 64, 256, 512 tp4pp2/tp8 = 0.30, 0.39, 0.47;
-    expected a > b (v1)`."""
+    expected a > b`."""
     st = res["status"]
-    ver = f"v{res['version']}" + (", edited after evidence" if res.get("edited_after_evidence") else "")
-    tail = f"expected {res['expect']} ({ver})"
+    # the prediction's version only where it says something: it was edited (v1 is every prediction)
+    edited = ", edited after evidence" if res.get("edited_after_evidence") else ""
+    ver = f" (prediction version {res['version']}{edited})" if res.get("version", 1) != 1 or edited else ""
+    tail = f"expected {res['expect']}{ver}"
     if st == "untested":
         return f"untested: {untested_reason or 'no evidence'}; {tail}"
     levels = res["levels"]

@@ -91,8 +91,11 @@ def per_user_vs_per_gpu(path: str, title: str, series: dict[str, list[tuple[floa
 
 
 def per_level(path: str, plot: dict[str, Any]) -> None:
-    """A prediction's plot (core.report.prediction_plot): every measured value a dot (repeats show
-    their spread), the median per level joined by a line, the compared constant as a dashed line."""
+    """A prediction's measured relation (core.report.relation): the tested metric over the label it
+    varies, in its unit; every measured value a dot (the repeats show their spread), the median per
+    x joined by a line, a group's dots and line in one colour; the region the prediction claims as
+    dashed black lines on the metric's scale (`a / b >= 2`: 2 × b; a band: its two edges); the
+    fitted line of a scaling claim, dotted."""
     xs = plot["x"]
     if plot["numeric"]:
         # log2 positions from 1 (pygal draws its y axis at x = 0, which would sit on a level of 1)
@@ -103,15 +106,19 @@ def per_level(path: str, plot: dict[str, Any]) -> None:
         pos = {str(x): float(i + 1) for i, x in enumerate(xs)}  # from 1: pygal draws its axis at 0
         names = {float(i + 1): str(x) for i, x in enumerate(xs)}
         fmt = lambda v: names.get(round(v), "")  # noqa: E731
+        fx = lambda v: pos.get(str(v), 0.0)  # noqa: E731
     ps = sorted(set(pos.values()))
     span = (ps[-1] - ps[0]) or 1.0
     allv = [v for pts in plot["series"].values() for _, v in pts]
-    if plot["threshold"]:
-        allv.append(plot["threshold"]["value"])
+    allv += [y for r in plot.get("region") or [] for _, y in r["points"]]
     lo = min(0.0, min(allv))
-    # a group's dots and its median line share a colour; the compared constant is black
-    colors = tuple(c for i in range(len(plot["series"])) for c in (PALETTE[i % len(PALETTE)],) * 2) + ("#000000",)
-    chart = _chart("XY", plot["title"], plot["per"], plot["y_title"], colors=colors, range=(lo, _ymax(allv)),
+    n = len(plot["series"])
+    # a group's dots and its median line share a colour; the claimed region is black, a fit grey
+    colors = (tuple(c for i in range(n) for c in (PALETTE[i % len(PALETTE)],) * 2)
+              + ("#000000",) * len(plot.get("region") or []) + ("#555555",))
+    x_title = plot["per"] + (f" ({plot['x_unit']})" if plot.get("x_unit") else "") + (", log scale" if plot["log"] else "")
+    y_title = plot["metric"] + (f" ({plot['unit']})" if plot.get("unit") else "")
+    chart = _chart("XY", plot["title"], x_title, y_title, colors=colors, range=(lo, _ymax(allv)),
                    xrange=(ps[0] - 0.2 * span, ps[-1] + 0.2 * span), x_labels=ps, x_value_formatter=fmt,
                    value_formatter=fmt_axis, dots_size=3, print_labels=False, truncate_legend=56)
     for name, pts in plot["series"].items():
@@ -120,10 +127,14 @@ def per_level(path: str, plot: dict[str, Any]) -> None:
         for x, v in pts:
             by.setdefault(pos[str(x)], []).append(v)
         chart.add(f"median: {name}", [(p, statistics.median(by[p])) for p in sorted(by)], show_dots=False)
-    if plot["threshold"]:
-        t = plot["threshold"]
-        chart.add(t["label"], [(ps[0] - 0.1 * span, t["value"]), (ps[-1] + 0.1 * span, t["value"])],
-                  show_dots=False, stroke_style={"width": 2, "dasharray": "8,4"})
+    for i, r in enumerate(plot.get("region") or []):
+        line = [(pos[str(x)] if str(x) in pos else fx(x), y) for x, y in r["points"]]
+        if len(line) == 1 or len({p for p, _ in line}) == 1:  # one level: a line across the plot
+            line = [(ps[0] - 0.1 * span, line[0][1]), (ps[-1] + 0.1 * span, line[0][1])]
+        chart.add(plot["claim"] if i == 0 else None, line, show_dots=False, stroke_style={"width": 2, "dasharray": "8,4"})
+    if plot.get("fit"):
+        fit = [(fx(x), y) for x, y in plot["fit"]]
+        chart.add(plot.get("fit_label") or "fitted", fit, show_dots=False, stroke_style={"width": 2, "dasharray": "2,3"})
     _save(chart, path)
 
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from optlog.core import labels as L
+from optlog.core import findings as F
 from optlog.core import report as C
 from optlog.core import posthoc as PH
+from optlog.core import units as U
+from optlog.core.statuses import reader_text
 from optlog.core.numfmt import (fmt_gain, fmt_num, fmt_p, fmt_pct, fmt_ratio, fmt_score,
                                  fmt_share, fmt_signed, fmt_value, fmt_written)
 from optlog.core.plans import calibration_line, calibration_rows
@@ -15,6 +18,7 @@ from optlog.render.plans import verdict_tables
 
 OTHER_ROWS_MAX = 100
 OTHER_METRICS_MAX = 8
+CONSTANT_METRICS_SHOWN = 6  # metrics with one value in every run, named in the line above a table
 
 
 def _at(s: Any) -> str:
@@ -34,22 +38,30 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
     tl = C.timeline(docs, runs, data["notes"], data["plans"])
     first = next((e["at"] for e in tl if e["at"]), None)
     last = max((e["at"] for e in tl if e["at"]), default=None)
-    statuses: dict[str, int] = {}
-    for d in docs.values():
-        st = d.effective_status()
-        statuses[st] = statuses.get(st, 0) + 1
     npred = sum(len(d.predictions) for d in docs.values())
     nverd = sum(len(d.verdicts) for d in docs.values())
     ninv = sum(1 for r in runs if r.get("invalidated"))
+    scope = data.get("scope") or "the whole workspace"
     out.append(md.inline(
-        f"Covers {_at(first)} to {_at(last)} (UTC). Written by optlog report from the hypothesis files, "
-        f"the recorded runs, notes, todos and plans."
+        f"Scope: {scope}. Covers {_at(first)} to {_at(last)} (UTC): {len(docs)} hypotheses, {npred} predictions, "
+        f"{nverd} verdicts, {len(runs)} runs" + (f" ({ninv} invalidated)" if ninv else "")
+        + f", {len(data['notes'])} notes, {len(data['todos'])} todos, {len(data['plans'])} plans. "
+        "Written by optlog report from the hypothesis files, the recorded runs, notes, todos and plans."
     ))
-    out.append(md.table(
-        ["hypotheses", "predictions", "verdicts", "runs", "invalidated runs", "notes", "todos", "plans"],
-        [[f"{len(docs)}" + (f" ({', '.join(f'{v} {k}' for k, v in sorted(statuses.items()))})" if statuses else ""),
-          npred, nverd, len(runs), ninv, len(data["notes"]), len(data["todos"]), len(data["plans"])]],
-    ))
+
+    # ---- findings first: a section a reader can forward
+    f = F.findings(docs, runs, data["plans"], data.get("machines"), data.get("launch_specs"))
+    out.append(md.heading(2, "Findings"))
+    for key, head, empty in (("questions", "The questions", "No hypotheses recorded."),
+                             ("measured", "What was measured", "No runs recorded."),
+                             ("decided", "What was decided", "No verdict yet."),
+                             ("pivots", "What changed course", ""),
+                             ("next", "What to do next", "No plans ranked.")):
+        items = f[key]
+        if not items and not empty:
+            continue
+        out.append(f"**{head}**")
+        out.append(md.bullets((md.inline(x) for x in items), ordered=key == "next") if items else md.inline(empty))
 
     # ---- hypotheses, pivots, rivals
     out.append(md.heading(2, "Hypotheses"))
@@ -76,15 +88,8 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
     else:
         out.append(md.inline("No hypotheses recorded."))
 
-    # ---- timeline
-    out.append(md.heading(2, "Timeline"))
-    if tl:
-        out.append(md.table(["at (UTC)", "what", "by", "event"],
-                            [[_at(e["at"]), e["kind"], e.get("by") or "", e["text"]] for e in tl]))
-    else:
-        out.append(md.inline("Nothing recorded yet."))
-
     # ---- predictions and verdicts
+    shown_relations: dict[Any, str] = {}
     with_preds = [h for h in _hyp_order(docs) if docs[h].predictions or docs[h].verdicts]
     out.append(md.heading(2, "Predictions and verdicts"))
     if not with_preds:
@@ -101,19 +106,29 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
             out.append(md.raw_table(["prediction", "expect", "metric", "a", "b", "where", "per", "status"], rows))
             for pl in plots.get("predictions", []):
                 if pl["prediction"] in {p.id for p in d.predictions}:
-                    out.append(f"![{md.text(pl['alt'])}](<{pl['href']}>)")
+                    out.extend(_relation(pl, shown_relations))
         if d.override is not None:
             o = d.override
             out.append(f"Set by hand to **{md.text(o.status)}** by {md.text(o.by)} at {md.text(o.at)}: "
                        f"{md.text(o.why)}")
         if d.verdicts:
             v = d.verdicts[-1]
-            out.append(f"Latest verdict ({md.text(v.at)}, by {md.text(v.by)}): **{md.text(v.status)}**"
-                       + (f": {md.text(v.summary)}" if v.summary else ""))
+            said = reader_text(v.summary, v.status)
+            out.append(f"Latest verdict ({md.text(_at(v.at))}, by {md.text(v.by)}): **{md.text(v.status)}**"
+                       + (f": {md.text(said)}" if said else ""))
             out.extend(verdict_tables(v))
             if len(d.verdicts) > 1:
                 out.append(md.heading(4, "Verdict history"))
-                out.append(md.table(["at", "by", "status", "summary"], [[x.at, x.by, x.status, x.summary] for x in d.verdicts]))
+                out.append(md.table(["at", "by", "status", "summary"],
+                                    [[_at(x.at), x.by, x.status, reader_text(x.summary, x.status)] for x in d.verdicts]))
+
+    # ---- timeline (the record behind the findings)
+    out.append(md.heading(2, "Timeline"))
+    if tl:
+        out.append(md.table(["at (UTC)", "what", "by", "event"],
+                            [[_at(e["at"]), e["kind"], e.get("by") or "", e["text"]] for e in tl]))
+    else:
+        out.append(md.inline("Nothing recorded yet."))
 
     # ---- throughput by configuration
     # only where the workspace's runs carry these labels (a serving sweep); nothing is said otherwise
@@ -205,24 +220,36 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
     others = C.other_runs(runs)
     if others:
         out.append(md.heading(2, "Other measurements"))
+        tested = C.tested_metrics(docs)
         for keys, rs in others.items():
-            mnames: list[str] = []
-            for r in rs:
-                for k in r["metrics"]:
-                    if k not in mnames:
-                        mnames.append(k)
-            shown = mnames[:OTHER_METRICS_MAX]
-            out.append(md.heading(3, "runs labelled " + (", ".join(keys) if keys else "(no labels)")))
+            t = C.runs_table(rs[:OTHER_ROWS_MAX], tested, OTHER_METRICS_MAX)
+            ids = [r["id"] for r in rs]
+            span = (f"run {ids[0]}" if len(ids) == 1 else f"runs {ids[0]}–{ids[-1]}"
+                    if ids == list(range(ids[0], ids[-1] + 1)) else f"{len(ids)} runs")
+            head = f"launch {keys[1]}: {span}" if keys[:1] == ("launch",) else span
+            out.append(md.heading(3, head))
+            cm = t["constant_metrics"]
+            if t["constants"] or cm:
+                shown_cm = {k: fmt_value(v) for k, v in list(cm.items())[:CONSTANT_METRICS_SHOWN]}
+                more = len(cm) - len(shown_cm)
+                out.append(md.inline(
+                    "Every run: " + _kv({**t["constants"], **shown_cm})
+                    + (f" and {more} more metrics with one value" if more > 0 else "") + "."))
+            marks = any(r["marks"] for r in t["rows"])
+            notes = any(r["note"] for r in t["rows"])
+            header = ["run"] + (["marks"] if marks else []) + ["status"] + t["labels"] + [
+                U.with_unit(m) + (" (tested)" if m in t["tested"] else "") for m in t["metrics"]] + (["note"] if notes else [])
             rows = []
-            for r in rs[:OTHER_ROWS_MAX]:
-                rows.append([str(r["id"]), r["status"]] + [fmt_value(r["labels"].get(k)) for k in keys]
-                            + [fmt_value(r["metrics"].get(m)) for m in shown] + [r.get("note") or ""])
-            out.append(md.table(["run", "status", *keys, *shown, "note"], rows))
+            for r in t["rows"]:
+                rows.append([str(r["id"])] + ([", ".join(r["marks"])] if marks else []) + [r["status"]]
+                            + [fmt_value(v) for v in r["labels"]] + [fmt_value(v) for v in r["metrics"]]
+                            + ([r["note"]] if notes else []))
+            out.append(md.table(header, rows))
             extra = []
             if len(rs) > OTHER_ROWS_MAX:
                 extra.append(f"… and {len(rs) - OTHER_ROWS_MAX} more runs")
-            if len(mnames) > OTHER_METRICS_MAX:
-                extra.append(f"{len(mnames) - OTHER_METRICS_MAX} more metrics not shown")
+            if t["more_metrics"] > 0:
+                extra.append(f"{t['more_metrics']} more metrics vary (and `raw.*` fields): `optlog run show ID`")
             if extra:
                 out.append(md.inline("; ".join(extra)))
 
@@ -274,6 +301,38 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
     else:
         out.append(md.inline("No plans."))
     return "\n\n".join(x for x in out if x) + "\n"
+
+
+def _relation(pl: dict[str, Any], shown: dict[Any, str]) -> list[str]:
+    """One prediction's measured relation: its plot, and the table it is drawn from (a row per x,
+    a column per group: median, n and spread), the metric's unit in the header. A table already
+    shown for another prediction on the same runs is named, not repeated (`shown`: table → id)."""
+    rel = pl["relation"]
+    out = [md.heading(4, f"{rel['id']}: {rel['metric']} by {rel['per']}, as measured")]
+    if pl.get("href"):
+        out.append(f"![{md.text(pl['alt'])}](<{pl['href']}>)")
+    key = (rel["per"], rel["metric"], tuple((r["series"], str(r["x"]), r["median"], r["n"]) for r in rel["rows"]))
+    if key in shown:
+        out.append(md.inline(f"The same runs as {shown[key]} (table above); the dashed lines are what this "
+                             f"prediction claims."))
+        return out
+    shown[key] = rel["id"]
+    unit = f" ({rel['unit']})" if rel.get("unit") else ""
+    groups = list(rel["series"])
+    header = [U.with_unit(rel["per"], rel.get("x_unit")) if rel["numeric"] else rel["per"]]
+    header += [f"{g}: median{unit}" if len(groups) > 1 else f"median{unit}" for g in groups]
+    cells = {(r["series"], str(r["x"])): r for r in rel["rows"]}
+    rows = []
+    for x in rel["x"]:
+        row = [fmt_value(x)]
+        for g in groups:
+            r = cells.get((g, str(x)))
+            row.append("–" if r is None else fmt_value(r["median"]) + (
+                f" (n={r['n']}, {fmt_value(r['min'])}–{fmt_value(r['max'])})" if r["n"] > 1 else " (n=1)"))
+        rows.append(row)
+    out.append(md.table(header, rows, ["r" if rel["numeric"] else "l"] + ["r"] * len(groups)))
+    out.append(md.inline("Each cell: the median of the runs, their number n and their spread (min–max)."))
+    return out
 
 
 def _tuning(st: dict[str, Any], plots: list[dict[str, Any]]) -> list[str]:

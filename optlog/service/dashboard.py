@@ -11,6 +11,10 @@ import socket
 from typing import Any
 
 from optlog.core import labels as L
+from optlog.core import units as U
+from optlog.core.findings import prediction_clause
+from optlog.core.report import group_names
+from optlog.core.statuses import reader_text
 from optlog.core.diagnosis import diagnose
 from optlog.core.timeutil import now_iso, parse_iso
 from optlog.core.todos import open_first
@@ -249,9 +253,9 @@ def prediction_series(h: dict[str, Any]) -> dict[str, Any] | None:
                 out.append((min(vals), max(vals)) if len(vals) > 1 else None)
             return out
 
-        na, nb = _sel(p.get("a"), "a"), _sel(p.get("b"), "b")
+        na, nb = group_names(dict(p.get("a") or {}), dict(p.get("b") or {})) if p.get("b") else (_sel(p.get("a"), "a"), "b")
         thr = next((lv.get("threshold") for lv in levels if lv.get("threshold") is not None), None)
-        return {"title": f"{p.get('metric') or 'metric'} by {p.get('per') or 'level'} ({p['id']})", "x": xl,
+        return {"title": f"{U.with_unit(p.get('metric') or 'metric')} by {p.get('per') or 'level'} ({p['id']})", "x": xl,
                 "xv": xv, "log2": log2_axis(xv),
                 "groups": {na: [num(lv.get("a")) for lv in levels], nb: [num(lv.get("b")) for lv in levels]},
                 "spread": {na: spread("a"), nb: spread("b")},
@@ -272,6 +276,12 @@ def hypothesis_detail(ctx: Ctx, hid: str, docs: dict[str, Any] | None = None) ->
     for p in h["predictions"]:
         p["levels"] = latest_levels(h, p["id"])
         p["explanation"] = latest_explanation(h, p["id"])
+        if p["levels"]:  # in the words and with the number of the report's findings (one statistic)
+            p["explanation"] = prediction_clause({**p, "levels": p["levels"]})
+        elif p["explanation"]:
+            p["explanation"] = reader_text(p["explanation"], p.get("status"))
+    for v in h.get("verdicts") or []:
+        v["summary"] = reader_text(v.get("summary") or "", v.get("status"))
     h["plot"] = prediction_series(h)
     try:
         ceilings = ctx.config.ceilings()

@@ -19,7 +19,7 @@ from optlog.core.numfmt import fmt_sig
 from optlog.runs.modelfacts import MODEL_FLAGS, argv_value, from_path, kv_bytes_of
 from optlog.service.context import Ctx
 from optlog.store import runrows
-from optlog.store.runrows import counting_run_ids, labels_metrics, replace_metrics
+from optlog.store.runrows import diagnosed_run_ids, labels_metrics, replace_metrics
 
 
 def _optlog_made(old: dict[str, float], metrics: dict[str, float]) -> bool:
@@ -76,7 +76,10 @@ def refresh(ctx: Ctx) -> list[dict[str, Any]]:
     except Exception:
         return []
     with ctx.db.read() as s:
-        ids = counting_run_ids(s)
+        # only runs optlog diagnosed or could have (see _optlog_made): the rest have nothing to go stale
+        ids = diagnosed_run_ids(s, ["telemetry_window_s"], DIAG_PREFIXES)
+        if not ids:
+            return []
         labels, metrics = labels_metrics(s, ids)
     found = _found_facts(ctx, ids, metrics)
     changed: list[tuple[int, dict[str, float], dict[str, float]]] = []

@@ -100,7 +100,10 @@ def _write_spec(ctx: Ctx, hid: str, other: str, best: D.Candidate, ev: Any) -> t
         matrix[axis] = levels
     elif axis and any(axis in inc for inc in include):
         keep = [inc for inc in include if inc.get(axis) in best.reference]
-        model = keep[-1] if keep else include[-1]
+        # the new entries copy the tested entry nearest to them (a measured level other than the
+        # reference: tp4pp2 for tp2pp4), whose other values fit them best
+        model = next((inc for inc in reversed(include) if axis in inc and inc.get(axis) not in best.reference),
+                     keep[-1] if keep else include[-1])
         include = keep + [{**model, axis: lv} for lv in best.levels]
         others = sorted(k for k in model if k != axis)
         if others:

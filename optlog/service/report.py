@@ -1,18 +1,21 @@
 """`optlog report`: a session report (markdown, SVG plots beside it), committed to git.
 
-Default file: `reports/report-YYYYMMDD-HHMM.md` (the time of writing, so successive reports do not
-overwrite each other; `--out` names any file). The text itself holds no render-time clock: the same
-data gives the same bytes, and an unchanged report makes no new commit. Plots beside the markdown:
-`<stem>-<prediction id>.svg` for every prediction with `--per` (the workspace's own labels), and,
-where runs carry `config` and `concurrency`, `<stem>-throughput[-N].svg` and
-`<stem>-per-user-per-gpu[-N].svg`, and `<stem>-tune-<study>.svg` for each tuning study of several
+Default file: one per scope, replaced by the next report of that scope (`default_name`:
+`reports/report.md`, `report-HYP.md`, `report-since-WHEN.md`; `--keep` writes a time-stamped file
+instead; `--out` names any file). The text itself holds no render-time clock: the same data gives
+the same bytes, and an unchanged report makes no new commit. Plots beside the markdown:
+`<stem>-<prediction id>.svg` for every judged prediction (its measured relation:
+core.report.relation), and, where runs carry `config` and `concurrency`, `<stem>-throughput[-N].svg`
+and `<stem>-per-user-per-gpu[-N].svg`, and `<stem>-tune-<study>.svg` for each tuning study of several
 objectives (its Pareto front). Links go only to files that exist.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +23,7 @@ from optlog.core import labels as L
 from optlog.core import report as C
 from optlog.core import text as TX
 from optlog.core.plans import calibration
-from optlog.core.timeutil import now_iso
+from optlog.core.timeutil import now_iso, parse_iso
 from optlog.errors import BadInput
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
@@ -32,15 +35,87 @@ from optlog.service import plans as plan_svc
 from optlog.service import tune
 from optlog.service.context import Ctx
 from optlog.store.lock import workspace_lock
-from optlog.store.runrows import report_rows
+from optlog.store.runrows import report_machines, report_rows
 from optlog.yamlio import write_atomic
 
 
-def collect(ctx: Ctx) -> dict[str, Any]:
-    docs = hypotheses.sync(ctx)
+_PLOT_LINK = re.compile(r"\]\(<([^>/\\]+\.svg)>\)")
+
+
+def _machines(ctx: Ctx) -> tuple[dict[str, str], dict[int, str]]:
+    """A description of each host the runs ran on (`vm (Linux x86_64, 2 CPUs)`, its GPUs when it had
+    any: from the environment of one run per host), and each launch's spec file."""
+    machines: dict[str, str] = {}
+    envs, specs = report_machines(ctx.db)
+    for host, env in envs:
+        if not host:
+            continue
+        try:
+            e = json.loads(env) if isinstance(env, str) else (env or {})
+        except ValueError:
+            e = {}
+        if not isinstance(e, dict):
+            e = {}
+        h: dict[str, Any] = e["host"] if isinstance(e.get("host"), dict) else {}
+        bits = [" ".join(str(h[k]) for k in ("platform", "machine") if h.get(k))]
+        if h.get("cpus"):
+            bits.append(f"{h['cpus']} CPUs")
+        gpus = [g.get("name") for g in e.get("gpus") or [] if isinstance(g, dict) and g.get("name")]
+        if gpus:
+            bits.append(", ".join(f"{n}× {g}" for g, n in sorted(Counter(gpus).items())))
+        bits = [b for b in bits if b]
+        machines[str(host)] = f"{host} ({', '.join(bits)})" if bits else str(host)
+    return machines, specs
+
+
+def _family(docs: dict[str, Any], hid: str) -> set[str]:
+    """A hypothesis, its pivots (children, recursively) and the rivals of those: what a report
+    scoped to it covers."""
+    fam = {hid}
+    grew = True
+    while grew:
+        n = len(fam)
+        fam |= {h for h, d in docs.items() if d.parent in fam}
+        fam |= {r for h in list(fam) if h in docs for r in docs[h].rivals}
+        fam |= {h for h, d in docs.items() if set(d.rivals) & fam}
+        grew = len(fam) > n
+    return fam
+
+
+def collect(ctx: Ctx, hypothesis: str | None = None, since: str | None = None) -> dict[str, Any]:
+    all_docs = hypotheses.sync(ctx)
     runs = report_rows(ctx.db)
-    views, _ = plan_svc.evaluated(ctx, docs)
+    views, _ = plan_svc.evaluated(ctx, all_docs)
+    notes, tds, docs = evidence.list_notes(ctx), todos.list_(ctx), all_docs
+    scope = []
+    if hypothesis:
+        if hypothesis not in all_docs:
+            raise BadInput(f"no hypothesis {hypothesis!r} (optlog hypothesis list)", field="--hypothesis",
+                           code="not_found")
+        fam = _family(all_docs, hypothesis)
+        docs = {h: d for h, d in all_docs.items() if h in fam}
+        used = {i for d in docs.values() for v in d.verdicts for p in v.predictions if isinstance(p, dict)
+                for lv in p.get("levels") or [] if isinstance(lv, dict) for ids in (lv.get("runs") or {}).values()
+                for i in ids}
+        runs = [r for r in runs if r["hypothesis"] in fam or r["id"] in used]
+        notes = [n for n in notes if n.get("hypothesis") in fam]
+        tds = [t for t in tds if t.get("hypothesis") in fam]
+        views = [v for v in views if {n.split("=")[0] for n in v.get("needs") or []} & fam]
+        scope.append(f"hypothesis {hypothesis}" + (f" with {', '.join(sorted(fam - {hypothesis}))}" if len(fam) > 1 else ""))
+    if since:
+        try:
+            parse_iso(since if "T" in since else since + "T00:00:00Z")
+        except ValueError:
+            raise BadInput(f"--since takes a time (ISO 8601, e.g. 2026-12-01 or 2026-12-01T08:00), got {since!r}",
+                           field="--since") from None
+        runs = [r for r in runs if str(r["created_at"] or "") >= since]
+        run_hyps = {r["hypothesis"] for r in runs}
+        docs = {h: d for h, d in docs.items() if str(d.created or "") >= since or h in run_hyps
+                or any(str(v.at) >= since for v in d.verdicts)}
+        notes = [n for n in notes if str(n.get("created_at") or "") >= since]
+        scope.append(f"since {since}")
     cfg = ctx.config
+    machines, specs = _machines(ctx)
     hw = cfg.hardware
     kind = hw.default or (next(iter(hw.gpus)) if hw.gpus else None)
     spec = hw.gpus.get(kind) if kind else None
@@ -48,8 +123,9 @@ def collect(ctx: Ctx) -> dict[str, Any]:
         "name": cfg.name,
         "docs": docs,
         "runs": runs,
-        "notes": evidence.list_notes(ctx),
-        "todos": todos.list_(ctx),
+        "scope": "; ".join(scope) or None,
+        "notes": notes,
+        "todos": tds,
         "plans": views,
         "calibration": calibration(views),
         "plans_prefix": cfg.plans.prefix,
@@ -57,10 +133,13 @@ def collect(ctx: Ctx) -> dict[str, Any]:
         "power_limit_w": spec.power_limit_w if spec else None,
         "gpu_kind": kind,
         "gpu_count": spec.count if spec else None,
+        "machines": machines,
+        "launch_specs": specs,
     }
 
 
-def _target(ctx: Ctx, out: str | None) -> Path:
+def _target(ctx: Ctx, out: str | None, hypothesis: str | None = None, since: str | None = None,
+            keep: bool = False) -> Path:
     if out:
         p = Path(out)
         if not p.is_absolute():
@@ -81,15 +160,28 @@ def _target(ctx: Ctx, out: str | None) -> Path:
             raise BadInput(f"{out} is inside {'.git' if '.git' in inner.parts else STATE_DIR}/: "
                            f"write reports elsewhere in the workspace (e.g. reports/NAME.md)", field="--out")
         return p
-    stamp = now_iso()
-    name = f"report-{stamp[0:4]}{stamp[5:7]}{stamp[8:10]}-{stamp[11:13]}{stamp[14:16]}.md"
-    return ctx.ws.reports_dir / name
+    return ctx.ws.reports_dir / default_name(hypothesis, since, keep)
 
 
-def build(ctx: Ctx, path: Path, draw: bool = True) -> tuple[str, list[tuple[Path, Any]]]:
+def default_name(hypothesis: str | None = None, since: str | None = None, keep: bool = False) -> str:
+    """The file a report of this scope goes to: `report.md` (the whole workspace),
+    `report-HYP.md`, `report-since-WHEN.md`. Each scope has one current file, replaced by the next
+    report of that scope (git keeps the earlier ones), so a report written by a mistaken step never
+    stays beside the real one; `keep` stamps the name with the time of writing instead
+    (`report-YYYYMMDD-HHMM[-scope].md`), a file no later report replaces."""
+    scope = "".join([f"-{hypothesis}" if hypothesis else "",
+                     f"-since-{re.sub(r'[^0-9A-Za-z]+', '', since)}" if since else ""])
+    if keep:
+        stamp = now_iso()
+        return f"report-{stamp[0:4]}{stamp[5:7]}{stamp[8:10]}-{stamp[11:13]}{stamp[14:16]}{scope}.md"
+    return f"report{scope}.md"
+
+
+def build(ctx: Ctx, path: Path, draw: bool = True, hypothesis: str | None = None,
+          since: str | None = None) -> tuple[str, list[tuple[Path, Any]]]:
     """The markdown text and the plots to draw (path, drawing function) for a report at `path`."""
 
-    data = collect(ctx)
+    data = collect(ctx, hypothesis, since)
     stem = path.stem
     folder = path.parent
     data["plans_href"] = Path(os.path.relpath(ctx.ws.plans_dir(data["plans_prefix"]), folder)).as_posix()
@@ -121,18 +213,18 @@ def build(ctx: Ctx, path: Path, draw: bool = True) -> tuple[str, list[tuple[Path
                 for x, y, c in ps:
                     per_user_rows.append((fname, cfg, c, x, y))
     data["per_user_rows"] = per_user_rows
-    # a plot per prediction with --per, from its latest verdict (the workspace's own labels)
+    # the measured relation of every judged prediction: a table and a plot over the label it varies
     plot_refs["predictions"] = []
     for hid in sorted(data["docs"]):
         doc = data["docs"][hid]
         for pred in doc.predictions:
-            pp = C.prediction_plot(doc, pred)
-            if pp is None:
+            rel = C.relation(doc, pred)
+            if rel is None:
                 continue
             p = folder / f"{stem}-{re.sub(r'[^A-Za-z0-9_.-]+', '-', pred.id)}.svg"
-            todo.append((p, (PL.per_level, (str(p), pp))))
-            plot_refs["predictions"].append({"prediction": pred.id, "href": p.name,
-                                             "alt": f"{pred.id}: {pp['y_title']} by {pp['per']}, every run a dot"})
+            todo.append((p, (PL.per_level, (str(p), rel))))
+            plot_refs["predictions"].append({"prediction": pred.id, "href": p.name, "relation": rel,
+                                             "alt": f"{pred.id}: {rel['metric']} by {rel['per']}, every run a dot"})
     # a Pareto plot per tuning study of several objectives
     plot_refs["tune"] = []
     for st in data["studies"]:
@@ -151,15 +243,21 @@ def build(ctx: Ctx, path: Path, draw: bool = True) -> tuple[str, list[tuple[Path
     return TX.shown(text), todo  # the output rule: no data (a result file, a commit) puts raw ESC or bidi bytes in it
 
 
-def write(ctx: Ctx, out: str | None = None, commit: bool = True) -> dict[str, Any]:
-    path = _target(ctx, out)
+def write(ctx: Ctx, out: str | None = None, commit: bool = True, *, hypothesis: str | None = None,
+          since: str | None = None, keep: bool = False) -> dict[str, Any]:
+    """Write the report of a scope (the whole workspace, `hypothesis` and its pivots and rivals,
+    what happened `since`) to its current file (`default_name`) or `out`, replacing that file's
+    earlier report and its plots that this one no longer draws."""
+    path = _target(ctx, out, hypothesis, since, keep)
     with workspace_lock(ctx.ws):
-        text, todo = build(ctx, path)
+        text, todo = build(ctx, path, hypothesis=hypothesis, since=since)
         if commit and _inside(ctx, path):
             history.refuse_overwriting_hand_edits(
                 ctx, {path: text.encode("utf-8")},
                 "Write the report to another file (`--out`), or put the remark in a note (`optlog note add`)")
         path.parent.mkdir(parents=True, exist_ok=True)
+        # the plots the earlier report in this file linked (its own, by name: no other file's)
+        old_plots = _PLOT_LINK.findall(path.read_text(encoding="utf-8", errors="replace")) if path.is_file() else []
         if not (path.is_file() and path.read_bytes() == text.encode("utf-8")):
             write_atomic(path, text)
         plots = []
@@ -171,12 +269,18 @@ def write(ctx: Ctx, out: str | None = None, commit: bool = True) -> dict[str, An
             else:
                 os.replace(tmp, p)
             plots.append(p)
+        # the plots of this file's earlier report that this one does not draw (a prediction removed)
+        drawn = {p.name for p in plots}
+        stale = [path.parent / n for n in sorted(set(old_plots) - drawn) if (path.parent / n).is_file()]
+        for f in stale:
+            f.unlink()
         sha = None
         inside = _inside(ctx, path)
         if commit and inside:
             rel = ctx.ws.rel(path)
-            sha = history.record(ctx, [path, *plots], f"optlog: report {rel}", "", trailers={TR.EVENT: "report"})
-    return {"file": ctx.ws.rel(path), "plots": [ctx.ws.rel(p) for p in plots], "commit": sha, "bytes": len(text.encode())}
+            sha = history.record(ctx, [path, *plots, *stale], f"optlog: report {rel}", "", trailers={TR.EVENT: "report"})
+    return {"file": ctx.ws.rel(path), "plots": [ctx.ws.rel(p) for p in plots], "commit": sha,
+            "bytes": len(text.encode()), "deleted": [ctx.ws.rel(p) for p in stale]}
 
 
 def _inside(ctx: Ctx, p: Path) -> bool:

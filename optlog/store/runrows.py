@@ -134,6 +134,24 @@ def counting_run_ids(s: Session) -> list[int]:
     return [saved_id(r) for r in s.exec(select(Run).where(col(Run.invalidated) == False)).all()]  # noqa: E712
 
 
+def diagnosed_run_ids(s: Session, marks: Sequence[str], prefixes: Sequence[str]) -> list[int]:
+    """Ids of the counting runs that carry any metric named in `marks` or starting with one of
+    `prefixes`: the runs a stored diagnosis can go stale on. One plain query (no ORM tables: their
+    import alone costs ~0.3 s), so a verdict over 10,000 runs without telemetry does not load every
+    run's labels and metrics to find none."""
+    params: dict[str, Any] = {f"m{i}": m for i, m in enumerate(marks)}
+    conds = [f"metric.name = :m{i}" for i in range(len(marks))]
+    for i, p in enumerate(prefixes):
+        # LIKE with an escape: '_' in a prefix (bound_) is a literal, not a wildcard
+        params[f"p{i}"] = p.replace("!", "!!").replace("%", "!%").replace("_", "!_") + "%"
+        conds.append(f"metric.name LIKE :p{i} ESCAPE '!'")
+    if not conds:
+        return []
+    q = text("SELECT DISTINCT metric.run_id FROM metric JOIN run ON run.id = metric.run_id "
+             f"WHERE NOT run.invalidated AND ({' OR '.join(conds)})")
+    return sorted(int(r) for (r,) in s.connection().execute(q, params))
+
+
 def replace_metrics(s: Session, run_id: int, drop: Sequence[str], new: dict[str, float]) -> None:
     """Delete the run's metrics named in `drop`, then add `new`."""
     from sqlmodel import col, delete  # deferred: the ORM; ORM-free reads (todo list) skip it
@@ -425,6 +443,21 @@ def count_runs(c: Connection, statuses: Sequence[str] | None = None) -> int:
     return int(c.execute(text("SELECT COUNT(*) FROM run")).scalar() or 0)
 
 
+def report_machines(db: Database) -> tuple[list[tuple[Any, Any]], dict[int, str]]:
+    """What a report says about where runs ran: (host, environment) of one run per host (the first),
+    and each launch's spec file by launch id."""
+    with db.read() as s:
+        cur = s.connection().connection.cursor()
+        try:
+            cur.execute("SELECT host, environment FROM run WHERE id IN (SELECT MIN(id) FROM run GROUP BY host)")
+            envs = [(h, e) for h, e in cur.fetchall()]
+            cur.execute("SELECT id, spec_path FROM launch")
+            specs = {int(i): str(p) for i, p in cur.fetchall() if p}
+        finally:
+            cur.close()
+    return envs, specs
+
+
 def report_rows(db: Database) -> list[dict[str, Any]]:
     """Every run with labels and metrics (the report's input), read as plain rows through the
     driver's own cursor: for 10,000 runs (100,000+ label and metric rows) SQLAlchemy's per-row result machinery cost more
@@ -433,7 +466,7 @@ def report_rows(db: Database) -> list[dict[str, Any]]:
     with db.read() as s:
         cur = s.connection().connection.cursor()  # the DBAPI connection under this transaction
         try:
-            cur.execute("SELECT id, status, created_at, invalidated, invalid_reason, hypothesis_id, note "
+            cur.execute("SELECT id, status, created_at, invalidated, invalid_reason, hypothesis_id, note, launch_id, host "
                         "FROM run ORDER BY id")
             rows = cur.fetchall()
             labels: dict[int, dict[str, Any]] = {r[0]: {} for r in rows}
@@ -451,9 +484,9 @@ def report_rows(db: Database) -> list[dict[str, Any]]:
         finally:
             cur.close()
     out = []
-    for rid, status, created, inval, reason, hyp, note in rows:
+    for rid, status, created, inval, reason, hyp, note, launch_id, host in rows:
         lab = labels[rid]
         out.append({"id": rid, "status": status, "created_at": created, "invalidated": bool(inval),
-                    "invalid_reason": reason, "hypothesis": hyp, "note": note,
+                    "invalid_reason": reason, "hypothesis": hyp, "note": note, "launch_id": launch_id, "host": host,
                     "labels": dict(sorted(lab.items())), "metrics": metrics[rid]})
     return out

@@ -35,7 +35,7 @@ from optlog.core.labels import parse_pairs
 from optlog.core.numfmt import fmt_count, fmt_num, fmt_ratio
 from optlog.core.report import pareto_view
 from optlog.core.spark import sparkline
-from optlog.core.statuses import HYP_STATUSES, STATUS_GLYPH
+from optlog.core.statuses import HYP_STATUSES, STATUS_GLYPH, reader_text
 from optlog.errors import BadInput
 from optlog.service.context import Ctx
 from optlog.tui.forms import Field, FormScreen
@@ -1283,7 +1283,7 @@ def _overview_text(ov: dict[str, Any]) -> Text:
         out.append(f"{v['hypothesis']}  ", style="bold")
         out.append(f"{v['status']}  ", style=_status_style(v["status"]))
         out.append(f"{str(v['at'])[:16]}\n", style="dim")
-        out.append(f"  {v['summary']}\n")
+        out.append(f"  {reader_text(v['summary'], v['status'])}\n")
     if not ov["verdicts"]:
         out.append("  none yet (v: verdict)\n", style="dim")
     out.rstrip()
@@ -1429,7 +1429,8 @@ def _hyp_renderable(h: dict[str, Any]) -> Any:
     if rel:
         parts.append(Text(" · ".join(rel), style="cyan"))
     for p in h.get("predictions", []):
-        parts.append(Text.assemble(("\n" + STATUS_GLYPH.get(p.get("status", ""), " ") + f" {p['id']} v{p.get('version', 1)} ", "bold"),
+        ver = f" v{p['version']}" if p.get("version", 1) != 1 else ""  # a version only once edited
+        parts.append(Text.assemble(("\n" + STATUS_GLYPH.get(p.get("status", ""), " ") + f" {p['id']}{ver} ", "bold"),
                                    (p.get("status", "") + "  ", _status_style(p.get("status", ""))), p["expect"] + "  ",
                                    (f"[{p.get('metric')}]" if p.get("metric") else "", "dim")))
         levels = p.get("levels") or []
@@ -1439,12 +1440,15 @@ def _hyp_renderable(h: dict[str, Any]) -> Any:
             parts.append(Text("  " + p["explanation"], style="dim"))
         if levels:
             t = Table(box=None, pad_edge=False, show_edge=False, header_style="dim")
-            for col in ("level", "a", "b", "ratio", "n", "outcome"):
+            # the tested quantity's estimate: the number the verdict decided on (as the report's findings)
+            q = next((str(lv["quantity"]) for lv in levels if lv.get("quantity")), "estimate")
+            for col in ("level", "a", "b", q, "n", "outcome"):
                 t.add_column(col)
             for lv in levels:
                 lvl = " ".join(f"{k}={v}" for k, v in (lv.get("level") or {}).items())
                 n = lv.get("n") or {}
-                _rows(t, lvl or "all", fmt_num(lv.get("a")), fmt_num(lv.get("b")), fmt_num(lv.get("ratio")),
+                est = lv.get("estimate") if lv.get("estimate") is not None else lv.get("ratio")
+                _rows(t, lvl or "all", fmt_num(lv.get("a")), fmt_num(lv.get("b")), fmt_num(est),
                           f"{n.get('a', '')}/{n.get('b', '')}" if isinstance(n, dict) else str(n),
                           Text(str(lv.get("outcome", "")), style={"holds": "green", "fails": "red"}.get(lv.get("outcome", ""), "yellow")))
             parts.append(t)

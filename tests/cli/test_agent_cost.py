@@ -69,4 +69,4 @@ def test_every_result_is_bounded_even_with_detail_and_agent_tools_has_the_rest(w
         assert len(json.dumps(shown, separators=(",", ":"))) <= LIMIT
         assert shown["truncated"]["cut"] and shown["truncated"]["hint"].startswith("ask for less or page")
         full = ok(call("agent_tools", {"name": "prediction_add"}))
-        assert "Mann-Whitney" in full["description"] and "margin" in full["parameters"]
+        assert "bootstrap from 5 repeats" in full["description"] and "margin" in full["parameters"]

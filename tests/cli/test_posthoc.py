@@ -207,4 +207,6 @@ def test_tui_detail_pane_says_it(ws, monkeypatch):
     text = con.export_text()
     assert "confirmed, resting on post-hoc prediction compute-bound.p1" in text
     assert "  post-hoc: written after runs 1–6\n" in text
-    assert "confirmed, post-hoc: written after runs 1–6; at concurrency" in text
+    flat = " ".join(text.split())  # the verdict's line wraps at the console's width
+    assert "expected a / b in [0.2, 0.6] (confirmed, post-hoc: written after runs 1–6)" in flat
+    assert "confirmed (auto, tester): post-hoc: written after runs 1–6; at concurrency" in flat

@@ -42,9 +42,8 @@ def test_report_sections_tables_plots_and_git(ws):
     _session(ws)
     before = ws.commits()
     r = ws.j("report", env=NOW)
-    assert r["file"] == "reports/report-20260218-1234.md"
-    assert sorted(r["plots"]) == ["reports/report-20260218-1234-per-user-per-gpu.svg",
-                                  "reports/report-20260218-1234-throughput.svg"]
+    assert r["file"] == "reports/report.md"  # the scope's current report (item 5 of issue 32)
+    assert sorted(r["plots"]) == ["reports/report-per-user-per-gpu.svg", "reports/report-throughput.svg"]
     assert ws.commits() == before + 1
     names = ws.git("show", "--name-only", "--format=", "HEAD").split()
     assert sorted(names) == sorted([r["file"], *r["plots"]])
@@ -52,6 +51,7 @@ def test_report_sections_tables_plots_and_git(ws):
 
     text = (ws.root / r["file"]).read_text()
     hs = [h for t, h in headings(text) if t == "h2"]
+    assert hs[0] == "Findings"  # findings first
     for want in ("Hypotheses", "Timeline", "Predictions and verdicts", "Throughput by configuration",
                  "Per-user and per-GPU throughput", "Telemetry and energy", "Other measurements",
                  "Notes and links", "Todo list", "Plans"):

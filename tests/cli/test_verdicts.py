@@ -52,7 +52,7 @@ def test_seed_acceptance_falsified_confirmed_and_rivals(ws):
     assert comm["status"] == "falsified"
     assert _levels(comm) == [(64, "fails"), (256, "fails"), (512, "fails")]
     assert comm["explanation"] == ("falsified: at concurrency 64, 256, 512 tp4pp2/tp8 = 0.30, 0.39, 0.47; "
-                                   "expected a > b (v1)")
+                                   "expected a > b")  # v1, every prediction's first version, goes unsaid
     lv = comm["levels"][1]
     assert lv["a"] == 727 and lv["b"] == 1867 and abs(lv["ratio"] - 727 / 1867) < 1e-3
     assert lv["n"] == {"a": 1, "b": 1} and lv["values"] == {"a": [727.0], "b": [1867.0]}
@@ -204,7 +204,7 @@ def test_edited_prediction_gets_version_2(ws):
     assert p["history"][0]["version"] == 1 and p["history"][0]["expect"] == "a >= b"
     res = ws.j("verdict")["results"][0]["predictions"][0]
     assert res["version"] == 2 and res["status"] == "confirmed"
-    assert res["explanation"].endswith("expected a > b * 0.25 (v2, edited after evidence)")
+    assert res["explanation"].endswith("expected a > b * 0.25 (prediction version 2, edited after evidence)")
     shown = ws.j("prediction", "show", "comm-bound.p1")
     assert [v["version"] for v in shown["verdicts"]] == [1, 2]
     # a manual override is kept beside the automatic verdict, and the disagreement is shown

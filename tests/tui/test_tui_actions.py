@@ -38,7 +38,7 @@ def test_prediction_verdict_detail_plot_and_invalidate(ws, monkeypatch):
             pred = app.detail["predictions"][0]
             assert [lv["outcome"] for lv in pred["levels"]] == ["fails"] * 3
             assert app.detail["plot"]["x"] == ["64", "256", "512"]
-            assert app.detail["plot"]["groups"] == {"config=tp4pp2": [213, 727, 1318], "config=tp8": [700, 1867, 2800]}
+            assert app.detail["plot"]["groups"] == {"tp4pp2": [213, 727, 1318], "tp8": [700, 1867, 2800]}  # named as the report names them (issue 32)
             assert app.query_one("#pred-plot").has_class("shown")
             assert any(v["kind"] == "auto" for v in app.detail["verdicts"])
             assert len(app.detail["linked"]) == 6  # the runs the verdict used

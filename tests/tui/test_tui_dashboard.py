@@ -205,6 +205,6 @@ def test_prediction_plot_series_answers_the_question():
              lv(64, [200.0, 226.0], [700.0], 0.304), lv(256, [727.0], [1867.0], 0.389), lv(512, [1318.0], [2800.0], 0.471)]}]}]}
     s = prediction_series(h)
     assert s["x"] == ["64", "256", "512"] and s["xv"] == [64.0, 256.0, 512.0] and s["log2"]
-    assert s["spread"]["config=tp4pp2"] == [(200.0, 226.0), None, None]
+    assert s["spread"]["tp4pp2"] == [(200.0, 226.0), None, None]  # groups named as the report names them
     assert s["quantity"] == "a/b" and s["estimates"] == [0.304, 0.389, 0.471] and s["threshold"] == [0.3, 0.6]
     assert not log2_axis([1.0, 2.0, 4.0]) and not log2_axis(None) and log2_axis([1.0, 8.0])

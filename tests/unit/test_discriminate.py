@@ -51,3 +51,48 @@ def test_no_bound_named_means_no_roofline_and_decided_pairs_are_left_out():
     assert D.named_bound("x", "Memory-bound decode", "") == "memory"
     assert D.named_bound("pp", "Pipeline bubbles", "") == "latency"
     assert D.named_bound("comm-bound", "Allreduce limits TP8", "") == "communication"
+
+
+def _slot_runs(batches, facts=True):
+    """Runs of a batch sweep whose work counts are known (model facts as labels): intensity ≈ batch FLOP/B."""
+    runs = []
+    for i, (b, par) in enumerate(((b, par) for b in batches for par in (1, 4)), 1):
+        lab = {"parallel": par, "concurrency": b, **({"active_params": 1e9} if facts else {})}
+        runs.append(V.RunRow(i, lab, {"output_throughput": 10.0 * (1 + par / 4), "total_output_tokens": 1000.0}))
+    return runs
+
+
+def _mem_cmp(runs):
+    p = Prediction(id="memory-bound.p1", expect="a / b >= 2", metric="output_throughput", a={"parallel": 4},
+                   b={"parallel": 1}, per="concurrency")
+    q = Prediction(id="compute-bound.p1", expect="a / b < 1.5", metric="output_throughput", a={"parallel": 4},
+                   b={"parallel": 1}, per="concurrency")
+    ev = V.Evidence(runs)
+    res = V.evaluate([p, q], ev, {})
+    m = D.Hyp("memory-bound", "Memory-bound decode", preds=[p], results={p.id: res[p.id]})
+    c = D.Hyp("compute-bound", "Compute-bound decode", rivals=["memory-bound"], preds=[q], results={q.id: res[q.id]})
+    return m, c, ev
+
+
+def test_known_work_counts_cap_the_batch_at_the_ridge_point():
+    """With active_params known and the ceilings in optlog.yaml, a decode pass's intensity is about its
+    batch (FLOP/B); past the ridge (peak / bandwidth) both bounds predict the compute roof, so the
+    new concurrency levels stop there — or there are none, and it says why."""
+    ceil = {"peak_tflops": 100.0, "mem_bw_gbps": 1000.0}  # ridge: 100 FLOP/B
+    m, c, ev = _mem_cmp(_slot_runs([4, 16]))
+    cap, how = D.ridge_batch(list(ev.runs.values()), ceil, "concurrency")
+    assert cap is not None and 95 < cap < 105 and "ridge 100 FLOP/B" in how, how
+    cands, _ = D.roofline_candidates(m, c, ev.runs, ceil, None)
+    conc = next(x for x in cands if x.axis == "concurrency")
+    assert conc.levels == [32, 64] and "both predict the compute roof" in conc.why
+    m, c, ev = _mem_cmp(_slot_runs([4, 40]))  # 80 is under the ridge, 160 past it
+    conc = next(x for x in D.roofline_candidates(m, c, ev.runs, ceil, None)[0] if x.axis == "concurrency")
+    assert conc.levels == [80], conc
+    m, c, ev = _mem_cmp(_slot_runs([64, 128]))
+    cands, notes = D.roofline_candidates(m, c, ev.runs, ceil, None)
+    assert not any(x.axis == "concurrency" for x in cands)
+    assert any("past the ridge" in n for n in notes), notes
+    # work counts unknown: the levels double, and the reason says what is missing
+    m, c, ev = _mem_cmp(_slot_runs([4, 16], facts=False))
+    conc = next(x for x in D.roofline_candidates(m, c, ev.runs, ceil, None)[0] if x.axis == "concurrency")
+    assert conc.levels == [32, 64] and "work counts unknown" in conc.why

@@ -291,18 +291,8 @@ def parse_csv(doc: Doc) -> list[ParsedResult]:
             set_label(labels, "concurrency", val)
         elif kind in ("constant", "poisson") and val:
             set_label(labels, "request_rate", val)
-        try:
-            backend = json.loads(get("Run Info", "Backend") or "{}")
-        except ValueError:
-            backend = {}
-        if isinstance(backend, dict):
-            set_label(labels, "model", backend.get("model"))
-        try:
-            meta = json.loads(get("Runtime Info", "Metadata") or "{}")
-        except ValueError:
-            meta = {}
-        if isinstance(meta, dict):
-            set_label(labels, "tool_version", meta.get("guidellm_version"))
+        set_label(labels, "model", _json_cell(get("Run Info", "Backend")).get("model"))
+        set_label(labels, "tool_version", _json_cell(get("Runtime Info", "Metadata")).get("guidellm_version"))
         labels["tool"] = TOOL
         apply_key_map(doc, TOOL, {f"{g}.{h}.{s}".strip("."): v for (g, h, s), v in cell.items()}, metrics, labels, n)
         out.append(ParsedResult(labels=labels, metrics=metrics, raw={"format": "csv", "strategy": strat}, tool=TOOL,
@@ -310,3 +300,12 @@ def parse_csv(doc: Doc) -> list[ParsedResult]:
     if not out:
         raise fail(TOOL, doc.path, "no benchmark row under the three header rows", line=4)
     return out
+
+
+def _json_cell(text: str | None) -> dict[str, Any]:
+    """A CSV cell GuideLLM fills with a JSON object (backend, metadata); {} when empty or not one."""
+    try:
+        v = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return v if isinstance(v, dict) else {}

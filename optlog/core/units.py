@@ -1,0 +1,57 @@
+"""The unit of a metric or label, from its name: the one place a report, a plot axis or the dashboard
+looks it up (`median_ttft_ms` → ms, `output_throughput` → tok/s, `gpu_power_w` → W).
+
+Why from the name: optlog's metrics come from many tools (its own load generator, SGLang, vLLM,
+llama.cpp, telemetry) with no unit field; their names follow a handful of habits (a `_ms` suffix, a
+`throughput` in tokens per second). A name that follows none has no unit (None): an axis then shows
+the bare name rather than a guessed unit. Pure.
+"""
+
+from __future__ import annotations
+
+# exact names first (their suffixes would mislead), then suffixes, longest first
+_EXACT = {
+    "request_throughput": "req/s",
+    "mean_inflight": "requests",
+    "concurrency": "requests in flight",
+    "input_len": "tokens",
+    "output_len": "tokens",
+    "random_input_len": "tokens",
+    "random_output_len": "tokens",
+    "prompt_len": "tokens",
+    "context": "tokens",
+    "num_prompts": "prompts",
+}
+_SUFFIX = (
+    ("_throughput", "tok/s"), ("_tok_s", "tok/s"), ("tokens_per_joule", "tok/J"), ("_ms", "ms"), ("_us", "µs"),
+    ("_s", "s"), ("_w", "W"), ("_j", "J"), ("_gbps", "GB/s"), ("_tflops", "TFLOPS"), ("tflops", "TFLOPS"),
+    ("_gib", "GiB"), ("_mhz", "MHz"), ("_c", "°C"), ("_pct", "%"), ("_frac", "fraction"), ("_tokens", "tokens"),
+)
+_STATS = ("_mean", "_max", "_min", "_p50", "_p90", "_p95", "_p99", "_std", "_median", "_count")
+
+
+def unit(name: str | None) -> str | None:
+    """The unit `name` is measured in, or None when its name does not say."""
+    if not name:
+        return None
+    n = name.lower().removeprefix("raw.")
+    if n in _EXACT:
+        return _EXACT[n]
+    for st in _STATS:  # `gpu_power_w_mean` is in W, `srv_ttft_ms_p99` in ms
+        if n.endswith(st) and len(n) > len(st):
+            if st == "_count":
+                return None
+            n = n[: -len(st)]
+            break
+    if n in _EXACT:
+        return _EXACT[n]
+    for suf, u in _SUFFIX:
+        if n.endswith(suf):
+            return u
+    return None
+
+
+def with_unit(name: str, u: str | None = None) -> str:
+    """`median_ttft_ms (ms)`: an axis title or a table header; the bare name when it has no unit."""
+    u = u if u is not None else unit(name)
+    return f"{name} ({u})" if u else name
