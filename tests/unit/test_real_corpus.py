@@ -84,6 +84,44 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
         lab = {"model": d["model"], "concurrency": d["num_concurrent_requests"], "input_len": d["mean_input_tokens"],
                "output_len": d["mean_output_tokens"], "framework": d.get("framework")}
         out.append({"m": m, "l": lab, "status": "succeeded", "gone": []})
+    elif fmt == "llama-bench" and not e["file"].endswith(".json"):
+        # llama-bench's markdown table, captured in a log: each invocation prints its table, then
+        # `build: <commit> (<number>)`; a file with several invocations keeps them apart
+        blocks: list[list[dict[str, str]]] = [[]]
+        builds: list[int] = []
+        head: list[str] = []
+        for line in text.splitlines():
+            if line.startswith("build: "):
+                builds.append(int(line.split("(")[1].split(")")[0]))
+                blocks.append([])
+            elif line.startswith("| model"):
+                head = [c.strip() for c in line.strip("|").split("|")]
+            elif line.startswith("| ") and head and not line.startswith("| ---"):
+                blocks[-1].append(dict(zip(head, (c.strip() for c in line.strip("|").split("|")))))
+        blocks = [b for b in blocks if b]
+        for n, (rows, build) in enumerate(zip(blocks, builds), 1):
+            for row in rows:
+                ts = float(row["t/s"].split("±")[0])
+                name = "input_throughput" if row["test"].startswith("pp") else "output_throughput"
+                depth = int(row["test"].split("@ d")[1]) if "@ d" in row["test"] else None
+                lab = {"model": row["model"], "test": row["test"], "flash_attn": int(row["fa"]), "depth": depth,
+                       "n_gpu_layers": int(row["ngl"]), "tool_version": build,
+                       "invocation": n if len(blocks) > 1 else None}
+                out.append({"m": {name: ts}, "l": lab, "status": "succeeded", "gone": []})
+    elif fmt == "llama-batched-bench":
+        settings: dict[str, int] = {}
+        for line in text.splitlines():
+            if line.startswith("main: n_kv_max"):
+                settings = {k.strip(): int(v) for k, v in (kv.split("=") for kv in line[len("main:"):].split(","))}
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if line.startswith("|") and cells[0].isdigit():
+                pp, tg, b, _n_kv, _t_pp, s_pp, _t_tg, s_tg, t, s_all = cells
+                out.append({"m": {"input_throughput": float(s_pp), "output_throughput": float(s_tg),
+                                  "total_token_throughput": float(s_all), "duration_s": float(t)},
+                            "l": {"input_len": int(pp), "output_len": int(tg), "concurrency": int(b),
+                                  "n_kv_max": settings["n_kv_max"], "is_pp_shared": settings["is_pp_shared"],
+                                  "flash_attn": settings["flash_attn"], "n_gpu_layers": settings["n_gpu_layers"]},
+                            "status": "succeeded", "gone": []})
     elif fmt == "llama-bench":
         for o in json.loads(text):
             name = "total_token_throughput" if o["n_prompt"] and o["n_gen"] else \
@@ -136,6 +174,23 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
                  "request_throughput": met["requests_per_second"]["successful"]["mean"], "duration_s": b["duration"]}
             cfg = b.get("config") or b.get("args")
             out.append({"m": m, "l": {"strategy": cfg["strategy"]["type_"]}, "status": "succeeded", "gone": []})
+    elif fmt == "sglang":
+        for line in text.splitlines():
+            if line.strip():
+                o = json.loads(line)  # Python reads SGLang's bare Infinity itself
+                m = {"completed": o["completed"], "output_throughput": o["output_throughput"], "duration_s": o["duration"],
+                     "median_ttft_ms": o["median_ttft_ms"], "median_itl_ms": o["median_itl_ms"],
+                     "mean_e2e_latency_ms": o["mean_e2e_latency_ms"],
+                     "total_token_throughput": (o["total_input_tokens"] + o["total_output_tokens"]) / o["duration"]}
+                rate = o["request_rate"]
+                random = o["dataset_name"] == "random"
+                # what was run: a random dataset's lengths are only the upper bound unless the range
+                # ratio is 1 (SGLang draws each length from [ratio x len, len]): the ratio is a label
+                lab = {"request_rate": "inf" if rate == float("inf") else rate, "dataset": o["dataset_name"],
+                       "input_len": o["random_input_len"] if random else None,
+                       "output_len": o["random_output_len"] if random else None,
+                       "random_range_ratio": o["random_range_ratio"] if random else None, "backend": o["backend"]}
+                out.append({"m": m, "l": lab, "status": "succeeded", "gone": []})
     elif fmt == "sglang-one-batch":
         for line in text.splitlines():
             if line.strip():
@@ -179,4 +234,4 @@ def test_the_corpus_imports_each_measurement_once() -> None:
     guidellm_pairs = sum(1 for e in MANIFEST if e["format"] == "guidellm" and e["file"].endswith(".csv"))
     assert len(every) - len(kept) == len(said) == sweep_runs + whole_individual + guidellm_pairs
     assert {r.labels["tool"] for r in kept} == {"vllm", "vllm-throughput", "vllm-latency", "llmperf", "llama-bench", "aiperf",
-                                                 "guidellm", "sglang-one-batch"}
+                                                 "guidellm", "sglang", "sglang-one-batch", "llama-batched-bench"}
