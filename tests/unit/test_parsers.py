@@ -317,7 +317,9 @@ def test_genai_perf_command_line_input_config(tmp_path: Path) -> None:
 
 def test_aiperf_dataset_is_its_name_not_its_type(tmp_path: Path) -> None:
     d = json.loads((GEN / "aiperf-A-c1.json").read_text())
-    d["input_config"]["datasets"] = [{"name": "main", "type": "public", "public_dataset": "sharegpt"}]
+    # AIPerf 0.10's own layout for --public-dataset sharegpt, as its real files have it
+    # (tests/fixtures/real/aiperf/aiperf-0.10.0-chatbot-c2.cut.json)
+    d["input_config"]["datasets"] = [{"name": "main", "type": "public", "dataset": "sharegpt", "entries": 96}]
     f = tmp_path / "profile_export_aiperf.json"
     f.write_text(json.dumps(d))
     assert one(f).labels["dataset"] == "sharegpt"

@@ -10,7 +10,10 @@ Labels: `model` (model_type, or the table's model), `test`, `input_len` (n_promp
 (n_gen), `depth` (n_depth), `backend`, `gpu`, and the settings the row was run with (`n_gpu_layers`
 / `ngl`, `n_batch`, `n_ubatch`, `n_threads`, `type_k`, `type_v`, `flash_attn`, `split_mode`, …);
 `tool_version` ← build_number (`build: 8e672efe (3010)` in the table), `build` ← build_commit.
-The markdown table gives t/s as `avg ± std`: `raw.stddev_ts` from it.
+The markdown table gives t/s as `avg ± std`: `raw.stddev_ts` from it. A text holding several
+invocations (a script's log: one table and one `build:` line per device or setting) gives each row
+the build line that closes its table and, as the rows of separate invocations may differ in what
+the table does not show (the devices), the label `invocation` (1, 2, …) so they are never pooled.
 
 llama-batched-bench: each row runs `B` sequences in parallel, each with PP prompt and TG generated
 tokens. `input_throughput` ← S_PP t/s, `output_throughput` ← S_TG t/s, `total_token_throughput` ←
@@ -128,10 +131,25 @@ def _num_unit(v: str) -> float | None:
     return finite(m.group(1)) if m else None
 
 
+_BUILD = re.compile(r"^build: (\w+) \((\d+)\)", re.M)
+
+
+def _invocations(text: str) -> list[tuple[int, re.Match[str] | None]]:
+    """(last line, its `build:` line) of each llama-bench invocation in the text: llama-bench prints
+    its table, then `build: <commit> (<number>)`, so a log of several invocations (one per device,
+    build or setting, as scripts capture them) has one build line after each table."""
+    ends: list[tuple[int, re.Match[str] | None]] = [(text.count("\n", 0, m.start()) + 1, m)
+                                                     for m in _BUILD.finditer(text)]
+    return ends or [(10**9, None)]
+
+
 def _parse_table(doc: Doc, text: str) -> list[ParsedResult]:
-    build = re.search(r"^build: (\w+) \((\d+)\)", text, re.M)
+    invocations = _invocations(text)
     out: list[ParsedResult] = []
     for i, (line, head, row) in enumerate(r for r in _table(text) if "test" in r[1] and "t/s" in r[1]):
+        # the invocation a row belongs to: the first build line after it (the last one for rows after it)
+        n = next((k for k, (end, _m) in enumerate(invocations) if line < end), len(invocations) - 1)
+        build = invocations[n][1]
         m = _TEST.match(row.get("test", ""))
         if not m or not (m.group("pp") or m.group("tg")):
             raise fail(TOOL, doc.path, f"test {row.get('test')!r} is not ppN, tgN or ppN+tgN", line=line, field_="test")
@@ -156,6 +174,8 @@ def _parse_table(doc: Doc, text: str) -> list[ParsedResult]:
         size, params = _num_unit(row.get("size", "")), _num_unit(row.get("params", ""))
         if build:
             labels["build"], labels["tool_version"] = build.group(1), int(build.group(2))
+        if len(invocations) > 1:  # separate runs of the tool: never pooled as repeats of one setting
+            labels["invocation"] = n + 1
         labels["tool"] = TOOL
         raw = {"row": row, **({"size": row.get("size")} if size is not None else {}),
                **({"params": row.get("params")} if params is not None else {})}
