@@ -11,6 +11,7 @@ from optlog.cli.main import agent
 from optlog.cli.options import KeyValue, pairs, paging
 from optlog.cli.render import fmt_num, glyph, table
 from optlog.core import posthoc as PH
+from optlog.core import views as VW
 from optlog.core.numfmt import fmt_ratio, fmt_share, fmt_sig, fmt_written
 from optlog.core.statuses import PRED_STATUSES
 from optlog.service import compare, predictions, verdicts
@@ -171,9 +172,7 @@ def _verdict_human(d: dict[str, Any]) -> str:
         return "no hypotheses"
     out = []
     for r in d["results"]:
-        mark = "" if r["changed"] else " (unchanged)"
-        st = r["status"] + (f" (automatic: {r['auto_status']})" if r["status"] != r["auto_status"] else "")
-        out.append(f"{glyph(r['status'])} {r['hypothesis']}: {st}{mark}")
+        out.append(VW.verdict_head(r))  # the dashboard's verdict notification says the same
         if r.get("post_hoc"):
             out.append(f"  note: {PH.hypothesis_words(r['auto_status'], r['post_hoc'])} (written after their runs)")
         if r.get("disagreement"):

@@ -49,6 +49,7 @@ from optlog.core.numfmt import fmt_written
 from optlog.errors import BadInput, Failed
 from optlog.gitlog.commit import FALLBACK_EMAIL, FALLBACK_NAME, CommitRequest, message, run_git
 from optlog.paths import Workspace
+from optlog.store.faults import lock_holders, lock_timeout
 
 Notice = Callable[[str], None]
 
@@ -90,10 +91,12 @@ def git_lock(info: RepoInfo, timeout: float = 120.0) -> Iterator[None]:
     lock = _LOCKS.get(key)
     if lock is None:
         lock = _LOCKS[key] = FileLock(key, timeout=timeout)
+    wait = lock_timeout(timeout)
     try:
-        lock.acquire()
+        lock.acquire(timeout=wait)
     except Timeout:
-        raise Failed(f"another optlog process held {key} for {fmt_written(timeout)} s; nothing was committed",
+        who = ", ".join(f"pid {h['pid']} ({h['command']})" for h in lock_holders(key)) or "another optlog process"
+        raise Failed(f"{who} held {key} for {fmt_written(wait)} s; nothing was committed",
                      code="git_locked") from None
     try:
         yield

@@ -1,15 +1,18 @@
 """What the dashboard does: each write action is one service verb behind a form (`forms.py`), run
-in a thread by `Loading.run_service` (errors become notifications, a reload follows).
+in a thread by `Loading.run_service` (errors become notifications, a reload follows). The verb is
+the one the CLI command and the MCP tool call (`hypotheses.add_doc`, `verdicts.verdict_doc`, ...),
+with `detail=False` where the dashboard only needs the acknowledgement.
 
 The service layer is imported inside each action: it loads after the first frame."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from textual import work
 from textual.widgets import TabbedContent
 
+from optlog.core import views as VW
 from optlog.core.labels import parse_pairs
 from optlog.core.statuses import HYP_STATUSES
 from optlog.tui.forms import Field, FormScreen
@@ -46,8 +49,8 @@ class Actions(Loading):
         self._ask(title, [Field("title", "Title", required=True), Field("statement", "Statement"),
                           Field("rationale", "Rationale"), Field("rival", "Rival id (optional)")],
                   lambda v: self.run_service(
-                      lambda c: H.add(c, v["title"], statement=v["statement"], rationale=v["rationale"],
-                                      parent=parent, rivals=tuple(x for x in [v["rival"].strip()] if x)),
+                      lambda c: H.add_doc(c, v["title"], statement=v["statement"], rationale=v["rationale"],
+                                          parent=parent, rivals=tuple(x for x in [v["rival"].strip()] if x), detail=False),
                       done="hypothesis added"))
 
     def action_pivot(self) -> None:
@@ -67,9 +70,10 @@ class Actions(Loading):
 
             # the form's "K=V, K=V" text is this face's syntax: parsed here, the verb takes typed selectors
             sel = lambda s, f: parse_pairs([x.strip() for x in s.split(",") if x.strip()], f)  # noqa: E731
-            self.run_service(lambda c: P.add(c, hid, expect=v["expect"], metric=v["metric"] or None,
-                                             a=sel(v["a"], "--a"), b=sel(v["b"], "--b"), where=v["where"] or None,
-                                             per=v["per"] or None, margin=float(v["margin"]) if v["margin"] else None),
+            self.run_service(lambda c: P.add_doc(c, hid, expect=v["expect"], metric=v["metric"] or None,
+                                                 a=sel(v["a"], "--a"), b=sel(v["b"], "--b"), where=v["where"] or None,
+                                                 per=v["per"] or None, margin=float(v["margin"]) if v["margin"] else None,
+                                                 detail=False),
                              done="prediction added")
 
         self._ask(f"New prediction for {hid}", [
@@ -120,10 +124,10 @@ class Actions(Loading):
         from optlog.service import verdicts as V  # deferred: the service layer (~0.6 s) after the first frame
 
         def summary(res: dict[str, Any]) -> None:
-            lines = [f"{r['hypothesis']}: {r['status']}" for r in res.get("results", [])]
+            lines = [VW.verdict_head(r) for r in res.get("results", [])]  # as `optlog verdict` prints them
             self.notify("\n".join(lines) or "no predictions to judge", title="verdict", timeout=8)
 
-        self.run_service(lambda c: V.evaluate(c, all=True), then=summary)
+        self.run_service(lambda c: V.verdict_doc(c, all=True, detail=False), then=summary)
 
     def action_next_experiment(self) -> None:
         """`optlog next` for the selected hypothesis (all pairs without one): the best candidate of
@@ -154,7 +158,7 @@ class Actions(Loading):
             return
         self._ask(f"Override the status of {hid}", [Field("status", "Status", choices=list(HYP_STATUSES)),
                                                      Field("why", "Why", required=True)],
-                  lambda v: self.run_service(lambda c: H.set_status(c, hid, v["status"], v["why"]), done="status set"))
+                  lambda v: self.run_service(lambda c: H.set_doc(c, hid, v["status"], v["why"], detail=False), done="status set"))
 
     def action_invalidate(self) -> None:
         from optlog.service import verdicts as V  # deferred: the service layer (~0.6 s) after the first frame
@@ -164,7 +168,7 @@ class Actions(Loading):
             self.notify("select a run first (3: runs)", severity="warning")
             return
         self._ask(f"Invalidate run {rid}", [Field("why", "Why is this run wrong?", required=True)],
-                  lambda v: self.run_service(lambda c: V.invalidate(c, rid, v["why"]), done=f"run {rid} invalidated"))
+                  lambda v: self.run_service(lambda c: V.invalidate_doc(c, [str(rid)], v["why"]), done=f"run {rid} invalidated"))
 
     def action_launch(self) -> None:
         from optlog.service import launch as Lh  # deferred: the service layer (~0.6 s) after the first frame
@@ -192,8 +196,8 @@ class Actions(Loading):
 
         def go(v: dict[str, Any]) -> None:
             needs = tuple(x.strip() for x in v["needs"].split(",") if x.strip())
-            self.run_service(lambda c: Pl.add(c, v["title"], gain=v["gain"], effort=v["effort"],
-                                              confidence=v["confidence"], needs=needs), done="plan added")
+            self.run_service(lambda c: Pl.add_doc(c, v["title"], gain=v["gain"], effort=v["effort"],
+                                                  confidence=v["confidence"], needs=needs, detail=False), done="plan added")
 
         self._ask("New improvement plan", [Field("title", "Title", required=True),
                                            Field("gain", "Gain range (e.g. 10-30%)", required=True),
@@ -204,7 +208,7 @@ class Actions(Loading):
     def action_render_plans(self) -> None:
         from optlog.service import plans as Pl  # deferred: the service layer (~0.6 s) after the first frame
 
-        self.run_service(lambda c: Pl.render(c), done="plans rendered and committed")
+        self.run_service(lambda c: Pl.render_doc(c, detail=False), done="plans rendered and committed")
 
     def action_report(self) -> None:
         from optlog.service import report as Rp  # deferred: the service layer (~0.6 s) after the first frame
@@ -216,9 +220,9 @@ class Actions(Loading):
         try:
             from optlog.service import history as Hi  # deferred: the service layer (~0.6 s) after the first frame
 
-            events = Hi.log(self.ctx, None).get("events", [])
+            events = Hi.log_doc(self.ctx, None).get("events", [])  # `optlog log`'s verb
         except Exception as e:  # noqa: BLE001
             self.call_from_thread(self.notify, f"log: {e}", severity="error")
             return
-        self.post_message(LogLoaded(events))
+        self.post_message(LogLoaded(cast(list[dict[str, Any]], events)))
         self.call_from_thread(setattr, self.query_one("#tabs", TabbedContent), "active", "log")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, TypeVar, cast
 
 from textual import work
 from textual.app import App
@@ -263,7 +263,7 @@ class Loading(App[None]):
         from optlog.service import evidence as E  # deferred: the service layer (~0.6 s) after the first frame
 
         try:
-            self.post_message(RunDetailLoaded(E.show_run(self.ctx, rid)))
+            self.post_message(RunDetailLoaded(cast(dict[str, Any], E.show_run_doc(self.ctx, rid))))  # `run show`'s verb
         except Exception as e:  # noqa: BLE001
             self.call_from_thread(self.notify, str(e), severity="error")
 
