@@ -60,7 +60,7 @@ _SPEC_HELP = {
 
 
 def _pred_human(p: dict[str, Any]) -> str:
-    sel = lambda d: " ".join(f"{k}={v}" for k, v in d.items()) or "-"  # noqa: E731
+    sel = lambda d: VW.kv(d) or "-"  # noqa: E731
     out = [f"{glyph(p['status'])} {p['id']} v{p['version']} {p['status']}: {p['expect']}"]
     out.append(f"  metric: {p.get('metric') or '-'}   a: {sel(p.get('a') or {})}   b: {sel(p.get('b') or {})}"
                + (f"   per: {p['per']}" if p.get("per") else "") + (f"   where: {p['where']}" if p.get("where") else "")
@@ -151,7 +151,7 @@ def _levels_table(p: dict[str, Any]) -> str:
     statistic, named), the p-value, the outcome and why."""
     rows = []
     for lv in p["levels"]:
-        lvl = " ".join(f"{k}={v}" for k, v in lv["level"].items()) or "(all)"
+        lvl = VW.kv(lv["level"]) or "(all)"
         n = "+".join(str(x) for x in (lv.get("n") or {}).values())
         conf = lv.get("confidence")
         ci = (f"[{fmt_sig(lv['ci'][0], 3)}, {fmt_sig(lv['ci'][1], 3)}]"
@@ -182,7 +182,7 @@ def _verdict_human(d: dict[str, Any]) -> str:
             if p.get("levels"):
                 out.append(_levels_table(p))
             for s in p.get("skipped", []):
-                lvl = " ".join(f"{k}={v}" for k, v in s["level"].items())
+                lvl = VW.kv(s["level"])
                 out.append(f"    skipped {lvl}: {s['reason']}")
             for nc in p.get("not_comparable", [])[:10]:
                 out.append(f"    not comparable: run {nc['run']} ({nc['group']}): {nc['reason']}")

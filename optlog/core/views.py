@@ -15,6 +15,11 @@ DIFF_SECTIONS: tuple[tuple[str, str], ...] = (("labels", "labels"), ("rendered w
                                               ("environment", "environment"), ("run", "other"))
 
 
+def kv(pairs: dict[str, Any]) -> str:
+    """Labels, a level or parameters as both faces write them: `config=tp8 concurrency=64`."""
+    return " ".join(f"{k}={v}" for k, v in pairs.items())
+
+
 def relations(h: dict[str, Any]) -> list[tuple[str, str]]:
     """A hypothesis's place in the tree, as (what, whom) pairs: parent, children, rivals (those it
     has, in that order)."""

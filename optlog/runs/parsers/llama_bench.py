@@ -18,7 +18,8 @@ the table does not show (the devices), the label `invocation` (1, 2, …) so the
 llama-batched-bench: each row runs `B` sequences in parallel, each with PP prompt and TG generated
 tokens. `input_throughput` ← S_PP t/s, `output_throughput` ← S_TG t/s, `total_token_throughput` ←
 S t/s, `duration_s` ← T s; labels `input_len` (PP), `output_len` (TG), `concurrency` (B), `n_kv`,
-and the run's settings from the `main: n_kv_max = …` line or the JSONL keys.
+and the run's settings from the `main: n_kv_max = …` line above the row (or the JSONL keys); a log of
+several runs labels each row's `invocation` as llama-bench's does.
 """
 
 from __future__ import annotations
@@ -195,15 +196,19 @@ _BATCHED_MAIN = re.compile(r"(\w+) = (-?[\w.]+)")
 def parse_batched(doc: Doc) -> list[ParsedResult]:
     text = doc.text
     if is_markdown(text) == BATCHED:
-        settings: dict[str, Any] = {}
-        for text_line in text.splitlines():
-            if text_line.startswith("main: n_kv_max"):
-                settings = dict(_BATCHED_MAIN.findall(text_line))
-        objs: list[tuple[int, dict[str, Any]]] = [
-            (n, {"pp": r["PP"], "tg": r["TG"], "pl": r["B"], "n_kv": r["N_KV"], "t_pp": r["T_PP s"],
-                 "speed_pp": r["S_PP t/s"], "t_tg": r["T_TG s"], "speed_tg": r["S_TG t/s"], "t": r["T s"],
-                 "speed": r["S t/s"], **settings})
-            for n, h, r in _table(text) if h[:3] == ["PP", "TG", "B"]]
+        # each run prints its `main: n_kv_max = …` settings line, then its table: a row has the
+        # settings of the line above it, and a log of several runs tells them apart (`invocation`)
+        mains = [(n, dict(_BATCHED_MAIN.findall(t))) for n, t in enumerate(text.splitlines(), 1)
+                 if t.lstrip().startswith("main: n_kv_max")]
+        objs: list[tuple[int, dict[str, Any]]] = []
+        for n, h, r in _table(text):
+            if h[:3] != ["PP", "TG", "B"]:
+                continue
+            ran = sum(1 for at, _s in mains if at < n)  # the runs begun above this row
+            run = {"invocation": ran} if len(mains) > 1 and ran else {}
+            objs.append((n, {"pp": r["PP"], "tg": r["TG"], "pl": r["B"], "n_kv": r["N_KV"], "t_pp": r["T_PP s"],
+                             "speed_pp": r["S_PP t/s"], "t_tg": r["T_TG s"], "speed_tg": r["S_TG t/s"], "t": r["T s"],
+                             "speed": r["S t/s"], **(mains[ran - 1][1] if ran else {}), **run}))
     else:
         objs = list(jsonl_objects(doc, BATCHED))
     out: list[ParsedResult] = []
@@ -223,7 +228,7 @@ def parse_batched(doc: Doc) -> list[ParsedResult]:
         set_label(labels, "output_len", o.get("tg"))
         set_label(labels, "concurrency", o.get("pl"))
         for k in ("n_kv_max", "n_batch", "n_ubatch", "flash_attn", "is_pp_shared", "n_gpu_layers", "n_threads",
-                  "n_threads_batch"):
+                  "n_threads_batch", "invocation"):
             set_label(labels, k, o.get(k))
         labels["tool"] = BATCHED
         apply_key_map(doc, BATCHED, o, metrics, labels, line)

@@ -235,7 +235,7 @@ def hypothesis_renderable(h: dict[str, Any]) -> Any:
             for col in ("level", "a", "b", q, "n", "outcome"):
                 t.add_column(col)
             for lv in levels:
-                lvl = " ".join(f"{k}={v}" for k, v in (lv.get("level") or {}).items())
+                lvl = VW.kv(lv.get("level") or {})
                 n = lv.get("n") or {}
                 est = lv.get("estimate") if lv.get("estimate") is not None else lv.get("ratio")
                 rows(t, lvl or "all", fmt_num(lv.get("a")), fmt_num(lv.get("b")), fmt_num(est),
@@ -258,7 +258,7 @@ def hypothesis_renderable(h: dict[str, Any]) -> Any:
         for r in h["linked"]:
             tel = r["telemetry"]
             rows(t, str(r["id"]), r["status"] + (" ✘" if r.get("invalidated") else ""),
-                 " ".join(f"{k}={v}" for k, v in r["labels"].items()), fmt_num(tel.get("gpu_power_w")),
+                 VW.kv(r["labels"]), fmt_num(tel.get("gpu_power_w")),
                  fmt_num(tel.get("tensor_active")), fmt_num(tel.get("dram_bw_util")), r["diagnosis"])
         parts.append(t)
     return Group(*parts)

@@ -13,6 +13,7 @@ from textual.containers import VerticalScroll
 from textual.geometry import Size
 from textual.widgets import Static
 
+from optlog.core import views as VW
 from optlog.core.numfmt import fmt_num
 from optlog.core.spark import sparkline
 from optlog.core.statuses import STATUS_GLYPH, reader_text
@@ -137,7 +138,7 @@ def study_lines(st: dict[str, Any] | None) -> list[str]:
     out.append(f"{what} so far" + (" (re-measured):" if st.get("remeasured") else " (first readings):"))
     for b in best:
         vals = (b.get("remeasured") or {}).get("values") or b.get("values") or []
-        out.append(f"  #{b['number']} " + " ".join(f"{k}={v}" for k, v in b["params"].items()) + " → "
+        out.append(f"  #{b['number']} " + VW.kv(b["params"]) + " → "
                    + ", ".join(f"{m}={fmt_num(v)}" for m, v in zip(objs, vals)))
     return out
 
@@ -157,7 +158,7 @@ def launch_text(la: dict[str, Any], width: int = 60) -> Text:
     cur = la.get("current") or {}
     if cur.get("labels"):
         out.append("now: ", style="dim")
-        out.append(cut(" ".join(f"{k}={v}" for k, v in cur["labels"].items()), width - 5 - 12) + f"  (run {cur.get('run')})\n")
+        out.append(cut(VW.kv(cur["labels"]), width - 5 - 12) + f"  (run {cur.get('run')})\n")
     out.append("elapsed ", style="dim")
     out.append(_dur(la.get("elapsed_s")) + "  ")
     out.append("left ", style="dim")

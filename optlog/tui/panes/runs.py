@@ -439,7 +439,7 @@ def _run_renderable(r: dict[str, Any]) -> Any:
     """`run show` as the run detail shows it."""
     parts: list[Any] = [Text.assemble((f"run {r['id']} ", "bold"), r["status"],
                                       (f"  INVALID: {r.get('invalid_reason')}" if r.get("invalidated") else "", "red"))]
-    parts.append(Text(" ".join(f"{k}={v}" for k, v in r["labels"].items()), style="cyan"))
+    parts.append(Text(VW.kv(r["labels"]), style="cyan"))
     if r.get("error"):
         parts.append(Text(f"error: {r['error']}" + (f" (cause: {r['cause']})" if r.get("cause") else ""), style="red"))
     t = Table(box=None, show_header=False, pad_edge=False)
