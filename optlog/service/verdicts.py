@@ -128,12 +128,13 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
     for every verdict cost more than judging 10,000 runs).
 
     Returns `{"results": [...], "warnings": [...], "committed": N}` (DESIGN §7 verdict --json)."""
+    judged: dict[str, dict[str, Any]] = {}  # the first pass's results: reused where the evidence is the same
     try:
-        return _evaluate(ctx, hid, hids=hids, event=event, cause=cause, trailers=trailers, dry=True)
+        return _evaluate(ctx, hid, hids=hids, event=event, cause=cause, trailers=trailers, dry=True, judged=judged)
     except _MustWrite:
         pass
     with decision_lock(ctx.ws, ctx.db):
-        return _evaluate(ctx, hid, hids=hids, event=event, cause=cause, trailers=trailers, dry=False)
+        return _evaluate(ctx, hid, hids=hids, event=event, cause=cause, trailers=trailers, dry=False, judged=judged)
 
 
 class _MustWrite(Exception):
@@ -141,8 +142,10 @@ class _MustWrite(Exception):
 
 
 def _evaluate(ctx: Ctx, hid: str | None, *, hids: list[str] | None, event: str, cause: str | None,
-              trailers: dict[str, str] | None, dry: bool) -> dict[str, Any]:
-    """Judge and commit (`dry`: judge only, raising `_MustWrite` at the first thing to write)."""
+              trailers: dict[str, str] | None, dry: bool, judged: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Judge and commit (`dry`: judge only, raising `_MustWrite` at the first thing to write).
+    `judged`: results of an earlier pass by prediction id, filled by this one; the engine reuses a
+    result only where its evidence fingerprint is unchanged (core.verdict.evaluate)."""
     docs = hypotheses.sync(ctx)
     if event == "verdict":
         # one diagnosis from known ceilings: stored ones made with other ceilings are redone first
@@ -164,7 +167,7 @@ def _evaluate(ctx: Ctx, hid: str | None, *, hids: list[str] | None, event: str, 
     preds = [p for h in targets for p in docs[h].predictions]
     ceil = ctx.config.ceilings()
     ev = load_evidence(ctx, _metric_names(preds)) if preds else None
-    cached: dict[str, dict[str, Any]] = {}
+    cached: dict[str, dict[str, Any]] = dict(judged)  # the file's own records first, below
     for h in targets:
         if docs[h].verdicts:
             for rec in docs[h].verdicts[-1].predictions:
@@ -173,6 +176,7 @@ def _evaluate(ctx: Ctx, hid: str | None, *, hids: list[str] | None, event: str, 
     kept = runfiles.missing_runs(ctx, {h: docs[h].verdicts[-1] for h in targets if docs[h].verdicts})
     preds = [p for h in targets if h not in kept for p in docs[h].predictions]
     res = _marked(preds, V.evaluate(preds, ev, ceil, cached)) if preds and ev is not None else {}
+    judged.update(res)
     uids = ev.uids if ev is not None else {}
     live = _live(ctx, targets)
 
