@@ -536,7 +536,7 @@ def _fit_relation(pred: Any, rec: dict[str, Any], lv: dict[str, Any]) -> dict[st
              [lo + (hi - lo) * i / 24 for i in range(25)])
     # the claimed region: lines of the claimed exponent (or slope) at each edge, through the fit's
     # centre (the fitted value at the mean of log x, or of x), so the fit's own line lies between them
-    region = []
+    region: list[dict[str, Any]] = []
     line = fitted_line(fit, dense) or []
     if line:
         if power and lo > 0:
