@@ -141,7 +141,8 @@ def _clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 # call when OPTLOG_TEST_CLI=process (the whole suite as before, to compare).
 
 PROCESS_COMMANDS = frozenset({"tui", "mcp", "demo", "bench", "calibrate", "tune", "telemetry", "run launch"})
-CLI_MODE = os.environ.get("OPTLOG_TEST_CLI", "process")
+IN_PROCESS_READS = frozenset({"tune show", "tune list"})  # reads of a group that runs as a process
+CLI_MODE = os.environ.get("OPTLOG_TEST_CLI", "inprocess")
 
 
 def _command_path(args: tuple[str, ...]) -> tuple[str, ...]:
@@ -166,7 +167,8 @@ def _command_path(args: tuple[str, ...]) -> tuple[str, ...]:
 
 def needs_process(args: tuple[str, ...]) -> bool:
     path = _command_path(args)
-    return bool(path) and (path[0] in PROCESS_COMMANDS or " ".join(path[:2]) in PROCESS_COMMANDS)
+    two = " ".join(path[:2])
+    return bool(path) and two not in IN_PROCESS_READS and (path[0] in PROCESS_COMMANDS or two in PROCESS_COMMANDS)
 
 
 class _CliTimeout(BaseException):

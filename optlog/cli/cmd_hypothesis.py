@@ -10,6 +10,7 @@ from optlog.cli.binding import Call, verb
 from optlog.cli.main import agent
 from optlog.cli.options import detail_option, fields_option, paging
 from optlog.cli.render import glyph
+from optlog.core import views as VW
 from optlog.core.statuses import HYP_STATUSES
 from optlog.service import hypotheses
 
@@ -80,12 +81,7 @@ def _human_show(h: dict[str, Any]) -> str:
         out.append(f"statement: {h['statement']}")
     if h.get("rationale"):
         out.append(f"rationale: {h['rationale']}")
-    if h["parent"]:
-        out.append(f"parent: {h['parent']}")
-    if h["children"]:
-        out.append(f"children: {', '.join(h['children'])}")
-    if h["rivals"]:
-        out.append(f"rivals: {', '.join(h['rivals'])}")
+    out += [f"{k}: {v}" for k, v in VW.relations(h)]  # the dashboard's detail says the same (core.views)
     out.append("predictions:" if h["predictions"] else "predictions: none")
     for p in h["predictions"]:
         extra = f" [{p['metric']}]" if p.get("metric") else ""

@@ -11,6 +11,7 @@ from optlog.cli.main import agent
 from optlog.cli.options import KeyValue, pairs, paging
 from optlog.cli.render import fmt_num, glyph, table
 from optlog.core import posthoc as PH
+from optlog.core import views as VW
 from optlog.core.numfmt import fmt_ratio, fmt_share, fmt_sig, fmt_written
 from optlog.core.statuses import PRED_STATUSES
 from optlog.service import compare, predictions, verdicts
@@ -59,7 +60,7 @@ _SPEC_HELP = {
 
 
 def _pred_human(p: dict[str, Any]) -> str:
-    sel = lambda d: " ".join(f"{k}={v}" for k, v in d.items()) or "-"  # noqa: E731
+    sel = lambda d: VW.kv(d) or "-"  # noqa: E731
     out = [f"{glyph(p['status'])} {p['id']} v{p['version']} {p['status']}: {p['expect']}"]
     out.append(f"  metric: {p.get('metric') or '-'}   a: {sel(p.get('a') or {})}   b: {sel(p.get('b') or {})}"
                + (f"   per: {p['per']}" if p.get("per") else "") + (f"   where: {p['where']}" if p.get("where") else "")
@@ -150,7 +151,7 @@ def _levels_table(p: dict[str, Any]) -> str:
     statistic, named), the p-value, the outcome and why."""
     rows = []
     for lv in p["levels"]:
-        lvl = " ".join(f"{k}={v}" for k, v in lv["level"].items()) or "(all)"
+        lvl = VW.kv(lv["level"]) or "(all)"
         n = "+".join(str(x) for x in (lv.get("n") or {}).values())
         conf = lv.get("confidence")
         ci = (f"[{fmt_sig(lv['ci'][0], 3)}, {fmt_sig(lv['ci'][1], 3)}]"
@@ -171,9 +172,7 @@ def _verdict_human(d: dict[str, Any]) -> str:
         return "no hypotheses"
     out = []
     for r in d["results"]:
-        mark = "" if r["changed"] else " (unchanged)"
-        st = r["status"] + (f" (automatic: {r['auto_status']})" if r["status"] != r["auto_status"] else "")
-        out.append(f"{glyph(r['status'])} {r['hypothesis']}: {st}{mark}")
+        out.append(VW.verdict_head(r))  # the dashboard's verdict notification says the same
         if r.get("post_hoc"):
             out.append(f"  note: {PH.hypothesis_words(r['auto_status'], r['post_hoc'])} (written after their runs)")
         if r.get("disagreement"):
@@ -183,7 +182,7 @@ def _verdict_human(d: dict[str, Any]) -> str:
             if p.get("levels"):
                 out.append(_levels_table(p))
             for s in p.get("skipped", []):
-                lvl = " ".join(f"{k}={v}" for k, v in s["level"].items())
+                lvl = VW.kv(s["level"])
                 out.append(f"    skipped {lvl}: {s['reason']}")
             for nc in p.get("not_comparable", [])[:10]:
                 out.append(f"    not comparable: run {nc['run']} ({nc['group']}): {nc['reason']}")

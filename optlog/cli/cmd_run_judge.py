@@ -9,13 +9,14 @@ import click
 from optlog.cli.binding import Call, verb
 from optlog.cli.main import agent
 from optlog.cli.render import fmt_num, table
+from optlog.core import views as VW
 from optlog.core.numfmt import fmt_ratio
 from optlog.service import verdicts
 
 
 def _diff_human(d: dict[str, Any]) -> str:
     out = [f"run {d['a']} vs run {d['b']}"]
-    if not (d["labels"] or d["metrics"] or d["environment"] or d["other"] or d.get("rendered")):
+    if not VW.diff_differs(d):
         return out[0] + ": no differences"
 
     def v(x: Any) -> str:
@@ -23,8 +24,7 @@ def _diff_human(d: dict[str, Any]) -> str:
 
     if d.get("not_comparable"):
         out.append("not comparable: differ in " + ", ".join(x["key"] for x in d["not_comparable"]))
-    for title, key in (("labels", "labels"), ("rendered with", "rendered"), ("environment", "environment"),
-                       ("run", "other")):
+    for title, key in VW.DIFF_SECTIONS:  # the dashboard's diff shows the same sections (core.views)
         if d.get(key):
             out.append(f"{title}:")
             out.append(table([[f"  {k}", v(x['a']), v(x['b'])] for k, x in d[key].items()],

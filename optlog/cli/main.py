@@ -26,6 +26,7 @@ from optlog.core import text as TX
 from optlog.core.limits import LIMITS
 from optlog.errors import BadInput, OptlogError, no_space, out_of_space
 from optlog.gitlog.commit import run_git
+from optlog.store.faults import named
 
 # name -> "module:attribute"; aliases point at the same object
 LAZY: dict[str, str] = {
@@ -259,7 +260,12 @@ def check_argv(args: list[str]) -> None:
 
 def internal_error(e: BaseException) -> OptlogError:
     """An exception no check foresaw: an error document (exit 1), never a traceback. The type and
-    place say where to look; OPTLOG_DEBUG=1 prints the traceback on stderr as well."""
+    place say where to look; OPTLOG_DEBUG=1 prints the traceback on stderr as well. A fault of
+    the environment (an unreachable server, a refused password, a read-only disk) is named for
+    what it is instead (`optlog.store.faults`)."""
+    fault = named(e, next((c.ws.db_url for c in _OPEN), None) or os.environ.get("OPTLOG_DB_URL"))
+    if fault is not None:
+        return fault
     sa = sys.modules.get("sqlalchemy.exc")
     if sa is not None and isinstance(e, sa.DatabaseError) and any(
             m in str(e) for m in ("malformed", "not a database", "file is encrypted")):  # a page went bad

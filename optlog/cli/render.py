@@ -6,6 +6,7 @@ from typing import Any
 
 from optlog.core.hypothesis import STATUS_GLYPH
 from optlog.core.numfmt import fmt_num  # noqa: F401  (the commands take it from here)
+from optlog.core.views import kv  # noqa: F401  (the commands take it from here; the dashboard uses it too)
 
 
 def table(rows: list[list[Any]], header: list[str]) -> str:
@@ -22,10 +23,6 @@ def table(rows: list[list[Any]], header: list[str]) -> str:
 
 def glyph(status: str) -> str:
     return STATUS_GLYPH.get(status, " ")
-
-
-def kv(labels: dict[str, Any]) -> str:
-    return " ".join(f"{k}={v}" for k, v in labels.items())
 
 
 def runs_table(d: dict[str, Any]) -> str:

@@ -14,6 +14,7 @@ calls `Driver(ctx, launch_id).run()` in the foreground or starts `python -m optl
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
 import os
@@ -969,9 +970,14 @@ class Driver:
         if len(parsed) > 1:
             self.log(f"run {self.current_run}: {len(parsed)} results in {names}, told apart by "
                      f"{', '.join(keys)}: one run each")
+        # what identifies each result wherever its file goes next (a copy imported later is this run:
+        # service.imports reads `sha256` and `measurement` back)
+        shas = {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
         return [Result(dict(r.metrics), dict(r.labels), dict(getattr(r, "raw", {}) or {}),
                        {"file": self._rel(Path(r.file)) if r.file else names, "where": sources[i], "index": i,
                         "of": len(parsed), "told_apart_by": keys, "point_run": self.current_run,
+                        **({"sha256": shas[r.file]} if r.file in shas else {}),
+                        **({"measurement": r.measurement()} if r.measurement() else {}),
                         **({"left_out": left_out} if left_out else {}),
                         **({"status": r.status} if r.status != "succeeded" else {}),
                         **({"corrections": r.notes} if r.notes else {})})

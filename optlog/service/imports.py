@@ -22,7 +22,7 @@ from optlog.service import documents
 from optlog.service.context import Ctx
 from optlog.service.evidence import run_summary
 from optlog.service.refs import require
-from optlog.store.runrows import imported_measurements, launched_run, runs_by_id, runs_with_artifacts
+from optlog.store.runrows import imported_measurements, launched_results, launched_run, runs_by_id, runs_with_artifacts
 
 
 def check_key_map(key_map: dict[str, Any]) -> dict[str, str]:
@@ -167,14 +167,19 @@ def _model_facts(labels: dict[str, Any], raw: dict[str, Any], cache: dict[str, A
 
 def _already(ctx: Ctx, files: set[tuple[Path, str]]) -> list[dict[str, Any]]:
     """The files whose measurement is already a run: an earlier import of the same content (its
-    copy's folder, `imported/<sha256[:16]>`, is the index) or a launched run's output folder."""
+    copy's folder, `imported/<sha256[:16]>`, is the index), a launched run's output folder, or a
+    copy of a launched run's result file (the sha256 the launcher recorded), wherever it now lies."""
 
     out: list[dict[str, Any]] = []
     with ctx.db.connect() as c:
+        launched = launched_results(c, {sha for _p, sha in files})
         for p, sha in sorted(files, key=lambda x: str(x[0])):
             d = ctx.ws.rel(ctx.ws.artifacts_dir / "imported" / sha[:16])
             ids = runs_with_artifacts(c, d)
             why = f"same content, sha256 {sha[:12]}…"
+            if not ids and sha in launched:
+                ids = launched[sha]
+                why = f"the same content as the launched run's result file, sha256 {sha[:12]}…"
             if not ids:
                 try:
                     rel = p.resolve().relative_to(ctx.ws.artifacts_dir.resolve())
@@ -190,8 +195,8 @@ def _already(ctx: Ctx, files: set[tuple[Path, str]]) -> list[dict[str, Any]]:
 
 
 def _measured(ctx: Ctx, ids: list[str]) -> dict[str, int]:
-    """Of these measurement identities (`ParsedResult.measurement`), those an imported run of the
-    workspace already has, with that run's id."""
+    """Of these measurement identities (`ParsedResult.measurement`), those a run of the workspace
+    already has (imported, or launched and read by the launcher), with that run's id."""
     if not ids:
         return {}
     with ctx.db.connect() as c:

@@ -27,8 +27,11 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.exc import DatabaseError
 
-from optlog.errors import BadInput, no_space, out_of_space
+from optlog.errors import BadInput, Failed, no_space, out_of_space
 from optlog.paths import Workspace
+from optlog.store import integrity
+from optlog.store.faults import (BUSY_TIMEOUT_S, check_scheme, lock_timeout, pg_connect_args, read_only,
+                                 unwritable)
 from optlog.store.lock import workspace_lock
 from optlog.store.migrate import ensure_schema
 
@@ -36,12 +39,13 @@ if TYPE_CHECKING:
     from sqlmodel import Session
 
 WRITE_LOCK_KEY = 0x6F70746C  # "optl"
-BUSY_TIMEOUT_MS = 60_000
+BUSY_TIMEOUT_MS = int(BUSY_TIMEOUT_S * 1000)
 WRITE_OPTION = "optlog_write"
 
 
 def _sqlite_engine(url: str) -> Engine:
-    engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False})
+    busy_ms = int(lock_timeout(BUSY_TIMEOUT_MS / 1000) * 1000)
+    engine = create_engine(url, connect_args={"timeout": busy_ms / 1000, "check_same_thread": False})
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _rec: Any) -> None:
@@ -49,7 +53,7 @@ def _sqlite_engine(url: str) -> Engine:
         # emit a deferred BEGIN of its own just before the first INSERT/UPDATE/DELETE).
         dbapi_conn.isolation_level = None
         cur = dbapi_conn.cursor()
-        cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        cur.execute(f"PRAGMA busy_timeout={busy_ms}")
         cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA synchronous=NORMAL")
         cur.execute("PRAGMA foreign_keys=ON")
@@ -69,12 +73,12 @@ def engine_for(url: str, schema: str | None = None) -> Engine:
     """An engine for `url` with optlog's settings (SQLite pragmas and BEGIN handling; psycopg 3).
     `schema` (PostgreSQL): every connection's search_path, so every table and query is that
     workspace's."""
+    check_scheme(url)
     if url.startswith("sqlite"):
         return _sqlite_engine(url)
     if url.startswith("postgresql://") or url.startswith("postgres://"):
         url = "postgresql+psycopg://" + url.split("://", 1)[1]
-    args = {"options": f"-csearch_path={schema}"} if schema else {}
-    return create_engine(url, pool_pre_ping=True, connect_args=args)
+    return create_engine(url, pool_pre_ping=True, connect_args=pg_connect_args(url, schema))
 
 
 def schema_for(identity: str) -> str:
@@ -153,9 +157,10 @@ WHAT_TO_DO = ("restore it from a backup, or move it aside (optlog then starts a 
               "come back from hypotheses/*.yaml; runs, todos and notes kept only in it do not)")
 
 
-def bad_database(path: str, why: str) -> BadInput:
-    """A database file optlog will not use: the path, what is wrong, what to do (exit 2)."""
-    return BadInput(f"{path}: {why}; {WHAT_TO_DO}", file=path, code="bad_database")
+def bad_database(path: str, why: str) -> Failed:
+    """A database file optlog will not use: the path, what is wrong, what to do (exit 1: the
+    file is at fault, not the command)."""
+    return Failed(f"{path}: {why}; {WHAT_TO_DO}", file=path, code="bad_database")
 
 
 def prepare_sqlite_file(path: Path) -> None:
@@ -192,6 +197,7 @@ def prepare_sqlite_file(path: Path) -> None:
     if head != SQLITE_MAGIC:
         raise bad_database(str(path), "is not a SQLite database (corrupt, or another program's file)")
     _refuse_foreign(path)
+    _check_integrity(path)
 
 
 def _refuse_foreign(path: Path) -> None:
@@ -206,10 +212,30 @@ def _refuse_foreign(path: Path) -> None:
     except sqlite3.DatabaseError as e:
         if out_of_space(e, path):  # no room for the shared memory file: the database is fine
             raise no_space(path.parent, "nothing was written") from None
+        if (ro := unwritable(path)) is not None:  # no journal can be made: the database is fine
+            raise read_only(path, ro) from None
         raise bad_database(str(path), f"cannot be read ({e})") from None
     if names and "alembic_version" not in names and "hypothesis" not in names:
         shown = ", ".join(sorted(names)[:5])
         raise bad_database(str(path), f"holds another program's tables ({shown}), not optlog's")
+
+
+def _check_integrity(path: Path) -> None:
+    """Refuse a file corrupted behind optlog's back, wherever the damage is (see store.integrity):
+    SQLite's structural check runs when the file is not as optlog last left it."""
+    if integrity.as_stamped(path):
+        return
+    try:
+        c = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            found = integrity.problems(c)
+        finally:
+            c.close()
+    except sqlite3.DatabaseError as e:
+        found = [str(e)]
+    if found:
+        raise bad_database(str(path), f"is corrupt (SQLite's check found: {'; '.join(found)[:400]})")
+    integrity.restamp(path)
 
 
 def _sqlite_path(url: str) -> Path | None:
@@ -225,8 +251,10 @@ class Database:
     def __init__(self, ws: Workspace, url: str | None = None) -> None:
         self.ws = ws
         self.url = url or ws.db_url
+        check_scheme(self.url)
         self.is_sqlite = self.url.startswith("sqlite")
         path = _sqlite_path(self.url) if self.is_sqlite else None
+        self._checked_file = path  # checked good when opened: stamped again when closed (store.integrity)
         if path is not None:
             prepare_sqlite_file(path)
         self.identity = ws.identity
@@ -246,6 +274,8 @@ class Database:
             self.engine.dispose()
             if out_of_space(e, path):  # SQLite could not make its shared memory or journal: not a bad file
                 raise no_space(path.parent if path else self.url, "nothing was written") from None
+            if path is not None and (ro := unwritable(path)) is not None:
+                raise read_only(path, ro) from None
             raise bad_database(str(path or self.url), f"cannot be read ({getattr(e, 'orig', e)})") from None
         self._claim()
 
@@ -338,6 +368,8 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+        if self._checked_file is not None:  # what changed it since it was checked was this process's SQLite
+            integrity.restamp(self._checked_file)
 
 
 @contextmanager

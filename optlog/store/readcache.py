@@ -10,7 +10,8 @@ when the stamp is unchanged. It is never stale, because the stamp covers every i
 - the hypothesis files (name, mtime, size, inode of each), `optlog.yaml`, the committed evidence
   folder (`runs/evidence/`), the migration files, optlog's version, the `OPTLOG_*` environment;
 - the database: its change counter (every optlog write, `Database.write`, bumps it), its
-  schema revision, and on SQLite the file's inode (a backup restored over it is another file);
+  schema revision, and on SQLite the file's inode (a backup restored over it is another file)
+  and its integrity stamp (a file changed behind optlog's back is checked first: store.integrity);
 - no pending write-and-commit journal, and nothing live (a live launch can die unseen: recovery
   must run, so nothing is answered from the cache, or stored, while anything is queued or running).
 
@@ -35,6 +36,7 @@ from typing import Any
 from optlog import __version__
 from optlog.core.statuses import LIVE_RUN_STATUSES
 from optlog.paths import Workspace
+from optlog.store import integrity
 
 RACY_S = 1.0
 CACHE_DIR = "readcache"
@@ -145,6 +147,8 @@ def stamp(ws: Workspace, facts: Callable[[], DbFacts | None] | None = None) -> S
     hyp.sort()
     h.update("\n".join(hyp).encode())
     if ws.sqlite_file is not None:  # the same file (a restored backup is another inode)
+        if not integrity.as_stamped(ws.sqlite_file):
+            return None  # changed behind optlog's back: the normal path checks it (store.integrity)
         try:
             st = os.stat(ws.sqlite_file)
             h.update(f"db {st.st_dev}:{st.st_ino}\n".encode())

@@ -190,14 +190,31 @@ def runs_with_artifacts(c: Connection, artifacts_dir: str) -> list[int]:
 
 
 def imported_measurements(c: Connection, ids: set[str]) -> dict[str, int]:
-    """{measurement identity: the first imported run carrying it} for the given identities (the
-    `measurement` key of an imported run's raw: the same figures read from another file)."""
-    sql = ("SELECT id, json_extract(raw, '$.measurement') FROM run" if c.dialect.name == "sqlite"
-           else "SELECT id, raw ->> 'measurement' FROM run")
+    """{measurement identity: the first run carrying it} for the given identities: the `measurement`
+    key of an imported run's raw, or of a launched run's `result_of` (the result the launcher read):
+    the same figures read from another file."""
+    if c.dialect.name == "sqlite":
+        sql = ("SELECT id, CASE WHEN source = 'imported' THEN json_extract(raw, '$.measurement') "
+               "ELSE json_extract(raw, '$.result_of.measurement') END FROM run")
+    else:
+        sql = ("SELECT id, CASE WHEN source = 'imported' THEN raw ->> 'measurement' "
+               "ELSE raw -> 'result_of' ->> 'measurement' END FROM run")
     out: dict[str, int] = {}
-    for rid, m in c.execute(text(sql + " WHERE source = 'imported' ORDER BY id")):
+    for rid, m in c.execute(text(sql + " WHERE source IN ('imported', 'launched') ORDER BY id")):
         if m in ids and m not in out:
             out[m] = rid
+    return out
+
+
+def launched_results(c: Connection, shas: set[str]) -> dict[str, list[int]]:
+    """{sha256: the launched runs whose result file had that content} (`result_of.sha256`, written
+    by the launcher), for a copy of a launched run's file imported from wherever it was moved."""
+    sql = ("SELECT id, json_extract(raw, '$.result_of.sha256') FROM run" if c.dialect.name == "sqlite"
+           else "SELECT id, raw -> 'result_of' ->> 'sha256' FROM run")
+    out: dict[str, list[int]] = {}
+    for rid, sha in c.execute(text(sql + " WHERE source = 'launched' ORDER BY id")):
+        if sha in shas:
+            out.setdefault(sha, []).append(rid)
     return out
 
 

@@ -68,7 +68,7 @@ DEFERRABLE_OWN: dict[str, tuple[str, str]] = {
     "optlog.service.runfiles": ("optlog/service/context.py", "only when runs/evidence/ changed (YAML, pydantic, git)"),
     "optlog.config": ("optlog/service/context.py", "the settings' pydantic models and YAML (~80 ms): a hot command "
                                                    "validates optlog.yaml only when the file changed"),
-    "optlog.service": ("optlog/tui/app.py", "the service layer (SQLAlchemy, pydantic; ~0.6 s) loads after the "
+    "optlog.service": ("optlog/tui/", "the service layer (SQLAlchemy, pydantic; ~0.6 s) loads after the "
                                             "TUI's first frame, painted from the stdlib-only quick tree"),
 }
 

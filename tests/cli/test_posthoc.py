@@ -192,7 +192,7 @@ def test_tui_detail_pane_says_it(ws, monkeypatch):
 
     from optlog.service import dashboard
     from optlog.service.context import Ctx
-    from optlog.tui.app import _hyp_renderable
+    from optlog.tui.panes.hypotheses import hypothesis_renderable as _hyp_renderable
     from tests._face import use_env
 
     _seed(ws)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
+pytestmark = pytest.mark.cli_process  # the foundation through real `optlog` processes (tests/conftest.py)
+
 
 def test_hypothesis_pivot_and_todos(ws):
     ws.cli("hypothesis", "add", "Communication-bound", "--id", "comm-bound")

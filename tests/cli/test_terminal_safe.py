@@ -81,7 +81,7 @@ def test_planted_escapes_come_out_escaped_everywhere(ws, tmp_path, monkeypatch):
 
     async def go():
         async with app.run_test(size=(140, 40)) as pilot:
-            assert await _until(pilot, lambda: app.runs_total >= 2)
+            assert await _until(pilot, lambda: app.runs.total >= 2)
             for tab in ("runs", "log", "hyp"):
                 await pilot.press({"hyp": "1", "runs": "3", "log": "5"}[tab])
                 await pilot.pause(0.3)

@@ -172,6 +172,28 @@ def test_optlog_bench_inside_a_launch_records_one_run_per_measurement(ws):
     assert (ws.root / res["runs"][0]["artifacts_dir"] / "optlog-bench.jsonl").is_file()
 
 
+def test_a_launched_runs_result_file_imported_from_elsewhere_is_not_stored_twice(ws, tmp_path):
+    """Issue 29: the launcher recorded this result; a copy of its file taken out of the run's folder
+    (same bytes) or the same result written again (same figures, other bytes) is that run, not a
+    new one. The launch's bench copies a real vLLM result (tests/fixtures/real) where the launcher
+    reads it: a real launch, no server."""
+    real = TESTS / "fixtures" / "real" / "vllm" / "bench_serve_v0.25.1.json"
+    rel = spec(ws, "cp", server=False, matrix=None, bench={"cmd": f"cp {real} {{{{ out }}}}/result.json", "parser": "vllm"})
+    res = ws.j("run", "launch", rel)
+    assert res["status"] == "succeeded", res
+    (rid,) = [r["id"] for r in res["runs"]]
+    copy = tmp_path / "elsewhere.json"
+    copy.write_bytes((ws.root / res["runs"][0]["artifacts_dir"] / "result.json").read_bytes())
+    out = ws.cli("run", "import", str(copy), "--json")
+    assert out.json["runs"] == [] and out.json["already_imported"][0]["runs"] == [rid], out.json
+    assert "launched run" in out.err
+    rewritten = tmp_path / "rewritten.json"  # the same result, written again (other bytes)
+    rewritten.write_text(json.dumps(json.loads(real.read_text()), indent=None, sort_keys=True))
+    out = ws.cli("run", "import", str(rewritten), "--format", "vllm", "--json")
+    assert out.json["runs"] == [] and out.json["repeated"][0]["why"] == f"the same measurement as run {rid}", out.json
+    assert len(ws.j("run", "list")["runs"]) == 1
+
+
 def test_run_import_of_a_file_already_imported_is_a_no_op_that_says_so(ws, tmp_path):
     f = tmp_path / "r.json"
     f.write_text(json.dumps({"output_throughput": 100.0, "completed": 3}))

@@ -52,7 +52,7 @@ def test_columns_sort_filter_group_mark_and_diff(ws, monkeypatch):
             out = {"headers": _headers(app), "flags": _col(app, "flags"), "config": _col(app, "l:config"),
                    "bar": _rendered(app, "#runs-bar")}
             # s: the next column; the metrics sort largest first
-            while app.run_sort[0] != "m:tput":
+            while app.runs.run_sort[0] != "m:tput":
                 await pilot.press("s")
             out["by_tput"] = _ids(app)
             await pilot.press("S")
@@ -62,7 +62,7 @@ def test_columns_sort_filter_group_mark_and_diff(ws, monkeypatch):
             x = sum(c.get_render_width(t) for c in list(t.columns.values())[:6])  # mark, id, flags, status, 2 metrics
             await pilot.click("#runs-table", offset=(x + 2, 0))
             await pilot.pause(0.1)
-            out["clicked"] = app.run_sort
+            out["clicked"] = app.runs.run_sort
             out["by_conc"] = _ids(app)
             # /: the --a selector, then a --where condition, then a bad one (kept out, said why)
             await pilot.press("slash")
@@ -74,7 +74,7 @@ def test_columns_sort_filter_group_mark_and_diff(ws, monkeypatch):
             out["where"] = sorted(_ids(app))
             await pilot.press("slash")
             await _form(pilot, app, filter="concurrency >> 3")
-            out["bad"] = (app.run_filter, sorted(_ids(app)), _messages(app))
+            out["bad"] = (app.runs.run_filter, sorted(_ids(app)), _messages(app))
             await pilot.press("slash")
             await _form(pilot, app, filter="")
             # G: grouped by launch, then by hypothesis
@@ -84,11 +84,18 @@ def test_columns_sort_filter_group_mark_and_diff(ws, monkeypatch):
             out["ungrouped"] = "group" not in [str(k.value) for k in _table(app).columns]
             # m, ↓, m, d: the run diff of the two marked runs
             await pilot.press("home", "m", "down", "m")
-            out["marks"] = ({i: m for i, m in zip(_ids(app), _col(app, "mark")) if m}, list(app.marked))
+            out["marks"] = ({i: m for i, m in zip(_ids(app), _col(app, "mark")) if m}, list(app.runs.marked))
             await pilot.press("d")
             ok = await _until(pilot, lambda: "vs run" in _rendered(app, "#run-text"), 5)
-            assert ok, (_rendered(app, "#run-text"), _messages(app), app.marked, app.selected_run)
+            assert ok, (_rendered(app, "#run-text"), _messages(app), app.runs.marked, app.selected_run)
             out["diff"] = _rendered(app, "#run-text")
+            # the runs table's keys are in the command palette too, and work from another tab
+            await pilot.press("2")
+            before = app.runs.run_sort
+            cmd = next(c for c in app.get_system_commands(app.screen) if c.title.startswith("Runs: Reverse"))
+            await cmd.callback()
+            await pilot.pause(0.1)
+            out["palette"] = (app.query_one("#tabs").active, before, app.runs.run_sort)
             return out
 
     o = asyncio.run(go())
@@ -110,6 +117,8 @@ def test_columns_sort_filter_group_mark_and_diff(ws, monkeypatch):
     assert len(marked) == 2 and marks == {marked[0]: "a", marked[1]: "b"}
     a, b = o["diff"].split("\n")[0].split(" vs ")
     assert a == f"run {marked[0]} (a)" and b.startswith(f"run {marked[1]} (b)") and "config" in o["diff"] and "tput" in o["diff"]
+    tab, before, after = o["palette"]
+    assert tab == "runs" and after == (before[0], not before[1])
 
 
 def test_ten_thousand_runs_stay_paged(ws, monkeypatch):
@@ -134,8 +143,8 @@ def test_ten_thousand_runs_stay_paged(ws, monkeypatch):
             await pilot.pause(0.1)
             more = _table(app).row_count
             t = time.perf_counter()
-            app.run_sort = ("m:tput", True)
-            app._render_runs()
+            app.runs.run_sort = ("m:tput", True)
+            app.runs.render_runs()
             sort_s = time.perf_counter() - t
             top = _ids(app)[0]
             return first, more, sort_s, top

@@ -317,7 +317,9 @@ def test_genai_perf_command_line_input_config(tmp_path: Path) -> None:
 
 def test_aiperf_dataset_is_its_name_not_its_type(tmp_path: Path) -> None:
     d = json.loads((GEN / "aiperf-A-c1.json").read_text())
-    d["input_config"]["datasets"] = [{"name": "main", "type": "public", "public_dataset": "sharegpt"}]
+    # AIPerf 0.10's own layout for --public-dataset sharegpt, as its real files have it
+    # (tests/fixtures/real/aiperf/aiperf-0.10.0-chatbot-c2.cut.json)
+    d["input_config"]["datasets"] = [{"name": "main", "type": "public", "dataset": "sharegpt", "entries": 96}]
     f = tmp_path / "profile_export_aiperf.json"
     f.write_text(json.dumps(d))
     assert one(f).labels["dataset"] == "sharegpt"
@@ -744,6 +746,23 @@ def test_llama_batched_bench_table_and_jsonl(tmp_path: Path) -> None:
     assert detect_format(j) == "llama-batched-bench"
     (r,) = parse_result([j])
     assert r.metrics["output_throughput"] == 445.22 and r.labels["concurrency"] == 8
+
+
+def test_llama_batched_bench_log_of_two_invocations_keeps_each_ones_settings(tmp_path: Path) -> None:
+    """A log of two llama-batched-bench runs (the real DGX Spark table, then a second run with
+    n_ubatch 512): each row has the settings of the `main:` line above it, not the last one's, and
+    the two runs are told apart (the same class as llama-bench's per-invocation build line)."""
+    real = (PEERS.parent / "real" / "llama-batched-bench" / "dgx-spark-gpt-oss-20b.cut.md").read_text()
+    second = real.replace("n_ubatch = 2048", "n_ubatch = 512")
+    f = tmp_path / "two-runs.log"
+    f.write_text(real + "\n" + second)
+    rows = parse_result([f])
+    assert len(rows) == 36
+    assert {r.labels["n_ubatch"] for r in rows[:18]} == {2048} and {r.labels["n_ubatch"] for r in rows[18:]} == {512}
+    assert {r.labels["invocation"] for r in rows[:18]} == {1} and {r.labels["invocation"] for r in rows[18:]} == {2}
+    (alone,) = [r for r in parse_result([PEERS.parent / "real" / "llama-batched-bench" / "dgx-spark-gpt-oss-20b.cut.md"])
+                if r.labels["concurrency"] == 1 and r.labels["input_len"] == 512]
+    assert "invocation" not in alone.labels  # one run: nothing to tell apart
 
 
 def test_vllm_bench_throughput_and_latency(tmp_path: Path) -> None:

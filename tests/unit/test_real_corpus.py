@@ -43,6 +43,11 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     if fmt == "vllm":
         for o in _vllm(json.loads(text)):
+            if "completed" not in o:  # statistics only (vLLM ~0.7 nightly results): read, not refused
+                m = {k: o[k] for k in ("mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "p99_itl_ms")}
+                lab = {"model": o["model_id"], "num_prompts": o["num_prompts"], "request_rate": o["request_rate"]}
+                out.append({"m": m, "l": lab, "status": "succeeded", "gone": ["completed", "output_throughput"]})
+                continue
             done = o["completed"]
             m = {"completed": done, "failed": o.get("failed", o["num_prompts"] - done)}
             if done:
@@ -51,6 +56,17 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
             lab = {"model": o["model_id"], "num_prompts": o["num_prompts"], "concurrency": o.get("max_concurrency"),
                    "max_num_seqs": o.get("max_num_seqs"), "repeat": o.get("run_number")}
             out.append({"m": m, "l": lab, "status": "succeeded" if done else "failed", "gone": [] if done else ["mean_ttft_ms"]})
+    elif fmt == "vllm-throughput":
+        o = json.loads(text)
+        out.append({"m": {"duration_s": o["elapsed_time"], "completed": o["num_requests"],
+                          "request_throughput": o["requests_per_second"], "total_token_throughput": o["tokens_per_second"]},
+                    "l": {}, "status": "succeeded", "gone": ["output_throughput"]})
+    elif fmt == "vllm-latency":
+        o = json.loads(text)
+        out.append({"m": {"mean_e2e_latency_ms": o["avg_latency"] * 1000, "median_e2e_latency_ms": o["percentiles"]["50"] * 1000,
+                          "p90_e2e_latency_ms": o["percentiles"]["90"] * 1000, "p99_e2e_latency_ms": o["percentiles"]["99"] * 1000,
+                          "raw.iterations": len(o["latencies"])},
+                    "l": {}, "status": "succeeded", "gone": []})
     elif fmt == "llmperf" and text.lstrip().startswith("["):
         rows = json.loads(text)
         ok = [r for r in rows if not r["error_code"]]
@@ -68,6 +84,44 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
         lab = {"model": d["model"], "concurrency": d["num_concurrent_requests"], "input_len": d["mean_input_tokens"],
                "output_len": d["mean_output_tokens"], "framework": d.get("framework")}
         out.append({"m": m, "l": lab, "status": "succeeded", "gone": []})
+    elif fmt == "llama-bench" and not e["file"].endswith(".json"):
+        # llama-bench's markdown table, captured in a log: each invocation prints its table, then
+        # `build: <commit> (<number>)`; a file with several invocations keeps them apart
+        blocks: list[list[dict[str, str]]] = [[]]
+        builds: list[int] = []
+        head: list[str] = []
+        for line in text.splitlines():
+            if line.startswith("build: "):
+                builds.append(int(line.split("(")[1].split(")")[0]))
+                blocks.append([])
+            elif line.startswith("| model"):
+                head = [c.strip() for c in line.strip("|").split("|")]
+            elif line.startswith("| ") and head and not line.startswith("| ---"):
+                blocks[-1].append(dict(zip(head, (c.strip() for c in line.strip("|").split("|")))))
+        blocks = [b for b in blocks if b]
+        for n, (rows, build) in enumerate(zip(blocks, builds), 1):
+            for row in rows:
+                ts = float(row["t/s"].split("±")[0])
+                name = "input_throughput" if row["test"].startswith("pp") else "output_throughput"
+                depth = int(row["test"].split("@ d")[1]) if "@ d" in row["test"] else None
+                lab = {"model": row["model"], "test": row["test"], "flash_attn": int(row["fa"]), "depth": depth,
+                       "n_gpu_layers": int(row["ngl"]), "tool_version": build,
+                       "invocation": n if len(blocks) > 1 else None}
+                out.append({"m": {name: ts}, "l": lab, "status": "succeeded", "gone": []})
+    elif fmt == "llama-batched-bench":
+        settings: dict[str, int] = {}
+        for line in text.splitlines():
+            if line.startswith("main: n_kv_max"):
+                settings = {k.strip(): int(v) for k, v in (kv.split("=") for kv in line[len("main:"):].split(","))}
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if line.startswith("|") and cells[0].isdigit():
+                pp, tg, b, _n_kv, _t_pp, s_pp, _t_tg, s_tg, t, s_all = cells
+                out.append({"m": {"input_throughput": float(s_pp), "output_throughput": float(s_tg),
+                                  "total_token_throughput": float(s_all), "duration_s": float(t)},
+                            "l": {"input_len": int(pp), "output_len": int(tg), "concurrency": int(b),
+                                  "n_kv_max": settings["n_kv_max"], "is_pp_shared": settings["is_pp_shared"],
+                                  "flash_attn": settings["flash_attn"], "n_gpu_layers": settings["n_gpu_layers"]},
+                            "status": "succeeded", "gone": []})
     elif fmt == "llama-bench":
         for o in json.loads(text):
             name = "total_token_throughput" if o["n_prompt"] and o["n_gen"] else \
@@ -93,8 +147,14 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
         if "time_to_first_token" in d:
             m["mean_ttft_ms"] = d["time_to_first_token"]["avg"]
         phase = d["input_config"]["phases"][-1]
-        lab = {"concurrency": phase["concurrency"], "model": d["input_config"]["models"]["items"][0]["name"],
-               "tool_version": d["aiperf_version"]}
+        ds = (d["input_config"].get("datasets") or [{}])[0]
+        lab = {"concurrency": phase.get("concurrency"), "request_rate": phase.get("rate"),
+               "num_prompts": phase.get("requests"), "model": d["input_config"]["models"]["items"][0]["name"],
+               "tool_version": d["aiperf_version"], "dataset": ds.get("dataset")}
+        m["output_throughput"] = d["output_token_throughput"]["avg"]
+        m["duration_s"] = d["benchmark_duration"]["avg"]
+        if "inter_chunk_latency" in d:
+            m["p99_itl_ms"] = d["inter_chunk_latency"]["p99"]
         out.append({"m": m, "l": lab, "status": "succeeded", "gone": []})
     elif fmt == "guidellm" and e["file"].endswith(".csv"):
         rows = list(csv.reader(io.StringIO(text)))
@@ -114,6 +174,23 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
                  "request_throughput": met["requests_per_second"]["successful"]["mean"], "duration_s": b["duration"]}
             cfg = b.get("config") or b.get("args")
             out.append({"m": m, "l": {"strategy": cfg["strategy"]["type_"]}, "status": "succeeded", "gone": []})
+    elif fmt == "sglang":
+        for line in text.splitlines():
+            if line.strip():
+                o = json.loads(line)  # Python reads SGLang's bare Infinity itself
+                m = {"completed": o["completed"], "output_throughput": o["output_throughput"], "duration_s": o["duration"],
+                     "median_ttft_ms": o["median_ttft_ms"], "median_itl_ms": o["median_itl_ms"],
+                     "mean_e2e_latency_ms": o["mean_e2e_latency_ms"],
+                     "total_token_throughput": (o["total_input_tokens"] + o["total_output_tokens"]) / o["duration"]}
+                rate = o["request_rate"]
+                random = o["dataset_name"] == "random"
+                # what was run: a random dataset's lengths are only the upper bound unless the range
+                # ratio is 1 (SGLang draws each length from [ratio x len, len]): the ratio is a label
+                lab = {"request_rate": "inf" if rate == float("inf") else rate, "dataset": o["dataset_name"],
+                       "input_len": o["random_input_len"] if random else None,
+                       "output_len": o["random_output_len"] if random else None,
+                       "random_range_ratio": o["random_range_ratio"] if random else None, "backend": o["backend"]}
+                out.append({"m": m, "l": lab, "status": "succeeded", "gone": []})
     elif fmt == "sglang-one-batch":
         for line in text.splitlines():
             if line.strip():
@@ -156,4 +233,5 @@ def test_the_corpus_imports_each_measurement_once() -> None:
     whole_individual = sum(1 for e in MANIFEST if "individual" in e["file"] and "first10" not in e["file"])
     guidellm_pairs = sum(1 for e in MANIFEST if e["format"] == "guidellm" and e["file"].endswith(".csv"))
     assert len(every) - len(kept) == len(said) == sweep_runs + whole_individual + guidellm_pairs
-    assert {r.labels["tool"] for r in kept} == {"vllm", "llmperf", "llama-bench", "aiperf", "guidellm", "sglang-one-batch"}
+    assert {r.labels["tool"] for r in kept} == {"vllm", "vllm-throughput", "vllm-latency", "llmperf", "llama-bench", "aiperf",
+                                                 "guidellm", "sglang", "sglang-one-batch", "llama-batched-bench"}

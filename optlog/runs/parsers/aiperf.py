@@ -231,11 +231,14 @@ def _labels(d: dict[str, Any]) -> dict[str, Any]:
 
 def _dataset_name(ds: dict[str, Any]) -> Any:
     """A dataset's name, not its kind: AIPerf names its only dataset "main" and says what it is in
-    another key (0.10: a public dataset's name beside `type: public`)."""
+    other keys. AIPerf 0.10 writes `{"name": "main", "type": "public", "dataset": "sharegpt", …}` for
+    `--public-dataset sharegpt` (seen in a real 0.10.0 file: tests/fixtures/real/aiperf/, from
+    anud18/qwen36-vllm-aiperf-benchmark), so `dataset` is read; a file dataset's `path`/`file` is
+    not seen in a real file yet and is read only when present; else the kind (`synthetic`)."""
     name = ds.get("name")
     if isinstance(name, str) and name not in ("", "main"):
         return name
-    for k in ("public_dataset", "dataset_name", "dataset", "source", "hf_dataset", "path", "file"):
+    for k in ("dataset", "path", "file"):
         v = ds.get(k)
         if isinstance(v, str) and v:
             return v

@@ -10,12 +10,16 @@ Labels: `model` (model_type, or the table's model), `test`, `input_len` (n_promp
 (n_gen), `depth` (n_depth), `backend`, `gpu`, and the settings the row was run with (`n_gpu_layers`
 / `ngl`, `n_batch`, `n_ubatch`, `n_threads`, `type_k`, `type_v`, `flash_attn`, `split_mode`, …);
 `tool_version` ← build_number (`build: 8e672efe (3010)` in the table), `build` ← build_commit.
-The markdown table gives t/s as `avg ± std`: `raw.stddev_ts` from it.
+The markdown table gives t/s as `avg ± std`: `raw.stddev_ts` from it. A text holding several
+invocations (a script's log: one table and one `build:` line per device or setting) gives each row
+the build line that closes its table and, as the rows of separate invocations may differ in what
+the table does not show (the devices), the label `invocation` (1, 2, …) so they are never pooled.
 
 llama-batched-bench: each row runs `B` sequences in parallel, each with PP prompt and TG generated
 tokens. `input_throughput` ← S_PP t/s, `output_throughput` ← S_TG t/s, `total_token_throughput` ←
 S t/s, `duration_s` ← T s; labels `input_len` (PP), `output_len` (TG), `concurrency` (B), `n_kv`,
-and the run's settings from the `main: n_kv_max = …` line or the JSONL keys.
+and the run's settings from the `main: n_kv_max = …` line above the row (or the JSONL keys); a log of
+several runs labels each row's `invocation` as llama-bench's does.
 """
 
 from __future__ import annotations
@@ -128,10 +132,25 @@ def _num_unit(v: str) -> float | None:
     return finite(m.group(1)) if m else None
 
 
+_BUILD = re.compile(r"^build: (\w+) \((\d+)\)", re.M)
+
+
+def _invocations(text: str) -> list[tuple[int, re.Match[str] | None]]:
+    """(last line, its `build:` line) of each llama-bench invocation in the text: llama-bench prints
+    its table, then `build: <commit> (<number>)`, so a log of several invocations (one per device,
+    build or setting, as scripts capture them) has one build line after each table."""
+    ends: list[tuple[int, re.Match[str] | None]] = [(text.count("\n", 0, m.start()) + 1, m)
+                                                     for m in _BUILD.finditer(text)]
+    return ends or [(10**9, None)]
+
+
 def _parse_table(doc: Doc, text: str) -> list[ParsedResult]:
-    build = re.search(r"^build: (\w+) \((\d+)\)", text, re.M)
+    invocations = _invocations(text)
     out: list[ParsedResult] = []
     for i, (line, head, row) in enumerate(r for r in _table(text) if "test" in r[1] and "t/s" in r[1]):
+        # the invocation a row belongs to: the first build line after it (the last one for rows after it)
+        n = next((k for k, (end, _m) in enumerate(invocations) if line < end), len(invocations) - 1)
+        build = invocations[n][1]
         m = _TEST.match(row.get("test", ""))
         if not m or not (m.group("pp") or m.group("tg")):
             raise fail(TOOL, doc.path, f"test {row.get('test')!r} is not ppN, tgN or ppN+tgN", line=line, field_="test")
@@ -156,6 +175,8 @@ def _parse_table(doc: Doc, text: str) -> list[ParsedResult]:
         size, params = _num_unit(row.get("size", "")), _num_unit(row.get("params", ""))
         if build:
             labels["build"], labels["tool_version"] = build.group(1), int(build.group(2))
+        if len(invocations) > 1:  # separate runs of the tool: never pooled as repeats of one setting
+            labels["invocation"] = n + 1
         labels["tool"] = TOOL
         raw = {"row": row, **({"size": row.get("size")} if size is not None else {}),
                **({"params": row.get("params")} if params is not None else {})}
@@ -175,15 +196,19 @@ _BATCHED_MAIN = re.compile(r"(\w+) = (-?[\w.]+)")
 def parse_batched(doc: Doc) -> list[ParsedResult]:
     text = doc.text
     if is_markdown(text) == BATCHED:
-        settings: dict[str, Any] = {}
-        for text_line in text.splitlines():
-            if text_line.startswith("main: n_kv_max"):
-                settings = dict(_BATCHED_MAIN.findall(text_line))
-        objs: list[tuple[int, dict[str, Any]]] = [
-            (n, {"pp": r["PP"], "tg": r["TG"], "pl": r["B"], "n_kv": r["N_KV"], "t_pp": r["T_PP s"],
-                 "speed_pp": r["S_PP t/s"], "t_tg": r["T_TG s"], "speed_tg": r["S_TG t/s"], "t": r["T s"],
-                 "speed": r["S t/s"], **settings})
-            for n, h, r in _table(text) if h[:3] == ["PP", "TG", "B"]]
+        # each run prints its `main: n_kv_max = …` settings line, then its table: a row has the
+        # settings of the line above it, and a log of several runs tells them apart (`invocation`)
+        mains = [(n, dict(_BATCHED_MAIN.findall(t))) for n, t in enumerate(text.splitlines(), 1)
+                 if t.lstrip().startswith("main: n_kv_max")]
+        objs: list[tuple[int, dict[str, Any]]] = []
+        for n, h, r in _table(text):
+            if h[:3] != ["PP", "TG", "B"]:
+                continue
+            ran = sum(1 for at, _s in mains if at < n)  # the runs begun above this row
+            run = {"invocation": ran} if len(mains) > 1 and ran else {}
+            objs.append((n, {"pp": r["PP"], "tg": r["TG"], "pl": r["B"], "n_kv": r["N_KV"], "t_pp": r["T_PP s"],
+                             "speed_pp": r["S_PP t/s"], "t_tg": r["T_TG s"], "speed_tg": r["S_TG t/s"], "t": r["T s"],
+                             "speed": r["S t/s"], **(mains[ran - 1][1] if ran else {}), **run}))
     else:
         objs = list(jsonl_objects(doc, BATCHED))
     out: list[ParsedResult] = []
@@ -203,7 +228,7 @@ def parse_batched(doc: Doc) -> list[ParsedResult]:
         set_label(labels, "output_len", o.get("tg"))
         set_label(labels, "concurrency", o.get("pl"))
         for k in ("n_kv_max", "n_batch", "n_ubatch", "flash_attn", "is_pp_shared", "n_gpu_layers", "n_threads",
-                  "n_threads_batch"):
+                  "n_threads_batch", "invocation"):
             set_label(labels, k, o.get(k))
         labels["tool"] = BATCHED
         apply_key_map(doc, BATCHED, o, metrics, labels, line)

@@ -19,8 +19,8 @@ non-numeric fields (backend, dataset, `server_info`, …) are kept in `raw`. Per
 
 Labels: `concurrency` ← `max_concurrency` (the configured cap; absent when unlimited),
 `request_rate` (`inf`, or "trace"), `dataset` ← `dataset_name`, `input_len`/`output_len` ←
-`random_input_len`/`random_output_len` for random datasets (`output_len` ← `sharegpt_output_len`
-when set), `backend`, `tag`, and from `server_info` when present: `model` (model_path), `tp`, `pp`,
+`random_input_len`/`random_output_len` for random datasets with their `random_range_ratio` (the
+lengths are upper bounds unless it is 1; `output_len` ← `sharegpt_output_len` when set), `backend`, `tag`, and from `server_info` when present: `model` (model_path), `tp`, `pp`,
 `ep`, `dp`, `sglang_version`.
 """
 
@@ -61,7 +61,7 @@ def serving_metrics(o: dict[str, Any], renames: dict[str, str] = RENAMES) -> tup
     return metrics, rest
 
 
-def serving_labels(o: dict[str, Any]) -> dict[str, Any]:
+def serving_labels(o: dict[str, Any], tool: str = "sglang") -> dict[str, Any]:
     labels: dict[str, Any] = {}
     set_label(labels, "concurrency", o.get("max_concurrency"))
     set_label(labels, "request_rate", o.get("request_rate"))
@@ -70,6 +70,12 @@ def serving_labels(o: dict[str, Any]) -> dict[str, Any]:
     if isinstance(ds, str) and ds.startswith("random") or ds in ("image", "generated-shared-prefix"):
         set_label(labels, "input_len", o.get("random_input_len"))
         set_label(labels, "output_len", o.get("random_output_len"))
+        if tool == "sglang":
+            # SGLang draws the lengths from [ratio x len, len]: with ratio 0 a "1024" run sent ~512-token
+            # prompts on average, so runs of different ratios are different workloads (a real file:
+            # tests/fixtures/real/sglang/h200-*.jsonl, ratio 0.0 beside another of that repo's 1.0).
+            # optlog's own bench writes 0.0 for SGLang's readers but sends exactly input_len tokens.
+            set_label(labels, "random_range_ratio", o.get("random_range_ratio"))
     if o.get("sharegpt_output_len") is not None and ds == "sharegpt":
         set_label(labels, "output_len", o.get("sharegpt_output_len"))
     set_label(labels, "backend", o.get("backend"))
@@ -102,7 +108,7 @@ def parse_serving(doc: Doc, tool: str, required: tuple[str, ...] = REQUIRED_ANY)
         if not any(k in o for k in required):
             raise fail(tool, doc.path, f"no {' or '.join(required)} key", line=line, field_=required[0])
         metrics, rest = serving_metrics(o)
-        labels = serving_labels(o)
+        labels = serving_labels(o, tool)
         labels["tool"] = tool
         apply_key_map(doc, tool, o, metrics, labels, line)
         out.append(ParsedResult(labels=labels, metrics=metrics, raw=clean(rest), tool=tool,

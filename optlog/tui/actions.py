@@ -1,0 +1,228 @@
+"""What the dashboard does: each write action is one service verb behind a form (`forms.py`), run
+in a thread by `Loading.run_service` (errors become notifications, a reload follows). The verb is
+the one the CLI command and the MCP tool call (`hypotheses.add_doc`, `verdicts.verdict_doc`, ...),
+with `detail=False` where the dashboard only needs the acknowledgement.
+
+The service layer is imported inside each action: it loads after the first frame."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, cast
+
+from textual import work
+from textual.widgets import TabbedContent
+
+from optlog.core import views as VW
+from optlog.core.labels import parse_pairs
+from optlog.core.statuses import HYP_STATUSES
+from optlog.tui.forms import Field, FormScreen
+from optlog.tui.loading import Loading
+from optlog.tui.messages import LogLoaded
+from optlog.tui.panes.todos import TODO_NEXT, TodosTable
+
+TAB_FOCUS = {"hyp": "#hyp-tree", "todos": "#todo-table", "runs": "#runs-table", "plans": "#plan-table", "log": "#log-table"}
+
+
+class Actions(Loading):
+    """The keys' actions (the app binds them; the command palette lists them)."""
+
+    def action_tab(self, tab: str) -> None:
+        self.query_one("#tabs", TabbedContent).active = tab
+        self.query_one(TAB_FOCUS[tab]).focus()
+        if tab == "log":
+            self.action_show_log()
+
+    def action_reload(self) -> None:
+        self.reload()
+
+    def _ask(self, title: str, fields: list[Field], then: Callable[[dict[str, Any]], None]) -> None:
+        def cb(vals: dict[str, Any] | None) -> None:
+            if vals is not None:
+                then(vals)
+
+        self.push_screen(FormScreen(title, fields), cb)
+
+    def action_add_hypothesis(self, parent: str | None = None) -> None:
+        from optlog.service import hypotheses as H  # deferred: the service layer (~0.6 s) after the first frame
+
+        title = f"New hypothesis (pivot from {parent})" if parent else "New hypothesis"
+        self._ask(title, [Field("title", "Title", required=True), Field("statement", "Statement"),
+                          Field("rationale", "Rationale"), Field("rival", "Rival id (optional)")],
+                  lambda v: self.run_service(
+                      lambda c: H.add_doc(c, v["title"], statement=v["statement"], rationale=v["rationale"],
+                                          parent=parent, rivals=tuple(x for x in [v["rival"].strip()] if x), detail=False),
+                      done="hypothesis added"))
+
+    def action_pivot(self) -> None:
+        if not self.hyps.selected:
+            self.notify("select the hypothesis to pivot from", severity="warning")
+            return
+        self.action_add_hypothesis(parent=self.hyps.selected)
+
+    def action_add_prediction(self) -> None:
+        hid = self.hyps.selected
+        if not hid:
+            self.notify("select a hypothesis first", severity="warning")
+            return
+
+        def go(v: dict[str, Any]) -> None:
+            from optlog.service import predictions as P  # deferred: the service layer (~0.6 s) after the first frame
+
+            # the form's "K=V, K=V" text is this face's syntax: parsed here, the verb takes typed selectors
+            sel = lambda s, f: parse_pairs([x.strip() for x in s.split(",") if x.strip()], f)  # noqa: E731
+            self.run_service(lambda c: P.add_doc(c, hid, expect=v["expect"], metric=v["metric"] or None,
+                                                 a=sel(v["a"], "--a"), b=sel(v["b"], "--b"), where=v["where"] or None,
+                                                 per=v["per"] or None, margin=float(v["margin"]) if v["margin"] else None,
+                                                 detail=False),
+                             done="prediction added")
+
+        self._ask(f"New prediction for {hid}", [
+            Field("expect", "Expression (a > b, a / b in [0.3, 0.6], …)", required=True),
+            Field("metric", "Metric", "total_token_throughput"),
+            Field("a", "Group a (K=V, comma-separated)", placeholder="config=tp4pp2"),
+            Field("b", "Group b (K=V, comma-separated)", placeholder="config=tp8"),
+            Field("per", "Judged per label", "concurrency"),
+            Field("where", "Where (optional)"),
+            Field("margin", "Margin (optional)"),
+        ], go)
+
+    def action_add_note(self) -> None:
+        from optlog.service import evidence as E  # deferred: the service layer (~0.6 s) after the first frame
+
+        hid = self.hyps.selected
+        self._ask(f"New note{' on ' + hid if hid else ''}", [Field("text", "Note", required=True), Field("link", "Link (optional)")],
+                  lambda v: self.run_service(lambda c: E.add_note(c, v["text"], hid, v["link"] or None), done="note added"))
+
+    def action_add_todo(self) -> None:
+        from optlog.service import todos as T  # deferred: the service layer (~0.6 s) after the first frame
+
+        hid = self.hyps.selected
+        self._ask("New todo", [Field("content", "Todo", required=True),
+                               Field("priority", "Priority", "medium", choices=["high", "medium", "low"]),
+                               Field("hypothesis", "Hypothesis (optional)", hid or "")],
+                  lambda v: self.run_service(lambda c: T.add(c, v["content"], v["priority"], v["hypothesis"] or None),
+                                             done="todo added"))
+
+    def _todo_status(self, to: Callable[[str], str]) -> None:
+        from optlog.service import todos as T  # deferred: the service layer (~0.6 s) after the first frame
+
+        tid = self.query_one("#todo-table", TodosTable).selected()
+        if tid is None:
+            self.notify("no todo selected (2: todos)", severity="warning")
+            return
+        self.run_service(lambda c: T.set_(c, tid, to(next(t["status"] for t in T.list_(c) if t["id"] == tid))))
+
+    def action_advance_todo(self) -> None:
+        if self.query_one("#tabs", TabbedContent).active != "todos":
+            return
+        self._todo_status(lambda s: TODO_NEXT.get(s, "pending"))
+
+    def action_cancel_todo(self) -> None:
+        self._todo_status(lambda s: "cancelled")
+
+    def action_verdict(self) -> None:
+        from optlog.service import verdicts as V  # deferred: the service layer (~0.6 s) after the first frame
+
+        def summary(res: dict[str, Any]) -> None:
+            lines = [VW.verdict_head(r) for r in res.get("results", [])]  # as `optlog verdict` prints them
+            self.notify("\n".join(lines) or "no predictions to judge", title="verdict", timeout=8)
+
+        self.run_service(lambda c: V.verdict_doc(c, all=True, detail=False), then=summary)
+
+    def action_next_experiment(self) -> None:
+        """`optlog next` for the selected hypothesis (all pairs without one): the best candidate of
+        each pair, and the spec it wrote (service.nextexp; nothing is launched)."""
+        from optlog.service import nextexp as NX  # deferred: the service layer (~0.6 s) after the first frame
+
+        hid = self.hyps.selected
+
+        def summary(res: dict[str, Any]) -> None:
+            lines = []
+            for e in res.get("pairs", []):
+                c = e["candidates"][0] if e["candidates"] else None
+                lines.append(f"{e['hypothesis']} vs {e['other']}: {e['state']}"
+                             + (f"; vary {c['axis']} to {', '.join(map(str, c['levels']))}" if c else "")
+                             + (f"; wrote {e['spec']}" if e.get("spec") else "")
+                             + ("; missing: " + "; ".join(e["missing"][:2]) if e.get("missing") else ""))
+            self.notify("\n".join(lines) or res.get("note") or "no rival or parent to tell apart",
+                        title="next experiment", timeout=12)
+
+        self.run_service(lambda c: NX.analyse(c, hid), then=summary)
+
+    def action_override(self) -> None:
+        from optlog.service import hypotheses as H  # deferred: the service layer (~0.6 s) after the first frame
+
+        hid = self.hyps.selected
+        if not hid:
+            self.notify("select a hypothesis first", severity="warning")
+            return
+        self._ask(f"Override the status of {hid}", [Field("status", "Status", choices=list(HYP_STATUSES)),
+                                                     Field("why", "Why", required=True)],
+                  lambda v: self.run_service(lambda c: H.set_doc(c, hid, v["status"], v["why"], detail=False), done="status set"))
+
+    def action_invalidate(self) -> None:
+        from optlog.service import verdicts as V  # deferred: the service layer (~0.6 s) after the first frame
+
+        rid = self.runs.selected
+        if rid is None:
+            self.notify("select a run first (3: runs)", severity="warning")
+            return
+        self._ask(f"Invalidate run {rid}", [Field("why", "Why is this run wrong?", required=True)],
+                  lambda v: self.run_service(lambda c: V.invalidate_doc(c, [str(rid)], v["why"]), done=f"run {rid} invalidated"))
+
+    def action_launch(self) -> None:
+        from optlog.service import launch as Lh  # deferred: the service layer (~0.6 s) after the first frame
+
+        def go(v: dict[str, Any]) -> None:
+            spec = v["spec"].strip()
+            self.run_service(lambda c: Lh.launch(c, spec, hypothesis=v["hypothesis"] or None, detach=True),
+                             done="launch started")
+            self.action_tab("runs")
+
+        self._ask("Launch a run spec", [Field("spec", "Spec file", "runs/", required=True),
+                                        Field("hypothesis", "Hypothesis (optional)", self.hyps.selected or "")], go)
+
+    def action_cancel_launch(self) -> None:
+        from optlog.service import launch as Lh  # deferred: the service layer (~0.6 s) after the first frame
+
+        lid = self.active_launch
+        if lid is None:
+            self.notify("no launch is running", severity="warning")
+            return
+        self.run_service(lambda c: Lh.cancel(c, f"L{lid}"), done=f"launch {lid} cancelled")
+
+    def action_add_plan(self) -> None:
+        from optlog.service import plans as Pl  # deferred: the service layer (~0.6 s) after the first frame
+
+        def go(v: dict[str, Any]) -> None:
+            needs = tuple(x.strip() for x in v["needs"].split(",") if x.strip())
+            self.run_service(lambda c: Pl.add_doc(c, v["title"], gain=v["gain"], effort=v["effort"],
+                                                  confidence=v["confidence"], needs=needs, detail=False), done="plan added")
+
+        self._ask("New improvement plan", [Field("title", "Title", required=True),
+                                           Field("gain", "Gain range (e.g. 10-30%)", required=True),
+                                           Field("effort", "Effort", "M", choices=["S", "M", "L"]),
+                                           Field("confidence", "Confidence 0-1", "0.5", required=True),
+                                           Field("needs", "Needs hypotheses (comma-separated)", self.hyps.selected or "")], go)
+
+    def action_render_plans(self) -> None:
+        from optlog.service import plans as Pl  # deferred: the service layer (~0.6 s) after the first frame
+
+        self.run_service(lambda c: Pl.render_doc(c, detail=False), done="plans rendered and committed")
+
+    def action_report(self) -> None:
+        from optlog.service import report as Rp  # deferred: the service layer (~0.6 s) after the first frame
+
+        self.run_service(lambda c: Rp.write(c), then=lambda r: self.notify(f"report written: {r.get('file', '')}"))
+
+    @work(thread=True, exclusive=True, group="log", exit_on_error=False)
+    def action_show_log(self) -> None:
+        try:
+            from optlog.service import history as Hi  # deferred: the service layer (~0.6 s) after the first frame
+
+            events = Hi.log_doc(self.ctx, None).get("events", [])  # `optlog log`'s verb
+        except Exception as e:  # noqa: BLE001
+            self.call_from_thread(self.notify, f"log: {e}", severity="error")
+            return
+        self.post_message(LogLoaded(cast(list[dict[str, Any]], events)))
+        self.call_from_thread(setattr, self.query_one("#tabs", TabbedContent), "active", "log")
