@@ -268,8 +268,11 @@ class Database:
         # the connection of this thread's open write transaction (see `write`): nested writes and
         # reads of the same thread go through it instead of waiting on the lock it holds
         self._held = threading.local()
+        # the revision this open upgraded the database from (None: no upgrade), said by the first
+        # command after it (service.context)
+        self.upgraded_from: str | None = None
         try:
-            ensure_schema(self.engine)
+            self.upgraded_from = ensure_schema(self.engine)
         except DatabaseError as e:
             self.engine.dispose()
             if out_of_space(e, path):  # SQLite could not make its shared memory or journal: not a bad file

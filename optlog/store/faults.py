@@ -179,6 +179,12 @@ def _pg_fault(chain: list[BaseException], text: str, url: str) -> Failed | None:
             return Failed(f"cannot reach the PostgreSQL server at {at}: {why}; nothing was read or written. "
                           f"Check that the server runs and that OPTLOG_DB_URL names it",
                           code="db_unreachable", extra={"host": w["host"], "port": w["port"], "after_s": None})
+    if any(t in text for t in ("terminating connection", "server closed the connection", "connection is lost",
+                               "consuming input failed", "the connection is closed", "connection already closed")):
+        return Failed(f"the PostgreSQL server at {at} ended this command's connection (it was stopped or restarted, "
+                      f"or the connection was ended) before the command finished; the transaction it had open was "
+                      f"rolled back, so nothing of that transaction was written. Run the command again when the server is back",
+                      code="db_connection_lost", extra={"host": w["host"], "port": w["port"]})
     if "password authentication failed" in text or "authentication failed" in text or "no password supplied" in text:
         return Failed(f"the PostgreSQL server at {at} refused user {w['user']!r}: authentication failed; nothing was "
                       f"read or written. Check the user and password in OPTLOG_DB_URL",

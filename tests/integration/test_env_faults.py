@@ -16,6 +16,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -237,3 +238,40 @@ def test_the_default_lock_wait_is_unchanged(monkeypatch):
     assert lock_timeout(120.0) == 120.0
     monkeypatch.setenv("OPTLOG_LOCK_TIMEOUT", "2")
     assert lock_timeout(120.0) == 2.0
+
+
+@pytest.mark.skipif(not PG_BASE, reason="needs the test PostgreSQL server (OPTLOG_TEST_PG)")
+def test_a_postgresql_connection_ended_mid_command_is_named_and_nothing_is_written(ws, monkeypatch):
+    """The server ends the command's connection while it waits to write (what a stopped or
+    restarted server does): named `db_connection_lost`, the transaction rolled back."""
+    import psycopg
+
+    from optlog.paths import find_workspace
+    from optlog.store.db import Database
+
+    for k, v in ws.env.items():
+        monkeypatch.setenv(k, v)
+    db = Database(find_workspace(ws.root))
+    url = ws.env["OPTLOG_DB_URL"]
+    holder = psycopg.connect(url, autocommit=True)
+    try:
+        holder.execute("SELECT pg_advisory_lock(%s)", (db.write_lock_key,))  # the command waits on it
+        p = subprocess.Popen([sys.executable, "-m", "optlog", "run", "record", "--metric", "tps=1", "--json"],
+                             cwd=ws.root, env=ws.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        ended = False
+        while not ended and time.monotonic() < deadline and p.poll() is None:
+            rows = holder.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+                                  "AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()").fetchall()
+            for (pid,) in rows:
+                ended = holder.execute("SELECT pg_terminate_backend(%s)", (pid,)).fetchone()[0] or ended
+            time.sleep(0.1)
+        out, err = p.communicate(timeout=60)
+    finally:
+        holder.close()
+        db.dispose()
+    assert ended, (out, err)
+
+    e = _fault(SimpleNamespace(code=p.returncode, out=out, err=err), "db_connection_lost")
+    assert "nothing" in e["message"] and e["host"]
+    assert ws.j("run", "list")["runs"] == []
