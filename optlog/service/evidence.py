@@ -200,8 +200,8 @@ def _telemetry(ctx: Ctx, run_id: int, metrics: dict[str, float], labels: dict[st
 
 
 def runs_for_hypothesis(ctx: Ctx, hid: str) -> list[dict[str, Any]]:
-    with ctx.db.read() as s:
-        ids = sorted({r for _, r in linked_runs(s, [hid])})
+    with ctx.db.connect() as c:
+        ids = sorted({r for _, r in linked_runs(c, [hid])})
     if not ids:
         return []
     with ctx.db.read() as s:

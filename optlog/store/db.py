@@ -361,6 +361,7 @@ class Database:
             yield held
             return
         with self.engine.connect() as c:
+            c.begin()  # now, not at the first `execute`: a caller reading through the driver's cursor gets one snapshot too
             yield c
 
     def change_token(self) -> int:
