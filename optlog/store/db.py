@@ -349,6 +349,8 @@ class Database:
                 if not self.is_sqlite:
                     s.exec(text("NOTIFY optlog_change"))  # type: ignore[call-overload]
                 s.commit()
+                if self._checked_file is not None:  # a commit may checkpoint into the file: still ours
+                    integrity.restamp(self._checked_file)
             finally:
                 self._held.conn = None
 

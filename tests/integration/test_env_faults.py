@@ -275,3 +275,28 @@ def test_a_postgresql_connection_ended_mid_command_is_named_and_nothing_is_writt
     e = _fault(SimpleNamespace(code=p.returncode, out=out, err=err), "db_connection_lost")
     assert "nothing" in e["message"] and e["host"]
     assert ws.j("run", "list")["runs"] == []
+
+
+@pytest.mark.sqlite_only
+def test_a_long_lived_writer_keeps_the_file_stamped(ws, monkeypatch):
+    """A launch driver holds its database open for hours and writes (each commit may checkpoint
+    into the file): other commands must not take the file for one changed behind optlog's back
+    and check all of it each time."""
+    from optlog.paths import find_workspace
+    from optlog.store import integrity
+    from optlog.store.db import Database
+    from optlog.store.runrows import insert_run
+
+    monkeypatch.delenv("OPTLOG_DB_URL", raising=False)
+    db = Database(find_workspace(ws.root))
+    try:
+        for i in range(3):
+            with db.write() as s:
+                insert_run(s, labels={"i": i}, metrics={"x": 1.0})
+            with db.engine.connect() as c:
+                c.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")  # what an auto-checkpoint does
+            with db.write() as s:
+                pass
+            assert integrity.as_stamped(ws.root / ".optlog" / "optlog.db")
+    finally:
+        db.dispose()
