@@ -131,7 +131,7 @@ class Face:
                 e.field = tool.param_for(e.field)
                 return e.to_json(), True, e.exit_code
             except Exception as e:  # noqa: BLE001  (no traceback ever: the error document instead)
-                ierr = internal_error(e)
+                ierr = internal_error(e, self._ctx.ws.db_url if self._ctx is not None else None)
                 return ierr.to_json(), True, ierr.exit_code
             if tool.path == ("init",):
                 self._ctx = None  # the workspace may be new

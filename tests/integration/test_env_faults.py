@@ -300,3 +300,20 @@ def test_a_long_lived_writer_keeps_the_file_stamped(ws, monkeypatch):
             assert integrity.as_stamped(ws.root / ".optlog" / "optlog.db")
     finally:
         db.dispose()
+
+
+@pytest.mark.sqlite_only
+def test_the_mcp_face_names_a_held_database_lock_too(ws, monkeypatch):
+    from _face import face
+
+    ws.cli("run", "list")
+    p = _holder("sqlite", ws.root / ".optlog" / "optlog.db")
+    try:
+        with face(ws, monkeypatch, "OPTLOG_LOCK_TIMEOUT") as call:
+            monkeypatch.setenv("OPTLOG_LOCK_TIMEOUT", "1")
+            doc, is_error, code = call("run_record", {"metrics": {"tps": 1}})
+    finally:
+        p.kill()
+        p.wait()
+    assert is_error and code == 1 and doc["error"]["code"] == "locked", doc
+    assert f"pid {p.pid}" in doc["error"]["message"]
