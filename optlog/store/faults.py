@@ -225,9 +225,13 @@ def read_only(path: Any, why: str) -> Failed:
 def _read_only_os(chain: list[BaseException]) -> Failed | None:
     for x in chain:
         if isinstance(x, OSError) and x.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-            what = x.filename or "a workspace file"
-            why = "the file system is read-only" if x.errno == errno.EROFS else "permission denied"
-            return Failed(f"cannot write {what}: {why}. Make it writable and run the command again",
-                          file=str(x.filename) if x.filename else None, code="read_only",
-                          extra={"path": str(x.filename) if x.filename else None})
+            target = x.filename2 or x.filename  # a rename into place names the file it replaces second
+            what = target or "a workspace file"
+            name = str(target) if target else None
+            if x.errno == errno.EROFS:
+                return Failed(f"cannot write {what}: the file system is read-only. Remount it read-write and run "
+                              f"the command again", file=name, code="read_only", extra={"path": name})
+            return Failed(f"permission denied on {what} (this user may not read or write it). Give this user "
+                          f"access and run the command again", file=name, code="permission_denied",
+                          extra={"path": name})
     return None

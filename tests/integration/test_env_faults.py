@@ -317,3 +317,20 @@ def test_the_mcp_face_names_a_held_database_lock_too(ws, monkeypatch):
         p.wait()
     assert is_error and code == 1 and doc["error"]["code"] == "locked", doc
     assert f"pid {p.pid}" in doc["error"]["message"]
+
+
+def test_a_workspace_file_that_will_not_take_a_write_is_named(ws):
+    """An immutable hypothesis file (`chattr +i`: even root gets EPERM) is `permission_denied`
+    naming the file, not an internal error; the database and git are left as they were."""
+    ws.cli("hypothesis", "add", "H", "--id", "h")
+    f = ws.root / "hypotheses" / "h.yaml"
+    if subprocess.run(["chattr", "+i", str(f)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i is not available on this file system")
+    head = ws.git("rev-parse", "HEAD")
+    try:
+        r = ws.cli("hypothesis", "edit", "h", "--title", "New title", "--json", check=False)
+    finally:
+        subprocess.run(["chattr", "-i", str(f)], check=True)
+    err = _fault(r, "permission_denied")
+    assert str(f) in err["message"] and err["path"] == str(f), err
+    assert ws.git("rev-parse", "HEAD") == head and "New title" not in f.read_text()
