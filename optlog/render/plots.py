@@ -16,7 +16,7 @@ import re
 import statistics
 from typing import Any
 
-from optlog.core.numfmt import fmt_axis, fmt_written
+from optlog.core.numfmt import fmt_axis, fmt_count, fmt_written
 
 CHART_ID = "optlog"
 
@@ -59,8 +59,25 @@ def _ymax(values: list[float]) -> float:
     return top * 1.1 if top > 0 else 1.0
 
 
+MAX_SERIES = 16  # lines (or point sets) one plot draws: the legend of more leaves the plot no room
+
+
+def _highest(series: dict[str, list[Any]], title: str, y: int = 1) -> tuple[dict[str, list[Any]], str]:
+    """At most MAX_SERIES series, those with the highest peak (coordinate `y` of their points), and
+    the title saying so: thousands of configs in one plot drew nothing a person can read, and
+    pygal's legend rows left the plot no height (its title splitting then loops for ever)."""
+    if len(series) <= MAX_SERIES:
+        return series, title
+    peak = {k: max((p[y] for p in v if p[y] == p[y]), default=float("-inf")) for k, v in series.items()}
+    keep = sorted(series, key=lambda k: -peak[k])[:MAX_SERIES]
+    return ({k: series[k] for k in series if k in keep},
+            f"{title} — the {MAX_SERIES} highest of {fmt_count(len(series))}")
+
+
 def throughput_vs_concurrency(path: str, title: str, metric: str, series: dict[str, list[tuple[float, float]]]) -> None:
-    """One line per config: x concurrency (log2 scale where every level is positive), y the metric's median."""
+    """One line per config: x concurrency (log2 scale where every level is positive), y the metric's
+    median; the MAX_SERIES highest configs where there are more."""
+    series, title = _highest(series, title)
     xs_all = sorted({p[0] for pts in series.values() for p in pts})
     log = bool(xs_all) and all(x > 0 for x in xs_all)
     fx = (lambda x: math.log2(x)) if log else (lambda x: x)
@@ -78,7 +95,8 @@ def throughput_vs_concurrency(path: str, title: str, metric: str, series: dict[s
 
 def per_user_vs_per_gpu(path: str, title: str, series: dict[str, list[tuple[float, float, Any]]]) -> None:
     """The trade-off curve: x output tok/s per user, y output tok/s per GPU; points labelled by
-    concurrency."""
+    concurrency; the MAX_SERIES highest configs (per GPU) where there are more."""
+    series, title = _highest(series, title)
     allp = [p for pts in series.values() for p in pts]
     few = len(allp) <= 24
     chart = _chart("XY", title, "output tok/s per user", "output tok/s per GPU",
