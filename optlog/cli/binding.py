@@ -23,7 +23,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import click
+
 from optlog.cli.main import emit, notice, service_ctx, state
+from optlog.errors import OptlogError
 
 Human = Callable[[Any], "str | None"] | str | None
 
@@ -75,6 +78,31 @@ def cli_call() -> Call:
     return Call(chdir=st.chdir, ctx=service_ctx, narrate=True, say=notice)
 
 
+def cli_spelling(command: click.Command) -> Callable[[str], str | None]:
+    """The CLI's one spelling of a verb parameter, read from the command's click parameters: an
+    option by its long flag (`out` → `--out`, `fmt` → `--format`). Anything else (an argument's
+    metavar, a key of a file) is not a parameter the CLI spells: None, kept as it is."""
+    flags: dict[str, str] = {}
+    for p in command.params:
+        if isinstance(p, click.Option) and p.name:
+            flags[p.name] = next((o for o in p.opts if o.startswith("--")), p.opts[0])
+    return flags.get
+
+
+def spell_for_cli(err: OptlogError, kw: Mapping[str, Any]) -> OptlogError:
+    """`err` as the CLI says it: the verb parameters it names, in their option spelling. An error
+    in a file names a parameter only when that parameter gave the file (`--dataset bad.jsonl`);
+    otherwise its field is a key in the file (a plan's `gain`), not the option of the same name."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return err
+    field = err.field
+    err.spell(cli_spelling(ctx.command))
+    if err.file is not None and field is not None and str(kw.get(field)) != str(err.file):
+        err.field = field
+    return err
+
+
 def verb(human: Human = None, *, exit: Exit | None = None,  # noqa: A002
          text: Callable[..., int | None] | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Make a binding `fn(call, **typed) -> document` the click callback of its command.
@@ -88,10 +116,14 @@ def verb(human: Human = None, *, exit: Exit | None = None,  # noqa: A002
         @functools.wraps(fn)
         def callback(**kw: Any) -> int | None:
             call = cli_call()
-            if text is not None and not state().json:
-                return text(call, **kw)
-            doc = fn(call, **kw)
-            emit(doc, human)
+            try:
+                if text is not None and not state().json:
+                    return text(call, **kw)
+                doc = fn(call, **kw)
+                emit(doc, human)
+            except OptlogError as e:
+                spell_for_cli(e, kw)  # the same error, its parameters in the CLI's spelling
+                raise
             return exit(doc, kw) if exit is not None else None
 
         del callback.__wrapped__  # click must see the callback's own signature, not the binding's

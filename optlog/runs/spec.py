@@ -389,25 +389,25 @@ def typed_sets(pairs: SetPairs) -> dict[str, Any]:
     checked, so `{"matrix.concurrency": [1, 2]}` is the axis that `matrix.concurrency=[1,2]` is."""
     out: dict[str, Any] = {}
     for k, v in pairs:
-        k = L.check_key(str(k), "--set")
+        k = L.check_key(str(k), "sets")
         if k in RESERVED:
-            raise BadInput(f"{k!r} is reserved (set by optlog for each point)", field="--set")
+            raise BadInput(f"{k!r} is reserved (set by optlog for each point)", field="sets")
         out[k] = _set_value(k, v)
     return out
 
 
 def _set_value(k: str, v: Any) -> Any:
     if isinstance(v, str):
-        return _typed(check(v.strip(), "--set", multiline=False))
+        return _typed(check(v.strip(), "sets", multiline=False))
     if isinstance(v, bool):
         return L.canonical(v)  # as the command line's `true` reaches a template
     if isinstance(v, (int, float)) and math.isfinite(v):
         return v
     if isinstance(v, (list, tuple)) and all(isinstance(x, (int, float, str)) and _finite(x) for x in v):
         # the items as the CLI's `[a, b]` gives them (YAML-typed: `[1, "1"]` stays that)
-        return [check(x, "--set", multiline=False) if isinstance(x, str) else x for x in v]
+        return [check(x, "sets", multiline=False) if isinstance(x, str) else x for x in v]
     raise BadInput(f"--set {k}: a text, a finite number or a list of them (a matrix axis), got {json.dumps(v, default=str)[:80]}",
-                   field="--set")
+                   field="sets")
 
 
 def _finite(x: Any) -> bool:
@@ -430,7 +430,7 @@ def _typed(v: str) -> Any:
     s = v.strip()
     if s.startswith("[") and s.endswith("]"):
         try:
-            val = parse_text(s, "--set")
+            val = parse_text(s, "sets")
         except BadInput:
             return v
         if isinstance(val, list) and all(isinstance(x, (int, float, str, bool)) for x in val):

@@ -18,7 +18,7 @@ ORDERS = ("oldest", "newest")
 
 def check_limit(limit: int | None, least: int = 0) -> None:
     if limit is not None and limit < least:
-        raise BadInput(f"--limit must be at least {least}", field="--limit")
+        raise BadInput(f"--limit must be at least {least}", field="limit")
 
 
 def select(rows: list[dict[str, Any]], fields: str | list[str] | None) -> list[dict[str, Any]]:

@@ -69,7 +69,7 @@ def prepare(ctx: Ctx, spec: str, *, sets: SetPairs = (), server_url: str | None 
     st = typed_sets(sets)
     if server_url is not None:
         if not base_url(server_url):
-            raise BadInput(f"not a server URL: {server_url!r} (expected e.g. http://127.0.0.1:30000)", field="--server-url")
+            raise BadInput(f"not a server URL: {server_url!r} (expected e.g. http://127.0.0.1:30000)", field="server_url")
         server_url = server_url.rstrip("/")
     points = plan(ls, st, server_url, worker=worker)
     if hypothesis:
@@ -121,10 +121,10 @@ def launch(ctx: Ctx, spec: str | None = None, *, sets: SetPairs = (), server_url
     if again is not None:
         if spec is not None or sets or server_url:
             raise BadInput("--again launches a record as it ran: give no SPEC, --set or --server-url with it",
-                           field="--again")
+                           field="again")
         kind, n = parse_ref(again)
         if kind != "launch":
-            raise BadInput(f"--again takes a launch (L3), got {again!r}", field="--again")
+            raise BadInput(f"--again takes a launch (L3), got {again!r}", field="again")
         a = launch_record.again_args(ctx, n)
         spec, sets, server_url, name, again_of = a["spec"], a["sets"], a["server_url"], a["name"], a["again_of"]
         hypothesis = hypothesis or a["hypothesis"]

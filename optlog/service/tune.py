@@ -93,30 +93,30 @@ def _check(ctx: Ctx, a: TuneArgs, worker: int = 0) -> tuple[Any, list[T.SearchPa
     """Validate everything before anything is written: spec, objectives, constraints, sampler."""
     if not a.objectives:
         raise BadInput("name what to optimise: --maximize METRIC or --minimize METRIC (repeatable)",
-                       field="--maximize")
+                       field="maximize")
     names = [m for m, _ in a.objectives]
     if len(set(names)) != len(names):
-        raise BadInput(f"a metric is named twice among the objectives: {', '.join(names)}", field="--maximize")
+        raise BadInput(f"a metric is named twice among the objectives: {', '.join(names)}", field="maximize")
     if a.trials is not None and a.trials < 1:
-        raise BadInput("--trials must be at least 1", field="--trials")
+        raise BadInput("--trials must be at least 1", field="trials")
     if a.workers < 1 or a.workers > 64:
-        raise BadInput("--workers is from 1 to 64", field="--workers")
+        raise BadInput("--workers is from 1 to 64", field="workers")
     if a.timeout_s is not None and a.timeout_s <= 0:
-        raise BadInput("--timeout must be positive", field="--timeout")
+        raise BadInput("--timeout must be positive", field="timeout_s")
     if a.remeasure is not None and not 0 <= a.remeasure <= 100:
-        raise BadInput("--remeasure is from 0 to 100", field="--remeasure")
+        raise BadInput("--remeasure is from 0 to 100", field="remeasure")
     if a.sampler is not None and a.sampler not in SAMPLERS:
-        raise BadInput(f"--sampler is one of {', '.join(SAMPLERS)}", field="--sampler")
+        raise BadInput(f"--sampler is one of {', '.join(SAMPLERS)}", field="sampler")
     if a.study is not None:
 
         if not L.KEY_RE.match(a.study):
-            raise BadInput(f"bad study name {a.study!r}: use letters, digits, '_', '.', '-'", field="--study")
+            raise BadInput(f"bad study name {a.study!r}: use letters, digits, '_', '.', '-'", field="study")
     conds = []
     for c in a.constraints:
         try:
             conds.append(T.parse_constraint(c))
         except ExprError as e:
-            raise BadInput(f"--constraint {c!r}: {e.pretty()}", field="--constraint", code="bad_expression") from None
+            raise BadInput(f"--constraint {c!r}: {e.pretty()}", field="constraints", code="bad_expression") from None
     ls, _points = prepare(ctx, a.spec, sets=a.sets, server_url=a.server_url, hypothesis=a.hypothesis, worker=worker)
     if not ls.spec.search:
         raise ls.bad("optlog tune needs a `search:` section: the parameters to search and their ranges "
@@ -128,10 +128,10 @@ def _check(ctx: Ctx, a: TuneArgs, worker: int = 0) -> tuple[Any, list[T.SearchPa
         numeric = [p.name for p in space if p.kind in ("int", "float")]
         if a.prune_above not in numeric:
             raise BadInput(f"--prune-above names a numeric search parameter ({', '.join(numeric) or 'the spec has none'}),"
-                           f" not {a.prune_above!r}", field="--prune-above")
+                           f" not {a.prune_above!r}", field="prune_above")
         if not any(T.upper_bound(c) for c in conds):
             raise BadInput("--prune-above skips what breaks an upper-bound constraint at a lower value: give one "
-                           "(--constraint 'p99_ttft_ms <= 200')", field="--prune-above")
+                           "(--constraint 'p99_ttft_ms <= 200')", field="prune_above")
     if _sampler_name(a) == "grid":
 
         try:
@@ -260,7 +260,7 @@ def _open_study(ctx: Ctx, a: TuneArgs, ls: Any, space: list[T.SearchParam], cond
     for k in ("objectives", "directions", "constraints"):
         if old.get(k) is not None and old.get(k) != meta[k]:
             raise BadInput(f"study {name!r} exists with {k} {old.get(k)} (not {meta[k]}): resume it with the same "
-                           "objectives and constraints, or give another --study", field="--study",
+                           "objectives and constraints, or give another --study", field="study",
                            code="study_mismatch")
     return study, storage
 
@@ -640,15 +640,15 @@ def _targets(ctx: Ctx, a: TuneArgs, ls: Any) -> list[Any]:
         spelled: Any = {"slurm": {}} if on == "slurm" else on
         if on in ("local", "") or not (on.startswith("ssh:") or on == "slurm" or on.startswith("slurm:")):
             raise BadInput(f"--on {on!r}: use ssh:HOST (optlog.yaml executors.ssh), slurm:NAME "
-                           "(optlog.yaml executors.slurm) or slurm (the default partition)", field="--on")
+                           "(optlog.yaml executors.slurm) or slurm (the default partition)", field="on")
         try:
             out.append((on, make_executor(ctx, spelled)))
         except Failed as e:
-            raise BadInput(f"--on {on!r}: {e}", field="--on", code="bad_executor") from None
+            raise BadInput(f"--on {on!r}: {e}", field="on", code="bad_executor") from None
     if ctx.db.is_sqlite:
         raise BadInput("--on: this workspace's database is a SQLite file on this machine (and so is its study, "
                        ".optlog/tune.db), which workers on other hosts cannot share; set OPTLOG_DB_URL to a "
-                       "PostgreSQL database every host reaches (docs/tune.md)", field="--on", code="not_shared")
+                       "PostgreSQL database every host reaches (docs/tune.md)", field="on", code="not_shared")
     return out
 
 
@@ -692,7 +692,7 @@ def _run_workers(ctx: Ctx, a: TuneArgs, ls: Any, targets: list[Any], n: int, rem
                 h = ex.popen(_worker_argv(ctx, a, ls, ex, remeasure), env=env, cwd=str(ctx.ws.root), stdout=out,
                              stderr=err, role="tune-worker")
             except OSError as e:
-                raise Failed(f"--on {on}: worker {i} did not start: {e}", field="--on", code="worker_start") from None
+                raise Failed(f"--on {on}: worker {i} did not start: {e}", field="on", code="worker_start") from None
             say(f"worker {i} started on {on} ({ctx.ws.rel(err)})")
             started.append((i, on, ex, h, out, err))
         docs = []

@@ -47,13 +47,13 @@ def default_config(ls: Any, a: Any, space: list[T.SearchParam]) -> dict[str, Any
     `--set`), conditions honoured. Raises BadInput for what a claim cannot be made with."""
     if a.claim is not None and not 0 <= float(a.claim) <= P.GAIN_MAX:
         raise BadInput(f"--claim is a gain in percent from 0 to {fmt_written(P.GAIN_MAX)} (10 = 'tuning gains ≥ 10 %')",
-                       field="--claim")
+                       field="claim")
     if len(a.objectives) != 1:
         raise BadInput("--claim needs one objective (--maximize or --minimize): with several there is no one best "
-                       "to compare with the default settings", field="--claim")
+                       "to compare with the default settings", field="claim")
     if a.remeasure == 0:
         raise BadInput("--claim is judged on repeats of the best and the default settings: not with --remeasure 0",
-                       field="--claim")
+                       field="claim")
     values = {**ls.spec.params, **typed_sets(a.sets)}
     missing = [p.name for p in space if p.name not in values]
     if missing:
@@ -85,17 +85,17 @@ def register(ctx: Ctx, a: Any, ls: Any, space: list[T.SearchParam], study: Any, 
         if a.claim is not None and float(a.claim) != rec["pct"]:
             raise BadInput(f"study {name!r} registered the claim 'gains ≥ {fmt_written(rec['pct'])} %' (hypothesis "
                            f"{rec['hypothesis']}); a claim is not changed after it was made: give another --study",
-                           field="--claim", code="study_mismatch")
+                           field="claim", code="study_mismatch")
         if a.hypothesis is not None and a.hypothesis != rec["hypothesis"]:
             raise BadInput(f"study {name!r} tests its claim in hypothesis {rec['hypothesis']}, not {a.hypothesis}",
-                           field="--hypothesis", code="study_mismatch")
+                           field="hypothesis", code="study_mismatch")
         a.hypothesis = rec["hypothesis"]
         return dict(rec)
     if a.claim is None:
         return None
     if study.get_trials(deepcopy=False):
         raise BadInput(f"study {name!r} has trials already: a claim is registered before the search, so that "
-                       "no trial can have shaped it; give a new --study", field="--claim", code="study_mismatch")
+                       "no trial can have shaped it; give a new --study", field="claim", code="study_mismatch")
     metric, direction = a.objectives[0]
     pct = float(a.claim)
     default = default_config(ls, a, space)

@@ -823,4 +823,4 @@ def test_key_map_units_and_seconds_refused(tmp_path: Path) -> None:
     for km in ({"mean_ttft_ms": "results_ttft_s_mean"}, {"mean_ttft_ms": "ttft"}):
         with pytest.raises(BadInput) as e:
             parse_result([f], "json", km)
-        assert e.value.field == "--key-map" and "looks like seconds" in e.value.message and ":s" in e.value.message
+        assert e.value.field == "key_map" and "looks like seconds" in e.value.message and ":s" in e.value.message

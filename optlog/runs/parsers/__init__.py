@@ -117,7 +117,7 @@ ALIASES = {"sglang-bench-serving": "sglang", "bench_serving": "sglang", "bench_o
 def canonical_format(name: str) -> str:
     n = ALIASES.get(name.strip().lower(), name.strip().lower())
     if n not in FORMATS:
-        raise BadInput(f"unknown result format {name!r}; one of {', '.join(FORMATS)}", field="--format")
+        raise BadInput(f"unknown result format {name!r}; one of {', '.join(FORMATS)}", field="fmt")
     return n
 
 
@@ -200,7 +200,7 @@ def detect_format(path: Path | str, data: bytes | None = None) -> str:
     fmt = sniff(str(p), data)
     if fmt is None:
         raise BadInput(f"cannot tell which tool wrote this file; pass --format ({', '.join(FORMATS)})",
-                       file=str(p), field="--format")
+                       file=str(p), field="fmt")
     return fmt
 
 
@@ -251,7 +251,7 @@ def parse_result(paths: list[Path] | list[str], parser: str | None = None, key_m
     per GuideLLM benchmark, per AIPerf file."""
     if key_map:
         for k in key_map:
-            check_key(k[len("label."):] if k.startswith("label.") else k, "--key-map")
+            check_key(k[len("label."):] if k.startswith("label.") else k, "key_map")
     out: list[ParsedResult] = []
     for p in paths:
         out.extend(parse_bytes(str(p), read_file(Path(p)), parser, key_map))
