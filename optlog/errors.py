@@ -50,16 +50,19 @@ class OptlogError(Exception):
     def __post_init__(self) -> None:
         super().__init__(self.message)
 
-    def spell(self, spelling: Callable[[str], str | None]) -> OptlogError:
+    def spell(self, spelling: Callable[[str], str | None],
+              in_text: Callable[[str], str | None] | None = None) -> OptlogError:
         """Write the verb parameters this error names in a face's spelling: the field's head
-        (`sets` of `sets.0`) and each `param` placeholder of the message; `spelling` gives None
-        for a name it does not know, which stays as it is. Returns the error itself."""
+        (`sets` of `sets.0`) by `spelling`, each `param` placeholder of the message by `in_text`
+        (default: `spelling`). Each gives None for a name it does not know, which stays as it is.
+        Returns the error itself."""
         if self.field:
             m = _HEAD.match(self.field)
             to = spelling(m.group(0)) if m else None
             if m and to is not None and (m.end() == len(self.field) or self.field[m.end()] in ".["):
                 self.field = to + self.field[m.end():]
-        self.message = _PLACEHOLDER.sub(lambda m: spelling(m.group(1)) or m.group(1), self.message)
+        words = in_text or spelling
+        self.message = _PLACEHOLDER.sub(lambda m: words(m.group(1)) or m.group(1), self.message)
         return self
 
     @property

@@ -30,7 +30,7 @@ from optlog import __version__
 from optlog.core import labels as L
 from optlog.core.text import check as check_text
 from optlog.core.timeutil import now_iso
-from optlog.errors import BadInput, Failed
+from optlog.errors import BadInput, Failed, param
 from optlog.loadgen import core, runner, workload
 from optlog.runs.inside import DEFAULT_RESULT, current
 from optlog.service.evidence import insert_run
@@ -126,7 +126,7 @@ def prepare(opts: Options, ctx: Any = None) -> Plan:
     except ValueError as e:
         raise BadInput(str(e), field="URL") from None
     if opts.api not in (None, "completions", "chat"):
-        raise BadInput(f"--api is completions or chat, got {opts.api!r}", field="api")
+        raise BadInput(f"{param('api')} is completions or chat, got {opts.api!r}", field="api")
     levels: list[int | None]
     if opts.concurrency is None or str(opts.concurrency).strip().lower() in ("", "none", "inf"):
         levels = [None]
@@ -150,7 +150,7 @@ def prepare(opts: Options, ctx: Any = None) -> Plan:
     if opts.max_failures is not None and opts.max_failures < 0:
         raise BadInput(f"must be >= 0, got {opts.max_failures}", field="max_failures")
     if opts.dataset and opts.input_len:
-        raise BadInput("--input-len makes random prompts; it cannot be combined with --dataset", field="input_len")
+        raise BadInput(f"{param('input_len')} makes random prompts; it cannot be combined with {param('dataset')}", field="input_len")
     headers = _headers(opts)
     extra: Any = {} if opts.extra_body is None else opts.extra_body
     if not isinstance(extra, dict):
@@ -165,7 +165,7 @@ def prepare(opts: Options, ctx: Any = None) -> Plan:
             raise BadInput(f"no such folder: {out_file.parent}", field="output_file")
     if opts.hypothesis:
         if ctx is None:
-            raise BadInput("--hypothesis needs a workspace", field="hypothesis")
+            raise BadInput(f"{param('hypothesis')} needs a workspace", field="hypothesis")
 
         require(ctx, opts.hypothesis)
     n = opts.num_prompts
@@ -222,7 +222,7 @@ def _detect_model(target: Any) -> str:
             data = json.loads(r.read())
         return str(data["data"][0]["id"])
     except (OSError, urllib.error.URLError, ValueError, KeyError, IndexError, TypeError) as e:
-        raise Failed(f"--model not given and {base}/v1/models could not tell it ({e}); pass --model") from None
+        raise Failed(f"{param('model')} not given and {base}/v1/models could not tell it ({e}); pass {param('model')}") from None
 
 
 def sglang_line(plan: Plan, lv: Any) -> dict[str, Any]:

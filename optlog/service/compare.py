@@ -26,7 +26,7 @@ from optlog.core.scaling import KINDS as FIT_KINDS
 from optlog.core.scaling import fit as fit_line
 from optlog.core.stats import sig
 from optlog.core.verdict import must_agree_across_groups
-from optlog.errors import BadInput, not_found
+from optlog.errors import BadInput, not_found, param
 from optlog.service.context import Ctx
 from optlog.service.verdicts import load_evidence
 from optlog.store.runrows import metric_names
@@ -57,7 +57,7 @@ def compare(ctx: Ctx, metric: str, by: str, per: str | None = None, where: str |
     if per is not None:
         L.check_key(per, "per")
         if per == by:
-            raise BadInput("--per and --by name the same label", field="per")
+            raise BadInput(f"{param('per')} and {param('by')} name the same label", field="per")
     cond = None
     if where:
         try:
@@ -103,10 +103,10 @@ def compare(ctx: Ctx, metric: str, by: str, per: str | None = None, where: str |
     groups = sorted(group_val, key=lambda g: L.sort_key(group_val[g]))
     if fit is not None:
         if fit not in FIT_KINDS:
-            raise BadInput(f"--fit is one of {', '.join(FIT_KINDS)}", field="fit")
+            raise BadInput(f"{param('fit')} is one of {', '.join(FIT_KINDS)}", field="fit")
         text = sorted(str(v) for v in group_val.values() if L.as_number(v) is None)
         if text:
-            raise BadInput(f"--fit needs a numeric --by label: {by} has {', '.join(text[:3])}", field="fit")
+            raise BadInput(f"{param('fit')} needs a numeric {param('by')} label: {by} has {', '.join(text[:3])}", field="fit")
     if baseline is not None:
         b = L.canonical(baseline)
         if b not in group_val:

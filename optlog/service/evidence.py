@@ -13,7 +13,7 @@ from optlog.core.shape import page_facts
 from optlog.core.statuses import RUN_STATUSES
 from optlog.core.text import check as check_text
 from optlog.core.timeutil import now_iso
-from optlog.errors import BadInput, NotFound, not_found
+from optlog.errors import BadInput, NotFound, not_found, param
 from optlog.runs.redact import redact
 from optlog.service import documents, envelope
 from optlog.service.context import Ctx
@@ -62,7 +62,7 @@ def record(
             raise BadInput(f"metric {k!r} must be a finite number, got {v!r}", field="metrics")
         met[L.check_key(str(k), "metrics")] = n
     if not met:
-        raise BadInput("a recorded run needs at least one --metric NAME=VALUE", field="metrics")
+        raise BadInput(f"a recorded run needs at least one {param('metrics')} NAME=VALUE", field="metrics")
     if hypothesis:
         require(ctx, hypothesis)
     with ctx.db.write() as s:
@@ -116,7 +116,7 @@ def runs_page(
     if status is not None and status not in RUN_STATUSES:
         raise BadInput(f"unknown run status {status!r}; one of {', '.join(RUN_STATUSES)}", field="status")
     if limit is not None and limit < 0:
-        raise BadInput("--limit must be at least 0", field="limit")
+        raise BadInput(f"{param('limit')} must be at least 0", field="limit")
     sel = {L.check_key(str(k), "labels"): v for k, v in (labels or {}).items()}
     with ctx.db.read() as s:
         if sel:

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from optlog.core.hypothesis import HYP_STATUSES, HypothesisDoc, Override, StatusChange, check_id, link_problems, slugify
 from optlog.core.timeutil import now_iso
-from optlog.errors import BadInput, NotFound, no_space, not_found, out_of_space
+from optlog.errors import BadInput, NotFound, no_space, not_found, out_of_space, param
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
 from optlog.service import evidence, journal
@@ -301,7 +301,7 @@ def set_status(ctx: Ctx, hid: str, status: str, why: str) -> HypothesisDoc:
     if status not in HYP_STATUSES:
         raise BadInput(f"unknown status {status!r}; one of {', '.join(HYP_STATUSES)}", field="status")
     if not why or not why.strip():
-        raise BadInput("a manual status change needs --why", field="why")
+        raise BadInput(f"a manual status change needs {param('why')}", field="why")
     get(ctx, hid)
 
     def change(doc: HypothesisDoc) -> None:

@@ -589,7 +589,7 @@ def test_detection_of_every_real_fixture() -> None:
 def test_undetectable_and_missing_files(tmp_path: Path) -> None:
     f = tmp_path / "what.json"
     f.write_text('{"hello": "world"}')
-    with pytest.raises(BadInput, match="cannot tell which tool wrote this file; pass --format"):
+    with pytest.raises(BadInput, match="cannot tell which tool wrote this file; pass fmt"):
         parse_result([f])
     with pytest.raises(BadInput, match="no such file"):
         parse_result([tmp_path / "missing.jsonl"])

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Callable
 
 from optlog.core.labels import check_key
-from optlog.errors import BadInput
+from optlog.errors import BadInput, param
 from optlog.runs.parsers import (aiperf, generic, guidellm, llama_bench, llmperf, optlog_fmt, probe, sglang, sglang_one_batch,
                                  vllm, vllm_offline)
 from optlog.runs.parsers._common import CANONICAL, Doc, ParsedResult, settle
@@ -199,7 +199,7 @@ def detect_format(path: Path | str, data: bytes | None = None) -> str:
         data = read_file(p)
     fmt = sniff(str(p), data)
     if fmt is None:
-        raise BadInput(f"cannot tell which tool wrote this file; pass --format ({', '.join(FORMATS)})",
+        raise BadInput(f"cannot tell which tool wrote this file; pass {param('fmt')} ({', '.join(FORMATS)})",
                        file=str(p), field="fmt")
     return fmt
 
