@@ -7,7 +7,8 @@ transaction for the runs, hypothesis files written directly and committed once).
 
 Measured, each as the median of REPEATS runs of the real CLI in subprocesses:
   start-up   `optlog hypothesis list --json` on the same workspace (process start, imports, workspace,
-             database, the hypothesis index sync)
+             database, the hypothesis index sync), with the read cache off (OPTLOG_READ_CACHE=0): a
+             cached answer skips all of that (a verdict that writes nothing leaves the cache valid)
   steady     `optlog verdict --all --json` when nothing changed (every prediction checked against the
              evidence: runs loaded, fingerprints compared, nothing recomputed or written)
 and once: the first `verdict --all` (all 100 evaluated, written and committed), and `verdict --all`
@@ -15,7 +16,11 @@ after one new run (one prediction re-evaluated: scipy imported, one commit).
 Evaluation beyond start-up = steady - start-up (target ≤ 0.5 s). Also an in-process breakdown,
 including a full uncached evaluation of all 100 predictions.
 
-    .venv/bin/python bench/verdict_bench.py [--repeats 5]
+    .venv/bin/python bench/verdict_bench.py [--repeats 5] [--baseline DIR]
+
+`--baseline DIR`: also time start-up and steady with the optlog package of DIR (another checkout,
+e.g. `git archive main optlog | tar -x -C DIR`), alternating with this checkout's in the same loop,
+so the two are measured under the same load and compared as ratios.
 """
 
 from __future__ import annotations
@@ -38,12 +43,16 @@ TTT = "total_token_throughput"
 CPU: dict[str, list[float]] = {}
 
 
-def cli(root: Path, *args: str, tag: str | None = None) -> float:
+def cli(root: Path, *args: str, tag: str | None = None, code: str | None = None) -> float:
     """Wall seconds of one CLI call; its CPU seconds (user+sys, children included) go to CPU[tag].
-    CPU time is the steadier number on a shared, oversubscribed machine."""
+    CPU time is the steadier number on a shared, oversubscribed machine. `code`: the folder whose
+    optlog package runs (PYTHONPATH), else this checkout's."""
+    env = {**os.environ, "PYTHONPATH": code or str(Path(__file__).resolve().parents[1])}
+    if args[:2] == ("hypothesis", "list"):
+        env["OPTLOG_READ_CACHE"] = "0"  # start-up as the full CLI pays it, never a cached answer
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "optlog", *args], cwd=root, capture_output=True, text=True)
+    p = subprocess.run([sys.executable, "-m", "optlog", *args], cwd=root, capture_output=True, text=True, env=env)
     dt = time.perf_counter() - t
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode != 0:
@@ -132,6 +141,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--keep", help="populate here and keep it (reused when it exists)")
+    ap.add_argument("--baseline", help="a folder holding another optlog package to time alongside (ratios)")
     args = ap.parse_args()
     tmp = Path(args.keep or tempfile.mkdtemp(prefix="optlog-verdict-bench-"))
     root = tmp / "ws"
@@ -142,9 +152,14 @@ def main() -> None:
     cli(root, "hypothesis", "list", "--json")  # index the files once
     first = cli(root, "verdict", "--all", "--json", tag="first")
     start, steady = [], []
+    if args.baseline:  # its own verdicts are the same: nothing to commit for either
+        cli(root, "verdict", "--all", "--json", tag="base_first", code=args.baseline)
     for _ in range(args.repeats):
         start.append(cli(root, "hypothesis", "list", "--json", tag="start"))
         steady.append(cli(root, "verdict", "--all", "--json", tag="steady"))
+        if args.baseline:
+            cli(root, "hypothesis", "list", "--json", tag="base_start", code=args.baseline)
+            cli(root, "verdict", "--all", "--json", tag="base_steady", code=args.baseline)
     add_one_run(root)
     one_new = cli(root, "verdict", "--all", "--json", tag="one_new")
     s, v = statistics.median(start), statistics.median(steady)
@@ -158,6 +173,11 @@ def main() -> None:
     print(f"CPU s (user+sys): start-up {cs:.3f}, verdict steady {cv:.3f} (beyond start-up {cv - cs:.3f}), "
           f"first {CPU['first'][0]:.2f}, after one new run {CPU['one_new'][0]:.3f} (beyond start-up "
           f"{CPU['one_new'][0] - cs:.3f})")
+    if args.baseline:
+        bs, bv = statistics.median(CPU["base_start"]), statistics.median(CPU["base_steady"])
+        print(f"baseline {args.baseline}, CPU s medians: start-up {bs:.3f}, verdict steady {bv:.3f} (beyond "
+              f"start-up {bv - bs:.3f}); this checkout / baseline: beyond start-up {(cv - cs) / (bv - bs):.2f}, "
+              f"verdict steady {cv / bv:.2f}, start-up {cs / bs:.2f}")
     ip = in_process(root)
     print("in-process CPU: " + ", ".join(f"{k} {x * 1000:.0f} ms" for k, x in ip.items()))
 

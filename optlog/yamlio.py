@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any, TypeVar
@@ -171,6 +172,16 @@ def check_tree(data: Any, file: str, text: str | None = None) -> None:
     TX.check_tree(data, file, (lambda loc: line_of(text, loc)) if text else None)
 
 
+class _NonFinite(ValueError):
+    def __init__(self, token: str) -> None:
+        super().__init__(token)
+        self.token = token
+
+
+def _no_constant(token: str) -> Any:
+    raise _NonFinite(token)
+
+
 def parse_json(text: str | bytes, file: str) -> Any:
     """Parse JSON with the same guards as YAML; errors name line and column."""
     if isinstance(text, bytes):
@@ -179,7 +190,13 @@ def parse_json(text: str | bytes, file: str) -> Any:
         raise BadInput(f"the document is {fmt_count(len(text))} characters; optlog reads documents of at most "
                        f"{fmt_count(LIMITS.file_bytes)}", file=file, code="too_large")
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_no_constant)
+    except _NonFinite as e:  # JSON has no NaN or Infinity (PostgreSQL's JSON refuses them too)
+        m = re.search(rf"(?<![\w\"]){re.escape(e.token)}(?![\w\"])", text)
+        line = text.count("\n", 0, m.start()) + 1 if m else None
+        col = m.start() - text.rfind("\n", 0, m.start()) if m else None
+        raise BadInput(f"malformed JSON: {e.token} is not a JSON number (JSON has no NaN or Infinity: "
+                       f"write a number, or null)", file=file, line=line, column=col, code="malformed_json") from None
     except json.JSONDecodeError as e:
         raise BadInput(f"malformed JSON: {e.msg}", file=file, line=e.lineno, column=e.colno,
                        code="malformed_json") from None

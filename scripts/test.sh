@@ -14,6 +14,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+# Every `optlog` process a test starts imports optlog and its libraries: with PYTHONDONTWRITEBYTECODE
+# set (some images set it) each one compiles them again (~0.6 s a process on a 2-core machine).
+unset PYTHONDONTWRITEBYTECODE
 PY=${PYTHON:-python3}
 JOBS=${OPTLOG_TEST_JOBS:-2}
 

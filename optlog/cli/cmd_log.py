@@ -13,7 +13,7 @@ from optlog.service.envelope import ORDERS
 
 
 def _human_log(r: dict[str, Any]) -> str:
-    if r.get("notice"):
+    if r.get("notice") and not r["events"]:
         return r["notice"]
     if not r["events"]:
         return "no decisions recorded yet"
@@ -37,6 +37,8 @@ def _human_log(r: dict[str, Any]) -> str:
         if body:
             for line in body.splitlines():
                 out.append(f"    │ {line}" if line.strip() else "    │")
+    if r.get("notice"):  # a shallow clone: the timeline above is cut
+        out.append(r["notice"])
     return "\n".join(out)
 
 

@@ -12,6 +12,7 @@ from optlog.cli.binding import Call, verb
 from optlog.cli.main import add_global_options, agent
 from optlog.cli.options import KeyValue, fields_option, pairs, paging
 from optlog.cli.render import fmt_num, kv, runs_table
+from optlog.core import views as VW
 from optlog.core.statuses import RUN_STATUSES
 from optlog.service import evidence
 
@@ -93,7 +94,7 @@ def _show_human(r: dict[str, Any]) -> str:
     if r.get("exit_code") is not None:
         out.append(f"exit code: {r['exit_code']}")
     if r.get("error"):
-        out.append(f"error: {r['error']}" + (f" (cause: {r['cause']})" if r.get("cause") else ""))
+        out.append(VW.run_error(r))
     if r.get("metrics"):
         out.append("metrics:")
         w = max(len(k) for k in r["metrics"])

@@ -9,7 +9,7 @@ import click
 from optlog.cli.binding import Call, verb
 from optlog.cli.main import agent
 from optlog.cli.options import JsonValue
-from optlog.core.todos import PRIORITIES, TODO_STATUSES
+from optlog.core.todos import PRIORITIES, TODO_MARK, TODO_STATUSES
 from optlog.service import todos
 
 TODO_ITEM = {"type": "object", "properties": {
@@ -20,9 +20,6 @@ TODO_ITEM = {"type": "object", "properties": {
     "hypothesis": {"type": "string", "description": "The hypothesis this todo serves."},
 }, "required": ["content", "status"]}
 
-MARK = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]", "cancelled": "[-]"}
-
-
 def _human(d: dict[str, Any]) -> str:
     if not d["todos"]:
         return "no todos"
@@ -30,7 +27,7 @@ def _human(d: dict[str, Any]) -> str:
     for t in d["todos"]:
         pr = f" ({t['priority']})" if t.get("priority") else ""
         hy = f" → {t['hypothesis']}" if t.get("hypothesis") else ""
-        out.append(f"{MARK.get(t['status'], '[?]')} {t['id']:<10} {t['content']}{pr}{hy}")
+        out.append(f"{TODO_MARK.get(t['status'], '[?]')} {t['id']:<10} {t['content']}{pr}{hy}")
     return "\n".join(out)
 
 

@@ -258,12 +258,12 @@ def check_argv(args: list[str]) -> None:
         raise BadInput(why, field=fld, code="bad_text")
 
 
-def internal_error(e: BaseException) -> OptlogError:
+def internal_error(e: BaseException, db_url: str | None = None) -> OptlogError:
     """An exception no check foresaw: an error document (exit 1), never a traceback. The type and
     place say where to look; OPTLOG_DEBUG=1 prints the traceback on stderr as well. A fault of
     the environment (an unreachable server, a refused password, a read-only disk) is named for
     what it is instead (`optlog.store.faults`)."""
-    fault = named(e, next((c.ws.db_url for c in _OPEN), None) or os.environ.get("OPTLOG_DB_URL"))
+    fault = named(e, db_url or next((c.ws.db_url for c in _OPEN), None) or os.environ.get("OPTLOG_DB_URL"))
     if fault is not None:
         return fault
     sa = sys.modules.get("sqlalchemy.exc")

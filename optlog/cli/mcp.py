@@ -51,6 +51,7 @@ class Face:
         # under (optlog.store.readcache): served again only while the stamp is unchanged
         self._reads: dict[str, tuple[str, str, int]] = {}
         self.read_hits = 0
+        self._upgrade_said = False  # the first answer after opening upgraded the database says so
 
     @property
     def tools(self) -> dict[str, Any]:
@@ -130,7 +131,7 @@ class Face:
                 tool.spell(e)
                 return e.to_json(), True, e.exit_code
             except Exception as e:  # noqa: BLE001  (no traceback ever: the error document instead)
-                ierr = internal_error(e)
+                ierr = internal_error(e, self._ctx.ws.db_url if self._ctx is not None else None)
                 return ierr.to_json(), True, ierr.exit_code
             if tool.path == ("init",):
                 self._ctx = None  # the workspace may be new
@@ -148,6 +149,10 @@ class Face:
                     if len(self._reads) >= 64:
                         self._reads.clear()
                     self._reads[key] = (after.key, json.dumps(doc, default=str), code)
+            opened = getattr(self._ctx, "opened", None)
+            if opened is not None and opened.upgraded and not self._upgrade_said and isinstance(doc, dict):
+                doc = {**doc, "upgraded": {"from": opened.upgraded[0], "to": opened.upgraded[1]}}  # said once,
+                self._upgrade_said = True  # in this answer only (not in the read cache's copy)
             return doc, False, code
 
 

@@ -1,4 +1,5 @@
-"""New identities (a run's uid, a workspace's id): random 128 bits, as 32 hex digits.
+"""New identities (a run's uid, a workspace's id): random 128 bits, as 32 hex digits; and the
+references a user writes for runs and launches (`12`, `L3`).
 
 Under a fixed clock (`OPTLOG_NOW`, tests and examples only; see core.timeutil) they are derived
 from the clock and what they name instead, so a script that rebuilds a workspace writes the same
@@ -11,9 +12,26 @@ import hashlib
 import os
 import uuid
 
+from optlog.errors import BadInput
+
 
 def new_id(*names: object) -> str:
     fixed = os.environ.get("OPTLOG_NOW")
     if not fixed:
         return uuid.uuid4().hex
     return hashlib.sha256(repr((fixed, *names)).encode()).hexdigest()[:32]
+
+
+def parse_ref(ref: str) -> tuple[str, int]:
+    """("run", 12) for `12`, ("launch", 3) for `L3` or `launch:3`. Here, not in service.launch:
+    `run invalidate` and the verdicts read references without importing the launcher."""
+    t = str(ref).strip()
+    low = t.lower()
+    try:
+        if low.startswith("launch:"):
+            return "launch", int(t[7:])
+        if low.startswith("l"):
+            return "launch", int(t[1:])
+        return "run", int(t)
+    except ValueError:
+        raise BadInput(f"expected a run id (12) or a launch (L3), got {ref!r}", field="ID") from None

@@ -526,15 +526,17 @@ def _fit_relation(pred: Any, rec: dict[str, Any], lv: dict[str, Any]) -> dict[st
     kname = "k" if fit.get("kind", "k") == "k" else "slope"
     k_text = f"{kname} = {fmt_verdict(float(fit['k']))}" + (
         f" [{fmt_verdict(float(ci[0]))}, {fmt_verdict(float(ci[1]))}]" if isinstance(ci, list) and len(ci) == 2 else "")
-    log = fit.get("kind", "k") == "k" and all(x > 0 for x in xs) and max(xs) >= 4 * min(xs)
-    expect = str(_get(pred, "expect") or rec.get("expect") or "")
     power = fit.get("kind", "k") == "k"
+    # an exponent is the slope of a straight line on log–log axes (DESIGN §5): drawn there, whatever
+    # the span; a slope on linear axes
+    log = power and all(x > 0 for x in xs)
+    expect = str(_get(pred, "expect") or rec.get("expect") or "")
     lo, hi = xs[0], xs[-1]
     dense = ([lo * (hi / lo) ** (i / 24) for i in range(25)] if power and lo > 0 else
              [lo + (hi - lo) * i / 24 for i in range(25)])
     # the claimed region: lines of the claimed exponent (or slope) at each edge, through the fit's
     # centre (the fitted value at the mean of log x, or of x), so the fit's own line lies between them
-    region = []
+    region: list[dict[str, Any]] = []
     line = fitted_line(fit, dense) or []
     if line:
         if power and lo > 0:
@@ -547,8 +549,9 @@ def _fit_relation(pred: Any, rec: dict[str, Any], lv: dict[str, Any]) -> dict[st
             if isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t):
                 region.append({"which": which, "points": [(x, y0 * (x / x0) ** t if power else y0 + t * (x - x0))
                                                           for x in dense]})
+    log_y = log and all(y > 0 for _, y in pts + line) and all(y > 0 for r in region for _, y in r["points"])
     return {"id": _get(pred, "id"), "expect": expect, "status": rec.get("status"), "per": label, "x": xs,
-            "numeric": True, "log": log, "metric": metric, "unit": U.unit(metric), "x_unit": U.unit(label),
+            "numeric": True, "log": log, "log_y": log_y, "metric": metric, "unit": U.unit(metric), "x_unit": U.unit(label),
             "title": f"{_get(pred, 'id')}: {expect} ({rec.get('status')})", "series": {metric: pts}, "rows": rows,
             "region": region, "claim": f"claimed: {expect}", "fit": line, "fit_label": f"fitted: {k_text}",
             "a_name": selector_name_one(dict(_get(pred, "a") or {})), "b_name": None}
@@ -560,7 +563,8 @@ def relation(doc: Any, pred: Any) -> dict[str, Any] | None:
     from group b (`parallel` for parallel=4 vs 1), else the groups by name; numbers go on a numeric
     axis (log2 when all positive and spread 4× or more). Per group and x: every measured value (the
     repeats), and a row of median, n and spread (min–max). The claimed region on the metric's scale
-    (`_claim_lines`), and the fitted line of a scaling claim (`fitted_line`). None: nothing measured."""
+    (`_claim_lines`), and the fitted line of a scaling claim (`fitted_line`; an exponent's plot has a
+    log y axis too, `log_y`: log–log, where the fit is straight). None: nothing measured."""
     rec = _latest_record(doc, pred)
     if rec is None:
         return None
@@ -634,7 +638,7 @@ def relation(doc: Any, pred: Any) -> dict[str, Any] | None:
         region.append({"which": which, "points": line})
     y_metric = metrics[0] if len(metrics) == 1 else ", ".join(metrics)
     return {"id": _get(pred, "id"), "expect": expect, "status": rec.get("status"), "per": x_label,
-            "x": xs_raw, "numeric": numeric, "log": log, "metric": y_metric,
+            "x": xs_raw, "numeric": numeric, "log": log, "log_y": False, "metric": y_metric,
             "unit": U.unit(metrics[0]) if len(metrics) == 1 else None, "x_unit": U.unit(x_label) if numeric else None,
             "title": f"{_get(pred, 'id')}: {expect} ({rec.get('status')})",
             "series": series, "rows": rows, "region": region, "claim": "claimed: " + (_named(expect, a_name, b_name) if b_sel else _one_group_claim(expect, region)),

@@ -13,6 +13,8 @@ from optlog.core.text import check_tree
 from optlog.errors import BadInput
 
 TODO_STATUSES = ("pending", "in_progress", "completed", "cancelled")
+# how a todo's status reads in a list, on every face (`todo list`, the dashboard's table and overview)
+TODO_MARK = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]", "cancelled": "[-]"}
 PRIORITIES = ("high", "medium", "low")
 KNOWN = {"id", "content", "status", "priority", "hypothesis"}
 

@@ -1,6 +1,6 @@
 """What the faces say about a document, decided once.
 
-The CLI writes `hypothesis show`, `run diff` and `verdict` as text and the dashboard as Rich renderables;
+The CLI writes `hypothesis show`, `run show`, `run diff` and `verdict` as text and the dashboard as Rich renderables;
 which facts appear, in which order, and when there is nothing to say live here, so the two views
 cannot drift apart (the second architecture review found the hypothesis view written twice)."""
 
@@ -35,6 +35,11 @@ def relations(h: dict[str, Any]) -> list[tuple[str, str]]:
 def diff_differs(d: dict[str, Any]) -> bool:
     """Whether a `run diff` document has any difference to show."""
     return any(d.get(k) for _, k in DIFF_SECTIONS) or bool(d.get("metrics"))
+
+
+def run_error(r: dict[str, Any]) -> str:
+    """A failed run's error line as `run show` says it: the error, then its diagnosed cause."""
+    return f"error: {r['error']}" + (f" (cause: {r['cause']})" if r.get("cause") else "")
 
 
 def verdict_head(r: dict[str, Any]) -> str:

@@ -45,6 +45,25 @@ def repo(ctx: "Ctx") -> "RepoInfo | None":
     return repo_info(ctx.ws.root)
 
 
+def shallow_cut(root: Path) -> dict[str, Any] | None:
+    """Where a shallow clone's history is cut (None when it is whole): the date of the oldest
+    commit this clone has and its boundary commits. Events older than that are not here, so the
+    decision log is not the whole story (`git fetch --unshallow` brings the rest)."""
+    p = run_git(root, "rev-parse", "--is-shallow-repository", "--git-path", "shallow", check=False)
+    lines = p.stdout.splitlines()
+    if p.returncode != 0 or not lines or lines[0].strip() != "true":
+        return None
+    path = Path(lines[1]) if len(lines) > 1 else None
+    if path is not None and not path.is_absolute():
+        path = root / path
+    try:
+        boundary = [ln.strip() for ln in path.read_text().splitlines() if ln.strip()] if path else []
+    except OSError:
+        boundary = []
+    dates = run_git(root, "show", "-s", "--format=%cI", *boundary, check=False).stdout.split() if boundary else []
+    return {"cut": True, "since": min(dates) if dates else None, "boundary": [b[:10] for b in boundary]}
+
+
 def check_trackable(ctx: "Ctx", paths: list[Path]) -> None:
     """Raise BadInput if git would ignore any of `paths` (and does not track it already)."""
     if repo(ctx) is None:

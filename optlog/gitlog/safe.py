@@ -30,6 +30,8 @@ Rules:
 - Ignored paths: a path git ignores and does not track yet is refused (`BadInput`, exit 2) before
   anything is written; see `gitlog.history.check_trackable`.
 - Detached HEAD: the commit is made on the detached HEAD (it is on no branch) and optlog says so.
+- A rebase or a merge in progress: optlog commits, and says what `--continue`/`--abort` would do
+  to its commit (a rebase's abort drops it; a merge's abort keeps it): see `in_progress`.
 - Signing: where `commit.gpgsign` is true, optlog's commits are signed like `git commit` signs
   (`commit-tree -S`); if signing fails, nothing is committed and optlog says why (exit 1).
 """
@@ -288,10 +290,41 @@ def _commit_once(ws: Workspace, info: RepoInfo, req: CommitRequest, rels: list[s
         if _read_head(ws)[0] != head:
             raise _Retry()
         raise Failed(f"git update-ref failed: {p.stderr.strip()}", code="git_failed")
-    if detached and notice:
+    said = in_progress(ws, info, sha) if notice else None
+    if said and notice:
+        notice(said)
+    elif detached and notice:
         notice(f"HEAD is detached: committed {sha[:10]} on the detached HEAD, on no branch "
                f"(`git switch -c NAME` keeps it on a branch)")
     return sha
+
+
+def _branch_name(ref: str) -> str:
+    return ref.strip().removeprefix("refs/heads/") or "its branch"
+
+
+def in_progress(ws: Workspace, info: RepoInfo, sha: str) -> str | None:
+    """What finishing or aborting the rebase or merge in progress would do to optlog's commit
+    `sha` (None when neither is). optlog commits anyway (refusing would lose the decision, waiting
+    could last days) and says it, so the user chooses knowing:
+    - a rebase: HEAD is detached on the commits being replayed; `git rebase --continue` keeps
+      optlog's commit on the branch, `git rebase --abort` puts the branch back where it was and
+      drops it (a `git cherry-pick` after the abort brings it back);
+    - a merge: optlog's commit is on the branch under the merge; concluding the merge and
+      `git merge --abort` (which resets to HEAD) both keep it."""
+    for d in ("rebase-merge", "rebase-apply"):
+        head_name = info.git_dir / d / "head-name"
+        if head_name.is_file():
+            branch = _branch_name(head_name.read_text(encoding="utf-8", errors="replace"))
+            return (f"a rebase of {branch} is in progress: committed {sha[:10]} on the detached HEAD it is "
+                    f"replaying onto. `git rebase --continue` keeps it on {branch}; `git rebase --abort` drops it "
+                    f"from {branch} (`git cherry-pick {sha[:10]}` after the abort brings it back)")
+    if (info.git_dir / "MERGE_HEAD").is_file():
+        ref = run_git(ws.root, "symbolic-ref", "-q", "HEAD", check=False).stdout
+        branch = _branch_name(ref)
+        return (f"a merge into {branch} is in progress: committed {sha[:10]} on {branch}, under the merge. "
+                f"Concluding the merge and `git merge --abort` both keep it")
+    return None
 
 
 def _wants_signature(ws: Workspace) -> bool:

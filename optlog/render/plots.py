@@ -111,31 +111,50 @@ def per_level(path: str, plot: dict[str, Any]) -> None:
     span = (ps[-1] - ps[0]) or 1.0
     allv = [v for pts in plot["series"].values() for _, v in pts]
     allv += [y for r in plot.get("region") or [] for _, y in r["points"]]
-    lo = min(0.0, min(allv))
+    # y: the metric's values, or their log10 on a log axis (a scaling claim's exponent: log–log)
+    fy = (lambda v: math.log10(v)) if plot.get("log_y") else (lambda v: v)
+    y_kw: dict[str, Any] = {"range": (min(0.0, min(allv)), _ymax(allv)), "value_formatter": fmt_axis}
+    if plot.get("log_y"):
+        top, bottom = max(allv), min(allv)
+        y_kw = {"range": (fy(bottom / 1.25), fy(top * 1.25)), "y_labels": [fy(t) for t in _log_ticks(bottom, top)],
+                "value_formatter": lambda v: fmt_axis(10 ** v)}
     n = len(plot["series"])
     # a group's dots and its median line share a colour; the claimed region is black, a fit grey
     colors = (tuple(c for i in range(n) for c in (PALETTE[i % len(PALETTE)],) * 2)
               + ("#000000",) * len(plot.get("region") or []) + ("#555555",))
     x_title = plot["per"] + (f" ({plot['x_unit']})" if plot.get("x_unit") else "") + (", log scale" if plot["log"] else "")
-    y_title = plot["metric"] + (f" ({plot['unit']})" if plot.get("unit") else "")
-    chart = _chart("XY", plot["title"], x_title, y_title, colors=colors, range=(lo, _ymax(allv)),
+    y_title = plot["metric"] + (f" ({plot['unit']})" if plot.get("unit") else "") + (", log" if plot.get("log_y") else "")
+    chart = _chart("XY", plot["title"], x_title, y_title, colors=colors,
                    xrange=(ps[0] - 0.2 * span, ps[-1] + 0.2 * span), x_labels=ps, x_value_formatter=fmt,
-                   value_formatter=fmt_axis, dots_size=3, print_labels=False, truncate_legend=56)
+                   dots_size=3, print_labels=False, truncate_legend=56, **y_kw)
     for name, pts in plot["series"].items():
-        chart.add(f"runs: {name}", [(pos[str(x)], v) for x, v in pts], stroke=False)
+        chart.add(f"runs: {name}", [(pos[str(x)], fy(v)) for x, v in pts], stroke=False)
         by: dict[float, list[float]] = {}
         for x, v in pts:
             by.setdefault(pos[str(x)], []).append(v)
-        chart.add(f"median: {name}", [(p, statistics.median(by[p])) for p in sorted(by)], show_dots=False)
+        chart.add(f"median: {name}", [(p, fy(statistics.median(by[p]))) for p in sorted(by)], show_dots=False)
     for i, r in enumerate(plot.get("region") or []):
-        line = [(pos[str(x)] if str(x) in pos else fx(x), y) for x, y in r["points"]]
+        line = [(pos[str(x)] if str(x) in pos else fx(x), fy(y)) for x, y in r["points"]]
         if len(line) == 1 or len({p for p, _ in line}) == 1:  # one level: a line across the plot
             line = [(ps[0] - 0.1 * span, line[0][1]), (ps[-1] + 0.1 * span, line[0][1])]
         chart.add(plot["claim"] if i == 0 else None, line, show_dots=False, stroke_style={"width": 2, "dasharray": "8,4"})
     if plot.get("fit"):
-        fit = [(fx(x), y) for x, y in plot["fit"]]
+        fit = [(fx(x), fy(y)) for x, y in plot["fit"]]
         chart.add(plot.get("fit_label") or "fitted", fit, show_dots=False, stroke_style={"width": 2, "dasharray": "2,3"})
     _save(chart, path)
+
+
+def _log_ticks(lo: float, hi: float) -> list[float]:
+    """Tick values for a log axis over [lo, hi] (both > 0, padded by 1.25×): the first of 1-2-5,
+    1-2-3-5, decades, or 1…9 per decade that gives four to eight ticks (else the fullest under nine)."""
+    a, b = lo / 1.25, hi * 1.25
+    decades = range(math.floor(math.log10(a)), math.ceil(math.log10(b)) + 1)
+    options = [[m * 10.0 ** e for e in decades for m in steps if a <= m * 10.0 ** e <= b]
+               for steps in ((1, 2, 5), (1, 2, 3, 5), (1,), (1, 2, 3, 4, 5, 6, 7, 8, 9))]
+    fits = [t for t in options if 4 <= len(t) <= 8]
+    if fits:
+        return fits[0]
+    return max((t for t in options if len(t) <= 8), key=len, default=options[2])
 
 
 def tune_front(path: str, title: str, plot: dict[str, Any]) -> None:

@@ -48,6 +48,8 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
         + f", {len(data['notes'])} notes, {len(data['todos'])} todos, {len(data['plans'])} plans. "
         "Written by optlog report from the hypothesis files, the recorded runs, notes, todos and plans."
     ))
+    if data.get("history_note"):  # a shallow clone: the decision log behind this report is cut
+        out.append(md.inline(f"Note: {data['history_note']}."))
 
     # ---- findings first: a section a reader can forward
     f = F.findings(docs, runs, data["plans"], data.get("machines"), data.get("launch_specs"))

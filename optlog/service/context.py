@@ -4,6 +4,8 @@ workspace, which is an explicit call (`open_workspace`), not a side effect of re
 Opening runs four steps, in this order and each by name, and returns what it did (`Opened`):
 
 1. settings: a changed optlog.yaml is validated (bad input names file, line and field);
+   (the database is opened, and upgraded when its schema is behind: said once, as a notice and in
+   `Opened.upgraded`);
 2. identity: a workspace from before identities on a shared database gets one, committed to git;
 3. recovery: launches whose driver died are marked interrupted and their process groups ended
    (locally, over SSH or through Slurm);
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING, Callable
 from optlog.paths import Workspace, find_workspace
 from optlog.store.db import Database
 from optlog.store.launchrows import anything_live
+from optlog.store.migrate import head_revision
 from optlog.store.runsync import evidence_unchanged
 
 if TYPE_CHECKING:
@@ -126,6 +129,7 @@ class Opened:
     identity_given: str | None  # the identity written and committed now; None: it had one or needs none
     recovered: tuple[int, ...]  # launches found dead and marked interrupted
     imported: int  # runs imported from the committed evidence of other clones
+    upgraded: tuple[str, str] | None = None  # (from, to) schema revisions, when opening upgraded it
 
 
 def open_workspace(ctx: Ctx) -> Opened:
@@ -140,10 +144,14 @@ def open_workspace(ctx: Ctx) -> Opened:
     db = Database(ctx.ws)
     with db.engine.connect() as c:
         live, unchanged = anything_live(c), evidence_unchanged(c, str(ctx.ws.evidence_dir))
+    upgraded = (db.upgraded_from, head_revision() or "") if db.upgraded_from else None
+    if upgraded:
+        ctx.notice(f"the database was upgraded from schema revision {upgraded[0]} to {upgraded[1]} "
+                   f"(an older optlog cannot open it now)")
     recovered = _recover(ctx, db) if live else []
     imported = 0 if unchanged else _import_evidence(ctx, db)
     return Opened(db=db, settings_checked=settings_checked, identity_given=identity_given,
-                  recovered=tuple(recovered), imported=imported)
+                  recovered=tuple(recovered), imported=imported, upgraded=upgraded)
 
 
 def _ensure_identity(ctx: Ctx) -> str | None:

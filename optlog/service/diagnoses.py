@@ -64,22 +64,23 @@ def _found_facts(ctx: Ctx, ids: list[int], metrics: dict[int, dict[str, float]])
     return out
 
 
-def refresh(ctx: Ctx) -> list[dict[str, Any]]:
+def refresh(ctx: Ctx, write: bool = True) -> list[dict[str, Any]]:
     """Re-make the stored diagnoses whose inputs changed: other ceilings (`optlog calibrate`, a hand
     edit of optlog.yaml), model facts that became available (a label given since, or the model file
     its environment names, read now: stored as `model_*` metrics), or an optlog whose diagnosis
     changed. Returns `[{run, before: {peak, bw, bound}, after: {...}}]` for the runs changed (their
-    metrics replaced)."""
+    metrics replaced; with `write=False` the runs that would change, nothing written)."""
 
     try:
         ceilings = ctx.config.ceilings()
     except Exception:
         return []
-    with ctx.db.read() as s:
+    with ctx.db.connect() as c:
         # only runs optlog diagnosed or could have (see _optlog_made): the rest have nothing to go stale
-        ids = diagnosed_run_ids(s, ["telemetry_window_s"], DIAG_PREFIXES)
-        if not ids:
-            return []
+        ids = diagnosed_run_ids(c, ["telemetry_window_s"], DIAG_PREFIXES)
+    if not ids:
+        return []
+    with ctx.db.read() as s:
         labels, metrics = labels_metrics(s, ids)
     found = _found_facts(ctx, ids, metrics)
     changed: list[tuple[int, dict[str, float], dict[str, float]]] = []
@@ -97,9 +98,10 @@ def refresh(ctx: Ctx) -> list[dict[str, Any]]:
             changed.append((rid, old, {**facts, **new}))
     if not changed:
         return []
-    with ctx.db.write() as s:
-        for rid, old, new in changed:
-            replace_metrics(s, rid, list(old) + [k for k in new if k.startswith(MF.FACT_PREFIX)], new)
+    if write:
+        with ctx.db.write() as s:
+            for rid, old, new in changed:
+                replace_metrics(s, rid, list(old) + [k for k in new if k.startswith(MF.FACT_PREFIX)], new)
     return [{"run": rid, "before": _summary(old), "after": _summary(new),
              **({"facts_from": found[rid].sources.get("active_params") or found[rid].model} if rid in found else {})}
             for rid, old, new in changed]

@@ -478,11 +478,20 @@ class LogEvent(TypedDict, total=False):
     hand_edit: list[str]
 
 
+class ShallowCut(TypedDict):
+    """Where a shallow clone's history is cut: the oldest commit's date, the boundary commits."""
+
+    cut: bool
+    since: str | None
+    boundary: list[str]
+
+
 class LogDoc(PageFacts):
     """`optlog log --json`: the decision timeline from git."""
 
     events: list[LogEvent]
     notice: NotRequired[str]
+    shallow: NotRequired[ShallowCut]
 
 
 class PlanAck(TypedDict):

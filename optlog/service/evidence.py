@@ -9,6 +9,8 @@ from typing import Any, cast
 from urllib.parse import urlparse
 
 from optlog.core import labels as L
+from optlog.core.limits import LIMITS
+from optlog.core.numfmt import fmt_count
 from optlog.core.shape import page_facts
 from optlog.core.statuses import RUN_STATUSES
 from optlog.core.text import check as check_text
@@ -198,8 +200,8 @@ def _telemetry(ctx: Ctx, run_id: int, metrics: dict[str, float], labels: dict[st
 
 
 def runs_for_hypothesis(ctx: Ctx, hid: str) -> list[dict[str, Any]]:
-    with ctx.db.read() as s:
-        ids = sorted({r for _, r in linked_runs(s, [hid])})
+    with ctx.db.connect() as c:
+        ids = sorted({r for _, r in linked_runs(c, [hid])})
     if not ids:
         return []
     with ctx.db.read() as s:
@@ -271,9 +273,17 @@ def runs_doc(ctx: Ctx, *, status: str | None = None, hypothesis: str | None = No
              limit: int | None = None, offset: int = 0, order: str = "oldest",
              fields: str | list[str] | None = None) -> documents.RunList:
     """`run list`: a page of run summaries (`labels`: typed selectors, key → value); the page facts
-    come with a page (`limit` or `offset`)."""
-    doc = runs_page(ctx, status=status, hypothesis=hypothesis, labels=labels, limit=limit, offset=offset,
-                    newest=order == "newest", since=since, launch=launch, count=limit is not None or bool(offset))
+    come with a page (`limit` or `offset`). Without a limit, the first LIMITS.list_page runs: a
+    longer list comes with its page facts and a notice of how to get the rest."""
+    page = limit is None
+    doc = runs_page(ctx, status=status, hypothesis=hypothesis, labels=labels,
+                    limit=LIMITS.list_page + 1 if page else limit, offset=offset, newest=order == "newest",
+                    since=since, launch=launch, count=not page or bool(offset))
+    if page and len(doc["runs"]) > LIMITS.list_page:  # more than a page: count them, say how to page
+        doc = runs_page(ctx, status=status, hypothesis=hypothesis, labels=labels, limit=LIMITS.list_page,
+                        offset=offset, newest=order == "newest", since=since, launch=launch, count=True)
+        ctx.notice(f"showing {fmt_count(len(doc['runs']))} of {fmt_count(doc['total'])} runs ({order} first, from "
+                   f"{offset}): --offset {doc['next_offset']} for the next page, --limit N for more at once")
     doc["runs"] = envelope.select(doc["runs"], fields)
     return cast(documents.RunList, doc)
 

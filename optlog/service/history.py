@@ -115,7 +115,19 @@ def log(ctx: Ctx, hypothesis: str | None = None, limit: int | None = None) -> di
             raise NotFound(f"no hypothesis {hypothesis!r} (no file, no history)", field="hypothesis")
     if limit is not None:
         events = events[-limit:]
-    return {"events": events}
+    out: dict[str, Any] = {"events": events}
+    cut = history.shallow_cut(ctx.ws.root)
+    if cut is not None:  # a shallow clone: say the timeline starts where the clone's history does
+        out["shallow"] = cut
+        out["notice"] = shallow_notice(cut)
+    return out
+
+
+def shallow_notice(cut: dict[str, Any]) -> str:
+    """The sentence `log` and the report say about a shallow clone's history."""
+    since = f" at {str(cut['since'])[:19]}" if cut.get("since") else ""
+    return (f"this clone's git history is shallow (cut{since}): decisions recorded before then are not "
+            f"shown; `git fetch --unshallow` brings them")
 
 
 # ---------------------------------------------------------------- sync: commit hand edits

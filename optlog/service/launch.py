@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
+from optlog.core.ids import parse_ref
 from optlog.core.statuses import WAITING
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, Failed, NotFound, param
@@ -265,19 +266,6 @@ def _detach(ctx: Ctx, lid: int, run_ids: list[int], launch_dir: Path, doc: dict[
 
 
 # --------------------------------------------------------------------------- references
-
-
-def parse_ref(ref: str) -> tuple[str, int]:
-    t = str(ref).strip()
-    low = t.lower()
-    try:
-        if low.startswith("launch:"):
-            return "launch", int(t[7:])
-        if low.startswith("l"):
-            return "launch", int(t[1:])
-        return "run", int(t)
-    except ValueError:
-        raise BadInput(f"expected a run id (12) or a launch (L3), got {ref!r}", field="ID") from None
 
 
 def _row(ctx: Ctx, get: Callable[[Any, int], Any], key: int, what: str) -> Any:

@@ -34,6 +34,7 @@ from optlog.service import evidence, hypotheses, todos
 from optlog.service import plans as plan_svc
 from optlog.service import tune
 from optlog.service.context import Ctx
+from optlog.service.history import shallow_notice
 from optlog.store.lock import workspace_lock
 from optlog.store.runrows import report_machines, report_rows
 from optlog.yamlio import write_atomic
@@ -135,6 +136,7 @@ def collect(ctx: Ctx, hypothesis: str | None = None, since: str | None = None) -
         "gpu_count": spec.count if spec else None,
         "machines": machines,
         "launch_specs": specs,
+        "history_note": shallow_notice(cut) if (cut := history.shallow_cut(ctx.ws.root)) else None,
     }
 
 

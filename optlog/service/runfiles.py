@@ -145,10 +145,9 @@ def _runs(ctx: ServiceContext, run_ids: list[int]) -> list[tuple[Any, dict[str, 
         return runs_by_id(s, run_ids)
 
 
-def export(ctx: ServiceContext, run_ids: set[int] | list[int], known: dict[int, str] | None = None) -> list[Path]:
-    """Write the evidence file of each run that has none yet; returns the files written.
-    `known`: uids by run id already read (else one query). The caller commits the files with the
-    verdict that uses them."""
+def unexported(ctx: ServiceContext, run_ids: set[int] | list[int], known: dict[int, str] | None = None) -> list[int]:
+    """The runs of `run_ids` with no evidence file yet, in id order (what `export` would write).
+    `known`: uids by run id already read (else one query)."""
     if not run_ids:
         return []
     ids = sorted(set(run_ids))
@@ -158,7 +157,14 @@ def export(ctx: ServiceContext, run_ids: set[int] | list[int], known: dict[int, 
         have = set(os.listdir(ctx.ws.evidence_dir))
     except FileNotFoundError:
         have = set()
-    missing = [i for i, u in zip(ids, uids) if u and f"{u}.yaml" not in have]
+    return [i for i, u in zip(ids, uids) if u and f"{u}.yaml" not in have]
+
+
+def export(ctx: ServiceContext, run_ids: set[int] | list[int], known: dict[int, str] | None = None) -> list[Path]:
+    """Write the evidence file of each run that has none yet; returns the files written.
+    `known`: uids by run id already read (else one query). The caller commits the files with the
+    verdict that uses them."""
+    missing = unexported(ctx, run_ids, known)
     if not missing:
         return []
     todo = _runs(ctx, missing)

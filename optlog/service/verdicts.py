@@ -26,6 +26,7 @@ from optlog.core import loadshare as LS
 from optlog.core import posthoc as PH
 from optlog.core import verdict as V
 from optlog.core.hypothesis import HypothesisDoc, Prediction, Verdict
+from optlog.core.ids import parse_ref
 from optlog.core.timeutil import now_iso
 from optlog.core.verdict import run_matches
 from optlog.errors import BadInput, NotFound, no_space, not_found, out_of_space, param
@@ -36,7 +37,6 @@ from optlog.service import documents
 from optlog.service.context import Ctx
 from optlog.service.diagnoses import describe, reads_diagnosis, refresh
 from optlog.service.evidence import live_hypotheses
-from optlog.service.launch import parse_ref
 from optlog.store import launchrows, runrows
 from optlog.store.db import decision_lock
 from optlog.store.lock import workspace_lock
@@ -122,18 +122,37 @@ def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[
     between reading it and committing the judgement, and a second verdict running at the same time
     waits, then finds nothing new to commit (idempotent under concurrency).
 
+    The lock is taken only to write: a first pass judges without it and writes nothing; when it
+    finds nothing to commit (the usual case: no new evidence) its answer stands, as of the moment
+    it read; otherwise everything is judged again under the lock and committed (a write transaction
+    for every verdict cost more than judging 10,000 runs).
+
     Returns `{"results": [...], "warnings": [...], "committed": N}` (DESIGN §7 verdict --json)."""
+    judged: dict[str, dict[str, Any]] = {}  # the first pass's results: reused where the evidence is the same
+    try:
+        return _evaluate(ctx, hid, hids=hids, event=event, cause=cause, trailers=trailers, dry=True, judged=judged)
+    except _MustWrite:
+        pass
     with decision_lock(ctx.ws, ctx.db):
-        return _evaluate(ctx, hid, hids=hids, event=event, cause=cause, trailers=trailers)
+        return _evaluate(ctx, hid, hids=hids, event=event, cause=cause, trailers=trailers, dry=False, judged=judged)
+
+
+class _MustWrite(Exception):
+    """A read-only pass of `_evaluate` met something to write: judge again under the decision lock."""
 
 
 def _evaluate(ctx: Ctx, hid: str | None, *, hids: list[str] | None, event: str, cause: str | None,
-              trailers: dict[str, str] | None) -> dict[str, Any]:
+              trailers: dict[str, str] | None, dry: bool, judged: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Judge and commit (`dry`: judge only, raising `_MustWrite` at the first thing to write).
+    `judged`: results of an earlier pass by prediction id, filled by this one; the engine reuses a
+    result only where its evidence fingerprint is unchanged (core.verdict.evaluate)."""
     docs = hypotheses.sync(ctx)
     if event == "verdict":
         # one diagnosis from known ceilings: stored ones made with other ceilings are redone first
 
-        redone = refresh(ctx)
+        redone = refresh(ctx, write=not dry)
+        if redone and dry:
+            raise _MustWrite
         if redone:
             ctx.notice(describe(redone))
             cause = cause or describe(redone)
@@ -148,7 +167,7 @@ def _evaluate(ctx: Ctx, hid: str | None, *, hids: list[str] | None, event: str, 
     preds = [p for h in targets for p in docs[h].predictions]
     ceil = ctx.config.ceilings()
     ev = load_evidence(ctx, _metric_names(preds)) if preds else None
-    cached: dict[str, dict[str, Any]] = {}
+    cached: dict[str, dict[str, Any]] = dict(judged)  # the file's own records first, below
     for h in targets:
         if docs[h].verdicts:
             for rec in docs[h].verdicts[-1].predictions:
@@ -157,6 +176,7 @@ def _evaluate(ctx: Ctx, hid: str | None, *, hids: list[str] | None, event: str, 
     kept = runfiles.missing_runs(ctx, {h: docs[h].verdicts[-1] for h in targets if docs[h].verdicts})
     preds = [p for h in targets if h not in kept for p in docs[h].predictions]
     res = _marked(preds, V.evaluate(preds, ev, ceil, cached)) if preds and ev is not None else {}
+    judged.update(res)
     uids = ev.uids if ev is not None else {}
     live = _live(ctx, targets)
 
@@ -203,6 +223,8 @@ def _evaluate(ctx: Ctx, hid: str | None, *, hids: list[str] | None, event: str, 
         unchanged = (last is not None and _strip(last) == _strip(entry) and same_preds and doc.auto_status == auto) \
             or (nothing_yet and doc.auto_status in (None, auto))
         changed = False
+        if not unchanged and dry:
+            raise _MustWrite
         if not unchanged:
             statuses = {r["id"]: r["status"] for r in pres}
 
@@ -242,10 +264,13 @@ def _evaluate(ctx: Ctx, hid: str | None, *, hids: list[str] | None, event: str, 
             out["disagreement"] = (f"manual status {doc.override.status} (by {doc.override.by}: {doc.override.why}) "
                                    f"disagrees with the automatic verdict {auto}")
         results.append(out)
-    _link_runs(ctx, links)
+    _link_runs(ctx, links, dry)
     # runs an unchanged verdict rests on that have no committed evidence yet (a workspace from before
     # evidence travelled, or a commit that failed): committed now, on their own
-    if (ev is not None and runfiles.export(ctx, evidence_runs, ev.uids)) or runfiles.pending(ctx):
+    if dry:
+        if (ev is not None and runfiles.unexported(ctx, evidence_runs, ev.uids)) or runfiles.pending(ctx):
+            raise _MustWrite
+    elif (ev is not None and runfiles.export(ctx, evidence_runs, ev.uids)) or runfiles.pending(ctx):
         committed += int(runfiles.commit_pending(ctx) is not None)
     if kept:
         ctx.notice("kept " + "; ".join(f"{h}'s verdict (runs {', '.join(map(str, gone))} are not in this database)"
@@ -286,16 +311,19 @@ def _public(p: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _link_runs(ctx: Ctx, links: dict[str, set[int]]) -> None:
-    """EvidenceLink rows (kind "verdict") for the runs verdicts used; written only when missing."""
+def _link_runs(ctx: Ctx, links: dict[str, set[int]], dry: bool = False) -> None:
+    """EvidenceLink rows (kind "verdict") for the runs verdicts used; written only when missing
+    (`dry`: `_MustWrite` when some are)."""
     if not links:
         return
 
-    with ctx.db.read() as s:
-        have = linked_runs(s, sorted(links))
+    with ctx.db.connect() as c:
+        have = linked_runs(c, sorted(links))
     missing = [(h, r) for h, rs in links.items() for r in sorted(rs) if (h, r) not in have]
     if not missing:
         return
+    if dry:
+        raise _MustWrite
     now = now_iso()
     with ctx.db.write() as s:
         add_links(s, missing, "verdict", now)

@@ -268,8 +268,11 @@ class Database:
         # the connection of this thread's open write transaction (see `write`): nested writes and
         # reads of the same thread go through it instead of waiting on the lock it holds
         self._held = threading.local()
+        # the revision this open upgraded the database from (None: no upgrade), said by the first
+        # command after it (service.context)
+        self.upgraded_from: str | None = None
         try:
-            ensure_schema(self.engine)
+            self.upgraded_from = ensure_schema(self.engine)
         except DatabaseError as e:
             self.engine.dispose()
             if out_of_space(e, path):  # SQLite could not make its shared memory or journal: not a bad file
@@ -346,6 +349,8 @@ class Database:
                 if not self.is_sqlite:
                     s.exec(text("NOTIFY optlog_change"))  # type: ignore[call-overload]
                 s.commit()
+                if self._checked_file is not None:  # a commit may checkpoint into the file: still ours
+                    integrity.restamp(self._checked_file)
             finally:
                 self._held.conn = None
 
@@ -358,6 +363,7 @@ class Database:
             yield held
             return
         with self.engine.connect() as c:
+            c.begin()  # now, not at the first `execute`: a caller reading through the driver's cursor gets one snapshot too
             yield c
 
     def change_token(self) -> int:

@@ -179,6 +179,12 @@ def _pg_fault(chain: list[BaseException], text: str, url: str) -> Failed | None:
             return Failed(f"cannot reach the PostgreSQL server at {at}: {why}; nothing was read or written. "
                           f"Check that the server runs and that OPTLOG_DB_URL names it",
                           code="db_unreachable", extra={"host": w["host"], "port": w["port"], "after_s": None})
+    if any(t in text for t in ("terminating connection", "server closed the connection", "connection is lost",
+                               "consuming input failed", "the connection is closed", "connection already closed")):
+        return Failed(f"the PostgreSQL server at {at} ended this command's connection (it was stopped or restarted, "
+                      f"or the connection was ended) before the command finished; the transaction it had open was "
+                      f"rolled back, so nothing of that transaction was written. Run the command again when the server is back",
+                      code="db_connection_lost", extra={"host": w["host"], "port": w["port"]})
     if "password authentication failed" in text or "authentication failed" in text or "no password supplied" in text:
         return Failed(f"the PostgreSQL server at {at} refused user {w['user']!r}: authentication failed; nothing was "
                       f"read or written. Check the user and password in OPTLOG_DB_URL",
@@ -219,9 +225,13 @@ def read_only(path: Any, why: str) -> Failed:
 def _read_only_os(chain: list[BaseException]) -> Failed | None:
     for x in chain:
         if isinstance(x, OSError) and x.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-            what = x.filename or "a workspace file"
-            why = "the file system is read-only" if x.errno == errno.EROFS else "permission denied"
-            return Failed(f"cannot write {what}: {why}. Make it writable and run the command again",
-                          file=str(x.filename) if x.filename else None, code="read_only",
-                          extra={"path": str(x.filename) if x.filename else None})
+            target = x.filename2 or x.filename  # a rename into place names the file it replaces second
+            what = target or "a workspace file"
+            name = str(target) if target else None
+            if x.errno == errno.EROFS:
+                return Failed(f"cannot write {what}: the file system is read-only. Remount it read-write and run "
+                              f"the command again", file=name, code="read_only", extra={"path": name})
+            return Failed(f"permission denied on {what} (this user may not read or write it). Give this user "
+                          f"access and run the command again", file=name, code="permission_denied",
+                          extra={"path": name})
     return None

@@ -88,12 +88,15 @@ def upgrade(engine: Engine, revision: str = "head", migrations_dir: Path | None 
     command.upgrade(_alembic_config(engine, migrations_dir), revision)
 
 
-def ensure_schema(engine: Engine, migrations_dir: Path | None = None) -> None:
-    """Bring the database to the head revision (cheap when it is there already)."""
+def ensure_schema(engine: Engine, migrations_dir: Path | None = None) -> str | None:
+    """Bring the database to the head revision (cheap when it is there already). Returns the
+    revision this call upgraded from, so the first command after an upgrade can say so; None when
+    nothing was upgraded (already at head, upgraded by another process meanwhile, or a new
+    database made now)."""
     head = head_revision(migrations_dir)
     cur = current_revision(engine)
     if cur == head:
-        return
+        return None
     if cur is not None and cur not in known_revisions(migrations_dir):
         raise Failed(
             f"the database is at schema revision {cur!r}, which this optlog does not know "
@@ -107,20 +110,26 @@ def ensure_schema(engine: Engine, migrations_dir: Path | None = None) -> None:
             from filelock import FileLock  # deferred: filelock imports asyncio; only writers lock
 
             with FileLock(str(url.database) + ".migrate.lock"):
-                if current_revision(engine) != head:
-                    _upgrade_locked(engine, migrations_dir)
-        else:
-            _upgrade_locked(engine, migrations_dir)
-    else:
-        with engine.connect() as c:
-            c.exec_driver_sql(f"SELECT pg_advisory_lock({MIGRATE_LOCK_KEY})")
+                return _upgrade_if_behind(engine, head, migrations_dir)
+        return _upgrade_if_behind(engine, head, migrations_dir)
+    with engine.connect() as c:
+        c.exec_driver_sql(f"SELECT pg_advisory_lock({MIGRATE_LOCK_KEY})")
+        c.commit()
+        try:
+            return _upgrade_if_behind(engine, head, migrations_dir)
+        finally:
+            c.exec_driver_sql(f"SELECT pg_advisory_unlock({MIGRATE_LOCK_KEY})")
             c.commit()
-            try:
-                if current_revision(engine) != head:
-                    _upgrade_locked(engine, migrations_dir)
-            finally:
-                c.exec_driver_sql(f"SELECT pg_advisory_unlock({MIGRATE_LOCK_KEY})")
-                c.commit()
+
+
+def _upgrade_if_behind(engine: Engine, head: str | None, migrations_dir: Path | None) -> str | None:
+    """Under the migration lock: upgrade if still behind; the revision upgraded from (None for a
+    database with no revision yet: made now, not upgraded)."""
+    cur = current_revision(engine)
+    if cur == head:
+        return None
+    _upgrade_locked(engine, migrations_dir)
+    return cur
 
 
 def _upgrade_locked(engine: Engine, migrations_dir: Path | None) -> None:

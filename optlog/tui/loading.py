@@ -17,6 +17,7 @@ from textual import work
 from textual.app import App
 from textual.css.query import NoMatches
 from textual.message import Message
+from textual.worker import Worker
 
 from optlog.core import text as TX
 from optlog.service.context import Ctx
@@ -60,6 +61,7 @@ class Loading(App[None]):
         self.active_launch: int | None = None
         self._launches: list[dict[str, Any]] = []  # live launches, for the overview's launch pane
         self._live: Any = None  # telemetry.live sampler, while a launch runs on this machine
+        self._polling: Worker[None] | None = None
         ctx.on_notice = self._notice
 
         # opening the database (SQLAlchemy, pydantic and YAML imports, schema check, launch recovery)
@@ -109,7 +111,13 @@ class Loading(App[None]):
         self._full_started = True
         self._warm.start()
         self.reload()
-        self.set_interval(self.poll_s, self.poll)
+        self.set_interval(self.poll_s, self._tick)
+
+    def _tick(self) -> None:
+        """The poll timer: one poll at a time. A slow poll (a full reload on a loaded machine) is let
+        finish: a new one would only mark it cancelled while its thread runs on, reading twice."""
+        if self._polling is None or self._polling.is_finished:
+            self._polling = self.poll()
 
     def start_loading(self) -> None:
         """From on_mount: the quick tree (once read) first, then the full start."""

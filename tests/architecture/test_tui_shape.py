@@ -2,8 +2,9 @@
 wires panes and stays small; what the parts tell each other is a typed message, handled by its
 class, never a string turned into a method name.
 
-* `optlog/tui/app.py` has at most APP_MAX_LINES lines and defines one class (the App): a widget or
-  a pane lives in its own module (`panes/`, `widgets.py`).
+* `optlog/tui/app.py` has at most APP_MAX_LINES lines and defines one class (the App) and no
+  function but `run_tui`: a widget, a pane or a renderer lives in its own module (`panes/`,
+  `widgets.py`).
 * Nowhere under optlog/tui/ is a handler chosen by string: no call of `getattr(obj, <computed
   name>)` and no getattr by a name built from a string (the old `getattr(self, f"_show_{msg.what}")`),
   no call of a subscripted dict literal
@@ -69,6 +70,10 @@ def app_shape(source: str, name: str = "optlog/tui/app.py") -> list[str]:
     classes = [c.name for c in ast.parse(source).body if isinstance(c, ast.ClassDef)]
     if len(classes) > 1:
         out.append(f"{name}: classes {', '.join(classes)} (one App; a widget goes to panes/ or widgets.py)")
+    funcs = [f.name for f in ast.parse(source).body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    if [f for f in funcs if f != "run_tui"]:
+        out.append(f"{name}: functions {', '.join(f for f in funcs if f != 'run_tui')} beside the App "
+                   "(a renderer goes to its pane's module)")
     nested = [c.name for top in ast.parse(source).body if isinstance(top, ast.ClassDef)
               for c in top.body if isinstance(c, ast.ClassDef)]
     if nested:
@@ -123,6 +128,10 @@ class OptlogApp(App[None]):
 
     def other(self, what: str, data: object) -> None:
         {"runs": self._show_runs, "todos": self._show_todos}[what](data)
+
+
+def _run_renderable(r: dict) -> object:
+    return r
 ''' + "\n" * 300
 
 
@@ -135,6 +144,7 @@ def test_the_rules_can_fail() -> None:
     shape = app_shape(_OLD, "old.py")
     assert any("lines (at most 300" in v for v in shape) and any("classes OptlogApp" in v or "RunsTable" in v for v in shape), shape
     assert any("nested in the App: Loaded" in v for v in shape), shape
+    assert any("functions _run_renderable beside the App" in v for v in shape), shape
     assert stray_messages(_OLD, "old.py"), "a Message class outside messages.py went unseen"
     # and a getattr by a constant name (`getattr(self, "_tree_labels", [])`) is no dispatch
     assert not string_dispatch("getattr(self, 'x', None)\n", "ok.py")

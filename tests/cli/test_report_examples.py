@@ -6,6 +6,7 @@ plain data."""
 
 from __future__ import annotations
 
+import math
 import re
 import shutil
 import subprocess
@@ -212,6 +213,39 @@ def test_item2_a_scaling_claim_draws_its_fit_and_the_claimed_exponents():
     low, high = (r["points"] for r in rel["region"])
     assert low[-1][1] < rel["fit"][-1][1] < high[-1][1]  # the fit lies inside the claimed fan at the far end
     assert [r["n"] for r in rel["rows"]] == [2, 2, 2]
+
+
+def test_item2_an_exponent_is_drawn_on_log_log_axes_a_slope_on_linear_ones(tmp_path):
+    """DESIGN §5: a fitted exponent k(LABEL) is a straight line on log–log axes, so the plot has a
+    log y axis too (its ticks at measured magnitudes, spaced by ratio); a slope stays linear."""
+    from optlog.render import plots
+
+    xs = [64.0, 64.0, 128.0, 128.0, 256.0, 256.0, 512.0, 512.0]
+    pts = [[x, 12 * x * (1.02 if i % 2 else 0.98)] for i, x in enumerate(xs)]
+    fit = {"kind": "k", "k": 1.0, "intercept": math.log(12), "ci": [0.95, 1.05], "points": pts}
+    rec = {"id": "h.p1", "status": "confirmed", "expect": "k(input_len) in [0.9, 1.1]", "metric": "median_ttft_ms",
+           "levels": [{"level": {}, "quantity": "k(input_len)", "threshold": [0.9, 1.1], "estimate": 1.0, "fit": fit}]}
+    rel = C.relation({"verdicts": [{"predictions": [rec]}]}, {"id": "h.p1", "expect": rec["expect"], "metric": "median_ttft_ms"})
+    assert rel["log"] and rel["log_y"]  # x spans 8x here; an exponent is log-log whatever the span
+    out = tmp_path / "k.svg"
+    plots.per_level(str(out), rel)
+    svg = out.read_text()
+    assert ">median_ttft_ms (ms), log</text>" in svg and ">input_len (tokens), log scale</text>" in svg
+    axis = svg.split('<g class="axis y', 1)[1].split('<g class="axis x', 1)[0]
+    ys = [float(t.replace(",", "")) for t in re.findall(r'class="">([\d,.]+)</text>', axis)]
+    assert len(ys) >= 4 and ys[-1] / ys[0] >= 4, ys  # the ticks name magnitudes over the measured range
+    assert max(b / a for a, b in zip(ys, ys[1:])) <= 2.6, ys  # by ratio (1, 2, 5, 10...), not by a fixed step
+    # the fitted line (the last series) is straight on these axes: its y steps evenly with log x
+    fit_path = re.findall(r'<path d="M([^"]+)" class="line reactive nofill" />', svg)[-1]
+    xy = [(float(a), float(b)) for a, b in zip(*[iter(" ".join(fit_path.replace("L", " ").split()).split())] * 2)]
+    steps = [(y1 - y0) / (x1 - x0) for (x0, y0), (x1, y1) in zip(xy, xy[1:])]
+    assert len(xy) > 10 and max(steps) - min(steps) < 1e-3 * max(abs(v) for v in steps), steps
+    slope = {**rec, "expect": "slope(input_len) in [10, 14]",
+             "levels": [{**rec["levels"][0], "quantity": "slope(input_len)", "threshold": [10, 14],
+                         "fit": {**fit, "kind": "slope", "k": 12.0, "intercept": 0.0}}]}
+    rel = C.relation({"verdicts": [{"predictions": [slope]}]}, {"id": "h.p1", "expect": slope["expect"],
+                                                                 "metric": "median_ttft_ms"})
+    assert not rel["log"] and not rel["log_y"]
 
 
 def test_item3_the_real_sweeps_runs_table_leads_with_the_tested_metric(built):

@@ -202,6 +202,21 @@ def test_commands_do_not_import_tui_http_or_git(ws):
     assert _probe(ws, "todo", "list")["orm"] is False
 
 
+def test_a_verdict_with_nothing_new_loads_no_orm(ws):
+    """A steady `verdict` (judged before, nothing changed) only reads: plain SQL, no ORM tables
+    (their import is most of its cost over start-up, bench/verdict_bench.py)."""
+    ws.cli("hypothesis", "add", "H", "--id", "h")
+    ws.cli("prediction", "add", "h", "--expect", "a > b", "--metric", "m", "--a", "c=x", "--b", "c=y")
+    for c, m in (("x", 30), ("x", 31), ("x", 32), ("y", 10), ("y", 11), ("y", 12)):
+        ws.cli("run", "record", "--label", f"c={c}", "--metric", f"m={m}")
+    assert ws.j("verdict", "--all")["committed"] == 1
+    # the next command reads the evidence folder the verdict wrote to (once): not this one's cost
+    assert ws.j("verdict", "--all")["committed"] == 0
+    r = _probe(ws, "verdict", "--all")
+    assert json.loads(r["out"])["results"][0]["auto_status"] == "confirmed"  # really judged
+    assert r["orm"] is False
+
+
 def test_existing_workspace_gets_the_evidence_run_index(ws, monkeypatch):
     """0003: a workspace made before it (at 0002, without the index) gains the index on
     evidence_link.run_id at its next command, on SQLite and PostgreSQL alike, keeping its links."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from _foundation import bad, snapshot
 
 OPENCODE = {"todos": [
@@ -121,3 +123,15 @@ def test_bad_todo_input_writes_nothing(ws, tmp_path):
     bad(ws, "todo", "add", "x", "--priority", "urgent", field="--priority")
     bad(ws, "todo", "list", "--status", "done", field="--status")
     assert snapshot(ws) == before
+
+
+@pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity"])
+def test_a_non_finite_number_in_a_todo_document_is_refused_on_every_database(ws, token):
+    """Issue 34.3: JSON has no NaN or Infinity; Python's reader takes them, PostgreSQL's JSON does
+    not (an internal error there) and SQLite stored them and printed invalid JSON back. Refused
+    where the document is read, exit 2, its line named, nothing written."""
+    doc = '{"todos": [\n  {"content": "a", "status": "pending", "x": %s}\n]}' % token
+    r = ws.cli("todo", "write", "-", "--json", input=doc, check=2)
+    err = r.json["error"]
+    assert err["code"] == "malformed_json" and err["line"] == 2 and token.lstrip("-") in err["message"], err
+    assert ws.j("todo", "list")["todos"] == []

@@ -14,6 +14,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -190,3 +191,51 @@ def test_verdict_racing_prediction_edit(ws, ctxs, hogs):
         _race(lambda: verdicts.evaluate(judge, all=True), edit)
         _check(setup, hid)
         assert hypotheses.get(setup, hid).auto_status == "falsified"
+
+
+def test_a_verdict_with_nothing_to_commit_does_not_wait_for_the_decision_lock(ws, ctxs):
+    """A verdict first judges without the lock and takes it only to commit something (re-judging
+    under it): while a decision holds the lock, a verdict with nothing new answers at once, and one
+    with something to commit waits for the lock, then commits on the evidence as it is then."""
+    from optlog.service import evidence, verdicts
+    from optlog.store.db import decision_lock
+
+    setup = ctxs("setup")
+    for hid in ("quiet", "moved"):
+        _setup(setup, hid)
+        assert verdicts.evaluate(setup, hid)["committed"] == 1
+    for k in range(4):  # moved's b group now outruns a: its verdict changes
+        evidence.record(setup, {"c": "moved-b"}, {"m": 500 + k})
+    holder = ctxs("holder")
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with decision_lock(holder.ws, holder.db):
+            held.set()
+            release.wait(60)
+
+    def judge(ctx: Any, hid: str, out: list[Any]) -> threading.Thread:
+        t = threading.Thread(target=lambda: out.append(verdicts.evaluate(ctx, hid)))
+        t.start()
+        return t
+
+    h = threading.Thread(target=hold)
+    h.start()
+    try:
+        assert held.wait(30)
+        steady: list[Any] = []
+        judge(ctxs("reader"), "quiet", steady).join(timeout=20)
+        assert steady and steady[0]["committed"] == 0, "a verdict with nothing to commit waited for the lock"
+        t0 = time.monotonic()
+        changed: list[Any] = []
+        t = judge(ctxs("writer"), "moved", changed)
+        t.join(timeout=0.5)
+        assert t.is_alive() and not changed, "a verdict committed while another decision held the lock"
+    finally:
+        release.set()
+        h.join(timeout=30)
+    t.join(timeout=60)
+    assert changed and changed[0]["committed"] == 1 and time.monotonic() - t0 >= 0.5
+    assert changed[0]["results"][0]["auto_status"] != "confirmed"  # judged on the new runs
+    _check(setup, "moved")
+    _check(setup, "quiet")

@@ -16,6 +16,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -237,3 +238,99 @@ def test_the_default_lock_wait_is_unchanged(monkeypatch):
     assert lock_timeout(120.0) == 120.0
     monkeypatch.setenv("OPTLOG_LOCK_TIMEOUT", "2")
     assert lock_timeout(120.0) == 2.0
+
+
+@pytest.mark.skipif(not PG_BASE, reason="needs the test PostgreSQL server (OPTLOG_TEST_PG)")
+def test_a_postgresql_connection_ended_mid_command_is_named_and_nothing_is_written(ws, monkeypatch):
+    """The server ends the command's connection while it waits to write (what a stopped or
+    restarted server does): named `db_connection_lost`, the transaction rolled back."""
+    import psycopg
+
+    from optlog.paths import find_workspace
+    from optlog.store.db import Database
+
+    for k, v in ws.env.items():
+        monkeypatch.setenv(k, v)
+    db = Database(find_workspace(ws.root))
+    url = ws.env["OPTLOG_DB_URL"]
+    holder = psycopg.connect(url, autocommit=True)
+    try:
+        holder.execute("SELECT pg_advisory_lock(%s)", (db.write_lock_key,))  # the command waits on it
+        p = subprocess.Popen([sys.executable, "-m", "optlog", "run", "record", "--metric", "tps=1", "--json"],
+                             cwd=ws.root, env=ws.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        ended = False
+        while not ended and time.monotonic() < deadline and p.poll() is None:
+            rows = holder.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+                                  "AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()").fetchall()
+            for (pid,) in rows:
+                ended = holder.execute("SELECT pg_terminate_backend(%s)", (pid,)).fetchone()[0] or ended
+            time.sleep(0.1)
+        out, err = p.communicate(timeout=60)
+    finally:
+        holder.close()
+        db.dispose()
+    assert ended, (out, err)
+
+    e = _fault(SimpleNamespace(code=p.returncode, out=out, err=err), "db_connection_lost")
+    assert "nothing" in e["message"] and e["host"]
+    assert ws.j("run", "list")["runs"] == []
+
+
+@pytest.mark.sqlite_only
+def test_a_long_lived_writer_keeps_the_file_stamped(ws, monkeypatch):
+    """A launch driver holds its database open for hours and writes (each commit may checkpoint
+    into the file): other commands must not take the file for one changed behind optlog's back
+    and check all of it each time."""
+    from optlog.paths import find_workspace
+    from optlog.store import integrity
+    from optlog.store.db import Database
+    from optlog.store.runrows import insert_run
+
+    monkeypatch.delenv("OPTLOG_DB_URL", raising=False)
+    db = Database(find_workspace(ws.root))
+    try:
+        for i in range(3):
+            with db.write() as s:
+                insert_run(s, labels={"i": i}, metrics={"x": 1.0})
+            with db.engine.connect() as c:
+                c.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")  # what an auto-checkpoint does
+            with db.write() as s:
+                pass
+            assert integrity.as_stamped(ws.root / ".optlog" / "optlog.db")
+    finally:
+        db.dispose()
+
+
+@pytest.mark.sqlite_only
+def test_the_mcp_face_names_a_held_database_lock_too(ws, monkeypatch):
+    from _face import face
+
+    ws.cli("run", "list")
+    p = _holder("sqlite", ws.root / ".optlog" / "optlog.db")
+    try:
+        with face(ws, monkeypatch, "OPTLOG_LOCK_TIMEOUT") as call:
+            monkeypatch.setenv("OPTLOG_LOCK_TIMEOUT", "1")
+            doc, is_error, code = call("run_record", {"metrics": {"tps": 1}})
+    finally:
+        p.kill()
+        p.wait()
+    assert is_error and code == 1 and doc["error"]["code"] == "locked", doc
+    assert f"pid {p.pid}" in doc["error"]["message"]
+
+
+def test_a_workspace_file_that_will_not_take_a_write_is_named(ws):
+    """An immutable hypothesis file (`chattr +i`: even root gets EPERM) is `permission_denied`
+    naming the file, not an internal error; the database and git are left as they were."""
+    ws.cli("hypothesis", "add", "H", "--id", "h")
+    f = ws.root / "hypotheses" / "h.yaml"
+    if subprocess.run(["chattr", "+i", str(f)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i is not available on this file system")
+    head = ws.git("rev-parse", "HEAD")
+    try:
+        r = ws.cli("hypothesis", "edit", "h", "--title", "New title", "--json", check=False)
+    finally:
+        subprocess.run(["chattr", "-i", str(f)], check=True)
+    err = _fault(r, "permission_denied")
+    assert str(f) in err["message"] and err["path"] == str(f), err
+    assert ws.git("rev-parse", "HEAD") == head and "New title" not in f.read_text()

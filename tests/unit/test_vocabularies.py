@@ -127,7 +127,8 @@ def test_the_status_lists_are_computed_from_the_checked_types() -> None:
     assert set(ST.STATUS_GLYPH) == set(ST.HYP_STATUSES) | set(ST.PRED_STATUSES)
     with pytest.raises(ValidationError):
         HypothesisDoc(id="h", title="t", status="bogus")  # type: ignore[arg-type]
-    from optlog.tui.panes.todos import TODO_MARK, TODO_NEXT  # the TUI's own glyphs (textual stays out of the rest)
+    from optlog.core.todos import TODO_MARK  # one list's marks for `todo list` and the dashboard
+    from optlog.tui.panes.todos import TODO_NEXT  # the dashboard's own cycle (textual stays out of the rest)
 
     assert set(TODO_MARK) == set(TODO_NEXT) == set(TODO_STATUSES)
 

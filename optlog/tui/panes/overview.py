@@ -17,7 +17,7 @@ from optlog.core import views as VW
 from optlog.core.numfmt import fmt_num
 from optlog.core.spark import sparkline
 from optlog.core.statuses import STATUS_GLYPH, reader_text
-from optlog.tui.panes.todos import TODO_MARK
+from optlog.core.todos import TODO_MARK
 from optlog.tui.widgets import cut, status_style
 
 OVERVIEW_MIN = (140, 30)  # the terminal size from which the overview is a pane, not a line

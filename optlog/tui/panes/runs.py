@@ -441,7 +441,7 @@ def _run_renderable(r: dict[str, Any]) -> Any:
                                       (f"  INVALID: {r.get('invalid_reason')}" if r.get("invalidated") else "", "red"))]
     parts.append(Text(VW.kv(r["labels"]), style="cyan"))
     if r.get("error"):
-        parts.append(Text(f"error: {r['error']}" + (f" (cause: {r['cause']})" if r.get("cause") else ""), style="red"))
+        parts.append(Text(VW.run_error(r), style="red"))
     t = Table(box=None, show_header=False, pad_edge=False)
     t.add_column("metric", style="dim")
     t.add_column("value", justify="right")

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from optlog.core.todos import TODO_MARK
 from optlog.tui.widgets import PlainTable
 
+# space on a todo: its next status (the dashboard's own cycle)
 TODO_NEXT = {"pending": "in_progress", "in_progress": "completed", "completed": "pending", "cancelled": "pending"}
-TODO_MARK = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]", "cancelled": "[-]"}
 
 
 class TodosTable(PlainTable):
