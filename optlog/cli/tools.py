@@ -97,8 +97,10 @@ class Tool:
         return err
 
     def param_for(self, spelling: str | None) -> str | None:
-        """The tool parameter an error's `field` means (a CLI flag, a metavar, a service's word for
-        the command's one argument); other fields (`todos[1].status`) are kept as they are."""
+        """The tool parameter an error's `field` means where it is not a verb parameter's name
+        (those `spelling` maps): a click type's CLI flag (`KeyValue`'s `--label`), an argument's
+        metavar (`ID`, `HYP`: the layers below still name arguments so), a service's word for the
+        command's one argument; other fields (`todos[1].status`) are kept as they are."""
         if spelling is None or spelling in self.params:
             return spelling
         if spelling in self.field_names:
