@@ -8,15 +8,35 @@ from __future__ import annotations
 import difflib
 import errno
 import os
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from pathlib import Path
 from typing import Any
 
 
+# A verb parameter named inside a message, until a face writes it in its own spelling (`param`)
+_MARK = "\x1f"
+_PLACEHOLDER = re.compile(f"{_MARK}([A-Za-z_][A-Za-z0-9_]*){_MARK}")
+_HEAD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def param(name: str) -> str:
+    """The verb parameter `name` (its Python name: `out`, `sets`) inside an error message. The
+    layers below the faces do not know how a face spells it (the CLI's `--out`, a tool's `out`):
+    each face fills it in in one place (`OptlogError.spell`); unspelt, it reads as the name."""
+    return f"{_MARK}{name}{_MARK}"
+
+
 @dataclass
 class OptlogError(Exception):
-    """Base class: a message a person reads, plus where the problem is."""
+    """Base class: a message a person reads, plus where the problem is.
+
+    `field` names the place: a verb parameter by its Python name (`out`, `key_map`; a place inside
+    its value: `sets.0`), or a key of the file in `file`. Below the faces it is never a face's
+    spelling (no `--out`: tests/architecture/test_error_fields.py); each face renames the
+    parameters it knows with `spell`."""
 
     message: str
     file: str | None = None
@@ -30,6 +50,26 @@ class OptlogError(Exception):
     def __post_init__(self) -> None:
         super().__init__(self.message)
 
+    def spell(self, spelling: Callable[[str], str | None],
+              in_text: Callable[[str], str | None] | None = None) -> OptlogError:
+        """Write the verb parameters this error names in a face's spelling: the field's head
+        (`sets` of `sets.0`) by `spelling`, each `param` placeholder of the message by `in_text`
+        (default: `spelling`). Each gives None for a name it does not know, which stays as it is.
+        Returns the error itself."""
+        if self.field:
+            m = _HEAD.match(self.field)
+            to = spelling(m.group(0)) if m else None
+            if m and to is not None and (m.end() == len(self.field) or self.field[m.end()] in ".["):
+                self.field = to + self.field[m.end():]
+        words = in_text or spelling
+        self.message = _PLACEHOLDER.sub(lambda m: words(m.group(1)) or m.group(1), self.message)
+        return self
+
+    @property
+    def text(self) -> str:
+        """The message as a person reads it: a parameter no face spelt reads as its name."""
+        return _PLACEHOLDER.sub(r"\1", self.message)
+
     def __str__(self) -> str:
         where = ""
         if self.file:
@@ -40,13 +80,13 @@ class OptlogError(Exception):
                     where += f":{self.column}"
             where += ": "
         fld = f"{self.field}: " if self.field else ""
-        return f"{where}{fld}{self.message}"
+        return f"{where}{fld}{self.text}"
 
     def to_json(self) -> dict[str, Any]:
         return {
             "error": {
                 "code": self.code,
-                "message": self.message,
+                "message": self.text,
                 "file": self.file,
                 "line": self.line,
                 "column": self.column,

@@ -88,6 +88,12 @@ def pytest_sessionfinish(session: Any, exitstatus: Any) -> None:
 # The fixtures that give a test the database under test (OPTLOG_DB_URL on a PostgreSQL pass); `ws`,
 # `make_ws` and `tool` reach it through `db_env`. A test that uses one of them is a `db` test.
 DB_FIXTURES = frozenset({"db_env", "db_env_module"})
+# A test that needs llama.cpp's llama-server and the model takes them from the `real_server` fixture
+# and is a `realserver` test: what it checks is the server path (requests, counters, timing); its
+# writes go through the same store calls that the launches with the test server make, and those run
+# on both databases. So the PostgreSQL pass leaves it out (`not realserver`, scripts/test.sh): a
+# minute or more a test, for nothing the database could change.
+REALSERVER_FIXTURES = frozenset({"real_server"})
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` selects on the markers
@@ -101,8 +107,11 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
     db = pytest.mark.db
     skip = pytest.mark.skip(reason="SQLite-specific (OPTLOG_TEST_PG is set)")
     for item in items:
-        if DB_FIXTURES.intersection(getattr(item, "fixturenames", ())) and not item.get_closest_marker("sqlite_only"):
+        names = getattr(item, "fixturenames", ())
+        if DB_FIXTURES.intersection(names) and not item.get_closest_marker("sqlite_only"):
             item.add_marker(db)
+        if REALSERVER_FIXTURES.intersection(names):
+            item.add_marker(pytest.mark.realserver)
         if PG_BASE and item.get_closest_marker("sqlite_only"):
             item.add_marker(skip)
 
@@ -416,6 +425,15 @@ def _from_template(w: Workspace, t: _Template) -> None:
         with psycopg.connect(url, autocommit=True) as c:
             c.execute(f'ALTER SCHEMA "{schema_for(t.ident)}" RENAME TO "{schema_for(ident)}"')
             c.execute(f'UPDATE "{schema_for(ident)}".sync_stamp SET value = %s WHERE key = %s', (ident, OWNER_KEY))
+
+
+@pytest.fixture(scope="session")
+def real_server() -> tuple[Path, Path]:
+    """(llama-server binary, model file): skips without them, fails on CI (tests/_realserver.py).
+    The one way a test reaches them, so that it is marked `realserver` (see REALSERVER_FIXTURES)."""
+    from _realserver import need_real_server
+
+    return need_real_server()
 
 
 @pytest.fixture

@@ -19,11 +19,15 @@ construction, and what differs between the faces is only what each does with the
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from optlog.cli.main import emit, notice, service_ctx, state
+import click
+
+from optlog.cli.main import cli, emit, notice, service_ctx, state
+from optlog.errors import OptlogError
 
 Human = Callable[[Any], "str | None"] | str | None
 
@@ -75,6 +79,61 @@ def cli_call() -> Call:
     return Call(chdir=st.chdir, ctx=service_ctx, narrate=True, say=notice)
 
 
+def cli_spelling(command: click.Command) -> Callable[[str], str | None]:
+    """The CLI's one spelling of a verb parameter, read from the command's click parameters: an
+    option by its long flag (`out` → `--out`, `fmt` → `--format`). Anything else (an argument's
+    metavar, a key of a file) is not a parameter the CLI spells: None, kept as it is."""
+    return _flags(command.params).get
+
+
+def _flags(params: list[click.Parameter]) -> dict[str, str]:
+    return {p.name: next((o for o in p.opts if o.startswith("--")), p.opts[0])
+            for p in params if isinstance(p, click.Option) and p.name}
+
+
+def _any_command_spelling(name: str) -> str | None:
+    """An option of another command, named in a message as advice (rare: only when the running
+    command has no parameter of that name), by the whole command tree's one spelling of it."""
+    seen: set[str] = set()
+    stack: list[tuple[click.Command, click.Context]] = [(cli, click.Context(cli, info_name="optlog"))]
+    while stack:
+        cmd, ctx = stack.pop()
+        if isinstance(cmd, click.Group):
+            for n in cmd.list_commands(ctx):
+                sub = cmd.get_command(ctx, n)
+                if sub is not None:
+                    stack.append((sub, click.Context(sub, info_name=n, parent=ctx)))
+        elif name in (flags := _flags(cmd.params)):
+            seen.add(flags[name])
+    return seen.pop() if len(seen) == 1 else None
+
+
+def spell_for_cli(err: OptlogError, kw: Mapping[str, Any]) -> OptlogError:
+    """`err` as the CLI says it: the verb parameters it names, in their option spelling. An error
+    in a file names a parameter only when a parameter of the call gave that file (`--dataset
+    bad.jsonl`, `run import FILE… --format`); in a file the workspace holds (a plan, a run spec by
+    name) the field is a key of the file (a plan's `gain`), not the option of the same name."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return err
+    field = err.field
+    own = cli_spelling(ctx.command)
+    err.spell(own, lambda n: own(n) or _any_command_spelling(n))
+    if err.file is not None and str(err.file) not in _given(kw):
+        err.field = field
+    return err
+
+
+def _given(kw: Mapping[str, Any]) -> set[str]:
+    """The texts of a call's arguments (the items of a repeated one): what may name a file."""
+    out: set[str] = set()
+    for v in kw.values():
+        for x in v if isinstance(v, (tuple, list)) else (v,):
+            if isinstance(x, (str, os.PathLike)):
+                out.add(str(x))
+    return out
+
+
 def verb(human: Human = None, *, exit: Exit | None = None,  # noqa: A002
          text: Callable[..., int | None] | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Make a binding `fn(call, **typed) -> document` the click callback of its command.
@@ -88,10 +147,14 @@ def verb(human: Human = None, *, exit: Exit | None = None,  # noqa: A002
         @functools.wraps(fn)
         def callback(**kw: Any) -> int | None:
             call = cli_call()
-            if text is not None and not state().json:
-                return text(call, **kw)
-            doc = fn(call, **kw)
-            emit(doc, human)
+            try:
+                if text is not None and not state().json:
+                    return text(call, **kw)
+                doc = fn(call, **kw)
+                emit(doc, human)
+            except OptlogError as e:
+                spell_for_cli(e, kw)  # the same error, its parameters in the CLI's spelling
+                raise
             return exit(doc, kw) if exit is not None else None
 
         del callback.__wrapped__  # click must see the callback's own signature, not the binding's

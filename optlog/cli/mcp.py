@@ -113,7 +113,7 @@ class Face:
                     e.message = (f"no optlog workspace at {self.chdir or os.getcwd()}: call the `init` tool "
                                  f"(or start the server with -C PATH)")
                     e.extra.setdefault("fix", {"tool": "init", "arguments": {}})
-                e.field = tool.param_for(e.field)
+                tool.spell(e)
                 return e.to_json(), True, e.exit_code
             key = json.dumps([name, kwargs], default=str, sort_keys=True) if tool.path in READS else None
             before = self._read_stamp() if key else None
@@ -128,7 +128,7 @@ class Face:
                 with contextlib.redirect_stdout(stray):  # stdout is the protocol's: nothing else may reach it
                     doc, code = T.invoke(tool, call, kwargs)
             except OptlogError as e:
-                e.field = tool.param_for(e.field)
+                tool.spell(e)
                 return e.to_json(), True, e.exit_code
             except Exception as e:  # noqa: BLE001  (no traceback ever: the error document instead)
                 ierr = internal_error(e, self._ctx.ws.db_url if self._ctx is not None else None)

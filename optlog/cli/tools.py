@@ -83,9 +83,24 @@ class Tool:
                               code="internal_error")
         return b
 
+    def spelling(self, name: str) -> str | None:
+        """The tool parameter of a verb parameter (the binding's Python name: `fmt` → `format`,
+        `out` → `out`), or None: MCP's one spelling of the parameters an error names."""
+        return next((n for n, p in self.params.items() if p.click.name == name), None)
+
+    def spell(self, err: OptlogError) -> OptlogError:
+        """`err` as a tool call says it: the verb parameters it names as this tool's parameters
+        (`spelling`); a field in a face's other spelling (a click type's `--label`, a metavar) by
+        `param_for`."""
+        err.spell(self.spelling)
+        err.field = self.param_for(err.field)
+        return err
+
     def param_for(self, spelling: str | None) -> str | None:
-        """The tool parameter an error's `field` means (a CLI flag, a metavar, a service's word for
-        the command's one argument); other fields (`todos[1].status`) are kept as they are."""
+        """The tool parameter an error's `field` means where it is not a verb parameter's name
+        (those `spelling` maps): a click type's CLI flag (`KeyValue`'s `--label`), an argument's
+        metavar (`ID`, `HYP`: the layers below still name arguments so), a service's word for the
+        command's one argument; other fields (`todos[1].status`) are kept as they are."""
         if spelling is None or spelling in self.params:
             return spelling
         if spelling in self.field_names:

@@ -71,13 +71,13 @@ def sort_key(v: Any) -> tuple[int, float, str]:
     return (0, n, "") if n is not None else (1, 0.0, canonical(v))
 
 
-def check_key(key: str, field: str = "--label") -> str:
+def check_key(key: str, field: str = "labels") -> str:
     if not KEY_RE.match(key):
         raise BadInput(f"bad label name {key!r}: use letters, digits, '_', '.', '-'", field=field)
     return key
 
 
-def parse_pair(text: str, field: str = "--label") -> tuple[str, str]:
+def parse_pair(text: str, field: str = "labels") -> tuple[str, str]:
     """`K=V` from the command line."""
     if "=" not in text:
         raise BadInput(f"expected KEY=VALUE, got {text!r} (no '=')", field=field)
@@ -88,7 +88,7 @@ def parse_pair(text: str, field: str = "--label") -> tuple[str, str]:
     return check_key(k, field), check(v.strip(), field, multiline=False)
 
 
-def parse_pairs(items: list[str] | tuple[str, ...], field: str = "--label") -> dict[str, str]:
+def parse_pairs(items: list[str] | tuple[str, ...], field: str = "labels") -> dict[str, str]:
     out: dict[str, str] = {}
     for it in items:
         k, v = parse_pair(it, field)

@@ -50,7 +50,7 @@ NEED_EXPECTS: tuple[str, ...] = ("confirmed", "falsified")
 # ---------------------------------------------------------------- parsing input
 
 
-def parse_gain(text: str, field: str = "--gain") -> tuple[float, float]:
+def parse_gain(text: str, field: str = "gain") -> tuple[float, float]:
     """`10-30%`, `10–30`, `10..30%`, `15%` (a point), `-5-10%` → (low, high) in percent."""
     m = _GAIN_RE.match(str(text))
     if not m:
@@ -70,7 +70,7 @@ def _check_gain(v: float, text: Any, field: str) -> None:
                        "(a plan cannot lose more than everything, and 11× is not an estimate)", field=field)
 
 
-def parse_percent(text: Any, field: str = "--measured-gain") -> float:
+def parse_percent(text: Any, field: str = "measured") -> float:
     s = str(text).strip().rstrip("%").strip()
     try:
         v = float(s)
@@ -80,7 +80,7 @@ def parse_percent(text: Any, field: str = "--measured-gain") -> float:
     return v
 
 
-def parse_need(text: str, field: str = "--needs") -> tuple[str, str]:
+def parse_need(text: str, field: str = "needs") -> tuple[str, str]:
     """`HYP` → (HYP, confirmed); `HYP=falsified` / `HYP=confirmed` → as written."""
     hid, sep, want = str(text).strip().partition("=")
     hid, want = hid.strip(), (want.strip().lower() if sep else "confirmed")
@@ -102,14 +102,14 @@ def title_key(title: str) -> str:
     return " ".join(str(title).split()).casefold()
 
 
-def parse_effort(text: str, field: str = "--effort") -> str:
+def parse_effort(text: str, field: str = "effort") -> str:
     e = str(text).strip().upper()
     if e not in EFFORT_WEIGHT:
         raise BadInput(f"unknown effort {text!r}; one of S, M, L", field=field)
     return e
 
 
-def parse_confidence(text: Any, field: str = "--confidence") -> float:
+def parse_confidence(text: Any, field: str = "confidence") -> float:
     s = str(text).strip()
     pct = s.endswith("%")
     try:
@@ -123,7 +123,7 @@ def parse_confidence(text: Any, field: str = "--confidence") -> float:
     return v
 
 
-def check_status(s: str, field: str = "--status") -> str:
+def check_status(s: str, field: str = "status") -> str:
     if s not in PLAN_STATUSES:
         raise BadInput(f"unknown plan status {s!r}; one of {', '.join(PLAN_STATUSES)}", field=field)
     return s

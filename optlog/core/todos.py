@@ -36,13 +36,13 @@ def open_first(todos: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [t for t in todos if t["status"] == "in_progress"] + [t for t in todos if t["status"] == "pending"]
 
 
-def check_status(s: Any, where: str = "--status") -> str:
+def check_status(s: Any, where: str = "status") -> str:
     if s not in TODO_STATUSES:
         raise BadInput(f"unknown todo status {s!r}; one of {', '.join(TODO_STATUSES)}", field=where)
     return str(s)
 
 
-def check_priority(p: Any, where: str = "--priority") -> str | None:
+def check_priority(p: Any, where: str = "priority") -> str | None:
     if p is None:
         return None
     if p not in PRIORITIES:

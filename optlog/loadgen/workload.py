@@ -103,21 +103,21 @@ def load_dataset(path: str, output_len: int | None) -> list[tuple[str, int]]:
     """All usable (prompt, max_tokens) records of a file; BadInput (with file and line) if unreadable."""
     p = Path(path)
     if not p.is_file():
-        raise BadInput(f"no such dataset file: {path}", file=path, field="--dataset")
+        raise BadInput(f"no such dataset file: {path}", file=path, field="dataset")
     try:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
-        raise BadInput(f"cannot read the dataset: {e}", file=path, field="--dataset") from None
+        raise BadInput(f"cannot read the dataset: {e}", file=path, field="dataset") from None
     stripped = text.lstrip()
     records: list[Any]
     if stripped.startswith("["):
         try:
             records = json.loads(text)
         except RecursionError:
-            raise BadInput("nested too deeply", file=path, field="--dataset") from None
+            raise BadInput("nested too deeply", file=path, field="dataset") from None
         except json.JSONDecodeError as e:
             raise BadInput(f"not valid JSON: {e.msg}", file=path, line=e.lineno, column=e.colno,
-                           field="--dataset") from None
+                           field="dataset") from None
     else:
         records = []
         for ln, line in enumerate(text.splitlines(), 1):
@@ -126,14 +126,14 @@ def load_dataset(path: str, output_len: int | None) -> list[tuple[str, int]]:
             try:
                 records.append(json.loads(line))
             except RecursionError:
-                raise BadInput("nested too deeply", file=path, line=ln, field="--dataset") from None
+                raise BadInput("nested too deeply", file=path, line=ln, field="dataset") from None
             except json.JSONDecodeError as e:
                 raise BadInput(f"not a JSON line: {e.msg}", file=path, line=ln, column=e.colno,
-                               field="--dataset") from None
+                               field="dataset") from None
     out = [r for r in (_record(rec, output_len) for rec in records) if r is not None]
     if not out:
         raise BadInput("the dataset holds no usable prompt (expected ShareGPT conversations, chat "
-                       "messages, or {\"prompt\": ...} records)", file=path, field="--dataset")
+                       "messages, or {\"prompt\": ...} records)", file=path, field="dataset")
     return out
 
 

@@ -18,7 +18,7 @@ import difflib
 from dataclasses import dataclass
 from typing import Any
 
-from optlog.errors import BadInput
+from optlog.errors import BadInput, param
 from optlog.runs.order import ORDERS
 
 SPEC_KEYS = ("repeats", "order", "order_seed", "on_error")
@@ -38,24 +38,24 @@ class Applied:
 def _refuse(key: str, message: str, known: set[str]) -> BadInput:
     close = difflib.get_close_matches(key, sorted(known), n=3, cutoff=0.6)
     hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-    return BadInput(f"--set {key}: {message}{hint}", field="--set", code="unknown_key")
+    return BadInput(f"{param('sets')} {key}: {message}{hint}", field="sets", code="unknown_key")
 
 
 def _spec_value(key: str, v: Any) -> Any:
     if key == "repeats":
         if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 1000:
-            raise BadInput(f"--set repeats: an integer from 1 to 1000, got {v!r}", field="--set")
+            raise BadInput(f"{param('sets')} repeats: an integer from 1 to 1000, got {v!r}", field="sets")
         return v
     if key == "order_seed":
         if isinstance(v, bool) or not isinstance(v, int):
-            raise BadInput(f"--set order_seed: an integer, got {v!r}", field="--set")
+            raise BadInput(f"{param('sets')} order_seed: an integer, got {v!r}", field="sets")
         return v
     if key == "order":
         if v not in ORDERS:
-            raise BadInput(f"--set order: one of {', '.join(ORDERS)}, got {v!r}", field="--set")
+            raise BadInput(f"{param('sets')} order: one of {', '.join(ORDERS)}, got {v!r}", field="sets")
         return v
     if v not in ("continue", "stop"):
-        raise BadInput(f"--set on_error: continue or stop, got {v!r}", field="--set")
+        raise BadInput(f"{param('sets')} on_error: continue or stop, got {v!r}", field="sets")
     return v
 
 

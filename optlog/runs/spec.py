@@ -33,7 +33,7 @@ from optlog.core.numfmt import fmt_count
 from optlog.core.sweep import expand
 from optlog.core.text import check, problem
 from optlog.core.tune import SearchParam, active_params
-from optlog.errors import BadInput
+from optlog.errors import BadInput, param
 from optlog.runs import order as O, record, sets as S
 from optlog.runs.parsers import canonical_format
 from optlog.runs.sets import SPEC_KEYS
@@ -314,7 +314,7 @@ def _check_keys(ls: LoadedSpec) -> None:
             if k in RESERVED and where != "labels":
                 raise ls.bad(f"{k!r} is reserved (set by optlog for each point)", where, k)
             if k in SPEC_KEYS and where != "labels":
-                raise ls.bad(f"{k!r} is a spec field (`--set {k}=…` sets it); name the value differently", where, k)
+                raise ls.bad(f"{k!r} is a spec field (`{param('sets')} {k}=…` sets it); name the value differently", where, k)
     _check_search(ls)
     for i, inc in enumerate(s.include):
         for k in inc:
@@ -322,7 +322,7 @@ def _check_keys(ls: LoadedSpec) -> None:
                 raise ls.bad(f"bad name {k!r}: use letters, digits, '_', '.', '-'", "include", i, k)
             if k in RESERVED or k in SPEC_KEYS:
                 raise ls.bad(f"{k!r} is reserved (set by optlog for each point)" if k in RESERVED else
-                             f"{k!r} is a spec field (`--set {k}=…` sets it); name the value differently",
+                             f"{k!r} is a spec field (`{param('sets')} {k}=…` sets it); name the value differently",
                              "include", i, k)
             if k in s.matrix:
                 raise ls.bad(f"{k!r} is both a matrix axis and an include key; include entries are crossed "
@@ -389,25 +389,25 @@ def typed_sets(pairs: SetPairs) -> dict[str, Any]:
     checked, so `{"matrix.concurrency": [1, 2]}` is the axis that `matrix.concurrency=[1,2]` is."""
     out: dict[str, Any] = {}
     for k, v in pairs:
-        k = L.check_key(str(k), "--set")
+        k = L.check_key(str(k), "sets")
         if k in RESERVED:
-            raise BadInput(f"{k!r} is reserved (set by optlog for each point)", field="--set")
+            raise BadInput(f"{k!r} is reserved (set by optlog for each point)", field="sets")
         out[k] = _set_value(k, v)
     return out
 
 
 def _set_value(k: str, v: Any) -> Any:
     if isinstance(v, str):
-        return _typed(check(v.strip(), "--set", multiline=False))
+        return _typed(check(v.strip(), "sets", multiline=False))
     if isinstance(v, bool):
         return L.canonical(v)  # as the command line's `true` reaches a template
     if isinstance(v, (int, float)) and math.isfinite(v):
         return v
     if isinstance(v, (list, tuple)) and all(isinstance(x, (int, float, str)) and _finite(x) for x in v):
         # the items as the CLI's `[a, b]` gives them (YAML-typed: `[1, "1"]` stays that)
-        return [check(x, "--set", multiline=False) if isinstance(x, str) else x for x in v]
-    raise BadInput(f"--set {k}: a text, a finite number or a list of them (a matrix axis), got {json.dumps(v, default=str)[:80]}",
-                   field="--set")
+        return [check(x, "sets", multiline=False) if isinstance(x, str) else x for x in v]
+    raise BadInput(f"{param('sets')} {k}: a text, a finite number or a list of them (a matrix axis), got {json.dumps(v, default=str)[:80]}",
+                   field="sets")
 
 
 def _finite(x: Any) -> bool:
@@ -430,7 +430,7 @@ def _typed(v: str) -> Any:
     s = v.strip()
     if s.startswith("[") and s.endswith("]"):
         try:
-            val = parse_text(s, "--set")
+            val = parse_text(s, "sets")
         except BadInput:
             return v
         if isinstance(val, list) and all(isinstance(x, (int, float, str, bool)) for x in val):
@@ -515,7 +515,7 @@ def _check_size(ls: LoadedSpec, matrix: dict[str, list[Any]], include: list[dict
         sizes = " × ".join(f"{k}: {len(v)}" for k, v in matrix.items())
         extra = (f" × {len(include)} include" if include else "") + (f" × {repeats} repeats" if repeats > 1 else "")
         raise ls.bad(f"the sweep has more than {fmt_count(LIMITS.matrix_points)} points ({sizes}{extra}); split it into "
-                     "several specs or use --set to narrow an axis", "matrix" if matrix else "include",
+                     f"several specs or use {param('sets')} to narrow an axis", "matrix" if matrix else "include",
                      code="too_large")
 
 
@@ -585,7 +585,7 @@ def render_point(ls: LoadedSpec, values: dict[str, Any], *, launch_dir: str, out
                 "timeout_s": c.timeout_s or t.check_s,
             }
             if not check["url"]:
-                raise ls.bad("the check needs the server's URL: give `check.url`, a `ready.url`, or --server-url",
+                raise ls.bad(f"the check needs the server's URL: give `check.url`, a `ready.url`, or {param('server_url')}",
                              "server", "check")
         stop = None
         if srv.stop is not None:

@@ -173,7 +173,7 @@ def setup(agent: str, folder: str | None) -> dict[str, Any]:
         raise BadInput(f"unknown agent {agent!r}; one of {', '.join(AGENTS)}", field="AGENT", code="usage")
     root = Path(folder or ".").resolve()
     if not root.is_dir():
-        raise BadInput(f"no such folder: {root}", field="--dir")
+        raise BadInput(f"no such folder: {root}", field="folder")
     plan = _Plan(root)
     cmd = _command()
     _check_runs(cmd[:-1])

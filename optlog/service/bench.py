@@ -30,7 +30,7 @@ from optlog import __version__
 from optlog.core import labels as L
 from optlog.core.text import check as check_text
 from optlog.core.timeutil import now_iso
-from optlog.errors import BadInput, Failed
+from optlog.errors import BadInput, Failed, param
 from optlog.loadgen import core, runner, workload
 from optlog.runs.inside import DEFAULT_RESULT, current
 from optlog.service.evidence import insert_run
@@ -91,21 +91,21 @@ def _headers(opts: Options) -> dict[str, str]:
             break
     for h in opts.headers:
         if ":" not in h:
-            raise BadInput(f"expected K:V, got {h!r}", field="--header")
+            raise BadInput(f"expected K:V, got {h!r}", field="headers")
         k, v = h.split(":", 1)
         k = k.strip()
         if not k or not re.fullmatch(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+", k):
-            raise BadInput(f"bad header name {k!r}", field="--header")
+            raise BadInput(f"bad header name {k!r}", field="headers")
 
         def sub(m: re.Match[str]) -> str:
             name = m.group(1) or m.group(2)
             if name not in os.environ:
-                raise BadInput(f"the environment variable {name} (named in header {k}) is not set", field="--header")
+                raise BadInput(f"the environment variable {name} (named in header {k}) is not set", field="headers")
             return os.environ[name]
 
         v = _VAR.sub(sub, v.strip())
         if "\r" in v or "\n" in v:
-            raise BadInput(f"header {k} holds a line break", field="--header")
+            raise BadInput(f"header {k} holds a line break", field="headers")
         out[k] = v
     return out
 
@@ -113,8 +113,8 @@ def _headers(opts: Options) -> dict[str, str]:
 def _user_labels(labels: dict[str, Any]) -> dict[str, str]:
     """The extra labels as label text (a number an agent passes reads as the CLI's `K=8` would),
     each name and value checked by the rules a `--label` on the command line meets."""
-    return {L.check_key(str(k), "--label"): check_text(v.strip() if isinstance(v, str) else L.canonical(v),
-                                                        "--label", multiline=False)
+    return {L.check_key(str(k), "labels"): check_text(v.strip() if isinstance(v, str) else L.canonical(v),
+                                                        "labels", multiline=False)
             for k, v in labels.items()}
 
 
@@ -126,7 +126,7 @@ def prepare(opts: Options, ctx: Any = None) -> Plan:
     except ValueError as e:
         raise BadInput(str(e), field="URL") from None
     if opts.api not in (None, "completions", "chat"):
-        raise BadInput(f"--api is completions or chat, got {opts.api!r}", field="--api")
+        raise BadInput(f"{param('api')} is completions or chat, got {opts.api!r}", field="api")
     levels: list[int | None]
     if opts.concurrency is None or str(opts.concurrency).strip().lower() in ("", "none", "inf"):
         levels = [None]
@@ -134,38 +134,38 @@ def prepare(opts: Options, ctx: Any = None) -> Plan:
         try:
             levels = list(core.parse_levels(opts.concurrency))
         except ValueError as e:
-            raise BadInput(f"bad concurrency list: {e}", field="--concurrency") from None
+            raise BadInput(f"bad concurrency list: {e}", field="concurrency") from None
     try:
         rate = core.parse_rate(opts.request_rate)
     except ValueError as e:
-        raise BadInput(str(e), field="--request-rate") from None
-    for name, v in (("--input-len", opts.input_len), ("--output-len", opts.output_len),
-                    ("--num-prompts", opts.num_prompts)):
+        raise BadInput(str(e), field="request_rate") from None
+    for name, v in (("input_len", opts.input_len), ("output_len", opts.output_len),
+                    ("num_prompts", opts.num_prompts)):
         if v is not None and v < 1:
             raise BadInput(f"must be at least 1, got {v}", field=name)
     if opts.warmup is not None and opts.warmup < 0:
-        raise BadInput(f"must be >= 0, got {opts.warmup}", field="--warmup")
+        raise BadInput(f"must be >= 0, got {opts.warmup}", field="warmup")
     if not (opts.timeout > 0) or math.isinf(opts.timeout):
-        raise BadInput(f"must be > 0 seconds, got {opts.timeout}", field="--timeout")
+        raise BadInput(f"must be > 0 seconds, got {opts.timeout}", field="timeout")
     if opts.max_failures is not None and opts.max_failures < 0:
-        raise BadInput(f"must be >= 0, got {opts.max_failures}", field="--max-failures")
+        raise BadInput(f"must be >= 0, got {opts.max_failures}", field="max_failures")
     if opts.dataset and opts.input_len:
-        raise BadInput("--input-len makes random prompts; it cannot be combined with --dataset", field="--input-len")
+        raise BadInput(f"{param('input_len')} makes random prompts; it cannot be combined with {param('dataset')}", field="input_len")
     headers = _headers(opts)
     extra: Any = {} if opts.extra_body is None else opts.extra_body
     if not isinstance(extra, dict):
-        raise BadInput("must be a JSON object", field="--extra-body")
+        raise BadInput("must be a JSON object", field="extra_body")
     user_labels = _user_labels(opts.labels)
     out_file: Path | None = None
     if opts.output_file:
         out_file = Path(opts.output_file)
         if out_file.is_dir():
-            raise BadInput(f"{opts.output_file} is a folder", field="--output-file")
+            raise BadInput(f"{opts.output_file} is a folder", field="output_file")
         if not out_file.parent.exists():
-            raise BadInput(f"no such folder: {out_file.parent}", field="--output-file")
+            raise BadInput(f"no such folder: {out_file.parent}", field="output_file")
     if opts.hypothesis:
         if ctx is None:
-            raise BadInput("--hypothesis needs a workspace", field="--hypothesis")
+            raise BadInput(f"{param('hypothesis')} needs a workspace", field="hypothesis")
 
         require(ctx, opts.hypothesis)
     n = opts.num_prompts
@@ -222,7 +222,7 @@ def _detect_model(target: Any) -> str:
             data = json.loads(r.read())
         return str(data["data"][0]["id"])
     except (OSError, urllib.error.URLError, ValueError, KeyError, IndexError, TypeError) as e:
-        raise Failed(f"--model not given and {base}/v1/models could not tell it ({e}); pass --model") from None
+        raise Failed(f"{param('model')} not given and {base}/v1/models could not tell it ({e}); pass {param('model')}") from None
 
 
 def sglang_line(plan: Plan, lv: Any) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from optlog.config import Config
 from optlog.core.numfmt import fmt_share, fmt_sig
 from optlog.core.timeutil import now_iso
-from optlog.errors import BadInput, Failed
+from optlog.errors import BadInput, Failed, param
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
 from optlog.service.context import Ctx
@@ -147,7 +147,7 @@ def calibrate(ctx: Ctx, *, quick: bool = False, device: str = "auto", dry_run: b
     before = path.read_text() if path.exists() else ""
     ctx.config  # noqa: B018 - a malformed optlog.yaml is reported before measuring anything
     if not (max_spread > 0 and math.isfinite(max_spread)):  # an agent's "1e999" is inf: no bound at all
-        raise BadInput(f"--max-spread must be a finite number > 0, got {max_spread}", field="--max-spread")
+        raise BadInput(f"{param('max_spread')} must be a finite number > 0, got {max_spread}", field="max_spread")
     if measurement is None:
         ctx.notice("calibrate: measuring matmul TFLOP/s per dtype and memory bandwidth"
                    + (" (and, with several GPUs, the links and allreduce)" if device != "cpu" else " on the CPU") + "…")

@@ -26,7 +26,7 @@ from optlog.core.scaling import KINDS as FIT_KINDS
 from optlog.core.scaling import fit as fit_line
 from optlog.core.stats import sig
 from optlog.core.verdict import must_agree_across_groups
-from optlog.errors import BadInput, not_found
+from optlog.errors import BadInput, not_found, param
 from optlog.service.context import Ctx
 from optlog.service.verdicts import load_evidence
 from optlog.store.runrows import metric_names
@@ -52,22 +52,22 @@ def compare(ctx: Ctx, metric: str, by: str, per: str | None = None, where: str |
             baseline: str | None = None, fit: str | None = None) -> dict[str, Any]:
     """The table; with `fit` (`k` or `slope`), each row also carries the line fitted through its
     runs against the numeric `by` label (core.scaling.fit: what a scaling claim judges)."""
-    L.check_key(metric, "--metric")
-    L.check_key(by, "--by")
+    L.check_key(metric, "metric")
+    L.check_key(by, "by")
     if per is not None:
-        L.check_key(per, "--per")
+        L.check_key(per, "per")
         if per == by:
-            raise BadInput("--per and --by name the same label", field="--per")
+            raise BadInput(f"{param('per')} and {param('by')} name the same label", field="per")
     cond = None
     if where:
         try:
             cond = E.parse_where(where)
         except E.ExprError as e:
-            raise BadInput(e.pretty(), column=e.column, field="--where", code="bad_expression") from None
+            raise BadInput(e.pretty(), column=e.column, field="where", code="bad_expression") from None
     ev = load_evidence(ctx, {metric})
     if metric not in ev.metric_names:
-        raise not_found("metric (in a counting run)", metric, _known_metrics(ctx), field="--metric")
-    for key, field in ((by, "--by"), (per, "--per")):
+        raise not_found("metric (in a counting run)", metric, _known_metrics(ctx), field="metric")
+    for key, field in ((by, "by"), (per, "per")):
         if key is not None and key not in ev.index:
             raise not_found("label (on a counting run)", key, ev.index, field=field)
     picked = []
@@ -79,7 +79,7 @@ def compare(ctx: Ctx, metric: str, by: str, per: str | None = None, where: str |
         picked.append(r)
     if not picked:
         raise BadInput(f"no counting run has both metric {metric!r} and label {by!r}"
-                       + (f" and label {per!r}" if per else "") + (f" where {where}" if where else ""), field="--by")
+                       + (f" and label {per!r}" if per else "") + (f" where {where}" if where else ""), field="by")
 
     # labels that differ inside a (level, group) cell: split the rows by them, never pool
     shown = {by, *([per] if per else [])}
@@ -103,14 +103,14 @@ def compare(ctx: Ctx, metric: str, by: str, per: str | None = None, where: str |
     groups = sorted(group_val, key=lambda g: L.sort_key(group_val[g]))
     if fit is not None:
         if fit not in FIT_KINDS:
-            raise BadInput(f"--fit is one of {', '.join(FIT_KINDS)}", field="--fit")
+            raise BadInput(f"{param('fit')} is one of {', '.join(FIT_KINDS)}", field="fit")
         text = sorted(str(v) for v in group_val.values() if L.as_number(v) is None)
         if text:
-            raise BadInput(f"--fit needs a numeric --by label: {by} has {', '.join(text[:3])}", field="--fit")
+            raise BadInput(f"{param('fit')} needs a numeric {param('by')} label: {by} has {', '.join(text[:3])}", field="fit")
     if baseline is not None:
         b = L.canonical(baseline)
         if b not in group_val:
-            raise BadInput(f"no run has {by}={baseline} (groups: {', '.join(groups)})", field="--baseline")
+            raise BadInput(f"no run has {by}={baseline} (groups: {', '.join(groups)})", field="baseline")
         groups = [b] + [g for g in groups if g != b]
     base = groups[0]
 

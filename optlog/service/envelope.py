@@ -11,14 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 from optlog.core.shape import page, parse_fields, project
-from optlog.errors import BadInput
+from optlog.errors import BadInput, param
 
 ORDERS = ("oldest", "newest")
 
 
 def check_limit(limit: int | None, least: int = 0) -> None:
     if limit is not None and limit < least:
-        raise BadInput(f"--limit must be at least {least}", field="--limit")
+        raise BadInput(f"{param('limit')} must be at least {least}", field="limit")
 
 
 def select(rows: list[dict[str, Any]], fields: str | list[str] | None) -> list[dict[str, Any]]:

@@ -15,7 +15,7 @@ from optlog.core.shape import page_facts
 from optlog.core.statuses import RUN_STATUSES
 from optlog.core.text import check as check_text
 from optlog.core.timeutil import now_iso
-from optlog.errors import BadInput, NotFound, not_found
+from optlog.errors import BadInput, NotFound, not_found, param
 from optlog.runs.redact import redact
 from optlog.service import documents, envelope
 from optlog.service.context import Ctx
@@ -28,7 +28,7 @@ from optlog.telemetry.summary import run_telemetry
 
 
 def _check_metric_name(name: str) -> str:
-    return L.check_key(name, "--metric")
+    return L.check_key(name, "metrics")
 
 
 def insert_run(
@@ -56,15 +56,15 @@ def record(
 ) -> dict[str, Any]:
     """Store a run done elsewhere (typed labels and metrics: a face parses its own syntax, e.g. the
     CLI's `K=V`). All input is checked before anything is written."""
-    lab = {L.check_key(str(k), "--label"): check_text(str(v), "--label", multiline=False) for k, v in labels.items()}
+    lab = {L.check_key(str(k), "labels"): check_text(str(v), "labels", multiline=False) for k, v in labels.items()}
     met: dict[str, float] = {}
     for k, v in metrics.items():
         n = L.as_number(v)
         if isinstance(v, bool) or n is None or not math.isfinite(n):
-            raise BadInput(f"metric {k!r} must be a finite number, got {v!r}", field="--metric")
-        met[L.check_key(str(k), "--metric")] = n
+            raise BadInput(f"metric {k!r} must be a finite number, got {v!r}", field="metrics")
+        met[L.check_key(str(k), "metrics")] = n
     if not met:
-        raise BadInput("a recorded run needs at least one --metric NAME=VALUE", field="--metric")
+        raise BadInput(f"a recorded run needs at least one {param('metrics')} NAME=VALUE", field="metrics")
     if hypothesis:
         require(ctx, hypothesis)
     with ctx.db.write() as s:
@@ -116,16 +116,16 @@ def runs_page(
     `labels`: typed selectors (`{"concurrency": 256}` and `{"concurrency": "256"}` select the same
     runs). A label key no run has is an error with a did-you-mean (the runs have `m`, the call said `M`)."""
     if status is not None and status not in RUN_STATUSES:
-        raise BadInput(f"unknown run status {status!r}; one of {', '.join(RUN_STATUSES)}", field="--status")
+        raise BadInput(f"unknown run status {status!r}; one of {', '.join(RUN_STATUSES)}", field="status")
     if limit is not None and limit < 0:
-        raise BadInput("--limit must be at least 0", field="--limit")
-    sel = {L.check_key(str(k), "--label"): v for k, v in (labels or {}).items()}
+        raise BadInput(f"{param('limit')} must be at least 0", field="limit")
+    sel = {L.check_key(str(k), "labels"): v for k, v in (labels or {}).items()}
     with ctx.db.read() as s:
         if sel:
             keys = label_keys(s.connection(), sorted(sel))
             for k in sel:
                 if k not in keys:
-                    raise not_found("run label", k, sorted(label_keys(s.connection())), field="--label")
+                    raise not_found("run label", k, sorted(label_keys(s.connection())), field="labels")
         rows, total = run_page(s, status=status, hypothesis=hypothesis, launch=launch, since=since,
                                include_invalidated=include_invalidated,
                                labels={k: L.canonical(v) for k, v in sel.items()}, newest=newest, offset=offset,
@@ -215,7 +215,7 @@ def add_note(ctx: Ctx, text: str, hypothesis: str | None = None, link: str | Non
     if link is not None:
         u = urlparse(link)
         if not (u.scheme and (u.netloc or u.scheme == "file")):
-            raise BadInput(f"not a URL: {link!r} (expected e.g. https://…)", field="--link")
+            raise BadInput(f"not a URL: {link!r} (expected e.g. https://…)", field="link")
     if hypothesis:
         require(ctx, hypothesis)
     if run is not None:

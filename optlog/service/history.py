@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from optlog.core.text import is_id
-from optlog.errors import BadInput, Failed, NotFound
+from optlog.errors import BadInput, Failed, NotFound, param
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
 from optlog.gitlog.commit import run_git
@@ -95,10 +95,10 @@ def log(ctx: Ctx, hypothesis: str | None = None, limit: int | None = None) -> di
     """The decision timeline, oldest first; `hypothesis` keeps its events and its children's pivots."""
 
     if limit is not None and limit < 1:
-        raise BadInput("--limit must be at least 1", field="--limit")
+        raise BadInput(f"{param('limit')} must be at least 1", field="limit")
     if hypothesis is not None:
         if not is_id(hypothesis):
-            raise NotFound(f"no hypothesis {hypothesis!r} (not an id)", field="--hypothesis")
+            raise NotFound(f"no hypothesis {hypothesis!r} (not an id)", field="hypothesis")
     if history.repo(ctx) is None:
         return {"events": [], "notice": f"{ctx.ws.root} is not in a git repository: no decision history"}
     p = run_git(ctx.ws.root, "log", "-z", "-E", "--grep=^Optlog-Event: ", f"--format={_LOG_FORMAT}", "--reverse",
@@ -112,7 +112,7 @@ def log(ctx: Ctx, hypothesis: str | None = None, limit: int | None = None) -> di
     if hypothesis is not None:
         events = [e for e in events if hypothesis in e["hypotheses"] or e["parent"] == hypothesis]
         if not events and not ctx.ws.hypothesis_file(hypothesis).exists():
-            raise NotFound(f"no hypothesis {hypothesis!r} (no file, no history)", field="--hypothesis")
+            raise NotFound(f"no hypothesis {hypothesis!r} (no file, no history)", field="hypothesis")
     if limit is not None:
         events = events[-limit:]
     out: dict[str, Any] = {"events": events}

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from optlog.core.hypothesis import HYP_STATUSES, HypothesisDoc, Override, StatusChange, check_id, link_problems, slugify
 from optlog.core.timeutil import now_iso
-from optlog.errors import BadInput, NotFound, no_space, not_found, out_of_space
+from optlog.errors import BadInput, NotFound, no_space, not_found, out_of_space, param
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
 from optlog.service import evidence, journal
@@ -228,11 +228,12 @@ def bad_value(e: Any, flags: dict[str, str] | None = None) -> BadInput:
     loc = ".".join(str(p) for p in err.get("loc", ()))
     top = loc.split(".", 1)[0]
     msg = str(err["msg"]).removeprefix("Value error, ")
-    return BadInput(msg, field=(flags or {}).get(top, f"--{top}" if top in _FLAGS else loc or None),
-                    code="invalid_field")
+    return BadInput(msg, field=(flags or {}).get(top, _PARAMS.get(top, loc or None)), code="invalid_field")
 
 
-_FLAGS = ("title", "statement", "rationale", "parent", "why", "id")
+# a document's field → the verb parameter that sets it (the faces spell it: `--id` on the CLI)
+_PARAMS = {"title": "title", "statement": "statement", "rationale": "rationale", "parent": "parent", "why": "why",
+           "id": "hid"}
 
 
 def create(ctx: Ctx, doc: HypothesisDoc, *, event: str = "hypothesis-add", subject: str | None = None,
@@ -272,9 +273,9 @@ def add(
         try:
             check_id(hid)
         except ValueError as e:
-            raise BadInput(str(e), field="--id") from None
+            raise BadInput(str(e), field="hid") from None
         if hid in docs:
-            raise BadInput(f"hypothesis {hid!r} exists already", field="--id")
+            raise BadInput(f"hypothesis {hid!r} exists already", field="hid")
     else:
         base = slugify(title)
         hid, n = base, 2
@@ -282,25 +283,25 @@ def add(
             hid = f"{base}-{n}"
             n += 1
     if parent is not None and parent not in docs:
-        raise not_found("parent hypothesis", parent, docs, field="--parent")
+        raise not_found("parent hypothesis", parent, docs, field="parent")
     for r in rivals:
         if r not in docs:
-            raise not_found("rival hypothesis", r, docs, field="--rival")
+            raise not_found("rival hypothesis", r, docs, field="rivals")
         if r == hid:
-            raise BadInput("a hypothesis cannot be its own rival", field="--rival")
+            raise BadInput("a hypothesis cannot be its own rival", field="rivals")
     doc = checked(dict(
         id=hid, title=title.strip(), statement=statement, rationale=rationale, parent=parent,
         rivals=list(dict.fromkeys(rivals)), created=now_iso(), created_by=ctx.actor,
-    ), {"title": "TITLE", "rivals": "--rival"})
+    ), {"title": "TITLE", "rivals": "rivals"})
     return create(ctx, doc)
 
 
 def set_status(ctx: Ctx, hid: str, status: str, why: str) -> HypothesisDoc:
     """A manual status (an override): kept beside the automatic verdict, never undone by it."""
     if status not in HYP_STATUSES:
-        raise BadInput(f"unknown status {status!r}; one of {', '.join(HYP_STATUSES)}", field="--status")
+        raise BadInput(f"unknown status {status!r}; one of {', '.join(HYP_STATUSES)}", field="status")
     if not why or not why.strip():
-        raise BadInput("a manual status change needs --why", field="--why")
+        raise BadInput(f"a manual status change needs {param('why')}", field="why")
     get(ctx, hid)
 
     def change(doc: HypothesisDoc) -> None:
@@ -341,9 +342,9 @@ def edit(ctx: Ctx, hid: str, *, title: str | None = None, statement: str | None 
         raise not_found("hypothesis", hid, docs, field="hypothesis")
     for r in add_rivals:
         if r not in docs or r == hid:
-            raise NotFound(f"no rival hypothesis {r!r}", field="--rival")
+            raise NotFound(f"no rival hypothesis {r!r}", field="rivals")
     if title is not None and not title.strip():
-        raise BadInput("the title must not be empty", field="--title")
+        raise BadInput("the title must not be empty", field="title")
 
     def change(doc: HypothesisDoc) -> None:
         if title is not None:
@@ -476,7 +477,7 @@ def show(ctx: Ctx, hid: str, docs: dict[str, HypothesisDoc] | None = None) -> di
 
 def list_(ctx: Ctx, status: str | None = None) -> list[dict[str, Any]]:
     if status is not None and status not in HYP_STATUSES:
-        raise BadInput(f"unknown status {status!r}; one of {', '.join(HYP_STATUSES)}", field="--status")
+        raise BadInput(f"unknown status {status!r}; one of {', '.join(HYP_STATUSES)}", field="status")
     docs = sync(ctx)
     rel = _relations(docs)
     out = [summary(d, docs, rel) for d in sorted(docs.values(), key=lambda d: (d.created or "", d.id))]

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from optlog.core import labels as L
-from optlog.errors import BadInput
+from optlog.errors import BadInput, param
 from optlog.runs.modelfacts import from_path
 from optlog.runs.parsers import canonical_format, parse_bytes, read_file, unique
 from optlog.service import evidence
@@ -29,12 +29,12 @@ def check_key_map(key_map: dict[str, Any]) -> dict[str, str]:
     """`--key-map` as typed pairs, NAME → PATH (NAME a metric, or `label.NAME`): names checked, paths non-empty."""
     out: dict[str, str] = {}
     for k, v in key_map.items():
-        k = L.check_key(str(k), "--key-map")
-        L.check_key(k[len("label."):] if k.startswith("label.") else k, "--key-map")
+        k = L.check_key(str(k), "key_map")
+        L.check_key(k[len("label."):] if k.startswith("label.") else k, "key_map")
         if not isinstance(v, str):
-            raise BadInput(f"--key-map {k}: the PATH is a dotted name, got {v!r}", field="--key-map")
+            raise BadInput(f"{param('key_map')} {k}: the PATH is a dotted name, got {v!r}", field="key_map")
         if not v.strip():
-            raise BadInput(f"expected NAME=PATH, got {f'{k}={v}'!r} (empty path)", field="--key-map")
+            raise BadInput(f"expected NAME=PATH, got {f'{k}={v}'!r} (empty path)", field="key_map")
         out[k] = v.strip()
     return out
 
@@ -51,7 +51,7 @@ def import_files(
     if not files:
         raise BadInput("name at least one result file", field="FILE")
     km = check_key_map(key_map or {})
-    overrides = {L.check_key(str(k), "--label"): v for k, v in (labels or {}).items()}
+    overrides = {L.check_key(str(k), "labels"): v for k, v in (labels or {}).items()}
     if fmt:
         fmt = canonical_format(fmt)
     if hypothesis:

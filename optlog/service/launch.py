@@ -26,7 +26,7 @@ from typing import Any, cast
 from optlog.core.ids import parse_ref
 from optlog.core.statuses import WAITING
 from optlog.core.timeutil import now_iso
-from optlog.errors import BadInput, Failed, NotFound
+from optlog.errors import BadInput, Failed, NotFound, param
 from optlog.runs import ports, procs
 from optlog.runs.executor_select import make_executor
 from optlog.runs.launcher import Driver
@@ -70,7 +70,7 @@ def prepare(ctx: Ctx, spec: str, *, sets: SetPairs = (), server_url: str | None 
     st = typed_sets(sets)
     if server_url is not None:
         if not base_url(server_url):
-            raise BadInput(f"not a server URL: {server_url!r} (expected e.g. http://127.0.0.1:30000)", field="--server-url")
+            raise BadInput(f"not a server URL: {server_url!r} (expected e.g. http://127.0.0.1:30000)", field="server_url")
         server_url = server_url.rstrip("/")
     points = plan(ls, st, server_url, worker=worker)
     if hypothesis:
@@ -91,7 +91,7 @@ def _refuse_taken_ports(points: list[Any]) -> None:
     for port in sorted(wanted):
         if ports.in_use(port):
             raise Failed(f"{ports.describe(port)}: optlog would benchmark a server it did not start. Stop it, "
-                         "give the spec another port, or pass --server-url to measure that server on purpose",
+                         f"give the spec another port, or pass {param('server_url')} to measure that server on purpose",
                          code="port_in_use", field="server",
                          extra={"port": port, "holders": [{"pid": h.pid} for h in ports.holders(port)]})
 
@@ -121,16 +121,16 @@ def launch(ctx: Ctx, spec: str | None = None, *, sets: SetPairs = (), server_url
     name = again_of = None
     if again is not None:
         if spec is not None or sets or server_url:
-            raise BadInput("--again launches a record as it ran: give no SPEC, --set or --server-url with it",
-                           field="--again")
+            raise BadInput(f"{param('again')} launches a record as it ran: give no SPEC, {param('sets')} or {param('server_url')} with it",
+                           field="again")
         kind, n = parse_ref(again)
         if kind != "launch":
-            raise BadInput(f"--again takes a launch (L3), got {again!r}", field="--again")
+            raise BadInput(f"{param('again')} takes a launch (L3), got {again!r}", field="again")
         a = launch_record.again_args(ctx, n)
         spec, sets, server_url, name, again_of = a["spec"], a["sets"], a["server_url"], a["name"], a["again_of"]
         hypothesis = hypothesis or a["hypothesis"]
     if spec is None:
-        raise BadInput("name a run spec (SPEC), or a launch to run again (--again L3)", field="SPEC")
+        raise BadInput(f"name a run spec (SPEC), or a launch to run again ({param('again')} L3)", field="SPEC")
     return _launch(ctx, spec, sets=sets, server_url=server_url, hypothesis=hypothesis, detach=detach,
                    allow_concurrent=allow_concurrent, on_event=on_event, name=name, again_of=again_of)
 

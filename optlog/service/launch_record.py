@@ -82,7 +82,7 @@ def find(ctx: Ctx, n: int) -> Path:
     d = ctx.ws.root / (rel or f"{DIR}/L{n}")
     if not (d / "points.json").is_file() or not (d / "spec.yaml").is_file():
         raise NotFound(f"no committed record of launch L{n} ({ctx.ws.rel(d)}/spec.yaml and points.json)",
-                       field="--again")
+                       field="again")
     return d
 
 
@@ -92,7 +92,7 @@ def again_args(ctx: Ctx, n: int) -> dict[str, Any]:
     try:
         doc = json.loads((d / "points.json").read_text(encoding="utf-8"))
     except ValueError as e:
-        raise BadInput(f"{ctx.ws.rel(d / 'points.json')}: not JSON ({e})", field="--again") from None
+        raise BadInput(f"{ctx.ws.rel(d / 'points.json')}: not JSON ({e})", field="again") from None
     sets: list[tuple[str, Any]] = list(record_sets(doc.get("sets") or []))
     order = doc.get("order") or {}
     if order.get("seed") is not None and not any(k == "order_seed" for k, _ in sets):

@@ -18,7 +18,7 @@ from typing import Any, cast
 from optlog.core import plans as P
 from optlog.core.numfmt import fmt_score
 from optlog.core.timeutil import now_iso
-from optlog.errors import BadInput, NotFound, not_found
+from optlog.errors import BadInput, NotFound, not_found, param
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
 from optlog.render import plans as R
@@ -174,9 +174,9 @@ def _check_needs(ctx: Ctx, needs: list[str] | tuple[str, ...]) -> list[str]:
     for text in needs:
         hid, want = P.parse_need(text)
         if hid not in docs:
-            raise not_found("hypothesis", hid, docs, field="--needs")
+            raise not_found("hypothesis", hid, docs, field="needs")
         if hid in seen and seen[hid] != want:
-            raise BadInput(f"{hid} is needed both confirmed and falsified", field="--needs")
+            raise BadInput(f"{hid} is needed both confirmed and falsified", field="needs")
         if hid not in seen:
             seen[hid] = want
             out.append(P.need_text(hid, want))
@@ -204,7 +204,7 @@ def edit(ctx: Ctx, pid: int | str, *, title: str | None = None, gain: str | None
     changes: dict[str, Any] = {}
     if title is not None:
         if not title.strip():
-            raise BadInput("a plan needs a title", field="--title")
+            raise BadInput("a plan needs a title", field="title")
         changes["title"] = title.strip()
     if gain is not None:
         changes["gain_low"], changes["gain_high"] = P.parse_gain(gain)
@@ -223,8 +223,8 @@ def edit(ctx: Ctx, pid: int | str, *, title: str | None = None, gain: str | None
         if lst is not None:
             changes[k] = [x for x in lst if x.strip()]
     if not changes:
-        raise BadInput("nothing to change: give --title, --gain, --effort, --confidence, --needs, --rationale, "
-                       "--step, --risk or --validation", field="--title")
+        raise BadInput(f"nothing to change: give {param('title')}, {param('gain')}, {param('effort')}, {param('confidence')}, {param('needs')}, {param('rationale')}, "
+                       f"{param('steps')}, {param('risks')} or {param('validation')}", field="title")
     view, _, _ = _view(ctx, pid)
     with workspace_lock(ctx.ws):
         _refuse_hand_edited_files(ctx)
@@ -254,7 +254,7 @@ def rm(ctx: Ctx, pid: int | str, why: str) -> dict[str, Any]:
     record stays, marked removed, so its number is never given to another plan."""
 
     if not why or not why.strip():
-        raise BadInput("say why the plan is removed: --why TEXT", field="--why")
+        raise BadInput(f"say why the plan is removed: {param('why')} TEXT", field="why")
     v, _, _ = _view(ctx, pid)
     with workspace_lock(ctx.ws):
         _refuse_hand_edited_files(ctx)
@@ -304,7 +304,7 @@ def show(ctx: Ctx, pid: int | str) -> dict[str, Any]:
 def set_(ctx: Ctx, pid: int | str, status: str | None = None, measured_gain: str | float | None = None,
          why: str | None = None) -> dict[str, Any]:
     if status is None and measured_gain is None:
-        raise BadInput("nothing to change: give --status and/or --measured-gain", field="--status")
+        raise BadInput(f"nothing to change: give {param('status')} and/or {param('measured')}", field="status")
     if status is not None:
         P.check_status(status)
     mg = P.parse_percent(measured_gain) if measured_gain is not None else None
@@ -484,7 +484,7 @@ def edit_doc(ctx: Ctx, pid: int | str, *, title: str | None = None, gain: str | 
     `no_needs`: the plan rests on no hypothesis); the plan after the change, its files rendered
     and committed."""
     if needs and no_needs:
-        raise BadInput("give --needs or --no-needs, not both", field="--no-needs")
+        raise BadInput(f"give {param('needs')} or {param('no_needs')}, not both", field="no_needs")
     return edit(ctx, pid, title=title, gain=gain, effort=effort, confidence=confidence,
                 needs=[] if no_needs else (needs or None), rationale=rationale, steps=steps or None,
                 risks=risks or None, validation=validation, why=why)

@@ -17,7 +17,7 @@ from optlog.core import verdict as V
 from optlog.core.hypothesis import HypothesisDoc, PostHoc, Prediction, PredictionVersion
 from optlog.core.text import check as check_text
 from optlog.core.timeutil import now_iso
-from optlog.errors import BadInput, not_found
+from optlog.errors import BadInput, not_found, param
 from optlog.gitlog import trailers as TR
 from optlog.service import hypotheses
 from optlog.service import documents
@@ -41,29 +41,29 @@ def check_spec(ctx: Ctx, *, expect: str, metric: str | None, a: dict[str, Any], 
     try:
         node = E.parse_expect(expect, ctx.config.ceilings())
     except E.ExprError as e:
-        raise _expr_error(e, "--expect") from None
+        raise _expr_error(e, "expect") from None
     if metric is not None:
-        L.check_key(metric, "--metric")
+        L.check_key(metric, "metric")
     bare = [r for r in E.refs(node, groups_only=True) if r.metric is None]
     if bare and metric is None:
-        raise BadInput(f"`{bare[0].name}` stands for the prediction's default metric: give --metric NAME "
-                       f"(or write {bare[0].name}.NAME)", field="--metric", column=bare[0].col)
+        raise BadInput(f"`{bare[0].name}` stands for the prediction's default metric: give {param('metric')} NAME "
+                       f"(or write {bare[0].name}.NAME)", field="metric", column=bare[0].col)
     used = E.groups(node)
     if "b" in used and not b:
-        raise BadInput("the expression uses group b: give --b K=V (which runs are b)", field="--b")
+        raise BadInput(f"the expression uses group b: give {param('b')} K=V (which runs are b)", field="b")
     if used == {"a", "b"} and not a:
-        raise BadInput("the expression compares a with b: give --a K=V (which runs are a)", field="--a")
+        raise BadInput(f"the expression compares a with b: give {param('a')} K=V (which runs are a)", field="a")
     if a and b and {k: L.canonical(v) for k, v in a.items()} == {k: L.canonical(v) for k, v in b.items()}:
-        raise BadInput("--a and --b select the same runs", field="--b")
+        raise BadInput(f"{param('a')} and {param('b')} select the same runs", field="b")
     if where:
         try:
             E.parse_where(where)
         except E.ExprError as e:
-            raise _expr_error(e, "--where") from None
+            raise _expr_error(e, "where") from None
     if per is not None:
-        L.check_key(per, "--per")
+        L.check_key(per, "per")
     if margin is None or not (0 <= margin < 1):
-        raise BadInput(f"--margin must be between 0 and 1 (a fraction: 0.05 = 5%), got {margin}", field="--margin")
+        raise BadInput(f"{param('margin')} must be between 0 and 1 (a fraction: 0.05 = 5%), got {margin}", field="margin")
     return node
 
 
@@ -140,7 +140,7 @@ def add(ctx: Ctx, hid: str, expect: str, *, metric: str | None = None, a: Mappin
     docs = hypotheses.sync(ctx)
     if hid not in docs:
         raise not_found("hypothesis", hid, docs, field="HYP")
-    sa, sb = _selectors(a, "--a") or {}, _selectors(b, "--b") or {}
+    sa, sb = _selectors(a, "a") or {}, _selectors(b, "b") or {}
     where = where.strip() if where and where.strip() else None
     m = 0.05 if margin is None else float(margin)
     node = check_spec(ctx, expect=expect, metric=metric, a=sa, b=sb, where=where, per=per, margin=m)
@@ -213,7 +213,7 @@ def edit(ctx: Ctx, pid: str, *, expect: str | None = None, metric: str | None = 
     history and the prediction becomes version N+1, marked as edited after evidence."""
 
     doc, old = _find(ctx, pid)
-    sa, sb = _selectors(a or None, "--a"), _selectors(b or None, "--b")
+    sa, sb = _selectors(a or None, "a"), _selectors(b or None, "b")
     new: dict[str, Any] = {
         "expect": expect.strip() if expect is not None else old.expect,
         "metric": (metric or None) if metric is not None else old.metric,
@@ -225,7 +225,7 @@ def edit(ctx: Ctx, pid: str, *, expect: str | None = None, metric: str | None = 
     }
     check_spec(ctx, **new)
     if all(getattr(old, k) == v for k, v in new.items()):
-        raise BadInput("nothing to change: give at least one of --expect, --metric, --a, --b, --where, --per, --margin",
+        raise BadInput(f"nothing to change: give at least one of {param('expect')}, {param('metric')}, {param('a')}, {param('b')}, {param('where')}, {param('per')}, {param('margin')}",
                        field="ID")
     at = now_iso()
     out: dict[str, Prediction] = {}

@@ -11,7 +11,7 @@ from optlog.errors import not_found
 from optlog.service.context import Ctx
 
 
-def require(ctx: Ctx, hid: str | None, field: str = "--hypothesis") -> str | None:
+def require(ctx: Ctx, hid: str | None, field: str = "hypothesis") -> str | None:
     """Check that a referenced hypothesis exists (for links from todos, runs, notes); a path such
     as `../optlog` is no id, so it names no file."""
     if hid is None:

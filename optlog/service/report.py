@@ -24,7 +24,7 @@ from optlog.core import report as C
 from optlog.core import text as TX
 from optlog.core.plans import calibration
 from optlog.core.timeutil import now_iso, parse_iso
-from optlog.errors import BadInput
+from optlog.errors import BadInput, param
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
 from optlog.paths import STATE_DIR
@@ -91,7 +91,7 @@ def collect(ctx: Ctx, hypothesis: str | None = None, since: str | None = None) -
     scope = []
     if hypothesis:
         if hypothesis not in all_docs:
-            raise BadInput(f"no hypothesis {hypothesis!r} (optlog hypothesis list)", field="--hypothesis",
+            raise BadInput(f"no hypothesis {hypothesis!r} (optlog hypothesis list)", field="hypothesis",
                            code="not_found")
         fam = _family(all_docs, hypothesis)
         docs = {h: d for h, d in all_docs.items() if h in fam}
@@ -107,8 +107,8 @@ def collect(ctx: Ctx, hypothesis: str | None = None, since: str | None = None) -
         try:
             parse_iso(since if "T" in since else since + "T00:00:00Z")
         except ValueError:
-            raise BadInput(f"--since takes a time (ISO 8601, e.g. 2026-12-01 or 2026-12-01T08:00), got {since!r}",
-                           field="--since") from None
+            raise BadInput(f"{param('since')} takes a time (ISO 8601, e.g. 2026-12-01 or 2026-12-01T08:00), got {since!r}",
+                           field="since") from None
         runs = [r for r in runs if str(r["created_at"] or "") >= since]
         run_hyps = {r["hypothesis"] for r in runs}
         docs = {h: d for h, d in docs.items() if str(d.created or "") >= since or h in run_hyps
@@ -147,9 +147,9 @@ def _target(ctx: Ctx, out: str | None, hypothesis: str | None = None, since: str
         if not p.is_absolute():
             p = ctx.ws.root / p
         if p.suffix.lower() != ".md":
-            raise BadInput(f"a report is markdown: the file name must end in .md, got {out!r}", field="--out")
+            raise BadInput(f"a report is markdown: the file name must end in .md, got {out!r}", field="out")
         if p.exists() and p.is_dir():
-            raise BadInput(f"{out} is a folder", field="--out")
+            raise BadInput(f"{out} is a folder", field="out")
         # a report is a decision record of this workspace: inside it, never in git's own folder
         # (symbolic links resolved, so neither can be reached through one)
         real, root = p.resolve(), ctx.ws.root.resolve()
@@ -157,10 +157,10 @@ def _target(ctx: Ctx, out: str | None, hypothesis: str | None = None, since: str
             inner = real.relative_to(root)
         except ValueError:
             raise BadInput(f"{out} is outside the workspace {root}: write reports inside it (e.g. reports/NAME.md)",
-                           field="--out", code="outside_workspace") from None
+                           field="out", code="outside_workspace") from None
         if ".git" in inner.parts or STATE_DIR in inner.parts[:1]:
             raise BadInput(f"{out} is inside {'.git' if '.git' in inner.parts else STATE_DIR}/: "
-                           f"write reports elsewhere in the workspace (e.g. reports/NAME.md)", field="--out")
+                           f"write reports elsewhere in the workspace (e.g. reports/NAME.md)", field="out")
         return p
     return ctx.ws.reports_dir / default_name(hypothesis, since, keep)
 

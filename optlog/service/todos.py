@@ -15,7 +15,7 @@ from typing import Any, cast
 from optlog.core.limits import LIMITS
 from optlog.core.timeutil import now_iso
 from optlog.core.todos import TodoIn, check_priority, check_status, match_existing, parse_todowrite, unwrap
-from optlog.errors import BadInput, not_found
+from optlog.errors import BadInput, not_found, param
 from optlog.service import documents
 from optlog.service.context import Ctx
 from optlog.service.envelope import listing
@@ -112,7 +112,7 @@ def set_(ctx: Ctx, tid: str, status: str | None = None, priority: str | None = N
     if priority is not None:
         check_priority(priority)
     if status is None and priority is None and hypothesis is None and content is None:
-        raise BadInput("nothing to change: give --status, --priority, --hypothesis or --content", field="--status")
+        raise BadInput(f"nothing to change: give {param('status')}, {param('priority')}, {param('hypothesis')} or {param('content')}", field="status")
     if hypothesis:
         require(ctx, hypothesis)
     with ctx.db.write() as s:
@@ -218,7 +218,7 @@ def write_doc(ctx: Ctx, data: Any = None, file: str = "<stdin>", detail: bool = 
     """`todo write`: replace the list with `data` (todowrite JSON, already parsed) or with what the
     file `source` holds ('-': stdin); the whole list back, or each todo's id and status."""
     if (source is None) == (data is None):
-        raise BadInput("give FILE (or - for stdin) or --todos JSON", field="--todos", code="usage")
+        raise BadInput(f"give FILE (or - for stdin) or {param('inline')} JSON", field="inline", code="usage")
     if source is not None:
         data, file = read_todowrite(source)
     rows = write(ctx, data, file)

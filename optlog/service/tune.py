@@ -49,7 +49,7 @@ from optlog.core.expr import ExprError
 from optlog.core.limits import LIMITS
 from optlog.core.numfmt import fmt_count, fmt_sig
 from optlog.core.timeutil import now_iso
-from optlog.errors import BadInput, Failed, NotFound, OptlogError
+from optlog.errors import BadInput, Failed, NotFound, OptlogError, param
 from optlog.paths import Workspace
 from optlog.runs.executor_select import make_executor
 from optlog.runs.launcher import Driver
@@ -92,31 +92,31 @@ class TuneArgs:
 def _check(ctx: Ctx, a: TuneArgs, worker: int = 0) -> tuple[Any, list[T.SearchParam], list[Any]]:
     """Validate everything before anything is written: spec, objectives, constraints, sampler."""
     if not a.objectives:
-        raise BadInput("name what to optimise: --maximize METRIC or --minimize METRIC (repeatable)",
-                       field="--maximize")
+        raise BadInput(f"name what to optimise: {param('maximize')} METRIC or {param('minimize')} METRIC (repeatable)",
+                       field="maximize")
     names = [m for m, _ in a.objectives]
     if len(set(names)) != len(names):
-        raise BadInput(f"a metric is named twice among the objectives: {', '.join(names)}", field="--maximize")
+        raise BadInput(f"a metric is named twice among the objectives: {', '.join(names)}", field="maximize")
     if a.trials is not None and a.trials < 1:
-        raise BadInput("--trials must be at least 1", field="--trials")
+        raise BadInput(f"{param('trials')} must be at least 1", field="trials")
     if a.workers < 1 or a.workers > 64:
-        raise BadInput("--workers is from 1 to 64", field="--workers")
+        raise BadInput(f"{param('workers')} is from 1 to 64", field="workers")
     if a.timeout_s is not None and a.timeout_s <= 0:
-        raise BadInput("--timeout must be positive", field="--timeout")
+        raise BadInput(f"{param('timeout_s')} must be positive", field="timeout_s")
     if a.remeasure is not None and not 0 <= a.remeasure <= 100:
-        raise BadInput("--remeasure is from 0 to 100", field="--remeasure")
+        raise BadInput(f"{param('remeasure')} is from 0 to 100", field="remeasure")
     if a.sampler is not None and a.sampler not in SAMPLERS:
-        raise BadInput(f"--sampler is one of {', '.join(SAMPLERS)}", field="--sampler")
+        raise BadInput(f"{param('sampler')} is one of {', '.join(SAMPLERS)}", field="sampler")
     if a.study is not None:
 
         if not L.KEY_RE.match(a.study):
-            raise BadInput(f"bad study name {a.study!r}: use letters, digits, '_', '.', '-'", field="--study")
+            raise BadInput(f"bad study name {a.study!r}: use letters, digits, '_', '.', '-'", field="study")
     conds = []
     for c in a.constraints:
         try:
             conds.append(T.parse_constraint(c))
         except ExprError as e:
-            raise BadInput(f"--constraint {c!r}: {e.pretty()}", field="--constraint", code="bad_expression") from None
+            raise BadInput(f"{param('constraints')} {c!r}: {e.pretty()}", field="constraints", code="bad_expression") from None
     ls, _points = prepare(ctx, a.spec, sets=a.sets, server_url=a.server_url, hypothesis=a.hypothesis, worker=worker)
     if not ls.spec.search:
         raise ls.bad("optlog tune needs a `search:` section: the parameters to search and their ranges "
@@ -127,19 +127,19 @@ def _check(ctx: Ctx, a: TuneArgs, worker: int = 0) -> tuple[Any, list[T.SearchPa
     if a.prune_above is not None:
         numeric = [p.name for p in space if p.kind in ("int", "float")]
         if a.prune_above not in numeric:
-            raise BadInput(f"--prune-above names a numeric search parameter ({', '.join(numeric) or 'the spec has none'}),"
-                           f" not {a.prune_above!r}", field="--prune-above")
+            raise BadInput(f"{param('prune_above')} names a numeric search parameter ({', '.join(numeric) or 'the spec has none'}),"
+                           f" not {a.prune_above!r}", field="prune_above")
         if not any(T.upper_bound(c) for c in conds):
-            raise BadInput("--prune-above skips what breaks an upper-bound constraint at a lower value: give one "
-                           "(--constraint 'p99_ttft_ms <= 200')", field="--prune-above")
+            raise BadInput(f"{param('prune_above')} skips what breaks an upper-bound constraint at a lower value: give one "
+                           f"({param('constraints')} 'p99_ttft_ms <= 200')", field="prune_above")
     if _sampler_name(a) == "grid":
 
         try:
             n = T.grid_size(space, LIMITS.matrix_points)
         except ValueError as e:
-            raise ls.bad(f"--sampler grid: {e}", "search") from None
+            raise ls.bad(f"{param('sampler')} grid: {e}", "search") from None
         if n > LIMITS.matrix_points:
-            raise ls.bad(f"--sampler grid: the grid has more than {fmt_count(LIMITS.matrix_points)} points", "search",
+            raise ls.bad(f"{param('sampler')} grid: the grid has more than {fmt_count(LIMITS.matrix_points)} points", "search",
                          code="too_large")
         size = len(T.grid_points(space))
         a.trials = size if a.trials is None else min(a.trials, size)
@@ -260,7 +260,7 @@ def _open_study(ctx: Ctx, a: TuneArgs, ls: Any, space: list[T.SearchParam], cond
     for k in ("objectives", "directions", "constraints"):
         if old.get(k) is not None and old.get(k) != meta[k]:
             raise BadInput(f"study {name!r} exists with {k} {old.get(k)} (not {meta[k]}): resume it with the same "
-                           "objectives and constraints, or give another --study", field="--study",
+                           f"objectives and constraints, or give another {param('study')}", field="study",
                            code="study_mismatch")
     return study, storage
 
@@ -633,22 +633,22 @@ def _targets(ctx: Ctx, a: TuneArgs, ls: Any) -> list[Any]:
     """The executors of `--on` (the spellings of a spec's `executor:`), checked before anything is
     written: remote workers share the study only through a database every host reaches."""
     if ls.spec.executor not in (None, "local"):
-        raise ls.bad("--on runs each worker's trials on the worker's own host, so the spec's executor must be "
-                     "local (or leave out --on to run the trials through the spec's executor)", "executor")
+        raise ls.bad(f"{param('on')} runs each worker's trials on the worker's own host, so the spec's executor must be "
+                     f"local (or leave out {param('on')} to run the trials through the spec's executor)", "executor")
     out = []
     for on in a.on:
         spelled: Any = {"slurm": {}} if on == "slurm" else on
         if on in ("local", "") or not (on.startswith("ssh:") or on == "slurm" or on.startswith("slurm:")):
-            raise BadInput(f"--on {on!r}: use ssh:HOST (optlog.yaml executors.ssh), slurm:NAME "
-                           "(optlog.yaml executors.slurm) or slurm (the default partition)", field="--on")
+            raise BadInput(f"{param('on')} {on!r}: use ssh:HOST (optlog.yaml executors.ssh), slurm:NAME "
+                           "(optlog.yaml executors.slurm) or slurm (the default partition)", field="on")
         try:
             out.append((on, make_executor(ctx, spelled)))
         except Failed as e:
-            raise BadInput(f"--on {on!r}: {e}", field="--on", code="bad_executor") from None
+            raise BadInput(f"{param('on')} {on!r}: {e}", field="on", code="bad_executor") from None
     if ctx.db.is_sqlite:
-        raise BadInput("--on: this workspace's database is a SQLite file on this machine (and so is its study, "
+        raise BadInput(f"{param('on')}: this workspace's database is a SQLite file on this machine (and so is its study, "
                        ".optlog/tune.db), which workers on other hosts cannot share; set OPTLOG_DB_URL to a "
-                       "PostgreSQL database every host reaches (docs/tune.md)", field="--on", code="not_shared")
+                       "PostgreSQL database every host reaches (docs/tune.md)", field="on", code="not_shared")
     return out
 
 
@@ -692,7 +692,7 @@ def _run_workers(ctx: Ctx, a: TuneArgs, ls: Any, targets: list[Any], n: int, rem
                 h = ex.popen(_worker_argv(ctx, a, ls, ex, remeasure), env=env, cwd=str(ctx.ws.root), stdout=out,
                              stderr=err, role="tune-worker")
             except OSError as e:
-                raise Failed(f"--on {on}: worker {i} did not start: {e}", field="--on", code="worker_start") from None
+                raise Failed(f"{param('on')} {on}: worker {i} did not start: {e}", field="on", code="worker_start") from None
             say(f"worker {i} started on {on} ({ctx.ws.rel(err)})")
             started.append((i, on, ex, h, out, err))
         docs = []

@@ -30,7 +30,7 @@ from optlog.core import tune as T
 from optlog.core.hypothesis import slugify
 from optlog.core.numfmt import fmt_signed, fmt_written
 from optlog.core.timeutil import now_iso
-from optlog.errors import BadInput
+from optlog.errors import BadInput, param
 from optlog.runs.launcher import Driver
 from optlog.runs.spec import plan, typed_sets
 from optlog.service import hypotheses, plans, predictions, verdicts
@@ -46,18 +46,18 @@ def default_config(ls: Any, a: Any, space: list[T.SearchParam]) -> dict[str, Any
     """The configuration with no search applied: each searched parameter's `params:` value (or its
     `--set`), conditions honoured. Raises BadInput for what a claim cannot be made with."""
     if a.claim is not None and not 0 <= float(a.claim) <= P.GAIN_MAX:
-        raise BadInput(f"--claim is a gain in percent from 0 to {fmt_written(P.GAIN_MAX)} (10 = 'tuning gains ≥ 10 %')",
-                       field="--claim")
+        raise BadInput(f"{param('claim')} is a gain in percent from 0 to {fmt_written(P.GAIN_MAX)} (10 = 'tuning gains ≥ 10 %')",
+                       field="claim")
     if len(a.objectives) != 1:
-        raise BadInput("--claim needs one objective (--maximize or --minimize): with several there is no one best "
-                       "to compare with the default settings", field="--claim")
+        raise BadInput(f"{param('claim')} needs one objective ({param('maximize')} or {param('minimize')}): with several there is no one best "
+                       "to compare with the default settings", field="claim")
     if a.remeasure == 0:
-        raise BadInput("--claim is judged on repeats of the best and the default settings: not with --remeasure 0",
-                       field="--claim")
+        raise BadInput(f"{param('claim')} is judged on repeats of the best and the default settings: not with {param('remeasure')} 0",
+                       field="claim")
     values = {**ls.spec.params, **typed_sets(a.sets)}
     missing = [p.name for p in space if p.name not in values]
     if missing:
-        raise ls.bad(f"--claim compares the best with the default settings, the spec's params: values; "
+        raise ls.bad(f"{param('claim')} compares the best with the default settings, the spec's params: values; "
                      f"give the searched parameter(s) {', '.join(missing)} a value in params:", "search", missing[0])
     return T.active_params(space, lambda p: values[p.name])
 
@@ -84,18 +84,18 @@ def register(ctx: Ctx, a: Any, ls: Any, space: list[T.SearchParam], study: Any, 
     if rec:
         if a.claim is not None and float(a.claim) != rec["pct"]:
             raise BadInput(f"study {name!r} registered the claim 'gains ≥ {fmt_written(rec['pct'])} %' (hypothesis "
-                           f"{rec['hypothesis']}); a claim is not changed after it was made: give another --study",
-                           field="--claim", code="study_mismatch")
+                           f"{rec['hypothesis']}); a claim is not changed after it was made: give another {param('study')}",
+                           field="claim", code="study_mismatch")
         if a.hypothesis is not None and a.hypothesis != rec["hypothesis"]:
             raise BadInput(f"study {name!r} tests its claim in hypothesis {rec['hypothesis']}, not {a.hypothesis}",
-                           field="--hypothesis", code="study_mismatch")
+                           field="hypothesis", code="study_mismatch")
         a.hypothesis = rec["hypothesis"]
         return dict(rec)
     if a.claim is None:
         return None
     if study.get_trials(deepcopy=False):
         raise BadInput(f"study {name!r} has trials already: a claim is registered before the search, so that "
-                       "no trial can have shaped it; give a new --study", field="--claim", code="study_mismatch")
+                       f"no trial can have shaped it; give a new {param('study')}", field="claim", code="study_mismatch")
     metric, direction = a.objectives[0]
     pct = float(a.claim)
     default = default_config(ls, a, space)

@@ -29,7 +29,7 @@ from optlog.core.hypothesis import HypothesisDoc, Prediction, Verdict
 from optlog.core.ids import parse_ref
 from optlog.core.timeutil import now_iso
 from optlog.core.verdict import run_matches
-from optlog.errors import BadInput, NotFound, no_space, not_found, out_of_space
+from optlog.errors import BadInput, NotFound, no_space, not_found, out_of_space, param
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
 from optlog.service import evidence, hypotheses, runfiles
@@ -380,7 +380,7 @@ def invalidate_many(ctx: Ctx, refs: list[str], why: str) -> dict[str, Any]:
     """Invalidate runs (ids and launches `L3`) in one decision: one commit of the register
     (`Optlog-Run: 4,5,6`), then one re-judgement of every hypothesis that rested on any of them."""
     if not why or not why.strip():
-        raise BadInput("say why the run is invalid: --why TEXT", field="--why")
+        raise BadInput(f"say why the run is invalid: {param('why')} TEXT", field="why")
     why = why.strip()
     # under the decision lock from the first read to the re-judgement: no verdict judges between
     # the flag and its commit, and two invalidations of one run record it once
@@ -560,6 +560,6 @@ def verdict_doc(ctx: Ctx, hid: str | None = None, all: bool = False,  # noqa: A0
     """`verdict [ID | --all]`: judge and commit (idempotent); every level with its values, or one
     line per prediction. No ID means every hypothesis. (`--check` is the exit code's: `any_bad`.)"""
     if hid and all:
-        raise BadInput("give a hypothesis ID or --all, not both", field="--all")
+        raise BadInput(f"give a hypothesis ID or {param('all_')}, not both", field="all_")
     res = evaluate(ctx, hid, all=all or not hid)
     return cast(documents.VerdictDoc, res) if detail else brief(res)

@@ -351,8 +351,9 @@ def test_plan_and_report_tools_give_the_cli_documents(ws, monkeypatch):
             ws.j("plan", "show", "1")
         doc, err, code = call("plan_edit", {"id": "1", "needs": ["comm-bound"], "no_needs": True})
         assert err and code == 2 and doc["error"]["field"] == "no_needs"
+        assert doc["error"]["message"] == "give needs or no_needs, not both"  # the tool's parameters (issue 35)
         assert ws.cli("plan", "edit", "1", "--needs", "comm-bound", "--no-needs", "--json", check=2).json["error"] \
-            == {**doc["error"], "field": "--no-needs"}
+            == {**doc["error"], "field": "--no-needs", "message": "give --needs or --no-needs, not both"}
         assert ok(call("plan_set", {"id": "2", "status": "in_progress", "detail": True})) == ws.j("plan", "show", "2")
         assert ok(call("plan_show", {"id": "2"})) == ws.j("plan", "show", "2")
         assert ok(call("plan_list", {"fields": "id,title,rank"})) == ws.j("plan", "list", "--fields", "id,title,rank")

@@ -66,4 +66,4 @@ def test_a_bad_page_is_refused_by_the_verb(ctx) -> None:
 
     with pytest.raises(BadInput) as e:
         hypotheses.list_doc(ctx, limit=-1)
-    assert e.value.field == "--limit"
+    assert e.value.field == "limit"

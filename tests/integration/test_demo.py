@@ -86,13 +86,10 @@ def test_the_demo_tool_gives_the_cli_document(tmp_path, db_env, monkeypatch):
 
 
 @pytest.mark.slow
-def test_real_demo_measures_this_machine_and_the_verdict_follows_the_numbers(tmp_path, db_env):
+def test_real_demo_measures_this_machine_and_the_verdict_follows_the_numbers(tmp_path, db_env, real_server):
     """`optlog demo` (the default): llama-server + Gemma 3 270M, hypotheses registered before the sweep."""
     import os
 
-    from _realserver import need_real_server
-
-    need_real_server()
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(db_env)
     env["GIT_CONFIG_GLOBAL"] = str(tmp_path / "gitconfig")

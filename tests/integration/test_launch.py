@@ -335,7 +335,7 @@ def test_a_matrix_axis_given_as_a_list_is_the_axis(ws, monkeypatch):
         with pytest.raises(Exception) as e:
             bound.fn(call, spec=rel, again=None, hypothesis=None, sets=(("matrix.concurrency", [[1], {"a": 2}]),),
                      server_url=None, detach=False, allow_concurrent=False)
-        assert getattr(e.value, "field", None) == "--set" and getattr(e.value, "exit_code", None) == 2
+        assert getattr(e.value, "field", None) == "sets" and getattr(e.value, "exit_code", None) == 2
     finally:
         c.close()
     assert [r["labels"]["concurrency"] for r in doc["runs"]] == [r["labels"]["concurrency"] for r in cli["runs"]] == [1, 2]

@@ -12,7 +12,7 @@ from typing import Any, Iterator
 import pytest
 import yaml
 
-from _realserver import LlamaServer, need_real_server
+from _realserver import LlamaServer
 from tests._telemetry import ctx_for, fake_env
 
 pytestmark = pytest.mark.slow
@@ -25,8 +25,8 @@ GPU = {"gpus": [{"uuid": "GPU-aaaaaaaa-1111", "power_w": 300, "limit_w": 700, "u
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LlamaServer, dict[str, Any]]]:
-    binary, _ = need_real_server()
+def served(tmp_path_factory: pytest.TempPathFactory, real_server: tuple[Path, Path]) -> Iterator[tuple[LlamaServer, dict[str, Any]]]:
+    binary, _ = real_server
     # big enough that each token is a separate stream event on a CPU (the "tiny" preset's 8 tokens can
     # arrive in one read, leaving no decode stretch to measure), small enough to write in a second
     shape = ModelShape(n_embd=512, n_layer=4, n_ff=1024, n_head=8, n_head_kv=4, n_vocab=2048, n_ctx_train=512)

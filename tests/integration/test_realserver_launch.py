@@ -17,7 +17,6 @@ import pytest
 import yaml
 
 from _launch import assert_no_survivors, free_port, survivors, wait_for
-from _realserver import need_real_server
 
 pytestmark = pytest.mark.slow
 PY = sys.executable
@@ -48,8 +47,8 @@ def _spec(ws, name: str, model: str, binary: str, *, matrix: dict, bench_extra: 
     return f"runs/{name}.yaml"
 
 
-def test_sweep_over_parallel_slots_and_concurrency_with_server_reuse(ws):
-    binary, model = need_real_server()
+def test_sweep_over_parallel_slots_and_concurrency_with_server_reuse(ws, real_server):
+    binary, model = real_server
     rel = _spec(ws, "slots", str(model), str(binary), matrix={"concurrency": [1, 2], "parallel": [1, 2]})
     res = ws.j("run", "launch", rel, timeout=900)
     assert res["status"] == "succeeded", json.dumps(res)[:3000]
@@ -82,8 +81,8 @@ def test_sweep_over_parallel_slots_and_concurrency_with_server_reuse(ws):
     assert_no_survivors(str(ws.root), timeout=15)
 
 
-def test_a_model_file_that_does_not_exist(ws):
-    binary, _ = need_real_server()
+def test_a_model_file_that_does_not_exist(ws, real_server):
+    binary, _ = real_server
     rel = _spec(ws, "nomodel", str(ws.root / "no-such-model.gguf"), str(binary),
                 matrix={"concurrency": [1], "parallel": [1]}, ready_timeout=60)
     r = ws.cli("run", "launch", rel, "--json", check=False, timeout=300)
@@ -95,8 +94,8 @@ def test_a_model_file_that_does_not_exist(ws):
     assert_no_survivors(str(ws.root), timeout=15)
 
 
-def test_kill_9_of_the_server_mid_bench(ws):
-    binary, model = need_real_server()
+def test_kill_9_of_the_server_mid_bench(ws, real_server):
+    binary, model = real_server
     # long enough to be killed in the middle: 12 requests of 64 tokens at concurrency 2
     rel = _spec(ws, "kill", str(model), str(binary), matrix={"concurrency": [2], "parallel": [2]},
                 bench_extra="--num-prompts 12 --output-len 64", check=False)

@@ -9,15 +9,15 @@ import json
 
 import pytest
 
-from _realserver import LlamaServer, get, need_real_server, post
+from _realserver import LlamaServer, get, post
 from tests._loadgen import loadgen
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def gemma():
-    binary, model = need_real_server()
+def gemma(real_server):
+    binary, model = real_server
     s = LlamaServer(binary, model, parallel=2, ctx=2048)
     yield s
     s.stop()
@@ -28,8 +28,8 @@ def only(d):
     return d["runs"][0]
 
 
-def test_health_is_503_while_loading_then_ok():
-    binary, model = need_real_server()
+def test_health_is_503_while_loading_then_ok(real_server):
+    binary, model = real_server
     s = LlamaServer(binary, model, wait=False)
     try:
         s.wait_ready()
@@ -83,8 +83,8 @@ def test_usage_is_always_sent_so_input_tokens_come_from_the_server(gemma):
     assert m["input_tokens_client_counted"] == 0 and m["total_input_tokens"] >= 40
 
 
-def test_context_overflow_fails_some_requests(tmp_path):
-    binary, model = need_real_server()
+def test_context_overflow_fails_some_requests(tmp_path, real_server):
+    binary, model = real_server
     s = LlamaServer(binary, model, parallel=2, ctx=512)    # 256 tokens per slot (llama.cpp's least)
     try:
         short = {"prompt": "one two three four", "output_len": 4}

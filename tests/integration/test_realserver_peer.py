@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from _realserver import LlamaServer, need_real_server
+from _realserver import LlamaServer
 from test_peer_client import AIPERF, hf_home, peer_env  # noqa: F401  (hf_home is a fixture)
 from tests._loadgen import loadgen
 
@@ -20,8 +20,8 @@ pytestmark = [
 C, N, IN, OUT = 2, 4, 16, 8
 
 
-def test_aiperf_and_optlog_against_llama_server(tmp_path, hf_home):  # noqa: F811
-    binary, model = need_real_server()
+def test_aiperf_and_optlog_against_llama_server(tmp_path, hf_home, real_server):  # noqa: F811
+    binary, model = real_server
     from optlog.runs.parsers import parse_result
     from optlog.telemetry import prometheus
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from _realserver import LlamaServer, need_real_server
+from _realserver import LlamaServer
 from tests._face import face, ok
 
 pytestmark = pytest.mark.slow
@@ -20,8 +20,8 @@ LENGTHS = (64, 128, 256, 512)
 CYCLES = 3
 
 
-def test_ttft_grows_in_proportion_to_the_prompt_length(ws, monkeypatch):
-    binary, model = need_real_server()
+def test_ttft_grows_in_proportion_to_the_prompt_length(ws, monkeypatch, real_server):
+    binary, model = real_server
     server = LlamaServer(binary, model, parallel=1, ctx=1024)
     try:
         with face(ws, monkeypatch) as tool:

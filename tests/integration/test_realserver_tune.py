@@ -20,7 +20,6 @@ import pytest
 import yaml
 
 from _launch import assert_no_survivors, free_port
-from _realserver import need_real_server
 
 pytestmark = pytest.mark.slow
 CONSTRAINED = ("--maximize", "output_throughput", "--constraint", "p99_ttft_ms <= 1500",
@@ -49,8 +48,8 @@ def _spec(ws, binary, model) -> str:
     return "runs/llama-tune.yaml"
 
 
-def test_constrained_study_on_llama_server_finds_the_grid_best(ws):
-    binary, model = need_real_server()
+def test_constrained_study_on_llama_server_finds_the_grid_best(ws, real_server):
+    binary, model = real_server
     rel = _spec(ws, binary, model)
     grid = ws.j("tune", rel, *CONSTRAINED, "--sampler", "grid", "--study", "grid", timeout=900)
     assert len(grid["trials"]) == 4 and all(t["state"] == "complete" for t in grid["trials"]), grid["trials"]

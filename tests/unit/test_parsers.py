@@ -589,7 +589,7 @@ def test_detection_of_every_real_fixture() -> None:
 def test_undetectable_and_missing_files(tmp_path: Path) -> None:
     f = tmp_path / "what.json"
     f.write_text('{"hello": "world"}')
-    with pytest.raises(BadInput, match="cannot tell which tool wrote this file; pass --format"):
+    with pytest.raises(BadInput, match="cannot tell which tool wrote this file; pass fmt"):
         parse_result([f])
     with pytest.raises(BadInput, match="no such file"):
         parse_result([tmp_path / "missing.jsonl"])
@@ -823,4 +823,4 @@ def test_key_map_units_and_seconds_refused(tmp_path: Path) -> None:
     for km in ({"mean_ttft_ms": "results_ttft_s_mean"}, {"mean_ttft_ms": "ttft"}):
         with pytest.raises(BadInput) as e:
             parse_result([f], "json", km)
-        assert e.value.field == "--key-map" and "looks like seconds" in e.value.message and ":s" in e.value.message
+        assert e.value.field == "key_map" and "looks like seconds" in e.value.message and ":s" in e.value.message

@@ -33,7 +33,7 @@ def test_typed_values_are_the_cli_texts() -> None:
     for bad in ({"a": 1}, [[1]], [{"a": 1}], float("inf"), None, "a\x1bb"):
         with pytest.raises(BadInput) as e:
             typed_sets([("x", bad)])
-        assert e.value.field == "--set"
+        assert e.value.field == "sets"
 
 
 def test_a_value_set_from_the_command_line_is_a_label(tmp_path) -> None:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Callable
 
 from optlog.core.labels import check_key
-from optlog.errors import BadInput
+from optlog.errors import BadInput, param
 from optlog.runs.parsers import (aiperf, generic, guidellm, llama_bench, llmperf, optlog_fmt, probe, sglang, sglang_one_batch,
                                  vllm, vllm_offline)
 from optlog.runs.parsers._common import CANONICAL, Doc, ParsedResult, settle
@@ -117,7 +117,7 @@ ALIASES = {"sglang-bench-serving": "sglang", "bench_serving": "sglang", "bench_o
 def canonical_format(name: str) -> str:
     n = ALIASES.get(name.strip().lower(), name.strip().lower())
     if n not in FORMATS:
-        raise BadInput(f"unknown result format {name!r}; one of {', '.join(FORMATS)}", field="--format")
+        raise BadInput(f"unknown result format {name!r}; one of {', '.join(FORMATS)}", field="fmt")
     return n
 
 
@@ -199,8 +199,8 @@ def detect_format(path: Path | str, data: bytes | None = None) -> str:
         data = read_file(p)
     fmt = sniff(str(p), data)
     if fmt is None:
-        raise BadInput(f"cannot tell which tool wrote this file; pass --format ({', '.join(FORMATS)})",
-                       file=str(p), field="--format")
+        raise BadInput(f"cannot tell which tool wrote this file; pass {param('fmt')} ({', '.join(FORMATS)})",
+                       file=str(p), field="fmt")
     return fmt
 
 
@@ -251,7 +251,7 @@ def parse_result(paths: list[Path] | list[str], parser: str | None = None, key_m
     per GuideLLM benchmark, per AIPerf file."""
     if key_map:
         for k in key_map:
-            check_key(k[len("label."):] if k.startswith("label.") else k, "--key-map")
+            check_key(k[len("label."):] if k.startswith("label.") else k, "key_map")
     out: list[ParsedResult] = []
     for p in paths:
         out.extend(parse_bytes(str(p), read_file(Path(p)), parser, key_map))

@@ -57,7 +57,7 @@ def parse(doc: Doc) -> list[ParsedResult]:
         apply_key_map(doc, TOOL, o, metrics, labels, line)
         if not any(k in metrics for k in CANONICAL) and not any(not k.startswith("label.") for k in doc.key_map):
             raise fail(TOOL, doc.path, "no canonical metric (" + ", ".join(CANONICAL[:8]) + ", …) and no --key-map "
-                       "NAME=PATH naming one", line=line, field_="--key-map")
+                       "NAME=PATH naming one", line=line, field_="key_map")
         leaves: dict[str, float] = {}
         _leaves(o, "", leaves)
         for k, v in leaves.items():

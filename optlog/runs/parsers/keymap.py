@@ -60,23 +60,23 @@ def apply_key_map(doc: Doc, tool: str, o: Any, metrics: dict[str, float], labels
             v, src, unit = lookup(o, full), full, None
         if v is _MISSING:
             raise BadInput(f"{tool}: {where}key map {k}={full}: no {src!r} in this result", file=doc.path, line=line,
-                           field="--key-map")
+                           field="key_map")
         if k.startswith("label."):
             set_label(labels, k[len("label."):], v)
             continue
         f = finite(v)
         if f is None:
             raise BadInput(f"{tool}: {where}key map {k}={full}: {src!r} is {v!r}, not a number", file=doc.path,
-                           line=line, field="--key-map")
+                           line=line, field="key_map")
         want = _target_unit(k)
         if unit is not None:
             if want is None:
                 raise BadInput(f"{tool}: {where}key map {k}={full}: a unit converts into a metric named *_ms or *_s, "
-                               f"not {k!r}", file=doc.path, line=line, field="--key-map")
+                               f"not {k!r}", file=doc.path, line=line, field="key_map")
             f = f * UNITS[unit] / want
         elif want == UNITS["ms"] and (_SECONDS_NAME.search(src.rsplit(".", 1)[-1]) or
                                       (0 < f < 1.0 and re.search(r"(ttft|e2e_latency)_ms$", k))):
             raise BadInput(f"{tool}: {where}key map {k}={full}: {src!r} = {v!r} looks like seconds, and {k} is in "
                            f"milliseconds; say the unit: {k}={src}:s (or {src}:ms if it is milliseconds)",
-                           file=doc.path, line=line, field="--key-map")
+                           file=doc.path, line=line, field="key_map")
         metrics[k] = f

@@ -1,0 +1,39 @@
+"""Errors name the verb's parameters; each face spells them in one place (issue 35): the layers
+below the faces raise `field="since"` and say `param("since")` in the message, the CLI writes
+`--since` (from the command's click options, `optlog.cli.binding.cli_spelling`), a tool call
+`since` (the tool's parameter, `optlog.cli.tools.Tool.spelling`)."""
+
+from __future__ import annotations
+
+from optlog.errors import BadInput, param
+from tests._face import face
+
+SINCE = "since takes a time (ISO 8601, e.g. 2026-12-01 or 2026-12-01T08:00), got 'yesterday'"
+
+
+def test_a_tool_call_is_told_its_own_parameter_not_the_cli_option(ws, monkeypatch):
+    with face(ws, monkeypatch) as call:
+        doc, is_error, code = call("report", {"since": "yesterday"})
+    assert is_error and code == 2, doc
+    assert doc["error"]["field"] == "since" and doc["error"]["message"] == SINCE, doc
+    with face(ws, monkeypatch) as call:  # a renamed parameter: the binding's `folder` is the tool's `dir`
+        doc, is_error, code = call("agent_setup", {"agent": "opencode", "dir": str(ws.root / "nowhere")})
+    assert is_error and code == 2 and doc["error"]["field"] == "dir", doc
+    assert "--" not in doc["error"]["message"], doc
+
+
+def test_the_cli_says_the_same_error_in_its_options_as_before(ws):
+    r = ws.cli("report", "--since", "yesterday", "--json", check=2)
+    assert r.json["error"]["field"] == "--since" and r.json["error"]["message"] == "--" + SINCE, r.json
+    assert r.err.strip() == f"optlog: error: --since: --{SINCE}"
+    r = ws.cli("agent", "setup", "opencode", "--dir", str(ws.root / "nowhere"), "--json", check=2)
+    assert r.json["error"]["field"] == "--dir", r.json
+
+
+def test_an_error_spelt_by_no_face_reads_as_the_parameter_names():
+    e = BadInput(f"{param('sets')} names no key {param('key_map')}", field="sets.0")
+    assert str(e) == "sets.0: sets names no key key_map" and e.to_json()["error"]["message"] == "sets names no key key_map"
+    e.spell({"sets": "--set"}.get)
+    assert str(e) == "--set.0: --set names no key key_map" and e.field == "--set.0"
+    e = BadInput("x", field="setsx")
+    assert e.spell({"sets": "--set"}.get).field == "setsx"
