@@ -11,20 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from tests._tmpfs import tmpfs
+
 
 @pytest.fixture
 def small_disk(tmp_path: Path):
-    where = tmp_path / "full"
-    where.mkdir()
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(where)], capture_output=True, text=True)
-    if p.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {p.stderr.strip()}")
-    try:
+    with tmpfs(tmp_path / "full", "8m") as where:
         yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], check=False)
 
 
 def _fill(disk: Path, leave_kib: int) -> Path:

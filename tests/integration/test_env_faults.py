@@ -20,6 +20,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from tests._tmpfs import tmpfs
+
 from tests.conftest import PG_BASE
 
 RISKY = ("move it aside", "restore it from a backup", "delete", "remove it")
@@ -111,17 +113,8 @@ def test_a_wrong_password_and_a_missing_database_on_the_real_server(ws):
 @pytest.fixture
 def small_disk(tmp_path: Path):
     """A real tmpfs of its own (root only), so that the test can remount it read-only."""
-    where = tmp_path / "disk"
-    where.mkdir()
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(where)], capture_output=True, text=True)
-    if p.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {p.stderr.strip()}")
-    try:
+    with tmpfs(tmp_path / "disk", "16m") as where:
         yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], check=False)
 
 
 READS = [["status"], ["run", "list"], ["todo", "list"], ["hypothesis", "list"], ["hypothesis", "show", "h"]]
