@@ -9,7 +9,6 @@ lock held by another process."""
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
