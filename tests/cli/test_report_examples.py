@@ -192,7 +192,7 @@ def test_item5_a_report_replaces_its_scopes_previous_file_and_plots(demo_ws):
     assert "No runs recorded." in (ws / r5["file"]).read_text()
     with pytest.raises(BadInput) as e:
         report.write(ctx, since="yesterday-ish")
-    assert e.value.field == "--since"
+    assert e.value.field == "since"  # the verb's parameter; the CLI spells it --since (issue 35)
     with pytest.raises(BadInput):
         report.write(ctx, hypothesis="nope")
 
