@@ -31,7 +31,7 @@ from optlog.errors import BadInput, Failed, no_space, out_of_space
 from optlog.paths import Workspace
 from optlog.store import integrity
 from optlog.store.faults import (BUSY_TIMEOUT_S, check_scheme, lock_timeout, pg_connect_args, read_only,
-                                 unwritable)
+                                 sqlite_path, unwritable)
 from optlog.store.lock import workspace_lock
 from optlog.store.migrate import ensure_schema
 
@@ -115,7 +115,7 @@ def legacy_owner(url: str) -> str | None:
     shared database (PostgreSQL's `public` schema, or a shared SQLite file), or None: what a second
     clone of that workspace adopts on its upgrade, so the team stays one workspace."""
     if url.startswith("sqlite"):
-        path = _sqlite_path(url)
+        path = sqlite_path(url)
         if path is None or not path.is_file():
             return None
         try:
@@ -238,13 +238,6 @@ def _check_integrity(path: Path) -> None:
     integrity.restamp(path)
 
 
-def _sqlite_path(url: str) -> Path | None:
-    if not url.startswith("sqlite:///"):
-        return None
-    p = url[len("sqlite:///"):].split("?", 1)[0]
-    return Path(p) if p and p != ":memory:" else None
-
-
 class Database:
     """One database connection pool for a workspace (created lazily by the service context)."""
 
@@ -253,7 +246,7 @@ class Database:
         self.url = url or ws.db_url
         check_scheme(self.url)
         self.is_sqlite = self.url.startswith("sqlite")
-        path = _sqlite_path(self.url) if self.is_sqlite else None
+        path = sqlite_path(self.url) if self.is_sqlite else None
         self._checked_file = path  # checked good when opened: stamped again when closed (store.integrity)
         if path is not None:
             prepare_sqlite_file(path)

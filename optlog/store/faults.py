@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import errno
 import os
+from pathlib import Path
 from typing import Any
 
 from optlog.core.numfmt import fmt_written
@@ -135,6 +136,14 @@ def check_scheme(url: str) -> None:
                      f"(OPTLOG_DB_URL)", field="OPTLOG_DB_URL", code="bad_database_url", extra={"scheme": kind})
 
 
+def sqlite_path(url: str) -> Path | None:
+    """The file of a `sqlite:///PATH` URL (its query cut off); None for another kind or an in-memory one."""
+    if not url.startswith("sqlite:///"):
+        return None
+    p = url[len("sqlite:///"):].split("?", 1)[0]
+    return Path(p) if p and p != ":memory:" else None
+
+
 def _chain(e: BaseException | None) -> list[BaseException]:
     out: list[BaseException] = []
     while e is not None and e not in out:
@@ -151,12 +160,12 @@ def named(e: BaseException, url: str | None) -> Failed | None:
         pg = _pg_fault(chain, text, url)
         if pg is not None:
             return pg
-    if url and url.startswith("sqlite") and "database is locked" in text:
-        path = url[len("sqlite:///"):].split("?", 1)[0]
+    file = sqlite_path(url) if url else None
+    if file is not None and "database is locked" in text:
+        path = str(file)
         return locked(path, lock_timeout(BUSY_TIMEOUT_S), lock_holders(path, path + "-shm", path + "-wal"))
-    if url and url.startswith("sqlite") and ("readonly database" in text or "read-only" in text):
-        path = url[len("sqlite:///"):].split("?", 1)[0]
-        return read_only(path, unwritable(path) or "it is read-only")
+    if file is not None and ("readonly database" in text or "read-only" in text):
+        return read_only(str(file), unwritable(file) or "it is read-only")
     return _read_only_os(chain)
 
 
