@@ -163,11 +163,19 @@ class Verb:
 
 @dataclass(frozen=True)
 class Group:
-    """A noun: the verbs under one path prefix, with the help its command group shows."""
+    """A noun: the verbs under one path prefix, with the help its command group shows.
+
+    `parts`: verbs of the group declared in other modules (verb name → module), imported only when
+    that verb is used (`run list`, a hot read, loads no launch code). `default`: the verb a first
+    word that names none of the group's verbs goes to (`optlog tune SPEC` is `optlog tune run SPEC`).
+    `same_as`: the group is another's under a second name (an alias the root does not list)."""
 
     path: tuple[str, ...]
     help: str
     agent: Mapping[str, Any] = field(default_factory=dict)
+    parts: Mapping[str, str] = field(default_factory=dict)
+    default: str | None = None
+    same_as: tuple[str, ...] | None = None
 
 
 # ---------------------------------------------------------------- the catalogue
@@ -193,10 +201,12 @@ def verb(path: str, human: Human = None, *, exit: Exit | None = None,  # noqa: A
     return deco
 
 
-def group(path: str, help: str, **agent: Any) -> Group:  # noqa: A002
-    """Declare a noun's group: `optlog todo …`."""
+def group(path: str, help: str, *, parts: Mapping[str, str] | None = None, default: str | None = None,  # noqa: A002
+          same_as: str | None = None, **agent: Any) -> Group:
+    """Declare a noun's group: `optlog todo …` (see `Group` for `parts`, `default`, `same_as`)."""
     key = tuple(path.split())
-    _GROUPS[key] = Group(key, help, dict(agent))
+    _GROUPS[key] = Group(key, help, dict(agent), dict(parts or {}), default,
+                         tuple(same_as.split()) if same_as else None)
     return _GROUPS[key]
 
 

@@ -18,7 +18,7 @@ import click
 
 from optlog.api import verb as V
 from optlog.cli.binding import Binding, cli_call, spell_for_cli
-from optlog.cli.main import emit, state
+from optlog.cli.main import add_global_options, emit, state
 from optlog.cli.options import JsonValue, KeyValue
 from optlog.errors import OptlogError
 
@@ -108,14 +108,43 @@ def noun(name: str, module: str) -> click.Command:
 
 def _node(path: tuple[str, ...]) -> click.Command:
     verbs = V.verbs_under(path)
-    if path in verbs and len(verbs) == 1:
-        return command(verbs[path])
     g = V.groups_under(path).get(path)
     if g is None:
+        if path in verbs:
+            return command(verbs[path])
         raise LookupError(f"no verb or group declared at {' '.join(path)!r}")
-    grp = click.Group(path[-1], help=g.help)
-    children = {p[: len(path) + 1] for p in verbs if len(p) > len(path)}
-    for child in sorted(children):
-        cmd = _node(child)
-        grp.add_command(cmd, child[-1])
+    if g.same_as is not None:
+        of = _node(g.same_as)
+        assert isinstance(of, click.Group)
+        return _Group(g, path[-1], commands=of.commands, help=g.help)
+    grp = _Group(g, path[-1], help=g.help)
+    for child in sorted({p[: len(path) + 1] for p in verbs if len(p) > len(path)}):
+        grp.add_command(_node(child), child[-1])
     return grp
+
+
+class _Group(click.Group):
+    """A noun's group: its verbs, those declared in other modules (`Group.parts`) imported only
+    when asked for, and a first word that names no verb going to the `Group.default` verb."""
+
+    def __init__(self, decl: V.Group, name: str, **kw: Any) -> None:
+        super().__init__(name, **kw)
+        self.decl = decl
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *self.decl.parts})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in self.commands and name in self.decl.parts:
+            importlib.import_module(self.decl.parts[name])
+            self.add_command(add_global_options(_node((*self.decl.path, name))), name)
+        return self.commands.get(name)
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if self.decl.default is not None:
+            i = 0
+            while i < len(args) and args[i] in ("--json", "-C"):  # the global options the group takes itself
+                i += 2 if args[i] == "-C" else 1
+            if i < len(args) and args[i] not in self.list_commands(ctx) and args[i] not in ("-h", "--help"):
+                args = [*args[:i], self.decl.default, *args[i:]]
+        return super().parse_args(ctx, args)

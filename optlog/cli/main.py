@@ -21,7 +21,7 @@ from typing import Any
 import click
 
 from optlog import __version__
-from optlog.api import NOUNS
+from optlog.api import ALIAS_NOUNS, NOUNS
 from optlog.cli import fast
 from optlog.core import text as TX
 from optlog.core.limits import LIMITS
@@ -134,8 +134,8 @@ class LazyGroup(click.Group):
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         name = ALIASES.get(name, name)
-        if name in NOUNS:  # a noun of the verb catalogue: its command generated from the declarations
-            return add_global_options(_load(BUILDER)(name, NOUNS[name]))
+        if name in NOUNS or name in ALIAS_NOUNS:  # a noun of the verb catalogue: generated from its declarations
+            return add_global_options(_load(BUILDER)(name, NOUNS.get(name) or ALIAS_NOUNS[name]))
         target = LAZY.get(name) or ALIAS_COMMANDS.get(name)
         if target is None:
             return None

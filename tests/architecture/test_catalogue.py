@@ -3,7 +3,9 @@ the MCP tools are generated from and what the TUI's actions call; these tests ho
 code, and each rule is shown able to fail.
 
 The nouns still declared as click commands in `optlog/cli/cmd_*.py` are listed in NOT_YET: the list
-may only shrink (a noun ported to `optlog/api/` leaves it, and its cmd file goes)."""
+may only shrink (a noun ported to `optlog/api/` leaves it, and its cmd file goes). `optlog tui` and
+`optlog mcp` start a face: they are no verbs (no document, no tool) and stay click commands of the
+CLI's own (`optlog/cli/faces.py`)."""
 
 from __future__ import annotations
 
@@ -21,9 +23,24 @@ from optlog.api import verb as V
 ROOT = Path(__file__).resolve().parents[2]
 CLI = ROOT / "optlog" / "cli"
 # the click-declared command files not ported to the catalogue yet (only shrinks)
-NOT_YET = {"cmd_agent.py", "cmd_bench.py", "cmd_core.py", "cmd_demo.py", "cmd_hypothesis.py", "cmd_log.py",
-           "cmd_mcp.py", "cmd_next.py", "cmd_plan.py", "cmd_predict.py", "cmd_run.py", "cmd_run_import.py",
-           "cmd_run_judge.py", "cmd_run_launch.py", "cmd_telemetry.py", "cmd_tune.py"}
+NOT_YET = {
+    "cmd_agent.py",
+    "cmd_bench.py",
+    "cmd_core.py",
+    "cmd_demo.py",
+    "cmd_hypothesis.py",
+    "cmd_log.py",
+    "cmd_mcp.py",
+    "cmd_next.py",
+    "cmd_plan.py",
+    "cmd_predict.py",
+    "cmd_run.py",
+    "cmd_run_import.py",
+    "cmd_run_judge.py",
+    "cmd_run_launch.py",
+    "cmd_telemetry.py",
+    "cmd_tune.py",
+}
 
 
 def _catalogue() -> dict[tuple[str, ...], V.Verb]:
