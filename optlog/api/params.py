@@ -7,7 +7,7 @@ one by wrapping it again (`Annotated[Limit, AgentDefault(30)]`): the outer metad
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from optlog.api.verb import AgentDefault, Opt
 from optlog.service.envelope import ORDERS
@@ -21,3 +21,8 @@ Fields = Annotated[str | None, Opt(metavar="A,B", help="Only these keys of each 
 # --detail/--brief: the whole document (the CLI's default) or the acknowledgement an agent gets;
 # a verb gives the help (`The whole document, or only …`)
 Detail = Annotated[bool, AgentDefault(False), Opt("--detail/--brief", show_default=True)]
+
+
+def pairs(values: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
+    """Repeated K=V options (`Pairs`) as one mapping (a later key wins, as the command line reads)."""
+    return dict(values)
