@@ -140,6 +140,25 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
             m["mean_ttft_ms"] = float(ttft[head.index("avg")])
             m["p99_ttft_ms"] = float(ttft[head.index("p99")])
         out.append({"m": m, "l": {}, "status": "succeeded", "gone": []})
+    elif fmt == "aiperf" and "/sweep-" in e["file"]:
+        # AIPerf's aggregates over trials: a sweep's per-combination means, or one variation's
+        # confidence aggregate; each figure is `{tag}_{stat}.mean` (the mean over the trials)
+        d = json.loads(text)
+        meta = d["metadata"]
+        combos = d.get("per_combination_metrics") or [{"parameters": meta["variation_values"], "metrics": d["metrics"]}]
+        for c in combos:
+            g = {k: v["mean"] for k, v in c["metrics"].items()}
+            assert c["metrics"]["benchmark_duration_avg"]["unit"] == "sec" and c["metrics"]["time_to_first_token_avg"]["unit"] == "ms"
+            m = {"request_throughput": g["request_throughput_avg"], "completed": g["request_count_avg"],
+                 "output_throughput": g["output_token_throughput_avg"], "duration_s": g["benchmark_duration_avg"],
+                 "mean_ttft_ms": g["time_to_first_token_avg"], "p99_ttft_ms": g["time_to_first_token_p99"],
+                 "mean_e2e_latency_ms": g["request_latency_avg"], "mean_tpot_ms": g["inter_token_latency_avg"],
+                 "p99_itl_ms": g["inter_chunk_latency_p99"], "mean_inflight": g["effective_concurrency_avg"]}
+            (conc,) = c["parameters"].values()  # {"concurrency": 1} or {"phases.profiling.concurrency": 1}
+            lab = {"concurrency": conc, "aggregation": meta["aggregation_type"], "model": meta.get("model"),
+                   "trials": meta.get("num_trials_per_value", meta.get("num_successful_runs")),
+                   "tool_version": d.get("aiperf_version")}
+            out.append({"m": m, "l": lab, "status": "succeeded", "gone": []})
     elif fmt == "aiperf":
         d = json.loads(text)
         m = {"request_throughput": d["request_throughput"]["avg"], "completed": d["request_count"]["avg"],
@@ -224,14 +243,17 @@ def test_each_file_is_read_right(entry: dict[str, Any]) -> None:
 
 def test_the_corpus_imports_each_measurement_once() -> None:
     """All files in one import: the vLLM sweep summaries repeat their run files, llmperf's full
-    per-request files repeat their summaries, and GuideLLM's CSV repeats its JSON (one run, two
-    exports); every other result is its own run."""
+    per-request files repeat their summaries, GuideLLM's CSV repeats its JSON (one run, two
+    exports) and AIPerf's sweep aggregate its per-concurrency confidence aggregates; every other
+    result is its own run."""
     paths = [FIX / e["file"] for e in MANIFEST]
     every = parse_result(paths)
     kept, said = unique(every)
     sweep_runs = sum(1 for e in MANIFEST if "/sweep/" in e["file"] and "summary" not in e["file"])
     whole_individual = sum(1 for e in MANIFEST if "individual" in e["file"] and "first10" not in e["file"])
     guidellm_pairs = sum(1 for e in MANIFEST if e["format"] == "guidellm" and e["file"].endswith(".csv"))
-    assert len(every) - len(kept) == len(said) == sweep_runs + whole_individual + guidellm_pairs
+    # an AIPerf sweep aggregate repeats the confidence aggregate of each of its combinations
+    aiperf_variations = sum(1 for e in MANIFEST if "/sweep-" in e["file"] and "/concurrency_" in e["file"])
+    assert len(every) - len(kept) == len(said) == sweep_runs + whole_individual + guidellm_pairs + aiperf_variations
     assert {r.labels["tool"] for r in kept} == {"vllm", "vllm-throughput", "vllm-latency", "llmperf", "llama-bench", "aiperf",
                                                  "guidellm", "sglang", "sglang-one-batch", "llama-batched-bench"}
