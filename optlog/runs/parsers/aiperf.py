@@ -250,19 +250,46 @@ def _dataset_name(ds: dict[str, Any]) -> Any:
 _AGG_KEY = re.compile(r"^(?P<tag>.+)_(?P<stat>avg|p50|p90|p95|p99)$")
 
 
+def _aggregate_info(d: Any) -> dict[str, Any] | None:
+    """Where an aggregate keeps its `aggregation_type` and run counts: at the top in a sweep
+    aggregate, under `metadata` in a confidence aggregate (AIPerf 0.13's real files, beside
+    `schema_version`, `aiperf_version` and `metrics`); None for any other document."""
+    if not isinstance(d, dict):
+        return None
+    if "aggregation_type" in d and isinstance(d.get("per_combination_metrics"), list):
+        return d
+    meta = d.get("metadata")
+    top = d if "aggregation_type" in d else meta if isinstance(meta, dict) and "aggregation_type" in meta else None
+    return top if top is not None and isinstance(d.get("metrics"), dict) else None
+
+
 def is_aggregate(d: Any) -> bool:
     """AIPerf's `profile_export_aiperf_sweep.json` / `profile_export_aiperf_aggregate.json`."""
-    return isinstance(d, dict) and "aggregation_type" in d and (
-        isinstance(d.get("per_combination_metrics"), list) or isinstance(d.get("metrics"), dict))
+    return _aggregate_info(d) is not None
+
+
+def _parameter_labels(params: dict[str, Any], labels: dict[str, Any]) -> None:
+    """A swept parameter as a label: AIPerf names it by its config path in a confidence aggregate
+    (`phases.profiling.concurrency`) and by its last part in a sweep aggregate (`concurrency`), and
+    names its own folders by that last part: so does optlog. A scenario's nested override is not a
+    value and stays in raw."""
+    for k, v in params.items():
+        name = setting_name(str(k).rsplit(".", 1)[-1])
+        if name and not isinstance(v, (dict, list)):
+            set_label(labels, name, v)
 
 
 def parse_aggregate(doc: Doc, d: dict[str, Any]) -> list[ParsedResult]:
     """One run per parameter combination of a sweep aggregate (or one for a confidence aggregate):
     each figure is the mean over the trials (`{tag}_{stat}.mean`, in its `unit`); its spread over
     the trials is kept as `raw.<key>.std`, `.ci_low`, `.ci_high`; labels: the combination's
-    parameters, `trials` (successful runs per combination), `aggregation`."""
-    combos: list[Any] = d["per_combination_metrics"] if isinstance(d.get("per_combination_metrics"), list) else \
-        [{"parameters": d.get("parameters") or {}, "metrics": d.get("metrics")}]
+    parameters, `trials` (successful runs per combination), `aggregation`, and where the file
+    says them `model` and `tool_version`."""
+    info = _aggregate_info(d) or d
+    meta = obj(d, "metadata")
+    sweep = isinstance(d.get("per_combination_metrics"), list)
+    combos: list[Any] = d["per_combination_metrics"] if sweep else \
+        [{"parameters": d.get("parameters") or meta.get("variation_values") or {}, "metrics": d.get("metrics")}]
     n_comb = max(1, len(combos))
     out: list[ParsedResult] = []
     for i, c in enumerate(combos):
@@ -287,14 +314,13 @@ def parse_aggregate(doc: Doc, d: dict[str, Any]) -> list[ParsedResult]:
         metrics.update(_canonical(stats, None))
         labels: dict[str, Any] = {}
         params: dict[str, Any] = c["parameters"] if isinstance(c.get("parameters"), dict) else {}
-        for k, v in params.items():
-            name = setting_name(k)
-            if name:
-                set_label(labels, name, v)
-        ok = finite(d.get("num_successful_runs"))
+        _parameter_labels(params, labels)
+        ok = finite(info.get("num_successful_runs"))
         if ok is not None:
-            set_label(labels, "trials", ok / n_comb if isinstance(d.get("per_combination_metrics"), list) else ok)
-        set_label(labels, "aggregation", d.get("aggregation_type"))
+            set_label(labels, "trials", ok / n_comb if sweep else ok)
+        set_label(labels, "aggregation", info.get("aggregation_type"))
+        set_label(labels, "model", meta.get("model"))
+        set_label(labels, "tool_version", d.get("aiperf_version"))
         labels["tool"] = "aiperf"
         apply_key_map(doc, "aiperf", c, metrics, labels)
         out.append(ParsedResult(labels=labels, metrics=metrics, raw=clean({"parameters": params,
