@@ -140,6 +140,34 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
             m["mean_ttft_ms"] = float(ttft[head.index("avg")])
             m["p99_ttft_ms"] = float(ttft[head.index("p99")])
         out.append({"m": m, "l": {}, "status": "succeeded", "gone": []})
+    elif fmt == "genai-perf" and e["file"].endswith(".csv"):
+        rows = list(csv.reader(io.StringIO(text)))
+        single = {r[0]: float(r[1]) for r in rows if len(r) == 2 and r[0] != "Metric"}
+        stat = {r[0]: r for r in rows if len(r) > 2}
+        head = stat["Metric"]
+        ttft, lat = stat["Time To First Token (ms)"], stat["Request Latency (ms)"]
+        m = {"request_throughput": single["Request Throughput (per sec)"], "completed": single["Request Count (count)"],
+             "mean_ttft_ms": float(ttft[head.index("avg")]), "p99_ttft_ms": float(ttft[head.index("p99")]),
+             "mean_e2e_latency_ms": float(lat[head.index("avg")])}
+        out.append({"m": m, "l": {"tool": "genai-perf"}, "status": "succeeded", "gone": []})
+    elif fmt == "genai-perf":
+        d = json.loads(text)
+        ic = d["input_config"]
+        m = {"request_throughput": d["request_throughput"]["avg"], "completed": d["request_count"]["avg"],
+             "output_throughput": d["output_token_throughput"]["avg"], "mean_ttft_ms": d["time_to_first_token"]["avg"],
+             "p99_ttft_ms": d["time_to_first_token"]["p99"], "mean_e2e_latency_ms": d["request_latency"]["avg"],
+             "mean_tpot_ms": d["inter_token_latency"]["avg"]}
+        if "perf_analyzer" in ic:  # the config-file layout: one section per part of the run
+            pa, inp = ic["perf_analyzer"], ic["input"]
+            lab = {"concurrency": pa["stimulus"]["concurrency"], "model": ic["model_names"][0],
+                   "num_prompts": pa["measurement"]["num"] if pa["measurement"]["mode"] == "request_count" else None,
+                   "input_len": inp["synthetic_tokens"]["mean"], "output_len": inp["output_tokens"]["mean"],
+                   "dataset": inp["prompt_source"], "endpoint": ic["endpoint"]["type"]}
+        else:  # the command-line layout: the parsed arguments
+            lab = {"concurrency": ic["concurrency"], "model": ic["model"][0], "num_prompts": ic["request_count"],
+                   "input_len": ic["synthetic_input_tokens_mean"], "output_len": ic["output_tokens_mean"],
+                   "dataset": ic["prompt_source"], "endpoint": ic["endpoint_type"]}
+        out.append({"m": m, "l": {**lab, "tool": "genai-perf"}, "status": "succeeded", "gone": []})
     elif fmt == "aiperf" and "/sweep-" in e["file"]:
         # AIPerf's aggregates over trials: a sweep's per-combination means, or one variation's
         # confidence aggregate; each figure is `{tag}_{stat}.mean` (the mean over the trials)
@@ -256,4 +284,4 @@ def test_the_corpus_imports_each_measurement_once() -> None:
     aiperf_variations = sum(1 for e in MANIFEST if "/sweep-" in e["file"] and "/concurrency_" in e["file"])
     assert len(every) - len(kept) == len(said) == sweep_runs + whole_individual + guidellm_pairs + aiperf_variations
     assert {r.labels["tool"] for r in kept} == {"vllm", "vllm-throughput", "vllm-latency", "llmperf", "llama-bench", "aiperf",
-                                                 "guidellm", "sglang", "sglang-one-batch", "llama-batched-bench"}
+                                                 "genai-perf", "guidellm", "sglang", "sglang-one-batch", "llama-batched-bench"}
