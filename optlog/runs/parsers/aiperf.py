@@ -71,6 +71,14 @@ def is_genai_perf(d: dict[str, Any]) -> bool:
     return "aiperf_version" not in d and isinstance(ic, dict) and any(k in ic for k in GENAI_PERF_KEYS)
 
 
+def csv_tool(path: str, data: bytes) -> str:
+    """Which tool wrote a `Metric,…` CSV: genai-perf prints its throughputs `(per sec)` (AIPerf
+    `(requests/sec)`) and names the file profile_export_genai_perf.csv; AIPerf otherwise."""
+    if "genai_perf" in path.rsplit("/", 1)[-1].lower() or b"\nRequest Throughput (per sec)," in data:
+        return "genai-perf"
+    return "aiperf"
+
+
 def _detect_tool(d: dict[str, Any], asked: str) -> str:
     """The tool that wrote the file: AIPerf says so (`aiperf_version`); genai-perf's `input_config`
     says so; otherwise the format asked for."""
@@ -81,7 +89,7 @@ def _detect_tool(d: dict[str, Any], asked: str) -> str:
 
 def parse(doc: Doc, tool: str = "aiperf") -> list[ParsedResult]:
     if _is_csv(doc):
-        return [parse_csv(doc, tool)]
+        return [parse_csv(doc, csv_tool(doc.path, doc.data) if tool in ("aiperf", "genai-perf") else tool)]
     d = load_json(doc, tool)
     if is_aggregate(d):
         return parse_aggregate(doc, d)
@@ -204,7 +212,7 @@ def _labels(d: dict[str, Any]) -> dict[str, Any]:
         set_label(labels, "input_len", _get(ds, "prompts", "isl", "mean"))
         set_label(labels, "output_len", _get(ds, "prompts", "osl", "mean"))
         set_label(labels, "dataset", _dataset_name(ds))
-    elif any(k in ic for k in GENAI_PERF_KEYS[2:]):  # genai-perf's command-line layout
+    elif not _config_layout(ic) and any(k in ic for k in GENAI_PERF_KEYS[2:]):  # genai-perf's command-line layout
         model = ic.get("model") or ic.get("formatted_model_name")
         set_label(labels, "model", model[0] if isinstance(model, list) and model else model)
         set_label(labels, "concurrency", ic.get("concurrency"))
@@ -218,15 +226,25 @@ def _labels(d: dict[str, Any]) -> dict[str, Any]:
                                             str(ic.get("prompt_source") or "").lower() or None))
         set_label(labels, "endpoint", ic.get("endpoint_type"))
         set_label(labels, "backend", ic.get("backend"))
-    else:
+    else:  # sections: AIPerf's pre-1.0 `input`, genai-perf's config file (`perf_analyzer`, `input`, …)
         set_label(labels, "input_len", _first(_get(ic, "input", "prompt", "input_tokens", "mean"),
                                               _get(ic, "input", "synthetic_tokens", "mean")))
         set_label(labels, "output_len", _first(_get(ic, "input", "prompt", "output_tokens", "mean"),
                                                _get(ic, "input", "output_tokens", "mean")))
+        source = _get(ic, "input", "prompt_source")
         set_label(labels, "dataset", _first(_get(ic, "input", "public_dataset"), _get(ic, "input", "custom_dataset_type"),
-                                            _get(ic, "input", "file")))
+                                            _get(ic, "input", "file") or None, source.lower() if isinstance(source, str) else None))
+        meas = _get(ic, "perf_analyzer", "measurement")
+        if isinstance(meas, dict) and meas.get("mode") == "request_count":
+            set_label(labels, "num_prompts", meas.get("num"))
     set_label(labels, "endpoint", _first(_get(ic, "endpoint", "type")))
     return labels
+
+
+def _config_layout(ic: dict[str, Any]) -> bool:
+    """genai-perf's config-file layout (0.0.16 writes it for command-line runs too; 0.0.12 the arguments): its settings in
+    sections (`perf_analyzer`, `endpoint`, `input`); it shares `subcommand` with the command-line layout."""
+    return any(isinstance(ic.get(k), dict) for k in ("perf_analyzer", "endpoint", "input"))
 
 
 def _dataset_name(ds: dict[str, Any]) -> Any:
