@@ -242,8 +242,9 @@ def _labels(d: dict[str, Any]) -> dict[str, Any]:
 
 
 def _config_layout(ic: dict[str, Any]) -> bool:
-    """genai-perf's config-file layout (0.0.16 writes it for command-line runs too; 0.0.12 the arguments): its settings in
-    sections (`perf_analyzer`, `endpoint`, `input`); it shares `subcommand` with the command-line layout."""
+    """genai-perf's config-file layout (0.0.16 writes it for command-line runs too; 0.0.12 wrote the
+    arguments): its settings in sections (`perf_analyzer`, `endpoint`, `input`); it shares
+    `subcommand` with the command-line layout."""
     return any(isinstance(ic.get(k), dict) for k in ("perf_analyzer", "endpoint", "input"))
 
 
