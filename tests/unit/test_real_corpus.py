@@ -84,15 +84,15 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
         lab = {"model": d["model"], "concurrency": d["num_concurrent_requests"], "input_len": d["mean_input_tokens"],
                "output_len": d["mean_output_tokens"], "framework": d.get("framework")}
         out.append({"m": m, "l": lab, "status": "succeeded", "gone": []})
-    elif fmt == "llama-bench" and not e["file"].endswith(".json"):
+    elif fmt == "llama-bench" and not e["file"].endswith((".json", ".jsonl")):
         # llama-bench's markdown table, captured in a log: each invocation prints its table, then
         # `build: <commit> (<number>)`; a file with several invocations keeps them apart
         blocks: list[list[dict[str, str]]] = [[]]
         builds: list[int] = []
         head: list[str] = []
         for line in text.splitlines():
-            if line.startswith("build: "):
-                builds.append(int(line.split("(")[1].split(")")[0]))
+            if line.startswith("build: "):  # `build: unknown (0)`: built without git, no version
+                builds.append(int(line.split("(")[1].split(")")[0]) or None)  # type: ignore[arg-type]
                 blocks.append([])
             elif line.startswith("| model"):
                 head = [c.strip() for c in line.strip("|").split("|")]
@@ -104,10 +104,12 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
                 ts = float(row["t/s"].split("±")[0])
                 name = "input_throughput" if row["test"].startswith("pp") else "output_throughput"
                 depth = int(row["test"].split("@ d")[1]) if "@ d" in row["test"] else None
-                lab = {"model": row["model"], "test": row["test"], "flash_attn": int(row["fa"]), "depth": depth,
-                       "n_gpu_layers": int(row["ngl"]), "tool_version": build,
+                lab = {"model": row["model"], "test": row["test"], "flash_attn": int(row["fa"]) if "fa" in row else None,
+                       "depth": depth, "n_gpu_layers": int(row["ngl"]) if "ngl" in row else None,
+                       "n_threads": int(row["threads"]) if "threads" in row else None, "tool_version": build,
                        "invocation": n if len(blocks) > 1 else None}
-                out.append({"m": {name: ts}, "l": lab, "status": "succeeded", "gone": []})
+                out.append({"m": {name: ts}, "l": lab, "status": "succeeded", "gone": [],
+                            "nolab": ["tool_version", "build"] if build is None else []})
     elif fmt == "llama-batched-bench":
         settings: dict[str, int] = {}
         for line in text.splitlines():
@@ -123,12 +125,19 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
                                   "flash_attn": settings["flash_attn"], "n_gpu_layers": settings["n_gpu_layers"]},
                             "status": "succeeded", "gone": []})
     elif fmt == "llama-bench":
-        for o in json.loads(text):
+        rows = json.loads(text) if text.lstrip().startswith("[") else [json.loads(x) for x in text.splitlines() if x.strip()]
+        for o in rows:
             name = "total_token_throughput" if o["n_prompt"] and o["n_gen"] else \
                 "input_throughput" if o["n_prompt"] else "output_throughput"
+            # build 0 / commit "unknown": llama.cpp built from a source without git; not a version
+            known = o["build_number"] != 0
             lab = {"model": o["model_type"], "input_len": o["n_prompt"] or None, "output_len": o["n_gen"] or None,
-                   "n_gpu_layers": o["n_gpu_layers"], "tool_version": o["build_number"]}
-            out.append({"m": {name: o["avg_ts"]}, "l": lab, "status": "succeeded", "gone": []})
+                   "n_gpu_layers": o["n_gpu_layers"], "tool_version": o["build_number"] if known else None,
+                   "cpu": o["cpu_info"]}
+            # every setting the row was run with is a label, the ones newer builds added too
+            lab.update({k: o[k] for k in ("no_op_offload", "no_host", "repack", "load_mode", "use_direct_io") if k in o})
+            out.append({"m": {name: o["avg_ts"]}, "l": lab, "status": "succeeded", "gone": [],
+                        "nolab": [] if known else ["tool_version", "build"]})
     elif fmt == "aiperf" and e["file"].endswith(".csv"):
         rows = list(csv.reader(io.StringIO(text)))
         single = {r[0]: float(r[1]) for r in rows if len(r) == 2 and r[0] != "Metric" and r[1]}
@@ -264,6 +273,8 @@ def test_each_file_is_read_right(entry: dict[str, Any]) -> None:
                 assert r.metrics.get(k) == pytest.approx(v, **APPROX), (r.source, k)
         for k in w["gone"]:
             assert k not in r.metrics, (r.source, k)
+        for k in w.get("nolab", []):
+            assert k not in r.labels, (r.source, k, r.labels)
         for k, v in w["l"].items():
             if v is not None:
                 assert r.labels.get(k) == v, (r.source, k, r.labels)
