@@ -102,7 +102,8 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
         for n, (rows, build) in enumerate(zip(blocks, builds), 1):
             for row in rows:
                 ts = float(row["t/s"].split("±")[0])
-                name = "input_throughput" if row["test"].startswith("pp") else "output_throughput"
+                name = "total_token_throughput" if "+tg" in row["test"] else \
+                    "input_throughput" if row["test"].startswith("pp") else "output_throughput"
                 depth = int(row["test"].split("@ d")[1]) if "@ d" in row["test"] else None
                 lab = {"model": row["model"], "test": row["test"], "flash_attn": int(row["fa"]) if "fa" in row else None,
                        "depth": depth, "n_gpu_layers": int(row["ngl"]) if "ngl" in row else None,
