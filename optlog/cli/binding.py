@@ -26,35 +26,11 @@ from typing import Any
 
 import click
 
+from optlog.api.verb import Call, Exit, Human
 from optlog.cli.main import cli, emit, notice, service_ctx, state
 from optlog.errors import OptlogError
 
-Human = Callable[[Any], "str | None"] | str | None
-
-
-class Call:
-    """What a binding gets besides its typed arguments: the face's service context (made on first
-    use: `init` and `demo` never open one), the folder named by -C, and whether the face has a
-    narration channel (the CLI's stderr, under --json too) or only the document (the MCP face)."""
-
-    def __init__(self, *, chdir: str | None, ctx: Callable[[], Any], narrate: bool,
-                 say: Callable[[str], None]) -> None:
-        self.chdir = chdir
-        self.narrate = narrate  # progress narration is wanted (the CLI: on stderr)
-        self.say = say          # one narration line (stderr on the CLI; kept out of the document)
-        self._make_ctx = ctx
-        self._ctx: Any = None
-
-    @property
-    def ctx(self) -> Any:
-        if self._ctx is None:
-            self._ctx = self._make_ctx()
-        return self._ctx
-
-
-# the exit code of a call: from its document and the typed arguments it was called with (`verdict
-# --check` fails on what `verdict` alone only reports)
-Exit = Callable[[Any, Mapping[str, Any]], int]
+__all__ = ["Binding", "Call", "Exit", "Human", "cli_call", "of", "spell_for_cli", "verb"]
 
 
 @dataclass(frozen=True)

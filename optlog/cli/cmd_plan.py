@@ -9,7 +9,7 @@ import click
 from optlog.cli.binding import Call, verb
 from optlog.cli.main import agent
 from optlog.cli.options import fields_option
-from optlog.cli.render import glyph, table
+from optlog.api.text import glyph, table
 from optlog.core.numfmt import fmt_gain, fmt_pct, fmt_score, fmt_written
 from optlog.core.plans import EFFORT_WEIGHT, PLAN_STATUSES, calibration_line, calibration_rows
 from optlog.service import plans, report
