@@ -9,7 +9,7 @@ from optlog.api.text import glyph
 from optlog.api.verb import AgentDefault, Arg, Call, Opt, group, verb
 from optlog.core import views as VW
 from optlog.core.statuses import HYP_STATUSES
-from optlog.service import hypotheses
+from optlog.service import documents, hypotheses
 
 group("hypothesis", "Hypotheses: what you believe, with predictions that can prove it wrong.")
 
@@ -29,7 +29,7 @@ def hyp_add(call: Call, *,
             rivals: Annotated[tuple[str, ...], Opt("--rival", metavar="ID",
                                                    help="A competing explanation (repeatable).")] = (),
             detail: Ack = True,
-            ) -> Any:
+            ) -> documents.HypothesisShow | documents.HypothesisAck:
     """Add a hypothesis (committed to git)."""
     return hypotheses.add_doc(call.ctx, title, hid=hid, statement=statement, rationale=rationale, parent=parent,
                               rivals=rivals, detail=detail)
@@ -53,7 +53,7 @@ def hyp_list(call: Call, *,
              offset: Offset = 0,
              order: Order = "oldest",
              fields: Annotated[Fields, AgentDefault("id,title,status,parent")] = None,
-             ) -> Any:
+             ) -> documents.HypothesisList:
     """List hypotheses."""
     return hypotheses.list_doc(call.ctx, status, limit, offset, order, fields)
 
@@ -90,7 +90,7 @@ def hyp_show(call: Call, *,
              detail: Annotated[Detail, Opt("--detail/--brief", show_default=True,
                                            help="Everything (evidence values, history, notes, runs), or the statement, "
                                                 "predictions and the last three verdicts.")] = True,
-             ) -> Any:
+             ) -> documents.HypothesisShow | documents.HypothesisBrief:
     """Show a hypothesis with its predictions and verdict history."""
     return hypotheses.show_doc(call.ctx, hid, detail)
 
@@ -101,7 +101,7 @@ def hyp_set(call: Call, *,
             status: Annotated[str, Opt(choices=HYP_STATUSES, help="The status to set.")],
             why: Annotated[str | None, Opt(metavar="T", help="The reason (required).")] = None,
             detail: Ack = True,
-            ) -> Any:
+            ) -> documents.HypothesisShow | documents.HypothesisAck:
     """Set a status by hand (an override, kept beside the automatic verdict)."""
     return hypotheses.set_doc(call.ctx, hid, status, why or "", detail)
 
@@ -114,7 +114,7 @@ def hyp_edit(call: Call, *,
              rationale: Annotated[str | None, Opt(help="A new rationale: why you believe it.")] = None,
              rivals: Annotated[tuple[str, ...], Opt("--rival", metavar="ID", help="Add a rival (repeatable).")] = (),
              detail: Ack = True,
-             ) -> Any:
+             ) -> documents.HypothesisShow | documents.HypothesisAck:
     """Edit title, statement, rationale or rivals (committed as an edit)."""
     return hypotheses.edit_doc(call.ctx, hid, title=title, statement=statement, rationale=rationale,
                                add_rivals=rivals, detail=detail)
