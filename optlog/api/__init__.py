@@ -12,8 +12,14 @@ from __future__ import annotations
 NOUNS: dict[str, str] = {
     "todo": "optlog.api.todos",
     "hypothesis": "optlog.api.hypotheses",
+    "prediction": "optlog.api.predictions",
+    "verdict": "optlog.api.predictions",
+    "compare": "optlog.api.predictions",
+    "next": "optlog.api.nextexp",
     "plan": "optlog.api.plans",
     "report": "optlog.api.plans",
 }
 # second names of a noun that the root does not list (help and the MCP tools do not repeat them)
-ALIAS_NOUNS: dict[str, str] = {}
+ALIAS_NOUNS: dict[str, str] = {
+    "predict": "optlog.api.predictions",
+}

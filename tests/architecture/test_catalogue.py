@@ -30,8 +30,6 @@ NOT_YET = {
     "cmd_demo.py",
     "cmd_log.py",
     "cmd_mcp.py",
-    "cmd_next.py",
-    "cmd_predict.py",
     "cmd_run.py",
     "cmd_run_import.py",
     "cmd_run_judge.py",
