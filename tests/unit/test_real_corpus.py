@@ -140,7 +140,7 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
             lab.update({k: o[k] for k in ("no_op_offload", "no_host", "repack", "load_mode", "use_direct_io") if k in o})
             out.append({"m": {name: o["avg_ts"]}, "l": lab, "status": "succeeded", "gone": [],
                         "nolab": [] if known else ["tool_version", "build"]})
-    elif fmt == "aiperf" and e["file"].endswith(".csv"):
+    elif fmt == "aiperf" and e["file"].endswith(".csv") and "/sweep-" not in e["file"]:
         rows = list(csv.reader(io.StringIO(text)))
         single = {r[0]: float(r[1]) for r in rows if len(r) == 2 and r[0] != "Metric" and r[1]}
         stat = {r[0]: r for r in rows if len(r) > 2}
@@ -181,10 +181,11 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
         out.append({"m": m, "l": {**lab, "tool": "genai-perf"}, "status": "succeeded", "gone": []})
     elif fmt == "aiperf" and "/sweep-" in e["file"] and e["file"].endswith(".csv"):
         # the aggregates' CSV: a table (one row per combination, `{tag}_{stat}_{mean|std|…}` columns;
-        # or one row per `{tag}_{stat}` with mean, std, …, unit), then titled sections, Metadata last
+        # or one row per `{tag}_{stat}` with mean, std, …, unit), then sections, the metadata last
         rows = list(csv.reader(io.StringIO(text)))
         blank = rows.index([])
-        meta = {r[0]: r[1] for r in rows[rows.index(["Metadata"]) + 2:] if len(r) == 2}
+        last = len(rows) - rows[::-1].index([])  # the last section: `Field,Value` rows (the sweep's titled)
+        meta = {r[0]: r[1] for r in rows[last:] if len(r) == 2 and r != ["Field", "Value"]}
         if rows[0][0] == "metric":
             means = [({"concurrency": ast.literal_eval(meta["Variation Values"])["phases.profiling.concurrency"]},
                       {r[0]: float(r[1]) for r in rows[1:blank]})]
@@ -317,7 +318,7 @@ def test_the_corpus_imports_each_measurement_once() -> None:
     whole_individual = sum(1 for e in MANIFEST if "individual" in e["file"] and "first10" not in e["file"])
     guidellm_pairs = sum(1 for e in MANIFEST if e["format"] == "guidellm" and e["file"].endswith(".csv"))
     # an AIPerf sweep aggregate repeats the confidence aggregate of each of its combinations
-    aiperf_variations = sum(1 for e in MANIFEST if "/sweep-" in e["file"] and "/concurrency_" in e["file"])
+    aiperf_variations = sum(1 for e in MANIFEST if "/sweep-" in e["file"] and "/concurrency_" in e["file"] and e["file"].endswith(".json"))
     # AIPerf and genai-perf write each run as JSON and as CSV (its figures rounded to 2 places)
     csv_pairs = sum(len(_expect(e, (FIX / e["file"]).read_bytes())) for e in MANIFEST
                     if e["format"] in ("aiperf", "genai-perf") and e["file"].endswith(".csv")
