@@ -34,6 +34,7 @@ configuration, so no labels (give them with `--label`).
 
 from __future__ import annotations
 
+import ast
 import csv
 import io
 import re
@@ -408,16 +409,14 @@ def parse_aggregate_csv(doc: Doc) -> list[ParsedResult]:
         d = {"aggregation_type": meta.get("Aggregation Type") or "sweep", "per_combination_metrics": combos,
              "num_successful_runs": finite(meta.get("Number of Successful Runs")), "metadata": meta}
     out = parse_aggregate(doc, d)
-    for r in out:
-        r.decimals = max(places, default=None)
-        r.raw["format"] = "csv"
+    for res in out:
+        res.decimals = max(places, default=None)
+        res.raw["format"] = "csv"
     return out
 
 
 def _literal(text: str | None) -> Any:
     """A Python literal AIPerf printed in a CSV cell (`{'phases.profiling.concurrency': 1}`)."""
-    import ast
-
     try:
         return ast.literal_eval(text) if text else None
     except (ValueError, SyntaxError, MemoryError, RecursionError):
