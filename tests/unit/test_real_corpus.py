@@ -112,6 +112,16 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
                        "invocation": n if len(blocks) > 1 else None}
                 out.append({"m": {name: ts}, "l": lab, "status": "succeeded", "gone": [],
                             "nolab": ["tool_version", "build"] if build is None else []})
+    elif fmt == "llama-batched-bench" and e["file"].endswith(".jsonl"):
+        for line in text.splitlines():
+            if line.strip():
+                o = json.loads(line)
+                out.append({"m": {"input_throughput": o["speed_pp"], "output_throughput": o["speed_tg"],
+                                  "total_token_throughput": o["speed"], "duration_s": o["t"]},
+                            "l": {"input_len": o["pp"], "output_len": o["tg"], "concurrency": o["pl"],
+                                  "n_kv_max": o["n_kv_max"], "is_pp_shared": o["is_pp_shared"],
+                                  "flash_attn": o["flash_attn"], "n_gpu_layers": o["n_gpu_layers"]},
+                            "status": "succeeded", "gone": []})
     elif fmt == "llama-batched-bench":
         settings: dict[str, int] = {}
         for line in text.splitlines():
