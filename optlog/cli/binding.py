@@ -20,41 +20,18 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import click
 
+from optlog.api.verb import Call, Exit, Human
 from optlog.cli.main import cli, emit, notice, service_ctx, state
 from optlog.errors import OptlogError
 
-Human = Callable[[Any], "str | None"] | str | None
-
-
-class Call:
-    """What a binding gets besides its typed arguments: the face's service context (made on first
-    use: `init` and `demo` never open one), the folder named by -C, and whether the face has a
-    narration channel (the CLI's stderr, under --json too) or only the document (the MCP face)."""
-
-    def __init__(self, *, chdir: str | None, ctx: Callable[[], Any], narrate: bool,
-                 say: Callable[[str], None]) -> None:
-        self.chdir = chdir
-        self.narrate = narrate  # progress narration is wanted (the CLI: on stderr)
-        self.say = say          # one narration line (stderr on the CLI; kept out of the document)
-        self._make_ctx = ctx
-        self._ctx: Any = None
-
-    @property
-    def ctx(self) -> Any:
-        if self._ctx is None:
-            self._ctx = self._make_ctx()
-        return self._ctx
-
-
-# the exit code of a call: from its document and the typed arguments it was called with (`verdict
-# --check` fails on what `verdict` alone only reports)
-Exit = Callable[[Any, Mapping[str, Any]], int]
+__all__ = ["Binding", "Call", "Exit", "Human", "cli_call", "of", "spell_for_cli", "verb"]
 
 
 @dataclass(frozen=True)
@@ -81,14 +58,20 @@ def cli_call() -> Call:
 
 def cli_spelling(command: click.Command) -> Callable[[str], str | None]:
     """The CLI's one spelling of a verb parameter, read from the command's click parameters: an
-    option by its long flag (`out` → `--out`, `fmt` → `--format`). Anything else (an argument's
-    metavar, a key of a file) is not a parameter the CLI spells: None, kept as it is."""
-    return _flags(command.params).get
+    option by its long flag (`out` → `--out`, `fmt` → `--format`), an argument by its metavar's
+    name (`tid` → `ID`; `FILE|-`, `[HYP]`, `FILE…` → FILE, HYP). Anything else (a key of a file) is
+    not a parameter the CLI spells: None, kept as it is."""
+    return {**_metavars(command.params), **_flags(command.params)}.get
 
 
 def _flags(params: list[click.Parameter]) -> dict[str, str]:
     return {p.name: next((o for o in p.opts if o.startswith("--")), p.opts[0])
             for p in params if isinstance(p, click.Option) and p.name}
+
+
+def _metavars(params: list[click.Parameter]) -> dict[str, str]:
+    return {p.name: re.split(r"[|.…]", (p.metavar or p.name).strip("[]"))[0] or p.name.upper()
+            for p in params if isinstance(p, click.Argument) and p.name}
 
 
 def _any_command_spelling(name: str) -> str | None:

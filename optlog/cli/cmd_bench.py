@@ -10,7 +10,7 @@ import click
 from optlog.cli.binding import Call, verb
 from optlog.cli.main import agent
 from optlog.cli.options import JsonValue, KeyValue, pairs
-from optlog.cli.render import fmt_num, table
+from optlog.api.text import fmt_num, table
 from optlog.service import bench
 
 

@@ -10,7 +10,7 @@ import click
 from optlog.cli.binding import Call, verb
 from optlog.cli.main import agent, state
 from optlog.cli.options import paging
-from optlog.cli.render import glyph
+from optlog.api.text import glyph
 from optlog.paths import DEFAULT_PLAN_PREFIX
 from optlog.service import evidence, status
 from optlog.service.context import Ctx

@@ -9,7 +9,7 @@ import click
 from optlog.cli.binding import Call, verb
 from optlog.cli.main import agent
 from optlog.cli.options import detail_option, fields_option, paging
-from optlog.cli.render import glyph
+from optlog.api.text import glyph
 from optlog.core import views as VW
 from optlog.core.statuses import HYP_STATUSES
 from optlog.service import hypotheses

@@ -9,7 +9,7 @@ import click
 from optlog.cli.binding import Call, verb
 from optlog.cli.main import agent
 from optlog.cli.options import KeyValue, pairs, paging
-from optlog.cli.render import fmt_num, glyph, table
+from optlog.api.text import fmt_num, glyph, table
 from optlog.core import posthoc as PH
 from optlog.core import views as VW
 from optlog.core.numfmt import fmt_ratio, fmt_share, fmt_sig, fmt_written

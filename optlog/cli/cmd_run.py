@@ -11,7 +11,7 @@ import click
 from optlog.cli.binding import Call, verb
 from optlog.cli.main import add_global_options, agent
 from optlog.cli.options import KeyValue, fields_option, pairs, paging
-from optlog.cli.render import fmt_num, kv, runs_table
+from optlog.api.text import fmt_num, kv, runs_table
 from optlog.core import views as VW
 from optlog.core.statuses import RUN_STATUSES
 from optlog.service import evidence

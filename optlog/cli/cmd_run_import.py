@@ -9,7 +9,7 @@ import click
 from optlog.cli.binding import Call, verb
 from optlog.cli.main import agent
 from optlog.cli.options import KeyValue, pairs
-from optlog.cli.render import runs_table
+from optlog.api.text import runs_table
 from optlog.runs.parsers import ALIASES, FORMATS
 from optlog.service import imports
 

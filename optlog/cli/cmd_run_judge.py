@@ -8,7 +8,7 @@ import click
 
 from optlog.cli.binding import Call, verb
 from optlog.cli.main import agent
-from optlog.cli.render import fmt_num, table
+from optlog.api.text import fmt_num, table
 from optlog.core import views as VW
 from optlog.core.numfmt import fmt_ratio
 from optlog.service import verdicts

@@ -16,7 +16,7 @@ import click
 from optlog.cli.binding import Call, verb
 from optlog.cli.main import agent
 from optlog.cli.options import KeyValue
-from optlog.cli.render import fmt_num, kv, table
+from optlog.api.text import fmt_num, kv, table
 from optlog.core import text as TX
 from optlog.core.numfmt import fmt_seconds
 from optlog.service import launch

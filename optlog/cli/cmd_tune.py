@@ -15,7 +15,7 @@ from optlog.cli.cmd_run_launch import progress
 from optlog.cli.binding import Call, verb
 from optlog.cli.main import agent
 from optlog.cli.options import KeyValue
-from optlog.cli.render import fmt_num, kv, table
+from optlog.api.text import fmt_num, kv, table
 from optlog.core.numfmt import fmt_p, fmt_signed, fmt_written
 from optlog.service import tune as svc
 

@@ -21,6 +21,7 @@ from typing import Any
 import click
 
 from optlog import __version__
+from optlog.api import ALIAS_NOUNS, NOUNS
 from optlog.cli import fast
 from optlog.core import text as TX
 from optlog.core.limits import LIMITS
@@ -34,7 +35,6 @@ LAZY: dict[str, str] = {
     "status": "optlog.cli.cmd_core:status_cmd",
     "hypothesis": "optlog.cli.cmd_hypothesis:hypothesis",
     "note": "optlog.cli.cmd_core:note",
-    "todo": "optlog.cli.cmd_todo:todo",
     "run": "optlog.cli.cmd_run:run",
     "tui": "optlog.cli.cmd_core:tui_cmd",
     "log": "optlog.cli.cmd_log:log_cmd",
@@ -46,8 +46,6 @@ LAZY: dict[str, str] = {
     "bench": "optlog.cli.cmd_bench:bench_cmd",
     "calibrate": "optlog.cli.cmd_telemetry:calibrate_cmd",
     "telemetry": "optlog.cli.cmd_telemetry:telemetry",
-    "plan": "optlog.cli.cmd_plan:plan",
-    "report": "optlog.cli.cmd_plan:report_cmd",
     "mcp": "optlog.cli.cmd_mcp:mcp_cmd",
     "demo": "optlog.cli.cmd_demo:demo_cmd",
     "agent": "optlog.cli.cmd_agent:agent_group",
@@ -130,22 +128,32 @@ def add_global_options(cmd: click.Command) -> click.Command:
 
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(LAZY)
+        return sorted({*LAZY, *NOUNS})
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         name = ALIASES.get(name, name)
+        if name in NOUNS or name in ALIAS_NOUNS:  # a noun of the verb catalogue: generated from its declarations
+            return add_global_options(_load(BUILDER)(name, NOUNS.get(name) or ALIAS_NOUNS[name]))
         target = LAZY.get(name) or ALIAS_COMMANDS.get(name)
         if target is None:
             return None
-        mod, attr = target.split(":")
         try:
-            module = importlib.import_module(mod)
+            cmd = _load(target)
         except ModuleNotFoundError as e:
-            if e.name == mod:
+            if e.name == target.split(":")[0]:
                 return None  # a face not built yet
             raise
-        cmd = getattr(module, attr)
         return add_global_options(cmd)
+
+
+# what builds a catalogue noun's click command (`optlog.cli.commands.noun`); named, as the commands
+# are, since the builder imports this module
+BUILDER = "optlog.cli.commands:noun"
+
+
+def _load(target: str) -> Any:
+    mod, attr = target.split(":")
+    return getattr(importlib.import_module(mod), attr)
 
 
 @click.group(cls=LazyGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})

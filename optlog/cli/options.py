@@ -16,6 +16,7 @@ import click
 from optlog.cli.main import agent
 from optlog.core import text as TX
 from optlog.core.labels import check_key, parse_pair
+from optlog.api.params import pairs  # noqa: F401  (the click-declared commands take it from here)
 from optlog.errors import BadInput
 from optlog.service.envelope import ORDERS
 
@@ -92,8 +93,3 @@ class JsonValue(click.ParamType):
         except BadInput as e:  # the option is the place, not a file
             e.field, e.file = f"{self.field}.{e.field}" if e.field else self.field, None
             raise
-
-
-def pairs(values: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
-    """Repeated K=V options as one mapping (a later key wins, as the command line reads)."""
-    return dict(values)

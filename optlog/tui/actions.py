@@ -15,8 +15,9 @@ from textual.widgets import TabbedContent
 from optlog.core import views as VW
 from optlog.core.labels import parse_pairs
 from optlog.core.statuses import HYP_STATUSES
+from optlog.core.todos import PRIORITIES
 from optlog.tui.forms import Field, FormScreen
-from optlog.tui.loading import Loading
+from optlog.tui.loading import Loading, verb_call
 from optlog.tui.messages import LogLoaded
 from optlog.tui.panes.todos import TODO_NEXT, TodosTable
 
@@ -94,23 +95,29 @@ class Actions(Loading):
                   lambda v: self.run_service(lambda c: E.add_note(c, v["text"], hid, v["link"] or None), done="note added"))
 
     def action_add_todo(self) -> None:
-        from optlog.service import todos as T  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.api import todos as T  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
         hid = self.hyps.selected
         self._ask("New todo", [Field("content", "Todo", required=True),
-                               Field("priority", "Priority", "medium", choices=["high", "medium", "low"]),
+                               Field("priority", "Priority", "medium", choices=list(PRIORITIES)),
                                Field("hypothesis", "Hypothesis (optional)", hid or "")],
-                  lambda v: self.run_service(lambda c: T.add(c, v["content"], v["priority"], v["hypothesis"] or None),
-                                             done="todo added"))
+                  lambda v: self.run_verb(T.todo_add, done="todo added", text=v["content"], priority=v["priority"],
+                                          hypothesis=v["hypothesis"] or None))
 
     def _todo_status(self, to: Callable[[str], str]) -> None:
-        from optlog.service import todos as T  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.api import todos as T  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
         tid = self.query_one("#todo-table", TodosTable).selected()
         if tid is None:
             self.notify("no todo selected (2: todos)", severity="warning")
             return
-        self.run_service(lambda c: T.set_(c, tid, to(next(t["status"] for t in T.list_(c) if t["id"] == tid))))
+
+        def advance(c: Any) -> Any:
+            call = verb_call(c)
+            now = next((t["status"] for t in T.todo_list(call)["todos"] if t["id"] == tid), "pending")
+            return T.todo_set(call, tid=tid, status=to(now))
+
+        self.run_service(advance)
 
     def action_advance_todo(self) -> None:
         if self.query_one("#tabs", TabbedContent).active != "todos":
@@ -192,12 +199,12 @@ class Actions(Loading):
         self.run_service(lambda c: Lh.cancel(c, f"L{lid}"), done=f"launch {lid} cancelled")
 
     def action_add_plan(self) -> None:
-        from optlog.service import plans as Pl  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.api import plans as Pl  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
         def go(v: dict[str, Any]) -> None:
             needs = tuple(x.strip() for x in v["needs"].split(",") if x.strip())
-            self.run_service(lambda c: Pl.add_doc(c, v["title"], gain=v["gain"], effort=v["effort"],
-                                                  confidence=v["confidence"], needs=needs, detail=False), done="plan added")
+            self.run_verb(Pl.plan_add, done="plan added", title=v["title"], gain=v["gain"], effort=v["effort"],
+                          confidence=v["confidence"], needs=needs, detail=False)
 
         self._ask("New improvement plan", [Field("title", "Title", required=True),
                                            Field("gain", "Gain range (e.g. 10-30%)", required=True),
@@ -206,14 +213,14 @@ class Actions(Loading):
                                            Field("needs", "Needs hypotheses (comma-separated)", self.hyps.selected or "")], go)
 
     def action_render_plans(self) -> None:
-        from optlog.service import plans as Pl  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.api import plans as Pl  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
-        self.run_service(lambda c: Pl.render_doc(c, detail=False), done="plans rendered and committed")
+        self.run_verb(Pl.plan_render, done="plans rendered and committed", detail=False)
 
     def action_report(self) -> None:
-        from optlog.service import report as Rp  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.api import plans as Pl  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
-        self.run_service(lambda c: Rp.write(c), then=lambda r: self.notify(f"report written: {r.get('file', '')}"))
+        self.run_verb(Pl.report, then=lambda r: self.notify(f"report written: {r.get('file', '')}"))
 
     @work(thread=True, exclusive=True, group="log", exit_on_error=False)
     def action_show_log(self) -> None:

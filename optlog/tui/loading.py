@@ -46,6 +46,14 @@ def applies(fn: Callable[[A, M], None]) -> Callable[[A, M], None]:
     return apply
 
 
+def verb_call(ctx: Ctx) -> Any:
+    """The `Call` a verb gets from the dashboard: its context; narration has no channel here (a
+    verb's outcome is the notification)."""
+    from optlog.api.verb import Call  # deferred: the catalogue loads after the first frame
+
+    return Call(chdir=None, ctx=lambda: ctx, narrate=False, say=lambda _text: None)
+
+
 class Loading(App[None]):
     """The reading half of the app (OptlogApp wires the panes it fills)."""
 
@@ -156,6 +164,12 @@ class Loading(App[None]):
             self.call_from_thread(self.reload)
 
         self.run_worker(job, thread=True, group="action", exit_on_error=False)
+
+    def run_verb(self, verb: Callable[..., Any], done: str | None = None, then: Callable[[Any], None] | None = None,
+                 **args: Any) -> None:
+        """Call a verb of the catalogue (`optlog.api`), the one the CLI command and the MCP tool
+        call, with this dashboard's context: as `run_service`, in a thread."""
+        self.run_service(lambda c: verb(verb_call(c), **args), done=done, then=then)
 
     def _db_ready(self) -> bool:
         """The database is open (or failed to: the load says so). Before the full start, a reload is

@@ -70,6 +70,7 @@ DEFERRABLE_OWN: dict[str, tuple[str, str]] = {
                                                    "validates optlog.yaml only when the file changed"),
     "optlog.service": ("optlog/tui/", "the service layer (SQLAlchemy, pydantic; ~0.6 s) loads after the "
                                             "TUI's first frame, painted from the stdlib-only quick tree"),
+    "optlog.api": ("optlog/tui/", "the verbs, and the service layer behind them, load after the TUI's first frame"),
 }
 
 # Not clean yet (shrink only; the file's owner cleans it, the lead empties the list after merging).

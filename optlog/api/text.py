@@ -1,12 +1,13 @@
-"""Human renderings shared by commands: small tables and one-line summaries (stdout is data)."""
+"""Human renderings of documents shared by verbs: small tables and one-line summaries. A verb's
+`human` renderer is a pure function of its document; the CLI prints it (stdout is data)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from optlog.core.hypothesis import STATUS_GLYPH
-from optlog.core.numfmt import fmt_num  # noqa: F401  (the commands take it from here)
-from optlog.core.views import kv  # noqa: F401  (the commands take it from here; the dashboard uses it too)
+from optlog.core.numfmt import fmt_num  # noqa: F401  (the verbs take it from here)
+from optlog.core.views import kv  # noqa: F401  (the verbs take it from here; the dashboard uses it too)
 
 
 def table(rows: list[list[Any]], header: list[str]) -> str:

@@ -1,0 +1,18 @@
+"""The product's API: every verb, typed, declared once (`optlog.api.verb`), by noun.
+
+`NOUNS` is the catalogue's index: a top-level command name → the module that declares its verbs.
+A face imports a noun's module only when it is used (as the CLI's lazy command table does), so
+`optlog todo list` loads the todo verbs and nothing else. The faces are generated from what the
+modules declare: the click commands (`optlog.cli.commands`), the MCP tools (`optlog.cli.tools`),
+and the TUI's actions call the verb functions themselves.
+"""
+
+from __future__ import annotations
+
+NOUNS: dict[str, str] = {
+    "todo": "optlog.api.todos",
+    "plan": "optlog.api.plans",
+    "report": "optlog.api.plans",
+}
+# second names of a noun that the root does not list (help and the MCP tools do not repeat them)
+ALIAS_NOUNS: dict[str, str] = {}

@@ -1,0 +1,261 @@
+"""How a verb is declared: once, as a typed function; each face is generated from the declaration.
+
+A verb is a function `fn(call, *, **params) -> document`. Its parameters are read from its own
+signature: the annotation gives the type, `Annotated[...]` metadata gives what a face shows of it
+(`Arg`/`Opt`: the CLI's spelling, help, metavar; `AgentDefault`/`AgentJson`: what an agent gets),
+the signature's default is the default (none: required). So a parameter is spelt in two places,
+its signature and the call into the layer below, and nothing a face needs is written twice:
+
+- the CLI (`optlog.cli.commands`) builds each click command from a `Verb`: `int`/`float` → click
+  types, `tuple[X, ...]` → repeatable, `bool` → a flag, `choices` → `click.Choice`, `Pairs`/
+  `JsonText` → the K=V and JSON click types;
+- the MCP face (`optlog.cli.tools`) turns the same command into a tool, whose call converts JSON
+  arguments to the typed values and calls the verb with the server's long-lived context;
+- the TUI's actions call the verb function itself (`optlog.tui.actions`).
+
+This module imports nothing of a face (no click, no Textual): a verb is plain typed Python, and
+the catalogue (`optlog.api.catalogue`) is what the faces walk.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+import types
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
+
+REQUIRED: Any = inspect.Parameter.empty
+
+# a document rendered for a person: a fixed text, a function of the document, or None (JSON)
+Human = Callable[[Any], "str | None"] | str | None
+# the exit code of a call, from its document and the typed arguments it was called with (`verdict
+# --check` fails on what `verdict` alone only reports); None: 0
+Exit = Callable[[Any, Mapping[str, Any]], int]
+
+
+class Call:
+    """What a verb gets besides its typed arguments: the face's service context (made on first
+    use: `init` and `demo` never open one), the folder named by -C, and whether the face has a
+    narration channel (the CLI's stderr, under --json too) or only the document (the MCP face)."""
+
+    def __init__(self, *, chdir: str | None, ctx: Callable[[], Any], narrate: bool,
+                 say: Callable[[str], None]) -> None:
+        self.chdir = chdir
+        self.narrate = narrate  # progress narration is wanted (the CLI: on stderr)
+        self.say = say          # one narration line (stderr on the CLI; kept out of the document)
+        self._make_ctx = ctx
+        self._ctx: Any = None
+
+    @property
+    def ctx(self) -> Any:
+        if self._ctx is None:
+            self._ctx = self._make_ctx()
+        return self._ctx
+
+
+# ---------------------------------------------------------------- what a parameter says of itself
+
+
+@dataclass(frozen=True)
+class Arg:
+    """A positional argument. `help` is for an agent (the CLI's usage line shows only the metavar)."""
+
+    metavar: str | None = None
+    help: str | None = None
+
+
+@dataclass(frozen=True, init=False)
+class Opt:
+    """An option: its flags (default `--name-with-dashes`; `--on/--off` for a switch), help,
+    metavar, the choices of a text, whether the CLI shows the default."""
+
+    flags: tuple[str, ...]
+    help: str | None
+    metavar: str | None
+    show_default: bool
+    choices: tuple[str, ...] | None
+    case_sensitive: bool
+    hidden: bool
+
+    def __init__(self, *flags: str, help: str | None = None, metavar: str | None = None,  # noqa: A002
+                 show_default: bool = False, choices: tuple[str, ...] | list[str] | None = None,
+                 case_sensitive: bool = True, hidden: bool = False) -> None:
+        for k, v in (("flags", tuple(flags)), ("help", help), ("metavar", metavar), ("show_default", show_default),
+                     ("choices", tuple(choices) if choices is not None else None),
+                     ("case_sensitive", case_sensitive), ("hidden", hidden)):
+            object.__setattr__(self, k, v)
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """`K=V` pairs: text on the command line, an object's items over MCP. `lists`: a value may be a
+    list (a matrix axis). Errors in a pair name the option (the face's spelling of the parameter)."""
+
+    lists: bool = False
+
+
+@dataclass(frozen=True)
+class JsonText:
+    """A JSON value: a text on the command line (parsed under the file guards), the value itself over
+    MCP. Errors inside it name the option and the place (`--todos.0.content`)."""
+
+
+@dataclass(frozen=True)
+class AgentDefault:
+    """The value an agent gets when it passes none (the small-by-default options)."""
+
+    value: Any
+
+
+@dataclass(frozen=True)
+class AgentJson:
+    """The JSON schema of a parameter an agent passes as a JSON value itself."""
+
+    schema: dict[str, Any]
+
+
+Kind = Pairs | JsonText
+
+
+@dataclass(frozen=True)
+class Param:
+    """One verb parameter, as read from the signature."""
+
+    name: str
+    spec: Arg | Opt
+    item: Any            # the Python type of one value (int, float, str, bool, or Any for a kind)
+    many: bool           # tuple[X, ...]: repeatable
+    default: Any         # REQUIRED when the signature gives none
+    kind: Kind | None = None
+    agent_default: Any = REQUIRED
+    agent_json: dict[str, Any] | None = None
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+
+@dataclass(frozen=True)
+class Verb:
+    """A declared verb: where it sits in the catalogue, its function and what the faces need."""
+
+    path: tuple[str, ...]
+    fn: Callable[..., Any]
+    human: Human = None
+    exit: Exit | None = None
+    text: Callable[..., int | None] | None = None  # the CLI without --json does this instead (a stream)
+    agent: Mapping[str, Any] = field(default_factory=dict)  # read_only, output, skip, description, long_help
+    name: str = ""  # the click command's name when it differs from the path's last word
+
+    @property
+    def help(self) -> str:
+        return inspect.getdoc(self.fn) or ""
+
+    def params(self) -> tuple[Param, ...]:
+        """The parameters, in signature order (the order the CLI's help lists them)."""
+        return _params(self.fn)
+
+    def exit_code(self, doc: Any, args: Mapping[str, Any]) -> int:
+        return self.exit(doc, args) if self.exit is not None else 0
+
+
+@dataclass(frozen=True)
+class Group:
+    """A noun: the verbs under one path prefix, with the help its command group shows.
+
+    `parts`: verbs of the group declared in other modules (verb name → module), imported only when
+    that verb is used (`run list`, a hot read, loads no launch code). `default`: the verb a first
+    word that names none of the group's verbs goes to (`optlog tune SPEC` is `optlog tune run SPEC`).
+    `same_as`: the group is another's under a second name (an alias the root does not list)."""
+
+    path: tuple[str, ...]
+    help: str
+    agent: Mapping[str, Any] = field(default_factory=dict)
+    parts: Mapping[str, str] = field(default_factory=dict)
+    default: str | None = None
+    same_as: tuple[str, ...] | None = None
+
+
+# ---------------------------------------------------------------- the catalogue
+
+_VERBS: dict[tuple[str, ...], Verb] = {}
+_GROUPS: dict[tuple[str, ...], Group] = {}
+
+
+def verb(path: str, human: Human = None, *, exit: Exit | None = None,  # noqa: A002
+         text: Callable[..., int | None] | None = None, name: str = "",
+         **agent: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Declare `fn` as the verb at `path` ("todo add"). `human` renders its document for a person;
+    `exit` maps the document and typed arguments to the exit code; `agent` holds what only the MCP
+    face reads (`read_only`, `output`, `skip`, `description`, `long_help`). The function is returned
+    unchanged: the TUI and tests call it as it is."""
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        key = tuple(path.split())
+        _VERBS[key] = Verb(key, fn, human, exit, text, dict(agent), name)
+        fn.__optlog_verb__ = _VERBS[key]  # type: ignore[attr-defined]
+        return fn
+
+    return deco
+
+
+def group(path: str, help: str, *, parts: Mapping[str, str] | None = None, default: str | None = None,  # noqa: A002
+          same_as: str | None = None, **agent: Any) -> Group:
+    """Declare a noun's group: `optlog todo …` (see `Group` for `parts`, `default`, `same_as`)."""
+    key = tuple(path.split())
+    _GROUPS[key] = Group(key, help, dict(agent), dict(parts or {}), default,
+                         tuple(same_as.split()) if same_as else None)
+    return _GROUPS[key]
+
+
+def verbs_under(prefix: tuple[str, ...]) -> dict[tuple[str, ...], Verb]:
+    """The declared verbs at or below `prefix` (its module imported), by path."""
+    return {p: v for p, v in _VERBS.items() if p[: len(prefix)] == prefix}
+
+
+def groups_under(prefix: tuple[str, ...]) -> dict[tuple[str, ...], Group]:
+    return {p: g for p, g in _GROUPS.items() if p[: len(prefix)] == prefix}
+
+
+def of(fn: Callable[..., Any]) -> Verb | None:
+    """The verb a function was declared as, or None."""
+    return getattr(fn, "__optlog_verb__", None)
+
+
+# ---------------------------------------------------------------- reading a signature
+
+
+def _params(fn: Callable[..., Any]) -> tuple[Param, ...]:
+    hints = get_type_hints(fn, globalns=vars(sys.modules[fn.__module__]), include_extras=True)
+    out = []
+    for p in list(inspect.signature(fn).parameters.values())[1:]:  # the first is the Call
+        if p.kind is not inspect.Parameter.KEYWORD_ONLY:
+            raise TypeError(f"{fn.__qualname__}: verb parameter {p.name!r} must be keyword-only (after `*`)")
+        out.append(_param(fn, p.name, hints.get(p.name, Any), p.default))
+    return tuple(out)
+
+
+def _param(fn: Callable[..., Any], name: str, hint: Any, default: Any) -> Param:
+    meta: list[Any] = []
+    while get_origin(hint) is Annotated:
+        hint, *more = get_args(hint)
+        meta = [*more, *meta]  # nested Annotated: the outer metadata wins (it comes later)
+    spec = next((m for m in reversed(meta) if isinstance(m, (Arg, Opt))), None)
+    if spec is None:
+        raise TypeError(f"{fn.__qualname__}: parameter {name!r} needs Arg(...) or Opt(...) in Annotated[...]")
+    kind = next((m for m in reversed(meta) if isinstance(m, (Pairs, JsonText))), None)
+    ad = next((m.value for m in reversed(meta) if isinstance(m, AgentDefault)), REQUIRED)
+    aj = next((m.schema for m in reversed(meta) if isinstance(m, AgentJson)), None)
+    hint = _strip_none(hint)
+    many = get_origin(hint) is tuple and len(get_args(hint)) == 2 and get_args(hint)[1] is Ellipsis
+    item = _strip_none(get_args(hint)[0]) if many else hint
+    return Param(name, spec, item, many, default, kind, ad, aj)
+
+
+def _strip_none(hint: Any) -> Any:
+    if get_origin(hint) in (Union, types.UnionType):
+        rest = [a for a in get_args(hint) if a is not type(None)]
+        return rest[0] if len(rest) == 1 else Any
+    return hint

@@ -1,0 +1,150 @@
+"""The click commands, generated from the verb catalogue (`optlog.api`).
+
+A verb's signature says everything its command needs (`optlog.api.verb`); this module is the one
+place that turns it into click: each parameter into a `click.Argument` or `click.Option`, the verb
+into a command whose callback makes the CLI's `Call`, calls the verb, prints the document (`--json`)
+or its human rendering, names the verb's parameters in an error by their flags, and exits with the
+verb's exit code. A noun becomes a command group. The MCP face walks the same commands
+(`optlog.cli.tools`), so a tool and a command cannot disagree on a parameter.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from typing import Any
+
+import click
+
+from optlog.api import verb as V
+from optlog.cli.binding import Binding, cli_call, spell_for_cli
+from optlog.cli.main import add_global_options, emit, state
+from optlog.cli.options import JsonValue, KeyValue
+from optlog.errors import OptlogError
+
+_SCALAR: dict[Any, Any] = {int: click.INT, float: click.FLOAT}
+
+
+def parameter(p: V.Param) -> click.Parameter:
+    """One verb parameter as click declares it (only what differs from click's defaults is given,
+    so the help and the reference page read as a hand-written declaration would)."""
+    kw: dict[str, Any] = {}
+    flags = list(p.spec.flags) if isinstance(p.spec, V.Opt) else []
+    flags = flags or ["--" + p.name.replace("_", "-")]
+    if p.kind is not None:  # errors in a pair or a JSON value name the option, as the CLI spells it
+        flag = next(f.split("/")[0] for f in flags if f.startswith("--"))
+        kw["type"] = KeyValue(flag, lists=p.kind.lists) if isinstance(p.kind, V.Pairs) else JsonValue(flag)
+    elif isinstance(p.spec, V.Opt) and p.spec.choices is not None:
+        kw["type"] = click.Choice(p.spec.choices, case_sensitive=p.spec.case_sensitive)
+    elif p.item in _SCALAR:
+        kw["type"] = _SCALAR[p.item]
+    if isinstance(p.spec, V.Arg):
+        if p.spec.metavar:
+            kw["metavar"] = p.spec.metavar
+        if p.many:
+            kw["nargs"] = -1
+        kw["required"] = p.required
+        return click.Argument([p.name], **kw)
+    spec = p.spec
+    if p.item is bool and not any("/" in f for f in flags):
+        kw["is_flag"] = True
+    if p.many:
+        kw["multiple"] = True
+    if p.required:
+        kw["required"] = True
+    elif not (p.default is None or (p.many and p.default == ()) or (kw.get("is_flag") and p.default is False)):
+        kw["default"] = p.default
+    for k in ("show_default", "hidden"):
+        if getattr(spec, k):
+            kw[k] = True
+    if spec.metavar:
+        kw["metavar"] = spec.metavar
+    if spec.help:
+        kw["help"] = spec.help
+    return click.Option([*flags, p.name], **kw)
+
+
+def _agent_meta(v: V.Verb, params: tuple[V.Param, ...]) -> dict[str, Any]:
+    """What the MCP face reads beside the command (`optlog.cli.tools`): the agent's defaults,
+    argument descriptions and JSON schemas, from the parameters; the rest from the verb."""
+    meta: dict[str, Any] = dict(v.agent)
+    defaults = {p.name: p.agent_default for p in params if p.agent_default is not V.REQUIRED}
+    args = {p.name: p.spec.help for p in params if isinstance(p.spec, V.Arg) and p.spec.help}
+    js = {p.name: p.agent_json for p in params if p.agent_json is not None}
+    for k, d in (("defaults", defaults), ("args", args), ("json", js)):
+        if d:
+            meta[k] = d
+    return meta
+
+
+def command(v: V.Verb) -> click.Command:
+    """The click command of one verb."""
+    params = v.params()
+
+    def callback(**kw: Any) -> int | None:
+        call = cli_call()
+        try:
+            if v.text is not None and not state().json:
+                return v.text(call, **kw)
+            doc = v.fn(call, **kw)
+            emit(doc, v.human)
+        except OptlogError as e:
+            spell_for_cli(e, kw)  # the same error, its parameters in the CLI's spelling
+            raise
+        return v.exit(doc, kw) if v.exit is not None else None
+
+    callback.__optlog_binding__ = Binding(v.fn, v.exit)  # type: ignore[attr-defined]
+    callback.__optlog_agent__ = _agent_meta(v, params)  # type: ignore[attr-defined]
+    return click.Command(v.name or v.path[-1], callback=callback, params=[parameter(p) for p in params],
+                         help=v.help)
+
+
+@functools.cache
+def noun(name: str, module: str) -> click.Command:
+    """The command (a group, or a lone verb) declared under `name` by `module`."""
+    importlib.import_module(module)
+    return _node((name,))
+
+
+def _node(path: tuple[str, ...]) -> click.Command:
+    verbs = V.verbs_under(path)
+    g = V.groups_under(path).get(path)
+    if g is None:
+        if path in verbs:
+            return command(verbs[path])
+        raise LookupError(f"no verb or group declared at {' '.join(path)!r}")
+    if g.same_as is not None:
+        of = _node(g.same_as)
+        assert isinstance(of, click.Group)
+        return _Group(g, path[-1], commands=of.commands, help=g.help)
+    grp = _Group(g, path[-1], help=g.help)
+    for child in sorted({p[: len(path) + 1] for p in verbs if len(p) > len(path)}):
+        grp.add_command(_node(child), child[-1])
+    return grp
+
+
+class _Group(click.Group):
+    """A noun's group: its verbs, those declared in other modules (`Group.parts`) imported only
+    when asked for, and a first word that names no verb going to the `Group.default` verb."""
+
+    def __init__(self, decl: V.Group, name: str, **kw: Any) -> None:
+        super().__init__(name, **kw)
+        self.decl = decl
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *self.decl.parts})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in self.commands and name in self.decl.parts:
+            importlib.import_module(self.decl.parts[name])
+            self.add_command(add_global_options(_node((*self.decl.path, name))), name)
+        return self.commands.get(name)
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if self.decl.default is not None:
+            i = 0
+            while i < len(args) and args[i] in ("--json", "-C"):  # the global options the group takes itself
+                i += 2 if args[i] == "-C" else 1
+            if i < len(args) and args[i] not in self.list_commands(ctx) and args[i] not in ("-h", "--help"):
+                args = [*args[:i], self.decl.default, *args[i:]]
+        return super().parse_args(ctx, args)

@@ -1,0 +1,173 @@
+"""Each verb declared once (issue 35): the catalogue (`optlog.api`) is what the CLI's commands and
+the MCP tools are generated from and what the TUI's actions call; these tests hold the rules on the
+code, and each rule is shown able to fail.
+
+The nouns still declared as click commands in `optlog/cli/cmd_*.py` are listed in NOT_YET: the list
+may only shrink (a noun ported to `optlog/api/` leaves it, and its cmd file goes). `optlog tui` and
+`optlog mcp` start a face: they are no verbs (no document, no tool) and stay click commands of the
+CLI's own (`optlog/cli/faces.py`)."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+from typing import Annotated, Any
+
+import click
+import pytest
+
+from optlog.api import NOUNS
+from optlog.api import verb as V
+
+ROOT = Path(__file__).resolve().parents[2]
+CLI = ROOT / "optlog" / "cli"
+# the click-declared command files not ported to the catalogue yet (only shrinks)
+NOT_YET = {
+    "cmd_agent.py",
+    "cmd_bench.py",
+    "cmd_core.py",
+    "cmd_demo.py",
+    "cmd_hypothesis.py",
+    "cmd_log.py",
+    "cmd_mcp.py",
+    "cmd_next.py",
+    "cmd_predict.py",
+    "cmd_run.py",
+    "cmd_run_import.py",
+    "cmd_run_judge.py",
+    "cmd_run_launch.py",
+    "cmd_telemetry.py",
+    "cmd_tune.py",
+}
+
+
+def _catalogue() -> dict[tuple[str, ...], V.Verb]:
+    for mod in NOUNS.values():
+        importlib.import_module(mod)
+    return {p: v for name in NOUNS for p, v in V.verbs_under((name,)).items()}
+
+
+def _command(path: tuple[str, ...]) -> click.Command:
+    from optlog.cli.main import cli
+
+    cmd: click.Command = cli
+    ctx = click.Context(cli, info_name="optlog")
+    for word in path:
+        assert isinstance(cmd, click.Group), f"{' '.join(path)}: {word!r} is under a command, not a group"
+        sub = cmd.get_command(ctx, word)
+        assert sub is not None, f"no command {' '.join(path)}"
+        cmd, ctx = sub, click.Context(sub, info_name=word, parent=ctx)
+    return cmd
+
+
+def test_every_verb_is_one_command_and_one_tool_calling_it() -> None:
+    from optlog.cli import binding
+    from optlog.cli.tools import tools
+
+    verbs = _catalogue()
+    assert verbs, "the catalogue declares no verb"
+    by_fn = {t.binding.fn: t for t in tools().values()}
+    for path, v in verbs.items():
+        cmd = _command(path)
+        b = binding.of(cmd.callback)
+        assert b is not None and b.fn is v.fn, f"optlog {' '.join(path)} does not call its verb"
+        assert [p.name for p in cmd.params if p.expose_value] == [p.name for p in v.params()]
+        if v.agent.get("skip"):
+            continue
+        tool = by_fn.get(v.fn)
+        assert tool is not None, f"no MCP tool calls the verb {' '.join(path)}"
+        assert sorted(p.click.name for p in tool.params.values()) == sorted(p.name for p in v.params())
+
+
+def test_the_ported_nouns_have_no_click_declarations() -> None:
+    """A noun lives in one place: its cmd file is gone when it is in the catalogue, and no command
+    file is added beside the catalogue."""
+    left = {p.name for p in CLI.glob("cmd_*.py")}
+    assert left <= NOT_YET, f"command files declared outside the catalogue: {sorted(left - NOT_YET)}"
+    assert NOT_YET - left == set(), f"ported: take {sorted(NOT_YET - left)} out of NOT_YET"
+    from optlog.cli.main import LAZY
+
+    assert not set(NOUNS) & set(LAZY), "a noun both in the catalogue and in the click command table"
+
+
+def _string_constants(root: Path) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for f in sorted(root.rglob("*.py")):
+        for n in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.startswith("--"):
+                out.setdefault(n.value, []).append(f"{f.relative_to(ROOT)}:{n.lineno}")
+    return out
+
+
+def _flags(v: V.Verb) -> list[str]:
+    out = []
+    for p in v.params():
+        if isinstance(p.spec, V.Opt):
+            flags = [f.split("/")[0] for f in p.spec.flags] or ["--" + p.name.replace("_", "-")]
+            out += [f for f in flags if f.startswith("--")]
+    return out
+
+
+def spelt_more_than_twice(verbs: dict[tuple[str, ...], V.Verb], consts: dict[str, list[str]],
+                          takers: dict[str, int]) -> list[str]:
+    """A verb's flag written as a string more than twice a command that takes it (its declaration
+    and one call inward): a second declaration has grown somewhere (a face's own spelling, a
+    service's). `takers`: how many commands take each flag (`--hypothesis` is many verbs' own)."""
+    return [f"{' '.join(p)} {flag}: {', '.join(consts[flag])}" for p, v in verbs.items() for flag in _flags(v)
+            if len(consts.get(flag, [])) > 2 * takers.get(flag, 1)]
+
+
+def _takers() -> dict[str, int]:
+    from optlog.cli.tools import walk
+
+    out: dict[str, int] = {}
+    for _path, cmd in walk():
+        for p in cmd.params:
+            for o in {*getattr(p, "opts", ()), *getattr(p, "secondary_opts", ())}:
+                if o.startswith("--") and o not in ("--json", "--help"):
+                    out[o] = out.get(o, 0) + 1
+    return out
+
+
+def test_a_verb_parameter_is_spelt_at_most_twice() -> None:
+    assert spelt_more_than_twice(_catalogue(), _string_constants(ROOT / "optlog"), _takers()) == []
+
+
+def test_the_spelling_rule_can_fail() -> None:
+    def fake(call: V.Call, *, gain: Annotated[str, V.Opt("--gain")]) -> Any: ...
+
+    v = V.Verb(("plan", "add"), fake)
+    assert spelt_more_than_twice({v.path: v}, {"--gain": ["a:1", "b:2", "c:3"]}, {"--gain": 1}) != []
+    assert spelt_more_than_twice({v.path: v}, {"--gain": ["a:1", "b:2"]}, {"--gain": 1}) == []
+
+
+def test_a_verb_parameter_must_be_declared() -> None:
+    def untyped(call: V.Call, *, text: str) -> Any: ...
+
+    def positional(call: V.Call, text: Annotated[str, V.Arg()]) -> Any: ...
+
+    with pytest.raises(TypeError, match="needs Arg"):
+        V.Verb(("x",), untyped).params()
+    with pytest.raises(TypeError, match="keyword-only"):
+        V.Verb(("x",), positional).params()
+
+
+def _service_imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom) and n.module == "optlog.service":
+            out |= {a.name for a in n.names}
+        elif isinstance(n, ast.ImportFrom) and (n.module or "").startswith("optlog.service."):
+            out.add(n.module.split(".")[2])
+    return out
+
+
+def test_the_tui_calls_the_catalogue_for_the_ported_nouns() -> None:
+    """The dashboard's actions call the same verbs the CLI and MCP do, not the service below them."""
+    ported_services = set().union(*(_service_imports(Path(importlib.import_module(m).__file__ or ""))
+                                    for m in NOUNS.values()))
+    used = set().union(*(_service_imports(p) for p in (ROOT / "optlog" / "tui").rglob("*.py")
+                         if p.name in ("actions.py",)))
+    assert used & ported_services == set(), f"the TUI calls the service of ported verbs: {used & ported_services}"
