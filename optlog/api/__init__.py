@@ -11,6 +11,7 @@ from __future__ import annotations
 
 NOUNS: dict[str, str] = {
     "todo": "optlog.api.todos",
+    "hypothesis": "optlog.api.hypotheses",
     "plan": "optlog.api.plans",
     "report": "optlog.api.plans",
 }
