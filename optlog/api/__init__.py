@@ -11,6 +11,7 @@ from __future__ import annotations
 
 NOUNS: dict[str, str] = {
     "todo": "optlog.api.todos",
+    "agent": "optlog.api.agent",
 }
 # second names of a noun that the root does not list (help and the MCP tools do not repeat them)
 ALIAS_NOUNS: dict[str, str] = {}

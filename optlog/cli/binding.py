@@ -19,6 +19,7 @@ construction, and what differs between the faces is only what each does with the
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -52,7 +53,18 @@ def of(callback: Callable[..., Any] | None) -> Binding | None:
 def cli_call() -> Call:
     """The Call of the command the CLI is running now."""
     st = state()
-    return Call(chdir=st.chdir, ctx=service_ctx, narrate=True, say=notice)
+    return Call(chdir=st.chdir, ctx=service_ctx, narrate=True, say=notice, tools=_tools)
+
+
+# what makes the MCP tools (`agent tools` describes them on the CLI too); named, as the commands
+# are (`optlog.cli.main.LAZY`), since the tools import this module and only that verb needs them
+TOOLS = "optlog.cli.tools:tools"
+
+
+def _tools() -> Mapping[str, Any]:
+    mod, attr = TOOLS.split(":")
+    made: Mapping[str, Any] = getattr(importlib.import_module(mod), attr)()
+    return made
 
 
 def cli_spelling(command: click.Command) -> Callable[[str], str | None]:
