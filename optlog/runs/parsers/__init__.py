@@ -142,7 +142,7 @@ def sniff(path: str, data: bytes) -> str | None:
     """The format name for this content, or None when it is not recognisable."""
     head = data[:4096].lstrip()
     if head.startswith(b"Metric,"):
-        return "aiperf"
+        return aiperf.csv_tool(path, data)
     if head.startswith(b"Run Info,"):
         return "guidellm"  # its CSV
     if b"|" in data[:65536]:
