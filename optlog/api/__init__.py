@@ -12,6 +12,8 @@ from __future__ import annotations
 NOUNS: dict[str, str] = {
     "todo": "optlog.api.todos",
     "agent": "optlog.api.agent",
+    "plan": "optlog.api.plans",
+    "report": "optlog.api.plans",
 }
 # second names of a noun that the root does not list (help and the MCP tools do not repeat them)
 ALIAS_NOUNS: dict[str, str] = {}

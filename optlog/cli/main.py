@@ -46,8 +46,6 @@ LAZY: dict[str, str] = {
     "bench": "optlog.cli.cmd_bench:bench_cmd",
     "calibrate": "optlog.cli.cmd_telemetry:calibrate_cmd",
     "telemetry": "optlog.cli.cmd_telemetry:telemetry",
-    "plan": "optlog.cli.cmd_plan:plan",
-    "report": "optlog.cli.cmd_plan:report_cmd",
     "mcp": "optlog.cli.cmd_mcp:mcp_cmd",
     "demo": "optlog.cli.cmd_demo:demo_cmd",
     "tune": "optlog.cli.cmd_tune:tune",

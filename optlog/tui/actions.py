@@ -199,12 +199,12 @@ class Actions(Loading):
         self.run_service(lambda c: Lh.cancel(c, f"L{lid}"), done=f"launch {lid} cancelled")
 
     def action_add_plan(self) -> None:
-        from optlog.service import plans as Pl  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.api import plans as Pl  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
         def go(v: dict[str, Any]) -> None:
             needs = tuple(x.strip() for x in v["needs"].split(",") if x.strip())
-            self.run_service(lambda c: Pl.add_doc(c, v["title"], gain=v["gain"], effort=v["effort"],
-                                                  confidence=v["confidence"], needs=needs, detail=False), done="plan added")
+            self.run_verb(Pl.plan_add, done="plan added", title=v["title"], gain=v["gain"], effort=v["effort"],
+                          confidence=v["confidence"], needs=needs, detail=False)
 
         self._ask("New improvement plan", [Field("title", "Title", required=True),
                                            Field("gain", "Gain range (e.g. 10-30%)", required=True),
@@ -213,14 +213,14 @@ class Actions(Loading):
                                            Field("needs", "Needs hypotheses (comma-separated)", self.hyps.selected or "")], go)
 
     def action_render_plans(self) -> None:
-        from optlog.service import plans as Pl  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.api import plans as Pl  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
-        self.run_service(lambda c: Pl.render_doc(c, detail=False), done="plans rendered and committed")
+        self.run_verb(Pl.plan_render, done="plans rendered and committed", detail=False)
 
     def action_report(self) -> None:
-        from optlog.service import report as Rp  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.api import plans as Pl  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
-        self.run_service(lambda c: Rp.write(c), then=lambda r: self.notify(f"report written: {r.get('file', '')}"))
+        self.run_verb(Pl.report, then=lambda r: self.notify(f"report written: {r.get('file', '')}"))
 
     @work(thread=True, exclusive=True, group="log", exit_on_error=False)
     def action_show_log(self) -> None:

@@ -31,7 +31,6 @@ NOT_YET = {
     "cmd_log.py",
     "cmd_mcp.py",
     "cmd_next.py",
-    "cmd_plan.py",
     "cmd_predict.py",
     "cmd_run.py",
     "cmd_run_import.py",

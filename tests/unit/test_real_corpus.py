@@ -283,9 +283,10 @@ def test_each_file_is_read_right(entry: dict[str, Any]) -> None:
 
 def test_the_corpus_imports_each_measurement_once() -> None:
     """All files in one import: the vLLM sweep summaries repeat their run files, llmperf's full
-    per-request files repeat their summaries, GuideLLM's CSV repeats its JSON (one run, two
-    exports) and AIPerf's sweep aggregate its per-concurrency confidence aggregates; every other
-    result is its own run."""
+    per-request files repeat their summaries, GuideLLM's, AIPerf's and genai-perf's CSVs repeat
+    their JSON (one run, two exports; AIPerf's and genai-perf's CSVs round to 2 places) and
+    AIPerf's sweep aggregate its per-concurrency confidence aggregates; every other result is its
+    own run."""
     paths = [FIX / e["file"] for e in MANIFEST]
     every = parse_result(paths)
     kept, said = unique(every)
@@ -294,6 +295,10 @@ def test_the_corpus_imports_each_measurement_once() -> None:
     guidellm_pairs = sum(1 for e in MANIFEST if e["format"] == "guidellm" and e["file"].endswith(".csv"))
     # an AIPerf sweep aggregate repeats the confidence aggregate of each of its combinations
     aiperf_variations = sum(1 for e in MANIFEST if "/sweep-" in e["file"] and "/concurrency_" in e["file"])
-    assert len(every) - len(kept) == len(said) == sweep_runs + whole_individual + guidellm_pairs + aiperf_variations
+    # AIPerf and genai-perf write each run as JSON and as CSV (its figures rounded to 2 places)
+    csv_pairs = sum(1 for e in MANIFEST if e["format"] in ("aiperf", "genai-perf") and e["file"].endswith(".csv")
+                    and (FIX / e["file"]).with_suffix(".json").exists())
+    assert csv_pairs == 6
+    assert len(every) - len(kept) == len(said) == sweep_runs + whole_individual + guidellm_pairs + aiperf_variations + csv_pairs
     assert {r.labels["tool"] for r in kept} == {"vllm", "vllm-throughput", "vllm-latency", "llmperf", "llama-bench", "aiperf",
                                                  "genai-perf", "guidellm", "sglang", "sglang-one-batch", "llama-batched-bench"}

@@ -453,7 +453,9 @@ def parse_csv(doc: Doc, tool: str = "aiperf") -> ParsedResult:
                   metrics, labels)
     raw = {"format": "csv", "units": {**{_slug(k): s["unit"] for k, s in stat_rows.items()},
                                       **{_slug(k): u for k, u in units.items()}}}
-    return ParsedResult(labels=labels, metrics=metrics, raw=raw, tool=tool, source=doc.path, file=doc.path, index=0)
+    places = [len(c.strip().partition(".")[2]) for r in rows[1:] for c in r[1:] if finite(c.strip()) is not None]
+    return ParsedResult(labels=labels, metrics=metrics, raw=raw, tool=tool, source=doc.path, file=doc.path, index=0,
+                        decimals=max(places, default=None))
 
 
 def parse_genai_perf(doc: Doc) -> list[ParsedResult]:
