@@ -83,7 +83,7 @@ def describe(all_tools: Mapping[str, Tool], name: str | None) -> dict[str, Any]:
         return {"tools": [{"name": t.name, "summary": t.listing()[0]} for t in all_tools.values()]}
     t = all_tools.get(name)
     if t is None:
-        raise not_found("tool", name, list(all_tools), field="NAME")
+        raise not_found("tool", name, list(all_tools), field="name")
     params = {n: {k: v for k, v in p.schema.items() if k != "additionalProperties"} | ({"required": True} if p.required else {})
               for n, p in t.params.items()}
     return {"tool": t.name, "cli": " ".join(t.path), "description": t.description, "parameters": params}

@@ -82,7 +82,7 @@ def _flags(params: list[click.Parameter]) -> dict[str, str]:
 
 
 def _metavars(params: list[click.Parameter]) -> dict[str, str]:
-    return {p.name: re.split(r"[|.…]", (p.metavar or p.name).strip("[]"))[0] or p.name.upper()
+    return {p.name: re.split(r"[|.…]", (p.metavar or p.name.upper()).strip("[]"))[0] or p.name.upper()
             for p in params if isinstance(p, click.Argument) and p.name}
 
 
