@@ -12,6 +12,7 @@ from __future__ import annotations
 NOUNS: dict[str, str] = {
     "todo": "optlog.api.todos",
     "agent": "optlog.api.agent",
+    "hypothesis": "optlog.api.hypotheses",
     "plan": "optlog.api.plans",
     "report": "optlog.api.plans",
 }

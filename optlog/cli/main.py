@@ -33,7 +33,6 @@ from optlog.store.faults import named
 LAZY: dict[str, str] = {
     "init": "optlog.cli.cmd_core:init_cmd",
     "status": "optlog.cli.cmd_core:status_cmd",
-    "hypothesis": "optlog.cli.cmd_hypothesis:hypothesis",
     "note": "optlog.cli.cmd_core:note",
     "run": "optlog.cli.cmd_run:run",
     "tui": "optlog.cli.cmd_core:tui_cmd",

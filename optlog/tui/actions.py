@@ -44,15 +44,14 @@ class Actions(Loading):
         self.push_screen(FormScreen(title, fields), cb)
 
     def action_add_hypothesis(self, parent: str | None = None) -> None:
-        from optlog.service import hypotheses as H  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.api import hypotheses as H  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
         title = f"New hypothesis (pivot from {parent})" if parent else "New hypothesis"
         self._ask(title, [Field("title", "Title", required=True), Field("statement", "Statement"),
                           Field("rationale", "Rationale"), Field("rival", "Rival id (optional)")],
-                  lambda v: self.run_service(
-                      lambda c: H.add_doc(c, v["title"], statement=v["statement"], rationale=v["rationale"],
-                                          parent=parent, rivals=tuple(x for x in [v["rival"].strip()] if x), detail=False),
-                      done="hypothesis added"))
+                  lambda v: self.run_verb(H.hyp_add, done="hypothesis added", title=v["title"], statement=v["statement"],
+                                          rationale=v["rationale"], parent=parent,
+                                          rivals=tuple(x for x in [v["rival"].strip()] if x), detail=False))
 
     def action_pivot(self) -> None:
         if not self.hyps.selected:
@@ -157,7 +156,7 @@ class Actions(Loading):
         self.run_service(lambda c: NX.analyse(c, hid), then=summary)
 
     def action_override(self) -> None:
-        from optlog.service import hypotheses as H  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.api import hypotheses as H  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
         hid = self.hyps.selected
         if not hid:
@@ -165,7 +164,7 @@ class Actions(Loading):
             return
         self._ask(f"Override the status of {hid}", [Field("status", "Status", choices=list(HYP_STATUSES)),
                                                      Field("why", "Why", required=True)],
-                  lambda v: self.run_service(lambda c: H.set_doc(c, hid, v["status"], v["why"], detail=False), done="status set"))
+                  lambda v: self.run_verb(H.hyp_set, done="status set", hid=hid, status=v["status"], why=v["why"], detail=False))
 
     def action_invalidate(self) -> None:
         from optlog.service import verdicts as V  # deferred: the service layer (~0.6 s) after the first frame

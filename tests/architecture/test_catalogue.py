@@ -27,7 +27,6 @@ NOT_YET = {
     "cmd_bench.py",
     "cmd_core.py",
     "cmd_demo.py",
-    "cmd_hypothesis.py",
     "cmd_log.py",
     "cmd_mcp.py",
     "cmd_next.py",
