@@ -11,6 +11,9 @@ from __future__ import annotations
 
 NOUNS: dict[str, str] = {
     "todo": "optlog.api.todos",
+    "hypothesis": "optlog.api.hypotheses",
+    "plan": "optlog.api.plans",
+    "report": "optlog.api.plans",
     "run": "optlog.api.runs",
     "bench": "optlog.api.bench",
 }

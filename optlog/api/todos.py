@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from optlog.api.params import Detail, Limit, Offset
 from optlog.api.verb import AgentDefault, AgentJson, Arg, Call, JsonText, Opt, group, verb
 from optlog.core.todos import PRIORITIES, TODO_MARK, TODO_STATUSES
-from optlog.service import todos
+from optlog.service import documents, todos
 
 group("todo", "The todo list (todowrite JSON is a first-class input).")
 
@@ -59,7 +59,7 @@ def todo_list(call: Call, *,
               hypothesis: Annotated[str | None, Opt(metavar="ID", help="Only todos linked to this hypothesis.")] = None,
               limit: Annotated[Limit, AgentDefault(30), Opt(metavar="N", help="At most N todos (in list order).")] = None,
               offset: Annotated[Offset, Opt(help="Skip this many: pass the previous page's next_offset.")] = 0,
-              ) -> Any:
+              ) -> documents.TodoList:
     """List todos in order."""
     return todos.list_doc(call.ctx, status, hypothesis, limit, offset)
 
@@ -75,7 +75,7 @@ def todo_write(call: Call, *,
                                              help="The whole list back, or only each todo's id and status.")] = True,
                queue: Annotated[bool, AgentDefault(False), Opt(
                    help="Validate, queue and answer at once ({\"queued\": N}); the next optlog call applies it (for hooks).")] = False,
-               ) -> Any:
+               ) -> documents.TodoList | documents.TodoWriteAck | dict[str, Any]:
     """Replace the list with todowrite JSON ({"todos": [...]}) from FILE or stdin.
 
     Hook payloads are taken as they come: Claude Code's PostToolUse for TodoWrite, OpenCode's

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -57,14 +58,20 @@ def cli_call() -> Call:
 
 def cli_spelling(command: click.Command) -> Callable[[str], str | None]:
     """The CLI's one spelling of a verb parameter, read from the command's click parameters: an
-    option by its long flag (`out` → `--out`, `fmt` → `--format`). Anything else (an argument's
-    metavar, a key of a file) is not a parameter the CLI spells: None, kept as it is."""
-    return _flags(command.params).get
+    option by its long flag (`out` → `--out`, `fmt` → `--format`), an argument by its metavar's
+    name (`tid` → `ID`; `FILE|-`, `[HYP]`, `FILE…` → FILE, HYP). Anything else (a key of a file) is
+    not a parameter the CLI spells: None, kept as it is."""
+    return {**_metavars(command.params), **_flags(command.params)}.get
 
 
 def _flags(params: list[click.Parameter]) -> dict[str, str]:
     return {p.name: next((o for o in p.opts if o.startswith("--")), p.opts[0])
             for p in params if isinstance(p, click.Option) and p.name}
+
+
+def _metavars(params: list[click.Parameter]) -> dict[str, str]:
+    return {p.name: re.split(r"[|.…]", (p.metavar or p.name).strip("[]"))[0] or p.name.upper()
+            for p in params if isinstance(p, click.Argument) and p.name}
 
 
 def _any_command_spelling(name: str) -> str | None:

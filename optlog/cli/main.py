@@ -33,7 +33,6 @@ from optlog.store.faults import named
 LAZY: dict[str, str] = {
     "init": "optlog.cli.cmd_core:init_cmd",
     "status": "optlog.cli.cmd_core:status_cmd",
-    "hypothesis": "optlog.cli.cmd_hypothesis:hypothesis",
     "note": "optlog.cli.cmd_core:note",
     "tui": "optlog.cli.cmd_core:tui_cmd",
     "log": "optlog.cli.cmd_log:log_cmd",
@@ -44,8 +43,6 @@ LAZY: dict[str, str] = {
     "next": "optlog.cli.cmd_next:next_cmd",
     "calibrate": "optlog.cli.cmd_telemetry:calibrate_cmd",
     "telemetry": "optlog.cli.cmd_telemetry:telemetry",
-    "plan": "optlog.cli.cmd_plan:plan",
-    "report": "optlog.cli.cmd_plan:report_cmd",
     "mcp": "optlog.cli.cmd_mcp:mcp_cmd",
     "demo": "optlog.cli.cmd_demo:demo_cmd",
     "agent": "optlog.cli.cmd_agent:agent_group",

@@ -90,7 +90,7 @@ def add(ctx: Ctx, content: str, priority: str | None = "medium", hypothesis: str
         status: str = "pending") -> dict[str, Any]:
     drain(ctx)
     if not content.strip():
-        raise BadInput("a todo needs text", field="TEXT")
+        raise BadInput("a todo needs text", field="text")
     check_priority(priority)
     check_status(status)
     if hypothesis:
@@ -118,7 +118,7 @@ def set_(ctx: Ctx, tid: str, status: str | None = None, priority: str | None = N
     with ctx.db.write() as s:
         t = todo(s, tid)
         if t is None:
-            raise not_found("todo", tid, sorted(todo_ids(s)), field="ID")
+            raise not_found("todo", tid, sorted(todo_ids(s)), field="tid")
         if status is not None:
             t.status = status
         if priority is not None:
@@ -141,7 +141,7 @@ def read_todowrite(source: str) -> tuple[Any, str]:
     else:
         name = source
         if not Path(source).is_file():
-            raise BadInput(f"no such file: {source}", file=source, field="FILE")
+            raise BadInput(f"no such file: {source}", file=source, field="source")
         text = read_text(Path(source), source)
     return parse_json(text, name), name
 

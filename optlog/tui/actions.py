@@ -44,15 +44,14 @@ class Actions(Loading):
         self.push_screen(FormScreen(title, fields), cb)
 
     def action_add_hypothesis(self, parent: str | None = None) -> None:
-        from optlog.service import hypotheses as H  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.api import hypotheses as H  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
         title = f"New hypothesis (pivot from {parent})" if parent else "New hypothesis"
         self._ask(title, [Field("title", "Title", required=True), Field("statement", "Statement"),
                           Field("rationale", "Rationale"), Field("rival", "Rival id (optional)")],
-                  lambda v: self.run_service(
-                      lambda c: H.add_doc(c, v["title"], statement=v["statement"], rationale=v["rationale"],
-                                          parent=parent, rivals=tuple(x for x in [v["rival"].strip()] if x), detail=False),
-                      done="hypothesis added"))
+                  lambda v: self.run_verb(H.hyp_add, done="hypothesis added", title=v["title"], statement=v["statement"],
+                                          rationale=v["rationale"], parent=parent,
+                                          rivals=tuple(x for x in [v["rival"].strip()] if x), detail=False))
 
     def action_pivot(self) -> None:
         if not self.hyps.selected:
@@ -157,7 +156,7 @@ class Actions(Loading):
         self.run_service(lambda c: NX.analyse(c, hid), then=summary)
 
     def action_override(self) -> None:
-        from optlog.service import hypotheses as H  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.api import hypotheses as H  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
         hid = self.hyps.selected
         if not hid:
@@ -165,7 +164,7 @@ class Actions(Loading):
             return
         self._ask(f"Override the status of {hid}", [Field("status", "Status", choices=list(HYP_STATUSES)),
                                                      Field("why", "Why", required=True)],
-                  lambda v: self.run_service(lambda c: H.set_doc(c, hid, v["status"], v["why"], detail=False), done="status set"))
+                  lambda v: self.run_verb(H.hyp_set, done="status set", hid=hid, status=v["status"], why=v["why"], detail=False))
 
     def action_invalidate(self) -> None:
         from optlog.api import judging as J  # deferred: the verbs (~0.6 s with the service layer) after the first frame
@@ -198,12 +197,12 @@ class Actions(Loading):
         self.run_verb(Lh.run_cancel, done=f"launch {lid} cancelled", ref=f"L{lid}")
 
     def action_add_plan(self) -> None:
-        from optlog.service import plans as Pl  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.api import plans as Pl  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
         def go(v: dict[str, Any]) -> None:
             needs = tuple(x.strip() for x in v["needs"].split(",") if x.strip())
-            self.run_service(lambda c: Pl.add_doc(c, v["title"], gain=v["gain"], effort=v["effort"],
-                                                  confidence=v["confidence"], needs=needs, detail=False), done="plan added")
+            self.run_verb(Pl.plan_add, done="plan added", title=v["title"], gain=v["gain"], effort=v["effort"],
+                          confidence=v["confidence"], needs=needs, detail=False)
 
         self._ask("New improvement plan", [Field("title", "Title", required=True),
                                            Field("gain", "Gain range (e.g. 10-30%)", required=True),
@@ -212,14 +211,14 @@ class Actions(Loading):
                                            Field("needs", "Needs hypotheses (comma-separated)", self.hyps.selected or "")], go)
 
     def action_render_plans(self) -> None:
-        from optlog.service import plans as Pl  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.api import plans as Pl  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
-        self.run_service(lambda c: Pl.render_doc(c, detail=False), done="plans rendered and committed")
+        self.run_verb(Pl.plan_render, done="plans rendered and committed", detail=False)
 
     def action_report(self) -> None:
-        from optlog.service import report as Rp  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.api import plans as Pl  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
-        self.run_service(lambda c: Rp.write(c), then=lambda r: self.notify(f"report written: {r.get('file', '')}"))
+        self.run_verb(Pl.report, then=lambda r: self.notify(f"report written: {r.get('file', '')}"))
 
     @work(thread=True, exclusive=True, group="log", exit_on_error=False)
     def action_show_log(self) -> None:

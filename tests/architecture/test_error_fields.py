@@ -10,6 +10,7 @@ The ignore list is empty.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,9 +26,14 @@ def _flag(node: ast.AST | None) -> bool:
     return node is not None and any(_text_flag(n) for n in ast.walk(node))
 
 
+# an argument's metavar (`ID`, `FILE`, `[HYP]`, `FILE…`): a face's spelling of a verb parameter too;
+# an environment variable (OPTLOG_DB_URL) is a name of its own, not a parameter
+_METAVAR = re.compile(r"\[?[A-Z]+(\|-)?\]?(…|\.\.\.)?")
+
+
 def _text_flag(node: ast.AST | None) -> bool:
     if isinstance(node, ast.Constant):
-        return isinstance(node.value, str) and node.value.startswith("--")
+        return isinstance(node.value, str) and (node.value.startswith("--") or bool(_METAVAR.fullmatch(node.value)))
     if isinstance(node, ast.JoinedStr) and node.values:
         return _text_flag(node.values[0])
     return False
@@ -66,8 +72,26 @@ def below_the_faces(root: Path = ROOT) -> list[str]:
     return found
 
 
+# files still naming an argument by its CLI metavar (`field="ID"`), with how many times: the count
+# may only fall (issue 35: the layer below names the verb's parameter, `tid`; each face spells it)
+NOT_YET_ARGS: dict[str, int] = {
+    "optlog/core/ids.py": 1, "optlog/runs/parsers/__init__.py": 3, "optlog/runs/spec.py": 1,
+    "optlog/service/agentsetup.py": 2, "optlog/service/bench.py": 1, "optlog/service/demo.py": 1,
+    "optlog/service/evidence.py": 3, "optlog/service/hypotheses.py": 1, "optlog/service/imports.py": 1,
+    "optlog/service/launch.py": 4, "optlog/service/plans.py": 5, "optlog/service/predictions.py": 5,
+    "optlog/service/tune.py": 2, "optlog/service/verdicts.py": 3, "optlog/service/workspace.py": 1,
+}
+
+
 def test_no_error_below_the_faces_names_a_cli_option():
     found = below_the_faces()
+    counts: dict[str, int] = {}
+    for f in found:
+        if "--" not in f:  # a metavar, not an option: allowed where still listed, never more
+            counts[f.split(":")[0]] = counts.get(f.split(":")[0], 0) + 1
+    grown = {k: v for k, v in counts.items() if v > NOT_YET_ARGS.get(k, 0)}
+    assert not grown, f"errors name an argument by its CLI metavar (name the verb's parameter): {grown}"
+    found = [f for f in found if "--" in f.split(": ", 1)[1] or f.split(":")[0] not in NOT_YET_ARGS]
     assert not found, ("errors below the faces name the verb's parameter (`field=\"out\"`, "
                        "`param(\"out\")` in the message), not the CLI's option:\n" + "\n".join(found))
 
@@ -82,7 +106,11 @@ raise BadInput("no", field=flags.get(top, f"--{top}" if top in _FLAGS else None)
 L.check_key(k, "--per")
 raise BadInput("--out is fine in a message", field="out")
 check_key(k, "labels")
+raise not_found("todo", tid, ids, field="ID")
+raise BadInput("no", field="FILE|-")
+raise BadInput("no", field="OPTLOG_DB_URL")
 '''
     assert [o.split(": ", 1)[1] for o in offences(src, "x.py")] == [
         "check_key(field='--label')", "f(where=f'--{x}')", "field='--out'", "field=f'--{top}'",
-        "field=flags.get(top, f'--{top}' if top in _FLAGS else None)", "check_key(…, '--per')"]
+        "field=flags.get(top, f'--{top}' if top in _FLAGS else None)", "check_key(…, '--per')",
+        "field='ID'", "field='FILE|-'"]

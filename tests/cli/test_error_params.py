@@ -37,3 +37,26 @@ def test_an_error_spelt_by_no_face_reads_as_the_parameter_names():
     assert str(e) == "--set.0: --set names no key key_map" and e.field == "--set.0"
     e = BadInput("x", field="setsx")
     assert e.spell({"sets": "--set"}.get).field == "setsx"
+
+
+def test_an_argument_is_named_by_the_verb_and_spelt_by_each_face(ws, monkeypatch):
+    """A positional argument is a verb parameter like an option: the layer below names `tid` (the
+    verb's), the CLI spells it by its metavar (`ID`, as before), a tool call by the tool's
+    parameter (`id`)."""
+    from optlog.service import todos
+    from optlog.service.context import Ctx
+
+    c = Ctx.find(ws.root)
+    try:
+        todos.set_(c, "nope", "completed", None, None, None)
+    except BadInput as e:
+        assert e.field == "tid", e.field  # the verb's parameter, not a face's spelling
+    else:
+        raise AssertionError("no error for an unknown todo")
+    finally:
+        c.close()
+    r = ws.cli("todo", "set", "nope", "--status", "completed", "--json", check=2)
+    assert r.json["error"]["field"] == "ID", r.json
+    with face(ws, monkeypatch) as call:
+        doc, is_error, code = call("todo_set", {"id": "nope", "status": "completed"})
+    assert is_error and code == 2 and doc["error"]["field"] == "id", doc

@@ -828,3 +828,19 @@ def test_key_map_units_and_seconds_refused(tmp_path: Path) -> None:
         with pytest.raises(BadInput) as e:
             parse_result([f], "json", km)
         assert e.value.field == "key_map" and "looks like seconds" in e.value.message and ":s" in e.value.message
+
+
+def test_a_rounded_csv_export_is_its_json_run_once_and_only_its_own() -> None:
+    """AIPerf and genai-perf write each run as JSON and as CSV (figures rounded to 2 places): the CSV
+    of a run read with its JSON is that run; a CSV of another run, or of another tool, is not."""
+    from optlog.runs.parsers import unique
+
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "genai-perf"
+    c1, c64 = GEN / "aiperf-A-c1", GEN / "aiperf-A-c64"
+    g12, g16 = real / "0.0.12-concurrency1" / "profile_export_genai_perf", real / "0.0.16-concurrency2" / "profile_export_genai_perf"
+    runs = parse_result([c1.with_suffix(".json"), c1.with_suffix(".csv"), g16.with_suffix(".json"), g16.with_suffix(".csv")])
+    assert runs[1].decimals == 2 and runs[0].decimals is None
+    kept, said = unique(runs)
+    assert kept == [runs[0], runs[2]] and len(said) == 2 and "rounded to 2 places" in said[0]
+    others = parse_result([c64.with_suffix(".json"), c1.with_suffix(".csv"), g12.with_suffix(".json"), g16.with_suffix(".csv")])
+    assert unique(others) == (others, [])

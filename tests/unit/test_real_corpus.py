@@ -84,15 +84,15 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
         lab = {"model": d["model"], "concurrency": d["num_concurrent_requests"], "input_len": d["mean_input_tokens"],
                "output_len": d["mean_output_tokens"], "framework": d.get("framework")}
         out.append({"m": m, "l": lab, "status": "succeeded", "gone": []})
-    elif fmt == "llama-bench" and not e["file"].endswith(".json"):
+    elif fmt == "llama-bench" and not e["file"].endswith((".json", ".jsonl")):
         # llama-bench's markdown table, captured in a log: each invocation prints its table, then
         # `build: <commit> (<number>)`; a file with several invocations keeps them apart
         blocks: list[list[dict[str, str]]] = [[]]
         builds: list[int] = []
         head: list[str] = []
         for line in text.splitlines():
-            if line.startswith("build: "):
-                builds.append(int(line.split("(")[1].split(")")[0]))
+            if line.startswith("build: "):  # `build: unknown (0)`: built without git, no version
+                builds.append(int(line.split("(")[1].split(")")[0]) or None)  # type: ignore[arg-type]
                 blocks.append([])
             elif line.startswith("| model"):
                 head = [c.strip() for c in line.strip("|").split("|")]
@@ -102,12 +102,15 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
         for n, (rows, build) in enumerate(zip(blocks, builds), 1):
             for row in rows:
                 ts = float(row["t/s"].split("±")[0])
-                name = "input_throughput" if row["test"].startswith("pp") else "output_throughput"
+                name = "total_token_throughput" if "+tg" in row["test"] else \
+                    "input_throughput" if row["test"].startswith("pp") else "output_throughput"
                 depth = int(row["test"].split("@ d")[1]) if "@ d" in row["test"] else None
-                lab = {"model": row["model"], "test": row["test"], "flash_attn": int(row["fa"]), "depth": depth,
-                       "n_gpu_layers": int(row["ngl"]), "tool_version": build,
+                lab = {"model": row["model"], "test": row["test"], "flash_attn": int(row["fa"]) if "fa" in row else None,
+                       "depth": depth, "n_gpu_layers": int(row["ngl"]) if "ngl" in row else None,
+                       "n_threads": int(row["threads"]) if "threads" in row else None, "tool_version": build,
                        "invocation": n if len(blocks) > 1 else None}
-                out.append({"m": {name: ts}, "l": lab, "status": "succeeded", "gone": []})
+                out.append({"m": {name: ts}, "l": lab, "status": "succeeded", "gone": [],
+                            "nolab": ["tool_version", "build"] if build is None else []})
     elif fmt == "llama-batched-bench":
         settings: dict[str, int] = {}
         for line in text.splitlines():
@@ -123,12 +126,19 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
                                   "flash_attn": settings["flash_attn"], "n_gpu_layers": settings["n_gpu_layers"]},
                             "status": "succeeded", "gone": []})
     elif fmt == "llama-bench":
-        for o in json.loads(text):
+        rows = json.loads(text) if text.lstrip().startswith("[") else [json.loads(x) for x in text.splitlines() if x.strip()]
+        for o in rows:
             name = "total_token_throughput" if o["n_prompt"] and o["n_gen"] else \
                 "input_throughput" if o["n_prompt"] else "output_throughput"
+            # build 0 / commit "unknown": llama.cpp built from a source without git; not a version
+            known = o["build_number"] != 0
             lab = {"model": o["model_type"], "input_len": o["n_prompt"] or None, "output_len": o["n_gen"] or None,
-                   "n_gpu_layers": o["n_gpu_layers"], "tool_version": o["build_number"]}
-            out.append({"m": {name: o["avg_ts"]}, "l": lab, "status": "succeeded", "gone": []})
+                   "n_gpu_layers": o["n_gpu_layers"], "tool_version": o["build_number"] if known else None,
+                   "cpu": o["cpu_info"]}
+            # every setting the row was run with is a label, the ones newer builds added too
+            lab.update({k: o[k] for k in ("no_op_offload", "no_host", "repack", "load_mode", "use_direct_io") if k in o})
+            out.append({"m": {name: o["avg_ts"]}, "l": lab, "status": "succeeded", "gone": [],
+                        "nolab": [] if known else ["tool_version", "build"]})
     elif fmt == "aiperf" and e["file"].endswith(".csv"):
         rows = list(csv.reader(io.StringIO(text)))
         single = {r[0]: float(r[1]) for r in rows if len(r) == 2 and r[0] != "Metric" and r[1]}
@@ -140,6 +150,53 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
             m["mean_ttft_ms"] = float(ttft[head.index("avg")])
             m["p99_ttft_ms"] = float(ttft[head.index("p99")])
         out.append({"m": m, "l": {}, "status": "succeeded", "gone": []})
+    elif fmt == "genai-perf" and e["file"].endswith(".csv"):
+        rows = list(csv.reader(io.StringIO(text)))
+        single = {r[0]: float(r[1]) for r in rows if len(r) == 2 and r[0] != "Metric"}
+        stat = {r[0]: r for r in rows if len(r) > 2}
+        head = stat["Metric"]
+        ttft, lat = stat["Time To First Token (ms)"], stat["Request Latency (ms)"]
+        m = {"request_throughput": single["Request Throughput (per sec)"], "completed": single["Request Count (count)"],
+             "mean_ttft_ms": float(ttft[head.index("avg")]), "p99_ttft_ms": float(ttft[head.index("p99")]),
+             "mean_e2e_latency_ms": float(lat[head.index("avg")])}
+        out.append({"m": m, "l": {"tool": "genai-perf"}, "status": "succeeded", "gone": []})
+    elif fmt == "genai-perf":
+        d = json.loads(text)
+        ic = d["input_config"]
+        m = {"request_throughput": d["request_throughput"]["avg"], "completed": d["request_count"]["avg"],
+             "output_throughput": d["output_token_throughput"]["avg"], "mean_ttft_ms": d["time_to_first_token"]["avg"],
+             "p99_ttft_ms": d["time_to_first_token"]["p99"], "mean_e2e_latency_ms": d["request_latency"]["avg"],
+             "mean_tpot_ms": d["inter_token_latency"]["avg"]}
+        if "perf_analyzer" in ic:  # the config-file layout: one section per part of the run
+            pa, inp = ic["perf_analyzer"], ic["input"]
+            lab = {"concurrency": pa["stimulus"]["concurrency"], "model": ic["model_names"][0],
+                   "num_prompts": pa["measurement"]["num"] if pa["measurement"]["mode"] == "request_count" else None,
+                   "input_len": inp["synthetic_tokens"]["mean"], "output_len": inp["output_tokens"]["mean"],
+                   "dataset": inp["prompt_source"], "endpoint": ic["endpoint"]["type"]}
+        else:  # the command-line layout: the parsed arguments
+            lab = {"concurrency": ic["concurrency"], "model": ic["model"][0], "num_prompts": ic["request_count"],
+                   "input_len": ic["synthetic_input_tokens_mean"], "output_len": ic["output_tokens_mean"],
+                   "dataset": ic["prompt_source"], "endpoint": ic["endpoint_type"]}
+        out.append({"m": m, "l": {**lab, "tool": "genai-perf"}, "status": "succeeded", "gone": []})
+    elif fmt == "aiperf" and "/sweep-" in e["file"]:
+        # AIPerf's aggregates over trials: a sweep's per-combination means, or one variation's
+        # confidence aggregate; each figure is `{tag}_{stat}.mean` (the mean over the trials)
+        d = json.loads(text)
+        meta = d["metadata"]
+        combos = d.get("per_combination_metrics") or [{"parameters": meta["variation_values"], "metrics": d["metrics"]}]
+        for c in combos:
+            g = {k: v["mean"] for k, v in c["metrics"].items()}
+            assert c["metrics"]["benchmark_duration_avg"]["unit"] == "sec" and c["metrics"]["time_to_first_token_avg"]["unit"] == "ms"
+            m = {"request_throughput": g["request_throughput_avg"], "completed": g["request_count_avg"],
+                 "output_throughput": g["output_token_throughput_avg"], "duration_s": g["benchmark_duration_avg"],
+                 "mean_ttft_ms": g["time_to_first_token_avg"], "p99_ttft_ms": g["time_to_first_token_p99"],
+                 "mean_e2e_latency_ms": g["request_latency_avg"], "mean_tpot_ms": g["inter_token_latency_avg"],
+                 "p99_itl_ms": g["inter_chunk_latency_p99"], "mean_inflight": g["effective_concurrency_avg"]}
+            (conc,) = c["parameters"].values()  # {"concurrency": 1} or {"phases.profiling.concurrency": 1}
+            lab = {"concurrency": conc, "aggregation": meta["aggregation_type"], "model": meta.get("model"),
+                   "trials": meta.get("num_trials_per_value", meta.get("num_successful_runs")),
+                   "tool_version": d.get("aiperf_version")}
+            out.append({"m": m, "l": lab, "status": "succeeded", "gone": []})
     elif fmt == "aiperf":
         d = json.loads(text)
         m = {"request_throughput": d["request_throughput"]["avg"], "completed": d["request_count"]["avg"],
@@ -217,6 +274,8 @@ def test_each_file_is_read_right(entry: dict[str, Any]) -> None:
                 assert r.metrics.get(k) == pytest.approx(v, **APPROX), (r.source, k)
         for k in w["gone"]:
             assert k not in r.metrics, (r.source, k)
+        for k in w.get("nolab", []):
+            assert k not in r.labels, (r.source, k, r.labels)
         for k, v in w["l"].items():
             if v is not None:
                 assert r.labels.get(k) == v, (r.source, k, r.labels)
@@ -224,14 +283,22 @@ def test_each_file_is_read_right(entry: dict[str, Any]) -> None:
 
 def test_the_corpus_imports_each_measurement_once() -> None:
     """All files in one import: the vLLM sweep summaries repeat their run files, llmperf's full
-    per-request files repeat their summaries, and GuideLLM's CSV repeats its JSON (one run, two
-    exports); every other result is its own run."""
+    per-request files repeat their summaries, GuideLLM's, AIPerf's and genai-perf's CSVs repeat
+    their JSON (one run, two exports; AIPerf's and genai-perf's CSVs round to 2 places) and
+    AIPerf's sweep aggregate its per-concurrency confidence aggregates; every other result is its
+    own run."""
     paths = [FIX / e["file"] for e in MANIFEST]
     every = parse_result(paths)
     kept, said = unique(every)
     sweep_runs = sum(1 for e in MANIFEST if "/sweep/" in e["file"] and "summary" not in e["file"])
     whole_individual = sum(1 for e in MANIFEST if "individual" in e["file"] and "first10" not in e["file"])
     guidellm_pairs = sum(1 for e in MANIFEST if e["format"] == "guidellm" and e["file"].endswith(".csv"))
-    assert len(every) - len(kept) == len(said) == sweep_runs + whole_individual + guidellm_pairs
+    # an AIPerf sweep aggregate repeats the confidence aggregate of each of its combinations
+    aiperf_variations = sum(1 for e in MANIFEST if "/sweep-" in e["file"] and "/concurrency_" in e["file"])
+    # AIPerf and genai-perf write each run as JSON and as CSV (its figures rounded to 2 places)
+    csv_pairs = sum(1 for e in MANIFEST if e["format"] in ("aiperf", "genai-perf") and e["file"].endswith(".csv")
+                    and (FIX / e["file"]).with_suffix(".json").exists())
+    assert csv_pairs == 6
+    assert len(every) - len(kept) == len(said) == sweep_runs + whole_individual + guidellm_pairs + aiperf_variations + csv_pairs
     assert {r.labels["tool"] for r in kept} == {"vllm", "vllm-throughput", "vllm-latency", "llmperf", "llama-bench", "aiperf",
-                                                 "guidellm", "sglang", "sglang-one-batch", "llama-batched-bench"}
+                                                 "genai-perf", "guidellm", "sglang", "sglang-one-batch", "llama-batched-bench"}

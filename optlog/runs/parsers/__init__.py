@@ -142,7 +142,7 @@ def sniff(path: str, data: bytes) -> str | None:
     """The format name for this content, or None when it is not recognisable."""
     head = data[:4096].lstrip()
     if head.startswith(b"Metric,"):
-        return "aiperf"
+        return aiperf.csv_tool(path, data)
     if head.startswith(b"Run Info,"):
         return "guidellm"  # its CSV
     if b"|" in data[:65536]:
@@ -228,8 +228,9 @@ def parse_bytes(path: str, data: bytes, parser: str | None = None, key_map: dict
 def unique(results: list[ParsedResult]) -> tuple[list[ParsedResult], list[str]]:
     """Each measurement once: of results with the same content (`ParsedResult.measurement`: a
     `vllm bench sweep` folder's `run=N.json` repeated in its `summary.json`, an appended file read
-    twice), the one with the most labels is kept (the first of equals), and a sentence says which
-    were left out and why."""
+    twice), the one with the most labels is kept (the first of equals), a rounded export of a result
+    read at full precision (`ParsedResult.rounds`: AIPerf's CSV beside its JSON) is left out, and a
+    sentence says which were left out and why."""
     best: dict[str, ParsedResult] = {}
     for r in results:
         m = r.measurement()
@@ -243,7 +244,13 @@ def unique(results: list[ParsedResult]) -> tuple[list[ParsedResult], list[str]]:
             kept.append(r)
         else:
             said.append(f"{r.source}: the same measurement as {best[m].source} (same figures); imported once")
-    return kept, said
+    # a rounded export (AIPerf's or genai-perf's CSV) of a run read here at full precision (its JSON)
+    rounded = {id(r): o for r in kept if r.decimals is not None for o in kept if r.rounds(o)}
+    for r in kept:
+        if id(r) in rounded:
+            said.append(f"{r.source}: the same measurement as {rounded[id(r)].source} (the same figures, rounded to "
+                        f"{r.decimals} places); imported once")
+    return [r for r in kept if id(r) not in rounded], said
 
 
 def parse_result(paths: list[Path] | list[str], parser: str | None = None, key_map: dict[str, str] | None = None) -> list[ParsedResult]:

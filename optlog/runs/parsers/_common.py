@@ -42,6 +42,9 @@ class ParsedResult:
     index: int = 0  # 0-based position of this result inside its file
     status: str = "succeeded"  # "failed" when the file says no request completed (see `settle`)
     notes: list[str] = field(default_factory=list)  # corrections made, each with its reason
+    # decimal places the file printed its figures with (AIPerf's and genai-perf's CSV: 2), None when
+    # they are the tool's own floats: a rounded export of a run matches that run by `rounds`
+    decimals: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"tool": self.tool, "source": self.source, "labels": self.labels, "metrics": self.metrics,
@@ -59,6 +62,18 @@ class ParsedResult:
             return None
         text = ";".join(f"{k}={v:.6g}" for k, v in sorted(figs.items()))  # machine format
         return hashlib.sha256(f"{self.tool}|{text}".encode()).hexdigest()[:24]
+
+    def rounds(self, other: "ParsedResult") -> bool:
+        """This result is `other` exported rounded (the CSV beside a JSON of one run): same tool,
+        enough identifying figures to tell a measurement (as `measurement`), each one also in
+        `other` and equal to it rounded to this result's decimal places."""
+        if self.decimals is None or other.decimals is not None or self.tool != other.tool:
+            return False
+        figs = {k: self.metrics[k] for k in IDENTITY if k in self.metrics}
+        if len(figs) < 3 or not ({"duration_s", "completed"} & figs.keys()):
+            return False
+        half = 0.5 * 10.0 ** -self.decimals + 1e-9
+        return all(k in other.metrics and abs(other.metrics[k] - v) <= half for k, v in figs.items())
 
 
 @dataclass

@@ -71,6 +71,14 @@ def is_genai_perf(d: dict[str, Any]) -> bool:
     return "aiperf_version" not in d and isinstance(ic, dict) and any(k in ic for k in GENAI_PERF_KEYS)
 
 
+def csv_tool(path: str, data: bytes) -> str:
+    """Which tool wrote a `Metric,…` CSV: genai-perf prints its throughputs `(per sec)` (AIPerf
+    `(requests/sec)`) and names the file profile_export_genai_perf.csv; AIPerf otherwise."""
+    if "genai_perf" in path.rsplit("/", 1)[-1].lower() or b"\nRequest Throughput (per sec)," in data:
+        return "genai-perf"
+    return "aiperf"
+
+
 def _detect_tool(d: dict[str, Any], asked: str) -> str:
     """The tool that wrote the file: AIPerf says so (`aiperf_version`); genai-perf's `input_config`
     says so; otherwise the format asked for."""
@@ -81,7 +89,7 @@ def _detect_tool(d: dict[str, Any], asked: str) -> str:
 
 def parse(doc: Doc, tool: str = "aiperf") -> list[ParsedResult]:
     if _is_csv(doc):
-        return [parse_csv(doc, tool)]
+        return [parse_csv(doc, csv_tool(doc.path, doc.data) if tool in ("aiperf", "genai-perf") else tool)]
     d = load_json(doc, tool)
     if is_aggregate(d):
         return parse_aggregate(doc, d)
@@ -204,7 +212,7 @@ def _labels(d: dict[str, Any]) -> dict[str, Any]:
         set_label(labels, "input_len", _get(ds, "prompts", "isl", "mean"))
         set_label(labels, "output_len", _get(ds, "prompts", "osl", "mean"))
         set_label(labels, "dataset", _dataset_name(ds))
-    elif any(k in ic for k in GENAI_PERF_KEYS[2:]):  # genai-perf's command-line layout
+    elif not _config_layout(ic) and any(k in ic for k in GENAI_PERF_KEYS[2:]):  # genai-perf's command-line layout
         model = ic.get("model") or ic.get("formatted_model_name")
         set_label(labels, "model", model[0] if isinstance(model, list) and model else model)
         set_label(labels, "concurrency", ic.get("concurrency"))
@@ -218,15 +226,26 @@ def _labels(d: dict[str, Any]) -> dict[str, Any]:
                                             str(ic.get("prompt_source") or "").lower() or None))
         set_label(labels, "endpoint", ic.get("endpoint_type"))
         set_label(labels, "backend", ic.get("backend"))
-    else:
+    else:  # sections: AIPerf's pre-1.0 `input`, genai-perf's config file (`perf_analyzer`, `input`, …)
         set_label(labels, "input_len", _first(_get(ic, "input", "prompt", "input_tokens", "mean"),
                                               _get(ic, "input", "synthetic_tokens", "mean")))
         set_label(labels, "output_len", _first(_get(ic, "input", "prompt", "output_tokens", "mean"),
                                                _get(ic, "input", "output_tokens", "mean")))
+        source = _get(ic, "input", "prompt_source")
         set_label(labels, "dataset", _first(_get(ic, "input", "public_dataset"), _get(ic, "input", "custom_dataset_type"),
-                                            _get(ic, "input", "file")))
+                                            _get(ic, "input", "file") or None, source.lower() if isinstance(source, str) else None))
+        meas = _get(ic, "perf_analyzer", "measurement")
+        if isinstance(meas, dict) and meas.get("mode") == "request_count":
+            set_label(labels, "num_prompts", meas.get("num"))
     set_label(labels, "endpoint", _first(_get(ic, "endpoint", "type")))
     return labels
+
+
+def _config_layout(ic: dict[str, Any]) -> bool:
+    """genai-perf's config-file layout (0.0.16 writes it for command-line runs too; 0.0.12 wrote the
+    arguments): its settings in sections (`perf_analyzer`, `endpoint`, `input`); it shares
+    `subcommand` with the command-line layout."""
+    return any(isinstance(ic.get(k), dict) for k in ("perf_analyzer", "endpoint", "input"))
 
 
 def _dataset_name(ds: dict[str, Any]) -> Any:
@@ -250,19 +269,46 @@ def _dataset_name(ds: dict[str, Any]) -> Any:
 _AGG_KEY = re.compile(r"^(?P<tag>.+)_(?P<stat>avg|p50|p90|p95|p99)$")
 
 
+def _aggregate_info(d: Any) -> dict[str, Any] | None:
+    """Where an aggregate keeps its `aggregation_type` and run counts: at the top in a sweep
+    aggregate, under `metadata` in a confidence aggregate (AIPerf 0.13's real files, beside
+    `schema_version`, `aiperf_version` and `metrics`); None for any other document."""
+    if not isinstance(d, dict):
+        return None
+    if "aggregation_type" in d and isinstance(d.get("per_combination_metrics"), list):
+        return d
+    meta = d.get("metadata")
+    top = d if "aggregation_type" in d else meta if isinstance(meta, dict) and "aggregation_type" in meta else None
+    return top if top is not None and isinstance(d.get("metrics"), dict) else None
+
+
 def is_aggregate(d: Any) -> bool:
     """AIPerf's `profile_export_aiperf_sweep.json` / `profile_export_aiperf_aggregate.json`."""
-    return isinstance(d, dict) and "aggregation_type" in d and (
-        isinstance(d.get("per_combination_metrics"), list) or isinstance(d.get("metrics"), dict))
+    return _aggregate_info(d) is not None
+
+
+def _parameter_labels(params: dict[str, Any], labels: dict[str, Any]) -> None:
+    """A swept parameter as a label: AIPerf names it by its config path in a confidence aggregate
+    (`phases.profiling.concurrency`) and by its last part in a sweep aggregate (`concurrency`), and
+    names its own folders by that last part: so does optlog. A scenario's nested override is not a
+    value and stays in raw."""
+    for k, v in params.items():
+        name = setting_name(str(k).rsplit(".", 1)[-1])
+        if name and not isinstance(v, (dict, list)):
+            set_label(labels, name, v)
 
 
 def parse_aggregate(doc: Doc, d: dict[str, Any]) -> list[ParsedResult]:
     """One run per parameter combination of a sweep aggregate (or one for a confidence aggregate):
     each figure is the mean over the trials (`{tag}_{stat}.mean`, in its `unit`); its spread over
     the trials is kept as `raw.<key>.std`, `.ci_low`, `.ci_high`; labels: the combination's
-    parameters, `trials` (successful runs per combination), `aggregation`."""
-    combos: list[Any] = d["per_combination_metrics"] if isinstance(d.get("per_combination_metrics"), list) else \
-        [{"parameters": d.get("parameters") or {}, "metrics": d.get("metrics")}]
+    parameters, `trials` (successful runs per combination), `aggregation`, and where the file
+    says them `model` and `tool_version`."""
+    info = _aggregate_info(d) or d
+    meta = obj(d, "metadata")
+    sweep = isinstance(d.get("per_combination_metrics"), list)
+    combos: list[Any] = d["per_combination_metrics"] if sweep else \
+        [{"parameters": d.get("parameters") or meta.get("variation_values") or {}, "metrics": d.get("metrics")}]
     n_comb = max(1, len(combos))
     out: list[ParsedResult] = []
     for i, c in enumerate(combos):
@@ -287,14 +333,13 @@ def parse_aggregate(doc: Doc, d: dict[str, Any]) -> list[ParsedResult]:
         metrics.update(_canonical(stats, None))
         labels: dict[str, Any] = {}
         params: dict[str, Any] = c["parameters"] if isinstance(c.get("parameters"), dict) else {}
-        for k, v in params.items():
-            name = setting_name(k)
-            if name:
-                set_label(labels, name, v)
-        ok = finite(d.get("num_successful_runs"))
+        _parameter_labels(params, labels)
+        ok = finite(info.get("num_successful_runs"))
         if ok is not None:
-            set_label(labels, "trials", ok / n_comb if isinstance(d.get("per_combination_metrics"), list) else ok)
-        set_label(labels, "aggregation", d.get("aggregation_type"))
+            set_label(labels, "trials", ok / n_comb if sweep else ok)
+        set_label(labels, "aggregation", info.get("aggregation_type"))
+        set_label(labels, "model", meta.get("model"))
+        set_label(labels, "tool_version", d.get("aiperf_version"))
         labels["tool"] = "aiperf"
         apply_key_map(doc, "aiperf", c, metrics, labels)
         out.append(ParsedResult(labels=labels, metrics=metrics, raw=clean({"parameters": params,
@@ -408,7 +453,9 @@ def parse_csv(doc: Doc, tool: str = "aiperf") -> ParsedResult:
                   metrics, labels)
     raw = {"format": "csv", "units": {**{_slug(k): s["unit"] for k, s in stat_rows.items()},
                                       **{_slug(k): u for k, u in units.items()}}}
-    return ParsedResult(labels=labels, metrics=metrics, raw=raw, tool=tool, source=doc.path, file=doc.path, index=0)
+    places = [len(c.strip().partition(".")[2]) for r in rows[1:] for c in r[1:] if finite(c.strip()) is not None]
+    return ParsedResult(labels=labels, metrics=metrics, raw=raw, tool=tool, source=doc.path, file=doc.path, index=0,
+                        decimals=max(places, default=None))
 
 
 def parse_genai_perf(doc: Doc) -> list[ParsedResult]:

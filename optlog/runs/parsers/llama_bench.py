@@ -7,9 +7,11 @@ mean rate over the repetitions. Canonical metrics: `input_throughput` ← avg_ts
 `output_throughput` ← of a tg test, `total_token_throughput` ← of a pp+tg test. Kept as raw:
 `raw.avg_ts`, `raw.stddev_ts`, `raw.avg_ns`, `raw.stddev_ns` (per-repetition samples are left out).
 Labels: `model` (model_type, or the table's model), `test`, `input_len` (n_prompt), `output_len`
-(n_gen), `depth` (n_depth), `backend`, `gpu`, and the settings the row was run with (`n_gpu_layers`
-/ `ngl`, `n_batch`, `n_ubatch`, `n_threads`, `type_k`, `type_v`, `flash_attn`, `split_mode`, …);
-`tool_version` ← build_number (`build: 8e672efe (3010)` in the table), `build` ← build_commit.
+(n_gen), `depth` (n_depth), `backend`, `gpu`, `cpu`, and the settings the row was run with (in
+JSON every other key: `n_gpu_layers`, `n_batch`, `n_threads`, `type_k`, `flash_attn`, `repack`, …;
+in the table its columns, `ngl` → `n_gpu_layers`, …); `tool_version` ← build_number (`build:
+8e672efe (3010)` in the table), `build` ← build_commit, neither for `build: unknown (0)` (a build
+from a source without git).
 The markdown table gives t/s as `avg ± std`: `raw.stddev_ts` from it. A text holding several
 invocations (a script's log: one table and one `build:` line per device or setting) gives each row
 the build line that closes its table and, as the rows of separate invocations may differ in what
@@ -32,10 +34,14 @@ from optlog.runs.parsers.keymap import apply_key_map
 
 TOOL = "llama-bench"
 BATCHED = "llama-batched-bench"
-# settings a llama-bench row was run with (JSON keys, and the table's columns that name them)
-SETTINGS = ("n_batch", "n_ubatch", "n_threads", "type_k", "type_v", "n_gpu_layers", "n_cpu_moe", "split_mode",
-            "main_gpu", "no_kv_offload", "flash_attn", "tensor_split", "use_mmap", "embeddings", "cpu_mask",
-            "cpu_strict", "poll", "devices")
+# the keys of a llama-bench JSON row that are not settings: what was measured, the build, the
+# machine and the model (read under their own labels or kept as raw); every other key is a setting the
+# row was run with and a label, so the settings each new llama.cpp build adds (no_op_offload, no_host,
+# repack, load_mode, use_direct_io, …) keep runs apart without a change here
+NOT_SETTINGS = frozenset({"build_commit", "build_number", "cpu_info", "gpu_info", "backends", "backend",
+                          "model_filename", "model_type", "model_size", "model_n_params", "n_prompt", "n_gen",
+                          "n_depth", "test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts", "samples_ns",
+                          "samples_ts"})
 COLUMNS = {"model": "model", "backend": "backend", "ngl": "n_gpu_layers", "threads": "n_threads",
            "n_batch": "n_batch", "n_ubatch": "n_ubatch", "fa": "flash_attn", "type_k": "type_k", "type_v": "type_v",
            "sm": "split_mode", "mmap": "use_mmap", "dev": "devices", "ts": "tensor_split", "mg": "main_gpu",
@@ -91,16 +97,26 @@ def parse(doc: Doc) -> list[ParsedResult]:
         set_label(labels, "depth", depth or None)
         set_label(labels, "backend", o.get("backends") or o.get("backend"))
         set_label(labels, "gpu", o.get("gpu_info"))
-        for k in SETTINGS:
-            set_label(labels, k, o.get(k))
-        set_label(labels, "tool_version", o.get("build_number"))
-        set_label(labels, "build", o.get("build_commit"))
+        set_label(labels, "cpu", o.get("cpu_info"))
+        for k, v in o.items():
+            if k not in NOT_SETTINGS and not isinstance(v, (dict, list)):
+                set_label(labels, k, v)
+        _build_labels(labels, o.get("build_commit"), o.get("build_number"))
         labels["tool"] = TOOL
         apply_key_map(doc, TOOL, o, metrics, labels, line)
         rest = {k: v for k, v in o.items() if k not in ("samples_ns", "samples_ts")}
         out.append(ParsedResult(labels=labels, metrics=metrics, raw=clean(rest), tool=TOOL,
                                 source=f"{doc.path}:{line}", file=doc.path, index=i))
     return out
+
+
+def _build_labels(labels: dict[str, Any], commit: Any, number: Any) -> None:
+    """`build` ← the commit, `tool_version` ← the build number; llama.cpp built from a source without
+    git (a tarball, an sdist) writes `build: unknown (0)`: a placeholder, so no label."""
+    if finite(number):  # 0: unknown
+        set_label(labels, "tool_version", number)
+    if isinstance(commit, str) and commit and commit != "unknown":
+        set_label(labels, "build", commit)
 
 
 def _test_name(pp: float, tg: float, depth: float) -> str:
@@ -174,7 +190,7 @@ def _parse_table(doc: Doc, text: str) -> list[ParsedResult]:
         set_label(labels, "depth", depth or None)
         size, params = _num_unit(row.get("size", "")), _num_unit(row.get("params", ""))
         if build:
-            labels["build"], labels["tool_version"] = build.group(1), int(build.group(2))
+            _build_labels(labels, build.group(1), int(build.group(2)))
         if len(invocations) > 1:  # separate runs of the tool: never pooled as repeats of one setting
             labels["invocation"] = n + 1
         labels["tool"] = TOOL

@@ -1,0 +1,193 @@
+"""plan add|list|show|set|edit|rm|render|import, and report: ranked improvement plans and the
+session report that ranks them beside the verdicts."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from optlog.api.params import Detail, Fields
+from optlog.api.text import glyph, table
+from optlog.api.verb import AgentDefault, Arg, Call, Opt, group, verb
+from optlog.core.numfmt import fmt_gain, fmt_pct, fmt_score, fmt_written
+from optlog.core.plans import EFFORT_WEIGHT, PLAN_STATUSES, calibration_line, calibration_rows
+from optlog.service import plans, report as reports
+
+group("plan", "Ranked improvement plans; the ranking follows the verdicts.")
+
+_NEEDS_HELP = ("A hypothesis the plan rests on (repeatable): HYP needs it confirmed, HYP=falsified needs it "
+               "falsified.")
+_PID = Arg(metavar="ID", help="The plan number (1, or 01).")
+_PLAN_DETAIL = Opt("--detail/--brief", show_default=True, help="The whole plan, or its id, rank, score, status and reason.")
+
+
+@verb("plan add", lambda r: f"added plan {r['id']:02d} (rank {r['rank']}, score {fmt_score(r['score'])}): {r['reason']}")
+def plan_add(call: Call, *,
+             title: Annotated[str, Arg(help="What the plan does, e.g. 'MSCCLPP allreduce for TP8 decode'.")],
+             gain: Annotated[str, Opt(metavar="LOW-HIGH%", help="Predicted gain range in percent, e.g. 10-30%.")],
+             effort: Annotated[str, Opt(choices=tuple(EFFORT_WEIGHT), case_sensitive=False,
+                                        help="Effort: S (÷1), M (÷3), L (÷8).")],
+             confidence: Annotated[str, Opt(metavar="F", help="Confidence in the gain, 0 to 1.")],
+             needs: Annotated[tuple[str, ...], Opt(metavar="HYP[=falsified]", help=_NEEDS_HELP)] = (),
+             rationale: Annotated[str | None, Opt(metavar="T", help="Why this should help.")] = None,
+             steps: Annotated[tuple[str, ...], Opt("--step", metavar="T", help="A step (repeatable, in order).")] = (),
+             risks: Annotated[tuple[str, ...], Opt("--risk", metavar="T", help="A risk (repeatable).")] = (),
+             validation: Annotated[str | None, Opt(metavar="SPEC", help="How it will be validated (a run spec or a "
+                                                                        "description).")] = None,
+             detail: Annotated[Detail, _PLAN_DETAIL] = True,
+             ) -> Any:
+    """Add an improvement plan (recorded; `plan render` writes and commits the files)."""
+    return plans.add_doc(call.ctx, title, gain=gain, effort=effort, confidence=confidence, needs=needs,
+                         rationale=rationale, steps=steps, risks=risks, validation=validation, detail=detail)
+
+
+def _list_human(d: dict[str, Any]) -> str:
+    if not d["plans"]:
+        return "no plans"
+    rows = []
+    for p in d["plans"]:
+        needs = " ".join(f"{glyph(n['status'])}{n['id']}{'=falsified' if n['expects'] == 'falsified' else ''}"
+                         + ("(post-hoc)" if n.get("post_hoc") else "") for n in p["needs_status"]) or "-"
+        measured = f" → {fmt_pct(p['measured_gain'])}" if p["measured_gain"] is not None else ""
+        rows.append([p["rank"] if p["rank"] is not None else "-", f"{p['id']:02d}", fmt_score(p['score']),
+                     fmt_gain(*p["gain"]) + measured, p["effort"], fmt_written(p['confidence']), p["status"], needs,
+                     p["title"][:60]])
+    out = [table(rows, ["rank", "id", "score", "gain", "eff", "conf", "status", "needs", "title"])]
+    out.append("why (every plan):")
+    for p in d["plans"]:
+        out.append(f"  {p['id']:02d}: {p['score_reason']}; {p['reason']}"
+                   + (f"; {p['measured']}" if p.get("measured") else ""))
+    out.append(calibration_line(d["calibration"]))
+    out += [f"  {x}" for x in calibration_rows(d["calibration"])]
+    return "\n".join(out)
+
+
+# what the table and the reasons read: a list cut to fewer keys (--fields) is shown one line a plan
+_TABLE_KEYS = ("rank", "id", "score", "gain", "measured_gain", "effort", "confidence", "status", "needs_status",
+               "title", "score_reason", "reason")
+
+
+def _plan_list_human(d: dict[str, Any]) -> str:
+    if all(k in p for p in d["plans"] for k in _TABLE_KEYS):
+        return _list_human(d)
+    return "\n".join(f"{p.get('rank')} {p.get('id')} {p.get('title')}" for p in d["plans"])
+
+
+@verb("plan list", _plan_list_human, read_only=True)
+def plan_list(call: Call, *,
+              status: Annotated[str | None, Opt(choices=PLAN_STATUSES, help="Only plans with this status.")] = None,
+              fields: Annotated[Fields, AgentDefault("id,title,rank,score,status,gain,effort,confidence,reason")] = None,
+              ) -> Any:
+    """Plans in rank order, with how well past predictions held."""
+    return plans.list_doc(call.ctx, status, fields)
+
+
+def _show_human(p: dict[str, Any]) -> str:
+    out = [f"plan {p['id']:02d}: {p['title']}",
+           f"rank {p['rank'] if p['rank'] is not None else '-'}  score {fmt_score(p['score'])}  gain {fmt_gain(*p['gain'])}  "
+           f"effort {p['effort']}  confidence {fmt_written(p['confidence'])}  status {p['status']}"
+           + (f"  measured {fmt_pct(p['measured_gain'])}" if p["measured_gain"] is not None else ""),
+           f"why: {p['score_reason']}; {p['reason']}"]
+    if p.get("measured"):
+        out.append(p["measured"])
+    for n in p["needs_status"]:
+        out.append(f"  needs {n['id']} {n['expects']} (now {n['status']}"
+                   + (f", {n['post_hoc']})" if n.get("post_hoc") else ")"))
+    if p.get("rationale"):
+        out.append(f"rationale: {p['rationale']}")
+    for i, s in enumerate(p.get("steps") or [], 1):
+        out.append(f"  {i}. {s}")
+    for r in p.get("risks") or []:
+        out.append(f"  risk: {r}")
+    if p.get("validation"):
+        out.append(f"validation: {p['validation']}")
+    out.append(f"file: {p['file']}")
+    return "\n".join(out)
+
+
+@verb("plan show", _show_human, read_only=True)
+def plan_show(call: Call, *, pid: Annotated[str, _PID]) -> Any:
+    """Show one plan with its score, reason and needs."""
+    return plans.show(call.ctx, pid)
+
+
+@verb("plan set", _show_human)
+def plan_set(call: Call, *,
+             pid: Annotated[str, _PID],
+             status: Annotated[str | None, Opt(choices=PLAN_STATUSES, help="The new status.")] = None,
+             measured: Annotated[str | None, Opt("--measured-gain", metavar="P",
+                                                 help="The gain measured when done, in percent.")] = None,
+             why: Annotated[str | None, Opt(metavar="T", help="The reason.")] = None,
+             detail: Annotated[Detail, _PLAN_DETAIL] = True,
+             ) -> Any:
+    """Change a plan's status; record the gain measured beside the predicted one."""
+    return plans.set_doc(call.ctx, pid, status, measured, why, detail)
+
+
+@verb("plan edit", _show_human)
+def plan_edit(call: Call, *,
+              pid: Annotated[str, _PID],
+              title: Annotated[str | None, Opt(metavar="T", help="A new title (titles are unique).")] = None,
+              gain: Annotated[str | None, Opt(metavar="LOW-HIGH%", help="Predicted gain range in percent.")] = None,
+              effort: Annotated[str | None, Opt(metavar="S|M|L", help="Effort: S (÷1), M (÷3), L (÷8).")] = None,
+              confidence: Annotated[str | None, Opt(metavar="F", help="Confidence in the gain, 0 to 1.")] = None,
+              needs: Annotated[tuple[str, ...], Opt(metavar="HYP[=falsified]", help=_NEEDS_HELP + " Replaces the list.")] = (),
+              no_needs: Annotated[bool, Opt(help="The plan rests on no hypothesis.")] = False,
+              rationale: Annotated[str | None, Opt(metavar="T", help="Why this should help.")] = None,
+              steps: Annotated[tuple[str, ...], Opt("--step", metavar="T",
+                                                    help="A step (repeatable; replaces the steps).")] = (),
+              risks: Annotated[tuple[str, ...], Opt("--risk", metavar="T",
+                                                    help="A risk (repeatable; replaces the risks).")] = (),
+              validation: Annotated[str | None, Opt(metavar="SPEC", help="How it will be validated.")] = None,
+              why: Annotated[str | None, Opt(metavar="T", help="The reason for the change (kept in the plan's history).")] = None,
+              ) -> Any:
+    """Change a plan's fields; the old values go to its history and the files are re-rendered and committed."""
+    return plans.edit_doc(call.ctx, pid, title=title, gain=gain, effort=effort, confidence=confidence,
+                          needs=needs, no_needs=no_needs, rationale=rationale, steps=steps, risks=risks,
+                          validation=validation, why=why)
+
+
+@verb("plan rm", lambda r: f"removed plan {r['id']:02d} ({r['title']}); {r['file']} deleted"
+      + (f" in commit {r['commit'][:10]}" if r.get("commit") else ""))
+def plan_rm(call: Call, *,
+            pid: Annotated[str, _PID],
+            why: Annotated[str, Opt(metavar="T", help="Why the plan is removed (in the commit).")],
+            ) -> Any:
+    """Remove a plan: its file is deleted in a commit (git history keeps it); its number is not reused."""
+    return plans.rm(call.ctx, pid, why)
+
+
+@verb("plan render", lambda r: f"{len(r['files'])} file(s) up to date; nothing to commit" if not r["commit"] else
+      f"rendered {len(r['changed'])} changed file(s) of {len(r['files'])}; commit {r['commit'][:10]}")
+def plan_render(call: Call, *,
+                detail: Annotated[Detail, Opt("--detail/--brief", show_default=True, help=(
+                    "Every plan as rendered, or only the files, what changed and the commit."))] = True,
+                ) -> Any:
+    """Write <prefix>/<prefix>-NN.md and <prefix>/README.md, and commit them."""
+    return plans.render_doc(call.ctx, detail)
+
+
+@verb("plan import", lambda r: f"imported {len(r['imported'])} plan(s), skipped {len(r['skipped'])} already present")
+def plan_import(call: Call, *,
+                replace: Annotated[bool, Opt(help="Overwrite records the files also hold.")] = False,
+                ) -> Any:
+    """Rebuild plan records from the plan files' front matter (a fresh clone)."""
+    return plans.import_(call.ctx, replace)
+
+
+@verb("report", lambda r: f"wrote {r['file']}" + (f" and {len(r['plots'])} plot(s)" if r["plots"] else "")
+      + (f"; removed {len(r['deleted'])} stale plot(s)" if r.get("deleted") else "")
+      + (f"; commit {r['commit'][:10]}" if r.get("commit") else ""))
+def report(call: Call, *,
+           out: Annotated[str | None, Opt(metavar="FILE", help=(
+               "Where to write (default reports/report.md, or report-HYP.md, report-since-WHEN.md for a scope: "
+               "replaced by the next report of that scope)."))] = None,
+           hypothesis: Annotated[str | None, Opt(metavar="HYP", help=(
+               "Only HYP, its pivots and their rivals (their runs, notes, todos and plans)."))] = None,
+           since: Annotated[str | None, Opt(metavar="TIME", help=(
+               "Only what happened at or after TIME (ISO 8601, e.g. 2026-12-01T08:00)."))] = None,
+           keep: Annotated[bool, Opt(help=("Keep the current report: write a new time-stamped file "
+                                           "(reports/report-YYYYMMDD-HHMM.md) instead of replacing it."))] = False,
+           no_commit: Annotated[bool, Opt(help="Write the files but do not commit them.")] = False,
+           ) -> Any:
+    """Write a session report (findings first, markdown with SVG plots) and commit it."""
+    return reports.write(call.ctx, out, commit=not no_commit, hypothesis=hypothesis, since=since, keep=keep)
