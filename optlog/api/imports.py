@@ -9,7 +9,7 @@ from optlog.api.params import Detail, pairs
 from optlog.api.text import runs_table
 from optlog.api.verb import Arg, Call, Opt, Pairs, verb
 from optlog.runs.parsers import ALIASES, FORMATS
-from optlog.service import imports
+from optlog.service import documents, imports
 
 # The parser registry is the one vocabulary of formats: every name and alias it knows is accepted.
 FORMAT_NAMES = (*FORMATS, *ALIASES)
@@ -40,7 +40,7 @@ def run_import(call: Call, *,
                                                                         "hypothesis.")] = None,
                detail: Annotated[Detail, Opt("--detail/--brief", show_default=True,
                                              help="Every imported run, or only their ids and statuses.")] = True,
-               ) -> Any:
+               ) -> documents.RunImport:
     """Import result files: one run per JSONL line, per GuideLLM benchmark, per AIPerf file.
 
     Nothing is written unless every file parses.

@@ -17,7 +17,7 @@ from optlog.api.text import fmt_num, kv, table
 from optlog.api.verb import AgentDefault, Arg, Call, Opt, Pairs, verb
 from optlog.core import text as TX
 from optlog.core.numfmt import fmt_seconds
-from optlog.service import launch
+from optlog.service import documents, launch
 
 
 class _Progress:
@@ -170,7 +170,7 @@ def run_wait(call: Call, *,
              detail: Annotated[Detail, Opt("--detail/--brief", show_default=True,
                                            help="Every run's status, or counts by status and the first "
                                                 "failures.")] = True,
-             ) -> Any:
+             ) -> documents.RunWait:
     """Wait for a run (ID) or a launch (L<n>) to finish: exit 0 if it succeeded, 1 otherwise."""
     return launch.wait_doc(call.ctx, ref, timeout_s, detail)
 

@@ -10,7 +10,7 @@ from optlog.api.text import fmt_num, kv, runs_table
 from optlog.api.verb import AgentDefault, Arg, Call, Opt, Pairs, group, verb
 from optlog.core import views as VW
 from optlog.core.statuses import RUN_STATUSES
-from optlog.service import evidence
+from optlog.service import documents, evidence
 
 group("run", "Benchmark runs: recorded, imported or launched; the evidence verdicts read.",
       parts={"launch": "optlog.api.launches", "wait": "optlog.api.launches", "logs": "optlog.api.launches",
@@ -46,7 +46,7 @@ def run_list(call: Call, *,
              offset: Offset = 0,
              order: Order = "oldest",
              fields: Annotated[Fields, AgentDefault("id,status,hypothesis,invalidated,labels,metrics")] = None,
-             ) -> Any:
+             ) -> documents.RunList:
     """List runs with their labels and metrics."""
     return evidence.runs_doc(call.ctx, status=status, hypothesis=hypothesis, launch=launch, labels=pairs(labels),
                              since=since, limit=limit, offset=offset, order=order, fields=fields)
@@ -86,6 +86,6 @@ def run_show(call: Call, *,
                                            help="Everything, or without the environment, raw result and "
                                                 "artifact list (counted instead).")] = True,
              fields: Fields = None,
-             ) -> Any:
+             ) -> documents.RunShow:
     """Show one run: labels, metrics, telemetry, environment, artifacts."""
     return evidence.show_run_doc(call.ctx, run_id, detail, fields)
