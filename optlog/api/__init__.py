@@ -15,6 +15,8 @@ NOUNS: dict[str, str] = {
     "hypothesis": "optlog.api.hypotheses",
     "plan": "optlog.api.plans",
     "report": "optlog.api.plans",
+    "run": "optlog.api.runs",
+    "bench": "optlog.api.bench",
 }
 # second names of a noun that the root does not list (help and the MCP tools do not repeat them)
 ALIAS_NOUNS: dict[str, str] = {}
