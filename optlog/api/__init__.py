@@ -11,6 +11,7 @@ from __future__ import annotations
 
 NOUNS: dict[str, str] = {
     "todo": "optlog.api.todos",
+    "agent": "optlog.api.agent",
     "hypothesis": "optlog.api.hypotheses",
     "prediction": "optlog.api.predictions",
     "verdict": "optlog.api.predictions",
@@ -18,6 +19,8 @@ NOUNS: dict[str, str] = {
     "next": "optlog.api.nextexp",
     "plan": "optlog.api.plans",
     "report": "optlog.api.plans",
+    "run": "optlog.api.runs",
+    "bench": "optlog.api.bench",
 }
 # second names of a noun that the root does not list (help and the MCP tools do not repeat them)
 ALIAS_NOUNS: dict[str, str] = {

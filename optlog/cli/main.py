@@ -34,16 +34,13 @@ LAZY: dict[str, str] = {
     "init": "optlog.cli.cmd_core:init_cmd",
     "status": "optlog.cli.cmd_core:status_cmd",
     "note": "optlog.cli.cmd_core:note",
-    "run": "optlog.cli.cmd_run:run",
     "tui": "optlog.cli.cmd_core:tui_cmd",
     "log": "optlog.cli.cmd_log:log_cmd",
     "sync": "optlog.cli.cmd_log:sync_cmd",
-    "bench": "optlog.cli.cmd_bench:bench_cmd",
     "calibrate": "optlog.cli.cmd_telemetry:calibrate_cmd",
     "telemetry": "optlog.cli.cmd_telemetry:telemetry",
     "mcp": "optlog.cli.cmd_mcp:mcp_cmd",
     "demo": "optlog.cli.cmd_demo:demo_cmd",
-    "agent": "optlog.cli.cmd_agent:agent_group",
     "tune": "optlog.cli.cmd_tune:tune",
 }
 ALIASES = fast.ALIASES
