@@ -188,7 +188,12 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
             lab = {"concurrency": ic["concurrency"], "model": ic["model"][0], "num_prompts": ic["request_count"],
                    "input_len": ic["synthetic_input_tokens_mean"], "output_len": ic["output_tokens_mean"],
                    "dataset": ic["prompt_source"], "endpoint": ic["endpoint_type"]}
-        out.append({"m": m, "l": {**lab, "tool": "genai-perf"}, "status": "succeeded", "gone": []})
+        # genai-perf's backend (default tensorrtllm) is the Triton model's backend: with another
+        # service kind (openai here: llama-server) nothing of what was run
+        kind = ic["endpoint"]["service_kind"] if "perf_analyzer" in ic else ic["service_kind"]
+        backend = ic["endpoint"]["backend"] if "perf_analyzer" in ic else ic["backend"]
+        out.append({"m": m, "l": {**lab, "tool": "genai-perf", "backend": backend if kind == "triton" else None},
+                    "status": "succeeded", "gone": [], "nolab": [] if kind == "triton" else ["backend"]})
     elif fmt == "aiperf" and ("_aggregate" in e["file"] or "_sweep" in e["file"]) and e["file"].endswith(".csv"):
         # the aggregates' CSV: a table (one row per combination, `{tag}_{stat}_{mean|std|…}` columns;
         # or one row per `{tag}_{stat}` with mean, std, …, unit), then sections, the metadata last
