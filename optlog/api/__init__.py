@@ -11,9 +11,12 @@ from __future__ import annotations
 
 NOUNS: dict[str, str] = {
     "todo": "optlog.api.todos",
+    "agent": "optlog.api.agent",
     "hypothesis": "optlog.api.hypotheses",
     "plan": "optlog.api.plans",
     "report": "optlog.api.plans",
+    "run": "optlog.api.runs",
+    "bench": "optlog.api.bench",
 }
 # second names of a noun that the root does not list (help and the MCP tools do not repeat them)
 ALIAS_NOUNS: dict[str, str] = {}

@@ -34,7 +34,6 @@ LAZY: dict[str, str] = {
     "init": "optlog.cli.cmd_core:init_cmd",
     "status": "optlog.cli.cmd_core:status_cmd",
     "note": "optlog.cli.cmd_core:note",
-    "run": "optlog.cli.cmd_run:run",
     "tui": "optlog.cli.cmd_core:tui_cmd",
     "log": "optlog.cli.cmd_log:log_cmd",
     "sync": "optlog.cli.cmd_log:sync_cmd",
@@ -42,12 +41,10 @@ LAZY: dict[str, str] = {
     "verdict": "optlog.cli.cmd_predict:verdict_cmd",
     "compare": "optlog.cli.cmd_predict:compare_cmd",
     "next": "optlog.cli.cmd_next:next_cmd",
-    "bench": "optlog.cli.cmd_bench:bench_cmd",
     "calibrate": "optlog.cli.cmd_telemetry:calibrate_cmd",
     "telemetry": "optlog.cli.cmd_telemetry:telemetry",
     "mcp": "optlog.cli.cmd_mcp:mcp_cmd",
     "demo": "optlog.cli.cmd_demo:demo_cmd",
-    "agent": "optlog.cli.cmd_agent:agent_group",
     "tune": "optlog.cli.cmd_tune:tune",
 }
 ALIASES = fast.ALIASES

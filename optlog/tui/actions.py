@@ -167,35 +167,34 @@ class Actions(Loading):
                   lambda v: self.run_verb(H.hyp_set, done="status set", hid=hid, status=v["status"], why=v["why"], detail=False))
 
     def action_invalidate(self) -> None:
-        from optlog.service import verdicts as V  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.api import judging as J  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
         rid = self.runs.selected
         if rid is None:
             self.notify("select a run first (3: runs)", severity="warning")
             return
         self._ask(f"Invalidate run {rid}", [Field("why", "Why is this run wrong?", required=True)],
-                  lambda v: self.run_service(lambda c: V.invalidate_doc(c, [str(rid)], v["why"]), done=f"run {rid} invalidated"))
+                  lambda v: self.run_verb(J.run_invalidate, done=f"run {rid} invalidated", refs=(str(rid),), why=v["why"]))
 
     def action_launch(self) -> None:
-        from optlog.service import launch as Lh  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.api import launches as Lh  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
         def go(v: dict[str, Any]) -> None:
-            spec = v["spec"].strip()
-            self.run_service(lambda c: Lh.launch(c, spec, hypothesis=v["hypothesis"] or None, detach=True),
-                             done="launch started")
+            self.run_verb(Lh.run_launch, done="launch started", spec=v["spec"].strip(),
+                          hypothesis=v["hypothesis"] or None, detach=True)
             self.action_tab("runs")
 
         self._ask("Launch a run spec", [Field("spec", "Spec file", "runs/", required=True),
                                         Field("hypothesis", "Hypothesis (optional)", self.hyps.selected or "")], go)
 
     def action_cancel_launch(self) -> None:
-        from optlog.service import launch as Lh  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.api import launches as Lh  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
         lid = self.active_launch
         if lid is None:
             self.notify("no launch is running", severity="warning")
             return
-        self.run_service(lambda c: Lh.cancel(c, f"L{lid}"), done=f"launch {lid} cancelled")
+        self.run_verb(Lh.run_cancel, done=f"launch {lid} cancelled", ref=f"L{lid}")
 
     def action_add_plan(self) -> None:
         from optlog.api import plans as Pl  # deferred: the verbs (~0.6 s with the service layer) after the first frame

@@ -228,7 +228,8 @@ def _labels(d: dict[str, Any]) -> dict[str, Any]:
         set_label(labels, "dataset", _first(ic.get("input_dataset"), ic.get("input_file"),
                                             str(ic.get("prompt_source") or "").lower() or None))
         set_label(labels, "endpoint", ic.get("endpoint_type"))
-        set_label(labels, "backend", ic.get("backend"))
+        if ic.get("service_kind") == "triton":  # the Triton model's backend; a default for other services
+            set_label(labels, "backend", ic.get("backend"))
     else:  # sections: AIPerf's pre-1.0 `input`, genai-perf's config file (`perf_analyzer`, `input`, …)
         set_label(labels, "input_len", _first(_get(ic, "input", "prompt", "input_tokens", "mean"),
                                               _get(ic, "input", "synthetic_tokens", "mean")))
@@ -237,6 +238,8 @@ def _labels(d: dict[str, Any]) -> dict[str, Any]:
         source = _get(ic, "input", "prompt_source")
         set_label(labels, "dataset", _first(_get(ic, "input", "public_dataset"), _get(ic, "input", "custom_dataset_type"),
                                             _get(ic, "input", "file") or None, source.lower() if isinstance(source, str) else None))
+        if _get(ic, "endpoint", "service_kind") == "triton":  # as in the command-line layout
+            set_label(labels, "backend", _get(ic, "endpoint", "backend"))
         meas = _get(ic, "perf_analyzer", "measurement")
         if isinstance(meas, dict) and meas.get("mode") == "request_count":
             set_label(labels, "num_prompts", meas.get("num"))
@@ -347,7 +350,7 @@ def parse_aggregate(doc: Doc, d: dict[str, Any]) -> list[ParsedResult]:
         apply_key_map(doc, "aiperf", c, metrics, labels)
         out.append(ParsedResult(labels=labels, metrics=metrics, raw=clean({"parameters": params,
                                 "metadata": d.get("metadata")}), tool="aiperf",
-                                source=f"{doc.path}#combination {i + 1}", file=doc.path, index=i))
+                                source=f"{doc.path}#combination {i + 1}" if sweep else doc.path, file=doc.path, index=i))
     return out
 
 
