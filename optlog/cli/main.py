@@ -41,7 +41,6 @@ LAZY: dict[str, str] = {
     "telemetry": "optlog.cli.cmd_telemetry:telemetry",
     "mcp": "optlog.cli.cmd_mcp:mcp_cmd",
     "demo": "optlog.cli.cmd_demo:demo_cmd",
-    "tune": "optlog.cli.cmd_tune:tune",
 }
 ALIASES = fast.ALIASES
 

@@ -29,7 +29,6 @@ NOT_YET = {
     "cmd_log.py",
     "cmd_mcp.py",
     "cmd_telemetry.py",
-    "cmd_tune.py",
 }
 
 
