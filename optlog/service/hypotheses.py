@@ -381,7 +381,7 @@ def add(
     rivals: list[str] | tuple[str, ...] = (),
 ) -> HypothesisDoc:
     if not title.strip():
-        raise BadInput("the title must not be empty", field="TITLE")
+        raise BadInput("the title must not be empty", field="title")
     docs = sync(ctx)
     if hid is not None:
         try:

@@ -139,7 +139,7 @@ def add(ctx: Ctx, hid: str, expect: str, *, metric: str | None = None, a: Mappin
     """Add a prediction to `hid`; `a`, `b`: the label selectors of the groups (typed values)."""
     docs = hypotheses.sync(ctx)
     if hid not in docs:
-        raise not_found("hypothesis", hid, docs, field="HYP")
+        raise not_found("hypothesis", hid, docs, field="hid")
     sa, sb = _selectors(a, "a") or {}, _selectors(b, "b") or {}
     where = where.strip() if where and where.strip() else None
     m = 0.05 if margin is None else float(margin)
@@ -178,7 +178,7 @@ def add(ctx: Ctx, hid: str, expect: str, *, metric: str | None = None, a: Mappin
 def _split_pid(pid: str) -> tuple[str, str]:
     mm = PID_RE.match(pid)
     if not mm:
-        raise BadInput(f"a prediction id looks like HYPOTHESIS.pN (e.g. comm-bound.p1), got {pid!r}", field="ID")
+        raise BadInput(f"a prediction id looks like HYPOTHESIS.pN (e.g. comm-bound.p1), got {pid!r}", field="pid")
     return mm.group("hid"), pid
 
 
@@ -188,7 +188,7 @@ def _find(ctx: Ctx, pid: str) -> tuple[HypothesisDoc, Prediction]:
     doc = docs.get(hid)
     pred = next((p for p in doc.predictions if p.id == pid), None) if doc else None
     if doc is None or pred is None:
-        raise not_found("prediction", pid, [p.id for d in docs.values() for p in d.predictions], field="ID")
+        raise not_found("prediction", pid, [p.id for d in docs.values() for p in d.predictions], field="pid")
     return doc, pred
 
 
@@ -226,7 +226,7 @@ def edit(ctx: Ctx, pid: str, *, expect: str | None = None, metric: str | None = 
     check_spec(ctx, **new)
     if all(getattr(old, k) == v for k, v in new.items()):
         raise BadInput(f"nothing to change: give at least one of {param('expect')}, {param('metric')}, {param('a')}, {param('b')}, {param('where')}, {param('per')}, {param('margin')}",
-                       field="ID")
+                       field="pid")
     at = now_iso()
     out: dict[str, Prediction] = {}
     seen: dict[str, bool] = {}
@@ -281,7 +281,7 @@ def _pred_out(p: Prediction, hid: str) -> dict[str, Any]:
 def list_(ctx: Ctx, hid: str | None = None) -> list[dict[str, Any]]:
     docs = hypotheses.sync(ctx)
     if hid is not None and hid not in docs:
-        raise not_found("hypothesis", hid, docs, field="HYP")
+        raise not_found("hypothesis", hid, docs, field="hid")
     out = []
     for d in sorted(docs.values(), key=lambda d: (d.created or "", d.id)):
         if hid is not None and d.id != hid:

@@ -158,7 +158,7 @@ def _evaluate(ctx: Ctx, hid: str | None, *, hids: list[str] | None, event: str, 
             cause = cause or describe(redone)
     if hid is not None:
         if hid not in docs:
-            raise not_found("hypothesis", hid, docs, field="ID")
+            raise not_found("hypothesis", hid, docs, field="hid")
         targets = [hid]
     elif hids is not None:
         targets = [h for h in hids if h in docs]

@@ -77,9 +77,9 @@ def below_the_faces(root: Path = ROOT) -> list[str]:
 NOT_YET_ARGS: dict[str, int] = {
     "optlog/core/ids.py": 1, "optlog/runs/parsers/__init__.py": 3, "optlog/runs/spec.py": 1,
     "optlog/service/agentsetup.py": 2, "optlog/service/bench.py": 1, "optlog/service/demo.py": 1,
-    "optlog/service/evidence.py": 3, "optlog/service/hypotheses.py": 1, "optlog/service/imports.py": 1,
-    "optlog/service/launch.py": 4, "optlog/service/plans.py": 5, "optlog/service/predictions.py": 5,
-    "optlog/service/tune.py": 2, "optlog/service/verdicts.py": 3, "optlog/service/workspace.py": 1,
+    "optlog/service/evidence.py": 3, "optlog/service/imports.py": 1,
+    "optlog/service/launch.py": 4, "optlog/service/plans.py": 5,
+    "optlog/service/tune.py": 2, "optlog/service/verdicts.py": 2, "optlog/service/workspace.py": 1,
 }
 
 

@@ -70,3 +70,46 @@ def test_an_argument_without_a_metavar_is_spelt_as_click_shows_it(ws, monkeypatc
     with face(ws, monkeypatch) as call:
         doc, is_error, code = call("agent_tools", {"name": "nope"})
     assert is_error and code == 2 and doc["error"]["field"] == "name", doc
+
+
+def test_the_hypothesis_and_prediction_verbs_name_their_arguments(ws, monkeypatch):
+    """The layer below names the verb's argument (`title`, `hid`, `pid`), never a face's metavar
+    (`TITLE`, `HYP`, `ID`); the CLI still says the metavar, a tool call its own parameter."""
+    from optlog.api import hypotheses as H
+    from optlog.api import predictions as P
+    from optlog.api.verb import Call
+    from optlog.errors import OptlogError
+    from optlog.service.context import Ctx
+
+    c = Ctx.find(ws.root)
+    call = Call(chdir=None, ctx=lambda: c, narrate=False, say=lambda _t: None)
+    # (verb, its arguments, the field below the faces, the CLI's words, the CLI's field, tool, arguments, its field)
+    cases = [
+        (H.hyp_add, {"title": "   "}, "title", ["hypothesis", "add", "   "], "TITLE", "hypothesis_add", {"title": "   "}, "title"),
+        (P.pred_add, {"hid": "nope", "expect": "a > b"}, "hid", ["predict", "nope", "--expect", "a > b"], "HYP",
+         "prediction_add", {"hypothesis": "nope", "expect": "a > b"}, "hypothesis"),
+        (P.pred_list, {"hid": "nope"}, "hid", ["prediction", "list", "nope"], "HYP", "prediction_list",
+         {"hypothesis": "nope"}, "hypothesis"),
+        (P.pred_show, {"pid": "bad id"}, "pid", ["prediction", "show", "bad id"], "ID", "prediction_show",
+         {"id": "bad id"}, "id"),
+        (P.pred_show, {"pid": "nope.p1"}, "pid", ["prediction", "show", "nope.p1"], "ID", "prediction_show",
+         {"id": "nope.p1"}, "id"),
+        (P.verdict, {"hid": "nope"}, "hid", ["verdict", "nope"], "ID", "verdict", {"id": "nope"}, "id"),
+    ]
+    try:
+        for fn, kw, field, *_ in cases:
+            try:
+                fn(call, **kw)
+            except OptlogError as e:
+                assert e.field == field, (fn.__name__, kw, e.field)
+            else:
+                raise AssertionError(f"no error from {fn.__name__}({kw})")
+    finally:
+        c.close()
+    for *_, argv, cli_field, _tool, _args, _field in cases:
+        r = ws.cli(*argv, "--json", check=2)
+        assert r.json["error"]["field"] == cli_field, (argv, r.json)
+    with face(ws, monkeypatch) as tool_call:
+        for *_, tool, args, tool_field in cases:
+            doc, is_error, code = tool_call(tool, args)
+            assert is_error and code == 2 and doc["error"]["field"] == tool_field, (tool, doc)
