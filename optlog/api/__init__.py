@@ -13,6 +13,12 @@ NOUNS: dict[str, str] = {
     "todo": "optlog.api.todos",
     "plan": "optlog.api.plans",
     "report": "optlog.api.plans",
+    "log": "optlog.api.history",
+    "sync": "optlog.api.history",
+    "init": "optlog.api.workspace",
+    "status": "optlog.api.workspace",
+    "note": "optlog.api.notes",
+    "demo": "optlog.api.demo",
 }
 # second names of a noun that the root does not list (help and the MCP tools do not repeat them)
 ALIAS_NOUNS: dict[str, str] = {}

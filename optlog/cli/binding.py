@@ -28,6 +28,7 @@ from typing import Any
 import click
 
 from optlog.api.verb import Call, Exit, Human
+from optlog.cli.dashboard import dashboard
 from optlog.cli.main import cli, emit, notice, service_ctx, state
 from optlog.errors import OptlogError
 
@@ -53,7 +54,7 @@ def of(callback: Callable[..., Any] | None) -> Binding | None:
 def cli_call() -> Call:
     """The Call of the command the CLI is running now."""
     st = state()
-    return Call(chdir=st.chdir, ctx=service_ctx, narrate=True, say=notice)
+    return Call(chdir=st.chdir, ctx=service_ctx, narrate=True, say=notice, dashboard=dashboard)
 
 
 def cli_spelling(command: click.Command) -> Callable[[str], str | None]:

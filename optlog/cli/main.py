@@ -31,14 +31,9 @@ from optlog.store.faults import named
 
 # name -> "module:attribute"; aliases point at the same object
 LAZY: dict[str, str] = {
-    "init": "optlog.cli.cmd_core:init_cmd",
-    "status": "optlog.cli.cmd_core:status_cmd",
     "hypothesis": "optlog.cli.cmd_hypothesis:hypothesis",
-    "note": "optlog.cli.cmd_core:note",
     "run": "optlog.cli.cmd_run:run",
-    "tui": "optlog.cli.cmd_core:tui_cmd",
-    "log": "optlog.cli.cmd_log:log_cmd",
-    "sync": "optlog.cli.cmd_log:sync_cmd",
+    "tui": "optlog.cli.faces:tui_cmd",
     "prediction": "optlog.cli.cmd_predict:prediction",
     "verdict": "optlog.cli.cmd_predict:verdict_cmd",
     "compare": "optlog.cli.cmd_predict:compare_cmd",
@@ -46,8 +41,7 @@ LAZY: dict[str, str] = {
     "bench": "optlog.cli.cmd_bench:bench_cmd",
     "calibrate": "optlog.cli.cmd_telemetry:calibrate_cmd",
     "telemetry": "optlog.cli.cmd_telemetry:telemetry",
-    "mcp": "optlog.cli.cmd_mcp:mcp_cmd",
-    "demo": "optlog.cli.cmd_demo:demo_cmd",
+    "mcp": "optlog.cli.faces:mcp_cmd",
     "agent": "optlog.cli.cmd_agent:agent_group",
     "tune": "optlog.cli.cmd_tune:tune",
 }

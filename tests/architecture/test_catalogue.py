@@ -26,11 +26,7 @@ CLI = ROOT / "optlog" / "cli"
 NOT_YET = {
     "cmd_agent.py",
     "cmd_bench.py",
-    "cmd_core.py",
-    "cmd_demo.py",
     "cmd_hypothesis.py",
-    "cmd_log.py",
-    "cmd_mcp.py",
     "cmd_next.py",
     "cmd_predict.py",
     "cmd_run.py",
