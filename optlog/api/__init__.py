@@ -11,6 +11,8 @@ from __future__ import annotations
 
 NOUNS: dict[str, str] = {
     "todo": "optlog.api.todos",
+    "agent": "optlog.api.agent",
+    "hypothesis": "optlog.api.hypotheses",
     "plan": "optlog.api.plans",
     "report": "optlog.api.plans",
     "log": "optlog.api.history",
@@ -19,6 +21,8 @@ NOUNS: dict[str, str] = {
     "status": "optlog.api.workspace",
     "note": "optlog.api.notes",
     "demo": "optlog.api.demo",
+    "run": "optlog.api.runs",
+    "bench": "optlog.api.bench",
 }
 # second names of a noun that the root does not list (help and the MCP tools do not repeat them)
 ALIAS_NOUNS: dict[str, str] = {}

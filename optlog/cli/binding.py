@@ -19,6 +19,7 @@ construction, and what differs between the faces is only what each does with the
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -54,7 +55,18 @@ def of(callback: Callable[..., Any] | None) -> Binding | None:
 def cli_call() -> Call:
     """The Call of the command the CLI is running now."""
     st = state()
-    return Call(chdir=st.chdir, ctx=service_ctx, narrate=True, say=notice, dashboard=dashboard)
+    return Call(chdir=st.chdir, ctx=service_ctx, narrate=True, say=notice, tools=_tools, dashboard=dashboard)
+
+
+# what makes the MCP tools (`agent tools` describes them on the CLI too); named, as the commands
+# are (`optlog.cli.main.LAZY`), since the tools import this module and only that verb needs them
+TOOLS = "optlog.cli.tools:tools"
+
+
+def _tools() -> Mapping[str, Any]:
+    mod, attr = TOOLS.split(":")
+    made: Mapping[str, Any] = getattr(importlib.import_module(mod), attr)()
+    return made
 
 
 def cli_spelling(command: click.Command) -> Callable[[str], str | None]:
@@ -71,7 +83,7 @@ def _flags(params: list[click.Parameter]) -> dict[str, str]:
 
 
 def _metavars(params: list[click.Parameter]) -> dict[str, str]:
-    return {p.name: re.split(r"[|.…]", (p.metavar or p.name).strip("[]"))[0] or p.name.upper()
+    return {p.name: re.split(r"[|.…]", (p.metavar or p.name.upper()).strip("[]"))[0] or p.name.upper()
             for p in params if isinstance(p, click.Argument) and p.name}
 
 

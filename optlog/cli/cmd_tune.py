@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from optlog.cli.cmd_run_launch import progress
+from optlog.api.launches import progress
 from optlog.cli.binding import Call, verb
 from optlog.cli.main import agent
 from optlog.cli.options import KeyValue

@@ -34,8 +34,8 @@ def parameter(p: V.Param) -> click.Parameter:
     if p.kind is not None:  # errors in a pair or a JSON value name the option, as the CLI spells it
         flag = next(f.split("/")[0] for f in flags if f.startswith("--"))
         kw["type"] = KeyValue(flag, lists=p.kind.lists) if isinstance(p.kind, V.Pairs) else JsonValue(flag)
-    elif isinstance(p.spec, V.Opt) and p.spec.choices is not None:
-        kw["type"] = click.Choice(p.spec.choices, case_sensitive=p.spec.case_sensitive)
+    elif p.spec.choices is not None:
+        kw["type"] = click.Choice(p.spec.choices, case_sensitive=not isinstance(p.spec, V.Opt) or p.spec.case_sensitive)
     elif p.item in _SCALAR:
         kw["type"] = _SCALAR[p.item]
     if isinstance(p.spec, V.Arg):

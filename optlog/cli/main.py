@@ -31,18 +31,14 @@ from optlog.store.faults import named
 
 # name -> "module:attribute"; aliases point at the same object
 LAZY: dict[str, str] = {
-    "hypothesis": "optlog.cli.cmd_hypothesis:hypothesis",
-    "run": "optlog.cli.cmd_run:run",
     "tui": "optlog.cli.faces:tui_cmd",
     "prediction": "optlog.cli.cmd_predict:prediction",
     "verdict": "optlog.cli.cmd_predict:verdict_cmd",
     "compare": "optlog.cli.cmd_predict:compare_cmd",
     "next": "optlog.cli.cmd_next:next_cmd",
-    "bench": "optlog.cli.cmd_bench:bench_cmd",
     "calibrate": "optlog.cli.cmd_telemetry:calibrate_cmd",
     "telemetry": "optlog.cli.cmd_telemetry:telemetry",
     "mcp": "optlog.cli.faces:mcp_cmd",
-    "agent": "optlog.cli.cmd_agent:agent_group",
     "tune": "optlog.cli.cmd_tune:tune",
 }
 ALIASES = fast.ALIASES

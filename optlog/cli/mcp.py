@@ -122,7 +122,7 @@ class Face:
                 _k, text, code = self._reads[key]
                 return json.loads(text), False, code
             call = Call(chdir=self.chdir, ctx=self.ctx, narrate=False,
-                        say=lambda t: print(f"optlog: {t}", file=sys.stderr))
+                        say=lambda t: print(f"optlog: {t}", file=sys.stderr), tools=lambda: self.tools)
             stray = io.StringIO()
             try:
                 with contextlib.redirect_stdout(stray):  # stdout is the protocol's: nothing else may reach it

@@ -12,6 +12,12 @@ program; `optlog log` reads the trailers back):
     Optlog-Run: 41,42
     Optlog-Actor: agent:claude
 
+A commit that records several decisions at once (a `verdict --all` pass: one commit, not one per
+hypothesis) carries one trailer group per decision, each led by its `Optlog-Event` line and holding
+that decision's own subject and summary (`Optlog-Subject`, `Optlog-Summary`); `optlog log` lists
+each group as its own event (see `service.history.parse_log`). A commit of one decision has no
+groups and reads exactly as above.
+
 Trailer values are one line each (newlines are folded into spaces) so `git interpret-trailers` and
 `git log --format=%(trailers)` parse exactly what optlog wrote.
 """
@@ -40,6 +46,8 @@ class CommitRequest:
     subject: str
     body: str = ""
     trailers: dict[str, str] = field(default_factory=dict)
+    # further trailer groups, one a decision, after `trailers` (a commit that records several)
+    groups: list[dict[str, str]] = field(default_factory=list)
     paths: list[Path] = field(default_factory=list)
     # Called with the workspace-relative paths the commit changes (after staging them in the
     # private index, before the commit object is made); may adjust subject/body/trailers.
@@ -57,12 +65,13 @@ def message(req: CommitRequest) -> str:
     if body:
         parts.append(body)
     lines = []
-    for k, v in req.trailers.items():
-        if v is None or str(v).strip() == "":
-            continue
-        if not TRAILER_KEY_RE.match(k):
-            raise ValueError(f"bad trailer key {k!r}")
-        lines.append(f"{k}: {_one_line(v)}")
+    for group in (req.trailers, *req.groups):
+        for k, v in group.items():
+            if v is None or str(v).strip() == "":
+                continue
+            if not TRAILER_KEY_RE.match(k):
+                raise ValueError(f"bad trailer key {k!r}")
+            lines.append(f"{k}: {_one_line(v)}")
     if lines:
         parts.append("\n".join(lines))
     return "\n\n".join(parts) + "\n"

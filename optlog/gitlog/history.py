@@ -124,15 +124,20 @@ def record(
     *,
     hand_edited: list[str] | tuple[str, ...] = (),
     describe: Any = None,
+    groups: list[dict[str, str]] | None = None,
 ) -> str | None:
     """Commit `paths` (files or folders, as they are on disk now); returns the sha, or None when
-    nothing changed or the workspace is not in a git repository."""
+    nothing changed or the workspace is not in a git repository. `groups`: one trailer group per
+    decision of a commit that records several (each led by its `Optlog-Event`, see
+    `gitlog.commit`); `trailers` is then usually empty, and a hand edit belongs in its group."""
     if repo(ctx) is None:
         return None
     tr = dict(trailers or {})
     if hand_edited:
         body = (body.rstrip() + "\n\n" if body.strip() else "") + hand_edit_note(list(hand_edited))
         tr[TR.HAND_EDIT] = ",".join(hand_edited)
-    tr.setdefault(TR.ACTOR, ctx.actor)
-    req = CommitRequest(subject=subject, body=body, trailers=tr, paths=list(paths), describe=describe)
+    grs = [{**g, TR.ACTOR: g.get(TR.ACTOR) or ctx.actor} for g in groups or []]
+    if not grs:
+        tr.setdefault(TR.ACTOR, ctx.actor)
+    req = CommitRequest(subject=subject, body=body, trailers=tr, groups=grs, paths=list(paths), describe=describe)
     return safe_commit(ctx.ws, req, notice=ctx.notice)

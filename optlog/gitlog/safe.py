@@ -30,8 +30,9 @@ Rules:
 - Ignored paths: a path git ignores and does not track yet is refused (`BadInput`, exit 2) before
   anything is written; see `gitlog.history.check_trackable`.
 - Detached HEAD: the commit is made on the detached HEAD (it is on no branch) and optlog says so.
-- A rebase or a merge in progress: optlog commits, and says what `--continue`/`--abort` would do
-  to its commit (a rebase's abort drops it; a merge's abort keeps it): see `in_progress`.
+- A rebase, a merge, a cherry-pick or a revert in progress: optlog commits, and says what
+  `--continue`/`--abort` would do to its commit (a rebase's abort drops it; a merge's, a single
+  cherry-pick's or revert's keeps it; a sequence's keeps it but stops rewinding): see `in_progress`.
 - Signing: where `commit.gpgsign` is true, optlog's commits are signed like `git commit` signs
   (`commit-tree -S`); if signing fails, nothing is committed and optlog says why (exit 1).
 """
@@ -304,14 +305,20 @@ def _branch_name(ref: str) -> str:
 
 
 def in_progress(ws: Workspace, info: RepoInfo, sha: str) -> str | None:
-    """What finishing or aborting the rebase or merge in progress would do to optlog's commit
+    """What finishing or aborting the rebase, merge, cherry-pick or revert in progress would do to optlog's commit
     `sha` (None when neither is). optlog commits anyway (refusing would lose the decision, waiting
     could last days) and says it, so the user chooses knowing:
     - a rebase: HEAD is detached on the commits being replayed; `git rebase --continue` keeps
       optlog's commit on the branch, `git rebase --abort` puts the branch back where it was and
       drops it (a `git cherry-pick` after the abort brings it back);
     - a merge: optlog's commit is on the branch under the merge; concluding the merge and
-      `git merge --abort` (which resets to HEAD) both keep it."""
+      `git merge --abort` (which resets to HEAD) both keep it;
+    - a cherry-pick or a revert of one commit (CHERRY_PICK_HEAD / REVERT_HEAD): optlog's commit is
+      on the branch under it; `--continue` and `--abort` (which resets to HEAD) both keep it;
+    - a cherry-pick or a revert of several (`sequencer/`): `--continue` keeps it; `--abort` keeps
+      it too, but no longer rewinds: git finds HEAD moved since its last step ("You seem to have
+      moved HEAD. Not rewinding"), so the commits applied so far stay and the stopped one is left
+      in the work tree (`git reset --merge` drops it)."""
     for d in ("rebase-merge", "rebase-apply"):
         head_name = info.git_dir / d / "head-name"
         if head_name.is_file():
@@ -320,11 +327,34 @@ def in_progress(ws: Workspace, info: RepoInfo, sha: str) -> str | None:
                     f"replaying onto. `git rebase --continue` keeps it on {branch}; `git rebase --abort` drops it "
                     f"from {branch} (`git cherry-pick {sha[:10]}` after the abort brings it back)")
     if (info.git_dir / "MERGE_HEAD").is_file():
-        ref = run_git(ws.root, "symbolic-ref", "-q", "HEAD", check=False).stdout
-        branch = _branch_name(ref)
+        branch = _branch_name(run_git(ws.root, "symbolic-ref", "-q", "HEAD", check=False).stdout)
         return (f"a merge into {branch} is in progress: committed {sha[:10]} on {branch}, under the merge. "
                 f"Concluding the merge and `git merge --abort` both keep it")
-    return None
+    verb = _sequence_verb(info.git_dir)
+    if verb is None:
+        return None
+    branch = _branch_name(run_git(ws.root, "symbolic-ref", "-q", "HEAD", check=False).stdout)
+    if (info.git_dir / "sequencer").is_dir():
+        return (f"a {verb} of several commits onto {branch} is in progress: committed {sha[:10]} on {branch}, after "
+                f"the commits applied so far. `git {verb} --continue` keeps it; `git {verb} --abort` keeps it too "
+                f"but no longer rewinds (git finds HEAD moved): the commits applied so far stay, and the stopped one "
+                f"is left in the work tree (`git reset --merge` drops it)")
+    return (f"a {verb} onto {branch} is in progress: committed {sha[:10]} on {branch}, under the {verb}. "
+            f"`git {verb} --continue` and `git {verb} --abort` both keep it")
+
+
+def _sequence_verb(git_dir: Path) -> str | None:
+    """"cherry-pick" or "revert" while one is in progress (stopped on a conflict, or a sequence of
+    several between its steps), else None."""
+    if (git_dir / "CHERRY_PICK_HEAD").is_file():
+        return "cherry-pick"
+    if (git_dir / "REVERT_HEAD").is_file():
+        return "revert"
+    try:
+        todo = (git_dir / "sequencer" / "todo").read_text(encoding="utf-8", errors="replace").split()
+    except OSError:
+        return None
+    return "revert" if todo[:1] == ["revert"] else "cherry-pick"
 
 
 def _wants_signature(ws: Workspace) -> bool:

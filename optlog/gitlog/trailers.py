@@ -20,9 +20,12 @@ RIVALS = "Optlog-Rivals"  # the rival hypotheses named at creation
 ACTOR = "Optlog-Actor"  # who made the decision (user, agent:NAME)
 HAND_EDIT = "Optlog-Hand-Edit"  # paths edited outside optlog that the commit includes
 RECOVERED = "Optlog-Recovered"  # committed by a later command after an interrupted one
+# in a commit that records several decisions (one trailer group each, led by its EVENT line):
+SUBJECT = "Optlog-Subject"  # the decision's own subject (what its own commit's subject would be)
+SUMMARY = "Optlog-Summary"  # the decision's own reason (its own commit's body, after the shared one)
 
 KEYS: tuple[str, ...] = (EVENT, HYPOTHESIS, PREDICTION, VERSION, RUN, LAUNCH, STATUS, PARENT, RIVALS, ACTOR,
-                         HAND_EDIT, RECOVERED)
+                         HAND_EDIT, RECOVERED, SUBJECT, SUMMARY)
 
 Event = Literal[
     "init", "identity", "calibrate",

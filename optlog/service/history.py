@@ -54,41 +54,67 @@ def _strip_trailer_block(body: str, trailer_text: str) -> str:
     return "\n\n".join(paras).strip()
 
 
+def _trailer_groups(trailer_text: str) -> list[dict[str, str]]:
+    """The commit's trailers, one group per decision: a commit that records several (a `verdict
+    --all` pass) leads each group with its `Optlog-Event` line (`gitlog.commit`); a commit with
+    one event line (or none) is one group, a repeated key in it joined with commas as before."""
+    pairs = []
+    for line in trailer_text.split("\n"):
+        m = _TRAILER_RE.match(line)
+        if m:
+            pairs.append((m.group(1), m.group(2).strip()))
+    several = sum(1 for k, _ in pairs if k == TR.EVENT) > 1
+    groups: list[dict[str, str]] = [{}]
+    for k, v in pairs:
+        if several and k == TR.EVENT and TR.EVENT in groups[-1]:
+            groups.append({})
+        g = groups[-1]
+        g[k] = f"{g[k]},{v}" if k in g else v
+    return groups
+
+
 def parse_log(out: str) -> list[dict[str, Any]]:
-    """Events from `git log -z --format=_LOG_FORMAT`: a flat NUL-separated list, 7 fields a commit."""
+    """Events from `git log -z --format=_LOG_FORMAT`: a flat NUL-separated list, 7 fields a commit;
+    a commit that records several decisions gives one event each, with its own subject and
+    summary (the commit's body, a cause they share, before it)."""
     events = []
     parts = out.split("\0")
     n = len(_LOG_FIELDS)
     for i in range(0, len(parts) - n + 1, n):
         sha, at, author, email, subject, body, trailer_text = parts[i:i + n]
-        trailers: dict[str, str] = {}
-        for line in trailer_text.split("\n"):
-            m = _TRAILER_RE.match(line)
-            if not m:
-                continue
-            k, v = m.group(1), m.group(2).strip()
-            trailers[k] = f"{trailers[k]},{v}" if k in trailers else v
-        hyps = _split_list(trailers.get(TR.HYPOTHESIS))
-        parent = trailers.get(TR.PARENT) or None
-        ev = {
-            "sha": sha,
-            "at": at,
-            "event": trailers.get(TR.EVENT),
-            "hypothesis": hyps[0] if len(hyps) == 1 else (",".join(hyps) or None),
-            "hypotheses": hyps,
-            "subject": subject,
-            "body": _strip_trailer_block(body, trailer_text),
-            "trailers": trailers,
-            "runs": _runs(trailers.get(TR.RUN)),
-            "parent": parent,
-            "pivot": {"from": parent, "to": hyps[0] if hyps else None} if parent else None,
-            "status": trailers.get(TR.STATUS),
-            "actor": trailers.get(TR.ACTOR),
-            "author": f"{author} <{email}>",
-            "hand_edit": _split_list(trailers.get(TR.HAND_EDIT)),
-        }
-        events.append(ev)
+        groups = _trailer_groups(trailer_text)
+        shared = _strip_trailer_block(body, trailer_text)
+        for trailers in groups:
+            if len(groups) == 1:
+                events.append(_event(sha, at, author, email, subject, shared, trailers))
+            else:
+                own = "\n\n".join(x for x in (shared, trailers.get(TR.SUMMARY, "")) if x)
+                events.append(_event(sha, at, author, email, trailers.get(TR.SUBJECT) or subject, own, trailers))
     return events
+
+
+def _event(sha: str, at: str, author: str, email: str, subject: str, body: str,
+           trailers: dict[str, str]) -> dict[str, Any]:
+    """One decision as `log` gives it."""
+    hyps = _split_list(trailers.get(TR.HYPOTHESIS))
+    parent = trailers.get(TR.PARENT) or None
+    return {
+        "sha": sha,
+        "at": at,
+        "event": trailers.get(TR.EVENT),
+        "hypothesis": hyps[0] if len(hyps) == 1 else (",".join(hyps) or None),
+        "hypotheses": hyps,
+        "subject": subject,
+        "body": body,
+        "trailers": trailers,
+        "runs": _runs(trailers.get(TR.RUN)),
+        "parent": parent,
+        "pivot": {"from": parent, "to": hyps[0] if hyps else None} if parent else None,
+        "status": trailers.get(TR.STATUS),
+        "actor": trailers.get(TR.ACTOR),
+        "author": f"{author} <{email}>",
+        "hand_edit": _split_list(trailers.get(TR.HAND_EDIT)),
+    }
 
 
 def log(ctx: Ctx, hypothesis: str | None = None, limit: int | None = None) -> dict[str, Any]:

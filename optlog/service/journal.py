@@ -37,14 +37,15 @@ def _dir(ctx: "Ctx") -> Path:
 
 @contextmanager
 def intent(ctx: "Ctx", changes: list[tuple[Path, str | None, str]], subject: str, body: str,
-           trailers: dict[str, str]) -> Iterator[None]:
-    """Record the intent to write `changes` (path, hash before or None, hash after) and commit them;
-    the caller holds the workspace lock, writes and commits inside the block."""
+           trailers: dict[str, str], groups: list[dict[str, str]] | None = None) -> Iterator[None]:
+    """Record the intent to write `changes` (path, hash before or None, hash after) and commit them
+    (`groups`: the trailer group of each decision of a commit that records several); the caller
+    holds the workspace lock, writes and commits inside the block."""
     d = _dir(ctx)
     d.mkdir(parents=True, exist_ok=True)
     f = d / f"{os.getpid()}-{os.urandom(4).hex()}.json"
     doc = {"pid": os.getpid(), "changes": [[ctx.ws.rel(p), b, a] for p, b, a in changes],
-           "subject": subject, "body": body, "trailers": trailers}
+           "subject": subject, "body": body, "trailers": trailers, **({"groups": groups} if groups else {})}
     with open(f, "w", encoding="utf-8") as fh:
         json.dump(doc, fh)
         fh.flush()
@@ -92,8 +93,10 @@ def _recover_locked(ctx: "Ctx", files: list[Path]) -> list[str]:
             body = (doc.get("body") or "").rstrip()
             body += ("\n\n" if body else "") + ("Committed by a later optlog command: the optlog process that wrote "
                                                 "this was interrupted before it committed.")
-            tr = dict(doc.get("trailers") or {}, **{TR.RECOVERED: "true"})
-            sha = history.record(ctx, [p for p, _, _ in changes], doc.get("subject") or "optlog: update", body, tr)
+            groups = [dict(g, **{TR.RECOVERED: "true"}) for g in doc.get("groups") or []]  # each decision's own
+            tr = dict(doc.get("trailers") or {}, **({} if groups else {TR.RECOVERED: "true"}))
+            sha = history.record(ctx, [p for p, _, _ in changes], doc.get("subject") or "optlog: update", body, tr,
+                                 groups=groups)
             if sha:
                 shas.append(sha)
                 ctx.notice(f"committed {', '.join(ctx.ws.rel(p) for p, _, _ in changes)}: an interrupted optlog "

@@ -186,6 +186,8 @@ def _evaluate(ctx: Ctx, hid: str | None, *, hids: list[str] | None, event: str, 
     committed = 0
     links: dict[str, set[int]] = {}
     evidence_runs: set[int] = set()
+    decisions: list[hypotheses.Decision] = []  # committed together after the loop (one commit)
+    bases: dict[str, set[int]] = {}
     for h in targets:
         doc = docs[h]
         if h in kept:
@@ -222,7 +224,6 @@ def _evaluate(ctx: Ctx, hid: str | None, *, hids: list[str] | None, event: str, 
         nothing_yet = last is None and _all(p["status"] == "untested" for p in pres)
         unchanged = (last is not None and _strip(last) == _strip(entry) and same_preds and doc.auto_status == auto) \
             or (nothing_yet and doc.auto_status in (None, auto))
-        changed = False
         if not unchanged and dry:
             raise _MustWrite
         if not unchanged:
@@ -242,11 +243,8 @@ def _evaluate(ctx: Ctx, hid: str | None, *, hids: list[str] | None, event: str, 
             if cause:
                 subject = f"optlog: {cause.split(':')[0]}: {h} → {auto}"
             tr = {TR.STATUS: auto, **({TR.RUN: ",".join(map(str, runs))} if runs else {}), **(trailers or {})}
-            _, changed = hypotheses.mutate(ctx, h, change, event=event, subject=subject,
-                                           body=(cause + "\n\n" if cause else "") + entry["summary"], trailers=tr,
-                                           also=partial(runfiles.export, ctx, basis, uids))
-            committed += int(changed)
-            doc = hypotheses.get(ctx, h)
+            decisions.append(hypotheses.Decision(h, change, subject, entry["summary"], tr))
+            bases[h] = basis
         if runs:
             links[h] = set(runs)
         out = {
@@ -254,16 +252,27 @@ def _evaluate(ctx: Ctx, hid: str | None, *, hids: list[str] | None, event: str, 
             "status": doc.effective_status(),
             "auto_status": auto,
             "override": doc.override.model_dump(mode="json") if doc.override else None,
-            "changed": changed,
+            "changed": False,
             "summary": entry["summary"],
             "post_hoc": rests,
             "predictions": [_public(p) for p in pres],
             "warnings": warnings,
         }
-        if doc.override and doc.override.status != auto:
-            out["disagreement"] = (f"manual status {doc.override.status} (by {doc.override.by}: {doc.override.why}) "
-                                   f"disagrees with the automatic verdict {auto}")
+        _disagreement(out, doc, auto)
         results.append(out)
+    if decisions:
+        def export(hids: list[str]) -> list[Path]:
+            return runfiles.export(ctx, set().union(*(bases[x] for x in hids)), uids)
+
+        made = hypotheses.mutate_many(ctx, decisions, event=event, subject=partial(_batch_subject, cause),
+                                      body=cause or "", also=export)
+        for out in results:
+            if out["hypothesis"] in made:
+                doc, out["changed"] = made[out["hypothesis"]]
+                out["status"] = doc.effective_status()
+                out["override"] = doc.override.model_dump(mode="json") if doc.override else None
+                _disagreement(out, doc, out["auto_status"])
+                committed += int(out["changed"])
     _link_runs(ctx, links, dry)
     # runs an unchanged verdict rests on that have no committed evidence yet (a workspace from before
     # evidence travelled, or a commit that failed): committed now, on their own
@@ -279,6 +288,30 @@ def _evaluate(ctx: Ctx, hid: str | None, *, hids: list[str] | None, event: str, 
     for w in all_warnings:
         ctx.notice(w)
     return {"results": results, "warnings": all_warnings, "committed": committed}
+
+
+def _disagreement(out: dict[str, Any], doc: HypothesisDoc, auto: str) -> None:
+    """Say it in the result when a manual status disagrees with the automatic verdict."""
+    out.pop("disagreement", None)
+    if doc.override and doc.override.status != auto:
+        out["disagreement"] = (f"manual status {doc.override.status} (by {doc.override.by}: {doc.override.why}) "
+                               f"disagrees with the automatic verdict {auto}")
+
+
+def _batch_subject(cause: str | None, decided: list[hypotheses.Decision], width: int = 120) -> str:
+    """The subject of one commit of several verdicts: how many, and the first of them that fit
+    (`optlog: 3 verdicts: a → confirmed, b → falsified, c → open`); each is its own event in `log`."""
+    lead = f"optlog: {cause.split(':')[0]}: " if cause else "optlog: "
+    lead += f"{len(decided)} verdicts: "
+    said: list[str] = []
+    for i, d in enumerate(decided):
+        item = f"{d.hid} → {d.trailers.get(TR.STATUS, '?')}"
+        rest = len(decided) - i - 1
+        tail = f", and {rest} more" if rest else ""
+        if said and len(lead + ", ".join([*said, item]) + tail) > width:
+            return lead + ", ".join(said) + f", and {len(decided) - i} more"
+        said.append(item)
+    return lead + ", ".join(said)
 
 
 def _kept(ctx: Ctx, doc: HypothesisDoc, gone: list[Any]) -> dict[str, Any]:

@@ -44,15 +44,14 @@ class Actions(Loading):
         self.push_screen(FormScreen(title, fields), cb)
 
     def action_add_hypothesis(self, parent: str | None = None) -> None:
-        from optlog.service import hypotheses as H  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.api import hypotheses as H  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
         title = f"New hypothesis (pivot from {parent})" if parent else "New hypothesis"
         self._ask(title, [Field("title", "Title", required=True), Field("statement", "Statement"),
                           Field("rationale", "Rationale"), Field("rival", "Rival id (optional)")],
-                  lambda v: self.run_service(
-                      lambda c: H.add_doc(c, v["title"], statement=v["statement"], rationale=v["rationale"],
-                                          parent=parent, rivals=tuple(x for x in [v["rival"].strip()] if x), detail=False),
-                      done="hypothesis added"))
+                  lambda v: self.run_verb(H.hyp_add, done="hypothesis added", title=v["title"], statement=v["statement"],
+                                          rationale=v["rationale"], parent=parent,
+                                          rivals=tuple(x for x in [v["rival"].strip()] if x), detail=False))
 
     def action_pivot(self) -> None:
         if not self.hyps.selected:
@@ -158,7 +157,7 @@ class Actions(Loading):
         self.run_service(lambda c: NX.analyse(c, hid), then=summary)
 
     def action_override(self) -> None:
-        from optlog.service import hypotheses as H  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.api import hypotheses as H  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
         hid = self.hyps.selected
         if not hid:
@@ -166,38 +165,37 @@ class Actions(Loading):
             return
         self._ask(f"Override the status of {hid}", [Field("status", "Status", choices=list(HYP_STATUSES)),
                                                      Field("why", "Why", required=True)],
-                  lambda v: self.run_service(lambda c: H.set_doc(c, hid, v["status"], v["why"], detail=False), done="status set"))
+                  lambda v: self.run_verb(H.hyp_set, done="status set", hid=hid, status=v["status"], why=v["why"], detail=False))
 
     def action_invalidate(self) -> None:
-        from optlog.service import verdicts as V  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.api import judging as J  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
         rid = self.runs.selected
         if rid is None:
             self.notify("select a run first (3: runs)", severity="warning")
             return
         self._ask(f"Invalidate run {rid}", [Field("why", "Why is this run wrong?", required=True)],
-                  lambda v: self.run_service(lambda c: V.invalidate_doc(c, [str(rid)], v["why"]), done=f"run {rid} invalidated"))
+                  lambda v: self.run_verb(J.run_invalidate, done=f"run {rid} invalidated", refs=(str(rid),), why=v["why"]))
 
     def action_launch(self) -> None:
-        from optlog.service import launch as Lh  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.api import launches as Lh  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
         def go(v: dict[str, Any]) -> None:
-            spec = v["spec"].strip()
-            self.run_service(lambda c: Lh.launch(c, spec, hypothesis=v["hypothesis"] or None, detach=True),
-                             done="launch started")
+            self.run_verb(Lh.run_launch, done="launch started", spec=v["spec"].strip(),
+                          hypothesis=v["hypothesis"] or None, detach=True)
             self.action_tab("runs")
 
         self._ask("Launch a run spec", [Field("spec", "Spec file", "runs/", required=True),
                                         Field("hypothesis", "Hypothesis (optional)", self.hyps.selected or "")], go)
 
     def action_cancel_launch(self) -> None:
-        from optlog.service import launch as Lh  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.api import launches as Lh  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
         lid = self.active_launch
         if lid is None:
             self.notify("no launch is running", severity="warning")
             return
-        self.run_service(lambda c: Lh.cancel(c, f"L{lid}"), done=f"launch {lid} cancelled")
+        self.run_verb(Lh.run_cancel, done=f"launch {lid} cancelled", ref=f"L{lid}")
 
     def action_add_plan(self) -> None:
         from optlog.api import plans as Pl  # deferred: the verbs (~0.6 s with the service layer) after the first frame

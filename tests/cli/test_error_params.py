@@ -60,3 +60,13 @@ def test_an_argument_is_named_by_the_verb_and_spelt_by_each_face(ws, monkeypatch
     with face(ws, monkeypatch) as call:
         doc, is_error, code = call("todo_set", {"id": "nope", "status": "completed"})
     assert is_error and code == 2 and doc["error"]["field"] == "id", doc
+
+
+def test_an_argument_without_a_metavar_is_spelt_as_click_shows_it(ws, monkeypatch):
+    """`agent tools NAME`: the argument has no metavar of its own; the CLI spells it as its usage
+    line does (click's upper-cased name, `NAME`, as before the catalogue), a tool call `name`."""
+    r = ws.cli("agent", "tools", "nope", "--json", check=2)
+    assert r.json["error"]["field"] == "NAME", r.json
+    with face(ws, monkeypatch) as call:
+        doc, is_error, code = call("agent_tools", {"name": "nope"})
+    assert is_error and code == 2 and doc["error"]["field"] == "name", doc

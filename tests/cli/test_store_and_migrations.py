@@ -152,6 +152,10 @@ def test_sqlite_wal_busy_timeout_and_immediate_writes(ws):
 
 
 FORBIDDEN = ("textual", "httpx", "git", "alembic", "pynvml", "numpy", "scipy", "mcp")
+# the modules of `run`'s launch, import and judging verbs (and their services): `run list` and
+# `run record` load none of them
+RUN_PARTS = ("optlog.api.launches", "optlog.api.imports", "optlog.api.judging", "optlog.service.launch",
+             "optlog.service.imports", "optlog.service.verdicts")
 
 PROBE = textwrap.dedent('''
     import io, json, sys
@@ -165,6 +169,7 @@ PROBE = textwrap.dedent('''
         code = e.code
     print(json.dumps({"code": code, "out": buf.getvalue(),
                       "loaded": sorted({m.split(".")[0] for m in sys.modules}),
+                      "own": sorted(m for m in sys.modules if m.startswith("optlog.")),
                       "orm": "sqlmodel" in sys.modules or "sqlalchemy.orm" in sys.modules}))
 ''')
 
@@ -198,6 +203,8 @@ def test_commands_do_not_import_tui_http_or_git(ws):
             assert ok(json.loads(r["out"])), (args, r["out"])  # the command really ran
         bad = sorted(set(r["loaded"]) & set(FORBIDDEN))
         assert bad == [], (args, bad)
+        if args[0] == "run":  # run's other verbs are parts of the group, imported only when used
+            assert set(r["own"]) & set(RUN_PARTS) == set(), (args, sorted(set(r["own"]) & set(RUN_PARTS)))
     # the hottest read path does not even load the ORM
     assert _probe(ws, "todo", "list")["orm"] is False
 

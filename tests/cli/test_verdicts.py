@@ -65,7 +65,8 @@ def test_seed_acceptance_falsified_confirmed_and_rivals(ws):
     assert len([w for w in r.json["warnings"] if "does not discriminate" in w]) == 1
     # comm-bound's a > b does not overlap the compute-bound range: no warning between those two
     assert not any("comm-bound.p1" in w for w in r.json["warnings"])
-    assert ws.commits() == before + 3  # one per hypothesis whose verdict changed
+    # one commit for the pass (issue 34: 200 commits took 132 s), each verdict its own event in it
+    assert ws.commits() == before + 1
 
     # the file carries the verdict with the numbers that decided it
     doc = yaml.safe_load((ws.root / "hypotheses" / "comm-bound.yaml").read_text())
@@ -75,15 +76,25 @@ def test_seed_acceptance_falsified_confirmed_and_rivals(ws):
     assert v["predictions"][0]["version"] == 1 and v["runs"] == [1, 2, 3, 4, 5, 6]
     assert v["predictions"][0]["levels"][0]["values"] == {"a": [213.0], "b": [700.0]}
     msg = ws.git("log", "-1", "--format=%B", "--", "hypotheses/comm-bound.yaml")
-    assert msg.startswith("optlog: comm-bound → falsified")
+    assert msg.startswith("optlog: 3 verdicts: comm-bound → falsified, compute-bound → inconclusive, ")
     assert "Optlog-Event: verdict" in msg and "Optlog-Run: 1,2,3,4,5,6" in msg
+    # `optlog log` lists each decision of the batch as its own event, as its own commit would have been
+    evs = [e for e in ws.j("log")["events"] if e["event"] == "verdict"]
+    assert [(e["hypothesis"], e["status"]) for e in evs] == [
+        ("comm-bound", "falsified"), ("compute-bound", "inconclusive"), ("pipeline-bubbles", "confirmed")]
+    assert len({e["sha"] for e in evs}) == 1
+    assert evs[0]["subject"] == "optlog: comm-bound → falsified" and evs[0]["runs"] == [1, 2, 3, 4, 5, 6]
+    assert evs[0]["body"] == res["comm-bound"]["summary"] and evs[0]["actor"] == "tester"
+    assert [e["event"] for e in ws.j("log", "--hypothesis", "compute-bound")["events"]][-2:] == [
+        "prediction-add", "verdict"]
+    assert "optlog: pipeline-bubbles → confirmed" in ws.cli("log").out
     shown = ws.j("hypothesis", "show", "comm-bound")
     assert shown["verdicts"][-1]["status"] == "falsified" and shown["predictions"][0]["status"] == "falsified"
 
     # idempotent: the second verdict changes no byte and makes no commit
     files = {p.name: p.read_bytes() for p in (ws.root / "hypotheses").glob("*.yaml")}
     again = ws.j("verdict", "--all")
-    assert ws.commits() == before + 3
+    assert ws.commits() == before + 1
     assert {p.name: p.read_bytes() for p in (ws.root / "hypotheses").glob("*.yaml")} == files
     assert not any(x["changed"] for x in again["results"])
 
@@ -160,7 +171,13 @@ def test_invalidated_run_changes_the_verdict(ws):
     ])
     ws.cli("hyp", "add", "Communication-bound", "--id", "comm-bound")
     ws.cli("predict", "add", "comm-bound", "--expect", "a > b", *AB)
-    assert ws.j("verdict", "comm-bound")["results"][0]["status"] == "confirmed"
+    one = ws.j("verdict", "comm-bound")["results"][0]
+    assert one["status"] == "confirmed"
+    # one decision: its own commit, read back by `log` as it always was (no batch trailers)
+    ev = ws.j("log", "-n", "1")["events"][0]
+    assert ev["subject"] == ws.git("log", "-1", "--format=%s").strip() == "optlog: comm-bound → confirmed"
+    assert ev["body"] == one["summary"] and ev["status"] == "confirmed" and ev["runs"] == ids[:3]
+    assert set(ev["trailers"]) == {"Optlog-Event", "Optlog-Hypothesis", "Optlog-Status", "Optlog-Run", "Optlog-Actor"}
     before = ws.commits()
     assert ws.cli("run", "invalidate", str(ids[0]), check=2).code == 2  # no --why: nothing written
     assert ws.commits() == before and not ws.j("run", "show", str(ids[0]))["invalidated"]

@@ -1,5 +1,5 @@
-"""Git states a commit can land in (issue 34 item 5), in real repositories: during a rebase or a
-merge in progress optlog commits and says what finishing or aborting it would do to that commit
+"""Git states a commit can land in (issue 34 item 5), in real repositories: during a rebase, a
+merge, a cherry-pick or a revert in progress optlog commits and says what finishing or aborting it would do to that commit
 (and the test does it, so the sentence is checked against git); a shallow clone's cut history is
 said in `log` and in the report."""
 
@@ -45,6 +45,37 @@ def test_a_commit_during_a_merge_says_the_merge_keeps_it_and_abort_does(ws):
     sha = _git(ws, "rev-parse", "HEAD").stdout.strip()
     _git(ws, "merge", "--abort")
     assert _git(ws, "merge-base", "--is-ancestor", sha, base).returncode == 0  # what it said: kept
+
+
+def test_a_commit_during_a_cherry_pick_or_a_revert_says_what_abort_does_and_abort_does(ws):
+    base = _git(ws, "symbolic-ref", "--short", "HEAD").stdout.strip()
+    _git(ws, "checkout", "-qb", "side")
+    _user_commit(ws, "notes.txt", "side\n")
+    _git(ws, "checkout", "-q", base)
+    _user_commit(ws, "notes.txt", "one\n")
+    # one commit, stopped on its conflict: the abort resets to HEAD, which holds optlog's commit
+    assert _git(ws, "cherry-pick", "side").returncode != 0 and (ws.root / ".git" / "CHERRY_PICK_HEAD").is_file()
+    r = ws.cli("hypothesis", "add", "During a cherry-pick", "--id", "mid-pick")
+    assert f"a cherry-pick onto {base} is in progress" in r.err and "--abort` both keep it" in r.err, r.err
+    sha = _git(ws, "rev-parse", "HEAD").stdout.strip()
+    assert sha[:10] in r.err
+    assert _git(ws, "cherry-pick", "--abort").returncode == 0
+    assert _git(ws, "merge-base", "--is-ancestor", sha, base).returncode == 0  # what it said: kept
+    # several commits reverted, the second stopped on a conflict: the abort keeps optlog's commit
+    # but no longer rewinds, so the first revert stays and the stopped one waits in the work tree
+    _user_commit(ws, "g.txt", "g\n")
+    _user_commit(ws, "notes.txt", "two\n")
+    _user_commit(ws, "notes.txt", "three\n")
+    assert _git(ws, "revert", "--no-edit", "HEAD~2", "HEAD~1").returncode != 0
+    assert (ws.root / ".git" / "sequencer").is_dir()
+    r = ws.cli("hypothesis", "add", "During a revert", "--id", "mid-revert")
+    assert f"a revert of several commits onto {base} is in progress" in r.err and "no longer rewinds" in r.err, r.err
+    sha = _git(ws, "rev-parse", "HEAD").stdout.strip()
+    assert "Not rewinding" in _git(ws, "revert", "--abort").stderr  # git's own words for what it said
+    assert _git(ws, "merge-base", "--is-ancestor", sha, base).returncode == 0
+    assert 'Revert "user: g.txt"' in _git(ws, "log", "--format=%s", "-3").stdout  # applied so far: stays
+    assert _git(ws, "reset", "--merge").returncode == 0 and not (ws.root / ".git" / "REVERT_HEAD").exists()
+    assert _git(ws, "rev-parse", "HEAD").stdout.strip() == sha
 
 
 def test_a_shallow_history_is_said_in_log_and_report(ws):

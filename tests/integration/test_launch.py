@@ -317,8 +317,8 @@ def test_launch_wait_logs_cancel_over_mcp_return_the_cli_documents(ws, tool):
 def test_a_matrix_axis_given_as_a_list_is_the_axis(ws, monkeypatch):
     """`sets` pairs may hold a typed list (an MCP call's `{"matrix.concurrency": [1, 2]}`): the same
     axis as the CLI's `--set matrix.concurrency=[1,2]`, recorded so that `--again` replays it."""
-    from optlog.cli import binding as B
-    from optlog.cli.cmd_run_launch import run_launch
+    from optlog.api import verb as V
+    from optlog.api.launches import run_launch
     from optlog.service.context import Ctx
 
     use_env(ws, monkeypatch)
@@ -326,8 +326,8 @@ def test_a_matrix_axis_given_as_a_list_is_the_axis(ws, monkeypatch):
     cli = ws.j("run", "launch", rel, "--set", "matrix.concurrency=[1,2]")
     c = Ctx.find(str(ws.root))
     try:
-        call = B.Call(chdir=str(ws.root), ctx=lambda: c, narrate=False, say=lambda t: None)
-        bound = B.of(run_launch.callback)
+        call = V.Call(chdir=str(ws.root), ctx=lambda: c, narrate=False, say=lambda t: None)
+        bound = V.of(run_launch)
         assert bound is not None
         doc = bound.fn(call, spec=rel, again=None, hypothesis=None, sets=(("matrix.concurrency", [1, 2]),),
                        server_url=None, detach=False, allow_concurrent=False)

@@ -277,7 +277,7 @@ def test_output_file_jsonl_round_trip(fast, tmp_path):
 def test_output_file_reads_back_through_run_import(make_ws, fast, tmp_path):
     import importlib.util
 
-    if importlib.util.find_spec("optlog.cli.cmd_run_import") is None:
+    if importlib.util.find_spec("optlog.api.imports") is None:
         pytest.skip("run import (branch parsers, format optlog = sglang) is not merged here")
     ws = make_ws()
     out = tmp_path / "res.jsonl"

@@ -105,6 +105,42 @@ def test_kill_9_between_write_and_commit_is_completed_by_the_next_command(ws, tm
     assert not list((ws.root / ".optlog" / "pending").glob("*.json"))
 
 
+def test_an_interrupted_batch_is_completed_each_decision_its_own_event(ws):
+    """A `verdict --all` killed after writing its files leaves one intent for one commit with a
+    trailer group per decision (issue 34: one commit per pass); the next command commits it so,
+    each decision marked recovered, and `log` lists each as its own event. (The intent is written
+    here as the killed process leaves it: the kill itself is the test above.)"""
+    import json
+
+    from optlog.store.hypfiles import current_hash
+
+    for h in ("a", "b"):
+        ws.cli("hyp", "add", h.upper(), "--id", h)
+    changes = []
+    for h in ("a", "b"):
+        path = ws.root / "hypotheses" / f"{h}.yaml"
+        before = current_hash(path)
+        path.write_text(path.read_text() + "auto_status: falsified\n")
+        changes.append([f"hypotheses/{h}.yaml", before, current_hash(path)])
+    groups = [{"Optlog-Event": "verdict", "Optlog-Hypothesis": h, "Optlog-Status": "falsified",
+               "Optlog-Subject": f"optlog: {h} → falsified", "Optlog-Summary": f"{h} fails", "Optlog-Actor": "tester"}
+              for h in ("a", "b")]
+    (ws.root / ".optlog" / "pending").mkdir(exist_ok=True)
+    (ws.root / ".optlog" / "pending" / "999999-dead.json").write_text(json.dumps(
+        {"pid": 999999, "changes": changes, "subject": "optlog: 2 verdicts: a → falsified, b → falsified",
+         "body": "", "trailers": {}, "groups": groups}))
+    before = ws.commits()
+    assert "interrupted" in ws.cli("hyp", "list", "--json").err
+    assert ws.commits() == before + 1
+    evs = ws.j("log")["events"][-2:]
+    assert [(e["event"], e["hypothesis"], e["subject"], e["body"].splitlines()[0], e["trailers"].get("Optlog-Recovered"))
+            for e in evs] == [("verdict", h, f"optlog: {h} → falsified", f"Committed by a later optlog command: the "
+                               "optlog process that wrote this was interrupted before it committed.", "true")
+                              for h in ("a", "b")]
+    assert [e["body"].splitlines()[-1] for e in evs] == ["a fails", "b fails"]
+    assert ws.j("sync")["committed"] == [] and ws.git("status", "--porcelain") == ""
+
+
 def test_a_failed_commit_puts_the_edit_back(ws, tmp_path):
     ws.cli("hyp", "add", "Kept", "--id", "kept", "--statement", "before")
     path = ws.root / "hypotheses" / "kept.yaml"

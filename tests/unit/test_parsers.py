@@ -672,10 +672,14 @@ def test_run_import_format_accepts_every_registered_name_and_alias(ws, tmp_path)
     import subprocess
     import sys
 
-    from optlog.cli.cmd_run_import import FORMAT_NAMES, run_import
+    from optlog.api import verb as V
+    from optlog.api.imports import FORMAT_NAMES, run_import
+    from optlog.cli.commands import command
     from optlog.runs.parsers import ALIASES, FORMATS
 
-    fmt = next(p for p in run_import.params if p.name == "fmt")
+    v = V.of(run_import)
+    assert v is not None
+    fmt = next(p for p in command(v).params if p.name == "fmt")
     assert set(fmt.type.choices) == set(FORMAT_NAMES) == set(FORMATS) | set(ALIASES)  # type: ignore[attr-defined]
     out = tmp_path / "probe.json"
     subprocess.run([sys.executable, "-m", "optlog.probes.gemm", "--m", "8", "--k", "64", "--n", "64", "--dtype", "fp32",

@@ -6,6 +6,7 @@ tool, not optlog's parsers), with the labels that say what was run and the numbe
 
 from __future__ import annotations
 
+import ast
 import csv
 import io
 import json
@@ -111,6 +112,16 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
                        "invocation": n if len(blocks) > 1 else None}
                 out.append({"m": {name: ts}, "l": lab, "status": "succeeded", "gone": [],
                             "nolab": ["tool_version", "build"] if build is None else []})
+    elif fmt == "llama-batched-bench" and e["file"].endswith(".jsonl"):
+        for line in text.splitlines():
+            if line.strip():
+                o = json.loads(line)
+                out.append({"m": {"input_throughput": o["speed_pp"], "output_throughput": o["speed_tg"],
+                                  "total_token_throughput": o["speed"], "duration_s": o["t"]},
+                            "l": {"input_len": o["pp"], "output_len": o["tg"], "concurrency": o["pl"],
+                                  "n_kv_max": o["n_kv_max"], "is_pp_shared": o["is_pp_shared"],
+                                  "flash_attn": o["flash_attn"], "n_gpu_layers": o["n_gpu_layers"]},
+                            "status": "succeeded", "gone": []})
     elif fmt == "llama-batched-bench":
         settings: dict[str, int] = {}
         for line in text.splitlines():
@@ -139,7 +150,7 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
             lab.update({k: o[k] for k in ("no_op_offload", "no_host", "repack", "load_mode", "use_direct_io") if k in o})
             out.append({"m": {name: o["avg_ts"]}, "l": lab, "status": "succeeded", "gone": [],
                         "nolab": [] if known else ["tool_version", "build"]})
-    elif fmt == "aiperf" and e["file"].endswith(".csv"):
+    elif fmt == "aiperf" and e["file"].endswith(".csv") and "_aggregate" not in e["file"] and "_sweep" not in e["file"]:
         rows = list(csv.reader(io.StringIO(text)))
         single = {r[0]: float(r[1]) for r in rows if len(r) == 2 and r[0] != "Metric" and r[1]}
         stat = {r[0]: r for r in rows if len(r) > 2}
@@ -177,13 +188,42 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
             lab = {"concurrency": ic["concurrency"], "model": ic["model"][0], "num_prompts": ic["request_count"],
                    "input_len": ic["synthetic_input_tokens_mean"], "output_len": ic["output_tokens_mean"],
                    "dataset": ic["prompt_source"], "endpoint": ic["endpoint_type"]}
-        out.append({"m": m, "l": {**lab, "tool": "genai-perf"}, "status": "succeeded", "gone": []})
-    elif fmt == "aiperf" and "/sweep-" in e["file"]:
+        # genai-perf's backend (default tensorrtllm) is the Triton model's backend: with another
+        # service kind (openai here: llama-server) nothing of what was run
+        kind = ic["endpoint"]["service_kind"] if "perf_analyzer" in ic else ic["service_kind"]
+        backend = ic["endpoint"]["backend"] if "perf_analyzer" in ic else ic["backend"]
+        out.append({"m": m, "l": {**lab, "tool": "genai-perf", "backend": backend if kind == "triton" else None},
+                    "status": "succeeded", "gone": [], "nolab": [] if kind == "triton" else ["backend"]})
+    elif fmt == "aiperf" and ("_aggregate" in e["file"] or "_sweep" in e["file"]) and e["file"].endswith(".csv"):
+        # the aggregates' CSV: a table (one row per combination, `{tag}_{stat}_{mean|std|…}` columns;
+        # or one row per `{tag}_{stat}` with mean, std, …, unit), then sections, the metadata last
+        rows = list(csv.reader(io.StringIO(text)))
+        blank = rows.index([])
+        last = len(rows) - rows[::-1].index([])  # the last section: `Field,Value` rows (the sweep's titled)
+        meta = {r[0]: r[1] for r in rows[last:] if len(r) == 2 and r != ["Field", "Value"]}
+        if rows[0][0] == "metric":
+            # a sweep's variation names its value; a plain --num-profile-runs aggregate names none
+            variation = ast.literal_eval(meta["Variation Values"]) if "Variation Values" in meta else {}
+            means = [({"concurrency": variation.get("phases.profiling.concurrency")}, {r[0]: float(r[1]) for r in rows[1:blank]})]
+            trials = int(meta["Successful Runs"])
+        else:
+            means = [({rows[0][0]: int(r[0])}, {h[:-len("_mean")]: float(v) for h, v in zip(rows[0], r) if h.endswith("_mean")})
+                     for r in rows[1:blank]]
+            trials = int(meta["Number of Successful Runs"]) // int(meta["Number of Combinations"])
+        for params, g in means:
+            m = {"request_throughput": g["request_throughput_avg"], "completed": g["request_count_avg"],
+                 "output_throughput": g["output_token_throughput_avg"], "duration_s": g["benchmark_duration_avg"],
+                 "mean_ttft_ms": g["time_to_first_token_avg"], "p99_ttft_ms": g["time_to_first_token_p99"],
+                 "mean_e2e_latency_ms": g["request_latency_avg"], "mean_tpot_ms": g["inter_token_latency_avg"],
+                 "p99_itl_ms": g["inter_chunk_latency_p99"], "mean_inflight": g["effective_concurrency_avg"]}
+            lab = {**params, "aggregation": meta["Aggregation Type"], "model": meta.get("Model"), "trials": trials}
+            out.append({"m": m, "l": lab, "status": "succeeded", "gone": []})
+    elif fmt == "aiperf" and ("_aggregate" in e["file"] or "_sweep" in e["file"]):
         # AIPerf's aggregates over trials: a sweep's per-combination means, or one variation's
         # confidence aggregate; each figure is `{tag}_{stat}.mean` (the mean over the trials)
         d = json.loads(text)
         meta = d["metadata"]
-        combos = d.get("per_combination_metrics") or [{"parameters": meta["variation_values"], "metrics": d["metrics"]}]
+        combos = d.get("per_combination_metrics") or [{"parameters": meta.get("variation_values", {}), "metrics": d["metrics"]}]
         for c in combos:
             g = {k: v["mean"] for k, v in c["metrics"].items()}
             assert c["metrics"]["benchmark_duration_avg"]["unit"] == "sec" and c["metrics"]["time_to_first_token_avg"]["unit"] == "ms"
@@ -192,7 +232,8 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
                  "mean_ttft_ms": g["time_to_first_token_avg"], "p99_ttft_ms": g["time_to_first_token_p99"],
                  "mean_e2e_latency_ms": g["request_latency_avg"], "mean_tpot_ms": g["inter_token_latency_avg"],
                  "p99_itl_ms": g["inter_chunk_latency_p99"], "mean_inflight": g["effective_concurrency_avg"]}
-            (conc,) = c["parameters"].values()  # {"concurrency": 1} or {"phases.profiling.concurrency": 1}
+            # {"concurrency": 1} or {"phases.profiling.concurrency": 1}; none without a sweep
+            conc = next(iter(c["parameters"].values()), None)
             lab = {"concurrency": conc, "aggregation": meta["aggregation_type"], "model": meta.get("model"),
                    "trials": meta.get("num_trials_per_value", meta.get("num_successful_runs")),
                    "tool_version": d.get("aiperf_version")}
@@ -294,11 +335,12 @@ def test_the_corpus_imports_each_measurement_once() -> None:
     whole_individual = sum(1 for e in MANIFEST if "individual" in e["file"] and "first10" not in e["file"])
     guidellm_pairs = sum(1 for e in MANIFEST if e["format"] == "guidellm" and e["file"].endswith(".csv"))
     # an AIPerf sweep aggregate repeats the confidence aggregate of each of its combinations
-    aiperf_variations = sum(1 for e in MANIFEST if "/sweep-" in e["file"] and "/concurrency_" in e["file"])
+    aiperf_variations = sum(1 for e in MANIFEST if "/sweep-" in e["file"] and "/concurrency_" in e["file"] and e["file"].endswith(".json"))
     # AIPerf and genai-perf write each run as JSON and as CSV (its figures rounded to 2 places)
-    csv_pairs = sum(1 for e in MANIFEST if e["format"] in ("aiperf", "genai-perf") and e["file"].endswith(".csv")
+    csv_pairs = sum(len(_expect(e, (FIX / e["file"]).read_bytes())) for e in MANIFEST
+                    if e["format"] in ("aiperf", "genai-perf") and e["file"].endswith(".csv")
                     and (FIX / e["file"]).with_suffix(".json").exists())
-    assert csv_pairs == 6
+    assert csv_pairs == 11
     assert len(every) - len(kept) == len(said) == sweep_runs + whole_individual + guidellm_pairs + aiperf_variations + csv_pairs
     assert {r.labels["tool"] for r in kept} == {"vllm", "vllm-throughput", "vllm-latency", "llmperf", "llama-bench", "aiperf",
                                                  "genai-perf", "guidellm", "sglang", "sglang-one-batch", "llama-batched-bench"}

@@ -143,6 +143,8 @@ def sniff(path: str, data: bytes) -> str | None:
     head = data[:4096].lstrip()
     if head.startswith(b"Metric,"):
         return aiperf.csv_tool(path, data)
+    if aiperf.is_aggregate_csv(data):
+        return "aiperf"
     if head.startswith(b"Run Info,"):
         return "guidellm"  # its CSV
     if b"|" in data[:65536]:

@@ -34,6 +34,7 @@ configuration, so no labels (give them with `--label`).
 
 from __future__ import annotations
 
+import ast
 import csv
 import io
 import re
@@ -88,6 +89,8 @@ def _detect_tool(d: dict[str, Any], asked: str) -> str:
 
 
 def parse(doc: Doc, tool: str = "aiperf") -> list[ParsedResult]:
+    if is_aggregate_csv(doc.data):
+        return parse_aggregate_csv(doc)
     if _is_csv(doc):
         return [parse_csv(doc, csv_tool(doc.path, doc.data) if tool in ("aiperf", "genai-perf") else tool)]
     d = load_json(doc, tool)
@@ -225,7 +228,8 @@ def _labels(d: dict[str, Any]) -> dict[str, Any]:
         set_label(labels, "dataset", _first(ic.get("input_dataset"), ic.get("input_file"),
                                             str(ic.get("prompt_source") or "").lower() or None))
         set_label(labels, "endpoint", ic.get("endpoint_type"))
-        set_label(labels, "backend", ic.get("backend"))
+        if ic.get("service_kind") == "triton":  # the Triton model's backend; a default for other services
+            set_label(labels, "backend", ic.get("backend"))
     else:  # sections: AIPerf's pre-1.0 `input`, genai-perf's config file (`perf_analyzer`, `input`, …)
         set_label(labels, "input_len", _first(_get(ic, "input", "prompt", "input_tokens", "mean"),
                                               _get(ic, "input", "synthetic_tokens", "mean")))
@@ -234,6 +238,8 @@ def _labels(d: dict[str, Any]) -> dict[str, Any]:
         source = _get(ic, "input", "prompt_source")
         set_label(labels, "dataset", _first(_get(ic, "input", "public_dataset"), _get(ic, "input", "custom_dataset_type"),
                                             _get(ic, "input", "file") or None, source.lower() if isinstance(source, str) else None))
+        if _get(ic, "endpoint", "service_kind") == "triton":  # as in the command-line layout
+            set_label(labels, "backend", _get(ic, "endpoint", "backend"))
         meas = _get(ic, "perf_analyzer", "measurement")
         if isinstance(meas, dict) and meas.get("mode") == "request_count":
             set_label(labels, "num_prompts", meas.get("num"))
@@ -344,8 +350,80 @@ def parse_aggregate(doc: Doc, d: dict[str, Any]) -> list[ParsedResult]:
         apply_key_map(doc, "aiperf", c, metrics, labels)
         out.append(ParsedResult(labels=labels, metrics=metrics, raw=clean({"parameters": params,
                                 "metadata": d.get("metadata")}), tool="aiperf",
-                                source=f"{doc.path}#combination {i + 1}", file=doc.path, index=i))
+                                source=f"{doc.path}#combination {i + 1}" if sweep else doc.path, file=doc.path, index=i))
     return out
+
+
+def is_aggregate_csv(data: bytes) -> bool:
+    """The CSV beside an aggregate's JSON: `metric,mean,std,…,unit` rows (a confidence aggregate), or
+    one row per combination with `{tag}_{stat}_mean` columns and a Metadata section (a sweep)."""
+    head = data[:4096].lstrip()
+    return head.startswith(b"metric,mean,std,") or (
+        b"_avg_mean," in head.split(b"\n", 1)[0] and b"\nAggregation Type," in data)
+
+
+_AGG_STATS = ("mean", "std", "min", "max", "cv")
+
+
+def parse_aggregate_csv(doc: Doc) -> list[ParsedResult]:
+    """AIPerf's `profile_export_aiperf_aggregate.csv` / `profile_export_aiperf_sweep.csv`: the JSON
+    aggregate's figures printed to 2 places, then sections (a sweep's Best Configurations and Pareto
+    Optimal Points), the metadata last. Read into the JSON's shape and read as it is; each result carries its decimal
+    places, so the CSV beside its JSON is one measurement with it."""
+    tables: list[list[list[str]]] = [[]]
+    for r in csv.reader(io.StringIO(doc.text)):
+        if r:
+            tables[-1].append(r)
+        elif tables[-1]:
+            tables.append([])
+    first = tables[0]
+    # the metadata: the last section's `field,value` rows (titled `Metadata` in a sweep's CSV)
+    meta = {r[0]: r[1] for r in tables[-1] if len(r) == 2 and r != ["Field", "Value"]} if len(tables) > 1 else {}
+    places: list[int] = []
+
+    def mean(cell: str) -> float | None:
+        v = finite(cell.strip())
+        if v is not None:
+            places.append(len(cell.strip().partition(".")[2]))
+        return v
+
+    if len(first) < 2:
+        raise fail("aiperf", doc.path, "no metric rows in the aggregate CSV", line=1)
+    head = [h.strip() for h in first[0]]
+    if head[0] == "metric":
+        unit = head.index("unit") if "unit" in head else None
+        metrics = {r[0]: {**{h: finite(r[i]) for i, h in enumerate(head) if 0 < i < len(r) and h in _AGG_STATS[1:]},
+                          "mean": mean(r[head.index("mean")]), "unit": r[unit] if unit is not None and unit < len(r) else None}
+                   for r in first[1:] if len(r) == len(head)}
+        d: dict[str, Any] = {"metadata": {"aggregation_type": meta.get("Aggregation Type") or "confidence",
+                                          "num_successful_runs": finite(meta.get("Successful Runs")),
+                                          "variation_values": _literal(meta.get("Variation Values")),
+                                          "model": meta.get("Model")}, "metrics": metrics}
+    else:
+        stat_cols = {i: h.rsplit("_", 1) for i, h in enumerate(head) if h.rsplit("_", 1)[-1] in _AGG_STATS and "_" in h}
+        combos = []
+        for r in first[1:]:
+            m: dict[str, dict[str, Any]] = {}
+            for i, (key, st) in stat_cols.items():
+                if i < len(r):
+                    m.setdefault(key, {})[st] = mean(r[i]) if st == "mean" else finite(r[i])
+            combos.append({"parameters": {h: r[i] for i, h in enumerate(head) if i not in stat_cols and i < len(r)},
+                           "metrics": m})
+        d = {"aggregation_type": meta.get("Aggregation Type") or "sweep", "per_combination_metrics": combos,
+             "num_successful_runs": finite(meta.get("Number of Successful Runs")), "metadata": meta}
+    out = parse_aggregate(doc, d)
+    for res in out:
+        res.decimals = max(places, default=None)
+        res.raw["format"] = "csv"
+    return out
+
+
+def _literal(text: str | None) -> Any:
+    """A Python literal AIPerf printed in a CSV cell (`{'phases.profiling.concurrency': 1}`)."""
+    try:
+        return ast.literal_eval(text) if text else None
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
 
 
 # ----------------------------------------------------------------------------------------- CSV

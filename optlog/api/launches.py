@@ -1,6 +1,7 @@
 """run launch | wait | logs | cancel: launched runs, watched from any terminal.
 
-IDs: a plain number is a run id; `L3` (or `launch:3`) is launch 3.
+IDs: a plain number is a run id; `L3` (or `launch:3`) is launch 3. A part of the `run` group
+(`optlog.api.runs`): imported only when one of these verbs is used.
 """
 
 from __future__ import annotations
@@ -9,17 +10,14 @@ import sys
 import threading
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
 
-import click
-
-from optlog.cli.binding import Call, verb
-from optlog.cli.main import agent
-from optlog.cli.options import KeyValue
+from optlog.api.params import Detail
 from optlog.api.text import fmt_num, kv, table
+from optlog.api.verb import AgentDefault, Arg, Call, Opt, Pairs, verb
 from optlog.core import text as TX
 from optlog.core.numfmt import fmt_seconds
-from optlog.service import launch
+from optlog.service import documents, launch
 
 
 class _Progress:
@@ -131,26 +129,30 @@ def _wait_human(d: dict[str, Any]) -> str:
 
 
 _REF = "A run id (12) or a launch (L3, as run_launch returned it)."
+Ref = Annotated[str, Arg(metavar="REF", help=_REF)]
 
 
-@click.command("launch")
-@click.argument("spec", metavar="[SPEC]", required=False)
-@click.option("--again", metavar="L3", help="Launch a launch again from its committed record (launches/L3/).")
-@click.option("--hypothesis", metavar="ID", help="Attach every run as evidence to this hypothesis.")
-@click.option("--set", "sets", multiple=True, type=KeyValue("--set", lists=True), metavar="K=V",
-              help="Set a value the templates use, a matrix axis (K=[a,b] or matrix.K=…), or repeats, order, "
-                   "order_seed, on_error (repeatable); any other key is an error.")
-@click.option("--server-url", metavar="URL", help="Use this already running server (no server start).")
-@click.option("--detach", is_flag=True, help="Return at once with the launch and run ids; a background driver runs them.")
-@click.option("--allow-concurrent", is_flag=True,
-              help="Run even while another launch uses the machine (else wait); overlapping runs are labelled concurrent.")
-@agent(defaults={"detach": True},
-       args={"spec": "The run spec: a file under runs/ (name or path); none with --again."},
-       description="An agent's launch is detached by default: then call run_wait(ref) and run_logs(ref).")
-@verb(_launch_human, exit=_launch_exit)
-def run_launch(call: Call, spec: str | None, again: str | None, hypothesis: str | None,
-               sets: tuple[tuple[str, Any], ...], server_url: str | None, detach: bool,
-               allow_concurrent: bool) -> dict[str, Any]:
+@verb("run launch", _launch_human, exit=_launch_exit,
+      description="An agent's launch is detached by default: then call run_wait(ref) and run_logs(ref).")
+def run_launch(call: Call, *,
+               spec: Annotated[str | None, Arg(metavar="[SPEC]", help="The run spec: a file under runs/ (name or path); "
+                                                                      "none with --again.")] = None,
+               again: Annotated[str | None, Opt(metavar="L3", help="Launch a launch again from its committed record "
+                                                                   "(launches/L3/).")] = None,
+               hypothesis: Annotated[str | None, Opt(metavar="ID", help="Attach every run as evidence to this "
+                                                                        "hypothesis.")] = None,
+               sets: Annotated[tuple[tuple[str, Any], ...], Pairs(lists=True), Opt(
+                   "--set", metavar="K=V",
+                   help="Set a value the templates use, a matrix axis (K=[a,b] or matrix.K=…), or repeats, order, "
+                        "order_seed, on_error (repeatable); any other key is an error.")] = (),
+               server_url: Annotated[str | None, Opt(metavar="URL", help="Use this already running server "
+                                                                         "(no server start).")] = None,
+               detach: Annotated[bool, AgentDefault(True), Opt(
+                   help="Return at once with the launch and run ids; a background driver runs them.")] = False,
+               allow_concurrent: Annotated[bool, Opt(
+                   help="Run even while another launch uses the machine (else wait); overlapping runs are "
+                        "labelled concurrent.")] = False,
+               ) -> dict[str, Any]:
     """Launch the runs of a spec (runs/*.yaml): server up, ready, sane, sweep, tear down.
 
     Every launch commits the spec as it ran under launches/L<id>/; --again L3 launches that again."""
@@ -159,20 +161,21 @@ def run_launch(call: Call, spec: str | None, again: str | None, hypothesis: str 
                          again=again)
 
 
-@click.command("wait")
-@click.argument("ref", metavar="REF")
-@click.option("--timeout", "timeout_s", type=float, default=None, metavar="S",
-              help="Give up after S seconds (then timed_out is true; exit 1).")
-@click.option("--detail/--brief", "detail", default=True, show_default=True,
-              help="Every run's status, or counts by status and the first failures.")
-@agent(defaults={"timeout_s": 300, "detail": False}, args={"ref": _REF}, read_only=True, output="run_wait")
-@verb(_wait_human, exit=lambda d, _: 0 if d["status"] == "succeeded" else 1)
-def run_wait(call: Call, ref: str, timeout_s: float | None, detail: bool) -> Any:
+@verb("run wait", _wait_human, exit=lambda d, _: 0 if d["status"] == "succeeded" else 1,
+      read_only=True, output="run_wait")
+def run_wait(call: Call, *,
+             ref: Ref,
+             timeout_s: Annotated[float | None, AgentDefault(300), Opt(
+                 "--timeout", metavar="S", help="Give up after S seconds (then timed_out is true; exit 1).")] = None,
+             detail: Annotated[Detail, Opt("--detail/--brief", show_default=True,
+                                           help="Every run's status, or counts by status and the first "
+                                                "failures.")] = True,
+             ) -> documents.RunWait:
     """Wait for a run (ID) or a launch (L<n>) to finish: exit 0 if it succeeded, 1 otherwise."""
     return launch.wait_doc(call.ctx, ref, timeout_s, detail)
 
 
-def _logs_text(call: Call, ref: str, follow: bool, tail: int | None, width: int | None) -> None:
+def _logs_text(call: Call, *, ref: str, follow: bool, tail: int | None, width: int | None) -> None:
     """`run logs` without --json: the text itself on stdout, as it comes (no document)."""
 
     def write(t: str) -> None:
@@ -182,23 +185,19 @@ def _logs_text(call: Call, ref: str, follow: bool, tail: int | None, width: int 
     launch.stream_logs(call.ctx, ref, write, follow_=follow, tail=tail, width=width)
 
 
-@click.command("logs")
-@click.argument("ref", metavar="REF")
-@click.option("--follow", "-f", is_flag=True, help="Keep printing until the run or launch finishes.")
-@click.option("--tail", type=int, default=None, metavar="N", help="Only the last N lines.")
-@click.option("--width", type=int, default=None, metavar="N", help="Cut each line to N characters.")
-@agent(defaults={"tail": 10, "width": 160}, args={"ref": _REF}, read_only=True)
-@verb(text=_logs_text)
-def run_logs(call: Call, ref: str, follow: bool, tail: int | None, width: int | None) -> dict[str, Any]:
+@verb("run logs", text=_logs_text, read_only=True)
+def run_logs(call: Call, *,
+             ref: Ref,
+             follow: Annotated[bool, Opt("--follow", "-f", help="Keep printing until the run or launch finishes.")] = False,
+             tail: Annotated[int | None, AgentDefault(10), Opt(metavar="N", help="Only the last N lines.")] = None,
+             width: Annotated[int | None, AgentDefault(160), Opt(metavar="N", help="Cut each line to N characters.")] = None,
+             ) -> dict[str, Any]:
     """A run's bench stdout/stderr (ID), or a launch's narration (L<n>)."""
     return launch.logs_doc(call.ctx, ref, follow_=follow, tail=tail, width=width)
 
 
-@click.command("cancel")
-@click.argument("ref", metavar="REF")
-@agent(args={"ref": _REF})
-@verb(lambda d: d.get("message") or f"launch L{d['launch']}: {d['status']}",
+@verb("run cancel", lambda d: d.get("message") or f"launch L{d['launch']}: {d['status']}",
       exit=lambda d, _: 0 if d["status"] in ("cancelled", "succeeded", "failed", "interrupted") else 1)
-def run_cancel(call: Call, ref: str) -> dict[str, Any]:
+def run_cancel(call: Call, *, ref: Ref) -> dict[str, Any]:
     """Cancel a launch (L<n>, or the launch of run ID): its processes end, unfinished runs are cancelled."""
     return launch.cancel(call.ctx, ref)

@@ -1,14 +1,12 @@
-"""run diff, run invalidate."""
+"""run diff, run invalidate: what differs between two runs, and taking runs out of the evidence.
+A part of the `run` group (`optlog.api.runs`): imported only when one of these verbs is used."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-import click
-
-from optlog.cli.binding import Call, verb
-from optlog.cli.main import agent
 from optlog.api.text import fmt_num, table
+from optlog.api.verb import Arg, Call, Opt, verb
 from optlog.core import views as VW
 from optlog.core.numfmt import fmt_ratio
 from optlog.service import verdicts
@@ -36,12 +34,11 @@ def _diff_human(d: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-@click.command("diff")
-@click.argument("a", metavar="A")
-@click.argument("b", metavar="B")
-@agent(read_only=True, args={"a": "The first run id.", "b": "The second run id (ratios are b/a)."})
-@verb(_diff_human)
-def run_diff(call: Call, a: str, b: str) -> dict[str, Any]:
+@verb("run diff", _diff_human, read_only=True)
+def run_diff(call: Call, *,
+             a: Annotated[str, Arg(metavar="A", help="The first run id.")],
+             b: Annotated[str, Arg(metavar="B", help="The second run id (ratios are b/a).")],
+             ) -> dict[str, Any]:
     """Only what differs between two runs: labels, metrics, environment."""
     return verdicts.runs_diff(call.ctx, a, b)
 
@@ -60,11 +57,12 @@ def _invalidate_human(r: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-@click.command("invalidate")
-@click.argument("refs", metavar="ID...", nargs=-1, required=True)
-@click.option("--why", metavar="T", help="The reason (required): e.g. FP4 GEMM returned zeros.")
-@agent(args={"refs": "Run ids (numbers) and/or launches (L3): all invalidated in one commit."})
-@verb(_invalidate_human)
-def run_invalidate(call: Call, refs: tuple[str, ...], why: str | None) -> dict[str, Any]:
+@verb("run invalidate", _invalidate_human)
+def run_invalidate(call: Call, *,
+                   refs: Annotated[tuple[str, ...], Arg(metavar="ID...", help="Run ids (numbers) and/or launches "
+                                                                              "(L3): all invalidated in one commit.")],
+                   why: Annotated[str | None, Opt(metavar="T", help="The reason (required): e.g. FP4 GEMM returned "
+                                                                    "zeros.")] = None,
+                   ) -> dict[str, Any]:
     """Mark runs invalid (run ids and/or launches L3, one commit); verdicts that used them are re-evaluated."""
     return verdicts.invalidate_doc(call.ctx, refs, why)

@@ -1,0 +1,91 @@
+"""run record|list|show: the runs themselves. The group's other verbs live in modules of their own
+(`parts`), imported only when used: `run list`, a hot read, loads no launch, import or judging code."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from optlog.api.params import Detail, Fields, Limit, Offset, Order, pairs
+from optlog.api.text import fmt_num, kv, runs_table
+from optlog.api.verb import AgentDefault, Arg, Call, Opt, Pairs, group, verb
+from optlog.core import views as VW
+from optlog.core.statuses import RUN_STATUSES
+from optlog.service import documents, evidence
+
+group("run", "Benchmark runs: recorded, imported or launched; the evidence verdicts read.",
+      parts={"launch": "optlog.api.launches", "wait": "optlog.api.launches", "logs": "optlog.api.launches",
+             "cancel": "optlog.api.launches", "import": "optlog.api.imports",
+             "diff": "optlog.api.judging", "invalidate": "optlog.api.judging"})
+
+Labels = Annotated[tuple[tuple[str, Any], ...], Pairs()]
+
+
+@verb("run record", lambda r: f"recorded run {r['id']}",
+      description='Labels and metrics may also be objects: labels={"config": "tp8", "concurrency": 256}, '
+                  'metrics={"total_token_throughput": 1867}.')
+def run_record(call: Call, *,
+               labels: Annotated[Labels, Opt("--label", metavar="K=V",
+                                             help="A label (repeatable): config=tp8, concurrency=256 …")] = (),
+               metrics: Annotated[Labels, Opt("--metric", metavar="NAME=VALUE", help="A metric (repeatable).")] = (),
+               hypothesis: Annotated[str | None, Opt(metavar="ID", help="Attach as evidence to this hypothesis.")] = None,
+               note: Annotated[str | None, Opt(metavar="T", help="A note kept with the run (how it was measured).")] = None,
+               ) -> dict[str, Any]:
+    """Store a run done elsewhere."""
+    return evidence.record(call.ctx, pairs(labels), pairs(metrics), hypothesis, note)
+
+
+@verb("run list", runs_table, read_only=True, output="run_list")
+def run_list(call: Call, *,
+             status: Annotated[str | None, Opt(choices=RUN_STATUSES, help="Only runs with this status.")] = None,
+             hypothesis: Annotated[str | None, Opt(metavar="ID", help="Only runs attached to this hypothesis.")] = None,
+             launch: Annotated[int | None, Opt(metavar="N", help="Only the runs of launch N (L<N>).")] = None,
+             labels: Annotated[Labels, Opt("--label", metavar="K=V", help="Only runs with this label (repeatable).")] = (),
+             since: Annotated[str | None, Opt(metavar="TIME", help="Only runs created at or after TIME "
+                                                                   "(ISO 8601, e.g. 2026-12-01T08:00).")] = None,
+             limit: Annotated[Limit, AgentDefault(10)] = None,
+             offset: Offset = 0,
+             order: Order = "oldest",
+             fields: Annotated[Fields, AgentDefault("id,status,hypothesis,invalidated,labels,metrics")] = None,
+             ) -> documents.RunList:
+    """List runs with their labels and metrics."""
+    return evidence.runs_doc(call.ctx, status=status, hypothesis=hypothesis, launch=launch, labels=pairs(labels),
+                             since=since, limit=limit, offset=offset, order=order, fields=fields)
+
+
+def _show_human(r: dict[str, Any]) -> str:
+    out = [f"run {r.get('id')}: {r.get('status')}" + (f" — INVALIDATED: {r.get('invalid_reason')}" if r.get("invalidated") else "")]
+    if r.get("name"):
+        out.append(f"name: {r['name']}")
+    out.append(f"labels: {kv(r.get('labels') or {}) or '-'}")
+    if r.get("hypothesis"):
+        out.append(f"hypothesis: {r['hypothesis']}")
+    if r.get("exit_code") is not None:
+        out.append(f"exit code: {r['exit_code']}")
+    if r.get("error"):
+        out.append(VW.run_error(r))
+    if r.get("metrics"):
+        out.append("metrics:")
+        w = max(len(k) for k in r["metrics"])
+        for k, v in sorted(r["metrics"].items()):
+            out.append(f"  {k:<{w}}  {fmt_num(v)}")
+    tel = r.get("telemetry") or {}
+    if tel.get("text"):
+        out.append(tel["text"])
+    if r.get("note"):
+        out.append(f"note: {r['note']}")
+    if r.get("artifacts"):
+        out.append("artifacts:")
+        out += [f"  {a['path']} ({a['bytes']} B)" for a in r["artifacts"]]
+    return "\n".join(out)
+
+
+@verb("run show", _show_human, read_only=True)
+def run_show(call: Call, *,
+             run_id: Annotated[str, Arg(metavar="ID", help="The run id (a number).")],
+             detail: Annotated[Detail, Opt("--detail/--brief", show_default=True,
+                                           help="Everything, or without the environment, raw result and "
+                                                "artifact list (counted instead).")] = True,
+             fields: Fields = None,
+             ) -> documents.RunShow:
+    """Show one run: labels, metrics, telemetry, environment, artifacts."""
+    return evidence.show_run_doc(call.ctx, run_id, detail, fields)
