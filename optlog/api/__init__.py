@@ -23,6 +23,7 @@ NOUNS: dict[str, str] = {
     "demo": "optlog.api.demo",
     "run": "optlog.api.runs",
     "bench": "optlog.api.bench",
+    "tune": "optlog.api.tune",
 }
 # second names of a noun that the root does not list (help and the MCP tools do not repeat them)
 ALIAS_NOUNS: dict[str, str] = {}

@@ -39,7 +39,6 @@ LAZY: dict[str, str] = {
     "calibrate": "optlog.cli.cmd_telemetry:calibrate_cmd",
     "telemetry": "optlog.cli.cmd_telemetry:telemetry",
     "mcp": "optlog.cli.faces:mcp_cmd",
-    "tune": "optlog.cli.cmd_tune:tune",
 }
 ALIASES = fast.ALIASES
 # aliases that are commands of their own (not listed, so help and the MCP tools do not repeat them):

@@ -25,13 +25,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, text
-from sqlalchemy.exc import DatabaseError
+from sqlalchemy.exc import DatabaseError, OperationalError
 
 from optlog.errors import BadInput, Failed, no_space, out_of_space
 from optlog.paths import Workspace
 from optlog.store import integrity
-from optlog.store.faults import (BUSY_TIMEOUT_S, check_scheme, lock_timeout, pg_connect_args, read_only,
-                                 sqlite_path, unwritable)
+from optlog.store.faults import (BUSY_TIMEOUT_S, check_scheme, lock_timeout, locked, pg_connect_args, pg_lock_holders,
+                                 read_only, shown_url, sqlite_path, unwritable)
 from optlog.store.lock import workspace_lock
 from optlog.store.migrate import ensure_schema
 
@@ -334,7 +334,7 @@ class Database:
             return
         with Session(self._write_engine, expire_on_commit=False) as s:
             if not self.is_sqlite:
-                s.exec(text("SELECT pg_advisory_xact_lock(:k)").bindparams(k=self.write_lock_key))  # type: ignore[call-overload]
+                self._pg_write_lock(s.connection())
             self._held.conn = s.connection()
             try:
                 yield s
@@ -346,6 +346,31 @@ class Database:
                     integrity.restamp(self._checked_file)
             finally:
                 self._held.conn = None
+
+    def _pg_write_lock(self, conn: Connection) -> None:
+        """Take this workspace's write lock on PostgreSQL (an advisory lock for the transaction).
+        Free, the usual case: one statement. Held by another session: waited for as SQLite waits
+        for its write lock (OPTLOG_LOCK_TIMEOUT, else 60 s), then named as SQLite's holder is:
+        `locked`, exit 1, with the session's server pid, application name (an optlog process's pid
+        and host) and client, from pg_locks and pg_stat_activity; nothing written."""
+        key = self.write_lock_key
+        if conn.execute(text("SELECT pg_try_advisory_xact_lock(:k)"), {"k": key}).scalar():
+            return
+        wait = lock_timeout(BUSY_TIMEOUT_S)
+        conn.exec_driver_sql(f"SET LOCAL lock_timeout = {max(1, int(wait * 1000))}")
+        try:
+            conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": key})
+        except OperationalError as e:
+            if getattr(e.orig, "sqlstate", None) != "55P03":  # lock_not_available: the wait ran out
+                raise
+            try:
+                with self.engine.connect() as other:
+                    holders = pg_lock_holders(other, key)
+            except DatabaseError:
+                holders = []
+            what = f"the write lock of {f'schema {self.schema} in ' if self.schema else ''}{shown_url(self.url)}"
+            raise locked(what, wait, holders) from None
+        conn.exec_driver_sql("SET LOCAL lock_timeout = DEFAULT")  # the rest of the transaction as before
 
     @contextmanager
     def connect(self) -> Iterator[Connection]:

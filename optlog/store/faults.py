@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import errno
 import os
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -98,12 +99,43 @@ def locked(what: Any, waited: float, holders: list[dict[str, Any]], left: str = 
 
 
 def pg_connect_args(url: str, schema: str | None = None) -> dict[str, Any]:
-    """psycopg's connect arguments: the workspace's schema as search_path, and the connect timeout
-    unless the URL sets its own (`?connect_timeout=N`, which libpq reads from the URL)."""
+    """psycopg's connect arguments: the workspace's schema as search_path, the connect timeout
+    unless the URL sets its own (`?connect_timeout=N`, which libpq reads from the URL), and an
+    application name that says which process this is (`optlog pid N@HOST`): a session that holds
+    the write lock is named by it to the one that waits (`pg_lock_holders`), across hosts."""
     args: dict[str, Any] = {"options": f"-csearch_path={schema}"} if schema else {}
-    if "connect_timeout=" not in url.partition("?")[2]:
+    query = url.partition("?")[2]
+    if "connect_timeout=" not in query:
         args["connect_timeout"] = connect_timeout()
+    if "application_name=" not in query:
+        args["application_name"] = f"optlog pid {os.getpid()}@{socket.gethostname()}"[:63]
     return args
+
+
+def pg_lock_holders(conn: Any, key: int) -> list[dict[str, Any]]:
+    """The PostgreSQL sessions that hold advisory lock `key` (a bigint key: pg_locks shows its high
+    and low 32 bits as classid and objid) in this database, from pg_locks and pg_stat_activity:
+    the server's pid for the session, and what the session says of itself (its application name:
+    an optlog process's pid and host, see `pg_connect_args`), its client address, its state and
+    since when its transaction is open. `conn`: a SQLAlchemy connection of its own."""
+    from sqlalchemy import text  # deferred: only when a lock is found held
+
+    rows = conn.execute(text(
+        "SELECT l.pid, a.application_name, host(a.client_addr), a.usename, a.state, a.xact_start "
+        "FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid "
+        "WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 "
+        "AND l.classid::bigint = :hi AND l.objid::bigint = :lo AND l.pid <> pg_backend_pid() "
+        "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"),
+        {"hi": (key >> 32) & 0xFFFFFFFF, "lo": key & 0xFFFFFFFF}).all()
+    out = []
+    for pid, app, client, user, state, since in rows:
+        said = [app or "no application name", f"user {user}" if user else "",
+                f"from {client}" if client else "over a local socket", state or "",
+                f"in a transaction since {since.isoformat(timespec='seconds')}" if since else ""]
+        out.append({"pid": pid, "command": "PostgreSQL session: " + ", ".join(x for x in said if x),
+                    "application_name": app, "client": client, "user": user, "state": state,
+                    "since": since.isoformat(timespec="seconds") if since else None})
+    return out
 
 
 def _where(url: str) -> dict[str, Any]:

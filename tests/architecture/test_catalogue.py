@@ -27,7 +27,6 @@ NOT_YET = {
     "cmd_next.py",
     "cmd_predict.py",
     "cmd_telemetry.py",
-    "cmd_tune.py",
 }
 
 

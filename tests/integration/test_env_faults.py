@@ -9,6 +9,7 @@ lock held by another process."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -71,6 +72,8 @@ def test_the_default_connect_timeout_is_at_most_10_s(monkeypatch):
     assert 0 < pg_connect_args("postgresql://u@h/db")["connect_timeout"] <= 10
     # a URL's own connect_timeout is the user's word (libpq reads it from the URL)
     assert "connect_timeout" not in pg_connect_args("postgresql://u@h/db?connect_timeout=3")
+    # the name a session that holds the write lock is said by (pg_stat_activity.application_name)
+    assert pg_connect_args("postgresql://u@h/db")["application_name"].startswith(f"optlog pid {os.getpid()}@")
 
 
 def test_a_closed_port_is_unreachable(ws):
@@ -266,6 +269,37 @@ def test_a_postgresql_connection_ended_mid_command_is_named_and_nothing_is_writt
 
     e = _fault(SimpleNamespace(code=p.returncode, out=out, err=err), "db_connection_lost")
     assert "nothing" in e["message"] and e["host"]
+    assert ws.j("run", "list")["runs"] == []
+
+
+@pytest.mark.skipif(not PG_BASE, reason="needs the test PostgreSQL server (OPTLOG_TEST_PG)")
+def test_a_postgresql_write_lock_held_by_another_session_names_it(ws, monkeypatch):
+    """The write lock (and so the decision lock) held by another session of the real server: the
+    write waits the lock wait, then says who holds it (its server pid and application name, from
+    pg_locks and pg_stat_activity), as SQLite's held lock is said; it used to wait for ever."""
+    import psycopg
+
+    from optlog.paths import find_workspace
+    from optlog.store.db import Database
+
+    for k, v in ws.env.items():
+        monkeypatch.setenv(k, v)
+    db = Database(find_workspace(ws.root))
+    holder = psycopg.connect(ws.env["OPTLOG_DB_URL"], autocommit=True, application_name="the test's holder")
+    try:
+        holder.execute("SELECT pg_advisory_lock(%s)", (db.write_lock_key,))
+        pid = holder.execute("SELECT pg_backend_pid()").fetchone()[0]
+        t0 = time.monotonic()
+        r = ws.cli("run", "record", "--metric", "tps=1", "--json", check=False, env={"OPTLOG_LOCK_TIMEOUT": "1"})
+        waited = time.monotonic() - t0
+    finally:
+        holder.close()
+        db.dispose()
+    err = _fault(r, "locked")
+    assert f"pid {pid} (PostgreSQL session: the test's holder" in err["message"], err
+    assert err["waited_s"] == 1 and waited < 20
+    assert err["holders"][0]["pid"] == pid and err["holders"][0]["application_name"] == "the test's holder"
+    assert "password" not in err["message"] and ws.env["OPTLOG_DB_URL"] not in err["message"]
     assert ws.j("run", "list")["runs"] == []
 
 
