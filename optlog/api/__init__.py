@@ -13,6 +13,10 @@ NOUNS: dict[str, str] = {
     "todo": "optlog.api.todos",
     "agent": "optlog.api.agent",
     "hypothesis": "optlog.api.hypotheses",
+    "prediction": "optlog.api.predictions",
+    "verdict": "optlog.api.predictions",
+    "compare": "optlog.api.predictions",
+    "next": "optlog.api.nextexp",
     "plan": "optlog.api.plans",
     "report": "optlog.api.plans",
     "log": "optlog.api.history",
@@ -26,4 +30,6 @@ NOUNS: dict[str, str] = {
     "tune": "optlog.api.tune",
 }
 # second names of a noun that the root does not list (help and the MCP tools do not repeat them)
-ALIAS_NOUNS: dict[str, str] = {}
+ALIAS_NOUNS: dict[str, str] = {
+    "predict": "optlog.api.predictions",
+}

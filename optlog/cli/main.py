@@ -32,18 +32,11 @@ from optlog.store.faults import named
 # name -> "module:attribute"; aliases point at the same object
 LAZY: dict[str, str] = {
     "tui": "optlog.cli.faces:tui_cmd",
-    "prediction": "optlog.cli.cmd_predict:prediction",
-    "verdict": "optlog.cli.cmd_predict:verdict_cmd",
-    "compare": "optlog.cli.cmd_predict:compare_cmd",
-    "next": "optlog.cli.cmd_next:next_cmd",
     "calibrate": "optlog.cli.cmd_telemetry:calibrate_cmd",
     "telemetry": "optlog.cli.cmd_telemetry:telemetry",
     "mcp": "optlog.cli.faces:mcp_cmd",
 }
 ALIASES = fast.ALIASES
-# aliases that are commands of their own (not listed, so help and the MCP tools do not repeat them):
-# `optlog predict HYP --expect …` is `optlog prediction add HYP --expect …` (DESIGN §7)
-ALIAS_COMMANDS = {"predict": "optlog.cli.cmd_predict:predict"}
 
 
 class State:
@@ -123,7 +116,7 @@ class LazyGroup(click.Group):
         name = ALIASES.get(name, name)
         if name in NOUNS or name in ALIAS_NOUNS:  # a noun of the verb catalogue: generated from its declarations
             return add_global_options(_load(BUILDER)(name, NOUNS.get(name) or ALIAS_NOUNS[name]))
-        target = LAZY.get(name) or ALIAS_COMMANDS.get(name)
+        target = LAZY.get(name)
         if target is None:
             return None
         try:
