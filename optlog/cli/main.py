@@ -31,16 +31,10 @@ from optlog.store.faults import named
 
 # name -> "module:attribute"; aliases point at the same object
 LAZY: dict[str, str] = {
-    "init": "optlog.cli.cmd_core:init_cmd",
-    "status": "optlog.cli.cmd_core:status_cmd",
-    "note": "optlog.cli.cmd_core:note",
-    "tui": "optlog.cli.cmd_core:tui_cmd",
-    "log": "optlog.cli.cmd_log:log_cmd",
-    "sync": "optlog.cli.cmd_log:sync_cmd",
+    "tui": "optlog.cli.faces:tui_cmd",
     "calibrate": "optlog.cli.cmd_telemetry:calibrate_cmd",
     "telemetry": "optlog.cli.cmd_telemetry:telemetry",
-    "mcp": "optlog.cli.cmd_mcp:mcp_cmd",
-    "demo": "optlog.cli.cmd_demo:demo_cmd",
+    "mcp": "optlog.cli.faces:mcp_cmd",
 }
 ALIASES = fast.ALIASES
 

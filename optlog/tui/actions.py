@@ -85,11 +85,12 @@ class Actions(Loading):
         ], go)
 
     def action_add_note(self) -> None:
-        from optlog.service import evidence as E  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.api import notes as N  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
         hid = self.hyps.selected
         self._ask(f"New note{' on ' + hid if hid else ''}", [Field("text", "Note", required=True), Field("link", "Link (optional)")],
-                  lambda v: self.run_service(lambda c: E.add_note(c, v["text"], hid, v["link"] or None), done="note added"))
+                  lambda v: self.run_verb(N.note_add, done="note added", text=v["text"], hypothesis=hid,
+                                          link=v["link"] or None))
 
     def action_add_todo(self) -> None:
         from optlog.api import todos as T  # deferred: the verbs (~0.6 s with the service layer) after the first frame
@@ -221,9 +222,9 @@ class Actions(Loading):
     @work(thread=True, exclusive=True, group="log", exit_on_error=False)
     def action_show_log(self) -> None:
         try:
-            from optlog.service import history as Hi  # deferred: the service layer (~0.6 s) after the first frame
+            from optlog.api import history as Hi  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
-            events = Hi.log_doc(self.ctx, None).get("events", [])  # `optlog log`'s verb
+            events = Hi.log(verb_call(self.ctx)).get("events", [])  # `optlog log`'s verb
         except Exception as e:  # noqa: BLE001
             self.call_from_thread(self.notify, f"log: {e}", severity="error")
             return
