@@ -41,8 +41,7 @@ LAZY: dict[str, str] = {
     "verdict": "optlog.cli.cmd_predict:verdict_cmd",
     "compare": "optlog.cli.cmd_predict:compare_cmd",
     "next": "optlog.cli.cmd_next:next_cmd",
-    "calibrate": "optlog.cli.cmd_telemetry:calibrate_cmd",
-    "telemetry": "optlog.cli.cmd_telemetry:telemetry",
+    "telemetry": "optlog.cli.streams:telemetry",
     "mcp": "optlog.cli.cmd_mcp:mcp_cmd",
     "demo": "optlog.cli.cmd_demo:demo_cmd",
 }

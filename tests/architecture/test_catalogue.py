@@ -30,7 +30,6 @@ NOT_YET = {
     "cmd_mcp.py",
     "cmd_next.py",
     "cmd_predict.py",
-    "cmd_telemetry.py",
 }
 
 
