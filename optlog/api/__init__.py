@@ -13,12 +13,24 @@ NOUNS: dict[str, str] = {
     "todo": "optlog.api.todos",
     "agent": "optlog.api.agent",
     "hypothesis": "optlog.api.hypotheses",
+    "prediction": "optlog.api.predictions",
+    "verdict": "optlog.api.predictions",
+    "compare": "optlog.api.predictions",
+    "next": "optlog.api.nextexp",
     "plan": "optlog.api.plans",
     "report": "optlog.api.plans",
+    "log": "optlog.api.history",
+    "sync": "optlog.api.history",
+    "init": "optlog.api.workspace",
+    "status": "optlog.api.workspace",
+    "note": "optlog.api.notes",
+    "demo": "optlog.api.demo",
     "run": "optlog.api.runs",
     "bench": "optlog.api.bench",
     "tune": "optlog.api.tune",
     "calibrate": "optlog.api.calibrate",
 }
 # second names of a noun that the root does not list (help and the MCP tools do not repeat them)
-ALIAS_NOUNS: dict[str, str] = {}
+ALIAS_NOUNS: dict[str, str] = {
+    "predict": "optlog.api.predictions",
+}

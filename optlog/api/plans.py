@@ -10,7 +10,7 @@ from optlog.api.text import glyph, table
 from optlog.api.verb import AgentDefault, Arg, Call, Opt, group, verb
 from optlog.core.numfmt import fmt_gain, fmt_pct, fmt_score, fmt_written
 from optlog.core.plans import EFFORT_WEIGHT, PLAN_STATUSES, calibration_line, calibration_rows
-from optlog.service import plans, report as reports
+from optlog.service import documents, plans, report as reports
 
 group("plan", "Ranked improvement plans; the ranking follows the verdicts.")
 
@@ -34,7 +34,7 @@ def plan_add(call: Call, *,
              validation: Annotated[str | None, Opt(metavar="SPEC", help="How it will be validated (a run spec or a "
                                                                         "description).")] = None,
              detail: Annotated[Detail, _PLAN_DETAIL] = True,
-             ) -> Any:
+             ) -> dict[str, Any] | documents.PlanAck:
     """Add an improvement plan (recorded; `plan render` writes and commits the files)."""
     return plans.add_doc(call.ctx, title, gain=gain, effort=effort, confidence=confidence, needs=needs,
                          rationale=rationale, steps=steps, risks=risks, validation=validation, detail=detail)
@@ -76,7 +76,7 @@ def _plan_list_human(d: dict[str, Any]) -> str:
 def plan_list(call: Call, *,
               status: Annotated[str | None, Opt(choices=PLAN_STATUSES, help="Only plans with this status.")] = None,
               fields: Annotated[Fields, AgentDefault("id,title,rank,score,status,gain,effort,confidence,reason")] = None,
-              ) -> Any:
+              ) -> documents.PlanList:
     """Plans in rank order, with how well past predictions held."""
     return plans.list_doc(call.ctx, status, fields)
 
@@ -105,7 +105,7 @@ def _show_human(p: dict[str, Any]) -> str:
 
 
 @verb("plan show", _show_human, read_only=True)
-def plan_show(call: Call, *, pid: Annotated[str, _PID]) -> Any:
+def plan_show(call: Call, *, pid: Annotated[str, _PID]) -> dict[str, Any]:
     """Show one plan with its score, reason and needs."""
     return plans.show(call.ctx, pid)
 
@@ -118,7 +118,7 @@ def plan_set(call: Call, *,
                                                  help="The gain measured when done, in percent.")] = None,
              why: Annotated[str | None, Opt(metavar="T", help="The reason.")] = None,
              detail: Annotated[Detail, _PLAN_DETAIL] = True,
-             ) -> Any:
+             ) -> dict[str, Any] | documents.PlanAck:
     """Change a plan's status; record the gain measured beside the predicted one."""
     return plans.set_doc(call.ctx, pid, status, measured, why, detail)
 
@@ -139,7 +139,7 @@ def plan_edit(call: Call, *,
                                                     help="A risk (repeatable; replaces the risks).")] = (),
               validation: Annotated[str | None, Opt(metavar="SPEC", help="How it will be validated.")] = None,
               why: Annotated[str | None, Opt(metavar="T", help="The reason for the change (kept in the plan's history).")] = None,
-              ) -> Any:
+              ) -> dict[str, Any]:
     """Change a plan's fields; the old values go to its history and the files are re-rendered and committed."""
     return plans.edit_doc(call.ctx, pid, title=title, gain=gain, effort=effort, confidence=confidence,
                           needs=needs, no_needs=no_needs, rationale=rationale, steps=steps, risks=risks,
@@ -151,7 +151,7 @@ def plan_edit(call: Call, *,
 def plan_rm(call: Call, *,
             pid: Annotated[str, _PID],
             why: Annotated[str, Opt(metavar="T", help="Why the plan is removed (in the commit).")],
-            ) -> Any:
+            ) -> dict[str, Any]:
     """Remove a plan: its file is deleted in a commit (git history keeps it); its number is not reused."""
     return plans.rm(call.ctx, pid, why)
 
@@ -161,7 +161,7 @@ def plan_rm(call: Call, *,
 def plan_render(call: Call, *,
                 detail: Annotated[Detail, Opt("--detail/--brief", show_default=True, help=(
                     "Every plan as rendered, or only the files, what changed and the commit."))] = True,
-                ) -> Any:
+                ) -> dict[str, Any] | documents.PlanRenderBrief:
     """Write <prefix>/<prefix>-NN.md and <prefix>/README.md, and commit them."""
     return plans.render_doc(call.ctx, detail)
 
@@ -169,7 +169,7 @@ def plan_render(call: Call, *,
 @verb("plan import", lambda r: f"imported {len(r['imported'])} plan(s), skipped {len(r['skipped'])} already present")
 def plan_import(call: Call, *,
                 replace: Annotated[bool, Opt(help="Overwrite records the files also hold.")] = False,
-                ) -> Any:
+                ) -> dict[str, Any]:
     """Rebuild plan records from the plan files' front matter (a fresh clone)."""
     return plans.import_(call.ctx, replace)
 
@@ -188,6 +188,6 @@ def report(call: Call, *,
            keep: Annotated[bool, Opt(help=("Keep the current report: write a new time-stamped file "
                                            "(reports/report-YYYYMMDD-HHMM.md) instead of replacing it."))] = False,
            no_commit: Annotated[bool, Opt(help="Write the files but do not commit them.")] = False,
-           ) -> Any:
+           ) -> dict[str, Any]:
     """Write a session report (findings first, markdown with SVG plots) and commit it."""
     return reports.write(call.ctx, out, commit=not no_commit, hypothesis=hypothesis, since=since, keep=keep)

@@ -37,17 +37,22 @@ Exit = Callable[[Any, Mapping[str, Any]], int]
 
 class Call:
     """What a verb gets besides its typed arguments: the face's service context (made on first
-    use: `init` and `demo` never open one), the folder named by -C, and whether the face has a
-    narration channel (the CLI's stderr, under --json too) or only the document (the MCP face).
+    use: `init` and `demo` never open one), the folder named by -C, whether the face has a
+    narration channel (the CLI's stderr, under --json too) or only the document (the MCP face),
+    and the face's dashboard, where it has one to open (`demo` ends in it on a terminal).
     `tools`: the MCP tools as the faces that have them make them (`agent tools` describes them;
     the table is derived from the click commands above this layer), None in a face without."""
 
     def __init__(self, *, chdir: str | None, ctx: Callable[[], Any], narrate: bool,
-                 say: Callable[[str], None], tools: Callable[[], Mapping[str, Any]] | None = None) -> None:
+                 say: Callable[[str], None], tools: Callable[[], Mapping[str, Any]] | None = None,
+                 dashboard: Callable[[str], bool] | None = None) -> None:
         self.chdir = chdir
         self.narrate = narrate  # progress narration is wanted (the CLI: on stderr)
         self.say = say          # one narration line (stderr on the CLI; kept out of the document)
         self.tools = tools
+        # open the dashboard on a workspace folder and return True once it is closed; False where
+        # the face cannot (no terminal, --json, no dashboard: the MCP face, the dashboard itself)
+        self.dashboard: Callable[[str], bool] = dashboard or (lambda _workspace: False)
         self._make_ctx = ctx
         self._ctx: Any = None
 

@@ -29,6 +29,7 @@ from typing import Any
 import click
 
 from optlog.api.verb import Call, Exit, Human
+from optlog.cli.dashboard import dashboard
 from optlog.cli.main import cli, emit, notice, service_ctx, state
 from optlog.errors import OptlogError
 
@@ -54,7 +55,7 @@ def of(callback: Callable[..., Any] | None) -> Binding | None:
 def cli_call() -> Call:
     """The Call of the command the CLI is running now."""
     st = state()
-    return Call(chdir=st.chdir, ctx=service_ctx, narrate=True, say=notice, tools=_tools)
+    return Call(chdir=st.chdir, ctx=service_ctx, narrate=True, say=notice, tools=_tools, dashboard=dashboard)
 
 
 # what makes the MCP tools (`agent tools` describes them on the CLI too); named, as the commands

@@ -31,24 +31,11 @@ from optlog.store.faults import named
 
 # name -> "module:attribute"; aliases point at the same object
 LAZY: dict[str, str] = {
-    "init": "optlog.cli.cmd_core:init_cmd",
-    "status": "optlog.cli.cmd_core:status_cmd",
-    "note": "optlog.cli.cmd_core:note",
-    "tui": "optlog.cli.cmd_core:tui_cmd",
-    "log": "optlog.cli.cmd_log:log_cmd",
-    "sync": "optlog.cli.cmd_log:sync_cmd",
-    "prediction": "optlog.cli.cmd_predict:prediction",
-    "verdict": "optlog.cli.cmd_predict:verdict_cmd",
-    "compare": "optlog.cli.cmd_predict:compare_cmd",
-    "next": "optlog.cli.cmd_next:next_cmd",
+    "tui": "optlog.cli.faces:tui_cmd",
     "telemetry": "optlog.cli.streams:telemetry",
-    "mcp": "optlog.cli.cmd_mcp:mcp_cmd",
-    "demo": "optlog.cli.cmd_demo:demo_cmd",
+    "mcp": "optlog.cli.faces:mcp_cmd",
 }
 ALIASES = fast.ALIASES
-# aliases that are commands of their own (not listed, so help and the MCP tools do not repeat them):
-# `optlog predict HYP --expect …` is `optlog prediction add HYP --expect …` (DESIGN §7)
-ALIAS_COMMANDS = {"predict": "optlog.cli.cmd_predict:predict"}
 
 
 class State:
@@ -128,7 +115,7 @@ class LazyGroup(click.Group):
         name = ALIASES.get(name, name)
         if name in NOUNS or name in ALIAS_NOUNS:  # a noun of the verb catalogue: generated from its declarations
             return add_global_options(_load(BUILDER)(name, NOUNS.get(name) or ALIAS_NOUNS[name]))
-        target = LAZY.get(name) or ALIAS_COMMANDS.get(name)
+        target = LAZY.get(name)
         if target is None:
             return None
         try:

@@ -1,6 +1,6 @@
 """What the dashboard does: each write action is one service verb behind a form (`forms.py`), run
 in a thread by `Loading.run_service` (errors become notifications, a reload follows). The verb is
-the one the CLI command and the MCP tool call (`hypotheses.add_doc`, `verdicts.verdict_doc`, ...),
+the one the CLI command and the MCP tool call (the catalogue's `hypotheses.hyp_add`, `predictions.verdict`, ...),
 with `detail=False` where the dashboard only needs the acknowledgement.
 
 The service layer is imported inside each action: it loads after the first frame."""
@@ -66,15 +66,13 @@ class Actions(Loading):
             return
 
         def go(v: dict[str, Any]) -> None:
-            from optlog.service import predictions as P  # deferred: the service layer (~0.6 s) after the first frame
+            from optlog.api import predictions as P  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
             # the form's "K=V, K=V" text is this face's syntax: parsed here, the verb takes typed selectors
-            sel = lambda s, f: parse_pairs([x.strip() for x in s.split(",") if x.strip()], f)  # noqa: E731
-            self.run_service(lambda c: P.add_doc(c, hid, expect=v["expect"], metric=v["metric"] or None,
-                                                 a=sel(v["a"], "--a"), b=sel(v["b"], "--b"), where=v["where"] or None,
-                                                 per=v["per"] or None, margin=float(v["margin"]) if v["margin"] else None,
-                                                 detail=False),
-                             done="prediction added")
+            sel = lambda s, f: tuple(parse_pairs([x.strip() for x in s.split(",") if x.strip()], f).items())  # noqa: E731
+            self.run_verb(P.pred_add, done="prediction added", hid=hid, expect=v["expect"], metric=v["metric"] or None,
+                          a=sel(v["a"], "--a"), b=sel(v["b"], "--b"), where=v["where"] or None, per=v["per"] or None,
+                          margin=float(v["margin"]) if v["margin"] else None, detail=False)
 
         self._ask(f"New prediction for {hid}", [
             Field("expect", "Expression (a > b, a / b in [0.3, 0.6], …)", required=True),
@@ -87,11 +85,12 @@ class Actions(Loading):
         ], go)
 
     def action_add_note(self) -> None:
-        from optlog.service import evidence as E  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.api import notes as N  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
         hid = self.hyps.selected
         self._ask(f"New note{' on ' + hid if hid else ''}", [Field("text", "Note", required=True), Field("link", "Link (optional)")],
-                  lambda v: self.run_service(lambda c: E.add_note(c, v["text"], hid, v["link"] or None), done="note added"))
+                  lambda v: self.run_verb(N.note_add, done="note added", text=v["text"], hypothesis=hid,
+                                          link=v["link"] or None))
 
     def action_add_todo(self) -> None:
         from optlog.api import todos as T  # deferred: the verbs (~0.6 s with the service layer) after the first frame
@@ -127,18 +126,18 @@ class Actions(Loading):
         self._todo_status(lambda s: "cancelled")
 
     def action_verdict(self) -> None:
-        from optlog.service import verdicts as V  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.api import predictions as P  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
         def summary(res: dict[str, Any]) -> None:
             lines = [VW.verdict_head(r) for r in res.get("results", [])]  # as `optlog verdict` prints them
             self.notify("\n".join(lines) or "no predictions to judge", title="verdict", timeout=8)
 
-        self.run_service(lambda c: V.verdict_doc(c, all=True, detail=False), then=summary)
+        self.run_verb(P.verdict, then=summary, all_=True, detail=False)
 
     def action_next_experiment(self) -> None:
         """`optlog next` for the selected hypothesis (all pairs without one): the best candidate of
-        each pair, and the spec it wrote (service.nextexp; nothing is launched)."""
-        from optlog.service import nextexp as NX  # deferred: the service layer (~0.6 s) after the first frame
+        each pair, and the spec it wrote (nothing is launched)."""
+        from optlog.api import nextexp as NX  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
         hid = self.hyps.selected
 
@@ -153,7 +152,7 @@ class Actions(Loading):
             self.notify("\n".join(lines) or res.get("note") or "no rival or parent to tell apart",
                         title="next experiment", timeout=12)
 
-        self.run_service(lambda c: NX.analyse(c, hid), then=summary)
+        self.run_verb(NX.next_experiment, then=summary, hid=hid)
 
     def action_override(self) -> None:
         from optlog.api import hypotheses as H  # deferred: the verbs (~0.6 s with the service layer) after the first frame
@@ -223,9 +222,9 @@ class Actions(Loading):
     @work(thread=True, exclusive=True, group="log", exit_on_error=False)
     def action_show_log(self) -> None:
         try:
-            from optlog.service import history as Hi  # deferred: the service layer (~0.6 s) after the first frame
+            from optlog.api import history as Hi  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
-            events = Hi.log_doc(self.ctx, None).get("events", [])  # `optlog log`'s verb
+            events = Hi.log(verb_call(self.ctx)).get("events", [])  # `optlog log`'s verb
         except Exception as e:  # noqa: BLE001
             self.call_from_thread(self.notify, f"log: {e}", severity="error")
             return

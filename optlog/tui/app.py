@@ -184,5 +184,6 @@ class OptlogApp(Actions):
                                     (lambda a=b.action: self.run_action(a, self.runs)))
 
 
-def run_tui(ctx: Ctx) -> None:
-    OptlogApp(ctx).run()
+def run_tui(chdir: str | None) -> None:
+    """The dashboard on the workspace at (or above) `chdir`, the current folder when None."""
+    OptlogApp(Ctx.find(chdir)).run()

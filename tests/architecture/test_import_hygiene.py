@@ -57,8 +57,8 @@ DEFERRABLE_OWN: dict[str, tuple[str, str]] = {
     "optlog.cli.main": ("optlog/cli/__init__.py", "click and the command tree: a read-cache hit answers without them"),
     "optlog.service.context": ("optlog/cli/main.py", "the workspace (store, git): --version and --help skip it"),
     "optlog.store.db": ("optlog/cli/main.py", "SQLAlchemy: only an error of the database itself needs it"),
-    "optlog.service.workspace": ("optlog/cli/cmd_core.py", "init: the settings' pydantic models"),
-    "optlog.tui": ("optlog/cli/cmd_core.py", "Textual: only the dashboard"),
+    "optlog.service.workspace": ("optlog/api/workspace.py", "init: the settings' pydantic models"),
+    "optlog.tui": ("optlog/cli/dashboard.py", "Textual: only the dashboard"),
     "optlog.cli.mcp": ("optlog/cli/mcpserver.py", "the face (the command tree, the workspace, SQLAlchemy): "
                                                   "`initialize` answers before it"),
     "optlog.yamlio": ("optlog/cli/options.py", "PyYAML: a JSON option's parser lives beside the YAML one; `todo list` parses neither"),

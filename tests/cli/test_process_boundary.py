@@ -22,10 +22,10 @@ from tests.conftest import _clean_env
 
 
 def _commands() -> list[str]:
-    from optlog.cli.main import ALIAS_COMMANDS
+    from optlog.api import ALIAS_NOUNS
     from optlog.cli.tools import walk
 
-    return [" ".join(p) for p, _ in walk()] + sorted(ALIAS_COMMANDS)
+    return [" ".join(p) for p, _ in walk()] + sorted(ALIAS_NOUNS)
 
 
 @pytest.mark.parametrize("command", _commands())

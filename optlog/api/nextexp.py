@@ -1,14 +1,11 @@
-"""`optlog next [HYP]`: the experiment that would tell rival hypotheses apart (service.nextexp)."""
+"""`optlog next [ID]`: the experiment that would tell rival hypotheses apart (service.nextexp)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-import click
-
-from optlog.cli.binding import Call, verb
-from optlog.cli.main import agent
-from optlog.service import nextexp
+from optlog.api.verb import Arg, Call, verb
+from optlog.service import documents, nextexp
 
 
 def _next_human(d: dict[str, Any]) -> str:
@@ -44,11 +41,10 @@ def _next_human(d: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-@click.command("next")
-@click.argument("hid", metavar="[ID]", required=False)
-@agent(args={"hid": "Only the pairs of this hypothesis."})
-@verb(_next_human)
-def next_cmd(call: Call, hid: str | None) -> Any:
+@verb("next", _next_human)
+def next_experiment(call: Call, *,
+                    hid: Annotated[str | None, Arg(metavar="[ID]", help="Only the pairs of this hypothesis.")] = None,
+                    ) -> documents.NextDoc:
     """The run that tells rivals apart. For each hypothesis with a rival or a pivot parent: the outcomes
     side by side, the untested levels where their predictions differ by more than the noise, and the
     best as runs/next-<hyp>.yaml (never launched; docs/next.md)."""

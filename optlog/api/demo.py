@@ -1,19 +1,16 @@
 """demo: the whole loop on this machine (or simulated), then the dashboard on a terminal.
 
 A module of its own: the demo pulls the launcher, plans and report modules, which `status` and
-`note` (in cmd_core) never need.
+`note` never need.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Annotated, Any
 
-import click
-
-from optlog.cli.binding import Call, verb
-from optlog.cli.cmd_core import open_tui
-from optlog.cli.main import agent
+from optlog.api.verb import Arg, Call, Opt, verb
+from optlog.core import text as TX
 from optlog.service import demo
 
 
@@ -21,25 +18,22 @@ def _human(r: dict[str, Any]) -> str:
     return f"demo workspace: {r['workspace']}\nreport: {r['report']}"
 
 
-def _then_dashboard(call: Call, path: str | None, simulated: bool) -> int:
-    """The CLI without --json: the demo, then the dashboard when a person is at a terminal (else the
-    summary lines). Only the CLI has a dashboard to open, so the binding itself returns the document."""
+def _then_dashboard(call: Call, *, path: str | None, simulated: bool) -> int:
+    """A face with a text channel (the CLI without --json): the demo, then the dashboard where the
+    face can open one (a person at a terminal); else the summary lines on stdout."""
     res = demo.run(path, call.say, simulated=simulated)
-    if sys.stdout.isatty() and sys.stdin.isatty():
-        open_tui(res["workspace"])
-    else:
-        click.echo(_human(res))
+    if not call.dashboard(res["workspace"]):
+        sys.stdout.write(TX.shown(_human(res)) + "\n")
     return 0
 
 
-@click.command("demo")
-@click.argument("path", required=False)
-@click.option("--simulated", is_flag=True,
-              help="The offline story instead: TP8 vs TP4+PP2 on optlog's simulated server (seconds, deterministic).")
-@agent(args={"path": "A new or empty folder for the demo workspace (default: a new temporary folder).",
-             "simulated": "Run the offline simulated story instead of measuring this machine."})
-@verb(_human, text=_then_dashboard)
-def demo_cmd(call: Call, path: str | None, simulated: bool) -> Any:
+@verb("demo", _human, text=_then_dashboard)
+def demo_run(call: Call, *,
+             path: Annotated[str | None, Arg(help="A new or empty folder for the demo workspace (default: a new "
+                                                  "temporary folder).")] = None,
+             simulated: Annotated[bool, Opt(help="The offline story instead: TP8 vs TP4+PP2 on optlog's simulated "
+                                                 "server (seconds, deterministic).")] = False,
+             ) -> dict[str, Any]:
     """Run the whole loop for real on this machine: llama.cpp's llama-server serving Gemma 3 270M
     (built and fetched once by scripts/llama-server.sh, about 6 minutes on 2 cores, then cached), a
     hypothesis registered before measuring ("4 parallel slots give at least 2x the tokens/s of 1 at

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-import click
-
-from optlog.cli.binding import Call, verb
-from optlog.cli.main import agent
-from optlog.service import history
-from optlog.service.envelope import ORDERS
+from optlog.api.params import Detail, Limit, Offset, Order
+from optlog.api.verb import AgentDefault, Call, Opt, verb
+from optlog.service import documents, history
 
 
 def _human_log(r: dict[str, Any]) -> str:
@@ -42,19 +39,18 @@ def _human_log(r: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-@click.command("log")
-@click.option("--hypothesis", "hypothesis", metavar="ID", help="Only this hypothesis (and pivots from it).")
-@click.option("--limit", "-n", type=int, metavar="N", help="Only the last N events.")
-@click.option("--offset", type=int, default=0, help="Skip this many of the newest events first (the previous page's next_offset).")
-@click.option("--since", metavar="TIME", help="Only events at or after TIME (ISO 8601, e.g. 2026-12-01T08:00).")
-@click.option("--order", type=click.Choice(ORDERS), default="oldest", show_default=True,
-              help="oldest first (the CLI's default) or newest first (an agent's).")
-@click.option("--detail/--brief", "detail", default=True, show_default=True,
-              help="Every event with its commit message body, or one line each.")
-@agent(read_only=True, defaults={"limit": 5, "order": "newest", "detail": False})
-@verb(_human_log)
-def log_cmd(call: Call, hypothesis: str | None, limit: int | None, offset: int, since: str | None, order: str,
-            detail: bool) -> Any:
+@verb("log", _human_log, read_only=True)
+def log(call: Call, *,
+        hypothesis: Annotated[str | None, Opt(metavar="ID", help="Only this hypothesis (and pivots from it).")] = None,
+        limit: Annotated[Limit, AgentDefault(5), Opt("--limit", "-n", metavar="N", help="Only the last N events.")] = None,
+        offset: Annotated[Offset, Opt(help="Skip this many of the newest events first (the previous page's "
+                                           "next_offset).")] = 0,
+        since: Annotated[str | None, Opt(metavar="TIME", help="Only events at or after TIME (ISO 8601, e.g. "
+                                                              "2026-12-01T08:00).")] = None,
+        order: Order = "oldest",
+        detail: Annotated[Detail, Opt("--detail/--brief", show_default=True,
+                                      help="Every event with its commit message body, or one line each.")] = True,
+        ) -> documents.LogDoc:
     """The decision timeline from git, oldest first: events, reasons, runs, pivots."""
     return history.log_doc(call.ctx, hypothesis, limit=limit, offset=offset, since=since, order=order, detail=detail)
 
@@ -67,8 +63,7 @@ def _sync_human(r: dict[str, Any]) -> str:
     return "\n".join(f"committed {c['sha'][:8]} {c['subject']}" for c in r["committed"])
 
 
-@click.command("sync")
-@verb(_sync_human)
-def sync_cmd(call: Call) -> Any:
+@verb("sync", _sync_human)
+def sync(call: Call) -> dict[str, Any]:
     """Validate hand-edited hypothesis files and commit them as edits."""
     return history.sync_files(call.ctx)

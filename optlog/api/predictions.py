@@ -1,20 +1,20 @@
-"""prediction add|edit|list|show (alias: predict), verdict, compare."""
+"""prediction add|edit|list|show (alias: predict, whose first word defaults to add), verdict, compare:
+the claims of a hypothesis, their judgement against the evidence, and the side-by-side table a
+claim is judged on."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-import click
-
-from optlog.cli.binding import Call, verb
-from optlog.cli.main import agent
-from optlog.cli.options import KeyValue, pairs, paging
+from optlog.api.params import Limit, Offset, Order, pairs
 from optlog.api.text import fmt_num, glyph, table
+from optlog.api.verb import AgentDefault, Arg, Call, Opt, Pairs, group, verb
 from optlog.core import posthoc as PH
 from optlog.core import views as VW
 from optlog.core.numfmt import fmt_ratio, fmt_share, fmt_sig, fmt_written
 from optlog.core.statuses import PRED_STATUSES
-from optlog.service import compare, predictions, verdicts
+from optlog.service import compare as comparing
+from optlog.service import documents, predictions, verdicts
 
 LANGUAGE = """\
 The prediction language (a real grammar, never eval'ed). Groups a and b are runs selected by label
@@ -31,32 +31,25 @@ region holds, outside fails, across its edge is unclear. Paired per cycle of an 
 (or per `block` label); else a bootstrap from 5 repeats a side, Welch on logs from 3, the margin below.
 Scaling: expect="k(input_len) in [0.9, 1.1]" (exponent, log-log), "slope(input_len) > 10" (linear)."""
 
+group("prediction", "Predictions: machine-checkable, pre-registered claims of a hypothesis.")
+# `optlog predict HYP --expect …` is `optlog prediction add HYP --expect …` (DESIGN §7); the older
+# `optlog predict add|edit|list|show …` spellings still reach the group's verbs
+group("predict", "Add a prediction: `optlog predict HYP --expect EXPR …` is `optlog prediction add`.",
+      same_as="prediction", default="add")
 
-@click.group("prediction")
-def prediction() -> None:
-    """Predictions: machine-checkable, pre-registered claims of a hypothesis."""
-
-
-class _PredictAlias(click.Group):
-    """`optlog predict HYP --expect …` is `optlog prediction add HYP --expect …` (DESIGN §7); the
-    older `optlog predict add|edit|list|show …` spellings still reach the group's subcommands."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
-            args = ["add", *args]
-        return super().parse_args(ctx, args)
-
-
-_SPEC_HELP = {
-    "expect": "The expression: `a > b`, `a >= b * 1.1`, `a / b in [0.3, 0.6]`, `a < 0.05 * peak_tflops`, "
-              "`a.tensor_active < 20 and a.gpu_util > 90`.",
-    "metric": "The default metric (what bare `a` and `b` mean).",
-    "a": "A label selecting group a (repeatable): --a config=tp4pp2.",
-    "b": "A label selecting group b (repeatable): --b config=tp8.",
-    "where": "A condition over labels: `concurrency <= 256`, `dataset != sharegpt`.",
-    "per": "Judge at every level of this label (e.g. concurrency).",
-    "margin": "The margin (fraction, default 0.05) of the margin rule, for fewer than 3 repeats a side.",
-}
+# the parts of a prediction, as add and edit take them
+_EXPECT = ("The expression: `a > b`, `a >= b * 1.1`, `a / b in [0.3, 0.6]`, `a < 0.05 * peak_tflops`, "
+           "`a.tensor_active < 20 and a.gpu_util > 90`.")
+Metric = Annotated[str | None, Opt(metavar="M", help="The default metric (what bare `a` and `b` mean).")]
+Selectors = tuple[tuple[str, Any], ...]
+_WHERE = "A condition over labels: `concurrency <= 256`, `dataset != sharegpt`."
+Per = Annotated[str | None, Opt(metavar="LABEL", help="Judge at every level of this label (e.g. concurrency).")]
+Margin = Annotated[float | None, Opt(metavar="F", help="The margin (fraction, default 0.05) of the margin rule, "
+                                                       "for fewer than 3 repeats a side.")]
+PredDetail = Annotated[bool, AgentDefault(False), Opt("--detail/--brief", show_default=True,
+                                                     help="The whole prediction, or its id, version, status and "
+                                                          "the warnings.")]
+PredId = Annotated[str, Arg(metavar="ID", help="The prediction id (hypothesis/p1).")]
 
 
 def _pred_human(p: dict[str, Any]) -> str:
@@ -72,55 +65,49 @@ def _pred_human(p: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-@prediction.command("add")
-@click.argument("hid", metavar="HYP")
-@click.option("--expect", required=True, metavar="EXPR", help=_SPEC_HELP["expect"])
-@click.option("--metric", metavar="M", help=_SPEC_HELP["metric"])
-@click.option("--a", "a", multiple=True, type=KeyValue("--a"), help=_SPEC_HELP["a"])
-@click.option("--b", "b", multiple=True, type=KeyValue("--b"), help=_SPEC_HELP["b"])
-@click.option("--where", metavar="COND", help=_SPEC_HELP["where"])
-@click.option("--per", metavar="LABEL", help=_SPEC_HELP["per"])
-@click.option("--margin", type=float, default=None, metavar="F", help=_SPEC_HELP["margin"])
-@click.option("--detail/--brief", "detail", default=True, show_default=True,
-              help="The whole prediction, or its id, version, status and the warnings.")
-@agent(args={"hid": "The hypothesis id the prediction belongs to."}, description=LANGUAGE, defaults={"detail": False})
-@verb(lambda p: f"added prediction {p['id']}: {p['expect']}")
-def pred_add(call: Call, hid: str, expect: str, metric: str | None, a: tuple[tuple[str, Any], ...],
-             b: tuple[tuple[str, Any], ...], where: str | None, per: str | None, margin: float | None,
-             detail: bool) -> Any:
+@verb("prediction add", lambda p: f"added prediction {p['id']}: {p['expect']}", description=LANGUAGE)
+def pred_add(call: Call, *,
+             hid: Annotated[str, Arg(metavar="HYP", help="The hypothesis id the prediction belongs to.")],
+             expect: Annotated[str, Opt(metavar="EXPR", help=_EXPECT)],
+             metric: Metric = None,
+             a: Annotated[Selectors, Pairs(), Opt(help="A label selecting group a (repeatable): --a config=tp4pp2.")] = (),
+             b: Annotated[Selectors, Pairs(), Opt(help="A label selecting group b (repeatable): --b config=tp8.")] = (),
+             where: Annotated[str | None, Opt(metavar="COND", help=_WHERE)] = None,
+             per: Per = None,
+             margin: Margin = None,
+             detail: PredDetail = True,
+             ) -> documents.Prediction | documents.PredictionAck:
     """Add a prediction to hypothesis HYP (committed to git)."""
     return predictions.add_doc(call.ctx, hid, expect, metric=metric, a=pairs(a), b=pairs(b), where=where, per=per,
                                margin=margin, detail=detail)
 
 
-@prediction.command("edit")
-@click.argument("pid", metavar="ID")
-@click.option("--expect", metavar="EXPR", help=_SPEC_HELP["expect"])
-@click.option("--metric", metavar="M", help=_SPEC_HELP["metric"])
-@click.option("--a", "a", multiple=True, type=KeyValue("--a"), help="Replace group a's selectors.")
-@click.option("--b", "b", multiple=True, type=KeyValue("--b"), help="Replace group b's selectors.")
-@click.option("--where", metavar="COND", help=_SPEC_HELP["where"] + " Empty clears it.")
-@click.option("--per", metavar="LABEL", help=_SPEC_HELP["per"])
-@click.option("--margin", type=float, default=None, metavar="F", help=_SPEC_HELP["margin"])
-@click.option("--detail/--brief", "detail", default=True, show_default=True,
-              help="The whole prediction, or its id, version, status and the warnings.")
-@agent(args={"pid": "The prediction id (hypothesis/p1)."}, description=LANGUAGE, defaults={"detail": False})
-@verb(lambda p: f"edited {p['id']}: now v{p['version']}" + (" (edited after evidence)" if p["new_version"] else ""))
-def pred_edit(call: Call, pid: str, expect: str | None, metric: str | None, a: tuple[tuple[str, Any], ...],
-              b: tuple[tuple[str, Any], ...], where: str | None, per: str | None, margin: float | None,
-              detail: bool) -> Any:
+@verb("prediction edit", lambda p: f"edited {p['id']}: now v{p['version']}" + (" (edited after evidence)" if p["new_version"] else ""),
+      description=LANGUAGE)
+def pred_edit(call: Call, *,
+              pid: PredId,
+              expect: Annotated[str | None, Opt(metavar="EXPR", help=_EXPECT)] = None,
+              metric: Metric = None,
+              a: Annotated[Selectors, Pairs(), Opt(help="Replace group a's selectors.")] = (),
+              b: Annotated[Selectors, Pairs(), Opt(help="Replace group b's selectors.")] = (),
+              where: Annotated[str | None, Opt(metavar="COND", help=_WHERE + " Empty clears it.")] = None,
+              per: Per = None,
+              margin: Margin = None,
+              detail: PredDetail = True,
+              ) -> documents.Prediction | documents.PredictionAck:
     """Edit a prediction; once evidence exists this makes a new version (pre-registration)."""
     return predictions.edit_doc(call.ctx, pid, expect=expect, metric=metric, a=pairs(a) if a else None,
                                 b=pairs(b) if b else None, where=where, per=per, margin=margin, detail=detail)
 
 
-@prediction.command("list")
-@click.argument("hid", metavar="[HYP]", required=False)
-@click.option("--status", type=click.Choice(PRED_STATUSES), help="Only predictions with this status.")
-@paging(agent_limit=20)
-@agent(read_only=True, args={"hid": "Only the predictions of this hypothesis (default: all)."})
-@verb(lambda d: "\n".join(_pred_human(p) for p in d["predictions"]) or "no predictions")
-def pred_list(call: Call, hid: str | None, status: str | None, limit: int | None, offset: int, order: str) -> Any:
+@verb("prediction list", lambda d: "\n".join(_pred_human(p) for p in d["predictions"]) or "no predictions", read_only=True)
+def pred_list(call: Call, *,
+              hid: Annotated[str | None, Arg(metavar="[HYP]", help="Only the predictions of this hypothesis (default: all).")] = None,
+              status: Annotated[str | None, Opt(choices=PRED_STATUSES, help="Only predictions with this status.")] = None,
+              limit: Limit = None,
+              offset: Offset = 0,
+              order: Order = "oldest",
+              ) -> documents.PredictionList:
     """List predictions (of one hypothesis, or all)."""
     return predictions.list_doc(call.ctx, hid, status, limit, offset, order)
 
@@ -135,13 +122,13 @@ def _show_human(p: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-@prediction.command("show")
-@click.argument("pid", metavar="ID")
-@click.option("--detail/--brief", "detail", default=True, show_default=True,
-              help="Every verdict with its levels, or the last three verdicts without the per-level values.")
-@agent(read_only=True, defaults={"detail": False}, args={"pid": "The prediction id (hypothesis/p1)."})
-@verb(_show_human)
-def pred_show(call: Call, pid: str, detail: bool) -> Any:
+@verb("prediction show", _show_human, read_only=True)
+def pred_show(call: Call, *,
+              pid: PredId,
+              detail: Annotated[bool, AgentDefault(False), Opt("--detail/--brief", show_default=True,
+                                help="Every verdict with its levels, or the last three verdicts without the per-level "
+                                     "values.")] = True,
+              ) -> dict[str, Any]:
     """Show a prediction with the verdicts that judged it."""
     return predictions.show_doc(call.ctx, pid, detail)
 
@@ -191,15 +178,14 @@ def _verdict_human(d: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-@click.command("verdict")
-@click.argument("hid", metavar="[ID]", required=False)
-@click.option("--all", "all_", is_flag=True, help="Every hypothesis (the default when no ID is given).")
-@click.option("--check", is_flag=True, help="Exit 1 if any evaluated prediction is falsified or inconclusive.")
-@click.option("--detail/--brief", "detail", default=True, show_default=True,
-              help="Every level with its values, runs and tests, or one line per prediction.")
-@agent(defaults={"detail": False}, args={"hid": "The hypothesis to judge (default: all)."}, output="verdict")
-@verb(_verdict_human, exit=lambda d, a: 1 if a["check"] and verdicts.any_bad(d) else 0)
-def verdict_cmd(call: Call, hid: str | None, all_: bool, check: bool, detail: bool) -> Any:
+@verb("verdict", _verdict_human, exit=lambda d, a: 1 if a["check"] and verdicts.any_bad(d) else 0, output="verdict")
+def verdict(call: Call, *,
+            hid: Annotated[str | None, Arg(metavar="[ID]", help="The hypothesis to judge (default: all).")] = None,
+            all_: Annotated[bool, Opt("--all", help="Every hypothesis (the default when no ID is given).")] = False,
+            check: Annotated[bool, Opt(help="Exit 1 if any evaluated prediction is falsified or inconclusive.")] = False,
+            detail: Annotated[bool, AgentDefault(False), Opt("--detail/--brief", show_default=True,
+                              help="Every level with its values, runs and tests, or one line per prediction.")] = True,
+            ) -> documents.VerdictDoc:
     """Judge predictions against the evidence; write and commit the verdicts (idempotent)."""
     return verdicts.verdict_doc(call.ctx, hid, all=all_, detail=detail)
 
@@ -242,22 +228,18 @@ def _compare_human(d: dict[str, Any]) -> str:
     return out
 
 
-@click.command("compare")
-@click.option("--metric", required=True, metavar="M", help="The metric to compare.")
-@click.option("--by", required=True, metavar="LABEL", help="One column per value of this label.")
-@click.option("--per", metavar="LABEL", help="One row per value of this label.")
-@click.option("--where", metavar="COND", help="A condition over labels.")
-@click.option("--baseline", metavar="VALUE", help="The --by value ratios are taken against (default: the first).")
-@click.option("--fit", type=click.Choice(["k", "slope"]), default=None,
-              help="Fit the metric against the numeric --by label in each row: k = exponent on log-log axes, "
-                   "slope = on linear axes (what a scaling claim `k(LABEL)` judges).")
-@agent(read_only=True)
-@verb(_compare_human)
-def compare_cmd(call: Call, metric: str, by: str, per: str | None, where: str | None, baseline: str | None,
-                fit: str | None) -> Any:
+@verb("compare", _compare_human, read_only=True)
+def compare(call: Call, *,
+            metric: Annotated[str, Opt(metavar="M", help="The metric to compare.")],
+            by: Annotated[str, Opt(metavar="LABEL", help="One column per value of this label.")],
+            per: Annotated[str | None, Opt(metavar="LABEL", help="One row per value of this label.")] = None,
+            where: Annotated[str | None, Opt(metavar="COND", help="A condition over labels.")] = None,
+            baseline: Annotated[str | None, Opt(metavar="VALUE",
+                                                help="The --by value ratios are taken against (default: the first).")] = None,
+            fit: Annotated[str | None, Opt(choices=("k", "slope"),
+                                           help="Fit the metric against the numeric --by label in each row: k = exponent "
+                                                "on log-log axes, slope = on linear axes (what a scaling claim `k(LABEL)` "
+                                                "judges).")] = None,
+            ) -> dict[str, Any]:
     """Side-by-side table of a metric: a row per level, a column per group, ratios to the baseline."""
-    return compare.compare(call.ctx, metric, by, per, where, baseline, fit=fit)
-
-
-predict = _PredictAlias("predict", commands=prediction.commands,
-                        help="Add a prediction: `optlog predict HYP --expect EXPR …` is `optlog prediction add`.")
+    return comparing.compare(call.ctx, metric, by, per, where, baseline, fit=fit)

@@ -1,0 +1,42 @@
+"""note add|list: evidence that is not a number (observations, bug reports, links)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from optlog.api.params import Limit, Offset, Order
+from optlog.api.verb import Arg, Call, Opt, group, verb
+from optlog.service import documents, evidence
+
+group("note", "Evidence that is not a number: observations, bug reports, links.")
+
+
+@verb("note add", lambda r: f"note {r['id']} recorded")
+def note_add(call: Call, *,
+             text: Annotated[str, Arg(help="The observation, in a sentence or two.")],
+             hypothesis: Annotated[str | None, Opt(metavar="ID", help="The hypothesis this is evidence for.")] = None,
+             link: Annotated[str | None, Opt(metavar="URL", help="A link (bug report, issue, dashboard).")] = None,
+             run_id: Annotated[int | None, Opt("--run", metavar="ID", help="The run this note is about.")] = None,
+             ) -> dict[str, Any]:
+    """Record a note."""
+    return evidence.add_note(call.ctx, text, hypothesis, link, run_id)
+
+
+def _notes_human(d: dict[str, Any]) -> str:
+    return "\n".join(
+        f"{n['id']:>4} {n['created_at'][:16]} {n['hypothesis'] or '-':<20} {n['text']}" + (f" <{n['link']}>" if n["link"] else "")
+        for n in d["notes"]
+    ) or "no notes"
+
+
+@verb("note list", _notes_human, read_only=True)
+def note_list(call: Call, *,
+              hypothesis: Annotated[str | None, Opt(metavar="ID", help="Only notes on this hypothesis.")] = None,
+              since: Annotated[str | None, Opt(metavar="TIME", help="Only notes at or after TIME (ISO 8601, e.g. "
+                                                                    "2026-12-01T08:00).")] = None,
+              limit: Limit = None,
+              offset: Offset = 0,
+              order: Order = "oldest",
+              ) -> documents.NoteList:
+    """List notes."""
+    return evidence.notes_doc(call.ctx, hypothesis, since, limit, offset, order)
