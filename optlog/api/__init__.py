@@ -28,6 +28,7 @@ NOUNS: dict[str, str] = {
     "run": "optlog.api.runs",
     "bench": "optlog.api.bench",
     "tune": "optlog.api.tune",
+    "calibrate": "optlog.api.calibrate",
 }
 # second names of a noun that the root does not list (help and the MCP tools do not repeat them)
 ALIAS_NOUNS: dict[str, str] = {

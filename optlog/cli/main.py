@@ -32,8 +32,7 @@ from optlog.store.faults import named
 # name -> "module:attribute"; aliases point at the same object
 LAZY: dict[str, str] = {
     "tui": "optlog.cli.faces:tui_cmd",
-    "calibrate": "optlog.cli.cmd_telemetry:calibrate_cmd",
-    "telemetry": "optlog.cli.cmd_telemetry:telemetry",
+    "telemetry": "optlog.cli.streams:telemetry",
     "mcp": "optlog.cli.faces:mcp_cmd",
 }
 ALIASES = fast.ALIASES

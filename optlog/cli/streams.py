@@ -1,4 +1,7 @@
-"""telemetry sample, calibrate."""
+"""telemetry sample: a stream, not a verb (issue 35). It has no document: it prints JSON lines, one
+per GPU per sample, until interrupted or --count (the sampler beside launched runs reads them, on
+this host or over SSH); `--json` changes nothing but an error's form. So it is a click command of
+the CLI's own, as the faces (`tui`, `mcp`) are, and no MCP tool (`skip`)."""
 
 from __future__ import annotations
 
@@ -11,11 +14,8 @@ from typing import Any
 
 import click
 
-from optlog.cli.binding import Call, verb
 from optlog.cli.main import agent, notice
-from optlog.core.numfmt import fmt_num, fmt_share, fmt_sig
 from optlog.errors import BadInput, Failed
-from optlog.service import calibrate
 from optlog.telemetry import smi
 from optlog.telemetry.nvml import NvmlSampler, NvmlUnavailable
 
@@ -96,51 +96,3 @@ def _smi_stream(interval: float, count: int | None, gpus: str | None) -> None:
     finally:
         p.terminate()
         p.wait(timeout=5)
-
-
-def _calibrate_human(r: dict[str, Any]) -> str:
-    m = r["measured"]
-    out = [f"{m['kind']} ({m.get('device')}, {m.get('count')} device(s), {m.get('backend')}):"]
-    sp = m.get("spread") or {}
-
-    def spread(key: str) -> str:
-        t = sp.get(key)
-        return f"  (median of {t['n']}, spread {fmt_share(t['spread'], places=1)})" if t else ""
-
-    out += [f"  peak {dt:<5} {fmt_sig(v):>10} TFLOP/s{spread('peak_tflops.' + dt)}" for dt, v in m["peak_tflops"].items()]
-    out.append(f"  memory bandwidth {fmt_num(m['mem_bw_gbps'])} GB/s{spread('mem_bw_gbps')}")
-    if m.get("dram_counter_full_gbps"):  # the scale the diagnosis reads GPM's DRAM % on (issue 30)
-        out.append(f"  DRAM counter scale {fmt_num(m['dram_counter_full_gbps'])} GB/s = 100 % of GPM dram_bw_util "
-                   f"({m.get('dram_counter_method')})")
-    elif m.get("dram_counter_error"):
-        out.append(f"  DRAM counter scale not measured: {m['dram_counter_error']}")
-    h = m.get("host") or {}
-    if h:
-        out.append(f"  host: {h.get('threads')} thread(s), {h.get('cpus')} CPU(s), load average "
-                   f"{h.get('load_1m_before')} before, {h.get('load_1m_after')} after")
-    for k, why in (r.get("refused") or {}).items():
-        out.append(f"  REFUSED {k}: {why}")
-    if m.get("p2p_gbps"):
-        out.append("  copy GB/s (row → column):")
-        out += ["    " + " ".join(f"{x:>8}" for x in row) for row in m["p2p_gbps"]]
-    if m.get("allreduce_busbw_gbps") is not None:
-        out.append(f"  allreduce bus bandwidth {m['allreduce_busbw_gbps']} GB/s")
-    out.append(("written to " if r["written"] else "not written (--dry-run): ") + r["file"])
-    if r.get("rediagnosed"):
-        out.append(f"  re-diagnosed {len(r['rediagnosed'])} run(s) with the new ceilings; re-judged: "
-                   + (", ".join(f"{x['hypothesis']} ({x['status']})" for x in r["rejudged"]) or "none changed"))
-    return "\n".join(out)
-
-
-@click.command("calibrate")
-@click.option("--quick", is_flag=True, help="Smaller problems (seconds, less precise).")
-@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True,
-              help="Measure the GPUs (cuda), the CPU, or whatever is there (auto).")
-@click.option("--dry-run", is_flag=True, help="Measure and print, write nothing.")
-@click.option("--max-spread", type=float, default=0.10, show_default=True,
-              help="Refuse to store a figure whose (max - min) / median over its trials exceeds this.")
-# some figure was too unsteady to store: the calibration is incomplete (exit 1)
-@verb(_calibrate_human, exit=lambda r, _a: 1 if r.get("refused") else 0)
-def calibrate_cmd(call: Call, quick: bool, device: str, dry_run: bool, max_spread: float) -> Any:
-    """Measure this machine's ceilings (matmul TFLOP/s per dtype, memory bandwidth, GPU links) into optlog.yaml."""
-    return calibrate.calibrate(call.ctx, quick=quick, device=device, dry_run=dry_run, max_spread=max_spread)

@@ -1,0 +1,58 @@
+"""calibrate: this machine's ceilings measured into optlog.yaml (what the diagnosis reads runs
+against)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from optlog.api.verb import Call, Opt, verb
+from optlog.core.numfmt import fmt_num, fmt_share, fmt_sig
+from optlog.service import calibrate as svc
+
+
+def _calibrate_human(r: dict[str, Any]) -> str:
+    m = r["measured"]
+    out = [f"{m['kind']} ({m.get('device')}, {m.get('count')} device(s), {m.get('backend')}):"]
+    sp = m.get("spread") or {}
+
+    def spread(key: str) -> str:
+        t = sp.get(key)
+        return f"  (median of {t['n']}, spread {fmt_share(t['spread'], places=1)})" if t else ""
+
+    out += [f"  peak {dt:<5} {fmt_sig(v):>10} TFLOP/s{spread('peak_tflops.' + dt)}" for dt, v in m["peak_tflops"].items()]
+    out.append(f"  memory bandwidth {fmt_num(m['mem_bw_gbps'])} GB/s{spread('mem_bw_gbps')}")
+    if m.get("dram_counter_full_gbps"):  # the scale the diagnosis reads GPM's DRAM % on (issue 30)
+        out.append(f"  DRAM counter scale {fmt_num(m['dram_counter_full_gbps'])} GB/s = 100 % of GPM dram_bw_util "
+                   f"({m.get('dram_counter_method')})")
+    elif m.get("dram_counter_error"):
+        out.append(f"  DRAM counter scale not measured: {m['dram_counter_error']}")
+    h = m.get("host") or {}
+    if h:
+        out.append(f"  host: {h.get('threads')} thread(s), {h.get('cpus')} CPU(s), load average "
+                   f"{h.get('load_1m_before')} before, {h.get('load_1m_after')} after")
+    for k, why in (r.get("refused") or {}).items():
+        out.append(f"  REFUSED {k}: {why}")
+    if m.get("p2p_gbps"):
+        out.append("  copy GB/s (row → column):")
+        out += ["    " + " ".join(f"{x:>8}" for x in row) for row in m["p2p_gbps"]]
+    if m.get("allreduce_busbw_gbps") is not None:
+        out.append(f"  allreduce bus bandwidth {m['allreduce_busbw_gbps']} GB/s")
+    out.append(("written to " if r["written"] else "not written (--dry-run): ") + r["file"])
+    if r.get("rediagnosed"):
+        out.append(f"  re-diagnosed {len(r['rediagnosed'])} run(s) with the new ceilings; re-judged: "
+                   + (", ".join(f"{x['hypothesis']} ({x['status']})" for x in r["rejudged"]) or "none changed"))
+    return "\n".join(out)
+
+
+# some figure was too unsteady to store: the calibration is incomplete (exit 1)
+@verb("calibrate", _calibrate_human, exit=lambda r, _a: 1 if r.get("refused") else 0)
+def calibrate(call: Call, *,
+              quick: Annotated[bool, Opt(help="Smaller problems (seconds, less precise).")] = False,
+              device: Annotated[str, Opt(choices=("auto", "cpu", "cuda"), show_default=True,
+                                         help="Measure the GPUs (cuda), the CPU, or whatever is there (auto).")] = "auto",
+              dry_run: Annotated[bool, Opt(help="Measure and print, write nothing.")] = False,
+              max_spread: Annotated[float, Opt(show_default=True, help="Refuse to store a figure whose (max - min) / median "
+                                                                       "over its trials exceeds this.")] = 0.10,
+              ) -> Any:
+    """Measure this machine's ceilings (matmul TFLOP/s per dtype, memory bandwidth, GPU links) into optlog.yaml."""
+    return svc.calibrate(call.ctx, quick=quick, device=device, dry_run=dry_run, max_spread=max_spread)
