@@ -22,7 +22,7 @@ import click
 
 from optlog import __version__
 from optlog.api import ALIAS_NOUNS, NOUNS
-from optlog.cli import fast
+from optlog.cli import fast, spelling
 from optlog.core import text as TX
 from optlog.core.limits import LIMITS
 from optlog.errors import BadInput, OptlogError, no_space, out_of_space
@@ -315,7 +315,7 @@ def main(argv: list[str] | None = None) -> None:
     except click.UsageError as e:
         field = None
         if isinstance(e, click.BadParameter) and e.param is not None:
-            field = e.param.opts[0] if getattr(e.param, "opts", None) else e.param.name
+            field = spelling.parameter(e.param)  # the CLI's one spelling: --flag, or an argument's metavar
         err: OptlogError = BadInput(e.format_message(), field=field, code="usage")
         if not as_json and e.ctx is not None:
             click.echo(e.ctx.get_usage(), err=True)

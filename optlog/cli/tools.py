@@ -73,13 +73,13 @@ class Tool:
     params: dict[str, Param]
     output_schema: dict[str, Any] | None = None
     read_only: bool = False
-    field_names: dict[str, str] = field(default_factory=dict)  # CLI spelling (--expect, ID) → tool param
+    field_names: dict[str, str] = field(default_factory=dict)  # a CLI flag (--label, --todos) → tool param
 
     @property
     def binding(self) -> B.Binding:
         b = B.of(self.command.callback)
         if b is None:  # tests/architecture/test_bindings.py keeps every tool bound
-            raise OptlogError(f"the command behind {self.name} has no binding (optlog.cli.binding.verb)",
+            raise OptlogError(f"the command behind {self.name} has no verb (optlog.api.verb)",
                               code="internal_error")
         return b
 
@@ -98,9 +98,9 @@ class Tool:
 
     def param_for(self, spelling: str | None) -> str | None:
         """The tool parameter an error's `field` means where it is not a verb parameter's name
-        (those `spelling` maps): a click type's CLI flag (`KeyValue`'s `--label`), an argument's
-        metavar (`ID`, `HYP`: the layers below still name arguments so), a service's word for the
-        command's one argument; other fields (`todos[1].status`) are kept as they are."""
+        (those `spelling` maps): the CLI flag a click type names when it converts a value (`KeyValue`'s
+        `--label`, `JsonValue`'s `--todos.0.content`), the same types both faces convert with; other
+        fields (`todos[1].status`) are kept as they are."""
         if spelling is None or spelling in self.params:
             return spelling
         if spelling in self.field_names:
@@ -108,9 +108,6 @@ class Tool:
         head, dot, rest = spelling.partition(".")
         if dot and head in self.field_names:  # a place inside a JSON value: --todos.0.content
             return f"{self.field_names[head]}.{rest}"
-        args = [n for n, p in self.params.items() if isinstance(p.click, click.Argument)]
-        if len(args) == 1 and re.fullmatch(r"[A-Za-z_]+", spelling):
-            return args[0]
         return spelling
 
     def input_schema(self) -> dict[str, Any]:
@@ -296,12 +293,8 @@ def build(path: tuple[str, ...], cmd: click.Command) -> Tool:
             continue
         tp = _param(name, p, meta, set(params))
         params[tp.name] = tp
-        for spelling in (*getattr(p, "opts", ()), *getattr(p, "secondary_opts", ()), p.metavar, p.name):
-            if spelling:
-                fields.setdefault(spelling, tp.name)
-    args = [p for p in cmd.params if isinstance(p, click.Argument)]
-    if len(args) == 1:
-        fields.setdefault("ID", next(n for n, tp in params.items() if tp.click is args[0]))
+        for spelling in (*getattr(p, "opts", ()), *getattr(p, "secondary_opts", ())):
+            fields.setdefault(spelling, tp.name)
     doc = (cmd.help or cmd.short_help or "").strip()
     doc = doc.split("\n\n")[0] if not meta.get("long_help") else doc
     description = " ".join(doc.split())

@@ -22,7 +22,7 @@ def new_id(*names: object) -> str:
     return hashlib.sha256(repr((fixed, *names)).encode()).hexdigest()[:32]
 
 
-def parse_ref(ref: str) -> tuple[str, int]:
+def parse_ref(ref: str, field: str = "ref") -> tuple[str, int]:
     """("run", 12) for `12`, ("launch", 3) for `L3` or `launch:3`. Here, not in service.launch:
     `run invalidate` and the verdicts read references without importing the launcher."""
     t = str(ref).strip()
@@ -34,4 +34,4 @@ def parse_ref(ref: str) -> tuple[str, int]:
             return "launch", int(t[1:])
         return "run", int(t)
     except ValueError:
-        raise BadInput(f"expected a run id (12) or a launch (L3), got {ref!r}", field="ID") from None
+        raise BadInput(f"expected a run id (12) or a launch (L3), got {ref!r}", field=field) from None

@@ -284,7 +284,7 @@ class LoadedSpec:
 def load_spec(path: Path, shown: str | None = None) -> LoadedSpec:
     shown = shown or str(path)
     if not path.is_file():
-        raise BadInput(f"no such run spec: {shown}", field="SPEC", code="not_found")
+        raise BadInput(f"no such run spec: {shown}", field="spec", code="not_found")
 
     text = read_text(path, shown)
     data = parse_text(text, shown)

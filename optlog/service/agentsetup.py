@@ -98,7 +98,7 @@ def _check_runs(program: list[str]) -> None:
     if why is not None:
         raise BadInput(f"{' '.join(program)} does not run ({why}); nothing was written. Fix: put a working "
                        f"optlog first on PATH, or run `{sys.executable} -m optlog agent setup` with the Python "
-                       "that has optlog installed", field="AGENT", extra={"command": program})
+                       "that has optlog installed", field="which", extra={"command": program})
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -170,7 +170,7 @@ def _put(table: dict[str, Any], key: str, value: Any) -> list[str]:
 
 def setup(agent: str, folder: str | None) -> dict[str, Any]:
     if agent not in AGENTS:
-        raise BadInput(f"unknown agent {agent!r}; one of {', '.join(AGENTS)}", field="AGENT", code="usage")
+        raise BadInput(f"unknown agent {agent!r}; one of {', '.join(AGENTS)}", field="which", code="usage")
     root = Path(folder or ".").resolve()
     if not root.is_dir():
         raise BadInput(f"no such folder: {root}", field="folder")

@@ -124,7 +124,7 @@ def prepare(opts: Options, ctx: Any = None) -> Plan:
     try:
         target = runner.parse_target(opts.url, opts.api)
     except ValueError as e:
-        raise BadInput(str(e), field="URL") from None
+        raise BadInput(str(e), field="url") from None
     if opts.api not in (None, "completions", "chat"):
         raise BadInput(f"{param('api')} is completions or chat, got {opts.api!r}", field="api")
     levels: list[int | None]

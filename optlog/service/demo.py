@@ -75,7 +75,7 @@ def _workspace(path: str | Path, say: Callable[[str], None]) -> Any:
 
     root = Path(path).resolve()
     if root.exists() and any(root.iterdir()):
-        raise BadInput(f"{root} exists and is not empty; give a new folder", field="PATH")
+        raise BadInput(f"{root} exists and is not empty; give a new folder", field="path")
     root.mkdir(parents=True, exist_ok=True)
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     init(root)

@@ -137,20 +137,20 @@ def runs_page(
     return out
 
 
-def get_run(ctx: Ctx, run_id: int | str) -> Any:
+def get_run(ctx: Ctx, run_id: int | str, field: str = "run_id") -> Any:
     try:
         rid = int(run_id)
     except (TypeError, ValueError):
-        raise BadInput(f"a run id is a number, got {run_id!r}", field="ID") from None
+        raise BadInput(f"a run id is a number, got {run_id!r}", field=field) from None
     with ctx.db.read() as s:
         r = runrows.run(s, rid)
     if r is None:
-        raise NotFound(f"no run {rid}", field="ID")
+        raise NotFound(f"no run {rid}", field=field)
     return r
 
 
-def show_run(ctx: Ctx, run_id: int | str, telemetry: bool = True) -> dict[str, Any]:
-    r = get_run(ctx, run_id)
+def show_run(ctx: Ctx, run_id: int | str, telemetry: bool = True, field: str = "run_id") -> dict[str, Any]:
+    r = get_run(ctx, run_id, field)
     with ctx.db.read() as s:
         labels, metrics = labels_metrics(s, [r.id])
     out = run_summary(r, labels[r.id], metrics[r.id])
@@ -211,7 +211,7 @@ def runs_for_hypothesis(ctx: Ctx, hid: str) -> list[dict[str, Any]]:
 def add_note(ctx: Ctx, text: str, hypothesis: str | None = None, link: str | None = None,
              run: int | None = None) -> dict[str, Any]:
     if not text.strip():
-        raise BadInput("a note needs text", field="TEXT")
+        raise BadInput("a note needs text", field="text")
     if link is not None:
         u = urlparse(link)
         if not (u.scheme and (u.netloc or u.scheme == "file")):

@@ -103,7 +103,7 @@ def all_docs(ctx: Ctx) -> dict[str, HypothesisDoc]:
 def get(ctx: Ctx, hid: str) -> HypothesisDoc:
     docs = sync(ctx)
     if hid not in docs:
-        raise not_found("hypothesis", hid, docs, field="hypothesis")
+        raise not_found("hypothesis", hid, docs, field="hid")
     return docs[hid]
 
 
@@ -453,7 +453,7 @@ def edit(ctx: Ctx, hid: str, *, title: str | None = None, statement: str | None 
          rationale: str | None = None, add_rivals: tuple[str, ...] = ()) -> HypothesisDoc:
     docs = sync(ctx)
     if hid not in docs:
-        raise not_found("hypothesis", hid, docs, field="hypothesis")
+        raise not_found("hypothesis", hid, docs, field="hid")
     for r in add_rivals:
         if r not in docs or r == hid:
             raise NotFound(f"no rival hypothesis {r!r}", field="rivals")
@@ -562,7 +562,7 @@ def show(ctx: Ctx, hid: str, docs: dict[str, HypothesisDoc] | None = None) -> di
     if docs is None:
         docs = sync(ctx)
     if hid not in docs:
-        raise not_found("hypothesis", hid, docs, field="hypothesis")
+        raise not_found("hypothesis", hid, docs, field="hid")
     doc = docs[hid]
     out = summary(doc, docs)
     _testing(ctx, [out])

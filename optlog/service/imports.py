@@ -49,7 +49,7 @@ def import_files(
 ) -> dict[str, Any]:
     """Import `files` (typed `key_map` NAME → PATH and `labels` overrides: a face parses its own syntax)."""
     if not files:
-        raise BadInput("name at least one result file", field="FILE")
+        raise BadInput("name at least one result file", field="files")
     km = check_key_map(key_map or {})
     overrides = {L.check_key(str(k), "labels"): v for k, v in (labels or {}).items()}
     if fmt:

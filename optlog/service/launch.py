@@ -54,7 +54,7 @@ def resolve_spec(ctx: Ctx, spec: str) -> Path:
         if c.is_file():
             return c.resolve()
     raise BadInput(f"no such run spec: {spec} (looked in the current folder, the workspace and runs/)",
-                   field="SPEC", code="not_found")
+                   field="spec", code="not_found")
 
 
 def prepare(ctx: Ctx, spec: str, *, sets: SetPairs = (), server_url: str | None = None,
@@ -123,14 +123,14 @@ def launch(ctx: Ctx, spec: str | None = None, *, sets: SetPairs = (), server_url
         if spec is not None or sets or server_url:
             raise BadInput(f"{param('again')} launches a record as it ran: give no SPEC, {param('sets')} or {param('server_url')} with it",
                            field="again")
-        kind, n = parse_ref(again)
+        kind, n = parse_ref(again, "again")
         if kind != "launch":
             raise BadInput(f"{param('again')} takes a launch (L3), got {again!r}", field="again")
         a = launch_record.again_args(ctx, n)
         spec, sets, server_url, name, again_of = a["spec"], a["sets"], a["server_url"], a["name"], a["again_of"]
         hypothesis = hypothesis or a["hypothesis"]
     if spec is None:
-        raise BadInput(f"name a run spec (SPEC), or a launch to run again ({param('again')} L3)", field="SPEC")
+        raise BadInput(f"name a run spec ({param('spec')}), or a launch to run again ({param('again')} L3)", field="spec")
     return _launch(ctx, spec, sets=sets, server_url=server_url, hypothesis=hypothesis, detach=detach,
                    allow_concurrent=allow_concurrent, on_event=on_event, name=name, again_of=again_of)
 
@@ -272,7 +272,7 @@ def _row(ctx: Ctx, get: Callable[[Any, int], Any], key: int, what: str) -> Any:
     with ctx.db.read() as s:
         row = get(s, key)
     if row is None:
-        raise NotFound(f"no {what} {key}", field="ID")
+        raise NotFound(f"no {what} {key}", field="ref")
     return row
 
 
@@ -376,7 +376,7 @@ def cancel(ctx: Ctx, ref: str) -> dict[str, Any]:
     kind, n = parse_ref(ref)
     lid = n if kind == "launch" else _run_row(ctx, n).launch_id
     if lid is None:
-        raise BadInput(f"run {n} was not launched by optlog (nothing to cancel)", field="ID")
+        raise BadInput(f"run {n} was not launched by optlog (nothing to cancel)", field="ref")
     la = _launch_row(ctx, lid)
     if la.status in TERMINAL:
         return {"launch": lid, "status": la.status, "cancelled": False, "message": f"launch {lid} already {la.status}"}

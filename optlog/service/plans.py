@@ -134,7 +134,7 @@ def add(
 ) -> dict[str, Any]:
     """Add a plan. Everything is checked before anything is written."""
     if not title or not title.strip():
-        raise BadInput("a plan needs a title", field="TITLE")
+        raise BadInput("a plan needs a title", field="title")
     lo, hi = P.parse_gain(gain)
     if (wide := P.wide_range(lo, hi)) is not None:
         ctx.notice(f"plan: {wide}")
@@ -162,7 +162,7 @@ def _plan_row(ctx: Ctx, pid: int) -> Iterator[tuple[Any, Any]]:
     with ctx.db.write() as s:
         row = planrows.plan(s, pid)
         if row is None:  # pragma: no cover - removed between the read and the write
-            raise NotFound(f"no plan {pid}", field="ID")
+            raise NotFound(f"no plan {pid}", field="pid")
         yield s, row
 
 
@@ -189,7 +189,7 @@ def _check_title(ctx: Ctx, title: str, pid: int | None = None) -> None:
     for r in _records(ctx):
         if r["id"] != pid and r["status"] != P.REMOVED and P.title_key(r["title"]) == key:
             raise BadInput(f"plan {r['id']:02d} already has the title {r['title']!r}: edit it "
-                           f"(`optlog plan edit {r['id']}`) or choose another title", field="TITLE")
+                           f"(`optlog plan edit {r['id']}`) or choose another title", field="title")
 
 
 def edit(ctx: Ctx, pid: int | str, *, title: str | None = None, gain: str | None = None, effort: str | None = None,
@@ -283,12 +283,12 @@ def _view(ctx: Ctx, pid: int | str) -> tuple[dict[str, Any], list[dict[str, Any]
     try:
         n = int(str(pid).lstrip("#"))
     except ValueError:
-        raise BadInput(f"a plan id is a number, got {pid!r}", field="ID") from None
+        raise BadInput(f"a plan id is a number, got {pid!r}", field="pid") from None
     views, docs = evaluated(ctx)
     for v in views:
         if v["id"] == n:
             return v, views, docs
-    raise NotFound(f"no plan {n}", field="ID")
+    raise NotFound(f"no plan {n}", field="pid")
 
 
 def show(ctx: Ctx, pid: int | str) -> dict[str, Any]:

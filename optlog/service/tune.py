@@ -247,7 +247,7 @@ def _open_study(ctx: Ctx, a: TuneArgs, ls: Any, space: list[T.SearchParam], cond
         study = optuna.load_study(study_name=name, storage=storage, sampler=_sampler(a, len(conds), worker))
     except KeyError:
         if not create:
-            raise NotFound(f"no study {name!r}", field="STUDY") from None
+            raise NotFound(f"no study {name!r}", field="study") from None
         try:
             study = optuna.create_study(study_name=name, storage=storage, directions=directions,
                                         sampler=_sampler(a, len(conds), worker))
@@ -793,7 +793,7 @@ def show(ctx: Ctx, name: str, storage: Any = None) -> dict[str, Any]:
     try:
         study = optuna.load_study(study_name=name, storage=storage)
     except KeyError:
-        raise NotFound(f"no study {name!r} (optlog tune list shows the studies)", field="STUDY") from None
+        raise NotFound(f"no study {name!r} (optlog tune list shows the studies)", field="study") from None
     meta = study.user_attrs.get(ATTR) or {}
     trials = [_trial_doc(t) for t in study.get_trials(deepcopy=False)]
     directions = [d.name.lower() for d in study.directions]

@@ -393,17 +393,17 @@ def invalidate_doc(ctx: Ctx, refs: list[str] | tuple[str, ...], why: str | None)
 def _resolve_runs(ctx: Ctx, refs: list[str]) -> list[Any]:
     """Run rows for run ids and launches (`L3`): every reference checked before anything changes."""
     if not refs:
-        raise BadInput("name the runs to invalidate: run ids and/or launches (L3)", field="ID")
+        raise BadInput("name the runs to invalidate: run ids and/or launches (L3)", field="refs")
     rows: dict[int, Any] = {}
     for ref in refs:
-        kind, n = parse_ref(ref)
+        kind, n = parse_ref(ref, "refs")
         if kind == "run":
-            r = evidence.get_run(ctx, n)
+            r = evidence.get_run(ctx, n, "refs")
             rows[r.id] = r
             continue
         with ctx.db.read() as s:
             if launchrows.launch(s, n) is None:
-                raise NotFound(f"no launch {n}", field="ID")
+                raise NotFound(f"no launch {n}", field="refs")
             for r in runs_of_launch(s, n):
                 rows[saved_id(r)] = r
     return [rows[k] for k in sorted(rows)]
@@ -520,7 +520,7 @@ def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
 def runs_diff(ctx: Ctx, a: int | str, b: int | str) -> dict[str, Any]:
     """Only what differs between two runs: labels, metrics (with the ratio b/a), environment."""
 
-    ra, rb = evidence.show_run(ctx, a), evidence.show_run(ctx, b)
+    ra, rb = evidence.show_run(ctx, a, field="a"), evidence.show_run(ctx, b, field="b")
     labels = {}
     for k in sorted(set(ra["labels"]) | set(rb["labels"])):
         va, vb = ra["labels"].get(k), rb["labels"].get(k)

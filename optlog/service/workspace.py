@@ -23,7 +23,7 @@ def init(path: str | Path | None, plan_prefix: str | None = None, actor: str | N
          on_notice: Any = None) -> dict[str, Any]:
     root = Path(path or ".").resolve()
     if root.exists() and not root.is_dir():
-        raise BadInput(f"not a folder: {root}", field="PATH")
+        raise BadInput(f"not a folder: {root}", field="path")
     if plan_prefix is not None and not PLAN_PREFIX_RE.match(plan_prefix):
         raise BadInput("letters, digits, '.', '_' or '-' only (it names a folder and files)", field="plan_prefix")
     ws = Workspace(root)

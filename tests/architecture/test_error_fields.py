@@ -1,9 +1,11 @@
 """Errors name the verb's parameters, not a face's spelling of them (issue 35; architecture review
 2, §7.3), read from the source with `ast`: below the faces (everything but `optlog/cli/` and
-`optlog/tui/`) no error's field is a literal CLI option (`field="--out"`, `f"--{x}"`), no helper's
+`optlog/tui/`) no error's field is a literal CLI option (`field="--out"`, `f"--{x}"`) or an argument's
+metavar (`field="ID"`, `"FILE|-"`), no helper's
 `field` parameter defaults to one, and none is passed one positionally (`check_key(k, "--label")`).
-The layers raise `field="out"` (the binding's Python name) and write `param("out")` in a message;
-each face spells it in one place (`optlog.cli.binding.cli_spelling`, `optlog.cli.tools.Tool.spelling`).
+The layers raise `field="out"` (the verb's parameter: `tid`, not `ID`) and write `param("out")` in a
+message; a helper shared by several verbs takes the caller's parameter (`parse_ref(ref, "refs")`). Each
+face spells it in one place (`optlog.cli.binding.cli_spelling`, `optlog.cli.tools.Tool.spelling`).
 The ignore list is empty.
 """
 
@@ -72,28 +74,10 @@ def below_the_faces(root: Path = ROOT) -> list[str]:
     return found
 
 
-# files still naming an argument by its CLI metavar (`field="ID"`), with how many times: the count
-# may only fall (issue 35: the layer below names the verb's parameter, `tid`; each face spells it)
-NOT_YET_ARGS: dict[str, int] = {
-    "optlog/core/ids.py": 1, "optlog/runs/parsers/__init__.py": 3, "optlog/runs/spec.py": 1,
-    "optlog/service/agentsetup.py": 2, "optlog/service/bench.py": 1, "optlog/service/demo.py": 1,
-    "optlog/service/evidence.py": 3, "optlog/service/imports.py": 1,
-    "optlog/service/launch.py": 4, "optlog/service/plans.py": 5,
-    "optlog/service/tune.py": 2, "optlog/service/verdicts.py": 2, "optlog/service/workspace.py": 1,
-}
-
-
 def test_no_error_below_the_faces_names_a_cli_option():
     found = below_the_faces()
-    counts: dict[str, int] = {}
-    for f in found:
-        if "--" not in f:  # a metavar, not an option: allowed where still listed, never more
-            counts[f.split(":")[0]] = counts.get(f.split(":")[0], 0) + 1
-    grown = {k: v for k, v in counts.items() if v > NOT_YET_ARGS.get(k, 0)}
-    assert not grown, f"errors name an argument by its CLI metavar (name the verb's parameter): {grown}"
-    found = [f for f in found if "--" in f.split(": ", 1)[1] or f.split(":")[0] not in NOT_YET_ARGS]
     assert not found, ("errors below the faces name the verb's parameter (`field=\"out\"`, "
-                       "`param(\"out\")` in the message), not the CLI's option:\n" + "\n".join(found))
+                       "`param(\"out\")` in the message), not the CLI's option or metavar:\n" + "\n".join(found))
 
 
 def test_the_check_finds_each_shape_it_forbids():

@@ -113,3 +113,42 @@ def test_the_hypothesis_and_prediction_verbs_name_their_arguments(ws, monkeypatc
         for *_, tool, args, tool_field in cases:
             doc, is_error, code = tool_call(tool, args)
             assert is_error and code == 2 and doc["error"]["field"] == tool_field, (tool, doc)
+
+
+# Every verb argument given a value that names nothing (the class, not one example): the CLI names
+# the argument by its metavar's name, a tool call by the tool's parameter; never another parameter,
+# a noun ("hypothesis") or nothing. (CLI words, CLI field, tool, tool arguments, tool field)
+BAD_ARGUMENTS = [
+    (["hypothesis", "show", "nope"], "ID", "hypothesis_show", {"id": "nope"}, "id"),
+    (["hypothesis", "set", "nope", "--status", "open", "--why", "x"], "ID", "hypothesis_set",
+     {"id": "nope", "status": "open", "why": "x"}, "id"),
+    (["hypothesis", "edit", "nope", "--title", "x"], "ID", "hypothesis_edit", {"id": "nope", "title": "x"}, "id"),
+    (["run", "show", "abc"], "ID", "run_show", {"id": "abc"}, "id"),
+    (["run", "show", "999"], "ID", "run_show", {"id": "999"}, "id"),
+    (["run", "wait", "Lx"], "REF", "run_wait", {"ref": "Lx"}, "ref"),
+    (["run", "cancel", "L99"], "REF", "run_cancel", {"ref": "L99"}, "ref"),
+    (["run", "logs", "999"], "REF", "run_logs", {"ref": "999"}, "ref"),
+    (["run", "invalidate", "999", "--why", "x"], "ID", "run_invalidate", {"refs": ["999"], "why": "x"}, "refs"),
+    (["run", "invalidate", "L99", "--why", "x"], "ID", "run_invalidate", {"refs": ["L99"], "why": "x"}, "refs"),
+    (["run", "diff", "1", "999"], "B", "run_diff", {"a": "1", "b": "999"}, "b"),
+    (["run", "launch", "no-such-spec"], "SPEC", "run_launch", {"spec": "no-such-spec"}, "spec"),
+    (["run", "import", "no-such-file.json"], "FILE", "run_import", {"files": ["no-such-file.json"]}, "files"),
+    (["plan", "show", "7"], "ID", "plan_show", {"id": "7"}, "id"),
+    (["plan", "set", "x", "--status", "done"], "ID", "plan_set", {"id": "x", "status": "done"}, "id"),
+    (["plan", "add", "  ", "--gain", "1-2%", "--effort", "S", "--confidence", "0.5"], "TITLE", "plan_add",
+     {"title": "  ", "gain": "1-2%", "effort": "S", "confidence": "0.5"}, "title"),
+    (["note", "add", "  "], "TEXT", "note_add", {"text": "  "}, "text"),
+    (["tune", "show", "nope"], "STUDY", "tune_show", {"study": "nope"}, "study"),
+    (["agent", "setup", "nobody"], "AGENT", "agent_setup", {"agent": "nobody"}, "agent"),
+]
+
+
+def test_every_argument_is_named_by_each_face_in_its_own_spelling(ws, monkeypatch):
+    ws.cli("run", "record", "--label", "m=1", "--metric", "x=1")
+    for argv, cli_field, *_ in BAD_ARGUMENTS:
+        r = ws.cli(*argv, "--json", check=False)
+        assert r.code in (1, 2) and r.json["error"]["field"] == cli_field, (argv, r.json)
+    with face(ws, monkeypatch) as call:
+        for _argv, _f, tool, args, tool_field in BAD_ARGUMENTS:
+            doc, is_error, _code = call(tool, args)
+            assert is_error and doc["error"]["field"] == tool_field, (tool, args, doc)

@@ -81,7 +81,7 @@ def test_bad_evidence_input_writes_nothing(ws):
     bad(ws, "note", "add", "x", "--link", "github.com/x", field="--link")
     bad(ws, "note", "add", "x", "--hypothesis", "nope", field="--hypothesis")
     bad(ws, "note", "add", "   ", field="TEXT")
-    bad(ws, "note", "add", "x", "--run", "999", field="ID")
+    bad(ws, "note", "add", "x", "--run", "999", field="--run")  # the option that named the run (was "ID", an argument the command does not have)
     assert snapshot(ws) == before
 
 

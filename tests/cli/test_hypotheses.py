@@ -30,7 +30,7 @@ def test_add_list_show_set_with_history(ws):
     bad(ws, "hypothesis", "set", "comm-bound", "--status", "falsified", field="--why")
     bad(ws, "hypothesis", "set", "comm-bound", "--status", "falsified", "--why", "  ", field="--why")
     bad(ws, "hypothesis", "set", "comm-bound", "--status", "wrong", "--why", "x", field="--status")
-    bad(ws, "hypothesis", "set", "nope", "--status", "falsified", "--why", "x", field="hypothesis")
+    bad(ws, "hypothesis", "set", "nope", "--status", "falsified", "--why", "x", field="ID")  # its argument, as `verdict nope` says (was "hypothesis", no parameter of the command)
     assert snapshot(ws) == before
     s = ws.j("hypothesis", "set", "comm-bound", "--status", "falsified", "--why", "TP4+PP2 is 2x slower than TP8")
     assert s["status"] == "falsified"

@@ -211,11 +211,11 @@ def read_file(p: Path) -> bytes:
     try:
         return p.read_bytes()
     except FileNotFoundError:
-        raise BadInput("no such file", file=str(p), field="FILE") from None
+        raise BadInput("no such file", file=str(p), field="files") from None
     except IsADirectoryError:
-        raise BadInput("is a folder, not a result file", file=str(p), field="FILE") from None
+        raise BadInput("is a folder, not a result file", file=str(p), field="files") from None
     except OSError as e:
-        raise BadInput(f"cannot read: {e.strerror}", file=str(p), field="FILE") from None
+        raise BadInput(f"cannot read: {e.strerror}", file=str(p), field="files") from None
 
 
 def parse_bytes(path: str, data: bytes, parser: str | None = None, key_map: dict[str, str] | None = None) -> list[ParsedResult]:
