@@ -134,7 +134,7 @@ def test_error_document_and_exit_codes(ws):
     # without --json: nothing on stdout, the message on stderr
     r = ws.cli("hypothesis", "show", "nope", check=2)
     assert r.out == "" and "no hypothesis 'nope'" in r.err
-    err = bad(ws, "hypothesis", "show", "nope", field="hypothesis")
+    err = bad(ws, "hypothesis", "show", "nope", field="ID")  # the command's argument (was "hypothesis", a noun, no parameter of it)
     assert err["code"] == "not_found"
     assert ws.cli("--version").out.startswith("optlog")
 
