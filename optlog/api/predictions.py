@@ -38,8 +38,8 @@ group("predict", "Add a prediction: `optlog predict HYP --expect EXPR …` is `o
       same_as="prediction", default="add")
 
 # the parts of a prediction, as add and edit take them
-_EXPECT = ("The expression: `a > b`, `a >= b * 1.1`, `a / b in [0.3, 0.6]`, `a < 0.05 * peak_tflops`, "
-           "`a.tensor_active < 20 and a.gpu_util > 90`.")
+Expect = Annotated[str, Opt(metavar="EXPR", help="The expression: `a > b`, `a >= b * 1.1`, `a / b in [0.3, 0.6]`, "
+                                                  "`a < 0.05 * peak_tflops`, `a.tensor_active < 20 and a.gpu_util > 90`.")]
 Metric = Annotated[str | None, Opt(metavar="M", help="The default metric (what bare `a` and `b` mean).")]
 Selectors = tuple[tuple[str, Any], ...]
 _WHERE = "A condition over labels: `concurrency <= 256`, `dataset != sharegpt`."
@@ -68,7 +68,7 @@ def _pred_human(p: dict[str, Any]) -> str:
 @verb("prediction add", lambda p: f"added prediction {p['id']}: {p['expect']}", description=LANGUAGE)
 def pred_add(call: Call, *,
              hid: Annotated[str, Arg(metavar="HYP", help="The hypothesis id the prediction belongs to.")],
-             expect: Annotated[str, Opt(metavar="EXPR", help=_EXPECT)],
+             expect: Expect,
              metric: Metric = None,
              a: Annotated[Selectors, Pairs(), Opt(help="A label selecting group a (repeatable): --a config=tp4pp2.")] = (),
              b: Annotated[Selectors, Pairs(), Opt(help="A label selecting group b (repeatable): --b config=tp8.")] = (),
@@ -86,7 +86,7 @@ def pred_add(call: Call, *,
       description=LANGUAGE)
 def pred_edit(call: Call, *,
               pid: PredId,
-              expect: Annotated[str | None, Opt(metavar="EXPR", help=_EXPECT)] = None,
+              expect: Expect | None = None,
               metric: Metric = None,
               a: Annotated[Selectors, Pairs(), Opt(help="Replace group a's selectors.")] = (),
               b: Annotated[Selectors, Pairs(), Opt(help="Replace group b's selectors.")] = (),

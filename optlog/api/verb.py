@@ -249,9 +249,15 @@ def _params(fn: Callable[..., Any]) -> tuple[Param, ...]:
 
 def _param(fn: Callable[..., Any], name: str, hint: Any, default: Any) -> Param:
     meta: list[Any] = []
-    while get_origin(hint) is Annotated:
-        hint, *more = get_args(hint)
-        meta = [*more, *meta]  # nested Annotated: the outer metadata wins (it comes later)
+    while True:  # `Annotated[X, ...]`, also inside `... | None` (`Expect | None`): the outer metadata wins
+        if get_origin(hint) is Annotated:
+            hint, *more = get_args(hint)
+            meta = [*more, *meta]
+        elif get_origin(hint) in (Union, types.UnionType) and type(None) in get_args(hint) \
+                and any(get_origin(a) is Annotated for a in get_args(hint)):
+            hint = _strip_none(hint)
+        else:
+            break
     spec = next((m for m in reversed(meta) if isinstance(m, (Arg, Opt))), None)
     if spec is None:
         raise TypeError(f"{fn.__qualname__}: parameter {name!r} needs Arg(...) or Opt(...) in Annotated[...]")

@@ -180,3 +180,15 @@ def test_the_tui_rule_can_fail() -> None:
                "from optlog.service.evidence import add_note\n")
     assert service_calls(verb_src) == {"launch.cancel"}
     assert service_calls(tui_src) == {"launch.cancel", "launch.wait_doc", "evidence.add_note"}
+
+
+_Expect = Annotated[str, V.Opt(metavar="EXPR", help="The expression.")]
+
+
+def test_a_shared_parameter_type_may_be_made_optional() -> None:
+    """`Expect | None` reads as `Expect`'s declaration with None as its default (a verb that edits
+    takes the same parameter as the verb that adds, optionally)."""
+    def edit(call: V.Call, *, expect: _Expect | None = None) -> Any: ...
+
+    (p,) = V.Verb(("x",), edit).params()
+    assert isinstance(p.spec, V.Opt) and p.spec.metavar == "EXPR" and p.item is str and p.default is None
