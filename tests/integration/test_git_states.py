@@ -33,12 +33,19 @@ def test_a_commit_during_a_rebase_says_abort_drops_it_and_abort_does(ws):
     assert _git(ws, "merge-base", "--is-ancestor", sha, branch).returncode == 1  # what it said: dropped
 
 
-def test_a_commit_during_a_merge_says_the_merge_keeps_it_and_abort_does(ws):
+def _diverged(ws, text: str) -> str:
+    """A branch `side` and the current branch, each with its own change of notes.txt (a conflict to
+    come); the current branch's name."""
     base = _git(ws, "symbolic-ref", "--short", "HEAD").stdout.strip()
     _git(ws, "checkout", "-qb", "side")
     _user_commit(ws, "notes.txt", "side\n")
     _git(ws, "checkout", "-q", base)
-    _user_commit(ws, "notes.txt", "main\n")
+    _user_commit(ws, "notes.txt", text)
+    return base
+
+
+def test_a_commit_during_a_merge_says_the_merge_keeps_it_and_abort_does(ws):
+    base = _diverged(ws, "main\n")
     assert _git(ws, "merge", "side").returncode != 0  # a conflict: the merge stays in progress
     r = ws.cli("hypothesis", "add", "During a merge", "--id", "mid-merge", subprocess=True)
     assert "merge into" in r.err and "in progress" in r.err and "keep it" in r.err, r.err
@@ -48,11 +55,7 @@ def test_a_commit_during_a_merge_says_the_merge_keeps_it_and_abort_does(ws):
 
 
 def test_a_commit_during_a_cherry_pick_or_a_revert_says_what_abort_does_and_abort_does(ws):
-    base = _git(ws, "symbolic-ref", "--short", "HEAD").stdout.strip()
-    _git(ws, "checkout", "-qb", "side")
-    _user_commit(ws, "notes.txt", "side\n")
-    _git(ws, "checkout", "-q", base)
-    _user_commit(ws, "notes.txt", "one\n")
+    base = _diverged(ws, "one\n")
     # one commit, stopped on its conflict: the abort resets to HEAD, which holds optlog's commit
     assert _git(ws, "cherry-pick", "side").returncode != 0 and (ws.root / ".git" / "CHERRY_PICK_HEAD").is_file()
     r = ws.cli("hypothesis", "add", "During a cherry-pick", "--id", "mid-pick")
