@@ -1,59 +1,16 @@
-"""Options many commands share: pages, field selection, detail. Declared once, so the CLI and the
-MCP face (which derives its schemas from these) spell them the same everywhere; the verbs apply
-them (`optlog.service.envelope`).
-
-Each keeps today's CLI document by default and gives an agent the small one by default
-(`agent(defaults=...)`): a script's `--json` contract stays, an agent's context is spared.
-"""
+"""The click types of the verb parameter kinds (`optlog.api.verb.Pairs`, `JsonText`): the CLI's
+syntax for them (`K=V`, a JSON text), and the checks a value passed already parsed (the MCP face)
+gets too. `optlog.cli.commands` gives a generated command these types."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import click
 
-from optlog.cli.main import agent
 from optlog.core import text as TX
 from optlog.core.labels import check_key, parse_pair
-from optlog.api.params import pairs  # noqa: F401  (the click-declared commands take it from here)
 from optlog.errors import BadInput
-from optlog.service.envelope import ORDERS
-
-
-def paging(agent_limit: int = 20) -> Callable[[Any], Any]:
-    """--limit, --offset, --order; the document gains `total`, `offset` and `next_offset`."""
-
-    def deco(f: Any) -> Any:
-        f = click.option("--order", type=click.Choice(ORDERS), default="oldest", show_default=True,
-                         help="oldest first (the CLI's default) or newest first (an agent's).")(f)
-        f = click.option("--offset", type=int, default=0,
-                         help="Skip this many items: pass the previous page's next_offset.")(f)
-        f = click.option("--limit", type=int, default=None, metavar="N", help="At most N items.")(f)
-        return agent(defaults={"limit": agent_limit, "order": "newest"})(f)
-
-    return deco
-
-
-def fields_option(agent_fields: str | None = None) -> Callable[[Any], Any]:
-    def deco(f: Any) -> Any:
-        f = click.option("--fields", metavar="A,B", default=None,
-                         help="Only these keys of each item (comma-separated; dotted names reach in: "
-                              "metrics.output_throughput).")(f)
-        return agent(defaults={"fields": agent_fields})(f) if agent_fields else f
-
-    return deco
-
-
-def detail_option(what: str) -> Callable[[Any], Any]:
-    """--detail/--brief: the whole document (the CLI's default) or the acknowledgement an agent gets."""
-
-    def deco(f: Any) -> Any:
-        f = click.option("--detail/--brief", "detail", default=True, show_default=True,
-                         help=f"The whole document, or only {what}.")(f)
-        return agent(defaults={"detail": False})(f)
-
-    return deco
 
 
 class KeyValue(click.ParamType):
@@ -63,7 +20,7 @@ class KeyValue(click.ParamType):
 
     name = "K=V"
 
-    def __init__(self, field: str = "--label", *, lists: bool = False) -> None:
+    def __init__(self, field: str, *, lists: bool = False) -> None:
         self.field = field
         self.lists = lists  # a value may be a list of scalars (`--set`'s matrix axis: K=[a,b])
 
