@@ -16,13 +16,14 @@ from typing import Any, cast
 from optlog.core import labels as L
 from optlog.errors import BadInput, param
 from optlog.runs.modelfacts import from_path
-from optlog.runs.parsers import canonical_format, parse_bytes, read_file, unique
+from optlog.runs.parsers import ParsedResult, canonical_format, parse_bytes, read_file, unique
 from optlog.service import evidence
 from optlog.service import documents
 from optlog.service.context import Ctx
 from optlog.service.evidence import run_summary
 from optlog.service.refs import require
-from optlog.store.runrows import imported_measurements, launched_results, launched_run, runs_by_id, runs_with_artifacts
+from optlog.store.runrows import (imported_measurements, launched_results, launched_run, rounded_measurements, runs_by_id,
+                                  runs_with_artifacts)
 
 
 def check_key_map(key_map: dict[str, Any]) -> dict[str, str]:
@@ -94,13 +95,17 @@ def import_files(
     for r in dup:
         ctx.notice(f"{r.source}: the same measurement as run {known[r.measurement() or '']} (same figures); "
                    "not imported again")
-    keep_ids = {id(r) for r in kept if r.measurement() not in known}
+    rounded = _rounded(ctx, [r for r in kept if r.measurement() not in known])
+    for r, rid in rounded:
+        ctx.notice(f"{r.source}: {_ROUNDED.format(rid)}; not imported again")
+    keep_ids = {id(r) for r in kept if r.measurement() not in known} - {id(r) for r, _ in rounded}
     parsed = [x for x in parsed if id(x[2]) in keep_ids]
     for _p, _s, r in parsed:
         for n in r.notes:
             ctx.notice(f"{r.source}: {n}")
     repeated = [{"source": line.split(": ", 1)[0], "why": line.split(": ", 1)[1]} for line in said] + \
-        [{"source": r.source, "why": f"the same measurement as run {known[r.measurement() or '']}"} for r in dup]
+        [{"source": r.source, "why": f"the same measurement as run {known[r.measurement() or '']}"} for r in dup] + \
+        [{"source": r.source, "why": _ROUNDED.format(rid)} for r, rid in rounded]
     rows: list[tuple[dict[str, Any], dict[str, float], dict[str, Any], str, Path, str, str]] = []
     facts_cache: dict[str, Any] = {}
     for p, sha, r in parsed:
@@ -113,6 +118,8 @@ def import_files(
         where = r.source[len(r.file):].lstrip(":#") if r.source.startswith(r.file) else r.source
         raw = {"file": str(p), "where": where or None, "index": r.index, "format": r.tool, "sha256": sha, "data": r.raw,
                **({"measurement": r.measurement()} if r.measurement() else {}),
+               **({"measurement_rounded": r.rounded_measurement()} if r.rounded_measurement() else {}),
+               **({"decimals": r.decimals} if r.decimals is not None else {}),
                **({"corrections": r.notes} if r.notes else {})}
         mf = _model_facts(lab, r.raw, facts_cache)
         if mf is not None:  # the file names a model this machine can read: its work counts (issue 30)
@@ -201,6 +208,21 @@ def _measured(ctx: Ctx, ids: list[str]) -> dict[str, int]:
         return {}
     with ctx.db.connect() as c:
         return imported_measurements(c, set(ids))
+
+
+_ROUNDED = "the same measurement as run {} (the same figures, rounded to 2 places)"
+
+
+def _rounded(ctx: Ctx, results: list[ParsedResult]) -> list[tuple[ParsedResult, int]]:
+    """Of these results, those whose rounded export (or full-precision original) is already a run,
+    with that run: AIPerf's and genai-perf's CSV imported apart from its JSON, in either order."""
+    ids = [(r, m) for r in results if (m := r.rounded_measurement())]
+    if not ids:
+        return []
+    with ctx.db.connect() as c:
+        of_csv = rounded_measurements(c, {m for r, m in ids if r.decimals is not None}, of_rounded=False)
+        of_json = rounded_measurements(c, {m for r, m in ids if r.decimals is None}, of_rounded=True)
+    return [(r, found) for r, m in ids if (found := (of_csv if r.decimals is not None else of_json).get(m))]
 
 
 def _summaries(ctx: Ctx, ids: list[int]) -> list[dict[str, Any]]:

@@ -206,6 +206,23 @@ def imported_measurements(c: Connection, ids: set[str]) -> dict[str, int]:
     return out
 
 
+def rounded_measurements(c: Connection, ids: set[str], *, of_rounded: bool) -> dict[str, int]:
+    """{rounded measurement identity: the first imported run carrying it} for the given identities
+    (`ParsedResult.rounded_measurement`, kept in an imported run's raw): a rounded export (a CSV)
+    is the run of any of them; a result at full precision only the run of a rounded export
+    (`of_rounded`: its raw has `decimals`), since two full-precision runs equal to 2 places need
+    not be one."""
+    if c.dialect.name == "sqlite":
+        sql = "SELECT id, json_extract(raw, '$.measurement_rounded'), json_extract(raw, '$.decimals') FROM run"
+    else:
+        sql = "SELECT id, raw ->> 'measurement_rounded', raw ->> 'decimals' FROM run"
+    out: dict[str, int] = {}
+    for rid, m, places in c.execute(text(sql + " WHERE source = 'imported' ORDER BY id")):
+        if m in ids and m not in out and (places is not None or not of_rounded):
+            out[m] = rid
+    return out
+
+
 def launched_results(c: Connection, shas: set[str]) -> dict[str, list[int]]:
     """{sha256: the launched runs whose result file had that content} (`result_of.sha256`, written
     by the launcher), for a copy of a launched run's file imported from wherever it was moved."""

@@ -135,6 +135,24 @@ def test_reimport_same_file_keeps_one_copy(ws) -> None:
     assert len([f for f in files if f.endswith(".json")]) == 1
 
 
+@pytest.mark.parametrize("first", ["json", "csv"])
+def test_a_rounded_export_imported_apart_from_its_run_is_that_run(ws, first: str) -> None:
+    """AIPerf's and genai-perf's CSV repeats its JSON's figures rounded to 2 places. Imported in a
+    second import, either one is the run the workspace already has (issue 29: each measurement
+    once, in one import or already in the workspace); a CSV of another run is not."""
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "genai-perf"
+    one = real / "0.0.16-concurrency2" / "profile_export_genai_perf"
+    other = real / "0.0.12-concurrency1" / "profile_export_genai_perf"
+    second = "csv" if first == "json" else "json"
+    ws.cli("run", "import", str(one.with_suffix("." + first)))
+    r = ws.j("run", "import", str(one.with_suffix("." + second)))
+    assert r["runs"] == [] and len(r["repeated"]) == 1, r
+    assert "rounded to 2 places" in r["repeated"][0]["why"], r
+    assert len(ws.j("run", "list")["runs"]) == 1
+    r = ws.j("run", "import", str(other.with_suffix(".csv")))
+    assert len(r["runs"]) == 1 and not r.get("repeated"), r
+
+
 def test_import_relative_path_from_another_folder(ws, tmp_path: Path) -> None:
     sub = tmp_path / "results"
     sub.mkdir()

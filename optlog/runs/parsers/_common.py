@@ -22,6 +22,9 @@ CANONICAL = (
 )
 # the figures that identify a measurement (`ParsedResult.measurement`): those every reader of one
 # tool computes alike from any of the files that tool writes for it
+# the decimal places of the rounded exports optlog reads (AIPerf's and genai-perf's CSV): what a
+# result read at full precision is also identified by (`ParsedResult.rounded_measurement`)
+EXPORT_PLACES = 2
 IDENTITY = ("completed", "failed", "duration_s", "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_e2e_latency_ms",
             "median_e2e_latency_ms", "mean_tpot_ms", "mean_itl_ms")
 RAW_PREFIX = "raw."
@@ -51,17 +54,25 @@ class ParsedResult:
                 **({"status": self.status} if self.status != "succeeded" else {}),
                 **({"notes": self.notes} if self.notes else {})}
 
-    def measurement(self) -> str | None:
+    def measurement(self, places: int | None = None) -> str | None:
         """What identifies this measurement by its content: the canonical figures (6 significant
-        digits) with the duration or request count among them, or None when the result has too few
-        to tell one measurement from another. The same run read from two files (a sweep's
-        `run=0.json` and its `summary.json`, llmperf's summary and its per-request file) has the same
-        identity, whatever its file, labels or the figures only one of them carries."""
+        digits; `places` decimal places instead, for `rounded_measurement`) with the duration or
+        request count among them, or None when the result has too few to tell one measurement from
+        another. The same run read from two files (a sweep's `run=0.json` and its `summary.json`,
+        llmperf's summary and its per-request file) has the same identity, whatever its file, labels
+        or the figures only one of them carries."""
         figs = {k: self.metrics[k] for k in IDENTITY if k in self.metrics}
         if len(figs) < 3 or not ({"duration_s", "completed"} & figs.keys()):
             return None
-        text = ";".join(f"{k}={v:.6g}" for k, v in sorted(figs.items()))  # machine format
+        text = ";".join((f"{k}={v:.6g}" if places is None else f"{k}={v:.{places}f}")  # machine format
+                        for k, v in sorted(figs.items()))
         return hashlib.sha256(f"{self.tool}|{text}".encode()).hexdigest()[:24]
+
+    def rounded_measurement(self) -> str | None:
+        """The identity of this measurement at the places a rounded export prints (EXPORT_PLACES:
+        AIPerf's and genai-perf's CSV), so that a CSV imported apart from its JSON, before or after
+        it, is known as the same run (`rounds` tells it within one import)."""
+        return self.measurement(self.decimals if self.decimals is not None else EXPORT_PLACES)
 
     def rounds(self, other: "ParsedResult") -> bool:
         """This result is `other` exported rounded (the CSV beside a JSON of one run): same tool,
