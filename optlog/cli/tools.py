@@ -1,17 +1,19 @@
-"""Every CLI command as a tool: one declaration (the click command tree), two faces.
+"""Every verb as a tool: one declaration (the verb catalogue, `optlog.api`), two faces.
 
-The MCP face does not declare tools of its own. It walks the command tree; each leaf command
-becomes a tool named by its path (`run wait` → `run_wait`) whose JSON schema comes from the
-command's parameters (help → description, `click.Choice` → enum, `multiple` → array, `K=V` →
-an object), and whose call converts the JSON arguments to the typed values the command's binding
-takes (`optlog.cli.binding`) and calls that binding: no command line is built, no value becomes
-text again. So the tool's structured result *is* the CLI's `--json` document for the same
-arguments, and a new command or option is a new tool or parameter with nothing else to write.
+The MCP face declares no tools of its own. It walks the command tree that `optlog.cli.commands`
+generates from the catalogue; each verb's command becomes a tool named by its path (`run wait` →
+`run_wait`) whose JSON schema comes from the verb's parameters as the command holds them (help →
+description, choices → enum, repeatable → array, `K=V` → an object), and whose call converts the
+JSON arguments to the typed values the verb takes, with the same click types the CLI parses with,
+and calls the verb: no command line is built, no value becomes text again. So the tool's
+structured result *is* the CLI's `--json` document for the same arguments, and a new verb or
+parameter is a new tool or tool parameter with nothing else to write.
 
-What differs between the faces is declared beside the command with `@agent(...)`
-(`optlog.cli.main.agent`): the defaults an agent gets when it passes nothing (the small-by-default
-options), descriptions of positional arguments, output schemas, and the few commands that are
-not tools (the TUI, the MCP server itself, a sample stream).
+What differs between the faces is declared on the verb (`optlog.api.verb`): the defaults an agent
+gets when it passes nothing (`AgentDefault`: the small-by-default options), descriptions of
+positional arguments (`Arg(help=...)`), JSON schemas (`AgentJson`), output schemas and `read_only`
+(`@verb(...)`). The commands that are not tools (the TUI, the MCP server itself, a sample stream)
+say so with `@agent(skip=...)` (`optlog.cli.main.agent`).
 """
 
 from __future__ import annotations
