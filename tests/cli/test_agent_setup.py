@@ -86,7 +86,8 @@ def test_an_old_bare_hook_is_upgraded_to_the_program_by_path(ws, tmp_path):
 
 def test_the_hook_answers_in_a_third_of_an_import_of_sqlmodel(ws, tmp_path):
     """Issue 31 item 3: each hook run took 1.2-2.8 s (the whole CLI and a database), paid on every
-    TodoWrite. Measured in the same run against `python -c "import sqlmodel"` (best of 3 each)."""
+    TodoWrite. Measured in the same run against `python -c "import sqlmodel"`, alternating (best of 5
+    each)."""
     import subprocess
     import sys
     import time
@@ -96,19 +97,17 @@ def test_the_hook_answers_in_a_third_of_an_import_of_sqlmodel(ws, tmp_path):
     ws.j("agent", "setup", "claude-code", "--dir", str(proj))
     hook = _hook(proj)
 
-    def best(argv, stdin=""):
-        times = []
-        for _ in range(3):
-            t0 = time.perf_counter()
-            p = subprocess.run(argv, input=stdin, cwd=ws.root, env=ws.env, capture_output=True, text=True)
-            times.append(time.perf_counter() - t0)
-            assert p.returncode == 0, p.stderr
-        return min(times)
+    def once(argv, stdin=""):
+        t0 = time.perf_counter()
+        p = subprocess.run(argv, input=stdin, cwd=ws.root, env=ws.env, capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        return time.perf_counter() - t0
 
     todos = [{"content": f"step {i}", "status": "pending", "activeForm": f"Doing {i}"} for i in range(20)]
     payload = json.dumps({"tool_name": "TodoWrite", "tool_input": {"todos": todos}})
-    hook_s = best(["sh", "-c", hook], payload)
-    sqlmodel_s = best([sys.executable, "-c", "import sqlmodel"])
+    # alternating, so that load from elsewhere on the machine falls on both alike; best of 5 each
+    pairs = [(once(["sh", "-c", hook], payload), once([sys.executable, "-c", "import sqlmodel"])) for _ in range(5)]
+    hook_s, sqlmodel_s = min(h for h, _ in pairs), min(s for _, s in pairs)
     assert hook_s <= 0.35 * sqlmodel_s, (hook_s, sqlmodel_s)
     got = ws.j("todo", "list", "--limit", "100")["todos"]  # applied by the next reader, once
     assert [t["content"] for t in got] == [t["content"] for t in todos]
