@@ -17,7 +17,7 @@ def note_add(call: Call, *,
              hypothesis: Annotated[str | None, Opt(metavar="ID", help="The hypothesis this is evidence for.")] = None,
              link: Annotated[str | None, Opt(metavar="URL", help="A link (bug report, issue, dashboard).")] = None,
              run_id: Annotated[int | None, Opt("--run", metavar="ID", help="The run this note is about.")] = None,
-             ) -> dict[str, Any]:
+             ) -> documents.Note:
     """Record a note."""
     return evidence.add_note(call.ctx, text, hypothesis, link, run_id)
 

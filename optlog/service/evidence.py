@@ -209,7 +209,7 @@ def runs_for_hypothesis(ctx: Ctx, hid: str) -> list[dict[str, Any]]:
 
 
 def add_note(ctx: Ctx, text: str, hypothesis: str | None = None, link: str | None = None,
-             run: int | None = None) -> dict[str, Any]:
+             run: int | None = None) -> documents.Note:
     if not text.strip():
         raise BadInput("a note needs text", field="text")
     if link is not None:
@@ -227,17 +227,17 @@ def add_note(ctx: Ctx, text: str, hypothesis: str | None = None, link: str | Non
     return out
 
 
-def _note(n: Any) -> dict[str, Any]:
+def _note(n: Any) -> documents.Note:
     return {"id": n.id, "text": n.text, "hypothesis": n.hypothesis_id, "run": n.run_id, "link": n.link,
             "by": n.by, "created_at": n.created_at}
 
 
-def list_notes(ctx: Ctx, hypothesis: str | None = None) -> list[dict[str, Any]]:
+def list_notes(ctx: Ctx, hypothesis: str | None = None) -> list[documents.Note]:
     with ctx.db.read() as s:
         return [_note(n) for n in noterows.notes(s, hypothesis)]
 
 
-def notes_for(ctx: Ctx, hid: str) -> list[dict[str, Any]]:
+def notes_for(ctx: Ctx, hid: str) -> list[documents.Note]:
     return list_notes(ctx, hid)
 
 
