@@ -4,45 +4,29 @@ document gives, and the CLI's one spelling of the verb parameters an error names
 A verb (`optlog.api.verb`) takes a `Call` and its parameters as typed values and returns its
 document; `optlog.cli.commands` generates its click command, whose callback makes the CLI's `Call`
 (`cli_call`), calls the verb, prints the document (`--json`) or its human rendering and exits with
-the code the verb's `exit` gives (`Binding`). The MCP face (`optlog.cli.tools`) converts a tool
-call's JSON arguments to the same typed values and calls the same verb through the same `Binding`:
+the code the verb's `exit` gives (the verb's own `exit_code`). The MCP face (`optlog.cli.tools`) converts a tool
+call's JSON arguments to the same typed values and calls the same verb:
 no command line is built, nothing is re-serialised to text. So a tool's structured result is the
 CLI's `--json` document for the same arguments by construction.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import click
 
-from optlog.api.verb import Call, Exit, Human
+from optlog.api.verb import Call, Verb
 from optlog.cli.dashboard import dashboard
-from optlog.cli.main import cli, notice, service_ctx, state
+from optlog.cli.main import cli, load, notice, service_ctx, state
 from optlog.cli.spelling import cli_spelling, flags
 from optlog.errors import OptlogError
 
-__all__ = ["Binding", "Call", "Exit", "Human", "cli_call", "of", "spell_for_cli"]
-
-
-@dataclass(frozen=True)
-class Binding:
-    """A command's binding and how its document becomes an exit code (0 when `exit` is None)."""
-
-    fn: Callable[..., Any]
-    exit: Exit | None = None
-
-    def exit_code(self, doc: Any, args: Mapping[str, Any]) -> int:
-        return self.exit(doc, args) if self.exit is not None else 0
-
-
-def of(callback: Callable[..., Any] | None) -> Binding | None:
-    """The binding behind a click callback made by `verb`, or None."""
+def of(callback: Callable[..., Any] | None) -> Verb | None:
+    """The verb behind a click callback that `optlog.cli.commands` generated, or None."""
     return getattr(callback, "__optlog_binding__", None) if callback is not None else None
 
 
@@ -58,8 +42,7 @@ TOOLS = "optlog.cli.tools:tools"
 
 
 def _tools() -> Mapping[str, Any]:
-    mod, attr = TOOLS.split(":")
-    made: Mapping[str, Any] = getattr(importlib.import_module(mod), attr)()
+    made: Mapping[str, Any] = load(TOOLS)()
     return made
 
 

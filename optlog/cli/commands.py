@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from optlog.api import verb as V
-from optlog.cli.binding import Binding, cli_call, spell_for_cli
+from optlog.cli.binding import cli_call, spell_for_cli
 from optlog.cli.main import add_global_options, emit, state
 from optlog.cli.options import JsonValue, KeyValue
 from optlog.errors import OptlogError
@@ -93,7 +93,7 @@ def command(v: V.Verb) -> click.Command:
             raise
         return v.exit(doc, kw) if v.exit is not None else None
 
-    callback.__optlog_binding__ = Binding(v.fn, v.exit)  # type: ignore[attr-defined]
+    callback.__optlog_binding__ = v  # type: ignore[attr-defined]  # binding.of: the verb behind the command
     callback.__optlog_agent__ = _agent_meta(v, params)  # type: ignore[attr-defined]
     return click.Command(v.name or v.path[-1], callback=callback, params=[parameter(p) for p in params],
                          help=v.help)

@@ -114,12 +114,12 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         name = ALIASES.get(name, name)
         if name in NOUNS or name in ALIAS_NOUNS:  # a noun of the verb catalogue: generated from its declarations
-            return add_global_options(_load(BUILDER)(name, NOUNS.get(name) or ALIAS_NOUNS[name]))
+            return add_global_options(load(BUILDER)(name, NOUNS.get(name) or ALIAS_NOUNS[name]))
         target = LAZY.get(name)
         if target is None:
             return None
         try:
-            cmd = _load(target)
+            cmd = load(target)
         except ModuleNotFoundError as e:
             if e.name == target.split(":")[0]:
                 return None  # a face not built yet
@@ -132,7 +132,7 @@ class LazyGroup(click.Group):
 BUILDER = "optlog.cli.commands:noun"
 
 
-def _load(target: str) -> Any:
+def load(target: str) -> Any:
     mod, attr = target.split(":")
     return getattr(importlib.import_module(mod), attr)
 

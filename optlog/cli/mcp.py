@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from optlog.cli import tools as T
-from optlog.cli.binding import Call
+from optlog.api.verb import Call
 from optlog.cli.fast import READS
 from optlog.cli.main import internal_error
 from optlog.cli.tools import tools

@@ -26,8 +26,9 @@ from typing import Any
 
 import click
 
+from optlog.api import verb as V
 from optlog.cli import binding as B
-from optlog.cli.binding import Call
+from optlog.api.verb import Call
 from optlog.cli.main import cli
 from optlog.cli.options import KeyValue
 from optlog.cli.schemas import SCHEMAS
@@ -78,7 +79,7 @@ class Tool:
     field_names: dict[str, str] = field(default_factory=dict)  # a CLI flag (--label, --todos) → tool param
 
     @property
-    def binding(self) -> B.Binding:
+    def binding(self) -> V.Verb:
         b = B.of(self.command.callback)
         if b is None:  # tests/architecture/test_bindings.py keeps every tool bound
             raise OptlogError(f"the command behind {self.name} has no verb (optlog.api.verb)",
