@@ -44,20 +44,13 @@ class State:
         self.chdir: str | None = None
 
 
-def agent(**meta: Any) -> Any:
-    """Declare how a command looks to an agent (the MCP face reads it; the CLI ignores it).
-
-    Keys: `defaults` (parameter → the value an agent gets when it passes none: the small-by-default
-    options), `args` (argument → description; click arguments carry no help), `output` (a JSON
-    schema of the document), `skip` (why the command is not a tool), `read_only` (bool).
-    Put it under the `@...command(...)` decorator: it marks the function.
-    """
+def agent(*, skip: str) -> Any:
+    """Mark one of the CLI's own click commands (a face or a stream: `cli/faces.py`,
+    `cli/streams.py`) as no MCP tool, saying why. A verb of the catalogue says what an agent sees
+    on its own declaration (`optlog.api.verb`). Put it under the `@...command(...)` decorator."""
 
     def mark(fn: Any) -> Any:
-        old = dict(getattr(fn, "__optlog_agent__", {}))
-        for k, v in meta.items():
-            old[k] = {**old.get(k, {}), **v} if isinstance(v, dict) and k in ("defaults", "args") else v
-        fn.__optlog_agent__ = old
+        fn.__optlog_agent__ = {"skip": skip}
         return fn
 
     return mark
