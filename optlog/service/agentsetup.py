@@ -74,9 +74,19 @@ OLD_HOOKS = ("optlog todo write - >/dev/null",)  # what earlier versions wrote: 
 
 
 def _command() -> list[str]:
-    """The optlog program by absolute path (the MCP server and the hook run the same one)."""
+    """The optlog program by absolute path (the MCP server and the hook run the same one): the one on
+    PATH, else the console script installed beside this Python, else this Python with `-P -m optlog`.
+    Never a bare `python -m optlog`: `-m` puts the current folder first on sys.path, and Claude Code
+    and OpenCode start these commands in the project folder, so a folder there named `optlog/` (a
+    clone of optlog, or any project's package) would be imported instead of the installed optlog.
+    A console script's sys.path[0] is its own folder, and `-P` (Python 3.11+) drops the cwd entry."""
     exe = shutil.which("optlog")
-    return [os.path.abspath(exe), "mcp"] if exe else [sys.executable, "-m", "optlog", "mcp"]
+    if exe:
+        return [os.path.abspath(exe), "mcp"]
+    beside = Path(sys.executable).parent / "optlog"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return [str(beside), "mcp"]
+    return [sys.executable, "-P", "-m", "optlog", "mcp"]
 
 
 def hook_command(program: list[str]) -> str:
@@ -87,18 +97,26 @@ def hook_command(program: list[str]) -> str:
     return " ".join(shlex.quote(a) for a in program) + " todo write --queue - >/dev/null || exit 2"
 
 
-def _check_runs(program: list[str]) -> None:
-    """Refuse to write a server and hook that cannot start (exit 2, with the fix)."""
+def _check_runs(program: list[str], root: Path) -> None:
+    """Refuse to write a server and hook that cannot start (exit 2, with the cause and the fix). Run
+    in the project folder, where the agent will start them."""
     try:
         p = subprocess.run([*program, "--version"], capture_output=True, text=True, timeout=60,
-                           stdin=subprocess.DEVNULL)
+                           stdin=subprocess.DEVNULL, cwd=root)
         why = None if p.returncode == 0 else f"exit {p.returncode}: {(p.stderr or p.stdout).strip()[-300:]}"
     except (OSError, subprocess.TimeoutExpired) as e:
         why = str(e)
-    if why is not None:
-        raise BadInput(f"{' '.join(program)} does not run ({why}); nothing was written. Fix: put a working "
-                       f"optlog first on PATH, or run `{sys.executable} -m optlog agent setup` with the Python "
-                       "that has optlog installed", field="which", extra={"command": program})
+    if why is None:
+        return
+    if "-m" in program and (root / "optlog").is_dir():
+        cause = (f"Cause: {root} holds a folder named optlog/, which `python -m optlog` started there imports "
+                 "instead of the installed optlog. Fix: install optlog's console script (pip install optlog "
+                 "puts `optlog` beside the Python) or put it first on PATH, then run agent setup again")
+    else:
+        cause = (f"Fix: put a working optlog first on PATH (the one found was {program[0]}), or run "
+                 f"`{sys.executable} -P -m optlog agent setup` with the Python that has optlog installed")
+    raise BadInput(f"{' '.join(program)} does not run in {root} ({why}); nothing was written. {cause}",
+                   field="which", extra={"command": program})
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -176,7 +194,7 @@ def setup(agent: str, folder: str | None) -> dict[str, Any]:
         raise BadInput(f"no such folder: {root}", field="folder")
     plan = _Plan(root)
     cmd = _command()
-    _check_runs(cmd[:-1])
+    _check_runs(cmd[:-1], root)
     hook_cmd = hook_command(cmd[:-1])
     if agent == "claude-code":
         def mcp(d: dict[str, Any]) -> list[str]:

@@ -112,3 +112,47 @@ def test_the_hook_answers_in_a_third_of_an_import_of_sqlmodel(ws, tmp_path):
     got = ws.j("todo", "list", "--limit", "100")["todos"]  # applied by the next reader, once
     assert [t["content"] for t in got] == [t["content"] for t in todos]
     assert not list((ws.root / ".optlog" / "todo-inbox").glob("*.json"))
+
+
+def test_what_setup_writes_runs_the_installed_optlog_from_a_folder_holding_a_decoy_optlog(ws, tmp_path):
+    """Issue 48 item 3: off PATH, setup wrote `<python> -m optlog`, and `-m` imports the current
+    folder's `optlog/` first: from a project holding one (an optlog clone), the MCP server and the
+    hook ran that instead. Every command written must run the installed optlog whatever the cwd holds."""
+    import subprocess
+
+    proj = tmp_path / "proj"
+    (proj / "optlog").mkdir(parents=True)
+    (proj / "optlog" / "__init__.py").write_text("")
+    (proj / "optlog" / "__main__.py").write_text("import sys\nprint('DECOY')\nsys.exit(3)\n")
+    env = {**ws.env, "PATH": "/usr/bin:/bin"}  # no optlog on PATH: the case that fell back to -m
+    ws.j("agent", "setup", "claude-code", "--dir", str(proj), env=env)
+    ws.j("agent", "setup", "opencode", "--dir", str(proj), env=env)
+    server = json.loads((proj / ".mcp.json").read_text())["mcpServers"]["optlog"]
+    program = [server["command"], *server["args"][:-1]]
+    oc = json.loads((proj / "opencode.json").read_text())["mcp"]["optlog"]["command"]
+    for prog in (program, oc[:-1]):
+        p = subprocess.run([*prog, "--version"], cwd=proj, env=env, capture_output=True, text=True)
+        assert p.returncode == 0 and "DECOY" not in p.stdout, (prog, p.returncode, p.stdout, p.stderr)
+    payload = {"tool_name": "TodoWrite", "tool_input": {"todos": [{"content": "b", "status": "pending"}]}}
+    hook = _hook(proj).replace(" todo write", f" -C {ws.root} todo write", 1)
+    ok = subprocess.run(["sh", "-c", hook], input=json.dumps(payload), cwd=proj, env=env, capture_output=True,
+                        text=True)
+    assert ok.returncode == 0 and "DECOY" not in ok.stdout + ok.stderr, (ok.returncode, ok.stderr)
+
+
+def test_the_self_check_names_a_shadowing_optlog_folder_as_the_cause(tmp_path):
+    """When `python -m optlog` is the only way left and the project folder shadows it, the refusal
+    says so (not only "put a working optlog first on PATH")."""
+    import sys
+
+    import pytest
+
+    from optlog.errors import BadInput
+    from optlog.service.agentsetup import _check_runs
+
+    (tmp_path / "optlog").mkdir()
+    (tmp_path / "optlog" / "__init__.py").write_text("raise SystemExit('DECOY')\n")
+    with pytest.raises(BadInput) as e:
+        _check_runs([sys.executable, "-m", "optlog"], tmp_path)
+    assert "holds a folder named optlog/" in e.value.message and "Cause:" in e.value.message, e.value.message
+    _check_runs([sys.executable, "-P", "-m", "optlog"], tmp_path)  # -P: the installed one, whatever the cwd
