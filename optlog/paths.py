@@ -114,3 +114,21 @@ def find_workspace(start: Path | str | None = None) -> Workspace:
         f"no optlog workspace at or above {here} (no {CONFIG_NAME}); run `optlog init` first",
         code="no_workspace",
     )
+
+
+def program() -> list[str]:
+    """The command that runs this optlog, by absolute path, whatever the current folder holds: the
+    `optlog` on PATH, else the console script installed beside this Python, else this Python with
+    `-P -m optlog`. Never a bare `python -m optlog`: `-m` puts the current folder first on sys.path,
+    so from a folder holding an `optlog/` folder (a clone, or any project's package) it would import
+    that instead. A console script's sys.path[0] is its own folder; `-P` (3.11+) drops the cwd."""
+    import shutil
+    import sys
+
+    exe = shutil.which("optlog")
+    if exe:
+        return [os.path.abspath(exe)]
+    beside = Path(sys.executable).parent / "optlog"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return [str(beside)]
+    return [sys.executable, "-P", "-m", "optlog"]

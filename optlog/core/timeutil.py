@@ -28,3 +28,13 @@ def now_iso() -> str:
 
 def parse_iso(s: str) -> datetime:
     return datetime.fromisoformat(s.replace("Z", "+00:00"))
+
+
+def fmt_elapsed(s: float) -> str:
+    """A wait or a long step as a person reads it on a progress line: `45s`, `4m33s`, `1h02m`."""
+    n = max(0, int(s))
+    if n < 60:
+        return f"{n}s"
+    if n < 3600:
+        return f"{n // 60}m{n % 60:02d}s"
+    return f"{n // 3600}h{n % 3600 // 60:02d}m"

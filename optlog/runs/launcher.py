@@ -236,7 +236,8 @@ class Driver:
         stop_reason: str | None = None
         error: str | None = None
 
-        self.target_lock = open_lock(ctx, self.doc.get("executor", "local"), self.launch_id, points=points)
+        self.target_lock = (None if self.doc.get("lock") is False  # service.launch(lock=False): none taken
+                            else open_lock(ctx, self.doc.get("executor", "local"), self.launch_id, points=points))
         try:
             if self.target_lock is not None:  # one launch at a time on a machine or GPU set, unless allowed
                 self.target_lock.acquire(allow_concurrent=bool(self.doc.get("allow_concurrent")), say=self.log,

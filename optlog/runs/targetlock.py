@@ -47,6 +47,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from optlog.core.timeutil import fmt_elapsed
 from optlog.needs import ServiceContext
 from optlog.telemetry.nvml import load_pynvml, select_devices
 
@@ -159,7 +160,9 @@ def _gpus_text(gpus: list[str] | None) -> str:
 def _describe(h: dict[str, Any]) -> str:
     if not h:
         return "another launch"
-    return f"launch L{h.get('launch')} of {h.get('workspace')} (pid {h.get('pid')}, {_gpus_text(h.get('gpus'))})"
+    since = h.get("since")
+    held = f", running {fmt_elapsed(time.time() - since)}" if isinstance(since, (int, float)) else ""
+    return f"launch L{h.get('launch')} of {h.get('workspace')} (pid {h.get('pid')}, {_gpus_text(h.get('gpus'))}{held})"
 
 
 def meets(a: list[str] | None, b: list[str] | None) -> bool:
@@ -175,7 +178,7 @@ class TargetLock:
         self.target = target
         self.dirs = dirs
         self.gpus = gpus
-        self.me = {**me, "gpus": gpus}
+        self.me = {**me, "gpus": gpus, "since": time.time()}  # since: when it took the target (waiters say)
         self.fds: list[tuple[int, bool]] = []  # (fd, exclusive)
         self.reg: list[tuple[int, Path]] = []
         self.concurrent = False  # started alongside another launch (--allow-concurrent)
@@ -195,9 +198,13 @@ class TargetLock:
     # ---------------------------------------------------------------- acquire / release
     def acquire(self, *, allow_concurrent: bool, say: Callable[[str], None],
                 check_cancel: Callable[[], None], poll_s: float = 0.2,
-                on_wait: Callable[[str | None], None] | None = None) -> None:
-        """Take the locks; `on_wait(holder)` when it starts waiting for one, `on_wait(None)` once free."""
+                on_wait: Callable[[str | None], None] | None = None, repeat_s: float = 10.0) -> None:
+        """Take the locks; `on_wait(holder)` when it starts waiting for one, `on_wait(None)` once free.
+        While it waits it says again, every `repeat_s`, who holds the lock and for how long it has
+        waited (one message and then silence read as a hang: issue 48)."""
         said = False
+        t0 = time.monotonic()
+        last = 0.0
         for d in self.dirs:
             d.mkdir(parents=True, exist_ok=True)
             for name, exclusive, guards in self._plan():
@@ -207,6 +214,7 @@ class TargetLock:
                     try:
                         fcntl.flock(fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
                         if exclusive:
+                            self.me["since"] = time.time()
                             os.ftruncate(fd, 0)
                             os.pwrite(fd, json.dumps(self.me).encode(), 0)
                         self.fds.append((fd, exclusive))
@@ -225,8 +233,12 @@ class TargetLock:
                         say(f"waiting: {guards} is in use by {holder}; this launch on {self.what} starts "
                             "when it ends (--allow-concurrent runs alongside, its runs labelled concurrent)")
                         said = True
+                        t0 = last = time.monotonic()
                         if on_wait is not None:
                             on_wait(holder)
+                    elif time.monotonic() - last >= repeat_s:
+                        last = time.monotonic()
+                        say(f"still waiting ({fmt_elapsed(last - t0)}): {guards} is in use by {holder}")
                     try:
                         check_cancel()
                     except BaseException:
@@ -234,9 +246,10 @@ class TargetLock:
                         raise
                     time.sleep(poll_s)
         if said:
-            say(f"{self.what} is free: starting")
+            say(f"{self.what} is free after {fmt_elapsed(time.monotonic() - t0)}: starting")
             if on_wait is not None:
                 on_wait(None)
+        self.me["since"] = time.time()
         self._register()
 
     def busy(self) -> str | None:

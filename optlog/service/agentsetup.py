@@ -12,15 +12,14 @@ takes as it is; OpenCode: a plugin on the `todo.updated` event).
 from __future__ import annotations
 
 import json
-import os
 import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from optlog.errors import BadInput
+from optlog.paths import program
 from optlog.yamlio import parse_json, read_text
 
 AGENTS = ("claude-code", "opencode")
@@ -74,19 +73,9 @@ OLD_HOOKS = ("optlog todo write - >/dev/null",)  # what earlier versions wrote: 
 
 
 def _command() -> list[str]:
-    """The optlog program by absolute path (the MCP server and the hook run the same one): the one on
-    PATH, else the console script installed beside this Python, else this Python with `-P -m optlog`.
-    Never a bare `python -m optlog`: `-m` puts the current folder first on sys.path, and Claude Code
-    and OpenCode start these commands in the project folder, so a folder there named `optlog/` (a
-    clone of optlog, or any project's package) would be imported instead of the installed optlog.
-    A console script's sys.path[0] is its own folder, and `-P` (Python 3.11+) drops the cwd entry."""
-    exe = shutil.which("optlog")
-    if exe:
-        return [os.path.abspath(exe), "mcp"]
-    beside = Path(sys.executable).parent / "optlog"
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return [str(beside), "mcp"]
-    return [sys.executable, "-P", "-m", "optlog", "mcp"]
+    """The optlog program by absolute path (the MCP server and the hook run the same one): never a
+    bare `python -m optlog`, which the project folder's `optlog/` would shadow (see paths.program)."""
+    return [*program(), "mcp"]
 
 
 def hook_command(program: list[str]) -> str:

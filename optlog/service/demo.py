@@ -27,7 +27,7 @@ and every run carries the label `server=simulated` so nobody mistakes it for a G
 from __future__ import annotations
 
 import os
-import shutil
+import shlex
 import socket
 import subprocess
 import sys
@@ -38,6 +38,8 @@ from typing import Any, Callable
 from optlog.core.findings import prediction_clause, verdict_number
 from optlog.core.numfmt import fmt_num, fmt_score
 from optlog.errors import BadInput
+from optlog.gitlog import history
+from optlog.paths import program
 from optlog.runs import llamacpp
 from optlog.service import evidence, hypotheses, launch, nextexp, plans, predictions, report, verdicts
 from optlog.service.context import Ctx
@@ -101,7 +103,14 @@ def _finish(ctx: Any, say: Callable[[str], None]) -> tuple[list[dict[str, Any]],
     rep = report.write(ctx)
     say(f"report: {rep.get('file')}")
     root = ctx.ws.root
-    exe = "optlog" if shutil.which("optlog") else f"{sys.executable} -m optlog"
+    # the run specs it launched and wrote (runs/demo.yaml, runs/next-*.yaml): committed, so the
+    # workspace is clean in git at the end (issue 48) and the spec a person edits next has a history
+    specs = sorted(p.relative_to(root).as_posix() for p in (root / "runs").glob("*.yaml"))
+    if specs and history.record(ctx, [root / s for s in specs], "demo: the run specs it launched and wrote",
+                                body="The spec the demo's sweep ran and the one `next` wrote (not launched); "
+                                     "edit and launch them from here."):
+        say(f"committed {', '.join(specs)} (git status is clean)")
+    exe = " ".join(shlex.quote(a) for a in program())
     say(f"open the dashboard: {exe} -C {root}    (the decision history: {exe} -C {root} log)")
     return ranked, rep.get("file")
 
@@ -129,7 +138,9 @@ def run_simulated(path: str | Path, say: Callable[[str], None]) -> dict[str, Any
         spec = root / "runs" / "demo.yaml"
         spec.write_text(SPEC.format(python=sys.executable, port=_free_port()), encoding="utf-8")
         say("launching runs/demo.yaml: 2 configs x 3 concurrency levels (simulated server, real load generator)")
-        res = launch.launch(ctx, str(spec), hypothesis="comm-bound",
+        # no machine lock: a simulated server measures nothing another launch on this machine would
+        # change, and the demo must not wait minutes for one (issue 48); every run says server=simulated
+        res = launch.launch(ctx, str(spec), hypothesis="comm-bound", lock=False,
                             on_event=lambda ev: say(f"  {ev['text']}") if ev.get("kind") == "log" else None)
         rows = evidence.list_runs(ctx, hypothesis="comm-bound")
         for r in rows:

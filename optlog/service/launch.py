@@ -115,8 +115,11 @@ def _check_cwds(ctx: Ctx, ls: Any, points: list[Any]) -> None:
 
 def launch(ctx: Ctx, spec: str | None = None, *, sets: SetPairs = (), server_url: str | None = None,
            hypothesis: str | None = None, detach: bool = False, allow_concurrent: bool = False,
-           on_event: Callable[[dict[str, Any]], None] | None = None, again: str | None = None) -> dict[str, Any]:
-    """Launch a spec, or (`again="L3"`) launch 3's committed record again (service.launch_record)."""
+           on_event: Callable[[dict[str, Any]], None] | None = None, again: str | None = None,
+           lock: bool = True) -> dict[str, Any]:
+    """Launch a spec, or (`again="L3"`) launch 3's committed record again (service.launch_record).
+    `lock=False`: take no lock on the target (runs.targetlock), for a launch that measures nothing a
+    busy machine would change (`demo --simulated`: a simulated server, every run labelled so)."""
 
     name = again_of = None
     if again is not None:
@@ -132,20 +135,21 @@ def launch(ctx: Ctx, spec: str | None = None, *, sets: SetPairs = (), server_url
     if spec is None:
         raise BadInput(f"name a run spec ({param('spec')}), or a launch to run again ({param('again')} L3)", field="spec")
     return _launch(ctx, spec, sets=sets, server_url=server_url, hypothesis=hypothesis, detach=detach,
-                   allow_concurrent=allow_concurrent, on_event=on_event, name=name, again_of=again_of)
+                   allow_concurrent=allow_concurrent, on_event=on_event, name=name, again_of=again_of, lock=lock)
 
 
 def _launch(ctx: Ctx, spec: str, *, sets: SetPairs, server_url: str | None,
             hypothesis: str | None, detach: bool, allow_concurrent: bool,
-            on_event: Callable[[dict[str, Any]], None] | None, name: str | None, again_of: str | None) -> dict[str, Any]:
+            on_event: Callable[[dict[str, Any]], None] | None, name: str | None, again_of: str | None,
+            lock: bool = True) -> dict[str, Any]:
     ls, points = prepare(ctx, spec, sets=sets, server_url=server_url, hypothesis=hypothesis, name=name)
     st = open_launch(ctx, ls, points, sets=sets, server_url=server_url, hypothesis=hypothesis,
-                     allow_concurrent=allow_concurrent, again_of=again_of)
+                     allow_concurrent=allow_concurrent, again_of=again_of, lock=lock)
     lid, doc = st["launch"], st["doc"]
     launch_dir = ctx.ws.state_dir / "launches" / str(lid)
     run_ids = [d["run_id"] for d in doc["points"]]
     if detach:
-        holder = None if allow_concurrent else _busy(ctx, lid, doc)
+        holder = None if allow_concurrent or not lock else _busy(ctx, lid, doc)
         out = _detach(ctx, lid, run_ids, launch_dir, doc)
         if holder:  # it will wait for the machine: say so now, not "running" (issue 31)
             out.update(status=WAITING, waiting_for=holder)
@@ -156,7 +160,7 @@ def _launch(ctx: Ctx, spec: str, *, sets: SetPairs, server_url: str | None,
 
 def open_launch(ctx: Ctx, ls: Any, points: list[Any], *, sets: SetPairs, server_url: str | None,
                 hypothesis: str | None, allow_concurrent: bool, again_of: str | None = None,
-                streamed: int | None = None) -> dict[str, Any]:
+                streamed: int | None = None, lock: bool = True) -> dict[str, Any]:
     """Write the Launch row and a queued Run per point, and commit the launch's record; returns
     {"launch", "doc" (the driver's unredacted document), "redact", "host"}. `streamed`: the points
     are made while the launch runs (optlog tune), at most this many; the record is written at the
@@ -183,6 +187,8 @@ def open_launch(ctx: Ctx, ls: Any, points: list[Any], *, sets: SetPairs, server_
                "points": docs, "record": launch_record.choose_dir(ctx, lid, token), "again_of": again_of}
         if streamed is not None:
             doc["total"] = streamed
+        if not lock:
+            doc["lock"] = False  # the driver takes no target lock (runs.launcher)
         la.spec = {**red.redact(doc), "token": token}  # the token finds the launch's processes: not a secret
         s.add(la)
     st = {"launch": lid, "doc": doc, "redact": red.redact, "host": host}
@@ -243,7 +249,7 @@ def _detach(ctx: Ctx, lid: int, run_ids: list[int], launch_dir: Path, doc: dict[
     so no secret is ever written to a file or the database."""
     log = open(launch_dir / "driver.log", "ab")
     try:
-        p = subprocess.Popen([sys.executable, "-m", "optlog.service.driver", str(lid), "--root", str(ctx.ws.root),
+        p = subprocess.Popen([sys.executable, "-P", "-m", "optlog.service.driver", str(lid), "--root", str(ctx.ws.root),
                               "--doc-stdin"],
                              stdin=subprocess.PIPE, stdout=log, stderr=log, cwd=str(ctx.ws.root),
                              start_new_session=True, close_fds=True, env=dict(os.environ))

@@ -498,7 +498,7 @@ def tune(ctx: Ctx, a: TuneArgs, on_event: Callable[[dict[str, Any]], None] | Non
     for i in range(1, a.workers):
         log_path = logs / f"{name}.worker-{i}.log"
         with open(log_path, "ab") as log:
-            p = subprocess.Popen([sys.executable, "-m", "optlog.service.tune", "--root", str(ctx.ws.root), "--worker", str(first + i)],
+            p = subprocess.Popen([sys.executable, "-P", "-m", "optlog.service.tune", "--root", str(ctx.ws.root), "--worker", str(first + i)],
                                  stdin=subprocess.PIPE, stdout=log, stderr=log, cwd=str(ctx.ws.root), env=dict(os.environ))
         assert p.stdin is not None
         p.stdin.write(json.dumps(asdict(a)).encode())
@@ -656,7 +656,7 @@ def _worker_argv(ctx: Ctx, a: TuneArgs, ls: Any, ex: Any, remeasure: int) -> lis
     """`optlog -C ROOT tune run SPEC …` for one worker: the same study, objectives and constraints.
     Over ssh the host's optlog command (`executors.ssh.HOST.optlog`); in a Slurm job this Python (the
     workspace and optlog live on a filesystem the nodes share)."""
-    cmd = shlex.split(getattr(ex, "optlog", None) or "optlog") if ex.kind == "ssh" else [sys.executable, "-m", "optlog"]
+    cmd = shlex.split(getattr(ex, "optlog", None) or "optlog") if ex.kind == "ssh" else [sys.executable, "-P", "-m", "optlog"]
     argv = [*cmd, "-C", str(ctx.ws.root), "tune", "run", ls.file, "--study", _study_name(ls, a),
             "--trials", str(a.trials), "--remeasure", str(remeasure), "--sampler", _sampler_name(a), "--json"]
     for m, d in a.objectives:

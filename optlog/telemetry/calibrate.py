@@ -182,7 +182,7 @@ def allreduce_busbw(n: int, nbytes: int) -> float:
         procs = []
         for r in range(n):
             e = dict(env, RANK=str(r), LOCAL_RANK=str(r))
-            procs.append(subprocess.Popen([sys.executable, "-m", "optlog.telemetry.calibrate", "--allreduce-worker",
+            procs.append(subprocess.Popen([sys.executable, "-P", "-m", "optlog.telemetry.calibrate", "--allreduce-worker",
                                            str(nbytes), os.path.join(d, f"r{r}.json")], env=e))
         rcs = [p.wait(timeout=300) for p in procs]
         if any(rcs):

@@ -8,6 +8,26 @@ import sys
 
 import pytest
 
+# A real process holding a lock the way a launch does (runs.targetlock), until its stdin closes.
+HOLDER = """
+import socket, sys
+from pathlib import Path
+from optlog.runs.targetlock import TargetLock, host_dir
+dirs = [Path(sys.argv[1])] if len(sys.argv) > 1 else [host_dir()]
+lock = TargetLock(f"local:{socket.gethostname()}", dirs, {"launch": 7, "workspace": "/elsewhere", "pid": 1})
+lock.acquire(allow_concurrent=False, say=print, check_cancel=lambda: None)
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
+def hold_lock(env, *args):
+    """Start a holder; returns the process once it holds the lock (end it by closing its stdin)."""
+    p = subprocess.Popen([sys.executable, "-c", HOLDER, *args], env=env, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    assert p.stdout is not None and p.stdout.readline().strip() == "held"
+    return p
+
 
 @pytest.mark.slow
 def test_demo_runs_the_loop_end_to_end(tmp_path, db_env):
@@ -18,9 +38,20 @@ def test_demo_runs_the_loop_end_to_end(tmp_path, db_env):
     env["GIT_CONFIG_GLOBAL"] = str(tmp_path / "gitconfig")
     (tmp_path / "gitconfig").write_text("[user]\n\tname = T\n\temail = t@example.com\n")
     target = tmp_path / "demo"
-    p = subprocess.run([sys.executable, "-m", "optlog", "demo", "--simulated", str(target), "--json"], env=env,
-                       capture_output=True, text=True, timeout=600)
+    # Issue 48 item 2: another workspace's launch holds this machine; the simulated demo takes no lock
+    (tmp_path / "run").mkdir(mode=0o700)
+    env["XDG_RUNTIME_DIR"] = str(tmp_path / "run")  # where every workspace's host locks are
+    holder = hold_lock(env)
+    try:
+        p = subprocess.run([sys.executable, "-m", "optlog", "demo", "--simulated", str(target), "--json"], env=env,
+                           capture_output=True, text=True, timeout=600)
+    finally:
+        holder.communicate("")
     assert p.returncode == 0, p.stderr[-3000:]
+    assert "waiting" not in p.stderr, p.stderr[-3000:]
+    # Issue 48 item 6: the workspace is clean in git at the end; the specs are committed, and it says so
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=target, capture_output=True, text=True).stdout == ""
+    assert "committed runs/demo.yaml, runs/next-compute-bound.yaml" in p.stderr, p.stderr[-3000:]
     doc = json.loads(p.stdout)
     status = {r["hypothesis"]: r["status"] for r in doc["verdicts"]["results"]}
     assert status == {"comm-bound": "falsified", "compute-bound": "confirmed", "pipeline-bubbles": "confirmed"}
@@ -118,6 +149,7 @@ def test_real_demo_measures_this_machine_and_the_verdict_follows_the_numbers(tmp
     if ratio > 1.7:
         assert status["compute-bound"] != "confirmed"
     assert (target / doc["report"]).is_file()
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=target, capture_output=True, text=True).stdout == ""
     # registered before measuring: both hypotheses exist before the first run started
     def cli(*a):
         return json.loads(subprocess.run([sys.executable, "-m", "optlog", *a, "--json", "-C", str(target)], env=env,
@@ -141,3 +173,34 @@ def test_every_pivot_of_the_real_demo_is_well_formed():
             parse_gain(gain)
             assert effort in ("S", "M", "L") and 0 < float(conf) <= 1
             assert needs in ("memory-bound", "compute-bound", pv["id"])
+
+
+def test_a_launch_waiting_for_a_lock_says_again_who_holds_it_and_for_how_long(tmp_path):
+    """Issue 48 item 2: one message, then minutes of silence. While it waits, a launch repeats (every
+    10 s at most) who holds the lock, how long that one has held it, and how long it has waited."""
+    import inspect
+    import os
+    import socket
+
+    from optlog.runs.targetlock import TargetLock
+
+    assert inspect.signature(TargetLock.acquire).parameters["repeat_s"].default <= 10
+    env = {**os.environ}
+    holder = hold_lock(env, str(tmp_path))
+    said: list[str] = []
+
+    def cancel() -> None:  # release the holder once three repeats were said, however slow the machine
+        if sum("still waiting" in s for s in said) >= 3 and holder.stdin is not None and not holder.stdin.closed:
+            holder.stdin.close()
+
+    lock = TargetLock(f"local:{socket.gethostname()}", [tmp_path], {"launch": 8, "workspace": "/here", "pid": 2})
+    try:
+        lock.acquire(allow_concurrent=False, say=said.append, check_cancel=cancel, poll_s=0.05, repeat_s=0.2)
+    finally:
+        holder.wait(timeout=60)
+        lock.release()
+    assert said[0].startswith("waiting: local:") and "launch L7 of /elsewhere" in said[0], said
+    again = [s for s in said if s.startswith("still waiting (")]
+    assert len(again) >= 3 and all("in use by launch L7 of /elsewhere (pid 1, the whole machine, running " in s
+                                   for s in again), said
+    assert said[-1].startswith(f"local:{socket.gethostname()} is free after "), said
