@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,9 +124,6 @@ def program() -> list[str]:
     `-P -m optlog`. Never a bare `python -m optlog`: `-m` puts the current folder first on sys.path,
     so from a folder holding an `optlog/` folder (a clone, or any project's package) it would import
     that instead. A console script's sys.path[0] is its own folder; `-P` (3.11+) drops the cwd."""
-    import shutil
-    import sys
-
     exe = shutil.which("optlog")
     if exe:
         return [os.path.abspath(exe)]
