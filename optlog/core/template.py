@@ -1,8 +1,9 @@
 """Command templates of run specs: split first, then substitute inside each argument.
 
 A command is split into arguments with shell-like quoting (shlex) BEFORE any value is put in, so a
-value can never inject shell syntax or split into two arguments: `; rm -rf ~` or `a b` reaches the
-program as one literal argument. A `{{ name }}` placeholder is one piece of the word it stands in,
+value can never split into two arguments: `; rm -rf ~` or `a b` reaches the program as one literal
+argument. An argument that a program runs as code (a shell's `-c` script, `python -c`) is rendered
+for that program by `render_code` (core.codeargs): quoted for a POSIX shell, else plain values only. A `{{ name }}` placeholder is one piece of the word it stands in,
 and the spaces inside its braces split nothing. Braces that are not `{{ … }}` (a JSON argument such
 as `{"temperature": 0}`) are left alone.
 
@@ -29,6 +30,7 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
+from optlog.core import codeargs as C
 from optlog.core.limits import LIMITS
 from optlog.core.numfmt import fmt_count
 
@@ -217,6 +219,41 @@ def split(cmd: str | list[Any]) -> list[str]:
     return [_MARK_RE.sub(lambda m: found[int(m.group(1))], p) for p in parts]
 
 
+# optlog's own values: never refused inside code (still quoted for a POSIX shell); `env.NAME` too
+TRUSTED = frozenset({"out", "run_id", "launch_id", "repeat"})
+
+
 def render_argv(cmd: str | list[Any], values: Mapping[str, Any]) -> list[str]:
-    """Split, then render each argument on its own."""
-    return [render(a, values) for a in split(cmd)]
+    """Split, then render each argument on its own; an argument that a program runs as code (a
+    shell's `-c` script, `python -c`: core.codeargs) gets its values quoted for it, or refused."""
+    parts = split(cmd)
+    out = [render(a, values) for a in parts]
+    for i, (kind, prog) in C.code_args(out).items():
+        if "{{" in parts[i]:
+            out[i] = render_code(parts[i], kind, prog, values)
+    return out
+
+
+def render_code(text: str, kind: str, prog: str, values: Mapping[str, Any]) -> str:
+    """One argument that `prog` runs as code (`kind`: codeargs.POSIX or CODE), rendered so that no
+    value becomes code: quoted where a POSIX shell script lets optlog quote it, else a value that is
+    not plain text is refused (TemplateError, with the fix)."""
+    slots = iter(C.slots(PLACEHOLDER_RE.sub(C.MARK, text)) if kind == C.POSIX else ())
+
+    def sub(m: re.Match[str]) -> str:
+        expr = m.group(1).strip()
+        v = to_text(evaluate(expr, values))
+        slot = next(slots, None)
+        if slot is not None and slot.quote is not None:
+            return C.quote_in(v, slot.quote)
+        if C.plain(v) or names_in_expr(expr) <= TRUSTED:
+            return v
+        where = (f"{slot.where} of a `{prog} -c` script" if slot is not None else
+                 f"code that `{prog}` runs" if kind == C.CODE else f"a `{prog}` script")
+        fix = (f"sh -c '… \"$1\" …' sh {{{{ {expr} }}}}" if kind == C.POSIX or prog in C.POSIX_SHELLS
+               else f"{prog} … {{{{ {expr} }}}} as its own argument (sys.argv, $ARGV, process.argv)")
+        raise TemplateError(f"{{{{ {expr} }}}} is inside {where}, where optlog cannot quote it, and its value "
+                            f"{v[:60]!r} is not plain text ({C.PLAIN_TEXT}), so it could run as code. "
+                            f"Pass the value as an argument instead: {fix}; or through `env:`")
+
+    return PLACEHOLDER_RE.sub(sub, text)

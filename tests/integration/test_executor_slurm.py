@@ -146,3 +146,27 @@ def test_bench_timeout_scancels_the_job(ws):
     jobs = _jobs(ws)
     assert jobs and all(st == "CANCELLED" for st in jobs.values()), jobs
     assert_no_survivors(str(ws.root), timeout=15)
+
+
+def test_hostile_values_never_run_in_the_batch_script(ws, tmp_path):
+    """Issue 42.2: the job script is written by optlog: a value in an argument, a `sh -c` script or
+    an environment variable (plain, or secret-named and passed through sbatch's environment)
+    reaches the bench as text."""
+    sentinel = tmp_path / "PWNED"
+    vals = [h.replace("{S}", str(sentinel)) for h in ("a; touch {S}", "$(touch {S})", "'`touch {S}`'")]
+    script = ("printf '{\"completed\": 1}' > {{ out }}/result.json; printf '%s' {{ x }} > {{ out }}/x; "
+              "printf '%s' \"$1\" > {{ out }}/arg; printf '%s' \"$HOSTILE\" > {{ out }}/env; "
+              "printf '%s' \"$MY_TOKEN\" > {{ out }}/secret")
+    rel = spec(ws, "slvals", executor=SLURM, server=False, matrix={"x": vals},
+               bench={"cmd": ["sh", "-c", script, "sh", "{{ x }}"], "results": ["result.json"],
+                      "env": {"HOSTILE": "{{ x }}", "MY_TOKEN": "{{ x }}"}})
+    r = ws.cli("run", "launch", rel, "--json", check=False, timeout=300)
+    assert r.code == 0, r.out + r.err
+    assert not sentinel.exists()
+    seen = set()
+    for run in r.json["runs"]:  # (its label x is <redacted>: the value of MY_TOKEN is a secret)
+        out = ws.root / run["artifacts_dir"]
+        got = [(out / f).read_text() for f in ("x", "arg", "env", "secret")]
+        assert len(set(got)) == 1, got
+        seen.add(got[0])
+    assert seen == set(vals)

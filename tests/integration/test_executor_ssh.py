@@ -185,3 +185,32 @@ def test_ssh_launches_lock_per_host_and_gpu_set(ws):
     c_res = SimpleNamespace(err=c_err.read_text(), json=json.loads(c_out))
     assert "waiting: ssh:loop GPU 0 is in use by launch L1" in c_res.err, c_res.err
     assert b.json["status"] == c_res.json["status"] == "succeeded"
+
+
+HOSTILE = ["a; touch {S}", "$(touch {S})", "`touch {S}`", "'; touch {S}; '", "x\ntouch {S}"]
+
+
+def test_hostile_values_never_run_on_the_remote_side(ws, tmp_path):
+    """Issue 42.2: the remote command line is built by optlog (a wrapper script run by the remote
+    shell): a value in an argument, in a `sh -c` script, in an environment variable (plain or
+    secret-named, sent on the channel) reaches the bench as text."""
+    _configure(ws)
+    sentinel = tmp_path / "PWNED"
+    vals = [h.replace("{S}", str(sentinel)) for h in HOSTILE]
+    script = ("printf '{\"completed\": 1}' > {{ out }}/result.json; printf '%s' {{ x }} > {{ out }}/x; "
+              "printf '%s' \"$1\" > {{ out }}/arg; printf '%s' \"$HOSTILE\" > {{ out }}/env; "
+              "printf '%s' \"$MY_TOKEN\" > {{ out }}/secret")
+    rel = spec(ws, "sshvals", executor="ssh:loop", server=False, matrix={"x": vals},
+               bench={"cmd": ["sh", "-c", script, "sh", "{{ x }}"], "results": ["result.json"],
+                      "env": {"HOSTILE": "{{ x }}", "MY_TOKEN": "{{ x }}"}})
+    r = ws.cli("run", "launch", rel, "--json", check=False)
+    assert r.code == 0, r.out + r.err
+    assert not sentinel.exists()
+    seen = set()
+    for run in r.json["runs"]:  # (its label x is <redacted>: the value of MY_TOKEN is a secret)
+        out = ws.root / run["artifacts_dir"]
+        got = [(out / f).read_text() for f in ("x", "arg", "env", "secret")]
+        assert len(set(got)) == 1, got
+        seen.add(got[0])
+    assert seen == set(vals)
+    assert_no_survivors(str(ws.root))
