@@ -620,13 +620,18 @@ def analyse(hyps: dict[str, Hyp], runs: dict[int, RunRow], ceilings: dict[str, f
         cands: list[Candidate] = []
         notes: list[str] = []
         if state in ("not yet", "partly"):
-            noise, _ = noise_of([*h.results.values(), *o.results.values()])
-            c1, n1 = claim_candidates(h, o, noise)
-            c2 = scaling_candidates(h, o, runs, noise)
-            c3, n3 = roofline_candidates(h, o, runs, ceilings, noise)
-            cands = c1 + c2 + c3
-            notes = n1 + n3
-            entry["noise"] = None if noise is None else round(noise, 4)
+            noise = None
+            try:
+                noise, _ = noise_of([*h.results.values(), *o.results.values()])
+                c1, n1 = claim_candidates(h, o, noise)
+                c2 = scaling_candidates(h, o, runs, noise)
+                c3, n3 = roofline_candidates(h, o, runs, ceilings, noise)
+                cands = c1 + c2 + c3
+                notes = n1 + n3
+            except (ArithmeticError, ValueError) as e:  # one pair's numbers never stop the others (issue 42)
+                notes = [f"no candidate computed: the runs' values are beyond what a double can compute with "
+                         f"({type(e).__name__}: {e})"]
+            entry["noise"] = None if noise is None or not math.isfinite(noise) else round(noise, 4)
             cands.sort(key=lambda c: -c.separation)
             if not cands:
                 entry["missing"] = missing(h, o, runs) + notes

@@ -26,8 +26,13 @@ _INT_RE = re.compile(r"^[+-]?\d+$")
 def as_number(v: Any) -> float | None:
     if isinstance(v, bool):
         return None
-    if isinstance(v, (int, float)):
-        return float(v) if math.isfinite(float(v)) or math.isinf(float(v)) else None
+    if isinstance(v, int):
+        try:
+            return float(v)
+        except OverflowError:  # an integer past the largest double reads as the infinity it exceeds
+            return math.copysign(math.inf, v)
+    if isinstance(v, float):
+        return None if math.isnan(v) else v
     if isinstance(v, str):
         s = v.strip()
         if not s:

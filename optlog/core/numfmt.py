@@ -26,6 +26,8 @@ def fmt_num(v: Any) -> str:
         if v != v:
             return "nan"
         a = abs(v)
+        if a >= 1e15:  # past any measured figure (a hostile 1e308 would print 400 characters)
+            return f"{v:.3g}"
         if a >= 1000:
             return f"{v:,.0f}"
         if a >= 10:
@@ -51,6 +53,8 @@ def fmt_value(v: Any) -> str:
         if f.is_integer() and abs(f) < 1e15:
             return f"{int(f):,}" if abs(f) >= 1_000 else str(int(f))
         a = abs(f)
+        if a >= 1e15:
+            return f"{f:.3g}"
         if a >= 100:
             return f"{f:,.0f}"
         if a >= 1:
@@ -126,6 +130,8 @@ def fmt_verdict(x: float | None) -> str:
     if x is None:
         return "–"
     a = abs(x)
+    if a >= 1e15:  # past any measured figure (a hostile 1e308 would print 309 digits)
+        return f"{x:.3g}"
     if a >= 100:
         return f"{x:,.0f}"
     if a >= 10:

@@ -505,6 +505,11 @@ def fitted_line(fit: Any, xs: list[float]) -> list[tuple[float, float]] | None:
     return f.curve([x for x in xs if x > 0] if f.log else xs)
 
 
+def _num(v: Any) -> float | None:
+    """A recorded number, or None where the record has none (a value past the doubles, issue 42)."""
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
 _FIT_LABEL = re.compile(r"\b(?:k|slope)\(\s*([A-Za-z_][\w.]*)\s*(?:,\s*[ab]\.(\w+)\s*)?\)")
 
 
@@ -524,8 +529,8 @@ def _fit_relation(pred: Any, rec: dict[str, Any], lv: dict[str, Any]) -> dict[st
              "max": max(y for xx, y in pts if xx == x)} for x in xs]
     ci = fit.get("ci")
     kname = "k" if fit.get("kind", "k") == "k" else "slope"
-    k_text = f"{kname} = {fmt_verdict(float(fit['k']))}" + (
-        f" [{fmt_verdict(float(ci[0]))}, {fmt_verdict(float(ci[1]))}]" if isinstance(ci, list) and len(ci) == 2 else "")
+    k_text = f"{kname} = {fmt_verdict(_num(fit.get('k')))}" + (  # a value past the doubles is recorded as none
+        f" [{fmt_verdict(_num(ci[0]))}, {fmt_verdict(_num(ci[1]))}]" if isinstance(ci, list) and len(ci) == 2 else "")
     power = fit.get("kind", "k") == "k"
     # an exponent is the slope of a straight line on log–log axes (DESIGN §5): drawn there, whatever
     # the span; a slope on linear axes

@@ -46,8 +46,14 @@ class Fit:
 
     def at(self, x: float) -> float:
         """The fitted value at x (y = e^c · x^k on log axes, c + k·x on linear ones)."""
-        if self.log:
-            return math.exp(self.intercept) * x ** self.k
+        if self.log:  # in logs: e^c and x^k alone may pass the largest double when their product does not
+            try:
+                return math.exp(self.intercept) * x ** self.k
+            except (OverflowError, ZeroDivisionError):
+                if x <= 0:
+                    return math.nan
+                e = self.intercept + self.k * math.log(x)
+                return math.inf if e > 709.78 else math.exp(e)
         return self.intercept + self.k * x
 
     def curve(self, xs: list[float] | None = None) -> list[tuple[float, float]]:
@@ -82,6 +88,29 @@ def fit(xs: list[float], ys: list[float], kind: str = "k", conf: float = CONF) -
     levels = len({x for x, _ in pts})
     if levels < 2:
         return None
+    try:
+        k, c, sse, sxx, syy = _line(u, v)
+    except (ArithmeticError, ValueError):
+        # squares past the largest double (values near 1e308 on linear axes): the same line on
+        # axes divided by the largest magnitudes, scaled back (issue 42)
+        su, sv = max(abs(a) for a in u) or 1.0, max(abs(b) for b in v) or 1.0
+        k, c, sse, sxx, syy = _line([a / su for a in u], [b / sv for b in v])
+        k, c = k * (sv / su), c * sv  # the sums of squares stay scaled: only their ratios are read
+        se_scale = sv / su
+    else:
+        se_scale = 1.0
+    r2 = 1 - sse / syy if syy > 0 else None
+    ci: tuple[float, float] | None = None
+    if n >= MIN_POINTS:
+        se = math.sqrt(sse / (n - 2) / sxx) * se_scale
+        half = t_quantile(conf, n - 2) * se if se > 0 else 0.0
+        ci = (k - half, k + half)
+    return Fit(kind, pts, k, c, ci, conf, n, levels, r2, dropped)
+
+
+def _line(u: list[float], v: list[float]) -> tuple[float, float, float, float, float]:
+    """Least squares of v on u: slope, intercept, the residual, u and v sums of squares."""
+    n = len(u)
     mu, mv = math.fsum(u) / n, math.fsum(v) / n
     sxx = math.fsum((a - mu) ** 2 for a in u)
     sxy = math.fsum((a - mu) * (b - mv) for a, b in zip(u, v))
@@ -89,10 +118,6 @@ def fit(xs: list[float], ys: list[float], kind: str = "k", conf: float = CONF) -
     c = mv - k * mu
     sse = math.fsum((b - c - k * a) ** 2 for a, b in zip(u, v))
     syy = math.fsum((b - mv) ** 2 for b in v)
-    r2 = 1 - sse / syy if syy > 0 else None
-    ci: tuple[float, float] | None = None
-    if n >= MIN_POINTS:
-        se = math.sqrt(sse / (n - 2) / sxx)
-        half = t_quantile(conf, n - 2) * se if se > 0 else 0.0
-        ci = (k - half, k + half)
-    return Fit(kind, pts, k, c, ci, conf, n, levels, r2, dropped)
+    if not all(math.isfinite(x) for x in (k, c, sse, sxx, syy)):
+        raise OverflowError("a sum past the largest double")  # the caller scales the axes
+    return k, c, sse, sxx, syy

@@ -404,8 +404,23 @@ def _conf_text(conf: float) -> str:
     return f"{fmt_share(conf, places=0 if round(conf * 100, 6).is_integer() else 1)} CI"
 
 
+OUT_OF_RANGE = "the values are beyond what a double can compute with"
+
+
 def _decide(ae: AtomEval, m: float, results: list[Any]) -> None:
-    """Estimate the claim's quantity with its interval at `ae.conf`, compare with the region."""
+    """Estimate the claim's quantity with its interval at `ae.conf`, compare with the region.
+
+    Any finite doubles are evidence (issue 42: one run near 1e308 once stopped every verdict of the
+    workspace): the estimators compute in logs or on scaled values where they can, and a
+    computation that still overflows leaves this comparison unclear, saying why; it never raises."""
+    try:
+        _estimate(ae, m, results)
+    except (ArithmeticError, ValueError) as e:
+        ae.outcome, ae.ci, ae.estimate = "unclear", None, None
+        ae.reason = f"{ae.quantity or 'the quantity'} cannot be estimated: {OUT_OF_RANGE} ({type(e).__name__}: {e})"
+
+
+def _estimate(ae: AtomEval, m: float, results: list[Any]) -> None:
     if ae.kind == "none":
         ae.outcome, ae.reason, ae.method = "unclear", "no values", ""
         return
@@ -441,6 +456,8 @@ def _decide(ae: AtomEval, m: float, results: list[Any]) -> None:
             x, y = ae.x[0], (ae.y[0] if ae.y else 0.0)
         est = x / y if kind == "ratio" else (x - y if kind == "diff" else x)
         ae.statistic = {"ratio": "ratio of means", "diff": "difference of means"}.get(kind, "mean")
+        if not math.isfinite(est):
+            raise OverflowError(f"{q} of equal values past the largest double")
         ae.method, lo, hi = "exact", est, est
         ae.outcome = judge_interval(est, est, region)
         ae.estimate, ae.ci = est, None
@@ -467,6 +484,8 @@ def _decide(ae: AtomEval, m: float, results: list[Any]) -> None:
         detail = f"paired by {ae.blocking}, {n} pairs{left}"
     elif ae.tier == "bootstrap":
         assert ae.handle is not None
+        if results[ae.handle] is None:  # core.stats.Batch: its numbers failed
+            raise OverflowError("no bootstrap distribution")
         lo, hi = percentile_ci(results[ae.handle], ae.conf)
         if kind == "ratio":
             est, ae.statistic = mean(ae.x) / mean(ae.y), "ratio of means"
@@ -517,7 +536,12 @@ def _decide(ae: AtomEval, m: float, results: list[Any]) -> None:
         " (geometric mean)" if ae.statistic == "geometric mean" else (
             f" ({ae.statistic} of {len(ae.pairs)})" if ae.design == "paired" else ""))
     if est is None or not math.isfinite(est):
-        ae.outcome, ae.reason = "unclear", f"{q} cannot be estimated (a mean of 0)"
+        why = "a mean of 0" if est is None or (kind == "ratio" and mean(ae.y) == 0) else OUT_OF_RANGE
+        ae.outcome, ae.estimate, ae.reason = "unclear", None, f"{q} cannot be estimated ({why})"
+        return
+    if (lo is not None and not math.isfinite(lo)) or (hi is not None and not math.isfinite(hi)):
+        ae.outcome = "unclear"
+        ae.reason = f"{q} = {fmt_verdict(est)}{geo}, no interval: {OUT_OF_RANGE} ({detail or ae.method})"
         return
     if lo is None or hi is None:
         n_text = (f"n={len(ae.x)}+{len(ae.y)}" if kind in ("ratio", "diff") else
@@ -539,7 +563,19 @@ def _decide(ae: AtomEval, m: float, results: list[Any]) -> None:
 
 def _means_eval(node: Any, grp: dict[str, list[RunRow]], default: str | None, ceilings: dict[str, float],
                 m: float) -> tuple[str, str]:
-    """Fallback for forms without a test: each reference replaced by its group mean, margin rules."""
+    """Fallback for forms without a test: each reference replaced by its group mean, margin rules;
+    unclear when the arithmetic leaves the doubles (issue 42)."""
+    try:
+        out, why = _means_outcome(node, grp, default, ceilings, m)
+    except (ArithmeticError, ValueError) as e:
+        return "unclear", f"cannot be evaluated: {OUT_OF_RANGE} ({type(e).__name__}: {e})"
+    if "nan" in why or "inf" in why:
+        return "unclear", f"cannot be evaluated: {OUT_OF_RANGE} ({why})"
+    return out, why
+
+
+def _means_outcome(node: Any, grp: dict[str, list[RunRow]], default: str | None, ceilings: dict[str, float],
+                   m: float) -> tuple[str, str]:
     cache: dict[str, float | None] = {}
 
     def look(ref: E.Ref) -> float | None:
@@ -674,13 +710,33 @@ def evaluate(preds: list[Any], ev: Evidence, ceilings: dict[str, float],
         else:
             todo.append((p, fp))
     batch = Batch()
-    plans = [(_plan(p, ev, ceilings, batch), fp) for p, fp in todo]
+    plans = []
+    for p, fp in todo:
+        try:
+            plans.append((_plan(p, ev, ceilings, batch), fp))
+        except (ArithmeticError, ValueError) as e:  # one prediction's data never stops another's verdict
+            out[p.id] = {**_unjudged(p, e), "evidence": fp}
     results = batch.run()
     for pl, fp in plans:
-        res = _finish(pl, results, ceilings)
+        try:
+            res = _finish(pl, results, ceilings)
+        except (ArithmeticError, ValueError) as e:
+            res = _unjudged(pl.pred, e)
         res["evidence"] = fp
         out[pl.pid] = res
     return {p.id: out[p.id] for p in preds}
+
+
+def _unjudged(pred: Any, e: Exception) -> dict[str, Any]:
+    """The result of a prediction whose evidence could not be computed with (issue 42): untested,
+    the reason in its explanation, so its hypothesis says it and every other is judged as usual."""
+    res: dict[str, Any] = {
+        "id": pred.id, "version": pred.version, "expect": pred.expect, "metric": pred.metric,
+        "a": dict(pred.a), "b": dict(pred.b), "per": pred.per, "where": pred.where, "status": "untested",
+        "edited_after_evidence": bool(pred.edited_after_evidence), "levels": [], "skipped": [],
+        "not_comparable": [], "runs": []}
+    res["explanation"] = explain(res, f"cannot be judged: {OUT_OF_RANGE} ({type(e).__name__}: {e})")
+    return res
 
 
 def candidate_runs(pred: Any, ev: Evidence) -> set[int]:

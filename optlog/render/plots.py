@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import re
 import statistics
+from html import escape
 from typing import Any
 
 from optlog.core.numfmt import fmt_axis, fmt_count, fmt_written
@@ -50,6 +51,20 @@ def _save(chart: Any, path: str) -> None:
     data = chart.render()
     text = data.decode("utf-8") if isinstance(data, bytes) else data
     text = _STAMP.sub(r"<!--Generated with pygal \1-->", text)
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        f.write(text)
+
+
+def not_drawn(path: str, title: str, why: str) -> None:
+    """What stands in a plot's place when its numbers cannot be drawn (a value near 1e308 that the
+    chart's scale overflows on, issue 42): an SVG that says so, so the report's link still shows
+    something true and the rest of the report is written."""
+    text = (f'<svg xmlns="http://www.w3.org/2000/svg" width="640" height="60" viewBox="0 0 640 60">'
+            f'<rect width="640" height="60" fill="white"/>'
+            f'<text x="10" y="24" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="14">'
+            f'{escape(title)}</text>'
+            f'<text x="10" y="46" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="11">'
+            f'not drawn: {escape(why)}</text></svg>\n')
     with open(path, "w", encoding="utf-8", newline="\n") as f:
         f.write(text)
 

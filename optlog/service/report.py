@@ -220,7 +220,12 @@ def build(ctx: Ctx, path: Path, draw: bool = True, hypothesis: str | None = None
     for hid in sorted(data["docs"]):
         doc = data["docs"][hid]
         for pred in doc.predictions:
-            rel = C.relation(doc, pred)
+            try:
+                rel = C.relation(doc, pred)
+            except (ArithmeticError, ValueError) as e:  # one prediction's numbers never stop the report (issue 42)
+                ctx.notice(f"{pred.id}: its relation is not drawn: its values are beyond what a double can "
+                           f"compute with ({type(e).__name__}: {e})")
+                continue
             if rel is None:
                 continue
             p = folder / f"{stem}-{re.sub(r'[^A-Za-z0-9_.-]+', '-', pred.id)}.svg"
@@ -265,7 +270,12 @@ def write(ctx: Ctx, out: str | None = None, commit: bool = True, *, hypothesis: 
         plots = []
         for p, (fn, args) in todo:
             tmp = p.with_name(f".{p.name}.tmp")
-            fn(str(tmp), *args[1:])
+            try:
+                fn(str(tmp), *args[1:])
+            except (ArithmeticError, ValueError) as e:  # one plot's numbers never stop the report (issue 42)
+                why = f"its values are beyond what the chart can scale ({type(e).__name__}: {e})"
+                PL.not_drawn(str(tmp), p.name, why)
+                ctx.notice(f"{ctx.ws.rel(p)}: not drawn: {why}")
             if p.is_file() and p.read_bytes() == tmp.read_bytes():
                 tmp.unlink()
             else:
