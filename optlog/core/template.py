@@ -122,6 +122,9 @@ def _evaluate(tree: ast.AST, src: str, values: Mapping[str, Any]) -> Any:
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str)) and not isinstance(node.value, bool):
             return node.value
         if isinstance(node, ast.Name):
+            if node.id == ENV:  # the whole environment: every credential of the machine, in one argument
+                raise TemplateError(f"{{{{ {src} }}}} would write the whole environment (its credentials too) "
+                                    f"where it stands: name one variable, {{{{ env.NAME }}}}")
             return values[node.id]
         if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
             a, b = _num(ev(node.left), src), _num(ev(node.right), src)

@@ -126,7 +126,8 @@ class Driver:
         # ran), instead of doc["points"]; consecutive points with one server key share the server
         self.feed = feed
         self.given_doc = doc  # the unredacted document (the stored one is redacted); None: the stored one
-        self.redactor = Redactor.of(doc) if doc is not None else Redactor()
+        # (the environment too: what `{{ env.NAME }}` rendered, what a bench may print it inherited)
+        self.redactor = Redactor.of(*(() if doc is None else (doc,)), environ=os.environ)
         self.launch_id = launch_id
         self.on_event = on_event
         self.install_signals = install_signals and threading.current_thread() is threading.main_thread()

@@ -24,6 +24,11 @@ What counts as a secret:
   by value  every secret found by name or shape in the launch's document is also replaced wherever
             its exact text appears later (a stderr tail, an error message, a server's echo), when it
             is at least `MIN_VALUE_LEN` characters long.
+  from the environment  a value `{{ env.NAME }}` renders loses its name on the way (it is only an
+            argument, a label, a variable of another name), so the launch's redactor is also told
+            the environment's credentials (`env_secrets`): every variable the spec reads whose name
+            is a secret's, and every other secret-named variable of at least `ORPHAN_MIN_LEN`
+            characters (a bench may print one it inherited); `true`, `0` and the like never count.
 
 The replacement is `REDACTED` (`<redacted>`). Keys of optlog's own structure that happen to end in
 a secret word (`key_map`, `server_key`, the launch `token` used to find its processes) are kept
@@ -33,8 +38,10 @@ structurally: their text still goes through the value and shape rules.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
+
+from optlog.core.template import env_names
 
 REDACTED = "<redacted>"
 SECRET_WORDS = ("token", "key", "secret", "password", "passwd", "pass", "auth", "authorization", "credential",
@@ -42,6 +49,8 @@ SECRET_WORDS = ("token", "key", "secret", "password", "passwd", "pass", "auth", 
 # an environment variable whose name contains one of these anywhere (case-insensitive) is secret
 ENV_WORDS = ("cred", "auth", "pass", "token", "key", "secret", "private", "cookie")
 MIN_VALUE_LEN = 4
+ORPHAN_MIN_LEN = 8  # a secret-named variable no spec reads: shorter values are too likely to be settings
+_TRIVIAL = frozenset({"true", "false", "yes", "no", "none", "null", "on", "off", "auto", "info", "warn", "debug"})
 # optlog's own field names that end in a secret word but hold no credential
 STRUCTURAL = frozenset({"key_map", "server_key", "token", "sort_key", "group_key"})
 
@@ -250,6 +259,40 @@ def _named_flags(argv: list[Any], extra: frozenset[str], found: set[str]) -> Non
                     _note(found, str(argv[i + 1]))
 
 
+def _strings(obj: Any) -> Iterable[str]:
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from _strings(v)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            yield from _strings(v)
+
+
+def env_secrets(environ: Mapping[str, str], docs: Iterable[Any] = ()) -> set[str]:
+    """The credentials of an environment, as values to replace wherever they appear: the variables
+    the documents read (`{{ env.NAME }}`) whose name is a secret's (whole value) or whose value holds
+    one (its URL password, its token shape), and every other secret-named variable of at least
+    `ORPHAN_MIN_LEN` characters. optlog's own `OPTLOG_*` variables count by their URL only."""
+    used: set[str] = set()
+    for d in docs:
+        for s in _strings(d):
+            if "{{" in s:
+                used |= env_names(s)
+    out: set[str] = set()
+    for k, v in environ.items():
+        v = str(v)
+        if v.strip().lower() in _TRIVIAL or _NUMBER.match(v.strip()):
+            continue
+        own = k.startswith("OPTLOG_")
+        if secret_env_name(k) and not own and (k in used or len(v) >= ORPHAN_MIN_LEN):
+            _note(out, v)
+        if k in used or own:
+            collect(v, out)
+    return out
+
+
 class Redactor:
     """Redaction by name and shape, plus the exact secret values of one document (`known`)."""
 
@@ -259,13 +302,17 @@ class Redactor:
         self.extra = extra  # names a spec's `secret:` added
 
     @classmethod
-    def of(cls, *docs: Any) -> "Redactor":
+    def of(cls, *docs: Any, environ: Mapping[str, str] | None = None) -> "Redactor":
+        """The secrets of `docs` (a launch's spec, sets, rendered points), and of `environ` (where
+        `{{ env.NAME }}` was rendered: `env_secrets`)."""
         found: set[str] = set()
         extra: frozenset[str] = frozenset()
         for d in docs:
             extra |= _spec_names(d)
         for d in docs:
             collect(d, found, extra=extra)
+        if environ is not None:
+            found |= env_secrets(environ, docs)
         return cls(found, extra)
 
     def text(self, s: str) -> str:
