@@ -274,7 +274,8 @@ def env_secrets(environ: Mapping[str, str], docs: Iterable[Any] = ()) -> set[str
     """The credentials of an environment, as values to replace wherever they appear: the variables
     the documents read (`{{ env.NAME }}`) whose name is a secret's (whole value) or whose value holds
     one (its URL password, its token shape), and every other secret-named variable of at least
-    `ORPHAN_MIN_LEN` characters. optlog's own `OPTLOG_*` variables count by their URL only."""
+    `ORPHAN_MIN_LEN` characters. optlog's own `OPTLOG_*` variables count only where a spec reads them
+    (a database URL's password is redacted by its shape wherever it shows)."""
     used: set[str] = set()
     for d in docs:
         for s in _strings(d):
@@ -288,7 +289,7 @@ def env_secrets(environ: Mapping[str, str], docs: Iterable[Any] = ()) -> set[str
         own = k.startswith("OPTLOG_")
         if secret_env_name(k) and not own and (k in used or len(v) >= ORPHAN_MIN_LEN):
             _note(out, v)
-        if k in used or own:
+        if k in used:
             collect(v, out)
     return out
 
