@@ -10,6 +10,7 @@ the first time on 2 cores, milliseconds after).
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -64,12 +65,26 @@ def ensure(say: Callable[[str], None] | None = None) -> tuple[Path, Path]:
                      f"build script): set ${BINARY_ENV} and ${MODEL_ENV}")
     if say is not None:
         say("building llama.cpp's llama-server and fetching the Gemma 3 270M model (once per machine: "
-            "about 6 minutes on 2 cores; the script narrates on stderr)")
+            f"about 6 minutes on 2 cores; progress below). To skip the build: ${BINARY_ENV}=/path/to/llama-server, "
+            "or `optlog demo --simulated` (no build, seconds)")
 
     env = {**os.environ}
     env.setdefault("PYTHON", sys.executable)  # a Python with pip (optlog's own venv has one)
-    p = subprocess.run(["bash", str(SCRIPT)], stdout=subprocess.PIPE, text=True, env=env)
-    lines = [ln for ln in p.stdout.splitlines() if ln.strip()]
+    p = subprocess.Popen(["bash", str(SCRIPT)], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        out, _ = p.communicate()
+    except KeyboardInterrupt:
+        # Ctrl-C reached the script too (one process group): let it stop the build and remove its
+        # folder before we go (subprocess.run would SIGKILL it after 0.25 s, leaving the folder)
+        if p.poll() is None:
+            p.send_signal(signal.SIGINT)
+        try:
+            p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.terminate()
+            p.wait()
+        raise
+    lines = [ln for ln in out.splitlines() if ln.strip()]
     if p.returncode != 0 or len(lines) < 2:
         raise Failed(f"{SCRIPT} failed (exit {p.returncode}); its messages are above")
     return Path(lines[0]), Path(lines[1])
