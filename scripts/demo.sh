@@ -17,6 +17,9 @@ fi
 command -v git >/dev/null || { echo "demo.sh: git is needed (apt-get install git)" >&2; exit 1; }
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
-.venv/bin/python -m pip install -q -e .
+echo "demo.sh: installing optlog into .venv" >&2
+log=$(mktemp)
+.venv/bin/python -m pip install -q -e . >"$log" 2>&1 || { cat "$log" >&2; rm -f "$log"; exit 1; }
+rm -f "$log"  # setuptools' warnings about an editable install are not the user's business
 export PYTHON="$PWD/.venv/bin/python"   # scripts/llama-server.sh fetches with this Python's pip
 exec .venv/bin/optlog demo "$@"

@@ -18,7 +18,7 @@ import click
 
 from optlog.api import verb as V
 from optlog.cli.binding import cli_call, spell_for_cli
-from optlog.cli.main import add_global_options, emit, state
+from optlog.cli.main import SuggestingGroup, add_global_options, emit, state
 from optlog.cli.options import JsonValue, KeyValue
 from optlog.errors import OptlogError
 
@@ -123,7 +123,7 @@ def _node(path: tuple[str, ...]) -> click.Command:
     return grp
 
 
-class _Group(click.Group):
+class _Group(SuggestingGroup):
     """A noun's group: its verbs, those declared in other modules (`Group.parts`) imported only
     when asked for, and a first word that names no verb going to the `Group.default` verb."""
 

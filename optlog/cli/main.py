@@ -100,7 +100,20 @@ def add_global_options(cmd: click.Command) -> click.Command:
     return cmd
 
 
-class LazyGroup(click.Group):
+class SuggestingGroup(click.Group):
+    """A group whose "No such command" says "Did you mean …?" from every command it knows: click
+    suggests only from `self.commands`, which a lazy group (the CLI's, a noun's verbs declared in
+    other modules) has not filled yet."""
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        except click.NoSuchCommand as e:
+            known = [*self.list_commands(ctx), *(ALIASES if isinstance(self, LazyGroup) else ())]
+            raise click.NoSuchCommand(e.command_name, possibilities=known, ctx=ctx) from None
+
+
+class LazyGroup(SuggestingGroup):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*LAZY, *NOUNS})
 
@@ -309,7 +322,9 @@ def main(argv: list[str] | None = None) -> None:
         field = None
         if isinstance(e, click.BadParameter) and e.param is not None:
             field = spelling.parameter(e.param)  # the CLI's one spelling: --flag, or an argument's metavar
-        err: OptlogError = BadInput(e.format_message(), field=field, code="usage")
+        close = getattr(e, "possibilities", None)  # click's did-you-mean (NoSuchCommand, NoSuchOption)
+        err: OptlogError = BadInput(e.format_message(), field=field, code="usage",
+                                    extra={"did_you_mean": list(close)} if close else None)
         if not as_json and e.ctx is not None:
             click.echo(e.ctx.get_usage(), err=True)
         _print_error(err, as_json)

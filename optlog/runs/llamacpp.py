@@ -65,7 +65,7 @@ def ensure(say: Callable[[str], None] | None = None) -> tuple[Path, Path]:
                      f"build script): set ${BINARY_ENV} and ${MODEL_ENV}")
     if say is not None:
         say("building llama.cpp's llama-server and fetching the Gemma 3 270M model (once per machine: "
-            f"about 6 minutes on 2 cores; progress below). To skip the build: ${BINARY_ENV}=/path/to/llama-server, "
+            f"about 6 minutes on 2 cores; progress below). To skip the build: {BINARY_ENV}=/path/to/llama-server, "
             "or `optlog demo --simulated` (no build, seconds)")
 
     env = {**os.environ}
