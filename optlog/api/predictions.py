@@ -76,10 +76,12 @@ def pred_add(call: Call, *,
              per: Per = None,
              margin: Margin = None,
              detail: PredDetail = True,
+             new_metric: Annotated[bool, Opt(help="The metric is new: no run has it yet, though one has a "
+                                                  "close name (else refused as a typo).")] = False,
              ) -> documents.Prediction | documents.PredictionAck:
     """Add a prediction to hypothesis HYP (committed to git)."""
     return predictions.add_doc(call.ctx, hid, expect, metric=metric, a=pairs(a), b=pairs(b), where=where, per=per,
-                               margin=margin, detail=detail)
+                               margin=margin, detail=detail, new_metric=new_metric)
 
 
 @verb("prediction edit", lambda p: f"edited {p['id']}: now v{p['version']}" + (" (edited after evidence)" if p["new_version"] else ""),

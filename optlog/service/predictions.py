@@ -17,7 +17,7 @@ from optlog.core import verdict as V
 from optlog.core.hypothesis import HypothesisDoc, PostHoc, Prediction, PredictionVersion
 from optlog.core.text import check as check_text
 from optlog.core.timeutil import now_iso
-from optlog.errors import BadInput, not_found, param
+from optlog.errors import BadInput, close_matches, not_found, param
 from optlog.gitlog import trailers as TR
 from optlog.service import hypotheses
 from optlog.service import documents
@@ -26,7 +26,8 @@ from optlog.service.context import Ctx
 from optlog.service.hypotheses import rivals_of
 from optlog.service.verdicts import evaluate_predictions, load_evidence
 from optlog.store.db import decision_lock
-from optlog.store.runrows import label_values, metric_names
+from optlog.runs.parsers._common import CANONICAL
+from optlog.store.runrows import label_keys, label_values, metric_names
 
 PID_RE = re.compile(r"^(?P<hid>[a-z0-9][a-z0-9-]{0,62})\.p(?P<n>\d+)\Z")
 
@@ -68,8 +69,11 @@ def check_spec(ctx: Ctx, *, expect: str, metric: str | None, a: dict[str, Any], 
 
 
 def _label_warnings(ctx: Ctx, metric: str | None, node: Any, a: dict[str, Any], b: dict[str, Any],
-                    where: str | None, per: str | None) -> list[str]:
-    """Labels, values and metrics no run has yet (predictions come before their runs)."""
+                    where: str | None, per: str | None, new_metric: bool = False) -> list[str]:
+    """Labels, values and metrics no run has yet (predictions come before their runs), each with
+    the workspace's nearest names. A metric no run has, when a run has a close one, is a typo far
+    more often than a new metric: refused (exit 2) with the suggestion, unless `new_metric` says
+    it is meant (issue 48: `output_througput` was committed beside `output_throughput` runs)."""
     if not ctx.db_exists():
         return []
 
@@ -81,18 +85,32 @@ def _label_warnings(ctx: Ctx, metric: str | None, node: Any, a: dict[str, Any], 
     with ctx.db.connect() as c:
         have = label_values(c, sorted(keys)) if keys else {}
         have_m = metric_names(c, sorted(mets)) if mets else set()
+        all_m = (metric_names(c) | set(CANONICAL)) if mets - have_m else set()
+        all_k = label_keys(c) if keys - set(have) else set()
+
+    def near(given: str, known: Any) -> str:
+        close = close_matches(given, known)
+        return f" (did you mean {', '.join(repr(n) for n in close)}?)" if close else ""
+
+    for m in sorted(mets):
+        if m not in have_m and m not in CANONICAL:
+            close = close_matches(m, all_m, cutoff=0.85)  # a slip of a letter or two, not a sibling metric
+            if close and not new_metric:
+                raise BadInput(f"no run has metric {m!r}; did you mean {', '.join(repr(n) for n in close)}? "
+                               f"(a metric no run has yet: add {param('new_metric')})", field="metric",
+                               extra={"did_you_mean": close})
     for g, sel in (("a", a), ("b", b)):
         for k, v in sel.items():
             if k not in have:
-                out.append(f"no run has label {k!r} yet (--{g} {k}={v})")
+                out.append(f"no run has label {k!r} yet (--{g} {k}={v}){near(k, all_k)}")
             elif L.canonical(v) not in have[k]:
-                out.append(f"no run has {k}={v} yet (--{g})")
+                out.append(f"no run has {k}={v} yet (--{g}){near(L.canonical(v), have[k])}")
     for k in sorted(keys - set(a) - set(b)):
         if k not in have:
-            out.append(f"no run has label {k!r} yet")
+            out.append(f"no run has label {k!r} yet{near(k, all_k)}")
     for m in sorted(mets):
         if m not in have_m:
-            out.append(f"no run has metric {m!r} yet")
+            out.append(f"no run has metric {m!r} yet{near(m, all_m)}")
     return out
 
 
@@ -135,8 +153,9 @@ def _selectors(sel: Mapping[str, Any] | None, field: str) -> dict[str, Any] | No
 
 def add(ctx: Ctx, hid: str, expect: str, *, metric: str | None = None, a: Mapping[str, Any] | None = None,
         b: Mapping[str, Any] | None = None, where: str | None = None, per: str | None = None,
-        margin: float | None = None) -> dict[str, Any]:
-    """Add a prediction to `hid`; `a`, `b`: the label selectors of the groups (typed values)."""
+        margin: float | None = None, new_metric: bool = False) -> dict[str, Any]:
+    """Add a prediction to `hid`; `a`, `b`: the label selectors of the groups (typed values);
+    `new_metric`: a metric no run has is meant, even when a run has a close one."""
     docs = hypotheses.sync(ctx)
     if hid not in docs:
         raise not_found("hypothesis", hid, docs, field="hid")
@@ -144,7 +163,7 @@ def add(ctx: Ctx, hid: str, expect: str, *, metric: str | None = None, a: Mappin
     where = where.strip() if where and where.strip() else None
     m = 0.05 if margin is None else float(margin)
     node = check_spec(ctx, expect=expect, metric=metric, a=sa, b=sb, where=where, per=per, margin=m)
-    warnings = _label_warnings(ctx, metric, node, sa, sb, where, per)
+    warnings = _label_warnings(ctx, metric, node, sa, sb, where, per, new_metric=new_metric)
     made: dict[str, Prediction] = {}
     at = now_iso()
 
@@ -312,10 +331,11 @@ def ack(p: dict[str, Any]) -> documents.PredictionAck:
 
 def add_doc(ctx: Ctx, hid: str, expect: str, *, metric: str | None = None, a: Mapping[str, Any] | None = None,
             b: Mapping[str, Any] | None = None, where: str | None = None, per: str | None = None,
-            margin: float | None = None, detail: bool = True) -> documents.Prediction | documents.PredictionAck:
+            margin: float | None = None, detail: bool = True,
+            new_metric: bool = False) -> documents.Prediction | documents.PredictionAck:
     """`prediction add` (`a`, `b`: the groups' label selectors, typed): the prediction, or its
     acknowledgement."""
-    p = add(ctx, hid, expect, metric=metric, a=a, b=b, where=where, per=per, margin=margin)
+    p = add(ctx, hid, expect, metric=metric, a=a, b=b, where=where, per=per, margin=margin, new_metric=new_metric)
     return cast(documents.Prediction, p) if detail else ack(p)
 
 
