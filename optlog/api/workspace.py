@@ -51,7 +51,7 @@ def _status_human(r: dict[str, Any]) -> str:
         counts = ", ".join(f"{n} {s}" for s, n in la["runs"].items())
         out.append(f"  launch {la['ref']} {la['status']} ({counts})" + (f": {la['error']}" if la.get("error") else ""))
     for d in r.get("verdict_due", []):
-        out.append(f"  verdict due: {d['id']} (evidence {d['evidence_at'][:19]})")
+        out.append(f"  verdict due: {d['id']} ({d.get('why') or 'its evidence changed'})")
     out.append("\nlatest verdicts:")
     for v in r["latest_verdicts"][:5]:
         out.append(f"  {v['at'][:19]} {v['hypothesis']} → {v['status']}"

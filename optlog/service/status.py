@@ -1,7 +1,8 @@
 """`optlog status`: the way back into a session after losing context.
 
 It answers "where was I": what is running, what failed or was cancelled since the last verdict,
-which hypotheses have evidence newer than their verdict (a verdict is due), the todos in
+which hypotheses' evidence changed since their verdict (a verdict is due: `service.verdicts.due`,
+from the evidence fingerprints, never from timestamps), the todos in
 progress, recent invalidations, and up to three suggested next calls. Bounded whatever the
 workspace holds (each list capped, with its total), so an agent can call it every few minutes.
 Runs are read with plain SQL: the ORM's table classes cost more than the whole answer.
@@ -14,7 +15,7 @@ from typing import Any, cast
 from optlog.core.shape import fit
 from optlog.core.statuses import told_apart
 from optlog.core.todos import open_first
-from optlog.service import documents, hypotheses, todos
+from optlog.service import documents, hypotheses, todos, verdicts
 from optlog.service.context import Ctx
 from optlog.service.evidence import live_hypotheses
 from optlog.store.statusrows import planned_for, run_facts
@@ -77,10 +78,11 @@ def status(ctx: Ctx, *, docs: dict[str, Any] | None = None, all_todos: list[dict
                 open_h.append({"id": d.id, "title": _clip(d.title, 60), "status": st,
                                "predictions": [{"id": p.id, "status": p.status, **({"post_hoc": True} if p.post_hoc else {})}
                                                for p in d.predictions[:3]]})
-        ev = runs["newest"].get(d.id)
-        if d.predictions and ev and ev > last_at.get(d.id, "") and not d.override:
-            due.append({"id": d.id, "evidence_at": ev, "verdict_at": last_at.get(d.id)})
-    due.sort(key=lambda x: x["evidence_at"], reverse=True)
+    why = verdicts.due(ctx, docs) if runs["total"] else {}
+    for h, reason in why.items():
+        due.append({"id": h, "evidence_at": runs["newest"].get(h), "verdict_at": last_at.get(h), "why": reason})
+    # newest evidence first (as recorded: for the order only; what is due is decided by the evidence)
+    due.sort(key=lambda x: (x["evidence_at"] or "", x["id"]), reverse=True)
 
     if all_todos is None:
         all_todos = todos.list_(ctx)
@@ -166,7 +168,7 @@ def _next(docs: dict[str, Any], runs: dict[str, Any], due: list[dict[str, Any]],
         else:
             out.append({"call": "run_logs", "arguments": {"ref": la["ref"]}, "why": f"launch {la['ref']} {la['status']}"})
     for d in due:
-        out.append({"call": "verdict", "arguments": {"id": d["id"]}, "why": f"{d['id']} has evidence newer than its verdict"})
+        out.append({"call": "verdict", "arguments": {"id": d["id"]}, "why": _clip(d["why"], 120)})
     if not docs:
         out.append({"call": "hypothesis_add", "arguments": {"title": "…"}, "why": "no hypothesis yet: say what you believe"})
     children = {d.parent for d in docs.values() if d.parent}

@@ -85,6 +85,53 @@ def evaluate_predictions(ctx: Ctx, preds: list[Prediction], ev: Any = None) -> d
     return V.evaluate(preds, ev, ctx.config.ceilings())
 
 
+def due(ctx: Ctx, docs: dict[str, HypothesisDoc]) -> dict[str, str]:
+    """The hypotheses whose verdict is due, each with why: their predictions would now rest on other
+    evidence than their latest verdict used. Decided from what changed, never from timestamps (issue
+    42: a verdict written while the clock was a day ahead looked newer than every run after it): the
+    engine's evidence fingerprint of each prediction (`core.verdict.fingerprint`: its candidate runs,
+    their labels and values, the prediction as written, the ceilings) against the one its latest
+    verdict recorded. So exactly what `verdict` would judge again: a hypothesis with evidence and no
+    verdict, or one whose fingerprint moved. Never due: a hypothesis with a manual status, without
+    predictions, or whose verdict rests on runs this database lacks (`verdict` keeps that one as it
+    is). Reads the counting runs once; no statistics."""
+    hs = {h: d for h, d in docs.items() if d.predictions and not d.override}
+    if not hs:
+        return {}
+    preds = [p for d in hs.values() for p in d.predictions]
+    ev = load_evidence(ctx, _metric_names(preds))
+    ceil = ctx.config.ceilings()
+    kept = runfiles.missing_runs(ctx, {h: d.verdicts[-1] for h, d in hs.items() if d.verdicts})
+    out: dict[str, str] = {}
+    for h, d in hs.items():
+        if h in kept:
+            continue
+        recs = {r.get("id"): r for r in d.verdicts[-1].predictions} if d.verdicts else {}
+        for p in d.predictions:
+            ids = V.candidate_runs(p, ev)
+            rec = recs.get(p.id)
+            if rec is None:
+                if ids:
+                    out[h] = f"{p.id} has evidence ({_runs_text(sorted(ids))}) and no verdict yet"
+                    break
+                continue
+            if rec.get("evidence") != V.fingerprint(p, ev, ceil):
+                seen = set(rec.get("runs") or []) | {x.get("run") for x in rec.get("not_comparable") or []}
+                new = sorted(ids - seen)
+                out[h] = (f"{p.id}'s evidence changed since its verdict"
+                          + (f": {_runs_text(new)} not in it" if new else ""))
+                break
+    return out
+
+
+def _runs_text(ids: list[int], cap: int = 5) -> str:
+    """`run 7`, `runs 7, 8, 9`, `runs 1, 2, 3, 4, 5 and 12 more`."""
+    if len(ids) == 1:
+        return f"run {ids[0]}"
+    more = f" and {len(ids) - cap} more" if len(ids) > cap else ""
+    return "runs " + ", ".join(map(str, ids[:cap])) + more
+
+
 def _live(ctx: Ctx, hids: list[str]) -> set[str]:
     """Hypotheses with a queued or running run (their status is `testing`)."""
 

@@ -199,7 +199,7 @@ def _overview_text(ov: dict[str, Any]) -> Text:
     for d in ov["due"]:
         out.append("! ", style="yellow")
         out.append(f"{d['id']}  ", style="bold")
-        out.append(f"evidence {str(d['evidence_at'])[:16]}, verdict {str(d.get('verdict_at') or 'none')[:16]}\n",
+        out.append(f"{d.get('why') or 'its evidence changed'}; verdict {str(d.get('verdict_at') or 'none')[:16]}\n",
                    style="dim")
     if not ov["due"]:
         out.append("  none: every verdict is current\n", style="dim")
