@@ -13,6 +13,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from optlog import settings
 from optlog.core.text import is_id
 from optlog.errors import BadInput
 
@@ -96,12 +97,12 @@ class Workspace:
     @property
     def sqlite_file(self) -> Path | None:
         """The workspace's own SQLite file, or None when `OPTLOG_DB_URL` names another database."""
-        return None if os.environ.get("OPTLOG_DB_URL") else self.db_file
+        return None if settings.read("db_url") else self.db_file
 
     @property
     def db_url(self) -> str:
         """`OPTLOG_DB_URL` wins (any SQLAlchemy URL); else the workspace's SQLite file."""
-        return os.environ.get("OPTLOG_DB_URL") or f"sqlite:///{self.db_file}"
+        return settings.read("db_url") or f"sqlite:///{self.db_file}"
 
 
 def find_workspace(start: Path | str | None = None) -> Workspace:

@@ -20,6 +20,7 @@ from typing import Any
 
 import click
 
+from optlog import settings
 from optlog import __version__
 from optlog.api import ALIAS_NOUNS, NOUNS
 from optlog.cli import fast, spelling
@@ -258,7 +259,7 @@ def internal_error(e: BaseException, db_url: str | None = None) -> OptlogError:
     place say where to look; OPTLOG_DEBUG=1 prints the traceback on stderr as well. A fault of
     the environment (an unreachable server, a refused password, a read-only disk) is named for
     what it is instead (`optlog.store.faults`)."""
-    fault = named(e, db_url or next((c.ws.db_url for c in _OPEN), None) or os.environ.get("OPTLOG_DB_URL"))
+    fault = named(e, db_url or next((c.ws.db_url for c in _OPEN), None) or settings.read("db_url"))
     if fault is not None:
         return fault
     sa = sys.modules.get("sqlalchemy.exc")
@@ -270,7 +271,7 @@ def internal_error(e: BaseException, db_url: str | None = None) -> OptlogError:
         return bad_database(str(where), f"cannot be read ({getattr(e, 'orig', e)})")
     tb = traceback.extract_tb(e.__traceback__)
     at = f" at {tb[-1].filename.rsplit('/optlog/', 1)[-1]}:{tb[-1].lineno}" if tb else ""
-    if os.environ.get("OPTLOG_DEBUG"):
+    if settings.read("debug"):
         traceback.print_exception(e, file=sys.stderr)
     return OptlogError(f"internal error: {type(e).__name__}: {str(e)[:300]}{at} (please report it; "
                        f"OPTLOG_DEBUG=1 shows the details)", code="internal_error")
@@ -297,7 +298,7 @@ def _quiet_library_warnings() -> None:
     """No library warning reaches the terminal (stderr is optlog's narration, not scipy's or
     SQLAlchemy's): Python warnings are dropped at this boundary unless PYTHONWARNINGS asks for them
     (a developer debugging a warning sets it)."""
-    if not os.environ.get("PYTHONWARNINGS") and not sys.warnoptions:
+    if not settings.environ().get("PYTHONWARNINGS") and not sys.warnoptions:
         warnings.simplefilter("ignore")
 
 

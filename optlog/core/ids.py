@@ -9,14 +9,14 @@ bytes on every run.
 from __future__ import annotations
 
 import hashlib
-import os
 import uuid
 
+from optlog import settings
 from optlog.errors import BadInput
 
 
 def new_id(*names: object) -> str:
-    fixed = os.environ.get("OPTLOG_NOW")
+    fixed = settings.read("now")
     if not fixed:
         return uuid.uuid4().hex
     return hashlib.sha256(repr((fixed, *names)).encode()).hexdigest()[:32]

@@ -8,8 +8,9 @@ Never set it in real use: verdicts, runs and plans would all claim the same mome
 
 from __future__ import annotations
 
-import os
 from datetime import datetime, timezone
+
+from optlog import settings
 
 
 def _fmt(dt: datetime) -> str:
@@ -17,7 +18,7 @@ def _fmt(dt: datetime) -> str:
 
 
 def now_iso() -> str:
-    fixed = os.environ.get("OPTLOG_NOW")
+    fixed = settings.read("now")
     if fixed:
         dt = parse_iso(fixed.strip())
         if dt.tzinfo is None:

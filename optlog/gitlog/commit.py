@@ -24,13 +24,13 @@ Trailer values are one line each (newlines are folded into spaces) so `git inter
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from optlog import settings
 from optlog.errors import Failed
 
 # The documented fallback identity: used (for author and committer alike, field by field) when git
@@ -78,7 +78,7 @@ def message(req: CommitRequest) -> str:
 
 
 def git_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    e = dict(os.environ)
+    e = dict(settings.environ())
     e.setdefault("LC_ALL", "C")  # messages we match on (index.lock) in one language
     if extra:
         e.update(extra)

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from optlog import settings
 from optlog.core.numfmt import fmt_written
 from optlog.errors import BadInput, Failed
 from optlog.gitlog.commit import FALLBACK_EMAIL, FALLBACK_NAME, CommitRequest, message, run_git
@@ -175,9 +176,9 @@ def _read_identity(ws: Workspace, notice: Notice | None) -> dict[str, str]:
     for role in ("author", "committer"):
         for what, fallback in (("name", FALLBACK_NAME), ("email", FALLBACK_EMAIL)):
             var = f"GIT_{role.upper()}_{what.upper()}"
-            if os.environ.get(var) or cfg.get(f"{role}.{what}") or cfg.get(f"user.{what}"):
+            if settings.environ().get(var) or cfg.get(f"{role}.{what}") or cfg.get(f"user.{what}"):
                 continue
-            if what == "email" and os.environ.get("EMAIL"):
+            if what == "email" and settings.environ().get("EMAIL"):
                 continue
             env[var] = fallback
             used.append(f"user.{what}")

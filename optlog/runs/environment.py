@@ -59,6 +59,7 @@ from urllib.parse import urlsplit
 
 ENV_PREFIXES = ("NCCL_", "SGLANG_", "VLLM_", "CUDA_", "TORCH_NCCL_", "FLASHINFER_")
 ENV_NAMES = ("PYTORCH_CUDA_ALLOC_CONF",)
+from optlog import settings
 from optlog import __version__
 from optlog.needs import ServiceContext
 from optlog.runs import redact as R  # noqa: E402  (one redaction for all of optlog)
@@ -473,7 +474,7 @@ def capture(ctx: ServiceContext, *, server_url: str | None = None, commands: dic
         doc["commands"] = {k: redact_argv([str(a) for a in v] if isinstance(v, (list, tuple)) else shlex.split(str(v)),
                                           dropped)
                            for k, v in commands.items() if v}
-    doc["env"] = filter_env(dict(os.environ) if env is None else {**{k: v for k, v in os.environ.items()
+    doc["env"] = filter_env(dict(settings.environ()) if env is None else {**{k: v for k, v in settings.environ().items()
                                                                       if k.startswith(ENV_PREFIXES) or k in ENV_NAMES},
                                                                    **env}, dropped)
     if server_url:

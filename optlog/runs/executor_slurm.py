@@ -37,6 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from optlog import settings
 from optlog.errors import Failed
 from optlog.needs import ServiceContext
 from optlog.runs.executors import LocalExecutor, wait_for_exit
@@ -185,7 +186,7 @@ class SlurmExecutor:
         self.opts = opts
         self.partition = opts.get("partition")
         self.host = f"slurm:{self.partition or 'default'}"
-        self.base_env = dict(os.environ if base_env is None else base_env)
+        self.base_env = dict(settings.environ() if base_env is None else base_env)
         self.on_spawn = on_spawn
         self.on_exit = on_exit
         self.local = LocalExecutor(base_env=self.base_env, on_spawn=on_spawn, on_exit=on_exit)

@@ -37,6 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
+from optlog import settings
 from optlog.errors import Failed
 from optlog.needs import ServiceContext
 from optlog.runs import procs
@@ -297,7 +298,7 @@ class SshExecutor:
         self.target = SshTarget(name, cfg)
         self.on_spawn = on_spawn
         self.on_exit = on_exit
-        base_env = dict(os.environ if base_env is None else base_env)
+        base_env = dict(settings.environ() if base_env is None else base_env)
         self.token = base_env.get("OPTLOG_LAUNCH_TOKEN") or f"p{os.getpid()}"
 
     def _remote_root(self) -> str:

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from optlog import settings
 from optlog.runs import procs, tree
 
 
@@ -156,7 +157,7 @@ class LocalExecutor:
                  on_spawn: Callable[[LocalHandle], None] | None = None,
                  on_exit: Callable[[LocalHandle], None] | None = None) -> None:
         self.host = socket.gethostname()
-        self.base_env = dict(os.environ if base_env is None else base_env)
+        self.base_env = dict(settings.environ() if base_env is None else base_env)
         self.on_spawn = on_spawn
         self.on_exit = on_exit
         self.token = self.base_env.get(tree.TOKEN_VAR)

@@ -9,8 +9,9 @@ records the one run of the measurement.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
+
+from optlog import settings
 
 LAUNCH_ENV = "OPTLOG_LAUNCH"   # the launch id
 RUN_ENV = "OPTLOG_RUN"         # the run id of the point
@@ -24,7 +25,7 @@ def bench_env(launch_id: int, run_id: int, out: str) -> dict[str, str]:
 
 def current(env: Mapping[str, str] | None = None) -> dict[str, str] | None:
     """{"launch", "run", "out"} when this process was started by a launch, else None."""
-    e = os.environ if env is None else env
+    e = settings.environ() if env is None else env
     if not e.get(LAUNCH_ENV):
         return None
     return {"launch": e[LAUNCH_ENV], "run": e.get(RUN_ENV, ""), "out": e.get(OUT_ENV, "")}

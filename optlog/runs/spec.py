@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import signal as _signal
 from collections import ChainMap
@@ -25,6 +24,7 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from optlog import settings
 from optlog.core import labels as L
 from optlog.core import template as T
 from optlog.core.expr import ExprError, parse_where, where_labels
@@ -521,7 +521,7 @@ def _check_size(ls: LoadedSpec, matrix: dict[str, list[Any]], include: list[dict
 
 def _with_env(values: dict[str, Any]) -> Mapping[str, Any]:
     """The values and, under `env`, the environment where optlog runs (`{{ env.NAME }}`)."""
-    return ChainMap(values, {T.ENV: os.environ})
+    return ChainMap(values, {T.ENV: settings.environ()})
 
 
 def _render(ls: LoadedSpec, loc: tuple[Any, ...], text: Any, values: dict[str, Any]) -> str:

@@ -47,6 +47,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from optlog import settings
 from optlog.core.timeutil import fmt_elapsed
 from optlog.needs import ServiceContext
 from optlog.telemetry.nvml import load_pynvml, select_devices
@@ -123,7 +124,7 @@ def launch_gpus(points: Sequence[Mapping[str, Any]], executor: Any,
                 inherited: Mapping[str, str] | None = None) -> list[str] | None:
     """The GPU set of a launch (sorted, indices first), or None when any point names no GPU."""
     local = executor in (None, "local")
-    env = (os.environ if inherited is None else inherited) if local else {}
+    env = (settings.environ() if inherited is None else inherited) if local else {}
     found: set[str] = set()
     for p in points:
         g = point_gpus(p.get("rendered") or {}, env)
@@ -137,7 +138,7 @@ def launch_gpus(points: Sequence[Mapping[str, Any]], executor: Any,
 
 
 def host_dir() -> Path:
-    run = os.environ.get("XDG_RUNTIME_DIR")
+    run = settings.environ().get("XDG_RUNTIME_DIR")
     base = Path(run) / "optlog" if run and os.path.isdir(run) else Path("/tmp") / f"optlog-{os.getuid()}"
     return base / "locks"
 

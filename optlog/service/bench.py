@@ -16,7 +16,6 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
-import os
 import re
 import secrets
 import socket
@@ -26,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from optlog import settings
 from optlog import __version__
 from optlog.core import labels as L
 from optlog.core.text import check as check_text
@@ -85,7 +85,7 @@ class Plan:
 def _headers(opts: Options) -> dict[str, str]:
     out: dict[str, str] = {}
     for k in API_KEY_ENV:
-        v = os.environ.get(k)
+        v = settings.environ().get(k)
         if v:
             out["Authorization"] = f"Bearer {v}"
             break
@@ -99,9 +99,9 @@ def _headers(opts: Options) -> dict[str, str]:
 
         def sub(m: re.Match[str]) -> str:
             name = m.group(1) or m.group(2)
-            if name not in os.environ:
+            if name not in settings.environ():
                 raise BadInput(f"the environment variable {name} (named in header {k}) is not set", field="headers")
-            return os.environ[name]
+            return settings.environ()[name]
 
         v = _VAR.sub(sub, v.strip())
         if "\r" in v or "\n" in v:
@@ -183,7 +183,7 @@ def prepare(opts: Options, ctx: Any = None) -> Plan:
     out_len = opts.output_len or 128
     warm = workload.random_prompts(8, min(opts.input_len or 128, 64), min(out_len, 16),
                                    workload.derived_seed(opts.seed, nonce or 1, -1))
-    fresh = os.environ.get(SERVER_FRESH_ENV, "1") != "0"
+    fresh = settings.read("server_fresh", "1") != "0"
     warmup_first = min(levels[0] or 4, 8) if (opts.warmup is None and fresh) else 0
     metrics_url: str | None
     if opts.metrics_url and opts.metrics_url.strip().lower() == "none":

@@ -24,6 +24,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
+from optlog import settings
 from optlog.paths import Workspace, find_workspace
 from optlog.store.db import Database
 from optlog.store.launchrows import anything_live
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 
 def default_actor() -> str:
     """Who acts: `OPTLOG_ACTOR` (agents set e.g. `agent:claude`), else the login name."""
-    a = os.environ.get("OPTLOG_ACTOR")
+    a = settings.read("actor")
     if a:
         return a
     try:

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
+from optlog import settings
 from optlog.core.ids import parse_ref
 from optlog.core.statuses import WAITING
 from optlog.core.timeutil import now_iso
@@ -221,7 +222,8 @@ def add_point(ctx: Ctx, s: Any, ls: Any, p: Any, *, lid: int, server_url: str | 
                             run_id=rid, launch_id=lid)
     rendered["bench"]["out"] = str(out)
     record = run_record(p, rendered)
-    env = {n: os.environ[n] for n in sorted(env_used(ls.data)) if n in os.environ}
+    environ = settings.environ()
+    env = {n: environ[n] for n in sorted(env_used(ls.data)) if n in environ}
     if env:  # what `{{ env.NAME }}` rendered to here; the committed record keeps the reference instead
         record["env"] = env
     r = runrows.run(s, rid)
@@ -252,7 +254,7 @@ def _detach(ctx: Ctx, lid: int, run_ids: list[int], launch_dir: Path, doc: dict[
         p = subprocess.Popen([sys.executable, "-P", "-m", "optlog.service.driver", str(lid), "--root", str(ctx.ws.root),
                               "--doc-stdin"],
                              stdin=subprocess.PIPE, stdout=log, stderr=log, cwd=str(ctx.ws.root),
-                             start_new_session=True, close_fds=True, env=dict(os.environ))
+                             start_new_session=True, close_fds=True, env=dict(settings.environ()))
     finally:
         log.close()
     assert p.stdin is not None

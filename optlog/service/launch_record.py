@@ -18,10 +18,10 @@ written to `launches/L1-<token>` (the database remembers which folder is its lau
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
+from optlog import settings
 from optlog.errors import BadInput, NotFound
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
@@ -54,7 +54,7 @@ def write(ctx: Ctx, rel_dir: str, *, lid: int, ls: Any, sets: SetPairs, server_u
     (runs.redact's Redactor.redact): secrets never reach git; a launch again from a record whose
     spec held a secret literally gets `<redacted>` there (secrets belong in the environment)."""
 
-    refs = env_references(ls.data, os.environ)
+    refs = env_references(ls.data, settings.environ())
     red0 = redact or (lambda x: x)
 
     def red(x: Any) -> Any:  # secrets out, and this machine's environment values back to `{{ env.NAME }}`

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import subprocess
 import sys
@@ -43,6 +42,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from optlog import settings
 from optlog.core import labels as L
 from optlog.core import tune as T
 from optlog.core.expr import ExprError
@@ -499,13 +499,13 @@ def tune(ctx: Ctx, a: TuneArgs, on_event: Callable[[dict[str, Any]], None] | Non
         log_path = logs / f"{name}.worker-{i}.log"
         with open(log_path, "ab") as log:
             p = subprocess.Popen([sys.executable, "-P", "-m", "optlog.service.tune", "--root", str(ctx.ws.root), "--worker", str(first + i)],
-                                 stdin=subprocess.PIPE, stdout=log, stderr=log, cwd=str(ctx.ws.root), env=dict(os.environ))
+                                 stdin=subprocess.PIPE, stdout=log, stderr=log, cwd=str(ctx.ws.root), env=dict(settings.environ()))
         assert p.stdin is not None
         p.stdin.write(json.dumps(asdict(a)).encode())
         p.stdin.close()
         children.append((p, log_path))
     w = Worker(ctx, a, first, on_event, opened)
-    launches = [w.run(allow_concurrent=a.workers > 1 or WORKER_ENV in os.environ)]
+    launches = [w.run(allow_concurrent=a.workers > 1 or WORKER_ENV in settings.environ())]
     errors = []
     for p, log_path in children:
         rc = p.wait()
@@ -625,8 +625,7 @@ WORKER_ENV = "OPTLOG_TUNE_WORKER"  # set for a worker started by `--on`: its ind
 
 def _worker_index() -> int:
     """This process's worker index: 0, or the one `tune_remote` gave it (OPTLOG_TUNE_WORKER)."""
-    raw = os.environ.get(WORKER_ENV, "0")
-    return int(raw) if raw.isdigit() else 0
+    return settings.load().tune_worker
 
 
 def _targets(ctx: Ctx, a: TuneArgs, ls: Any) -> list[Any]:

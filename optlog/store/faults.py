@@ -18,6 +18,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
+from optlog import settings
 from optlog.core.numfmt import fmt_written
 from optlog.errors import Failed
 
@@ -31,7 +32,7 @@ SCHEMES = ("sqlite:///", "postgresql://", "postgres://", "postgresql+psycopg://"
 def connect_timeout() -> int:
     """Seconds to wait for a PostgreSQL server's answer: OPTLOG_DB_CONNECT_TIMEOUT (1 or more),
     else CONNECT_TIMEOUT_S."""
-    raw = os.environ.get(CONNECT_TIMEOUT_ENV, "")
+    raw = settings.read("db_connect_timeout", "") or ""
     try:
         n = int(raw)
     except ValueError:
@@ -42,7 +43,7 @@ def connect_timeout() -> int:
 def lock_timeout(default: float) -> float:
     """Seconds to wait for a lock another process holds: OPTLOG_LOCK_TIMEOUT (above 0), else `default`."""
     try:
-        n = float(os.environ.get(LOCK_TIMEOUT_ENV, ""))
+        n = float(settings.read("lock_timeout", "") or "")
     except ValueError:
         return default
     return n if n > 0 else default

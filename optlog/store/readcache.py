@@ -33,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from optlog import settings
 from optlog import __version__
 from optlog.core.statuses import LIVE_RUN_STATUSES
 from optlog.paths import Workspace
@@ -64,7 +65,7 @@ class Stamp:
 
 
 def enabled() -> bool:
-    return os.environ.get("OPTLOG_READ_CACHE", "1") != "0"
+    return settings.read("read_cache", "1") != "0"
 
 
 def _st(path: str) -> tuple[str, float]:
@@ -124,7 +125,7 @@ def stamp(ws: Workspace, facts: Callable[[], DbFacts | None] | None = None) -> S
     now = time.time()
     newest = 0.0
     h = hashlib.blake2b(digest_size=16)
-    env = sorted((k, v) for k, v in os.environ.items() if k.startswith("OPTLOG_") and k != "OPTLOG_READ_CACHE")
+    env = settings.optlog_items("read_cache")
     h.update(json.dumps([__version__, str(ws.root), env]).encode())
     for p in (ws.config_file, ws.evidence_dir):
         s, mt = _st(str(p))

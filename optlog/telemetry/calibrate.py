@@ -25,6 +25,7 @@ import tempfile
 import time
 from typing import Any
 
+from optlog import settings
 from optlog.core.numfmt import fmt_sig
 from optlog.probes import gemm as probe
 from optlog.telemetry.nvml import NvmlSampler
@@ -68,8 +69,8 @@ def _threads(torch: Any) -> int | None:
     except Exception:
         pass
     for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        if os.environ.get(k, "").isdigit():
-            return int(os.environ[k])
+        if settings.environ().get(k, "").isdigit():
+            return int(settings.environ()[k])
     return os.cpu_count()
 
 
@@ -127,7 +128,7 @@ def dram_counter_scale(copy: Any, min_s: float = 1.0) -> dict[str, Any]:
     share of the memory's theoretical bandwidth, so `copy GB/s / (counter / 100)` is the bandwidth the
     counter calls 100 % (`dram_counter_full_gbps`, about 4.85 TB/s on an H200 whose copy reaches
     4.26). The diagnosis puts the counter on the calibrated scale with it (issue 30)."""
-    s = NvmlSampler(env=dict(os.environ), interval_s=0.1, gpm=True, gpm_interval_s=0.1)
+    s = NvmlSampler(env=dict(settings.environ()), interval_s=0.1, gpm=True, gpm_interval_s=0.1)
     s.open()
     try:
         s.sample(time.time(), flush=True)
@@ -175,7 +176,7 @@ def p2p_matrix(torch: Any, n: int, nbytes: int) -> list[list[float | None]]:
 
 def allreduce_busbw(n: int, nbytes: int) -> float:
     """NCCL allreduce bus bandwidth (nccl-tests' definition: algbw × 2(n−1)/n), one process per GPU."""
-    env = dict(os.environ)
+    env = dict(settings.environ())
     env.update(NCCL_NVLS_ENABLE="0", TORCH_SYMM_MEM_DISABLE_MULTICAST="1", NVSHMEM_DISABLE_NVLS="1",
                MASTER_ADDR="127.0.0.1", MASTER_PORT=str(29500 + os.getpid() % 1000), WORLD_SIZE=str(n))
     with tempfile.TemporaryDirectory() as d:
@@ -195,8 +196,8 @@ def _allreduce_worker(nbytes: int, out_path: str) -> None:
     import torch  # deferred: optional, and seconds to import
     import torch.distributed as dist  # deferred: optional, and seconds to import
 
-    rank = int(os.environ["RANK"])
-    n = int(os.environ["WORLD_SIZE"])
+    rank = int(settings.environ()["RANK"])
+    n = int(settings.environ()["WORLD_SIZE"])
     torch.cuda.set_device(rank)
     dist.init_process_group("nccl", rank=rank, world_size=n, device_id=torch.device(f"cuda:{rank}"))
     x = torch.ones(nbytes // 2, dtype=torch.bfloat16, device=f"cuda:{rank}")

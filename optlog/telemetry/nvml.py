@@ -34,11 +34,11 @@ Rules it keeps:
 from __future__ import annotations
 
 import ctypes
-import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from optlog import settings
 from optlog.telemetry.fakenvml import from_json
 from optlog.telemetry.fields import GPM_FIELDS
 
@@ -78,7 +78,7 @@ class NvmlUnavailable(Exception):
 
 def load_pynvml() -> Any:
     """The NVML module: the fake when OPTLOG_FAKE_NVML names a JSON spec (tests), else pynvml."""
-    spec = os.environ.get("OPTLOG_FAKE_NVML")
+    spec = settings.read("fake_nvml")
     if spec:
         return from_json(spec)
     try:
@@ -222,7 +222,7 @@ def select_devices(nv: Any, env: dict[str, str] | None = None, gpus: str | list[
     CUDA's order, UUIDs or MIG ids; CUDA stops at the first invalid entry, so do we); else Slurm's
     SLURM_STEP_GPUS / SLURM_JOB_GPUS (device minor numbers); else every GPU.
     """
-    env = dict(os.environ if env is None else env)
+    env = dict(settings.environ() if env is None else env)
     all_gpus, by_uuid = _enumerate(nv)
     chosen: list[Device] = []
 

@@ -31,6 +31,7 @@ HEAVY: dict[str, str] = {
     "sqlalchemy.orm": "the ORM",
     "sqlalchemy": "SQLAlchemy Core, ~130 ms: a read the read cache answers (store.readcache) never loads it",
     "alembic": "migrations, only when the schema is behind",
+    "pydantic_settings": "~25-45 ms over pydantic: only where a typed setting is used (optlog.settings.load)",
     "pydantic": "~20 ms: only a command that validates a file (a changed optlog.yaml, a run spec) loads it",
     "numpy": "~80 ms", "scipy": "~150 ms",
     "torch": "optional; seconds to import",
@@ -66,6 +67,8 @@ DEFERRABLE_OWN: dict[str, tuple[str, str]] = {
     "optlog.service.identity": ("optlog/service/context.py", "once per workspace on a shared database"),
     "optlog.service.recovery": ("optlog/service/context.py", "only when a launch is live (processes, executors)"),
     "optlog.service.runfiles": ("optlog/service/context.py", "only when runs/evidence/ changed (YAML, pydantic, git)"),
+    "optlog.settings.model": ("optlog/settings/__init__.py", "pydantic-settings (~25-45 ms over pydantic): the "
+                                                          "hot reads take a setting's text without it"),
     "optlog.config": ("optlog/service/context.py", "the settings' pydantic models and YAML (~80 ms): a hot command "
                                                    "validates optlog.yaml only when the file changed"),
     "optlog.service": ("optlog/tui/", "the service layer (SQLAlchemy, pydantic; ~0.6 s) loads after the "
