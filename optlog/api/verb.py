@@ -24,7 +24,10 @@ import sys
 import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Annotated, Any, Union, get_args, get_origin, get_type_hints
+
+if TYPE_CHECKING:
+    from optlog.service.context import Ctx
 
 REQUIRED: Any = inspect.Parameter.empty
 
@@ -43,7 +46,7 @@ class Call:
     `tools`: the MCP tools as the faces that have them make them (`agent tools` describes them;
     the table is derived from the click commands above this layer), None in a face without."""
 
-    def __init__(self, *, chdir: str | None, ctx: Callable[[], Any], narrate: bool,
+    def __init__(self, *, chdir: str | None, ctx: Callable[[], Ctx], narrate: bool,
                  say: Callable[[str], None], tools: Callable[[], Mapping[str, Any]] | None = None,
                  dashboard: Callable[[str], bool] | None = None) -> None:
         self.chdir = chdir
@@ -54,10 +57,10 @@ class Call:
         # the face cannot (no terminal, --json, no dashboard: the MCP face, the dashboard itself)
         self.dashboard: Callable[[str], bool] = dashboard or (lambda _workspace: False)
         self._make_ctx = ctx
-        self._ctx: Any = None
+        self._ctx: Ctx | None = None
 
     @property
-    def ctx(self) -> Any:
+    def ctx(self) -> Ctx:
         if self._ctx is None:
             self._ctx = self._make_ctx()
         return self._ctx

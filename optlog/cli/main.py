@@ -16,12 +16,11 @@ import os
 import sys
 import traceback
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from optlog import settings
-from optlog import __version__
+from optlog import __version__, settings
 from optlog.api import ALIAS_NOUNS, NOUNS
 from optlog.cli import fast, spelling
 from optlog.core import text as TX
@@ -29,6 +28,9 @@ from optlog.core.limits import LIMITS
 from optlog.errors import BadInput, OptlogError, no_space, out_of_space
 from optlog.gitlog.commit import run_git
 from optlog.store.faults import named
+
+if TYPE_CHECKING:
+    from optlog.service.context import Ctx
 
 # name -> "module:attribute"; aliases point at the same object
 LAZY: dict[str, str] = {
@@ -171,14 +173,12 @@ add_global_options(cli)
 # ---------------------------------------------------------------- helpers for commands
 
 
-def service_ctx() -> Any:
-    """The service context for the workspace named by -C or found from the current folder."""
-    from optlog.service.context import Ctx  # deferred: the store and git; --version and --help never need them
+def service_ctx() -> Ctx:
+    """The session of the workspace named by -C or found from the current folder (`open_session`),
+    made when a verb first asks for it (`init` and `demo` never do)."""
+    from optlog.service.context import open_session  # deferred: the store and git; --version and --help never need them
 
-    st = state()
-    c = Ctx.find(st.chdir)
-    c.check_config()
-    c.on_notice = notice
+    c = open_session(state().chdir, on_notice=notice)
     _OPEN.append(c)
     return c
 

@@ -29,7 +29,7 @@ from optlog.cli.tools import tools
 from optlog.core import text as TX
 from optlog.core.shape import fit
 from optlog.errors import BadInput, OptlogError, close_matches
-from optlog.service.context import Ctx
+from optlog.service.context import Ctx, open_session
 from optlog.store import readcache
 
 
@@ -61,9 +61,12 @@ class Face:
             self._tools = tools()
         return self._tools
 
-    def ctx(self) -> Any:
+    def ctx(self) -> Ctx:
+        """The server's one session (`open_session`, once; again after `init`), its settings re-read
+        when optlog.yaml changed, and opening's journal step repeated before each call (a writer that
+        died since completes here, as it would at the next command)."""
         if self._ctx is None:
-            self._ctx = Ctx.find(self.chdir)
+            self._ctx = open_session(self.chdir, check_settings=False)
         c = self._ctx
         try:
             st = os.stat(c.ws.config_file)
@@ -75,6 +78,8 @@ class Face:
             c.check_config()
             self._stamp = stamp
         c.notices.clear()
+        if c.opened is not None:
+            c.recover_journal()
         return c
 
     def _read_stamp(self) -> Any:

@@ -59,8 +59,7 @@ from urllib.parse import urlsplit
 
 ENV_PREFIXES = ("NCCL_", "SGLANG_", "VLLM_", "CUDA_", "TORCH_NCCL_", "FLASHINFER_")
 ENV_NAMES = ("PYTORCH_CUDA_ALLOC_CONF",)
-from optlog import settings
-from optlog import __version__
+from optlog import __version__, settings
 from optlog.needs import ServiceContext
 from optlog.runs import redact as R  # noqa: E402  (one redaction for all of optlog)
 from optlog.runs.server_version import identify

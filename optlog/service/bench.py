@@ -25,8 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from optlog import settings
-from optlog import __version__
+from optlog import __version__, settings
 from optlog.core import labels as L
 from optlog.core.text import check as check_text
 from optlog.core.timeutil import now_iso

@@ -1,18 +1,26 @@
 """The context every service verb gets: workspace, settings, database, actor; and opening a
 workspace, which is an explicit call (`open_workspace`), not a side effect of reading an attribute.
 
-Opening runs four steps, in this order and each by name, and returns what it did (`Opened`):
+`open_session` is the one way in, and every face calls it (the CLI per command that needs a
+workspace, the MCP server once, the TUI after its first frame): it finds the workspace (the nearest
+optlog.yaml) and validates a changed optlog.yaml, so a broken settings file is bad input before
+anything runs. Opening the database is then `Ctx.open()`, five steps in this order, each by name,
+returning what it did (`Opened`):
 
-1. settings: a changed optlog.yaml is validated (bad input names file, line and field);
-   (the database is opened, and upgraded when its schema is behind: said once, as a notice and in
-   `Opened.upgraded`);
+1. settings: on a shared database, a changed optlog.yaml is validated (bad input names file, line
+   and field); the database is opened, and migrated when its schema is behind (said once, as a
+   notice and in `Opened.upgraded`);
 2. identity: a workspace from before identities on a shared database gets one, committed to git;
 3. recovery: launches whose driver died are marked interrupted and their process groups ended
    (locally, over SSH or through Slurm);
-4. committed evidence: runs committed in another clone are imported into the index.
+4. journal: the write-and-commits an optlog process left half done when it died are completed
+   (`service.journal`; one listdir when there are none). A step of opening, so no read commits
+   as a side effect (`hypotheses.sync` only reads); a long-lived face repeats it with
+   `Ctx.recover_journal()` before each call;
+5. committed evidence: runs committed in another clone are imported into the index.
 
-A face opens the workspace before a verb that needs the database (`Ctx.open`); `Ctx.db` is the
-opened database. Everything heavy is still created lazily, so a command pays only for what it uses.
+`Ctx.db` is the opened database (opened by the steps above on first use). Everything heavy is
+still created lazily, so a command pays only for what it uses.
 """
 
 from __future__ import annotations
@@ -61,6 +69,7 @@ class Ctx:
 
     @classmethod
     def find(cls, start: Path | str | None = None, actor: str | None = None) -> "Ctx":
+        """The context of the workspace at or above `start`, checking nothing (see `open_session`)."""
         return cls(find_workspace(start), actor)
 
     @cached_property
@@ -106,6 +115,12 @@ class Ctx:
         except OSError:
             pass
 
+    def recover_journal(self) -> tuple[str, ...]:
+        """Opening's journal step (see the module docstring): the commits it made."""
+        from optlog.service.journal import recover  # deferred: git, only when an intent was left behind
+
+        return tuple(recover(self))
+
     def db_exists(self) -> bool:
         f = self.ws.sqlite_file
         return f is None or f.exists()
@@ -131,6 +146,20 @@ class Opened:
     recovered: tuple[int, ...]  # launches found dead and marked interrupted
     imported: int  # runs imported from the committed evidence of other clones
     upgraded: tuple[str, str] | None = None  # (from, to) schema revisions, when opening upgraded it
+    journal: tuple[str, ...] = ()  # commits made completing writes an interrupted optlog left half done
+
+
+def open_session(start: Path | str | None = None, *, actor: str | None = None,
+                 on_notice: Callable[[str], None] | None = None, check_settings: bool = True) -> Ctx:
+    """The one way into a workspace, for every face: find it (the nearest optlog.yaml at or above
+    `start`; no workspace is `no_workspace`), validate a changed optlog.yaml (`check_settings`), and
+    say narration through `on_notice`. The database opens by its named steps on first use
+    (`Ctx.open`, `open_workspace`)."""
+    ctx = Ctx.find(start, actor)
+    if check_settings:
+        ctx.check_config()
+    ctx.on_notice = on_notice
+    return ctx
 
 
 def open_workspace(ctx: Ctx) -> Opened:
@@ -150,9 +179,10 @@ def open_workspace(ctx: Ctx) -> Opened:
         ctx.notice(f"the database was upgraded from schema revision {upgraded[0]} to {upgraded[1]} "
                    f"(an older optlog cannot open it now)")
     recovered = _recover(ctx, db) if live else []
+    journal = _recover_journal(ctx)
     imported = 0 if unchanged else _import_evidence(ctx, db)
     return Opened(db=db, settings_checked=settings_checked, identity_given=identity_given,
-                  recovered=tuple(recovered), imported=imported, upgraded=upgraded)
+                  recovered=tuple(recovered), imported=imported, upgraded=upgraded, journal=journal)
 
 
 def _ensure_identity(ctx: Ctx) -> str | None:
@@ -170,6 +200,16 @@ def _recover(ctx: Ctx, db: Database) -> list[int]:
     from optlog.service.recovery import recover_dead_launches  # deferred: processes, executors, ssh/Slurm
 
     return recover_dead_launches(ctx, db)
+
+
+def _recover_journal(ctx: Ctx) -> tuple[str, ...]:
+    """Step 4: complete what an interrupted write-and-commit left (one listdir when nothing was)."""
+    try:
+        if not any(n.endswith(".json") for n in os.listdir(ctx.ws.state_dir / "pending")):
+            return ()
+    except (FileNotFoundError, NotADirectoryError):
+        return ()
+    return ctx.recover_journal()
 
 
 def _import_evidence(ctx: Ctx, db: Database) -> int:

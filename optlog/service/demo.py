@@ -42,7 +42,7 @@ from optlog.gitlog import history
 from optlog.paths import program
 from optlog.runs import llamacpp
 from optlog.service import evidence, hypotheses, launch, nextexp, plans, predictions, report, verdicts
-from optlog.service.context import Ctx
+from optlog.service.context import open_session
 from optlog.service.workspace import init
 
 SPEC = """\
@@ -81,9 +81,7 @@ def _workspace(path: str | Path, say: Callable[[str], None]) -> Any:
     root.mkdir(parents=True, exist_ok=True)
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     init(root)
-    ctx = Ctx.find(root)
-    ctx.on_notice = lambda t: say(f"  note: {t}")
-    return ctx
+    return open_session(root, on_notice=lambda t: say(f"  note: {t}"), check_settings=False)
 
 
 def _number(result: dict[str, Any]) -> str:

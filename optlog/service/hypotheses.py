@@ -35,9 +35,10 @@ def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
     """Bring the database index in line with the files; return every hypothesis by id.
 
     Unchanged files (same mtime) are not re-read. A changed file is validated (errors name file,
-    line, field) and re-indexed; a hand edit is reported once."""
-
-    journal.recover(ctx)  # a write-and-commit an interrupted optlog left half done (one listdir)
+    line, field) and re-indexed; a hand edit is reported once. It only reads and indexes: what an
+    interrupted optlog left half written is committed by opening (`service.context`, the journal
+    step), not as a side effect of a read."""
+    ctx.db  # noqa: B018  (opened: the journal step has run)
     files = hypfiles.list_files(ctx.ws)
     memo = ctx.hypothesis_memo
     stamps = {p.stem: hypfiles.mtime_ns(p) for p in files}

@@ -33,8 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from optlog import settings
-from optlog import __version__
+from optlog import __version__, settings
 from optlog.core.statuses import LIVE_RUN_STATUSES
 from optlog.paths import Workspace
 from optlog.store import integrity

@@ -20,7 +20,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane, Tree
 
-from optlog.service.context import Ctx
+from optlog.service.context import Ctx, open_session
 from optlog.tui.actions import Actions
 from optlog.tui.loading import applies
 from optlog.tui.messages import (HypothesesLoaded, HypothesisDetailLoaded, LaunchesLoaded, LoadFinished, LogLoaded,
@@ -186,4 +186,4 @@ class OptlogApp(Actions):
 
 def run_tui(chdir: str | None) -> None:
     """The dashboard on the workspace at (or above) `chdir`, the current folder when None."""
-    OptlogApp(Ctx.find(chdir)).run()
+    OptlogApp(open_session(chdir, check_settings=False)).run()  # the database opens after the first frame

@@ -49,3 +49,41 @@ def test_open_imports_runs_committed_in_another_clone(ws: Any, make_ws: Any, mon
         assert ctx.open().imported == len(files)  # the record, not a second import
     finally:
         ctx.close()
+
+
+def _leave_intent(ws: Any, hid: str) -> None:
+    """A hypothesis file written and its intent recorded, as an optlog killed before its commit
+    leaves them (the kill itself: tests/integration/test_write_races.py)."""
+    import json
+
+    from optlog.store.hypfiles import current_hash
+
+    path = ws.root / "hypotheses" / f"{hid}.yaml"
+    before = current_hash(path)
+    path.write_text(path.read_text() + "auto_status: falsified\n")
+    (ws.root / ".optlog" / "pending").mkdir(exist_ok=True)
+    (ws.root / ".optlog" / "pending" / f"999999-{hid}.json").write_text(json.dumps(
+        {"pid": 999999, "changes": [[f"hypotheses/{hid}.yaml", before, current_hash(path)]],
+         "subject": f"optlog: {hid} → falsified", "body": "", "trailers": {"Optlog-Event": "verdict"}}))
+
+
+def test_the_journal_is_a_step_of_opening_and_a_read_commits_nothing(ws: Any, monkeypatch: Any) -> None:
+    """Issue 46: completing an interrupted write-and-commit is opening's journal step (named in
+    `Opened.journal`), never a side effect of reading the hypotheses (`hypotheses.sync`)."""
+    from optlog.service import hypotheses
+    from optlog.service.context import open_session
+
+    use_env(ws, monkeypatch)
+    for h in ("a", "b"):
+        ws.cli("hyp", "add", h.upper(), "--id", h)
+    _leave_intent(ws, "a")
+    before = ws.commits()
+    ctx = open_session(ws.root)
+    try:
+        opened = ctx.open()
+        assert len(opened.journal) == 1 and ws.commits() == before + 1
+        _leave_intent(ws, "b")  # left while this session is open: reading does not commit it
+        assert set(hypotheses.sync(ctx)) == {"a", "b"} and ws.commits() == before + 1
+        assert len(ctx.recover_journal()) == 1 and ws.commits() == before + 2  # the step, asked for
+    finally:
+        ctx.close()
