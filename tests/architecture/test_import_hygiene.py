@@ -66,6 +66,7 @@ DEFERRABLE_OWN: dict[str, tuple[str, str]] = {
     # opening a workspace (service.context): what it does only now and then loads only then
     "optlog.service.identity": ("optlog/service/context.py", "once per workspace on a shared database"),
     "optlog.service.recovery": ("optlog/service/context.py", "only when a launch is live (processes, executors)"),
+    "optlog.service.journal": ("optlog/service/context.py", "only when an interrupted write left an intent (git, locks)"),
     "optlog.service.runfiles": ("optlog/service/context.py", "only when runs/evidence/ changed (YAML, pydantic, git)"),
     "optlog.settings.model": ("optlog/settings/__init__.py", "pydantic-settings (~25-45 ms over pydantic): the "
                                                           "hot reads take a setting's text without it"),
