@@ -128,7 +128,7 @@ class Driver:
         self.feed = feed
         self.given_doc = doc  # the unredacted document (the stored one is redacted); None: the stored one
         # (the environment too: what `{{ env.NAME }}` rendered, what a bench may print it inherited)
-        self.redactor = Redactor.of(*(() if doc is None else (doc,)), environ=os.environ)
+        self.redactor = Redactor.of(*(() if doc is None else (doc,)), environ=settings.environ())
         self.launch_id = launch_id
         self.on_event = on_event
         self.install_signals = install_signals and threading.current_thread() is threading.main_thread()

@@ -167,7 +167,7 @@ def open_launch(ctx: Ctx, ls: Any, points: list[Any], *, sets: SetPairs, server_
     are made while the launch runs (optlog tune), at most this many; the record is written at the
     end (`write_record`)."""
     # what is stored and shown is redacted; the driver runs the real document it is handed
-    red = Redactor.of(ls.data, _sets_doc(sets), server_url, [p.rendered for p in points], environ=os.environ)
+    red = Redactor.of(ls.data, _sets_doc(sets), server_url, [p.rendered for p in points], environ=settings.environ())
 
     host = socket.gethostname()
     token = uuid.uuid4().hex
