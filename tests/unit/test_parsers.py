@@ -719,8 +719,10 @@ def test_llama_bench_markdown_and_jsonl(tmp_path: Path) -> None:
     assert pp.metrics["input_throughput"] == 1847.26 and pp.metrics["raw.stddev_ts"] == 29.68
     assert tg.metrics["output_throughput"] == 168.13 and "input_throughput" not in tg.metrics
     assert pp.labels == {"model": "gpt-oss 20B MXFP4 MoE", "backend": "ROCm", "n_gpu_layers": 99, "flash_attn": 1,
-                         "test": "pp512", "input_len": 512, "build": "01ec0cc", "tool_version": 7951, "tool": "llama-bench"}
-    assert deep.labels["depth"] == 4096 and pp.source == f"{f}:5"
+                         "test": "pp512", "input_len": 512, "build": "01ec0cc", "tool_version": 7951, "tool": "llama-bench",
+                         "depth": 0}  # issue 48: depth 0 is a depth (the baseline of the table's depths)
+    # the test label names the test, not its depth: pp512 compares across depths
+    assert deep.labels["depth"] == 4096 and deep.labels["test"] == "pp512" and pp.source == f"{f}:5"
     rows = json.loads((Path(__file__).resolve().parents[1] / "fixtures" / "real" / "llama-bench" /
                        "amd-7900xtx-rocm-7.12-b7951.json").read_text())[:2]
     j = tmp_path / "bench.jsonl"
@@ -844,3 +846,21 @@ def test_a_rounded_csv_export_is_its_json_run_once_and_only_its_own() -> None:
     assert kept == [runs[0], runs[2]] and len(said) == 2 and "rounded to 2 places" in said[0]
     others = parse_result([c64.with_suffix(".json"), c1.with_suffix(".csv"), g12.with_suffix(".json"), g16.with_suffix(".csv")])
     assert unique(others) == (others, [])
+
+
+def test_llama_bench_older_table_layout_and_depths_compare(tmp_path: Path) -> None:
+    """Issue 48 item 7: `pp 64` (older builds, a space) was refused; depth 0 had no label (so
+    `compare --by depth` dropped the baseline) and `tg128 @ d512` was a test of its own."""
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "llama-bench" / "readme-threads-pp64.cut.md"
+    rows = parse_result([real])
+    assert [(r.labels["test"], r.labels["n_threads"]) for r in rows[:2]] == [("pp64", 1), ("tg16", 1)]
+    assert rows[0].metrics["input_throughput"] == 6.17 and rows[1].metrics["output_throughput"] == 4.05
+    assert "depth" not in rows[0].labels  # a table that names no depth says nothing about one
+    f = tmp_path / "bench.md"
+    f.write_text(LLAMA_BENCH_MD)
+    by_depth = {(r.labels["test"], r.labels["depth"]) for r in parse_result([f])}
+    assert by_depth == {("pp512", 0), ("tg128", 0), ("pp512", 4096)}
+    rows = json.loads((real.parent / "amd-7900xtx-rocm-7.12-b7951.json").read_text())
+    j = tmp_path / "bench.json"
+    j.write_text(json.dumps([{**rows[0], "n_depth": 0}, {**rows[0], "n_depth": 512}]))
+    assert [(r.labels["test"], r.labels["depth"]) for r in parse_result([j])] == [("pp128", 0), ("pp128", 512)]

@@ -75,13 +75,17 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
         if ok:
             m["mean_ttft_ms"] = statistics.fmean(r["ttft_s"] for r in ok) * 1000
             m["mean_e2e_latency_ms"] = statistics.fmean(r["end_to_end_latency_s"] for r in ok) * 1000
+            m["mean_itl_ms"] = statistics.fmean(r["inter_token_latency_s"] for r in ok) * 1000
         out.append({"m": m, "l": {}, "status": "succeeded" if ok else "failed", "gone": [] if ok else ["mean_ttft_ms"]})
     elif fmt == "llmperf":
         d = json.loads(text)
         m = {"completed": d["results_num_completed_requests"], "failed": d["results_number_errors"],
              "mean_ttft_ms": d["results_ttft_s_mean"] * 1000, "p99_ttft_ms": d["results_ttft_s_quantiles_p99"] * 1000,
              "median_e2e_latency_ms": d["results_end_to_end_latency_s_quantiles_p50"] * 1000,
-             "output_throughput": d["results_mean_output_throughput_token_per_s"]}
+             "output_throughput": d["results_mean_output_throughput_token_per_s"],
+             # llmperf's only inter-token statistic, stored as ITL (issue 48)
+             "mean_itl_ms": d["results_inter_token_latency_s_mean"] * 1000,
+             "p99_itl_ms": d["results_inter_token_latency_s_quantiles_p99"] * 1000}
         lab = {"model": d["model"], "concurrency": d["num_concurrent_requests"], "input_len": d["mean_input_tokens"],
                "output_len": d["mean_output_tokens"], "framework": d.get("framework")}
         out.append({"m": m, "l": lab, "status": "succeeded", "gone": []})
@@ -100,18 +104,24 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
             elif line.startswith("| ") and head and not line.startswith("| ---"):
                 blocks[-1].append(dict(zip(head, (c.strip() for c in line.strip("|").split("|")))))
         blocks = [b for b in blocks if b]
+        builds += [None] * (len(blocks) - len(builds))  # a table pasted without its `build:` line
+        any_depth = "@ d" in text
         for n, (rows, build) in enumerate(zip(blocks, builds), 1):
             for row in rows:
                 ts = float(row["t/s"].split("±")[0])
                 name = "total_token_throughput" if "+tg" in row["test"] else \
                     "input_throughput" if row["test"].startswith("pp") else "output_throughput"
-                depth = int(row["test"].split("@ d")[1]) if "@ d" in row["test"] else None
-                lab = {"model": row["model"], "test": row["test"], "flash_attn": int(row["fa"]) if "fa" in row else None,
+                # the depth is a label of its own (0 too, where the table names depths); the test is
+                # the test without it, `pp 64` (older builds) spelt pp64
+                depth = int(row["test"].split("@ d")[1]) if "@ d" in row["test"] else 0 if any_depth else None
+                test = row["test"].split(" @ d")[0].replace(" ", "")
+                lab = {"model": row["model"], "test": test, "flash_attn": int(row["fa"]) if "fa" in row else None,
                        "depth": depth, "n_gpu_layers": int(row["ngl"]) if "ngl" in row else None,
                        "n_threads": int(row["threads"]) if "threads" in row else None, "tool_version": build,
                        "invocation": n if len(blocks) > 1 else None}
                 out.append({"m": {name: ts}, "l": lab, "status": "succeeded", "gone": [],
-                            "nolab": ["tool_version", "build"] if build is None else []})
+                            "nolab": (["tool_version", "build"] if build is None else [])
+                            + ([] if any_depth else ["depth"])})
     elif fmt == "llama-batched-bench" and e["file"].endswith(".jsonl"):
         for line in text.splitlines():
             if line.strip():
@@ -145,7 +155,7 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
             known = o["build_number"] != 0
             lab = {"model": o["model_type"], "input_len": o["n_prompt"] or None, "output_len": o["n_gen"] or None,
                    "n_gpu_layers": o["n_gpu_layers"], "tool_version": o["build_number"] if known else None,
-                   "cpu": o["cpu_info"]}
+                   "cpu": o["cpu_info"], "depth": o.get("n_depth")}  # depth 0 included: the baseline
             # every setting the row was run with is a label, the ones newer builds added too
             lab.update({k: o[k] for k in ("no_op_offload", "no_host", "repack", "load_mode", "use_direct_io") if k in o})
             out.append({"m": {name: o["avg_ts"]}, "l": lab, "status": "succeeded", "gone": [],

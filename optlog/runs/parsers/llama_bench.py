@@ -6,8 +6,9 @@ llama-bench: each row is one test (`pp512`: prompt processing of 512 tokens; `tg
 mean rate over the repetitions. Canonical metrics: `input_throughput` ← avg_ts of a pp test,
 `output_throughput` ← of a tg test, `total_token_throughput` ← of a pp+tg test. Kept as raw:
 `raw.avg_ts`, `raw.stddev_ts`, `raw.avg_ns`, `raw.stddev_ns` (per-repetition samples are left out).
-Labels: `model` (model_type, or the table's model), `test`, `input_len` (n_prompt), `output_len`
-(n_gen), `depth` (n_depth), `backend`, `gpu`, `cpu`, and the settings the row was run with (in
+Labels: `model` (model_type, or the table's model), `test` (without its depth: `tg128`, and an
+older build's `pp 64` spelt `pp64`), `input_len` (n_prompt), `output_len` (n_gen), `depth` (n_depth;
+0 too wherever the file names depths, so the baseline is a depth and one test compares across them), `backend`, `gpu`, `cpu`, and the settings the row was run with (in
 JSON every other key: `n_gpu_layers`, `n_batch`, `n_threads`, `type_k`, `flash_attn`, `repack`, …;
 in the table its columns, `ngl` → `n_gpu_layers`, …); `tool_version` ← build_number (`build:
 8e672efe (3010)` in the table), `build` ← build_commit, neither for `build: unknown (0)` (a build
@@ -46,7 +47,8 @@ COLUMNS = {"model": "model", "backend": "backend", "ngl": "n_gpu_layers", "threa
            "n_batch": "n_batch", "n_ubatch": "n_ubatch", "fa": "flash_attn", "type_k": "type_k", "type_v": "type_v",
            "sm": "split_mode", "mmap": "use_mmap", "dev": "devices", "ts": "tensor_split", "mg": "main_gpu",
            "nkvo": "no_kv_offload", "embd": "embeddings", "n_cpu_moe": "n_cpu_moe", "ot": "tensor_buft_overrides"}
-_TEST = re.compile(r"^(?:pp(?P<pp>\d+))?(?:\+)?(?:tg(?P<tg>\d+))?(?: @ d(?P<d>\d+))?$")
+# `pp512`, `tg128`, `pp512+tg128`, `… @ d4096`; older builds wrote `pp 512` / `tg 128` (a space)
+_TEST = re.compile(r"^(?:pp ?(?P<pp>\d+))?(?:\+)?(?:tg ?(?P<tg>\d+))?(?: @ d(?P<d>\d+))?$")
 
 
 def is_markdown(text: str) -> str | None:
@@ -90,11 +92,11 @@ def parse(doc: Doc) -> list[ParsedResult]:
         set_label(labels, "model", o.get("model_type"))
         fn = o.get("model_filename")
         set_label(labels, "model_file", fn.replace("\\", "/").rsplit("/", 1)[-1] if isinstance(fn, str) else None)
-        depth = finite(o.get("n_depth")) or 0
-        set_label(labels, "test", _test_name(pp, tg, depth))
+        depth = finite(o.get("n_depth"))
+        set_label(labels, "test", _test_name(pp, tg))
         set_label(labels, "input_len", pp or None)
         set_label(labels, "output_len", tg or None)
-        set_label(labels, "depth", depth or None)
+        set_label(labels, "depth", None if depth is None else int(depth))  # 0 is a depth: the baseline
         set_label(labels, "backend", o.get("backends") or o.get("backend"))
         set_label(labels, "gpu", o.get("gpu_info"))
         set_label(labels, "cpu", o.get("cpu_info"))
@@ -119,9 +121,10 @@ def _build_labels(labels: dict[str, Any], commit: Any, number: Any) -> None:
         set_label(labels, "build", commit)
 
 
-def _test_name(pp: float, tg: float, depth: float) -> str:
-    name = "+".join(x for x in (f"pp{int(pp)}" if pp else "", f"tg{int(tg)}" if tg else "") if x)
-    return name + (f" @ d{int(depth)}" if depth else "")
+def _test_name(pp: float, tg: float) -> str:
+    """The test without its depth (`tg128`, not `tg128 @ d512`): the depth is its own label, so one
+    test compares across depths (`compare --by depth` with the test fixed)."""
+    return "+".join(x for x in (f"pp{int(pp)}" if pp else "", f"tg{int(tg)}" if tg else "") if x)
 
 
 def _table(text: str) -> list[tuple[int, list[str], dict[str, str]]]:
@@ -163,7 +166,10 @@ def _invocations(text: str) -> list[tuple[int, re.Match[str] | None]]:
 def _parse_table(doc: Doc, text: str) -> list[ParsedResult]:
     invocations = _invocations(text)
     out: list[ParsedResult] = []
-    for i, (line, head, row) in enumerate(r for r in _table(text) if "test" in r[1] and "t/s" in r[1]):
+    rows = [r for r in _table(text) if "test" in r[1] and "t/s" in r[1]]
+    # a table that names a depth on some rows ran the others at depth 0: label it (the baseline)
+    has_depth = any(" @ d" in r[2].get("test", "") for r in rows)
+    for i, (line, head, row) in enumerate(rows):
         # the invocation a row belongs to: the first build line after it (the last one for rows after it)
         n = next((k for k, (end, _m) in enumerate(invocations) if line < end), len(invocations) - 1)
         build = invocations[n][1]
@@ -184,10 +190,10 @@ def _parse_table(doc: Doc, text: str) -> list[ParsedResult]:
             name = COLUMNS.get(col)
             if name and v:
                 set_label(labels, name, v)
-        set_label(labels, "test", row.get("test"))
+        set_label(labels, "test", _test_name(pp, tg))  # `pp 64` (older builds) is pp64; the depth apart
         set_label(labels, "input_len", pp or None)
         set_label(labels, "output_len", tg or None)
-        set_label(labels, "depth", depth or None)
+        set_label(labels, "depth", int(depth) if has_depth else None)
         size, params = _num_unit(row.get("size", "")), _num_unit(row.get("params", ""))
         if build:
             _build_labels(labels, build.group(1), int(build.group(2)))
