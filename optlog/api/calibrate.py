@@ -17,7 +17,11 @@ def _calibrate_human(r: dict[str, Any]) -> str:
 
     def spread(key: str) -> str:
         t = sp.get(key)
-        return f"  (median of {t['n']}, spread {fmt_share(t['spread'], places=1)})" if t else ""
+        if not t:
+            return ""
+        q = t.get("quantile")
+        head = f"p{round(100 * q)} of {t['n']}" if q else f"median of {t['n']}"
+        return f"  ({head}, spread {fmt_share(t['spread'], places=1)}: ±{fmt_share(t['spread'] / 2, places=1)})"
 
     out += [f"  peak {dt:<5} {fmt_sig(v):>10} TFLOP/s{spread('peak_tflops.' + dt)}" for dt, v in m["peak_tflops"].items()]
     out.append(f"  memory bandwidth {fmt_num(m['mem_bw_gbps'])} GB/s{spread('mem_bw_gbps')}")
@@ -51,8 +55,9 @@ def calibrate(call: Call, *,
               device: Annotated[str, Opt(choices=("auto", "cpu", "cuda"), show_default=True,
                                          help="Measure the GPUs (cuda), the CPU, or whatever is there (auto).")] = "auto",
               dry_run: Annotated[bool, Opt(help="Measure and print, write nothing.")] = False,
-              max_spread: Annotated[float, Opt(show_default=True, help="Refuse to store a figure whose (max - min) / median "
-                                                                       "over its trials exceeds this.")] = 0.10,
+              max_spread: Annotated[float, Opt(show_default=True, help="Refuse to store a figure whose best trials "
+                                                                       "(the upper half) disagree by more than this: "
+                                                                       "the machine was busy throughout.")] = 0.10,
               ) -> Any:
     """Measure this machine's ceilings (matmul TFLOP/s per dtype, memory bandwidth, GPU links) into optlog.yaml."""
     return svc.calibrate(call.ctx, quick=quick, device=device, dry_run=dry_run, max_spread=max_spread)

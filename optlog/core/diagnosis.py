@@ -28,15 +28,17 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from optlog.core import bounds as B
 from optlog.core import modelfacts as MF
+from optlog.core.bounds import BY_NAME, PIPE_FIELDS, THROTTLE_EVIDENCE
 from optlog.core.numfmt import fmt_diagnosis, fmt_share, fmt_sig, fmt_whole
 
-BOUNDS = ("compute", "memory", "latency")
+BOUNDS = B.NAMES
 
 
 @dataclass
 class Diagnosis:
-    bound: str | None                 # compute | memory | latency | None (cannot tell)
+    bound: str | None                 # a core.bounds name (memory, compute, pipe, latency, host, …) | None
     basis: str                        # roofline | roofline-estimate | telemetry-only | none
     reason: str
     numbers: dict[str, float] = field(default_factory=dict)
@@ -47,47 +49,90 @@ class Diagnosis:
     window: str = ""
     scale: str = ""
     change: str = ""
+    # issue 43: the bounding unit's share of its ceiling, the unit, the phase (prefill/decode, "" for
+    # the whole point), each phase's own diagnosis, and the lever that would move it
+    efficiency: float | None = None
+    unit: str = ""
+    phase: str = ""
+    phases: list["Diagnosis"] = field(default_factory=list)
+    lever: str = ""
+
+    def headline(self) -> str:
+        """"compute-bound on the tensor cores (fp16) at 47% efficiency, power-capped"."""
+        if not self.bound:
+            return "undecided"
+        out = B.title(self.bound)
+        if self.bound in ("memory", "compute", "pipe") and self.unit and self.bound != "memory":
+            out = f"compute-bound on {self.unit}"
+        if self.efficiency is not None:
+            out += (f" at {fmt_whole(100 * self.efficiency)}% efficiency" if self.bound in ("memory", "compute", "pipe")
+                    else f" ({fmt_whole(100 * self.efficiency)}% of the time waiting)")
+        if self.bound == "compute" and "throttled" in self.reason and "power" in self.reason:
+            out += ", power-capped"
+        return out
 
     def metrics(self) -> dict[str, float]:
-        """As run metrics: bound_compute/bound_memory/bound_latency 0/1 (absent when undecided),
-        the roofline numbers under `roofline_*`, and `roofline_basis` (what decided: 1 counters only,
-        2 the estimate from model facts, 3 the bench's own work counts) — the mark of a diagnosis optlog
-        made, which `service.diagnoses.refresh` re-makes when its inputs change."""
-        out: dict[str, float] = {}
-        if self.bound:
-            for b in BOUNDS:
-                out[f"bound_{b}"] = 1.0 if self.bound == b else 0.0
+        """As run metrics: `bound_<word>` 0/1 for every word of core.bounds (absent when undecided; a
+        host-bound point is also bound_latency, a pipe-bound one also bound_compute), the roofline
+        numbers under `roofline_*`, and `roofline_basis` (what decided: 1 counters only, 2 the estimate
+        from model facts, 3 the bench's own work counts) — the mark of a diagnosis optlog made, which
+        `service.diagnoses.refresh` re-makes when its inputs change. Each phase's call as
+        `bound_<phase>_<word>` and `roofline_<phase>_efficiency`."""
+        out: dict[str, float] = dict(B.metrics_of(self.bound))
         for k, v in self.numbers.items():
             out[f"roofline_{k}"] = v
         if self.basis in BASIS_CODE:
             out["roofline_basis"] = BASIS_CODE[self.basis]
+        for ph in self.phases:
+            for k, v in B.metrics_of(ph.bound).items():
+                out[k.replace("bound_", f"bound_{ph.phase}_", 1)] = v
+            if ph.efficiency is not None:
+                out[f"roofline_{ph.phase}_efficiency"] = ph.efficiency
         return out
 
     def text(self) -> str:
-        head = f"diagnosis: {self.bound + '-bound' if self.bound else 'undecided'} ({self.basis})"
+        head = f"diagnosis: {self.headline()} ({self.basis})"
         lines = [head, f"  why: {self.reason}"]
         for name, v in (("evidence", self.evidence), ("window", self.window), ("scale", self.scale),
-                        ("would change its mind", self.change)):
+                        ("would change its mind", self.change), ("lever", self.lever)):
             if v:
                 lines.append(f"  {name}: {v}")
         if self.numbers:
             lines.append("  roofline: " + ", ".join(f"{k}={fmt_diagnosis(v)}" for k, v in self.numbers.items()))
         if self.counters:
             lines.append("  counters: " + ", ".join(f"{k}={fmt_diagnosis(v)}" for k, v in self.counters.items()))
+        for ph in self.phases:
+            lines.append(f"  {ph.phase}: {ph.headline()} ({ph.basis})")
+            lines.append(f"    why: {ph.reason}")
+            for name, v in (("window", ph.window), ("would change its mind", ph.change)):
+                if v:
+                    lines.append(f"    {name}: {v}")
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
-        return {"bound": self.bound, "basis": self.basis, "reason": self.reason, "numbers": self.numbers,
-                "counters": self.counters, "evidence": self.evidence, "window": self.window, "scale": self.scale,
-                "would_change_its_mind": self.change}
+        out: dict[str, Any] = {"bound": self.bound, "headline": self.headline(), "efficiency": self.efficiency, "unit": self.unit,
+               "basis": self.basis, "reason": self.reason, "numbers": self.numbers,
+               "counters": self.counters, "evidence": self.evidence, "window": self.window, "scale": self.scale,
+               "would_change_its_mind": self.change, "lever": self.lever}
+        if self.phase:
+            out["phase"] = self.phase
+        if self.phases:
+            out["phases"] = [p.to_json() for p in self.phases]
+        return out
 
 
 BASIS_CODE = {"telemetry-only": 1.0, "roofline-estimate": 2.0, "roofline": 3.0}
 BOUND_FRAC = 0.5
-"""A unit bounds a point when it runs at this share of its ceiling or more: below it on both, more
-than half the time goes to something else (launches, host work, small kernels), so the point is
-latency-bound whichever ceiling is nearer (the H200's 1 B decode at concurrency 1, issue 30)."""
-COUNTERS = ("tensor_active", "dram_bw_util", "sm_active", "sm_occupancy", "gpu_util", "gpu_power_frac")
+"""Kept for old callers (issue 30's cliff); no call reads it since issue 43: units are compared with
+each other and with the SMs' idle time, not with a fixed share."""
+COUNTERS = ("tensor_active", "hmma_active", "imma_active", "dram_bw_util", "sm_active", "sm_occupancy", "gpu_util",
+            "gpu_power_frac", "gpu_power_w", "sm_clock_mhz", *PIPE_FIELDS)
+THROTTLE_COUNTERS = tuple(f"throttle_{n}" for n in THROTTLE_EVIDENCE)
+GPM_COUNTERS = ("tensor_active", "hmma_active", "imma_active", "dram_bw_util", "sm_active", "sm_occupancy",
+                "gr_active", *PIPE_FIELDS)
+PHASE_OVERLAP = 1.2
+"""Prefill and decode windows longer together than this × the measured phase run at the same time
+(continuous batching): the phases are not taken apart."""
 STEADY = "_steady"
 """Suffix of a telemetry summary over the measured phase (`telemetry.summary.steady`)."""
 
@@ -138,8 +183,15 @@ def estimate_work(labels: dict[str, Any], metrics: dict[str, float]) -> WorkEsti
       experts under uniform routing (an upper bound), i.e. nearly all of `expert_params` once B ≫ E/k. `active_params` per token is
       right for FLOPs, wrong for bytes.
     - **KV reads grow with the context**: each decoded token reads the KV of its whole sequence, on
-      average prompt + half the output per request (`completed` requests), plus one write per token.
-    Attention FLOPs (4·ctx·d per layer per token) are left out: under 1 % at these context lengths.
+      average prompt + half the output per request (`completed` requests), plus one write per token;
+      a prefill pass reads the KV before its tokens once (flash attention re-reads it per tile: more).
+    - **Every token a pass carries** (issue 43): tokens per pass = (prompt + generated tokens) ÷ passes.
+      llama.cpp counts a `llama_decode` call per batch (`-b`); it runs as micro-batches of `-ub`
+      tokens, each reading the weights: with batches over `-ub` the weight reads are a lower bound.
+    - **Activations**: the hidden state and the FFN's intermediate, written and read per layer per token
+      in F32 (llama.cpp's): 4·layers·(12·n_embd + 4·n_ff) bytes a token; dominant in a long prefill.
+    - **Attention FLOPs**: 4·layers·heads·head_dim per token per position attended (prompt/2 in a
+      prefill, prompt + output/2 in a decode).
     Model facts: a label a user gave (`active_params=…`) wins over the `model_*` metrics optlog found
     at launch (`core.modelfacts`).
     """
@@ -147,52 +199,60 @@ def estimate_work(labels: dict[str, Any], metrics: dict[str, float]) -> WorkEsti
     p = _num(facts, "active_params", "active_params_per_token")
     if p is None:
         return None
-    tin = _num(facts, "total_input_tokens", "input_tokens")
-    tout = _num(facts, "total_output_tokens", "output_tokens")
-    dur = _num(facts, "duration_s")
-    if tout is None and dur is not None:
-        ot = _num(facts, "output_throughput")
-        tout = ot * dur if ot is not None else None
-    if tin is None and dur is not None:
-        it = _num(facts, "input_throughput")
-        tin = it * dur if it is not None else 0.0
+    tin, tout = _tokens(facts)
     if tout is None:
         return None
     tin = tin or 0.0
     pbytes = _num(facts, "param_bytes") or 2.0
     kv = _num(facts, "kv_bytes_per_token") or 0.0
     n_dec = _num(facts, "srv_n_decode_delta")
-    srv_out = _num(facts, "srv_tokens_predicted_delta")
-    if n_dec and n_dec > 0:
+    forced = _num(facts, "est_passes")
+    if forced is not None:  # a phase's passes (phase_metrics)
+        steps = forced
+        steps_from = {1.0: "server decode calls less the decode passes", 2.0: "generated tokens ÷ requests decoding at once"
+                      }.get(_num(facts, "est_passes_from") or 3.0, "one per request (prompts prefilling at once share one)")
+    elif n_dec and n_dec > 0:
         # the server's passes over the whole point (warm-up included); the measured part's share of them
-        share = min(1.0, tout / srv_out) if srv_out and srv_out > 0 else 1.0
-        steps, steps_from = n_dec * share, "server decode calls"
+        steps, steps_from = n_dec * _measured_share(facts, tout), "server decode calls"
     else:
         batch = _num(facts, "mean_inflight", "concurrency", "max_concurrency") or 1.0
         steps, steps_from = tout / max(batch, 1.0), "client in-flight requests"
     steps = max(steps, 1.0)
-    # the decode batch: prefill passes are few (one per request or batch of prompts) next to decode passes
-    tok_per_step = tout / steps
+    # every token a pass carries: the prompt tokens of the prefill passes and the generated ones
+    # (issue 43: a prefill-heavy load carries ~800 tokens a pass, not the 3 generated ones)
+    tok_per_step = (tin + tout) / steps
     weights = p
     n_exp, k_used, exp_params = _num(facts, "n_expert"), _num(facts, "n_expert_used"), _num(facts, "expert_params")
     # uniform routing: an upper bound on the experts a pass touches (a router that sends similar tokens to
     # the same experts touches fewer; the DRAM counter shows how many fewer)
     touched = None
     if n_exp and k_used and exp_params and n_exp > 0 and 0 < k_used <= n_exp:
-        touched = 1.0 - (1.0 - k_used / n_exp) ** max(tok_per_step, 1.0)
+        # the decode passes are most of them: the generated tokens a pass carries pick the experts
+        touched = 1.0 - (1.0 - k_used / n_exp) ** max(tout / steps, 1.0)
         weights = (p - exp_params * k_used / n_exp) + exp_params * touched
     n_req = _num(facts, "completed")
-    if n_req and n_req > 0:
-        ctx = tin / n_req + 0.5 * tout / n_req
-    else:
-        ctx = (_num(facts, "input_len") or 0.0) + 0.5 * (_num(facts, "output_len") or 0.0)
+    prompt = tin / n_req if n_req and n_req > 0 else (_num(facts, "input_len") or 0.0)
+    ctx_in = _num(facts, "est_context_in")
+    if ctx_in is not None and n_req:
+        prompt = ctx_in / n_req  # the decode phase: its prompts were read before it, their KV is read now
+    out_per = tout / n_req if n_req and n_req > 0 else (_num(facts, "output_len") or 0.0)
+    ctx = prompt + 0.5 * out_per
     weight_bytes = pbytes * weights * steps
-    kv_bytes = kv * (tin + tout) + kv * ctx * tout
-    parts = {"weight_bytes": weight_bytes, "kv_bytes": kv_bytes, "steps": steps, "tokens_per_step": tok_per_step,
-             "mean_context": ctx}
+    # KV: one write per token; each generated token reads its sequence's KV (prompt + half its output);
+    # each prompt token reads the KV before it once (flash attention's tiles re-read it: more, said so)
+    kv_bytes = kv * (tin + tout) + kv * ctx * tout + kv * 0.5 * prompt * tin / max(tok_per_step, 1.0)
+    # activations: the hidden state (n_embd) and the FFN's (n_ff) written and read per layer per token,
+    # in F32 as llama.cpp keeps them: an estimate (kernels that fuse steps move less)
+    n_layer, n_embd, n_ff = _num(facts, "n_layer"), _num(facts, "n_embd"), _num(facts, "n_ff")
+    act_bytes = (tin + tout) * n_layer * (12 * n_embd + 4 * (n_ff or 0.0)) * 4.0 if n_layer and n_embd else 0.0
+    # attention FLOPs (QKᵀ and PV): 4 · layers · heads · head_dim per token per position attended
+    n_head, hd = _num(facts, "n_head"), _num(facts, "head_dim")
+    attn = 4.0 * n_layer * n_head * hd * (0.5 * prompt * tin + ctx * tout) if n_layer and n_head and hd else 0.0
+    parts = {"weight_bytes": weight_bytes, "kv_bytes": kv_bytes, "act_bytes": act_bytes, "steps": steps,
+             "tokens_per_step": tok_per_step, "mean_context": ctx, "attn_flops": attn}
     if touched is not None:
         parts["experts_touched_frac"] = touched
-    return WorkEstimate(2.0 * p * (tin + tout), weight_bytes + kv_bytes, parts, steps_from)
+    return WorkEstimate(2.0 * p * (tin + tout) + attn, weight_bytes + kv_bytes + act_bytes, parts, steps_from)
 
 
 def work_from_model(labels: dict[str, Any], metrics: dict[str, float]) -> tuple[float, float] | None:
@@ -201,25 +261,43 @@ def work_from_model(labels: dict[str, Any], metrics: dict[str, float]) -> tuple[
     return (est.flops, est.bytes) if est else None
 
 
-def counter_view(metrics: dict[str, float], ceilings: dict[str, float]) -> tuple[dict[str, float], str, str]:
-    """The GPM/NVML counters a diagnosis reads, the window they cover and the scale of the DRAM one.
+def counter_view(metrics: dict[str, float], ceilings: dict[str, float],
+                 dtype: str = "bf16") -> tuple[dict[str, float], str, str]:
+    """The GPM/NVML counters a diagnosis reads, the window they cover and their scale.
 
     Window: the measured phase's figures (`<field>_steady`, `telemetry.summary.steady`: decode windows
     from the load generator's per-request timestamps, or the bench's measured start/end) where the
     run has them, the whole point's (`<field>`) otherwise; both are kept (`<field>_run` is the whole
     point's beside a steady one). Scale: GPM's `dram_bw_util` is a share of the memory's theoretical
     bandwidth, the ceilings are calibrated (`optlog calibrate`'s device copy); `dram_bw_util_cal` is the
-    same traffic as a share of the calibrated ceiling, and that is what is compared with 50 %."""
+    same traffic as a share of the calibrated ceiling, and that is what is compared. `tensor_active`
+    likewise: a share of the datasheet peak where optlog.yaml has one (`tensor_active_cal` on the
+    calibrated peak of `dtype`), else said to be on the theoretical scale. Throttling: the share of the
+    phase each clock-event reason held (`throttle_<reason>`), and the highest SM clock of the point."""
     m = metrics
     steady = any(isinstance(m.get(k + STEADY), (int, float)) for k in COUNTERS)
     counters: dict[str, float] = {}
-    for k in COUNTERS:
+    for k in (*COUNTERS, *THROTTLE_COUNTERS):
         v = m.get(k + STEADY) if steady and m.get(k + STEADY) is not None else m.get(k)
         if v is None:
             continue
         counters[k] = float(v)
-        if steady and m.get(k) is not None and m.get(k + STEADY) is not None:
+        if steady and m.get(k) is not None and m.get(k + STEADY) is not None and k in ("tensor_active", "dram_bw_util",
+                                                                                        "sm_active", "sm_occupancy",
+                                                                                        "gpu_util", "gpu_power_frac"):
             counters[k + "_run"] = float(m[k])
+    if m.get("sm_clock_mhz_max") is not None:
+        counters["sm_clock_mhz_max"] = float(m["sm_clock_mhz_max"])
+    if not steady:  # whole-point throttling: seconds under each reason over the point's length
+        win = _num(m, "telemetry_window_s")
+        for reason in THROTTLE_EVIDENCE:
+            v = _num(m, f"throttle_{reason}_s")
+            if v is not None and win:
+                counters[f"throttle_{reason}"] = v / win
+    ta, sheet = counters.get("tensor_active"), ceilings.get(f"datasheet_peak_tflops_{dtype}")
+    cal_peak = ceilings.get(f"measured_peak_tflops_{dtype}")
+    if ta is not None and sheet and cal_peak:
+        counters["tensor_active_cal"] = ta * sheet / cal_peak
     point_s = _num(m, "telemetry_window_s")
     if steady:
         n = _num(m, "telemetry_steady_windows") or 0.0
@@ -258,6 +336,12 @@ def counter_view(metrics: dict[str, float], ceilings: dict[str, float]) -> tuple
             scale = (f"GPM dram_bw_util {fmt_whole(dram)}% is of the theoretical bandwidth, which is not known here "
                      "(no datasheet mem_bw_gbps, no calibrated counter scale: run `optlog calibrate` on the GPU): "
                      "compared as it is, which understates the traffic against a calibrated ceiling")
+    if ta is not None:
+        scale += ("; " if scale else "") + (
+            f"GPM tensor_active {fmt_whole(ta)}% is of the datasheet {dtype} peak; on the calibrated one that is "
+            f"{fmt_whole(counters['tensor_active_cal'])}% (tensor_active_cal)" if "tensor_active_cal" in counters else
+            f"GPM tensor_active {fmt_whole(ta)}% is of the theoretical tensor peak (no datasheet peak_tflops.{dtype} "
+            "in optlog.yaml to put it on the calibrated scale): shown, not compared")
     return counters, window, scale
 
 
@@ -281,16 +365,168 @@ def _facts_used(labels: dict[str, Any], metrics: dict[str, float], fact_sources:
 
 
 def diagnose(metrics: dict[str, float], ceilings: dict[str, float], labels: dict[str, Any] | None = None,
-             latency_frac: float = BOUND_FRAC, fact_sources: dict[str, str] | None = None) -> Diagnosis:
-    """Diagnose one run point (see the module docstring). `fact_sources`: where each model fact came
-    from (the run's environment `model_facts.sources`), named in the evidence."""
+             latency_frac: float | None = None, fact_sources: dict[str, str] | None = None,
+             phases: bool = True) -> Diagnosis:
+    """Diagnose one run point (see the module docstring): the whole point, and where the load generator
+    gave each phase's windows, prefill and decode apart (`Diagnosis.phases`). `fact_sources`: where each
+    model fact came from (the run's environment `model_facts.sources`), named in the evidence.
+    `latency_frac` is accepted for old callers and ignored: no fixed cliff decides (issue 43)."""
     labels = labels or {}
-    m = metrics
-    dtype = labels.get("dtype") or m.get("dtype")
-    counters, cwindow, scale = counter_view(m, ceilings)
-    flops = _num(m, "flops")
-    bytes_ = _num(m, "bytes")
-    t = _num(m, "time_s")
+    d = _diagnose_one(metrics, ceilings, labels, fact_sources, None)
+    if phases and d.basis == "roofline-estimate":
+        pw, dw, dur = _num(metrics, "prefill_window_s"), _num(metrics, "decode_window_s"), _num(metrics, "duration_s")
+        if pw and dw and dur and pw + dw > PHASE_OVERLAP * dur:
+            # continuous batching: one request's prefill runs beside another's decode, in the same passes
+            d.window += (f"; phases not taken apart: the prefill windows ({fmt_sig(pw)} s) and the decode windows "
+                         f"({fmt_sig(dw)} s) overlap within the {fmt_sig(dur)} s measured phase (passes carry prompt "
+                         "and generated tokens together): the whole point is the diagnosis")
+            return d
+        for ph in ("prefill", "decode"):
+            pm = phase_metrics(metrics, ph)
+            if pm is not None:
+                pd = _diagnose_one(pm, ceilings, labels, fact_sources, ph)
+                if pd.bound is not None or pd.basis != "none":
+                    d.phases.append(pd)
+    return d
+
+
+def phase_metrics(m: dict[str, float], phase: str) -> dict[str, float] | None:
+    """The metrics of one phase of a serving point, for `_diagnose_one`: its tokens (prefill: the prompt
+    tokens, decode: the generated ones), its wall time (the union of the requests' windows in it, from
+    the load generator), its passes and its counters (`<field>_prefill`, or the decode windows'
+    `<field>_steady`). None where the point lacks that phase's window."""
+    t = _num(m, f"{phase}_window_s")
+    if not t or t <= 0:
+        return None
+    out = {k: v for k, v in m.items() if not k.endswith((STEADY, "_prefill")) and not k.startswith(("telemetry_",))}
+    suffix = "_prefill" if phase == "prefill" else STEADY
+    name = suffix.lstrip("_")
+    n_win = _num(m, f"telemetry_{name}_windows") or 0.0
+    span = _num(m, f"telemetry_{name}_s")
+    gpm_s = _num(m, "telemetry_gpm_interval_s")
+    # a GPM reading averages over its whole interval: windows shorter than it are not resolved (a 50-ms
+    # prefill at concurrency 1 read with 0.5-s GPM is mostly the decode around it): leave GPM out there
+    dur = _num(m, "duration_s") or t
+    unresolved = bool(gpm_s and span and n_win and span / n_win < gpm_s and span < 0.5 * dur)
+    if unresolved:  # neither the phase's nor the whole point's GPM figures describe this phase
+        out = {k: v for k, v in out.items() if not k.startswith(GPM_COUNTERS)}
+    for k, v in m.items():
+        if unresolved and k.startswith(GPM_COUNTERS):
+            continue
+        if k.endswith(suffix):
+            out[k[: -len(suffix)] + STEADY] = v  # the phase's counters, read as "the measured phase"
+        elif k.endswith(suffix + "_p50"):
+            out[k[: -len(suffix) - 4] + STEADY + "_p50"] = v
+    for k in ("telemetry_window_s", "telemetry_gpm_interval_s"):
+        if k in m:
+            out[k] = m[k]
+    if _num(m, f"telemetry_{suffix.lstrip('_')}_s") is not None:
+        out["telemetry_steady_s"] = m[f"telemetry_{suffix.lstrip('_')}_s"]
+        out["telemetry_steady_windows"] = m.get(f"telemetry_{suffix.lstrip('_')}_windows", 0.0)
+    tin, tout = _tokens(m)
+    out["phase_requests_at_once"] = _num(m, "mean_prefilling" if phase == "prefill" else "mean_decoding") or 0.0
+    dec_passes = None
+    n_dec = _num(m, "srv_n_decode_delta")
+    md = _num(m, "mean_decoding") or 1.0
+    if tout:
+        dec_passes = tout / max(md, 1.0)
+    if unresolved:
+        out["phase_gpm_unresolved"] = 1.0
+    n_req = _num(m, "completed") or 1.0
+    if phase == "prefill":
+        out["total_input_tokens"], out["total_output_tokens"] = tin or 0.0, 0.0
+        # at least one prefill pass per request (fewer where prompts shared a pass: requests prefilling at once)
+        floor = n_req / max(_num(m, "mean_prefilling") or 1.0, 1.0)
+        if n_dec and dec_passes is not None:
+            out["est_passes"] = max(floor, n_dec * _measured_share(m, tout) - dec_passes)
+            out["est_passes_from"] = 1.0
+        else:
+            out["est_passes"], out["est_passes_from"] = floor, 3.0
+        srv = _num(m, "srv_prompt_seconds_delta")
+        ptok = _num(m, "srv_prompt_tokens_delta")
+        if srv is not None and ptok and tin:  # its counters cover the whole point: the measured part's share
+            srv *= min(1.0, tin / ptok)
+        out["est_kv_reads"] = 0.0
+    else:
+        out["total_input_tokens"], out["total_output_tokens"] = 0.0, tout or 0.0
+        if dec_passes is not None:
+            out["est_passes"] = max(1.0, dec_passes)
+            out["est_passes_from"] = 2.0
+        out["est_context_in"] = (tin or 0.0)
+        srv = _num(m, "srv_tokens_predicted_seconds_delta")
+        if srv is not None:
+            srv *= _measured_share(m, tout)
+    # the server's own time in this phase (llama.cpp's per-slot seconds, summed) against the requests'
+    # time in it: the rest went to the HTTP request, tokenisation, scheduling — positive evidence of the host
+    busy = t * max(out["phase_requests_at_once"], 1.0)
+    if srv is not None and busy > 0:
+        out["phase_server_s"] = srv
+        out["phase_host_share"] = max(0.0, 1.0 - srv / busy)
+    out.pop("input_throughput", None)
+    out.pop("output_throughput", None)
+    out["duration_s"] = t
+    return out
+
+
+def _tokens(m: dict[str, Any]) -> tuple[float | None, float | None]:
+    """(input, output) tokens of the measured phase: the load generator's, else rates × duration."""
+    tin = _num(m, "total_input_tokens", "input_tokens")
+    tout = _num(m, "total_output_tokens", "output_tokens")
+    dur = _num(m, "duration_s")
+    if tout is None and dur is not None:
+        ot = _num(m, "output_throughput")
+        tout = ot * dur if ot is not None else None
+    if tin is None and dur is not None:
+        it = _num(m, "input_throughput")
+        tin = it * dur if it is not None else None
+    return tin, tout
+
+
+def _measured_share(m: dict[str, Any], tout: float | None) -> float:
+    """The measured part's share of the server's counters (they cover the whole point, warm-up included)."""
+    srv_out = _num(m, "srv_tokens_predicted_delta")
+    return min(1.0, tout / srv_out) if tout and srv_out and srv_out > 0 else 1.0
+
+
+def compute_type(labels: dict[str, Any], m: dict[str, Any]) -> tuple[str, str]:
+    """(compute type, why) of a point: the `dtype` label or result; else from the model's bytes per
+    parameter (2: F16 — the GGUF writer's and llama.cpp's half type; ~1.06 Q8_0 and the k-quants run
+    llama.cpp's int8 MMQ kernels); else bf16, said so."""
+    dt = labels.get("dtype") or m.get("dtype")
+    if isinstance(dt, str) and dt:
+        return dt, "the dtype label"
+    pb = _num({**m, **MF.effective(labels, m)[0]}, "param_bytes")
+    if pb is not None:
+        if 1.9 <= pb <= 2.1:
+            return "fp16", f"param_bytes {fmt_sig(pb)}: 16-bit weights (label dtype=bf16 if they are bf16)"
+        if 0.3 <= pb < 1.9:
+            return "int8", f"param_bytes {fmt_sig(pb)}: quantized weights (llama.cpp multiplies them as int8)"
+        if pb >= 3.9:
+            return "fp32", f"param_bytes {fmt_sig(pb)}"
+    return "bf16", "no dtype known: bf16 assumed"
+
+
+def _peak_for(ceilings: dict[str, float], dt: str) -> tuple[float | None, str]:
+    """The calibrated peak for compute type `dt`, and which it is (a missing type said, not guessed)."""
+    for k, src in ((f"measured_peak_tflops_{dt}", f"calibrated {dt}"), (f"peak_tflops_{dt}", f"{dt} (optlog.yaml)")):
+        if k in ceilings:
+            return ceilings[k], src
+    p = ceilings.get("peak_tflops")
+    if p:
+        return p, f"no {dt} peak measured: the default peak_tflops instead"
+    return None, f"no {dt} peak"
+
+
+def _diagnose_one(m: dict[str, float], ceilings: dict[str, float], labels: dict[str, Any],
+                  fact_sources: dict[str, str] | None, phase: str | None) -> Diagnosis:
+    dtype, dtype_why = compute_type(labels, m)
+    counters, cwindow, scale = counter_view(m, ceilings, dtype)
+    if phase == "prefill":
+        cwindow = cwindow.replace("decode windows", "prefill windows")
+    if m.get("phase_gpm_unresolved"):
+        cwindow += ("; GPM left out: its readings (telemetry gpm_interval_s) are longer than this phase's windows, "
+                    "so they describe the other phase")
+    flops, bytes_, t = _num(m, "flops"), _num(m, "bytes"), _num(m, "time_s")
     basis = "roofline"
     est: WorkEstimate | None = None
     if flops is None and bytes_ is None:
@@ -299,7 +535,7 @@ def diagnose(metrics: dict[str, float], ceilings: dict[str, float], labels: dict
             flops, bytes_ = est.flops, est.bytes
             t = _num(m, "duration_s")
             basis = "roofline-estimate"
-    peak = _peak(ceilings, str(dtype) if dtype else None)
+    peak, peak_src = _peak_for(ceilings, dtype)
     bw = ceilings.get("measured_mem_bw_gbps") or ceilings.get("mem_bw_gbps")
     ach_tflops = _num(m, "tflops") if basis == "roofline" else None
     ach_gbps = _num(m, "gbps") if basis == "roofline" else None
@@ -308,136 +544,291 @@ def diagnose(metrics: dict[str, float], ceilings: dict[str, float], labels: dict
             ach_tflops = flops / t / 1e12
         if bytes_ is not None and ach_gbps is None:
             ach_gbps = bytes_ / t / 1e9
-    if (ach_tflops is not None or ach_gbps is not None) and (peak or bw):
-        nums: dict[str, float] = {}
-        cf = mf = None
-        if ach_tflops is not None:
-            nums["achieved_tflops"] = ach_tflops
-            if peak:
-                cf = ach_tflops / peak
-                nums["peak_tflops"] = peak
-                nums["compute_frac"] = cf
-        if ach_gbps is not None:
-            nums["achieved_gbps"] = ach_gbps
-            if bw:
-                mf = ach_gbps / bw
-                nums["mem_bw_gbps"] = bw
-                nums["mem_frac"] = mf
-        if est is not None:
-            nums["est_weight_gb"] = est.parts["weight_bytes"] / 1e9
-            nums["est_kv_gb"] = est.parts["kv_bytes"] / 1e9
-            nums["est_tokens_per_step"] = est.parts["tokens_per_step"]
-            if "experts_touched_frac" in est.parts:
-                nums["est_experts_touched_frac"] = est.parts["experts_touched_frac"]
-        if flops is not None and bytes_:
-            nums["intensity"] = flops / bytes_
-            if peak and bw:
-                nums["ridge"] = peak * 1e12 / (bw * 1e9)
-        if cf is not None or mf is not None:
-            cfv, mfv = cf or 0.0, mf or 0.0
-            if max(cfv, mfv) < latency_frac:
-                bound = "latency"
-                nearer = "memory bandwidth" if mfv >= cfv else "peak compute"
-                reason = (f"neither ceiling is near: {fmt_share(cfv)} of peak compute, {fmt_share(mfv)} of memory bandwidth "
-                          f"(under {fmt_share(latency_frac)} of both; the nearer is {nearer}) "
-                          f"({_latency_cause(counters)})")
-            elif cfv >= mfv:
-                bound = "compute"
-                reason = f"{fmt_share(cfv)} of peak compute vs {fmt_share(mfv)} of memory bandwidth"
-            else:
-                bound = "memory"
-                reason = f"{fmt_share(mfv)} of memory bandwidth vs {fmt_share(cfv)} of peak compute"
-            if "intensity" in nums and "ridge" in nums:
-                side = "above" if nums["intensity"] >= nums["ridge"] else "below"
-                reason += f"; intensity {fmt_diagnosis(nums['intensity'])} FLOP/B is {side} the ridge {fmt_diagnosis(nums['ridge'])}"
-            if max(cfv, mfv) > 1.1:
-                reason += ("; WARNING: achieved exceeds the ceiling by more than 10 % — the ceilings in optlog.yaml "
-                           "(re-run `optlog calibrate`) or the work counts are wrong")
-            if est is not None:
-                reason += (f"; estimate: {fmt_diagnosis(est.parts['tokens_per_step'])} tokens per pass ({est.steps_from}), "
-                           f"weights {fmt_diagnosis(nums['est_weight_gb'])} GB + KV {fmt_diagnosis(nums['est_kv_gb'])} GB read")
-                if "experts_touched_frac" in est.parts:
-                    reason += f", {fmt_share(est.parts['experts_touched_frac'])} of the experts touched per pass"
-            note = _counter_note(bound, counters)
-            if note:
-                reason += f"; {note}"
-            if est is not None:
-                evidence = f"estimate from model facts × tokens: {_facts_used(labels, m, fact_sources)}"
-                wwin = f"work over the load generator's measured phase (duration_s {fmt_sig(t or 0.0)} s)"
-            else:
-                evidence = "work counts the bench reported (flops, bytes, time_s)"
-                wwin = f"work over the bench's own timed loop (time_s {fmt_sig(t or 0.0)} s)"
-            if note:
-                evidence += "; counters " + ("agree" if note.startswith("counters agree") else "disagree")
-            window = wwin + (f"; {cwindow}" if cwindow else "")
-            d = Diagnosis(bound, basis, reason, nums, counters, evidence, window, scale,
-                          _change_roofline(bound, cfv, mfv, latency_frac, est))
-            return d
+    nums: dict[str, float] = {}
+    cf = mf = None
+    if ach_tflops is not None:
+        nums["achieved_tflops"] = ach_tflops
+        if peak:
+            cf = ach_tflops / peak
+            nums["peak_tflops"] = peak
+            nums["compute_frac"] = cf
+    if ach_gbps is not None:
+        nums["achieved_gbps"] = ach_gbps
+        if bw:
+            mf = ach_gbps / bw
+            nums["mem_bw_gbps"] = bw
+            nums["mem_frac"] = mf
+    if est is not None:
+        nums["est_weight_gb"] = est.parts["weight_bytes"] / 1e9
+        nums["est_kv_gb"] = est.parts["kv_bytes"] / 1e9
+        nums["est_act_gb"] = est.parts.get("act_bytes", 0.0) / 1e9
+        nums["est_tokens_per_step"] = est.parts["tokens_per_step"]
+        if "experts_touched_frac" in est.parts:
+            nums["est_experts_touched_frac"] = est.parts["experts_touched_frac"]
+    if flops is not None and bytes_:
+        nums["intensity"] = flops / bytes_
+        if peak and bw:
+            nums["ridge"] = peak * 1e12 / (bw * 1e9)
+    if cf is None and mf is None:
+        return _undecided(m, basis, ach_tflops, ach_gbps, flops, bytes_, dtype, counters, cwindow, scale, phase)
+    # ---- the units and how busy each is (shares of their ceilings, 0–1)
+    units: dict[str, tuple[float, str]] = {}
+    dram = counters.get("dram_bw_util_cal", counters.get("dram_bw_util"))
+    serving = est is not None
+    if mf is not None:
+        mem_share = mf
+        src = "estimate" if serving else "the bench's bytes"
+        if serving and dram is not None:
+            mem_share, src = dram / 100.0, "GPM DRAM counter, calibrated scale"
+        units["memory"] = (mem_share, src)
+    if cf is not None:
+        units["compute"] = (cf, f"achieved FLOP/s ÷ {peak_src} peak")
+    pipes = {f: counters[f] / 100.0 for f in PIPE_FIELDS if counters.get(f) is not None}
+    if pipes:
+        pf = max(pipes, key=lambda k: pipes[k])
+        units["pipe"] = (pipes[pf], f"GPM {pf} (the {PIPE_FIELDS[pf]} pipe)")
+    busiest = max(units, key=lambda k: units[k][0])
+    eff = units[busiest][0]
+    # ---- positive evidence of waiting: idle SMs (serving) or kernels as short as a launch (a bench)
+    sm = counters.get("sm_active")
+    wait, wait_why = None, ""
+    if serving and sm is not None:
+        wait = max(0.0, 1.0 - sm / 100.0)
+        wait_why = f"the SMs idle {fmt_whole(100 * wait)}% of the time (GPM sm_active {fmt_whole(sm)}%)"
+    if not serving and t is not None and t > 0:
+        launch = min(1.0, LAUNCH_S / t)
+        if wait is None or launch > wait:
+            wait = launch
+            wait_why = (f"one kernel takes {fmt_sig(t * 1e6)} µs, close to a launch (~{fmt_sig(LAUNCH_S * 1e6)} µs): "
+                        f"launches take ~{fmt_whole(100 * launch)}% of the loop")
+    sm_wait = wait  # what measured the SMs' (or the launch loop's) idle time, if anything
+    host = _num(m, "phase_host_share")
+    if host is not None and host > 0.05 and (wait is None or host > wait):
+        wait = host
+        wait_why = (f"the server spent {fmt_sig(_num(m, 'phase_server_s') or 0.0)} s of the requests' "
+                    f"{fmt_sig((t or 0.0) * max(_num(m, 'phase_requests_at_once') or 1.0, 1.0))} s in this phase on them "
+                    f"(its own counters): {fmt_whole(100 * host)}% went to the HTTP request, tokenisation and scheduling")
+    bound: str | None
+    lines: list[str] = []
+    if host is not None and host > 0.05 and wait == host and host > eff:
+        bound, eff = "host", host
+        lines.append(f"{wait_why}, more than the busiest unit works ({_unit_name(busiest, dtype, pipes)} at "
+                     f"{fmt_whole(100 * units[busiest][0])}%): the host side sets the pace of this phase")
+    elif serving and sm_wait is None and eff < 0.5:
+        bound = None
+        lines.append(f"the busiest unit is {_unit_name(busiest, dtype, pipes)} at only {fmt_whole(100 * eff)}% of its "
+                     "ceiling, and nothing measured whether the SMs waited the rest of the time (no GPM counter "
+                     "resolves this window, no server time for it): latency or the host, not told apart")
+    elif serving and sm is not None and sm < HOST_SM:
+        bound, eff = "host", wait or 0.0
+        lines.append(f"the GPU idles most of the time: {wait_why}; the host side (the server's scheduling and "
+                     "sampling loop, tokenisation, HTTP, the client) sets the pace, not the kernels")
+    elif wait is not None and wait > eff:
+        bound, eff = "latency", wait
+        lines.append(f"{wait_why}, more than the busiest unit works ({_unit_name(busiest, dtype, pipes)} at "
+                     f"{fmt_whole(100 * units[busiest][0])}%): launches, gaps between short kernels or too little "
+                     "work per kernel set the pace")
+    else:
+        bound = busiest
+        lines.append(f"the busiest unit is {_unit_name(busiest, dtype, pipes)} at {fmt_whole(100 * eff)}% of its "
+                     f"ceiling ({units[busiest][1]})")
+    others = [f"{_unit_name(k, dtype, pipes)} {fmt_whole(100 * v[0])}%" for k, v in units.items() if k != busiest]
+    if others:
+        lines.append("the others: " + ", ".join(others))
+    if wait is not None and bound not in ("latency", "host"):
+        lines.append(wait_why + " (less than the busiest unit works: not latency-bound)")
+    occ = counters.get("sm_occupancy")
+    if bound == "memory" and occ is not None and sm is not None and sm >= 50 and occ < 50:
+        lines.append(f"the SMs are busy ({fmt_whole(sm)}%) but hold few warps (sm_occupancy {fmt_whole(occ)}%) and no "
+                     "pipe is busier than DRAM: too few loads in flight to reach the bandwidth — the kernel's memory "
+                     "access (not the bytes) is the lever")
+    side = None
+    if "intensity" in nums and "ridge" in nums:
+        side = "above" if nums["intensity"] >= nums["ridge"] else "below"
+        agrees = {"above": ("compute",), "below": ("memory", "pipe", "latency", "host")}[side]
+        lines.append(f"intensity {fmt_diagnosis(nums['intensity'])} FLOP/B is {side} the ridge "
+                     f"{fmt_diagnosis(nums['ridge'])}" + ("" if bound in agrees else
+                     " (the roofline alone would say " + ("compute" if side == "above" else "memory") + ")"))
+    thr = throttling(counters)
+    if thr:
+        lines.append(thr)
+    if max(cf or 0.0, mf or 0.0) > 1.1:
+        lines.append("WARNING: achieved exceeds the ceiling by more than 10 % — the ceilings in optlog.yaml "
+                     "(re-run `optlog calibrate`) or the work counts are wrong")
+    agree = ""
+    if est is not None:
+        lines.append(f"estimate: {fmt_diagnosis(est.parts['tokens_per_step'])} tokens per pass ({est.steps_from}), "
+                     f"weights {fmt_diagnosis(nums['est_weight_gb'])} GB + KV {fmt_diagnosis(nums['est_kv_gb'])} GB"
+                     f" + activations {fmt_diagnosis(nums['est_act_gb'])} GB"
+                     + (f", {fmt_share(est.parts['experts_touched_frac'])} of the experts touched per pass"
+                        if "experts_touched_frac" in est.parts else ""))
+        agree = _agreement(mf, dram, cf, counters)
+        if agree:
+            lines.append(agree)
+    elif dram is not None or counters.get("tensor_active") is not None:
+        agree = _agreement(None, dram, None, counters)
+    if bound is None:
+        return Diagnosis(None, basis, "; ".join(lines), nums, counters, _evidence(est, labels, m, fact_sources, dtype,
+                         dtype_why, peak_src, agree), _window(est, phase, t, cwindow), scale,
+                         "a GPM counter over this phase (a spec's telemetry gpm_interval_s under the phase's windows) "
+                         "or the server's own time in it would decide", phase=phase or "")
+    nums["efficiency"] = eff
+    b = BY_NAME[bound]
+    unit = _unit_name(bound if bound in units else busiest, dtype, pipes) if bound in ("memory", "compute", "pipe") else b.unit
+    evidence = _evidence(est, labels, m, fact_sources, dtype, dtype_why, peak_src, agree)
+    window = _window(est, phase, t, cwindow)
+    d = Diagnosis(bound, basis, "; ".join(lines), nums, counters, evidence, window, scale,
+                  _change(bound, eff, units, busiest, wait, dtype, pipes, est, serving),
+                  efficiency=eff, unit=unit, phase=phase or "", lever=_lever(bound, thr))
+    return d
+
+
+def _evidence(est: WorkEstimate | None, labels: dict[str, Any], m: dict[str, float], fact_sources: dict[str, str] | None,
+              dtype: str, dtype_why: str, peak_src: str, agree: str) -> str:
+    if est is not None:
+        out = f"estimate from model facts × tokens: {_facts_used(labels, m, fact_sources)}"
+    else:
+        out = "work counts the bench reported (flops, bytes, time_s)"
+    out += f"; compute type {dtype} ({dtype_why}), peak {peak_src}"
+    if agree:
+        out += "; " + agree.split(":")[0]
+    return out
+
+
+def _window(est: WorkEstimate | None, phase: str | None, t: float | None, cwindow: str) -> str:
+    if est is not None:
+        what = "the load generator's measured phase" if phase is None else f"the requests' {phase} windows"
+        out = f"work over {what} ({fmt_sig(t or 0.0)} s)"
+    else:
+        out = f"work over the bench's own timed loop (time_s {fmt_sig(t or 0.0)} s)"
+    return out + (f"; {cwindow}" if cwindow else "")
+
+
+LAUNCH_S = 5e-6
+"""A kernel launch's cost on the host (~5 µs): a timed loop of kernels this short is launch-bound."""
+HOST_SM = 25.0
+"""GPM sm_active under this (%) over the measured phase: the GPU idles most of the time, the host sets the pace."""
+AGREE_TOL = 0.10
+"""The estimate and the counter agree within this (absolute share of the ceiling, 10 points)."""
+
+
+def _unit_name(u: str, dtype: str, pipes: dict[str, float]) -> str:
+    if u == "memory":
+        return "DRAM bandwidth"
+    if u == "compute":
+        return f"the tensor cores ({dtype})"
+    if u == "pipe" and pipes:
+        pf = max(pipes, key=lambda k: pipes[k])
+        return f"the {PIPE_FIELDS[pf]} pipe (CUDA cores)"
+    return BY_NAME[u].unit if u in BY_NAME else u
+
+
+def throttling(c: dict[str, float]) -> str:
+    """Throttling seen over the phase (power cap, thermal), with power and clocks: evidence that the
+    units run below their calibrated rate (a power-capped GEMM at 1,900 of 1,980 MHz)."""
+    parts = []
+    for name, why in (("sw_power_cap", "power cap"), ("hw_slowdown", "hardware slowdown"),
+                      ("sw_thermal", "thermal (software)"), ("hw_thermal", "thermal"), ("hw_power_brake", "power brake")):
+        v = c.get(f"throttle_{name}")
+        if v is not None and v >= 0.1:
+            parts.append(f"{why} engaged {fmt_whole(100 * v)}% of the phase")
+    pf = c.get("gpu_power_frac")
+    capped = bool(parts) or (pf is not None and pf >= 0.95)
+    if not capped:
+        return ""
+    if pf is not None:
+        parts.append(f"power at {fmt_whole(100 * pf)}% of the limit")
+    clk, top = c.get("sm_clock_mhz"), c.get("sm_clock_mhz_max")
+    if clk is not None and top and clk < top - 1:
+        parts.append(f"SM clock {fmt_whole(clk)} MHz below the {fmt_whole(top)} MHz it reached")
+    return "throttled: " + ", ".join(parts)
+
+
+def _agreement(mf: float | None, dram: float | None, cf: float | None, c: dict[str, float]) -> str:
+    """Whether the estimate and the counters agree, within AGREE_TOL, and the likely cause where not."""
+    out = []
+    if mf is not None and dram is not None:
+        d = dram / 100.0 - mf
+        if abs(d) <= AGREE_TOL:
+            out.append(f"counters agree: DRAM {fmt_whole(dram)}% of the calibrated bandwidth vs {fmt_whole(100 * mf)}% "
+                       f"estimated (within {fmt_whole(100 * AGREE_TOL)} points)")
+        elif d > 0:
+            out.append(f"counters disagree: DRAM {fmt_whole(dram)}% of the calibrated bandwidth vs {fmt_whole(100 * mf)}% "
+                       "estimated: traffic the estimate leaves out (attention's KV reads per pass, activations it "
+                       "under-counts, dequantisation scratch) or neighbouring phases in the counter's window")
+        else:
+            out.append(f"counters disagree: DRAM {fmt_whole(dram)}% of the calibrated bandwidth vs {fmt_whole(100 * mf)}% "
+                       "estimated: fewer passes than counted, or weights served from L2 (a small model)")
+    ta = c.get("tensor_active_cal", c.get("tensor_active"))
+    if cf is not None and ta is not None and cf >= 0.05:
+        d = ta / 100.0 - cf
+        scale = "calibrated" if "tensor_active_cal" in c else "theoretical"
+        if abs(d) <= AGREE_TOL:
+            out.append(f"tensor_active {fmt_whole(ta)}% ({scale} scale) agrees with {fmt_whole(100 * cf)}% of peak")
+        else:
+            out.append(f"tensor_active {fmt_whole(ta)}% ({scale} scale) vs {fmt_whole(100 * cf)}% of peak estimated"
+                       + ("" if scale == "calibrated" else ": no datasheet peak_tflops to put it on the calibrated scale"))
+    if not out and dram is not None and mf is None:
+        out.append(f"counters: DRAM {fmt_whole(dram)}%")
+    return "; ".join(out)
+
+
+def _lever(bound: str, thr: str) -> str:
+    lever = BY_NAME[bound].lever
+    if bound == "compute" and thr:
+        return f"power-capped: the lever is the kernels ({lever})"
+    return f"the lever: {lever}"
+
+
+def _change(bound: str, eff: float, units: dict[str, tuple[float, str]], busiest: str, wait: float | None,
+            dtype: str, pipes: dict[str, float], est: WorkEstimate | None, serving: bool) -> str:
+    """What would change the call: the unit that would overtake, and where the evidence would flip."""
+    out = []
+    if bound in ("latency", "host"):
+        out.append(f"{_unit_name(busiest, dtype, pipes)} at {fmt_whole(100 * units[busiest][0])}% would bound it once it "
+                   f"worked more of the time than the SMs wait ({fmt_whole(100 * (wait or 0))}% now): more work per pass "
+                   "(a larger batch, larger kernels)")
+        if bound == "host":
+            out.append(f"sm_active at {fmt_whole(HOST_SM)}% or more would make it latency-bound rather than host-bound")
+    else:
+        rest = sorted(((v[0], k) for k, v in units.items() if k != bound), reverse=True)
+        if rest:
+            v, k = rest[0]
+            out.append(f"{_unit_name(k, dtype, pipes)} ({fmt_whole(100 * v)}%) overtaking {fmt_whole(100 * eff)}%")
+        if wait is not None:
+            out.append(f"latency-bound if the SMs waited more than {fmt_whole(100 * eff)}% of the time "
+                       f"({fmt_whole(100 * wait)}% now)")
+        elif serving:
+            out.append("GPM sm_active over the phase (idle SMs are the evidence of latency)")
+        if bound == "memory" and not pipes and serving:
+            out.append("GPM pipe counters (integer, FP32) busier than DRAM would make it compute-bound on the CUDA cores")
+    if est is not None:
+        out.append("model facts that are wrong (a label of the fact's name overrides them) or a wrong ceiling would move the estimate")
+        if est.steps_from.startswith("client"):
+            out.append("the server's own pass count (scrape its /metrics) would replace the client's in-flight requests")
+    return "; ".join(out)
+
+
+def _undecided(m: dict[str, float], basis: str, ach_tflops: float | None, ach_gbps: float | None,
+               flops: float | None, bytes_: float | None, dtype: str, counters: dict[str, float], cwindow: str,
+               scale: str, phase: str | None) -> Diagnosis:
     missing = None
     if ach_tflops is not None or ach_gbps is not None:
         got = ", ".join(x for x in (f"{fmt_diagnosis(ach_tflops)} TFLOP/s" if ach_tflops is not None else "",
                                     f"{fmt_diagnosis(ach_gbps)} GB/s" if ach_gbps is not None else "") if x)
         missing = (f"work counts give {got} ({basis}), but no ceiling to hold them against: no "
-                   f"peak_tflops for {dtype or 'bf16'} and no mem_bw_gbps in optlog.yaml (run `optlog calibrate`, "
+                   f"peak_tflops for {dtype} and no mem_bw_gbps in optlog.yaml (run `optlog calibrate`, "
                    "or write hardware.gpus.<kind>.peak_tflops / mem_bw_gbps)")
     elif flops is not None or bytes_ is not None:
         missing = f"work counts ({basis}) but no time (time_s or duration_s) to turn them into rates"
     d = _telemetry_only(counters, missing)
+    d.phase = phase or ""
     if d.basis != "none":
         d.evidence = "counters only: " + (missing or "no work counts (no model facts found, no flops/bytes/time_s)")
         d.window, d.scale = cwindow, scale
         d.change = ("work counts would decide by the roofline (model facts found at launch or given as labels "
-                    "— active_params, param_bytes — or the bench's flops/bytes/time_s); on counters, tensor_active "
-                    f"≥ 50 % → compute-bound, DRAM ≥ 50 % of the calibrated bandwidth → memory-bound")
+                    "— active_params, param_bytes — or the bench's flops/bytes/time_s)")
     return d
-
-
-def _change_roofline(bound: str, cf: float, mf: float, thr: float, est: WorkEstimate | None) -> str:
-    t = fmt_share(thr)
-    if bound == "memory":
-        out = (f"latency-bound if achieved bandwidth fell under {t} of the ceiling (now {fmt_share(mf)}); "
-               f"compute-bound if the compute share passed the memory share (now {fmt_share(cf)})")
-    elif bound == "compute":
-        out = (f"latency-bound if achieved compute fell under {t} of peak (now {fmt_share(cf)}); "
-               f"memory-bound if the memory share passed it (now {fmt_share(mf)})")
-    else:
-        out = (f"memory-bound from {t} of the bandwidth ceiling (now {fmt_share(mf)}), compute-bound from {t} of "
-               f"peak compute (now {fmt_share(cf)}): more work per pass (a larger batch, larger kernels) moves it")
-    if est is not None:
-        out += "; model facts that are wrong (a label of the fact's name overrides them) or a wrong ceiling would move the estimate"
-        if est.steps_from != "server decode calls":
-            out += "; the server's own pass count (scrape its /metrics) would replace the client's in-flight requests"
-    return out
-
-
-def _latency_cause(c: dict[str, float]) -> str:
-    """What "neither ceiling is near" means, from the SM activity where the GPU reported it: an idle GPU
-    waits on the host; busy SMs that use neither unit run small or non-tensor kernels."""
-    sm = c.get("sm_active")
-    if sm is None:
-        return "launch gaps, synchronisation, host-side work or too little work in flight"
-    if sm < 25:
-        return (f"the GPU is idle most of the time, sm_active {fmt_whole(sm)}%: the host side (the server's scheduling "
-                "and sampling loop, tokenisation, HTTP, the client) sets the pace, not the kernels")
-    if sm >= 50:
-        return (f"sm_active {fmt_whole(sm)}%: kernels keep the SMs busy but use neither unit, so many small launches, "
-                "non-tensor work or synchronisation")
-    return f"sm_active {fmt_whole(sm)}%: the GPU waits between kernels part of the time (launch gaps or the host)"
-
-
-def _counter_note(bound: str, c: dict[str, float]) -> str:
-    ta, dr = c.get("tensor_active"), _dram(c)
-    if ta is None and dr is None:
-        return ""
-    parts = []
-    if ta is not None:
-        parts.append(f"tensor_active {fmt_whole(ta)}%")
-    if dr is not None:
-        parts.append(f"dram_bw_util {fmt_whole(c['dram_bw_util'])}%" + (
-            f" ({fmt_whole(dr)}% of the calibrated bandwidth)" if "dram_bw_util_cal" in c else ""))
-    agree = (bound == "compute" and (ta or 0) >= (dr or 0)) or (bound == "memory" and (dr or 0) >= (ta or 0)) \
-        or (bound == "latency" and max(ta or 0, dr or 0) < 50)
-    return ("counters agree: " if agree else "counters disagree: ") + ", ".join(parts)
 
 
 def _telemetry_only(c: dict[str, float], missing: str | None = None) -> Diagnosis:

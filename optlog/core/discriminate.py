@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from statistics import stdev
 from typing import Any
 
+from optlog.core import bounds as B
 from optlog.core import expr as E
 from optlog.core import labels as L
 from optlog.core.diagnosis import estimate_work
@@ -43,13 +44,9 @@ from optlog.core.verdict import RunRow, comparison_key, hypothesis_status, inver
 
 # ---------------------------------------------------------------- vocabularies (one place)
 
-# What a hypothesis names as its bound, read from its id, title and statement (first match wins).
-BOUND_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("communication", ("communication", "comm-bound", "allreduce", "all-reduce", "interconnect", "nccl")),
-    ("memory", ("memory-bound", "memory bound", "bandwidth-bound", "reading the weights", "memory-bandwidth")),
-    ("compute", ("compute-bound", "compute bound", "arithmetic", "gemm work", "flop")),
-    ("latency", ("latency-bound", "latency bound", "launch overhead", "bubble", "idle")),
-)
+# What a hypothesis names as its bound, read from its id, title and statement (first match wins), and
+# what each bound predicts along an axis: one table (core.bounds) the diagnosis reads too.
+BOUND_WORDS = B.BOUND_WORDS
 # Labels that set how many tokens one forward pass processes (the work per weight read).
 BATCH_AXES = frozenset({"concurrency", "max_concurrency", "parallel", "slots", "n_parallel", "batch", "batch_size",
                         "max_num_seqs", "max_batch_size", "bs"})
@@ -57,28 +54,15 @@ SPLIT_RE = re.compile(r"^tp(\d+)(?:[-_]?pp(\d+))?$", re.I)
 SPLIT_AXES = frozenset({"tp", "tp_size", "tensor_parallel", "tensor_parallel_size"})
 # Exponent of a throughput along an axis for each bound: throughput ∝ axis^k (a time is ∝ axis^-k).
 # batch: tokens per pass; split: GPUs one layer's GEMMs are divided over (per-GPU GEMM size ∝ 1/tp).
-EXPONENT: dict[str, dict[str, float]] = {
-    "batch": {"memory": 1.0, "latency": 1.0, "compute": 0.0, "communication": 0.0},
-    "split": {"compute": 1.0, "memory": 1.0, "latency": 0.0, "communication": -1.0},
-}
-WHY = {
-    ("batch", "memory"): "each pass reads the weights once for the whole batch: tokens/s grow with it",
-    ("batch", "latency"): "each pass costs a fixed time: tokens/s grow with the batch",
-    ("batch", "compute"): "the arithmetic grows with the batch: tokens/s stay flat",
-    ("batch", "communication"): "each pass's allreduce grows with the batch: tokens/s stay flat",
-    ("split", "compute"): "each GPU's GEMMs shrink as the tensor-parallel degree grows: throughput follows tp",
-    ("split", "memory"): "each GPU reads 1/tp of the weights: throughput follows tp",
-    ("split", "latency"): "a fixed per-step cost does not move with the split",
-    ("split", "communication"): "a larger tensor-parallel group allreduces over more, slower links: "
-                                "throughput falls as tp grows",
-}
+EXPONENT: dict[str, dict[str, float]] = B.EXPONENT
+WHY = B.WHY
 HIGHER_IS_BETTER = ("throughput", "tok_s", "tokens_per_s", "tflops", "qps", "rps", "goodput", "bw", "gbps")
 T95 = 2.0  # ~ the two-sided 95 % t quantile for a handful of repeats
 MAX_REPEATS = 30
 
 
 def named_bound(hid: str, title: str, statement: str) -> str | None:
-    """The bound a hypothesis names (memory, compute, latency, communication), or None."""
+    """The bound a hypothesis names (core.bounds: memory, compute, pipe, latency, host, communication), or None."""
     text = f"{hid} {title}".lower()
     for words_in in (text, f"{text} {statement}".lower()):
         for bound, words in BOUND_WORDS:

@@ -336,7 +336,24 @@ def aggregate(results: list[Result], duration: float, max_concurrency: int | Non
     m["mean_inflight"] = sum(max(0.0, r.e2e) for r in results) / dur
     m["concurrency"] = m["mean_inflight"]
     m["max_concurrent_requests"] = peak_inflight(results)
+    m.update(phase_metrics(ok))
     return m
+
+
+def phase_metrics(ok: list[Result]) -> dict[str, float]:
+    """Each phase's wall time and how many requests were in it at once (issue 43: prefill and decode
+    diagnosed apart): `prefill_window_s` / `decode_window_s`, the union of the requests' prefill
+    (send → first token) and decode (first token → end) stretches, and `mean_prefilling` /
+    `mean_decoding`, the sum of those stretches over the union (1.0 at concurrency 1)."""
+    out: dict[str, float] = {}
+    for name, mean, spans in (("prefill", "mean_prefilling", [(r.start, r.start + r.ttft) for r in ok if r.ttft is not None]),
+                              ("decode", "mean_decoding", [(r.start + r.ttft, r.end) for r in ok if r.ttft is not None])):
+        joined = join_windows(spans, max_n=1 << 30)
+        union = sum(b - a for a, b in joined)
+        if union > 0:
+            out[f"{name}_window_s"] = union
+            out[mean] = sum(max(0.0, b - a) for a, b in spans) / union
+    return out
 
 
 def windows(results: list[Result], wall_offset: float, max_n: int = 64) -> dict[str, Any]:
@@ -353,6 +370,10 @@ def windows(results: list[Result], wall_offset: float, max_n: int = 64) -> dict[
     joined = join_windows(dec, max_n=max_n)
     if joined:
         out["decode"] = [[round(a + wall_offset, 4), round(b + wall_offset, 4)] for a, b in joined]
+    # each request's prefill: from its send to its first token (issue 43: the phases diagnosed apart)
+    pre = join_windows([(r.start, r.start + r.ttft) for r in sent if r.ok and r.ttft is not None], max_n=4 * max_n)
+    if pre:
+        out["prefill"] = [[round(a + wall_offset, 4), round(b + wall_offset, 4)] for a, b in pre]
     return out
 
 

@@ -22,7 +22,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-DTYPES = {"bf16": 2, "fp16": 2, "fp32": 4, "tf32": 4, "fp64": 8, "fp8": 1}
+DTYPES = {"bf16": 2, "fp16": 2, "fp32": 4, "tf32": 4, "fp64": 8, "fp8": 1, "int8": 1}
+# output element bytes where they differ from the inputs' (fp8 → bf16 out, int8 → int32 out)
+OUT_BYTES = {"fp8": 2, "int8": 4}
 
 
 def cuda_torch() -> Any:
@@ -38,7 +40,7 @@ def cuda_torch() -> Any:
 
 def gemm_counts(m: int, k: int, n: int, dtype: str) -> tuple[float, float]:
     e = DTYPES[dtype]
-    return 2.0 * m * k * n, float(e * (m * k + k * n + m * n))
+    return 2.0 * m * k * n, float(e * (m * k + k * n) + OUT_BYTES.get(dtype, e) * m * n)
 
 
 def run_gpu(a: argparse.Namespace, torch: Any) -> dict[str, Any]:
@@ -51,6 +53,21 @@ def run_gpu(a: argparse.Namespace, torch: Any) -> dict[str, Any]:
         fn = lambda: dst.copy_(src)  # noqa: E731
         flops, bytes_ = 0.0, 2.0 * nel * 4
         out.update(op="copy", copy_bytes=nel * 4)
+    elif a.dtype in ("fp8", "int8"):
+        # the low-precision tensor-core paths (issue 43: a model's compute type has its own peak):
+        # fp8 e4m3 through torch._scaled_mm (B column-major, bf16 out), int8 through torch._int_mm
+        if a.dtype == "fp8":
+            f8 = torch.float8_e4m3fn
+            A = torch.randn(a.m, a.k, device=dev).to(f8)
+            B = torch.randn(a.n, a.k, device=dev).to(f8).t()
+            one_ = torch.tensor(1.0, device=dev)
+            fn = lambda: torch._scaled_mm(A, B, scale_a=one_, scale_b=one_, out_dtype=torch.bfloat16)  # noqa: E731
+        else:
+            A = torch.randint(-64, 64, (a.m, a.k), device=dev, dtype=torch.int8)
+            B = torch.randint(-64, 64, (a.k, a.n), device=dev, dtype=torch.int8)
+            fn = lambda: torch._int_mm(A, B)  # noqa: E731
+        flops, bytes_ = gemm_counts(a.m, a.k, a.n, a.dtype)
+        out.update(op="gemm", m=a.m, k=a.k, n=a.n)
     else:
         td = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32, "tf32": torch.float32,
               "fp64": torch.float64}[a.dtype]
@@ -168,13 +185,13 @@ def probe(argv: list[str]) -> dict[str, Any]:
     for name in ("m", "k", "n"):
         if getattr(a, name) < 1:
             raise SystemExit(f"--{name} must be at least 1")
-    if a.dtype == "fp8":
-        raise SystemExit("--dtype fp8 is not supported by this probe (no portable fp8 matmul); use bf16")
     torch = None
     if a.device in ("auto", "cuda"):
         torch = cuda_torch()
         if torch is None and a.device == "cuda":
             raise SystemExit("--device cuda: PyTorch with a CUDA GPU is not available here")
+    if torch is None and a.dtype in ("fp8", "int8"):
+        raise SystemExit(f"--dtype {a.dtype} needs a CUDA GPU (the CPU path multiplies fp32/fp64 only)")
     res = run_gpu(a, torch) if torch is not None else run_cpu(a)
     res["dtype"] = a.dtype
     if a.output:

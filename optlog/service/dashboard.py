@@ -293,7 +293,7 @@ def hypothesis_detail(ctx: Ctx, hid: str, docs: dict[str, Any] | None = None) ->
         tel = {k: m[k] for k in ("gpu_power_w", "tensor_active", "dram_bw_util", "energy_j") if k in m}
         try:
             dg = diagnose(m, ceilings, r.get("labels") or {})
-            diag = f"{dg.bound}-bound" if dg.bound else "undecided"
+            diag = dg.headline()
         except Exception:
             diag = ""
         linked.append({"id": r["id"], "status": r["status"], "invalidated": r.get("invalidated"),

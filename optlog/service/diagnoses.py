@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from optlog.core import bounds as B
 from optlog.core import modelfacts as MF
 from optlog.core.diagnosis import CEILING_KEYS, DIAG_PREFIXES, diagnose, diagnosis_inputs, same, stored
 from optlog.core.numfmt import fmt_sig
@@ -108,7 +109,7 @@ def refresh(ctx: Ctx, write: bool = True) -> list[dict[str, Any]]:
 
 
 def _summary(m: dict[str, float]) -> dict[str, Any]:
-    bound = next((k[6:] for k in ("bound_compute", "bound_memory", "bound_latency") if m.get(k) == 1.0), None)
+    bound = B.from_metrics(m)
     return {"bound": bound, "peak_tflops": m.get("roofline_peak_tflops"), "mem_bw_gbps": m.get("roofline_mem_bw_gbps")}
 
 

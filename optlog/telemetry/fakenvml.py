@@ -294,7 +294,8 @@ class FakeNvml:
         g = s2.gpu or {}
         close = s1.t is None or s2.t is None or abs(s2.t - s1.t) < 0.1 - 1e-6  # the real GPM silently reads zeros
         vals = {1: g.get("util", 0), 2: g.get("sm_active", g.get("util", 0)), 3: g.get("occupancy", 10),
-                5: g.get("tensor", 0), 10: g.get("dram", 0), 20: g.get("pcie_tx_gbps", 0) * 1e9 / 1048576,
+                4: g.get("int", 0), 5: g.get("tensor", 0), 7: g.get("hmma", g.get("tensor", 0)), 9: g.get("imma", 0),
+                10: g.get("dram", 0), 11: g.get("fp64", 0), 12: g.get("fp32", 0), 13: g.get("fp16", 0), 20: g.get("pcie_tx_gbps", 0) * 1e9 / 1048576,
                 21: g.get("pcie_rx_gbps", 0) * 1e9 / 1048576, 60: g.get("nvlink_gbps_per_dir", 0) * 1e9 / 1048576,
                 61: g.get("nvlink_gbps_per_dir", 0) * 1e9 / 1048576}
         for i in range(mg.numMetrics):

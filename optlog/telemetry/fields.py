@@ -33,6 +33,13 @@ FIELDS: dict[str, tuple[str, str]] = {
     "sm_occupancy": ("%", "GPM: resident warps vs the theoretical maximum"),
     "tensor_active": ("%", "GPM: time the tensor pipes were busy"),
     "dram_bw_util": ("%", "GPM: DRAM bandwidth used vs the theoretical maximum"),
+    # the pipes (issue 43): which unit a kernel that is neither tensor- nor memory-bound keeps busy
+    "hmma_active": ("%", "GPM: time the SMs ran half-precision (FP16/BF16) tensor operations"),
+    "imma_active": ("%", "GPM: time the SMs ran integer tensor operations"),
+    "int_active": ("%", "GPM: time the SMs ran integer operations (the integer pipe: dequantisation, indexing)"),
+    "fp16_active": ("%", "GPM: time the SMs ran FP16 (non-tensor) operations"),
+    "fp32_active": ("%", "GPM: time the SMs ran FP32 (non-tensor) operations"),
+    "fp64_active": ("%", "GPM: time the SMs ran FP64 operations"),
 }
 
 # fields summarised into mean/p5/p50/p95/max metrics (throttle and energy are handled apart)
@@ -51,7 +58,11 @@ THROTTLE_BITS: dict[int, str] = {
     0x100: "display_clock",
 }
 
-GPM_FIELDS = ("gr_active", "sm_active", "sm_occupancy", "tensor_active", "dram_bw_util")
+GPM_FIELDS = ("gr_active", "sm_active", "sm_occupancy", "tensor_active", "dram_bw_util", "hmma_active", "imma_active",
+              "int_active", "fp16_active", "fp32_active", "fp64_active")
+# the non-tensor pipes and the clock-event reasons a diagnosis reads (a share of the phase,
+# `throttle_<name>_steady`): core.bounds' vocabulary
+from optlog.core.bounds import PIPE_FIELDS, THROTTLE_EVIDENCE  # noqa: E402
 
 
 def throttle_names(mask: int) -> list[str]:

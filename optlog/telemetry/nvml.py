@@ -52,8 +52,14 @@ GPM_METRICS = {
     1: "gr_active",          # NVML_GPM_METRIC_GRAPHICS_UTIL
     2: "sm_active",          # NVML_GPM_METRIC_SM_UTIL
     3: "sm_occupancy",       # NVML_GPM_METRIC_SM_OCCUPANCY
+    4: "int_active",         # NVML_GPM_METRIC_INTEGER_UTIL
     5: "tensor_active",      # NVML_GPM_METRIC_ANY_TENSOR_UTIL
+    7: "hmma_active",        # NVML_GPM_METRIC_HMMA_TENSOR_UTIL
+    9: "imma_active",        # NVML_GPM_METRIC_IMMA_TENSOR_UTIL
     10: "dram_bw_util",      # NVML_GPM_METRIC_DRAM_BW_UTIL
+    11: "fp64_active",       # NVML_GPM_METRIC_FP64_UTIL
+    12: "fp32_active",       # NVML_GPM_METRIC_FP32_UTIL
+    13: "fp16_active",       # NVML_GPM_METRIC_FP16_UTIL
     20: "gpm_pcie_tx",       # NVML_GPM_METRIC_PCIE_TX_PER_SEC (MiB/s)
     21: "gpm_pcie_rx",       # NVML_GPM_METRIC_PCIE_RX_PER_SEC
     60: "gpm_nvlink_rx",     # NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC

@@ -425,7 +425,8 @@ class TelemetrySession:
 
 
 def _steady(cols: dict[str, Any], windows: dict[str, Any] | None, t0: float, now: float) -> dict[str, float]:
-    """`summary.steady` over the bench's decode windows, else its measured start/end; {} without them."""
+    """`summary.steady` over the bench's decode windows, else its measured start/end, and over its
+    prefill windows (`*_prefill`) where it gave them; {} without any."""
     if not cols or not isinstance(windows, dict):
         return {}
     pairs: list[tuple[float, float]] = []
@@ -438,7 +439,13 @@ def _steady(cols: dict[str, Any], windows: dict[str, Any] | None, t0: float, now
         if isinstance(mw, (list, tuple)) and len(mw) == 2 and all(isinstance(x, (int, float)) for x in mw):
             pairs = [(float(mw[0]), float(mw[1]))]
     ws = join_windows(pairs, t0, now)
-    return steady(cols, ws, t0, decode) if ws else {}
+    out = steady(cols, ws, t0, decode) if ws else {}
+    pre = [(float(w[0]), float(w[1])) for w in windows.get("prefill") or []
+           if isinstance(w, (list, tuple)) and len(w) == 2 and all(isinstance(x, (int, float)) for x in w)]
+    pws = join_windows(pre, t0, now, max_n=256)
+    if pws:  # the requests' prefill stretches, summarised apart (issue 43: phases diagnosed apart)
+        out.update(steady(cols, pws, t0, True, suffix="_prefill"))
+    return out
 
 
 def _energy_from_samples(cols: dict[str, Any]) -> float | None:

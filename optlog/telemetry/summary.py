@@ -21,7 +21,7 @@ from optlog.core.numfmt import fmt_num, fmt_seconds
 from optlog.needs import ServiceContext
 from optlog.store.runrows import labels_metrics
 from optlog.store.runrows import run as run_row
-from optlog.telemetry.fields import SUMMARISED, THROTTLE_BITS
+from optlog.telemetry.fields import SUMMARISED, THROTTLE_BITS, THROTTLE_EVIDENCE
 from optlog.telemetry.store import TIME_FIELD, read_columns
 
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ def summarize(cols_by_gpu: dict[str, dict[str, np.ndarray]], start: float | None
 
 
 def steady(cols_by_gpu: dict[str, dict[str, np.ndarray]], windows: list[tuple[float, float]], start: float,
-           decode: bool) -> dict[str, float]:
+           decode: bool, suffix: str = "_steady") -> dict[str, float]:
     """Summaries over the measured phase: `<field>_steady` (mean) and `<field>_steady_p50` of each
     field, each sample weighted by the part of the stretch it describes that falls inside `windows`.
 
@@ -113,7 +113,10 @@ def steady(cols_by_gpu: dict[str, dict[str, np.ndarray]], windows: list[tuple[fl
     over their window, 10 s by default; the first one of a point starts at the point's `start`), so a
     GPM reading whose window was mostly prefill, gaps or server start-up counts for little.
     `telemetry_steady_s` is the windows' length, `telemetry_steady_windows` their number when they
-    are decode windows (0: the bench's measured start/end)."""
+    are decode windows (0: the bench's measured start/end). `suffix` "_prefill": the same over the
+    requests' prefill windows (`telemetry_prefill_s`, `telemetry_prefill_windows`). Throttling: the
+    share of the windows' time each clock-event reason of `THROTTLE_EVIDENCE` held
+    (`throttle_<reason><suffix>`, 0–1: a power cap engaged for the whole phase reads 1)."""
     import numpy as np  # deferred: numpy (~80 ms); `run record` imports the launcher, not the arrays
 
     if not windows:
@@ -126,7 +129,7 @@ def steady(cols_by_gpu: dict[str, dict[str, np.ndarray]], windows: list[tuple[fl
         t = cols.get(TIME_FIELD)
         if t is None or not len(t):
             continue
-        for f in SUMMARISED:
+        for f in (*SUMMARISED, "throttle"):
             v = cols.get(f)
             if v is None:
                 continue
@@ -146,13 +149,20 @@ def steady(cols_by_gpu: dict[str, dict[str, np.ndarray]], windows: list[tuple[fl
     for f in vals:
         v = np.concatenate(vals[f])
         w = np.concatenate(wts[f])
-        out[f"{f}_steady"] = float((v * w).sum() / w.sum())
+        if f == "throttle":
+            bits = v.astype(np.int64)
+            for bit, name in THROTTLE_BITS.items():
+                if name in THROTTLE_EVIDENCE:
+                    out[f"throttle_{name}{suffix}"] = float(w[(bits & bit) != 0].sum() / w.sum())
+            continue
+        out[f"{f}{suffix}"] = float((v * w).sum() / w.sum())
         order = np.argsort(v)
         cw = np.cumsum(w[order])
-        out[f"{f}_steady_p50"] = float(v[order][np.searchsorted(cw, cw[-1] / 2)])
+        out[f"{f}{suffix}_p50"] = float(v[order][np.searchsorted(cw, cw[-1] / 2)])
     if out:
-        out["telemetry_steady_s"] = float((w1 - w0).sum())
-        out["telemetry_steady_windows"] = float(len(windows)) if decode else 0.0
+        name = suffix.lstrip("_")
+        out[f"telemetry_{name}_s"] = float((w1 - w0).sum())
+        out[f"telemetry_{name}_windows"] = float(len(windows)) if decode else 0.0
     return out
 
 

@@ -17,7 +17,9 @@ from optlog.runs.parsers.sglang import parse_serving
 OWN = ("short", "min_output_tokens", "median_output_tokens", "max_output_tokens", "requested_output_tokens",
        "cached_prompt_tokens", "cached_prompt_fraction", "prompt_cache_hit", "client_counted_output_tokens",
        "server_output_tokens", "server_prompt_tokens", "server_cached_prompt_tokens", "output_tokens_agreement",
-       "server_predicted_tokens", "server_mean_tpot_ms", "server_median_prompt_ms", "input_tokens_client_counted")
+       "server_predicted_tokens", "server_mean_tpot_ms", "server_median_prompt_ms", "input_tokens_client_counted",
+       # each phase's wall time and mean requests in it (issue 43: prefill and decode diagnosed apart)
+       "prefill_window_s", "decode_window_s", "mean_prefilling", "mean_decoding")
 
 
 def parse(doc: Doc) -> list[ParsedResult]:
