@@ -592,7 +592,8 @@ def _diagnose_one(m: dict[str, float], ceilings: dict[str, float], labels: dict[
     # ---- positive evidence of waiting: idle SMs (serving) or kernels as short as a launch (a bench)
     sm = counters.get("sm_active")
     wait, wait_why = None, ""
-    if serving and sm is not None:
+    # a bench's whole-point counters hold its start-up: its SM activity counts over its measured phase only
+    if sm is not None and (serving or "sm_active_run" in counters):
         wait = max(0.0, 1.0 - sm / 100.0)
         wait_why = f"the SMs idle {fmt_whole(100 * wait)}% of the time (GPM sm_active {fmt_whole(sm)}%)"
     if not serving and t is not None and t > 0:
@@ -601,7 +602,6 @@ def _diagnose_one(m: dict[str, float], ceilings: dict[str, float], labels: dict[
             wait = launch
             wait_why = (f"one kernel takes {fmt_sig(t * 1e6)} µs, close to a launch (~{fmt_sig(LAUNCH_S * 1e6)} µs): "
                         f"launches take ~{fmt_whole(100 * launch)}% of the loop")
-    sm_wait = wait  # what measured the SMs' (or the launch loop's) idle time, if anything
     host = _num(m, "phase_host_share")
     if host is not None and host > 0.05 and (wait is None or host > wait):
         wait = host
@@ -614,11 +614,6 @@ def _diagnose_one(m: dict[str, float], ceilings: dict[str, float], labels: dict[
         bound, eff = "host", host
         lines.append(f"{wait_why}, more than the busiest unit works ({_unit_name(busiest, dtype, pipes)} at "
                      f"{fmt_whole(100 * units[busiest][0])}%): the host side sets the pace of this phase")
-    elif serving and sm_wait is None and eff < 0.5:
-        bound = None
-        lines.append(f"the busiest unit is {_unit_name(busiest, dtype, pipes)} at only {fmt_whole(100 * eff)}% of its "
-                     "ceiling, and nothing measured whether the SMs waited the rest of the time (no GPM counter "
-                     "resolves this window, no server time for it): latency or the host, not told apart")
     elif serving and sm is not None and sm < HOST_SM:
         bound, eff = "host", wait or 0.0
         lines.append(f"the GPU idles most of the time: {wait_why}; the host side (the server's scheduling and "
@@ -628,6 +623,13 @@ def _diagnose_one(m: dict[str, float], ceilings: dict[str, float], labels: dict[
         lines.append(f"{wait_why}, more than the busiest unit works ({_unit_name(busiest, dtype, pipes)} at "
                      f"{fmt_whole(100 * units[busiest][0])}%): launches, gaps between short kernels or too little "
                      "work per kernel set the pace")
+    elif sm is None and eff < 0.5:
+        # more than half the time is unexplained and nothing measured the SMs: no call on an absence
+        bound = None
+        lines.append(f"the busiest unit is {_unit_name(busiest, dtype, pipes)} at only {fmt_whole(100 * eff)}% of its "
+                     "ceiling, and nothing measured whether the SMs waited the rest of the time (no GPM sm_active "
+                     "over this window" + (", no server time for it" if serving else "") + "): latency, the host or a "
+                     "unit without a counter (a CUDA-core pipe), not told apart")
     else:
         bound = busiest
         lines.append(f"the busiest unit is {_unit_name(busiest, dtype, pipes)} at {fmt_whole(100 * eff)}% of its "
@@ -666,7 +668,15 @@ def _diagnose_one(m: dict[str, float], ceilings: dict[str, float], labels: dict[
         if agree:
             lines.append(agree)
     elif dram is not None or counters.get("tensor_active") is not None:
-        agree = _agreement(None, dram, None, counters)
+        # the bench's own counts decide; the counters (often over more than its timed loop) can only say
+        # whether the same unit is the busier one
+        ta = counters.get("tensor_active")
+        same_unit = {"memory": (dram or 0) >= (ta or 0), "compute": (ta or 0) >= (dram or 0)}.get(bound or "", True)
+        parts = ", ".join(x for x in (f"tensor_active {fmt_whole(ta)}%" if ta is not None else "",
+                                       f"DRAM {fmt_whole(dram)}%" if dram is not None else "") if x)
+        agree = (f"counters agree: {parts} (the same unit busier)" if same_unit else
+                 f"counters disagree: {parts} (the other unit busier: their window may hold more than the timed loop)")
+        lines.append(agree)
     if bound is None:
         return Diagnosis(None, basis, "; ".join(lines), nums, counters, _evidence(est, labels, m, fact_sources, dtype,
                          dtype_why, peak_src, agree), _window(est, phase, t, cwindow), scale,

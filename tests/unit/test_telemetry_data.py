@@ -113,7 +113,11 @@ def test_util_high_but_tensor_low_is_not_compute_bound() -> None:
 
 def test_latency_bound_when_far_from_both_ceilings_and_serving_estimate() -> None:
     d = diagnose({"flops": 2e9, "bytes": 1e8, "time_s": 1e-3}, H200)  # 2 TFLOP/s, 100 GB/s
-    assert d.bound == "latency"
+    # issue 43: far from both ceilings is not evidence of latency (a 1-ms kernel is no launch loop) …
+    assert d.bound is None and "not told apart" in d.reason
+    # … SMs that idle more than the busiest unit works are
+    d = diagnose({"flops": 2e9, "bytes": 1e8, "time_s": 1e-3, "sm_active_steady": 30.0, "sm_active": 20.0}, H200)
+    assert d.bound == "latency" and "the SMs idle 70% of the time" in d.reason
     d = diagnose({"flops": 2e12, "bytes": 1e8, "time_s": 1e-3}, H200)  # 2000 TFLOP/s: impossible
     assert "WARNING" in d.reason
     # a serving run: model facts in labels × tokens from the metrics
