@@ -625,7 +625,8 @@ WORKER_ENV = "OPTLOG_TUNE_WORKER"  # set for a worker started by `--on`: its ind
 
 def _worker_index() -> int:
     """This process's worker index: 0, or the one `tune_remote` gave it (OPTLOG_TUNE_WORKER)."""
-    return settings.load().tune_worker
+    raw = settings.read("tune_worker", "0") or "0"
+    return int(raw) if raw.isdigit() else 0
 
 
 def _targets(ctx: Ctx, a: TuneArgs, ls: Any) -> list[Any]:
