@@ -19,7 +19,7 @@ from typing import Any
 from optlog.core.text import json_shown
 from optlog.errors import OptlogError
 from optlog.paths import find_workspace
-from optlog.store import readcache, todoinbox
+from optlog.api.cache import readcache, todoinbox
 
 # command aliases (the one place: `optlog.cli.main` reads them from here)
 ALIASES = {"hyp": "hypothesis", "pred": "prediction", "todos": "todo", "runs": "run"}

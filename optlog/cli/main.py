@@ -27,10 +27,9 @@ from optlog.core import text as TX
 from optlog.core.limits import LIMITS
 from optlog.errors import BadInput, OptlogError, no_space, out_of_space
 from optlog.gitlog.commit import run_git
-from optlog.store.faults import named
 
 if TYPE_CHECKING:
-    from optlog.service.context import Ctx
+    from optlog.api.session import Ctx
 
 # name -> "module:attribute"; aliases point at the same object
 LAZY: dict[str, str] = {
@@ -176,7 +175,7 @@ add_global_options(cli)
 def service_ctx() -> Ctx:
     """The session of the workspace named by -C or found from the current folder (`open_session`),
     made when a verb first asks for it (`init` and `demo` never do)."""
-    from optlog.service.context import open_session  # deferred: the store and git; --version and --help never need them
+    from optlog.api.session import open_session  # deferred: the store and git; --version and --help never need them
 
     c = open_session(state().chdir, on_notice=notice)
     _OPEN.append(c)
@@ -259,13 +258,15 @@ def internal_error(e: BaseException, db_url: str | None = None) -> OptlogError:
     place say where to look; OPTLOG_DEBUG=1 prints the traceback on stderr as well. A fault of
     the environment (an unreachable server, a refused password, a read-only disk) is named for
     what it is instead (`optlog.store.faults`)."""
-    fault = named(e, db_url or next((c.ws.db_url for c in _OPEN), None) or settings.read("db_url"))
+    from optlog.api.session import named_fault  # deferred: the store and git; only an error needs it
+
+    fault = named_fault(e, db_url or next((c.ws.db_url for c in _OPEN), None) or settings.read("db_url"))
     if fault is not None:
         return fault
     sa = sys.modules.get("sqlalchemy.exc")
     if sa is not None and isinstance(e, sa.DatabaseError) and any(
             m in str(e) for m in ("malformed", "not a database", "file is encrypted")):  # a page went bad
-        from optlog.store.db import bad_database  # deferred: optlog.store.db loads SQLAlchemy
+        from optlog.api.session import bad_database  # deferred: the store and git; only an error needs it
 
         where = next((c.ws.sqlite_file or c.ws.db_url for c in _OPEN), "the database")
         return bad_database(str(where), f"cannot be read ({getattr(e, 'orig', e)})")

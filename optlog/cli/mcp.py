@@ -29,8 +29,8 @@ from optlog.cli.tools import tools
 from optlog.core import text as TX
 from optlog.core.shape import fit
 from optlog.errors import BadInput, OptlogError, close_matches
-from optlog.service.context import Ctx, open_session
-from optlog.store import readcache
+from optlog.api.cache import readcache
+from optlog.api.session import Ctx, open_session
 
 
 # results of these sizes need no `truncated` note; `detail`/`limit`… lift the bound

@@ -13,7 +13,7 @@ import types
 import typing
 from typing import Any
 
-from optlog.service import documents
+from optlog.api import documents
 
 
 def schema(t: Any, *, loose: bool = False) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane, Tree
 
-from optlog.service.context import Ctx, open_session
+from optlog.api.session import Ctx, open_session
 from optlog.tui.actions import Actions
 from optlog.tui.loading import applies
 from optlog.tui.messages import (HypothesesLoaded, HypothesisDetailLoaded, LaunchesLoaded, LoadFinished, LogLoaded,

@@ -20,7 +20,7 @@ from textual.message import Message
 from textual.worker import Worker
 
 from optlog.core import text as TX
-from optlog.service.context import Ctx
+from optlog.api.session import Ctx
 from optlog.tui.messages import (HypothesesLoaded, HypothesisDetailLoaded, HypothesisSelected, LaunchesLoaded,
                                  LoadFinished, MetricsChosen, OverviewLoaded, PlansLoaded, RunDetailLoaded,
                                  RunDiffAsked, RunDiffLoaded, RunSelected, RunsLoaded, TelemetrySampled, TodosLoaded)
@@ -95,7 +95,7 @@ class Loading(App[None]):
 
     # ------------------------------------------------------------------ the first frame
     def _read_quick(self) -> None:
-        from optlog.service.dashboard import quick_tree  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.api.dashboard import quick_tree  # deferred: the service layer (~0.6 s) after the first frame
 
         try:
             self._quick = quick_tree(self.ctx.ws)
@@ -107,7 +107,7 @@ class Loading(App[None]):
             name = self.ctx.config.name
             self.call_from_thread(setattr, self, "sub_title", name)  # the workspace name
             self.ctx.open()  # the database, identity, recovery and committed evidence (Ctx.open)
-            from optlog.service import dashboard, hypotheses, todos  # noqa: F401 # deferred: the service layer (~0.6 s) after the first frame
+            from optlog.api import dashboard  # noqa: F401 # deferred: the service layer (~0.6 s) after the first frame
         except Exception:  # noqa: BLE001 - the first load reports it
             pass
 
@@ -183,7 +183,7 @@ class Loading(App[None]):
     def poll(self) -> None:
         if not self._db_ready():
             return
-        from optlog.service.dashboard import change_token  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.api.dashboard import change_token  # deferred: the service layer (~0.6 s) after the first frame
 
         try:
             tok = change_token(self.ctx)
@@ -193,7 +193,7 @@ class Loading(App[None]):
             self.token = tok
             self._load_all()
         elif self.active_launch is not None:  # elapsed time and the log move between database writes
-            from optlog.service.dashboard import live_launches  # deferred: the service layer (~0.6 s) after the first frame
+            from optlog.api.dashboard import live_launches  # deferred: the service layer (~0.6 s) after the first frame
 
             try:
                 self.post_message(LaunchesLoaded(live_launches(self.ctx)))
@@ -212,7 +212,7 @@ class Loading(App[None]):
             return
         try:
             if self._live is None:
-                from optlog.service.dashboard import live_sampler  # deferred: the service layer (~0.6 s) after the first frame
+                from optlog.api.dashboard import live_sampler  # deferred: the service layer (~0.6 s) after the first frame
 
                 self._live = live_sampler()
             reading = self._live.read()
@@ -224,7 +224,7 @@ class Loading(App[None]):
     def reload(self) -> None:
         if not self._db_ready():
             return
-        from optlog.service.dashboard import change_token  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.api.dashboard import change_token  # deferred: the service layer (~0.6 s) after the first frame
 
         try:
             self.token = change_token(self.ctx)
@@ -236,21 +236,19 @@ class Loading(App[None]):
         """What is on screen, in the order a person looks: the tree first (one read of the hypothesis
         files, which the overview, the detail and the plans reuse), then todos and the overview,
         launches, the selected detail, the ranked plans, and the runs."""
-        from optlog.service import dashboard as D  # deferred: the service layer (~0.6 s) after the first frame
-        from optlog.service import plans as Pl  # deferred: the service layer (~0.6 s) after the first frame
-        from optlog.service import todos as T  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.api import dashboard as D  # deferred: the service layer (~0.6 s) after the first frame
 
         shown = self.hyps.selected  # None on the first load: the tree's first node loads its own detail
         try:
             roots, docs = D.hypotheses_view(self.ctx)
             self.post_message(HypothesesLoaded(roots, docs))
-            todos = T.list_(self.ctx)
+            todos = D.todos(self.ctx)
             self.post_message(TodosLoaded(todos))
             self.post_message(OverviewLoaded(D.overview(self.ctx, todos, docs)))  # no second read
             self.post_message(LaunchesLoaded(D.live_launches(self.ctx)))
             if shown:
                 self.post_message(HypothesisDetailLoaded(D.hypothesis_detail(self.ctx, shown, docs)))
-            self.post_message(PlansLoaded(list(Pl.list_(self.ctx, docs=docs)["plans"])))
+            self.post_message(PlansLoaded(list(D.plans(self.ctx, docs=docs)["plans"])))
             # last: every run (0.2-0.6 s at 10,000) is for the Runs tab, not the first screen
             self.post_message(RunsLoaded(D.runs_index(self.ctx, self.run_metrics)))
         except Exception as e:  # noqa: BLE001
@@ -273,7 +271,7 @@ class Loading(App[None]):
 
     @work(thread=True, exclusive=True, group="detail", exit_on_error=False)
     def load_hyp_detail(self, hid: str) -> None:
-        from optlog.service import dashboard as D  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.api import dashboard as D  # deferred: the service layer (~0.6 s) after the first frame
 
         try:
             self.post_message(HypothesisDetailLoaded(D.hypothesis_detail(self.ctx, hid)))
@@ -282,16 +280,16 @@ class Loading(App[None]):
 
     @work(thread=True, exclusive=True, group="run-detail", exit_on_error=False)
     def load_run_detail(self, rid: int) -> None:
-        from optlog.service import evidence as E  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.api import dashboard as D  # deferred: the service layer (~0.6 s) after the first frame
 
         try:
-            self.post_message(RunDetailLoaded(cast(dict[str, Any], E.show_run_doc(self.ctx, rid))))  # `run show`'s verb
+            self.post_message(RunDetailLoaded(cast(dict[str, Any], D.show_run_doc(self.ctx, rid))))  # `run show`'s verb
         except Exception as e:  # noqa: BLE001
             self.call_from_thread(self.notify, str(e), severity="error")
 
     @work(thread=True, exclusive=True, group="run-diff", exit_on_error=False)
     def load_run_diff(self, a: int, b: int) -> None:
-        from optlog.service.verdicts import runs_diff  # deferred: the service layer (~0.6 s) after the first frame
+        from optlog.api.dashboard import runs_diff  # deferred: the service layer (~0.6 s) after the first frame
 
         try:
             self.post_message(RunDiffLoaded(runs_diff(self.ctx, a, b)))

@@ -31,15 +31,18 @@ def test_import_contracts_are_kept() -> None:
 
 
 def test_a_broken_layer_is_caught(tmp_path: Path) -> None:
-    """The check can fail: a copy of the package with one upward import (core → service) breaks it."""
+    """The check can fail: a copy of the package with one upward import (core → service) breaks it, and
+    one face reaching past the API (tui → store: allowed by the layers) breaks "faces only through the api"."""
     pkg = tmp_path / "optlog"
     shutil.copytree(ROOT / "optlog", pkg, ignore=shutil.ignore_patterns("__pycache__"))
     (pkg / "core" / "upward.py").write_text("from optlog.service import context  # noqa: F401\n")
+    (pkg / "tui" / "past.py").write_text("from optlog.store import readcache  # noqa: F401\n")
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     p = subprocess.run([_lint_imports(), "--no-cache"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
                        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
     assert p.returncode != 0, p.stdout
     assert "optlog.core.upward -> optlog.service.context" in p.stdout
+    assert "faces only through the api BROKEN" in p.stdout and "optlog.tui.past -> optlog.store.readcache" in p.stdout
 
 
 def _sql_contract() -> dict:
