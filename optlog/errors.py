@@ -9,6 +9,7 @@ import difflib
 import errno
 import os
 import re
+import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field as dc_field
@@ -185,3 +186,15 @@ def no_space(where: Any, left: str) -> Failed:
     room = f" ({free // 1024} KiB free)" if free is not None else ""
     return Failed(f"no space left on the device that holds {where}{room}: {left}. Free some space and run the "
                   f"command again", code="disk_full")
+
+
+class Interrupted(BaseException):
+    """A signal (SIGINT, SIGTERM, SIGHUP) ended the command: exit 128 + its number (130, 143, 129),
+    as a shell reports a process the signal ended. Raised by the handler of `optlog.runs.interrupt`;
+    a BaseException, like KeyboardInterrupt, so that no `except Exception` on the way swallows it."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        self.name = signal.Signals(signum).name
+        self.exit_code = 128 + signum
+        super().__init__(f"cancelled by {self.name}")

@@ -6,6 +6,7 @@ IDs: a plain number is a run id; `L3` (or `launch:3`) is launch 3. A part of the
 
 from __future__ import annotations
 
+import signal
 import sys
 import threading
 import time
@@ -118,8 +119,14 @@ def _launch_human(d: dict[str, Any]) -> str:
 
 
 def _launch_exit(d: dict[str, Any], _args: Mapping[str, Any]) -> int:
-    """0 when detached (the launch runs on), else 0 succeeded, 130 cancelled, 1 otherwise."""
-    return 0 if d.get("detached") else {"succeeded": 0, "cancelled": 130}.get(d["status"], 1)
+    """0 when detached (the launch runs on), else 0 succeeded, 1 failed; cancelled: 128 + the signal
+    that cancelled it as a shell reports it (SIGINT 130, SIGTERM 143, SIGHUP 129), else 130."""
+    if d.get("detached"):
+        return 0
+    if d["status"] == "cancelled":
+        sig = getattr(signal, str(d.get("signal") or "SIGINT"), signal.SIGINT)
+        return 128 + int(sig)
+    return 0 if d["status"] == "succeeded" else 1
 
 
 def _wait_human(d: dict[str, Any]) -> str:

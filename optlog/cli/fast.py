@@ -58,6 +58,20 @@ def read_key(args: list[str]) -> tuple[str | None, str] | None:
     return chdir, json.dumps(cmd, ensure_ascii=False)
 
 
+def launching(args: list[str]) -> bool:
+    """The command is `run launch` (its start-up must hear SIGINT: optlog.cli.entry)."""
+    words: list[str] = []
+    it = iter(args)
+    for a in it:
+        if a == "-C":
+            next(it, None)
+        elif not a.startswith("-"):
+            words.append(ALIASES.get(a, a) if not words else a)
+            if len(words) == 2:
+                break
+    return words == ["run", "launch"]
+
+
 QUEUE_ARGS = (["todo", "write", "--queue", "-"], ["todo", "write", "-", "--queue"])
 
 

@@ -25,7 +25,7 @@ from optlog.api import ALIAS_NOUNS, NOUNS
 from optlog.cli import fast, spelling
 from optlog.core import text as TX
 from optlog.core.limits import LIMITS
-from optlog.errors import BadInput, OptlogError, no_space, out_of_space
+from optlog.errors import BadInput, Failed, Interrupted, OptlogError, no_space, out_of_space
 from optlog.gitlog.commit import run_git
 
 if TYPE_CHECKING:
@@ -179,6 +179,7 @@ def service_ctx() -> Ctx:
 
     c = open_session(state().chdir, on_notice=notice)
     _OPEN.append(c)
+    c.settle()  # a launch whose optlog died is recovered by any next command (docs/launching.md)
     return c
 
 
@@ -343,6 +344,9 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         click.echo("optlog: interrupted", err=True)
         code = 130
+    except Interrupted as e:  # a launch heard a signal before its driver ran (runs.interrupt)
+        _print_error(Failed(str(e), code="cancelled", extra={"signal": e.name}), as_json)
+        code = e.exit_code
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

@@ -112,7 +112,7 @@ class Face:
                 return e.to_json(), True, e.exit_code
             try:
                 if tool.path != ("init",):
-                    self.ctx()  # no workspace → no_workspace, before anything runs
+                    self.ctx().settle()  # no workspace → no_workspace, before anything runs; a dead launch recovered
             except OptlogError as e:
                 if e.code == "no_workspace":
                     e.message = (f"no optlog workspace at {self.chdir or os.getcwd()}: call the `init` tool "

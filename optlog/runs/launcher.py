@@ -23,7 +23,8 @@ import select
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,8 +36,9 @@ from optlog.core.failure import classify, tail
 from optlog.core.labels import CONCURRENT
 from optlog.core.numfmt import fmt_seconds, fmt_sig, fmt_written
 from optlog.core.timeutil import now_iso
+from optlog.errors import Interrupted
 from optlog.needs import ServiceContext
-from optlog.runs import hostload, ports, procs, tree, treeshare
+from optlog.runs import hostload, interrupt, ports, procs, tree, treeshare
 from optlog.runs.cgroup import LaunchCgroup
 from optlog.runs.environment import capture
 from optlog.runs.executor_select import make_executor
@@ -133,6 +135,7 @@ class Driver:
         self.on_event = on_event
         self.install_signals = install_signals and threading.current_thread() is threading.main_thread()
         self.cancel_reason: str | None = None
+        self.cancel_signal: str | None = None  # the signal's name when one cancelled the launch
         self.handles: list[Any] = []
         self._dead_records: list[int] = []
         self.current_run: int | None = None
@@ -161,14 +164,31 @@ class Driver:
             except Exception:
                 pass
 
-    # ------------------------------------------------------------------ signals
-    def _on_signal(self, signum: int, _frame: Any) -> None:
+    # ------------------------------------------------------------------ signals (runs.interrupt)
+    def _heard(self, signum: int) -> None:
         if self.cancel_reason is None:
             self.cancel_reason = f"cancelled by {signal.Signals(signum).name}"
+            self.cancel_signal = signal.Signals(signum).name
 
     def check_cancel(self) -> None:
+        if self.install_signals and (sig := interrupt.received()) is not None:
+            self._heard(sig)
         if self.cancel_reason is not None:
             raise Cancelled(self.cancel_reason)
+
+    @contextmanager
+    def _interruptible(self) -> Iterator[None]:
+        """A wait on another process (a health poll, an HTTP request): a signal cuts it short at once
+        instead of at the driver's next step."""
+        if not self.install_signals:
+            yield
+            return
+        try:
+            with interrupt.raising():
+                yield
+        except Interrupted as e:
+            self._heard(e.signum)
+            raise Cancelled(self.cancel_reason or str(e)) from None
 
     # ------------------------------------------------------------------ process records
     def _on_spawn(self, h: Any) -> None:
@@ -199,6 +219,12 @@ class Driver:
 
     # ------------------------------------------------------------------ the whole launch
     def run(self) -> dict[str, Any]:
+        # SIGINT, SIGTERM and SIGHUP cancel the launch (runs.interrupt): heard from here on, inside
+        # the launch verb's scope when there is one; noted, and acted on at the driver's next step
+        with interrupt.scope(raising=False) if self.install_signals else nullcontext():
+            return self._drive()
+
+    def _drive(self) -> dict[str, Any]:
         ctx = self.ctx
         with ctx.db.read() as s:
             la = launchrows.launch(s, self.launch_id)
@@ -210,10 +236,6 @@ class Driver:
         self._log_file = open(self.launch_dir / "launch.log", "a", encoding="utf-8")
         points: list[dict[str, Any]] = self.doc["points"]
         self.total = len(points) if self.feed is None else int(self.doc.get("total") or 0)
-        old: dict[signal.Signals, Any] = {}
-        if self.install_signals:
-            for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-                old[sig] = signal.signal(sig, self._on_signal)
         token = self.doc.get("token", "")
         self.token = token
         # orphaned descendants (a daemonizing server's workers) are re-parented to this driver
@@ -259,15 +281,14 @@ class Driver:
             if not isinstance(e, Exception):
                 raise
         finally:
+            if self.install_signals and (sig := interrupt.received()) is not None:
+                self._heard(sig)  # a signal while the last point was stored still cancels the launch
             self._kill_all()
             if self.telemetry is not None:
                 self._telemetry_stop()
             if self.target_lock is not None:
                 self.target_lock.release()
             status = self._finish(stop_reason, error)
-            if self.install_signals:
-                for sig, h in old.items():
-                    signal.signal(sig, h)
             self.log(f"launch {self.launch_id} {status} in {fmt_seconds(time.monotonic() - self.t0)}")
             self._event({"kind": "finished", "status": status})
             self._log_file.close()
@@ -311,6 +332,7 @@ class Driver:
             "name": self.doc.get("name"),
             "status": la.status,
             "error": la.error,
+            **({"signal": self.cancel_signal} if self.cancel_signal and la.status == "cancelled" else {}),
             "runs": [{"id": r.id, "status": r.status, "labels": labels[runrows.saved_id(r)],
                       "metrics": metrics[runrows.saved_id(r)],
                       "exit_code": r.exit_code, "error": r.error, "cause": r.cause,
@@ -443,7 +465,10 @@ class Driver:
         """The served model's facts (work counts) from its server and files (runs.modelfacts), once per
         server start: stored with every run as `model_*` metrics, their sources in the environment."""
         try:
-            mf = discover(server.url, (srv or {}).get("argv"), local=getattr(self.executor, "kind", "local") == "local")
+            with self._interruptible():
+                mf = discover(server.url, (srv or {}).get("argv"), local=getattr(self.executor, "kind", "local") == "local")
+        except Cancelled:
+            raise
         except Exception as e:  # never fail a launch for its facts
             self.log(f"model facts not read: {type(e).__name__}: {e}")
             return
@@ -468,14 +493,15 @@ class Driver:
         last = ""
         while time.monotonic() < deadline:
             self.check_cancel()
-            try:
-                r = httpx.get(url, timeout=2.0)
-                if r.status_code == 200:
-                    return
-                last = f"HTTP {r.status_code}"
-            except httpx.HTTPError as e:
-                last = f"{type(e).__name__}: {e}"
-            time.sleep(0.2)
+            with self._interruptible():
+                try:
+                    r = httpx.get(url, timeout=2.0)
+                    if r.status_code == 200:
+                        return
+                    last = f"HTTP {r.status_code}"
+                except httpx.HTTPError as e:
+                    last = f"{type(e).__name__}: {e}"
+                time.sleep(0.2)
         raise PointFailure(f"the server at {server.url} is not ready ({url}: {last})", cause="server_unreachable")
 
     def _wait_ready(self, server: Server, ready: dict[str, Any] | None) -> None:
@@ -518,16 +544,20 @@ class Driver:
                     last = f"no log line matched /{ready['log_regex']}/"
                 if client is not None:
                     try:
-                        r = client.get(ready["url"])
+                        with self._interruptible():
+                            r = client.get(ready["url"])
                         if r.status_code == 200:
                             return
                         last = f"{ready['url']}: HTTP {r.status_code}"
+                    except Cancelled:
+                        raise
                     except Exception as e:  # httpx.HTTPError and friends
                         last = f"{ready['url']}: {type(e).__name__}"
                 left = deadline - time.monotonic()
                 if left <= 0:
                     break
-                self._sleep_on(server, min(interval, left))
+                with self._interruptible():
+                    self._sleep_on(server, min(interval, left))
         finally:
             if client is not None:
                 client.close()
@@ -566,6 +596,11 @@ class Driver:
                             cause=classify(log, rc) or "server_died", exit_code=rc)
 
     def _sanity_check(self, server: Server, check: dict[str, Any]) -> None:
+        with self._interruptible():  # a server that never answers must not hold a cancel for check_s
+            self._ask(server, check)
+        self.log("sanity check passed")
+
+    def _ask(self, server: Server, check: dict[str, Any]) -> None:
         import httpx  # deferred: httpx only when talking HTTP
 
         base = check["url"].rstrip("/")
@@ -612,7 +647,6 @@ class Driver:
         except httpx.HTTPError as e:
             raise PointFailure(f"sanity check failed: {type(e).__name__} talking to {base}: {e}\n"
                                f"--- server log tail ---\n{server.log_tail()}", cause="sanity_check") from None
-        self.log("sanity check passed")
 
     def _stop_server(self, server: Server) -> None:
         h = server.handle
@@ -625,9 +659,9 @@ class Driver:
             try:
                 sh = self.executor.popen(stop["argv"], env=srv.get("env") or {}, cwd=self._cwd(srv.get("cwd")),
                                          stdout=server.stdout, stderr=server.stderr, role="stop")
-                if sh.wait(grace) is None:
+                if _wait_grace(sh, grace) is None:
                     self.executor.kill(sh, grace_s=1.0)
-                h.wait(grace)
+                _wait_grace(h, grace)
             except OSError as e:
                 self.log(f"server stop command failed: {e}")
         sig = getattr(signal, stop.get("signal") or "SIGTERM", signal.SIGTERM)
@@ -688,8 +722,11 @@ class Driver:
             env = {**(srv.get("env") or {}), **p["rendered"]["bench"]["env"]}
 
             try:
-                server.environment = capture(self.ctx, server_url=server.url or p["rendered"].get("server_url"),
-                                             commands=cmds, env=env, executor=self.executor)
+                with self._interruptible():  # its commands (a Python, nvidia-smi) may take seconds
+                    server.environment = capture(self.ctx, server_url=server.url or p["rendered"].get("server_url"),
+                                                 commands=cmds, env=env, executor=self.executor)
+            except Cancelled:
+                raise
             except Exception as e:
                 server.environment = {"error": f"environment capture failed: {type(e).__name__}: {e}"}
         env_doc = dict(server.environment or {})
@@ -988,6 +1025,17 @@ class Driver:
 
     def _rel(self, p: Path) -> str:
         return str(self.ctx.ws.rel(p))
+
+
+def _wait_grace(h: Any, grace_s: float) -> int | None:
+    """Wait up to `grace_s` for `h` to exit, less once a signal cancelled the launch
+    (runs.interrupt.grace_left); its exit code, or None."""
+    t0 = time.monotonic()
+    while True:
+        left = interrupt.grace_left(t0, grace_s)
+        rc = h.wait(min(left, 0.2))
+        if rc is not None or left <= 0:
+            return rc
 
 
 def _fmt_labels(labels: dict[str, Any]) -> str:

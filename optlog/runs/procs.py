@@ -15,6 +15,8 @@ import signal
 import time
 from dataclasses import dataclass
 
+from optlog.runs import interrupt
+
 
 @dataclass(frozen=True)
 class Stat:
@@ -86,12 +88,12 @@ def kill_group(sid: int, leader_start: int | None, *, sig: int = signal.SIGTERM,
     """Signal every process of group/session `sid`, wait up to `grace_s`, then SIGKILL what is left.
 
     `reap` is an optional callable polled while waiting (reaps our own child leader). Returns True
-    when nothing of the group is left."""
+    when nothing of the group is left. A launch cancelled by a signal waits less (runs.interrupt)."""
     targets = ours(sid, leader_start)
     if not targets:
         return True
     _signal_all(sid, targets, sig)
-    deadline = time.monotonic() + max(0.0, grace_s)
+    t0 = time.monotonic()
     delay = 0.002
     while True:
         if callable(reap):
@@ -99,7 +101,7 @@ def kill_group(sid: int, leader_start: int | None, *, sig: int = signal.SIGTERM,
         left = ours(sid, leader_start)
         if not left:
             return True
-        if time.monotonic() >= deadline:
+        if interrupt.grace_left(t0, grace_s) <= 0:
             break
         time.sleep(delay)
         delay = min(delay * 2, 0.05)

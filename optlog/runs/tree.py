@@ -26,7 +26,7 @@ import signal
 import time
 from collections.abc import Iterable
 
-from optlog.runs import procs
+from optlog.runs import interrupt, procs
 from optlog.runs.procs import Stat
 
 TOKEN_VAR = "OPTLOG_LAUNCH_TOKEN"
@@ -158,16 +158,16 @@ def end(targets: list[Stat], *, sig: int = signal.SIGTERM, grace_s: float = 5.0,
         return 0
     mine = {st.pid for st in targets if st.ppid == os.getpid()} & set(reap)
 
-    def wait_all(left: dict[int, int], secs: float) -> dict[int, int]:
-        deadline = time.monotonic() + max(0.0, secs)
+    def wait_all(left: dict[int, int], secs: float, cut: bool = True) -> dict[int, int]:
+        t0 = time.monotonic()
         while left:
             _reap(p for p in left if p in mine)
             ready, _, _ = select.select(list(left.values()), [], [], 0)
             left = {p: f for p, f in left.items() if f not in ready}
-            now = time.monotonic()
-            if not left or now >= deadline:
+            rest = interrupt.grace_left(t0, secs) if cut else secs - (time.monotonic() - t0)
+            if not left or rest <= 0:
                 break
-            select.select(list(left.values()), [], [], min(0.05, deadline - now))
+            select.select(list(left.values()), [], [], min(0.05, rest))
         return left
 
     try:
@@ -176,7 +176,7 @@ def end(targets: list[Stat], *, sig: int = signal.SIGTERM, grace_s: float = 5.0,
         left = wait_all(dict(fds), grace_s)
         for fd in left.values():
             _send(fd, signal.SIGKILL)
-        wait_all(left, 5.0)
+        wait_all(left, 5.0, cut=False)  # after SIGKILL: only the kernel's time to end them
         _reap(mine)
         return len(fds)
     finally:

@@ -37,6 +37,7 @@ from optlog.paths import Workspace, find_workspace
 from optlog.store.db import Database
 from optlog.store.launchrows import anything_live
 from optlog.store.migrate import head_revision
+from optlog.store.readcache import sqlite_facts
 from optlog.store.runsync import evidence_unchanged
 
 if TYPE_CHECKING:
@@ -84,6 +85,25 @@ class Ctx:
         if self.opened is None:
             self.opened = open_workspace(self)
         return self.opened
+
+    def settle(self) -> None:
+        """Before any command, reads and commands that never touch the database included (`log`):
+        a launch whose optlog process died (kill -9) is marked `interrupted` and what it started is
+        ended now, not at some later command that happens to open the database. Cheap: on SQLite
+        one read-only query with the standard library (`readcache.sqlite_facts`) finds nothing live
+        and opens nothing; an opened context (the MCP server's, for its whole life) asks its
+        database, one indexed query."""
+        if self.opened is not None:
+            _recover(self, self.opened.db)
+            return
+        f = self.ws.sqlite_file
+        if f is not None:
+            if not f.is_file():
+                return  # no database yet: nothing was launched
+            facts = sqlite_facts(self.ws)
+            if facts is not None and not facts[2]:
+                return
+        self.open()  # opening recovers (and says what is wrong with a database that cannot be read)
 
     @property
     def db(self) -> "Database":

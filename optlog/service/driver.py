@@ -13,6 +13,7 @@ import json
 import sys
 
 from optlog.paths import Workspace
+from optlog.runs import interrupt
 from optlog.runs.launcher import Driver
 from optlog.service.context import Ctx
 
@@ -24,15 +25,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--doc-stdin", action="store_true",
                     help="read the unredacted launch document (JSON) from stdin: secrets never touch a file")
     a = ap.parse_args(argv)
-    doc = None
-    if a.doc_stdin:
-        doc = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+    with interrupt.scope(raising=False):  # `run cancel` while it reads its document still cancels
+        doc = None
+        if a.doc_stdin:
+            doc = json.loads(sys.stdin.buffer.read().decode("utf-8"))
 
-    ctx = Ctx(Workspace(__import__("pathlib").Path(a.root)))
-    try:
-        res = Driver(ctx, a.launch_id, doc=doc).run()
-    finally:
-        ctx.close()
+        ctx = Ctx(Workspace(__import__("pathlib").Path(a.root)))
+        try:
+            res = Driver(ctx, a.launch_id, doc=doc).run()
+        finally:
+            ctx.close()
     return 0 if res["status"] == "succeeded" else 1
 
 

@@ -27,8 +27,8 @@ from optlog import settings
 from optlog.core.ids import parse_ref
 from optlog.core.statuses import WAITING
 from optlog.core.timeutil import now_iso
-from optlog.errors import BadInput, Failed, NotFound, param
-from optlog.runs import ports, procs
+from optlog.errors import BadInput, Failed, Interrupted, NotFound, param
+from optlog.runs import interrupt, ports, procs
 from optlog.runs.executor_select import make_executor
 from optlog.runs.launcher import Driver
 from optlog.runs.record import env_used, run_record
@@ -120,8 +120,19 @@ def launch(ctx: Ctx, spec: str | None = None, *, sets: SetPairs = (), server_url
            lock: bool = True) -> dict[str, Any]:
     """Launch a spec, or (`again="L3"`) launch 3's committed record again (service.launch_record).
     `lock=False`: take no lock on the target (runs.targetlock), for a launch that measures nothing a
-    busy machine would change (`demo --simulated`: a simulated server, every run labelled so)."""
+    busy machine would change (`demo --simulated`: a simulated server, every run labelled so).
 
+    SIGINT, SIGTERM and SIGHUP are heard from here on (runs.interrupt): while the launch is only
+    being checked they end the command at once (nothing is written yet, exit 128 + the signal);
+    once its rows are written they cancel it (`cancelled`, every process ended)."""
+    with interrupt.scope():
+        return _launch_or_again(ctx, spec, sets=sets, server_url=server_url, hypothesis=hypothesis, detach=detach,
+                                allow_concurrent=allow_concurrent, on_event=on_event, again=again, lock=lock)
+
+
+def _launch_or_again(ctx: Ctx, spec: str | None, *, sets: SetPairs, server_url: str | None, hypothesis: str | None,
+                     detach: bool, allow_concurrent: bool, on_event: Callable[[dict[str, Any]], None] | None,
+                     again: str | None, lock: bool) -> dict[str, Any]:
     name = again_of = None
     if again is not None:
         if spec is not None or sets or server_url:
@@ -144,19 +155,43 @@ def _launch(ctx: Ctx, spec: str, *, sets: SetPairs, server_url: str | None,
             on_event: Callable[[dict[str, Any]], None] | None, name: str | None, again_of: str | None,
             lock: bool = True) -> dict[str, Any]:
     ls, points = prepare(ctx, spec, sets=sets, server_url=server_url, hypothesis=hypothesis, name=name)
-    st = open_launch(ctx, ls, points, sets=sets, server_url=server_url, hypothesis=hypothesis,
-                     allow_concurrent=allow_concurrent, again_of=again_of, lock=lock)
-    lid, doc = st["launch"], st["doc"]
-    launch_dir = ctx.ws.state_dir / "launches" / str(lid)
-    run_ids = [d["run_id"] for d in doc["points"]]
-    if detach:
+    with interrupt.noting():  # rows and record are written whole; a signal meanwhile cancels after
+        st = open_launch(ctx, ls, points, sets=sets, server_url=server_url, hypothesis=hypothesis,
+                         allow_concurrent=allow_concurrent, again_of=again_of, lock=lock)
+        lid, doc = st["launch"], st["doc"]
+        launch_dir = ctx.ws.state_dir / "launches" / str(lid)
+        run_ids = [d["run_id"] for d in doc["points"]]
+        if not detach:  # the driver hears a signal that came meanwhile and cancels at its first step
+            return Driver(ctx, lid, on_event=on_event, doc=doc).run()
+        if (sig := interrupt.received()) is not None:
+            _cancel_unstarted(ctx, lid, sig)
         holder = None if allow_concurrent or not lock else _busy(ctx, lid, doc)
         out = _detach(ctx, lid, run_ids, launch_dir, doc)
+        if (sig := interrupt.received()) is not None:  # it came while the driver started: it is cancelled
+            _stop_driver(out["pid"])
+            raise Interrupted(sig)
         if holder:  # it will wait for the machine: say so now, not "running" (issue 31)
             out.update(status=WAITING, waiting_for=holder)
         return out
 
-    return Driver(ctx, lid, on_event=on_event, doc=doc).run()
+
+def _cancel_unstarted(ctx: Ctx, lid: int, sig: int) -> None:
+    """A signal came before launch `lid`'s driver started: its runs are `cancelled`, none ran."""
+    why = f"cancelled by {signal.Signals(sig).name} before it started"
+    now = now_iso()
+    with ctx.db.write() as s:
+        for r in launchrows.live_runs(s, lid):
+            r.status, r.error, r.cause, r.finished_at = "cancelled", why, "cancelled", now
+            s.add(r)
+        launchrows.update_launch(s, lid, status="cancelled", finished_at=now, error=why)
+    raise Interrupted(sig)
+
+
+def _stop_driver(pid: int) -> None:
+    """Cancel a detached driver just started (SIGTERM: it ends its processes and marks its runs)."""
+    start = procs.start_ticks(pid)
+    if start is not None and procs.alive(pid, start):
+        os.kill(pid, signal.SIGTERM)
 
 
 def open_launch(ctx: Ctx, ls: Any, points: list[Any], *, sets: SetPairs, server_url: str | None,
