@@ -19,10 +19,10 @@ import click
 from optlog.api import verb as V
 from optlog.cli.binding import cli_call, spell_for_cli
 from optlog.cli.main import SuggestingGroup, add_global_options, emit, state
-from optlog.cli.options import JsonValue, KeyValue
+from optlog.cli.options import BoundedInt, FiniteFloat, JsonValue, KeyValue
 from optlog.errors import OptlogError
 
-_SCALAR: dict[Any, Any] = {int: click.INT, float: click.FLOAT}
+_SCALAR: dict[Any, Any] = {int: BoundedInt(), float: FiniteFloat()}  # inside the database's and the doubles' range
 
 
 def parameter(p: V.Param) -> click.Parameter:

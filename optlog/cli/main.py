@@ -327,7 +327,7 @@ def main(argv: list[str] | None = None) -> None:
             field = spelling.parameter(e.param)  # the CLI's one spelling: --flag, or an argument's metavar
         close = getattr(e, "possibilities", None)  # click's did-you-mean (NoSuchCommand, NoSuchOption)
         err: OptlogError = BadInput(e.format_message(), field=field, code="usage",
-                                    extra={"did_you_mean": list(close)} if close else None)
+                                    extra={"did_you_mean": list(close)} if close else {})
         if not as_json and e.ctx is not None:
             click.echo(e.ctx.get_usage(), err=True)
         _print_error(err, as_json)

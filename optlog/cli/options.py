@@ -4,12 +4,14 @@ gets too. `optlog.cli.commands` gives a generated command these types."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import click
 
 from optlog.core import text as TX
 from optlog.core.labels import check_key, parse_pair
+from optlog.core.limits import LIMITS
 from optlog.errors import BadInput
 
 
@@ -50,3 +52,26 @@ class JsonValue(click.ParamType):
         except BadInput as e:  # the option is the place, not a file
             e.field, e.file = f"{self.field}.{e.field}" if e.field else self.field, None
             raise
+
+
+class BoundedInt(click.types.IntParamType):
+    """click's integer, inside what the database stores (±(2^63 − 1): LIMITS.int_max): `--limit
+    99999999999999999999` was an internal error in the database driver (issue 42). Named as
+    click's, so the help reads the same."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        n = super().convert(value, param, ctx)
+        if not -LIMITS.int_max <= n <= LIMITS.int_max:
+            self.fail(f"{n} is past the largest whole number optlog stores ({LIMITS.int_max})", param, ctx)
+        return n
+
+
+class FiniteFloat(click.types.FloatParamType):
+    """click's float without `inf`, `nan` or a number past the largest double (`1e400` reads as inf):
+    a margin or a confidence must be a number (issue 42)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        x = super().convert(value, param, ctx)
+        if not math.isfinite(x):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return x

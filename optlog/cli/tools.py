@@ -358,12 +358,13 @@ def _scalar(name: str, v: Any, schema: dict[str, Any]) -> Any:
     if t in ("integer", "number") and isinstance(v, str):
         raise usage(f"{name} must be a{'n' if t == 'integer' else ''} {t}, got {json.dumps(v)[:60]}", name)
     if t == "integer":
-        if isinstance(v, float) and v.is_integer():
-            return int(v)
         try:
-            return v if isinstance(v, int) else int(str(v))
-        except ValueError:
+            n = int(v) if isinstance(v, float) and v.is_integer() else (v if isinstance(v, int) else int(str(v)))
+        except (ValueError, OverflowError):
             raise usage(f"{name} must be an integer, got {json.dumps(v)[:60]}", name) from None
+        if not -LIMITS.int_max <= n <= LIMITS.int_max:  # what the database stores (issue 42)
+            raise usage(f"{name} is past the largest whole number optlog stores ({LIMITS.int_max}), got {str(n)[:40]}", name)
+        return n
     if t == "number":
         try:
             x = float(v)

@@ -207,6 +207,8 @@ def _parse_expect(text: str, ceilings: dict[str, float] | None) -> Node:
     body = _parse(text)
     node = _conv_bool(body, text, ceilings)
     for at in atoms(node):
+        _check_region(at, ceilings or {}, text)
+    for at in atoms(node):
         if fits(at) and not _fit_alone(at):
             f = fits(at)[0]
             raise ExprError(f"{f.kind}(…) is compared on its own with a number or a range "
@@ -214,6 +216,37 @@ def _parse_expect(text: str, ceilings: dict[str, float] | None) -> Node:
     if not refs(node, groups_only=True):
         raise ExprError("the expression must mention group a or b (e.g. `a > b`, `a.gpu_util < 50`)", 1, text)
     return node
+
+
+def _check_region(at: Node, ceilings: dict[str, float], text: str) -> None:
+    """A comparison claims something (issue 42): its threshold is finite (`a > -inf` holds for every
+    value, `a < 1e300 * 1e300` is a comparison with inf), and a range is neither empty (`in [5, 3]`,
+    `in [inf, inf]`) nor everything (`in [-inf, inf]`). `inf` stays an open end of a range
+    (`a / b in [1.6, inf]`). Bounds that name a ceiling are checked when they are known."""
+    if isinstance(at, InRange):
+        lo, hi = const_value(at.lo, ceilings), const_value(at.hi, ceilings)
+        if lo is None or hi is None:
+            return
+        if math.isnan(lo) or math.isnan(hi):
+            raise ExprError("a range bound is not a number (0/0?)", at.col, text)
+        if lo == -math.inf and hi == math.inf:
+            raise ExprError("the range [-inf, inf] holds every value: it claims nothing", at.col, text)
+        if lo == math.inf or hi == -math.inf or lo > hi:
+            raise ExprError(f"empty range: no value is in [{fmt_written(lo)}, {fmt_written(hi)}]", at.col, text)
+        return
+    if not isinstance(at, Cmp):
+        return
+    lg = bool(groups(at.left) or fits(at.left))
+    rg = bool(groups(at.right) or fits(at.right))
+    if lg == rg:
+        return
+    side = at.right if lg else at.left
+    k = const_value(side, ceilings)
+    if k is None or math.isfinite(k):
+        return
+    what = "not a number (0/0?)" if math.isnan(k) else f"{fmt_written(k)}: a comparison with it claims " + (
+        "nothing (every value passes or none does)")
+    raise ExprError(f"the threshold must be a finite number, got {what}", at.col, text)
 
 
 def _conv_bool(n: ast.AST, text: str, ceil: dict[str, float] | None) -> Node:
@@ -256,7 +289,15 @@ def _conv_num(n: ast.AST, text: str, ceil: dict[str, float] | None) -> Node:
     if isinstance(n, ast.Constant):
         if isinstance(n.value, bool) or not isinstance(n.value, (int, float)):
             raise ExprError(f"expected a number, got {n.value!r}", _col(n), text)
-        return Num(float(n.value))
+        try:
+            v = float(n.value)
+        except OverflowError:
+            v = math.inf
+        if not math.isfinite(v):  # `1e400` reads as inf: a typo, never a threshold (`inf` says an open end)
+            src = ast.get_source_segment(text, n) or "the number"
+            raise ExprError(f"{src[:40]} is past the largest number optlog computes with (about 1.8e308)",
+                            _col(n), text)
+        return Num(v)
     if isinstance(n, ast.BinOp):
         sym = _BIN.get(type(n.op))
         if sym is None:

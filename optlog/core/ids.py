@@ -12,6 +12,7 @@ import hashlib
 import uuid
 
 from optlog import settings
+from optlog.core.limits import LIMITS
 from optlog.errors import BadInput
 
 
@@ -29,9 +30,17 @@ def parse_ref(ref: str, field: str = "ref") -> tuple[str, int]:
     low = t.lower()
     try:
         if low.startswith("launch:"):
-            return "launch", int(t[7:])
+            return "launch", check_id(int(t[7:]), field, "launch")
         if low.startswith("l"):
-            return "launch", int(t[1:])
-        return "run", int(t)
+            return "launch", check_id(int(t[1:]), field, "launch")
+        return "run", check_id(int(t), field)
     except ValueError:
         raise BadInput(f"expected a run id (12) or a launch (L3), got {ref!r}", field=field) from None
+
+
+def check_id(n: int, field: str = "ref", what: str = "run") -> int:
+    """A run or launch id as the database can hold it: 0 to 2^63 − 1 (`run show 9223372036854775808`
+    was an internal error in the database driver; issue 42). Refused with the field it came in."""
+    if not 0 <= n <= LIMITS.int_max:
+        raise BadInput(f"no {what} has id {n}: ids are whole numbers from 0 to {LIMITS.int_max}", field=field)
+    return n

@@ -82,6 +82,21 @@ def check_key(key: str, field: str = "labels") -> str:
     return key
 
 
+_INF_WORDS = frozenset({"inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"})
+
+
+def check_value(key: str, v: Any, field: str = "labels") -> Any:
+    """A label value whose number is past the largest double (`1e400`, 400 digits) is refused, naming
+    the label (issue 42): it would read as inf and compare equal to every other such typo. The word
+    `inf` stays a value (`request_rate=inf`: no rate limit)."""
+    n = as_number(v)
+    if n is not None and math.isinf(n) and str(v).strip().lower() not in _INF_WORDS:
+        shown = str(v) if len(str(v)) <= 40 else str(v)[:20] + "…"
+        raise BadInput(f"label {key}: {shown} is past the largest number optlog computes with (about 1.8e308)",
+                       field=field)
+    return v
+
+
 def parse_pair(text: str, field: str = "labels") -> tuple[str, str]:
     """`K=V` from the command line."""
     if "=" not in text:
@@ -90,7 +105,7 @@ def parse_pair(text: str, field: str = "labels") -> tuple[str, str]:
     k = k.strip()
     if not k:
         raise BadInput(f"expected KEY=VALUE, got {text!r} (empty key)", field=field)
-    return check_key(k, field), check(v.strip(), field, multiline=False)
+    return check_key(k, field), check_value(k, check(v.strip(), field, multiline=False), field)
 
 
 def parse_pairs(items: list[str] | tuple[str, ...], field: str = "labels") -> dict[str, str]:

@@ -31,6 +31,9 @@ class Limits:
     """A prediction expression, a `--where` condition, a `{{ }}` placeholder."""
     expr_depth: int = 50
     """Nesting of one expression (operators and parentheses)."""
+    int_max: int = 2**63 - 1
+    """Any whole number optlog takes (a run or launch id, a limit, an offset, a count): the largest
+    integer SQLite and PostgreSQL store; past it a lookup was an internal error (issue 42)."""
     list_page: int = 1_000
     """Items `run list` gives without --limit: the first page, with `total` and `next_offset`
     (100,000 runs printed 6 MB in 25 s); --limit and --offset give more."""

@@ -93,6 +93,10 @@ def evaluate(expr: str, values: Mapping[str, Any]) -> Any:
         out = _evaluate(tree, src, values)
         if isinstance(out, float) and not math.isfinite(out):
             raise TemplateError(f"{{{{ {src} }}}} is {out} (the value is out of range)")
+        if isinstance(out, int) and not isinstance(out, bool) and abs(out) > LIMITS.int_max:
+            # a label, a port or a count past what the database stores and a double holds (issue 42)
+            raise TemplateError(f"{{{{ {src} }}}} is a number of {fmt_count(len(str(abs(out))))} digits: past "
+                                f"the largest whole number optlog stores ({LIMITS.int_max}; the value is out of range)")
         return out
     except (OverflowError, ValueError, TypeError, RecursionError) as e:
         if isinstance(e, TemplateError):

@@ -9,6 +9,7 @@ from typing import Any, cast
 from urllib.parse import urlparse
 
 from optlog.core import labels as L
+from optlog.core.ids import check_id
 from optlog.core.limits import LIMITS
 from optlog.core.numfmt import fmt_count
 from optlog.core.shape import page_facts
@@ -56,7 +57,8 @@ def record(
 ) -> dict[str, Any]:
     """Store a run done elsewhere (typed labels and metrics: a face parses its own syntax, e.g. the
     CLI's `K=V`). All input is checked before anything is written."""
-    lab = {L.check_key(str(k), "labels"): check_text(str(v), "labels", multiline=False) for k, v in labels.items()}
+    lab = {L.check_key(str(k), "labels"): L.check_value(str(k), check_text(str(v), "labels", multiline=False))
+           for k, v in labels.items()}
     met: dict[str, float] = {}
     for k, v in metrics.items():
         n = L.as_number(v)
@@ -139,7 +141,7 @@ def runs_page(
 
 def get_run(ctx: Ctx, run_id: int | str, field: str = "run_id") -> Any:
     try:
-        rid = int(run_id)
+        rid = check_id(int(run_id), field)
     except (TypeError, ValueError):
         raise BadInput(f"a run id is a number, got {run_id!r}", field=field) from None
     with ctx.db.read() as s:

@@ -57,3 +57,59 @@ def test_a_hostile_number_blocks_no_other_verdict(ws):
     # the committed record holds no .inf or .nan either (YAML would read them back as floats)
     text = (ws.root / "hypotheses" / "big.yaml").read_text()
     assert ".inf" not in text and ".nan" not in text, text
+
+
+def _refused(ws, *args, field=None, file=None, line=None, says=None):
+    before = ws.commits()
+    r = ws.cli(*args, "--json", check=2)
+    err = r.json["error"]
+    _no_internal_error(r)
+    if field is not None:
+        assert err.get("field") == field, err
+    if file is not None:
+        assert err.get("file") == file and err.get("line") == line, err
+    if says is not None:
+        assert says in err["message"], err
+    assert ws.commits() == before
+    return err
+
+
+def test_every_number_is_checked_where_it_enters(ws):
+    """Ids past 64 bits, thresholds that claim nothing, ranges empty or everything, numerals past the
+    largest double in a label, an imported result or a template: exit 2 naming the field (the file
+    and line for files), nothing written; never an internal error, never silently dropped."""
+    ws.cli("hyp", "add", "H", "--id", "h")
+    ws.cli("run", "record", "--label", "g=s", "--metric", "m=1")
+    # ids: the largest the database stores is looked up; one past it is refused as no id
+    for ref in ("9223372036854775808", "99999999999999999999999"):
+        _refused(ws, "run", "show", ref, says="ids are whole numbers from 0 to 9223372036854775807")
+    _refused(ws, "run", "invalidate", "9223372036854775808", "--why", "x")
+    assert ws.cli("run", "show", "9223372036854775807", "--json", check=2).json["error"]["code"] == "not_found"
+    _refused(ws, "run", "list", "--limit", "99999999999999999999", field="--limit")
+    # thresholds and regions
+    for expect, says in (("k(x) > 1e400", "past the largest number"), ("k(x) in [-inf, inf]", "claims nothing"),
+                         ("a > -inf", "threshold must be a finite number"), ("a < inf", "finite"),
+                         ("a in [5, 3]", "empty range"), ("a in [inf, inf]", "empty range"),
+                         ("a < 1e300 * 1e300", "finite")):
+        _refused(ws, "predict", "h", "--expect", expect, "--metric", "m", "--a", "g=s", "--b", "g=t",
+                 field="--expect", says=says)
+    ws.cli("predict", "h", "--expect", "a / b in [1.6, inf]", "--metric", "m", "--a", "g=s", "--b", "g=t")  # an open end
+    # a hand-edited hypothesis file names its file and line
+    f = ws.root / "hypotheses" / "h.yaml"
+    good = f.read_text()
+    f.write_text(good.replace("a / b in [1.6, inf]", "a / b in [-inf, inf]"))
+    line = next(i for i, t in enumerate(f.read_text().splitlines(), 1) if "[-inf, inf]" in t)
+    err = _refused(ws, "verdict", "h", says="claims nothing")
+    assert err.get("file") == "hypotheses/h.yaml" and err.get("line") == line, err
+    f.write_text(good)
+    # metric and label values
+    _refused(ws, "run", "record", "--label", "g=s", "--metric", "m=1e400", field="--metric")
+    _refused(ws, "run", "record", "--label", "q=1e400", "--metric", "m=1", field="--label", says="label q")
+    ws.cli("run", "record", "--label", "request_rate=inf", "--metric", "m=1")  # the word inf: no rate limit
+    # an imported numeral past the largest double: refused with its file and line, not dropped
+    (ws.root / "r.jsonl").write_text('{"output_throughput": 10, "max_concurrency": 1}\n'
+                                     '{"output_throughput": 1e400, "max_concurrency": 4}\n')
+    _refused(ws, "run", "import", "r.jsonl", "--format", "sglang", file="r.jsonl", line=2, says="1e400")
+    # template arithmetic past 64 bits
+    (ws.root / "runs" / "t.yaml").write_text("name: t\nbench:\n  cmd: 'echo {{ (999999 ** 64) }}'\n")
+    _refused(ws, "run", "launch", "runs/t.yaml", file="runs/t.yaml", line=3, says="out of range")

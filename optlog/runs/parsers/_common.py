@@ -147,10 +147,46 @@ def arr(d: dict[str, Any], key: str) -> list[Any]:
     return v if isinstance(v, list) else []
 
 
+class _PastDouble(ValueError):
+    """A JSON numeral past the largest double (`1e400`): Python reads it as inf, and the import
+    used to drop the metric silently (issue 42). Refused with the file and line."""
+
+    def __init__(self, token: str) -> None:
+        super().__init__(token)
+        self.token = token
+
+
+def _finite_float(token: str) -> float:
+    f = float(token)
+    if math.isinf(f):
+        raise _PastDouble(token)
+    return f
+
+
+def _bounded_int(token: str) -> int:
+    n = int(token)
+    if len(token.lstrip("-")) > 308 and math.isinf(num(token) or 0.0):
+        raise _PastDouble(token)
+    return n
+
+
+def loads(text: str, parser: str, path: str, line: int | None = None) -> Any:
+    """`json.loads` under the number rule: a numeral past the largest double is refused (file, line),
+    while the bare Infinity and NaN some tools write (SGLang) stay what they say."""
+    try:
+        return json.loads(text, parse_float=_finite_float, parse_int=_bounded_int)
+    except _PastDouble as e:
+        at = text.find(e.token)
+        n = (line or 1) + (text.count("\n", 0, at) if at >= 0 else 0)
+        shown = e.token if len(e.token) <= 40 else e.token[:20] + "…"
+        raise BadInput(f"{parser}: {shown} is past the largest number optlog computes with (about 1.8e308)",
+                       file=path, line=n) from None
+
+
 def load_json(doc: Doc, parser: str) -> Any:
     """Parse a whole-file JSON document. Python's reader accepts bare Infinity/NaN (SGLang writes them)."""
     try:
-        return json.loads(doc.text)
+        return loads(doc.text, parser, doc.path)
     except json.JSONDecodeError as e:
         raise BadInput(f"{parser}: not JSON: {e.msg}", file=doc.path, line=e.lineno, column=e.colno) from None
     except RecursionError:
@@ -166,7 +202,7 @@ def jsonl_objects(doc: Doc, parser: str) -> Iterator[tuple[int, dict[str, Any]]]
         raise fail(parser, doc.path, "the file is empty")
     if stripped.startswith("[") or (stripped.startswith("{") and "\n" in stripped and _single_json(stripped)):
         try:
-            whole = json.loads(stripped)
+            whole = loads(stripped, parser, doc.path, text.count("\n", 0, text.find(stripped[:1])) + 1)
         except (json.JSONDecodeError, RecursionError):
             whole = None
         if isinstance(whole, dict):
@@ -183,7 +219,7 @@ def jsonl_objects(doc: Doc, parser: str) -> Iterator[tuple[int, dict[str, Any]]]
         if not s:
             continue
         try:
-            o = json.loads(s)
+            o = loads(s, parser, doc.path, n)
         except json.JSONDecodeError as e:
             raise BadInput(f"{parser}: line {n}: not JSON: {e.msg}", file=doc.path, line=n, column=e.colno) from None
         except RecursionError:
