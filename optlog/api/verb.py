@@ -20,11 +20,12 @@ the catalogue (`optlog.api.catalogue`) is what the faces walk.
 from __future__ import annotations
 
 import inspect
+import re
 import sys
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, Union, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
 
 if TYPE_CHECKING:
     from optlog.service.context import Ctx
@@ -278,3 +279,68 @@ def _strip_none(hint: Any) -> Any:
         rest = [a for a in get_args(hint) if a is not type(None)]
         return rest[0] if len(rest) == 1 else Any
     return hint
+
+
+# ---------------------------------------------------------------- one argument model per verb (issue 46)
+
+# argument metavars whose tool name reads better than the code's variable name
+ARG_NAMES = {"HYP": "hypothesis", "[HYP]": "hypothesis"}
+
+
+def tool_name(p: Param, taken: Collection[str] = ()) -> str:
+    """What an agent calls the parameter: an option by its long flag (`--hypothesis` → `hypothesis`;
+    the parameter's own name where the flag is its singular or prefix: `labels` for `--label`,
+    `timeout_s` for `--timeout`), an argument by its metavar (`ID` → `id`, `HYP` → `hypothesis`)."""
+    if isinstance(p.spec, Arg):
+        mv = p.spec.metavar or p.name.upper()
+        name = ARG_NAMES.get(mv) or (mv.strip("[]…").lower() if re.fullmatch(r"\[?[A-Z]+\]?", mv) else p.name)
+        return p.name if (name in taken or not name) else name
+    flags = [f.split("/")[0] for f in (p.spec.flags or ("--" + p.name.replace("_", "-"),))]
+    longs = [f for f in flags if f.startswith("--")] or flags
+    opt = longs[0].lstrip("-").replace("-", "_")
+    if p.name in (opt, opt + "s") or (p.name.startswith(opt + "_") and not p.name.endswith("_")):
+        return p.name
+    return opt
+
+
+def _field_type(p: Param) -> Any:
+    """The JSON-facing type of one parameter: K=V pairs an object, a JSON value anything, a choice a
+    Literal, a repeatable a list."""
+    if p.agent_json is not None or isinstance(p.kind, JsonText):
+        return Any
+    if isinstance(p.kind, Pairs):
+        return dict[str, Any]
+    item: Any = p.item if p.item in (int, float, bool) else str
+    if p.spec.choices is not None:
+        item = Literal[tuple(p.spec.choices)]
+        if isinstance(p.spec, Opt) and not p.spec.case_sensitive:  # `--effort s` is `S`
+            from pydantic import BeforeValidator  # deferred: pydantic, only where a model is asked for
+
+            fold = {c.lower(): c for c in p.spec.choices}
+            item = Annotated[item, BeforeValidator(lambda x: fold.get(x.lower(), x) if isinstance(x, str) else x)]
+    return list[item] if p.many else item
+
+
+_MODELS: dict[tuple[str, ...], Any] = {}
+
+
+def model(v: Verb) -> Any:
+    """The verb's argument model (a pydantic model made once from its signature; the anchor: the MCP
+    SDK's `func_metadata`): a field per parameter, aliased by its tool name, required where the
+    signature gives no default and an agent gets none, described by its help. What an MCP tool's
+    input schema and validation come from (`tests/architecture/test_verb_models.py` holds them equal)."""
+    if v.path not in _MODELS:
+        from pydantic import ConfigDict, Field, create_model  # deferred: pydantic, only where a model is asked for
+
+        fields: dict[str, Any] = {}
+        taken: list[str] = []
+        for p in v.params():
+            alias = tool_name(p, taken)
+            taken.append(alias)
+            required = p.required and p.agent_default is REQUIRED
+            default = ... if required else (p.agent_default if p.agent_default is not REQUIRED
+                                             else (None if p.default is REQUIRED else p.default))
+            fields[p.name] = (_field_type(p), Field(default, alias=alias, description=p.spec.help))
+        name = "".join(w.title() for w in "_".join(v.path).replace("-", "_").split("_")) + "Args"
+        _MODELS[v.path] = create_model(name, __config__=ConfigDict(populate_by_name=True, extra="forbid"), **fields)
+    return _MODELS[v.path]
