@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
+from optlog.core.text import windows_reserved
 from optlog.paths import DEFAULT_PLAN_PREFIX, Workspace
 from optlog.yamlio import load_model
 
@@ -43,8 +44,9 @@ class PlansSettings(_Strict):
     @field_validator("prefix")
     @classmethod
     def _prefix_ok(cls, v: str) -> str:
-        if not PLAN_PREFIX_RE.match(v):
-            raise ValueError("must be letters, digits, '.', '_' or '-' (it names a folder and files)")
+        if not PLAN_PREFIX_RE.match(v) or windows_reserved(v):
+            raise ValueError("must be letters, digits, '.', '_' or '-' (it names a folder and files), and no "
+                             "name Windows keeps for a device (con, nul, com1, …)")
         return v
 
 

@@ -77,9 +77,23 @@ class Workspace:
                            field="hypothesis", code="not_found")
         return self.hypotheses_dir / f"{hid}.yaml"
 
+    def check_inside(self, path: Path, shown: str) -> None:
+        """A committed file is read only if it resolves inside the workspace: a symbolic link that
+        a `git pull` brought (`hypotheses/h.yaml -> ~/.ssh/id_ed25519`) would otherwise have optlog
+        read, parse and echo a file of the user's that was never shared."""
+        if path.is_symlink():
+            target = path.resolve()
+            if not target.is_relative_to(self.root.resolve()):
+                raise BadInput(f"{shown} is a symbolic link to {target}, outside the workspace: optlog does not "
+                               "follow it (replace the link with the file itself)", file=shown, code="outside_workspace")
+
     def rel(self, p: Path) -> str:
         try:
             return str(Path(p).resolve().relative_to(self.root.resolve()))
+        except ValueError:
+            pass
+        try:  # a link inside the workspace to a file outside: named by where it is, not where it leads
+            return str(Path(os.path.abspath(p)).relative_to(os.path.abspath(self.root)))
         except ValueError:
             return str(p)
 

@@ -98,6 +98,6 @@ def bench(call: Call, *,
                        num_prompts=num_prompts, input_len=input_len, output_len=output_len, dataset=dataset,
                        ignore_eos=ignore_eos, warmup=warmup, reuse_prompts=reuse_prompts, metrics_url=metrics_url,
                        seed=seed, timeout=timeout, headers=list(headers), extra_body=extra_body,
-                       max_failures=max_failures, output_file=output_file, labels=pairs(labels),
+                       max_failures=max_failures, output_file=output_file, labels=pairs(labels, "labels"),
                        hypothesis=hypothesis, tag=tag, progress=call.narrate and sys.stderr.isatty())
     return svc.bench(opts, None if no_record else (lambda: call.ctx), call.say)

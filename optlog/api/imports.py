@@ -45,4 +45,4 @@ def run_import(call: Call, *,
 
     Nothing is written unless every file parses.
     """
-    return imports.import_doc(call.ctx, files, fmt, pairs(key_map), pairs(labels), hypothesis, detail)
+    return imports.import_doc(call.ctx, files, fmt, pairs(key_map, "key_map"), pairs(labels, "labels"), hypothesis, detail)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from optlog.api.verb import AgentDefault, Opt
+from optlog.errors import BadInput, param
 from optlog.service.envelope import ORDERS
 
 Limit = Annotated[int | None, AgentDefault(20), Opt(metavar="N", help="At most N items.")]
@@ -23,6 +24,13 @@ Fields = Annotated[str | None, Opt(metavar="A,B", help="Only these keys of each 
 Detail = Annotated[bool, AgentDefault(False), Opt("--detail/--brief", show_default=True)]
 
 
-def pairs(values: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
-    """Repeated K=V options (`Pairs`) as one mapping (a later key wins, as the command line reads)."""
-    return dict(values)
+def pairs(values: tuple[tuple[str, Any], ...], field: str) -> dict[str, Any]:
+    """Repeated K=V options (`Pairs`) as one mapping. A name given twice is refused (`--label a=1
+    --label a=2` kept the last one silently: which did the user mean?), naming the parameter."""
+    out: dict[str, Any] = {}
+    for k, v in values:
+        if k in out:
+            raise BadInput(f"{param(field)} {k} is given twice ({out[k]!r} and {v!r}): give each name once",
+                           field=field, code="duplicate")
+        out[k] = v
+    return out

@@ -80,7 +80,7 @@ def pred_add(call: Call, *,
                                                   "close name (else refused as a typo).")] = False,
              ) -> documents.Prediction | documents.PredictionAck:
     """Add a prediction to hypothesis HYP (committed to git)."""
-    return predictions.add_doc(call.ctx, hid, expect, metric=metric, a=pairs(a), b=pairs(b), where=where, per=per,
+    return predictions.add_doc(call.ctx, hid, expect, metric=metric, a=pairs(a, "a"), b=pairs(b, "b"), where=where, per=per,
                                margin=margin, detail=detail, new_metric=new_metric)
 
 
@@ -98,8 +98,8 @@ def pred_edit(call: Call, *,
               detail: PredDetail = True,
               ) -> documents.Prediction | documents.PredictionAck:
     """Edit a prediction; once evidence exists this makes a new version (pre-registration)."""
-    return predictions.edit_doc(call.ctx, pid, expect=expect, metric=metric, a=pairs(a) if a else None,
-                                b=pairs(b) if b else None, where=where, per=per, margin=margin, detail=detail)
+    return predictions.edit_doc(call.ctx, pid, expect=expect, metric=metric, a=pairs(a, "a") if a else None,
+                                b=pairs(b, "b") if b else None, where=where, per=per, margin=margin, detail=detail)
 
 
 @verb("prediction list", lambda d: "\n".join(_pred_human(p) for p in d["predictions"]) or "no predictions", read_only=True)

@@ -31,7 +31,7 @@ def run_record(call: Call, *,
                note: Annotated[str | None, Opt(metavar="T", help="A note kept with the run (how it was measured).")] = None,
                ) -> dict[str, Any]:
     """Store a run done elsewhere."""
-    return evidence.record(call.ctx, pairs(labels), pairs(metrics), hypothesis, note)
+    return evidence.record(call.ctx, pairs(labels, "labels"), pairs(metrics, "metrics"), hypothesis, note)
 
 
 @verb("run list", runs_table, read_only=True, output="run_list")
@@ -48,7 +48,7 @@ def run_list(call: Call, *,
              fields: Annotated[Fields, AgentDefault("id,status,hypothesis,invalidated,labels,metrics")] = None,
              ) -> documents.RunList:
     """List runs with their labels and metrics."""
-    return evidence.runs_doc(call.ctx, status=status, hypothesis=hypothesis, launch=launch, labels=pairs(labels),
+    return evidence.runs_doc(call.ctx, status=status, hypothesis=hypothesis, launch=launch, labels=pairs(labels, "labels"),
                              since=since, limit=limit, offset=offset, order=order, fields=fields)
 
 

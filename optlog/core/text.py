@@ -121,11 +121,25 @@ def text(v: str) -> str:
     return v
 
 
+# Names Windows keeps for devices, with or without an extension and in any case (`con`, `NUL.yaml`,
+# `com1.txt`): a file `hypotheses/con.yaml` cannot be checked out there, so a clone on Windows breaks
+WINDOWS_RESERVED = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in "123456789¹²³"),
+                              *(f"lpt{i}" for i in "123456789¹²³")})
+
+
+def windows_reserved(name: str) -> bool:
+    """`name` (a file name or an id that becomes one) is a Windows device name."""
+    return str(name).split(".", 1)[0].strip().rstrip(" ").lower() in WINDOWS_RESERVED
+
+
 def is_id(hid: str) -> bool:
-    return isinstance(hid, str) and ID_RE.fullmatch(hid) is not None
+    return isinstance(hid, str) and ID_RE.fullmatch(hid) is not None and not windows_reserved(hid)
 
 
 def check_id(hid: str) -> str:
+    if isinstance(hid, str) and windows_reserved(hid):
+        raise ValueError(f"bad id {hid!r}: a name Windows keeps for a device (con, prn, aux, nul, com1-9, lpt1-9) "
+                         "cannot be a file there; choose another")
     if not is_id(hid):
         raise ValueError(f"bad id {hid!r}: lower-case letters, digits and '-', starting with a letter or digit")
     return hid

@@ -975,10 +975,15 @@ class Driver:
         files: list[Path]
         parser = b.get("parser") or "json"
         left_out: list[str] = []
+        home = out.resolve()
         if b.get("results"):
-            files = sorted({p for g in b["results"] for p in out.glob(g) if p.is_file()})
+            # (a link the bench left that leads out of the folder is not followed: runs.spec refuses
+            # such globs; this keeps a stored spec from an older release to the same rule)
+            files = sorted({p for g in b["results"] if not g.startswith("/") for p in out.glob(g)
+                            if p.is_file() and p.resolve().is_relative_to(home)})
         else:
-            files = sorted(p for p in out.rglob("*") if p.is_file() and p.name not in LOG_NAMES)
+            files = sorted(p for p in out.rglob("*") if p.is_file() and p.name not in LOG_NAMES
+                           and p.resolve().is_relative_to(home))
             if files:
                 every, files = files, select_result_files(files, parser)
                 left_out = [self._rel(p) for p in every if p not in files]

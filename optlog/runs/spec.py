@@ -39,7 +39,8 @@ from optlog.runs.parsers import canonical_format
 from optlog.runs.sets import SPEC_KEYS
 from optlog.yamlio import flow, line_of, parse_text, read_text, validate
 
-RESERVED = ("out", "repeat", "run_id", "launch_id", "server_url", "name", "tune_worker")
+# set by optlog for each point, or (`env`) the environment a template reads as `{{ env.NAME }}`
+RESERVED = ("out", "repeat", "run_id", "launch_id", "server_url", "name", "tune_worker", T.ENV)
 Scalar = Union[bool, int, float, str]
 Cmd = Union[str, list[Union[str, int, float]]]
 
@@ -134,6 +135,19 @@ class BenchSpec(_S):
     results: list[str] | None = None  # globs under {{ out }}; default every file but the bench's own logs
 
     _cmd = field_validator("cmd")(classmethod(lambda cls, v: _check_cmd(v)))
+
+    @field_validator("results")
+    @classmethod
+    def _results(cls, v: list[str] | None) -> list[str] | None:
+        """Globs relative to the run's output folder, which they cannot leave: an absolute path, `~`
+        or a `..` part would read another file as the result (Path.glob also refuses an absolute
+        pattern, but only at run time, after the bench ran)."""
+        for g in v or ():
+            parts = g.replace("\\", "/").split("/")
+            if not g.strip() or g.startswith(("/", "~")) or ".." in parts:
+                raise ValueError(f"{g!r} is not under the run's output folder: give a glob relative to it "
+                                 "({{ out }}), such as result.json or *.jsonl")
+        return v
 
 
 class Timeouts(_S):
@@ -296,6 +310,12 @@ def load_spec(path: Path, shown: str | None = None) -> LoadedSpec:
     return ls
 
 
+def _reserved(k: str) -> str:
+    if k == T.ENV:
+        return f"{k!r} is reserved: templates read the environment as {{{{ env.NAME }}}}; name the value differently"
+    return f"{k!r} is reserved (set by optlog for each point)"
+
+
 def _check_keys(ls: LoadedSpec) -> None:
     s = ls.spec
     for k, v in s.labels.items():
@@ -312,7 +332,7 @@ def _check_keys(ls: LoadedSpec) -> None:
             if not L.KEY_RE.match(k):
                 raise ls.bad(f"bad name {k!r}: use letters, digits, '_', '.', '-'", where, k)
             if k in RESERVED and where != "labels":
-                raise ls.bad(f"{k!r} is reserved (set by optlog for each point)", where, k)
+                raise ls.bad(_reserved(k), where, k)
             if k in SPEC_KEYS and where != "labels":
                 raise ls.bad(f"{k!r} is a spec field (`{param('sets')} {k}=…` sets it); name the value differently", where, k)
     _check_search(ls)
@@ -321,7 +341,7 @@ def _check_keys(ls: LoadedSpec) -> None:
             if not L.KEY_RE.match(k):
                 raise ls.bad(f"bad name {k!r}: use letters, digits, '_', '.', '-'", "include", i, k)
             if k in RESERVED or k in SPEC_KEYS:
-                raise ls.bad(f"{k!r} is reserved (set by optlog for each point)" if k in RESERVED else
+                raise ls.bad(_reserved(k) if k in RESERVED else
                              f"{k!r} is a spec field (`{param('sets')} {k}=…` sets it); name the value differently",
                              "include", i, k)
             if k in s.matrix:
@@ -344,7 +364,7 @@ def _check_search(ls: LoadedSpec) -> None:
         if not L.KEY_RE.match(k):
             raise ls.bad(f"bad name {k!r}: use letters, digits, '_', '.', '-'", "search", k)
         if k in RESERVED or k in SPEC_KEYS:
-            raise ls.bad(f"{k!r} is reserved (set by optlog for each point)", "search", k)
+            raise ls.bad(_reserved(k), "search", k)
         if k not in used:
             raise ls.bad(f"no template uses {{{{ {k} }}}}: searching it would change nothing", "search", k,
                          code="unused")
@@ -391,7 +411,7 @@ def typed_sets(pairs: SetPairs) -> dict[str, Any]:
     for k, v in pairs:
         k = L.check_key(str(k), "sets")
         if k in RESERVED:
-            raise BadInput(f"{k!r} is reserved (set by optlog for each point)", field="sets")
+            raise BadInput(_reserved(k), field="sets")
         out[k] = _set_value(k, v)
     return out
 

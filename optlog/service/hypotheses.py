@@ -14,6 +14,7 @@ from typing import Any, cast
 from pydantic import ValidationError
 
 from optlog.core.hypothesis import HYP_STATUSES, HypothesisDoc, Override, StatusChange, check_id, link_problems, slugify
+from optlog.core.text import windows_reserved
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound, no_space, not_found, out_of_space, param
 from optlog.gitlog import history
@@ -394,7 +395,7 @@ def add(
     else:
         base = slugify(title)
         hid, n = base, 2
-        while hid in docs or ctx.ws.hypothesis_file(hid).exists():
+        while hid in docs or windows_reserved(hid) or ctx.ws.hypothesis_file(hid).exists():
             hid = f"{base}-{n}"
             n += 1
     if parent is not None and parent not in docs:

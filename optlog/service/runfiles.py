@@ -125,6 +125,7 @@ def _write(path: Path, data: dict[str, Any]) -> str:
 
 def _read(ctx: ServiceContext, path: Path) -> Any:
     rel = ctx.ws.rel(path)
+    ctx.ws.check_inside(path, rel)  # (a committed link to a file outside is not followed)
     if path.stat().st_size > MAX_FILE_BYTES:
         raise BadInput(f"an evidence file over {MAX_FILE_BYTES // 1024} KiB is not one optlog wrote", file=rel)
     text = read_text(path, rel)  # UTF-8 and the document limits, as every file optlog reads

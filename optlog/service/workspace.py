@@ -8,6 +8,7 @@ from typing import Any
 
 from optlog.config import PLAN_PREFIX_RE, default_config_text, load_config
 from optlog.core.ids import new_id
+from optlog.core.text import windows_reserved
 from optlog.errors import BadInput, Failed
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
@@ -24,8 +25,9 @@ def init(path: str | Path | None, plan_prefix: str | None = None, actor: str | N
     root = Path(path or ".").resolve()
     if root.exists() and not root.is_dir():
         raise BadInput(f"not a folder: {root}", field="path")
-    if plan_prefix is not None and not PLAN_PREFIX_RE.match(plan_prefix):
-        raise BadInput("letters, digits, '.', '_' or '-' only (it names a folder and files)", field="plan_prefix")
+    if plan_prefix is not None and (not PLAN_PREFIX_RE.match(plan_prefix) or windows_reserved(plan_prefix)):
+        raise BadInput("letters, digits, '.', '_' or '-' only (it names a folder and files), and no name Windows "
+                       "keeps for a device (con, nul, com1, …)", field="plan_prefix")
     ws = Workspace(root)
     created: list[str] = []
     root.mkdir(parents=True, exist_ok=True)

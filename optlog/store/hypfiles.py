@@ -44,6 +44,7 @@ def list_files(ws: Workspace) -> list[Path]:
 
 def load_file(ws: Workspace, path: Path) -> Loaded:
     rel = ws.rel(path)
+    ws.check_inside(path, rel)
     if path.stat().st_size > LIMITS.file_bytes:
         decode(b"x" * (LIMITS.file_bytes + 1), rel)  # refused with the size, before reading it
     raw = path.read_bytes()
@@ -52,6 +53,14 @@ def load_file(ws: Workspace, path: Path) -> Loaded:
     if not isinstance(data, dict):
         raise BadInput("a hypothesis file must be a mapping of fields", file=rel, line=1, code="invalid_field")
     doc = validate(HypothesisDoc, data, text, rel)
+    seen: dict[str, int] = {}
+    for i, p in enumerate(doc.predictions):  # two predictions of one id: which one would a verdict name?
+        if p.id in seen:
+            first = line_of(text, ("predictions", seen[p.id], "id"))
+            raise BadInput(f"prediction id {p.id!r} is used twice (also at line {first}): give each prediction "
+                           "its own id", file=rel, line=line_of(text, ("predictions", i, "id")),
+                           field=f"predictions.{i}.id", code="duplicate")
+        seen[p.id] = i
     if doc.id != path.stem:
         raise BadInput(
             f"id {doc.id!r} does not match the file name {path.name!r}",
