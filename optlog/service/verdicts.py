@@ -37,7 +37,8 @@ from optlog.service import documents
 from optlog.service.context import Ctx
 from optlog.service.diagnoses import describe, reads_diagnosis, refresh
 from optlog.service.evidence import live_hypotheses
-from optlog.store import launchrows, runrows
+from optlog.store import launchrows, runrows, statusrows
+from optlog.store.runsync import set_sync_stamp
 from optlog.store.db import decision_lock
 from optlog.store.lock import workspace_lock
 from optlog.store.runrows import add_links, counting_evidence, linked_runs, runs_of_launch, saved_id
@@ -313,6 +314,9 @@ def _evaluate(ctx: Ctx, hid: str | None, *, hids: list[str] | None, event: str, 
 
         made = hypotheses.mutate_many(ctx, decisions, event=event, subject=partial(_batch_subject, cause),
                                       body=cause or "", also=export)
+        with ctx.db.connect() as c:  # what this verdict has seen of launches (status: what ended badly after it)
+            seen = statusrows.launches_seen(c)
+        set_sync_stamp(ctx.db, statusrows.LAUNCHES_SEEN_KEY, seen)
         for out in results:
             if out["hypothesis"] in made:
                 doc, out["changed"] = made[out["hypothesis"]]

@@ -39,10 +39,16 @@ def run_facts(c: Connection, since: str, live_cap: int) -> RunFacts:
     live = [dict(r._mapping) for r in c.execute(text(
         "SELECT id, status, name, launch_id AS launch, hypothesis_id AS hypothesis FROM run "
         "WHERE status IN ('queued','running') ORDER BY (status = 'running') DESC, id LIMIT :n"), {"n": live_cap})]
+    seen = _launches_seen(c)
+    if seen is None:  # no verdict committed since launches were stamped: by time, as before
+        cond, args = "COALESCE(finished_at, created_at) >= :since", {"since": since}
+    else:  # launches the last verdict had not seen end: created after it, or live then (issue 42)
+        cond, args = "(id > :top" + (f" OR id IN ({', '.join(str(int(i)) for i in seen[1])})" if seen[1] else "") + ")", \
+            {"top": seen[0]}
     launches = [dict(r._mapping) for r in c.execute(text(
         "SELECT id, status, hypothesis_id AS hypothesis, created_at, finished_at, error FROM launch "
         "WHERE status IN ('queued','running') OR (status IN ('failed','cancelled','interrupted') "
-        "AND COALESCE(finished_at, created_at) >= :since) ORDER BY id DESC LIMIT 5"), {"since": since})]
+        f"AND {cond}) ORDER BY id DESC LIMIT 5"), args)]
     for la in launches:
         la["runs"] = {s: int(n) for s, n in c.execute(text(
             "SELECT status, COUNT(*) FROM run WHERE launch_id = :l GROUP BY status"), {"l": la["id"]})}
@@ -60,6 +66,27 @@ def run_facts(c: Connection, since: str, live_cap: int) -> RunFacts:
             {"f": False}):
         newest[h] = at
     return RunFacts(total, live_total, live, launches, inv_total, invalid, newest)
+
+
+LAUNCHES_SEEN_KEY = "verdict_launches_seen"  # what the last committed verdict had seen of launches
+
+
+def launches_seen(c: Connection) -> str:
+    """The stamp a committed verdict leaves: the newest launch id and the launches live then, so
+    `status` names the launches that ended badly after it by their ids, never by comparing a
+    launch's end with the verdict's time (a clock set ahead hid them; issue 42)."""
+    top = int(c.execute(text("SELECT COALESCE(MAX(id), 0) FROM launch")).scalar() or 0)
+    live = [int(r[0]) for r in c.execute(text("SELECT id FROM launch WHERE status IN ('queued','running') ORDER BY id"))]
+    return json.dumps({"top": top, "live": live})
+
+
+def _launches_seen(c: Connection) -> tuple[int, list[int]] | None:
+    raw = sync_stamp(c, LAUNCHES_SEEN_KEY)
+    try:
+        d = json.loads(raw) if raw else None
+        return (int(d["top"]), [int(i) for i in d["live"]]) if isinstance(d, dict) else None
+    except (ValueError, TypeError, KeyError):
+        return None
 
 
 def planned_for(c: Connection) -> set[str]:

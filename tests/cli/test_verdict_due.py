@@ -77,3 +77,30 @@ def test_a_verdict_dated_behind_is_not_due_forever(ws):
     before = ws.commits()
     ws.cli("verdict", "--all")
     assert ws.commits() == before  # nothing to judge again, as status said
+
+
+def _failed_launch(ws) -> int:
+    """A launch that ended badly now (its row, as a launch that failed leaves it)."""
+    from optlog.paths import Workspace as OWs
+    from optlog.store.db import Database
+    from optlog.store.launchrows import add_launch
+
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    db = Database(OWs(ws.root), url=ws.env.get("OPTLOG_DB_URL"))
+    try:
+        with db.write() as s:
+            return int(add_launch(s, status="failed", created_at=now, finished_at=now, error="server died").id)
+    finally:
+        db.dispose()
+
+
+def test_a_launch_that_failed_after_a_verdict_dated_ahead_is_shown(ws):
+    """status lists the launches that ended badly since the last verdict: by launch ids the verdict
+    had seen, not by comparing the launch's end with the verdict's date."""
+    _setup(ws)
+    before = _failed_launch(ws)
+    ws.cli("verdict", "--all", env=_clock(1))
+    after = _failed_launch(ws)
+    shown = [la["ref"] for la in ws.j("status").get("launches", [])]
+    assert shown == [f"L{after}"], shown  # L{before} the verdict had seen
+    assert f"L{before}" not in shown
