@@ -40,6 +40,7 @@ def run_facts(c: Connection, since: str, live_cap: int) -> RunFacts:
         "SELECT id, status, name, launch_id AS launch, hypothesis_id AS hypothesis FROM run "
         "WHERE status IN ('queued','running') ORDER BY (status = 'running') DESC, id LIMIT :n"), {"n": live_cap})]
     seen = _launches_seen(c)
+    args: dict[str, Any]
     if seen is None:  # no verdict committed since launches were stamped: by time, as before
         cond, args = "COALESCE(finished_at, created_at) >= :since", {"since": since}
     else:  # launches the last verdict had not seen end: created after it, or live then (issue 42)
