@@ -341,14 +341,29 @@ def _headline(name: str) -> str | None:
     return base if base in TELEMETRY_HEADLINE else None
 
 
-def telemetry_groups(runs: list[dict[str, Any]]) -> tuple[list[str], list[tuple[dict[str, Any], dict[str, float], int]]]:
-    """Runs with telemetry metrics, grouped by their labels (repeats pooled): (metric names, rows)."""
+def telemetry_groups(runs: list[dict[str, Any]], dram_scale: float | None = None
+                     ) -> tuple[list[str], list[tuple[dict[str, Any], dict[str, float], int]]]:
+    """Runs with telemetry metrics, grouped by their labels (repeats pooled): (metric names, rows).
+
+    Each figure is the one the diagnosis reads (issue 43): over the measured phase (`<field>_steady`)
+    where the run has it, the whole point's otherwise; `dram_bw_util` on the calibrated bandwidth
+    (× `dram_scale`, GPM's 100 % over the calibrated GB/s) where it is known."""
     names: list[str] = []
     groups: dict[tuple[tuple[str, str], ...], tuple[dict[str, Any], dict[str, list[float]]]] = {}
     for r in runs:
         if not usable(r):
             continue
-        tm = {k: v for k, v in r["metrics"].items() if is_telemetry(k)}
+        m = r["metrics"]
+        tm = {}
+        for k, v in m.items():
+            if not is_telemetry(k):
+                continue
+            base = _headline(k)
+            if base is not None and isinstance(m.get(base + "_steady"), (int, float)):
+                v = m[base + "_steady"]
+            if base == "dram_bw_util" and dram_scale:
+                v = v * dram_scale
+            tm[k] = v
         if not tm:
             continue
         for k in tm:
@@ -682,3 +697,95 @@ def tune_pareto(study: dict[str, Any]) -> dict[str, Any] | None:
             "points": [(t["values"][0], t["values"][1], t["number"]) for i, t in enumerate(pts) if i not in front],
             "front": sorted(((t["values"][0], t["values"][1], t["number"]) for i, t in enumerate(pts) if i in front)),
             "more": len(objs) > 2}
+
+
+# ---------------------------------------------------------------- what bounds each configuration (issue 43)
+
+
+def diagnoses(runs: list[dict[str, Any]], ceilings: dict[str, float]) -> list[dict[str, Any]]:
+    """Each configuration that has telemetry or work counts (its labels without `repeat`), diagnosed with
+    today's ceilings from its latest usable run: `{labels, run, runs, diagnosis (Diagnosis.to_json),
+    point}`, where `point` is the roofline dot (intensity FLOP/B, achieved TFLOP/s) where the
+    diagnosis has both. Runs that were never diagnosed (no telemetry, no work counts, no model facts)
+    are left out."""
+    from optlog.core.diagnosis import diagnose, diagnosis_inputs
+
+    groups: dict[tuple[tuple[str, str], ...], list[dict[str, Any]]] = {}
+    for r in runs:
+        if not usable(r):
+            continue
+        m = r.get("metrics") or {}
+        if not any(k in m for k in ("telemetry_window_s", "roofline_basis", "flops", "model_active_params")):
+            continue
+        key = (("", str(r.get("name") or "")),) + tuple(sorted(
+            (k, v if isinstance(v, str) else L.canonical(v)) for k, v in r["labels"].items() if k != "repeat"))
+        groups.setdefault(key, []).append(r)
+    out = []
+    for rs in groups.values():
+        r = max(rs, key=lambda x: x["id"])
+        d = diagnose(diagnosis_inputs(r["metrics"]), ceilings, r["labels"])
+        if d.bound is None and d.basis == "none":
+            continue
+        n = d.numbers
+        point = ({"intensity": n["intensity"], "tflops": n["achieved_tflops"]}
+                 if n.get("intensity") and n.get("achieved_tflops") else None)
+        out.append({"labels": {k: v for k, v in r["labels"].items() if k != "repeat"}, "run": r["id"],
+                    "name": str(r.get("name") or ""),
+                    "runs": [x["id"] for x in rs], "diagnosis": d.to_json(), "point": point,
+                    "hypothesis": r.get("hypothesis")})
+    return out
+
+
+def bound_verdicts(docs: dict[str, Any], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Hypotheses that name a bound (core.bounds: "prefill is compute-bound") against optlog's own call
+    on the runs they own or their verdicts read: `{hypothesis, named, agrees: [run…], disagrees:
+    [(run, call)…]}`. A call agrees when it is the bound named or of its family (a pipe-bound point is
+    compute-bound, a host-bound one latency-bound), in the whole point or one of its phases."""
+    from optlog.core import bounds as B
+
+    out = []
+    for hid, doc in sorted(docs.items()):
+        named = B.named_in(f"{hid} {_get(doc, 'title', '')} {_get(doc, 'statement', '')}")
+        if not named:
+            continue
+        used = {i for v in (_get(doc, "verdicts") or []) for p in (_get(v, "predictions") or []) if isinstance(p, dict)
+                for lv in p.get("levels") or [] if isinstance(lv, dict) for ids in (lv.get("runs") or {}).values()
+                for i in ids}
+        mine = [row for row in rows if row.get("hypothesis") == hid or set(row["runs"]) & used]
+        if not mine:
+            continue
+        agrees, disagrees = [], []
+        for row in mine:
+            d = row["diagnosis"]
+            calls = [d] + list(d.get("phases") or [])
+            ok = [c for c in calls if c.get("bound") and (c["bound"] == named or B.BY_NAME[c["bound"]].family == named)]
+            if ok:
+                agrees.append({"run": row["run"], "call": ok[0]["headline"], "phase": ok[0].get("phase", "")})
+            else:
+                disagrees.append({"run": row["run"], "call": d["headline"]})
+        out.append({"hypothesis": hid, "named": named, "agrees": agrees, "disagrees": disagrees})
+    return out
+
+
+POINT_LABELS = ("config", "concurrency", "size", "m", "batch", "tp", "model")
+"""The labels that name a roofline dot beside its run's name (where they differ between dots)."""
+
+
+def roofline_view(rows: list[dict[str, Any]], ceilings: dict[str, float]) -> dict[str, Any] | None:
+    """What the roofline plot draws: the calibrated ceilings (one compute roof per compute type the points
+    use, the bandwidth slope) and each configuration's dot. None without a dot."""
+    dots = [row for row in rows if row.get("point")]
+    varying = sorted({k for row in dots for k in row["labels"]
+                      if len({str(r["labels"].get(k)) for r in dots}) > 1})
+
+    def name(row: dict[str, Any]) -> str:
+        shape = ", ".join(f"{k}={row['labels'][k]}" for k in varying if k in row["labels"] and k in POINT_LABELS)
+        text = " ".join(x for x in (row.get("name") or "", shape) if x)
+        return (text[:60] + "…" if len(text) > 60 else text) or f"run {row['run']}"
+
+    pts = [(row["point"]["intensity"], row["point"]["tflops"], name(row), row["diagnosis"]["bound"]) for row in dots]
+    bw = ceilings.get("measured_mem_bw_gbps") or ceilings.get("mem_bw_gbps")
+    peaks = sorted({(row["diagnosis"]["numbers"].get("peak_tflops"),) for row in rows if row.get("point")} - {(None,)})
+    if not pts or not bw:
+        return None
+    return {"points": pts, "mem_bw_gbps": bw, "peaks": [p[0] for p in peaks]}

@@ -202,3 +202,32 @@ def tune_front(path: str, title: str, plot: dict[str, Any]) -> None:
     chart.add("trials", [{"value": (x, y), "label": f"#{n}"} for x, y, n in plot["points"]], stroke=False)
     chart.add("Pareto front", [{"value": (x, y), "label": f"#{n}"} for x, y, n in plot["front"]])
     _save(chart, path)
+
+
+def roofline(path: str, title: str, view: dict[str, Any]) -> None:
+    """The roofline (issue 43): x arithmetic intensity (FLOP/byte), y achieved TFLOP/s, both on log10
+    scales; the calibrated ceilings as lines (the bandwidth slope, one flat roof per compute peak the
+    points are held against) and each configuration a dot, its call in the legend."""
+    pts = view["points"]
+    bw = float(view["mem_bw_gbps"])
+    peaks = [float(p) for p in view["peaks"]] or [max(p[1] for p in pts)]
+    ridges = [p * 1e3 / bw for p in peaks]
+    xs = [p[0] for p in pts] + ridges
+    lo = math.floor(math.log10(max(min(xs) / 2, 1e-3)))
+    hi = math.ceil(math.log10(max(xs) * 2))
+    ys = [p[1] for p in pts] + peaks + [bw * 10 ** lo / 1e3]
+    ylo = math.floor(math.log10(max(min(ys) / 2, 1e-6)))
+    yhi = math.ceil(math.log10(max(ys) * 1.5))
+    chart = _chart("XY", title, "arithmetic intensity (FLOP/byte, log)", "achieved TFLOP/s (log)",
+                   range=(ylo, yhi), xrange=(lo, hi), x_labels=list(range(lo, hi + 1)),
+                   y_labels=list(range(ylo, yhi + 1)),
+                   x_value_formatter=lambda v: fmt_written(10 ** v), value_formatter=lambda v: fmt_axis(10 ** v),
+                   dots_size=4, stroke=False)
+    for peak, ridge in zip(peaks, ridges):
+        roof = [(lo, math.log10(bw * 10 ** lo / 1e3)), (math.log10(ridge), math.log10(peak)), (hi, math.log10(peak))]
+        chart.add(f"ceiling: {fmt_written(bw)} GB/s, {fmt_written(peak)} TFLOP/s", [
+            {"value": v} for v in roof], stroke=True, show_dots=False, stroke_style={"width": 2})
+    for x, y, name, bound in pts:
+        chart.add(f"{name}: {bound or 'undecided'}", [{"value": (math.log10(x), math.log10(max(y, 1e-6))),
+                                                       "label": f"{fmt_axis(y)} TFLOP/s at {fmt_axis(x)} FLOP/B"}])
+    _save(chart, path)

@@ -187,9 +187,16 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
         for st in data["studies"]:
             out.extend(_tuning(st, [pl for pl in plots.get("tune", []) if pl["study"] == st["study"]]))
 
+    # ---- what bounds each configuration (issue 43)
+    out.extend(_bounds(data, plots.get("roofline", [])))
+
     # ---- telemetry and energy
-    names, trows = C.telemetry_groups(runs)
+    names, trows = C.telemetry_groups(runs, data.get("dram_scale"))
     out.append(md.heading(2, "Telemetry and energy"))
+    out.append(md.inline("Over each run's measured phase (the load generator's decode windows, a bench's timed loop) "
+                         "where it was recorded, else the whole point; DRAM bandwidth "
+                         + ("on the calibrated bandwidth" if data.get("dram_scale") else "as GPM reports it "
+                            "(no calibrated counter scale)") + ": the figures the diagnosis reads."))
     lim = data.get("power_limit_w")
     if lim:
         out.append(md.inline(f"GPU power limit: {fmt_written(lim)} W ({data.get('gpu_kind') or 'default GPU'}, from optlog.yaml)."))
@@ -433,3 +440,46 @@ def _st(docs: dict[str, Any], hid: str) -> str:
 
 def _hyp_order(docs: dict[str, Any]) -> list[str]:
     return sorted(docs, key=lambda h: (docs[h].created or "", h))
+
+
+def _bounds(data: dict[str, Any], plots: list[dict[str, Any]]) -> list[str]:
+    """Each launched configuration's diagnosis (whole point, then each phase: bound, efficiency, evidence,
+    what would change its mind), the hypotheses that name a bound against it, and the roofline."""
+    rows = data.get("diagnoses") or []
+    if not rows:
+        return []
+    out = [md.heading(2, "What bounds each configuration")]
+    out.append(md.inline("optlog's own diagnosis of each launched configuration (its latest run, today's calibrated "
+                         "ceilings; `optlog run show ID` has every figure). Efficiency: the bounding unit's share "
+                         "of its ceiling (latency, host: the share of the time spent waiting)."))
+    table = []
+    for row in rows:
+        d = row["diagnosis"]
+        name = row.get("name") or _kv({k: v for k, v in row["labels"].items()
+                                        if k in ("model", "concurrency", "config", "size", "m", "bench")})
+        for ph, dd in [("whole", d)] + [(p.get("phase", ""), p) for p in d.get("phases") or []]:
+            eff = dd.get("efficiency")
+            why = (dd.get("reason") or "").split("; ")[0]
+            table.append([f"{name} (run {row['run']})" if ph == "whole" else "", ph, dd.get("headline") or "undecided",
+                          fmt_share(eff) if eff is not None else "–", _clip(why),
+                          _clip((dd.get("would_change_its_mind") or "").split("; ")[0])])
+    out.append(md.table(["configuration", "phase", "bound", "efficiency", "evidence", "would change its mind"], table))
+    for pl in plots:
+        out.append(f"![{md.text(pl['alt'])}](<{pl['href']}>)")
+    bv = data.get("bound_verdicts") or []
+    if bv:
+        out.append(md.heading(3, "Hypotheses about bounds against the diagnosis"))
+        items = []
+        for v in bv:
+            agree = ", ".join(f"run {a['run']}" + (f" ({a['phase']})" if a.get("phase") else "") for a in v["agrees"])
+            dis = ", ".join(f"run {a['run']} ({a['call']})" for a in v["disagrees"])
+            text = f"{v['hypothesis']} names {v['named']}-bound: " + (f"agrees: {agree}" if agree else "no run agrees")
+            if dis:
+                text += f"; disagrees: {dis}"
+            items.append(md.text(text))
+        out.append(md.bullets(items))
+    return out
+
+
+def _clip(text: str, n: int = 160) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"

@@ -179,6 +179,14 @@ def default_name(hypothesis: str | None = None, since: str | None = None, keep: 
     return f"report{scope}.md"
 
 
+def _dram_scale(ceilings: dict[str, float]) -> float | None:
+    """GPM dram_bw_util's 100 % over the calibrated bandwidth: what puts the report's DRAM column on the
+    scale the diagnosis reads (core.diagnosis.counter_view)."""
+    cal = ceilings.get("measured_mem_bw_gbps") or ceilings.get("mem_bw_gbps")
+    full = ceilings.get("measured_dram_counter_full_gbps") or ceilings.get("datasheet_mem_bw_gbps")
+    return full / cal if full and cal else None
+
+
 def build(ctx: Ctx, path: Path, draw: bool = True, hypothesis: str | None = None,
           since: str | None = None) -> tuple[str, list[tuple[Path, Any]]]:
     """The markdown text and the plots to draw (path, drawing function) for a report at `path`."""
@@ -232,6 +240,22 @@ def build(ctx: Ctx, path: Path, draw: bool = True, hypothesis: str | None = None
             todo.append((p, (PL.per_level, (str(p), rel))))
             plot_refs["predictions"].append({"prediction": pred.id, "href": p.name, "relation": rel,
                                              "alt": f"{pred.id}: {rel['metric']} by {rel['per']}, every run a dot"})
+    # what bounds each launched configuration (issue 43): its diagnosis, the hypotheses that name a bound
+    # against it, and the roofline under the calibrated ceilings
+    try:
+        ceilings = ctx.config.ceilings()
+    except Exception:
+        ceilings = {}
+    data["diagnoses"] = C.diagnoses(data["runs"], ceilings)
+    data["bound_verdicts"] = C.bound_verdicts(data["docs"], data["diagnoses"])
+    data["dram_scale"] = _dram_scale(ceilings)
+    plot_refs["roofline"] = []
+    view = C.roofline_view(data["diagnoses"], ceilings)
+    if view:
+        p = folder / f"{stem}-roofline.svg"
+        title = "roofline: each configuration under the calibrated ceilings"
+        todo.append((p, (PL.roofline, (str(p), title, view))))
+        plot_refs["roofline"].append({"href": p.name, "alt": title})
     # a Pareto plot per tuning study of several objectives
     plot_refs["tune"] = []
     for st in data["studies"]:

@@ -502,8 +502,8 @@ def report_rows(db: Database) -> list[dict[str, Any]]:
     with db.read() as s:
         cur = s.connection().connection.cursor()  # the DBAPI connection under this transaction
         try:
-            cur.execute("SELECT id, status, created_at, invalidated, invalid_reason, hypothesis_id, note, launch_id, host "
-                        "FROM run ORDER BY id")
+            cur.execute("SELECT id, status, created_at, invalidated, invalid_reason, hypothesis_id, note, launch_id, host, "
+                        "name FROM run ORDER BY id")
             rows = cur.fetchall()
             labels: dict[int, dict[str, Any]] = {r[0]: {} for r in rows}
             metrics: dict[int, dict[str, float]] = {r[0]: {} for r in rows}
@@ -520,9 +520,10 @@ def report_rows(db: Database) -> list[dict[str, Any]]:
         finally:
             cur.close()
     out = []
-    for rid, status, created, inval, reason, hyp, note, launch_id, host in rows:
+    for rid, status, created, inval, reason, hyp, note, launch_id, host, name in rows:
         lab = labels[rid]
         out.append({"id": rid, "status": status, "created_at": created, "invalidated": bool(inval),
                     "invalid_reason": reason, "hypothesis": hyp, "note": note, "launch_id": launch_id, "host": host,
+                    "name": name,
                     "labels": dict(sorted(lab.items())), "metrics": metrics[rid]})
     return out
