@@ -593,7 +593,9 @@ def _diagnose_one(m: dict[str, float], ceilings: dict[str, float], labels: dict[
     sm = counters.get("sm_active")
     wait, wait_why = None, ""
     # a bench's whole-point counters hold its start-up: its SM activity counts over its measured phase only
+    measured_idle = False  # whether anything measured the time the unit did not work (not a launch model)
     if sm is not None and (serving or "sm_active_run" in counters):
+        measured_idle = True
         wait = max(0.0, 1.0 - sm / 100.0)
         wait_why = f"the SMs idle {fmt_whole(100 * wait)}% of the time (GPM sm_active {fmt_whole(sm)}%)"
     if not serving and t is not None and t > 0:
@@ -602,15 +604,18 @@ def _diagnose_one(m: dict[str, float], ceilings: dict[str, float], labels: dict[
             wait = launch
             wait_why = (f"one kernel takes {fmt_sig(t * 1e6)} µs, close to a launch (~{fmt_sig(LAUNCH_S * 1e6)} µs): "
                         f"launches take ~{fmt_whole(100 * launch)}% of the loop")
-    host = _num(m, "phase_host_share")
-    if host is not None and host > 0.05 and (wait is None or host > wait):
+    host, server_s, busy_s = _server_time(m, t) if serving else (None, None, None)
+    # on a CPU target the server's compute is the unit's time: its own seconds covering the requests'
+    # time is evidence that it did not wait (a GPU's SMs may idle inside it: there only a gap counts)
+    cpu = serving and not _num(m, "telemetry_gpus")
+    if host is not None and (host > 0.05 or (cpu and wait is None)) and (wait is None or host > wait):
+        measured_idle = measured_idle or cpu or host > 0.05
         wait = host
-        wait_why = (f"the server spent {fmt_sig(_num(m, 'phase_server_s') or 0.0)} s of the requests' "
-                    f"{fmt_sig((t or 0.0) * max(_num(m, 'phase_requests_at_once') or 1.0, 1.0))} s in this phase on them "
+        wait_why = (f"the server spent {fmt_sig(server_s or 0.0)} s of the requests' {fmt_sig(busy_s or 0.0)} s on them "
                     f"(its own counters): {fmt_whole(100 * host)}% went to the HTTP request, tokenisation and scheduling")
     bound: str | None
     lines: list[str] = []
-    if host is not None and host > 0.05 and wait == host and host > eff:
+    if host is not None and wait == host and host > eff:
         bound, eff = "host", host
         lines.append(f"{wait_why}, more than the busiest unit works ({_unit_name(busiest, dtype, pipes)} at "
                      f"{fmt_whole(100 * units[busiest][0])}%): the host side sets the pace of this phase")
@@ -623,7 +628,7 @@ def _diagnose_one(m: dict[str, float], ceilings: dict[str, float], labels: dict[
         lines.append(f"{wait_why}, more than the busiest unit works ({_unit_name(busiest, dtype, pipes)} at "
                      f"{fmt_whole(100 * units[busiest][0])}%): launches, gaps between short kernels or too little "
                      "work per kernel set the pace")
-    elif sm is None and eff < 0.5:
+    elif not measured_idle and eff < 0.5:
         # more than half the time is unexplained and nothing measured the SMs: no call on an absence
         bound = None
         lines.append(f"the busiest unit is {_unit_name(busiest, dtype, pipes)} at only {fmt_whole(100 * eff)}% of its "
@@ -714,6 +719,30 @@ def _window(est: WorkEstimate | None, phase: str | None, t: float | None, cwindo
     return out + (f"; {cwindow}" if cwindow else "")
 
 
+def _server_time(m: dict[str, float], t: float | None) -> tuple[float | None, float | None, float | None]:
+    """(share of the requests' time the server did not spend on them, server s, requests' s): a phase's
+    (`phase_metrics`), or the whole point's from llama.cpp's prompt and generation seconds (scaled to the
+    measured part) against the measured phase × mean requests in flight. None without them."""
+    # one request at a time only: with several, a request waits inside the server for room in a pass
+    # (queueing behind the GPU, not host work), which its slot's seconds do not count
+    if _num(m, "phase_host_share") is not None:
+        at_once = _num(m, "phase_requests_at_once") or 1.0
+        if at_once > SERVER_TIME_MAX_AT_ONCE:
+            return None, None, None
+        return m["phase_host_share"], _num(m, "phase_server_s"), (t or 0.0) * max(at_once, 1.0)
+    ps, gs = _num(m, "srv_prompt_seconds_delta"), _num(m, "srv_tokens_predicted_seconds_delta")
+    inflight = _num(m, "mean_inflight")
+    if ps is None or gs is None or not t or not inflight or "phase_requests_at_once" in m \
+            or inflight > SERVER_TIME_MAX_AT_ONCE:
+        return None, None, None
+    _tin, tout = _tokens(m)
+    srv = (ps + gs) * _measured_share(m, tout)
+    busy = t * max(inflight, 1.0)
+    return max(0.0, 1.0 - srv / busy), srv, busy
+
+
+SERVER_TIME_MAX_AT_ONCE = 1.5
+"""The server's own seconds are evidence of host time only with about one request at a time."""
 LAUNCH_S = 5e-6
 """A kernel launch's cost on the host (~5 µs): a timed loop of kernels this short is launch-bound."""
 HOST_SM = 25.0
