@@ -166,8 +166,6 @@ class Config(_Strict):
                 out[f"measured_{k}"] = float(meas[k])
         if spec.mem_bw_gbps is not None:  # the theoretical figure GPM's DRAM % is a share of (diagnosis scale)
             out["datasheet_mem_bw_gbps"] = float(spec.mem_bw_gbps)
-        for dtype, v in spec.peak_tflops.items():  # the figure GPM's tensor_active is a share of (issue 43)
-            out[f"datasheet_peak_tflops_{dtype}"] = float(v)
         # where nobody wrote a datasheet value, the plain names read the measurement (calibrate never
         # writes a measurement into the datasheet keys themselves)
         for k in list(out):

@@ -294,8 +294,10 @@ def counter_view(metrics: dict[str, float], ceilings: dict[str, float],
             v = _num(m, f"throttle_{reason}_s")
             if v is not None and win:
                 counters[f"throttle_{reason}"] = v / win
-    ta, sheet = counters.get("tensor_active"), ceilings.get(f"datasheet_peak_tflops_{dtype}")
-    cal_peak = ceilings.get(f"measured_peak_tflops_{dtype}")
+    # a datasheet peak is what a person wrote as peak_tflops.<dtype>: the plain name differs from the measurement
+    ta, cal_peak = counters.get("tensor_active"), ceilings.get(f"measured_peak_tflops_{dtype}")
+    sheet = ceilings.get(f"peak_tflops_{dtype}")
+    sheet = sheet if sheet and cal_peak and sheet != cal_peak else None
     if ta is not None and sheet and cal_peak:
         counters["tensor_active_cal"] = ta * sheet / cal_peak
     point_s = _num(m, "telemetry_window_s")

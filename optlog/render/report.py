@@ -193,10 +193,11 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
     # ---- telemetry and energy
     names, trows = C.telemetry_groups(runs, data.get("dram_scale"))
     out.append(md.heading(2, "Telemetry and energy"))
-    out.append(md.inline("Over each run's measured phase (the load generator's decode windows, a bench's timed loop) "
-                         "where it was recorded, else the whole point; DRAM bandwidth "
-                         + ("on the calibrated bandwidth" if data.get("dram_scale") else "as GPM reports it "
-                            "(no calibrated counter scale)") + ": the figures the diagnosis reads."))
+    if trows:
+        out.append(md.inline("Over each run's measured phase (the load generator's decode windows, a bench's timed "
+                             "loop) where it was recorded, else the whole point; DRAM bandwidth "
+                             + ("on the calibrated bandwidth" if data.get("dram_scale") else "as GPM reports it "
+                                "(no calibrated counter scale)") + ": the figures the diagnosis reads."))
     lim = data.get("power_limit_w")
     if lim:
         out.append(md.inline(f"GPU power limit: {fmt_written(lim)} W ({data.get('gpu_kind') or 'default GPU'}, from optlog.yaml)."))
