@@ -14,8 +14,10 @@ import statistics
 from collections import defaultdict
 from typing import Any
 
+from optlog.core import bounds as B
 from optlog.core import labels as L
 from optlog.core import runtable as RT
+from optlog.core.diagnosis import diagnose, diagnosis_inputs
 from optlog.core import units as U
 from optlog.core.numfmt import fmt_verdict, fmt_written
 from optlog.core.plans import selector_name
@@ -708,8 +710,6 @@ def diagnoses(runs: list[dict[str, Any]], ceilings: dict[str, float]) -> list[di
     point}`, where `point` is the roofline dot (intensity FLOP/B, achieved TFLOP/s) where the
     diagnosis has both. Runs that were never diagnosed (no telemetry, no work counts, no model facts)
     are left out."""
-    from optlog.core.diagnosis import diagnose, diagnosis_inputs
-
     groups: dict[tuple[tuple[str, str], ...], list[dict[str, Any]]] = {}
     for r in runs:
         if not usable(r):
@@ -741,8 +741,6 @@ def bound_verdicts(docs: dict[str, Any], rows: list[dict[str, Any]]) -> list[dic
     on the runs they own or their verdicts read: `{hypothesis, named, agrees: [run…], disagrees:
     [(run, call)…]}`. A call agrees when it is the bound named or of its family (a pipe-bound point is
     compute-bound, a host-bound one latency-bound), in the whole point or one of its phases."""
-    from optlog.core import bounds as B
-
     out = []
     for hid, doc in sorted(docs.items()):
         named = B.named_in(f"{hid} {_get(doc, 'title', '')} {_get(doc, 'statement', '')}")
