@@ -41,3 +41,29 @@ def test_a_value_optlog_cannot_quote_is_refused_before_running(ws, tmp_path):
     assert "backquotes" in err["message"] and "\"$1\"" in err["message"]
     assert not sentinel.exists() and ws.git("rev-parse", "HEAD") == before
     assert ws.cli("run", "list", "--json").json["runs"] == []
+
+
+def test_an_agents_sets_through_mcp_never_run(ws, tmp_path):
+    """The same through the MCP face: an agent's `sets` reach the script as text, or are refused."""
+    import anyio
+
+    from test_mcp import _data, _session
+
+    sentinel = tmp_path / "PWNED"
+    rel = spec(ws, "mcpsh", server=False, params={"x": "plain"},
+               bench={"cmd": ["sh", "-c", "printf '{\"completed\": 1}' > {{ out }}/result.json; printf '%s' {{ x }} > {{ out }}/x"],
+                      "parser": "json", "results": ["result.json"]})
+    bq = spec(ws, "mcpbq", server=False, params={"x": "plain"},
+              bench={"cmd": ["sh", "-c", "echo `echo {{ x }}` > {{ out }}/result.json"], "parser": "json"})
+    hostile = f"a; touch {sentinel}; $(touch {sentinel})"
+
+    async def calls(s):
+        ok = _data(await s.call_tool("run_launch", {"spec": rel, "sets": {"x": hostile}, "detach": False}))
+        bad = await s.call_tool("run_launch", {"spec": bq, "sets": {"x": hostile}, "detach": False})
+        return ok, bad
+
+    ok, bad = anyio.run(_session, ws, calls)
+    assert not sentinel.exists()
+    (run,) = ok["runs"]
+    assert (ws.root / run["artifacts_dir"] / "x").read_text() == hostile
+    assert bad.is_error and "backquotes" in bad.content[0].text
