@@ -9,11 +9,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from optlog import settings
+from optlog.core.numfmt import fmt_count
 from optlog.core.text import is_id
 from optlog.errors import BadInput
 
@@ -146,3 +148,79 @@ def program() -> list[str]:
     if beside.is_file() and os.access(beside, os.X_OK):
         return [str(beside)]
     return [sys.executable, "-P", "-m", "optlog"]
+
+
+# ---------------------------------------------------------------- reading a file someone named
+
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _not_regular(mode: int) -> str | None:
+    """What a file that is not a regular file is ("a named pipe (FIFO)"), or None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((what for test, what in _KINDS if test(mode)), "not a regular file")
+
+
+def read_regular(path: Path | str, limit: int, *, shown: str | None = None, field: str | None = None,
+                 what: str = "file") -> bytes:
+    """The bytes of a regular file of at most `limit` bytes; anything else is bad input (exit 2)
+    naming the file, before a byte is read.
+
+    Why: a path comes from a person, an agent's tool call or a file in git, and reading what is not
+    a regular file never ends: `/dev/zero` or `/dev/urandom` fill memory, a FIFO with no writer
+    blocks the caller (an MCP server stops answering), a socket or a terminal waits for input. So
+    the kind is checked by `stat` (following a symlink) before opening; the file is opened with
+    O_NONBLOCK and O_NOCTTY, so a FIFO swapped in between the two cannot block and a terminal is
+    never taken over, and checked again on the open descriptor; and at most `limit` + 1 bytes are
+    read, so a file that grows while it is read is refused too. `what` names it in messages
+    ("result file", "dataset")."""
+    shown = shown if shown is not None else str(path)
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        raise BadInput("no such file", file=shown, field=field, code="not_found") from None
+    except OSError as e:
+        raise BadInput(f"cannot read the {what}: {e.strerror}", file=shown, field=field) from None
+    _check(st, limit, shown, field, what)
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        raise BadInput(f"cannot read the {what}: {e.strerror}", file=shown, field=field) from None
+    try:
+        _check(os.fstat(fd), limit, shown, field, what)  # the file opened is the one checked
+        chunks: list[bytes] = []
+        n = 0
+        while True:
+            try:
+                b = os.read(fd, min(1 << 20, limit + 1 - n))
+            except BlockingIOError:  # pragma: no cover - a regular file never says "try again"
+                raise BadInput(f"the {what} cannot be read now", file=shown, field=field) from None
+            except OSError as e:
+                raise BadInput(f"cannot read the {what}: {e.strerror}", file=shown, field=field) from None
+            if not b:
+                break
+            chunks.append(b)
+            n += len(b)
+            if n > limit:
+                raise _too_large(f"it grew past {fmt_count(limit)} bytes while it was read", limit, shown, field,
+                                 what)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _check(st: os.stat_result, limit: int, shown: str, field: str | None, what: str) -> None:
+    kind = _not_regular(st.st_mode)
+    if kind is not None:
+        raise BadInput(f"is {kind}, not a regular file: optlog reads a {what} only from a regular file",
+                       file=shown, field=field, code="not_a_file")
+    if st.st_size > limit:
+        raise _too_large(f"it is {fmt_count(st.st_size)} bytes", limit, shown, field, what)
+
+
+def _too_large(said: str, limit: int, shown: str, field: str | None, what: str) -> BadInput:
+    return BadInput(f"{said}; optlog reads a {what} of at most {fmt_count(limit)} bytes (docs/input-limits.md)",
+                    file=shown, field=field, code="too_large")

@@ -26,6 +26,7 @@ from optlog.core import text as TX
 from optlog.core.limits import LIMITS
 from optlog.core.numfmt import fmt_count
 from optlog.errors import BadInput
+from optlog.paths import read_regular
 
 try:  # the C loader is 5-10x faster where libyaml is present
     from yaml import CSafeDumper as _Dumper
@@ -75,22 +76,9 @@ def line_of(text: str, loc: tuple[Any, ...]) -> int | None:
 def read_text(path: Path, shown: str | None = None) -> str:
     """A document's text: refused (BadInput, exit 2) when larger than the limit or not UTF-8."""
     shown = shown or str(path)
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        raise BadInput(f"no such file: {shown}", file=shown, code="not_found") from None
-    except OSError as e:
-        raise BadInput(f"cannot read {shown}: {e.strerror}", file=shown) from None
-    if size > LIMITS.file_bytes:
-        raise BadInput(f"the file is {fmt_count(size)} bytes; optlog reads documents of at most {fmt_count(LIMITS.file_bytes)}",
-                       file=shown, code="too_large")
-    try:
-        raw = path.read_bytes()
-    except IsADirectoryError:
-        raise BadInput(f"{shown} is a folder, not a file", file=shown) from None
-    except OSError as e:
-        raise BadInput(f"cannot read {shown}: {e.strerror}", file=shown) from None
-    return decode(raw, shown)
+    # a regular file only, and at most the limit: a spec or todo list named as /dev/zero or a FIFO
+    # would never finish reading (optlog.paths.read_regular)
+    return decode(read_regular(path, LIMITS.file_bytes, shown=shown, what="document"), shown)
 
 
 def decode(raw: bytes, shown: str) -> str:

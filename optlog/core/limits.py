@@ -34,6 +34,22 @@ class Limits:
     int_max: int = 2**63 - 1
     """Any whole number optlog takes (a run or launch id, a limit, an offset, a count): the largest
     integer SQLite and PostgreSQL store; past it a lookup was an internal error (issue 42)."""
+    result_bytes: int = 256 * 1024 * 1024
+    """A benchmark result file `run import` or a launch reads (a GuideLLM benchmarks.json with every
+    request, an AIPerf export): read whole and parsed in memory, so bounded; only a regular file."""
+    dataset_bytes: int = 1024 * 1024 * 1024
+    """A prompt dataset `bench --dataset` reads (ShareGPT's full JSON is ~670 MB)."""
+    bench_prompts: int = 100_000
+    """Measured requests of one `bench` level (and its warm-up): every prompt is made before the
+    first request is sent, so 10**20 would never answer."""
+    bench_tokens: int = 1_048_576
+    """`bench` input_len and output_len: tokens of one request (2**20, beyond any served context)."""
+    bench_prompt_tokens: int = 50_000_000
+    """num_prompts × input_len of one `bench` level: the random prompt text made in memory (~200 MB)."""
+    bench_concurrency: int = 100_000
+    """One `bench` concurrency level (in-flight requests)."""
+    bench_timeout_s: float = 86_400.0
+    """`bench` per-request timeout: a day."""
     list_page: int = 1_000
     """Items `run list` gives without --limit: the first page, with `total` and `next_offset`
     (100,000 runs printed 6 MB in 25 s); --limit and --offset give more."""

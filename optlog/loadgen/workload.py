@@ -17,8 +17,10 @@ import random
 from pathlib import Path
 from typing import Any
 
+from optlog.core.limits import LIMITS
 from optlog.errors import BadInput
 from optlog.loadgen.core import random_prompt
+from optlog.paths import read_regular
 
 DEFAULT_OUTPUT_LEN = 128
 
@@ -101,12 +103,10 @@ def _record(rec: Any, output_len: int | None) -> tuple[str, int] | None:
 
 def load_dataset(path: str, output_len: int | None) -> list[tuple[str, int]]:
     """All usable (prompt, max_tokens) records of a file; BadInput (with file and line) if unreadable."""
-    p = Path(path)
-    if not p.is_file():
-        raise BadInput(f"no such dataset file: {path}", file=path, field="dataset")
+    data = read_regular(Path(path), LIMITS.dataset_bytes, shown=path, field="dataset", what="dataset")
     try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
         raise BadInput(f"cannot read the dataset: {e}", file=path, field="dataset") from None
     stripped = text.lstrip()
     records: list[Any]

@@ -27,6 +27,8 @@ from typing import Any, Callable
 
 from optlog import __version__, settings
 from optlog.core import labels as L
+from optlog.core.limits import LIMITS
+from optlog.core.numfmt import fmt_count
 from optlog.core.text import check as check_text
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, Failed, param
@@ -117,6 +119,12 @@ def _user_labels(labels: dict[str, Any]) -> dict[str, str]:
             for k, v in labels.items()}
 
 
+def _shown(v: int) -> str:
+    """A number as given, cut short when it is huge (10**20 is said, not printed in full)."""
+    t = str(v)
+    return t if len(t) <= 24 else f"{t[:6]}… ({len(t)} digits)"
+
+
 def prepare(opts: Options, ctx: Any = None) -> Plan:
     """Check everything; raise BadInput (exit 2) before anything is written."""
 
@@ -134,18 +142,37 @@ def prepare(opts: Options, ctx: Any = None) -> Plan:
             levels = list(core.parse_levels(opts.concurrency))
         except ValueError as e:
             raise BadInput(f"bad concurrency list: {e}", field="concurrency") from None
+        for lv in levels:
+            if lv is not None and lv > LIMITS.bench_concurrency:
+                raise BadInput(f"a concurrency level is at most {fmt_count(LIMITS.bench_concurrency)}, got {lv}",
+                               field="concurrency", code="out_of_range")
     try:
         rate = core.parse_rate(opts.request_rate)
     except ValueError as e:
         raise BadInput(str(e), field="request_rate") from None
-    for name, v in (("input_len", opts.input_len), ("output_len", opts.output_len),
-                    ("num_prompts", opts.num_prompts)):
+    # each number in its domain (docs/input-limits.md): every prompt is made before the first
+    # request, so a num_prompts of 10**20 used to hold the command (and an MCP server) for good
+    for name, v, most in (("input_len", opts.input_len, LIMITS.bench_tokens),
+                          ("output_len", opts.output_len, LIMITS.bench_tokens),
+                          ("num_prompts", opts.num_prompts, LIMITS.bench_prompts)):
         if v is not None and v < 1:
             raise BadInput(f"must be at least 1, got {v}", field=name)
+        if v is not None and v > most:
+            raise BadInput(f"must be at most {fmt_count(most)}, got {_shown(v)}", field=name, code="out_of_range")
+    if (opts.num_prompts or 200) * (opts.input_len or 128) > LIMITS.bench_prompt_tokens:
+        raise BadInput(f"{param('num_prompts')} × {param('input_len')} is at most {fmt_count(LIMITS.bench_prompt_tokens)} "
+                       f"prompt tokens, got {fmt_count((opts.num_prompts or 200) * (opts.input_len or 128))}",
+                       field="num_prompts", code="out_of_range")
     if opts.warmup is not None and opts.warmup < 0:
         raise BadInput(f"must be >= 0, got {opts.warmup}", field="warmup")
+    if opts.warmup is not None and opts.warmup > LIMITS.bench_prompts:
+        raise BadInput(f"must be at most {fmt_count(LIMITS.bench_prompts)}, got {_shown(opts.warmup)}", field="warmup",
+                       code="out_of_range")
     if not (opts.timeout > 0) or math.isinf(opts.timeout):
         raise BadInput(f"must be > 0 seconds, got {opts.timeout}", field="timeout")
+    if opts.timeout > LIMITS.bench_timeout_s:
+        raise BadInput(f"must be at most {fmt_count(LIMITS.bench_timeout_s)} seconds, got {opts.timeout}", field="timeout",
+                       code="out_of_range")
     if opts.max_failures is not None and opts.max_failures < 0:
         raise BadInput(f"must be >= 0, got {opts.max_failures}", field="max_failures")
     if opts.dataset and opts.input_len:
@@ -160,6 +187,8 @@ def prepare(opts: Options, ctx: Any = None) -> Plan:
         out_file = Path(opts.output_file)
         if out_file.is_dir():
             raise BadInput(f"{opts.output_file} is a folder", field="output_file")
+        if out_file.exists() and not out_file.is_file():  # a FIFO nobody reads would block the append
+            raise BadInput(f"{opts.output_file} is not a regular file", field="output_file", code="not_a_file")
         if not out_file.parent.exists():
             raise BadInput(f"no such folder: {out_file.parent}", field="output_file")
     if opts.hypothesis:

@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import Callable
 
 from optlog.core.labels import check_key
+from optlog.core.limits import LIMITS
 from optlog.errors import BadInput, param
+from optlog.paths import read_regular
 from optlog.runs.parsers import (aiperf, generic, guidellm, llama_bench, llmperf, optlog_fmt, probe, sglang, sglang_one_batch,
                                  vllm, vllm_offline)
 from optlog.runs.parsers._common import CANONICAL, Doc, ParsedResult, settle
@@ -207,15 +209,10 @@ def detect_format(path: Path | str, data: bytes | None = None) -> str:
 
 
 def read_file(p: Path) -> bytes:
-    """A result file's bytes; a missing or unreadable file is bad input naming it."""
-    try:
-        return p.read_bytes()
-    except FileNotFoundError:
-        raise BadInput("no such file", file=str(p), field="files") from None
-    except IsADirectoryError:
-        raise BadInput("is a folder, not a result file", file=str(p), field="files") from None
-    except OSError as e:
-        raise BadInput(f"cannot read: {e.strerror}", file=str(p), field="files") from None
+    """A result file's bytes: a regular file of at most LIMITS.result_bytes (`run import`, through
+    every face, and a launch's result files); anything else is bad input naming it, refused before a
+    byte is read (/dev/zero, a FIFO, a socket, a folder: optlog.paths.read_regular)."""
+    return read_regular(p, LIMITS.result_bytes, field="files", what="result file")
 
 
 def parse_bytes(path: str, data: bytes, parser: str | None = None, key_map: dict[str, str] | None = None) -> list[ParsedResult]:
@@ -291,9 +288,9 @@ def select_result_files(paths: list[Path] | list[str], parser: str | None = None
     keep: list[Path] = []
     for p in ps:
         try:
-            data = p.read_bytes()
-        except OSError:
-            continue
+            data = read_file(p)
+        except BadInput:
+            continue  # not a result (too large, not a regular file): the parser's error would say so
         found = sniff(str(p), data)
         if fmt is None:
             if found is not None:
