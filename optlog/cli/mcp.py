@@ -17,10 +17,13 @@ import io
 import json
 import os
 import sys
+import queue
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
+from optlog import settings
 from optlog.cli import tools as T
 from optlog.api.verb import Call
 from optlog.cli.fast import READS
@@ -28,7 +31,8 @@ from optlog.cli.main import internal_error
 from optlog.cli.tools import tools
 from optlog.core import text as TX
 from optlog.core.shape import fit
-from optlog.errors import BadInput, OptlogError, close_matches
+from optlog.core.numfmt import fmt_seconds
+from optlog.errors import BadInput, Failed, OptlogError, close_matches
 from optlog.api.cache import readcache
 from optlog.api.session import Ctx, open_session
 
@@ -45,6 +49,8 @@ class Face:
         self.chdir = chdir
         self._tools: dict[str, Any] | None = None
         self.lock = threading.Lock()
+        self.running: tuple[str, float] | None = None  # the tool call in progress, since (time.monotonic)
+        self.wait_s = settings.load().mcp_wait_s
         self._ctx: Any = None
         self._stamp: str | None = None
         # the hot reads' results by tool and arguments, with the workspace stamp they were made
@@ -97,68 +103,123 @@ class Face:
         if self._ctx is not None:
             self._ctx.close()
 
+    def busy(self) -> bool:
+        """A tool call is running."""
+        return self.running is not None
+
     def call(self, name: str, args: dict[str, Any] | None) -> tuple[Any, bool, int]:
-        """(document, is_error, exit_code) of one tool call."""
-        with self.lock:
-            tool = self.tools.get(name)
-            if tool is None:
-                close = close_matches(name, self.tools, cutoff=0.5)
-                err = BadInput(f"no tool {name!r}" + (f" (did you mean {', '.join(close)}?)" if close else ""),
-                               code="usage", extra={"did_you_mean": close} if close else {})
-                return err.to_json(), True, 2
+        """(document, is_error, exit_code) of one tool call. Calls run one at a time; a call that
+        finds another running waits at most `wait_s` (OPTLOG_MCP_WAIT_S) and is then answered `busy` (exit 1, nothing
+        done), so every request gets an answer within a bound even behind a long `bench`."""
+        if not self.lock.acquire(timeout=self.wait_s):
+            running, since = self.running or ("another call", time.monotonic())
+            took = time.monotonic() - since
+            err = Failed(f"busy: {running} has been running for {fmt_seconds(took)}; this call was not run "
+                         f"(calls run one at a time): call it again once that one has answered",
+                         code="busy", extra={"running": running, "running_s": round(took, 1)})
+            return err.to_json(), True, err.exit_code
+        try:
+            self.running = (name, time.monotonic())
+            return self._call(name, args)
+        finally:
+            self.running = None
+            self.lock.release()
+
+    def _call(self, name: str, args: dict[str, Any] | None) -> tuple[Any, bool, int]:
+        tool = self.tools.get(name)
+        if tool is None:
+            close = close_matches(name, self.tools, cutoff=0.5)
+            err = BadInput(f"no tool {name!r}" + (f" (did you mean {', '.join(close)}?)" if close else ""),
+                           code="usage", extra={"did_you_mean": close} if close else {})
+            return err.to_json(), True, 2
+        try:
+            kwargs = T.arguments(tool, args)  # its errors name the tool's parameters already
+        except OptlogError as e:
+            return e.to_json(), True, e.exit_code
+        try:
+            if tool.path != ("init",):
+                self.ctx().settle()  # no workspace → no_workspace, before anything runs; a dead launch recovered
+        except OptlogError as e:
+            if e.code == "no_workspace":
+                e.message = (f"no optlog workspace at {self.chdir or os.getcwd()}: call the `init` tool "
+                             f"(or start the server with -C PATH)")
+                e.extra.setdefault("fix", {"tool": "init", "arguments": {}})
+            tool.spell(e)
+            return e.to_json(), True, e.exit_code
+        key = json.dumps([name, kwargs], default=str, sort_keys=True) if tool.path in READS else None
+        before = self._read_stamp() if key else None
+        if before is not None and key in self._reads and self._reads[key][0] == before.key:
+            self.read_hits += 1
+            _k, text, code = self._reads[key]
+            return json.loads(text), False, code
+        call = Call(chdir=self.chdir, ctx=self.ctx, narrate=False, say=NARRATION.say, tools=lambda: self.tools)
+        stray = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(stray):  # stdout is the protocol's: nothing else may reach it
+                doc, code = T.invoke(tool, call, kwargs)
+        except OptlogError as e:
+            tool.spell(e)
+            return e.to_json(), True, e.exit_code
+        except Exception as e:  # noqa: BLE001  (no traceback ever: the error document instead)
+            ierr = internal_error(e, self._ctx.ws.db_url if self._ctx is not None else None)
+            return ierr.to_json(), True, ierr.exit_code
+        if tool.path == ("init",):
+            self._ctx = None  # the workspace may be new
+        lifted = any((args or {}).get(k) for k in _LIFTS)
+        hint = "ask for less or page: " + ", ".join(
+            k for k in ("limit", "offset", "fields", "detail", "tail") if k in tool.params) \
+            if any(k in tool.params for k in ("limit", "fields", "detail", "tail")) else \
+            "the full document: the CLI's --json"
+        # small by default; asked for more, still at most MAX_LIFTED_BYTES (a 92 KB
+        # hypothesis_show {"detail": true} was ~23 k tokens in one call: issue 31)
+        doc = fit(doc, T.MAX_LIFTED_BYTES if lifted else T.MAX_RESULT_BYTES, hint)
+        if before is not None and key is not None and not self._ctx.notices and not stray.getvalue():
+            after = self._read_stamp()  # nothing changed while it ran: keep it
+            if after is not None and after.key == before.key and after.settled:
+                if len(self._reads) >= 64:
+                    self._reads.clear()
+                self._reads[key] = (after.key, json.dumps(doc, default=str), code)
+        opened = getattr(self._ctx, "opened", None)
+        if opened is not None and opened.upgraded and not self._upgrade_said and isinstance(doc, dict):
+            doc = {**doc, "upgraded": {"from": opened.upgraded[0], "to": opened.upgraded[1]}}  # said once,
+            self._upgrade_said = True  # in this answer only (not in the read cache's copy)
+        return doc, False, code
+
+
+class Narration:
+    """The MCP server's narration on stderr, written by a thread of its own through a bounded
+    queue: a client that never reads the server's stderr pipe used to block a verb in the middle of
+    its work (holding the workspace lock: a CLI `verdict --all` then failed `locked`). Lines that
+    find the queue full are dropped and counted, never waited for."""
+
+    def __init__(self, size: int = 1000) -> None:
+        self.q: queue.Queue[str] = queue.Queue(maxsize=size)
+        self.dropped = 0
+        self._thread: threading.Thread | None = None
+        self._start = threading.Lock()
+
+    def say(self, text: str) -> None:
+        try:
+            self.q.put_nowait(f"optlog: {text}\n")
+        except queue.Full:
+            self.dropped += 1
+            return
+        with self._start:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._write, name="optlog-mcp-stderr", daemon=True)
+                self._thread.start()
+
+    def _write(self) -> None:
+        while True:
+            line = self.q.get()
             try:
-                kwargs = T.arguments(tool, args)  # its errors name the tool's parameters already
-            except OptlogError as e:
-                return e.to_json(), True, e.exit_code
-            try:
-                if tool.path != ("init",):
-                    self.ctx().settle()  # no workspace → no_workspace, before anything runs; a dead launch recovered
-            except OptlogError as e:
-                if e.code == "no_workspace":
-                    e.message = (f"no optlog workspace at {self.chdir or os.getcwd()}: call the `init` tool "
-                                 f"(or start the server with -C PATH)")
-                    e.extra.setdefault("fix", {"tool": "init", "arguments": {}})
-                tool.spell(e)
-                return e.to_json(), True, e.exit_code
-            key = json.dumps([name, kwargs], default=str, sort_keys=True) if tool.path in READS else None
-            before = self._read_stamp() if key else None
-            if before is not None and key in self._reads and self._reads[key][0] == before.key:
-                self.read_hits += 1
-                _k, text, code = self._reads[key]
-                return json.loads(text), False, code
-            call = Call(chdir=self.chdir, ctx=self.ctx, narrate=False,
-                        say=lambda t: print(f"optlog: {t}", file=sys.stderr), tools=lambda: self.tools)
-            stray = io.StringIO()
-            try:
-                with contextlib.redirect_stdout(stray):  # stdout is the protocol's: nothing else may reach it
-                    doc, code = T.invoke(tool, call, kwargs)
-            except OptlogError as e:
-                tool.spell(e)
-                return e.to_json(), True, e.exit_code
-            except Exception as e:  # noqa: BLE001  (no traceback ever: the error document instead)
-                ierr = internal_error(e, self._ctx.ws.db_url if self._ctx is not None else None)
-                return ierr.to_json(), True, ierr.exit_code
-            if tool.path == ("init",):
-                self._ctx = None  # the workspace may be new
-            lifted = any((args or {}).get(k) for k in _LIFTS)
-            hint = "ask for less or page: " + ", ".join(
-                k for k in ("limit", "offset", "fields", "detail", "tail") if k in tool.params) \
-                if any(k in tool.params for k in ("limit", "fields", "detail", "tail")) else \
-                "the full document: the CLI's --json"
-            # small by default; asked for more, still at most MAX_LIFTED_BYTES (a 92 KB
-            # hypothesis_show {"detail": true} was ~23 k tokens in one call: issue 31)
-            doc = fit(doc, T.MAX_LIFTED_BYTES if lifted else T.MAX_RESULT_BYTES, hint)
-            if before is not None and key is not None and not self._ctx.notices and not stray.getvalue():
-                after = self._read_stamp()  # nothing changed while it ran: keep it
-                if after is not None and after.key == before.key and after.settled:
-                    if len(self._reads) >= 64:
-                        self._reads.clear()
-                    self._reads[key] = (after.key, json.dumps(doc, default=str), code)
-            opened = getattr(self._ctx, "opened", None)
-            if opened is not None and opened.upgraded and not self._upgrade_said and isinstance(doc, dict):
-                doc = {**doc, "upgraded": {"from": opened.upgraded[0], "to": opened.upgraded[1]}}  # said once,
-                self._upgrade_said = True  # in this answer only (not in the read cache's copy)
-            return doc, False, code
+                sys.stderr.write(line)
+                sys.stderr.flush()
+            except (OSError, ValueError):
+                pass
+
+
+NARRATION = Narration()
 
 
 def one_line(doc: Any, name: str) -> str:

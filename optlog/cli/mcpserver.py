@@ -8,11 +8,21 @@ when the face came first (issue 31).
 
 from __future__ import annotations
 
+import io
+import os
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 from optlog import __version__
+from optlog.core.numfmt import fmt_seconds
 from optlog.errors import OptlogError
+
+PROGRESS_S = 10.0  # a long call's progress notifications, this often
+EOF_CALL_S = 10.0  # at end of input, the call in progress gets this long to finish
+EOF_FLUSH_S = 1.0  # and the answers this long to be written, then the server leaves
+MAX_LINE = 16 * 1024 * 1024  # characters of one message from the client
 
 INSTRUCTIONS = """\
 optlog is the lab notebook of an inference-performance session. The loop:
@@ -55,7 +65,30 @@ def build_server(chdir: str | None = None) -> Any:
         return types.ListToolsResult(tools=[tool_def(t) for t in the_face().tools.values()])
 
     async def call_tool(ctx: Any, params: Any) -> Any:
-        doc, is_error, code = await anyio.to_thread.run_sync(the_face().call, params.name, params.arguments)
+        face = the_face()
+        done = anyio.Event()
+
+        async def beat() -> None:
+            """A long call (a bench, a run_wait) says it is alive: a progress notification every
+            PROGRESS_S seconds, to a client that sent a progressToken."""
+            n = 0
+            while not done.is_set():
+                with anyio.move_on_after(PROGRESS_S):
+                    await done.wait()
+                if done.is_set():
+                    return
+                n += 1
+                try:
+                    await _progress(ctx, n, f"{params.name}: still running after {fmt_seconds(n * PROGRESS_S)}")
+                except Exception:  # noqa: BLE001  (a client gone or without progress: the answer still comes)
+                    return
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(beat)
+            try:
+                doc, is_error, code = await anyio.to_thread.run_sync(face.call, params.name, params.arguments)
+            finally:
+                done.set()
         from optlog.cli.mcp import one_line  # deferred: loaded with the face
 
         text = one_line(doc, params.name)
@@ -121,14 +154,83 @@ def build_server(chdir: str | None = None) -> Any:
     return server
 
 
+async def _progress(ctx: Any, n: int, message: str) -> None:
+    """One progress notification for the request of `ctx` (nothing when it carried no token)."""
+    report = getattr(ctx, "report_progress", None) or getattr(getattr(ctx, "session", None), "report_progress", None)
+    if report is not None:
+        await report(n, None, message)
+        return
+    token = getattr(getattr(ctx, "meta", None), "progress_token", None)
+    if token is not None:
+        await ctx.session.send_progress_notification(token, n, None, message)
+
+
+class _Wire(io.TextIOWrapper):
+    """The client's end of stdin: its end of input is the end of the session (`_leave`)."""
+
+    def __init__(self, raw: Any, on_eof: Any) -> None:
+        super().__init__(raw, encoding="utf-8", errors="replace")
+        self._on_eof = on_eof
+
+    def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
+        # a line is one message: past MAX_LINE it is cut (the pieces are refused as JSON), so a
+        # client that never sends a newline cannot fill memory
+        line = super().readline(MAX_LINE if size is None or size < 0 else min(size, MAX_LINE))
+        if not line:
+            self._on_eof()
+        return line
+
+
+def _stdin_wire(on_eof: Any) -> Any:
+    """The protocol's stdin, read through `_Wire`; fd 0 itself then points at the null device, as
+    the SDK's own claim does, so nothing a verb starts reads the protocol's bytes."""
+    fd = os.dup(0)
+    os.set_inheritable(fd, False)
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        os.dup2(null, 0)
+    finally:
+        os.close(null)
+    return _Wire(os.fdopen(fd, "rb", buffering=0), on_eof)
+
+
+def _leave(box: dict[str, Any]) -> None:
+    """At the end of input the client is gone: the server leaves even when an answer cannot be
+    written (a client that stopped reading: the answer's write blocks) or a call still runs. The
+    call in progress gets up to EOF_CALL_S to finish and the answers EOF_FLUSH_S to be written;
+    then the process ends (os._exit): the kernel releases its locks (flocks), its database
+    connections end (an open transaction is rolled back), nothing waits on the pipe."""
+
+    def watch() -> None:
+        deadline = time.monotonic() + EOF_CALL_S
+        face = box.get("face")
+        while face is not None and face.busy() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(EOF_FLUSH_S)
+        face = box.get("face")
+        if face is not None and not face.busy():
+            try:
+                face.close()
+            except Exception:  # noqa: BLE001  (leaving: nothing to say it to)
+                pass
+        os._exit(0)
+
+    threading.Thread(target=watch, name="optlog-mcp-eof", daemon=True).start()
+
+
 def serve(chdir: str | None = None) -> None:
     import anyio  # deferred: the MCP SDK's async runtime
     from mcp.server.stdio import stdio_server  # deferred: the MCP SDK
 
     server = build_server(chdir)
+    once = threading.Lock()
+
+    def on_eof() -> None:
+        if once.acquire(blocking=False):
+            _leave(server.optlog_face)
 
     async def main() -> None:
-        async with stdio_server() as (read, write):
+        async with stdio_server(stdin=anyio.wrap_file(_stdin_wire(on_eof))) as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
     try:

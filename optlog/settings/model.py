@@ -43,6 +43,9 @@ class Settings(BaseSettings):
         "Seconds to wait for a PostgreSQL server's answer (1 or more; else 10)."))
     lock_timeout: float | None = Field(default=None, description=(
         "Seconds to wait for a lock another process holds (above 0); unset: each lock's own default."))
+    mcp_wait_s: float = Field(default=30.0, description=(
+        "Seconds an MCP tool call waits for the call in progress before it is answered `busy` (0 or more; "
+        "else 30)."))
     bench_api_key: SecretStr | None = Field(default=None, description=(
         "The bearer token `bench` sends (else `OPENAI_API_KEY`). Never stored."))
     server_fresh: bool = Field(default=True, description=(
@@ -77,6 +80,12 @@ class Settings(BaseSettings):
     @classmethod
     def _connect_timeout(cls, v: Any) -> int:
         return int(v) if str(v).strip().isdigit() and int(v) >= 1 else 10
+
+    @field_validator("mcp_wait_s", mode="before")
+    @classmethod
+    def _mcp_wait(cls, v: Any) -> float:
+        n = _number(v, 0.0, 30.0)
+        return 30.0 if n is None or n == float("inf") else n
 
     @field_validator("lock_timeout", mode="before")
     @classmethod
