@@ -90,14 +90,25 @@ def varying_labels(rows: Sequence[Row]) -> list[str]:
     """Label keys whose value differs among `rows` (`core.comparable.differing_keys`: repeats,
     seeds and the flag labels are not columns; `concurrent` is a mark, not a column)."""
     canon = [r.get("canon") or {k: L.canonical(v) for k, v in r["labels"].items()} for r in rows]
-    return list(C.differing_keys(canon, named=(L.CONCURRENT,)))
+    keys = list(C.differing_keys(canon, named=(L.CONCURRENT,)))
+    # the labels every row has first (what the runs were varied over), then those some rows lack
+    # (a cancelled run without the result file's labels): these vary only by being missing
+    return sorted(keys, key=lambda k: not all(k in c for c in canon))
 
 
 def columns(rows: Sequence[Row], metrics: Iterable[str]) -> list[str]:
-    """Column keys in order: the fixed ones, a metric column per chosen metric, a label column per
-    varying label (metrics first, as `dvc exp show` puts them: the numbers stay on screen when
-    the labels are many)."""
-    return [*FIXED, *(metric_key(m) for m in metrics), *(label_key(k) for k in varying_labels(rows))]
+    """Column keys in order: the fixed ones, a metric column per chosen metric whose value differs
+    among `rows`, a label column per varying label, then the chosen metrics that are the same in
+    every row (metrics first, as `dvc exp show` puts them: the numbers stay on screen when the
+    labels are many; but never a constant column before a label that varies: at 80 columns an
+    all-0 `cached_prompt_fraction` pushed `parallel`, the label the comparison was about, off the
+    edge, issue 48)."""
+    ms = list(metrics)
+    # the same value in every row that has one (a failed run without the metric does not make it vary)
+    constant = [m for m in ms if len({repr(v) for r in rows if (v := r["metrics"].get(m)) is not None}) <= 1] \
+        if len(rows) > 1 else []
+    return [*FIXED, *(metric_key(m) for m in ms if m not in constant), *(label_key(k) for k in varying_labels(rows)),
+            *(metric_key(m) for m in constant)]
 
 
 def cell_value(row: Row, col: str) -> Any:

@@ -39,6 +39,7 @@ class OptlogApp(Actions):
     CSS_PATH = "app.tcss"
     BINDINGS = [
         Binding("q", "quit", "Quit"),
+        Binding("question_mark", "toggle_keys", "Keys"),  # `?`: every key of the focused pane and the app
         Binding("a", "add_hypothesis", "Hypothesis"),
         Binding("A", "pivot", "Pivot (child)"),
         Binding("p", "add_prediction", "Prediction"),
@@ -110,6 +111,15 @@ class OptlogApp(Actions):
         """The hypothesis shown in the detail pane."""
         return self.hyps.detail
 
+    def action_toggle_keys(self) -> None:
+        """`?`: the keys panel (Textual's, the same as ctrl+p → Keys), and `?` again closes it."""
+        from textual.widgets import HelpPanel
+
+        if self.screen.query(HelpPanel):
+            self.action_hide_help_panel()
+        else:
+            self.action_show_help_panel()
+
     def on_resize(self, event: events.Resize) -> None:
         self.overview.fit(event.size)  # the event's size: the app's own may not have followed yet
         self.call_after_refresh(self.hyps.relabel)  # the tree's width follows the terminal's
@@ -173,7 +183,7 @@ class OptlogApp(Actions):
     def get_system_commands(self, screen: Screen) -> Any:
         yield from super().get_system_commands(screen)
         for b in self.BINDINGS:
-            if isinstance(b, Binding) and b.action not in ("quit",) and not b.action.startswith("tab("):
+            if isinstance(b, Binding) and b.action not in ("quit", "toggle_keys") and not b.action.startswith("tab("):
                 # "key S", not "[S]": a bracketed letter is markup (S strikes the title out, A vanishes)
                 yield SystemCommand(f"{b.description}  (key {b.key})", f"optlog: {b.description.lower()}",
                                     (lambda a=b.action: self.run_action(a)))

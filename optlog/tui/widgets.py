@@ -15,11 +15,21 @@ from textual.widget import Widget
 from textual.widgets import DataTable
 
 
+EMPTY = "__empty__"  # the row key of an empty table's one line saying what would fill it
+
+
 class PlainTable(DataTable):
     """A DataTable whose text cells are plain text: a todo `[x]` or a label `[fp4]` is not markup."""
 
     def add_row(self, *cells: Any, **kw: Any) -> Any:
         return super().add_row(*(Text(c) if isinstance(c, str) else c for c in cells), **kw)
+
+    def say_empty(self, text: str, column: int) -> None:
+        """An empty tab says what would fill it (a header row alone reads as broken): one dim line
+        in `column`, keyed EMPTY so no action takes it for an item."""
+        cells: list[Any] = [""] * len(self.columns)
+        cells[column] = Text(text, style="dim italic")
+        super().add_row(*cells, key=EMPTY)
 
 
 class PlotBox(Vertical):

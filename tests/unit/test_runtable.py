@@ -89,3 +89,13 @@ def test_pareto_view_keeps_the_runs_no_other_beats_on_both_rates():
     # TPOT, where recorded, is what a user sees: 1000 / median TPOT
     r = {"id": 1, "labels": {"concurrency": 8}, "metrics": {"output_throughput": 800, "median_tpot_ms": 20}}
     assert pareto_view([r])["points"][0]["per_user"] == 50
+
+
+def test_no_constant_metric_column_before_a_label_that_varies():
+    """Issue 48 item 5: at 80x24 the demo's all-0 cached_prompt_fraction (a chosen metric) stood
+    before `parallel`, the label the comparison was about, and pushed it off the edge."""
+    rows = [_row(i, {"parallel": p, "concurrency": 4}, {"output_throughput": t, "cached_prompt_fraction": 0.0})
+            for i, (p, t) in enumerate([(1, 5.0), (4, 10.0), (1, 5.5)], 1)]
+    cols = RT.columns(rows, ["output_throughput", "cached_prompt_fraction"])
+    assert cols == ["id", "flags", "status", "m:output_throughput", "l:parallel", "m:cached_prompt_fraction"]
+    assert RT.columns(rows[:1], ["output_throughput"]) == ["id", "flags", "status", "m:output_throughput"]

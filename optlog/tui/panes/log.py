@@ -15,3 +15,6 @@ class LogTable(PlainTable):
         self.clear()
         for e in events:
             self.add_row(str(e.get("at", ""))[:19], e.get("event") or "", e.get("hypothesis") or "", e.get("subject", ""))
+        if not events:
+            self.say_empty("no decisions yet: each hypothesis, prediction, verdict and plan shows here as it is "
+                           "committed", 3)
