@@ -113,7 +113,7 @@ class OptlogApp(Actions):
 
     def action_toggle_keys(self) -> None:
         """`?`: the keys panel (Textual's, the same as ctrl+p → Keys), and `?` again closes it."""
-        from textual.widgets import HelpPanel
+        from textual.widgets import HelpPanel  # deferred: the keys panel only when `?` is pressed
 
         if self.screen.query(HelpPanel):
             self.action_hide_help_panel()
