@@ -17,7 +17,7 @@ import statistics
 from html import escape
 from typing import Any
 
-from optlog.core.numfmt import fmt_axis, fmt_count, fmt_written
+from optlog.core.numfmt import fmt_axis, fmt_count, fmt_num, fmt_written
 
 CHART_ID = "optlog"
 
@@ -225,7 +225,7 @@ def roofline(path: str, title: str, view: dict[str, Any]) -> None:
                    dots_size=4, stroke=False)
     for peak, ridge in zip(peaks, ridges):
         roof = [(lo, math.log10(bw * 10 ** lo / 1e3)), (math.log10(ridge), math.log10(peak)), (hi, math.log10(peak))]
-        chart.add(f"ceiling: {fmt_written(bw)} GB/s, {fmt_written(peak)} TFLOP/s", [
+        chart.add(f"ceiling: {fmt_num(bw)} GB/s, {fmt_num(peak)} TFLOP/s", [
             {"value": v} for v in roof], stroke=True, show_dots=False, stroke_style={"width": 2})
     for x, y, name, bound in pts:
         chart.add(f"{name}: {bound or 'undecided'}", [{"value": (math.log10(x), math.log10(max(y, 1e-6))),

@@ -142,3 +142,30 @@ def test_one_table_of_bounds_for_diagnosis_and_hypotheses() -> None:
     assert B.named_in("prefill is compute-bound") == "compute"
     assert B.named_in("the server is host-bound at c=64") == "host"
     assert set(B.EXPONENT["batch"]) == set(B.NAMES)
+
+
+def test_the_report_meets_hypotheses_about_bounds_with_the_diagnosis_and_draws_the_roofline(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from optlog.core import report as C
+    from optlog.render import plots as PL
+
+    ceilings, runs = _load("h200-2026-12-04")
+    rows_in = [{"id": r["id"], "name": r["name"], "labels": r["labels"], "metrics": r["metrics"], "status": "succeeded",
+                "invalidated": False, "hypothesis": "prefill-latency" if r["id"] in (8, 12) else
+                ("decode-memory" if r["id"] in (7, 11) else None)} for r in runs.values()]
+    rows = C.diagnoses(rows_in, ceilings)
+    assert len(rows) == 14   # each launched configuration, the two -ub settings apart (their spec names)
+    docs = {"prefill-latency": SimpleNamespace(title="Prefill is latency-bound", statement="", verdicts=[]),
+            "decode-memory": SimpleNamespace(title="Decode is memory-bound", statement="", verdicts=[])}
+    bv = {v["hypothesis"]: v for v in C.bound_verdicts(docs, rows)}
+    assert [a["run"] for a in bv["decode-memory"]["agrees"]] == [7, 11] and not bv["decode-memory"]["disagrees"]
+    assert not bv["prefill-latency"]["agrees"]
+    assert {d["run"] for d in bv["prefill-latency"]["disagrees"]} == {8, 12}
+    assert all("compute-bound on the tensor cores" in d["call"] for d in bv["prefill-latency"]["disagrees"])
+    view = C.roofline_view(rows, ceilings)
+    assert view is not None and len(view["points"]) == 14 and 653.2 in view["peaks"]
+    out = tmp_path / "roof.svg"
+    PL.roofline(str(out), "roofline", view)
+    svg = out.read_text()
+    assert "arithmetic intensity" in svg and "dense8b-prefill-ub2048" in svg and "4,268 GB/s" in svg
