@@ -3,16 +3,20 @@
 20`, all `--json`) cold on a big workspace, against the cost of `python -c "import sqlmodel"`
 (optlog's ORM import) measured in the same run.
 
-Each read is timed twice: as an agent meets it (nothing changed since the last identical read: the
-read cache answers, see optlog.store.readcache) and with the cache off (`OPTLOG_READ_CACHE=0`:
-the full path, which is also what the first read after a change costs).
+Each read is timed as an agent meets it (nothing changed since the last identical read: the read
+cache answers, see optlog.store.readcache), with the cache off (`OPTLOG_READ_CACHE=0`: the full
+path), and (`--changes`, issue 47) as the first read after each kind of change: one hypothesis
+edited by hand, one added by optlog, one run recorded, one todo list written through the agent's
+hook, a `git pull` bringing 10 changed hypothesis files. The change is made (untimed), then the
+read is timed; the baseline is timed in the same round, so load hits both alike.
 
 The workspace holds 1,000 hypotheses (YAML files, committed, indexed), 10,000 runs with 4 labels
 and 10 metrics each (100,000 metrics), and 20 todos. Every measurement is a fresh process (cold
 interpreter, warm OS file cache); baseline and optlog runs alternate, so load from elsewhere on
 the machine hits both alike; the figures are ratios of medians (target: each cached read <= 0.35).
 
-    python bench/startup_bench.py [--repeats 21] [--append BENCHMARKS.md]
+    python bench/startup_bench.py [--repeats 21] [--changes] [--append BENCHMARKS.md]
+    python bench/startup_bench.py --changes --src DIR   # time another checkout's optlog (before/after)
 
 `OPTLOG_DB_URL` set: the runs and todos go to that database (e.g. PostgreSQL) instead of SQLite.
 """
@@ -85,6 +89,59 @@ def populate(root: Path, env: dict[str, str]) -> None:
     ctx.close()
 
 
+CHANGES = ("hypothesis edited by hand", "hypothesis added by optlog", "run recorded", "todo written (hook)",
+           "git pull of 10 hypothesis files")
+
+
+def _toggle(f: Path, c: str) -> None:
+    """Edit one file: its 80-character run of `c` (the statement's or rationale's) gains or loses a
+    last letter."""
+    t = f.read_text()
+    f.write_text(t.replace(c * 80, c * 79 + "x") if c * 80 in t else t.replace(c * 79 + "x", c * 80))
+
+
+class Changer:
+    """Makes one change of each kind to the workspace, differently each time (untimed)."""
+
+    def __init__(self, root: Path, env: dict[str, str], optlog: list[str]) -> None:
+        self.root, self.env, self.optlog, self.n = root, env, optlog, 0
+        self.up = root.parent / "upstream"  # a clone the pulls come from
+        git = ["git", "-c", "advice.detachedHead=false"]
+        subprocess.run([*git, "clone", "-q", str(root), str(self.up)], env=env, check=True)
+        subprocess.run(["git", "remote", "add", "origin", str(self.up)], cwd=root, env=env, check=True)
+        subprocess.run(["git", "fetch", "-q", "origin"], cwd=root, env=env, check=True)
+        br = subprocess.run(["git", "branch", "--show-current"], cwd=root, env=env, check=True,
+                            capture_output=True, text=True).stdout.strip()
+        subprocess.run(["git", "branch", "-q", f"--set-upstream-to=origin/{br}"], cwd=root, env=env, check=True)
+
+    def _run(self, args: list[str], cwd: Path | None = None, stdin: bytes | None = None) -> None:
+        p = subprocess.run(args, cwd=cwd or self.root, env=self.env, input=stdin, capture_output=True)
+        if p.returncode != 0:
+            raise SystemExit(f"{' '.join(args)} failed: {p.stderr.decode()[-2000:]}")
+
+    def make(self, kind: str) -> None:
+        self.n += 1
+        n = self.n
+        if kind == "hypothesis edited by hand":
+            _toggle(self.root / "hypotheses" / "h0005.yaml", "s")
+        elif kind == "hypothesis added by optlog":
+            self._run([*self.optlog, "hypothesis", "add", f"Bench added {n}", "--id", f"bench-{n:04d}", "--json"])
+        elif kind == "run recorded":
+            self._run([*self.optlog, "run", "record", "--label", "config=tp8", "--label", f"concurrency={2 ** (n % 10)}",
+                       "--metric", f"output_throughput={n}", "--json"])
+        elif kind == "todo written (hook)":
+            todos = [{"content": f"todo {i} {n}", "status": "pending", "priority": "high", "activeForm": f"doing {i}"}
+                     for i in range(20)]
+            self._run([*self.optlog, "todo", "write", "--queue", "-"], stdin=json.dumps(todos).encode())
+        elif kind == "git pull of 10 hypothesis files":
+            for i in range(100, 110):
+                _toggle(self.up / "hypotheses" / f"h{i:04d}.yaml", "r")
+            self._run(["git", "commit", "-qam", f"upstream edit {n}"], cwd=self.up)
+            self._run(["git", "pull", "-q", "--no-edit", "--no-rebase"])
+        else:
+            raise ValueError(kind)
+
+
 def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> float:
     t = time.perf_counter()
     p = subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -99,7 +156,11 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=21)
     ap.add_argument("--append", metavar="FILE", help="append the result table to this markdown file")
     ap.add_argument("--keep", action="store_true", help="keep the workspace (printed)")
+    ap.add_argument("--changes", action="store_true", help="also time the first read after each kind of change")
+    ap.add_argument("--src", metavar="DIR", help="time the optlog package of this checkout (PYTHONPATH)")
+    ap.add_argument("--reads", default=",".join(READS), help="which reads (comma-separated names)")
     a = ap.parse_args()
+    reads = {n: READS[n] for n in a.reads.split(",")}
 
     tmp = Path(tempfile.mkdtemp(prefix="optlog-bench-"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
@@ -112,28 +173,40 @@ def main() -> None:
     t_pop = time.perf_counter() - t0
 
     exe = Path(sys.executable).with_name("optlog")
-    optlog = [str(exe)] if exe.exists() else [sys.executable, "-m", "optlog"]
+    optlog = [str(exe)] if exe.exists() and not a.src else [sys.executable, "-m", "optlog"]
+    if a.src:
+        env["PYTHONPATH"] = str(Path(a.src).resolve())
     full_env = {**env, "OPTLOG_READ_CACHE": "0"}
     cases: dict[str, tuple[list[str], dict[str, str]]] = {
         "baseline: python -c 'import sqlmodel'": ([sys.executable, "-c", "import sqlmodel"], env)}
-    for name, args in READS.items():
+    for name, args in reads.items():
         cases[f"optlog {name} --json"] = ([*optlog, *args, "--json"], env)
-    for name, args in READS.items():
+    for name, args in reads.items():
         cases[f"optlog {name} --json (full path, cache off)"] = ([*optlog, *args, "--json"], full_env)
     times: dict[str, list[float]] = {k: [] for k in cases}
     for _ in range(2):  # warm-up: bytecode caches, OS file cache; a first read may index (a write)
         for k, (cmd, e) in cases.items():
             timed(cmd, e, root)
+    changer = Changer(root, env, optlog) if a.changes else None
+    after = {(c, n): f"optlog {n} --json, first read after: {c}" for c in (CHANGES if a.changes else ()) for n in reads}
+    times.update({k: [] for k in after.values()})
     for _ in range(a.repeats):
         for k, (cmd, e) in cases.items():
             times[k].append(timed(cmd, e, root))
+        for (c, n), k in after.items():
+            assert changer is not None
+            changer.make(c)
+            times[k].append(timed([*optlog, *reads[n], "--json"], env, root))
+        if after:  # the baseline again: load hits both alike
+            times[next(iter(cases))].append(timed(*cases[next(iter(cases))][:2], root))
     base = statistics.median(times[next(iter(cases))])
     backend = "PostgreSQL" if os.environ.get("OPTLOG_DB_URL") else "SQLite"
     rows = []
-    for k in cases:
+    for k in [*cases, *after.values()]:
         med = statistics.median(times[k])
         rows.append(f"| {k} | {med * 1000:.0f} | {min(times[k]) * 1000:.0f} | {med / base:.2f} |")
-    ratios = {n: statistics.median(times[f"optlog {n} --json"]) / base for n in READS}
+    ratios = {n: statistics.median(times[f"optlog {n} --json"]) / base for n in reads}
+    firsts = {k: statistics.median(times[k]) / base for k in after.values()}
     ratio = max(ratios.values())
     verdict = "meets" if ratio <= TARGET else "MISSES"
     head = (f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {backend}, Python {sys.version.split()[0]}, "
@@ -141,18 +214,21 @@ def main() -> None:
             f"{N_RUNS} runs, {N_RUNS * METRICS_PER_RUN} metrics (populated in {t_pop:.1f} s); "
             f"median of {a.repeats} alternating repeats.\n\n"
             "Cached reads / `import sqlmodel`: " + ", ".join(f"{n} **{r:.2f}**" for n, r in ratios.items()) +
-            f" (target each <= {TARGET}: {verdict}).\n\n"
+            f" (target each <= {TARGET}: {verdict}).\n\n" +
+            (f"First reads after a change / `import sqlmodel`: {sum(r <= TARGET for r in firsts.values())} of "
+             f"{len(firsts)} within {TARGET} (worst {max(firsts.values()):.2f}).\n\n" if firsts else "") +
+            ("" if not a.src else f"optlog from {a.src}.\n\n") +
             "| command | median ms | min ms | ratio to baseline |\n|---|---|---|---|\n" + "\n".join(rows) + "\n")
     print(head)
     if a.append:
         with open(a.append, "a", encoding="utf-8") as f:
             f.write("\nCommand: `python bench/startup_bench.py --repeats " + str(a.repeats) + "`" +
-                    (" with `OPTLOG_DB_URL` set" if backend == "PostgreSQL" else "") + "\n\n" + head)
+                    (" --changes" if a.changes else "") + (" with `OPTLOG_DB_URL` set" if backend == "PostgreSQL" else "") + "\n\n" + head)
     if a.keep:
         print(f"workspace kept: {root}")
     else:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(json.dumps({"ratio": ratio, "baseline_s": base}))
+    print(json.dumps({"ratio": ratio, "baseline_s": base, "first_reads": firsts}))
 
 
 if __name__ == "__main__":

@@ -90,6 +90,11 @@ class Evidence:
         self.index: dict[str, dict[str, set[int]]] = defaultdict(lambda: defaultdict(set))
         self.metric_names: set[str] = set()
         self.uids: dict[int, str] = {}  # each run's identity across clones (service.runfiles)
+        # memos for `candidate_runs` and `fingerprint`: 1,000 predictions mostly share a few
+        # selections, and each one over 10,000 runs costs milliseconds (issue 47). Runs are not
+        # added after construction, so a selection's answer stays right for this object's life.
+        self._selected: dict[tuple[Any, ...], frozenset[int]] = {}
+        self._run_text: dict[frozenset[int], bytes] = {}
         for r in runs:
             for k, v in r.canon.items():
                 self.index[k][v].add(r.id)
@@ -739,9 +744,22 @@ def _unjudged(pred: Any, e: Exception) -> dict[str, Any]:
     return res
 
 
+def _selection_key(sel: dict[str, Any] | None) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((k, L.canonical(v)) for k, v in (sel or {}).items()))
+
+
 def candidate_runs(pred: Any, ev: Evidence) -> set[int]:
     """The runs a prediction's result can depend on: every counting run its groups select. A clone
     that has these runs (same ids, labels, metrics) reaches the same result and fingerprint."""
+    return set(candidate_set(pred, ev))
+
+
+def candidate_set(pred: Any, ev: Evidence) -> frozenset[int]:
+    """`candidate_runs`, shared: worked out once per distinct (expectation, selections) in `ev`."""
+    key = (pred.expect, _selection_key(pred.a), _selection_key(pred.b))
+    got = ev._selected.get(key)
+    if got is not None:
+        return got
     try:
         node = E.parse_expect(pred.expect, None)
         used = sorted(E.groups(node))
@@ -750,7 +768,8 @@ def candidate_runs(pred: Any, ev: Evidence) -> set[int]:
     ids: set[int] = set()
     for g in used:
         ids |= ev.select(pred.a if g == "a" else pred.b)
-    return ids
+    ev._selected[key] = out = frozenset(ids)
+    return out
 
 
 def fingerprint(pred: Any, ev: Evidence, ceilings: dict[str, float]) -> str:
@@ -763,13 +782,17 @@ def fingerprint(pred: Any, ev: Evidence, ceilings: dict[str, float]) -> str:
     clone and re-commit. A run's config never changes after it is recorded, so its id stands for it.
     What the design reads (launch, repeat, start and end: `RunRow.timing`) travels in the evidence
     file, and an imported run keeps its launch number (`origin_launch`), so a clone hashes the same."""
-    ids = candidate_runs(pred, ev)
+    ids = candidate_set(pred, ev)
     spec = pred.model_dump(mode="json", exclude={"status", "history", "created"})
     h = hashlib.sha1(json.dumps([ENGINE_VERSION, spec, sorted(ceilings.items())], sort_keys=True).encode())
-    runs = ev.runs
-    h.update("\n".join(f"{i}{sorted(runs[i].canon.items())}{sorted(runs[i].metrics.items())}"
-                        + runs[i].timing()
-                        for i in sorted(ids)).encode())
+    text = ev._run_text.get(ids)
+    if text is None:  # the candidate runs' part: the same text for every prediction selecting them
+        runs = ev.runs
+        text = "\n".join(f"{i}{sorted(runs[i].canon.items())}{sorted(runs[i].metrics.items())}"
+                          + runs[i].timing()
+                          for i in sorted(ids)).encode()
+        ev._run_text[ids] = text
+    h.update(text)
     return h.hexdigest()[:16]
 
 

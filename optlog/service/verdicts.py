@@ -104,16 +104,19 @@ def due(ctx: Ctx, docs: dict[str, HypothesisDoc]) -> dict[str, str]:
     ceil = ctx.config.ceilings()
     kept = runfiles.missing_runs(ctx, {h: d.verdicts[-1] for h, d in hs.items() if d.verdicts})
     out: dict[str, str] = {}
+    texts: dict[frozenset[int], str] = {}  # predictions share selections: each text once
     for h, d in hs.items():
         if h in kept:
             continue
         recs = {r.get("id"): r for r in d.verdicts[-1].predictions} if d.verdicts else {}
         for p in d.predictions:
-            ids = V.candidate_runs(p, ev)
+            ids = V.candidate_set(p, ev)
             rec = recs.get(p.id)
             if rec is None:
                 if ids:
-                    out[h] = f"{p.id} has evidence ({_runs_text(sorted(ids))}) and no verdict yet"
+                    if ids not in texts:
+                        texts[ids] = _runs_text(sorted(ids))
+                    out[h] = f"{p.id} has evidence ({texts[ids]}) and no verdict yet"
                     break
                 continue
             if rec.get("evidence") != V.fingerprint(p, ev, ceil):
