@@ -54,7 +54,9 @@ def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
         mt = hypfiles.mtime_ns(path)
         if row is not None and row[1] == mt:
             try:
-                docs[path.stem] = HypothesisDoc.model_validate(row[2])
+                doc = row[2]
+                docs[path.stem] = (HypothesisDoc.model_validate_json(doc) if isinstance(doc, str)
+                                   else HypothesisDoc.model_validate(doc))
                 continue
             except ValidationError:
                 pass  # indexed by an optlog that accepted it: the file is read and judged again below

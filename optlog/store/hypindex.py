@@ -5,7 +5,6 @@ without parsing every file, and lets SQL find the predictions by metric."""
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import text
@@ -18,16 +17,16 @@ if TYPE_CHECKING:
     from sqlmodel import Session
 
 # (file hash, file mtime in ns, the parsed document as JSON data) of an indexed hypothesis
-IndexRow = tuple[str, int, dict[str, Any]]
+IndexRow = tuple[str, int, "dict[str, Any] | str"]
 
 
 def index_rows(c: Connection) -> dict[str, IndexRow]:
     """id → its index row, for every indexed hypothesis. Core, not the ORM: `status` and
-    `hypothesis list` read every row on each call."""
+    `hypothesis list` read every row on each call. The document as the driver gives it: JSON text
+    from SQLite (validated from the text, `model_validate_json`, ~40% cheaper than parsing it
+    first: issue 47), a decoded dict from psycopg."""
     out: dict[str, IndexRow] = {}
     for hid, fhash, mtime, doc in c.execute(text("SELECT id, file_hash, file_mtime_ns, doc FROM hypothesis")).all():
-        if isinstance(doc, str):  # SQLite hands back the JSON text; psycopg decodes it
-            doc = json.loads(doc)
         out[hid] = (fhash, mtime, doc)
     return out
 
