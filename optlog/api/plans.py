@@ -9,13 +9,16 @@ from optlog.api.params import Detail, Fields
 from optlog.api.text import glyph, table
 from optlog.api.verb import AgentDefault, Arg, Call, Opt, group, verb
 from optlog.core.numfmt import fmt_gain, fmt_pct, fmt_score, fmt_written
-from optlog.core.plans import EFFORT_WEIGHT, PLAN_STATUSES, calibration_line, calibration_rows
+from optlog.core import plans as P
+from optlog.core.plans import EFFORT_WEIGHT, PLAN_STATUSES, calibration_line, calibration_rows, change_text
 from optlog.service import documents, plans, report as reports
 
 group("plan", "Ranked improvement plans; the ranking follows the verdicts.")
 
 _NEEDS_HELP = ("A hypothesis the plan rests on (repeatable): HYP needs it confirmed, HYP=falsified needs it "
                "falsified.")
+_CHANGE_HELP = ("The one label the plan moves, LABEL=NOW->PLANNED (e.g. parallel=1->4): where optlog measured "
+                "that change, the measured effect replaces the claimed gain in the score.")
 _PID = Arg(metavar="ID", help="The plan number (1, or 01).")
 _PLAN_DETAIL = Opt("--detail/--brief", show_default=True, help="The whole plan, or its id, rank, score, status and reason.")
 
@@ -33,11 +36,13 @@ def plan_add(call: Call, *,
              risks: Annotated[tuple[str, ...], Opt("--risk", metavar="T", help="A risk (repeatable).")] = (),
              validation: Annotated[str | None, Opt(metavar="SPEC", help="How it will be validated (a run spec or a "
                                                                         "description).")] = None,
+             change: Annotated[str | None, Opt(metavar="LABEL=A->B", help=_CHANGE_HELP)] = None,
              detail: Annotated[Detail, _PLAN_DETAIL] = True,
              ) -> dict[str, Any] | documents.PlanAck:
     """Add an improvement plan (recorded; `plan render` writes and commits the files)."""
     return plans.add_doc(call.ctx, title, gain=gain, effort=effort, confidence=confidence, needs=needs,
-                         rationale=rationale, steps=steps, risks=risks, validation=validation, detail=detail)
+                         rationale=rationale, steps=steps, risks=risks, validation=validation, detail=detail,
+                         change=change)
 
 
 def _list_human(d: dict[str, Any]) -> str:
@@ -49,7 +54,7 @@ def _list_human(d: dict[str, Any]) -> str:
                          + ("(post-hoc)" if n.get("post_hoc") else "") for n in p["needs_status"]) or "-"
         measured = f" → {fmt_pct(p['measured_gain'])}" if p["measured_gain"] is not None else ""
         rows.append([p["rank"] if p["rank"] is not None else "-", f"{p['id']:02d}", fmt_score(p['score']),
-                     fmt_gain(*p["gain"]) + measured, p["effort"], fmt_written(p['confidence']), p["status"], needs,
+                     P.gain_cell(p['measured_effect'], *p['gain']) + measured, p["effort"], fmt_written(p['confidence']), p["status"], needs,
                      p["title"][:60]])
     out = [table(rows, ["rank", "id", "score", "gain", "eff", "conf", "status", "needs", "title"])]
     out.append("why (every plan):")
@@ -83,12 +88,14 @@ def plan_list(call: Call, *,
 
 def _show_human(p: dict[str, Any]) -> str:
     out = [f"plan {p['id']:02d}: {p['title']}",
-           f"rank {p['rank'] if p['rank'] is not None else '-'}  score {fmt_score(p['score'])}  gain {fmt_gain(*p['gain'])}  "
+           f"rank {p['rank'] if p['rank'] is not None else '-'}  score {fmt_score(p['score'])}  gain {P.gain_cell(p['measured_effect'], *p['gain'])}  "
            f"effort {p['effort']}  confidence {fmt_written(p['confidence'])}  status {p['status']}"
            + (f"  measured {fmt_pct(p['measured_gain'])}" if p["measured_gain"] is not None else ""),
            f"why: {p['score_reason']}; {p['reason']}"]
     if p.get("measured"):
         out.append(p["measured"])
+    if p.get("change"):
+        out.append(f"change: {change_text(p['change'])}")
     for n in p["needs_status"]:
         out.append(f"  needs {n['id']} {n['expects']} (now {n['status']}"
                    + (f", {n['post_hoc']})" if n.get("post_hoc") else ")"))
@@ -139,11 +146,12 @@ def plan_edit(call: Call, *,
                                                     help="A risk (repeatable; replaces the risks).")] = (),
               validation: Annotated[str | None, Opt(metavar="SPEC", help="How it will be validated.")] = None,
               why: Annotated[str | None, Opt(metavar="T", help="The reason for the change (kept in the plan's history).")] = None,
+              change: Annotated[str | None, Opt(metavar="LABEL=A->B", help=_CHANGE_HELP + " An empty value clears it.")] = None,
               ) -> dict[str, Any]:
     """Change a plan's fields; the old values go to its history and the files are re-rendered and committed."""
     return plans.edit_doc(call.ctx, pid, title=title, gain=gain, effort=effort, confidence=confidence,
                           needs=needs, no_needs=no_needs, rationale=rationale, steps=steps, risks=risks,
-                          validation=validation, why=why)
+                          validation=validation, why=why, change=change)
 
 
 @verb("plan rm", lambda r: f"removed plan {r['id']:02d} ({r['title']}); {r['file']} deleted"

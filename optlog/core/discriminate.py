@@ -39,6 +39,7 @@ from optlog.core import expr as E
 from optlog.core import labels as L
 from optlog.core.diagnosis import estimate_work
 from optlog.core.numfmt import fmt_verdict
+from optlog.core.units import higher_is_better
 from optlog.core.statuses import told_apart
 from optlog.core.verdict import RunRow, comparison_key, hypothesis_status, invert, region_of
 
@@ -56,7 +57,6 @@ SPLIT_AXES = frozenset({"tp", "tp_size", "tensor_parallel", "tensor_parallel_siz
 # batch: tokens per pass; split: GPUs one layer's GEMMs are divided over (per-GPU GEMM size ∝ 1/tp).
 EXPONENT: dict[str, dict[str, float]] = B.EXPONENT
 WHY = B.WHY
-HIGHER_IS_BETTER = ("throughput", "tok_s", "tokens_per_s", "tflops", "qps", "rps", "goodput", "bw", "gbps")
 T95 = 2.0  # ~ the two-sided 95 % t quantile for a handful of repeats
 MAX_REPEATS = 30
 
@@ -69,11 +69,6 @@ def named_bound(hid: str, title: str, statement: str) -> str | None:
             if any(w in words_in for w in words):
                 return bound
     return None
-
-
-def higher_is_better(metric: str | None) -> bool:
-    m = (metric or "").lower()
-    return any(w in m for w in HIGHER_IS_BETTER) and not m.endswith("_ms") and not m.endswith("_s")
 
 
 # ---------------------------------------------------------------- inputs

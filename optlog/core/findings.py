@@ -18,7 +18,8 @@ from optlog.core import labels as L
 from optlog.core import posthoc as PH
 from optlog.core import runtable as RT
 from optlog.core.comparable import FLAG_KEYS, IGNORED_KEYS
-from optlog.core.numfmt import fmt_gain, fmt_score, fmt_verdict
+from optlog.core.numfmt import fmt_score, fmt_verdict
+from optlog.core.plans import gain_cell
 from optlog.core.report import LOAD_POINT_LABELS, RUN_GROUP_GAP_S, gap_s, group_names, selector_name_one
 from optlog.core.statuses import reader_text
 
@@ -246,6 +247,9 @@ def findings(docs: dict[str, Any], runs: list[dict[str, Any]], plans: list[dict[
     for p in ranked:
         gain = p.get("gain") or [p.get("gain_low"), p.get("gain_high")]
         needs = "; ".join(_need(n) for n in p.get("needs_info") or p.get("needs_status") or [])
-        nxt.append(f"{p['title']}: {fmt_gain(gain[0], gain[1])}, effort {p['effort']}, score {fmt_score(p['score'])}"
-                   + (f" ({needs})" if needs else ""))
+        line = (f"{p['title']}: {gain_cell(p.get('measured_effect'), gain[0], gain[1])}, effort {p['effort']}, "
+                f"score {fmt_score(p['score'])}" + (f" ({needs})" if needs else ""))
+        if p.get("tier"):  # contradicted: it still ranks, below every plan not contradicted, and says why
+            line += f"; {p.get('reason')}"
+        nxt.append(line)
     return {"questions": questions, "measured": measured, "decided": decided, "pivots": pivots, "next": nxt}

@@ -4,17 +4,28 @@ Pure: no I/O. The service hands in plan records (dicts) and the hypothesis docum
 ranking is computed at read time every time, so a verdict or an invalidation shows on the next
 `plan list` or `plan render` without any cache to refresh.
 
-score = counted gain (percent) × confidence ÷ effort weight (S 1, M 3, L 8)
-        × weight of the needed hypotheses: every one decided the way the plan needs → 1; any
-          open, testing, inconclusive, superseded or missing → 0.5; any decided the other way → 0.1
-          (contradicted wins over open).
+The ranking is lexicographic: the tier first, then the score.
+- Tier: a plan is *contradicted* when a hypothesis it needs was decided the other way, or when optlog
+  measured the plan's own change and the whole interval fell short of the claimed gain. A
+  contradicted plan ranks below every plan whose needs hold or are open, whatever its score (a
+  factor on the score alone let a large claimed gain outrank the verdict that ruled it out), and its
+  reason says why.
+- score = counted gain (percent) × confidence ÷ effort weight (S 1, M 3, L 8)
+          × weight of the needed hypotheses: every one decided the way the plan needs → 1; any
+            open, testing, inconclusive, superseded or missing → 0.5; any decided the other way → 0.1.
+- The gain counted is the *measured* one where optlog measured the plan's change (its `change`:
+  a label moved from one value to another, `parallel 1→4`, found as the a/b of a judged
+  prediction whose groups differ in that label alone, on a higher-is-better metric): the
+  estimate's 95 % interval replaces the claimed range, and the claimed range is shown beside it.
+  Otherwise the claimed range counts (`gain_basis`: measured or claimed).
 A need is `HYP` (the plan rests on HYP being confirmed) or `HYP=falsified` (it follows from HYP
 being falsified: "batch decode GEMMs to M ≥ 16" follows from "decode GEMMs are memory-bound" being
 falsified). Gains are a range within −100 % … +1,000 % (beyond: a typo, not an estimate);
 confidence is in [0, 1]. The counted gain is cautious: the point a quarter of the way up the range
 on a ratio scale (speedups multiply), so a wide range counts for less than its midpoint: `20–60%`
-counts as +29 %, `10–900%` (an estimate spanning 9×) as +91 %, not +455 %. Only proposed and in-progress plans get a rank; ties are broken by id (the
-older plan first). Every plan's `score_reason` spells the product out.
+counts as +29 %, `10–900%` (an estimate spanning 9×) as +91 %, not +455 %. Only proposed and
+in-progress plans get a rank; ties are broken by id (the older plan first). Every plan's
+`score_reason` spells the product out.
 """
 
 from __future__ import annotations
@@ -27,6 +38,7 @@ from optlog.core import posthoc as PH
 from optlog.core.numfmt import (fmt_count, fmt_gain, fmt_ratio, fmt_score, fmt_share,
                                  fmt_sig, fmt_signed, fmt_whole, fmt_written)
 from optlog.core.statuses import reader_text
+from optlog.core.units import higher_is_better
 from optlog.errors import BadInput
 
 EFFORT_WEIGHT: dict[str, int] = {"S": 1, "M": 3, "L": 8}
@@ -95,6 +107,29 @@ def parse_need(text: str, field: str = "needs") -> tuple[str, str]:
 def need_text(hid: str, expects: str) -> str:
     """The stored form of a need: `HYP` (confirmed) or `HYP=falsified`."""
     return hid if expects == "confirmed" else f"{hid}={expects}"
+
+
+_CHANGE_RE = re.compile(r"^\s*([A-Za-z_][\w.-]*)\s*[=:]\s*([^\s>→-][^>→]*?)\s*(?:->|→)\s*(\S.*?)\s*$")
+
+
+def parse_change(text: Any, field: str = "change") -> dict[str, str]:
+    """`parallel=1->4` (or `parallel=1→4`) → {label: parallel, from: "1", to: "4"}: the one label the
+    plan moves, so optlog can find where it measured exactly that change."""
+    if isinstance(text, dict):
+        try:
+            text = f"{text['label']}={text['from']}->{text['to']}"
+        except KeyError:
+            raise BadInput("a change is {label: L, from: A, to: B}", field=field) from None
+    m = _CHANGE_RE.match(str(text))
+    if not m or m.group(2) == m.group(3):
+        raise BadInput(f"expected a change like parallel=1->4 (a label, its value now, the value the plan "
+                       f"sets), got {text!r}", field=field)
+    return {"label": m.group(1), "from": m.group(2), "to": m.group(3)}
+
+
+def change_text(change: dict[str, Any] | None) -> str:
+    """`parallel 1→4` (what a person reads); empty for none."""
+    return f"{change['label']} {change['from']}→{change['to']}" if change else ""
 
 
 def title_key(title: str) -> str:
@@ -300,8 +335,12 @@ def base_score(low: float, high: float, confidence: float, effort: str) -> float
     return counted_gain(low, high) * confidence / EFFORT_WEIGHT[effort]
 
 
+TIER_STANDS, TIER_CONTRADICTED = 0, 1
+
+
 def evaluate(plans: list[dict[str, Any]], docs: dict[str, Any]) -> list[dict[str, Any]]:
-    """Score and rank plan records against the hypotheses they need.
+    """Score and rank plan records against the hypotheses they need (and the measurements of
+    their change): the tier first, then the score, then the id.
 
     Returns new dicts (the input is not changed) in display order: ranked active plans first, then
     done, then dropped, each by id."""
@@ -309,12 +348,26 @@ def evaluate(plans: list[dict[str, Any]], docs: dict[str, Any]) -> list[dict[str
     for p in plans:
         infos = [need_info(h, docs.get(parse_need(h, field="needs")[0])) for h in p.get("needs") or []]
         weight, reason = needs_weight(infos)
-        score = round(base_score(p["gain_low"], p["gain_high"], p["confidence"], p["effort"]) * weight, 6)
+        effect = measured_effect(p.get("change"), docs, prefer={i["id"] for i in infos})
+        lo, hi = (effect["gain_ci"] if effect else (p["gain_low"], p["gain_high"]))
+        score = round(base_score(lo, hi, p["confidence"], p["effort"]) * weight, 6)
+        short = effect is not None and effect["gain_ci"][1] < p["gain_low"]
+        tier = TIER_CONTRADICTED if (weight == W_FALSIFIED or short) else TIER_STANDS
+        if effect is not None:
+            effect = {**effect, "short": short, "claimed": [p["gain_low"], p["gain_high"]],
+                      "text": effect_text(effect, p["gain_low"], p["gain_high"])}
+        if tier == TIER_CONTRADICTED:
+            why = [x for x in (effect["text"] if short and effect else "",
+                               reason if weight == W_FALSIFIED else "") if x]
+            reason = "ranked below every plan whose needs hold or are open: " + "; ".join(why)
+        elif effect is not None:
+            reason = f"{effect['text']}; {reason}"
         v = dict(p)
-        v.update(needs_info=infos, weight=weight, score=score, reason=reason, rank=None,
-                 score_reason=score_reason(p, weight, score), measured=measured_vs_predicted(p))
+        v.update(needs_info=infos, weight=weight, score=score, reason=reason, rank=None, tier=tier,
+                 gain_basis="measured" if effect else "claimed", measured_effect=effect,
+                 score_reason=score_reason(p, weight, score, effect), measured=measured_vs_predicted(p))
         out.append(v)
-    active = sorted((v for v in out if v["status"] in ACTIVE), key=lambda v: (-v["score"], v["id"]))
+    active = sorted((v for v in out if v["status"] in ACTIVE), key=lambda v: (v["tier"], -v["score"], v["id"]))
     for i, v in enumerate(active, 1):
         v["rank"] = i
     order = {s: i for i, s in enumerate(PLAN_ROW_STATUSES)}  # done, dropped, then removed
@@ -323,10 +376,109 @@ def evaluate(plans: list[dict[str, Any]], docs: dict[str, Any]) -> list[dict[str
     return active + rest
 
 
-def score_reason(p: dict[str, Any], weight: float, score: float) -> str:
-    """`score 4.83 = 29% (counted from 20–60%) × 0.5 confidence ÷ 3 (effort M) × 1 (needs)`."""
-    g = counted_gain(p["gain_low"], p["gain_high"])
-    return (f"score {fmt_score(score)} = {fmt_sig(g, 3)}% (counted from {fmt_gain(p['gain_low'], p['gain_high'])}) × "
+def measured_effect(change: dict[str, Any] | None, docs: dict[str, Any],
+                    prefer: set[str] | frozenset[str] = frozenset()) -> dict[str, Any] | None:
+    """Where optlog measured a plan's change: the judged prediction (latest verdict of any
+    hypothesis) whose groups differ in the change's label alone, one at `from` and one at `to`, on a
+    higher-is-better metric, tested as a/b. Its estimate and 95 % interval as a gain in percent
+    (`gain`, `gain_ci`), the most cautious level where there are several; the one with the most
+    runs where several predictions measured it (of a hypothesis in `prefer`, the plan's needs, on a
+    tie). None when nothing did."""
+    if not change:
+        return None
+    label, frm, to = str(change["label"]), str(change["from"]), str(change["to"])
+    best: dict[str, Any] | None = None
+    for hid in sorted(docs):
+        doc = docs[hid]
+        verdicts = list(_get(doc, "verdicts") or [])
+        if not verdicts:
+            continue
+        for p in _get(verdicts[-1], "predictions") or []:
+            if not isinstance(p, dict) or not higher_is_better(p.get("metric")):
+                continue
+            a, b = p.get("a"), p.get("b")
+            if not (isinstance(a, dict) and isinstance(b, dict)):
+                continue
+            differ = {k for k in set(a) | set(b) if str(a.get(k)) != str(b.get(k))}
+            if differ != {label}:
+                continue
+            sa, sb = str(a.get(label)), str(b.get(label))
+            if (sa, sb) == (to, frm):
+                flip = False
+            elif (sa, sb) == (frm, to):
+                flip = True
+            else:
+                continue
+            found = _effect_of(p, flip)
+            if found is None:
+                continue
+            found.update(hypothesis=hid, prediction=p.get("id"), metric=p.get("metric"), change=change_text(change))
+            if best is None or (found["n"], hid in prefer) > (best["n"], best["hypothesis"] in prefer):
+                best = found
+    return best
+
+
+def _effect_of(p: dict[str, Any], flip: bool) -> dict[str, Any] | None:
+    """The most cautious level's a/b estimate and interval of a prediction record, as a gain in percent."""
+    rows = []
+    for lv in p.get("levels") or []:
+        if not isinstance(lv, dict) or lv.get("quantity") != "a/b":
+            continue
+        est = _num(lv.get("estimate"))
+        if est is None or est <= 0:
+            continue
+        ci = lv.get("ci")
+        lo, hi = ((_num(ci[0]), _num(ci[1])) if isinstance(ci, list) and len(ci) == 2 else (est, est))
+        if lo is None or hi is None or lo <= 0:
+            lo, hi = est, est
+        if flip:
+            est, lo, hi = 1 / est, 1 / hi, 1 / lo
+        n = lv.get("n")
+        runs = sum(int(x) for x in n.values()) if isinstance(n, dict) else 0
+        rows.append((est, lo, hi, runs, str(lv.get("statistic") or ""), lv.get("level")))
+    if not rows:
+        return None
+    est, lo, hi, runs, stat, level = min(rows, key=lambda r: r[0])
+
+    def pct(r: float) -> float:
+        return round(min(max((r - 1) * 100.0, GAIN_MIN), GAIN_MAX), 6)
+
+    return {"ratio": est, "ratio_ci": [lo, hi], "gain": pct(est), "gain_ci": [pct(lo), pct(hi)], "n": runs,
+            "statistic": stat, "level": level, "interval": lo != hi}
+
+
+def gain_cell(effect: dict[str, Any] | None, low: float, high: float) -> str:
+    """A plan's gain in a table, measured and claimed told apart: `+5% measured (claimed 100–300%)`
+    or `20–60% claimed`."""
+    if effect:
+        return f"{fmt_whole(effect['gain'], signed=True)}% measured (claimed {fmt_gain(low, high)})"
+    return f"{fmt_gain(low, high)} claimed"
+
+
+def effect_text(e: dict[str, Any], claimed_lo: float, claimed_hi: float) -> str:
+    """`measured +5% (95% CI −23% to +45%) for parallel 1→4 (memory-bound.p1, ratio of geometric
+    means), short of the claimed 100–300%`."""
+    lo, hi = e["gain_ci"]
+    ci = f" (95% CI {fmt_whole(lo, signed=True)}% to {fmt_whole(hi, signed=True)}%)" if e.get("interval") else " (no interval)"
+    stat = f", {e['statistic']}" if e.get("statistic") else ""
+    short = hi < claimed_lo
+    verdict = "short of" if short else ("inside" if claimed_lo <= e["gain"] <= claimed_hi else
+                                        "below" if e["gain"] < claimed_lo else "above")
+    return (f"measured {fmt_whole(e['gain'], signed=True)}%{ci} for {e['change']} ({e['prediction']}{stat}), "
+            f"{verdict} the claimed {fmt_gain(claimed_lo, claimed_hi)}")
+
+
+def score_reason(p: dict[str, Any], weight: float, score: float, effect: dict[str, Any] | None = None) -> str:
+    """`score 4.83 = 29% (counted from 20–60%) × 0.5 confidence ÷ 3 (effort M) × 1 (needs)`; with a
+    measured change, the measured interval is what is counted and the claimed range stands beside it."""
+    if effect is not None:
+        lo, hi = effect["gain_ci"]
+        g = counted_gain(lo, hi)
+        src = (f"counted from the measured {fmt_gain(round(lo), round(hi))}, claimed {fmt_gain(p['gain_low'], p['gain_high'])}")
+    else:
+        g = counted_gain(p["gain_low"], p["gain_high"])
+        src = f"counted from the claimed {fmt_gain(p['gain_low'], p['gain_high'])}"
+    return (f"score {fmt_score(score)} = {fmt_sig(g, 3)}% ({src}) × "
             f"{fmt_written(p['confidence'])} confidence ÷ {EFFORT_WEIGHT[p['effort']]} (effort {p['effort']}) × "
             f"{fmt_written(weight)} (needs)")
 

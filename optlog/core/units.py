@@ -55,3 +55,12 @@ def with_unit(name: str, u: str | None = None) -> str:
     """`median_ttft_ms (ms)`: an axis title or a table header; the bare name when it has no unit."""
     u = u if u is not None else unit(name)
     return f"{name} ({u})" if u else name
+
+
+HIGHER_IS_BETTER = ("throughput", "tok_s", "tokens_per_s", "tflops", "qps", "rps", "goodput", "bw", "gbps")
+
+
+def higher_is_better(metric: str | None) -> bool:
+    """Whether more of `metric` is better (tokens/s, TFLOPS), from its name; a time (`_ms`, `_s`) never is."""
+    m = (metric or "").lower()
+    return any(w in m for w in HIGHER_IS_BETTER) and not m.endswith("_ms") and not m.endswith("_s")

@@ -94,7 +94,7 @@ class Evidence:
         # selections, and each one over 10,000 runs costs milliseconds (issue 47). Runs are not
         # added after construction, so a selection's answer stays right for this object's life.
         self._selected: dict[tuple[Any, ...], frozenset[int]] = {}
-        self._run_text: dict[frozenset[int], bytes] = {}
+        self._run_text: dict[tuple[frozenset[int], frozenset[str] | None], bytes] = {}
         for r in runs:
             for k, v in r.canon.items():
                 self.index[k][v].add(r.id)
@@ -785,15 +785,31 @@ def fingerprint(pred: Any, ev: Evidence, ceilings: dict[str, float]) -> str:
     ids = candidate_set(pred, ev)
     spec = pred.model_dump(mode="json", exclude={"status", "history", "created"})
     h = hashlib.sha1(json.dumps([ENGINE_VERSION, spec, sorted(ceilings.items())], sort_keys=True).encode())
-    text = ev._run_text.get(ids)
-    if text is None:  # the candidate runs' part: the same text for every prediction selecting them
+    read = _read_metrics(pred)
+    key = (ids, read)
+    text = ev._run_text.get(key)
+    if text is None:  # the candidate runs' part: the same text for every prediction reading them alike
         runs = ev.runs
-        text = "\n".join(f"{i}{sorted(runs[i].canon.items())}{sorted(runs[i].metrics.items())}"
+        text = "\n".join(f"{i}{sorted(runs[i].canon.items())}"
+                          f"{sorted((k, v) for k, v in runs[i].metrics.items() if read is None or k in read)}"
                           + runs[i].timing()
                           for i in sorted(ids)).encode()
-        ev._run_text[ids] = text
+        ev._run_text[key] = text
     h.update(text)
     return h.hexdigest()[:16]
+
+
+def _read_metrics(pred: Any) -> frozenset[str] | None:
+    """The metrics a prediction's result reads: its own and the load shares (core.loadshare). Only
+    these are hashed: the evidence loaded for a batch of predictions holds the union of their
+    metrics, and a run's other metrics changing the hash re-recorded an unchanged verdict whenever a
+    new hypothesis was judged beside it. None (hash them all) when the expression does not parse."""
+    try:
+        node = E.parse_expect(pred.expect, None)
+    except E.ExprError:
+        return None
+    out = {m for ms in _needed_metrics(node, pred.metric).values() for m in ms}
+    return frozenset(out | {pred.metric or ""} | set(LS.COMPARED))
 
 
 def _needed_metrics(node: Any, default: str | None) -> dict[str, set[str]]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from optlog.core import posthoc as PH
 from optlog.core.numfmt import fmt_gain, fmt_pct, fmt_ratio, fmt_score, fmt_share, fmt_value, fmt_written
-from optlog.core.plans import EFFORT_WEIGHT, calibration_line, calibration_rows
+from optlog.core.plans import EFFORT_WEIGHT, calibration_line, calibration_rows, change_text, gain_cell
 from optlog.render import md
 
 EVIDENCE_LEVELS_MAX = 200  # rows per verdict table; more are summarised
@@ -44,6 +44,10 @@ def record_of(view: dict[str, Any]) -> dict[str, Any]:
         "needs": [{"id": n["id"], "expects": n["expects"], "status": n["status"],
                    **({"post_hoc": n["post_hoc"]} if n.get("post_hoc") else {})} for n in view["needs_info"]],
         "weight": view["weight"],
+        "tier": view["tier"],
+        "gain_basis": view["gain_basis"],
+        **({"change": dict(view["change"])} if view.get("change") else {}),
+        **({"measured_effect": _effect_record(view["measured_effect"])} if view.get("measured_effect") else {}),
         "reason": view["reason"],
         "status": view["status"],
         "measured_gain": _num(view.get("measured_gain")),
@@ -56,6 +60,12 @@ def record_of(view: dict[str, Any]) -> dict[str, Any]:
         "updated": view.get("updated_at"),
         "history": list(view.get("history") or []),
     }
+
+
+def _effect_record(e: dict[str, Any]) -> dict[str, Any]:
+    """The measured effect as the front matter shows it (derived, for a reader: rebuilt at read time)."""
+    return {"gain": round(e["gain"], 1), "ci": [round(x, 1) for x in e["gain_ci"]], "prediction": e["prediction"],
+            "short_of_claim": e["short"]}
 
 
 def _num(v: Any) -> Any:
@@ -175,8 +185,8 @@ def render_plan(view: dict[str, Any], docs: dict[str, Any], total_ranked: int) -
     parts.append(md.heading(1, view["title"]))
     rank = f"{view['rank']} of {total_ranked}" if view["rank"] is not None else "not ranked"
     parts.append(md.table(
-        ["rank", "score", "predicted gain", "effort", "confidence", "status", "measured gain"],
-        [[rank, fmt_score(view['score']), fmt_gain(view["gain_low"], view["gain_high"]),
+        ["rank", "score", "gain", "effort", "confidence", "status", "measured gain (done)"],
+        [[rank, fmt_score(view['score']), gain_cell(view.get("measured_effect"), view["gain_low"], view["gain_high"]),
           f"{view['effort']} (÷{EFFORT_WEIGHT[view['effort']]})", fmt_written(view['confidence']), view["status"],
           fmt_pct(view.get("measured_gain"))]],
     ))
@@ -185,6 +195,8 @@ def render_plan(view: dict[str, Any], docs: dict[str, Any], total_ranked: int) -
     )
     if view.get("measured"):
         parts.append(md.inline(view["measured"][0].upper() + view["measured"][1:] + "."))
+    if view.get("change"):
+        parts.append(md.inline(f"The change: {change_text(view['change'])}."))
     if view.get("why"):
         parts.append(f"Last status change: {md.text(view['why'])}")
     parts.append(md.heading(2, "Rationale"))
@@ -220,8 +232,11 @@ def render_plan(view: dict[str, Any], docs: dict[str, Any], total_ranked: int) -
 def render_index(views: list[dict[str, Any]], cal: dict[str, Any], prefix: str, name: str) -> str:
     parts = [md.heading(1, f"Improvement plans: {name}")]
     parts.append(
-        "Ranked by score = counted gain × confidence ÷ effort (S 1, M 3, L 8), where the counted gain sits a "
-        "quarter of the way up the predicted range on a ratio scale (a wide range counts for less than its "
+        "Ranked first by standing: a plan a verdict contradicts (a hypothesis it needs decided the other "
+        "way, or its own change measured and short of the claimed gain) ranks below every plan whose needs "
+        "hold or are open. Then by score = counted gain × confidence ÷ effort (S 1, M 3, L 8), where the "
+        "counted gain is the measured effect's 95% interval where optlog measured the plan's change, else the "
+        "claimed range, taken a quarter of the way up on a ratio scale (a wide range counts for less than its "
         "midpoint), "
         "× 1 when every hypothesis a plan needs is decided the way it needs (confirmed, or falsified "
         "where it says so), × 0.5 while any is open, testing or inconclusive, × 0.1 when any is decided "
@@ -243,7 +258,7 @@ def render_index(views: list[dict[str, Any]], cal: dict[str, Any], prefix: str, 
                 str(v["rank"]),
                 md.link(f"{v['id']:02d} {v['title']}", plan_filename(prefix, v["id"])),
                 fmt_score(v['score']),
-                md.text(fmt_gain(v["gain_low"], v["gain_high"])),
+                md.text(gain_cell(v.get("measured_effect"), v["gain_low"], v["gain_high"])),
                 v["effort"],
                 fmt_written(v['confidence']),
                 md.text(v["status"]),

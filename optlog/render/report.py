@@ -12,7 +12,7 @@ from optlog.core import units as U
 from optlog.core.statuses import reader_text
 from optlog.core.numfmt import (fmt_gain, fmt_num, fmt_p, fmt_pct, fmt_ratio, fmt_score,
                                  fmt_share, fmt_signed, fmt_value, fmt_written)
-from optlog.core.plans import calibration_line, calibration_rows
+from optlog.core.plans import calibration_line, calibration_rows, gain_cell
 from optlog.render import md
 from optlog.render.plans import verdict_tables
 
@@ -304,7 +304,7 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
                     if v["id"] in data.get("plan_files", ()) else md.text(title))
             measured = fmt_pct(v.get("measured_gain")) if v.get("measured_gain") is not None else "–"
             rows.append([str(v["rank"]) if v["rank"] is not None else "–", link, fmt_score(v['score']),
-                         md.text(fmt_gain(v["gain_low"], v["gain_high"])), md.text(measured), v["effort"],
+                         md.text(gain_cell(v.get("measured_effect"), v["gain_low"], v["gain_high"])), md.text(measured), v["effort"],
                          fmt_written(v['confidence']), md.text(v["status"]), md.text(v["score_reason"] + "; " + v["reason"])])
         out.append(md.raw_table(["rank", "plan", "score", "gain", "measured", "effort", "confidence", "status", "why"],
                                 rows, ["r", "l", "r", "r", "r", "l", "r", "l", "l"]))

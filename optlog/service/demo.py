@@ -42,7 +42,7 @@ from optlog.gitlog import history
 from optlog.paths import program
 from optlog.runs import llamacpp
 from optlog.service import evidence, hypotheses, launch, nextexp, plans, predictions, report, verdicts
-from optlog.service.context import open_session
+from optlog.service.context import Ctx, open_session
 from optlog.service.workspace import init
 
 SPEC = """\
@@ -143,7 +143,7 @@ def run_simulated(path: str | Path, say: Callable[[str], None]) -> dict[str, Any
         rows = evidence.list_runs(ctx, hypothesis="comm-bound")
         for r in rows:
             say(f"  run {r['id']}: {r['labels'].get('config')} c={r['labels'].get('concurrency')} "
-                f"{r['status']} output_throughput={fmt_num(r['metrics'].get('output_throughput', float('nan')))} tok/s")
+                f"{r['status']}, {fmt_num(r['metrics'].get('output_throughput'))} tok/s output")
         v1 = verdicts.evaluate(ctx, "comm-bound")
         say(f"verdict: comm-bound → {v1['results'][0]['status']}{_number(v1['results'][0])}")
         hypotheses.add(ctx, "Compute-bound: per-GPU work doubled, so throughput halves", hid="compute-bound",
@@ -191,7 +191,51 @@ labels: {{model: gemma3-270m-q4_k_m, server: llama.cpp, threads: {threads}}}
 """
 
 
-BATCH_PLAN = ("Serve with --parallel 4 or more (batching pays here)", "100-300%", "S", "0.7", "memory-bound")
+# The plans of the real demo, complete (what to change, why, steps, risks, how to validate). Each
+# names its `change` where it is one label of the demo's spec: where the demo measured exactly that
+# change, the measured effect is what ranks it (core.plans), and the claimed gain stands beside it.
+REPEAT = ("re-run the demo's sweep (`optlog run launch runs/demo.yaml --hypothesis memory-bound`, 3 repeats of "
+          "parallel 1 and 4 at concurrency 4), then `optlog verdict`")
+BATCH_PLAN: dict[str, Any] = {
+    "title": "Serve with --parallel 4 or more (batching pays here)", "gain": "100-300%", "effort": "S",
+    "confidence": "0.7", "needs": "memory-bound", "change": "parallel=1->4",
+    "rationale": "If decode is memory-bound, 4 slots share each read of the weights, so at 4 requests in flight "
+                 "the aggregate output tokens/s should grow 2-4x over 1 slot.",
+    "steps": ["Start llama-server with --parallel 4 and a context of 4 x 512 tokens (-c 2048)",
+              "Keep the client's concurrency at 4 or more so every slot is busy",
+              "Watch each request's time per output token: it must stay within 2x of one slot's"],
+    "risks": ["Each slot's per-token latency grows; an interactive service may miss its latency target",
+              "The KV cache grows with the slots (-c must grow with --parallel)"],
+    "validation": f"measured by the demo itself (parallel 1->4 on output_throughput): {REPEAT}; it holds when "
+                  "4 slots give at least 2x the tokens/s of 1"}
+CORES_PLAN: dict[str, Any] = {
+    "title": "More cores or a smaller quantisation (Q4_0) for decode", "gain": "20-60%", "effort": "M",
+    "confidence": "0.6", "needs": "compute-bound", "change": None,
+    "rationale": "If decode is compute-bound, the cores' arithmetic sets the pace: more cores (threads) or a "
+                 "quantisation that costs less arithmetic per weight (Q4_0 decodes with fewer operations "
+                 "than Q4_K_M) raise the tokens/s of every slot.",
+    "steps": ["Run llama-server with -t raised to the cores the load generator does not need",
+              "Or convert the model to Q4_0 and serve that file",
+              "Compare output tokens/s at concurrency 4 against the demo's parallel=1 runs"],
+    "risks": ["Q4_0 loses some accuracy against Q4_K_M: check the answers, not only the speed",
+              "On a shared machine more threads can stall each other (llama.cpp's threads spin-wait)"],
+    "validation": "copy runs/demo.yaml with the threads (or the model file) varied instead of parallel, "
+                  "predict `a / b >= 1.2` on output_throughput against the current setting, launch it and "
+                  "run `optlog verdict`"}
+THREADS_PLAN: dict[str, Any] = {
+    **CORES_PLAN, "title": "More cores for llama-server (threads)", "gain": "10-40%",
+    "rationale": "The rival story: if decode were compute-bound, more threads would pay; kept so the ranking "
+                 "shows what the verdicts say of it.",
+    "steps": ["Run llama-server with -t raised to the cores the load generator does not need",
+              "Compare output tokens/s at concurrency 4 against the demo's runs"]}
+PARTLY_PLAN: dict[str, Any] = {
+    **BATCH_PLAN, "title": "Serve with --parallel 4, and re-measure with more repeats on a quiet machine",
+    "gain": "50-150%", "confidence": "0.6", "needs": "partly-bound",
+    "rationale": "The ratio sat near the 2x line or the noise hid it: batching pays something, and a quieter "
+                 "measurement with more repeats would say how much.",
+    "steps": ["Serve with --parallel 4 (and -c 2048)",
+              "Re-run the demo's sweep with 6 repeats when the machine is otherwise idle"],
+    "validation": f"{REPEAT} (with repeats: 6); partly-bound holds when 4 slots give 1.5-2.5x the tokens/s of 1"}
 # The pivot for each outcome of the first verdict: a child hypothesis judged on the same runs, and the
 # plans that rest on each story (ranked by the verdicts, so the surviving story's plan comes first).
 PIVOTS: dict[str, dict[str, Any]] = {
@@ -200,22 +244,81 @@ PIVOTS: dict[str, dict[str, Any]] = {
         "statement": "If decode is memory-bound, a slot's per-token time barely grows with 4 slots: "
                      "mean TPOT at 4 slots within 2x of 1 slot.",
         "expect": "a / b <= 2", "metric": "mean_tpot_ms",
-        "plans": [BATCH_PLAN, ("More cores for llama-server (threads)", "10-40%", "M", "0.5", "compute-bound")]},
+        "plans": [BATCH_PLAN, THREADS_PLAN]},
     "compute-bound": {
         "id": "slots-share-cores", "parent": "compute-bound", "title": "Slots only share the cores",
         "statement": "If decode is compute-bound, 4 slots split the same arithmetic: each slot's per-token "
                      "time grows at least 2.5x.",
         "expect": "a / b >= 2.5", "metric": "mean_tpot_ms",
-        "plans": [("More cores or a smaller quantisation (Q4_0) for decode", "20-60%", "M", "0.6", "compute-bound"),
-                  BATCH_PLAN]},
+        "plans": [CORES_PLAN, BATCH_PLAN]},
     "neither": {
         "id": "partly-bound", "parent": "memory-bound", "title": "Partly memory-bound: batching pays about 2x",
         "statement": "Neither story was confirmed: the ratio sits near the 2x line (or the noise hides it). "
                      "A weaker claim, judged on the same runs: 4 slots give between 1.5x and 2.5x.",
         "expect": "a / b in [1.5, 2.5]", "metric": "output_throughput",
-        "plans": [("Serve with --parallel 4, and re-measure with more repeats on a quiet machine", "50-150%", "S",
-                   "0.6", "partly-bound"), BATCH_PLAN]},
+        "plans": [PARTLY_PLAN, BATCH_PLAN]},
 }
+
+
+def register_real(ctx: Ctx, say: Callable[[str], None]) -> None:
+    """The real demo's rival hypotheses, registered before anything is measured."""
+    hypotheses.add(ctx, "Memory-bound decode: batching slots multiplies throughput", hid="memory-bound",
+                   statement="Decode on this machine is limited by reading the weights, not by arithmetic: "
+                             "4 parallel slots share each read, so at concurrency 4 they give at least 2x "
+                             "the aggregate output tokens/s of 1 slot.")
+    predictions.add(ctx, "memory-bound", "a / b >= 2", metric="output_throughput", a={"parallel": "4"},
+                    b={"parallel": "1"}, per="concurrency")
+    hypotheses.add(ctx, "Compute-bound decode: the cores are already busy", hid="compute-bound",
+                   statement="Decode here is limited by the CPU's arithmetic: a batch of 4 costs nearly 4 "
+                             "times one token's work, so 4 slots give less than 1.5x the tokens/s of 1 slot.",
+                   rivals=("memory-bound",))
+    predictions.add(ctx, "compute-bound", "a / b < 1.5", metric="output_throughput", a={"parallel": "4"},
+                    b={"parallel": "1"}, per="concurrency")
+    say("hypotheses registered before measuring: memory-bound (4 slots give at least 2× the tokens/s of 1 slot "
+        "at concurrency 4) and its rival compute-bound (less than 1.5×)")
+
+
+def _evidence_words(status: dict[str, str], measured: str | None) -> str:
+    """What the demo's verdicts said, for a plan's rationale: `memory-bound falsified, compute-bound
+    confirmed (4 slots gave 1.05× the tokens/s of 1 slot)`."""
+    said = ", ".join(f"{h} {status.get(h)}" for h in ("memory-bound", "compute-bound"))
+    return f"The demo's verdicts: {said}" + (f" (4 slots gave {measured} the output tokens/s of 1 slot)." if measured
+                                             else ".")
+
+
+def judge_and_pivot(ctx: Ctx, say: Callable[[str], None]) -> dict[str, Any]:
+    """After the sweep: judge both stories, pivot on the outcome (a child of the survivor judged on
+    the same runs), add the plans of each story (complete, with the evidence behind them) and rank
+    them, render them and write the report. Returns the verdicts, the ratio and the ranked plans."""
+    v1 = verdicts.evaluate(ctx, all=True)
+    status = {r["hypothesis"]: r["status"] for r in v1["results"]}
+    # the number the verdict decided on (its estimate, named by its statistic), not a second one
+    # computed here: the narration, `optlog verdict`, the dashboard and the report quote one figure
+    num = next((verdict_number(p) for r in v1["results"] if r["hypothesis"] == "memory-bound"
+                for p in r.get("predictions") or []), None)
+    ratio = num["estimate"][0] if num else None
+    if num:
+        say(f"measured: 4 slots give {num['text']} times the output tokens/s of 1 slot")
+    for r in v1["results"]:
+        say(f"verdict: {r['hypothesis']} → {r['status']}")
+    # Pivot on what the numbers said: the next question depends on which story survived.
+    outcome = ("memory-bound" if status.get("memory-bound") == "confirmed"
+               else "compute-bound" if status.get("compute-bound") == "confirmed" else "neither")
+    pv = PIVOTS[outcome]
+    hypotheses.add(ctx, pv["title"], hid=pv["id"], parent=pv["parent"], statement=pv["statement"])
+    predictions.add(ctx, pv["id"], pv["expect"], metric=pv["metric"], a={"parallel": "4"}, b={"parallel": "1"},
+                    per="concurrency")
+    evidence_said = _evidence_words(status, f"{num['text']}×" if num else None)
+    for plan in pv["plans"]:
+        plans.add(ctx, plan["title"], gain=plan["gain"], effort=plan["effort"], confidence=plan["confidence"],
+                  needs=[plan["needs"]], change=plan["change"], rationale=f"{plan['rationale']} {evidence_said}",
+                  steps=plan["steps"], risks=plan["risks"], validation=plan["validation"])
+    v2 = verdicts.evaluate(ctx, all=True)  # every story again: only what changed is recorded
+    for r in v2["results"]:
+        if r["hypothesis"] not in status:
+            say(f"pivot: {r['hypothesis']} → {r['status']}")
+    ranked, rep = _finish(ctx, say)
+    return {"verdicts": v2, "plans": ranked, "report": rep, "ratio": ratio}
 
 
 def run_real(path: str | Path, say: Callable[[str], None]) -> dict[str, Any]:
@@ -231,58 +334,21 @@ def run_real(path: str | Path, say: Callable[[str], None]) -> dict[str, Any]:
     try:
         say(f"workspace: {root}")
         say(f"server: {binary}\nmodel: {model}")
-        hypotheses.add(ctx, "Memory-bound decode: batching slots multiplies throughput", hid="memory-bound",
-                       statement="Decode on this machine is limited by reading the weights, not by arithmetic: "
-                                 "4 parallel slots share each read, so at concurrency 4 they give at least 2x "
-                                 "the aggregate output tokens/s of 1 slot.")
-        predictions.add(ctx, "memory-bound", "a / b >= 2", metric="output_throughput", a={"parallel": "4"},
-                        b={"parallel": "1"}, per="concurrency")
-        hypotheses.add(ctx, "Compute-bound decode: the cores are already busy", hid="compute-bound",
-                       statement="Decode here is limited by the CPU's arithmetic: a batch of 4 costs nearly 4 "
-                                 "times one token's work, so 4 slots give less than 1.5x the tokens/s of 1 slot.",
-                       rivals=("memory-bound",))
-        predictions.add(ctx, "compute-bound", "a / b < 1.5", metric="output_throughput", a={"parallel": "4"},
-                        b={"parallel": "1"}, per="concurrency")
-        say("hypotheses registered before measuring: memory-bound (4 slots >= 2x of 1 slot at concurrency 4) "
-            "and its rival compute-bound (< 1.5x)")
+        register_real(ctx, say)
         spec = root / "runs" / "demo.yaml"
         spec.write_text(REAL_SPEC.format(binary=binary, model=model, port=_free_port(), python=sys.executable,
                                          threads=threads), encoding="utf-8")
-        say(f"launching runs/demo.yaml: llama-server --parallel 1 and 4, concurrency 4, 3 repeats, {threads} threads")
+        say(f"launching runs/demo.yaml: llama-server --parallel 1 and 4, concurrency 4, 3 repeats, "
+            f"{threads} thread{'' if threads == 1 else 's'}")
         res = launch.launch(ctx, str(spec), hypothesis="memory-bound",
                             on_event=lambda ev: say(f"  {ev['text']}") if ev.get("kind") == "log" else None)
         rows = evidence.list_runs(ctx, hypothesis="memory-bound")
         for r in rows:
             m = r["metrics"]
             say(f"  run {r['id']}: parallel={r['labels'].get('parallel')} c={r['labels'].get('concurrency')} "
-                f"{r['status']} output_throughput={fmt_num(m.get('output_throughput', float('nan')))} tok/s "
-                f"tpot={fmt_num(m.get('mean_tpot_ms', float('nan')))} ms")
-        v1 = verdicts.evaluate(ctx, all=True)
-        status = {r["hypothesis"]: r["status"] for r in v1["results"]}
-        # the number the verdict decided on (its estimate, named by its statistic), not a second one
-        # computed here: the narration, `optlog verdict`, the dashboard and the report quote one figure
-        num = next((verdict_number(p) for r in v1["results"] if r["hypothesis"] == "memory-bound"
-                    for p in r.get("predictions") or []), None)
-        ratio = num["estimate"][0] if num else None
-        if num:
-            say(f"measured: 4 slots give {num['text']} times the output tokens/s of 1 slot")
-        for h in ("memory-bound", "compute-bound"):
-            say(f"verdict: {h} → {status.get(h)}")
-        # Pivot on what the numbers said: the next question depends on which story survived.
-        outcome = ("memory-bound" if status.get("memory-bound") == "confirmed"
-                   else "compute-bound" if status.get("compute-bound") == "confirmed" else "neither")
-        pv = PIVOTS[outcome]
-        hypotheses.add(ctx, pv["title"], hid=pv["id"], parent=pv["parent"], statement=pv["statement"])
-        predictions.add(ctx, pv["id"], pv["expect"], metric=pv["metric"], a={"parallel": "4"}, b={"parallel": "1"},
-                        per="concurrency")
-        for title, gain, effort, conf, needs in pv["plans"]:
-            plans.add(ctx, title, gain=gain, effort=effort, confidence=conf, needs=[needs])
-        v2 = verdicts.evaluate(ctx, all=True)
-        for r in v2["results"]:
-            if r["hypothesis"] not in status:
-                say(f"pivot: {r['hypothesis']} → {r['status']}")
-        ranked, rep = _finish(ctx, say)
-        return {"workspace": str(root), "launch": res, "verdicts": v2, "plans": ranked, "report": rep,
-                "ratio": ratio, "server": str(binary), "model": str(model)}
+                f"{r['status']}, {fmt_num(m.get('output_throughput'))} tok/s output, "
+                f"{fmt_num(m.get('mean_tpot_ms'))} ms per output token")
+        out = judge_and_pivot(ctx, say)
+        return {"workspace": str(root), "launch": res, **out, "server": str(binary), "model": str(model)}
     finally:
         ctx.close()

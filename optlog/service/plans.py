@@ -32,7 +32,7 @@ from optlog.store.planrows import last_plan_number, plans_in_order
 from optlog.yamlio import parse_text, read_text, write_atomic
 
 _FIELDS = ("id", "title", "gain_low", "gain_high", "effort", "confidence", "status", "measured_gain", "needs",
-           "rationale", "steps", "risks", "validation", "why", "history", "created_at", "updated_at")
+           "change", "rationale", "steps", "risks", "validation", "why", "history", "created_at", "updated_at")
 
 
 def prefix(ctx: Ctx) -> str:
@@ -108,6 +108,10 @@ def _public(v: dict[str, Any], pre: str) -> dict[str, Any]:
         "reason": v["reason"],
         "score_reason": v["score_reason"],
         "measured": v["measured"],
+        "tier": v["tier"],
+        "gain_basis": v["gain_basis"],
+        "change": v.get("change"),
+        "measured_effect": v["measured_effect"],
         "gain": [v["gain_low"], v["gain_high"]],
         "effort": v["effort"],
         "confidence": v["confidence"],
@@ -131,8 +135,10 @@ def add(
     steps: list[str] | tuple[str, ...] = (),
     risks: list[str] | tuple[str, ...] = (),
     validation: str | None = None,
+    change: str | dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Add a plan. Everything is checked before anything is written."""
+    """Add a plan. Everything is checked before anything is written. `change` (`parallel=1->4`):
+    the one label the plan moves; where optlog measured it, the measured effect is ranked."""
     if not title or not title.strip():
         raise BadInput("a plan needs a title", field="title")
     lo, hi = P.parse_gain(gain)
@@ -140,6 +146,7 @@ def add(
         ctx.notice(f"plan: {wide}")
     eff = P.parse_effort(effort)
     conf = P.parse_confidence(confidence)
+    chg = P.parse_change(change) if change else None
     need_ids = _check_needs(ctx, needs)
     with workspace_lock(ctx.ws):
         _check_title(ctx, title)  # also: a fresh clone takes the numbers the files already use
@@ -148,7 +155,7 @@ def add(
         with ctx.db.write() as s:
             pid = max(last_plan_number(s), taken) + 1
             row = planrows.new_plan(id=pid, title=title.strip(), gain_low=lo, gain_high=hi, effort=eff,
-                                    confidence=conf, status=P.PROPOSED, needs=need_ids, rationale=rationale or None,
+                                    confidence=conf, status=P.PROPOSED, needs=need_ids, change=chg, rationale=rationale or None,
                                     steps=[x for x in steps if x.strip()], risks=[x for x in risks if x.strip()],
                                     validation=validation or None, history=[], created_at=now, updated_at=now)
             s.add(row)
@@ -196,7 +203,7 @@ def edit(ctx: Ctx, pid: int | str, *, title: str | None = None, gain: str | None
          confidence: str | float | None = None, needs: list[str] | tuple[str, ...] | None = None,
          rationale: str | None = None, steps: list[str] | tuple[str, ...] | None = None,
          risks: list[str] | tuple[str, ...] | None = None, validation: str | None = None,
-         why: str | None = None) -> dict[str, Any]:
+         why: str | None = None, change: str | None = None) -> dict[str, Any]:
     """Change a plan's fields (None: unchanged; an empty `needs`, `steps` or `risks` list clears
     it). Checked before anything is written; the change is in the record's history with the old
     values, and the plan files are rendered and committed, so git keeps every version."""
@@ -216,6 +223,8 @@ def edit(ctx: Ctx, pid: int | str, *, title: str | None = None, gain: str | None
         changes["confidence"] = P.parse_confidence(confidence)
     if needs is not None:
         changes["needs"] = _check_needs(ctx, needs)
+    if change is not None:
+        changes["change"] = P.parse_change(change) if change.strip() else None
     for k, v in (("rationale", rationale), ("validation", validation)):
         if v is not None:
             changes[k] = v or None
@@ -223,7 +232,7 @@ def edit(ctx: Ctx, pid: int | str, *, title: str | None = None, gain: str | None
         if lst is not None:
             changes[k] = [x for x in lst if x.strip()]
     if not changes:
-        raise BadInput(f"nothing to change: give {param('title')}, {param('gain')}, {param('effort')}, {param('confidence')}, {param('needs')}, {param('rationale')}, "
+        raise BadInput(f"nothing to change: give {param('title')}, {param('gain')}, {param('effort')}, {param('confidence')}, {param('needs')}, {param('change')}, {param('rationale')}, "
                        f"{param('steps')}, {param('risks')} or {param('validation')}", field="title")
     view, _, _ = _view(ctx, pid)
     with workspace_lock(ctx.ws):
@@ -405,6 +414,7 @@ def _read_record(ctx: Ctx, pid: int, path: Path) -> dict[str, Any]:
     needs = [P.need_text(*P.parse_need(f"{n['id']}={n.get('expects') or 'confirmed'}" if isinstance(n, dict) else str(n),
                                        field="needs")) for n in (data.get("needs") or [])]
     mg = data.get("measured_gain")
+    chg = data.get("change")
     return {
         "id": pid,
         "title": str(need("title")),
@@ -415,6 +425,7 @@ def _read_record(ctx: Ctx, pid: int, path: Path) -> dict[str, Any]:
         "status": status,
         "measured_gain": P.parse_percent(mg, field="measured_gain") if mg is not None else None,
         "needs": needs,
+        "change": P.parse_change(chg, field="change") if chg else None,
         "rationale": data.get("rationale"),
         "steps": [str(x) for x in data.get("steps") or []],
         "risks": [str(x) for x in data.get("risks") or []],
@@ -461,10 +472,10 @@ def ack(p: dict[str, Any]) -> documents.PlanAck:
 def add_doc(ctx: Ctx, title: str, *, gain: str, effort: str, confidence: str | float,
             needs: list[str] | tuple[str, ...] = (), rationale: str | None = None, steps: list[str] | tuple[str, ...] = (),
             risks: list[str] | tuple[str, ...] = (), validation: str | None = None,
-            detail: bool = True) -> dict[str, Any] | documents.PlanAck:
+            detail: bool = True, change: str | None = None) -> dict[str, Any] | documents.PlanAck:
     """`plan add`: the plan as `show` gives it, or its acknowledgement."""
     res = add(ctx, title, gain=gain, effort=effort, confidence=confidence, needs=needs, rationale=rationale,
-              steps=steps, risks=risks, validation=validation)
+              steps=steps, risks=risks, validation=validation, change=change)
     return res if detail else ack(res)
 
 
@@ -479,7 +490,7 @@ def edit_doc(ctx: Ctx, pid: int | str, *, title: str | None = None, gain: str | 
              effort: str | None = None, confidence: str | float | None = None,
              needs: list[str] | tuple[str, ...] = (), no_needs: bool = False, rationale: str | None = None,
              steps: list[str] | tuple[str, ...] = (), risks: list[str] | tuple[str, ...] = (),
-             validation: str | None = None, why: str | None = None) -> dict[str, Any]:
+             validation: str | None = None, why: str | None = None, change: str | None = None) -> dict[str, Any]:
     """`plan edit`: as the command's options read (an empty `needs`, `steps` or `risks`: unchanged;
     `no_needs`: the plan rests on no hypothesis); the plan after the change, its files rendered
     and committed."""
@@ -487,7 +498,7 @@ def edit_doc(ctx: Ctx, pid: int | str, *, title: str | None = None, gain: str | 
         raise BadInput(f"give {param('needs')} or {param('no_needs')}, not both", field="no_needs")
     return edit(ctx, pid, title=title, gain=gain, effort=effort, confidence=confidence,
                 needs=[] if no_needs else (needs or None), rationale=rationale, steps=steps or None,
-                risks=risks or None, validation=validation, why=why)
+                risks=risks or None, validation=validation, why=why, change=change)
 
 
 def list_doc(ctx: Ctx, status: str | None = None, fields: str | list[str] | None = None) -> documents.PlanList:

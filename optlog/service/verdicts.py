@@ -143,7 +143,14 @@ def _live(ctx: Ctx, hids: list[str]) -> set[str]:
 
 
 def _strip(d: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in d.items() if k not in VOLATILE}
+    """A verdict record as compared to the last one: without when and by whom, and without each
+    prediction's evidence fingerprint (a cache key: a judgement with the same runs, values and
+    outcomes is the same verdict, whatever else the hash covered when it was written)."""
+    out = {k: v for k, v in d.items() if k not in VOLATILE}
+    if isinstance(out.get("predictions"), list):
+        out["predictions"] = [{k: v for k, v in p.items() if k != "evidence"} if isinstance(p, dict) else p
+                              for p in out["predictions"]]
+    return out
 
 
 def _summary(status: str, preds: list[dict[str, Any]], rests: list[str] | None = None) -> str:

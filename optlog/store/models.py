@@ -201,6 +201,7 @@ class Plan(SQLModel, table=True):
     status: str = PROPOSED  # one of core.plans.PLAN_ROW_STATUSES
     measured_gain: Optional[float] = None
     needs: list[str] = Field(default_factory=list, sa_column=Column(JSON))
+    change: Optional[dict[str, Any]] = Field(default=None, sa_column=Column(JSON))  # core.plans.parse_change
     rationale: Optional[str] = Field(default=None, sa_column=Column(Text))
     steps: list[str] = Field(default_factory=list, sa_column=Column(JSON))
     risks: list[str] = Field(default_factory=list, sa_column=Column(JSON))

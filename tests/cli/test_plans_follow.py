@@ -30,7 +30,8 @@ def test_a_plan_can_follow_from_a_falsified_hypothesis(ws):
     assert follows["reason"].startswith("follows from membound being falsified ")
     assert follows["needs_status"] == [{"id": "membound", "expects": "falsified", "status": "falsified",
                                         "reason": follows["reason"]}]
-    assert rests["weight"] == 0.1 and rests["reason"].startswith("rests on membound, falsified ")
+    assert rests["weight"] == 0.1 and rests["reason"].startswith(
+        "ranked below every plan whose needs hold or are open: rests on membound, falsified ")
     # the record survives a fresh clone: the front matter says which way the plan needs it
     ws.cli("plan", "render")
     fm = front((ws.root / PLAN.format(1)).read_text())
@@ -105,8 +106,9 @@ def test_every_plan_shows_why_and_measured_gains_feed_back(ws):
     out = ws.cli("plan", "list").out
     for pid in ("01", "02", "03"):
         assert f"  {pid}: score " in out, out
-    assert "03: score 0.12 = 7.42% (counted from 5–15%) × 0.5 confidence ÷ 3 (effort M) × 0.1 (needs); rests on membound" in out
-    assert "01: score 10.28 = 14.7% (counted from 10–30%)" in out and "measured +28%, inside the predicted 10–30%" in out
+    assert ("03: score 0.12 = 7.42% (counted from the claimed 5–15%) × 0.5 confidence ÷ 3 (effort M) × 0.1 (needs); "
+            "ranked below every plan whose needs hold or are open: rests on membound") in out
+    assert "01: score 10.28 = 14.7% (counted from the claimed 10–30%)" in out and "measured +28%, inside the predicted 10–30%" in out
     assert "measured -53%, below the predicted 10–40%" in out
     assert "calibration: 1 of 2 measured plans fell inside the predicted range (50%; 1 below, 0 above)" in out
     assert "01 Server tuning: predicted 10–30%, measured +28% (inside)" in out
@@ -130,4 +132,4 @@ def test_a_range_spanning_nine_times_does_not_outrank_a_tight_one_and_is_named(w
     assert "spans 9.1× from end to end: it is ranked as +91%" in r.err and r.json["rank"] == 2
     plans = {p["title"]: p for p in ws.j("plan", "list")["plans"]}
     assert plans["Tight"]["rank"] == 1 and plans["Wide"]["rank"] == 2
-    assert plans["Wide"]["score_reason"].startswith("score 18.20 = 91% (counted from 10–900%)")
+    assert plans["Wide"]["score_reason"].startswith("score 18.20 = 91% (counted from the claimed 10–900%)")

@@ -163,16 +163,18 @@ def test_real_demo_measures_this_machine_and_the_verdict_follows_the_numbers(tmp
 def test_every_pivot_of_the_real_demo_is_well_formed():
     """Each outcome's branch runs only on a machine that measures it: check them all here, fast."""
     from optlog.core import expr
-    from optlog.core.plans import parse_gain
+    from optlog.core.plans import parse_change, parse_gain
     from optlog.service.demo import PIVOTS
 
     assert set(PIVOTS) == {"memory-bound", "compute-bound", "neither"}
     for pv in PIVOTS.values():
         assert expr.groups(expr.parse_expect(pv["expect"])) == {"a", "b"}
-        for title, gain, effort, conf, needs in pv["plans"]:
-            parse_gain(gain)
-            assert effort in ("S", "M", "L") and 0 < float(conf) <= 1
-            assert needs in ("memory-bound", "compute-bound", pv["id"])
+        for plan in pv["plans"]:
+            parse_gain(plan["gain"])
+            assert plan["effort"] in ("S", "M", "L") and 0 < float(plan["confidence"]) <= 1
+            assert plan["needs"] in ("memory-bound", "compute-bound", pv["id"])
+            assert plan["change"] is None or parse_change(plan["change"])
+            assert all(plan[k] for k in ("rationale", "steps", "risks", "validation")), plan["title"]
 
 
 def test_a_launch_waiting_for_a_lock_says_again_who_holds_it_and_for_how_long(tmp_path):

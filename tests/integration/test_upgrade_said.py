@@ -23,6 +23,7 @@ def _back_to_0002(ws, monkeypatch) -> None:
     try:
         with e.begin() as c:
             c.execute(text("DROP INDEX ix_evidence_link_run_id"))
+            c.execute(text('ALTER TABLE "plan" DROP COLUMN "change"'))  # 0004's column
             c.execute(text("UPDATE alembic_version SET version_num = '0002'"))
     finally:
         e.dispose()

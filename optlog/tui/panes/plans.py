@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from optlog.core.numfmt import fmt_num
+from optlog.core.numfmt import fmt_score
+from optlog.core.plans import gain_cell
 from optlog.tui.widgets import PlainTable
 
 # whether a need holds: its hypothesis has the verdict the plan expects of it, the other one, or none yet
@@ -24,12 +25,14 @@ def needs_text(p: dict[str, Any]) -> str:
 
 class PlansTable(PlainTable):
     def on_mount(self) -> None:
-        self.add_columns("rank", "id", "score", "needs", "status", "title", "why")
+        self.add_columns("rank", "id", "score", "gain", "needs", "status", "title", "why")
 
     def show(self, plans: list[dict[str, Any]]) -> None:
         self.clear()
         for p in plans:
-            self.add_row(str(p.get("rank") or "–"), str(p["id"]), fmt_num(p.get("score")), needs_text(p),
-                         p.get("status", ""), p.get("title", ""), p.get("reason") or "", key=str(p["id"]))
+            gain = gain_cell(p.get("measured_effect"), *p["gain"]) if p.get("gain") else "–"
+            self.add_row(str(p.get("rank") or "–"), str(p["id"]), fmt_score(p.get("score") or 0.0), gain,
+                         needs_text(p), p.get("status", ""), p.get("title", ""), p.get("reason") or "",
+                         key=str(p["id"]))
         if not plans:
             self.say_empty("no plans yet: P adds one (gain, effort, the hypotheses it needs); the verdicts rank them", 5)
