@@ -34,6 +34,9 @@ class Limits:
     int_max: int = 2**63 - 1
     """Any whole number optlog takes (a run or launch id, a limit, an offset, a count): the largest
     integer SQLite and PostgreSQL store; past it a lookup was an internal error (issue 42)."""
+    row_id_max: int = 2**31 - 1
+    """The largest id a run or launch row can have: the id columns are INTEGER, 32 bits on
+    PostgreSQL. A lookup past it finds nothing (never asks the database, whose driver would fail)."""
     result_bytes: int = 256 * 1024 * 1024
     """A benchmark result file `run import` or a launch reads (a GuideLLM benchmarks.json with every
     request, an AIPerf export): read whole and parsed in memory, so bounded; only a regular file."""

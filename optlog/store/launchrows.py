@@ -54,7 +54,9 @@ def launch(s: Session, launch_id: int) -> Launch | None:
     """The launch row `launch_id`, if there is one."""
     from optlog.store.models import Launch  # deferred: the row models load SQLModel (the ORM)
 
-    return s.get(Launch, launch_id)
+    from optlog.store.runrows import storable_id
+
+    return s.get(Launch, launch_id) if storable_id(launch_id) else None
 
 
 def update_launch(s: Session, launch_id: int, **values: Any) -> None:

@@ -372,15 +372,24 @@ def statuses(s: Any, run_ids: list[int]) -> list[tuple[int, str]]:
 
     from optlog.store.models import Run  # deferred: ORM tables (sqlmodel); ORM-free reads skip them
 
+    run_ids = [i for i in run_ids if storable_id(i)]
     rows = s.exec(select(Run.id, Run.status).where(col(Run.id).in_(run_ids)).order_by(col(Run.id))).all()
     return [(int(i), str(st)) for i, st in rows]
+
+
+def storable_id(n: int) -> bool:
+    """Whether a row can have id `n` (PostgreSQL's INTEGER id column holds 32 bits, SQLite's 64): an
+    id past it is found nowhere, and asking the PostgreSQL driver for it is an error (issue 42)."""
+    from optlog.core.limits import LIMITS  # deferred: keeps this module's import light
+
+    return 0 <= n <= LIMITS.row_id_max
 
 
 def run(s: Session, run_id: int) -> Run | None:
     """The run row `run_id`, if there is one."""
     from optlog.store.models import Run  # deferred: the row models load SQLModel (the ORM)
 
-    return s.get(Run, run_id)
+    return s.get(Run, run_id) if storable_id(run_id) else None
 
 
 def update_run(s: Session, run_id: int, **values: Any) -> None:

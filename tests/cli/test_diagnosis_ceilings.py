@@ -82,17 +82,21 @@ def test_stored_diagnosis_follows_a_ceiling_change_and_the_verdict_is_rejudged(w
 
 
 def test_calibrate_rediagnoses_stored_runs_and_rejudges(ws: Any) -> None:
-    _set_cpu_ceilings(ws, fp32=0.0001, bw=0.001)
+    # a datasheet ceiling 10,000x too low: the GEMM looks thousands of times past its peak (prediction holds)
+    _set_cpu_ceilings(ws, fp32=0.0001, bw=1000.0)
     rid = _launch_probe(ws)
-    assert _stored(ws, rid)["roofline_peak_tflops"] == 0.0001
-    ws.cli("hypothesis", "add", "compute-bound", "--id", "cb")
-    ws.cli("prediction", "add", "cb", "--expect", "a.bound_compute > 0.5", "--a", "op=gemm")
-    ws.cli("verdict", "cb")
+    assert _stored(ws, rid)["roofline_peak_tflops"] == 0.0001 and _stored(ws, rid)["roofline_compute_frac"] > 1
+    ws.cli("hypothesis", "add", "near the compute ceiling", "--id", "cb")
+    ws.cli("prediction", "add", "cb", "--expect", "a.roofline_compute_frac > 2", "--a", "op=gemm")
+    assert ws.j("verdict", "cb")["results"][0]["auto_status"] == "confirmed"
+    # the measured ceiling replaces it: the stored diagnosis is redone and the verdict re-judged with it
     d = ws.j("calibrate", "--quick", "--device", "cpu", "--max-spread", "100", env=BLAS1)
     meas = d["measured"]["peak_tflops"]["fp32"]
     assert [c["run"] for c in d["rediagnosed"]] == [rid]
-    assert _stored(ws, rid)["roofline_peak_tflops"] == pytest.approx(meas)  # measured beats datasheet
-    assert any(x["hypothesis"] == "cb" for x in d["rejudged"])
+    after = _stored(ws, rid)
+    assert after["roofline_peak_tflops"] == pytest.approx(meas)  # measured beats datasheet
+    assert after["roofline_compute_frac"] < 2, after  # no GEMM runs at twice the machine's own peak
+    assert d["rejudged"] == [{"hypothesis": "cb", "status": "falsified"}], d["rejudged"]
 
 
 def test_reason_names_the_missing_ceilings_not_the_work_counts(ws: Any) -> None:

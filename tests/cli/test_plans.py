@@ -70,7 +70,7 @@ def test_score_weights_ties_and_order():
                       (6, None, 100.0)]
     assert _q(10, 900) == pytest.approx(91.0, abs=0.1) and P.wide_range(10, 900) and not P.wide_range(10, 30)
     v3 = next(v for v in views if v["id"] == 3)
-    assert v3["weight"] == 0.1 and v3["reason"].startswith("rests on f, falsified")
+    assert v3["weight"] == 0.1 and v3["reason"].startswith("ranked below every plan whose needs hold or are open: rests on f, falsified")
     assert next(v for v in views if v["id"] == 2)["reason"] == "waits on o (open)"
 
 
@@ -121,7 +121,7 @@ def test_ranking_follows_hypothesis_status(ws):
     assert [p["id"] for p in res] == [2, 1]
     assert res[0]["score"] == _a(G1030 / 6) and res[0]["weight"] == 1
     assert res[1]["score"] == _a(G1030 / 60) and res[1]["weight"] == 0.1
-    assert res[1]["reason"].startswith("rests on comm-bound, falsified ") and "TP4+PP2 0.30-0.47x TP8" in res[1]["reason"]
+    assert res[1]["reason"].startswith("ranked below every plan whose needs hold or are open: rests on comm-bound, falsified ") and "TP4+PP2 0.30-0.47x TP8" in res[1]["reason"]
     human = ws.cli("plan", "list").out
     assert "rests on comm-bound, falsified" in human
 
@@ -195,7 +195,7 @@ def test_render_tokens_front_matter_and_index(ws):
     assert [h for t, h in hs if t == "h2"] == ["Rationale", "Evidence", "Steps", "Risks", "Validation"]
     assert ("h3", "comm-bound: Communication-bound") in hs
     t0 = tables(text)[0]
-    assert t0[0][:3] == ["rank", "score", "predicted gain"] and t0[1][0] == "3 of 3"
+    assert t0[0][:3] == ["rank", "score", "gain"] and t0[1][0] == "3 of 3"
     # The index: one table, rows in rank order, links to the plan files.
     idx = (ws.root / "glb5improvement/README.md").read_text()
     rows = tables(idx)[0]

@@ -60,5 +60,5 @@ def test_plans_say_whether_each_plans_needs_hold(ws, monkeypatch):
             seen.extend(_cells(app, "#plan-table"))
 
     asyncio.run(go())
-    needs = {row[5]: row[3] for row in seen}
+    needs = {row[6]: row[4] for row in seen}  # columns: rank id score gain needs status title why
     assert needs == {"Rests on a": "✓ a", "Rests on b": "✗ b"}, needs
