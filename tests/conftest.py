@@ -94,6 +94,17 @@ DB_FIXTURES = frozenset({"db_env", "db_env_module"})
 # on both databases. So the PostgreSQL pass leaves it out (`not realserver`, scripts/test.sh): a
 # minute or more a test, for nothing the database could change.
 REALSERVER_FIXTURES = frozenset({"real_server"})
+# Modules whose tests check the process path — signals and process trees, ports, the target lock,
+# the telemetry sampler, the load generator, a peer client, the ssh and Slurm executors — get the
+# `process_path` marker. Like the real-server tests, their writes are the launches' writes, made by
+# the same store calls that test_launch, test_tune and the concurrency tests make on both databases,
+# so the PostgreSQL pass leaves them out (`not process_path`, scripts/test.sh): ~60 tests whose time
+# is processes starting and ending, for nothing the database could change. A module that checks what
+# a database does (races, shared servers, faults, verdicts) stays off this list.
+PROCESS_PATH_MODULES = frozenset({
+    "test_launch_signals", "test_proctree", "test_ports", "test_targetlock", "test_telemetry_cli",
+    "test_loadgen", "test_peer_client", "test_executor_ssh", "test_executor_slurm",
+})
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` selects on the markers
@@ -112,6 +123,8 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
             item.add_marker(db)
         if REALSERVER_FIXTURES.intersection(names):
             item.add_marker(pytest.mark.realserver)
+        if getattr(item, "module", None) is not None and item.module.__name__.rsplit(".", 1)[-1] in PROCESS_PATH_MODULES:
+            item.add_marker(pytest.mark.process_path)
         if PG_BASE and item.get_closest_marker("sqlite_only"):
             item.add_marker(skip)
 
