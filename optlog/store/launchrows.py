@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import insert, text, update
 
 from optlog.core.statuses import LIVE_RUN_STATUSES
+from optlog.store.runrows import storable_id
 from optlog.store.readcache import LIVE_SQL  # one definition of "something is live"
 
 if TYPE_CHECKING:
@@ -53,8 +54,6 @@ def launch_label(s: Session, launch_id: int, key: str) -> str | None:
 def launch(s: Session, launch_id: int) -> Launch | None:
     """The launch row `launch_id`, if there is one."""
     from optlog.store.models import Launch  # deferred: the row models load SQLModel (the ORM)
-
-    from optlog.store.runrows import storable_id
 
     return s.get(Launch, launch_id) if storable_id(launch_id) else None
 

@@ -14,6 +14,7 @@ from sqlalchemy import bindparam, func, insert, select, text, update
 
 from optlog.core import labels as L
 from optlog.core.ids import new_id
+from optlog.core.limits import LIMITS
 from optlog.core.timeutil import now_iso
 from optlog.core.verdict import Evidence, RunRow
 
@@ -380,8 +381,6 @@ def statuses(s: Any, run_ids: list[int]) -> list[tuple[int, str]]:
 def storable_id(n: int) -> bool:
     """Whether a row can have id `n` (PostgreSQL's INTEGER id column holds 32 bits, SQLite's 64): an
     id past it is found nowhere, and asking the PostgreSQL driver for it is an error (issue 42)."""
-    from optlog.core.limits import LIMITS  # deferred: keeps this module's import light
-
     return 0 <= n <= LIMITS.row_id_max
 
 
