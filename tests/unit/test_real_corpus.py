@@ -350,7 +350,7 @@ def test_the_corpus_imports_each_measurement_once() -> None:
     csv_pairs = sum(len(_expect(e, (FIX / e["file"]).read_bytes())) for e in MANIFEST
                     if e["format"] in ("aiperf", "genai-perf") and e["file"].endswith(".csv")
                     and (FIX / e["file"]).with_suffix(".json").exists())
-    assert csv_pairs == 11
+    assert csv_pairs == 13
     assert len(every) - len(kept) == len(said) == sweep_runs + whole_individual + guidellm_pairs + aiperf_variations + csv_pairs
     assert {r.labels["tool"] for r in kept} == {"vllm", "vllm-throughput", "vllm-latency", "llmperf", "llama-bench", "aiperf",
                                                  "genai-perf", "guidellm", "sglang", "sglang-one-batch", "llama-batched-bench"}
