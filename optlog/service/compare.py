@@ -6,8 +6,8 @@ runs, the interquartile range (`spread`), so a reader sees how much the repeats 
 never pools runs that differ in a label it does not show: such labels (`core.comparable.differing_keys`,
 e.g. the M of a GEMM sweep compared `--by kernel`) become part of each row's level, and the split is
 said on stderr and in `split_by`. A cell whose runs disagree on workload, model or software labels
-across groups is flagged in `warnings`. An unknown metric or label is an error (exit 2) with the
-nearest known name, never an empty table.
+across groups is flagged in `warnings`. An unknown metric or label (`--by`, `--per`, or one
+`--where` names) is an error (exit 2) with the nearest known name, never an empty table.
 A cell whose runs differ in anything else they name (a rendered value such as a `--set` constant, a
 command template: `core.comparable`) is not pooled either: it has no value, and `not_comparable`
 lists each variant with its own median and runs.
@@ -67,8 +67,8 @@ def compare(ctx: Ctx, metric: str, by: str, per: str | None = None, where: str |
     ev = load_evidence(ctx, {metric})
     if metric not in ev.metric_names:
         raise not_found("metric (in a counting run)", metric, _known_metrics(ctx), field="metric")
-    for key, field in ((by, "by"), (per, "per")):
-        if key is not None and key not in ev.index:
+    for key, field in ((by, "by"), (per, "per"), *((k, "where") for k in (E.where_labels(cond) if cond else ()))):
+        if key is not None and key not in ev.index:  # a label no run has: a typo (`confg == tp8`), never a filter
             raise not_found("label (on a counting run)", key, ev.index, field=field)
     picked = []
     for r in ev.runs.values():

@@ -41,3 +41,18 @@ def test_a_prediction_on_a_misspelt_metric_is_refused_with_the_workspaces_own_na
     lab = ws.cli("prediction", "add", "batching", "--expect", "a > b", "--metric", "output_throughput",
                  "--a", "paralel=4", "--b", "parallel=1")
     assert "no run has label 'paralel' yet (--a paralel=4) (did you mean 'parallel'?)" in lab.err, lab.err
+
+
+def test_compare_where_on_a_misspelt_label_names_the_workspaces_own_label(ws):
+    """`compare --where "confg == tp8"` matched no run and said only that no run matched; a label no
+    counting run has is named with the nearest label the runs do have (exit 2), in text and JSON."""
+    seed_runs(ws, repeats({"config": "tp8", "parallel": 4}, "output_throughput", [10, 11])
+              + repeats({"config": "tp4", "parallel": 1}, "output_throughput", [5, 6]))
+    r = ws.cli("compare", "--metric", "output_throughput", "--by", "parallel", "--where", "confg == tp8", check=2)
+    assert "no label (on a counting run) 'confg' (did you mean 'config'?)" in r.err, r.err
+    err = ws.cli("compare", "--metric", "output_throughput", "--by", "parallel", "--where",
+                 "parallel >= 1 and not (confg == tp8)", "--json", check=2).json["error"]
+    assert err["did_you_mean"] == ["config"] and err["field"] == "--where", err
+    # the right label still filters
+    ok = ws.cli("compare", "--metric", "output_throughput", "--by", "parallel", "--where", "config == tp8", "--json").json
+    assert ok
