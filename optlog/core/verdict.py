@@ -37,6 +37,7 @@ from optlog.core import comparable as C
 from optlog.core import expr as E
 from optlog.core import labels as L
 from optlog.core import loadshare as LS
+from optlog.core.posthoc import ranges
 from optlog.core.numfmt import fmt_interval, fmt_share, fmt_verdict, fmt_whole, fmt_written
 from optlog.core.plans import selector_name
 from optlog.core.scaling import fit as fit_line
@@ -710,26 +711,70 @@ def evaluate(preds: list[Any], ev: Evidence, ceilings: dict[str, float],
     for p in preds:
         fp = fingerprint(p, ev, ceilings)
         old = (cached or {}).get(p.id)
-        if old is not None and old.get("evidence") == fp:
+        # a result from before the quiet judgement existed (issue 45) is judged again once
+        if old is not None and old.get("evidence") == fp and not (old.get("loaded_runs") and "quiet" not in old):
             out[p.id] = old
         else:
             todo.append((p, fp))
     batch = Batch()
     plans = []
+    quiet_ev: Evidence | None = None
     for p, fp in todo:
         try:
-            plans.append((_plan(p, ev, ceilings, batch), fp))
+            pl = _plan(p, ev, ceilings, batch)
+            qpl = None
+            if any(ev.runs[i].canon.get(LOADED) == "true" for i in candidate_set(p, ev)) and not _selects_load(p):
+                if quiet_ev is None:  # the same evidence without the runs measured under load
+                    quiet_ev = Evidence([r for r in ev.runs.values() if r.canon.get(LOADED) != "true"])
+                qpl = _plan(p, quiet_ev, ceilings, batch)
+            plans.append((pl, qpl, fp))
         except (ArithmeticError, ValueError) as e:  # one prediction's data never stops another's verdict
             out[p.id] = {**_unjudged(p, e), "evidence": fp}
     results = batch.run()
-    for pl, fp in plans:
+    for pl, qpl, fp in plans:
         try:
             res = _finish(pl, results, ceilings)
+            if qpl is not None and res.get("loaded_runs"):
+                res["quiet"] = _quiet(res, _finish(qpl, results, ceilings), qpl.untested_reason)
+                res["explanation"] = explain(res, pl.untested_reason)
         except (ArithmeticError, ValueError) as e:
             res = _unjudged(pl.pred, e)
         res["evidence"] = fp
         out[pl.pid] = res
     return {p.id: out[p.id] for p in preds}
+
+
+LOADED = "loaded"  # the label runs.hostload gives a run measured under load
+
+
+def _selects_load(pred: Any) -> bool:
+    """A prediction about load itself (`--a loaded=true`, `--where loaded…`) has no quiet judgement."""
+    return LOADED in (pred.a or {}) or LOADED in (pred.b or {}) or bool(pred.where and LOADED in str(pred.where))
+
+
+def _quiet(res: dict[str, Any], q: dict[str, Any], untested_reason: str | None) -> dict[str, Any]:
+    """What the quiet runs alone give (issue 45): the same prediction judged without the runs
+    measured under load. `thin`: too few to judge, or judged without an interval (the margin rule);
+    `differs`: its status is not the verdict's."""
+    levels = [{"level": lv["level"], "estimate": lv.get("estimate"), "ci": lv.get("ci"), "outcome": lv.get("outcome"),
+               "method": lv.get("method"), "n": lv.get("n", {})} for lv in q["levels"]]
+    thin = q["status"] == "untested" or any(lv.get("ci") is None and lv.get("method") != "exact" for lv in q["levels"])
+    if untested_reason:
+        untested_reason = untested_reason.replace("no run matches ", "no quiet run in ")
+    head = _headline(q, untested_reason)
+    return {"runs": q["runs"], "status": q["status"], "levels": levels, "thin": thin,
+            "differs": q["status"] != res["status"], "summary": head}
+
+
+def _quiet_text(qt: dict[str, Any]) -> str:
+    if qt["status"] == "untested":
+        why = qt["summary"].removeprefix("untested: ")
+        return f"quiet runs alone: too few to judge ({why})"
+    st, _, body = qt["summary"].partition(": ")
+    text = f"quiet runs alone (runs {ranges(qt['runs'])}): {body} → {st}"
+    if qt["thin"]:
+        text += " (too few for an interval: margin rule)"
+    return text
 
 
 def _unjudged(pred: Any, e: Exception) -> dict[str, Any]:
@@ -1082,16 +1127,12 @@ def _display(quantity: str, a_name: str, b_name: str, metric: str | None) -> str
     return quantity
 
 
-def explain(res: dict[str, Any], untested_reason: str | None = None) -> str:
-    """One line a person reads: `falsified: at concurrency 64, 256, 512 tp4pp2/tp8 = 0.30, 0.39, 0.47;
-    expected a > b`."""
+def _headline(res: dict[str, Any], untested_reason: str | None = None) -> str:
+    """The judgement in a few words: `falsified: at concurrency 64, 256 tp4pp2/tp8 = 0.30, 0.39`, with
+    the interval against the region when there is one level."""
     st = res["status"]
-    # the prediction's version only where it says something: it was edited (v1 is every prediction)
-    edited = ", edited after evidence" if res.get("edited_after_evidence") else ""
-    ver = f" (prediction version {res['version']}{edited})" if res.get("version", 1) != 1 or edited else ""
-    tail = f"expected {res['expect']}{ver}"
     if st == "untested":
-        return f"untested: {untested_reason or 'no evidence'}; {tail}"
+        return f"untested: {untested_reason or 'no evidence'}"
     levels = res["levels"]
     pick = {"falsified": "fails", "confirmed": "holds", "inconclusive": "unclear"}[st]
     chosen = [lv for lv in levels if lv["outcome"] == pick] or levels
@@ -1116,9 +1157,43 @@ def explain(res: dict[str, Any], untested_reason: str | None = None) -> str:
                 f"{_WHERE[one['outcome']]} {one.get('region')}"
     else:
         nums = "; ".join(lv["reason"] for lv in chosen[:2])
-    parts = [f"{st}: {where}{nums}"]
+    return f"{st}: {where}{nums}"
+
+
+def left_out_text(not_comparable: list[dict[str, Any]], cap: int = 3) -> str:
+    """The runs a judgement left out and the rule that set each apart (issue 45: `3 run(s) not
+    comparable` said neither): `runs 7–9 left out: parallel=4 where the others have parallel=1`."""
+    by_reason: dict[str, list[int]] = defaultdict(list)
+    for x in not_comparable:
+        by_reason[str(x.get("reason") or "not comparable")].append(int(x["run"]))
+    parts = []
+    for why, ids in sorted(by_reason.items(), key=lambda kv: min(kv[1]))[:cap]:
+        parts.append(f"{'run' if len(set(ids)) == 1 else 'runs'} {ranges(ids)} left out: {why}")
+    more = sorted({i for why, ids in by_reason.items() for i in ids} - {i for p in sorted(by_reason.items(), key=lambda kv: min(kv[1]))[:cap] for i in p[1]})
+    if more:
+        parts.append(f"{'run' if len(more) == 1 else 'runs'} {ranges(more)} left out for other reasons (verdict --detail)")
+    return "; ".join(parts)
+
+
+def explain(res: dict[str, Any], untested_reason: str | None = None) -> str:
+    """One line a person reads: `falsified: at concurrency 64, 256, 512 tp4pp2/tp8 = 0.30, 0.39, 0.47;
+    expected a > b`."""
+    st = res["status"]
+    # the prediction's version only where it says something: it was edited (v1 is every prediction)
+    edited = ", edited after evidence" if res.get("edited_after_evidence") else ""
+    ver = f" (prediction version {res['version']}{edited})" if res.get("version", 1) != 1 or edited else ""
+    tail = f"expected {res['expect']}{ver}"
+    if st == "untested":
+        parts = [_headline(res, untested_reason), tail]
+        if res.get("not_comparable"):
+            parts.append(left_out_text(res["not_comparable"]))
+        return "; ".join(parts)
+    levels = res["levels"]
+    per = res.get("per")
+    parts = [_headline(res)]
     if st == "inconclusive":
-        parts.append(chosen[0]["reason"])
+        pick = [lv for lv in levels if lv["outcome"] == "unclear"] or levels
+        parts.append(pick[0]["reason"])
     parts.append(tail)
     drift = sorted({lv["drift"] for lv in levels if lv.get("drift")})
     if drift:
@@ -1127,11 +1202,13 @@ def explain(res: dict[str, Any], untested_reason: str | None = None) -> str:
         sk = ", ".join(str(next(iter(s["level"].values()), "")) for s in res["skipped"] if s["level"])
         parts.append(f"skipped {per} {sk} (one group only)" if sk else "some levels skipped")
     if res["not_comparable"]:
-        parts.append(f"{len(res['not_comparable'])} run(s) not comparable")
+        parts.append(left_out_text(res["not_comparable"]))
     if res.get("loaded_runs"):
         n, of = len(res["loaded_runs"]), len(res["runs"])
         parts.append("every run it used was measured under load" if n >= of else
                      f"{n} of its {of} runs were measured under load")
+        if res.get("quiet"):
+            parts.append(_quiet_text(res["quiet"]))
     if res.get("load_differs"):
         parts.append(res["load_differs"])
     return "; ".join(parts)

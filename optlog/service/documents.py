@@ -216,6 +216,12 @@ class VerdictPrediction(TypedDict):
     load_differs: NotRequired[str]
     """The groups got clearly different CPU shares, or GPU sharing (docs/evidence.md); its
     explanation ends with it."""
+    loaded_runs: NotRequired[list[int]]
+    """The runs it used that were measured under load (label `loaded=true`)."""
+    quiet: NotRequired[dict[str, Any]]
+    """With loaded runs: the same prediction judged on the quiet runs alone (`runs`, `status`,
+    `levels` with `estimate`/`ci`/`outcome`, `thin`: too few to judge or no interval, `differs`:
+    not the verdict's status, `summary`); its explanation says it (docs/verdicts.md)."""
     levels: NotRequired[list[dict[str, Any]]]
 
 
