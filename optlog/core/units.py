@@ -64,3 +64,25 @@ def higher_is_better(metric: str | None) -> bool:
     """Whether more of `metric` is better (tokens/s, TFLOPS), from its name; a time (`_ms`, `_s`) never is."""
     m = (metric or "").lower()
     return any(w in m for w in HIGHER_IS_BETTER) and not m.endswith("_ms") and not m.endswith("_s")
+
+
+_BOUNDED = ("_share", "_frac", "_fraction", "_prob", "_probability")
+"""Name endings of quantities that are a part of a whole: a share, a fraction, a probability."""
+
+
+def bounds(name: str | None) -> tuple[float, float] | None:
+    """The range a metric named `name` can take when its name says (issue 45): a share, fraction or
+    probability (`cpu_share`, `gpu_power_frac_mean`, `accept_probability`) lies in [0, 1]. None when
+    the name does not say (a percentage may be summed over CPUs: `cpu_busy_pct` reaches 200)."""
+    if not name:
+        return None
+    n = name.lower().removeprefix("raw.")
+    for st in _STATS:
+        if n.endswith(st) and len(n) > len(st):
+            if st in ("_count", "_std"):
+                return None
+            n = n[: -len(st)]
+            break
+    if n in ("share", "fraction", "probability") or n.endswith(_BOUNDED):
+        return (0.0, 1.0)
+    return None

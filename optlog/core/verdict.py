@@ -37,6 +37,7 @@ from optlog.core import comparable as C
 from optlog.core import expr as E
 from optlog.core import labels as L
 from optlog.core import loadshare as LS
+from optlog.core import units as U
 from optlog.core.posthoc import ranges
 from optlog.core.numfmt import fmt_interval, fmt_share, fmt_verdict, fmt_whole, fmt_written
 from optlog.core.plans import selector_name
@@ -152,6 +153,10 @@ class AtomEval:
     quantity: str = ""
     statistic: str = ""
     threshold: Any = None
+    # the range the quantity can take (a share in [0, 1]; a difference of shares in [-1, 1]) and
+    # what it is named in a reason, or None: an interval is clipped to it (issue 45)
+    bounds: tuple[float, float] | None = None
+    bounded: str = ""
 
 
 def _run_values(node: Any, runs: list[RunRow], default: str | None,
@@ -304,6 +309,7 @@ def _plan_atom(node: Any, grp: dict[str, list[RunRow]], default: str | None, cei
         if n == 0:
             ae.kind = "none"
             return ae
+        _set_bounds(ae, cl.x, None, default)
         positive = all(v > 0 for v in ae.x)
         if n >= MIN_TEST_N and len(set(ae.x)) == 1:
             ae.tier = "exact"
@@ -320,6 +326,8 @@ def _plan_atom(node: Any, grp: dict[str, list[RunRow]], default: str | None, cei
     if not ae.x or not ae.y:
         ae.kind = "none"
         return ae
+    if cl.kind == "diff":
+        _set_bounds(ae, cl.x, cl.y, default)
     positive = all(v > 0 for v in ae.x) and all(v > 0 for v in ae.y)
     ratio_ok = cl.kind == "diff" or positive
     pairs, blocking, left = _pairs(xa, yb) if ratio_ok else ([], "", 0)
@@ -339,6 +347,26 @@ def _plan_atom(node: Any, grp: dict[str, list[RunRow]], default: str | None, cei
     else:
         ae.tier = "welch"
     return ae
+
+
+def _set_bounds(ae: AtomEval, x: Any, y: Any, default: str | None) -> None:
+    """The range of a value (or a difference of two values) of a bounded metric (core.units.bounds):
+    a share in [0, 1], a difference of shares in [-1, 1]. Widened to what was measured, so that a
+    value a name misjudged (a power fraction past its limit) is never outside its own interval."""
+    refs = [r for r in (x, y) if r is not None]
+    if not all(isinstance(r, E.Ref) and r.group is not None for r in refs):
+        return
+    names = {r.metric or default or "" for r in refs}
+    bs = {U.bounds(n) for n in names}
+    if len(bs) != 1 or None in bs:
+        return
+    b = next(iter(bs))
+    assert b is not None
+    lo, hi = (b[0] - b[1], b[1] - b[0]) if y is not None else b
+    seen = ae.x if y is None else [v - w for v in ae.x for w in ae.y]
+    ae.bounds = (min([lo, *seen]), max([hi, *seen]))
+    ae.bounded = f"{' - '.join(sorted(names))} lies in {fmt_interval(*b)}" if y is None else \
+        f"a difference of {next(iter(names))} lies in {fmt_interval(b[0] - b[1], b[1] - b[0])}"
 
 
 # ---------------------------------------------------------------- deciding one comparison
@@ -561,6 +589,9 @@ def _estimate(ae: AtomEval, m: float, results: list[Any]) -> None:
                         f"{detail}: too few runs for an interval)"
             ae.method = "fit-margin"
         return
+    if ae.bounds is not None and (lo < ae.bounds[0] or hi > ae.bounds[1]):  # a share's interval within [0, 1]
+        lo, hi = max(lo, ae.bounds[0]), min(hi, ae.bounds[1])
+        detail += f"; {ae.bounded}"
     ae.ci = [lo, hi]
     ae.outcome = judge_interval(lo, hi, region)
     ae.reason = (f"{q} = {fmt_verdict(est)}{geo}, {_conf_text(ae.conf)} {fmt_interval(lo, hi)} "
