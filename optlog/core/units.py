@@ -12,6 +12,8 @@ from __future__ import annotations
 # exact names first (their suffixes would mislead), then suffixes, longest first
 _EXACT = {
     "request_throughput": "req/s",
+    "goodput": "req/s",  # requests per second that met the run's limits (the `slo_*` labels)
+    "good_requests": "requests",
     "mean_inflight": "requests",
     "concurrency": "requests in flight",
     "input_len": "tokens",
@@ -57,7 +59,8 @@ def with_unit(name: str, u: str | None = None) -> str:
     return f"{name} ({u})" if u else name
 
 
-HIGHER_IS_BETTER = ("throughput", "tok_s", "tokens_per_s", "tflops", "qps", "rps", "goodput", "bw", "gbps")
+HIGHER_IS_BETTER = ("throughput", "tok_s", "tokens_per_s", "tflops", "qps", "rps", "goodput", "good_request", "bw",
+                    "gbps")
 
 
 def higher_is_better(metric: str | None) -> bool:

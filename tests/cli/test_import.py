@@ -231,3 +231,16 @@ def test_import_reads_the_work_counts_of_the_model_the_file_names(ws, tmp_path: 
     # no ceilings in this workspace: the estimate's rates are there, waiting for `optlog calibrate`
     assert "work counts give" in show["telemetry"]["diagnosis"]["reason"]
     assert "(roofline-estimate)" in show["telemetry"]["diagnosis"]["reason"]
+
+
+def test_goodput_runs_held_to_other_limits_never_pool(ws) -> None:
+    """Two real AIPerf runs of one workload with other --goodput limits: each run carries its goodput
+    and its limits, and `compare` splits them by the limits (never one median of both)."""
+    a, b = (str(GEN / f"aiperf-goodput-{n}.json") for n in ("ttft300-e2e250", "e2e200-itl12"))
+    runs = ws.j("run", "import", a, b)["runs"]
+    assert [r["metrics"]["good_requests"] for r in runs] == [32, 13]
+    assert runs[0]["labels"]["slo_ttft_ms"] == 300 and runs[1]["labels"]["slo_tpot_ms"] == 12
+    d = ws.j("compare", "--metric", "goodput", "--by", "concurrency")
+    assert d["split_by"] == ["slo_e2e_latency_ms", "slo_tpot_ms", "slo_ttft_ms"], d
+    got = sorted(row["values"]["4"] for row in d["rows"])
+    assert got == pytest.approx(sorted(r["metrics"]["goodput"] for r in runs), rel=1e-5)

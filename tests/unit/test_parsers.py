@@ -299,6 +299,54 @@ def test_sweep_results_repeated_in_summary_are_one_measurement(tmp_path: Path) -
     assert sorted(r.labels["repeat"] for r in kept) == [0, 1]
 
 
+# the two real AIPerf 0.13.0 runs with --goodput (peers/generated/README.md): the file's limits
+# (input_config.slos, ms) under optlog's names, and what the file says of its good requests
+GOODPUT = [
+    ("aiperf-goodput-ttft300-e2e250", {"slo_ttft_ms": 300, "slo_e2e_latency_ms": 250}, 32),
+    ("aiperf-goodput-e2e200-itl12", {"slo_e2e_latency_ms": 200, "slo_tpot_ms": 12}, 13),
+]
+
+
+@pytest.mark.parametrize("name, slos, good", GOODPUT)
+def test_aiperf_goodput_its_good_requests_and_its_limits(name: str, slos: dict[str, float], good: int) -> None:
+    d = json.loads((GEN / f"{name}.json").read_text())
+    r = one(GEN / f"{name}.json")
+    m = r.metrics
+    # the file's own figures, stored under the canonical names
+    assert d["goodput"]["unit"] == "requests/sec" and m["goodput"] == d["goodput"]["avg"]
+    assert m["good_requests"] == d["good_request_count"]["avg"] == good
+    assert m["good_request_frac"] == d["good_request_fraction"]["avg"]
+    # ... and recomputed from the file's other figures: some requests met the limits, some did not
+    assert 0 < m["good_requests"] < m["completed"] == 64
+    assert m["good_request_frac"] == pytest.approx(m["good_requests"] / m["completed"], rel=1e-12)
+    assert m["goodput"] == pytest.approx(m["request_throughput"] * m["good_request_frac"], rel=1e-9)
+    assert m["goodput"] < m["request_throughput"]
+    # the limits are labels (what was asked of a request), so runs held to other limits never pool
+    assert {k: v for k, v in r.labels.items() if k.startswith("slo_")} == slos
+    assert {k.removeprefix("slo_") for k in slos} <= {"ttft_ms", "e2e_latency_ms", "tpot_ms"}
+    for tag, v in d["input_config"]["slos"].items():
+        assert d[tag]["unit"] == "ms" and v in slos.values()
+    # the CSV prints the same goodput (2 places) but not the limits: kept as the tool's own key only
+    c = one(GEN / f"{name}.csv")
+    assert c.metrics["raw.goodput"] == pytest.approx(m["goodput"], abs=0.005)
+    assert c.metrics["raw.good_request_count"] == good
+    assert "goodput" not in c.metrics and not any(k.startswith("slo_") for k in c.labels)
+
+
+def test_goodput_is_canonical_with_its_unit() -> None:
+    from optlog.core.units import higher_is_better, unit
+
+    for k in ("goodput", "good_requests", "good_request_frac"):
+        assert k in CANONICAL
+    assert unit("goodput") == "req/s" and unit("good_requests") == "requests"
+    assert unit("good_request_frac") == "fraction" and unit("slo_ttft_ms") == "ms"
+    assert higher_is_better("goodput") and higher_is_better("good_request_frac")
+    # a file without --goodput says nothing of goodput
+    r = one(GEN / "aiperf-A-c1.json")
+    assert not {"goodput", "good_requests", "good_request_frac"} & r.metrics.keys()
+    assert not any(k.startswith("slo_") for k in r.labels)
+
+
 def test_genai_perf_command_line_input_config(tmp_path: Path) -> None:
     d = json.loads((GEN / "aiperf-A-c1.json").read_text())
     for k in ("aiperf_version", "schema_version"):
@@ -604,9 +652,10 @@ def test_undetectable_and_missing_files(tmp_path: Path) -> None:
 def test_formats_and_canonical_names() -> None:
     assert set(FORMATS) == {"sglang", "sglang-one-batch", "vllm", "aiperf", "genai-perf", "guidellm", "json", "optlog",
                             "probe", "llama-bench", "llama-batched-bench", "llmperf", "vllm-throughput", "vllm-latency"}
-    assert len(CANONICAL) == 8 + 20
+    assert len(CANONICAL) == 8 + 3 + 20  # counts and rates, goodput's three, latency statistics
     # every parser's canonical output uses only canonical names or raw.*
     for f in [GEN / "aiperf-A-c64.json", GEN / "aiperf-A-c64.csv", GEN / "guidellm-A-c64.json",
+              GEN / "aiperf-goodput-e2e200-itl12.json",
               PEERS / "sglang" / "bench_one_batch_server.result_te_tp4.jsonl",
               PEERS / "guidellm" / "benchmarks_stripped.v0.3-legacy.json"]:
         for r in parse_result([f]):

@@ -263,7 +263,13 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
         m["duration_s"] = d["benchmark_duration"]["avg"]
         if "inter_chunk_latency" in d:
             m["p99_itl_ms"] = d["inter_chunk_latency"]["p99"]
-        out.append({"m": m, "l": lab, "status": "succeeded", "gone": []})
+        slos = d["input_config"].get("slos") or {}
+        if "goodput" in d:  # run with --goodput: its figure, and the limits it was measured against
+            m.update(goodput=d["goodput"]["avg"], good_requests=d["good_request_count"]["avg"],
+                     good_request_frac=d["good_request_fraction"]["avg"])
+            names = {"time_to_first_token": "ttft", "request_latency": "e2e_latency", "inter_token_latency": "tpot"}
+            lab.update({f"slo_{names[k]}_ms": v for k, v in slos.items()})
+        out.append({"m": m, "l": lab, "status": "succeeded", "gone": [] if "goodput" in d else ["goodput"]})
     elif fmt == "guidellm" and e["file"].endswith(".csv"):
         rows = list(csv.reader(io.StringIO(text)))
         cols = list(zip(rows[0], rows[1], rows[2]))

@@ -18,6 +18,8 @@ from optlog.errors import BadInput
 CANONICAL = (
     "completed", "failed", "duration_s", "request_throughput", "input_throughput", "output_throughput",
     "total_token_throughput", "mean_inflight",
+    # the requests that met the run's limits (its `slo_*` labels: goodput means nothing without them)
+    "goodput", "good_requests", "good_request_frac",
     *(f"{s}_{m}_ms" for m in ("ttft", "tpot", "itl", "e2e_latency") for s in ("mean", "median", "p90", "p95", "p99")),
 )
 # the figures that identify a measurement (`ParsedResult.measurement`): those every reader of one

@@ -17,6 +17,11 @@ Canonical metrics:
   AIPerf), `inter_token_latency`.
 - `mean_inflight` ← `effective_concurrency.avg` (AIPerf ≥ 0.13), else
   request_latency.avg × request_throughput (Little's law: the same as Σ latency / duration).
+- `goodput` (req/s) ← `goodput.avg` (genai-perf: `request_goodput`), `good_requests` ←
+  `good_request_count.avg`, `good_request_frac` ← `good_request_fraction.avg`, with the run's
+  `--goodput` limits (`input_config.slos`) as labels `slo_ttft_ms`, `slo_e2e_latency_ms`,
+  `slo_tpot_ms` (AIPerf's `inter_token_latency`), `slo_itl_ms`, else `slo_<tag>`; a goodput whose
+  limits the file does not name stays `raw.goodput` only (a note says so).
 
 The tool's own keys: per tag, metric `raw.<tag>` = its `avg`, and for time/throughput tags also
 `raw.<tag>.p50`, `.p90`, `.p99`, `.max`; the full statistics of every tag stay in `raw["stats"]`
@@ -29,7 +34,8 @@ means), `dataset`, `endpoint`, `tool_version`.
 CSV (`profile_export_aiperf.csv`): a `Metric,avg,min,max,…` table of per-request metrics named
 "Header (unit)" and a `Metric,Value` table of single values; the same canonical mapping by header
 name; raw metrics `raw.<slug of header>` (+ `.p50`, `.p90`, `.p99`, `.max`). The CSV carries no
-configuration, so no labels (give them with `--label`).
+configuration, so no labels (give them with `--label`), and so its goodput, without the limits it
+was measured against, stays `raw.goodput` (`raw.good_request_count`, `raw.goodrequestfraction`).
 """
 
 from __future__ import annotations
@@ -122,9 +128,53 @@ def parse(doc: Doc, tool: str = "aiperf") -> list[ParsedResult]:
     labels = _labels(d)
     labels["tool"] = real_tool
     set_label(labels, "tool_version", d.get("aiperf_version"))
+    notes = _goodput(stats, obj(d, "input_config"), metrics, labels)
     apply_key_map(doc, real_tool, d, metrics, labels)
     return [ParsedResult(labels=labels, metrics=metrics, raw=clean(rest), tool=real_tool, source=doc.path,
-                         file=doc.path, index=0)]
+                         file=doc.path, index=0, notes=notes)]
+
+
+# a metric tag as optlog names it (`_canonical`): the name a limit on it gets (`slo_ttft_ms`)
+_TAG_NAME = {"time_to_first_token": "ttft", "request_latency": "e2e_latency", "inter_token_latency": "tpot",
+             "inter_chunk_latency": "itl"}
+
+
+def _limits(ic: dict[str, Any]) -> dict[str, Any] | None:
+    """The `--goodput` limits a run was held to, tag → value in the tag's display unit: AIPerf 0.13's
+    `input_config.slos` (seen in its real files), genai-perf's `goodput` (command-line layout) or
+    `input.goodput` (config layout); None when the file names none."""
+    for v in (ic.get("slos"), ic.get("goodput"), _get(ic, "input", "goodput")):
+        if isinstance(v, dict) and v:
+            return v
+    return None
+
+
+def _goodput(stats: dict[str, dict[str, Any]], ic: dict[str, Any], metrics: dict[str, float],
+             labels: dict[str, Any]) -> list[str]:
+    """Goodput (requests/s that met every limit), the good requests' count and fraction, and each
+    limit as a label `slo_<name>` (`slo_ttft_ms`: time limits in ms, by optlog's names of the tags;
+    another tag by its own name): a goodput means nothing apart from its limits, and runs held to
+    other limits must never pool. A file with a goodput but no limits keeps it as `raw.goodput`
+    only, and says so."""
+    tag = next((t for t in ("goodput", "request_goodput") if finite((stats.get(t) or {}).get("avg")) is not None), None)
+    if tag is None:
+        return []
+    limits = _limits(ic)
+    if limits is None:
+        return [f"{tag} kept as raw.{tag} only: the file does not say the limits it was measured against"]
+    for name, v in limits.items():
+        unit = str((stats.get(name) or {}).get("unit") or "ms")
+        short = _TAG_NAME.get(name, metric_key(str(name)))
+        if unit.lower() in _TIME:
+            set_label(labels, f"slo_{short}_ms", _to_ms(v, unit))
+        else:
+            set_label(labels, f"slo_{short}", finite(v))
+    metrics["goodput"] = float(stats[tag]["avg"])
+    for dst, src in (("good_requests", "good_request_count"), ("good_request_frac", "good_request_fraction")):
+        v = finite((stats.get(src) or {}).get("avg"))
+        if v is not None:
+            metrics[dst] = v
+    return []
 
 
 def _legacy_records(records: dict[str, Any]) -> dict[str, Any]:
