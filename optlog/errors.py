@@ -19,15 +19,65 @@ from typing import Any
 
 # A verb parameter named inside a message, until a face writes it in its own spelling (`param`)
 _MARK = "\x1f"
-_PLACEHOLDER = re.compile(f"{_MARK}([A-Za-z_][A-Za-z0-9_]*){_MARK}")
+_GIVEN = "\x1e"  # between a parameter's name and the value it was given (`param("a", "parallel=1")`)
+_PLACEHOLDER = re.compile(f"{_MARK}([A-Za-z_][A-Za-z0-9_]*)(?:{_GIVEN}([^{_MARK}]*))?{_MARK}")
 _HEAD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def param(name: str) -> str:
-    """The verb parameter `name` (its Python name: `out`, `sets`) inside an error message. The
-    layers below the faces do not know how a face spells it (the CLI's `--out`, a tool's `out`):
-    each face fills it in in one place (`OptlogError.spell`); unspelt, it reads as the name."""
-    return f"{_MARK}{name}{_MARK}"
+def param(name: str, value: str | None = None) -> str:
+    """The verb parameter `name` (its Python name: `out`, `sets`) inside a message (an error, a
+    warning, a notice). The layers below the faces do not know how a face spells it (the CLI's
+    `--out`, a tool's `out`): each face fills it in in one place (`OptlogError.spell`, `spell_doc`);
+    unspelt, it reads as the name. With `value`, the parameter as given that value: a selector's
+    K=V pair `param("a", "parallel=1")` is `--a parallel=1` on the CLI and `a: {parallel: 1}` to a
+    tool (issue 45: an agent was told the CLI's spelling)."""
+    return f"{_MARK}{name}{_MARK}" if value is None else f"{_MARK}{name}{_GIVEN}{value}{_MARK}"
+
+
+Given = Callable[[str, str], str]
+
+
+def cli_given(spelt: str, value: str) -> str:
+    """A parameter given a value, as a command line writes it: `--a parallel=1`."""
+    return f"{spelt} {value}"
+
+
+def tool_given(spelt: str, value: str) -> str:
+    """A parameter given a value, as a tool call's arguments write it: `a: {parallel: 1}` for a
+    K=V pair, `out: x` otherwise."""
+    k, eq, v = value.partition("=")
+    return f"{spelt}: {{{k}: {v}}}" if eq and k and " " not in k else f"{spelt}: {value}"
+
+
+def spell_text(text: str, spelling: Callable[[str], str | None], given: Given = cli_given) -> str:
+    """`text` with each `param` placeholder in a face's spelling (`spelling` gives None for a name
+    it does not know: kept as the name)."""
+    if _MARK not in text:
+        return text
+
+    def one(m: re.Match[str]) -> str:
+        spelt = spelling(m.group(1)) or m.group(1)
+        return spelt if m.group(2) is None else given(spelt, m.group(2))
+    return _PLACEHOLDER.sub(one, text)
+
+
+def spell_doc(doc: Any, spelling: Callable[[str], str | None], given: Given = cli_given) -> Any:
+    """A verb's document with every `param` placeholder in its strings (warnings, reasons) in a
+    face's spelling; the document itself when it has none (the common case: no copy)."""
+    if isinstance(doc, str):
+        return spell_text(doc, spelling, given)
+    if isinstance(doc, dict):
+        out = {k: spell_doc(v, spelling, given) for k, v in doc.items()}
+        return doc if all(out[k] is doc[k] for k in doc) else out
+    if isinstance(doc, list):
+        items = [spell_doc(v, spelling, given) for v in doc]
+        return doc if all(a is b for a, b in zip(items, doc)) else items
+    return doc
+
+
+def plain(text: str) -> str:
+    """A message as a face with no spelling of its own shows it: each parameter by its name."""
+    return spell_text(text, lambda _n: None)
 
 
 @dataclass
@@ -52,7 +102,7 @@ class OptlogError(Exception):
         super().__init__(self.message)
 
     def spell(self, spelling: Callable[[str], str | None],
-              in_text: Callable[[str], str | None] | None = None) -> OptlogError:
+              in_text: Callable[[str], str | None] | None = None, given: Given = cli_given) -> OptlogError:
         """Write the verb parameters this error names in a face's spelling: the field's head
         (`sets` of `sets.0`) by `spelling`, each `param` placeholder of the message by `in_text`
         (default: `spelling`). Each gives None for a name it does not know, which stays as it is.
@@ -62,14 +112,13 @@ class OptlogError(Exception):
             to = spelling(m.group(0)) if m else None
             if m and to is not None and (m.end() == len(self.field) or self.field[m.end()] in ".["):
                 self.field = to + self.field[m.end():]
-        words = in_text or spelling
-        self.message = _PLACEHOLDER.sub(lambda m: words(m.group(1)) or m.group(1), self.message)
+        self.message = spell_text(self.message, in_text or spelling, given)
         return self
 
     @property
     def text(self) -> str:
         """The message as a person reads it: a parameter no face spelt reads as its name."""
-        return _PLACEHOLDER.sub(r"\1", self.message)
+        return plain(self.message)
 
     def __str__(self) -> str:
         where = ""

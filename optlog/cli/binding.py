@@ -23,7 +23,7 @@ from optlog.api.verb import Call, Verb
 from optlog.cli.dashboard import dashboard
 from optlog.cli.main import cli, load, notice, service_ctx, state
 from optlog.cli.spelling import cli_spelling, flags
-from optlog.errors import OptlogError
+from optlog.errors import OptlogError, spell_doc
 
 def of(callback: Callable[..., Any] | None) -> Verb | None:
     """The verb behind a click callback that `optlog.cli.commands` generated, or None."""
@@ -61,6 +61,21 @@ def _any_command_spelling(name: str) -> str | None:
         elif name in (fl := flags(cmd.params)):
             seen.add(fl[name])
     return seen.pop() if len(seen) == 1 else None
+
+
+def cli_words() -> Callable[[str], str | None]:
+    """The CLI's spelling of the verb parameters of the command running now (any command's, for a
+    name it lacks); no command running: none (a name reads as itself)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return lambda _n: None
+    own = cli_spelling(ctx.command)
+    return lambda n: own(n) or _any_command_spelling(n)
+
+
+def spell_doc_for_cli(doc: Any) -> Any:
+    """A verb's document with the parameters its warnings name in the CLI's spelling (`--a parallel=1`)."""
+    return spell_doc(doc, cli_words())
 
 
 def spell_for_cli(err: OptlogError, kw: Mapping[str, Any]) -> OptlogError:

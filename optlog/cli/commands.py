@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from optlog.api import verb as V
-from optlog.cli.binding import cli_call, spell_for_cli
+from optlog.cli.binding import cli_call, spell_doc_for_cli, spell_for_cli
 from optlog.cli.main import SuggestingGroup, add_global_options, emit, state
 from optlog.cli.options import BoundedInt, FiniteFloat, JsonValue, KeyValue
 from optlog.errors import OptlogError
@@ -86,7 +86,7 @@ def command(v: V.Verb) -> click.Command:
         try:
             if v.text is not None and not state().json:
                 return v.text(call, **kw)
-            doc = v.fn(call, **kw)
+            doc = spell_doc_for_cli(v.fn(call, **kw))  # the parameters its warnings name, as the CLI spells them
             emit(doc, v.human)
         except OptlogError as e:
             spell_for_cli(e, kw)  # the same error, its parameters in the CLI's spelling

@@ -25,7 +25,7 @@ from optlog.api import ALIAS_NOUNS, NOUNS
 from optlog.cli import fast, spelling
 from optlog.core import text as TX
 from optlog.core.limits import LIMITS
-from optlog.errors import BadInput, Failed, Interrupted, OptlogError, no_space, out_of_space
+from optlog.errors import BadInput, Failed, Interrupted, OptlogError, no_space, out_of_space, plain, spell_text
 from optlog.gitlog.commit import run_git
 
 if TYPE_CHECKING:
@@ -219,6 +219,8 @@ def emit(data: Any, human: Any = None) -> None:
 
 def notice(text: str) -> None:
     fast.noticed()
+    cur = click.get_current_context(silent=True)  # the parameters a notice names, as this command spells them
+    text = spell_text(text, spelling.cli_spelling(cur.command)) if cur is not None else plain(text)
     click.echo(f"optlog: {TX.shown(text)}", err=True)
 
 

@@ -32,7 +32,7 @@ from optlog.cli.tools import tools
 from optlog.core import text as TX
 from optlog.core.shape import fit
 from optlog.core.numfmt import fmt_seconds
-from optlog.errors import BadInput, Failed, OptlogError, close_matches
+from optlog.errors import BadInput, Failed, OptlogError, close_matches, spell_doc, tool_given
 from optlog.api.cache import readcache
 from optlog.api.session import Ctx, open_session
 
@@ -157,6 +157,7 @@ class Face:
         try:
             with contextlib.redirect_stdout(stray):  # stdout is the protocol's: nothing else may reach it
                 doc, code = T.invoke(tool, call, kwargs)
+            doc = spell_doc(doc, tool.spelling, tool_given)  # its warnings name parameters as the tool does
         except OptlogError as e:
             tool.spell(e)
             return e.to_json(), True, e.exit_code

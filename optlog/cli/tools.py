@@ -34,7 +34,7 @@ from optlog.cli.options import KeyValue
 from optlog.cli.schemas import SCHEMAS
 from optlog.core import text as TX
 from optlog.core.limits import LIMITS
-from optlog.errors import BadInput, OptlogError, close_matches
+from optlog.errors import BadInput, OptlogError, close_matches, tool_given
 
 # the root's global options: every tool has them implicitly (the server is the workspace, JSON always)
 _GLOBAL = {"json_", "chdir", "help", "version"}
@@ -95,7 +95,7 @@ class Tool:
         """`err` as a tool call says it: the verb parameters it names as this tool's parameters
         (`spelling`); a field in a face's other spelling (a click type's `--label`, a metavar) by
         `param_for`."""
-        err.spell(self.spelling)
+        err.spell(self.spelling, given=tool_given)
         err.field = self.param_for(err.field)
         return err
 

@@ -102,9 +102,9 @@ def _label_warnings(ctx: Ctx, metric: str | None, node: Any, a: dict[str, Any], 
     for g, sel in (("a", a), ("b", b)):
         for k, v in sel.items():
             if k not in have:
-                out.append(f"no run has label {k!r} yet (--{g} {k}={v}){near(k, all_k)}")
+                out.append(f"no run has label {k!r} yet ({param(g, f'{k}={v}')}){near(k, all_k)}")
             elif L.canonical(v) not in have[k]:
-                out.append(f"no run has {k}={v} yet (--{g}){near(L.canonical(v), have[k])}")
+                out.append(f"no run has {k}={v} yet ({param(g, f'{k}={v}')}){near(L.canonical(v), have[k])}")
     for k in sorted(keys - set(a) - set(b)):
         if k not in have:
             out.append(f"no run has label {k!r} yet{near(k, all_k)}")

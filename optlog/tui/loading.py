@@ -21,6 +21,7 @@ from textual.worker import Worker
 
 from optlog.core import text as TX
 from optlog.api.session import Ctx
+from optlog.errors import plain
 from optlog.tui.messages import (HypothesesLoaded, HypothesisDetailLoaded, HypothesisSelected, LaunchesLoaded,
                                  LoadFinished, MetricsChosen, OverviewLoaded, PlansLoaded, RunDetailLoaded,
                                  RunDiffAsked, RunDiffLoaded, RunSelected, RunsLoaded, TelemetrySampled, TodosLoaded)
@@ -87,7 +88,9 @@ class Loading(App[None]):
         super().notify(TX.shown(str(message)), *args, **kw)
 
     def _notice(self, text: str) -> None:
-        """Narration from the service layer, from whichever thread it came."""
+        """Narration from the service layer, from whichever thread it came (a parameter it names by
+        its name: the dashboard has no spelling of its own)."""
+        text = plain(text)
         if threading.get_ident() == self._thread_id:
             self.notify(text)
         else:
