@@ -16,6 +16,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -110,3 +111,19 @@ class LlamaServer:
 
     def log_text(self) -> str:
         return Path(self.log.name).read_text(encoding="utf-8", errors="replace")
+
+
+def small_model_server(tmp_path_factory: pytest.TempPathFactory, binary: Path) -> Iterator[tuple[LlamaServer, dict[str, Any]]]:
+    """A llama-server on a small dense F16 model written by optlog.testing.gguf_model (4 layers, 512
+    wide: big enough that each token is a separate stream event on a CPU, so decode windows exist;
+    written in a second), and what `write_model` said of it (its path and facts). For a module-scoped
+    fixture that also takes `real_server` (which marks its tests `realserver`)."""
+    from optlog.testing.gguf_model import ModelShape, write_model
+
+    shape = ModelShape(n_embd=512, n_layer=4, n_ff=1024, n_head=8, n_head_kv=4, n_vocab=2048, n_ctx_train=512)
+    s = write_model(tmp_path_factory.mktemp("model") / "small.gguf", shape)
+    srv = LlamaServer(binary, s["path"], ctx=512)
+    try:
+        yield srv, s
+    finally:
+        srv.stop()

@@ -209,6 +209,15 @@ MARK = "\x00"  # a placeholder while a script is read (NUL: no argument can hold
 _MARK = MARK
 
 
+_OPENERS = ("$((", "$(", "${")  # longest first: "$((" is arithmetic, not a command substitution
+
+
+def _opener(s: str, i: int) -> str | None:
+    """The expansion that opens at `s[i]` ($(( )), $( ), ${ }), if one does: the same inside double
+    quotes and outside them."""
+    return next((o for o in _OPENERS if s.startswith(o, i)), None)
+
+
 def slots(s: str) -> list[Slot]:
     """The quoting context of each placeholder of a POSIX shell script, in order; the caller has
     written each placeholder as `MARK`. Only three contexts are quoted (outside quotes, inside '…',
@@ -310,18 +319,10 @@ def slots(s: str) -> list[Slot]:
         if top == '"':
             if c == '"':
                 stack.pop()
-            elif s.startswith("$((", i):
-                stack.append("$((")
-                i += 3
-                continue
-            elif s.startswith("$(", i):
-                stack.append("$(")
-                word_start = True
-                i += 2
-                continue
-            elif s.startswith("${", i):
-                stack.append("${")
-                i += 2
+            elif (o := _opener(s, i)) is not None:
+                stack.append(o)
+                word_start = word_start or o == "$("
+                i += len(o)
                 continue
             elif c == "`":
                 stack.append("`")
@@ -355,18 +356,10 @@ def slots(s: str) -> list[Slot]:
             continue
         if c in ("'", '"', "`"):
             stack.append(c)
-        elif s.startswith("$((", i):
-            stack.append("$((")
-            i += 3
-            continue
-        elif s.startswith("$(", i):
-            stack.append("$(")
-            word_start = True
-            i += 2
-            continue
-        elif s.startswith("${", i):
-            stack.append("${")
-            i += 2
+        elif (o := _opener(s, i)) is not None:
+            stack.append(o)
+            word_start = word_start or o == "$("
+            i += len(o)
             continue
         elif s.startswith("<<", i) and not s.startswith("<<<", i):
             strip = s.startswith("<<-", i)

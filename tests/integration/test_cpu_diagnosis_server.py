@@ -12,26 +12,18 @@ from typing import Any, Iterator
 import pytest
 import yaml
 
-from _realserver import LlamaServer
+from _realserver import LlamaServer, small_model_server
 
 pytestmark = pytest.mark.slow
 
 gguf = pytest.importorskip("gguf")
-from optlog.testing.gguf_model import ModelShape, write_model  # noqa: E402
 
 BLAS1 = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, real_server: tuple[Path, Path]) -> Iterator[tuple[LlamaServer, dict[str, Any]]]:
-    binary, _ = real_server
-    shape = ModelShape(n_embd=512, n_layer=4, n_ff=1024, n_head=8, n_head_kv=4, n_vocab=2048, n_ctx_train=512)
-    s = write_model(tmp_path_factory.mktemp("model") / "small.gguf", shape)
-    srv = LlamaServer(binary, s["path"], ctx=512)
-    try:
-        yield srv, s
-    finally:
-        srv.stop()
+    yield from small_model_server(tmp_path_factory, real_server[0])
 
 
 def test_a_cpu_launch_is_diagnosed_per_phase_and_the_report_shows_it(ws: Any, served: tuple[LlamaServer, dict]) -> None:

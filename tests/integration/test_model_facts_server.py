@@ -12,13 +12,12 @@ from typing import Any, Iterator
 import pytest
 import yaml
 
-from _realserver import LlamaServer
+from _realserver import LlamaServer, small_model_server
 from tests._telemetry import ctx_for, fake_env
 
 pytestmark = pytest.mark.slow
 
 gguf = pytest.importorskip("gguf")
-from optlog.testing.gguf_model import ModelShape, write_model  # noqa: E402
 
 GPU = {"gpus": [{"uuid": "GPU-aaaaaaaa-1111", "power_w": 300, "limit_w": 700, "util": 90, "tensor": 2, "dram": 40,
                  "sm_active": 60}]}
@@ -26,16 +25,7 @@ GPU = {"gpus": [{"uuid": "GPU-aaaaaaaa-1111", "power_w": 300, "limit_w": 700, "u
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, real_server: tuple[Path, Path]) -> Iterator[tuple[LlamaServer, dict[str, Any]]]:
-    binary, _ = real_server
-    # big enough that each token is a separate stream event on a CPU (the "tiny" preset's 8 tokens can
-    # arrive in one read, leaving no decode stretch to measure), small enough to write in a second
-    shape = ModelShape(n_embd=512, n_layer=4, n_ff=1024, n_head=8, n_head_kv=4, n_vocab=2048, n_ctx_train=512)
-    s = write_model(tmp_path_factory.mktemp("model") / "small.gguf", shape)
-    srv = LlamaServer(binary, s["path"], ctx=512)
-    try:
-        yield srv, s
-    finally:
-        srv.stop()
+    yield from small_model_server(tmp_path_factory, real_server[0])
 
 
 def test_the_servers_endpoints_and_the_file_they_name_give_the_work_counts(served: tuple[LlamaServer, dict]) -> None:
