@@ -37,6 +37,7 @@ from typing import Any
 from optlog.core import bounds as B
 from optlog.core import expr as E
 from optlog.core import labels as L
+from optlog.core import proposal as P
 from optlog.core.diagnosis import estimate_work
 from optlog.core.numfmt import fmt_verdict
 from optlog.core.units import higher_is_better
@@ -286,7 +287,8 @@ def _runs_of(results: list[dict[str, Any]]) -> list[int]:
     return sorted({rid for res in results for rid in res.get("runs", [])})
 
 
-def claim_candidates(h: Hyp, o: Hyp, noise: float | None) -> tuple[list[Candidate], list[str]]:
+def claim_candidates(h: Hyp, o: Hyp, noise: float | None,
+                     res: P.Resources = P.Resources()) -> tuple[list[Candidate], list[str]]:
     """Predictions on one comparison whose claimed regions are apart: a level one side has not judged
     (or that stayed unclear for noise), with the repeats the noise needs."""
     out: list[Candidate] = []
@@ -333,7 +335,11 @@ def claim_candidates(h: Hyp, o: Hyp, noise: float | None) -> tuple[list[Candidat
             tested = _tested_levels([res_p, res_q], per) if per else []
             nums = _numbers(tested) if tested else None
             if per and nums and len(both) == 0:
-                lv = _extend(nums, 1)
+                lv, cut = P.fit_levels(per, _extend(nums, 1), res)
+                if cut:
+                    notes.append(cut)
+                if not lv:
+                    continue
                 out.append(Candidate(
                     "claims", per, lv, [], reps,
                     {h.id: [{"level": x, "outcome": f"{rp[0]} {rp[1].text()}"} for x in lv],
@@ -351,10 +357,13 @@ def _fmt(x: float | None) -> str:
     return "unknown" if x is None else fmt_verdict(x)
 
 
-def scaling_candidates(h: Hyp, o: Hyp, runs: dict[int, RunRow], noise: float | None) -> list[Candidate]:
+def scaling_candidates(h: Hyp, o: Hyp, runs: dict[int, RunRow], noise: float | None,
+                       res: P.Resources = P.Resources()) -> tuple[list[Candidate], list[str]]:
     """Scaling claims on one label and metric whose exponent (slope) regions are apart: the range of
-    the label over which their lines part by more than the noise."""
+    the label over which their lines part by more than the noise, within what the machine has
+    (core.proposal.fit_levels: no more threads than CPUs); (candidates, notes)."""
     out: list[Candidate] = []
+    notes: list[str] = []
     for p in h.preds:
         rp = region_of(p, {})
         if rp is None or not rp[0].startswith(("k(", "slope(")):
@@ -383,6 +392,11 @@ def scaling_candidates(h: Hyp, o: Hyp, runs: dict[int, RunRow], noise: float | N
                 levels.append(int(top) if top.is_integer() else top)
             if not levels:
                 levels = _extend(xs, 1)
+            levels, cut = P.fit_levels(label, levels, res)
+            if cut:
+                notes.append(cut + ("" if levels else f": no {label} past the {fmt_verdict(xs[-1])} measured"))
+            if not levels:
+                continue
             ref = xs[0]
             pred = {}
             for hid, (_, reg) in ((h.id, rp), (o.id, rq)):
@@ -394,7 +408,7 @@ def scaling_candidates(h: Hyp, o: Hyp, runs: dict[int, RunRow], noise: float | N
                                  f"{label} {fmt_verdict(xs[0])}–{fmt_verdict(levels[-1])} their lines part by "
                                  f"{fmt_verdict(math.exp(dk * math.log(levels[-1] / ref)))}x, against a noise of "
                                  f"{_fmt(noise)} (sd of log)", p.metric, _runs_of([res_p, res_q]), dict(p.a)))
-    return out
+    return out, notes
 
 
 def _scaled_text(reg: E.Region, span: float, log: bool) -> str:
@@ -456,7 +470,7 @@ def ridge_batch(runs: list[RunRow], ceilings: dict[str, float], axis: str) -> tu
 
 
 def roofline_candidates(h: Hyp, o: Hyp, runs: dict[int, RunRow], ceilings: dict[str, float],
-                        noise: float | None) -> tuple[list[Candidate], list[str]]:
+                        noise: float | None, machine: P.Resources = P.Resources()) -> tuple[list[Candidate], list[str]]:
     """Where the two hypotheses name different bounds, the axes their selectors vary on which the
     roofline predicts different exponents, and the new levels along them."""
     bh, bo = h.bound, o.bound
@@ -526,6 +540,9 @@ def roofline_candidates(h: Hyp, o: Hyp, runs: dict[int, RunRow], ceilings: dict[
                 while tp >= 1 and len(levels) < 2:
                     levels.append(_split_text(tp, max(1, gpus // tp)) if isinstance(vals[0], str) else tp)
                     tp //= 2
+                levels, cut = P.fit_levels(axis, levels, machine)
+                if cut:
+                    notes.append(cut)
                 if not levels:
                     continue
                 r = split_of(ref)
@@ -587,8 +604,9 @@ def missing(h: Hyp, o: Hyp, runs: dict[int, RunRow]) -> list[str]:
 
 
 def analyse(hyps: dict[str, Hyp], runs: dict[int, RunRow], ceilings: dict[str, float],
-            only: str | None = None) -> list[dict[str, Any]]:
-    """Every pair: side by side, the decision, the candidates (best first) or what is missing."""
+            only: str | None = None, resources: P.Resources = P.Resources()) -> list[dict[str, Any]]:
+    """Every pair: side by side, the decision, the candidates (best first) or what is missing. No
+    candidate asks for more than `resources` (the target's CPUs and GPUs)."""
     out: list[dict[str, Any]] = []
     for h, o, rel in pairs(hyps, only):
         state, why = decision(h, o)
@@ -602,11 +620,11 @@ def analyse(hyps: dict[str, Hyp], runs: dict[int, RunRow], ceilings: dict[str, f
             noise = None
             try:
                 noise, _ = noise_of([*h.results.values(), *o.results.values()])
-                c1, n1 = claim_candidates(h, o, noise)
-                c2 = scaling_candidates(h, o, runs, noise)
-                c3, n3 = roofline_candidates(h, o, runs, ceilings, noise)
+                c1, n1 = claim_candidates(h, o, noise, resources)
+                c2, n2 = scaling_candidates(h, o, runs, noise, resources)
+                c3, n3 = roofline_candidates(h, o, runs, ceilings, noise, resources)
                 cands = c1 + c2 + c3
-                notes = n1 + n3
+                notes = n1 + n2 + n3
             except (ArithmeticError, ValueError) as e:  # one pair's numbers never stop the others (issue 42)
                 notes = [f"no candidate computed: the runs' values are beyond what a double can compute with "
                          f"({type(e).__name__}: {e})"]

@@ -117,6 +117,16 @@ def fmt_seconds(s: float) -> str:
     return f"{s:.1f}s"
 
 
+def fmt_duration(s: float) -> str:
+    """An estimated duration a person plans by: `45s` under two minutes, `3.5 min` under two hours,
+    `2.4 h` past them."""
+    if s < 120:
+        return f"{s:.0f}s"
+    if s < 7200:
+        return f"{s / 60:.1f} min"
+    return f"{s / 3600:.1f} h"
+
+
 def fmt_score(v: float) -> str:
     """A plan's ranking score: two decimals, so close scores stay told apart."""
     return f"{v:.2f}"

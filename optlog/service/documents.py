@@ -270,6 +270,22 @@ class NextCandidate(TypedDict):
     """Other axes the new points move with it (a concurrency that would cap more slots)."""
 
 
+class NextCost(TypedDict):
+    """The cost of a written spec (core.costing): its runs and an estimated time from the runs measured."""
+
+    runs: int
+    estimate_s: float | None
+    """The estimate; null when no run of the launch it derives from has a duration."""
+    low_s: float | None
+    """Every run as long as the median measured at its level (nearest level for a new one)."""
+    high_s: float | None
+    """The same, scaled by the requests its bench sends against the measured runs' (no overlap)."""
+    axis: str | None
+    by_level: list[dict[str, Any]]
+    """The medians it used: `level`, `median_s`, `runs`."""
+    text: str
+
+
 class NextPair(TypedDict):
     """A hypothesis and its rival or pivot parent, at least one undecided."""
 
@@ -294,6 +310,13 @@ class NextPair(TypedDict):
     spec: NotRequired[str | None]
     """The run spec written for the best candidate (`runs/next-<hyp>.yaml`), never launched."""
     spec_note: NotRequired[str]
+    """How the spec was derived, what the checks changed in it (a label-only axis not raised, the bench's
+    request count made to fill the batch) and what to check; or why it was not written."""
+    cost: NotRequired[NextCost]
+    """What the written spec costs, before anything is launched."""
+    resources: NotRequired[dict[str, int | None]]
+    """The target's `cpus`, `gpus` and smallest `gpu_memory_mib` from the environment captured with the
+    runs measured (null: unknown): no candidate asks for more threads or GPUs than it has."""
     missing: NotRequired[list[str]]
     """When no candidate: what optlog lacks (a label never varied, a metric never measured, …)."""
 

@@ -17,14 +17,18 @@ import json
 from collections import Counter
 from typing import Any, cast
 
+from optlog.core import costing as CO
 from optlog.core import discriminate as D
 from optlog.core import modelfacts as MF
+from optlog.core import proposal as P
 from optlog.core import verdict as V
+from optlog.core.timeutil import parse_iso
 from optlog.errors import BadInput, OptlogError, not_found
 from optlog.runs.spec import load_spec, plan, record_sets
-from optlog.service import documents, hypotheses, launch_record
+from optlog.service import documents, evidence, hypotheses, launch_record
 from optlog.service.context import Ctx
 from optlog.service.verdicts import load_evidence, metric_names
+from optlog.store.runrows import environments
 from optlog.yamlio import dump, parse_text, write_atomic
 
 # the metrics the roofline's work estimate reads (core.diagnosis.estimate_work), beside the predictions'
@@ -45,16 +49,23 @@ def analyse(ctx: Ctx, hid: str | None = None, *, write: bool = True) -> document
     hyps = {d.id: D.Hyp(d.id, d.title, d.statement, d.effective_status(), d.parent, list(d.rivals),
                         list(d.predictions), {p.id: results[p.id] for p in d.predictions if p.id in results})
             for d in docs.values()}
-    pairs = D.analyse(hyps, ev.runs, ceilings, hid)
+    measured = sorted({r for res in results.values() for r in res.get("runs", [])})
+    with ctx.db.read() as s:
+        res = P.resources_of(environments(s, measured))
+    pairs = D.analyse(hyps, ev.runs, ceilings, hid, res)
     out = []
     for e in pairs:
         cands: list[D.Candidate] = e.pop("candidates")
         e["candidates"] = [c.as_dict() for c in cands]
+        e["resources"] = res.as_dict()
         if cands:
             best = cands[0]
             e["best"] = 0
-            e["spec"], e["spec_note"] = (_write_spec(ctx, e["hypothesis"], e["other"], best, ev) if write
-                                         else (None, "not written (--no-write)"))
+            e["spec"], e["spec_note"] = (None, "not written (--no-write)")
+            if write:
+                e["spec"], e["spec_note"], cost = _write_spec(ctx, e["hypothesis"], e["other"], best, ev)
+                if cost is not None:
+                    e["cost"] = cost
         out.append(e)
     if hid is None and not out:
         why = "no hypothesis has a rival or a pivot parent that is still undecided"
@@ -68,17 +79,19 @@ def _launch_of(best: D.Candidate, ev: Any) -> int | None:
     return launches.most_common(1)[0][0] if launches else None
 
 
-def _write_spec(ctx: Ctx, hid: str, other: str, best: D.Candidate, ev: Any) -> tuple[str | None, str]:
-    """Write `runs/next-<hid>.yaml` from the launch the candidate's evidence came from; (path, note)."""
+def _write_spec(ctx: Ctx, hid: str, other: str, best: D.Candidate,
+                ev: Any) -> tuple[str | None, str, dict[str, Any] | None]:
+    """Write `runs/next-<hid>.yaml` from the launch the candidate's evidence came from, checked
+    against what it edits (core.proposal) and costed (core.costing); (path, note, cost)."""
     lid = _launch_of(best, ev)
     if lid is None:
         return None, ("the evidence was recorded, not launched: no launch to derive a spec from; run "
                       f"{best.axis or 'the same points'} = {', '.join(map(str, best.reference + best.levels))} "
-                      f"with {best.repeats} repeats, interleaved, on the same server, bench and workload")
+                      f"with {best.repeats} repeats, interleaved, on the same server, bench and workload"), None
     try:
         d = launch_record.find(ctx, lid)
     except OptlogError as e:
-        return None, f"launch L{lid}: {e}"
+        return None, f"launch L{lid}: {e}", None
     text = (d / "spec.yaml").read_text(encoding="utf-8")
     data = parse_text(text, str(d / "spec.yaml"))
     try:
@@ -93,6 +106,11 @@ def _write_spec(ctx: Ctx, hid: str, other: str, best: D.Candidate, ev: Any) -> t
         data["params"] = params
     notes = [f"derived from launch L{lid} ({launch_record.DIR}/{d.name})"]
     axis = best.axis
+    if axis and not P.reads(data, axis):
+        # refused: a matrix axis no command reads would only relabel the same runs
+        return None, (f"not written: the commands of launch L{lid} do not read {axis} (no {{{{ {axis} }}}} in the "
+                      f"server or bench command), so varying it would change nothing that runs; make them use "
+                      f"{{{{ {axis} }}}} and run {axis} = {', '.join(map(str, best.reference + best.levels))}"), None
     levels = list(dict.fromkeys([*best.reference, *best.levels]))
     matrix = dict(data.get("matrix") or {})
     include = list(data.get("include") or [])
@@ -108,14 +126,15 @@ def _write_spec(ctx: Ctx, hid: str, other: str, best: D.Candidate, ev: Any) -> t
         others = sorted(k for k in model if k != axis)
         if others:
             notes.append(f"the new {axis} entries copy {', '.join(others)} from {axis}={model.get(axis)}: check them")
-    elif axis and axis in params:
-        params.pop(axis)
+    elif axis:
+        params.pop(axis, None)
         data["params"] = params
         matrix[axis] = levels
-    elif axis:
-        matrix[axis] = levels
-        notes.append(f"the spec's commands do not read {axis}: make them use {{{{ {axis} }}}}")
     for k, vals in best.also.items():  # an axis that would cap the new levels (concurrency beside slots)
+        if not P.reads(data, k):  # only a label: raising it would be a false note (issue 45)
+            notes.append(f"{k} not raised: no server or bench placeholder reads it (the workload check below "
+                         "says whether the bench fills the batch)")
+            continue
         if k in matrix or not any(k in inc for inc in include):
             matrix[k] = vals
             params.pop(k, None)
@@ -129,18 +148,83 @@ def _write_spec(ctx: Ctx, hid: str, other: str, best: D.Candidate, ev: Any) -> t
     data["repeats"] = best.repeats
     data["order"] = "cycles"
     data.pop("order_seed", None)
-    head = [f"# optlog next: the experiment that would tell {hid} from {other} ({best.source}).",
-            f"# {best.why}",
-            f"# {notes[0]}; {best.repeats} repeats, order: cycles (paired). Launch: optlog run launch runs/next-{hid}.yaml"]
-    for h, rows in best.predicted.items():
-        head.append(f"# {h} predicts: " + "; ".join(f"{axis}={r['level']}: {r['outcome']}" for r in rows))
-    body = "\n".join(head) + "\n" + dump(data)
     rel = f"runs/next-{hid}.yaml"
     path = ctx.ws.root / rel
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, body)
+    batch = axis if axis and D.axis_kind(axis, levels) == "batch" else None
+    points, checks = _checked(path, rel, data, [a for a in [axis, *best.also] if a and P.reads(data, a)], batch)
+    notes += checks
+    cost = CO.estimate([CO.Planned(p.labels, P.flag_value(p.bench, P.PROMPT_FLAGS)) for p in points],
+                       _measured(ctx, lid, ev), axis) if points is not None else None
+    head = [f"# optlog next: the experiment that would tell {hid} from {other} ({best.source}).",
+            f"# {best.why}",
+            f"# {notes[0]}; {best.repeats} repeats, order: cycles (paired). Launch: optlog run launch runs/next-{hid}.yaml"]
+    if cost is not None:
+        head.append(f"# cost: {cost.text()}")
+    head += [f"# note: {n}" for n in notes[1:]]
+    for h, rows in best.predicted.items():
+        head.append(f"# {h} predicts: " + "; ".join(f"{axis}={r['level']}: {r['outcome']}" for r in rows))
+    write_atomic(path, "\n".join(head) + "\n" + dump(data))
+    return rel, "; ".join(notes), (cost.as_dict() | {"text": cost.text()}) if cost is not None else None
+
+
+def _views(path: Any, rel: str) -> list[P.PointView]:
+    return [P.PointView(p.labels, list((p.rendered.get("server") or {}).get("argv") or []),
+                        list(p.rendered["bench"]["argv"])) for p in plan(load_spec(path, rel), {})]
+
+
+def _checked(path: Any, rel: str, data: dict[str, Any], axes: list[str],
+             batch: str | None) -> tuple[list[P.PointView] | None, list[str]]:
+    """Write the spec, plan it (templates rendered) and check that it does what it says: every axis
+    reaches a command, every point's bench fills its batch. A workload that cannot is fixed in the
+    bench command (said in the notes); what cannot be fixed is said. (points, notes)."""
+    notes: list[str] = []
+    write_atomic(path, dump(data))
     try:
-        plan(load_spec(path, rel), {})
+        points = _views(path, rel)
     except BadInput as e:
-        notes.append(f"check it before launching: {e}")
-    return rel, "; ".join(notes)
+        return None, [f"check it before launching: {e}"]
+    probs = P.workload_problems(points, batch)
+    bench = data.get("bench") or {}
+    cmd = bench.get("cmd")
+    for kind, flags, value in (
+            ("prompts", P.PROMPT_FLAGS, f"{{{{ {batch} * {P.ROUNDS} }}}}" if batch else None),
+            ("concurrency", P.CLIENT_CONCURRENCY_FLAGS, f"{{{{ {batch} }}}}" if batch else None)):
+        mine = [x for x in probs if x.kind == kind]
+        if not mine:
+            continue
+        val = value or str(int(max(x.need for x in mine)))
+        new, old = P.rewrite_flag(cmd, flags, val)
+        if old is None:
+            notes.append(f"{mine[0].text()}: the bench command has no {flags[0]} to raise; check it before launching")
+            continue
+        cmd = new
+        what = "requests" if kind == "prompts" else "client concurrency"
+        notes.append(f"the bench command changed: its {flags[0]} was {old}, now {val} ({mine[0].text()}; "
+                     f"the new {what} fill{'s' if kind == 'concurrency' else ''} every point's batch)")
+    if cmd is not bench.get("cmd"):
+        data["bench"] = {**bench, "cmd": cmd}
+        write_atomic(path, dump(data))
+        try:
+            points = _views(path, rel)
+        except BadInput as e:
+            return None, notes + [f"check it before launching: {e}"]
+    notes += [f"check it before launching: {x.text()}" for x in P.workload_problems(points, batch)]
+    notes += [f"check it before launching: {x}" for x in P.axis_problems(data, axes, points)]
+    return points, notes
+
+
+def _measured(ctx: Ctx, lid: int, ev: Any) -> list[CO.Measured]:
+    """The runs of launch `lid` already measured: labels, duration, the requests their bench sent."""
+    ids = [r for r, row in ev.runs.items() if row.launch == lid]
+    out = []
+    for r, labels, _ in evidence.runs_with_labels(ctx, ids):
+        if not (r.started_at and r.finished_at):
+            continue
+        try:
+            secs = (parse_iso(r.finished_at) - parse_iso(r.started_at)).total_seconds()
+        except ValueError:
+            continue
+        argv = (((r.raw or {}).get("commands") or {}).get("bench") or {}).get("argv") or []
+        out.append(CO.Measured(labels, secs, P.flag_value([str(a) for a in argv], P.PROMPT_FLAGS)))
+    return out

@@ -126,6 +126,29 @@ def runs_of_launch(s: Session, launch_id: int) -> list[Run]:
     return list(s.exec(select(Run).where(Run.launch_id == launch_id).order_by(col(Run.id))).all())
 
 
+def environments(s: Session, run_ids: Sequence[int]) -> list[dict[str, Any]]:
+    """The captured environment of each of `run_ids` (one per distinct host and document): what the
+    machines that ran them have (CPUs, GPUs), for sizing a proposal (core.proposal)."""
+    from sqlmodel import col, select  # deferred: the ORM; ORM-free reads (todo list) skip it
+
+    from optlog.store.models import Run  # deferred: ORM tables (sqlmodel); ORM-free reads skip them
+
+    out: dict[str, dict[str, Any]] = {}
+    ids = sorted(set(run_ids))
+    for start in range(0, len(ids), _CHUNK):
+        chunk = ids[start:start + _CHUNK]
+        for host, env in s.exec(select(Run.host, Run.environment).where(col(Run.id).in_(chunk))).all():
+            if isinstance(env, str):
+                try:
+                    env = json.loads(env)
+                except ValueError:
+                    continue
+            if isinstance(env, dict) and env:
+                out.setdefault(f"{host}|{json.dumps(env.get('host'), sort_keys=True, default=str)}"
+                               f"|{len(env.get('gpus') or [])}", env)
+    return list(out.values())
+
+
 def counting_run_ids(s: Session) -> list[int]:
     """Ids of the runs not invalidated."""
     from sqlmodel import col, select  # deferred: the ORM; ORM-free reads (todo list) skip it

@@ -83,7 +83,7 @@ params: {{py: "{py}"}}
 matrix: {{parallel: [1, 4], concurrency: [4]}}
 repeats: 3
 bench:
-  cmd: "{{{{ py }}}} -c \\"import json; v = {{1: [10.0, 11.0, 9.0], 4: [14.0, 24.0, 17.0]}}[{{{{ parallel }}}}][{{{{ repeat }}}}]; open('{{{{ out }}}}/result.json', 'w').write(json.dumps({{'output_throughput': v}}))\\""
+  cmd: "{{{{ py }}}} -c \\"import json; v = {{1: [10.0, 11.0, 9.0], 4: [14.0, 24.0, 17.0]}}[{{{{ parallel }}}}][{{{{ repeat }}}}]; open('{{{{ out }}}}/result.json', 'w').write(json.dumps({{'output_throughput': v}}))\\" --concurrency {{{{ concurrency }}}}"
   parser: json
 labels: {{server: simulated}}
 """
@@ -144,6 +144,103 @@ def test_the_slot_sweep_gets_a_runnable_spec_from_its_launch(fresh):
         assert len(evidence.list_runs(c2)) == 6  # nothing launched
     finally:
         c2.close()
+
+
+# the issue's spec (issue 45): the bench's client concurrency follows {{ parallel }}, a fixed
+# num_prompts of 4, and a concurrency label no command reads
+ISSUE = """\
+name: slots
+params: {{py: "{py}", num_prompts: 4}}
+matrix: {{parallel: [1, 2]}}
+repeats: 3
+bench:
+  cmd: "{{{{ py }}}} -c \\"import json; v = {{1: [10.0, 11.0, 9.0], 2: [14.0, 24.0, 17.0]}}[{{{{ parallel }}}}][{{{{ repeat }}}}]; open('{{{{ out }}}}/result.json', 'w').write(json.dumps({{'output_throughput': v}}))\\" --concurrency {{{{ parallel }}}} --num-prompts {{{{ num_prompts }}}}"
+  parser: json
+labels: {{server: simulated, concurrency: 2}}
+"""
+
+
+def _rivals(ctx):
+    from optlog.service import hypotheses, predictions
+
+    hypotheses.add(ctx, "Memory-bound decode: batching slots multiplies throughput", hid="memory-bound")
+    predictions.add(ctx, "memory-bound", "a / b >= 2", metric="output_throughput", a={"parallel": "2"},
+                    b={"parallel": "1"})
+    hypotheses.add(ctx, "Compute-bound decode: the cores are already busy", hid="compute-bound",
+                   rivals=("memory-bound",))
+    predictions.add(ctx, "compute-bound", "a / b < 1.5", metric="output_throughput", a={"parallel": "2"},
+                    b={"parallel": "1"})
+
+
+def test_the_written_spec_does_what_its_notes_say(fresh):
+    """Issue 45: `next` raised a `concurrency` axis that no command reads (the bench's --concurrency
+    follows {{ parallel }}) and kept 4 prompts for 8 slots. The proposal is checked against the spec it
+    edits: the label-only axis is not raised (and it says so), the bench's request count follows the
+    batch (and it says so), every planned point fills its batch, and the cost (runs, time from the
+    runs measured) is stated before anything is launched."""
+    from optlog.core import proposal as P
+    from optlog.runs.spec import load_spec, plan
+    from optlog.service import launch, nextexp
+    from optlog.service.workspace import init
+
+    init(fresh)
+    ctx = _ctx(fresh)
+    try:
+        _rivals(ctx)
+        (fresh / "runs" / "slots.yaml").write_text(ISSUE.format(py=sys.executable))
+        launch.launch(ctx, "runs/slots.yaml")
+        doc = nextexp.analyse(ctx)
+    finally:
+        ctx.close()
+    (e,) = doc["pairs"]
+    best = e["candidates"][0]
+    assert best["axis"] == "parallel" and best["levels"] == [4, 8] and best["also"] == {"concurrency": [8]}, best
+    rel = e["spec"]
+    assert rel, e["spec_note"]
+    spec = yaml.safe_load((fresh / rel).read_text())
+    assert spec["matrix"] == {"parallel": [1, 4, 8]}, spec  # no label-only concurrency axis
+    assert "concurrency not raised: no server or bench placeholder reads it" in e["spec_note"]
+    assert "--num-prompts {{ parallel * 2 }}" in spec["bench"]["cmd"]
+    assert "the bench command changed: its --num-prompts was {{ num_prompts }}, now {{ parallel * 2 }}" in e["spec_note"]
+    points = plan(load_spec(fresh / rel, rel), {})
+    views = [P.PointView(p.labels, [], p.rendered["bench"]["argv"]) for p in points]
+    assert P.workload_problems(views, "parallel") == []
+    assert {p.labels["parallel"]: P.flag_value(v.bench, P.PROMPT_FLAGS) for p, v in zip(points, views)} == \
+        {1: 2, 4: 8, 8: 16}
+    assert "check it before launching" not in e["spec_note"]
+    cost = e["cost"]
+    assert cost["runs"] == len(points) == 3 * best["repeats"]
+    assert cost["axis"] == "parallel" and [b["level"] for b in cost["by_level"]] == [1, 2]
+    assert 0 < cost["low_s"] <= cost["estimate_s"] <= cost["high_s"]
+    head = (fresh / rel).read_text()
+    assert f"# cost: {len(points)} runs, about " in head and "# note: the bench command changed" in head
+
+
+def test_an_axis_no_command_reads_is_refused(fresh):
+    """A proposed axis that only labels the runs (the bench never reads {{ parallel }}) is not written:
+    varying it would change nothing that runs; the note says what to change."""
+    from optlog.service import launch, nextexp
+    from optlog.service.workspace import init
+
+    init(fresh)
+    # the same values, read by run id in cycles (1, 2, 1, 2, …): the bench never reads parallel
+    label_only = ISSUE.replace("v = {{1: [10.0, 11.0, 9.0], 2: [14.0, 24.0, 17.0]}}[{{{{ parallel }}}}][{{{{ repeat }}}}]",
+                               "v = [10.0, 14.0, 11.0, 24.0, 9.0, 17.0][{{{{ run_id }}}} - 1]") \
+        .replace("--concurrency {{{{ parallel }}}} ", "").replace("repeats: 3", "repeats: 3\norder: cycles")
+    assert "parallel }}" not in label_only
+    ctx = _ctx(fresh)
+    try:
+        _rivals(ctx)
+        (fresh / "runs" / "slots.yaml").write_text(label_only.format(py=sys.executable))
+        launch.launch(ctx, "runs/slots.yaml")
+        doc = nextexp.analyse(ctx)
+    finally:
+        ctx.close()
+    (e,) = doc["pairs"]
+    assert e["candidates"][0]["axis"] == "parallel"
+    assert e["spec"] is None and e["spec_note"].startswith("not written: the commands of launch L1 do not read "
+                                                           "parallel"), e["spec_note"]
+    assert not list((fresh / "runs").glob("next-*.yaml"))
 
 
 def test_rivals_no_label_at_hand_can_tell_apart_say_what_is_missing(fresh):

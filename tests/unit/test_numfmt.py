@@ -37,6 +37,7 @@ def test_ratios_scores_percentages_and_written_numbers() -> None:
     assert (N.fmt_signed(12.5), N.fmt_signed(-3.0), N.fmt_signed(74.96, 3), N.fmt_signed(0.0)) == ("+12.5", "-3", "+75", "+0")
     assert (N.fmt_count(999), N.fmt_count(1_048_576), N.fmt_count(1000.0)) == ("999", "1,048,576", "1,000")
     assert (N.fmt_seconds(12.345), N.fmt_seconds(0)) == ("12.3s", "0.0s")
+    assert [N.fmt_duration(x) for x in (44.6, 210, 8640)] == ["45s", "3.5 min", "2.4 h"]
 
 
 def test_the_record_formats_are_frozen() -> None:
