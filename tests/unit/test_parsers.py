@@ -652,7 +652,7 @@ def test_undetectable_and_missing_files(tmp_path: Path) -> None:
 def test_formats_and_canonical_names() -> None:
     assert set(FORMATS) == {"sglang", "sglang-one-batch", "vllm", "aiperf", "genai-perf", "guidellm", "json", "optlog",
                             "probe", "llama-bench", "llama-batched-bench", "llmperf", "vllm-throughput", "vllm-latency"}
-    assert len(CANONICAL) == 8 + 3 + 20  # counts and rates, goodput's three, latency statistics
+    assert len(CANONICAL) == 8 + 3 + 25  # counts and rates, goodput's three, latency statistics
     # every parser's canonical output uses only canonical names or raw.*
     for f in [GEN / "aiperf-A-c64.json", GEN / "aiperf-A-c64.csv", GEN / "guidellm-A-c64.json",
               GEN / "aiperf-goodput-e2e200-itl12.json",
@@ -913,3 +913,46 @@ def test_llama_bench_older_table_layout_and_depths_compare(tmp_path: Path) -> No
     j = tmp_path / "bench.json"
     j.write_text(json.dumps([{**rows[0], "n_depth": 0}, {**rows[0], "n_depth": 512}]))
     assert [(r.labels["test"], r.labels["depth"]) for r in parse_result([j])] == [("pp128", 0), ("pp128", 512)]
+
+
+def test_llmperf_inter_token_latency_is_ntpot_not_itl() -> None:
+    """llmperf's `inter_token_latency_s` is, per request, the TTFT plus every later gap between
+    content chunks, over the output tokens (ray-project/llmperf token_benchmark_ray.py and
+    openai_chat_completions_client.py): a request's latency per output token, TTFT included
+    (NTPOT), neither ITL (the gaps alone) nor TPOT (after the first token). Stored under that name;
+    checked against the real files' own per-request values: each one times its output tokens lies
+    between the request's TTFT and its end-to-end latency."""
+    from optlog.core.units import unit
+
+    real = PEERS.parent / "real" / "llmperf"
+    rows = json.loads((real / "individual" / "groq_70b.json").read_text())
+    ok = [x for x in rows if not x["error_code"] and x["number_output_tokens"]]
+    assert all(x["ttft_s"] <= x["inter_token_latency_s"] * x["number_output_tokens"] <= x["end_to_end_latency_s"] * 1.0001
+               for x in ok)
+    r = one(real / "individual" / "groq_70b.json")
+    assert r.metrics["mean_ntpot_ms"] == pytest.approx(sum(x["inter_token_latency_s"] for x in ok) / len(ok) * 1000)
+    d = json.loads((real / "summary" / "groq_70b.json").read_text())
+    s = one(real / "summary" / "groq_70b.json")
+    assert s.metrics["mean_ntpot_ms"] == pytest.approx(d["results_inter_token_latency_s_mean"] * 1000)
+    assert s.metrics["p99_ntpot_ms"] == pytest.approx(d["results_inter_token_latency_s_quantiles_p99"] * 1000)
+    for res in (r, s):
+        assert not [k for k in res.metrics if k.endswith(("_itl_ms", "_tpot_ms"))], res.metrics
+    assert "mean_ntpot_ms" in CANONICAL and unit("p99_ntpot_ms") == "ms"
+
+
+@pytest.mark.parametrize("name", ["guidellm-A-c1", "guidellm-A-c64"])
+def test_guidellm_time_per_output_token_is_ntpot(name: str) -> None:
+    """GuideLLM's `time_per_output_token_ms` is the same quantity as llmperf's: in its own per-request
+    records it is exactly (TTFT + (N − 1) × ITL) / N, the time to the last token over the output
+    tokens. Stored as `*_ntpot_ms` from the JSON and the CSV alike (it was raw only)."""
+    d = json.loads((GEN / f"{name}.json").read_text())
+    b = d["benchmarks"][0]
+    for x in b["requests"]["successful"]:
+        n = x["output_tokens"]
+        assert x["time_per_output_token_ms"] * n == pytest.approx(x["time_to_first_token_ms"] + (n - 1) * x["inter_token_latency_ms"])
+    s = b["metrics"]["time_per_output_token_ms"]["successful"]
+    j, c = one(GEN / f"{name}.json"), one(GEN / f"{name}.csv")
+    assert j.metrics["mean_ntpot_ms"] == s["mean"] and j.metrics["median_ntpot_ms"] == s["median"]
+    assert c.metrics["mean_ntpot_ms"] == pytest.approx(s["mean"], rel=1e-6)
+    # above the TPOT by the TTFT spread over the tokens, never taken for it
+    assert j.metrics["mean_ntpot_ms"] > j.metrics["mean_tpot_ms"]

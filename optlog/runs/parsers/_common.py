@@ -20,7 +20,8 @@ CANONICAL = (
     "total_token_throughput", "mean_inflight",
     # the requests that met the run's limits (its `slo_*` labels: goodput means nothing without them)
     "goodput", "good_requests", "good_request_frac",
-    *(f"{s}_{m}_ms" for m in ("ttft", "tpot", "itl", "e2e_latency") for s in ("mean", "median", "p90", "p95", "p99")),
+    # ntpot: a request's latency over its output tokens, TTFT included (llmperf's inter_token_latency_s)
+    *(f"{s}_{m}_ms" for m in ("ttft", "tpot", "itl", "e2e_latency", "ntpot") for s in ("mean", "median", "p90", "p95", "p99")),
 )
 # the figures that identify a measurement (`ParsedResult.measurement`): those every reader of one
 # tool computes alike from any of the files that tool writes for it

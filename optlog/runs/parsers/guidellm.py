@@ -17,8 +17,9 @@ Canonical metrics:
 - latency statistics (mean, median (← `percentiles.p50` where `median` is absent), p90, p95, p99):
   `ttft` ← `time_to_first_token_ms`; `e2e_latency` ← `request_latency` (seconds → ms);
   `tpot` and `itl` ← `inter_token_latency_ms` (GuideLLM defines it as (latency − TTFT)/(tokens − 1),
-  SGLang's TPOT, and weights it per token like SGLang's ITL; GuideLLM's own
-  `time_per_output_token_ms` includes the TTFT and is kept as raw only);
+  SGLang's TPOT, and weights it per token like SGLang's ITL); `ntpot` ← `time_per_output_token_ms`
+  (GuideLLM's own, TTFT included: in its per-request records exactly (TTFT + (N − 1) × ITL) / N, the
+  time to the last token over the output tokens, as llmperf's `inter_token_latency_s`);
 - `mean_inflight` ← GuideLLM's own `request_concurrency.mean`, else sum of request latencies /
   duration (SGLang's definition, which GuideLLM's duration makes exceed 1 for a synchronous run).
 
@@ -144,7 +145,8 @@ def _metrics(b: dict[str, Any], m: dict[str, Any], notes: list[str]) -> dict[str
         rate_check(out, "total_token_throughput", None if tin is None or tout is None else tin + tout, dur,
                    "prompt + output tokens", notes)
     for short, name, scale in (("ttft", "time_to_first_token_ms", 1.0), ("e2e_latency", "request_latency", 1000.0),
-                               ("tpot", "inter_token_latency_ms", 1.0), ("itl", "inter_token_latency_ms", 1.0)):
+                               ("tpot", "inter_token_latency_ms", 1.0), ("itl", "inter_token_latency_ms", 1.0),
+                               ("ntpot", "time_per_output_token_ms", 1.0)):
         s = _succ(m, name)
         if s is None:
             continue
@@ -228,6 +230,7 @@ def _labels(b: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
 # (group, header) of GuideLLM's CSV → canonical latency name and its scale to ms
 _CSV_LAT = {("Time to First Token", "Successful ms"): ("ttft", 1.0),
             ("Inter Token Latency", "Successful ms"): ("itl", 1.0),
+            ("Time per Output Token", "Successful ms"): ("ntpot", 1.0),
             ("Request Latency", "Successful Sec"): ("e2e_latency", 1000.0)}
 _CSV_RATE = {("Server Throughput", "Successful Requests/Sec"): "request_throughput",
              ("Token Throughput", "Successful Input Tokens/Sec"): "input_throughput",

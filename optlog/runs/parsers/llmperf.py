@@ -6,16 +6,18 @@ results_num_completed_requests, `failed` ← results_number_errors, `request_thr
 results_num_completed_requests_per_min / 60, `output_throughput` ←
 results_mean_output_throughput_token_per_s, `{mean,median,p90,p95,p99}_ttft_ms` ←
 results_ttft_s_{mean,quantiles_p50,…}, `…_e2e_latency_ms` ← results_end_to_end_latency_s_*.
-`{mean,median,p90,p95,p99}_itl_ms` ← results_inter_token_latency_s_*: llmperf's only inter-token
-statistic, stored as ITL (issue 48) with a note on its definition: llmperf sums a request's gaps
-between tokens *and its TTFT*, over its output tokens, so it reads a little above other tools'
-ITL (by TTFT / output tokens). Every numeric `results_*` key is kept as raw too. Labels: `model`, `concurrency` ← num_concurrent_requests, `input_len` /
+`{mean,median,p90,p95,p99}_ntpot_ms` ← results_inter_token_latency_s_*: despite its name not an
+inter-token latency. llmperf (token_benchmark_ray.py, openai_chat_completions_client.py) sums, per
+request, the TTFT and every later gap between content chunks (so the time to the last chunk) and
+divides by the output tokens: a request's latency per output token, TTFT included — NTPOT
+(normalized time per output token), neither ITL (the gaps alone) nor TPOT (after the first token).
+Every numeric `results_*` key is kept as raw too. Labels: `model`, `concurrency` ← num_concurrent_requests, `input_len` /
 `output_len` ← mean_input_tokens / mean_output_tokens, `tool_version` ← version, and every other
 setting the file carries (the leaderboard's `framework`, `api`, `model_size`).
 
 Per-request file (a JSON array of `{error_code, error_msg, ttft_s, end_to_end_latency_s,
 inter_token_latency_s, number_input_tokens, number_output_tokens, …}`): `completed` = requests
-without an error, `failed` = the others; the TTFT, ITL (llmperf's, as above) and end-to-end
+without an error, `failed` = the others; the TTFT, NTPOT (llmperf's `inter_token_latency_s`, as above) and end-to-end
 statistics (mean, median, p90, p95, p99, linear interpolation as llmperf's pandas quantiles) of the
 completed ones. It has no
 duration, so no throughput.
@@ -60,7 +62,7 @@ def parse(doc: Doc) -> list[ParsedResult]:
     if rpm is not None:
         metrics["request_throughput"] = rpm / 60.0
     put(metrics, "output_throughput", d.get("results_mean_output_throughput_token_per_s"))
-    for short, base in (("ttft", "results_ttft_s_"), ("itl", "results_inter_token_latency_s_"),
+    for short, base in (("ttft", "results_ttft_s_"), ("ntpot", "results_inter_token_latency_s_"),
                         ("e2e_latency", "results_end_to_end_latency_s_")):
         for st, key in _STATS.items():
             v = finite(d.get(base + key))
@@ -86,15 +88,7 @@ def parse(doc: Doc) -> list[ParsedResult]:
     apply_key_map(doc, TOOL, d, metrics, labels)
     rest = {k: v for k, v in d.items() if not k.startswith("results_") or not isinstance(v, (int, float))}
     return [ParsedResult(labels=labels, metrics=metrics, raw=clean(rest), tool=TOOL, source=doc.path,
-                         file=doc.path, index=0, notes=_itl_note(metrics))]
-
-
-def _itl_note(metrics: dict[str, float]) -> list[str]:
-    return [ITL_NOTE] if "mean_itl_ms" in metrics else []
-
-
-ITL_NOTE = ("itl is llmperf's inter_token_latency_s: a request's gaps between tokens and its TTFT, over its output "
-            "tokens (above other tools' ITL by TTFT / output tokens)")
+                         file=doc.path, index=0)]
 
 
 def quantile(xs: list[float], q: float) -> float:
@@ -108,7 +102,7 @@ def quantile(xs: list[float], q: float) -> float:
 def _individual(doc: Doc, rows: list[Any]) -> ParsedResult:
     ok = [r for r in rows if isinstance(r, dict) and not r.get("error_code") and not r.get("error_msg")]
     metrics: dict[str, float] = {"completed": float(len(ok)), "failed": float(len(rows) - len(ok))}
-    for short, key in (("ttft", "ttft_s"), ("itl", "inter_token_latency_s"), ("e2e_latency", "end_to_end_latency_s")):
+    for short, key in (("ttft", "ttft_s"), ("ntpot", "inter_token_latency_s"), ("e2e_latency", "end_to_end_latency_s")):
         xs = [f * 1000.0 for r in ok if (f := finite(r.get(key))) is not None]
         if xs:
             metrics[f"mean_{short}_ms"] = sum(xs) / len(xs)
@@ -123,4 +117,4 @@ def _individual(doc: Doc, rows: list[Any]) -> ParsedResult:
         metrics["raw.mean_output_tokens"] = sum(outs) / len(outs)
     apply_key_map(doc, TOOL, {}, metrics, labels)
     return ParsedResult(labels=labels, metrics=metrics, raw={"requests": len(rows)}, tool=TOOL, source=doc.path,
-                        file=doc.path, index=0, notes=_itl_note(metrics))
+                        file=doc.path, index=0)
