@@ -6,6 +6,7 @@ IDs: a plain number is a run id; `L3` (or `launch:3`) is launch 3. A part of the
 
 from __future__ import annotations
 
+import shlex
 import signal
 import sys
 import threading
@@ -17,7 +18,7 @@ from optlog.api.params import Detail
 from optlog.api.text import fmt_num, kv, table
 from optlog.api.verb import AgentDefault, Arg, Call, Opt, Pairs, verb
 from optlog.core import text as TX
-from optlog.core.numfmt import fmt_seconds
+from optlog.core.numfmt import fmt_count, fmt_seconds
 from optlog.service import documents, launch
 
 
@@ -97,7 +98,21 @@ def progress() -> Any:
     return _Progress()
 
 
+def _dry_human(d: dict[str, Any]) -> str:
+    lines = [f"dry run of {d['spec']}: {fmt_count(d['runs'])} run{'s' if d['runs'] != 1 else ''}"
+             + (f", {fmt_count(d['servers'])} server command{'s' if d['servers'] != 1 else ''}" if d["servers"] else "")
+             + "; nothing launched, nothing written"]
+    for i, p in enumerate(d["points"], 1):
+        lines.append(f"{i:>4}  {kv(p['labels'])}")
+        if p.get("server"):
+            lines.append(f"      server: {shlex.join(p['server'])}")
+        lines.append(f"      bench:  {shlex.join(p['bench'] or [])}")
+    return "\n".join(lines)
+
+
 def _launch_human(d: dict[str, Any]) -> str:
+    if d.get("dry_run"):
+        return _dry_human(d)
     if d.get("detached"):
         runs = d["runs"]
         span = f"{runs[0]}–{runs[-1]}" if len(runs) > 1 else (str(runs[0]) if runs else "none")
@@ -119,9 +134,9 @@ def _launch_human(d: dict[str, Any]) -> str:
 
 
 def _launch_exit(d: dict[str, Any], _args: Mapping[str, Any]) -> int:
-    """0 when detached (the launch runs on), else 0 succeeded, 1 failed; cancelled: 128 + the signal
+    """0 for a dry run; 0 when detached (the launch runs on), else 0 succeeded, 1 failed; cancelled: 128 + the signal
     that cancelled it as a shell reports it (SIGINT 130, SIGTERM 143, SIGHUP 129), else 130."""
-    if d.get("detached"):
+    if d.get("detached") or d.get("dry_run"):
         return 0
     if d["status"] == "cancelled":
         sig = getattr(signal, str(d.get("signal") or "SIGINT"), signal.SIGINT)
@@ -159,10 +174,16 @@ def run_launch(call: Call, *,
                allow_concurrent: Annotated[bool, Opt(
                    help="Run even while another launch uses the machine (else wait); overlapping runs are "
                         "labelled concurrent.")] = False,
+               dry_run: Annotated[bool, Opt(
+                   help="Show the commands each run would run and the run count; launch nothing, write "
+                        "nothing.")] = False,
                ) -> dict[str, Any]:
     """Launch the runs of a spec (runs/*.yaml): server up, ready, sane, sweep, tear down.
 
-    Every launch commits the spec as it ran under launches/L<id>/; --again L3 launches that again."""
+    Every launch commits the spec as it ran under launches/L<id>/; --again L3 launches that again;
+    --dry-run only shows what would run."""
+    if dry_run:
+        return launch.dry_run(call.ctx, spec, sets=sets, server_url=server_url, again=again)
     return launch.launch(call.ctx, spec, sets=sets, server_url=server_url, hypothesis=hypothesis, detach=detach,
                          allow_concurrent=allow_concurrent, on_event=_Progress() if call.narrate else None,
                          again=again)

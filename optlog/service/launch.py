@@ -84,6 +84,40 @@ def prepare(ctx: Ctx, spec: str, *, sets: SetPairs = (), server_url: str | None 
     return ls, points
 
 
+def dry_run(ctx: Ctx, spec: str | None, *, sets: SetPairs = (), server_url: str | None = None,
+            again: str | None = None) -> dict[str, Any]:
+    """What `run launch` would run, launching nothing and writing nothing: the spec planned as a
+    launch plans it (matrix × include × repeats, `--set` applied, every template rendered, in launch
+    order), each point's labels and server and bench commands (secrets redacted), and the run count."""
+    if again is not None:
+        if spec is not None or sets or server_url:
+            raise BadInput(f"{param('again')} launches a record as it ran: give no SPEC, {param('sets')} or "
+                           f"{param('server_url')} with it", field="again")
+        kind, n = parse_ref(again, "again")
+        if kind != "launch":
+            raise BadInput(f"{param('again')} takes a launch (L3), got {again!r}", field="again")
+        a = launch_record.again_args(ctx, n)
+        spec, sets, server_url = a["spec"], a["sets"], a["server_url"]
+    if spec is None:
+        raise BadInput(f"name a run spec ({param('spec')}), or a launch to run again ({param('again')} L3)", field="spec")
+    path = resolve_spec(ctx, spec)
+    ls = load_spec(path, ctx.ws.rel(path))
+    if server_url is not None:
+        if not base_url(server_url):
+            raise BadInput(f"not a server URL: {server_url!r} (expected e.g. http://127.0.0.1:30000)", field="server_url")
+        server_url = server_url.rstrip("/")
+    points = plan(ls, typed_sets(sets), server_url)
+    red = Redactor.of(ls.data, _sets_doc(sets), server_url, [p.rendered for p in points], environ=settings.environ())
+
+    def argv(part: dict[str, Any] | None) -> list[str] | None:
+        return None if not part else [str(x) for x in red.redact([str(a) for a in part.get("argv") or []])]
+
+    out = [{"labels": p.labels, "repeat": p.repeat, "server": argv(p.rendered.get("server")),
+            "bench": argv(p.rendered.get("bench"))} for p in points]
+    return {"dry_run": True, "spec": ls.file, "name": ls.name, "runs": len(points),
+            "servers": len({p.server_key for p in points if p.rendered.get("server")}), "points": out}
+
+
 def _refuse_taken_ports(points: list[Any]) -> None:
     """A server optlog is to start must not find its port taken: whatever answers there (a stale
     server) would be benchmarked under this launch's labels (see optlog.runs.ports)."""
