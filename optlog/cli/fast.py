@@ -42,6 +42,11 @@ class Pending:
 PENDING: Pending | None = None
 
 
+def _shows_todos(key: str) -> bool:
+    """Whether the read of this cache key shows the todo list (readcache.TODO_READS)."""
+    return json.loads(key)[0] in readcache.TODO_READS
+
+
 def read_key(args: list[str]) -> tuple[str | None, str] | None:
     """(the -C folder, the cache key) of a cacheable read, else None."""
     chdir = None
@@ -110,7 +115,7 @@ def serve(args: list[str]) -> bool:
         return False
     try:
         ws = find_workspace(k[0])
-        st = readcache.stamp(ws)
+        st = readcache.stamp(ws, todos=_shows_todos(k[1]))
     except (OptlogError, OSError):
         return False  # the full CLI says what is wrong
     if st is None:
@@ -147,6 +152,6 @@ def commit(exit_code: int) -> None:
     p, PENDING = PENDING, None
     if p is None or exit_code != 0 or p.noticed or len(p.texts) != 1:
         return
-    after = readcache.stamp(p.ws)
+    after = readcache.stamp(p.ws, todos=_shows_todos(p.key))
     if after is not None and after.key == p.stamp.key:
         readcache.put(p.ws, p.key, after, p.texts[0])

@@ -96,7 +96,7 @@ def add(ctx: Ctx, content: str, priority: str | None = "medium", hypothesis: str
     if hypothesis:
         require(ctx, hypothesis)
     now = now_iso()
-    with ctx.db.write() as s:
+    with ctx.db.write(touches="todos") as s:
         t = new_todo(id=_new_id(todo_ids(s)), content=content.strip(), status=status, priority=priority,
                      hypothesis_id=hypothesis, position=last_position(s) + 1, created_at=now, updated_at=now)
         s.add(t)
@@ -115,7 +115,7 @@ def set_(ctx: Ctx, tid: str, status: str | None = None, priority: str | None = N
         raise BadInput(f"nothing to change: give {param('status')}, {param('priority')}, {param('hypothesis')} or {param('content')}", field="status")
     if hypothesis:
         require(ctx, hypothesis)
-    with ctx.db.write() as s:
+    with ctx.db.write(touches="todos") as s:
         t = todo(s, tid)
         if t is None:
             raise not_found("todo", tid, sorted(todo_ids(s)), field="tid")
@@ -160,7 +160,7 @@ def write(ctx: Ctx, data: Any, file: str = "<stdin>", *, queued: bool = False) -
         for h in links:
             require(ctx, h, field="todos[].hypothesis")
     now = now_iso()
-    with ctx.db.write() as s:
+    with ctx.db.write(touches="todos") as s:
         existing = todos_in_order(s)
         by_id = {t.id: t for t in existing}
         matches = match_existing(incoming, [(t.id, t.content) for t in existing])

@@ -13,6 +13,8 @@ used the run is re-evaluated and its new verdict committed with the reason.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -95,13 +97,58 @@ def due(ctx: Ctx, docs: dict[str, HypothesisDoc]) -> dict[str, str]:
     verdict recorded. So exactly what `verdict` would judge again: a hypothesis with evidence and no
     verdict, or one whose fingerprint moved. Never due: a hypothesis with a manual status, without
     predictions, or whose verdict rests on runs this database lacks (`verdict` keeps that one as it
-    is). Reads the counting runs once; no statistics."""
+    is). Reads the counting runs once; no statistics.
+
+    What it finds is kept (`store.statusrows.due_memo`, issue 47) under the evidence counter (which
+    every write that may change the evidence bumps: `store.db.Database.write`), the ceilings, and
+    for each hypothesis a digest of what its judgement reads from the file (its predictions, its
+    manual status, its latest verdict): the next call works out only the hypotheses whose digest
+    moved, and reads no runs when none did (a todo written, a hypothesis's text edited, a `git
+    pull` that changed no prediction or verdict)."""
     hs = {h: d for h, d in docs.items() if d.predictions and not d.override}
     if not hs:
         return {}
+    ceil = ctx.config.ceilings()
+    ceil_key = _digest(ceil)
+    digests = {h: _due_digest(d) for h, d in hs.items()}
+    with ctx.db.connect() as c:
+        gen, memo = statusrows.due_memo(c)
+    known: dict[str, Any] = {}
+    if gen is not None and isinstance(memo, dict) and memo.get("gen") == gen and memo.get("ceilings") == ceil_key:
+        known = memo.get("hyps") or {}
+    out: dict[str, str] = {}
+    work: dict[str, HypothesisDoc] = {}
+    for h, d in hs.items():
+        k = known.get(h)
+        if isinstance(k, list) and len(k) == 2 and k[0] == digests[h]:
+            if k[1]:
+                out[h] = str(k[1])
+        else:
+            work[h] = d
+    if not work:
+        return out
+    out.update(_due(ctx, work, ceil))
+    if gen is not None:
+        statusrows.set_due_memo(ctx.db, {"gen": gen, "ceilings": ceil_key,
+                                         "hyps": {h: [digests[h], out.get(h)] for h in hs}})
+    return {h: out[h] for h in hs if h in out}
+
+
+def _digest(x: Any) -> str:
+    return hashlib.blake2b(json.dumps(x, sort_keys=True, default=str).encode(), digest_size=12).hexdigest()
+
+
+def _due_digest(d: HypothesisDoc) -> str:
+    """What `_due` reads of a hypothesis: its predictions as written, its manual status, its latest
+    verdict (with the runs it used)."""
+    return _digest([[p.model_dump(mode="json") for p in d.predictions], d.override,
+                    d.verdicts[-1].model_dump(mode="json") if d.verdicts else None])
+
+
+def _due(ctx: Ctx, hs: dict[str, HypothesisDoc], ceil: Any) -> dict[str, str]:
+    """`due` worked out for `hs` from the evidence."""
     preds = [p for d in hs.values() for p in d.predictions]
     ev = load_evidence(ctx, _metric_names(preds))
-    ceil = ctx.config.ceilings()
     kept = runfiles.missing_runs(ctx, {h: d.verdicts[-1] for h, d in hs.items() if d.verdicts})
     out: dict[str, str] = {}
     texts: dict[frozenset[int], str] = {}  # predictions share selections: each text once

@@ -238,6 +238,11 @@ def _check_integrity(path: Path) -> None:
     integrity.restamp(path)
 
 
+# the change counters each kind of write bumps (see `Database.write`)
+COUNTERS: dict[str, frozenset[int]] = {"all": frozenset({1, 2, 3}), "index": frozenset({1, 2}),
+                                       "todos": frozenset({1}), "derived": frozenset()}
+EVIDENCE_COUNTER = 3
+
 class Database:
     """One database connection pool for a workspace (created lazily by the service context)."""
 
@@ -318,16 +323,27 @@ class Database:
             yield s
 
     @contextmanager
-    def write(self) -> Iterator["Session"]:
-        """A write transaction: serialised with other writers, bumps the change counter, commits.
+    def write(self, touches: str = "all") -> Iterator["Session"]:
+        """A write transaction: serialised with other writers, bumps the change counters, commits.
+
+        `touches` says what the write may change, so that what does not depend on it stays valid
+        (issue 47): "all" (the default: anything), "index" (the hypothesis index, derived from the
+        files), "todos" (the todo list only), "derived" (a memo derived from the rest, e.g. which
+        verdicts are due: bumps nothing). The counters (`COUNTERS`): 1 moves on every write but a
+        derived one (`change_token`, the read cache of `status` and `todo list`); 2 on every write
+        but a todo list's (the read cache of `hypothesis list` and `run list`); 3 on every write
+        that may change the evidence (`service.verdicts.due` keeps what is due under it).
 
         Re-entrant within a thread: a write opened inside another (a verdict that holds the write
         lock while it judges and commits, see `exclusive`) is a savepoint of the outer one, which
-        commits it; it neither waits on the lock its own thread holds nor sees a stale snapshot."""
+        commits it (and bumps what either touched); it neither waits on the lock its own thread
+        holds nor sees a stale snapshot."""
         from sqlmodel import Session  # deferred: the ORM; ORM-free reads (todo list) skip it
 
+        bumps = COUNTERS[touches]
         held = self._held_conn()
         if held is not None:
+            self._held.bumps |= bumps
             with Session(bind=held, expire_on_commit=False, join_transaction_mode="create_savepoint") as s:
                 yield s
                 s.commit()  # releases the savepoint; the outer transaction commits it all
@@ -336,9 +352,13 @@ class Database:
             if not self.is_sqlite:
                 self._pg_write_lock(s.connection())
             self._held.conn = s.connection()
+            self._held.bumps = set(bumps)
             try:
                 yield s
-                s.exec(text("UPDATE change_counter SET n = n + 1 WHERE id = 1"))  # type: ignore[call-overload]
+                ids = sorted(self._held.bumps)
+                if ids:  # one statement: counters 2 and 3 are made by the first write that bumps them
+                    s.exec(text("INSERT INTO change_counter (id, n) VALUES " + ", ".join(f"({i}, 1)" for i in ids)  # type: ignore[call-overload]
+                                + " ON CONFLICT (id) DO UPDATE SET n = change_counter.n + 1"))
                 if not self.is_sqlite:
                     s.exec(text("NOTIFY optlog_change"))  # type: ignore[call-overload]
                 s.commit()
@@ -346,6 +366,7 @@ class Database:
                     integrity.restamp(self._checked_file)
             finally:
                 self._held.conn = None
+                self._held.bumps = set()
 
     def _pg_write_lock(self, conn: Connection) -> None:
         """Take this workspace's write lock on PostgreSQL (an advisory lock for the transaction).

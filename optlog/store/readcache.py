@@ -9,7 +9,8 @@ when the stamp is unchanged. It is never stale, because the stamp covers every i
 
 - the hypothesis files (name, mtime, size, inode of each), `optlog.yaml`, the committed evidence
   folder (`runs/evidence/`), the migration files, optlog's version, the `OPTLOG_*` environment;
-- the database: its change counter (every optlog write, `Database.write`, bumps it), its
+- the database: its change counter (every optlog write, `Database.write`, bumps it; a read that
+  does not show the todo list uses the counter that todo writes leave alone), its
   schema revision, and on SQLite the file's inode (a backup restored over it is another file)
   and its integrity stamp (a file changed behind optlog's back is checked first: store.integrity);
 - no pending write-and-commit journal, and nothing live (a live launch can die unseen: recovery
@@ -50,11 +51,14 @@ LIVE_SQL = (
 )
 FACTS_SQL = (
     "SELECT (SELECT n FROM change_counter WHERE id = 1), (SELECT version_num FROM alembic_version), "
-    f"EXISTS ({LIVE_SQL})"
+    f"EXISTS ({LIVE_SQL}), (SELECT n FROM change_counter WHERE id = 2)"
 )
 
-# (change counter, schema revision, anything live) of a database
-DbFacts = tuple[object, object, bool]
+# (change counter, schema revision, anything live, the counter todo writes leave alone) of a
+# database (store.db.Database.write: counter 2 is made by the first write after an upgrade)
+DbFacts = tuple[object, object, bool, object]
+# the reads whose documents show the todo list: the others are not invalidated by a todo write
+TODO_READS = ("status", "todo")
 
 
 @dataclass(frozen=True)
@@ -89,7 +93,7 @@ def sqlite_facts(ws: Workspace) -> DbFacts | None:
             c.close()
     except sqlite3.Error:
         return None  # an old schema, a broken file: the normal path says what is wrong
-    return row[0], row[1], bool(row[2])
+    return row[0], row[1], bool(row[2]), row[3]
 
 
 def db_facts(db: Any) -> DbFacts:
@@ -98,13 +102,16 @@ def db_facts(db: Any) -> DbFacts:
 
     with db.engine.connect() as c:
         row = c.execute(text(FACTS_SQL), {"t": True}).one()
-    return row[0], row[1], bool(row[2])
+    return row[0], row[1], bool(row[2]), row[3]
 
 
-def stamp(ws: Workspace, facts: Callable[[], DbFacts | None] | None = None) -> Stamp | None:
+def stamp(ws: Workspace, facts: Callable[[], DbFacts | None] | None = None, *, todos: bool = True) -> Stamp | None:
     """The stamp of the workspace now, or None when nothing may be answered from the cache
     (disabled, no database, something live, a journal pending). `facts` reads the database's
-    facts (default: SQLite through the standard library; the MCP face passes its PostgreSQL one)."""
+    facts (default: SQLite through the standard library; the MCP face passes its PostgreSQL one).
+    `todos=False`: for a read whose document does not show the todo list (`hypothesis list`, `run
+    list`): a todo list written (by a command, or queued by an agent's hook) does not change it
+    (issue 47: after the hook every read took the full path until one applied the queue)."""
     if not enabled():
         return None
     if facts is None:
@@ -117,7 +124,7 @@ def stamp(ws: Workspace, facts: Callable[[], DbFacts | None] | None = None) -> S
     except (FileNotFoundError, NotADirectoryError):
         pass
     try:
-        if any(n.endswith(".json") for n in os.listdir(ws.state_dir / "todo-inbox")):
+        if todos and any(n.endswith(".json") for n in os.listdir(ws.state_dir / "todo-inbox")):
             return None  # a todo list queued by an agent's hook (store.todoinbox): applied by the normal path
     except (FileNotFoundError, NotADirectoryError):
         pass
@@ -157,7 +164,9 @@ def stamp(ws: Workspace, facts: Callable[[], DbFacts | None] | None = None) -> S
     got = facts()
     if got is None or got[2]:
         return None
-    h.update(repr(got[:2]).encode())
+    # counter 2 stands for counter 1 until a write made it (tagged: the two never look alike)
+    counter = ("c1", got[0]) if todos or got[3] is None else ("c2", got[3])
+    h.update(repr((todos, counter, got[1])).encode())
     return Stamp(h.hexdigest(), settled=newest < now - RACY_S)
 
 

@@ -97,3 +97,29 @@ def planned_for(c: Connection) -> set[str]:
         for n in (json.loads(needs) if isinstance(needs, str) else needs) or []:
             out.add(str(n).split("=", 1)[0])
     return out
+
+
+DUE_MEMO_KEY = "verdict_due"  # in sync_stamp: which verdicts are due, as service.verdicts.due found them
+EVIDENCE_COUNTER_SQL = "SELECT n FROM change_counter WHERE id = 3"  # store.db.COUNTERS: writes that may change the evidence
+
+
+def due_memo(c: Connection) -> tuple[int | None, Any]:
+    """(the evidence counter, or None before the first write that made it; the kept memo of what is
+    due, or None), in one snapshot."""
+    row = c.execute(text(f"SELECT ({EVIDENCE_COUNTER_SQL}), (SELECT value FROM sync_stamp WHERE key = :k)"),
+                    {"k": DUE_MEMO_KEY}).one()
+    gen = None if row[0] is None else int(row[0])
+    try:
+        memo = json.loads(row[1]) if row[1] else None
+    except ValueError:
+        memo = None  # not ours to trust: worked out again
+    return gen, memo
+
+
+def set_due_memo(db: Any, memo: dict[str, Any]) -> None:
+    """Keep the memo of what is due (a derived write: no change counter moves, so a read that
+    keeps it still stores its document in the read cache)."""
+    with db.write(touches="derived") as s:
+        s.execute(text("DELETE FROM sync_stamp WHERE key = :k"), {"k": DUE_MEMO_KEY})
+        s.execute(text("INSERT INTO sync_stamp (key, value) VALUES (:k, :v)"),
+                  {"k": DUE_MEMO_KEY, "v": json.dumps(memo, separators=(",", ":"))})
