@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 from optlog.api.text import glyph
 from optlog.api.verb import Arg, Call, Opt, verb
+from optlog.core import posthoc as PH
 from optlog.paths import DEFAULT_PLAN_PREFIX
 from optlog.service import documents, status as digest
 
@@ -41,7 +42,7 @@ def _status_human(r: dict[str, Any]) -> str:
         out.append(f"note: {r['notice']}")
     out.append(f"\nopen hypotheses ({r['hypotheses']['open_total']} of {r['hypotheses']['total']}):")
     for h in r["hypotheses"]["open"]:
-        preds = ", ".join(f"{p['id']} {p['status']}" + (" (post-hoc)" if p.get("post_hoc") else "")
+        preds = ", ".join(f"{p['id']} {p['status']}" + (f" ({PH.SAID[p['preregistration']]})" if p.get("preregistration") else "")
                           for p in h["predictions"]) or "no predictions"
         out.append(f"  {glyph(h['status'])} {h['id']} [{h['status']}] {h['title']} — {preds}")
     out.append(f"\nlive runs: {r['live_runs_total']}   runs recorded: {r['runs_total']}")

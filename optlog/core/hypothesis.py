@@ -42,6 +42,17 @@ class PostHoc(_Doc):
     at: Optional[Line] = None
     runs: list[int] = Field(default_factory=list)
     run_uids: list[str] = Field(default_factory=list)
+    state: Optional[Literal["baseline-known"]] = None
+    """None: post-hoc (its outcome could be computed when it was written); "baseline-known": some of
+    its groups had runs but its outcome could not be computed then (core.posthoc). Left out of the
+    file when None, so marks written before the state existed stay byte for byte what they were."""
+
+    @model_serializer(mode="wrap")
+    def _ser(self, handler: Any) -> Any:
+        d = handler(self)
+        if isinstance(d, dict) and d.get("state", 0) is None:
+            d.pop("state")
+        return d
 
 
 def _drop_none_mark(handler: Any, obj: Any) -> Any:

@@ -23,6 +23,36 @@ from optlog.core import expr as E
 
 NOTE = "post-hoc"
 
+# The pre-registration states (issue 44), the one vocabulary every face says them with. A mark's
+# `state` is absent for post-hoc (marks written before the middle state existed are post-hoc) and
+# "baseline-known" for a prediction some of whose groups had runs when it was written but whose
+# outcome could not be computed then: the common "new variant against a measured baseline". It is
+# weaker than pre-registered (the baseline's numbers were seen) and not post-hoc (the claim could
+# not have been fitted to its outcome), and a hypothesis's status does not rest on post-hoc
+# predictions because of it.
+PRE_REGISTERED = "pre-registered"
+BASELINE_KNOWN = "baseline-known"
+POST_HOC = "post-hoc"
+STATES = (PRE_REGISTERED, BASELINE_KNOWN, POST_HOC)
+SAID = {PRE_REGISTERED: "pre-registered", BASELINE_KNOWN: "baseline known", POST_HOC: NOTE}
+
+
+def state(mark: Any) -> str:
+    """A mark's pre-registration state: pre-registered (no mark), baseline-known or post-hoc."""
+    if not mark:
+        return PRE_REGISTERED
+    return BASELINE_KNOWN if _get(mark, "state") == BASELINE_KNOWN else POST_HOC
+
+
+def is_post_hoc(mark: Any) -> bool:
+    """Written when its outcome could be computed (the mark that qualifies a hypothesis's status)."""
+    return state(mark) == POST_HOC
+
+
+def said(mark: Any) -> str:
+    """The state in a few words: `post-hoc`, `baseline known` (empty when pre-registered)."""
+    return "" if not mark else SAID[state(mark)]
+
 
 def seen_runs(pred: Any, ev: Any) -> list[int]:
     """The counting runs a prediction's groups select (and its `--where` admits) in evidence `ev`
@@ -63,18 +93,24 @@ def _get(mark: Any, key: str) -> Any:
 
 
 def words(mark: Any) -> str:
-    """`post-hoc: written after runs 1–40` (the run numbers of the clone that wrote it)."""
+    """`post-hoc: written after runs 1–40` (the run numbers of the clone that wrote it), or
+    `baseline known: written after runs 1–3` for a mark of that state."""
     runs = list(_get(mark, "runs") or [])
+    name = said(mark) or NOTE
     if not runs:
-        return NOTE
+        return name
     one = len(runs) == 1
-    return f"{NOTE}: written after run{'' if one else 's'} {ranges(runs)}"
+    return f"{name}: written after run{'' if one else 's'} {ranges(runs)}"
 
 
 def record(mark: Any) -> dict[str, Any]:
-    """The mark as a verdict's record carries it (plain data): when and after which runs. The uids
-    stay in the prediction's own mark, once, rather than in every verdict appended to the file."""
-    return {"at": _get(mark, "at"), "runs": list(_get(mark, "runs") or [])}
+    """The mark as a verdict's record carries it (plain data): when and after which runs (and its
+    state when not post-hoc). The uids stay in the prediction's own mark, once, rather than in every
+    verdict appended to the file."""
+    out = {"at": _get(mark, "at"), "runs": list(_get(mark, "runs") or [])}
+    if state(mark) == BASELINE_KNOWN:
+        out["state"] = BASELINE_KNOWN
+    return out
 
 
 def decorate(res: dict[str, Any], mark: Any) -> dict[str, Any]:
@@ -117,14 +153,14 @@ def rests_on(status: str, preds: list[dict[str, Any]]) -> list[str]:
     Confirmed rests on every prediction; falsified on the falsified ones, and only when every one
     of them is post-hoc (a pre-registered prediction that fails decides it alone); inconclusive on
     those with evidence. Open and testing rest on nothing."""
-    marked = [p for p in preds if p.get("post_hoc")]
+    marked = [p for p in preds if is_post_hoc(p.get("post_hoc"))]
     if not marked:
         return []
     if status == "confirmed":
         return [p["id"] for p in marked]
     if status == "falsified":
         deciding = [p for p in preds if p.get("status") == "falsified"]
-        return [p["id"] for p in deciding] if deciding and all(p.get("post_hoc") for p in deciding) else []
+        return [p["id"] for p in deciding] if deciding and all(is_post_hoc(p.get("post_hoc")) for p in deciding) else []
     if status == "inconclusive":
         return [p["id"] for p in marked if p.get("status") in ("confirmed", "inconclusive")]
     return []
@@ -145,7 +181,7 @@ def verdict_words(verdict: Any) -> str:
         return ""
     runs: set[int] = set()
     for p in _get(verdict, "predictions") or []:
-        if isinstance(p, Mapping) and p.get("id") in ids and p.get("post_hoc"):
+        if isinstance(p, Mapping) and p.get("id") in ids and is_post_hoc(p.get("post_hoc")):
             runs.update(_get(p["post_hoc"], "runs") or [])
     return words({"runs": sorted(runs)})
 
@@ -158,5 +194,6 @@ def without_lead(text: str, status: str, lead: str) -> str:
 
 
 def status_text(status: str, mark: Any) -> str:
-    """A prediction's status as a table shows it: `confirmed, post-hoc: written after runs 1–40`."""
+    """A prediction's status as a table shows it: `confirmed, post-hoc: written after runs 1–40`
+    (`confirmed, baseline known: written after runs 1–3`)."""
     return f"{status}, {words(mark)}" if mark else status

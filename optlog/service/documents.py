@@ -23,6 +23,7 @@ keys, the MCP schemas, docs/json.md), which needs real annotations.
 from dataclasses import dataclass
 from typing import Annotated, Any, NotRequired, TypedDict
 
+from optlog.core import posthoc as PH
 from optlog.core.statuses import HYP_STATUSES, LAUNCH_VIEW_STATUSES, PRED_STATUSES, RUN_STATUSES
 from optlog.core.todos import PRIORITIES, TODO_STATUSES
 
@@ -40,6 +41,7 @@ RunStatus = Annotated[str, Vocab(tuple(RUN_STATUSES))]
 LaunchViewStatus = Annotated[str, Vocab(LAUNCH_VIEW_STATUSES)]  # a run's statuses, or waiting for the machine
 TodoStatus = Annotated[str, Vocab(tuple(TODO_STATUSES))]
 Priority = Annotated[str, Vocab(tuple(PRIORITIES))]
+Preregistration = Annotated[str, Vocab(PH.STATES)]  # core.posthoc: pre-registered, baseline-known, post-hoc
 
 
 class PageFacts(TypedDict):
@@ -72,6 +74,9 @@ class PostHoc(TypedDict):
     runs: list[int]
     run_uids: NotRequired[list[str]]
     """In the prediction's own mark (`prediction add|edit|show|list`), not in a verdict's record."""
+    state: NotRequired[Annotated[str, Vocab((PH.BASELINE_KNOWN,))]]
+    """Present when only a baseline was known: some of its groups had runs, but its outcome could
+    not be computed when it was written (weaker than pre-registered, not post-hoc)."""
 
 
 class StatusPrediction(TypedDict):
@@ -80,7 +85,10 @@ class StatusPrediction(TypedDict):
     id: str
     status: PredStatus
     post_hoc: NotRequired[bool]
-    """Present (true) when it was written after runs its groups select existed."""
+    """Present (true) when it was written after runs its groups select existed and its outcome could
+    be computed then (post-hoc)."""
+    preregistration: NotRequired[Preregistration]
+    """Present when not pre-registered (docs/verdicts.md)."""
 
 
 class PredictionLine(TypedDict):
@@ -179,6 +187,8 @@ class Prediction(TypedDict):
     edited_after_evidence: bool
     post_hoc: PostHoc | None
     """Set when it was written after runs its groups select existed (not pre-registered)."""
+    preregistration: Preregistration
+    """Its pre-registration state (docs/verdicts.md); `post_hoc` carries the runs it was written after."""
     history: list[dict[str, Any]]
     new_version: NotRequired[bool]
     """Writes only: the edit made a new version (evidence existed)."""
@@ -195,6 +205,8 @@ class PredictionAck(TypedDict):
     expect: str
     post_hoc: NotRequired[PostHoc]
     """Present when it was written after runs its groups select existed."""
+    preregistration: NotRequired[Preregistration]
+    """Present when not pre-registered (docs/verdicts.md)."""
     new_version: NotRequired[bool]
     warnings: NotRequired[list[str]]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from optlog.core import expr as E
 from optlog.core import labels as L
@@ -24,7 +24,7 @@ from optlog.service import documents
 from optlog.service.envelope import listing
 from optlog.service.context import Ctx
 from optlog.service.hypotheses import rivals_of
-from optlog.service.verdicts import evaluate_predictions, load_evidence
+from optlog.service.verdicts import evaluate_predictions, load_evidence, metric_names as pred_metric_names
 from optlog.store.db import decision_lock
 from optlog.runs.parsers._common import CANONICAL
 from optlog.store.runrows import label_keys, label_values, metric_names
@@ -128,16 +128,21 @@ def post_hoc_mark(ctx: Ctx, pred: Prediction, at: str) -> PostHoc | None:
     select exists yet (pre-registered), else the runs that existed, by number and by uid."""
     if not ctx.db_exists():
         return None
-    ev = load_evidence(ctx, set())
+    ev = load_evidence(ctx, pred_metric_names([pred]))
     ids = PH.seen_runs(pred, ev)
     if not ids:
         return None
-    return PostHoc(at=at, runs=ids, run_uids=[ev.uids.get(i, "") for i in ids])
+    # post-hoc only when its outcome could be computed then; else only a baseline was known
+    res = evaluate_predictions(ctx, [pred], ev).get(pred.id) or {}
+    known: Literal["baseline-known"] | None = "baseline-known" if res.get("status") == "untested" else None
+    return PostHoc(at=at, runs=ids, run_uids=[ev.uids.get(i, "") for i in ids], state=known)
 
 
 def _post_hoc_notice(ctx: Ctx, pid: str, mark: PostHoc | None) -> None:
     if mark is not None:
-        ctx.notice(f"{pid} is {PH.words(mark)} (its groups already had runs): every verdict on it says so; "
+        why = ("some of its groups already had runs, its outcome could not be computed yet" if PH.state(mark) == PH.BASELINE_KNOWN
+               else "its groups already had runs: its outcome could be computed")
+        ctx.notice(f"{pid} is {PH.words(mark)} ({why}): every verdict on it says so; "
                    "a prediction written before its runs is what makes a verdict decisive")
 
 
@@ -294,6 +299,7 @@ def _pred_out(p: Prediction, hid: str) -> dict[str, Any]:
     d = p.model_dump(mode="json")
     d["hypothesis"] = hid
     d.setdefault("post_hoc", None)  # always in the document (the file leaves it out when None)
+    d["preregistration"] = PH.state(d["post_hoc"])
     return d
 
 
@@ -324,9 +330,9 @@ def show(ctx: Ctx, pid: str) -> dict[str, Any]:
 
 def ack(p: dict[str, Any]) -> documents.PredictionAck:
     """What a prediction write acknowledges with (an agent's default)."""
-    return cast(documents.PredictionAck, {k: p[k] for k in ("id", "version", "status", "expect", "post_hoc", "new_version",
-                                                            "warnings")
-                                if k in p and (k != "post_hoc" or p[k])})
+    return cast(documents.PredictionAck, {k: p[k] for k in ("id", "version", "status", "expect", "post_hoc",
+                                                            "preregistration", "new_version", "warnings")
+                                if k in p and (k not in ("post_hoc", "preregistration") or p.get("post_hoc"))})
 
 
 def add_doc(ctx: Ctx, hid: str, expect: str, *, metric: str | None = None, a: Mapping[str, Any] | None = None,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from optlog.core import posthoc as PH
 from optlog.core.shape import fit
 from optlog.core.statuses import told_apart
 from optlog.core.todos import open_first
@@ -76,7 +77,9 @@ def status(ctx: Ctx, *, docs: dict[str, Any] | None = None, all_todos: list[dict
             n_open += 1
             if len(open_h) < OPEN_CAP:
                 open_h.append({"id": d.id, "title": _clip(d.title, 60), "status": st,
-                               "predictions": [{"id": p.id, "status": p.status, **({"post_hoc": True} if p.post_hoc else {})}
+                               "predictions": [{"id": p.id, "status": p.status,
+                                                **({"post_hoc": True} if PH.is_post_hoc(p.post_hoc) else {}),
+                                                **({"preregistration": PH.state(p.post_hoc)} if p.post_hoc else {})}
                                                for p in d.predictions[:3]]})
     why = verdicts.due(ctx, docs) if runs["total"] else {}
     for h, reason in why.items():

@@ -110,7 +110,8 @@ def test_pre_registered_then_post_hoc_at_add_and_edit(ws, monkeypatch):
         ok(call("hypothesis_add", {"title": "Pending", "id": "pending"}))
         ok(call("prediction_add", {"hypothesis": "pending", "expect": "a > b", **SEL}))
         opened = {h["id"]: h for h in ok(call("status", {}))["hypotheses"]["open"]}
-        assert opened["pending"]["predictions"] == [{"id": "pending.p1", "status": "untested", "post_hoc": True}]
+        assert opened["pending"]["predictions"] == [{"id": "pending.p1", "status": "untested", "post_hoc": True,
+                                                   "preregistration": "post-hoc"}]
 
     text = ws.cli("status").out
     assert "compute-bound → confirmed, resting on post-hoc compute-bound.p1" in text
