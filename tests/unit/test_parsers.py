@@ -333,6 +333,26 @@ def test_aiperf_goodput_its_good_requests_and_its_limits(name: str, slos: dict[s
     assert "goodput" not in c.metrics and not any(k.startswith("slo_") for k in c.labels)
 
 
+def test_a_goodput_without_its_limits_stays_raw_and_says_so(tmp_path: Path) -> None:
+    d = json.loads((GEN / "aiperf-goodput-ttft300-e2e250.json").read_text())
+    del d["input_config"]["slos"]
+    f = tmp_path / "profile_export_aiperf.json"
+    f.write_text(json.dumps(d))
+    r = one(f)
+    assert r.metrics["raw.goodput"] == d["goodput"]["avg"] and "goodput" not in r.metrics
+    assert "good_requests" not in r.metrics and not any(k.startswith("slo_") for k in r.labels)
+    assert any("goodput kept as raw.goodput only" in n for n in r.notes), r.notes
+    # genai-perf names it request_goodput and keeps its --goodput limits under input_config.goodput
+    g = json.loads((PEERS.parent / "real" / "genai-perf" / "0.0.12-concurrency1" / "profile_export_genai_perf.json").read_text())
+    g["request_goodput"] = {"unit": "requests/sec", "avg": 1.5}
+    g["input_config"]["goodput"] = {"time_to_first_token": 100, "output_token_throughput_per_user": 20}
+    f = tmp_path / "profile_export_genai_perf.json"
+    f.write_text(json.dumps(g))
+    r = one(f)
+    assert r.tool == "genai-perf" and r.metrics["goodput"] == 1.5
+    assert r.labels["slo_ttft_ms"] == 100 and r.labels["slo_output_token_throughput_per_user"] == 20
+
+
 def test_goodput_is_canonical_with_its_unit() -> None:
     from optlog.core.units import higher_is_better, unit
 

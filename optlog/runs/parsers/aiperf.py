@@ -163,7 +163,8 @@ def _goodput(stats: dict[str, dict[str, Any]], ic: dict[str, Any], metrics: dict
     if limits is None:
         return [f"{tag} kept as raw.{tag} only: the file does not say the limits it was measured against"]
     for name, v in limits.items():
-        unit = str((stats.get(name) or {}).get("unit") or "ms")
+        # the tag's unit as the file gives it; a latency tag's display unit is ms; else none is assumed
+        unit = str((stats.get(name) or {}).get("unit") or ("ms" if name in _TAG_NAME else ""))
         short = _TAG_NAME.get(name, metric_key(str(name)))
         if unit.lower() in _TIME:
             set_label(labels, f"slo_{short}_ms", _to_ms(v, unit))
