@@ -177,6 +177,10 @@ def run_launch(call: Call, *,
                dry_run: Annotated[bool, Opt(
                    help="Show the commands each run would run and the run count; launch nothing, write "
                         "nothing.")] = False,
+               when_quiet: Annotated[float | None, Opt(
+                   "--when-quiet", metavar="SECONDS",
+                   help="First wait, at most SECONDS, until the machine is quiet by the rule that flags runs "
+                        "loaded (host_load in optlog.yaml); still busy then: exit 75, nothing launched.")] = None,
                ) -> dict[str, Any]:
     """Launch the runs of a spec (runs/*.yaml): server up, ready, sane, sweep, tear down.
 
@@ -186,7 +190,7 @@ def run_launch(call: Call, *,
         return launch.dry_run(call.ctx, spec, sets=sets, server_url=server_url, again=again)
     return launch.launch(call.ctx, spec, sets=sets, server_url=server_url, hypothesis=hypothesis, detach=detach,
                          allow_concurrent=allow_concurrent, on_event=_Progress() if call.narrate else None,
-                         again=again)
+                         again=again, when_quiet=when_quiet)
 
 
 @verb("run wait", _wait_human, exit=lambda d, _: 0 if d["status"] == "succeeded" else 1,

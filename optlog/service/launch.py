@@ -20,6 +20,7 @@ import sys
 import time
 import uuid
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -28,7 +29,7 @@ from optlog.core.ids import parse_ref
 from optlog.core.statuses import WAITING
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, Failed, Interrupted, NotFound, param
-from optlog.runs import interrupt, ports, procs
+from optlog.runs import interrupt, ports, procs, quiet
 from optlog.runs.executor_select import make_executor
 from optlog.runs.launcher import Driver
 from optlog.runs.record import env_used, run_record
@@ -151,22 +152,26 @@ def _check_cwds(ctx: Ctx, ls: Any, points: list[Any]) -> None:
 def launch(ctx: Ctx, spec: str | None = None, *, sets: SetPairs = (), server_url: str | None = None,
            hypothesis: str | None = None, detach: bool = False, allow_concurrent: bool = False,
            on_event: Callable[[dict[str, Any]], None] | None = None, again: str | None = None,
-           lock: bool = True) -> dict[str, Any]:
+           lock: bool = True, when_quiet: float | None = None) -> dict[str, Any]:
     """Launch a spec, or (`again="L3"`) launch 3's committed record again (service.launch_record).
     `lock=False`: take no lock on the target (runs.targetlock), for a launch that measures nothing a
     busy machine would change (`demo --simulated`: a simulated server, every run labelled so).
 
     SIGINT, SIGTERM and SIGHUP are heard from here on (runs.interrupt): while the launch is only
     being checked they end the command at once (nothing is written yet, exit 128 + the signal);
-    once its rows are written they cancel it (`cancelled`, every process ended)."""
+    once its rows are written they cancel it (`cancelled`, every process ended).
+
+    `when_quiet`: first wait, at most that many seconds, for the machine to be quiet (runs.quiet);
+    past it, exit 75 (`not_quiet`) with nothing written."""
     with interrupt.scope():
         return _launch_or_again(ctx, spec, sets=sets, server_url=server_url, hypothesis=hypothesis, detach=detach,
-                                allow_concurrent=allow_concurrent, on_event=on_event, again=again, lock=lock)
+                                allow_concurrent=allow_concurrent, on_event=on_event, again=again, lock=lock,
+                                when_quiet=when_quiet)
 
 
 def _launch_or_again(ctx: Ctx, spec: str | None, *, sets: SetPairs, server_url: str | None, hypothesis: str | None,
                      detach: bool, allow_concurrent: bool, on_event: Callable[[dict[str, Any]], None] | None,
-                     again: str | None, lock: bool) -> dict[str, Any]:
+                     again: str | None, lock: bool, when_quiet: float | None = None) -> dict[str, Any]:
     name = again_of = None
     if again is not None:
         if spec is not None or sets or server_url:
@@ -181,14 +186,28 @@ def _launch_or_again(ctx: Ctx, spec: str | None, *, sets: SetPairs, server_url: 
     if spec is None:
         raise BadInput(f"name a run spec ({param('spec')}), or a launch to run again ({param('again')} L3)", field="spec")
     return _launch(ctx, spec, sets=sets, server_url=server_url, hypothesis=hypothesis, detach=detach,
-                   allow_concurrent=allow_concurrent, on_event=on_event, name=name, again_of=again_of, lock=lock)
+                   allow_concurrent=allow_concurrent, on_event=on_event, name=name, again_of=again_of, lock=lock,
+                   when_quiet=when_quiet)
 
 
 def _launch(ctx: Ctx, spec: str, *, sets: SetPairs, server_url: str | None,
             hypothesis: str | None, detach: bool, allow_concurrent: bool,
             on_event: Callable[[dict[str, Any]], None] | None, name: str | None, again_of: str | None,
-            lock: bool = True) -> dict[str, Any]:
+            lock: bool = True, when_quiet: float | None = None) -> dict[str, Any]:
     ls, points = prepare(ctx, spec, sets=sets, server_url=server_url, hypothesis=hypothesis, name=name)
+    if when_quiet is not None:  # checked first (bad input: exit 2), then the wait, before anything is written
+        waited = quiet.wait(partial(quiet.busy, ctx.config.host_load), when_quiet, ctx.notice)
+    else:
+        waited = None
+    done = _launch_planned(ctx, ls, points, sets=sets, server_url=server_url, hypothesis=hypothesis, detach=detach,
+                           allow_concurrent=allow_concurrent, on_event=on_event, again_of=again_of, lock=lock)
+    return done if waited is None else {**done, "when_quiet": waited}
+
+
+def _launch_planned(ctx: Ctx, ls: Any, points: Any, *, sets: SetPairs, server_url: str | None,
+                    hypothesis: str | None, detach: bool, allow_concurrent: bool,
+                    on_event: Callable[[dict[str, Any]], None] | None, again_of: str | None,
+                    lock: bool) -> dict[str, Any]:
     with interrupt.noting():  # rows and record are written whole; a signal meanwhile cancels after
         st = open_launch(ctx, ls, points, sets=sets, server_url=server_url, hypothesis=hypothesis,
                          allow_concurrent=allow_concurrent, again_of=again_of, lock=lock)
