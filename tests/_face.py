@@ -1,4 +1,4 @@
-"""Helper for the tests that call a tool of the MCP face in-process (`optlog.cli.mcp.Face`) with the
+"""Helper for the tests that call a tool of the MCP face in-process (`optlog.mcp.face.Face`) with the
 test workspace's environment, to compare its document with the CLI's `--json` one."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def use_env(ws: Any, monkeypatch: Any, *extra: str) -> None:
 def face(ws: Any, monkeypatch: Any, *extra: str) -> Iterator[Callable[..., tuple[Any, bool, int]]]:
     """`call(name, args) -> (document, is_error, exit_code)` on one long-lived face, as a server holds it."""
     use_env(ws, monkeypatch, *extra)
-    from optlog.cli.mcp import Face
+    from optlog.mcp.face import Face
 
     f = Face(str(ws.root))
     try:

@@ -3,7 +3,7 @@
 `NOUNS` is the catalogue's index: a top-level command name → the module that declares its verbs.
 A face imports a noun's module only when it is used (as the CLI's lazy command table does), so
 `optlog todo list` loads the todo verbs and nothing else. The faces are generated from what the
-modules declare: the click commands (`optlog.cli.commands`), the MCP tools (`optlog.cli.tools`),
+modules declare: the click commands (`optlog.cli.commands`), the MCP tools (`optlog.mcp.tools`),
 and the TUI's actions call the verb functions themselves.
 """
 

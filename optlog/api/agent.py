@@ -14,7 +14,7 @@ group("agent", "Set up coding agents to use optlog (MCP server, instructions, to
 
 
 class ToolParam(Protocol):
-    """What `agent tools` reads of a tool's parameter (`optlog.cli.tools.Param`)."""
+    """What `agent tools` reads of a tool's parameter (`optlog.mcp.tools.Param`)."""
 
     @property
     def schema(self) -> Mapping[str, Any]: ...
@@ -24,7 +24,7 @@ class ToolParam(Protocol):
 
 
 class Tool(Protocol):
-    """What `agent tools` reads of an MCP tool (`optlog.cli.tools.Tool`, made by the face)."""
+    """What `agent tools` reads of an MCP tool (`optlog.mcp.tools.Tool`, made by the MCP face)."""
 
     @property
     def name(self) -> str: ...

@@ -7,4 +7,9 @@ from __future__ import annotations
 
 from optlog.store import readcache, todoinbox
 
-__all__ = ["readcache", "todoinbox"]
+__all__ = ["READS", "readcache", "todoinbox"]
+
+# the hot reads whose documents are cached: the CLI's `--json` (`optlog.cli.fast`) and the MCP tool
+# of the same path
+READS: frozenset[tuple[str, ...]] = frozenset({("status",), ("todo", "list"), ("hypothesis", "list"),
+                                               ("run", "list")})

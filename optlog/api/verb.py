@@ -9,16 +9,19 @@ its signature and the call into the layer below, and nothing a face needs is wri
 - the CLI (`optlog.cli.commands`) builds each click command from a `Verb`: `int`/`float` → click
   types, `tuple[X, ...]` → repeatable, `bool` → a flag, `choices` → `click.Choice`, `Pairs`/
   `JsonText` → the K=V and JSON click types;
-- the MCP face (`optlog.cli.tools`) turns the same command into a tool, whose call converts JSON
-  arguments to the typed values and calls the verb with the server's long-lived context;
+- the MCP face (`optlog.mcp.tools`) makes each verb a tool from its argument model (`model`, below:
+  a pydantic model of the signature, on the MCP SDK's `ArgModelBase`), whose JSON schema is the
+  tool's input schema and whose validation turns a call's JSON arguments into the typed values;
+  the verb is called with the server's long-lived session;
 - the TUI's actions call the verb function itself (`optlog.tui.actions`).
 
 This module imports nothing of a face (no click, no Textual): a verb is plain typed Python, and
-the catalogue (`optlog.api.catalogue`) is what the faces walk.
+the catalogue (`catalogue()`) is what the faces walk.
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import re
 import sys
@@ -26,6 +29,9 @@ import types
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
+
+from optlog.api import NOUNS
+from optlog.api import arguments as A
 
 if TYPE_CHECKING:
     from optlog.service.context import Ctx
@@ -45,7 +51,7 @@ class Call:
     narration channel (the CLI's stderr, under --json too) or only the document (the MCP face),
     and the face's dashboard, where it has one to open (`demo` ends in it on a terminal).
     `tools`: the MCP tools as the faces that have them make them (`agent tools` describes them;
-    the table is derived from the click commands above this layer), None in a face without."""
+    `optlog.mcp.tools` makes them from the verbs' argument models), None in a face without."""
 
     def __init__(self, *, chdir: str | None, ctx: Callable[[], Ctx], narrate: bool,
                  say: Callable[[str], None], tools: Callable[[], Mapping[str, Any]] | None = None,
@@ -303,34 +309,71 @@ def tool_name(p: Param, taken: Collection[str] = ()) -> str:
     return opt
 
 
-def _field_type(p: Param) -> Any:
-    """The JSON-facing type of one parameter: K=V pairs an object, a JSON value anything, a choice a
-    Literal, a repeatable a list."""
-    if p.agent_json is not None or isinstance(p.kind, JsonText):
-        return Any
-    if isinstance(p.kind, Pairs):
-        return dict[str, Any]
-    item: Any = p.item if p.item in (int, float, bool) else str
-    if p.spec.choices is not None:
-        item = Literal[tuple(p.spec.choices)]
-        if isinstance(p.spec, Opt) and not p.spec.case_sensitive:  # `--effort s` is `S`
-            from pydantic import BeforeValidator  # deferred: pydantic, only where a model is asked for
+def _field_type(p: Param, alias: str) -> Any:
+    """The JSON-facing type of one parameter, with its checks: K=V pairs an object (or the CLI's
+    texts), a JSON value what its schema says, a choice a Literal, a repeatable a list."""
+    from pydantic import AfterValidator, BeforeValidator, Field, Strict, WithJsonSchema  # deferred: pydantic
 
-            fold = {c.lower(): c for c in p.spec.choices}
-            item = Annotated[item, BeforeValidator(lambda x: fold.get(x.lower(), x) if isinstance(x, str) else x)]
+    if p.agent_json is not None:  # the agent passes the value itself
+        return Annotated[Any, BeforeValidator(A.json_value(alias)), WithJsonSchema(dict(p.agent_json))]
+    if isinstance(p.kind, Pairs):
+        scalar: dict[str, Any] = {"type": ["string", "number", "boolean"]}
+        value = {"anyOf": [scalar, {"type": "array", "items": scalar}]} if p.kind.lists else scalar
+        schema = {"type": ["object", "array"], "additionalProperties": value, "items": {"type": "string"}}
+        return Annotated[Any, BeforeValidator(A.pairs(alias, lists=p.kind.lists, many=p.many)), WithJsonSchema(schema)]
+    item: Any
+    if p.spec.choices is not None:
+        item = Annotated[Literal[tuple(p.spec.choices)], BeforeValidator(A.fold(p.spec.choices))]
+    elif p.item is bool:
+        item = Annotated[bool, Strict()]
+    elif p.item is int:
+        item = Annotated[int, BeforeValidator(A.integral), Strict(), AfterValidator(A.stored(alias))]
+    elif p.item is float:
+        item = Annotated[float, Strict(), Field(allow_inf_nan=False)]
+    else:
+        text = p.spec.metavar is None or p.spec.metavar in A.TEXT_METAVARS
+        item = Annotated[str, Strict(), AfterValidator(A.text_rule(alias))]
+        if not text:
+            item = Annotated[item, BeforeValidator(A.number_as_text)]
+        if isinstance(p.kind, JsonText):  # a JSON text (`--extra-body`)
+            item = Annotated[item, AfterValidator(A.json_value(alias))]
     return list[item] if p.many else item
 
 
-_MODELS: dict[tuple[str, ...], Any] = {}
+def _shown_default(p: Param) -> tuple[bool, Any]:
+    """Whether an agent is shown a default for the parameter, and which: the one it gets (its
+    `AgentDefault`), else an option's own when it says something (a text, a number, a non-empty
+    list; not a flag's False)."""
+    if p.agent_default is not REQUIRED:
+        return True, p.agent_default
+    d = p.default
+    if isinstance(p.spec, Opt) and isinstance(d, (str, int, float, tuple)) and not isinstance(d, bool) \
+            and d not in ((), False):
+        return True, list(d) if isinstance(d, tuple) else d
+    return False, None
 
 
-def model(v: Verb) -> Any:
-    """The verb's argument model (a pydantic model made once from its signature; the anchor: the MCP
-    SDK's `func_metadata`): a field per parameter, aliased by its tool name, required where the
-    signature gives no default and an agent gets none, described by its help. What an MCP tool's
-    input schema and validation come from (`tests/architecture/test_verb_models.py` holds them equal)."""
-    if v.path not in _MODELS:
-        from pydantic import ConfigDict, Field, create_model  # deferred: pydantic, only where a model is asked for
+def _description(p: Param, alias: str) -> str | None:
+    """What an agent reads of the parameter: its help, or an argument's generic one by its name."""
+    if p.agent_json is not None:  # its schema describes it
+        return None
+    text = p.spec.help or (A.GENERIC_ARG_HELP.get(alias) or A.GENERIC_ARG_HELP.get(p.name) if isinstance(p.spec, Arg) else None)
+    return " ".join(text.split()) if text else None
+
+
+_MODELS: dict[tuple[Any, ...], Any] = {}
+
+
+def model(v: Verb, base: Any = None) -> Any:
+    """The verb's argument model (a pydantic model made once from its signature, on `base` where a
+    face gives one: the MCP face's is the MCP SDK's `ArgModelBase`, the anchor being its
+    `func_metadata`): a field per parameter, aliased by its tool name, required where the signature
+    gives no default and an agent gets none, described by its help, typed and checked as an agent's
+    JSON value is (`optlog.api.arguments`). An MCP tool's input schema and its validation are this
+    model's (`tests/architecture/test_verb_models.py` holds the tools/list equal to it)."""
+    key = (v.path, base)
+    if key not in _MODELS:
+        from pydantic import BaseModel, ConfigDict, Field, create_model  # deferred: pydantic, only where a model is asked for
 
         fields: dict[str, Any] = {}
         taken: list[str] = []
@@ -338,9 +381,46 @@ def model(v: Verb) -> Any:
             alias = tool_name(p, taken)
             taken.append(alias)
             required = p.required and p.agent_default is REQUIRED
-            default = ... if required else (p.agent_default if p.agent_default is not REQUIRED
+            default: Any = ... if required else (p.agent_default if p.agent_default is not REQUIRED
                                              else (None if p.default is REQUIRED else p.default))
-            fields[p.name] = (_field_type(p), Field(default, alias=alias, description=p.spec.help))
+            show, shown = _shown_default(p)
+            extra = _schema_default(show, shown)
+            fields[p.name] = (_field_type(p, alias),
+                              Field(default, alias=alias, description=_description(p, alias), json_schema_extra=extra,
+                                    validate_default=p.agent_default is not REQUIRED))
         name = "".join(w.title() for w in "_".join(v.path).replace("-", "_").split("_")) + "Args"
-        _MODELS[v.path] = create_model(name, __config__=ConfigDict(populate_by_name=True, extra="forbid"), **fields)
-    return _MODELS[v.path]
+        config = ConfigDict(extra="forbid")  # by alias only: the tool names are the only names
+        if base is None:
+            _MODELS[key] = create_model(name, __config__=config, **fields)
+        else:
+            assert issubclass(base, BaseModel)
+            made = type(name + "Base", (base,), {"model_config": {**base.model_config, **config}, "__module__": __name__})
+            _MODELS[key] = create_model(name, __base__=made, **fields)
+    return _MODELS[key]
+
+
+def _schema_default(show: bool, value: Any) -> Any:
+    """The field's `default` in the JSON schema: the one an agent is shown, or none."""
+
+    def fix(schema: dict[str, Any]) -> None:
+        if show:
+            schema["default"] = value
+        else:
+            schema.pop("default", None)
+
+    return fix
+
+
+def catalogue() -> dict[tuple[str, ...], Verb]:
+    """Every declared verb, by path (each noun's module imported, and the modules of its `parts`)."""
+    for mod in sorted(set(NOUNS.values())):
+        importlib.import_module(mod)
+    seen: set[str] = set()
+    while True:
+        parts = {m for g in _GROUPS.values() for m in g.parts.values()} - seen
+        if not parts:
+            break
+        for mod in sorted(parts):
+            importlib.import_module(mod)
+        seen |= parts
+    return {p: v for name in NOUNS for p, v in verbs_under((name,)).items()}

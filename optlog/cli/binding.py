@@ -4,8 +4,8 @@ document gives, and the CLI's one spelling of the verb parameters an error names
 A verb (`optlog.api.verb`) takes a `Call` and its parameters as typed values and returns its
 document; `optlog.cli.commands` generates its click command, whose callback makes the CLI's `Call`
 (`cli_call`), calls the verb, prints the document (`--json`) or its human rendering and exits with
-the code the verb's `exit` gives (the verb's own `exit_code`). The MCP face (`optlog.cli.tools`) converts a tool
-call's JSON arguments to the same typed values and calls the same verb:
+the code the verb's `exit` gives (the verb's own `exit_code`). The MCP face (`optlog.mcp.tools`) validates a tool
+call's JSON arguments into the same typed values (by the verb's argument model) and calls the same verb:
 no command line is built, nothing is re-serialised to text. So a tool's structured result is the
 CLI's `--json` document for the same arguments by construction.
 """
@@ -38,7 +38,7 @@ def cli_call() -> Call:
 
 # what makes the MCP tools (`agent tools` describes them on the CLI too); named, as the commands
 # are (`optlog.cli.main.LAZY`), since the tools import this module and only that verb needs them
-TOOLS = "optlog.cli.tools:tools"
+TOOLS = "optlog.mcp.tools:tools"
 
 
 def _tools() -> Mapping[str, Any]:

@@ -4,8 +4,8 @@ A verb's signature says everything its command needs (`optlog.api.verb`); this m
 place that turns it into click: each parameter into a `click.Argument` or `click.Option`, the verb
 into a command whose callback makes the CLI's `Call`, calls the verb, prints the document (`--json`)
 or its human rendering, names the verb's parameters in an error by their flags, and exits with the
-verb's exit code. A noun becomes a command group. The MCP face walks the same commands
-(`optlog.cli.tools`), so a tool and a command cannot disagree on a parameter.
+verb's exit code. A noun becomes a command group. The MCP face (`optlog.mcp`) makes its tools from
+the same verbs, through their argument models and not through click.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import click
 
 from optlog.api import verb as V
 from optlog.cli.binding import cli_call, spell_doc_for_cli, spell_for_cli
-from optlog.cli.main import SuggestingGroup, add_global_options, emit, state
+from optlog.cli.main import SuggestingGroup, add_global_options, cli, emit, state
 from optlog.cli.options import BoundedInt, FiniteFloat, JsonValue, KeyValue
 from optlog.errors import OptlogError
 
@@ -64,19 +64,6 @@ def parameter(p: V.Param) -> click.Parameter:
     return click.Option([*flags, p.name], **kw)
 
 
-def _agent_meta(v: V.Verb, params: tuple[V.Param, ...]) -> dict[str, Any]:
-    """What the MCP face reads beside the command (`optlog.cli.tools`): the agent's defaults,
-    argument descriptions and JSON schemas, from the parameters; the rest from the verb."""
-    meta: dict[str, Any] = dict(v.agent)
-    defaults = {p.name: p.agent_default for p in params if p.agent_default is not V.REQUIRED}
-    args = {p.name: p.spec.help for p in params if isinstance(p.spec, V.Arg) and p.spec.help}
-    js = {p.name: p.agent_json for p in params if p.agent_json is not None}
-    for k, d in (("defaults", defaults), ("args", args), ("json", js)):
-        if d:
-            meta[k] = d
-    return meta
-
-
 def command(v: V.Verb) -> click.Command:
     """The click command of one verb."""
     params = v.params()
@@ -94,9 +81,32 @@ def command(v: V.Verb) -> click.Command:
         return v.exit(doc, kw) if v.exit is not None else None
 
     callback.__optlog_binding__ = v  # type: ignore[attr-defined]  # binding.of: the verb behind the command
-    callback.__optlog_agent__ = _agent_meta(v, params)  # type: ignore[attr-defined]
+    callback.__optlog_agent__ = dict(v.agent)  # type: ignore[attr-defined]  # skipped(): `skip`
     return click.Command(v.name or v.path[-1], callback=callback, params=[parameter(p) for p in params],
                          help=v.help)
+
+
+def walk(group: click.Group | None = None, ctx: click.Context | None = None,
+         prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], click.Command]]:
+    """Every leaf command under `group` (default: the root), by path; aliases are not repeated."""
+    group = group or cli
+    ctx = ctx or click.Context(group, info_name="optlog")
+    out: list[tuple[tuple[str, ...], click.Command]] = []
+    for name in group.list_commands(ctx):
+        cmd = group.get_command(ctx, name)
+        if cmd is None:
+            continue
+        if isinstance(cmd, click.Group):
+            out += walk(cmd, click.Context(cmd, info_name=name, parent=ctx), prefix + (name,))
+        else:
+            out.append((prefix + (name,), cmd))
+    return out
+
+
+def skipped(cmd: click.Command) -> str | None:
+    """Why a command is not an MCP tool (`optlog.cli.main.agent`, a verb's `skip`), or None."""
+    meta = getattr(cmd.callback, "__optlog_agent__", {}) if cmd.callback else {}
+    return meta.get("skip")
 
 
 @functools.cache

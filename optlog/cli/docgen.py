@@ -1,7 +1,7 @@
 """The CLI reference page, generated from the command tree itself (docs/cli-reference.md).
 
 A hand-written reference goes stale the day an option is added; this one is rendered from the same
-click declarations the CLI parses and the MCP face turns into tools (`optlog.cli.tools`), and
+click declarations the CLI parses, with each command's MCP tool (`optlog.mcp.tools`, made from the same verb), and
 `cog --check` in the tests fails when the checked-in page differs from what the code says.
 """
 
@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import click
 
-from optlog.cli.tools import build, skipped, walk
+from optlog.cli.binding import of
+from optlog.cli.commands import skipped, walk
+from optlog.mcp.tools import build
 
 _GLOBAL = {"json_", "chdir", "help", "version"}
 
@@ -54,8 +56,9 @@ def command_section(path: tuple[str, ...], cmd: click.Command) -> str:
     why_not = skipped(cmd)
     # the tool's parameter for each click parameter: an agent reads this page too, and must not
     # call `plan_add` with `--step` when the tool takes `steps` (issue 31)
-    tool = None if why_not else build(path, cmd)
-    names = {} if tool is None else {tp.click.name: n for n, tp in tool.params.items()}
+    verb = of(cmd.callback)
+    tool = build(verb) if verb is not None and why_not is None else None
+    names = {} if tool is None else {tp.param.name: n for n, tp in tool.params.items()}
     if tool is None:
         out += [f"MCP: not a tool ({why_not}).", ""]
     else:

@@ -2,7 +2,7 @@
 is `skip`ped), so they stay plain click commands of the CLI's own, beside the catalogue.
 
 `optlog mcp` loads click, this and the MCP SDK, and answers `initialize` before the rest
-(optlog.cli.mcpserver); Textual loads only when the dashboard opens (optlog.cli.dashboard).
+(optlog.mcp.server, the MCP face's own package); Textual loads only when the dashboard opens (optlog.cli.dashboard).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import click
 
 from optlog.cli.dashboard import open_tui
 from optlog.cli.main import agent, state
-from optlog.cli.mcpserver import serve
+from optlog.mcp.server import serve
 
 
 @click.command("tui")

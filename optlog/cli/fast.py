@@ -19,13 +19,10 @@ from typing import Any
 from optlog.core.text import json_shown
 from optlog.errors import OptlogError
 from optlog.paths import find_workspace
-from optlog.api.cache import readcache, todoinbox
+from optlog.api.cache import READS, readcache, todoinbox
 
 # command aliases (the one place: `optlog.cli.main` reads them from here)
 ALIASES = {"hyp": "hypothesis", "pred": "prediction", "todos": "todo", "runs": "run"}
-# the read commands whose --json documents are cached (an MCP tool of the same path too)
-READS: frozenset[tuple[str, ...]] = frozenset({("status",), ("todo", "list"), ("hypothesis", "list"),
-                                               ("run", "list")})
 
 
 @dataclass

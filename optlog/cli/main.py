@@ -14,7 +14,6 @@ import importlib
 import json
 import os
 import sys
-import traceback
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -257,28 +256,13 @@ def check_argv(args: list[str]) -> None:
 
 
 def internal_error(e: BaseException, db_url: str | None = None) -> OptlogError:
-    """An exception no check foresaw: an error document (exit 1), never a traceback. The type and
-    place say where to look; OPTLOG_DEBUG=1 prints the traceback on stderr as well. A fault of
-    the environment (an unreachable server, a refused password, a read-only disk) is named for
-    what it is instead (`optlog.store.faults`)."""
-    from optlog.api.session import named_fault  # deferred: the store and git; only an error needs it
+    """An exception no check foresaw, as an error document (`optlog.api.session.internal_error`),
+    with the database this invocation opened."""
+    from optlog.api.session import internal_error as unforeseen  # deferred: the store and git; only an error needs it
 
-    fault = named_fault(e, db_url or next((c.ws.db_url for c in _OPEN), None) or settings.read("db_url"))
-    if fault is not None:
-        return fault
-    sa = sys.modules.get("sqlalchemy.exc")
-    if sa is not None and isinstance(e, sa.DatabaseError) and any(
-            m in str(e) for m in ("malformed", "not a database", "file is encrypted")):  # a page went bad
-        from optlog.api.session import bad_database  # deferred: the store and git; only an error needs it
-
-        where = next((c.ws.sqlite_file or c.ws.db_url for c in _OPEN), "the database")
-        return bad_database(str(where), f"cannot be read ({getattr(e, 'orig', e)})")
-    tb = traceback.extract_tb(e.__traceback__)
-    at = f" at {tb[-1].filename.rsplit('/optlog/', 1)[-1]}:{tb[-1].lineno}" if tb else ""
-    if settings.read("debug"):
-        traceback.print_exception(e, file=sys.stderr)
-    return OptlogError(f"internal error: {type(e).__name__}: {str(e)[:300]}{at} (please report it; "
-                       f"OPTLOG_DEBUG=1 shows the details)", code="internal_error")
+    c = next(iter(_OPEN), None)
+    return unforeseen(e, db_url or (c.ws.db_url if c is not None else None),
+                      str(c.ws.sqlite_file or c.ws.db_url) if c is not None else None)
 
 
 def _space(e: BaseException) -> OptlogError | None:

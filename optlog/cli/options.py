@@ -9,10 +9,9 @@ from typing import Any
 
 import click
 
-from optlog.core import text as TX
+from optlog.api.arguments import json_value
 from optlog.core.labels import check_key, parse_pair
 from optlog.core.limits import LIMITS
-from optlog.errors import BadInput
 
 
 class KeyValue(click.ParamType):
@@ -42,16 +41,7 @@ class JsonValue(click.ParamType):
         self.field = field
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        try:
-            if isinstance(value, str):
-                from optlog.yamlio import parse_json  # deferred: optlog.yamlio loads PyYAML
-
-                return parse_json(value, self.field)
-            TX.check_tree(value, self.field, None)
-            return value
-        except BadInput as e:  # the option is the place, not a file
-            e.field, e.file = f"{self.field}.{e.field}" if e.field else self.field, None
-            raise
+        return json_value(self.field)(value)  # the same checks as the MCP face's (the verb's argument model)
 
 
 class BoundedInt(click.types.IntParamType):

@@ -4,7 +4,7 @@ and the MCP tools return as their structured result.
 Each class is one document (or one item of a list document). A verb's return type names its class,
 so mypy checks the verbs against it; `docs/json.md` is generated from these classes
 (`python scripts/json_docs.py`, checked by `tests/architecture/test_json_docs.py`), and the MCP
-output schemas (`optlog.cli.schemas`) are derived from them. So the contract is written once.
+output schemas (`optlog.mcp.schemas`) are derived from them. So the contract is written once.
 
 Rules the documents keep:
 * a key that is `NotRequired` may be absent (sections with nothing to say are left out: small by

@@ -16,17 +16,18 @@ NOT_TOOLS = {"tui_cmd", "mcp_cmd", "telemetry_sample"}
 
 
 def test_every_tool_has_a_binding() -> None:
-    from optlog.cli import binding
-    from optlog.cli.tools import tools
+    from optlog.api import verb as V
+    from optlog.mcp.tools import tools
 
-    unbound = sorted(t.name for t in tools().values() if binding.of(t.command.callback) is None)
-    assert unbound == [], f"tools whose command has no @verb binding: {unbound}"
+    unbound = sorted(t.name for t in tools().values() if V.of(t.binding.fn) is not t.binding)
+    assert unbound == [], f"tools without their @verb: {unbound}"
 
 
 def test_no_command_line_is_built_for_a_tool() -> None:
     """The MCP face had `tools.argv` (JSON → `--label=config=tp8`) and ran the CLI in-process; that
     path is gone and must not come back."""
-    src = (CLI / "tools.py").read_text(encoding="utf-8") + (CLI / "mcp.py").read_text(encoding="utf-8")
+    mcp = ROOT / "optlog" / "mcp"
+    src = (mcp / "tools.py").read_text(encoding="utf-8") + (mcp / "face.py").read_text(encoding="utf-8")
     tree = ast.parse(src)
     names = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
     assert "argv" not in names

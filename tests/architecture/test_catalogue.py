@@ -46,7 +46,7 @@ def _command(path: tuple[str, ...]) -> click.Command:
 
 def test_every_verb_is_one_command_and_one_tool_calling_it() -> None:
     from optlog.cli import binding
-    from optlog.cli.tools import tools
+    from optlog.mcp.tools import tools
 
     verbs = _catalogue()
     assert verbs, "the catalogue declares no verb"
@@ -60,7 +60,7 @@ def test_every_verb_is_one_command_and_one_tool_calling_it() -> None:
             continue
         tool = by_fn.get(v.fn)
         assert tool is not None, f"no MCP tool calls the verb {' '.join(path)}"
-        assert sorted(p.click.name for p in tool.params.values()) == sorted(p.name for p in v.params())
+        assert sorted(p.param.name for p in tool.params.values()) == sorted(p.name for p in v.params())
 
 
 # where a click command, group, option or argument may be declared by hand, and why: the root group;
@@ -135,7 +135,7 @@ def spelt_more_than_twice(verbs: dict[tuple[str, ...], V.Verb], consts: dict[str
 
 
 def _takers() -> dict[str, int]:
-    from optlog.cli.tools import walk
+    from optlog.cli.commands import walk
 
     out: dict[str, int] = {}
     for _path, cmd in walk():

@@ -36,7 +36,7 @@ def test_the_reference_names_each_tool_parameter_as_the_tool_takes_it() -> None:
     """An agent reads the MCP tool sections too (issue 31): `plan_add` takes `steps`, not `--step`."""
     import re
 
-    from optlog.cli.tools import tools
+    from optlog.mcp.tools import tools
 
     by_name = tools()
     text = (ROOT / "docs" / "cli-reference.md").read_text()

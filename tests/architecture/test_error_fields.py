@@ -5,7 +5,7 @@ metavar (`field="ID"`, `"FILE|-"`), no helper's
 `field` parameter defaults to one, and none is passed one positionally (`check_key(k, "--label")`).
 The layers raise `field="out"` (the verb's parameter: `tid`, not `ID`) and write `param("out")` in a
 message; a helper shared by several verbs takes the caller's parameter (`parse_ref(ref, "refs")`). Each
-face spells it in one place (`optlog.cli.binding.cli_spelling`, `optlog.cli.tools.Tool.spelling`).
+face spells it in one place (`optlog.cli.binding.cli_spelling`, `optlog.mcp.tools.Tool.spelling`).
 The ignore list is empty.
 """
 

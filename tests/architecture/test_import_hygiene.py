@@ -60,9 +60,9 @@ DEFERRABLE_OWN: dict[str, tuple[str, str]] = {
     "optlog.store.db": ("optlog/api/session.py", "SQLAlchemy: only an error of the database itself needs it"),
     "optlog.service.workspace": ("optlog/api/workspace.py", "init: the settings' pydantic models"),
     "optlog.tui": ("optlog/cli/dashboard.py", "Textual: only the dashboard"),
-    "optlog.cli.mcp": ("optlog/cli/mcpserver.py", "the face (the command tree, the workspace, SQLAlchemy): "
-                                                  "`initialize` answers before it"),
-    "optlog.yamlio": ("optlog/cli/options.py", "PyYAML: a JSON option's parser lives beside the YAML one; `todo list` parses neither"),
+    "optlog.mcp.face": ("optlog/mcp/server.py", "the face (every verb, the workspace, SQLAlchemy): "
+                                                "`initialize` answers before it"),
+    "optlog.yamlio": ("optlog/api/arguments.py", "PyYAML: a JSON argument's parser lives beside the YAML one; `todo list` parses neither"),
     # opening a workspace (service.context): what it does only now and then loads only then
     "optlog.service.identity": ("optlog/service/context.py", "once per workspace on a shared database"),
     "optlog.service.recovery": ("optlog/service/context.py", "only when a launch is live (processes, executors)"),

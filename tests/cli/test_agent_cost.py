@@ -43,7 +43,7 @@ def test_initialize_and_tools_list_are_cheap_and_every_tool_is_listed(ws):
     assert init_s <= 1.5 * import_s, (init_s, import_s)
     assert len(line) <= LIMIT, len(line)
 
-    from optlog.cli.tools import tools
+    from optlog.mcp.tools import tools
 
     every = tools()
     got = {t["name"]: t for t in listed["result"]["tools"]}

@@ -10,7 +10,7 @@ from tests._face import use_env
 
 
 def test_the_agent_setup_tool_gives_the_cli_document_and_defaults_to_the_server_folder(ws, tmp_path, monkeypatch):
-    from optlog.cli.mcp import Face
+    from optlog.mcp.face import Face
 
     use_env(ws, monkeypatch)
     a, b = tmp_path / "a", tmp_path / "b"

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import anyio
+import click
 import pytest
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "agents"
@@ -51,7 +52,9 @@ def _err(result, code, field=None):
 def test_every_command_is_a_tool_with_described_parameters():
     import jsonschema
 
-    from optlog.cli.tools import build, skipped, walk
+    from optlog.cli.binding import of
+    from optlog.cli.commands import skipped, walk
+    from optlog.mcp.tools import build
     from optlog.core.statuses import HYP_STATUSES, RUN_STATUSES
 
     cmds = walk()
@@ -66,7 +69,7 @@ def test_every_command_is_a_tool_with_described_parameters():
         if why:
             assert path in {("tui",), ("mcp",), ("telemetry", "sample")}, (path, why)
             continue
-        t = build(path, cmd)
+        t = build(of(cmd.callback))
         assert t.name == "_".join(path).replace("-", "_")
         assert t.description, t.name
         for name, p in t.params.items():
@@ -87,14 +90,14 @@ def test_every_command_is_a_tool_with_described_parameters():
 def _command_line(tool, args: dict) -> list[str]:
     """The CLI call a person would type for these tool arguments (the agent's defaults written out):
     the test's own spelling, so the two faces are compared and not one face with itself."""
-    import click
+    from optlog.cli.commands import parameter
 
     opts, pos = [], []
     for name, p in tool.params.items():
         v = args.get(name, p.agent_default if p.has_agent_default else None)
         if v is None:
             continue
-        cp = p.click
+        cp = parameter(p.param)  # the verb parameter as the CLI declares it
         if isinstance(cp, click.Argument):
             pos += [str(x) for x in (v if isinstance(v, list) else [v])]
         elif cp.is_flag:
@@ -106,7 +109,7 @@ def _command_line(tool, args: dict) -> list[str]:
 
 
 def test_cli_json_equals_the_tool_result(ws):
-    from optlog.cli.tools import tools
+    from optlog.mcp.tools import tools
 
     ws.cli("hypothesis", "add", "Comm-bound", "--id", "comm-bound", "--statement", "TP8 decode waits on allreduce")
     for cfg, v in (("tp8", 700), ("tp4pp2", 213)):

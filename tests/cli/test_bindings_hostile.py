@@ -1,8 +1,8 @@
 """Hostile arguments at every MCP tool: an MCP call is input like any other (BRIEF: bad input gets a
 clear message, exit 2, writes nothing, never a traceback).
 
-Each tool of `optlog.cli.tools.tools()` is called through the MCP face in-process
-(`optlog.cli.mcp.Face.call`) with, for each of its parameters in turn, values a confused or hostile
+Each tool of `optlog.mcp.tools.tools()` is called through the MCP face in-process
+(`optlog.mcp.face.Face.call`) with, for each of its parameters in turn, values a confused or hostile
 agent sends: a wrong JSON type, a control character in a string, an object for a scalar, a string
 over `LIMITS.arg_chars`, a nested or bad-key `K=V` object; and an unknown parameter. Every call must
 give an error document (is_error, exit 2, `field` naming the tool parameter, never internal_error),
@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from optlog.cli.tools import Param, tools
+from optlog.mcp.tools import Param, tools
 from optlog.core.limits import LIMITS
 
 TOOLS = tools()
@@ -73,7 +73,7 @@ def _names_param(field: Any, name: str, p: Param | None) -> bool:
 def notebook(tmp_path_factory: pytest.TempPathFactory, db_env_module: dict[str, str]) -> Iterator[tuple[Any, Path]]:
     """One workspace (a hypothesis, a todo, a run in it) and one MCP face for every tool, with the
     backend under test (its own PostgreSQL database when OPTLOG_TEST_PG is set)."""
-    from optlog.cli.mcp import Face
+    from optlog.mcp.face import Face
 
     tmp = tmp_path_factory.mktemp("hostile")
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}

@@ -1,7 +1,7 @@
 """Errors name the verb's parameters; each face spells them in one place (issue 35): the layers
 below the faces raise `field="since"` and say `param("since")` in the message, the CLI writes
 `--since` (from the command's click options, `optlog.cli.binding.cli_spelling`), a tool call
-`since` (the tool's parameter, `optlog.cli.tools.Tool.spelling`)."""
+`since` (the tool's parameter, `optlog.mcp.tools.Tool.spelling`)."""
 
 from __future__ import annotations
 

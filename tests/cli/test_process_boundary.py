@@ -23,7 +23,7 @@ from tests.conftest import _clean_env
 
 def _commands() -> list[str]:
     from optlog.api import ALIAS_NOUNS
-    from optlog.cli.tools import walk
+    from optlog.cli.commands import walk
 
     return [" ".join(p) for p, _ in walk()] + sorted(ALIAS_NOUNS)
 

@@ -141,7 +141,7 @@ def test_mcp_reads_are_reused_until_another_process_changes_the_workspace(ws, mo
     another process (the CLI) at the next call (SQLite and PostgreSQL)."""
     for k, v in ws.env.items():
         monkeypatch.setenv(k, v)
-    from optlog.cli.mcp import Face
+    from optlog.mcp.face import Face
 
     _fill(ws)
     _backdate(ws.root)

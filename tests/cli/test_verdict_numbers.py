@@ -116,7 +116,7 @@ def test_predict_is_prediction_add_and_old_spellings_work(ws):
     assert ws.j("predict", "add", "h", "--expect", "a < b", "--metric", T, "--a", "cfg=new", "--b", "cfg=old")["id"] == "h.p2"
     assert [x["id"] for x in ws.j("predict", "list", "h")["predictions"]] == ["h.p1", "h.p2"]
     assert ws.j("predict", "show", "h.p1")["expect"] == "a > b"
-    from optlog.cli.tools import tools
+    from optlog.mcp.tools import tools
 
     assert not [k for k in tools() if k.startswith("predict_")]  # the alias is no second set of MCP tools
     r = ws.cli("predict", "nope", "--expect", "a > b", "--json", check=2)

@@ -84,7 +84,7 @@ def test_the_demo_tool_gives_the_cli_document(tmp_path, db_env, monkeypatch):
     terminal, without --json)."""
     import os
 
-    from optlog.cli.mcp import Face
+    from optlog.mcp.face import Face
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(db_env)

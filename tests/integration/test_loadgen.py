@@ -66,7 +66,7 @@ def test_sweep_records_one_run_per_level(ws, fast):
 
 def _face(ws, monkeypatch):
     """The MCP face in-process on `ws`, with the environment the CLI subprocesses get."""
-    from optlog.cli.mcp import Face
+    from optlog.mcp.face import Face
 
     use_env(ws, monkeypatch, "XDG_RUNTIME_DIR")
     return Face(str(ws.root))

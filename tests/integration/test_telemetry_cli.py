@@ -98,7 +98,7 @@ def test_the_calibrate_tool_gives_the_cli_document_and_exit_1_when_a_figure_is_r
     """The MCP tool calls the same binding: the document has the CLI's shape (the figures are measured
     anew), a refused figure is exit 1 with the document (not an error), a bad --max-spread names the
     tool's parameter, and a dry run writes nothing."""
-    from optlog.cli.mcp import Face
+    from optlog.mcp.face import Face
 
     use_env(ws, monkeypatch)
     for k, v in BLAS1.items():

@@ -1,7 +1,7 @@
-"""The MCP server over stdio: the protocol's wiring around the face (`optlog.cli.mcp.Face`).
+"""The MCP server over stdio: the protocol's wiring around the face (`optlog.mcp.face.Face`).
 
 Kept apart from the face so that `optlog mcp` answers `initialize` after importing only the MCP
-SDK: the face (the tools derived from the whole command tree, the workspace, SQLAlchemy) is made on
+SDK: the face (the tools made from every verb, the workspace, SQLAlchemy) is made on
 the first call that needs it (`tools/list`, `tools/call`, a resource). `initialize` took 1.8-5.8 s
 when the face came first (issue 31).
 """
@@ -46,16 +46,16 @@ def build_server(chdir: str | None = None) -> Any:
     box: dict[str, Any] = {}
 
     def the_face() -> Any:
-        """The face, made on first use: `initialize` answers before the command tree and the
+        """The face, made on first use: `initialize` answers before the tools and the
         workspace (SQLAlchemy) are loaded (issue 31)."""
         if "face" not in box:
-            from optlog.cli.mcp import Face  # deferred: the tools, the workspace and SQLAlchemy; initialize needs none
+            from optlog.mcp.face import Face  # deferred: the tools, the workspace and SQLAlchemy; initialize needs none
 
             box["face"] = Face(chdir)
         return box["face"]
 
     def tool_def(t: Any) -> Any:
-        # shortened (tools.Tool.listing): the list is paid before any work; `agent_tools` has the rest.
+        # shortened (optlog.mcp.tools.shortened): the list is paid before any work; `agent_tools` has the rest.
         # No output schema: the structured result is the CLI's --json document (docs/json.md).
         desc, schema = t.listing()
         return types.Tool(name=t.name, description=desc, input_schema=schema,
@@ -89,7 +89,7 @@ def build_server(chdir: str | None = None) -> Any:
                 doc, is_error, code = await anyio.to_thread.run_sync(face.call, params.name, params.arguments)
             finally:
                 done.set()
-        from optlog.cli.mcp import one_line  # deferred: loaded with the face
+        from optlog.mcp.face import one_line  # deferred: loaded with the face
 
         text = one_line(doc, params.name)
         meta = {"optlog/exit_code": code} if code else None

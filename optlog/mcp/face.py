@@ -1,9 +1,8 @@
-"""The MCP face: every CLI command as an MCP tool over stdio, for coding agents (it lives with the CLI
-because its tools are derived from the CLI's command tree; it sits beside `main`, above the service layer).
+"""The MCP face: every verb as an MCP tool, called with one long-lived session.
 
-Nothing here declares a tool. `optlog.cli.tools` derives them from the click command tree (names,
-schemas, defaults) and calls each command's binding (`optlog.cli.binding`) with typed values, so a
-tool's structured result is the CLI's `--json` document for the same arguments. This module adds only what belongs to the protocol:
+Nothing here declares a tool. `optlog.mcp.tools` makes them from the verb catalogue (names, schemas
+and validation from each verb's argument model) and calls the verb with typed values, so a tool's
+structured result is the CLI's `--json` document for the same arguments. This module adds only what belongs to the protocol:
 errors as `isError` results carrying the error document (`code`, `message`, `file`, `line`,
 `field` naming the tool's parameter) with a one-line text; a byte bound on every result unless
 the caller asked for more; resources for the hypothesis files and the latest report; and one
@@ -24,17 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from optlog import settings
-from optlog.cli import tools as T
 from optlog.api.verb import Call
-from optlog.cli.fast import READS
-from optlog.cli.main import internal_error
-from optlog.cli.tools import tools
+from optlog.mcp import tools as T
+from optlog.mcp.tools import tools
 from optlog.core import text as TX
 from optlog.core.shape import fit
 from optlog.core.numfmt import fmt_seconds
 from optlog.errors import BadInput, Failed, OptlogError, close_matches, spell_doc, tool_given
-from optlog.api.cache import readcache
-from optlog.api.session import Ctx, open_session
+from optlog.api.cache import READS, readcache
+from optlog.api.session import Ctx, internal_error, open_session
 
 
 # results of these sizes need no `truncated` note; `detail`/`limit`… lift the bound
@@ -61,7 +58,7 @@ class Face:
 
     @property
     def tools(self) -> dict[str, Any]:
-        """Built on first use (the whole command tree and its services, ~1-3 s): `initialize`
+        """Built on first use (every verb's module and argument model, ~1-3 s): `initialize`
         answers before it, in about the time the MCP SDK takes to import (issue 31)."""
         if self._tools is None:
             self._tools = tools()
@@ -162,7 +159,8 @@ class Face:
             tool.spell(e)
             return e.to_json(), True, e.exit_code
         except Exception as e:  # noqa: BLE001  (no traceback ever: the error document instead)
-            ierr = internal_error(e, self._ctx.ws.db_url if self._ctx is not None else None)
+            ws = self._ctx.ws if self._ctx is not None else None
+            ierr = internal_error(e, ws.db_url if ws else None, str(ws.sqlite_file or ws.db_url) if ws else None)
             return ierr.to_json(), True, ierr.exit_code
         if tool.path == ("init",):
             self._ctx = None  # the workspace may be new
