@@ -16,8 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from optlog.config import SshHost
-from optlog.runs.executor_ssh import SshExecutor
+from optlog.runs.executors.ssh import SshExecutor, SshHost
 
 
 def main() -> None:

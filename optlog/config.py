@@ -6,10 +6,12 @@ names the file, line and field.
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, field_validator
 
 from optlog.core.text import windows_reserved
 from optlog.paths import DEFAULT_PLAN_PREFIX, Workspace
@@ -36,6 +38,9 @@ def _word(v: str | None) -> str | None:
 
 
 Word = Annotated[str, AfterValidator(_word)]
+
+# the base of an executor kind's section model (an entry of optlog.yaml `executors.<kind>`)
+Section = _Strict
 
 
 class PlansSettings(_Strict):
@@ -67,28 +72,14 @@ class HardwareSettings(_Strict):
     gpus: dict[str, GpuSpec] = Field(default_factory=dict)
 
 
-class SshHost(_Strict):
-    host: Word
-    user: Word | None = None
-    port: int = Field(default=22, ge=1, le=65535)
-    identity_file: str | None = None
-    options: list[str] = Field(default_factory=list)
-    optlog: str | None = None  # path of optlog on the host, for remote telemetry
-    workdir: str | None = None
-
-
-class SlurmPartition(_Strict):
-    partition: Word
-    gres: Word | None = None
-    time: Word | None = None
-    account: Word | None = None
-    extra: list[str] = Field(default_factory=list)
-
-
 class ExecutorSettings(_Strict):
-    local: dict[str, Any] = Field(default_factory=dict)
-    ssh: dict[str, SshHost] = Field(default_factory=dict)
-    slurm: dict[str, SlurmPartition] = Field(default_factory=dict)
+    """optlog.yaml `executors:`: one section per registered executor kind, each typed by its kind
+    (optlog.runs.executors.registry). The config sits below the executors, so `load_config` is
+    handed their sections; this base (no sections) is what a Config made without them holds."""
+
+    def section(self, name: str) -> Any:
+        """The section of executor kind `name` (its hosts, partitions, …); {} when none."""
+        return getattr(self, name, None) or {}
 
 
 class TelemetrySettings(_Strict):
@@ -179,8 +170,17 @@ class Config(_Strict):
         return out
 
 
-def load_config(ws: Workspace) -> Config:
-    return load_model(Config, ws.config_file, ws.rel(ws.config_file))
+@functools.lru_cache(maxsize=8)
+def _config_model(sections: tuple[tuple[str, Any], ...]) -> type[Config]:
+    fields: dict[str, Any] = {name: (ann, Field(default_factory=dict)) for name, ann in sections}
+    executors = create_model("ExecutorSettings", __base__=ExecutorSettings, **fields)
+    return create_model("Config", __base__=Config, executors=(executors, Field(default_factory=executors)))
+
+
+def load_config(ws: Workspace, executors: Mapping[str, Any]) -> Config:
+    """optlog.yaml, validated; `executors` gives the type of each section of `executors:` by kind
+    (optlog.runs.executors.registry.config_sections())."""
+    return load_model(_config_model(tuple(executors.items())), ws.config_file, ws.rel(ws.config_file))
 
 
 def default_config_text(name: str, prefix: str, identity: str | None = None) -> str:

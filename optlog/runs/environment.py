@@ -229,7 +229,7 @@ def _run(argv: list[str], executor: Any = None, timeout: float = CMD_TIMEOUT_S) 
 
 
 def _is_remote(executor: Any) -> bool:
-    return executor is not None and getattr(executor, "kind", "local") not in ("local", None)
+    return executor is not None and not executor.on_this_machine
 
 
 def _host_key(executor: Any) -> str:

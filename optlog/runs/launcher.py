@@ -41,7 +41,7 @@ from optlog.needs import ServiceContext
 from optlog.runs import hostload, interrupt, ports, procs, tree, treeshare
 from optlog.runs.cgroup import LaunchCgroup
 from optlog.runs.environment import capture
-from optlog.runs.executor_select import make_executor
+from optlog.runs.executors.registry import make_executor
 from optlog.runs.inside import bench_env
 from optlog.runs.modelfacts import discover
 from optlog.runs.parsers import parse_result, select_result_files, unique
@@ -249,7 +249,7 @@ class Driver:
                                       base_env={**settings.environ(), "OPTLOG_LAUNCH_TOKEN": token})
 
         # a cgroup v2 of its own where one can be made: the kernel's list of the launch's processes
-        self.cgroup = LaunchCgroup.create(token) if getattr(self.executor, "kind", "") == "local" else None
+        self.cgroup = LaunchCgroup.create(token) if self.executor.on_this_machine else None
         if self.cgroup is not None:
             self.executor.cgroup = self.cgroup  # type: ignore[attr-defined]
         self._event({"kind": "started", "total": self.total, "done": 0})
@@ -431,7 +431,7 @@ class Driver:
             n = len(list(self.launch_dir.glob("server-*.stdout.log")))
             server = Server(gi, srv, stdout=self.launch_dir / f"server-{n}.stdout.log",
                             stderr=self.launch_dir / f"server-{n}.stderr.log", url=p["rendered"].get("server_url"))
-            port = ports.server_port(srv) if self.executor.kind == "local" else None
+            port = ports.server_port(srv) if self.executor.on_this_machine else None
             if port is not None and ports.in_use(port):  # taken since the launch was planned
                 raise PointFailure(f"server not started: {ports.describe(port)}", cause="port_in_use")
             self.log(f"starting server {n}: {' '.join(srv['argv'])}")
@@ -466,7 +466,7 @@ class Driver:
         server start: stored with every run as `model_*` metrics, their sources in the environment."""
         try:
             with self._interruptible():
-                mf = discover(server.url, (srv or {}).get("argv"), local=getattr(self.executor, "kind", "local") == "local")
+                mf = discover(server.url, (srv or {}).get("argv"), local=self.executor.on_this_machine)
         except Cancelled:
             raise
         except Exception as e:  # never fail a launch for its facts
@@ -673,7 +673,7 @@ class Driver:
             self._flush_dead(s)
 
     def _cwd(self, cwd: str | None) -> str:
-        if self.doc.get("executor", "local") != "local":
+        if not self.executor.on_this_machine:
             return cwd or str(self.ctx.ws.root)
 
         return str(resolve_cwd(self.ctx.ws.root, cwd))
@@ -738,7 +738,7 @@ class Driver:
     # ------------------------------------------------------------------ host load (runs.hostload)
     def _host_load(self) -> dict[str, Any]:
         st = self.ctx.config.host_load
-        if self.doc.get("executor", "local") != "local":  # this machine's /proc says nothing of the remote host
+        if not self.executor.on_this_machine:  # this machine's /proc says nothing of the remote host
             return {"error": "host load is measured for the local executor only"}
         own = [h.pid for h in self.handles] + [os.getpid()]
         return {"load": hostload.snapshot(st.window_s), "gpu_processes": hostload.gpu_processes(own)}
@@ -746,7 +746,7 @@ class Driver:
     def _tree_load(self, p: dict[str, Any]) -> treeshare.TreeLoad | None:
         """Start measuring the launch's processes and the run's GPUs (runs.treeshare), on this machine."""
         token = getattr(self, "token", "")
-        if self.doc.get("executor", "local") != "local" or not token:
+        if not self.executor.on_this_machine or not token:
             return None
         srv = p["rendered"].get("server") or {}
         env = dict(srv.get("env") or {}) if srv else dict(p["rendered"]["bench"].get("env") or {})

@@ -17,7 +17,7 @@ from optlog.core.timeutil import now_iso
 from optlog.needs import ServiceContext
 from optlog.runs import procs, tree
 from optlog.runs.cgroup import LaunchCgroup
-from optlog.runs.executor_select import kill_record
+from optlog.runs.executors.registry import kill_record
 from optlog.store.launchrows import launch, live_launch_processes, live_records, live_runs
 
 

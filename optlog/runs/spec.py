@@ -35,6 +35,7 @@ from optlog.core.text import check, problem
 from optlog.core.tune import SearchParam, active_params
 from optlog.errors import BadInput, param
 from optlog.runs import order as O, record, sets as S
+from optlog.runs.executors import registry as executor_registry
 from optlog.runs.parsers import canonical_format
 from optlog.runs.sets import SPEC_KEYS
 from optlog.yamlio import flow, line_of, parse_text, read_text, validate
@@ -157,15 +158,6 @@ class Timeouts(_S):
     stop_s: float = Field(default=30, gt=0)
 
 
-class SlurmSpec(_S):
-    partition: str | None = None
-    gres: str | None = None
-    time: str | None = None
-    account: str | None = None
-    nodes: int | None = Field(default=None, ge=1)
-    extra: list[str] = Field(default_factory=list)
-
-
 class SearchParamSpec(_S):
     """One dimension of `search:` (optlog tune): `low`/`high` (ints: an integer range; `log: true`
     for a log scale; `step`), or `choices`, and optionally `when: "parallel > 1"` over the
@@ -247,17 +239,7 @@ class RunSpec(_S):
     @field_validator("executor")
     @classmethod
     def _executor(cls, v: Any) -> Any:
-        if v is None or v == "local":
-            return "local"
-        if isinstance(v, str) and v.startswith("ssh:") and len(v) > 4:
-            return v
-        if isinstance(v, dict) and set(v) == {"slurm"} and isinstance(v["slurm"], str) and v["slurm"]:
-            return {"slurm": v["slurm"]}  # a named partition of optlog.yaml executors.slurm
-        if isinstance(v, dict) and set(v) == {"slurm"}:
-            SlurmSpec.model_validate(v["slurm"] or {})
-            return {"slurm": dict(v["slurm"] or {})}
-        raise ValueError('executor is `local`, "ssh:HOST" (a host of optlog.yaml executors.ssh), '
-                         "{slurm: {partition, gres, time}} or {slurm: NAME} (optlog.yaml executors.slurm)")
+        return executor_registry.parse(v)  # each kind's target syntax (optlog.runs.executors)
 
     @field_validator("matrix")
     @classmethod

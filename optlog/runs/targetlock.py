@@ -50,6 +50,7 @@ from typing import Any
 from optlog import settings
 from optlog.core.timeutil import fmt_elapsed
 from optlog.needs import ServiceContext
+from optlog.runs.executors import registry as executor_registry
 from optlog.telemetry.nvml import load_pynvml, select_devices
 
 CVD = "CUDA_VISIBLE_DEVICES"
@@ -57,12 +58,9 @@ _GPU_TOKEN = re.compile(r"^(\d+|GPU-[0-9A-Fa-f-]+|MIG-[0-9A-Za-z/-]+)$")
 
 
 def target_of(executor: Any) -> str | None:
-    """The lock target of a spec's executor (None: no lock, the scheduler allocates)."""
-    if executor in (None, "local"):
-        return f"local:{socket.gethostname()}"
-    if isinstance(executor, str) and executor.startswith("ssh:"):
-        return executor
-    return None
+    """The lock target of a spec's executor (None: no lock, the scheduler allocates): its kind's
+    lock key (optlog.runs.executors)."""
+    return executor_registry.lock_target(executor)
 
 
 def visible_devices(value: str) -> list[str]:
@@ -123,7 +121,7 @@ def _by_index(tokens: list[str]) -> list[str]:
 def launch_gpus(points: Sequence[Mapping[str, Any]], executor: Any,
                 inherited: Mapping[str, str] | None = None) -> list[str] | None:
     """The GPU set of a launch (sorted, indices first), or None when any point names no GPU."""
-    local = executor in (None, "local")
+    local = executor_registry.on_this_machine(executor)
     env = (settings.environ() if inherited is None else inherited) if local else {}
     found: set[str] = set()
     for p in points:

@@ -76,8 +76,9 @@ class Ctx:
     @cached_property
     def config(self) -> "Config":
         from optlog.config import load_config  # deferred: pydantic and YAML (~80 ms); hot commands skip them
+        from optlog.runs.executors.registry import config_sections  # deferred: the executor kinds, with the config
 
-        return load_config(self.ws)
+        return load_config(self.ws, config_sections())
 
     def open(self) -> "Opened":
         """Open the workspace (once per context): see `open_workspace`. A face calls it before a

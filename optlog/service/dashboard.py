@@ -18,6 +18,7 @@ from optlog.core.statuses import reader_text
 from optlog.core.diagnosis import diagnose
 from optlog.core.timeutil import now_iso, parse_iso
 from optlog.core.todos import open_first
+from optlog.runs.executors.registry import on_this_machine
 from optlog.runs.launcher import read_tail
 from optlog.service import hypotheses as H
 from optlog.service.context import Ctx
@@ -109,7 +110,7 @@ def live_launches(ctx: Ctx) -> list[dict[str, Any]]:
             per_point = (float(pr.get("elapsed_s") or 0.0) / done) if done else None
             remaining = per_point * max(0, total - done) if per_point is not None else None
             executor = (r.spec or {}).get("executor", "local") if isinstance(r.spec, dict) else "local"
-            here = executor in (None, "local") and (not r.host or r.host == socket.gethostname())
+            here = on_this_machine(executor) and (not r.host or r.host == socket.gethostname())
             out.append({"id": r.id, "status": r.status, "spec": r.spec_path, "progress": pr, "here": here,
                         "done": done, "total": total, "current": pr.get("current"), "elapsed_s": elapsed,
                         "remaining_s": remaining, "failed": failed[-LAUNCH_FAILURES:], "failed_total": len(failed)})

@@ -30,7 +30,7 @@ from optlog.core.statuses import WAITING
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, Failed, Interrupted, NotFound, param
 from optlog.runs import interrupt, ports, procs, quiet
-from optlog.runs.executor_select import make_executor
+from optlog.runs.executors.registry import make_executor, on_this_machine
 from optlog.runs.launcher import Driver
 from optlog.runs.record import env_used, run_record
 from optlog.runs.recover import recover
@@ -78,9 +78,9 @@ def prepare(ctx: Ctx, spec: str, *, sets: SetPairs = (), server_url: str | None 
     if hypothesis:
         require(ctx, hypothesis)
     make_executor(ctx, ls.spec.executor)  # an executor that cannot run fails here, before any write
-    if ls.spec.executor == "local":
+    if on_this_machine(ls.spec.executor):
         _check_cwds(ctx, ls, points)
-    if server_url is None and ls.spec.executor == "local":
+    if server_url is None and on_this_machine(ls.spec.executor):
         _refuse_taken_ports(points)
     return ls, points
 

@@ -51,7 +51,7 @@ from optlog.core.numfmt import fmt_count, fmt_sig
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, Failed, NotFound, OptlogError, param
 from optlog.paths import Workspace
-from optlog.runs.executor_select import make_executor
+from optlog.runs.executors.registry import make_executor, on_spellings, on_this_machine, parse_on
 from optlog.runs.launcher import Driver
 from optlog.runs.spec import plan, search_space, set_texts, typed_sets
 from optlog.service import tune_claim
@@ -632,15 +632,14 @@ def _worker_index() -> int:
 def _targets(ctx: Ctx, a: TuneArgs, ls: Any) -> list[Any]:
     """The executors of `--on` (the spellings of a spec's `executor:`), checked before anything is
     written: remote workers share the study only through a database every host reaches."""
-    if ls.spec.executor not in (None, "local"):
+    if not on_this_machine(ls.spec.executor):
         raise ls.bad(f"{param('on')} runs each worker's trials on the worker's own host, so the spec's executor must be "
                      f"local (or leave out {param('on')} to run the trials through the spec's executor)", "executor")
     out = []
     for on in a.on:
-        spelled: Any = {"slurm": {}} if on == "slurm" else on
-        if on in ("local", "") or not (on.startswith("ssh:") or on == "slurm" or on.startswith("slurm:")):
-            raise BadInput(f"{param('on')} {on!r}: use ssh:HOST (optlog.yaml executors.ssh), slurm:NAME "
-                           "(optlog.yaml executors.slurm) or slurm (the default partition)", field="on")
+        spelled = parse_on(on)  # each kind's `--on` syntax (optlog.runs.executors)
+        if spelled is None:
+            raise BadInput(f"{param('on')} {on!r}: use {on_spellings()}", field="on")
         try:
             out.append((on, make_executor(ctx, spelled)))
         except Failed as e:
@@ -656,7 +655,7 @@ def _worker_argv(ctx: Ctx, a: TuneArgs, ls: Any, ex: Any, remeasure: int) -> lis
     """`optlog -C ROOT tune run SPEC …` for one worker: the same study, objectives and constraints.
     Over ssh the host's optlog command (`executors.ssh.HOST.optlog`); in a Slurm job this Python (the
     workspace and optlog live on a filesystem the nodes share)."""
-    cmd = shlex.split(getattr(ex, "optlog", None) or "optlog") if ex.kind == "ssh" else [sys.executable, "-P", "-m", "optlog"]
+    cmd = shlex.split(getattr(ex, "optlog", None) or "optlog") if not ex.same_python else [sys.executable, "-P", "-m", "optlog"]
     argv = [*cmd, "-C", str(ctx.ws.root), "tune", "run", ls.file, "--study", _study_name(ls, a),
             "--trials", str(a.trials), "--remeasure", str(remeasure), "--sampler", _sampler_name(a), "--json"]
     for m, d in a.objectives:

@@ -13,6 +13,7 @@ from optlog.errors import BadInput, Failed
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
 from optlog.paths import CONFIG_NAME, DEFAULT_PLAN_PREFIX, STATE_DIR, Workspace
+from optlog.runs.executors.registry import config_sections
 from optlog.service.context import Ctx
 from optlog.service.identity import with_identity
 from optlog.store import cas, runsync
@@ -39,7 +40,7 @@ def init(path: str | Path | None, plan_prefix: str | None = None, actor: str | N
         git_made = True
     adopted = ws.config_file.exists()
     if adopted:
-        cfg = load_config(ws)  # validates
+        cfg = load_config(ws, config_sections())  # validates
         prefix = cfg.plans.prefix
         if plan_prefix and plan_prefix != prefix:
             raise BadInput(

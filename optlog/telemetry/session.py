@@ -10,12 +10,12 @@
 Slurm's GPUs), `scrape` (a /metrics URL), `scrape_interval_s` (default 1), `gpm` (default true),
 `remote` ("auto" | "optlog" | "nvidia-smi"), `optlog` (the optlog command on a remote host).
 
-Sources: local executor → the NVML sampler in a background thread of this process. ssh/slurm → a
+Sources: local executor (telemetry "nvml") → the NVML sampler in a background thread of this process. ssh/slurm → a
 long-lived command on the host, read line by line: `optlog telemetry sample` (JSON lines) when optlog
 is installed there, else `nvidia-smi --query-gpu … -lms N`. The executor starts it: the first of
 `executor.stream(argv)`, `.start_stream(argv)`, `.popen(argv)`, `.spawn(argv)` that exists must
-return a Popen-like object (`.stdout` yielding text lines, `.terminate()`/`.kill()`/`.poll()`); for
-ssh without such a method, `ssh <executor.host> …` is run directly.
+return a Popen-like object (`.stdout` yielding text lines, `.terminate()`/`.kill()`/`.poll()`).
+Which source: the executor's `telemetry` ("nvml" or "stream", its kind's, optlog.runs.executors).
 
 Failures never fail a run: they become notices (ctx.notice) and missing metrics.
 """
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import subprocess
 import threading
 import time
 from typing import Any
@@ -58,6 +57,8 @@ class TelemetrySession:
         self.env = env
         self.executor = executor
         self.kind = getattr(executor, "kind", None) or "local"
+        # "nvml": sampled in this process (this machine); "stream": a sampler command on the host
+        self.stream = executor is not None and executor.telemetry == "stream"
         self.interval_s = float(settings.get("interval_s") or 0.5)
         self.warmup_s = float(settings.get("warmup_s") or 0.0)
         self.scrape_url = settings.get("scrape") or None
@@ -97,10 +98,10 @@ class TelemetrySession:
     # ---------------------------------------------------------------- lifecycle
     def start(self) -> None:
         try:
-            if self.kind == "local":
-                self._start_local()
-            else:
+            if self.stream:
                 self._start_remote()
+            else:
+                self._start_local()
         except Exception as e:  # never fail the launch
             self.notice(f"telemetry: GPU sampling off: {e}")
         if self.scrape_url:
@@ -170,11 +171,6 @@ class TelemetrySession:
             fn = getattr(self.executor, name, None)
             if callable(fn):
                 return fn(argv)
-        host = getattr(self.executor, "host", None)
-        if self.kind == "ssh" and host:
-            return subprocess.Popen(["ssh", "-o", "BatchMode=yes", str(host), shlex.join(argv)],
-                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                    start_new_session=True)
         raise RuntimeError(f"the {self.kind} executor cannot run a telemetry command on its host")
 
     def _start_remote(self) -> None:

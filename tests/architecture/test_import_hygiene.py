@@ -70,6 +70,8 @@ DEFERRABLE_OWN: dict[str, tuple[str, str]] = {
     "optlog.service.runfiles": ("optlog/service/context.py", "only when runs/evidence/ changed (YAML, pydantic, git)"),
     "optlog.settings.model": ("optlog/settings/__init__.py", "pydantic-settings (~25-45 ms over pydantic): the "
                                                           "hot reads take a setting's text without it"),
+    "optlog.runs.executors.registry": ("optlog/service/context.py", "the executor kinds type optlog.yaml's "
+                                                                    "executors: sections; loaded with the config"),
     "optlog.config": ("optlog/service/context.py", "the settings' pydantic models and YAML (~80 ms): a hot command "
                                                    "validates optlog.yaml only when the file changed"),
     "optlog.service": ("optlog/tui/", "the service layer (SQLAlchemy, pydantic; ~0.6 s) loads after the "

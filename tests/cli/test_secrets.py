@@ -133,7 +133,7 @@ def test_a_slurm_job_script_holds_no_secret(tmp_path):
     """The batch script is a file under .optlog/: secrets reach the job through sbatch's environment."""
     import subprocess
 
-    from optlog.runs.executor_slurm import batch_script
+    from optlog.runs.executors.slurm import batch_script
 
     hidden: dict[str, str] = {}
     argv = [PY, "-c", "import os, sys; print(sys.argv[1:], os.environ['HF_TOKEN'])", "--api-key", s1 := SECRETS["api_key"],

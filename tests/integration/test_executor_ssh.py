@@ -122,8 +122,7 @@ def test_kill_9_of_optlog_then_recovery(ws):
 def test_recovery_kills_a_remote_group_by_its_record(ws):
     """kill_record (what recovery calls for a record with host ssh:NAME) ends the remote group, and
     leaves alone a group whose leader's start time does not match (a reused PID)."""
-    from optlog.config import SshHost
-    from optlog.runs.executor_ssh import SshExecutor, kill_record
+    from optlog.runs.executors.ssh import SshExecutor, SshHost, kill_record
 
     cfg = SshHost(**_host_cfg(ws))
     ex = SshExecutor("loop", cfg, base_env={"OPTLOG_LAUNCH_TOKEN": "rec"})

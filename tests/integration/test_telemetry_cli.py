@@ -193,6 +193,8 @@ def test_session_local_point_with_scrape_stores_chunks_and_metrics_and_run_show_
 class _Exec:
     """A stand-in executor for a remote host: runs the command as a local subprocess (no ssh here)."""
 
+    telemetry = "stream"  # a sampler command on its host (optlog.runs.executors.base)
+
     def __init__(self, kind: str, replace: Any) -> None:
         self.kind = kind
         self.host = "gpu-box"

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from optlog.runs.executor_slurm import batch_script
-from optlog.runs.executor_ssh import wrapper_script
+from optlog.runs.executors.slurm import batch_script
+from optlog.runs.executors.ssh import wrapper_script
 from optlog.runs.redact import secret_env
 
 URL = "postgresql://postgres:s3cretpw@db.example:5432/optlog"

@@ -1,6 +1,6 @@
 """The SSH executor (`executor: "ssh:HOST"`, HOST from optlog.yaml `executors.ssh`): the command runs on
 the host through the system `ssh` client, in its own process group THERE, with the same protocol as
-the local executor (see `optlog.runs.executors`).
+the local executor (see `optlog.runs.executors.base`).
 
 How one command runs:
 - One master connection per host (`ssh -MNf`, ControlPersist), started once in its own session; every
@@ -37,15 +37,30 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
+from pydantic import Field
+
 from optlog import settings
+from optlog.config import Section, Word
 from optlog.errors import Failed
 from optlog.needs import ServiceContext
 from optlog.runs import procs
-from optlog.runs.executors import close_pidfd, exited_unreaped, open_pidfd, wait_for_exit
+from optlog.runs.executors.base import ExecutorKind, close_pidfd, exited_unreaped, open_pidfd, wait_for_exit
 from optlog.runs.redact import secret_env
 
 HEADER = b"@@optlog "
 _START_EXPR = "$(sed 's/.*) //' /proc/$$/stat | cut -d' ' -f20)"
+
+
+class SshHost(Section):
+    """One host of optlog.yaml `executors.ssh`."""
+
+    host: Word
+    user: Word | None = None
+    port: int = Field(default=22, ge=1, le=65535)
+    identity_file: str | None = None
+    options: list[str] = Field(default_factory=list)
+    optlog: str | None = None  # path of optlog on the host, for remote telemetry
+    workdir: str | None = None
 
 
 def _control_dir() -> str:
@@ -288,6 +303,9 @@ class SshHandle:
 
 class SshExecutor:
     kind = "ssh"
+    on_this_machine = False
+    telemetry = "stream"
+    same_python = False  # tune's workers run the host's optlog command (executors.ssh.HOST.optlog)
 
     def __init__(self, name: str, cfg: Any, *, base_env: dict[str, str] | None = None,
                  on_spawn: Callable[[Any], None] | None = None, on_exit: Callable[[Any], None] | None = None) -> None:
@@ -376,7 +394,7 @@ class SshExecutor:
 
 
 def make(ctx: ServiceContext, name: str, **kw: Any) -> SshExecutor:
-    hosts = ctx.config.executors.ssh
+    hosts = ctx.config.executors.section("ssh")
     if name not in hosts:
         known = ", ".join(sorted(hosts)) or "none"
         raise Failed(f"executor ssh:{name}: no such host in optlog.yaml executors.ssh (known: {known})",
@@ -387,7 +405,7 @@ def make(ctx: ServiceContext, name: str, **kw: Any) -> SshExecutor:
 def kill_record(ctx: ServiceContext, rec: Any) -> bool:
     """Recovery: end the remote group of a process record whose host is `ssh:NAME`."""
     name = str(rec.host)[4:]
-    cfg = ctx.config.executors.ssh.get(name)
+    cfg = ctx.config.executors.section("ssh").get(name)
     if cfg is None or not rec.pgid:
         return False
     try:
@@ -395,3 +413,36 @@ def kill_record(ctx: ServiceContext, rec: Any) -> bool:
     except (OSError, subprocess.SubprocessError):
         return False
     return p.returncode == 0
+
+
+class SshKind(ExecutorKind):
+    name = "ssh"
+    section = dict[str, SshHost]
+    spelling = '"ssh:HOST" (a host of optlog.yaml executors.ssh)'
+    on_spelling = "ssh:HOST (optlog.yaml executors.ssh)"
+    kill_path = "over ssh: the remote process group (by start time); the remote wrapper ends it when the connection drops"
+    lock_key = "`ssh:HOST`: the host, or its GPU set"
+
+    def parse(self, value: Any) -> Any | None:
+        return value if isinstance(value, str) and value.startswith("ssh:") and len(value) > 4 else None
+
+    def parse_on(self, word: str) -> Any | None:
+        return word if word.startswith("ssh:") else None
+
+    def claims(self, value: Any) -> bool:
+        return isinstance(value, str) and value.startswith("ssh:")
+
+    def make(self, ctx: ServiceContext, value: Any, **kw: Any) -> SshExecutor:
+        return make(ctx, value[4:], **kw)
+
+    def owns_record(self, host: str) -> bool:
+        return host.startswith("ssh:")
+
+    def kill_record(self, ctx: ServiceContext, rec: Any) -> bool:
+        return kill_record(ctx, rec)
+
+    def lock_target(self, value: Any) -> str | None:
+        return str(value)
+
+
+KIND = SshKind()

@@ -37,14 +37,39 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
 from optlog import settings
+from optlog.config import Section, Word
 from optlog.errors import Failed
 from optlog.needs import ServiceContext
-from optlog.runs.executors import LocalExecutor, wait_for_exit
+from optlog.runs.executors.base import ExecutorKind, wait_for_exit
+from optlog.runs.executors.local import LocalExecutor
 from optlog.runs.redact import redact_argv, secret_env, secret_env_name, secret_name
 
 TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY",
             "BOOT_FAIL", "DEADLINE", "SPECIAL_EXIT", "REVOKED"}
+
+
+class SlurmPartition(Section):
+    """One named partition of optlog.yaml `executors.slurm`."""
+
+    partition: Word
+    gres: Word | None = None
+    time: Word | None = None
+    account: Word | None = None
+    extra: list[str] = Field(default_factory=list)
+
+
+class SlurmSpec(Section):
+    """A spec's inline `executor: {slurm: {...}}`."""
+
+    partition: str | None = None
+    gres: str | None = None
+    time: str | None = None
+    account: str | None = None
+    nodes: int | None = Field(default=None, ge=1)
+    extra: list[str] = Field(default_factory=list)
 
 
 def _cmd(argv: list[str], timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
@@ -179,6 +204,9 @@ def batch_script(argv: list[str], env: dict[str, str], cwd: str | None, rc_file:
 
 class SlurmExecutor:
     kind = "slurm"
+    on_this_machine = False
+    telemetry = "stream"
+    same_python = True  # the workspace and optlog live on a filesystem the nodes share
 
     def __init__(self, ctx: ServiceContext, opts: dict[str, Any], *, base_env: dict[str, str] | None = None,
                  on_spawn: Callable[[Any], None] | None = None, on_exit: Callable[[Any], None] | None = None) -> None:
@@ -330,7 +358,7 @@ def scancel(job_id: str, sig: int | None = None) -> bool:
 def make(ctx: ServiceContext, executor: Any, **kw: Any) -> SlurmExecutor:
     sel = executor[6:] if isinstance(executor, str) else executor["slurm"]
     if isinstance(sel, str):
-        named = ctx.config.executors.slurm
+        named = ctx.config.executors.section("slurm")
         if sel not in named:
             known = ", ".join(sorted(named)) or "none"
             raise Failed(f"executor slurm {sel}: no such partition in optlog.yaml executors.slurm (known: {known})",
@@ -358,3 +386,39 @@ def kill_record(ctx: ServiceContext, rec: Any) -> bool:
     if not p.stdout.strip().startswith("optlog:"):
         return False
     return scancel(str(rec.pid))
+
+
+class SlurmKind(ExecutorKind):
+    name = "slurm"
+    section = dict[str, SlurmPartition]
+    spelling = "{slurm: {partition, gres, time}} or {slurm: NAME} (optlog.yaml executors.slurm)"
+    on_spelling = "slurm:NAME (optlog.yaml executors.slurm) or slurm (the default partition)"
+    kill_path = "`scancel` of the job (only jobs whose comment is `optlog:<launch token>`)"
+
+    def parse(self, value: Any) -> Any | None:
+        if not (isinstance(value, dict) and set(value) == {"slurm"}):
+            return None
+        if isinstance(value["slurm"], str) and value["slurm"]:
+            return {"slurm": value["slurm"]}  # a named partition of optlog.yaml executors.slurm
+        SlurmSpec.model_validate(value["slurm"] or {})
+        return {"slurm": dict(value["slurm"] or {})}
+
+    def parse_on(self, word: str) -> Any | None:
+        if word == "slurm":
+            return {"slurm": {}}  # the default partition
+        return word if word.startswith("slurm:") else None
+
+    def claims(self, value: Any) -> bool:
+        return isinstance(value, str) and value.startswith("slurm:") or isinstance(value, dict) and "slurm" in value
+
+    def make(self, ctx: ServiceContext, value: Any, **kw: Any) -> SlurmExecutor:
+        return make(ctx, value, **kw)
+
+    def owns_record(self, host: str) -> bool:
+        return host.startswith("slurm:")
+
+    def kill_record(self, ctx: ServiceContext, rec: Any) -> bool:
+        return kill_record(ctx, rec)
+
+
+KIND = SlurmKind()

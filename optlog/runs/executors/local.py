@@ -1,101 +1,24 @@
-"""Where a run's processes execute: an `Executor` starts a command as its own process group, says
-when it ended, and kills the whole group. The local executor is complete; SSH and Slurm fit the
-same protocol (see `make_executor` for what they need).
-
-Protocol, as the launcher and telemetry use it:
-  ex.host                         the host name recorded on runs and process records
-  ex.popen(argv, env=, cwd=, stdout=PATH, stderr=PATH, role=)  -> Handle   (own process group)
-  ex.stream(argv, env=, cwd=, role="telemetry")                -> Handle   (stdout is a pipe: h.stdout)
-  ex.kill(handle, sig=SIGTERM, grace_s=)   the whole group, SIGKILL after the grace period
-  Handle: pid, pgid, start_ticks, host, role, argv, poll() -> code|None, wait(timeout) -> code|None,
-          fileno() (readable when the process has exited, for select), returncode
-"""
+"""The local executor (`executor: local`, the default): this machine. Each command is its own
+process group (and, where one can be made, in the launch's cgroup v2); exit is noticed without
+reaping, so stray members of the group can still be ended; kill ends the group, then what it
+daemonized out of it (found by its process tag, see optlog.runs.tree)."""
 
 from __future__ import annotations
 
 import os
-import select
 import signal
 import socket
 import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any
 
 from optlog import settings
 from optlog.runs import procs, tree
+from optlog.runs.executors.base import ExecutorKind, close_pidfd, exited_unreaped, open_pidfd, wait_for_exit
 
-
-class Handle(Protocol):
-    pid: int
-    pgid: int
-    start_ticks: int | None
-    host: str
-    role: str
-    argv: list[str]
-    returncode: int | None
-
-    def poll(self) -> int | None: ...
-    def wait(self, timeout: float | None = None) -> int | None: ...
-    def fileno(self) -> int | None: ...
-
-
-class Executor(Protocol):
-    host: str
-    kind: str
-
-    def popen(self, argv: list[str], *, env: dict[str, str], cwd: str | None, stdout: Path | None,
-              stderr: Path | None, role: str) -> Handle: ...
-    def stream(self, argv: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
-               role: str = "telemetry") -> Handle: ...
-    def kill(self, handle: Handle, *, sig: int = signal.SIGTERM, grace_s: float = 10.0) -> bool: ...
-
-
-def exited_unreaped(pid: int) -> bool:
-    """Whether our child `pid` has exited, without reaping it (WNOWAIT): while it is a zombie its PID,
-    and so its process-group id, cannot be reused, so stray group members can still be killed."""
-    try:
-        info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-    except ChildProcessError:
-        return True
-    return info is not None and info.si_pid != 0
-
-
-def open_pidfd(pid: int) -> int | None:
-    """A pidfd for `pid` (Linux ≥ 5.3): readable when the process exits, so waits need no polling."""
-    try:
-        return os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        return None
-
-
-def close_pidfd(fd: int | None) -> None:
-    """Close a pidfd from `open_pidfd` (None is fine)."""
-    if fd is not None:
-        try:
-            os.close(fd)
-        except OSError:
-            pass
-
-
-def wait_for_exit(poll: Callable[[], int | None], timeout: float | None, fd: int | None = None,
-                  step: float = 0.01) -> int | None:
-    """Wait until `poll()` returns an exit code (None after `timeout`): sleep on `fd` (a pidfd,
-    readable when the process exits) where there is one, else poll every `step` seconds. One loop
-    for every executor's handle."""
-    deadline = None if timeout is None else time.monotonic() + timeout
-    while True:
-        rc = poll()
-        if rc is not None:
-            return rc
-        left = None if deadline is None else deadline - time.monotonic()
-        if left is not None and left <= 0:
-            return None
-        if fd is not None:
-            select.select([fd], [], [], min(left, 1.0) if left is not None else 1.0)
-        else:
-            time.sleep(min(step, left) if left is not None else step)
+if TYPE_CHECKING:
+    from optlog.needs import ServiceContext
 
 
 class LocalHandle:
@@ -152,6 +75,9 @@ class LocalHandle:
 
 class LocalExecutor:
     kind = "local"
+    on_this_machine = True
+    telemetry = "nvml"
+    same_python = True
 
     def __init__(self, *, base_env: dict[str, str] | None = None,
                  on_spawn: Callable[[LocalHandle], None] | None = None,
@@ -244,3 +170,28 @@ class LocalExecutor:
         if handle.returncode is None:
             handle.wait(1.0)
         return ok
+
+
+class LocalKind(ExecutorKind):
+    name = "local"
+    section = dict[str, Any]
+    spelling = "`local`"
+    on_this_machine = True
+    telemetry = "nvml"
+    kill_path = "the process group (by start time), then what left it by its process tag, then the launch's cgroup"
+    lock_key = "`local:<hostname>`: the machine, or its GPU set"
+
+    def parse(self, value: Any) -> Any | None:
+        return "local" if value is None or value == "local" else None
+
+    def claims(self, value: Any) -> bool:
+        return value is None or value == "local"
+
+    def make(self, ctx: "ServiceContext", value: Any, **kw: Any) -> LocalExecutor:
+        return LocalExecutor(**kw)
+
+    def lock_target(self, value: Any) -> str | None:
+        return f"local:{socket.gethostname()}"
+
+
+KIND = LocalKind()
