@@ -170,6 +170,12 @@ class Config(_Strict):
         return out
 
 
+def config_model(executors: Mapping[str, Any]) -> type[Config]:
+    """The model of optlog.yaml with these executor sections (name → type; the registry's
+    `config_sections()`)."""
+    return _config_model(tuple(executors.items()))
+
+
 @functools.lru_cache(maxsize=8)
 def _config_model(sections: tuple[tuple[str, Any], ...]) -> type[Config]:
     fields: dict[str, Any] = {name: (ann, Field(default_factory=dict)) for name, ann in sections}
@@ -180,7 +186,7 @@ def _config_model(sections: tuple[tuple[str, Any], ...]) -> type[Config]:
 def load_config(ws: Workspace, executors: Mapping[str, Any]) -> Config:
     """optlog.yaml, validated; `executors` gives the type of each section of `executors:` by kind
     (optlog.runs.executors.registry.config_sections())."""
-    return load_model(_config_model(tuple(executors.items())), ws.config_file, ws.rel(ws.config_file))
+    return load_model(config_model(executors), ws.config_file, ws.rel(ws.config_file))
 
 
 def default_config_text(name: str, prefix: str, identity: str | None = None) -> str:

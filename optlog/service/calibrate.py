@@ -21,12 +21,13 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from optlog.config import Config
+from optlog.config import config_model
 from optlog.core.numfmt import fmt_share, fmt_sig
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, Failed, param
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
+from optlog.runs.executors.registry import config_sections
 from optlog.service.context import Ctx
 from optlog.service.verdicts import rediagnose
 from optlog.store import cas
@@ -171,7 +172,7 @@ def calibrate(ctx: Ctx, *, quick: bool = False, device: str = "auto", dry_run: b
     def measured_into(current: str) -> str:
         base[:] = [current]
         text = write_measured(current, measurement, at, refused)
-        validate(Config, parse_text(text, "optlog.yaml"), text, "optlog.yaml")  # still a valid settings file
+        validate(config_model(config_sections()), parse_text(text, "optlog.yaml"), text, "optlog.yaml")  # still valid
         return text
 
     if dry_run:

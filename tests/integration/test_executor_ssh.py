@@ -132,7 +132,7 @@ def test_recovery_kills_a_remote_group_by_its_record(ws):
     s = ex.stream(["sh", "-c", "echo a; echo b"])  # what telemetry and environment capture use
     assert s.stdout.read() == "a\nb\n" and s.wait(10) == 0
     try:
-        ctx = SimpleNamespace(config=SimpleNamespace(executors=SimpleNamespace(ssh={"loop": cfg})))
+        ctx = SimpleNamespace(config=SimpleNamespace(executors=SimpleNamespace(section={"ssh": {"loop": cfg}}.get)))
         wrong = SimpleNamespace(host="ssh:loop", pid=h.pid, pgid=h.pgid, start_ticks=(h.start_ticks or 0) + 1)
         assert kill_record(ctx, wrong) is False
         assert os.path.exists(f"/proc/{h.pid}")
