@@ -103,7 +103,7 @@ REALSERVER_FIXTURES = frozenset({"real_server"})
 # a database does (races, shared servers, faults, verdicts) stays off this list.
 PROCESS_PATH_MODULES = frozenset({
     "test_launch_signals", "test_proctree", "test_ports", "test_targetlock", "test_telemetry_cli",
-    "test_loadgen", "test_peer_client", "test_executor_ssh", "test_executor_slurm",
+    "test_loadgen", "test_peer_client", "test_executor_ssh", "test_executor_slurm", "test_executor_registered",
 })
 
 
