@@ -32,6 +32,8 @@ def _next_human(d: dict[str, Any]) -> str:
                 out.append(f"    {hid}: " + "; ".join(f"{r['level']}: {r['outcome']}" for r in rows))
         if e.get("spec"):
             out.append(f"  wrote {e['spec']} ({e['spec_note']}); nothing launched: optlog run launch {e['spec']}")
+            if e.get("cost"):
+                out.append(f"  cost: {e['cost']['text']}; its commands: optlog run launch {e['spec']} --dry-run")
         elif e.get("spec_note"):
             out.append(f"  no spec: {e['spec_note']}")
         for n in e.get("notes", []) if e["candidates"] else []:

@@ -200,12 +200,43 @@ def noise_of(results: list[dict[str, Any]]) -> tuple[float | None, int]:
     reps = 0
     for res in results:
         for lv in res.get("levels", []):
+            if isinstance(lv.get("fit"), dict) or lv.get("design") == "fit":
+                # a fit's values span the fitted label: their spread is the trend, not noise (a first
+                # look of one run at parallel 1 and one at 2 read as sd 0.38 and asked 75 runs); its
+                # noise is the scatter about the line, known from 3 runs on
+                sd = _fit_sd(lv.get("fit"))
+                if sd is not None:
+                    sds.append(sd)
+                continue
             for vals in (lv.get("values") or {}).values():
                 reps = max(reps, len(vals))
                 sd = _log_sd(list(vals))
                 if sd is not None:
                     sds.append(sd)
     return (max(sds) if sds else None), reps
+
+
+def _fit_sd(fit: Any) -> float | None:
+    """The scatter of a fit's points about its line, as an sd of log values (n - 2 degrees of
+    freedom); None below 3 points or for points it cannot read."""
+    if not isinstance(fit, dict):
+        return None
+    pts = fit.get("points") or []
+    try:
+        k, b = float(fit["k"]), float(fit["intercept"])
+        log = fit.get("axes", "log-log") == "log-log"
+        res = []
+        for x, y in pts:
+            x, y = float(x), float(y)
+            line = math.exp(b + k * math.log(x)) if log else b + k * x
+            if x <= 0 or y <= 0 or line <= 0:
+                return None
+            res.append(math.log(y / line))
+    except (KeyError, TypeError, ValueError, OverflowError):
+        return None
+    if len(res) < 3:
+        return None
+    return math.sqrt(sum(r * r for r in res) / (len(res) - 2))
 
 
 def repeats_for(gap_log: float, sd: float | None) -> int:

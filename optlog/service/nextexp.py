@@ -14,6 +14,7 @@ The spec file is not committed either; the launch commits what it ran.
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from typing import Any, cast
 
@@ -187,21 +188,21 @@ def _checked(path: Any, rel: str, data: dict[str, Any], axes: list[str],
     probs = P.workload_problems(points, batch)
     bench = data.get("bench") or {}
     cmd = bench.get("cmd")
-    for kind, flags, value in (
-            ("prompts", P.PROMPT_FLAGS, f"{{{{ {batch} * {P.ROUNDS} }}}}" if batch else None),
-            ("concurrency", P.CLIENT_CONCURRENCY_FLAGS, f"{{{{ {batch} }}}}" if batch else None)):
+    # the same workload at every point (the largest need), not one that follows the axis: the runs'
+    # workload labels (a bench's num_prompts, concurrency) then stay equal, and the levels comparable
+    for kind, flags in (("prompts", P.PROMPT_FLAGS), ("concurrency", P.CLIENT_CONCURRENCY_FLAGS)):
         mine = [x for x in probs if x.kind == kind]
         if not mine:
             continue
-        val = value or str(int(max(x.need for x in mine)))
+        val = str(math.ceil(max(x.need for x in mine)))
         new, old = P.rewrite_flag(cmd, flags, val)
         if old is None:
             notes.append(f"{mine[0].text()}: the bench command has no {flags[0]} to raise; check it before launching")
             continue
         cmd = new
-        what = "requests" if kind == "prompts" else "client concurrency"
-        notes.append(f"the bench command changed: its {flags[0]} was {old}, now {val} ({mine[0].text()}; "
-                     f"the new {what} fill{'s' if kind == 'concurrency' else ''} every point's batch)")
+        what = f"{P.ROUNDS} requests per slot of the largest batch" if kind == "prompts" else "the largest batch"
+        notes.append(f"the bench command changed: its {flags[0]} was {old}, now {val} at every point ({what}; "
+                     f"{mine[0].text()})")
     if cmd is not bench.get("cmd"):
         data["bench"] = {**bench, "cmd": cmd}
         write_atomic(path, dump(data))

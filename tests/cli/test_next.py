@@ -200,13 +200,13 @@ def test_the_written_spec_does_what_its_notes_say(fresh):
     spec = yaml.safe_load((fresh / rel).read_text())
     assert spec["matrix"] == {"parallel": [1, 4, 8]}, spec  # no label-only concurrency axis
     assert "concurrency not raised: no server or bench placeholder reads it" in e["spec_note"]
-    assert "--num-prompts {{ parallel * 2 }}" in spec["bench"]["cmd"]
-    assert "the bench command changed: its --num-prompts was {{ num_prompts }}, now {{ parallel * 2 }}" in e["spec_note"]
+    assert spec["bench"]["cmd"].endswith("--num-prompts 16")  # the same workload at every level: comparable runs
+    assert "the bench command changed: its --num-prompts was {{ num_prompts }}, now 16 at every point" in e["spec_note"]
     points = plan(load_spec(fresh / rel, rel), {})
     views = [P.PointView(p.labels, [], p.rendered["bench"]["argv"]) for p in points]
     assert P.workload_problems(views, "parallel") == []
     assert {p.labels["parallel"]: P.flag_value(v.bench, P.PROMPT_FLAGS) for p, v in zip(points, views)} == \
-        {1: 2, 4: 8, 8: 16}
+        {1: 16, 4: 16, 8: 16}
     assert "check it before launching" not in e["spec_note"]
     cost = e["cost"]
     assert cost["runs"] == len(points) == 3 * best["repeats"]
