@@ -27,7 +27,8 @@ def _next_human(d: dict[str, Any]) -> str:
         for i, c in enumerate(e["candidates"][:3]):
             mark = "best: " if i == 0 else ""
             lv = ", ".join(map(str, c["levels"]))
-            out.append(f"  {mark}vary {c['axis']} to {lv} ({c['source']}, {c['repeats']} repeats): {c['why']}")
+            what = "re-run the loaded cells" if c["source"] == "quiet" else f"vary {c['axis']} to {lv}"
+            out.append(f"  {mark}{what} ({c['source']}, {c['repeats']} repeats): {c['why']}")
             for hid, rows in c["predicted"].items():
                 out.append(f"    {hid}: " + "; ".join(f"{r['level']}: {r['outcome']}" for r in rows))
         if e.get("spec"):

@@ -42,7 +42,7 @@ from optlog.core.diagnosis import estimate_work
 from optlog.core.numfmt import fmt_verdict
 from optlog.core.units import higher_is_better
 from optlog.core.statuses import told_apart
-from optlog.core.verdict import RunRow, comparison_key, hypothesis_status, invert, region_of
+from optlog.core.verdict import RunRow, comparison_key, hypothesis_status, invert, quiet_text, region_of
 
 # ---------------------------------------------------------------- vocabularies (one place)
 
@@ -280,13 +280,16 @@ class Candidate:
     runs: list[int] = field(default_factory=list)  # the runs whose launch the spec derives from
     fixed: dict[str, Any] = field(default_factory=dict)  # labels the new points keep (the other selectors)
     also: dict[str, list[Any]] = field(default_factory=dict)  # other axes the new points must move with it
+    # source `quiet`: the runs measured under load that decide the outcome, their cells (the labels
+    # their predictions vary), and the launches they came from: re-run those first, on a quiet machine
+    rerun: dict[str, Any] = field(default_factory=dict)
 
 
     def as_dict(self) -> dict[str, Any]:
         return {"source": self.source, "axis": self.axis, "levels": self.levels, "reference": self.reference,
                 "repeats": self.repeats, "metric": self.metric, "predicted": self.predicted,
                 "separation": round(self.separation, 2), "why": self.why,
-                **({"also": self.also} if self.also else {})}
+                **({"also": self.also} if self.also else {}), **({"rerun": self.rerun} if self.rerun else {})}
 
 
 def _numbers(vals: list[Any]) -> list[float] | None:
@@ -634,6 +637,65 @@ def missing(h: Hyp, o: Hyp, runs: dict[int, RunRow]) -> list[str]:
     return sorted(set(out))
 
 
+QUIET_WAIT_S = 600  # the --when-quiet a re-run of loaded cells is proposed with
+_CELL_SKIP = frozenset({"repeat", "seed", "attempt", "loaded", "concurrent", "block"})
+
+
+def cells_of(run_ids: list[int], all_ids: list[int], runs: dict[int, RunRow]) -> list[dict[str, Any]]:
+    """The cells `run_ids` were measured in: their values of the labels that vary among `all_ids`
+    (a prediction's runs: its groups, its levels, a fit's label), repeats and flags aside."""
+    rows = [runs[i] for i in all_ids if i in runs]
+    keys = sorted(k for k in {k for r in rows for k in r.canon} - _CELL_SKIP
+                  if len({r.canon.get(k) for r in rows}) > 1)
+    cells: list[dict[str, Any]] = []
+    for i in run_ids:
+        if i not in runs:
+            continue
+        c = {k: runs[i].labels.get(k) for k in keys if k in runs[i].labels}
+        if c not in cells:
+            cells.append(c)
+    return sorted(cells, key=lambda c: [L.sort_key(c.get(k)) for k in keys])
+
+
+def cell_text(cells: list[dict[str, Any]]) -> str:
+    return "; ".join(", ".join(f"{k}={v}" for k, v in c.items()) or "every point" for c in cells)
+
+
+def quiet_candidates(h: Hyp, o: Hyp, runs: dict[int, RunRow]) -> list[Candidate]:
+    """Re-run the loaded cells first (issue 45) where runs measured under load decide an outcome: a
+    prediction of the pair whose quiet runs alone (core.verdict's `quiet`) judge it differently, or
+    are too few to judge it. One candidate for the pair, over every such prediction."""
+    why: list[str] = []
+    loaded: set[int] = set()
+    cells: list[dict[str, Any]] = []
+    repeats = 0
+    for hyp in (h, o):
+        for p in hyp.preds:
+            res = hyp.results.get(p.id) or {}
+            q = res.get("quiet")
+            if not res.get("loaded_runs") or not q or not (q.get("thin") or q.get("differs")):
+                continue
+            ids = list(res["loaded_runs"])
+            loaded.update(ids)
+            for c in cells_of(ids, list(res.get("runs") or []), runs):
+                if c not in cells:
+                    cells.append(c)
+            per_cell = [sum(1 for i in ids if i in runs and all(runs[i].labels.get(k) == v for k, v in c.items()))
+                        for c in cells_of(ids, list(res.get("runs") or []), runs)]
+            repeats = max(repeats, *per_cell, 3)
+            why.append(f"{p.id} is {res.get('status')} with {len(ids)} of its {len(res.get('runs') or [])} runs "
+                       f"measured under load; {quiet_text(q)}")
+    if not loaded:
+        return []
+    launches = sorted({runs[i].launch for i in loaded if i in runs and runs[i].launch is not None})
+    text = ("; ".join(why) + f": re-run the loaded cells ({cell_text(cells)}) on a quiet machine first "
+            f"(optlog run launch … --when-quiet {QUIET_WAIT_S})")
+    return [Candidate("quiet", None, [], [], min(repeats, MAX_REPEATS), {}, 0.0, text,
+                      runs=sorted(loaded),
+                      rerun={"runs": sorted(loaded), "cells": cells, "launches": [f"L{n}" for n in launches],
+                             "when_quiet": QUIET_WAIT_S})]
+
+
 def analyse(hyps: dict[str, Hyp], runs: dict[int, RunRow], ceilings: dict[str, float],
             only: str | None = None, resources: P.Resources = P.Resources()) -> list[dict[str, Any]]:
     """Every pair: side by side, the decision, the candidates (best first) or what is missing. No
@@ -661,9 +723,11 @@ def analyse(hyps: dict[str, Hyp], runs: dict[int, RunRow], ceilings: dict[str, f
                          f"({type(e).__name__}: {e})"]
             entry["noise"] = None if noise is None or not math.isfinite(noise) else round(noise, 4)
             cands.sort(key=lambda c: -c.separation)
-            if not cands:
+            if not cands and not quiet_candidates(h, o, runs):
                 entry["missing"] = missing(h, o, runs) + notes
                 entry["why"] += "; nothing optlog knows can discriminate them"
+        # runs measured under load that decide an outcome (even a decided one): re-run them first
+        cands = quiet_candidates(h, o, runs) + cands
         entry["candidates"] = cands
         entry["notes"] = notes
         out.append(entry)

@@ -797,7 +797,7 @@ def _quiet(res: dict[str, Any], q: dict[str, Any], untested_reason: str | None) 
             "differs": q["status"] != res["status"], "summary": head}
 
 
-def _quiet_text(qt: dict[str, Any]) -> str:
+def quiet_text(qt: dict[str, Any]) -> str:
     if qt["status"] == "untested":
         why = qt["summary"].removeprefix("untested: ")
         return f"quiet runs alone: too few to judge ({why})"
@@ -1239,7 +1239,7 @@ def explain(res: dict[str, Any], untested_reason: str | None = None) -> str:
         parts.append("every run it used was measured under load" if n >= of else
                      f"{n} of its {of} runs were measured under load")
         if res.get("quiet"):
-            parts.append(_quiet_text(res["quiet"]))
+            parts.append(quiet_text(res["quiet"]))
     if res.get("load_differs"):
         parts.append(res["load_differs"])
     return "; ".join(parts)

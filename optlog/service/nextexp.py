@@ -85,6 +85,10 @@ def _write_spec(ctx: Ctx, hid: str, other: str, best: D.Candidate,
     """Write `runs/next-<hid>.yaml` from the launch the candidate's evidence came from, checked
     against what it edits (core.proposal) and costed (core.costing); (path, note, cost)."""
     lid = _launch_of(best, ev)
+    if lid is None and best.source == "quiet":  # re-run the loaded cells (core.discriminate.quiet_candidates)
+        return None, ("the evidence was recorded, not launched: no launch to derive a spec from; re-run "
+                      f"{D.cell_text(best.rerun.get('cells') or [])} with {best.repeats} repeats on a quiet machine "
+                      f"(run launch --when-quiet {best.rerun.get('when_quiet')} waits for one)"), None
     if lid is None:
         return None, ("the evidence was recorded, not launched: no launch to derive a spec from; run "
                       f"{best.axis or 'the same points'} = {', '.join(map(str, best.reference + best.levels))} "
@@ -106,6 +110,10 @@ def _write_spec(ctx: Ctx, hid: str, other: str, best: D.Candidate,
     if params:
         data["params"] = params
     notes = [f"derived from launch L{lid} ({launch_record.DIR}/{d.name})"]
+    if best.source == "quiet":  # every point of that launch again; the cells that were loaded are said
+        notes.append(f"re-runs every point of launch L{lid}; the loaded cells that decide the outcome: "
+                     f"{D.cell_text(best.rerun.get('cells') or [])}; launch it with --when-quiet "
+                     f"{best.rerun.get('when_quiet')}")
     axis = best.axis
     if axis and not P.reads(data, axis):
         # refused: a matrix axis no command reads would only relabel the same runs
@@ -159,7 +167,8 @@ def _write_spec(ctx: Ctx, hid: str, other: str, best: D.Candidate,
                        _measured(ctx, lid, ev), axis) if points is not None else None
     head = [f"# optlog next: the experiment that would tell {hid} from {other} ({best.source}).",
             f"# {best.why}",
-            f"# {notes[0]}; {best.repeats} repeats, order: cycles (paired). Launch: optlog run launch runs/next-{hid}.yaml"]
+            f"# {notes[0]}; {best.repeats} repeats, order: cycles (paired). Launch: optlog run launch runs/next-{hid}.yaml"
+            + (f" --when-quiet {best.rerun.get('when_quiet')}" if best.source == "quiet" else "")]
     if cost is not None:
         head.append(f"# cost: {cost.text()}")
     head += [f"# note: {n}" for n in notes[1:]]

@@ -146,7 +146,8 @@ class Actions(Loading):
             for e in res.get("pairs", []):
                 c = e["candidates"][0] if e["candidates"] else None
                 lines.append(f"{e['hypothesis']} vs {e['other']}: {e['state']}"
-                             + (f"; vary {c['axis']} to {', '.join(map(str, c['levels']))}" if c else "")
+                             + (("; re-run the loaded cells on a quiet machine" if c["source"] == "quiet" else
+                                 f"; vary {c['axis']} to {', '.join(map(str, c['levels']))}") if c else "")
                              + (f"; wrote {e['spec']}" if e.get("spec") else "")
                              + ("; missing: " + "; ".join(e["missing"][:2]) if e.get("missing") else ""))
             self.notify("\n".join(lines) or res.get("note") or "no rival or parent to tell apart",
