@@ -687,7 +687,7 @@ def quiet_candidates(h: Hyp, o: Hyp, runs: dict[int, RunRow]) -> list[Candidate]
                        f"measured under load; {quiet_text(q)}")
     if not loaded:
         return []
-    launches = sorted({runs[i].launch for i in loaded if i in runs and runs[i].launch is not None})
+    launches = sorted({n for i in loaded if i in runs and (n := runs[i].launch) is not None})
     text = ("; ".join(why) + f": re-run the loaded cells ({cell_text(cells)}) on a quiet machine first "
             f"(optlog run launch … --when-quiet {QUIET_WAIT_S})")
     return [Candidate("quiet", None, [], [], min(repeats, MAX_REPEATS), {}, 0.0, text,
