@@ -71,7 +71,7 @@ def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
     _check_links(ctx, docs)
     gone = set(rows) - {p.stem for p in files}
     if changed or gone:
-        with ctx.db.write(touches="index") as s:
+        with ctx.db.write_core(touches="index") as s:
             for ld in changed:
                 hypindex.index(s, ld)
             for hid in gone:
@@ -236,7 +236,7 @@ def _write_many_and_commit(ctx: Ctx, items: list[tuple[HypothesisDoc, hypfiles.L
                 new_hash, _ = hypfiles.save(ctx.ws, doc, old.hash)
                 saved.append((path, old, old_bytes, new_hash))
                 fresh.append(hypfiles.Loaded(doc, new_hash, hypfiles.mtime_ns(path), path))
-            with ctx.db.write(touches="index") as s:
+            with ctx.db.write_core(touches="index") as s:
                 for ld in fresh:
                     hypindex.index(s, ld)
             _remember(ctx, fresh)
@@ -290,7 +290,7 @@ def _write_and_commit(ctx: Ctx, doc: HypothesisDoc, old: hypfiles.Loaded | None,
             if not changed:
                 return False
             fresh = hypfiles.Loaded(doc, new_hash, hypfiles.mtime_ns(path), path)
-            with ctx.db.write(touches="index") as s:
+            with ctx.db.write_core(touches="index") as s:
                 hypindex.index(s, fresh)
             _remember(ctx, [fresh])
             extra = also() if also else []
@@ -322,7 +322,7 @@ def _roll_back(ctx: Ctx, path: Path, old: hypfiles.Loaded | None, old_bytes: byt
     except (cas.Changed, OSError):
         return
     try:
-        with ctx.db.write(touches="index") as s:
+        with ctx.db.write_core(touches="index") as s:
             if old is None:
                 hypindex.unindex(s, path.stem)
             else:

@@ -355,18 +355,49 @@ class Database:
             self._held.bumps = set(bumps)
             try:
                 yield s
-                ids = sorted(self._held.bumps)
-                if ids:  # one statement: counters 2 and 3 are made by the first write that bumps them
-                    s.exec(text("INSERT INTO change_counter (id, n) VALUES " + ", ".join(f"({i}, 1)" for i in ids)  # type: ignore[call-overload]
-                                + " ON CONFLICT (id) DO UPDATE SET n = change_counter.n + 1"))
-                if not self.is_sqlite:
-                    s.exec(text("NOTIFY optlog_change"))  # type: ignore[call-overload]
+                self._bump(s.connection())
                 s.commit()
                 if self._checked_file is not None:  # a commit may checkpoint into the file: still ours
                     integrity.restamp(self._checked_file)
             finally:
                 self._held.conn = None
                 self._held.bumps = set()
+
+    @contextmanager
+    def write_core(self, touches: str = "all") -> Iterator[Connection]:
+        """`write` through a Core connection: the same lock, counters and commit, without the ORM
+        (SQLModel's import costs about what a whole first read may: issue 47). For a read that
+        indexes a changed file or keeps a memo, with plain SQL."""
+        bumps = COUNTERS[touches]
+        held = self._held_conn()
+        if held is not None:
+            self._held.bumps |= bumps
+            with held.begin_nested():
+                yield held
+            return
+        with self._write_engine.connect() as c:
+            with c.begin():
+                if not self.is_sqlite:
+                    self._pg_write_lock(c)
+                self._held.conn = c
+                self._held.bumps = set(bumps)
+                try:
+                    yield c
+                    self._bump(c)
+                finally:
+                    self._held.conn = None
+                    self._held.bumps = set()
+        if self._checked_file is not None:  # a commit may checkpoint into the file: still ours
+            integrity.restamp(self._checked_file)
+
+    def _bump(self, c: Connection) -> None:
+        """Move the change counters this transaction touched (`COUNTERS`), and tell listeners."""
+        ids = sorted(self._held.bumps)
+        if ids:  # one statement: counters 2 and 3 are made by the first write that bumps them
+            c.execute(text("INSERT INTO change_counter (id, n) VALUES " + ", ".join(f"({i}, 1)" for i in ids)
+                           + " ON CONFLICT (id) DO UPDATE SET n = change_counter.n + 1"))
+        if not self.is_sqlite:
+            c.execute(text("NOTIFY optlog_change"))
 
     def _pg_write_lock(self, conn: Connection) -> None:
         """Take this workspace's write lock on PostgreSQL (an advisory lock for the transaction).

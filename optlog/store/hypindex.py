@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import text
+from sqlalchemy import JSON, BigInteger, Column, Integer, MetaData, String, Table, delete, insert, text, update
 
 from optlog.core.timeutil import now_iso
 from optlog.store.hypfiles import Loaded
@@ -31,39 +31,37 @@ def index_rows(c: Connection) -> dict[str, IndexRow]:
     return out
 
 
-def index(s: Session, ld: Loaded) -> None:
-    """Write (or rewrite) a loaded file's hypothesis row and its prediction rows."""
-    from sqlmodel import col, delete  # deferred: SQLModel is the ORM, loaded with the database
+# the index's two tables as Core sees them (the same columns as store.models' HypothesisIndex and
+# PredictionIndex, whose SQLModel classes a read that indexes one changed file need not import)
+_META = MetaData()
+HYP = Table("hypothesis", _META, Column("id", String, primary_key=True), Column("title", String),
+            Column("status", String), Column("parent", String), Column("rivals", JSON), Column("file_hash", String),
+            Column("file_mtime_ns", BigInteger), Column("created_at", String), Column("updated_at", String),
+            Column("doc", JSON))
+PRED = Table("prediction", _META, Column("id", String, primary_key=True), Column("hypothesis_id", String),
+             Column("version", Integer), Column("metric", String), Column("expect", String), Column("status", String),
+             Column("spec", JSON))
 
-    from optlog.store.models import HypothesisIndex, PredictionIndex  # deferred: the row models load SQLModel
 
+def index(s: Connection | Session, ld: Loaded) -> None:
+    """Write (or rewrite) a loaded file's hypothesis row and its prediction rows (Core: in a
+    `Database.write_core` or `write` transaction)."""
     d = ld.doc
-    row = s.get(HypothesisIndex, d.id)
     now = now_iso()
-    data = d.model_dump(mode="json", by_alias=True)
-    if row is None:
-        row = HypothesisIndex(
-            id=d.id, title=d.title, status=d.effective_status(), parent=d.parent, rivals=list(d.rivals),
-            file_hash=ld.hash, file_mtime_ns=ld.mtime_ns, created_at=d.created or now, updated_at=now, doc=data,
-        )
-    else:
-        row.title, row.status, row.parent, row.rivals = d.title, d.effective_status(), d.parent, list(d.rivals)
-        row.file_hash, row.file_mtime_ns, row.updated_at, row.doc = ld.hash, ld.mtime_ns, now, data
-    s.add(row)
-    s.exec(delete(PredictionIndex).where(col(PredictionIndex.hypothesis_id) == d.id))
-    s.flush()
-    for p in d.predictions:
-        s.add(PredictionIndex(id=p.id, hypothesis_id=d.id, version=p.version, metric=p.metric, expect=p.expect,
-                              status=p.status, spec=p.model_dump(mode="json")))
+    row = {"title": d.title, "status": d.effective_status(), "parent": d.parent, "rivals": list(d.rivals),
+           "file_hash": ld.hash, "file_mtime_ns": ld.mtime_ns, "updated_at": now,
+           "doc": d.model_dump(mode="json", by_alias=True)}
+    done = s.execute(update(HYP).where(HYP.c.id == d.id).values(**row))
+    if not done.rowcount:
+        s.execute(insert(HYP).values(id=d.id, created_at=d.created or now, **row))
+    s.execute(delete(PRED).where(PRED.c.hypothesis_id == d.id))
+    if d.predictions:
+        s.execute(insert(PRED), [{"id": p.id, "hypothesis_id": d.id, "version": p.version, "metric": p.metric,
+                                  "expect": p.expect, "status": p.status, "spec": p.model_dump(mode="json")}
+                                 for p in d.predictions])
 
 
-def unindex(s: Session, hid: str) -> None:
+def unindex(s: Connection | Session, hid: str) -> None:
     """Drop a hypothesis (its file is gone) and its prediction rows from the index."""
-    from sqlmodel import col, delete  # deferred: SQLModel is the ORM, loaded with the database
-
-    from optlog.store.models import HypothesisIndex, PredictionIndex  # deferred: the row models load SQLModel
-
-    s.exec(delete(PredictionIndex).where(col(PredictionIndex.hypothesis_id) == hid))
-    row = s.get(HypothesisIndex, hid)
-    if row is not None:
-        s.delete(row)
+    s.execute(delete(PRED).where(PRED.c.hypothesis_id == hid))
+    s.execute(delete(HYP).where(HYP.c.id == hid))
