@@ -5,7 +5,7 @@ without parsing every file, and lets SQL find the predictions by metric."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from sqlalchemy import JSON, BigInteger, Column, Integer, MetaData, String, Table, delete, insert, text, update
 
@@ -13,7 +13,7 @@ from optlog.core.timeutil import now_iso
 from optlog.store.hypfiles import Loaded
 
 if TYPE_CHECKING:
-    from sqlalchemy import Connection
+    from sqlalchemy import Connection, CursorResult
     from sqlmodel import Session
 
 # (file hash, file mtime in ns, the parsed document as JSON data) of an indexed hypothesis
@@ -51,7 +51,7 @@ def index(s: Connection | Session, ld: Loaded) -> None:
     row = {"title": d.title, "status": d.effective_status(), "parent": d.parent, "rivals": list(d.rivals),
            "file_hash": ld.hash, "file_mtime_ns": ld.mtime_ns, "updated_at": now,
            "doc": d.model_dump(mode="json", by_alias=True)}
-    done = s.execute(update(HYP).where(HYP.c.id == d.id).values(**row))
+    done = cast("CursorResult[Any]", s.execute(update(HYP).where(HYP.c.id == d.id).values(**row)))
     if not done.rowcount:
         s.execute(insert(HYP).values(id=d.id, created_at=d.created or now, **row))
     s.execute(delete(PRED).where(PRED.c.hypothesis_id == d.id))
