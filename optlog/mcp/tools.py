@@ -84,8 +84,13 @@ class Tool:
         return next((n for n, p in self.params.items() if p.param.name == name), None)
 
     def spell(self, err: OptlogError) -> OptlogError:
-        """`err` as a tool call says it: the verb parameters it names as this tool's parameters."""
+        """`err` as a tool call says it: the verb parameters it names as this tool's parameters. A
+        value given inline (`todos`) is named as a file by its CLI option (`--todos`) below the
+        faces: to a tool it is the parameter, which the field names, and no file."""
         err.spell(self.spelling, given=tool_given)
+        if err.file is not None and err.file in self.field_names:
+            err.field = err.field or self.field_names[err.file]
+            err.file = None
         err.field = self.param_for(err.field)
         return err
 

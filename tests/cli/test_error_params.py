@@ -5,6 +5,8 @@ below the faces raise `field="since"` and say `param("since")` in the message, t
 
 from __future__ import annotations
 
+import json
+
 from optlog.errors import BadInput, param
 from tests._face import face
 
@@ -152,3 +154,15 @@ def test_every_argument_is_named_by_each_face_in_its_own_spelling(ws, monkeypatc
         for _argv, _f, tool, args, tool_field in BAD_ARGUMENTS:
             doc, is_error, _code = call(tool, args)
             assert is_error and doc["error"]["field"] == tool_field, (tool, args, doc)
+
+
+def test_an_inline_json_value_is_no_file_to_a_tool(ws, monkeypatch):
+    """`todo_write {"todos": 5}`: the place is the tool's parameter; the CLI's `--todos` (the inline
+    value's name on the command line) is no file an agent could open."""
+    with face(ws, monkeypatch) as call:
+        doc, is_error, code = call("todo_write", {"todos": 5})
+        bad, _e, _c = call("todo_write", {"todos": [{"content": "a", "status": "bogus"}]})
+    assert is_error and code == 2, doc
+    assert doc["error"]["field"] == "todos" and doc["error"]["file"] is None, doc
+    assert bad["error"]["field"] == "todos[0].status" and bad["error"]["file"] is None, bad
+    assert "--" not in json.dumps(doc) + json.dumps(bad)
