@@ -96,10 +96,29 @@ class Hyp:
         return hypothesis_status([r["status"] for r in self.results.values()], False) if self.results else self.status
 
 
+def ancestors(hyps: dict[str, Hyp], hid: str) -> set[str]:
+    """The ids of `hid`'s parent, its parent's parent, … (a cycle ends the walk)."""
+    out: set[str] = set()
+    cur = hyps.get(hid)
+    while cur is not None and cur.parent and cur.parent not in out and cur.parent != hid:
+        out.add(cur.parent)
+        cur = hyps.get(cur.parent)
+    return out
+
+
+def _refines(hyps: dict[str, Hyp], h: Hyp, o: Hyp) -> bool:
+    """Whether one of the two descends from the other (or they are one): a refinement, no rival."""
+    return h.id == o.id or o.id in ancestors(hyps, h.id) or h.id in ancestors(hyps, o.id)
+
+
 def pairs(hyps: dict[str, Hyp], only: str | None = None) -> list[tuple[Hyp, Hyp, str]]:
     """(hypothesis, other, relation) for each hypothesis with a rival or a pivot parent that the
     evidence has not told apart (`told_apart`), or every pair of `only`. The undecided one comes
-    first; relation is what the other is to it: rival, parent or child."""
+    first; relation is what the other is to it: rival, parent or child.
+
+    A hypothesis is never paired with itself or its own ancestors as rivals (issue 44): a child
+    refines a parent that stands, so there is nothing to tell apart. The parent is a pair only when
+    it is falsified: the child pivoted away from it, an alternative explanation of the same numbers."""
     out: list[tuple[Hyp, Hyp, str]] = []
     seen: set[frozenset[str]] = set()
     decided = ("confirmed", "falsified")
@@ -110,6 +129,8 @@ def pairs(hyps: dict[str, Hyp], only: str | None = None) -> list[tuple[Hyp, Hyp,
             o = hyps.get(oid)
             key = frozenset((h.id, oid))
             if o is None or key in seen or (only is not None and only not in key):
+                continue
+            if rel == "parent" and o.judged_status() != "falsified" or rel == "rival" and _refines(hyps, h, o):
                 continue
             seen.add(key)
             if only is None and told_apart(h.judged_status(), o.judged_status()):

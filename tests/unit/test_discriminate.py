@@ -96,3 +96,29 @@ def test_known_work_counts_cap_the_batch_at_the_ridge_point():
     m, c, ev = _mem_cmp(_slot_runs([4, 16], facts=False))
     conc = next(x for x in D.roofline_candidates(m, c, ev.runs, ceil, None)[0] if x.axis == "concurrency")
     assert conc.levels == [32, 64] and "work counts unknown" in conc.why
+
+
+def test_a_hypothesis_is_never_paired_with_itself_or_an_ancestor_it_refines():
+    """Issue 44: after the demo, `next` offered compute-bound and its own child slots-share-cores (both
+    confirmed) as rivals to tell apart. A child refines a parent that stands: nothing to discriminate.
+    A rival declared against an ancestor (or itself) is no pair either. A parent the child pivoted
+    away from (falsified) stays a pair: the child is the alternative explanation."""
+    hyps = {
+        "compute-bound": D.Hyp("compute-bound", "Compute-bound decode", status="confirmed", rivals=["memory-bound"]),
+        "memory-bound": D.Hyp("memory-bound", "Memory-bound decode", status="open"),
+        "slots-share-cores": D.Hyp("slots-share-cores", "Slots only share the cores", status="confirmed",
+                                   parent="compute-bound", rivals=["compute-bound", "slots-share-cores"]),
+        "grandchild": D.Hyp("grandchild", "Narrower still", status="open", parent="slots-share-cores",
+                            rivals=["compute-bound"]),
+        "pivot": D.Hyp("pivot", "After memory-bound failed", status="open", parent="gone"),
+        "gone": D.Hyp("gone", "Falsified parent", status="falsified"),
+    }
+    got = {frozenset((h.id, o.id)) for h, o, _ in D.pairs(hyps)}
+    assert frozenset(("compute-bound", "slots-share-cores")) not in got
+    assert frozenset(("compute-bound", "grandchild")) not in got
+    assert frozenset(("slots-share-cores", "grandchild")) not in got
+    assert not any(len(k) == 1 for k in got)
+    assert frozenset(("compute-bound", "memory-bound")) in got  # a declared rival that is no ancestor
+    assert frozenset(("pivot", "gone")) in got  # the parent it pivoted away from
+    assert not any("compute-bound" in k and "slots-share-cores" in k for k in
+                   (frozenset((h.id, o.id)) for h, o, _ in D.pairs(hyps, "slots-share-cores")))
