@@ -42,3 +42,61 @@ def runs_table(d: dict[str, Any]) -> str:
         for r in rows
     ]
     return table(body, ["id", "status", "labels", *keys])
+
+
+_ARG_NAMES = {"HYP": "hypothesis", "[HYP]": "hypothesis"}  # as the MCP face names these arguments
+
+
+def _arg_name(p: Any) -> set[str]:
+    """The names a suggested call may give a verb parameter: its own, and the agent's (the MCP
+    face's: a positional is named after its metavar, an option after its long flag)."""
+    from optlog.api import verb as V
+
+    names = {p.name}
+    if isinstance(p.spec, V.Arg):
+        mv = p.spec.metavar or ""
+        names.add(_ARG_NAMES.get(mv) or mv.strip("[]…").lower())
+    else:
+        names |= {f.split("/")[0].lstrip("-").replace("-", "_") for f in p.spec.flags if f.startswith("--")}
+    return names - {""}
+
+
+def command_line(call: str, arguments: dict[str, Any]) -> str:
+    """A suggested call (`status`'s `next`: a tool name, the CLI path joined by `_`, and its
+    arguments) as the command a person types: `optlog plan add TITLE --needs h --gain 10-30%`.
+    A value of "…" is a placeholder, said as the parameter's name (TITLE); a list repeats its
+    option; a value is quoted only where a shell needs it."""
+    import importlib
+    import shlex
+
+    from optlog import api
+    from optlog.api import verb as V
+
+    words = tuple(call.split("_"))
+    if words[0] in api.NOUNS:
+        importlib.import_module(api.NOUNS[words[0]])
+        g = V.groups_under(words[:-1]).get(words[:-1])
+        if g is not None and words[-1] in g.parts:  # a verb declared in another module (`run wait`)
+            importlib.import_module(g.parts[words[-1]])
+    v = V.verbs_under(words).get(words)
+    params = v.params() if v is not None else ()
+    pos: list[str] = []
+    opts: list[str] = []
+
+    def said(p: Any, k: str, x: Any) -> str:
+        if x == "…":
+            mv = getattr(p.spec, "metavar", None) if p is not None else None
+            return (mv or (p.name if p is not None else k)).strip("[]").upper()
+        return shlex.quote(fmt_num(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else str(x))
+
+    for k, val in arguments.items():
+        p = next((q for q in params if k in _arg_name(q)), None)
+        vals = list(val) if isinstance(val, (list, tuple)) else [val]
+        if p is not None and isinstance(p.spec, V.Arg):
+            pos += [said(p, k, x) for x in vals]
+            continue
+        flag = next((f.split("/")[0] for f in p.spec.flags if f.startswith("--")), None) if p is not None else None
+        flag = flag or "--" + k.replace("_", "-")
+        for x in vals:
+            opts += [flag] if x is True else [flag, said(p, k, x)]
+    return " ".join(["optlog", *words, *pos, *opts])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any
 
-from optlog.api.text import glyph
+from optlog.api.text import command_line, glyph
 from optlog.api.verb import Arg, Call, Opt, verb
 from optlog.core import posthoc as PH
 from optlog.paths import DEFAULT_PLAN_PREFIX
@@ -64,8 +64,9 @@ def _status_human(r: dict[str, Any]) -> str:
     for t in r["todos"]:
         out.append(f"  [{t['status']}] {t['id']} {t['content']}" + (f" ({t['priority']})" if t.get("priority") else ""))
     if r["next"]:
-        out.append("\nnext: " + " · ".join(n["call"] + " " + " ".join(f"{k}={v}" for k, v in n["arguments"].items())
-                                           for n in r["next"]))
+        out.append("\nnext:")  # each as the command a person types, with its reason (the JSON's `why`)
+        out += [f"  {command_line(n['call'], n['arguments'])}" + (f"  # {n['why']}" if n.get("why") else "")
+                for n in r["next"]]
     return "\n".join(out)
 
 

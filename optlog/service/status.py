@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from optlog.core import discriminate as D
 from optlog.core import posthoc as PH
 from optlog.core.shape import fit
 from optlog.core.statuses import told_apart
@@ -148,11 +149,12 @@ def _undecided_rival(docs: dict[str, Any]) -> tuple[str, str] | None:
         st = d.effective_status()
         if not d.predictions or st == "falsified":
             continue
-        others = [*d.rivals, *([d.parent] if d.parent else []), *(x.id for x in docs.values() if d.id in x.rivals)]
-        for oid in others:
-            o = docs.get(oid)
-            if o is not None and o.predictions and not told_apart(st, o.effective_status()):
-                return d.id, o.id
+        hyps = {x.id: D.Hyp(x.id, parent=x.parent, rivals=list(x.rivals), status=x.effective_status())
+                for x in docs.values()}
+        for h, o, _rel in D.pairs(hyps, d.id):  # the pairs `next` tells apart (no ancestor it refines)
+            other = docs[o.id if h.id == d.id else h.id]
+            if other.predictions and not told_apart(st, other.effective_status()):
+                return d.id, other.id
     return None
 
 
