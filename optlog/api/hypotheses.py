@@ -8,7 +8,7 @@ from optlog.api.params import Detail, Fields, Limit, Offset, Order
 from optlog.api.text import glyph
 from optlog.api.verb import AgentDefault, Arg, Call, Opt, group, verb
 from optlog.core import views as VW
-from optlog.core.statuses import HYP_STATUSES
+from optlog.core.statuses import HYP_STATUSES, reader_text
 from optlog.service import documents, hypotheses
 
 group("hypothesis", "Hypotheses: what you believe, with predictions that can prove it wrong.")
@@ -74,7 +74,7 @@ def _human_show(h: dict[str, Any]) -> str:
     if h["verdicts"]:
         out.append("verdicts:")
         for v in h["verdicts"]:
-            out.append(f"  {v['at'][:19]} {v['status']} ({v['kind']}, by {v['by']}): {v['summary']}")
+            out.append(f"  {v['at'][:19]} {v['status']} ({v['kind']}, by {v['by']}): {reader_text(v['summary'], v['status'])}")
     if h.get("notes"):
         out.append("notes:")
         for n in h["notes"]:

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from optlog.api.text import command_line, glyph
 from optlog.api.verb import Arg, Call, Opt, verb
 from optlog.core import posthoc as PH
+from optlog.core.statuses import reader_text
 from optlog.paths import DEFAULT_PLAN_PREFIX
 from optlog.service import documents, status as digest
 
@@ -57,7 +58,7 @@ def _status_human(r: dict[str, Any]) -> str:
     for v in r["latest_verdicts"][:5]:
         out.append(f"  {v['at'][:19]} {v['hypothesis']} → {v['status']}"
                    + (f", resting on post-hoc {', '.join(v['post_hoc'])}" if v.get("post_hoc") else "")
-                   + f" ({v['kind']}, {v['by']}): {v['summary']}")
+                   + f" ({v['kind']}, {v['by']}): {reader_text(v['summary'], v['status'])}")
     if not r["latest_verdicts"]:
         out.append("  none yet")
     out.append(f"\ntodos ({r['todos_total']} pending or in progress):")

@@ -13,6 +13,7 @@ from typing import Any
 from optlog.core import posthoc as PH
 from optlog.core.numfmt import fmt_gain, fmt_pct, fmt_ratio, fmt_score, fmt_share, fmt_value, fmt_written
 from optlog.core.plans import EFFORT_WEIGHT, calibration_line, calibration_rows, change_text, gain_cell
+from optlog.core.statuses import reader_text
 from optlog.render import md
 
 EVIDENCE_LEVELS_MAX = 200  # rows per verdict table; more are summarised
@@ -165,11 +166,13 @@ def evidence_section(hid: str, doc: Any | None, info: dict[str, Any]) -> list[st
         v = verdicts[-1]
         out.append(
             f"Latest verdict ({md.text(_get(v, 'at'))}, by {md.text(_get(v, 'by'))}): "
-            f"**{md.text(_get(v, 'status'))}**" + (f": {md.text(_get(v, 'summary'))}" if _get(v, "summary") else "")
+            f"**{md.text(_get(v, 'status'))}**"
+            + (f": {md.text(reader_text(_get(v, 'summary'), _get(v, 'status')))}" if _get(v, "summary") else "")
         )
         out.extend(verdict_tables(v))
         if len(verdicts) > 1:
-            rows2 = [[_get(x, "at"), _get(x, "by"), _get(x, "status"), _get(x, "summary") or ""] for x in verdicts]
+            rows2 = [[_get(x, "at"), _get(x, "by"), _get(x, "status"), reader_text(_get(x, "summary") or "", _get(x, "status"))]
+                     for x in verdicts]
             out.append(md.heading(4, "Verdict history"))
             out.append(md.table(["at", "by", "status", "summary"], rows2))
     elif override is None:

@@ -32,3 +32,19 @@ def test_a_suggested_call_reads_as_a_command():
     assert command_line("run_wait", {"ref": "L3"}) == "optlog run wait L3"
     assert command_line("todo_set", {"id": "t1", "status": "completed"}) == "optlog todo set t1 --status completed"
     assert command_line("verdict", {"id": "h"}) == "optlog verdict h"
+
+
+def test_no_status_word_said_twice_in_the_text_faces(ws, monkeypatch):
+    """`confirmed (auto, root): confirmed: …` and `**falsified**: falsified: …` (issue 44): a verdict's
+    summary beside its status goes through core.statuses.reader_text in every text face."""
+    import re
+
+    _demo(ws, monkeypatch, "does not pay")
+    twice = re.compile(r"\b(confirmed|falsified|inconclusive)\b\**(?:,[^:()]*)? \([^)]*\): \1\b|"
+                       r"\*\*(confirmed|falsified|inconclusive)\*\*: \2\b")
+    texts = {"status": ws.cli("status").out, "hypothesis show": ws.cli("hypothesis", "show", "memory-bound").out}
+    ws.cli("plan", "render")
+    texts |= {p.name: p.read_text() for p in sorted((ws.root / "glb5improvement").glob("*.md"))}
+    for name, text in texts.items():
+        assert not twice.search(text), (name, twice.search(text).group(0))
+    assert "memory-bound → falsified (auto" in texts["status"]

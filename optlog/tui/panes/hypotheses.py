@@ -17,7 +17,7 @@ from textual.widgets import Static, Tree
 from optlog.core import views as VW
 from optlog.core import posthoc as PH
 from optlog.core.numfmt import fmt_num
-from optlog.core.statuses import STATUS_GLYPH
+from optlog.core.statuses import STATUS_GLYPH, reader_text
 from optlog.tui.messages import HypothesisSelected
 from optlog.tui.panes.overview import OverviewPane
 from optlog.tui.widgets import PlotBox, Rest, cut, rows, status_style
@@ -245,7 +245,8 @@ def hypothesis_renderable(h: dict[str, Any]) -> Any:
     if h.get("verdicts"):
         parts.append(Text("\nverdict history", style="bold"))
         for v in h["verdicts"][-8:]:
-            parts.append(Text(f"  {str(v['at'])[:16]} {v['status']} ({v['kind']}, {v['by']}): {v['summary']}"))
+            parts.append(Text(f"  {str(v['at'])[:16]} {v['status']} ({v['kind']}, {v['by']}): "
+                              f"{reader_text(v['summary'], v['status'])}"))
     if h.get("notes"):
         parts.append(Text("\nnotes", style="bold"))
         for n in h["notes"][-8:]:
