@@ -6,13 +6,13 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from optlog.api.verb import Call, Opt, verb
-from optlog.core.numfmt import fmt_num, fmt_share, fmt_sig
+from optlog.core.numfmt import fmt_num, fmt_share, fmt_sig, plural
 from optlog.service import calibrate as svc
 
 
 def _calibrate_human(r: dict[str, Any]) -> str:
     m = r["measured"]
-    out = [f"{m['kind']} ({m.get('device')}, {m.get('count')} device(s), {m.get('backend')}):"]
+    out = [f"{m['kind']} ({m.get('device')}, {plural(m.get('count'), 'device')}, {m.get('backend')}):"]
     sp = m.get("spread") or {}
 
     def spread(key: str) -> str:
@@ -32,7 +32,7 @@ def _calibrate_human(r: dict[str, Any]) -> str:
         out.append(f"  DRAM counter scale not measured: {m['dram_counter_error']}")
     h = m.get("host") or {}
     if h:
-        out.append(f"  host: {h.get('threads')} thread(s), {h.get('cpus')} CPU(s), load average "
+        out.append(f"  host: {plural(h.get('threads'), 'thread')}, {plural(h.get('cpus'), 'CPU')}, load average "
                    f"{h.get('load_1m_before')} before, {h.get('load_1m_after')} after")
     for k, why in (r.get("refused") or {}).items():
         out.append(f"  REFUSED {k}: {why}")
@@ -43,7 +43,7 @@ def _calibrate_human(r: dict[str, Any]) -> str:
         out.append(f"  allreduce bus bandwidth {m['allreduce_busbw_gbps']} GB/s")
     out.append(("written to " if r["written"] else "not written (--dry-run): ") + r["file"])
     if r.get("rediagnosed"):
-        out.append(f"  re-diagnosed {len(r['rediagnosed'])} run(s) with the new ceilings; re-judged: "
+        out.append(f"  re-diagnosed {plural(len(r['rediagnosed']), 'run')} with the new ceilings; re-judged: "
                    + (", ".join(f"{x['hypothesis']} ({x['status']})" for x in r["rejudged"]) or "none changed"))
     return "\n".join(out)
 

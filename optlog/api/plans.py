@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from optlog.api.params import Detail, Fields
 from optlog.api.text import glyph, table
 from optlog.api.verb import AgentDefault, Arg, Call, Opt, group, verb
-from optlog.core.numfmt import fmt_gain, fmt_pct, fmt_score, fmt_written
+from optlog.core.numfmt import fmt_gain, fmt_pct, fmt_score, fmt_written, plural
 from optlog.core import plans as P
 from optlog.core.plans import EFFORT_WEIGHT, PLAN_STATUSES, calibration_line, calibration_rows, change_text
 from optlog.service import documents, plans, report as reports
@@ -164,8 +164,8 @@ def plan_rm(call: Call, *,
     return plans.rm(call.ctx, pid, why)
 
 
-@verb("plan render", lambda r: f"{len(r['files'])} file(s) up to date; nothing to commit" if not r["commit"] else
-      f"rendered {len(r['changed'])} changed file(s) of {len(r['files'])}; commit {r['commit'][:10]}")
+@verb("plan render", lambda r: f"{plural(len(r['files']), 'file')} up to date; nothing to commit" if not r["commit"] else
+      f"rendered {len(r['changed'])} changed of {plural(len(r['files']), 'file')}; commit {r['commit'][:10]}")
 def plan_render(call: Call, *,
                 detail: Annotated[Detail, Opt("--detail/--brief", show_default=True, help=(
                     "Every plan as rendered, or only the files, what changed and the commit."))] = True,
@@ -174,7 +174,7 @@ def plan_render(call: Call, *,
     return plans.render_doc(call.ctx, detail)
 
 
-@verb("plan import", lambda r: f"imported {len(r['imported'])} plan(s), skipped {len(r['skipped'])} already present")
+@verb("plan import", lambda r: f"imported {plural(len(r['imported']), 'plan')}, skipped {len(r['skipped'])} already present")
 def plan_import(call: Call, *,
                 replace: Annotated[bool, Opt(help="Overwrite records the files also hold.")] = False,
                 ) -> dict[str, Any]:
@@ -182,8 +182,8 @@ def plan_import(call: Call, *,
     return plans.import_(call.ctx, replace)
 
 
-@verb("report", lambda r: f"wrote {r['file']}" + (f" and {len(r['plots'])} plot(s)" if r["plots"] else "")
-      + (f"; removed {len(r['deleted'])} stale plot(s)" if r.get("deleted") else "")
+@verb("report", lambda r: f"wrote {r['file']}" + (f" and {plural(len(r['plots']), 'plot')}" if r["plots"] else "")
+      + (f"; removed {plural(len(r['deleted']), 'stale plot')}" if r.get("deleted") else "")
       + (f"; commit {r['commit'][:10]}" if r.get("commit") else ""))
 def report(call: Call, *,
            out: Annotated[str | None, Opt(metavar="FILE", help=(

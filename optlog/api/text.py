@@ -95,7 +95,8 @@ def command_line(call: str, arguments: dict[str, Any]) -> str:
         if p is not None and isinstance(p.spec, V.Arg):
             pos += [said(p, k, x) for x in vals]
             continue
-        flag = next((f.split("/")[0] for f in p.spec.flags if f.startswith("--")), None) if p is not None else None
+        flag = next((f.split("/")[0] for f in p.spec.flags if f.startswith("--")), None) \
+            if p is not None and isinstance(p.spec, V.Opt) else None
         flag = flag or "--" + k.replace("_", "-")
         for x in vals:
             opts += [flag] if x is True else [flag, said(p, k, x)]

@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from optlog.api.params import Detail, Limit, Offset
 from optlog.api.verb import AgentDefault, AgentJson, Arg, Call, JsonText, Opt, group, verb
+from optlog.core.numfmt import plural
 from optlog.core.todos import PRIORITIES, TODO_MARK, TODO_STATUSES
 from optlog.service import documents, todos
 
@@ -64,7 +65,7 @@ def todo_list(call: Call, *,
     return todos.list_doc(call.ctx, status, hypothesis, limit, offset)
 
 
-@verb("todo write", lambda d: _human(d) if "total" not in d else f"{d['total']} todo(s) written")
+@verb("todo write", lambda d: _human(d) if "total" not in d else f"{plural(d['total'], 'todo')} written")
 def todo_write(call: Call, *,
                source: Annotated[str | None, Arg(metavar="FILE|-",
                                                  help="A file holding todowrite JSON (or a hook payload); '-' is stdin.")] = None,

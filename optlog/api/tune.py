@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from optlog.api.launches import progress
 from optlog.api.text import fmt_num, kv, table
 from optlog.api.verb import Arg, Call, Opt, Pairs, group, verb
-from optlog.core.numfmt import fmt_p, fmt_signed, fmt_written
+from optlog.core.numfmt import fmt_p, fmt_signed, fmt_written, plural
 from optlog.service import tune as svc
 
 group("tune", "Search a spec's `search:` space with Optuna; each trial a launched point (docs/tune.md).", default="run")
@@ -26,7 +26,7 @@ def _human(d: dict[str, Any]) -> str:
         rows.append([t["number"], t["state"] + ("" if t.get("feasible") in (None, True) else " (infeasible)"),
                      kv(t["params"])] + [fmt_num(v) for v in vals] + [t["run"] if t["run"] is not None else "",
                                                                        f"= trial {t['same_as']}" if "same_as" in t else t.get("pruned", "")])
-    head = f"study {d['study']} ({d.get('sampler')}): {len(d['trials'])} trial(s)"
+    head = f"study {d['study']} ({d.get('sampler')}): {plural(len(d['trials']), 'trial')}"
     out = head + "\n" + table(rows, ["trial", "state", "params", *objs, "run", ""])
     for b in d["best"]:
         rem = b.get("remeasured") or {}
@@ -60,7 +60,7 @@ def _human(d: dict[str, Any]) -> str:
         if c.get("verdict"):
             gain = "" if c.get("gain_pct") is None else f", measured {fmt_signed(c['gain_pct'], 3)} %"
             out += (f": {c['verdict']}{gain} (trial {c['tuned']} against {kv(c['default'])}, {c['rounds']} runs each)"
-                    + (f"; plan(s) {', '.join(map(str, c['plans']))} got the measured gain" if c.get("plans") else ""))
+                    + (f"; {'plan' if len(c['plans']) == 1 else 'plans'} {', '.join(map(str, c['plans']))} got the measured gain" if c.get("plans") else ""))
         else:
             out += ": not judged yet"
     for w in d.get("workers") or []:  # --on: the workers on other hosts

@@ -31,7 +31,7 @@ from typing import Any
 from optlog.core import bounds as B
 from optlog.core import modelfacts as MF
 from optlog.core.bounds import BY_NAME, PIPE_FIELDS, THROTTLE_EVIDENCE
-from optlog.core.numfmt import fmt_diagnosis, fmt_share, fmt_sig, fmt_whole
+from optlog.core.numfmt import fmt_diagnosis, fmt_share, fmt_sig, fmt_whole, plural
 
 BOUNDS = B.NAMES
 
@@ -306,7 +306,7 @@ def counter_view(metrics: dict[str, float], ceilings: dict[str, float],
         secs = _num(m, "telemetry_steady_s")
         of = f" of the {fmt_sig(point_s)} s point" if point_s else ""
         span = f"{fmt_sig(secs)} s{of}" if secs is not None else of.strip()
-        window = (f"counters over the decode windows of the load generator's requests ({fmt_whole(n)} window(s), "
+        window = (f"counters over the decode windows of the load generator's requests ({plural(n, 'window')}, "
                   f"{span}; whole-point figures kept as *_run)" if n > 0 else
                   f"counters over the bench's measured phase ({span}; whole-point figures kept as *_run)")
     elif counters:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from optlog.core.units import unit
+
 
 def fmt_num(v: Any) -> str:
     """A measured value in a table cell: thousands separated from 1,000, one decimal from 10,
@@ -99,6 +101,22 @@ def fmt_sig(v: float, digits: int = 4) -> str:
     """A number to `digits` significant digits: narration ("trial 3: output_throughput=1234"), a
     diagnosis's reason, a confidence interval's ends."""
     return f"{v:.{digits}g}"
+
+
+def fmt_measured(name: str, v: Any) -> str:
+    """A measured value named in a console line or a note: `output_throughput=13,897 tok/s`,
+    `param_bytes=0.92 bytes/parameter`: the tables' style (`fmt_num`), never scientific notation
+    for a measured figure, with the unit its name has (core.units)."""
+    u = unit(name)
+    x = float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+    return f"{name}={fmt_num(x)}" + (f" {u}" if u else "")
+
+
+def plural(n: Any, one: str, many: str | None = None) -> str:
+    """`1 run`, `3 runs`, `1,200 runs` (`many`: an irregular plural): a count with its noun agreeing,
+    never `run(s)`. A count that is not a number (unknown: None) is said as it is, plural."""
+    num = isinstance(n, (int, float)) and not isinstance(n, bool) and math.isfinite(n)
+    return f"{fmt_count(n) if num else n} {one if num and n == 1 else (many or one + 's')}"
 
 
 def fmt_signed(v: float, digits: int | None = None) -> str:

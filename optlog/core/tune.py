@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from optlog.core import expr as E, stats as S
+from optlog.core.numfmt import plural
 from optlog.core import labels as L
 
 MISSING = 1e12  # the violation of a constraint whose metric the trial did not report
@@ -227,7 +228,7 @@ def separation(best: Sequence[float], other: Sequence[float]) -> dict[str, Any]:
     positive = min([*best, *other], default=0.0) > 0
     if tier == "margin" or (tier == "welch" and not positive):
         return {"test": None, "p": None, "distinct": None, "n": n,
-                "why": f"{n} repeat(s) a side: too few to tell them apart (≥ {S.MIN_TEST_N}, ≥ {S.MWU_N} for values ≤ 0)"}
+                "why": f"{plural(n, 'repeat')} a side: too few to tell them apart (≥ {S.MIN_TEST_N}, ≥ {S.MWU_N} for values ≤ 0)"}
     b = S.Batch()
     if tier == "rank":
         h = b.add("mwu", [float(x) for x in best], [float(x) for x in other])

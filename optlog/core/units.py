@@ -23,6 +23,15 @@ _EXACT = {
     "prompt_len": "tokens",
     "context": "tokens",
     "num_prompts": "prompts",
+    # model facts (core.modelfacts): what a launch's console line and a diagnosis name
+    "active_params": "parameters",
+    "total_params": "parameters",
+    "expert_params": "parameters",
+    "param_bytes": "bytes/parameter",
+    "weight_bytes": "bytes",
+    "kv_bytes_per_token": "bytes/token",
+    "n_expert": "experts",
+    "n_expert_used": "experts",
 }
 _SUFFIX = (
     ("_throughput", "tok/s"), ("_tok_s", "tok/s"), ("tokens_per_joule", "tok/J"), ("_ms", "ms"), ("_us", "µs"),

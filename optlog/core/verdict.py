@@ -39,7 +39,7 @@ from optlog.core import labels as L
 from optlog.core import loadshare as LS
 from optlog.core import units as U
 from optlog.core.posthoc import ranges
-from optlog.core.numfmt import fmt_interval, fmt_share, fmt_verdict, fmt_whole, fmt_written
+from optlog.core.numfmt import fmt_interval, fmt_share, fmt_verdict, fmt_whole, fmt_written, plural
 from optlog.core.plans import selector_name
 from optlog.core.scaling import fit as fit_line
 from optlog.core.stats import (CONF, MIN_TEST_N, MWU_N, Batch, bonferroni, mean, percentile_ci, sig, t_one,
@@ -475,7 +475,7 @@ def _estimate(ae: AtomEval, m: float, results: list[Any]) -> None:
         ae.fit = fit_line(xs, ys, f.kind, ae.conf)
         if ae.fit is None:
             ae.outcome, ae.method = "unclear", "fit"
-            ae.reason = f"no fit: {f.label} has fewer than 2 values among {len(xs)} run(s)"
+            ae.reason = f"no fit: {f.label} has fewer than 2 values among {plural(len(xs), 'run')}"
             return
         est = ae.fit.k
         ae.statistic = "exponent (log-log least squares)" if f.kind == "k" else "slope (least squares)"
@@ -514,7 +514,7 @@ def _estimate(ae: AtomEval, m: float, results: list[Any]) -> None:
             est, lo, hi = d, d - h, d + h
             ae.statistic = f"mean of per-{blocks[:-1]} differences"
             ae.method = "paired-t"
-        left = f", {ae.unpaired_left} run(s) without a partner left out" if ae.unpaired_left else ""
+        left = f", {plural(ae.unpaired_left, 'run')} without a partner left out" if ae.unpaired_left else ""
         detail = f"paired by {ae.blocking}, {n} pairs{left}"
     elif ae.tier == "bootstrap":
         assert ae.handle is not None
@@ -1228,7 +1228,7 @@ def explain(res: dict[str, Any], untested_reason: str | None = None) -> str:
     parts.append(tail)
     drift = sorted({lv["drift"] for lv in levels if lv.get("drift")})
     if drift:
-        parts.append(drift[0] if len(drift) == 1 else f"{drift[0]} (and at {len(drift) - 1} more level(s))")
+        parts.append(drift[0] if len(drift) == 1 else f"{drift[0]} (and at {plural(len(drift) - 1, 'more level')})")
     if res["skipped"]:
         sk = ", ".join(str(next(iter(s["level"].values()), "")) for s in res["skipped"] if s["level"])
         parts.append(f"skipped {per} {sk} (one group only)" if sk else "some levels skipped")
@@ -1237,7 +1237,7 @@ def explain(res: dict[str, Any], untested_reason: str | None = None) -> str:
     if res.get("loaded_runs"):
         n, of = len(res["loaded_runs"]), len(res["runs"])
         parts.append("every run it used was measured under load" if n >= of else
-                     f"{n} of its {of} runs were measured under load")
+                     f"{n} of its {of} runs {'was' if n == 1 else 'were'} measured under load")
         if res.get("quiet"):
             parts.append(quiet_text(res["quiet"]))
     if res.get("load_differs"):

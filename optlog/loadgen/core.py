@@ -21,7 +21,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from optlog.core.numfmt import fmt_share, fmt_whole
+from optlog.core.numfmt import fmt_share, fmt_whole, plural
 from optlog.core.windows import join_windows
 
 # error kinds, in report order
@@ -230,10 +230,10 @@ def decode(raw: Raw, keep_text: bool = False) -> Result:
     counted = len(times)
     out_tokens = int(usage["completion_tokens"]) if usage else counted
     if error is None and finish is None:
-        error, detail = "short", f"[DONE] after {out_tokens} token(s) without any finish_reason"
+        error, detail = "short", f"[DONE] after {plural(out_tokens, 'token')} without any finish_reason"
     elif error is None and raw.min_tokens and out_tokens < raw.min_tokens:
         error, detail = "short", (f"finish_reason {finish!r} after {out_tokens} of the {raw.min_tokens} "
-                                  "token(s) the request demanded (ignore_eos/min_tokens)")
+                                  "tokens the request demanded (ignore_eos/min_tokens)")
     in_tokens = usage.get("prompt_tokens") if usage else None
     source = "server" if in_tokens is not None else ("client" if raw.prompt_tokens is not None else None)
     if in_tokens is None:
@@ -505,7 +505,7 @@ def short_warning(results: list[Result]) -> str | None:
     short = [r for r in results if r.error == "short"]
     if not short:
         return None
-    return (f"{len(short)} short stream(s) counted as failed, excluded from the latency percentiles "
+    return (f"{plural(len(short), 'short stream')} counted as failed, excluded from the latency percentiles "
             f"(e.g. {short[0].detail})")
 
 

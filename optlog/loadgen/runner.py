@@ -93,7 +93,7 @@ def parse_target(url: str, api: str | None) -> Target:
     """Accept a base URL (`http://h:p`), `…/v1`, or the full endpoint; raise ValueError if not HTTP(S)."""
     u = urlsplit(url.strip())
     if u.scheme not in ("http", "https") or not u.hostname:
-        raise ValueError(f"not an http(s) URL: {url!r} (expected e.g. http://127.0.0.1:30000)")
+        raise ValueError(f"not an http or https URL: {url!r} (expected e.g. http://127.0.0.1:30000)")
     try:
         port = u.port or (443 if u.scheme == "https" else 80)
     except ValueError:

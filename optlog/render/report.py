@@ -10,7 +10,7 @@ from optlog.core import report as C
 from optlog.core import posthoc as PH
 from optlog.core import units as U
 from optlog.core.statuses import reader_text
-from optlog.core.numfmt import (fmt_gain, fmt_num, fmt_p, fmt_pct, fmt_ratio, fmt_score,
+from optlog.core.numfmt import (plural, fmt_gain, fmt_num, fmt_p, fmt_pct, fmt_ratio, fmt_score,
                                  fmt_share, fmt_signed, fmt_value, fmt_written)
 from optlog.core.plans import calibration_line, calibration_rows, gain_cell
 from optlog.render import md
@@ -351,7 +351,7 @@ def _tuning(st: dict[str, Any], plots: list[dict[str, Any]]) -> list[str]:
     dirs = st.get("directions") or []
     trials = st.get("trials") or []
     out = [md.heading(3, f"{st['study']}: " + ", ".join(f"{d} {m}" for m, d in zip(objs, dirs)))]
-    facts = (f"{len(trials)} trial(s), sampler {md.text(st.get('sampler') or '–')}, spec {md.code(st.get('spec') or '–')}"
+    facts = (f"{plural(len(trials), 'trial')}, sampler {md.text(st.get('sampler') or '–')}, spec {md.code(st.get('spec') or '–')}"
              + (", constraints " + "; ".join(md.code(c) for c in st["constraints"]) if st.get("constraints") else ""))
     out.append(facts + ".")
     rows = []

@@ -34,7 +34,7 @@ from optlog import settings
 from optlog.core import labels as L
 from optlog.core.failure import classify, tail
 from optlog.core.labels import CONCURRENT
-from optlog.core.numfmt import fmt_seconds, fmt_sig, fmt_written
+from optlog.core.numfmt import fmt_measured, fmt_seconds, fmt_written, plural
 from optlog.core.timeutil import now_iso
 from optlog.errors import Interrupted
 from optlog.needs import ServiceContext
@@ -254,7 +254,7 @@ class Driver:
             self.executor.cgroup = self.cgroup  # type: ignore[attr-defined]
         self._event({"kind": "started", "total": self.total, "done": 0})
         self.log(f"launch {self.launch_id} ({self.doc.get('name')}): " + (
-            f"{self.total} run(s), {len({p['server_key'] for p in points})} server configuration(s)"
+            f"{plural(self.total, 'run')}, {plural(len({p['server_key'] for p in points}), 'server configuration')}"
             if self.feed is None else f"runs chosen as it goes (at most {self.total})"))
         failed_any = False
         stop_reason: str | None = None
@@ -475,8 +475,8 @@ class Driver:
         server.model_facts = mf
         if mf.facts:
             f = mf.facts
-            shown = ", ".join(f"{k}={fmt_sig(f[k])}" for k in ("active_params", "param_bytes", "kv_bytes_per_token",
-                                                                "n_expert") if k in f)
+            shown = ", ".join(fmt_measured(k, f[k]) for k in ("active_params", "param_bytes", "kv_bytes_per_token",
+                                                              "n_expert") if k in f)
             src = mf.sources.get("active_params") or next(iter(mf.sources.values()), "")
             self.log(f"model facts: {shown} (from {src})")
         else:
@@ -908,7 +908,7 @@ class Driver:
                 self.last_metric = (key, float(metrics[key]))
             self._set_launch(s, progress=self._progress(None))
         first = (error or "").splitlines()[0] if error else ""
-        m = f" {self.last_metric[0]}={fmt_sig(self.last_metric[1])}" if status == "succeeded" and self.last_metric else ""
+        m = f" {fmt_measured(*self.last_metric)}" if status == "succeeded" and self.last_metric else ""
         shown = {**p["labels"], **{k: extra_labels[k] for k in (result_of or {}).get("told_apart_by", [])
                                      if k in extra_labels}}
         self.log(f"run {rid} {status} [{self.done}/{self.total}] {_fmt_labels(shown)}{m}"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import socket
 from typing import Any
 
+from optlog.core.numfmt import plural
 from optlog.core.statuses import LIVE_RUN_STATUSES
 from optlog.core.timeutil import now_iso
 from optlog.needs import ServiceContext
@@ -90,7 +91,7 @@ def _recover_one(ctx: ServiceContext, db: Any, lid: int) -> int | None:
             s.add(rec)
     try:
         ctx.notice(f"launch {lid}: its optlog process had died; runs marked interrupted, "
-                   f"{killed} leftover process group(s) ended")
+                   f"{plural(killed, 'leftover process group')} ended")
     except Exception:
         pass
     return lid

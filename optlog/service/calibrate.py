@@ -22,7 +22,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from optlog.config import config_model
-from optlog.core.numfmt import fmt_share, fmt_sig
+from optlog.core.numfmt import fmt_share, fmt_sig, plural
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, Failed, param
 from optlog.gitlog import history
@@ -54,7 +54,7 @@ def refusals(m: dict[str, Any], max_spread: float = MAX_SPREAD) -> dict[str, str
         why = (f"the best trials disagree by {fmt_share(sp)} (over {t.get('n')} trials: min {fmt_sig(t['min'])}, "
                f"median {fmt_sig(t['median'])}, max {fmt_sig(t['max'])}), more than {fmt_share(max_spread)}")
         if load is not None and cpus:
-            why += f"; load average {load} on {cpus} CPU(s)"
+            why += f"; load average {load} on {plural(cpus, 'CPU')}"
         out[key] = why + ": the machine was busy throughout; re-run when it is idle"
     return out
 

@@ -16,7 +16,7 @@ from typing import Any
 from optlog.core import bounds as B
 from optlog.core import modelfacts as MF
 from optlog.core.diagnosis import CEILING_KEYS, DIAG_PREFIXES, diagnose, diagnosis_inputs, same, stored
-from optlog.core.numfmt import fmt_sig
+from optlog.core.numfmt import fmt_sig, plural
 from optlog.runs.modelfacts import MODEL_FLAGS, argv_value, from_path, kv_bytes_of
 from optlog.service.context import Ctx
 from optlog.store import runrows
@@ -131,7 +131,7 @@ def describe(changes: list[dict[str, Any]]) -> str:
     why = "the current ceilings" if moved else "the same ceilings (the diagnosis itself changed)"
     if facts:
         why += f"; model facts found for {len(facts)} of them (from {facts[0]['facts_from']})"
-    return f"re-diagnosed {len(changes)} run(s) with {why}: " + "; ".join(parts) + more
+    return f"re-diagnosed {plural(len(changes), 'run')} with {why}: " + "; ".join(parts) + more
 
 
 def _f(v: float | None) -> str:

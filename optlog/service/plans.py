@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from optlog.core import plans as P
-from optlog.core.numfmt import fmt_score
+from optlog.core.numfmt import fmt_score, plural
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound, not_found, param
 from optlog.gitlog import history
@@ -74,7 +74,7 @@ def _records(ctx: Ctx) -> list[dict[str, Any]]:
     if not rows and _plan_files(ctx):
         res = import_(ctx)
         if res["imported"]:
-            ctx.notice(f"rebuilt {len(res['imported'])} plan record(s) from {ctx.ws.rel(plans_dir(ctx))}/")
+            ctx.notice(f"rebuilt {plural(len(res['imported']), 'plan record')} from {ctx.ws.rel(plans_dir(ctx))}/")
         with ctx.db.read() as s:
             rows = [_row_dict(r) for r in plans_in_order(s)]
     return rows
@@ -377,7 +377,7 @@ def render(ctx: Ctx, subject: str | None = None, body: str | None = None) -> dic
         ranked = [v for v in views if v["rank"] is not None]
         ranking = "\n".join(f"{v['rank']}. #{v['id']:02d} {v['title'][:100]} (score {fmt_score(v['score'])})" for v in ranked)
         body = (body + "\n\n" if body else "") + ranking
-        sha = history.record(ctx, sorted([*outputs, *gone]), subject or f"optlog: render {len(views)} plan(s) to {pre}/",
+        sha = history.record(ctx, sorted([*outputs, *gone]), subject or f"optlog: render {plural(len(views), 'plan')} to {pre}/",
                              body, trailers={TR.EVENT: "plan-render"})
     return {
         "files": [ctx.ws.rel(p) for p in sorted(outputs)],

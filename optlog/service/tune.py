@@ -47,7 +47,7 @@ from optlog.core import labels as L
 from optlog.core import tune as T
 from optlog.core.expr import ExprError
 from optlog.core.limits import LIMITS
-from optlog.core.numfmt import fmt_count, fmt_sig
+from optlog.core.numfmt import fmt_count, fmt_measured, plural
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, Failed, NotFound, OptlogError, param
 from optlog.paths import Workspace
@@ -461,7 +461,7 @@ class Worker:
         values = [metrics[m] for m, _ in self.a.objectives]
         trial.set_user_attr(TRIAL_ATTR, attrs)
         self.study.tell(trial, values)
-        self._say(f"trial {trial.number}: " + ", ".join(f"{m}={fmt_sig(v)}" for (m, _), v in zip(self.a.objectives, values)))
+        self._say(f"trial {trial.number}: " + ", ".join(fmt_measured(m, v) for (m, _), v in zip(self.a.objectives, values)))
 
     def run(self, allow_concurrent: bool) -> dict[str, Any]:
 
@@ -580,7 +580,7 @@ def _remeasure(ctx: Ctx, a: TuneArgs, w: Worker, rounds: int,
     st = open_launch(ctx, w.ls, points, sets=a.sets, server_url=a.server_url, hypothesis=a.hypothesis,
                      allow_concurrent=False)
     if on_event is not None:
-        on_event({"kind": "log", "text": f"tune {w.name}: re-measuring trial(s) "
+        on_event({"kind": "log", "text": f"tune {w.name}: re-measuring {'trial' if len(cands) == 1 else 'trials'} "
                                          f"{', '.join(str(c['number']) for c in cands)} × {rounds}, interleaved"})
     res = Driver(ctx, st["launch"], on_event=on_event, doc=st["doc"]).run()
     by_trial: dict[int, list[int]] = {c["number"]: [] for c in cands}
@@ -894,7 +894,7 @@ def _importances(study: Any, objectives: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for i, m in enumerate(objectives):
         if len(done) < 2:
-            out[m] = {"why": f"{len(done)} completed trial(s): importances need at least 2"}
+            out[m] = {"why": f"{plural(len(done), 'completed trial')}: importances need at least 2"}
             continue
         sign = -1.0 if directions[i] == "maximize" else 1.0
         try:

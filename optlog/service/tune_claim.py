@@ -58,7 +58,7 @@ def default_config(ls: Any, a: Any, space: list[T.SearchParam]) -> dict[str, Any
     missing = [p.name for p in space if p.name not in values]
     if missing:
         raise ls.bad(f"{param('claim')} compares the best with the default settings, the spec's params: values; "
-                     f"give the searched parameter(s) {', '.join(missing)} a value in params:", "search", missing[0])
+                     f"give the searched {'parameter' if len(missing) == 1 else 'parameters'} {', '.join(missing)} a value in params:", "search", missing[0])
     return T.active_params(space, lambda p: values[p.name])
 
 

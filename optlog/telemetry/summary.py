@@ -17,7 +17,7 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 from optlog.core.diagnosis import diagnose, same, stored
-from optlog.core.numfmt import fmt_num, fmt_seconds
+from optlog.core.numfmt import fmt_num, fmt_seconds, plural
 from optlog.needs import ServiceContext
 from optlog.store.runrows import labels_metrics
 from optlog.store.runrows import run as run_row
@@ -235,7 +235,7 @@ def run_telemetry(ctx: ServiceContext, run_id: int, metrics: dict[str, float]) -
     fields: dict[str, Any] = {}
     if cols:
         n = max(len(c.get(TIME_FIELD, [])) for c in cols.values())
-        lines.append(f"telemetry: {len(cols)} GPU(s), {n} samples each")
+        lines.append(f"telemetry: {plural(len(cols), 'GPU')}, {n} samples each")
         for f in SHOW:
             series = [c[f] for c in cols.values() if f in c]
             if not series:

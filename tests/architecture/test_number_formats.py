@@ -94,3 +94,42 @@ def test_the_check_sees_each_kind_of_inline_format() -> None:
     assert sorted(s for _, s in seen) == sorted([".1f", ",", ".2g", "+.0%", "g", ">10.4g", ".9g", ".3f", ".2f", "%.1f"])
     assert inline_formats('a = f"{name:<10} {n:>3} {i:02d} {h:x} {k:{w}}"\n') == []
     assert inline_formats(f'a = f"a >= b * {{k:.6g}}"  {MARK}: an expression\n') == []
+
+
+_HEDGED_PLURAL = re.compile(r"[A-Za-z]\(s\)")
+
+
+def hedged_plurals(source: str) -> list[tuple[int, str]]:
+    """(line, text) of each `run(s)` in the text of an f-string or string a person reads (issue 44):
+    a count's noun agrees with it (`numfmt.plural`), never `1 of 6 run(s)`."""
+    out = []
+    for n in ast.walk(ast.parse(source)):
+        if isinstance(n, ast.JoinedStr):
+            for v in n.values:
+                if isinstance(v, ast.Constant) and isinstance(v.value, str) and _HEDGED_PLURAL.search(v.value):
+                    out.append((n.lineno, v.value))
+    return out
+
+
+def test_no_hedged_plural_in_human_text() -> None:
+    found = {}
+    for p in sorted((ROOT / "optlog").rglob("*.py")):
+        if hits := hedged_plurals(p.read_text(encoding="utf-8")):
+            found[p.relative_to(ROOT).as_posix()] = hits
+    assert not found, f"say the count with numfmt.plural (`3 runs`, `1 run`), not `run(s)`: {found}"
+    assert hedged_plurals('a = f"{n} run(s) left"\n') and not hedged_plurals('a = f"{plural(n, \'run\')} left"\n')
+
+
+def test_console_figures_read_as_the_tables_do() -> None:
+    """A measured figure in a console line or a note: the tables' style with its unit, never
+    scientific notation (`output_throughput=1.39e+04`), never a bare fraction that reads as bytes."""
+    from optlog.core.numfmt import fmt_measured, plural
+
+    assert fmt_measured("output_throughput", 13_897.3) == "output_throughput=13,897 tok/s"
+    assert fmt_measured("active_params", 2.681e8) == "active_params=268,100,000 parameters"
+    assert fmt_measured("param_bytes", 0.9198) == "param_bytes=0.92 bytes/parameter"
+    assert fmt_measured("kv_bytes_per_token", 114688) == "kv_bytes_per_token=114,688 bytes/token"
+    for v in (1.5e-3, 0.9198, 7.0, 13_897.3, 2.681e8, 9.9e14):
+        assert "e+" not in fmt_measured("x", v) and "e-" not in fmt_measured("x", v), v
+    assert (plural(1, "run"), plural(6, "run"), plural(1200, "run"), plural(None, "CPU")) == \
+        ("1 run", "6 runs", "1,200 runs", "None CPUs")

@@ -327,7 +327,7 @@ def test_fresh_clone_rebuilds_plans_from_front_matter(ws, make_ws):
     subprocess.run(["git", "clone", "-q", str(ws.root), str(clone.root)], check=True, env=clone.env)
     assert not (clone.root / ".optlog").exists()
     res = clone.cli("plan", "list", "--json")
-    assert "rebuilt 3 plan record(s)" in res.err
+    assert "rebuilt 3 plan records" in res.err
     assert res.json == original
     before = clone.commits()
     assert clone.j("plan", "render")["commit"] is None

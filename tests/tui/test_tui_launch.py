@@ -94,7 +94,7 @@ def test_overview_shows_a_running_study_its_trials_and_best_so_far(ws, monkeypat
                                                            _static(app, "#overview-launch")), 30)
                 assert ok, _static(app, "#overview-launch")
                 # after the first trial: the best so far, from its first reading
-                best = ("study t: 3 trial(s) (2 complete, 1 running)\nbest so far (first readings):\n"
+                best = ("study t: 3 trials (2 complete, 1 running)\nbest so far (first readings):\n"
                         "  #1 x=2 mode=a → output_throughput=20.0")
                 ok = await _until(pilot, lambda: best in _static(app, "#overview-launch"), 30)
                 assert ok, _static(app, "#overview-launch")

@@ -210,8 +210,8 @@ def test_decode_reads_llamacpp_timings_and_cached_tokens():
 
 @pytest.mark.parametrize("tail, why", [
     (DONE, "without any finish_reason"),                                  # [DONE], no finish_reason
-    (FIN + DONE, "2 of the 5 token(s)"),                                  # early, with ignore_eos
-    (FIN, "2 of the 5 token(s)"),                                         # early, no [DONE] either
+    (FIN + DONE, "2 of the 5 tokens"),                                  # early, with ignore_eos
+    (FIN, "2 of the 5 tokens"),                                         # early, no [DONE] either
 ])
 def test_short_streams_are_failures_with_their_reason(tail, why):
     pieces = [(1.1, tok(" a")), (1.2, tok(" b")), (1.3, tail)]

@@ -139,7 +139,7 @@ def test_steady_counters_are_read_and_the_whole_point_kept_beside_them() -> None
                   "telemetry_steady_s": 5.1, "telemetry_steady_windows": 8}, H200, {})
     assert d.counters["dram_bw_util"] == 59.0 and d.counters["dram_bw_util_run"] == 50.0
     assert d.counters["dram_bw_util_cal"] == pytest.approx(59 * 4850 / 4218)   # ≈ 68 %
-    assert "decode windows" in d.window and "8 window(s), 5.1 s of the 9 s point" in d.window
+    assert "decode windows" in d.window and "8 windows, 5.1 s of the 9 s point" in d.window
     assert "GPM reading averages" not in d.window
     # GPM windows as long as the phase (the H200 GEMM probe with the default 10 s): said, not hidden
     coarse = diagnose({**C1, "dram_bw_util_steady": 59.0, "telemetry_steady_s": 2.0, "telemetry_steady_windows": 0,

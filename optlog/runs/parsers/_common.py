@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
-from optlog.core.numfmt import fmt_sig, fmt_written
+from optlog.core.numfmt import fmt_sig, fmt_written, plural
 from optlog.errors import BadInput
 
 CANONICAL = (
@@ -347,7 +347,7 @@ def settle(r: ParsedResult) -> ParsedResult:
         for k in gone:
             del r.metrics[k]
         r.status = "failed"
-        r.notes.append(f"no request completed: a failed run; {len(gone)} latency/throughput value(s) the tool "
+        r.notes.append(f"no request completed: a failed run; {plural(len(gone), 'latency/throughput value')} the tool "
                        "wrote for it (placeholders) left out")
         return r
     cap = num(r.labels.get("concurrency"))

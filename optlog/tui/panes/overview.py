@@ -14,7 +14,7 @@ from textual.geometry import Size
 from textual.widgets import Static
 
 from optlog.core import views as VW
-from optlog.core.numfmt import fmt_num
+from optlog.core.numfmt import fmt_num, plural
 from optlog.core.spark import sparkline
 from optlog.core.statuses import STATUS_GLYPH, reader_text
 from optlog.core.todos import TODO_MARK
@@ -129,7 +129,7 @@ def study_lines(st: dict[str, Any] | None) -> list[str]:
     if not st:
         return []
     states = ", ".join(f"{n} {k}" for k, n in sorted(st["states"].items(), key=lambda kv: (kv[0] != "complete", kv[0])))
-    out = [f"study {st['study']}: {st['trials']} trial(s)" + (f" ({states})" if states else "")]
+    out = [f"study {st['study']}: {plural(st['trials'], 'trial')}" + (f" ({states})" if states else "")]
     objs = st.get("objectives") or []
     best = st.get("best") or []
     if not best:
