@@ -3,8 +3,12 @@
 
 from __future__ import annotations
 
+import importlib
+import shlex
 from typing import Any
 
+from optlog import api
+from optlog.api import verb as V
 from optlog.core.hypothesis import STATUS_GLYPH
 from optlog.core.numfmt import fmt_num  # noqa: F401  (the verbs take it from here)
 from optlog.core.views import kv  # noqa: F401  (the verbs take it from here; the dashboard uses it too)
@@ -50,8 +54,6 @@ _ARG_NAMES = {"HYP": "hypothesis", "[HYP]": "hypothesis"}  # as the MCP face nam
 def _arg_name(p: Any) -> set[str]:
     """The names a suggested call may give a verb parameter: its own, and the agent's (the MCP
     face's: a positional is named after its metavar, an option after its long flag)."""
-    from optlog.api import verb as V
-
     names = {p.name}
     if isinstance(p.spec, V.Arg):
         mv = p.spec.metavar or ""
@@ -66,12 +68,6 @@ def command_line(call: str, arguments: dict[str, Any]) -> str:
     arguments) as the command a person types: `optlog plan add TITLE --needs h --gain 10-30%`.
     A value of "…" is a placeholder, said as the parameter's name (TITLE); a list repeats its
     option; a value is quoted only where a shell needs it."""
-    import importlib
-    import shlex
-
-    from optlog import api
-    from optlog.api import verb as V
-
     words = tuple(call.split("_"))
     if words[0] in api.NOUNS:
         importlib.import_module(api.NOUNS[words[0]])
