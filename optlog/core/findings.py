@@ -12,16 +12,18 @@ plain data out.
 from __future__ import annotations
 
 from collections import Counter
+from statistics import median
 from typing import Any
 
 from optlog.core import labels as L
 from optlog.core import posthoc as PH
 from optlog.core import runtable as RT
 from optlog.core.comparable import FLAG_KEYS, IGNORED_KEYS
-from optlog.core.numfmt import fmt_score, fmt_verdict
+from optlog.core.numfmt import fmt_num, fmt_score, fmt_verdict
 from optlog.core.plans import gain_cell
 from optlog.core.report import LOAD_POINT_LABELS, RUN_GROUP_GAP_S, gap_s, group_names, selector_name_one
 from optlog.core.statuses import reader_text
+from optlog.core.units import unit
 
 TOP_PLANS = 3
 VALUES_SHOWN = 5
@@ -149,8 +151,40 @@ def _launch_groups(runs: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     return list(groups.values())
 
 
-def measured_line(runs: list[dict[str, Any]], machines: dict[str, str], specs: dict[int, str]) -> str:
-    """One launch (or block of recorded runs) in a line: what varied, how many repeats, where."""
+# the figure a line of "What was measured" gives when no prediction on its runs names one
+KEY_METRICS = ("output_throughput", "total_token_throughput", "request_throughput", "median_ttft_ms")
+
+
+def _key_metric(runs: list[dict[str, Any]], wanted: list[str]) -> str | None:
+    have = {m for r in runs if r.get("status") == "succeeded" for m in (r.get("metrics") or {})}
+    return next((m for m in [*wanted, *KEY_METRICS] if m in have), None)
+
+
+def _levels(runs: list[dict[str, Any]], keys: list[str], metric: str) -> str:
+    """`output_throughput (median): 13,200 tok/s at parallel=1, 13,900 tok/s at parallel=4`: the
+    absolute numbers of each level (the median of its succeeded, valid runs), with the unit."""
+    u = unit(metric)
+    by: dict[tuple[str, ...], list[float]] = {}
+    for r in runs:
+        v = (r.get("metrics") or {}).get(metric)
+        if r.get("status") == "succeeded" and not r.get("invalidated") and isinstance(v, (int, float)):
+            by.setdefault(tuple(L.canonical(r["labels"].get(k)) for k in keys), []).append(float(v))
+    if not by:
+        return ""
+    order = sorted(by, key=lambda t: tuple(L.sort_key(x) for x in t))
+    said = [fmt_num(median(by[t])) + (f" {u}" if u else "")
+            + (" at " + ", ".join(f"{k}={x}" for k, x in zip(keys, t)) if keys else "") for t in order[:VALUES_SHOWN]]
+    more = f", … ({len(order)} levels)" if len(order) > VALUES_SHOWN else ""
+    return f"; {metric} (median): {', '.join(said)}{more}"
+
+
+def measured_line(runs: list[dict[str, Any]], machines: dict[str, str], specs: dict[int, str],
+                  status: dict[str, str] | None = None, metrics: dict[str, list[str]] | None = None) -> str:
+    """One launch (or block of recorded runs) in a line: what varied, how many repeats, where, the
+    absolute numbers of its levels (the key metric's median at each, with its unit) and the
+    hypotheses it was run for with their status now (`status`; `metrics`: the metrics each
+    hypothesis's predictions read, the first measured is the key one). Never "evidence for" a
+    hypothesis: the runs may have falsified it (issue 44)."""
     first = runs[0]
     lid = first.get("launch_id")
     head = f"launch {lid}" + (f" ({specs[lid]})" if lid in specs else "") if lid is not None else (
@@ -188,8 +222,12 @@ def measured_line(runs: list[dict[str, Any]], machines: dict[str, str], specs: d
     mark = "".join(f"; {c} of them overlapped another launch" if m == "concurrent" else f"; {c} of them measured under load"
                    for m, c in sorted(marks.items()))
     hyps = sorted({r["hypothesis"] for r in runs if r.get("hypothesis")})
-    ev = f" → evidence for {', '.join(hyps)}" if hyps else ""
-    return (f"{head}: {n}{what}" + (f", {rep}" if rep else "") + (f" ({', '.join(ident)})" if ident else "") + f"{where}{mark}{ev}")
+    st = status or {}
+    ev = (" → run for " + ", ".join(f"{h} (now {st[h]})" if h in st else h for h in hyps)) if hyps else ""
+    key = _key_metric(runs, [m for h in hyps for m in (metrics or {}).get(h, [])])
+    nums = _levels(runs, keys, key) if key else ""
+    return (f"{head}: {n}{what}" + (f", {rep}" if rep else "") + (f" ({', '.join(ident)})" if ident else "")
+            + f"{where}{nums}{mark}{ev}")
 
 
 # ---------------------------------------------------------------- the whole section
@@ -229,7 +267,10 @@ def findings(docs: dict[str, Any], runs: list[dict[str, Any]], plans: list[dict[
         q = f"{hid}: {_get(d, 'title')}" + (f" (pivot from {par})" if par else "")
         q += f", predicting {expects}" if expects else ", no prediction yet"
         questions.append(q)
-    measured = [measured_line(g, machines or {}, specs or {}) for g in _launch_groups(runs)]
+    status = {h: str(docs[h].effective_status() if hasattr(docs[h], "effective_status") else _get(docs[h], "status"))
+              for h in docs}
+    reads = {h: [m for p in _get(docs[h], "predictions") or [] for m in [_get(p, "metric")] if m] for h in docs}
+    measured = [measured_line(g, machines or {}, specs or {}, status, reads) for g in _launch_groups(runs)]
     decided = [s for s in (verdict_sentence(h, docs[h]) for h in order) if s]
     for a, b in sorted({tuple(sorted((h, r))) for h in order for r in _get(docs[h], "rivals") or [] if r in docs}):
         sa, sb = docs[a].effective_status(), docs[b].effective_status()

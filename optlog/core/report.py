@@ -172,7 +172,7 @@ def timeline(docs: dict[str, Any], runs: list[dict[str, Any]], notes: list[dict[
         if lab:
             txt += f": {lab}"
         if hyps:
-            txt += f" → evidence for {', '.join(hyps)}"
+            txt += f" → run for {', '.join(hyps)}"  # not "evidence for": they may have falsified it
         out.append({"at": pending[0]["created_at"], "kind": "runs", "text": txt, "by": None, "run_ids": ids})
         pending.clear()
 

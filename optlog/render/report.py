@@ -341,7 +341,9 @@ def _relation(pl: dict[str, Any], shown: dict[Any, str]) -> list[str]:
                 f" (n={r['n']}, {fmt_value(r['min'])}–{fmt_value(r['max'])})" if r["n"] > 1 else " (n=1)"))
         rows.append(row)
     out.append(md.table(header, rows, ["r" if rel["numeric"] else "l"] + ["r"] * len(groups)))
-    out.append(md.inline("Each cell: the median of the runs, their number n and their spread (min–max)."))
+    out.append(md.inline("Each cell: the median of the runs, their number n and their spread (min–max). The "
+                         "verdict's figure is computed from every run (a ratio: of the groups' geometric means), "
+                         "not from these medians, so the two differ when the runs spread."))
     return out
 
 
