@@ -46,3 +46,40 @@ def test_the_text_says_rerun_not_vary(ws):
     _rivals(ws, 10.0 * 2 ** 0.36)
     out = ws.cli("next", "scales").out
     assert "best: re-run the loaded cells (quiet" in out and "vary None" not in out, out
+
+
+def test_a_launched_rerun_spec_names_the_loaded_cells_and_waits_for_quiet(ws):
+    """Runs of a real launch flagged loaded (a GPU process other than the run's, from optlog's fake
+    NVML: deterministic), one quiet repeat launched beside them: the spec re-runs the loaded launch and
+    says to wait for a quiet machine."""
+    import json
+    import sys
+
+    import yaml
+
+    fake = json.dumps({"gpus": [{"uuid": "GPU-aaaa", "processes": [{"pid": 999999, "used_mib": 512}]}]})
+    cfg = ws.root / "optlog.yaml"
+    d = yaml.safe_load(cfg.read_text()) or {}
+    d["host_load"] = {"gpu_processes": True, "min_cpu_share": None}
+    cfg.write_text(yaml.safe_dump(d, sort_keys=False))
+    cmd = (f"{sys.executable} -m optlog.probes.gemm --m {{{{ m }}}} --k 32 --n 32 --dtype fp32 --device cpu "
+           "--repeats 1 --output {{ out }}/result.json")
+    (ws.root / "runs" / "g.yaml").write_text(yaml.safe_dump(
+        {"name": "g", "bench": {"cmd": cmd, "parser": "probe"}, "matrix": {"m": [8, 64]}}, sort_keys=False))
+    loaded = ws.j("run", "launch", "runs/g.yaml", "--set", "repeats=2", env={"OPTLOG_FAKE_NVML": fake})
+    ws.j("run", "launch", "runs/g.yaml")
+    flagged = {r["id"] for r in loaded["runs"]}
+    assert all(ws.j("run", "show", str(i))["labels"].get("loaded") == "true" for i in flagged), flagged
+    ws.cli("hyp", "add", "big m is faster", "--id", "big")
+    ws.cli("hyp", "add", "big m is no faster", "--id", "same", "--rival", "big")
+    ws.cli("predict", "big", "--expect", "a > b * 2", "--metric", "flops", "--a", "m=64", "--b", "m=8")
+    ws.cli("predict", "same", "--expect", "a < b * 1.2", "--metric", "flops", "--a", "m=64", "--b", "m=8")
+    e = ws.j("next", "big")["pairs"][0]
+    best = e["candidates"][0]
+    assert best["source"] == "quiet" and best["rerun"]["launches"] == [f"L{loaded['launch']}"], best
+    assert e["spec"] == "runs/next-big.yaml", e
+    text = (ws.root / e["spec"]).read_text()
+    assert f"--when-quiet {best['rerun']['when_quiet']}" in text and "m=8; m=64" in text, text
+    assert sorted(best["rerun"]["runs"]) == sorted(flagged), best
+    # the written spec plans as it is: both cells, the repeats proposed
+    assert ws.j("run", "launch", e["spec"], "--dry-run")["runs"] == 2 * best["repeats"]
