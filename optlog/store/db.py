@@ -239,7 +239,7 @@ def _check_integrity(path: Path) -> None:
 
 
 # the change counters each kind of write bumps (see `Database.write`)
-COUNTERS: dict[str, frozenset[int]] = {"all": frozenset({1, 2, 3}), "index": frozenset({1, 2}),
+COUNTERS: dict[str, frozenset[int]] = {"all": frozenset({1, 2, 3}), "index": frozenset(),
                                        "todos": frozenset({1}), "derived": frozenset()}
 EVIDENCE_COUNTER = 3
 
@@ -328,11 +328,13 @@ class Database:
 
         `touches` says what the write may change, so that what does not depend on it stays valid
         (issue 47): "all" (the default: anything), "index" (the hypothesis index, derived from the
-        files), "todos" (the todo list only), "derived" (a memo derived from the rest, e.g. which
-        verdicts are due: bumps nothing). The counters (`COUNTERS`): 1 moves on every write but a
-        derived one (`change_token`, the read cache of `status` and `todo list`); 2 on every write
-        but a todo list's (the read cache of `hypothesis list` and `run list`); 3 on every write
-        that may change the evidence (`service.verdicts.due` keeps what is due under it).
+        files, which every watcher stats itself: bumps nothing, so the read that indexed a changed
+        file still stores its document in the read cache), "todos" (the todo list only),
+        "derived" (a memo derived from the rest, e.g. which verdicts are due: bumps nothing). The
+        counters (`COUNTERS`): 1 moves on every write but a derived one (`change_token`, the read
+        cache of `status` and `todo list`); 2 on every write but a todo list's (the read cache of
+        `hypothesis list` and `run list`); 3 on every write that may change the evidence
+        (`service.verdicts.due` keeps what is due under it).
 
         Re-entrant within a thread: a write opened inside another (a verdict that holds the write
         lock while it judges and commits, see `exclusive`) is a savepoint of the outer one, which
