@@ -90,7 +90,7 @@ def test_overview_shows_a_running_study_its_trials_and_best_so_far(ws, monkeypat
             try:
                 seen = {}
                 # a trial under way: the study, its trials by state
-                ok = await _until(pilot, lambda: re.search(r"study t: \d trial\(s\) \(.*1 running",
+                ok = await _until(pilot, lambda: re.search(r"study t: \d trials? \(.*1 running",
                                                            _static(app, "#overview-launch")), 30)
                 assert ok, _static(app, "#overview-launch")
                 # after the first trial: the best so far, from its first reading
