@@ -582,8 +582,7 @@ def roofline_candidates(h: Hyp, o: Hyp, runs: dict[int, RunRow], ceilings: dict[
                 span = lambda x: float(x) / float(L.as_number(ref) or 1.0)  # noqa: E731
                 also = _other_batch(axis, [runs[i] for i in ids], levels)
                 if also:
-                    note += "; " + ", ".join(f"{k} raised to {v[0]} so that it does not cap the batch"
-                                             for k, v in also.items())
+                    note += "; " + ", ".join(raised_text(k, v) for k, v in also.items())
             else:
                 splits = [split_of(v) for v in vals]
                 if any(s is None for s in splits):
@@ -621,6 +620,11 @@ def roofline_candidates(h: Hyp, o: Hyp, runs: dict[int, RunRow], ceilings: dict[
         notes.append(f"no label their selectors vary is an axis the roofline reads (a batch such as concurrency or "
                      f"slots, a tensor-parallel split): vary one to tell {bh} from {bo}")
     return out, notes
+
+
+def raised_text(k: str, vals: list[Any]) -> str:
+    """How a candidate says it raises another batch-like axis with its own (`also`)."""
+    return f"{k} raised to {vals[0]} so that it does not cap the batch"
 
 
 def _other_batch(axis: str, runs: list[RunRow], levels: list[Any]) -> dict[str, list[Any]]:

@@ -65,6 +65,7 @@ def analyse(ctx: Ctx, hid: str | None = None, *, write: bool = True) -> document
             e["spec"], e["spec_note"] = (None, "not written (--no-write)")
             if write:
                 e["spec"], e["spec_note"], cost = _write_spec(ctx, e["hypothesis"], e["other"], best, ev)
+                e["candidates"][0] = best.as_dict()  # what the checks changed in it (an axis not raised)
                 if cost is not None:
                     e["cost"] = cost
         out.append(e)
@@ -139,10 +140,12 @@ def _write_spec(ctx: Ctx, hid: str, other: str, best: D.Candidate,
         params.pop(axis, None)
         data["params"] = params
         matrix[axis] = levels
-    for k, vals in best.also.items():  # an axis that would cap the new levels (concurrency beside slots)
+    for k, vals in list(best.also.items()):  # an axis that would cap the new levels (concurrency beside slots)
         if not P.reads(data, k):  # only a label: raising it would be a false note (issue 45)
             notes.append(f"{k} not raised: no server or bench placeholder reads it (the workload check below "
                          "says whether the bench fills the batch)")
+            best.also.pop(k)
+            best.why = best.why.replace(D.raised_text(k, vals), f"{k} not raised (no command reads it)")
             continue
         if k in matrix or not any(k in inc for inc in include):
             matrix[k] = vals

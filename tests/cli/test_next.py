@@ -194,12 +194,15 @@ def test_the_written_spec_does_what_its_notes_say(fresh):
         ctx.close()
     (e,) = doc["pairs"]
     best = e["candidates"][0]
-    assert best["axis"] == "parallel" and best["levels"] == [4, 8] and best["also"] == {"concurrency": [8]}, best
+    assert best["axis"] == "parallel" and best["levels"] == [4, 8], best
     rel = e["spec"]
     assert rel, e["spec_note"]
     spec = yaml.safe_load((fresh / rel).read_text())
     assert spec["matrix"] == {"parallel": [1, 4, 8]}, spec  # no label-only concurrency axis
     assert "concurrency not raised: no server or bench placeholder reads it" in e["spec_note"]
+    # and nothing says it was: not the candidate, not the spec's header (the false note)
+    assert "concurrency" not in e["candidates"][0].get("also", {})
+    assert "raised to" not in e["candidates"][0]["why"] and "raised to" not in (fresh / rel).read_text()
     assert spec["bench"]["cmd"].endswith("--num-prompts 16")  # the same workload at every level: comparable runs
     assert "the bench command changed: its --num-prompts was {{ num_prompts }}, now 16 at every point" in e["spec_note"]
     points = plan(load_spec(fresh / rel, rel), {})
