@@ -42,6 +42,7 @@ from optlog.core.diagnosis import estimate_work
 from optlog.core.numfmt import fmt_verdict
 from optlog.core.units import higher_is_better
 from optlog.core.statuses import told_apart
+from optlog.errors import param
 from optlog.core.verdict import RunRow, comparison_key, hypothesis_status, invert, quiet_text, region_of
 
 # ---------------------------------------------------------------- vocabularies (one place)
@@ -714,7 +715,7 @@ def quiet_candidates(h: Hyp, o: Hyp, runs: dict[int, RunRow]) -> list[Candidate]
         return []
     launches = sorted({n for i in loaded if i in runs and (n := runs[i].launch) is not None})
     text = ("; ".join(why) + f": re-run the loaded cells ({cell_text(cells)}) on a quiet machine first "
-            f"(optlog run launch … --when-quiet {QUIET_WAIT_S})")
+            f"(run launch with {param('when_quiet', str(QUIET_WAIT_S))})")
     return [Candidate("quiet", None, [], [], min(repeats, MAX_REPEATS), {}, 0.0, text,
                       runs=sorted(loaded),
                       rerun={"runs": sorted(loaded), "cells": cells, "launches": [f"L{n}" for n in launches],

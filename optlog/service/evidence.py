@@ -285,7 +285,7 @@ def runs_doc(ctx: Ctx, *, status: str | None = None, hypothesis: str | None = No
         doc = runs_page(ctx, status=status, hypothesis=hypothesis, labels=labels, limit=LIMITS.list_page,
                         offset=offset, newest=order == "newest", since=since, launch=launch, count=True)
         ctx.notice(f"showing {fmt_count(len(doc['runs']))} of {fmt_count(doc['total'])} runs ({order} first, from "
-                   f"{offset}): --offset {doc['next_offset']} for the next page, --limit N for more at once")
+                   f"{offset}): {param('offset', str(doc['next_offset']))} for the next page, {param('limit', 'N')} for more at once")
     doc["runs"] = envelope.select(doc["runs"], fields)
     return cast(documents.RunList, doc)
 

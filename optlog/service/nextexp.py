@@ -24,7 +24,7 @@ from optlog.core import modelfacts as MF
 from optlog.core import proposal as P
 from optlog.core import verdict as V
 from optlog.core.timeutil import parse_iso
-from optlog.errors import BadInput, OptlogError, not_found
+from optlog.errors import BadInput, OptlogError, not_found, param, plain
 from optlog.runs.spec import load_spec, plan, record_sets
 from optlog.service import documents, evidence, hypotheses, launch_record
 from optlog.service.context import Ctx
@@ -89,7 +89,7 @@ def _write_spec(ctx: Ctx, hid: str, other: str, best: D.Candidate,
     if lid is None and best.source == "quiet":  # re-run the loaded cells (core.discriminate.quiet_candidates)
         return None, ("the evidence was recorded, not launched: no launch to derive a spec from; re-run "
                       f"{D.cell_text(best.rerun.get('cells') or [])} with {best.repeats} repeats on a quiet machine "
-                      f"(run launch --when-quiet {best.rerun.get('when_quiet')} waits for one)"), None
+                      f"(run launch with {param('when_quiet', str(best.rerun.get('when_quiet')))} waits for one)"), None
     if lid is None:
         return None, ("the evidence was recorded, not launched: no launch to derive a spec from; run "
                       f"{best.axis or 'the same points'} = {', '.join(map(str, best.reference + best.levels))} "
@@ -113,8 +113,8 @@ def _write_spec(ctx: Ctx, hid: str, other: str, best: D.Candidate,
     notes = [f"derived from launch L{lid} ({launch_record.DIR}/{d.name})"]
     if best.source == "quiet":  # every point of that launch again; the cells that were loaded are said
         notes.append(f"re-runs every point of launch L{lid}; the loaded cells that decide the outcome: "
-                     f"{D.cell_text(best.rerun.get('cells') or [])}; launch it with --when-quiet "
-                     f"{best.rerun.get('when_quiet')}")
+                     f"{D.cell_text(best.rerun.get('cells') or [])}; launch it on a quiet machine "
+                     f"(the Launch line waits for one up to {best.rerun.get('when_quiet')} s)")
     axis = best.axis
     if axis and not P.reads(data, axis):
         # refused: a matrix axis no command reads would only relabel the same runs
@@ -177,7 +177,8 @@ def _write_spec(ctx: Ctx, hid: str, other: str, best: D.Candidate,
     head += [f"# note: {n}" for n in notes[1:]]
     for h, rows in best.predicted.items():
         head.append(f"# {h} predicts: " + "; ".join(f"{axis}={r['level']}: {r['outcome']}" for r in rows))
-    write_atomic(path, "\n".join(head) + "\n" + dump(data))
+    # a file is read by no face: a parameter a note names reads as its name (the Launch line is the command)
+    write_atomic(path, plain("\n".join(head)) + "\n" + dump(data))
     return rel, "; ".join(notes), (cost.as_dict() | {"text": cost.text()}) if cost is not None else None
 
 

@@ -31,7 +31,7 @@ def test_next_proposes_rerunning_the_loaded_cells_first(ws):
     assert best["source"] == "quiet", e["candidates"]
     assert sorted(best["rerun"]["runs"]) == sorted(ids[2:]), best
     assert {tuple(sorted(c.items())) for c in best["rerun"]["cells"]} == {(("threads", 1),), (("threads", 2),)}, best
-    assert "quiet runs alone" in best["why"] and "--when-quiet" in best["why"], best["why"]
+    assert "quiet runs alone" in best["why"] and "--when-quiet 600" in best["why"], best["why"]
     # the evidence was recorded, not launched: what to run is said, with the wait for a quiet machine
     assert e["spec"] is None and "--when-quiet" in e["spec_note"] and "threads=1" in e["spec_note"], e
 
@@ -83,3 +83,13 @@ def test_a_launched_rerun_spec_names_the_loaded_cells_and_waits_for_quiet(ws):
     assert sorted(best["rerun"]["runs"]) == sorted(flagged), best
     # the written spec plans as it is: both cells, the repeats proposed
     assert ws.j("run", "launch", e["spec"], "--dry-run")["runs"] == 2 * best["repeats"]
+
+
+def test_the_tool_is_told_its_own_spelling(ws, monkeypatch):
+    from tests._face import face, ok
+
+    _rivals(ws, 10.0 * 2 ** 0.36)
+    with face(ws, monkeypatch) as call:
+        e = ok(call("next", {"id": "scales"}))["pairs"][0]
+    assert "when_quiet: 600" in e["candidates"][0]["why"] and "when_quiet: 600" in e["spec_note"], e
+    assert "--when-quiet" not in e["candidates"][0]["why"] + e["spec_note"], e
