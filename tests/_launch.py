@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
+import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -73,19 +76,106 @@ def survivors(marker: str) -> list[tuple[int, str]]:
     return out
 
 
+# ---------------------------------------------------------------- one test's own processes
+# A test that starts launches as processes marks them with a token of its own (CASE_VAR in the
+# workspace's environment, inherited by every process a launch starts), so that what it checks
+# and what it ends are its own processes only: never another test's, never by name. A daemon that
+# cleared its environment is still found by the workspace path in its command line.
+
+CASE_VAR = "OPTLOG_TEST_CASE"
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def mark_case(ws: Any) -> str:
+    """Give `ws` (every CLI call and launch of it) a token of this test's own; returns it."""
+    ws.env[CASE_VAR] = ws.env.get(CASE_VAR) or uuid.uuid4().hex
+    return ws.env[CASE_VAR]
+
+
+def own_processes(ws: Any) -> list[tuple[int, str]]:
+    """Live processes of this test: its token in their environment, or its workspace in their
+    command line (zombies left out)."""
+    token = f"{CASE_VAR}={ws.env.get(CASE_VAR, '-')}".encode()
+    root = str(ws.root)
+    me = os.getpid()
+    out = []
+    for n in os.listdir("/proc"):
+        if not n.isdigit() or int(n) == me:
+            continue
+        try:
+            with open(f"/proc/{n}/stat", "rb") as f:
+                st = f.read().decode()
+            with open(f"/proc/{n}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace")
+            try:
+                with open(f"/proc/{n}/environ", "rb") as f:
+                    env = f.read().split(b"\0")
+            except OSError:
+                env = []
+        except OSError:
+            continue
+        if st[st.rfind(")") + 2:].split()[0] in ("Z", "X"):
+            continue
+        if root in cmd or token in env:
+            out.append((int(n), cmd))
+    return out
+
+
+def assert_none_left(ws: Any, timeout: float = 30.0) -> None:
+    """Nothing this test started is alive (a process being killed gets `timeout` to be gone; on an
+    idle machine the check passes at once)."""
+    deadline = time.monotonic() + timeout
+    while (left := own_processes(ws)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not left, f"processes of the test survived: {left}"
+
+
+def end_own(ws: Any) -> None:
+    """SIGKILL every process of this test, by pid (a test's finaliser: whatever failed, nothing it
+    started outlives it to fail the tests after it)."""
+    for _ in range(3):  # a process forking while it is ended is caught by the next pass
+        left = own_processes(ws)
+        if not left:
+            return
+        for pid, _cmd in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.1)
+
+
+def _as_a_terminal_starts_it(ignore_sigint: bool) -> Any:
+    """preexec_fn: SIGINT, SIGTERM and SIGHUP at their defaults, as a command typed at a terminal
+    gets them, whatever the test runner inherited (a CI runner under nohup ignores SIGHUP, and an
+    ignored SIGHUP is inherited and, by design, stays ignored: docs/launch-safety.md); with
+    `ignore_sigint`, SIGINT ignored as a script's background job (`optlog … &`) gets it."""
+    def pre() -> None:
+        for sig in SIGNALS:
+            signal.signal(sig, signal.SIG_DFL)
+        if ignore_sigint:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return pre
+
+
+def start_launch(ws: Any, *args: str, ignore_sigint: bool = False) -> subprocess.Popen:
+    """`optlog run launch ARGS --json` as a process in a session of its own, its signals as a
+    terminal gives them (see `_as_a_terminal_starts_it`)."""
+    return subprocess.Popen([sys.executable, "-m", "optlog", "run", "launch", *args, "--json"], cwd=ws.root,
+                            env=ws.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, preexec_fn=_as_a_terminal_starts_it(ignore_sigint))
+
+
 class Launch:
     """`optlog run launch ARGS --json` as a process whose stderr is a file, so a test can see it
     waiting (for a lock) while it runs: tests wait for such events, never for a time."""
 
     def __init__(self, ws: Any, *args: str, env: dict[str, str] | None = None) -> None:
-        import subprocess
-        import uuid
-
         self.err_file = Path(ws.root).parent / f"launch-{uuid.uuid4().hex[:8]}.err"
         with open(self.err_file, "w") as err:
             self.p = subprocess.Popen([sys.executable, "-m", "optlog", "run", "launch", *args, "--json"],
                                       cwd=ws.root, env={**ws.env, **(env or {})}, stdout=subprocess.PIPE,
-                                      stderr=err, text=True)
+                                      stderr=err, text=True, preexec_fn=_as_a_terminal_starts_it(False))
 
     @property
     def err(self) -> str:
