@@ -7,7 +7,12 @@ why) and every other one as usual, by `verdict`, `verdict --all`, `next`, `statu
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+from pathlib import Path
+
+import yaml
 
 from tests._verdicts import seed_runs
 
@@ -116,3 +121,57 @@ def test_every_number_is_checked_where_it_enters(ws):
     # template arithmetic past 64 bits
     (ws.root / "runs" / "t.yaml").write_text("name: t\nbench:\n  cmd: 'echo {{ (999999 ** 64) }}'\n")
     _refused(ws, "run", "launch", "runs/t.yaml", file="runs/t.yaml", line=3, says="out of range")
+
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures"
+GEN = FIX / "peers" / "generated"
+
+
+def _csv_with(src: Path, row: int, col: int, value: str) -> str:
+    """`src`'s CSV with the cell at (row, col) (0-based) replaced; its text."""
+    rows = list(csv.reader(io.StringIO(src.read_text())))
+    rows[row][col] = value
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    return out.getvalue()
+
+
+def _yaml_with(src: Path, key: str, value: str) -> tuple[str, int]:
+    """`src`'s JSON as YAML with the first `key:` line's value replaced by the plain scalar `value`;
+    the text and that line."""
+    lines = yaml.safe_dump(json.loads(src.read_text()), sort_keys=False, width=10000).splitlines()
+    n = next(i for i, t in enumerate(lines) if t.strip().startswith(f"{key}:") and t.split(":", 1)[1].strip())
+    lines[n] = lines[n].split(":", 1)[0] + ": " + value
+    return "\n".join(lines) + "\n", n + 1
+
+
+def test_a_numeral_past_the_largest_double_is_refused_by_every_result_reader(ws):
+    """Only JSON refused `1e400` (it read as inf, and `finite()` dropped the metric without a word):
+    every reader — AIPerf's CSV and its aggregate CSV, GuideLLM's CSV and YAML, llama-bench's and
+    llama-batched-bench's tables, a number written as JSON text — refuses it with the file, the line
+    and the field, exit 2, nothing written."""
+    md = (FIX / "real" / "llama-bench" / "local-cpu-gemma3-270m.md").read_text()
+    batched = (FIX / "real" / "llama-batched-bench" / "dgx-spark-gpt-oss-20b.cut.md").read_text()
+    g_yaml, g_line = _yaml_with(GEN / "guidellm-A-c1.json", "duration", "1e400")
+    cases = {  # file -> (text, format, line, a word of the field)
+        "a.csv": (_csv_with(GEN / "aiperf-A-c1.csv", 1, 1, "1e400"), "aiperf", 2, "avg"),
+        "agg.csv": (_csv_with(FIX / "real" / "aiperf" / "sweep-0.13.0" / "concurrency_1" /
+                              "profile_export_aiperf_aggregate.cut.csv", 2, 1, "-1E+400"), "aiperf", 3, "mean"),
+        "g.csv": (_csv_with(GEN / "guidellm-A-c1.csv", 3, 16, "1e400"), "guidellm", 4, "Duration"),
+        "g.yaml": (g_yaml, "guidellm", g_line, "duration"),
+        "t.md": (md.replace("195.59 ± 0.72", "1e400 ± 0.72"), "llama-bench", 3, "t/s"),
+        "b.md": (batched.replace("1369.01", "1e400", 1), "llama-batched-bench", 5, "S_PP t/s"),
+        "s.json": ('{"output_throughput": "1e400", "duration": 10, "max_concurrency": 1}\n', "sglang", 1,
+                   "output_throughput"),
+    }
+    for name, (text, fmt, line, fld) in cases.items():
+        (ws.root / name).write_text(text)
+        for given in ((), ("--format", fmt)):
+            err = _refused(ws, "run", "import", name, *given, file=name, line=line, says="past the largest number")
+            assert fld in (err.get("field") or ""), (name, err)
+    assert ws.j("run", "list")["runs"] == []
+    # the word inf and numbers near the largest double are values, not typos
+    (ws.root / "ok.json").write_text('{"output_throughput": 1.7976931348623157e308, "request_rate": "inf", '
+                                     '"duration": 1, '
+                                     '"max_concurrency": 1}\n')
+    ws.cli("run", "import", "ok.json", "--format", "sglang")

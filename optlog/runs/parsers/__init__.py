@@ -30,7 +30,7 @@ from optlog.errors import BadInput, param
 from optlog.paths import read_regular
 from optlog.runs.parsers import (aiperf, generic, guidellm, llama_bench, llmperf, optlog_fmt, probe, sglang, sglang_one_batch,
                                  vllm, vllm_offline)
-from optlog.runs.parsers._common import CANONICAL, Doc, ParsedResult, settle
+from optlog.runs.parsers._common import CANONICAL, Doc, ParsedResult, PastDouble, refuse, settle
 
 __all__ = ["CANONICAL", "FORMATS", "ParsedResult", "detect_format", "parse_bytes", "parse_result", "select_result_files",
            "unique"]
@@ -218,7 +218,10 @@ def read_file(p: Path) -> bytes:
 def parse_bytes(path: str, data: bytes, parser: str | None = None, key_map: dict[str, str] | None = None) -> list[ParsedResult]:
     fmt = canonical_format(parser) if parser else detect_format(path, data)
     doc = Doc(path=path, data=data, key_map=dict(key_map or {}))
-    out = FORMATS[fmt][0](doc)
+    try:
+        out = FORMATS[fmt][0](doc)
+    except PastDouble as e:  # a numeral past the largest double, wherever a reader met it (issue 42)
+        raise refuse(e, fmt, path, doc.text) from None
     if not out:
         raise BadInput(f"{fmt}: no result in the file", file=path)
     return [settle(r) for r in out]

@@ -9,6 +9,7 @@ import hashlib
 import json
 import math
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
@@ -116,6 +117,8 @@ def num(v: Any) -> float | None:
     """A finite-or-infinite float from a JSON value (numbers, numeric strings, "inf"); None otherwise."""
     if isinstance(v, bool) or v is None:
         return None
+    if isinstance(v, int) and abs(v) > sys.float_info.max:
+        raise PastDouble(str(v) if v.bit_length() < 4000 else "")  # (a YAML whole number of 309+ digits)
     if isinstance(v, (int, float)):
         f = float(v)
     elif isinstance(v, str):
@@ -124,6 +127,8 @@ def num(v: Any) -> float | None:
             return math.inf
         if s in ("-inf", "-infinity"):
             return -math.inf
+        if past_double(s):  # a numeral no double holds: a typo or worse, never a silent inf
+            raise PastDouble(v.strip())
         try:
             f = float(s)
         except ValueError:
@@ -150,40 +155,151 @@ def arr(d: dict[str, Any], key: str) -> list[Any]:
     return v if isinstance(v, list) else []
 
 
-class _PastDouble(ValueError):
-    """A JSON numeral past the largest double (`1e400`): Python reads it as inf, and the import
-    used to drop the metric silently (issue 42). Refused with the file and line."""
+# a decimal numeral as result files write them (JSON, CSV cells, YAML scalars, table cells)
+_NUMERAL = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+_LEADING_NUMERAL = re.compile(r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)")
 
-    def __init__(self, token: str) -> None:
+
+class PastDouble(ValueError):
+    """A numeral past the largest double (`1e400`, `-1E+400`): Python reads it as inf, and the
+    readers used to drop the metric silently (issue 42). Every reader refuses it with the file,
+    the line and the field (`refuse`); the words inf and infinity stay what they say."""
+
+    def __init__(self, token: str, line: int | None = None, field_: str | None = None) -> None:
         super().__init__(token)
-        self.token = token
+        self.token, self.line, self.field = token, line, field_
+
+
+def past_double(token: str) -> bool:
+    """`token` is a decimal numeral whose value no double holds."""
+    s = token.strip()
+    if not _NUMERAL.fullmatch(s):
+        return False
+    return math.isinf(float(s))
+
+
+def check_numeral(text: str, line: int | None = None, field_: str | None = None, *, leading: bool = False) -> None:
+    """PastDouble when `text` (or, with `leading`, the numeral it begins with: `1e400 ± 0.72`) is
+    a numeral past the largest double."""
+    m = _LEADING_NUMERAL.match(text) if leading else None
+    token = m.group(1) if m else text.strip()
+    if past_double(token):
+        raise PastDouble(token, line, field_)
+
+
+def refuse(e: PastDouble, parser: str, path: str, text: str | None = None) -> BadInput:
+    """The error for a numeral past the largest double: the file, its line (found in `text` when
+    the reader did not know it) and field."""
+    line, fld = e.line, e.field
+    if line is None and text is not None and e.token:
+        m = re.search(rf"(?<![\w.]){re.escape(e.token)}(?![\w.])", text)
+        if m:
+            line = text.count("\n", 0, m.start()) + 1
+            if fld is None:  # the key the line names (`"key": 1e400`, `key: "1e400"`)
+                k = re.search(r"[\"']?([\w.\-/ ]+?)[\"']?\s*[:=]\s*[\"']?$", text[text.rfind("\n", 0, m.start()) + 1:m.start()])
+                fld = k.group(1).strip() if k else None
+    shown = e.token if len(e.token) <= 40 else e.token[:20] + "…"
+    return BadInput(f"{parser}: {shown} is past the largest number optlog computes with (about 1.8e308)",
+                    file=path, line=line, field=fld)
 
 
 def _finite_float(token: str) -> float:
     f = float(token)
     if math.isinf(f):
-        raise _PastDouble(token)
+        raise PastDouble(token)
     return f
 
 
 def _bounded_int(token: str) -> int:
     n = int(token)
     if len(token.lstrip("-")) > 308 and math.isinf(num(token) or 0.0):
-        raise _PastDouble(token)
+        raise PastDouble(token)
     return n
 
 
-def loads(text: str, parser: str, path: str, line: int | None = None) -> Any:
+def loads(text: str, parser: str, path: str, line: int | None = None, field_: str | None = None) -> Any:
     """`json.loads` under the number rule: a numeral past the largest double is refused (file, line),
     while the bare Infinity and NaN some tools write (SGLang) stay what they say."""
     try:
         return json.loads(text, parse_float=_finite_float, parse_int=_bounded_int)
-    except _PastDouble as e:
+    except PastDouble as e:
         at = text.find(e.token)
         n = (line or 1) + (text.count("\n", 0, at) if at >= 0 else 0)
-        shown = e.token if len(e.token) <= 40 else e.token[:20] + "…"
-        raise BadInput(f"{parser}: {shown} is past the largest number optlog computes with (about 1.8e308)",
-                       file=path, line=n) from None
+        raise refuse(PastDouble(e.token, n, field_), parser, path) from None
+
+
+def csv_rows(doc: Doc, parser: str, heads: int = 1) -> list[list[str]]:
+    """The rows of a CSV file, every cell under the number rule: a numeral past the largest double
+    is refused with its line and its column's name (the `heads` header rows of its table: the
+    first rows, or the first after a blank one) after its row's name."""
+    import csv
+    import io
+
+    rows: list[list[str]] = []
+    reader = csv.reader(io.StringIO(doc.text))
+    head: list[list[str]] = []
+    start = 1
+    for r in reader:
+        if not any(c.strip() for c in r):
+            head = []
+        else:
+            if len(head) < heads:
+                head.append(r)
+            for i, c in enumerate(r):
+                if past_double(c):
+                    names = [h[i].strip() for h in head if i < len(h) and h[i].strip()]
+                    name = " / ".join(dict.fromkeys(names)) or f"column {i + 1}"
+                    first = r[0].strip()
+                    row = first if i > 0 and first and not _NUMERAL.fullmatch(first) and r not in head else ""
+                    raise refuse(PastDouble(c.strip(), start, f"{row}: {name}" if row else name), parser, doc.path)
+        rows.append(r)
+        start = reader.line_num + 1
+    return rows
+
+
+def load_yaml(doc: Doc, parser: str) -> Any:
+    """A YAML result (GuideLLM's `--output kind=yaml`) under the number rule: a scalar that is a
+    numeral past the largest double — plain (`1.0e+400` reads as inf; `1e400` as text a reader took
+    for inf) or quoted — is refused with its line and key path, before the document is built."""
+    import yaml
+
+    from optlog.yamlio import parse_text
+
+    text = doc.text
+    # each open collection: [is a mapping, the next scalar is a key, the current key or index]
+    stack: list[list[Any]] = []
+
+    def here() -> str:
+        return ".".join(str(f[2]) for f in stack if f[2] is not None)
+
+    def step() -> None:  # a value ended in the collection on top
+        if stack:
+            top = stack[-1]
+            if top[0]:
+                top[1] = True
+            else:
+                top[2] += 1
+
+    try:
+        for ev in yaml.parse(text):
+            if isinstance(ev, yaml.ScalarEvent):
+                if stack and stack[-1][0] and stack[-1][1]:
+                    stack[-1][1], stack[-1][2] = False, ev.value
+                    continue
+                if past_double(ev.value):
+                    raise refuse(PastDouble(ev.value.strip(), ev.start_mark.line + 1 if ev.start_mark else None,
+                                            here() or None), parser, doc.path)
+                step()
+            elif isinstance(ev, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                stack.append([True, True, None] if isinstance(ev, yaml.MappingStartEvent) else [False, False, 0])
+            elif isinstance(ev, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                stack.pop()
+                step()
+            elif isinstance(ev, yaml.AliasEvent):
+                step()
+    except yaml.YAMLError:
+        pass  # parse_text reports it with its line and column
+    return parse_text(text, doc.path)
 
 
 def load_json(doc: Doc, parser: str) -> Any:

@@ -41,13 +41,11 @@ was measured against, stays `raw.goodput` (`raw.good_request_count`, `raw.goodre
 from __future__ import annotations
 
 import ast
-import csv
-import io
 import re
 from typing import Any
 
 from optlog.core.labels import setting_name
-from optlog.runs.parsers._common import (Doc, ParsedResult, arr, clean, fail, finite, load_json, metric_key, obj,
+from optlog.runs.parsers._common import (Doc, ParsedResult, arr, clean, csv_rows, fail, finite, load_json, metric_key, obj,
                                          set_label)
 from optlog.runs.parsers.keymap import apply_key_map
 
@@ -422,7 +420,7 @@ def parse_aggregate_csv(doc: Doc) -> list[ParsedResult]:
     Optimal Points), the metadata last. Read into the JSON's shape and read as it is; each result carries its decimal
     places, so the CSV beside its JSON is one measurement with it."""
     tables: list[list[list[str]]] = [[]]
-    for r in csv.reader(io.StringIO(doc.text)):
+    for r in csv_rows(doc, "aiperf"):
         if r:
             tables[-1].append(r)
         elif tables[-1]:
@@ -501,7 +499,7 @@ def _slug(name: str) -> str:
 
 
 def parse_csv(doc: Doc, tool: str = "aiperf") -> ParsedResult:
-    rows = list(csv.reader(io.StringIO(doc.text)))
+    rows = csv_rows(doc, tool)
     tables: list[list[list[str]]] = []
     cur: list[list[str]] = []
     for r in rows:

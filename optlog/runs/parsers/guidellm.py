@@ -34,16 +34,13 @@ data prompt/output tokens), `dataset`, `num_prompts` (a max_requests constraint)
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import re
 from typing import Any
 
-from optlog.runs.parsers._common import (Doc, ParsedResult, clean, fail, finite, load_json, metric_key, obj, put,
-                                         rate_check, set_label)
+from optlog.runs.parsers._common import (Doc, ParsedResult, clean, csv_rows, fail, finite, load_json, load_yaml, loads,
+                                         metric_key, obj, put, rate_check, set_label)
 from optlog.runs.parsers.keymap import apply_key_map
-from optlog.yamlio import parse_text
 
 TOOL = "guidellm"
 DROP = {"requests", "request_samples", "pdf", "cumulative_distribution_function"}
@@ -53,7 +50,7 @@ def parse(doc: Doc) -> list[ParsedResult]:
     if doc.data.lstrip()[:8] == b"Run Info" or doc.path.lower().endswith(".csv"):
         return parse_csv(doc)
     if doc.path.lower().endswith((".yaml", ".yml")) or not doc.data.lstrip()[:1] in (b"{", b"["):
-        d = parse_text(doc.text, doc.path)  # `--output kind=yaml`: the JSON's tree
+        d = load_yaml(doc, TOOL)  # `--output kind=yaml`: the JSON's tree
     else:
         d = load_json(doc, TOOL)
     if not isinstance(d, dict) or not isinstance(d.get("benchmarks"), list):
@@ -242,7 +239,7 @@ def parse_csv(doc: Doc) -> list[ParsedResult]:
     """GuideLLM's `--output kind=csv` (v0.4+): three header rows (group, status and unit, statistic),
     then one row per benchmark. The percentile cells are lists whose last four items are p90, p95,
     p99, p99.9. Read as the JSON is, from the same names; the CSV carries no prompt/output lengths."""
-    rows = list(csv.reader(io.StringIO(doc.text)))
+    rows = csv_rows(doc, TOOL, heads=3)
     if len(rows) < 4 or not rows[0] or rows[0][0] != "Run Info":
         raise fail(TOOL, doc.path, "not GuideLLM's CSV (three header rows starting with Run Info)", line=1)
     heads = [(rows[0][i], rows[1][i], rows[2][i]) for i in range(len(rows[0]))]
@@ -267,7 +264,7 @@ def parse_csv(doc: Doc) -> list[ParsedResult]:
             targets = [short] + (["tpot"] if short == "itl" else [])
             vals = {"mean": finite(get(g, h, "Mean")), "median": finite(get(g, h, "Median"))}
             try:
-                pct = json.loads(get(g, h, "Percentiles") or "[]")
+                pct = loads(get(g, h, "Percentiles") or "[]", TOOL, doc.path, n, f"{g} / {h} / Percentiles")
             except ValueError:
                 pct = []
             if isinstance(pct, list) and len(pct) >= 4:

@@ -30,7 +30,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from optlog.runs.parsers._common import Doc, ParsedResult, clean, fail, finite, jsonl_objects, put, set_label
+from optlog.runs.parsers._common import (Doc, ParsedResult, check_numeral, clean, fail, finite, jsonl_objects, put,
+                                         set_label)
 from optlog.runs.parsers.keymap import apply_key_map
 
 TOOL = "llama-bench"
@@ -142,6 +143,8 @@ def _table(text: str) -> list[tuple[int, list[str], dict[str, str]]]:
         elif all(re.fullmatch(r":?-+:?", c) for c in cells if c):
             continue
         elif len(cells) == len(head):
+            for h, c in zip(head, cells):  # `1e400 ± 0.72` read as inf was a figure dropped silently
+                check_numeral(c, n, h, leading=True)
             rows.append((n, head, dict(zip(head, cells))))
     return rows
 
