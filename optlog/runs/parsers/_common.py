@@ -5,7 +5,9 @@ Pure functions of bytes: no database, no files written, no network.
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
 import math
 import re
@@ -13,8 +15,11 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
+import yaml
+
 from optlog.core.numfmt import fmt_sig, fmt_written, plural
 from optlog.errors import BadInput
+from optlog.yamlio import parse_text
 
 CANONICAL = (
     "completed", "failed", "duration_s", "request_throughput", "input_throughput", "output_throughput",
@@ -232,9 +237,6 @@ def csv_rows(doc: Doc, parser: str, heads: int = 1) -> list[list[str]]:
     """The rows of a CSV file, every cell under the number rule: a numeral past the largest double
     is refused with its line and its column's name (the `heads` header rows of its table: the
     first rows, or the first after a blank one) after its row's name."""
-    import csv
-    import io
-
     rows: list[list[str]] = []
     reader = csv.reader(io.StringIO(doc.text))
     head: list[list[str]] = []
@@ -261,10 +263,6 @@ def load_yaml(doc: Doc, parser: str) -> Any:
     """A YAML result (GuideLLM's `--output kind=yaml`) under the number rule: a scalar that is a
     numeral past the largest double — plain (`1.0e+400` reads as inf; `1e400` as text a reader took
     for inf) or quoted — is refused with its line and key path, before the document is built."""
-    import yaml
-
-    from optlog.yamlio import parse_text
-
     text = doc.text
     # each open collection: [is a mapping, the next scalar is a key, the current key or index]
     stack: list[list[Any]] = []
