@@ -73,6 +73,24 @@ def line_of(text: str, loc: tuple[Any, ...]) -> int | None:
     return node.start_mark.line + 1 if node is not None else None
 
 
+def scalar_text(text: str, loc: tuple[Any, ...]) -> str | None:
+    """The text a scalar value at `loc` is written as in the YAML `text` (`1.0e+400` where the loaded
+    value is inf; `.inf` for YAML's own infinity), or None when there is no such scalar."""
+    try:
+        root = yaml.compose(text, Loader=_Loader)
+    except yaml.YAMLError:
+        return None
+    node: yaml.Node | None = root
+    for key in loc:  # (the value at each step, where `_node_at` gives a mapping's key at the last)
+        if isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if str(k.value) == str(key)), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and 0 <= key < len(node.value):
+            node = node.value[key]
+        else:
+            return None
+    return str(node.value) if isinstance(node, yaml.ScalarNode) else None
+
+
 def read_text(path: Path, shown: str | None = None) -> str:
     """A document's text: refused (BadInput, exit 2) when larger than the limit or not UTF-8."""
     shown = shown or str(path)

@@ -85,14 +85,16 @@ def check_key(key: str, field: str = "labels") -> str:
 _INF_WORDS = frozenset({"inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"})
 
 
-def check_value(key: str, v: Any, field: str = "labels") -> Any:
+def check_value(key: str, v: Any, field: str = "labels", what: str = "label") -> Any:
     """A label value whose number is past the largest double (`1e400`, 400 digits) is refused, naming
     the label (issue 42): it would read as inf and compare equal to every other such typo. The word
-    `inf` stays a value (`request_rate=inf`: no rate limit)."""
+    `inf` stays a value (`request_rate=inf`: no rate limit). Matrix, include and `--set` values are
+    labels of their runs and pass here too (`what` names them: `matrix axis`, `--set`)."""
     n = as_number(v)
     if n is not None and math.isinf(n) and str(v).strip().lower() not in _INF_WORDS:
-        shown = str(v) if len(str(v)) <= 40 else str(v)[:20] + "…"
-        raise BadInput(f"label {key}: {shown} is past the largest number optlog computes with (about 1.8e308)",
+        text = str(v) if not isinstance(v, int) or v.bit_length() < 4000 else f"a whole number of {v.bit_length()} bits"
+        shown = text if len(text) <= 40 else text[:20] + "…"
+        raise BadInput(f"{what} {key}: {shown} is past the largest number optlog computes with (about 1.8e308)",
                        field=field)
     return v
 

@@ -38,7 +38,7 @@ from optlog.runs import order as O, record, sets as S
 from optlog.runs.executors import registry as executor_registry
 from optlog.runs.parsers import canonical_format
 from optlog.runs.sets import SPEC_KEYS
-from optlog.yamlio import flow, line_of, parse_text, read_text, validate
+from optlog.yamlio import flow, line_of, parse_text, read_text, scalar_text, validate
 
 # set by optlog for each point, or (`env`) the environment a template reads as `{{ env.NAME }}`
 RESERVED = ("out", "repeat", "run_id", "launch_id", "server_url", "name", "tune_worker", T.ENV)
@@ -286,6 +286,7 @@ def load_spec(path: Path, shown: str | None = None) -> LoadedSpec:
     data = parse_text(text, shown)
     if not isinstance(data, dict):
         raise BadInput("a run spec is a mapping (name, params, matrix, server, bench, …)", file=shown, line=1)
+    _check_values(data, text, shown)
     spec = validate(RunSpec, data, text, shown)
     ls = LoadedSpec(spec, shown, path, text, data)
     _check_keys(ls)
@@ -329,6 +330,29 @@ def _check_keys(ls: LoadedSpec) -> None:
             if k in s.matrix:
                 raise ls.bad(f"{k!r} is both a matrix axis and an include key; include entries are crossed "
                              "with the matrix, so a key belongs to one of them", "include", i, k)
+
+
+def _check_values(data: dict[str, Any], text: str, shown: str) -> None:
+    """Matrix, include and label values label their runs: each is checked as a label value is
+    (`core/labels.check_value`: no number past the largest double), by the text the file writes
+    it as (YAML reads `1.0e+400` as inf), with the file, line and field, before the spec's shape
+    is validated (whose refusal of an inf would name no number) (issue 42)."""
+    def items(v: Any) -> Iterable[tuple[Any, Any]]:
+        return v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, list) else ()
+
+    places: list[tuple[tuple[Any, ...], str, Any]] = [
+        (("matrix", k, i), "matrix axis", x) for k, vals in items(data.get("matrix")) for i, x in items(vals)]
+    places += [(("include", i, k), "include", x) for i, inc in items(data.get("include")) for k, x in items(inc)]
+    places += [(("labels", k), "label", x) for k, x in items(data.get("labels"))]
+    for loc, what, v in places:
+        if isinstance(v, float) and math.isinf(v):
+            v = scalar_text(text, loc) or v
+        if isinstance(v, (str, int, float)) and not isinstance(v, bool):
+            try:
+                L.check_value(str(loc[1] if loc[0] == "matrix" else loc[-1]), v, what=what)
+            except BadInput as e:
+                raise BadInput(e.message, file=shown, line=line_of(text, loc), field=".".join(map(str, loc)),
+                               code="out_of_range") from None
 
 
 def _check_search(ls: LoadedSpec) -> None:
@@ -399,15 +423,16 @@ def typed_sets(pairs: SetPairs) -> dict[str, Any]:
 
 
 def _set_value(k: str, v: Any) -> Any:
-    if isinstance(v, str):
-        return _typed(check(v.strip(), "sets", multiline=False))
+    if isinstance(v, str):  # a number past the largest double is refused as a label's is (issue 42)
+        return _typed(k, L.check_value(k, check(v.strip(), "sets", multiline=False), "sets", what=param("sets")))
     if isinstance(v, bool):
         return L.canonical(v)  # as the command line's `true` reaches a template
     if isinstance(v, (int, float)) and math.isfinite(v):
         return v
     if isinstance(v, (list, tuple)) and all(isinstance(x, (int, float, str)) and _finite(x) for x in v):
         # the items as the CLI's `[a, b]` gives them (YAML-typed: `[1, "1"]` stays that)
-        return [check(x, "sets", multiline=False) if isinstance(x, str) else x for x in v]
+        return [L.check_value(k, check(x, "sets", multiline=False), "sets", what=param("sets")) if isinstance(x, str)
+                else x for x in v]
     raise BadInput(f"{param('sets')} {k}: a text, a finite number or a list of them (a matrix axis), got {json.dumps(v, default=str)[:80]}",
                    field="sets")
 
@@ -428,7 +453,7 @@ def record_sets(texts: Iterable[Any]) -> list[tuple[str, str]]:
     return [(k, v) for k, eq, v in (str(t).partition("=") for t in texts) if eq]
 
 
-def _typed(v: str) -> Any:
+def _typed(k: str, v: str) -> Any:
     s = v.strip()
     if s.startswith("[") and s.endswith("]"):
         try:
@@ -436,6 +461,8 @@ def _typed(v: str) -> Any:
         except BadInput:
             return v
         if isinstance(val, list) and all(isinstance(x, (int, float, str, bool)) for x in val):
+            for i in range(len(val)):  # each item by the text it is written as (`1.0e+400` reads as inf)
+                L.check_value(k, scalar_text(s, (i,)) or val[i], "sets", what=param("sets"))
             return val
         return v
     for conv in (int, float):

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import yaml
 
+from tests._face import face
 from tests._verdicts import seed_runs
 
 BIG = 1.7976931348623157e308
@@ -175,3 +176,34 @@ def test_a_numeral_past_the_largest_double_is_refused_by_every_result_reader(ws)
                                      '"duration": 1, '
                                      '"max_concurrency": 1}\n')
     ws.cli("run", "import", "ok.json", "--format", "sglang")
+
+
+def test_matrix_and_set_values_are_checked_as_label_values_are(ws, monkeypatch):
+    """A matrix value becomes a label of its runs, yet only `--label` was range-checked: a spec's
+    `matrix: {c: [1, 1e400]}` (or `1.0e+400`, which YAML reads as inf) and `--set c=1e400` (an
+    agent's `sets` too) launched runs labelled inf. Refused where they enter: the spec's file, line
+    and field, or the option; exit 2, nothing run or written. The word inf stays a value
+    (`request_rate: [1, inf]`: no rate limit)."""
+    def launch(name, matrix, *extra, **kw):
+        (ws.root / "runs" / f"{name}.yaml").write_text(
+            f"name: {name}\nmatrix:\n  c: {matrix}\nbench:\n  cmd: 'echo {{{{ c }}}}'\n")
+        return ws.cli("run", "launch", f"runs/{name}.yaml", *extra, "--json", subprocess=False, **kw)
+
+    for i, (matrix, bad) in enumerate((("[1, 1e400]", 1), ("[1.0e+400]", 0), ("[2, 3, -1E400]", 2))):
+        before = ws.commits()
+        err = launch(f"m{i}", matrix, check=2).json["error"]
+        assert (err["file"], err["line"], err["field"]) == (f"runs/m{i}.yaml", 3, f"matrix.c.{bad}"), err
+        assert "past the largest number" in err["message"], err
+        assert ws.commits() == before
+    for given in ("c=1e400", "c=[1, 1e400]", "matrix.c=[-1e400]"):
+        err = launch("s", "[1]", "--set", given, check=2).json["error"]
+        assert err["field"] in ("sets", "--set") and "past the largest number" in err["message"], (given, err)
+    # an agent's `sets` (the MCP face, in-process) reach the same check, as text or as a list
+    with face(ws, monkeypatch) as call:
+        for sets in ({"c": "1e400"}, {"matrix.c": [1, "-1e400"]}):
+            doc, is_err, code = call("run_launch", {"spec": "runs/s.yaml", "sets": sets, "detach": False})
+            assert is_err and code == 2 and "past the largest number" in json.dumps(doc), (sets, doc)
+    assert ws.j("run", "list")["runs"] == []
+    # the word inf is a value: a launch with it is planned and runs
+    r = launch("inf", "[inf]", "--set", "matrix.c=[inf, 2]", check=1)  # (the bench leaves no result)
+    assert sorted(str(x["labels"]["c"]) for x in r.json["runs"]) == ["2", "inf"], r.json
