@@ -161,9 +161,14 @@ def _as_a_terminal_starts_it(ignore_sigint: bool) -> Any:
 def start_launch(ws: Any, *args: str, ignore_sigint: bool = False) -> subprocess.Popen:
     """`optlog run launch ARGS --json` as a process in a session of its own, its signals as a
     terminal gives them (see `_as_a_terminal_starts_it`)."""
-    return subprocess.Popen([sys.executable, "-m", "optlog", "run", "launch", *args, "--json"], cwd=ws.root,
-                            env=ws.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, preexec_fn=_as_a_terminal_starts_it(ignore_sigint))
+    return start_optlog(ws, "run", "launch", *args, "--json", ignore_sigint=ignore_sigint)
+
+
+def start_optlog(ws: Any, *args: str, ignore_sigint: bool = False) -> subprocess.Popen:
+    """`optlog ARGS` as `start_launch` starts a launch."""
+    return subprocess.Popen([sys.executable, "-m", "optlog", *args], cwd=ws.root, env=ws.env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=_as_a_terminal_starts_it(ignore_sigint))
 
 
 class Launch:

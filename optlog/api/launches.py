@@ -139,9 +139,16 @@ def _launch_exit(d: dict[str, Any], _args: Mapping[str, Any]) -> int:
     if d.get("detached") or d.get("dry_run"):
         return 0
     if d["status"] == "cancelled":
-        sig = getattr(signal, str(d.get("signal") or "SIGINT"), signal.SIGINT)
-        return 128 + int(sig)
+        return cancelled_exit(d)
     return 0 if d["status"] == "succeeded" else 1
+
+
+def cancelled_exit(d: Mapping[str, Any]) -> int:
+    """The exit code of a command a cancel ended (`run launch`, `tune run`): 128 + the signal named
+    by the document's `signal`, as a shell reports it (SIGINT 130, SIGTERM 143, SIGHUP 129); 130
+    when none is named (`run cancel` from another command)."""
+    sig = getattr(signal, str(d.get("signal") or "SIGINT"), signal.SIGINT)
+    return 128 + int(sig)
 
 
 def _wait_human(d: dict[str, Any]) -> str:

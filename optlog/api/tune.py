@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from optlog.api.launches import progress
+from optlog.api.launches import cancelled_exit, progress
 from optlog.api.text import fmt_num, kv, table
 from optlog.api.verb import Arg, Call, Opt, Pairs, group, verb
 from optlog.core.numfmt import fmt_p, fmt_signed, fmt_written, plural
@@ -74,7 +74,7 @@ def _above(pct: float) -> str:
     return f"{fmt_num(abs(pct))} % {'above' if pct >= 0 else 'below'}"
 
 
-@verb("tune run", _human, exit=lambda d, _: 130 if d.get("cancelled") else 1 if d.get("worker_errors") else 0,
+@verb("tune run", _human, exit=lambda d, _: cancelled_exit(d) if d.get("cancelled") else 1 if d.get("worker_errors") else 0,
       description="Runs trials in the foreground until the study has --trials trials; keep --trials small.")
 def tune_run(call: Call, *,
              spec: Annotated[str, Arg(metavar="SPEC", help="The run spec with a `search:` section: a file under runs/ (name or path).")],

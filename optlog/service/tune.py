@@ -319,6 +319,7 @@ class Worker:
         self.name = _study_name(self.ls, a)
         self.deadline = None if a.timeout_s is None else time.monotonic() + a.timeout_s
         self.cancelled = False
+        self.cancel_signal: str | None = None  # the signal that cancelled the study's launch (SIGTERM)
         self.grid = T.grid_points(self.space) if _sampler_name(a) == "grid" else None
 
     def _say(self, text: str) -> None:
@@ -476,6 +477,7 @@ class Worker:
         finally:
             gen.close()  # a trial cut short by a cancel is failed and queued again
         self.cancelled = res["status"] == "cancelled"
+        self.cancel_signal = res.get("signal") if self.cancelled else None  # exit 128 + it (api/tune)
         write_record(self.ctx, self.ls, st, sets=self.a.sets, server_url=self.a.server_url, hypothesis=self.a.hypothesis)
         return {"launch": st["launch"], "status": res["status"]}
 
@@ -522,6 +524,8 @@ def tune(ctx: Ctx, a: TuneArgs, on_event: Callable[[dict[str, Any]], None] | Non
     doc = show(ctx, w.name, storage=w.storage)
     doc["launches"] = launches
     doc["cancelled"] = w.cancelled
+    if w.cancel_signal:
+        doc["signal"] = w.cancel_signal
     if errors:
         doc["worker_errors"] = errors
     return doc

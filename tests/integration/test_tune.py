@@ -19,7 +19,7 @@ import time
 import pytest
 import yaml
 
-from _launch import PY, TESTS, free_port, server_cmd, wait_for
+from _launch import PY, TESTS, assert_none_left, end_own, free_port, mark_case, server_cmd, start_optlog, wait_for
 from tests._face import tool  # noqa: F401  (a fixture)
 
 BEST = {"x": 3, "mode": "a"}
@@ -197,6 +197,29 @@ def test_kill_9_mid_study_then_resume_loses_and_repeats_no_finished_trial(ws):
     assert after[dead["number"]]["state"] == "fail"
     retry = [t for t in d["trials"] if t.get("retry_of") == dead["number"]]
     assert len(retry) == 1 and retry[0]["state"] == "complete" and retry[0]["params"] == dead["params"]
+
+
+def test_a_signal_ends_tune_run_with_128_plus_its_number_as_run_launch(ws):
+    """docs/launching.md: a command a signal cancels exits 128 + it (SIGTERM 143), and says which in
+    its document; `tune run` exited 130 whatever the signal (a supervisor's SIGTERM read as Ctrl-C)."""
+    mark_case(ws)
+    held = ws.root.parent / "hold"
+    rel = _spec(ws, bench_extra=f"--hold 1,{held}")  # the first trial's bench runs until the study is cancelled
+    p = start_optlog(ws, "tune", rel, *CONSTRAINED, "--trials", "2", "--sampler", "grid", "--remeasure", "0", "--json")
+    try:
+        wait_for(lambda: (held / "held").exists() or p.poll() is not None, 300, "the first trial's bench")
+        assert p.poll() is None, p.communicate()[1][-3000:]
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=300)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+        end_own(ws)
+    assert p.returncode == 128 + signal.SIGTERM, (p.returncode, err[-3000:])
+    doc = json.loads(out)
+    assert doc["cancelled"] is True and doc["signal"] == "SIGTERM", doc
+    assert_none_left(ws)
 
 
 def test_the_best_is_re_measured_interleaved_and_a_lucky_first_reading_loses(ws, tmp_path):
