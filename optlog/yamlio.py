@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 import yaml
 
+from optlog.core import jsondoc
 from optlog.core import text as TX
 from optlog.core.limits import LIMITS
 from optlog.core.numfmt import fmt_count
@@ -196,7 +197,9 @@ def parse_json(text: str | bytes, file: str) -> Any:
         raise BadInput(f"the document is {fmt_count(len(text))} characters; optlog reads documents of at most "
                        f"{fmt_count(LIMITS.file_bytes)}", file=file, code="too_large")
     try:
-        data = json.loads(text, parse_constant=_no_constant)
+        data = jsondoc.loads(text, parse_constant=_no_constant)
+    except jsondoc.DuplicateKey as e:  # Python's reader keeps the last silently, as PyYAML would
+        raise e.in_file(file) from None
     except _NonFinite as e:  # JSON has no NaN or Infinity (PostgreSQL's JSON refuses them too)
         m = re.search(rf"(?<![\w\"]){re.escape(e.token)}(?![\w\"])", text)
         line = text.count("\n", 0, m.start()) + 1 if m else None

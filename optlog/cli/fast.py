@@ -20,6 +20,7 @@ from optlog.core.text import json_shown
 from optlog.errors import OptlogError
 from optlog.paths import find_workspace
 from optlog.api.cache import READS, readcache, todoinbox
+from optlog.core import jsondoc
 
 # command aliases (the one place: `optlog.cli.main` reads them from here)
 ALIASES = {"hyp": "hypothesis", "pred": "prediction", "todos": "todo", "runs": "run"}
@@ -90,7 +91,7 @@ def queue_todos(args: list[str]) -> bool:
     raw = sys.stdin.buffer.read()
     try:
         ws = find_workspace(chdir)
-        n = todoinbox.queue(ws, json.loads(raw.decode("utf-8")))
+        n = todoinbox.queue(ws, jsondoc.loads(raw.decode("utf-8")))
         sys.stdout.write(json.dumps({"queued": n}) + "\n")
         sys.stdout.flush()
         return True
@@ -122,7 +123,7 @@ def serve(args: list[str]) -> bool:
         PENDING = Pending(ws, k[1], st)
         return False
     if sys.stdout.isatty():  # the same rendering as `emit`: indented for a person
-        text = json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+        text = json.dumps(jsondoc.loads(text), indent=2, ensure_ascii=False)
     try:
         sys.stdout.write(json_shown(text) + "\n")
         sys.stdout.flush()

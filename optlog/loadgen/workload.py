@@ -21,6 +21,7 @@ from optlog.core.limits import LIMITS
 from optlog.errors import BadInput
 from optlog.loadgen.core import random_prompt
 from optlog.paths import read_regular
+from optlog.core import jsondoc
 
 DEFAULT_OUTPUT_LEN = 128
 
@@ -112,7 +113,9 @@ def load_dataset(path: str, output_len: int | None) -> list[tuple[str, int]]:
     records: list[Any]
     if stripped.startswith("["):
         try:
-            records = json.loads(text)
+            records = jsondoc.loads(text)
+        except jsondoc.DuplicateKey as e:
+            raise e.in_file(path) from None
         except RecursionError:
             raise BadInput("nested too deeply", file=path, field="dataset") from None
         except json.JSONDecodeError as e:
@@ -124,7 +127,9 @@ def load_dataset(path: str, output_len: int | None) -> list[tuple[str, int]]:
             if not line.strip():
                 continue
             try:
-                records.append(json.loads(line))
+                records.append(jsondoc.loads(line))
+            except jsondoc.DuplicateKey as e:
+                raise e.in_file(path, ln) from None
             except RecursionError:
                 raise BadInput("nested too deeply", file=path, line=ln, field="dataset") from None
             except json.JSONDecodeError as e:

@@ -26,6 +26,7 @@ from optlog import settings
 from optlog.api.verb import Call
 from optlog.mcp import tools as T
 from optlog.mcp.tools import tools
+from optlog.core import jsondoc
 from optlog.core import text as TX
 from optlog.core.shape import fit
 from optlog.core.numfmt import fmt_seconds
@@ -129,6 +130,10 @@ class Face:
             err = BadInput(f"no tool {name!r}" + (f" (did you mean {', '.join(close)}?)" if close else ""),
                            code="usage", extra={"did_you_mean": close} if close else {})
             return err.to_json(), True, 2
+        if isinstance(args, dict) and jsondoc.DUPLICATE in args:  # the wire found a key said twice (mcp/server)
+            dup = args[jsondoc.DUPLICATE]
+            err = jsondoc.DuplicateKey(str(dup.get("key")), str(dup.get("path")))
+            return err.to_json(), True, err.exit_code
         try:
             kwargs = T.arguments(tool, args)  # its errors name the tool's parameters already
         except OptlogError as e:

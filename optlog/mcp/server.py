@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from optlog import __version__
+from optlog.core import jsondoc
 from optlog.core.numfmt import fmt_seconds
 from optlog.errors import OptlogError
 
@@ -178,7 +179,7 @@ class _Wire(io.TextIOWrapper):
         line = super().readline(MAX_LINE if size is None or size < 0 else min(size, MAX_LINE))
         if not line:
             self._on_eof()
-        return line
+        return jsondoc.in_call(line)  # a key said twice in a call's arguments is refused, naming it
 
 
 def _stdin_wire(on_eof: Any) -> Any:

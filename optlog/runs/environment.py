@@ -64,6 +64,7 @@ from optlog.needs import ServiceContext
 from optlog.runs import redact as R  # noqa: E402  (one redaction for all of optlog)
 from optlog.runs.server_version import identify
 from optlog.telemetry.nvml import load_pynvml
+from optlog.core import jsondoc
 
 SECRET_WORDS = R.SECRET_WORDS
 REDACTED = R.REDACTED
@@ -119,7 +120,7 @@ def collect(names):
     return {"python": {"version": platform.python_version(), "executable": sys.executable}, "packages": pk, "cuda": cuda}
 
 if __name__ == "__main__":
-    print(json.dumps(collect(json.loads(sys.argv[1]))))
+    print(json.dumps(collect(jsondoc.loads(sys.argv[1]))))
 '''
 _probe_ns: dict[str, Any] = {"__name__": "optlog_env_probe"}
 exec(compile(_PY_PROBE, "<optlog-env-probe>", "exec"), _probe_ns)
@@ -268,7 +269,7 @@ def python_facts(commands: dict[str, list[str]] | None = None, executor: Any = N
         out = _run([exe, "-c", _PY_PROBE, json.dumps(PACKAGES)], executor, timeout=30.0)
         if out:
             try:
-                d = json.loads(out.strip().splitlines()[-1])
+                d = jsondoc.loads(out.strip().splitlines()[-1])
                 if isinstance(d, dict):
                     return d
             except (json.JSONDecodeError, IndexError):

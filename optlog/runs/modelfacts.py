@@ -17,7 +17,6 @@ Never raises: what could not be read becomes a note in the result.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import struct
@@ -26,6 +25,7 @@ from typing import Any, BinaryIO
 from urllib.parse import urlsplit
 
 from optlog.core import modelfacts as MF
+from optlog.core import jsondoc
 
 TIMEOUT_S = 3.0
 MODEL_FLAGS = ("-m", "--model", "--model-path")
@@ -110,7 +110,7 @@ def _safetensors_header(path: Path) -> dict[str, tuple[str, tuple[int, ...], int
         (n,) = struct.unpack("<Q", f.read(8))
         if n > MAX_HEADER:
             raise ValueError(f"{path}: header of {n} bytes")
-        doc = json.loads(f.read(n))
+        doc = jsondoc.loads(f.read(n))
     out = {}
     for name, t in doc.items():
         if name == "__metadata__" or not isinstance(t, dict):
@@ -121,11 +121,11 @@ def _safetensors_header(path: Path) -> dict[str, tuple[str, tuple[int, ...], int
 
 
 def from_hf_dir(d: Path, kv_bytes: float = 2.0) -> MF.ModelFacts:
-    cfg = json.loads((d / "config.json").read_text())
+    cfg = jsondoc.loads((d / "config.json").read_text())
     shards: list[Path] = []
     idx = d / "model.safetensors.index.json"
     if idx.is_file():
-        wm = json.loads(idx.read_text()).get("weight_map") or {}
+        wm = jsondoc.loads(idx.read_text()).get("weight_map") or {}
         shards = sorted({d / f for f in wm.values()})
     else:
         shards = sorted(d.glob("*.safetensors"))

@@ -52,6 +52,7 @@ from optlog.core.timeutil import fmt_elapsed
 from optlog.needs import ServiceContext
 from optlog.runs.executors import registry as executor_registry
 from optlog.telemetry.nvml import load_pynvml, select_devices
+from optlog.core import jsondoc
 
 CVD = "CUDA_VISIBLE_DEVICES"
 _GPU_TOKEN = re.compile(r"^(\d+|GPU-[0-9A-Fa-f-]+|MIG-[0-9A-Za-z/-]+)$")
@@ -147,7 +148,7 @@ def _safe(target: str) -> str:
 
 def _holder(path: Path) -> dict[str, Any]:
     try:
-        return json.loads(path.read_text(encoding="utf-8") or "{}")
+        return jsondoc.loads(path.read_text(encoding="utf-8") or "{}")
     except (OSError, ValueError):
         return {}
 
@@ -338,7 +339,7 @@ class TargetLock:
                 continue
             for line in lines:
                 try:
-                    h = json.loads(line)
+                    h = jsondoc.loads(line)
                 except ValueError:
                     h = {}
                 if h != self.me and meets(self.gpus, h.get("gpus") if isinstance(h, dict) else None):

@@ -37,6 +37,7 @@ from optlog.runs.inside import DEFAULT_RESULT, current
 from optlog.service.evidence import insert_run
 from optlog.service.refs import require
 from optlog.telemetry import prometheus
+from optlog.core import jsondoc
 
 API_KEY_ENV = ("OPTLOG_BENCH_API_KEY", "OPENAI_API_KEY")
 # Set by the launcher for each bench it runs: "1" for the first bench after the server (re)started,
@@ -247,7 +248,7 @@ def _detect_model(target: Any) -> str:
     base = target.url.split("/v1/", 1)[0]
     try:
         with urllib.request.urlopen(base + "/v1/models", timeout=10) as r:  # noqa: S310 (http/https checked)
-            data = json.loads(r.read())
+            data = jsondoc.loads(r.read())
         return str(data["data"][0]["id"])
     except (OSError, urllib.error.URLError, ValueError, KeyError, IndexError, TypeError) as e:
         raise Failed(f"{param('model')} not given and {base}/v1/models could not tell it ({e}); pass {param('model')}") from None

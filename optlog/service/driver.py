@@ -9,13 +9,13 @@ marked `cancelled`.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from optlog.paths import Workspace
 from optlog.runs import interrupt
 from optlog.runs.launcher import Driver
 from optlog.service.context import Ctx
+from optlog.core import jsondoc
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     with interrupt.scope(raising=False):  # `run cancel` while it reads its document still cancels
         doc = None
         if a.doc_stdin:
-            doc = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+            doc = jsondoc.loads(sys.stdin.buffer.read().decode("utf-8"))
 
         ctx = Ctx(Workspace(__import__("pathlib").Path(a.root)))
         try:

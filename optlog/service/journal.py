@@ -26,6 +26,7 @@ from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
 from optlog.store.hypfiles import current_hash
 from optlog.store.lock import workspace_lock
+from optlog.core import jsondoc
 
 if TYPE_CHECKING:
     from optlog.service.context import Ctx
@@ -83,7 +84,7 @@ def _recover_locked(ctx: "Ctx", files: list[Path]) -> list[str]:
     shas = []
     for f in files:
         try:
-            doc: dict[str, Any] = json.loads(f.read_text(encoding="utf-8"))
+            doc: dict[str, Any] = jsondoc.loads(f.read_text(encoding="utf-8"))
             changes = [(ctx.ws.root / rel, before, after) for rel, before, after in doc["changes"]]
         except (OSError, ValueError, KeyError, TypeError):
             f.unlink(missing_ok=True)

@@ -30,6 +30,7 @@ from optlog.runs.spec import SetPairs, record_sets, set_texts
 from optlog.service.context import Ctx
 from optlog.store import launchrows
 from optlog.yamlio import write_atomic
+from optlog.core import jsondoc
 
 DIR = "launches"
 
@@ -40,7 +41,7 @@ def choose_dir(ctx: Ctx, lid: int, token: str) -> str:
     p = ctx.ws.root / base / "points.json"
     if p.is_file():
         try:
-            if json.loads(p.read_text(encoding="utf-8")).get("token") != token:
+            if jsondoc.loads(p.read_text(encoding="utf-8")).get("token") != token:
                 return f"{base}-{token[:8]}"
         except (OSError, ValueError):
             return f"{base}-{token[:8]}"
@@ -90,7 +91,7 @@ def again_args(ctx: Ctx, n: int) -> dict[str, Any]:
     """The arguments that launch launch `n`'s record again: spec path, sets, server URL, hypothesis, name."""
     d = find(ctx, n)
     try:
-        doc = json.loads((d / "points.json").read_text(encoding="utf-8"))
+        doc = jsondoc.loads((d / "points.json").read_text(encoding="utf-8"))
     except ValueError as e:
         raise BadInput(f"{ctx.ws.rel(d / 'points.json')}: not JSON ({e})", field="again") from None
     sets: list[tuple[str, Any]] = list(record_sets(doc.get("sets") or []))

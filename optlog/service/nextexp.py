@@ -13,7 +13,6 @@ The spec file is not committed either; the launch commits what it ran.
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
 from typing import Any, cast
@@ -31,6 +30,7 @@ from optlog.service.context import Ctx
 from optlog.service.verdicts import load_evidence, metric_names
 from optlog.store.runrows import environments
 from optlog.yamlio import dump, parse_text, write_atomic
+from optlog.core import jsondoc
 
 # the metrics the roofline's work estimate reads (core.diagnosis.estimate_work), beside the predictions'
 WORK_METRICS = {"output_throughput", "input_throughput", "total_output_tokens", "total_input_tokens",
@@ -101,7 +101,7 @@ def _write_spec(ctx: Ctx, hid: str, other: str, best: D.Candidate,
     text = (d / "spec.yaml").read_text(encoding="utf-8")
     data = parse_text(text, str(d / "spec.yaml"))
     try:
-        rec = json.loads((d / "points.json").read_text(encoding="utf-8"))
+        rec = jsondoc.loads((d / "points.json").read_text(encoding="utf-8"))
     except ValueError:
         rec = {}
     params = dict(data.get("params") or {})

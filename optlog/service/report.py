@@ -12,7 +12,6 @@ objectives (its Pareto front). Links go only to files that exist.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections import Counter
@@ -38,6 +37,7 @@ from optlog.service.history import shallow_notice
 from optlog.store.lock import workspace_lock
 from optlog.store.runrows import report_machines, report_rows
 from optlog.yamlio import write_atomic
+from optlog.core import jsondoc
 
 
 _PLOT_LINK = re.compile(r"\]\(<([^>/\\]+\.svg)>\)")
@@ -52,7 +52,7 @@ def _machines(ctx: Ctx) -> tuple[dict[str, str], dict[int, str]]:
         if not host:
             continue
         try:
-            e = json.loads(env) if isinstance(env, str) else (env or {})
+            e = jsondoc.loads(env) if isinstance(env, str) else (env or {})
         except ValueError:
             e = {}
         if not isinstance(e, dict):

@@ -59,6 +59,7 @@ from optlog.service.context import Ctx
 from optlog.service.launch import add_point, open_launch, prepare, write_record
 from optlog.store.db import create_schema, exclusive, schema_exists
 from optlog.store.runrows import labels_metrics, statuses
+from optlog.core import jsondoc
 
 SAMPLERS = ("tpe", "nsga2", "random", "grid")
 DEFAULT_TRIALS = 20
@@ -703,7 +704,7 @@ def _run_workers(ctx: Ctx, a: TuneArgs, ls: Any, targets: list[Any], n: int, rem
             rc = h.wait()
             d: dict[str, Any] = {"worker": i, "on": on, "exit_code": rc, "log": ctx.ws.rel(err)}
             try:
-                res = json.loads(out.read_text(encoding="utf-8"))
+                res = jsondoc.loads(out.read_text(encoding="utf-8"))
                 d["launches"] = res.get("launches") or []
             except (OSError, ValueError):
                 tail = err.read_text(encoding="utf-8", errors="replace").strip().splitlines() if err.exists() else []
@@ -923,7 +924,7 @@ def _worker_main(argv: list[str]) -> int:
     ap.add_argument("--root", required=True)
     ap.add_argument("--worker", type=int, required=True)
     ns = ap.parse_args(argv)
-    a = TuneArgs(**json.loads(sys.stdin.read()))
+    a = TuneArgs(**jsondoc.loads(sys.stdin.read()))
 
     ctx = Ctx(Workspace(Path(ns.root)))
     try:

@@ -30,6 +30,7 @@ from optlog import settings
 from optlog.core.numfmt import fmt_sig
 from optlog.probes import gemm as probe
 from optlog.telemetry.nvml import NvmlSampler
+from optlog.core import jsondoc
 
 
 def kind_name(device_name: str) -> str:
@@ -226,7 +227,7 @@ def allreduce_busbw(n: int, nbytes: int) -> float:
         if any(rcs):
             raise RuntimeError(f"allreduce workers exited {rcs}")
         with open(os.path.join(d, "r0.json")) as f:
-            return float(json.load(f)["busbw_gbps"])
+            return float(jsondoc.loads(f.read())["busbw_gbps"])
 
 
 def _allreduce_worker(nbytes: int, out_path: str) -> None:

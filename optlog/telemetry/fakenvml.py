@@ -15,11 +15,12 @@ Every value may be changed while running (tests drive `fake.gpus[i][key]`); the 
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from types import SimpleNamespace
 from typing import Any
+
+from optlog.core import jsondoc
 
 NVML_ERROR_NOT_SUPPORTED = 3
 NVML_ERROR_NOT_FOUND = 6
@@ -309,5 +310,5 @@ def from_json(spec: str) -> FakeNvml:
     """`spec` is JSON text or the path of a JSON file."""
     if os.path.exists(spec):
         with open(spec) as f:
-            return FakeNvml(json.load(f))
-    return FakeNvml(json.loads(spec))
+            return FakeNvml(jsondoc.loads(f.read()))
+    return FakeNvml(jsondoc.loads(spec))

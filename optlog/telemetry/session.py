@@ -22,7 +22,6 @@ Failures never fail a run: they become notices (ctx.notice) and missing metrics.
 
 from __future__ import annotations
 
-import json
 import shlex
 import threading
 import time
@@ -38,6 +37,7 @@ from optlog.telemetry import smi
 from optlog.telemetry.nvml import NvmlSampler, NvmlUnavailable
 from optlog.telemetry.store import columns, write_columns, write_samples
 from optlog.telemetry.summary import energy_metrics, steady, summarize
+from optlog.core import jsondoc
 
 
 def open_session(ctx: ServiceContext, *, launch_id: int | None, settings: dict[str, Any] | None, env: dict[str, str] | None,
@@ -190,7 +190,7 @@ class TelemetrySession:
                 now = time.time()
                 if how == "optlog":
                     try:
-                        s = json.loads(line)
+                        s = jsondoc.loads(line)
                     except ValueError:
                         continue
                     if not isinstance(s, dict) or "t" not in s:

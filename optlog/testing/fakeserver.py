@@ -50,6 +50,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from optlog.core import jsondoc
+
 
 @dataclass
 class Settings:
@@ -161,7 +163,7 @@ class Server:
                        writer: asyncio.StreamWriter, arrived: float) -> bool:
         s = self.s
         try:
-            req = json.loads(body or b"{}")
+            req = jsondoc.loads(body or b"{}")
         except json.JSONDecodeError:
             self._send(writer, 400, b'{"error": "bad json"}')
             await writer.drain()

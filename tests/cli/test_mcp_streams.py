@@ -225,3 +225,21 @@ def _pipe_full(f: Any) -> bool:
     size = fcntl.fcntl(f.fileno(), 1032)  # F_GETPIPE_SZ
     waiting = int.from_bytes(fcntl.ioctl(f.fileno(), termios.FIONREAD, b"\0\0\0\0"), sys.byteorder)
     return waiting > size - 16384  # an answer is up to 16 KB
+
+
+def test_a_call_with_a_key_said_twice_is_refused_naming_it(ws):
+    """`metrics: {"m": 1, "m": 2}` from an agent recorded m=2 without a word (the JSON-RPC line is
+    read by a reader that keeps the last key): the call is answered with a usage error naming the
+    key, nothing recorded, and the server goes on."""
+    s = Raw(ws)
+    try:
+        line = ('{"jsonrpc": "2.0", "id": 70, "method": "tools/call", "params": {"name": "run_record", '
+                '"arguments": {"labels": {"g": "s"}, "metrics": {"m": 1, "m": 2}}}}\n')
+        s.p.stdin.write(line.encode())  # type: ignore[union-attr]
+        s.p.stdin.flush()  # type: ignore[union-attr]
+        err = _error(s.answer(70))
+        assert err["code"] == "duplicate_key" and err["field"] == "metrics.m", err
+        assert "duplicate key 'm'" in err["message"], err
+        assert s.tool("run_list", {})["structuredContent"]["runs"] == []
+    finally:
+        s.close()

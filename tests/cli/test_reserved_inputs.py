@@ -90,3 +90,26 @@ def test_a_hypothesis_link_to_a_file_outside_is_not_followed(ws, tmp_path):
         err = _refused(ws, r)
         assert err["file"] == "hypotheses/leak.yaml" and str(outside) in err["message"], err
         assert "PRIVATE-MARKER-7" not in r.out + r.err
+
+
+def test_json_with_a_key_said_twice_is_refused_naming_it(ws):
+    """Python's JSON reader keeps the last of two equal keys without a word (YAML's were refused
+    already): a result file's `{"output_throughput": 10, …, "output_throughput": 99}` imported 99, a
+    todo list's item kept its second status. Every JSON reader goes through one (`core/jsondoc`):
+    exit 2 naming the key, its path and line, nothing written."""
+    (ws.root / "r.json").write_text('{"output_throughput": 10,\n "duration": 5,\n "output_throughput": 99,\n'
+                                    ' "max_concurrency": 1}\n')
+    (ws.root / "r.jsonl").write_text('{"output_throughput": 1, "duration": 1}\n'
+                                     '{"output_throughput": 1, "duration": 1, "duration": 2}\n')
+    for name, line, key in (("r.json", 3, "output_throughput"), ("r.jsonl", 2, "duration")):
+        for given in ((), ("--format", "sglang")):
+            err = _refused(ws, ws.cli("run", "import", name, *given, "--json", check=False), field=key)
+            assert (err["file"], err["line"], err["code"]) == (name, line, "duplicate_key"), err
+            assert f"duplicate key '{key}'" in err["message"], err
+    assert ws.j("run", "list")["runs"] == []
+    todos = '{"todos": [{"content": "a", "status": "pending", "activeForm": "A", "status": "completed"}]}'
+    (ws.root / "todos.json").write_text(todos)
+    for args, given in ((("todo", "write", "todos.json"), None), (("todo", "write", "-"), todos)):
+        err = _refused(ws, ws.cli(*args, "--json", input=given, check=False), field="todos.0.status")
+        assert "duplicate key 'status'" in err["message"], err
+    assert ws.j("todo", "list")["todos"] == []

@@ -31,6 +31,7 @@ from optlog.paths import read_regular
 from optlog.runs.parsers import (aiperf, generic, guidellm, llama_bench, llmperf, optlog_fmt, probe, sglang, sglang_one_batch,
                                  vllm, vllm_offline)
 from optlog.runs.parsers._common import CANONICAL, Doc, ParsedResult, PastDouble, refuse, settle
+from optlog.core import jsondoc
 
 __all__ = ["CANONICAL", "FORMATS", "ParsedResult", "detect_format", "parse_bytes", "parse_result", "select_result_files",
            "unique"]
@@ -128,13 +129,13 @@ def _first_object(data: bytes) -> dict | list | None:
     if not text:
         return None
     try:
-        return json.loads(text)
+        return jsondoc.loads(text)
     except (json.JSONDecodeError, RecursionError):
         pass
     for line in text.splitlines():
         if line.strip():
             try:
-                return json.loads(line)
+                return jsondoc.loads(line)
             except (json.JSONDecodeError, RecursionError):
                 return None
     return None
@@ -216,12 +217,15 @@ def read_file(p: Path) -> bytes:
 
 
 def parse_bytes(path: str, data: bytes, parser: str | None = None, key_map: dict[str, str] | None = None) -> list[ParsedResult]:
-    fmt = canonical_format(parser) if parser else detect_format(path, data)
-    doc = Doc(path=path, data=data, key_map=dict(key_map or {}))
     try:
-        out = FORMATS[fmt][0](doc)
-    except PastDouble as e:  # a numeral past the largest double, wherever a reader met it (issue 42)
-        raise refuse(e, fmt, path, doc.text) from None
+        fmt = canonical_format(parser) if parser else detect_format(path, data)
+        doc = Doc(path=path, data=data, key_map=dict(key_map or {}))
+        try:
+            out = FORMATS[fmt][0](doc)
+        except PastDouble as e:  # a numeral past the largest double, wherever a reader met it (issue 42)
+            raise refuse(e, fmt, path, doc.text) from None
+    except jsondoc.DuplicateKey as e:  # a JSON key said twice, wherever a reader met it (issue 42)
+        raise e if e.file else e.in_file(path) from None
     if not out:
         raise BadInput(f"{fmt}: no result in the file", file=path)
     return [settle(r) for r in out]

@@ -17,6 +17,7 @@ from typing import Any, Iterable, Iterator
 
 import yaml
 
+from optlog.core import jsondoc
 from optlog.core.numfmt import fmt_sig, fmt_written, plural
 from optlog.errors import BadInput
 from optlog.yamlio import parse_text
@@ -226,7 +227,9 @@ def loads(text: str, parser: str, path: str, line: int | None = None, field_: st
     """`json.loads` under the number rule: a numeral past the largest double is refused (file, line),
     while the bare Infinity and NaN some tools write (SGLang) stay what they say."""
     try:
-        return json.loads(text, parse_float=_finite_float, parse_int=_bounded_int)
+        return jsondoc.loads(text, parse_float=_finite_float, parse_int=_bounded_int)
+    except jsondoc.DuplicateKey as e:  # a key said twice: Python's reader kept the last silently
+        raise e.in_file(path, line or 1) from None
     except PastDouble as e:
         at = text.find(e.token)
         n = (line or 1) + (text.count("\n", 0, at) if at >= 0 else 0)
@@ -348,7 +351,7 @@ def jsonl_objects(doc: Doc, parser: str) -> Iterator[tuple[int, dict[str, Any]]]
 
 def _single_json(s: str) -> bool:
     try:
-        json.loads(s)
+        jsondoc.loads(s)
         return True
     except (json.JSONDecodeError, RecursionError):
         return False

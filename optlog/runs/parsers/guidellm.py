@@ -34,13 +34,13 @@ data prompt/output tokens), `dataset`, `num_prompts` (a max_requests constraint)
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from optlog.runs.parsers._common import (Doc, ParsedResult, clean, csv_rows, fail, finite, load_json, load_yaml, loads,
                                          metric_key, obj, put, rate_check, set_label)
 from optlog.runs.parsers.keymap import apply_key_map
+from optlog.core import jsondoc
 
 TOOL = "guidellm"
 DROP = {"requests", "request_samples", "pdf", "cumulative_distribution_function"}
@@ -305,7 +305,9 @@ def parse_csv(doc: Doc) -> list[ParsedResult]:
 def _json_cell(text: str | None) -> dict[str, Any]:
     """A CSV cell GuideLLM fills with a JSON object (backend, metadata); {} when empty or not one."""
     try:
-        v = json.loads(text or "{}")
+        v = jsondoc.loads(text or "{}")
+    except jsondoc.DuplicateKey as e:  # (its line is the cell's: parse_bytes names the file)
+        raise jsondoc.DuplicateKey(e.key, e.path) from None
     except ValueError:
         return {}
     return v if isinstance(v, dict) else {}
