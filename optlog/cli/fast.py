@@ -42,7 +42,7 @@ PENDING: Pending | None = None
 
 def _shows_todos(key: str) -> bool:
     """Whether the read of this cache key shows the todo list (readcache.TODO_READS)."""
-    return json.loads(key)[0] in readcache.TODO_READS
+    return jsondoc.loads(key)[0] in readcache.TODO_READS
 
 
 def read_key(args: list[str]) -> tuple[str | None, str] | None:
