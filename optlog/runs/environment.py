@@ -120,7 +120,7 @@ def collect(names):
     return {"python": {"version": platform.python_version(), "executable": sys.executable}, "packages": pk, "cuda": cuda}
 
 if __name__ == "__main__":
-    print(json.dumps(collect(jsondoc.loads(sys.argv[1]))))
+    print(json.dumps(collect(json.loads(sys.argv[1]))))
 '''
 _probe_ns: dict[str, Any] = {"__name__": "optlog_env_probe"}
 exec(compile(_PY_PROBE, "<optlog-env-probe>", "exec"), _probe_ns)
