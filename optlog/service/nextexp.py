@@ -152,6 +152,18 @@ def _write_spec(ctx: Ctx, hid: str, other: str, best: D.Candidate,
             params.pop(k, None)
         else:
             include = [{**inc, k: vals[0]} for inc in include]
+    # another axis with several levels of which the evidence used one (the verdict set the others apart
+    # as not comparable: the issue's `threads: [1, 2]` kept, doubling the runs): kept at that level
+    used = [ev.runs[r].labels for r in best.runs if r in ev.runs]
+    for k, vals in list(matrix.items()):
+        if k in (axis, *best.also) or not isinstance(vals, list) or len(vals) < 2 or not used:
+            continue
+        seen = {repr(lab.get(k)) for lab in used}
+        one = used[0].get(k)
+        if len(seen) == 1 and one is not None and any(repr(v) == repr(one) or str(v) == str(one) for v in vals):
+            matrix[k] = [next(v for v in vals if repr(v) == repr(one) or str(v) == str(one))]
+            notes.append(f"{k} kept at {one}: the runs the verdict used had only {k}={one} (runs at its other "
+                         f"levels are set apart as not comparable)")
     if matrix:
         data["matrix"] = matrix
     if include:

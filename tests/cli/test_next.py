@@ -219,6 +219,32 @@ def test_the_written_spec_does_what_its_notes_say(fresh):
     assert f"# cost: {len(points)} runs, about " in head and "# note: the bench command changed" in head
 
 
+def test_an_axis_the_verdict_did_not_use_is_kept_at_the_level_it_used(fresh):
+    """The issue's spec kept `threads: [1, 2]` beside the proposed axis, doubling the runs, though the
+    predictions (parallel 2 vs 1) name no threads: the verdict judged the threads=1 runs and set the
+    others apart. The proposal keeps threads at 1 and says why."""
+    from optlog.service import launch, nextexp
+    from optlog.service.workspace import init
+
+    init(fresh)
+    two = ISSUE.replace("matrix: {{parallel: [1, 2]}}", "matrix: {{parallel: [1, 2], threads: [1, 2]}}") \
+        .replace("--concurrency {{{{ parallel }}}}", "--concurrency {{{{ parallel }}}} --threads {{{{ threads }}}}")
+    ctx = _ctx(fresh)
+    try:
+        _rivals(ctx)
+        (fresh / "runs" / "slots.yaml").write_text(two.format(py=sys.executable))
+        launch.launch(ctx, "runs/slots.yaml")
+        doc = nextexp.analyse(ctx)
+    finally:
+        ctx.close()
+    (e,) = doc["pairs"]
+    spec = yaml.safe_load((fresh / e["spec"]).read_text())
+    (kept,) = spec["matrix"]["threads"]
+    assert kept in (1, 2) and spec["matrix"]["parallel"] == [1, 4, 8], spec
+    assert f"threads kept at {kept}: the runs the verdict used had only threads={kept}" in e["spec_note"]
+    assert e["cost"]["runs"] == 3 * e["candidates"][0]["repeats"]
+
+
 def test_an_axis_no_command_reads_is_refused(fresh):
     """A proposed axis that only labels the runs (the bench never reads {{ parallel }}) is not written:
     varying it would change nothing that runs; the note says what to change."""
