@@ -743,7 +743,8 @@ def evaluate(preds: list[Any], ev: Evidence, ceilings: dict[str, float],
         fp = fingerprint(p, ev, ceilings)
         old = (cached or {}).get(p.id)
         # a result from before the quiet judgement existed (issue 45) is judged again once
-        if old is not None and old.get("evidence") == fp and not (old.get("loaded_runs") and "quiet" not in old):
+        if old is not None and old.get("evidence") == fp and \
+                not (old.get("loaded_runs") and "quiet" not in old and not _selects_load(p)):
             out[p.id] = old
         else:
             todo.append((p, fp))

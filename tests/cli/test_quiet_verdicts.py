@@ -69,3 +69,13 @@ def test_runs_left_out_are_named_with_the_rule(ws):
     assert [x["run"] for x in p["not_comparable"]] == [ids[-1]], p["not_comparable"]
     assert f"run {ids[-1]} left out: parallel=4 where the others have parallel=1" in p["explanation"], p["explanation"]
     assert "run(s) not comparable" not in p["explanation"]
+
+
+def test_a_prediction_about_load_itself_has_no_quiet_part(ws):
+    seed_runs(ws, [({"repeat": i, **({"loaded": "true"} if i % 2 else {"phase": "base"})}, {"t": 10.0 + i})
+                   for i in range(6)])
+    ws.cli("hyp", "add", "load slows it", "--id", "h")
+    ws.cli("predict", "h", "--expect", "a > b", "--metric", "t", "--a", "loaded=true", "--b", "phase=base")
+    p = ws.cli("verdict", "h", "--json").json["results"][0]["predictions"][0]
+    assert p["loaded_runs"] and p["status"] != "untested", p  # judged on loaded runs, as asked
+    assert "quiet" not in p and "quiet runs alone" not in p["explanation"], p
