@@ -178,7 +178,9 @@ def close_matches(given: str, candidates: Any, n: int = 3, cutoff: float = 0.6) 
     said `M`): the one did-you-mean every face and message uses."""
     names = sorted({str(c) for c in candidates})
     close = [c for c in names if c.lower() == str(given).lower() and c != given]
-    close += [c for c in difflib.get_close_matches(str(given), names, n=n, cutoff=cutoff) if c not in close]
+    # never the given name itself: "no run has metric 'm' yet (did you mean 'm'?)" said nothing
+    close += [c for c in difflib.get_close_matches(str(given), names, n=n + 1, cutoff=cutoff)
+              if c not in close and c != str(given)]
     return close[:n]
 
 

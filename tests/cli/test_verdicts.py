@@ -3,6 +3,8 @@ numbers: TP8 vs TP4+PP2 total token throughput at concurrency 64, 256, 512."""
 
 from __future__ import annotations
 
+import re
+
 import yaml
 
 from tests._face import tool  # noqa: F401  (a fixture)
@@ -282,13 +284,19 @@ def test_prediction_verdict_and_compare_tools_give_the_cli_documents(ws, monkeyp
     from tests._face import face, ok
 
     ws.cli("hyp", "add", "Communication-bound", "--id", "comm-bound")
-    same = lambda d: {k: v for k, v in d.items() if k not in ("id", "created")}  # noqa: E731
+    # the same document, but for each face's spelling of a parameter in its warnings (MCP a: {config: x},
+    # CLI --a config=x), compared with the spelling taken out
+    spelt = lambda w: re.sub(r"\((?:--([ab]) |([ab]): ).*?\)", r"(\1\2)", w)  # noqa: E731
+    same = lambda d: {k: ([spelt(w) for w in v] if k == "warnings" else v) for k, v in d.items()  # noqa: E731
+                      if k not in ("id", "created")}
     with face(ws, monkeypatch) as call:
         p1 = ok(call("prediction_add", {"hypothesis": "comm-bound", "expect": "a > b", "metric": TTT, "detail": True,
                                         "a": {"config": "tp4pp2", "concurrency": 64}, "b": {"config": "tp8"}}))
         p2 = ws.j("predict", "comm-bound", "--expect", "a > b", "--metric", TTT, "--a", "config=tp4pp2",
                   "--a", "concurrency=64", "--b", "config=tp8")
-        assert p1["a"] == {"config": "tp4pp2", "concurrency": 64} and same(p1) == same(p2)
+        assert p1["a"] == {"config": "tp4pp2", "concurrency": 64} and same(p1) == same(p2), "\n".join(p1["warnings"] + p2["warnings"])
+        assert "(a: {config: tp4pp2})" in " ".join(p1["warnings"]) and "(--a config=tp4pp2)" in " ".join(p2["warnings"])
+        assert not any("did you mean 'total_token_throughput'" in w for w in p1["warnings"]), p1["warnings"]
         e1 = ok(call("prediction_edit", {"id": "comm-bound.p1", "b": {"config": "tp8", "concurrency": 64},
                                          "detail": True}))
         e2 = ws.j("prediction", "edit", "comm-bound.p2", "--b", "config=tp8", "--b", "concurrency=64")

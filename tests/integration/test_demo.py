@@ -58,9 +58,17 @@ def test_demo_runs_the_loop_end_to_end(tmp_path, db_env):
     # both confirmed is not told apart: optlog next proposes the split and writes the spec, unlaunched
     pair = next(e for e in doc["next"]["pairs"] if e["other"] == "pipeline-bubbles")
     assert next(e for e in doc["next"]["pairs"] if e["other"] == "comm-bound")["state"] == "discriminated"
-    assert pair["state"] == "not yet" and pair["candidates"][0]["axis"] == "config", pair
+    cands = pair["candidates"]
+    assert pair["state"] == "not yet" and any(c["axis"] == "config" for c in cands), pair
     assert (target / pair["spec"]).is_file() and pair["spec"] == "runs/next-compute-bound.yaml"
-    assert "copy itl_ms from config=tp4pp2" in pair["spec_note"]  # the nearest measured entry's values
+    if cands[0]["source"] == "quiet":
+        # measured on a busy machine (CI: load 4-12): the quiet runs alone cannot judge, so re-running the
+        # loaded cells on a quiet machine comes first, and the written spec does that
+        assert cands[0]["rerun"]["runs"] and "--when-quiet" in pair["spec_note"], pair
+        assert cands[1]["axis"] == "config", cands
+    else:
+        assert cands[0]["axis"] == "config", cands
+        assert "copy itl_ms from config=tp4pp2" in pair["spec_note"]  # the nearest measured entry's values
     # the launched runs are real measurements of the simulated server: tp4pp2 about half of tp8
     runs = json.loads(subprocess.run([sys.executable, "-m", "optlog", "run", "list", "--json", "-C", str(target)],
                                      env=env, capture_output=True, text=True, check=True).stdout)["runs"]

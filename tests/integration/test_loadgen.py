@@ -96,7 +96,11 @@ def test_the_bench_tool_takes_labels_and_extra_body_as_objects_and_gives_the_cli
         return [{k: v for k, v in r.items() if k not in ("id", "metrics", "recorded_at")} for r in d["runs"]]
 
     assert same(doc) == same(cli) and doc["recorded"] is cli["recorded"] is True
-    assert set(doc["runs"][0]["metrics"]) == set(cli["runs"][0]["metrics"])
+    # the metrics named alike, but for the phase windows: a 2-token decode has a window of its own only
+    # when the tokens arrived in two reads, which depends on timing (it differed once on a busy machine)
+    phase = ("decode_", "prefill_", "mean_decoding", "mean_prefilling")
+    names = lambda d: {k for k in d["runs"][0]["metrics"] if not k.startswith(phase)}  # noqa: E731
+    assert names(doc) == names(cli) and "output_throughput" in names(doc)
     assert doc["runs"][0]["labels"]["n"] == "8" and doc["runs"][0]["metrics"]["completed"] == 2
     runs = ws.j("run", "list")["runs"]
     assert len(runs) == 2 and runs[0]["labels"] == runs[1]["labels"] and runs[1]["labels"]["n"] == 8
