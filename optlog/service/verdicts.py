@@ -189,15 +189,32 @@ def _live(ctx: Ctx, hids: list[str]) -> set[str]:
     return live_hypotheses(ctx) & set(hids)
 
 
+# the wording of a judgement: its texts say the structured fields below in words (and in a number
+# style that may change, issues 43/44), so they never decide whether a judgement changed
+WORDING = frozenset({"summary", "explanation", "reason", "drift", "load_differs", "warnings"})
+
+
 def _strip(d: dict[str, Any]) -> dict[str, Any]:
-    """A verdict record as compared to the last one: without when and by whom, and without each
-    prediction's evidence fingerprint (a cache key: a judgement with the same runs, values and
-    outcomes is the same verdict, whatever else the hash covered when it was written)."""
-    out = {k: v for k, v in d.items() if k not in VOLATILE}
+    """A verdict record as compared to the last one: the judgement, not its wording. Without when
+    and by whom, without each prediction's evidence fingerprint (a cache key: a judgement with the
+    same runs, values and outcomes is the same verdict, whatever else the hash covered when it was
+    written), and without the texts (`WORDING`, at any depth): statuses, runs, each level's outcome,
+    estimate, interval and threshold, and the quiet runs' judgement are compared, so a record written
+    in an older number style is not recorded again."""
+    out = {k: _judgement(v) for k, v in d.items() if k not in VOLATILE and k not in WORDING}
     if isinstance(out.get("predictions"), list):
         out["predictions"] = [{k: v for k, v in p.items() if k != "evidence"} if isinstance(p, dict) else p
                               for p in out["predictions"]]
     return out
+
+
+def _judgement(v: Any) -> Any:
+    """`v` without its texts (`WORDING`), at any depth."""
+    if isinstance(v, dict):
+        return {k: _judgement(x) for k, x in v.items() if k not in WORDING}
+    if isinstance(v, list):
+        return [_judgement(x) for x in v]
+    return v
 
 
 def _summary(status: str, preds: list[dict[str, Any]], rests: list[str] | None = None) -> str:

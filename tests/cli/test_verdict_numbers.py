@@ -176,3 +176,53 @@ def test_a_where_condition_with_a_single_equals_says_to_use_two(ws):
     assert "compares with == (`m == 1024`)" in r.json["error"]["message"] and "Traceback" not in r.err
     assert ws.cli("predict", "h", "--expect", "a > b", "--metric", T, "--a", "cfg=new", "--b", "cfg=old",
                   "--where", "m == 1024").code == 0
+
+
+def _reword(d, old, new):
+    """Every text of a verdict record with `old` written as `new` (its numbers in another style)."""
+    if isinstance(d, dict):
+        return {k: (v.replace(old, new) if isinstance(v, str) and k in ("summary", "explanation", "reason")
+                    else _reword(v, old, new)) for k, v in d.items()}
+    if isinstance(d, list):
+        return [_reword(x, old, new) for x in d]
+    return d
+
+
+def test_a_verdict_is_recorded_again_only_when_its_judgement_changes_not_its_wording(ws):
+    """Issues 43/44: the verdict texts' number style may change; a record written in an older style
+    is the same judgement and is not recorded again (no commit, one history row), while a record
+    whose estimate differs is. The evidence fingerprint is made stale so the engine re-judges."""
+    _five(ws, [1000.0, 1100.0, 900.0, 1050.0, 950.0], [2000.0, 2200.0, 1800.0, 2100.0, 1900.0])
+    ws.cli("hyp", "add", "X", "--id", "h")
+    _pred(ws, "h", "a > b")
+    ws.cli("verdict", "h")
+    path = ws.root / "hypotheses" / "h.yaml"
+    doc = yaml.safe_load(path.read_text())
+    assert len(doc["verdicts"]) == 1
+    rec = doc["verdicts"][-1]
+    reason = rec["predictions"][0]["levels"][0]["reason"]
+    assert "a/b = 0.5" in reason, reason
+
+    def rewrite(change):
+        d = yaml.safe_load(path.read_text())
+        d["verdicts"][-1] = change(d["verdicts"][-1])
+        for p in d["verdicts"][-1]["predictions"]:
+            p["evidence"] = "stale"  # not the engine's cache key: it judges again
+        path.write_text(yaml.safe_dump(d, sort_keys=False, allow_unicode=True))
+        ws.git("commit", "-qam", "an older record")
+
+    rewrite(lambda r: _reword(r, "a/b = 0.5", "a/b = 5.00e-01"))
+    n = ws.commits()
+    r = ws.cli("verdict", "h", "--json")
+    assert r.json["committed"] == 0 and ws.commits() == n
+    assert len(yaml.safe_load(path.read_text())["verdicts"]) == 1
+
+    def moved(r):
+        r["predictions"][0]["levels"][0]["estimate"] = 0.6
+        return r
+    rewrite(moved)
+    n = ws.commits()
+    r = ws.cli("verdict", "h", "--json")
+    assert r.json["committed"] == 1 and ws.commits() == n + 1
+    vs = yaml.safe_load(path.read_text())["verdicts"]
+    assert len(vs) == 2 and vs[-1]["predictions"][0]["levels"][0]["estimate"] == rec["predictions"][0]["levels"][0]["estimate"]
