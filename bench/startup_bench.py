@@ -182,6 +182,10 @@ def main() -> None:
     full_env = {**env, "OPTLOG_READ_CACHE": "0"}
     cases: dict[str, tuple[list[str], dict[str, str]]] = {
         "baseline: python -c 'import sqlmodel'": ([sys.executable, "-c", "import sqlmodel"], env)}
+    if os.environ.get("OPTLOG_DB_URL"):  # PostgreSQL's own baseline (issue 47): the driver and a connection
+        url = os.environ["OPTLOG_DB_URL"].replace("postgresql+psycopg://", "postgresql://")
+        cases["baseline (PostgreSQL): import psycopg + connect"] = (
+            [sys.executable, "-c", f"import psycopg; psycopg.connect({url!r}).close()"], env)
     for name, args in reads.items():
         cases[f"optlog {name} --json"] = ([*optlog, *args, "--json"], env)
     for name, args in reads.items():
