@@ -14,6 +14,7 @@ import tarfile
 import time
 from pathlib import Path
 
+from _launch import _as_a_terminal_starts_it
 from optlog.runs import llamacpp
 
 FAKE_CMAKE = r"""#!/bin/sh
@@ -118,8 +119,11 @@ def test_ctrl_c_during_optlogs_build_stops_the_compilers_and_leaves_no_build_fol
     """Ctrl-C at a terminal: SIGINT to the whole foreground process group (optlog and the script)."""
     env = _setup(tmp_path)
     code = "from optlog.runs.llamacpp import ensure\nensure(lambda t: print(t, flush=True))\n"
+    # Ctrl-C as a terminal delivers it: SIGINT at its default in the process, whatever the test runner
+    # inherited (a runner started as a script's background job ignores SIGINT, and a shell cannot trap
+    # a signal ignored at its start: the build then ran on past the signal)
     p = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True, start_new_session=True)
+                         text=True, start_new_session=True, preexec_fn=_as_a_terminal_starts_it(False))
     lines: list[str] = []
     try:
         _read_until(p, lambda ls: len(_progress(ls)) >= 1, lines)
