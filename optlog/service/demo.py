@@ -160,8 +160,11 @@ def run_simulated(path: str | Path, say: Callable[[str], None]) -> dict[str, Any
         for e in nxt["pairs"]:
             if e["candidates"]:
                 c = e["candidates"][0]
-                say(f"next: {e['hypothesis']} vs {e['other']} {e['state']}; vary {c['axis']} to "
-                    f"{', '.join(map(str, c['levels']))} ({c['why'].split(';')[0]}); wrote {e.get('spec')}, not launched")
+                what = (f"vary {c['axis']} to {', '.join(map(str, c['levels']))}" if c.get("axis")
+                        else "re-run the loaded cells on a quiet machine")
+                wrote = (f"wrote {e['spec']}, not launched" if e.get("spec")
+                         else "no spec written: " + (e.get("spec_note") or "nothing runnable to propose").removeprefix("not written: "))
+                say(f"next: {e['hypothesis']} vs {e['other']} {e['state']}; {what} ({c['why'].split(';')[0]}); {wrote}")
         plans.add(ctx, "Tune the FP4 GEMM tactics for SM120", gain="20-50%", effort="M", confidence="0.6",
                   needs=["compute-bound"])
         plans.add(ctx, "MSCCLPP allreduce", gain="5-15%", effort="M", confidence="0.6", needs=["comm-bound"])

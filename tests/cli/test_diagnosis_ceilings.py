@@ -82,12 +82,14 @@ def test_stored_diagnosis_follows_a_ceiling_change_and_the_verdict_is_rejudged(w
 
 
 def test_calibrate_rediagnoses_stored_runs_and_rejudges(ws: Any) -> None:
-    # a datasheet ceiling 10,000x too low: the GEMM looks thousands of times past its peak (prediction holds)
-    _set_cpu_ceilings(ws, fp32=0.0001, bw=1000.0)
+    # a datasheet ceiling a million times too low (1 MFLOP/s): the GEMM looks thousands of times past its
+    # peak, and the prediction holds; against the machine's own measured peak it is near 1, and even with
+    # the calibration measured under heavier load than the probe ran (CI) nowhere near 100
+    _set_cpu_ceilings(ws, fp32=0.000001, bw=1000.0)
     rid = _launch_probe(ws)
-    assert _stored(ws, rid)["roofline_peak_tflops"] == 0.0001 and _stored(ws, rid)["roofline_compute_frac"] > 1
+    assert _stored(ws, rid)["roofline_peak_tflops"] == 0.000001 and _stored(ws, rid)["roofline_compute_frac"] > 100
     ws.cli("hypothesis", "add", "near the compute ceiling", "--id", "cb")
-    ws.cli("prediction", "add", "cb", "--expect", "a.roofline_compute_frac > 2", "--a", "op=gemm")
+    ws.cli("prediction", "add", "cb", "--expect", "a.roofline_compute_frac > 100", "--a", "op=gemm")
     assert ws.j("verdict", "cb")["results"][0]["auto_status"] == "confirmed"
     # the measured ceiling replaces it: the stored diagnosis is redone and the verdict re-judged with it
     d = ws.j("calibrate", "--quick", "--device", "cpu", "--max-spread", "100", env=BLAS1)
@@ -95,7 +97,7 @@ def test_calibrate_rediagnoses_stored_runs_and_rejudges(ws: Any) -> None:
     assert [c["run"] for c in d["rediagnosed"]] == [rid]
     after = _stored(ws, rid)
     assert after["roofline_peak_tflops"] == pytest.approx(meas)  # measured beats datasheet
-    assert after["roofline_compute_frac"] < 2, after  # no GEMM runs at twice the machine's own peak
+    assert after["roofline_compute_frac"] < 100, after
     assert d["rejudged"] == [{"hypothesis": "cb", "status": "falsified"}], d["rejudged"]
 
 

