@@ -4,11 +4,12 @@ reads the same everywhere. Each variant is a named function, and nothing else in
 number for a person (`tests/unit/test_numfmt.py` pins every variant's output;
 `tests/architecture/test_number_formats.py` fails on an inline `{x:.1f}` elsewhere).
 
-The record's formats (the last section) are frozen: the numbers inside verdict and diagnosis
-reasons are committed in hypothesis files and compared to decide whether a verdict changed, and the
-point labels of the committed report plots are in reports/*.svg. Changing any of them would rewrite
-history (the case study under hypotheses/, reports/ and glb5improvement/ would no longer rebuild
-to what is committed), so they stay as they were when those files were written.
+Verdict texts use the tables' style (`fmt_verdict`, `fmt_amount`, `fmt_interval`, with the
+metric's unit): a verdict is recorded again only when its judgement changes, never its wording
+(service.verdicts compares the structured record, not its texts), so their style may change. The
+record's formats (the last section) are frozen: diagnosis reasons and the point labels of the
+committed report plots in reports/*.svg; changing them would rewrite history (the case study under
+hypotheses/, reports/ and glb5improvement/ would no longer rebuild to what is committed).
 """
 
 from __future__ import annotations
@@ -150,11 +151,10 @@ def fmt_score(v: float) -> str:
     return f"{v:.2f}"
 
 
-# ---------------------------------------------------------------- the record's formats (frozen)
-
 def fmt_verdict(x: float | None) -> str:
-    """A number inside a verdict's reason (committed in hypothesis files): thousands separated from
-    100, one decimal from 10, two decimals down to 0.01, three significant digits below."""
+    """A number inside a verdict's text and the report's verdict tables (one style, issues 43/44):
+    thousands separated from 100, one decimal from 10, two decimals down to 0.01, three significant
+    digits below; never scientific notation for a measured figure."""
     if x is None:
         return "–"
     a = abs(x)
@@ -167,16 +167,23 @@ def fmt_verdict(x: float | None) -> str:
     return f"{x:.2f}" if a >= 0.01 or x == 0 else f"{x:.3g}"
 
 
+def fmt_amount(x: float | None, unit: str | None = None) -> str:
+    """An estimate or a threshold inside a verdict's text, with its unit: `16,420 tok/s`, `0.47`."""
+    return fmt_verdict(x) + (f" {unit}" if unit and x is not None else "")
+
+
+def fmt_interval(lo: float, hi: float, unit: str | None = None) -> str:
+    """A confidence interval inside a verdict's text: `[15,770, 17,460] tok/s` (`fmt_verdict`)."""
+    return f"[{fmt_verdict(lo)}, {fmt_verdict(hi)}]" + (f" {unit}" if unit else "")
+
+
+# ---------------------------------------------------------------- the record's formats (frozen)
+
 def fmt_p(p: float | None) -> str:
     """A p-value, wherever a person reads one (verdict reasons, the report, tune's narration):
     `p=0.034`, two significant digits (`p=0.00027`, `p=3.1e-07`); `p=–` for none. The verdict
     reasons' format, kept as committed."""
     return "p=–" if p is None else f"p={p:.2g}"
-
-
-def fmt_interval(lo: float, hi: float) -> str:
-    """A confidence interval inside a verdict's reason: `[lo, hi]`, three significant digits."""
-    return f"[{lo:.3g}, {hi:.3g}]"
 
 
 def fmt_share(v: float, signed: bool = False, places: int = 0) -> str:

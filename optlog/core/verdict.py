@@ -39,7 +39,8 @@ from optlog.core import labels as L
 from optlog.core import loadshare as LS
 from optlog.core import units as U
 from optlog.core.posthoc import ranges
-from optlog.core.numfmt import fmt_interval, fmt_share, fmt_verdict, fmt_whole, fmt_written, plural
+from optlog.core.numfmt import (fmt_amount, fmt_interval, fmt_share, fmt_value, fmt_verdict, fmt_whole, fmt_written,
+                                 plural)
 from optlog.core.plans import selector_name
 from optlog.core.scaling import fit as fit_line
 from optlog.core.stats import (CONF, MIN_TEST_N, MWU_N, Batch, bonferroni, mean, percentile_ci, sig, t_one,
@@ -157,7 +158,7 @@ class AtomEval:
     # what it is named in a reason, or None: an interval is clipped to it (issue 45)
     bounds: tuple[float, float] | None = None
     bounded: str = ""
-
+    unit: str | None = None  # the quantity's unit (`quantity_unit`), shown in the reason
 
 def _run_values(node: Any, runs: list[RunRow], default: str | None,
                 ceilings: dict[str, float]) -> list[tuple[RunRow, float]]:
@@ -286,6 +287,16 @@ def _plan_atom(node: Any, grp: dict[str, list[RunRow]], default: str | None, cei
     if cl is None:
         return AtomEval(node, None, "means")
     ae = AtomEval(node, cl, cl.kind, threshold=cl.region.threshold())
+    try:
+        return _planned(ae, grp, default, ceilings, batch)
+    finally:
+        ae.unit = quantity_unit(ae.quantity, default)
+
+
+def _planned(ae: AtomEval, grp: dict[str, list[RunRow]], default: str | None, ceilings: dict[str, float],
+             batch: Batch) -> AtomEval:
+    cl = ae.claim
+    assert cl is not None
     if cl.kind == "fit":
         f = cl.x
         assert isinstance(f, E.Fit)
@@ -365,8 +376,8 @@ def _set_bounds(ae: AtomEval, x: Any, y: Any, default: str | None) -> None:
     lo, hi = (b[0] - b[1], b[1] - b[0]) if y is not None else b
     seen = ae.x if y is None else [v - w for v in ae.x for w in ae.y]
     ae.bounds = (min([lo, *seen]), max([hi, *seen]))
-    ae.bounded = f"{' - '.join(sorted(names))} lies in {fmt_interval(*b)}" if y is None else \
-        f"a difference of {next(iter(names))} lies in {fmt_interval(b[0] - b[1], b[1] - b[0])}"
+    ae.bounded = f"{' - '.join(sorted(names))} lies in [{fmt_written(b[0])}, {fmt_written(b[1])}]" if y is None else \
+        f"a difference of {next(iter(names))} lies in [{fmt_written(b[0] - b[1])}, {fmt_written(b[1] - b[0])}]"
 
 
 # ---------------------------------------------------------------- deciding one comparison
@@ -431,6 +442,40 @@ def judge_margin(e: float, region: E.Region, m: float, scale: float | None = Non
     return "unclear"
 
 
+_QUANTITY = re.compile(r"([ab])(?:\.(\w+))?(?: - ([ab])(?:\.(\w+))?)?")
+
+
+def quantity_unit(quantity: str | None, metric: str | None) -> str | None:
+    """The unit of a tested quantity (core.units): a value or a difference of one metric has the
+    metric's (`a` of output_throughput: tok/s); a ratio, an exponent, a fraction have none."""
+    m = _QUANTITY.fullmatch(quantity or "")
+    if not m:
+        return None
+    names = {m.group(2) or metric} | ({m.group(4) or metric} if m.group(3) else set())
+    if len(names) != 1:
+        return None
+    u = U.unit(next(iter(names)))
+    return None if u == "fraction" else u
+
+
+def region_shown(region: str | None, unit: str | None) -> str:
+    """A claimed region (`Region.text()`, its numbers as written) in a verdict's text: its numbers
+    in the tables' style (`fmt_value`: a bound as written, rounded as the tables round) with the
+    unit: `>= 21228.1` → `>= 21,228 tok/s`, `in [0.9, 1.1]` stays. The record's `region` keeps them
+    as written."""
+    text = region or ""
+    try:
+        if text.startswith("in [") and text.endswith("]"):
+            lo, hi = (float(x) for x in text[4:-1].split(", "))
+            return f"in [{fmt_value(lo)}, {fmt_value(hi)}]" + (f" {unit}" if unit else "")
+        op, _, num = text.partition(" ")
+        if op in (">", ">=", "<", "<="):
+            return f"{op} {fmt_value(float(num))}" + (f" {unit}" if unit else "")
+    except ValueError:
+        pass
+    return text
+
+
 _WHERE = {"holds": "inside", "fails": "outside", "unclear": "straddles"}
 
 
@@ -465,6 +510,8 @@ def _estimate(ae: AtomEval, m: float, results: list[Any]) -> None:
     cl = ae.claim
     assert cl is not None
     region, q, kind = cl.region, ae.quantity, cl.kind
+    u = ae.unit
+    shown = region_shown(region.text(), u)
     lo = hi = None
     detail = ""
     est: float | None = None
@@ -495,7 +542,7 @@ def _estimate(ae: AtomEval, m: float, results: list[Any]) -> None:
         ae.method, lo, hi = "exact", est, est
         ae.outcome = judge_interval(est, est, region)
         ae.estimate, ae.ci = est, None
-        ae.reason = f"all values equal: {q} = {fmt_verdict(est)} vs {region.text()}"
+        ae.reason = f"all values equal: {q} = {fmt_amount(est, u)} vs {shown}"
         return
     elif ae.tier == "paired":
         n = len(ae.pairs)
@@ -575,7 +622,7 @@ def _estimate(ae: AtomEval, m: float, results: list[Any]) -> None:
         return
     if (lo is not None and not math.isfinite(lo)) or (hi is not None and not math.isfinite(hi)):
         ae.outcome = "unclear"
-        ae.reason = f"{q} = {fmt_verdict(est)}{geo}, no interval: {OUT_OF_RANGE} ({detail or ae.method})"
+        ae.reason = f"{q} = {fmt_amount(est, u)}{geo}, no interval: {OUT_OF_RANGE} ({detail or ae.method})"
         return
     if lo is None or hi is None:
         n_text = (f"n={len(ae.x)}+{len(ae.y)}" if kind in ("ratio", "diff") else
@@ -583,9 +630,9 @@ def _estimate(ae: AtomEval, m: float, results: list[Any]) -> None:
         scale = abs(mean(ae.y)) if kind == "diff" else None
         ae.outcome = judge_margin(est, region, m, scale)
         within = f", within the ±{fmt_share(m)} margin" if ae.outcome == "unclear" else ""
-        ae.reason = f"{q} = {fmt_verdict(est)}{geo} vs {region.text()}{within} (margin rule ±{fmt_share(m)}, {n_text})"
+        ae.reason = f"{q} = {fmt_amount(est, u)}{geo} vs {shown}{within} (margin rule ±{fmt_share(m)}, {n_text})"
         if ae.method == "fit":
-            ae.reason = f"{q} = {fmt_verdict(est)} vs {region.text()}{within} (margin rule ±{fmt_share(m)}, " \
+            ae.reason = f"{q} = {fmt_amount(est, u)} vs {shown}{within} (margin rule ±{fmt_share(m)}, " \
                         f"{detail}: too few runs for an interval)"
             ae.method = "fit-margin"
         return
@@ -594,8 +641,8 @@ def _estimate(ae: AtomEval, m: float, results: list[Any]) -> None:
         detail += f"; {ae.bounded}"
     ae.ci = [lo, hi]
     ae.outcome = judge_interval(lo, hi, region)
-    ae.reason = (f"{q} = {fmt_verdict(est)}{geo}, {_conf_text(ae.conf)} {fmt_interval(lo, hi)} "
-                 f"{_WHERE[ae.outcome]} {region.text()} ({detail})")
+    ae.reason = (f"{q} = {fmt_amount(est, u)}{geo}, {_conf_text(ae.conf)} {fmt_interval(lo, hi, u)} "
+                 f"{_WHERE[ae.outcome]} {shown} ({detail})")
 
 
 def _means_eval(node: Any, grp: dict[str, list[RunRow]], default: str | None, ceilings: dict[str, float],
@@ -1181,12 +1228,13 @@ def _headline(res: dict[str, Any], untested_reason: str | None = None) -> str:
         elif all(lv.get("design") == "paired" for lv in chosen):
             note = f" (paired by {chosen[0].get('paired_by')}, " + \
                 "/".join(str(lv.get("pairs")) for lv in chosen) + " pairs)"
+        u = quantity_unit(chosen[0]["quantity"], res.get("metric"))
         nums = f"{_display(chosen[0]['quantity'], a_name, b_name, res.get('metric'))} = " \
-            + ", ".join(fmt_verdict(lv["estimate"]) for lv in chosen) + note
+            + ", ".join(fmt_verdict(lv["estimate"]) for lv in chosen) + (f" {u}" if u else "") + note
         one = chosen[0]
         if len(chosen) == 1 and one.get("ci") and st != "inconclusive":  # the interval against the region
-            nums += f", {_conf_text(one.get('confidence') or CONF)} {fmt_interval(*one['ci'])} " \
-                f"{_WHERE[one['outcome']]} {one.get('region')}"
+            nums += f", {_conf_text(one.get('confidence') or CONF)} {fmt_interval(one['ci'][0], one['ci'][1], u)} " \
+                f"{_WHERE[one['outcome']]} {region_shown(one.get('region'), u)}"
     else:
         nums = "; ".join(lv["reason"] for lv in chosen[:2])
     return f"{st}: {where}{nums}"

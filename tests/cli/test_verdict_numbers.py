@@ -226,3 +226,21 @@ def test_a_verdict_is_recorded_again_only_when_its_judgement_changes_not_its_wor
     assert r.json["committed"] == 1 and ws.commits() == n + 1
     vs = yaml.safe_load(path.read_text())["verdicts"]
     assert len(vs) == 2 and vs[-1]["predictions"][0]["levels"][0]["estimate"] == rec["predictions"][0]["levels"][0]["estimate"]
+
+
+def test_verdict_texts_read_as_the_tables_with_the_metric_unit(ws):
+    """Issue 43 item 4: `95% CI [1.58e+04, 1.75e+04] outside >= 21228.1` read nothing like the report's
+    `[15,770, 17,460] tok/s`; the estimate, the interval and the threshold now carry the tables'
+    style and the metric's unit, in the level's reason and in the explanation."""
+    m = "output_throughput"
+    seed_runs(ws, repeats({"cfg": "new"}, m, [16400.0, 16900.0, 15900.0, 17200.0, 16100.0]))
+    ws.cli("hyp", "add", "X", "--id", "h")
+    ws.cli("predict", "h", "--expect", "a >= 21228.1", "--metric", m, "--a", "cfg=new")
+    r = ws.cli("verdict", "h", "--json")
+    _clean(r.err)
+    p = r.json["results"][0]["predictions"][0]
+    lv = p["levels"][0]
+    assert p["status"] == "falsified" and lv["region"] == ">= 21228.1", lv  # the record keeps it as written
+    for text in (lv["reason"], p["explanation"].partition("; expected")[0]):
+        assert "e+" not in text and "21228" not in text, text
+        assert re.search(r"= 16,\d{3} tok/s.*95% CI \[1\d,\d{3}, 1\d,\d{3}\] tok/s outside >= 21,228 tok/s", text), text

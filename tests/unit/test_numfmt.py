@@ -40,12 +40,19 @@ def test_ratios_scores_percentages_and_written_numbers() -> None:
     assert [N.fmt_duration(x) for x in (44.6, 210, 8640)] == ["45s", "3.5 min", "2.4 h"]
 
 
-def test_the_record_formats_are_frozen() -> None:
-    """As committed in hypotheses/*.yaml (verdict reasons), diagnosis reasons and reports/*.svg."""
+def test_verdict_texts_read_as_the_tables_with_units() -> None:
+    """Issues 43/44: an estimate and its interval in a verdict's text read as in the report's tables
+    (thousands separated, rounded, never scientific notation for a measured figure), with the unit."""
     assert [N.fmt_verdict(v) for v in VALUES] == [
         "0.00", "0.00457", "0.01", "0.50", "1.00", "3.14", "12.3", "100.0", "123", "1,234", "98,765", "-0.50", "-1,234"]
     assert N.fmt_verdict(None) == "–"
-    assert N.fmt_interval(0.91234, 1.0567) == "[0.912, 1.06]"
+    assert N.fmt_interval(0.91234, 1.0567) == "[0.91, 1.06]"
+    assert N.fmt_interval(15770.4, 17460.2, "tok/s") == "[15,770, 17,460] tok/s"
+    assert (N.fmt_amount(16420.3, "tok/s"), N.fmt_amount(0.4707), N.fmt_amount(None, "ms")) == ("16,420 tok/s", "0.47", "–")
+
+
+def test_the_record_formats_are_frozen() -> None:
+    """As committed in diagnosis reasons and reports/*.svg."""
     assert (N.fmt_share(0.05), N.fmt_share(-0.123, signed=True), N.fmt_share(0.9734, places=1)) == ("5%", "-12%", "97.3%")
     assert (N.fmt_whole(87.4), N.fmt_whole(2.6, signed=True)) == ("87", "+3")
     assert [N.fmt_diagnosis(v) for v in VALUES] == [
