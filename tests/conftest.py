@@ -104,6 +104,14 @@ REALSERVER_FIXTURES = frozenset({"real_server"})
 PROCESS_PATH_MODULES = frozenset({
     "test_launch_signals", "test_proctree", "test_ports", "test_targetlock", "test_telemetry_cli",
     "test_loadgen", "test_peer_client", "test_executor_ssh", "test_executor_slurm", "test_executor_registered",
+    # the demo's loop and `optlog tune`'s search: launches and verdicts whose store calls test_launch and
+    # the verdict tests make on PostgreSQL; tune's own storage on PostgreSQL (a companion schema, shared
+    # by workers, resumed after kill -9) is the one part the database changes: PG_KEEP keeps those tests
+    "test_demo", "test_demo_branches", "test_tune",
+})
+PG_KEEP = frozenset({
+    "test_two_workers_share_one_study_and_run_n_distinct_trials",
+    "test_kill_9_mid_study_then_resume_loses_and_repeats_no_finished_trial",
 })
 
 
@@ -123,7 +131,8 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
             item.add_marker(db)
         if REALSERVER_FIXTURES.intersection(names):
             item.add_marker(pytest.mark.realserver)
-        if getattr(item, "module", None) is not None and item.module.__name__.rsplit(".", 1)[-1] in PROCESS_PATH_MODULES:
+        if (getattr(item, "module", None) is not None and item.module.__name__.rsplit(".", 1)[-1] in PROCESS_PATH_MODULES
+                and getattr(item, "originalname", item.name) not in PG_KEEP):
             item.add_marker(pytest.mark.process_path)
         if PG_BASE and item.get_closest_marker("sqlite_only"):
             item.add_marker(skip)
