@@ -143,7 +143,7 @@ def _levels_table(p: dict[str, Any]) -> str:
         lvl = VW.kv(lv["level"]) or "(all)"
         n = "+".join(str(x) for x in (lv.get("n") or {}).values())
         conf = lv.get("confidence")
-        ci = (f"[{fmt_sig(lv['ci'][0], 3)}, {fmt_sig(lv['ci'][1], 3)}]"
+        ci = (f"[{fmt_num(lv['ci'][0])}, {fmt_num(lv['ci'][1])}]"  # the estimate cell's style
               + (f" ({fmt_share(conf, places=1)})" if conf and abs(conf - 0.95) > 1e-9 else "")) if lv.get("ci") else ""
         stat = lv.get("statistic") or ""
         tested = (lv.get("quantity") or "") + (" (geo. mean)" if "geometric" in stat else "")

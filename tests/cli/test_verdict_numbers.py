@@ -244,3 +244,5 @@ def test_verdict_texts_read_as_the_tables_with_the_metric_unit(ws):
     for text in (lv["reason"], p["explanation"].partition("; expected")[0]):
         assert "e+" not in text and "21228" not in text, text
         assert re.search(r"= 16,\d{3} tok/s.*95% CI \[1\d,\d{3}, 1\d,\d{3}\] tok/s outside >= 21,228 tok/s", text), text
+    out = ws.cli("verdict", "h").out  # the levels table: its interval cell in the estimate cell's style
+    assert "e+" not in out and re.search(r"16,\d{3}\s+\[1\d,\d{3}, 1\d,\d{3}\]", out), out
