@@ -238,6 +238,21 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
         combos = d.get("per_combination_metrics") or [{"parameters": meta.get("variation_values", {}), "metrics": d["metrics"]}]
         for c in combos:
             g = {k: v["mean"] for k, v in c["metrics"].items()}
+            if "benchmark_duration" in c["metrics"]:
+                # AIPerf 0.11: each metric by its tag, its statistics inside (`mean` over the trials of
+                # the run's avg, and the run's percentiles), not 0.13's `{tag}_{stat}` keys
+                t = c["metrics"]
+                assert t["benchmark_duration"]["unit"] == "sec" and t["time_to_first_token"]["unit"] == "ms"
+                m = {"request_throughput": g["request_throughput"], "completed": g["request_count"],
+                     "output_throughput": g["output_token_throughput"], "duration_s": g["benchmark_duration"],
+                     "mean_ttft_ms": g["time_to_first_token"], "median_ttft_ms": t["time_to_first_token"]["p50"],
+                     "p99_ttft_ms": t["time_to_first_token"]["p99"], "mean_e2e_latency_ms": g["request_latency"],
+                     "p90_e2e_latency_ms": t["request_latency"]["p90"], "mean_tpot_ms": g["inter_token_latency"],
+                     "mean_itl_ms": g["inter_chunk_latency"], "p99_itl_ms": t["inter_chunk_latency"]["p99"]}
+                lab = {"concurrency": c["parameters"]["concurrency"], "aggregation": meta["aggregation_type"],
+                       "trials": meta["num_trials_per_value"]}
+                out.append({"m": m, "l": lab, "status": "succeeded", "gone": ["goodput"]})
+                continue
             assert c["metrics"]["benchmark_duration_avg"]["unit"] == "sec" and c["metrics"]["time_to_first_token_avg"]["unit"] == "ms"
             m = {"request_throughput": g["request_throughput_avg"], "completed": g["request_count_avg"],
                  "output_throughput": g["output_token_throughput_avg"], "duration_s": g["benchmark_duration_avg"],
@@ -284,12 +299,25 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
             kind, _, val = cell[("Benchmark", "Strategy", "")].partition("@")
             out.append({"m": m, "l": {"strategy": kind, "concurrency": int(val)}, "status": "succeeded", "gone": []})
     elif fmt == "guidellm":
-        for b in json.loads(text)["benchmarks"]:
+        d = json.loads(text)
+        for b in d["benchmarks"]:
             met = b["metrics"]
             m = {"mean_ttft_ms": met["time_to_first_token_ms"]["successful"]["mean"],
+                 "median_ttft_ms": met["time_to_first_token_ms"]["successful"]["median"],
                  "request_throughput": met["requests_per_second"]["successful"]["mean"], "duration_s": b["duration"]}
             cfg = b.get("config") or b.get("args")
-            out.append({"m": m, "l": {"strategy": cfg["strategy"]["type_"]}, "status": "succeeded", "gone": []})
+            lab = {"strategy": cfg["strategy"]["type_"]}
+            # the measured counts: `request_totals` (in `metrics` from v0.4 on), never the per-request
+            # samples, which keep the warm-up's and cool-down's requests too (real 0.5.0.dev0 file: 23
+            # successful samples, 19 counted)
+            totals = met.get("request_totals") or b.get("request_totals")
+            m.update(completed=totals["successful"], failed=totals["errored"])
+            if "metadata" in d:  # v0.4 on: the version, the run's arguments, the strategy's streams
+                st = cfg["strategy"]
+                lab.update(tool_version=d["metadata"]["guidellm_version"],
+                           concurrency=1 if st["type_"] == "synchronous" else st.get("max_concurrency"),
+                           model=(d.get("args") or {}).get("model"))
+            out.append({"m": m, "l": lab, "status": "succeeded", "gone": []})
     elif fmt == "sglang":
         for line in text.splitlines():
             if line.strip():
