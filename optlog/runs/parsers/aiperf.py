@@ -364,7 +364,9 @@ def parse_aggregate(doc: Doc, d: dict[str, Any]) -> list[ParsedResult]:
     sweep = isinstance(d.get("per_combination_metrics"), list)
     combos: list[Any] = d["per_combination_metrics"] if sweep else \
         [{"parameters": d.get("parameters") or meta.get("variation_values") or {}, "metrics": d.get("metrics")}]
-    n_comb = max(1, len(combos))
+    # successful runs per combination: over the combinations the sweep ran (its metadata says how
+    # many), not only those the file still lists
+    n_comb = max(1, int(finite(meta.get("num_combinations")) or len(combos)))
     out: list[ParsedResult] = []
     for i, c in enumerate(combos):
         if not isinstance(c, dict) or not isinstance(c.get("metrics"), dict):
@@ -385,6 +387,10 @@ def parse_aggregate(doc: Doc, d: dict[str, Any]) -> list[ParsedResult]:
                     metrics[f"raw.{metric_key(key)}.{extra}"] = g
             if m:
                 stats.setdefault(m.group("tag"), {"unit": v.get("unit")})[m.group("stat")] = mean
+            elif "avg" in v:
+                # AIPerf 0.11: the metric by its tag (`time_to_first_token`), its statistics inside:
+                # `mean` (over the trials) of the run's avg, and the percentiles as the file gives them
+                stats[key] = {"unit": v.get("unit"), "avg": mean, **{st: v[st] for st in STATS if st != "avg" and st in v}}
         metrics.update(_canonical(stats, None))
         labels: dict[str, Any] = {}
         params: dict[str, Any] = c["parameters"] if isinstance(c.get("parameters"), dict) else {}
