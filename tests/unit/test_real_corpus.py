@@ -54,6 +54,9 @@ def _expect(e: dict[str, Any], data: bytes) -> list[dict[str, Any]]:
             if done:
                 m.update(mean_ttft_ms=o["mean_ttft_ms"], p99_itl_ms=o["p99_itl_ms"], output_throughput=o["output_throughput"],
                          duration_s=o["duration"], mean_e2e_latency_ms=o.get("mean_e2el_ms"))
+            if "spec_decode_acceptance_length" in o:  # a speculative-decoding run: its figures kept, as raw
+                m.update({f"raw.{k}": o[k] for k in ("spec_decode_acceptance_length", "spec_decode_acceptance_rate",
+                                                     "spec_decode_accepted_tokens", "spec_decode_draft_tokens")})
             lab = {"model": o["model_id"], "num_prompts": o["num_prompts"], "concurrency": o.get("max_concurrency"),
                    "max_num_seqs": o.get("max_num_seqs"), "repeat": o.get("run_number")}
             out.append({"m": m, "l": lab, "status": "succeeded" if done else "failed", "gone": [] if done else ["mean_ttft_ms"]})
