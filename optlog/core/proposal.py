@@ -136,23 +136,9 @@ def fit_levels(axis: str, levels: list[Any], res: Resources) -> tuple[list[Any],
 # ---------------------------------------------------------------- an axis reaches a command
 
 
-def _strings(x: Any) -> list[str]:
-    if isinstance(x, str):
-        return [x]
-    if isinstance(x, dict):
-        return [s for v in x.values() for s in _strings(v)]
-    if isinstance(x, list):
-        return [s for v in x for s in _strings(v)]
-    return []
-
-
 def names_read(spec: dict[str, Any]) -> set[str]:
     """The names the server and bench sections' placeholders read (commands, env, cwd, check, URLs)."""
-    out: set[str] = set()
-    for sec in ("server", "bench"):
-        for s in _strings(spec.get(sec)):
-            out |= T.placeholders(s)
-    return out
+    return T.names_used(spec, ("server", "bench"))
 
 
 def reads(spec: dict[str, Any], name: str) -> bool:

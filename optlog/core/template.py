@@ -178,6 +178,27 @@ def env_names(text: str) -> set[str]:
     return out
 
 
+def strings_in(x: Any) -> list[str]:
+    """Every string inside a parsed YAML value (nested dicts and lists), in order."""
+    if isinstance(x, str):
+        return [x]
+    if isinstance(x, dict):
+        return [s for v in x.values() for s in strings_in(v)]
+    if isinstance(x, list):
+        return [s for v in x for s in strings_in(v)]
+    return []
+
+
+def names_used(data: dict[str, Any], sections: tuple[str, ...]) -> set[str]:
+    """The names the placeholders of the given sections of a spec (its parsed YAML) read: what a
+    launch record keeps and what a proposal's axis must reach to change what runs."""
+    out: set[str] = set()
+    for sec in sections:
+        for s in strings_in(data.get(sec)):
+            out |= placeholders(s)
+    return out
+
+
 def placeholders(text: str) -> set[str]:
     """Names used by the placeholders of `text` (functions excluded)."""
     out: set[str] = set()

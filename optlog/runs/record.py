@@ -33,29 +33,15 @@ COMMAND_FIELDS = ("cmd", "env", "cwd")
 SECTIONS = ("server", "bench")
 
 
-def _strings(x: Any) -> list[str]:
-    if isinstance(x, str):
-        return [x]
-    if isinstance(x, dict):
-        return [s for v in x.values() for s in _strings(v)]
-    if isinstance(x, list):
-        return [s for v in x for s in _strings(v)]
-    return []
-
-
 def used_names(data: dict[str, Any], sections: tuple[str, ...] = (*SECTIONS, "telemetry")) -> set[str]:
     """Placeholder names the given sections of a spec (its parsed YAML) use."""
-    out: set[str] = set()
-    for sec in sections:
-        for s in _strings(data.get(sec)):
-            out |= T.placeholders(s)
-    return out
+    return T.names_used(data, sections)
 
 
 def env_used(data: dict[str, Any]) -> set[str]:
     """The environment variables a spec reads (`{{ env.NAME }}`) anywhere."""
     out: set[str] = set()
-    for s in _strings(data):
+    for s in T.strings_in(data):
         out |= T.env_names(s)
     return out
 

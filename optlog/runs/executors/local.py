@@ -126,6 +126,17 @@ class LocalExecutor:
 
         return join
 
+    def _adopt(self, p: subprocess.Popen[Any], argv: list[str], role: str, tag: str | None) -> LocalHandle:
+        """A process just started: into the launch's cgroup (the fallback to `_join_cgroup`), its
+        handle tagged, and announced (`on_spawn`: the process record, the kill path)."""
+        if self.cgroup is not None:
+            self.cgroup.add(p.pid)
+        h = LocalHandle(p, argv, role, self.host, self.on_exit)
+        h.tag = tag
+        if self.on_spawn:
+            self.on_spawn(h)
+        return h
+
     def popen(self, argv: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
               stdout: Path | None = None, stderr: Path | None = None, role: str = "bench") -> LocalHandle:
         out = open(stdout, "ab") if stdout else subprocess.DEVNULL
@@ -138,26 +149,14 @@ class LocalExecutor:
             for f in (out, err):
                 if hasattr(f, "close"):
                     f.close()
-        if self.cgroup is not None:
-            self.cgroup.add(p.pid)
-        h = LocalHandle(p, argv, role, self.host, self.on_exit)
-        h.tag = tag
-        if self.on_spawn:
-            self.on_spawn(h)
-        return h
+        return self._adopt(p, argv, role, tag)
 
     def stream(self, argv: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
                role: str = "telemetry") -> LocalHandle:
         e, tag = self._tagged(env)
         p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                              cwd=cwd, env=e, start_new_session=True, close_fds=True, preexec_fn=self._join_cgroup())
-        if self.cgroup is not None:
-            self.cgroup.add(p.pid)
-        h = LocalHandle(p, argv, role, self.host, self.on_exit)
-        h.tag = tag
-        if self.on_spawn:
-            self.on_spawn(h)
-        return h
+        return self._adopt(p, argv, role, tag)
 
     def kill(self, handle: Any, *, sig: int = signal.SIGTERM, grace_s: float = 10.0) -> bool:
         """End the whole group: `sig`, then SIGKILL after `grace_s`. Reaps the leader."""
