@@ -19,11 +19,12 @@ from optlog.core import labels as L
 from optlog.core import posthoc as PH
 from optlog.core import runtable as RT
 from optlog.core.comparable import FLAG_KEYS, IGNORED_KEYS
-from optlog.core.numfmt import fmt_num, fmt_score, fmt_verdict
+from optlog.core.numfmt import fmt_interval, fmt_num, fmt_score, fmt_verdict
 from optlog.core.plans import gain_cell
 from optlog.core.report import LOAD_POINT_LABELS, RUN_GROUP_GAP_S, gap_s, group_names, selector_name_one
 from optlog.core.statuses import reader_text
 from optlog.core.units import unit
+from optlog.core.verdict import quantity_unit
 
 TOP_PLANS = 3
 VALUES_SHOWN = 5
@@ -67,7 +68,10 @@ def verdict_number(rec: dict[str, Any]) -> dict[str, Any] | None:
         return None
     ests = [float(lv["estimate"]) for lv in levels]
     lo, hi = min(ests), max(ests)
+    # the tested quantity's unit (a value or a difference of one metric: the metric's; a ratio none)
+    u = quantity_unit(levels[0].get("quantity"), rec.get("metric"))
     est = fmt_verdict(lo) if fmt_verdict(lo) == fmt_verdict(hi) else f"{fmt_verdict(lo)}–{fmt_verdict(hi)}"
+    est += f" {u}" if u else ""
     stat = str(levels[0].get("statistic") or "estimate")
     cis = [lv["ci"] for lv in levels if isinstance(lv.get("ci"), list) and len(lv["ci"]) == 2
            and all(isinstance(c, (int, float)) for c in lv["ci"])]
@@ -75,8 +79,8 @@ def verdict_number(rec: dict[str, Any]) -> dict[str, Any] | None:
     nmin = min((min(n.values()) for n in ns if n), default=None)
     if cis and len(cis) == len(levels):
         clo, chi = min(float(c[0]) for c in cis), max(float(c[1]) for c in cis)
-        ci_text = (f"95% CI [{fmt_verdict(clo)}, {fmt_verdict(chi)}]" if len(levels) == 1
-                   else f"95% CIs within [{fmt_verdict(clo)}, {fmt_verdict(chi)}]")
+        ci_text = (f"95% CI {fmt_interval(clo, chi, u)}" if len(levels) == 1
+                   else f"95% CIs within {fmt_interval(clo, chi, u)}")
         ci: list[float] | None = [clo, chi]
     else:
         ci = None
