@@ -118,7 +118,7 @@ clean_leftovers() {
     fi
     rm -rf "$d"; n=$((n + 1))
   done
-  [ "$n" = 0 ] || log "removed $n leftover build folder(s) of earlier interrupted attempts"
+  [ "$n" = 0 ] || log "removed $n leftover build folder$([ "$n" = 1 ] || echo s) of earlier interrupted attempts"
 }
 
 FLAGS=(-DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON

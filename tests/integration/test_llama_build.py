@@ -103,7 +103,7 @@ def test_the_build_says_step_percent_elapsed_log_and_how_to_skip_and_cleans_left
             p.kill()
     text = "".join(lines) + err
     assert p.returncode == 0, text
-    assert "removed 2 leftover build folder(s)" in text and not stale.exists() and not old.exists(), text
+    assert "removed 2 leftover build folders of earlier interrupted attempts" in text and not stale.exists() and not old.exists(), text
     assert fresh.exists()
     assert "full logs: " in text and "OPTLOG_LLAMA_SERVER=/path/to/llama-server" in text and "--simulated" in text
     log_dir = Path(text.split("full logs: ")[1].split("/{")[0])
