@@ -59,11 +59,13 @@ def status(ctx: Ctx, *, docs: dict[str, Any] | None = None, all_todos: list[dict
         docs = hypotheses.sync(ctx)
     latest: list[dict[str, Any]] = []
     last_at: dict[str, str] = {}
+    order: dict[int, int] = {}  # a verdict's place in its hypothesis's history: two in one second keep it
     for d in docs.values():
-        for v in hypotheses.verdict_history(d):
+        for i, v in enumerate(hypotheses.verdict_history(d)):
             latest.append({"hypothesis": d.id, **v})
+            order[id(latest[-1])] = i
             last_at[d.id] = max(last_at.get(d.id, ""), v["at"])
-    latest.sort(key=lambda v: v["at"], reverse=True)
+    latest.sort(key=lambda v: (v["at"], order[id(v)]), reverse=True)
     last_verdict = latest[0]["at"] if latest else ""
     runs = _runs_facts(ctx, last_verdict)
 
