@@ -57,15 +57,15 @@ def status(ctx: Ctx, *, docs: dict[str, Any] | None = None, all_todos: list[dict
 
     if docs is None:
         docs = hypotheses.sync(ctx)
-    latest: list[dict[str, Any]] = []
     last_at: dict[str, str] = {}
-    order: dict[int, int] = {}  # a verdict's place in its hypothesis's history: two in one second keep it
+    # newest first; two with one timestamp in the order their hypothesis's history recorded them
+    ranked: list[tuple[str, int, dict[str, Any]]] = []
     for d in docs.values():
         for i, v in enumerate(hypotheses.verdict_history(d)):
-            latest.append({"hypothesis": d.id, **v})
-            order[id(latest[-1])] = i
+            ranked.append((v["at"], i, {"hypothesis": d.id, **v}))
             last_at[d.id] = max(last_at.get(d.id, ""), v["at"])
-    latest.sort(key=lambda v: (v["at"], order[id(v)]), reverse=True)
+    ranked.sort(key=lambda x: x[:2], reverse=True)
+    latest = [v for _, _, v in ranked]
     last_verdict = latest[0]["at"] if latest else ""
     runs = _runs_facts(ctx, last_verdict)
 
