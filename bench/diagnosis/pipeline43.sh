@@ -9,6 +9,7 @@
 #   GEMM probe:  fp16 square 256 → 8192 (latency → compute), decode-shaped M=16 and 64 (memory)
 #   D: the carried folder (tree/, whl/, llama.cpp.tar.xz, ggml-vocab-llama-spm.gguf)
 #   DIAG_CPU=1: the same pipeline on a CPU (dry run): tiny models, $OPTLOG_LLAMA_SERVER, no build.
+#   DIAG_MODELS / DIAG_ONLY: only these models (name:preset:type:extra …) / only these specs (names).
 set -uo pipefail
 D=${D:-/root/dev}
 S=${S:-/root/diag43}
@@ -35,6 +36,7 @@ else
   MODELS="dense8b:dense-8b:f16: dense8b-q8:dense-8b:q8_0: dense4b:dense-8b:f16:--n-layer=18 dense4b-q8:dense-8b:q8_0:--n-layer=18 dense1b:dense-1b:f16: dense05b:dense-1b:f16:--n-layer=8"
   OUTLEN=256; NP=8; PLEN=2048; PNP=48; PPAR=8; CAL=""
 fi
+MODELS=${DIAG_MODELS:-$MODELS}
 models() {
   for m in $MODELS; do
     IFS=: read -r n p t extra <<< "$m"
@@ -105,7 +107,7 @@ if [ ! -s $S/out/calibrate.txt ]; then  # after the build: nothing else on the C
   $PY -m optlog calibrate $CAL > $S/out/calibrate.txt 2>&1; say "calibrate rc=$? $(grep -iE 'peak|bandwidth|REFUSED' $S/out/calibrate.txt | tr -s ' ' | tr '\n' ';')"
   cp optlog.yaml $S/out/optlog.yaml
 fi
-for name in gemm-square gemm-skinny dense8b-c1 dense8b-prefill-ub2048 dense8b-q8-c1 dense1b-c1 dense4b-c1 dense8b-prefill-ub512 dense4b-q8-c1 dense05b-c1; do
+for name in ${DIAG_ONLY:-gemm-square gemm-skinny dense8b-c1 dense8b-prefill-ub2048 dense8b-q8-c1 dense1b-c1 dense4b-c1 dense8b-prefill-ub512 dense4b-q8-c1 dense05b-c1}; do
   [ -f $S/out/launch-$name.txt ] && continue
   [ -f $S/stop ] && break
   say "launch $name"
