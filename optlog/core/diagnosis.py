@@ -31,7 +31,7 @@ from typing import Any
 from optlog.core import bounds as B
 from optlog.core import modelfacts as MF
 from optlog.core.bounds import BY_NAME, PIPE_FIELDS, THROTTLE_EVIDENCE
-from optlog.core.numfmt import fmt_diagnosis, fmt_share, fmt_sig, fmt_whole, plural
+from optlog.core.numfmt import fmt_diagnosis, fmt_measured, fmt_share, fmt_sig, fmt_whole, plural
 
 BOUNDS = B.NAMES
 
@@ -331,8 +331,8 @@ def counter_view(metrics: dict[str, float], ceilings: dict[str, float],
             counters["dram_bw_util_cal"] = dram * full / cal
             if "dram_bw_util_run" in counters:
                 counters["dram_bw_util_run_cal"] = counters["dram_bw_util_run"] * full / cal
-            scale = (f"GPM dram_bw_util {fmt_whole(dram)}% is of the theoretical {fmt_sig(full)} GB/s ({src}); "
-                     f"on the calibrated {fmt_sig(cal)} GB/s that is {fmt_whole(counters['dram_bw_util_cal'])}% "
+            scale = (f"GPM dram_bw_util {fmt_whole(dram)}% is of the theoretical {fmt_diagnosis(full)} GB/s ({src}); "
+                     f"on the calibrated {fmt_diagnosis(cal)} GB/s that is {fmt_whole(counters['dram_bw_util_cal'])}% "
                      "(dram_bw_util_cal, what is compared)")
         else:
             scale = (f"GPM dram_bw_util {fmt_whole(dram)}% is of the theoretical bandwidth, which is not known here "
@@ -360,9 +360,9 @@ def _facts_used(labels: dict[str, Any], metrics: dict[str, float], fact_sources:
         if k not in facts:
             continue
         src = "a label" if where.get(k) == "label" else (fact_sources or {}).get(k) or "found at launch"
-        by_src.setdefault(src, []).append(f"{k} {fmt_sig(float(facts[k]))}")
+        by_src.setdefault(src, []).append(fmt_measured(k, float(facts[k])).replace("=", " ", 1))
     if "param_bytes" not in facts and ("active_params" in facts or "active_params_per_token" in labels):
-        by_src.setdefault("assumed: not found", []).append("param_bytes 2")
+        by_src.setdefault("assumed: not found", []).append("param_bytes 2 bytes/parameter")
     return "; ".join(f"{', '.join(v)} ({src})" for src, v in by_src.items())
 
 

@@ -15,6 +15,7 @@ hypotheses/, reports/ and glb5improvement/ would no longer rebuild to what is co
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from typing import Any
 
 from optlog.core.units import unit
@@ -100,8 +101,21 @@ def fmt_gain(lo: float, hi: float) -> str:
 
 def fmt_sig(v: float, digits: int = 4) -> str:
     """A number to `digits` significant digits: narration ("trial 3: output_throughput=1234"), a
-    diagnosis's reason, a confidence interval's ends."""
-    return f"{v:.{digits}g}"
+    diagnosis's reason, a confidence interval's ends. Never scientific notation (issue 44): where `g`
+    would write `9.704e-06` or `1.235e+05` the same digits are written out (`0.000009704`, `123,500`)."""
+    return _positional(f"{v:.{digits}g}")
+
+
+def _positional(text: str) -> str:
+    """`1.1e-05` → `0.000011`, `1.235e+05` → `123,500` (text without an exponent is returned as is;
+    past 1e15 or below 1e-12 the exponent stays: no measured figure is there, and a hostile 1e308
+    must not print 300 digits)."""
+    if "e" not in text or text in ("inf", "-inf", "nan"):
+        return text
+    d = Decimal(text)
+    if not (Decimal("1e-12") <= abs(d) < Decimal("1e15")):
+        return text
+    return format(d, ",f") if abs(d) >= 1 else format(d, "f")
 
 
 def fmt_measured(name: str, v: Any) -> str:
@@ -200,12 +214,13 @@ def fmt_whole(v: float, signed: bool = False) -> str:
 
 def fmt_diagnosis(v: float) -> str:
     """A number inside a diagnosis reason (the roofline's and the counters' figures): whole from
-    100, two decimals from 1, three significant digits below."""
+    100 (thousands separated, as the tables: `32,700 GB`), two decimals from 1, three significant
+    digits below."""
     if abs(v) >= 100:
-        return f"{v:.0f}"
+        return f"{v:,.0f}"
     if abs(v) >= 1:
         return f"{v:.2f}"
-    return f"{v:.3g}"
+    return _positional(f"{v:.3g}")
 
 
 def fmt_axis(v: float) -> str:

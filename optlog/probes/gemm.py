@@ -55,7 +55,9 @@ def run_gpu(a: argparse.Namespace, torch: Any) -> dict[str, Any]:
         out.update(op="copy", copy_bytes=nel * 4)
     elif a.dtype in ("fp8", "int8"):
         # the low-precision tensor-core paths (issue 43: a model's compute type has its own peak):
-        # fp8 e4m3 through torch._scaled_mm (B column-major, bf16 out), int8 through torch._int_mm
+        # fp8 e4m3 through torch._scaled_mm (B column-major, bf16 out), int8 through torch._int_mm with B
+        # column-major too: with B row-major cuBLAS takes a path ~7x slower (H100, 8192³: 131 TOPS against
+        # 989 column-major; docs/gpu-proof/diagnosis/2026-12-06-h100/), which made a wrong int8 ceiling.
         if a.dtype == "fp8":
             f8 = torch.float8_e4m3fn
             A = torch.randn(a.m, a.k, device=dev).to(f8)
@@ -64,7 +66,7 @@ def run_gpu(a: argparse.Namespace, torch: Any) -> dict[str, Any]:
             fn = lambda: torch._scaled_mm(A, B, scale_a=one_, scale_b=one_, out_dtype=torch.bfloat16)  # noqa: E731
         else:
             A = torch.randint(-64, 64, (a.m, a.k), device=dev, dtype=torch.int8)
-            B = torch.randint(-64, 64, (a.k, a.n), device=dev, dtype=torch.int8)
+            B = torch.randint(-64, 64, (a.n, a.k), device=dev, dtype=torch.int8).t()
             fn = lambda: torch._int_mm(A, B)  # noqa: E731
         flops, bytes_ = gemm_counts(a.m, a.k, a.n, a.dtype)
         out.update(op="gemm", m=a.m, k=a.k, n=a.n)

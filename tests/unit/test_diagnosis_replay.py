@@ -3,13 +3,16 @@
 The fixtures are the run metrics (`optlog --json run show N`, percentiles left out) and the ceilings
 `optlog calibrate` wrote, of two device sessions: 2026-12-02 (issue 30: decode cases, a batch of 64,
 bf16 GEMMs) and 2026-12-04 (issue 43: fp16 GEMMs from 256³ to 8192³, a prefill-heavy load at two
-micro-batch sizes, Q8_0 decodes, small models). The calls below are what an engineer says from the
+micro-batch sizes, Q8_0 decodes, small models); and one H100 session, 2026-12-06 (the 8 B Q8_0 and F16
+decodes again, after Nsight Compute read their mat-vec kernels: docs/gpu-proof/diagnosis/2026-12-06-h100/).
+The calls below are what an engineer says from the
 same numbers, each at more than one size or batch so no rule is fitted to one point.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +57,11 @@ CASES = [
     # small models at concurrency 1: the SMs idle more than DRAM works
     ("h200-2026-12-04", 10, "dense 1 B c=1", "latency", (0.3, 0.55)),
     ("h200-2026-12-04", 14, "dense 0.5 B c=1", "latency", (0.4, 0.6)),
+    # the same two decodes on an H100 (another GPU, another bandwidth): Nsight Compute read the Q8_0
+    # mat-vec kernels at 57 % of DRAM peak, issue slots 37 %, 66 % of stalls waiting on loads, 46 %
+    # occupancy (57 registers a thread): memory latency, not the integer pipe (26 %)
+    ("h100-2026-12-06", 1, "dense 8 B Q8_0 c=1 on an H100", "memory", (0.45, 0.6)),
+    ("h100-2026-12-06", 2, "dense 8 B F16 c=1 on an H100", "memory", (0.7, 0.85)),
     # issue 30's session, replayed with today's rules
     ("h200-2026-12-02", 1, "GEMM bf16 M=16", "memory", (0.85, 1.0)),
     ("h200-2026-12-02", 2, "GEMM bf16 8192³", "compute", (0.9, 1.05)),
@@ -169,3 +177,15 @@ def test_the_report_meets_hypotheses_about_bounds_with_the_diagnosis_and_draws_t
     PL.roofline(str(out), "roofline", view)
     svg = out.read_text()
     assert "arithmetic intensity" in svg and "dense8b-prefill-ub2048" in svg and "4,268 GB/s" in svg
+
+
+@pytest.mark.parametrize("tag", ["h200-2026-12-02", "h200-2026-12-04", "h100-2026-12-06"])
+def test_no_diagnosis_text_prints_a_figure_in_scientific_notation(tag: str) -> None:
+    """Issue 44's one number style reaches the diagnosis: `active_params 7.983e+09` and `32700 GB`
+    read as `7,983,108,096 parameters` and `32,700 GB` (the tables' style, with units)."""
+    ceilings, runs = _load(tag)
+    for rid, r in runs.items():
+        d = diagnose(r["metrics"], ceilings, r["labels"])
+        text = d.text()
+        assert not re.search(r"\d[eE][+-]\d", text), f"run {rid}: {text}"
+        assert not re.search(r"(?<![\d.,])\d{5,}(?![\d.,])", text.replace(tag, "")), f"run {rid}: {text}"

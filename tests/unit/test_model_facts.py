@@ -122,14 +122,14 @@ def test_issue_30_dense_8b_is_memory_bound_from_facts_found_not_typed() -> None:
     assert "whole point" in d.window and "latency-bound if the SMs waited more than" in d.change
     # one scale: 50 % of the theoretical 4,850 GB/s is 57 % of the calibrated 4,218
     assert d.counters["dram_bw_util_cal"] == pytest.approx(50 * 4850 / 4218)
-    assert "on the calibrated 4218 GB/s that is 57%" in d.scale
+    assert "on the calibrated 4,218 GB/s that is 57%" in d.scale
     assert before.basis == "telemetry-only" and before.bound == "memory"   # the scale alone settles the counters
     assert "counters only" in before.evidence and "work counts would decide" in before.change
     # a label the user gives wins over the facts found
     small = diagnose({**C1, **found}, H200, {"active_params": 1e9})
     # the DRAM counter measured the traffic (issue 43: it decides where present); the label moves the
     # estimate, which then disagrees with it — shown, with its likely cause
-    assert small.bound == "memory" and "active_params 1e+09 (a label)" in small.evidence
+    assert small.bound == "memory" and "active_params 1,000,000,000 parameters (a label)" in small.evidence
     assert "counters disagree" in small.evidence and "leaves out" in small.reason
     assert "evidence: estimate from model facts" in small.text()
 

@@ -52,11 +52,12 @@ def test_verdict_texts_read_as_the_tables_with_units() -> None:
 
 
 def test_the_record_formats_are_frozen() -> None:
-    """As committed in diagnosis reasons and reports/*.svg."""
+    """As committed in diagnosis reasons and reports/*.svg (a diagnosis figure from 1,000 is thousands
+    separated since issue 44: one number style, the tables')."""
     assert (N.fmt_share(0.05), N.fmt_share(-0.123, signed=True), N.fmt_share(0.9734, places=1)) == ("5%", "-12%", "97.3%")
     assert (N.fmt_whole(87.4), N.fmt_whole(2.6, signed=True)) == ("87", "+3")
     assert [N.fmt_diagnosis(v) for v in VALUES] == [
-        "0", "0.00457", "0.0123", "0.5", "1.00", "3.14", "12.35", "99.96", "123", "1234", "98765", "-0.5", "-1234"]
+        "0", "0.00457", "0.0123", "0.5", "1.00", "3.14", "12.35", "99.96", "123", "1,234", "98,765", "-0.5", "-1,234"]
     assert [N.fmt_axis(v) for v in VALUES] == [
         "0", "0.00457", "0.0123", "0.5", "1", "3.14", "12.3", "100", "123", "1,234", "98,765", "-0.5", "-1,234"]
     assert [N.fmt_p(v) for v in (0.034, 0.000272, 3.14e-7, 1.0, None)] == [

@@ -18,7 +18,8 @@ from typing import Any, Iterable, Iterator
 import yaml
 
 from optlog.core import jsondoc
-from optlog.core.numfmt import fmt_sig, fmt_written, plural
+from optlog.core.numfmt import fmt_num, fmt_sig, fmt_written, plural
+from optlog.core.units import unit
 from optlog.errors import BadInput
 from optlog.yamlio import parse_text
 
@@ -493,5 +494,6 @@ def rate_check(metrics: dict[str, float], name: str, amount: float | None, durat
     if want == 0 and have == 0:
         return
     metrics[name] = want
-    notes.append(f"{name} {fmt_sig(have, 6)} contradicts the file's own {what} over its duration "
-                 f"({fmt_sig(amount, 6)} / {fmt_sig(duration, 6)} s = {fmt_sig(want, 6)}): corrected to that")
+    u = unit(name)
+    notes.append(f"{name} {fmt_num(have)}{' ' + u if u else ''} contradicts the file's own {what} over its duration "
+                 f"({fmt_num(amount)} / {fmt_num(duration)} s = {fmt_num(want)}{' ' + u if u else ''}): corrected to that")
