@@ -41,12 +41,7 @@ class Tool(Protocol):
     def listing(self) -> tuple[str, Any]: ...
 
 
-def _human(r: dict[str, Any]) -> str:
-    return "\n".join(f"{f['action']:>9}  {f['file']}" + (f"  ({'; '.join(f['notes'])})" if f["notes"] else "")
-                     for f in r["files"])
-
-
-@verb("agent setup", _human)
+@verb("agent setup")
 def agent_setup(call: Call, *,
                 which: Annotated[str, Arg(metavar="AGENT", choices=("claude-code", "opencode"),
                                           help="The coding agent to set up.")],
@@ -58,16 +53,7 @@ def agent_setup(call: Call, *,
     return agentsetup.setup(which, folder or call.chdir)
 
 
-def _tools_human(r: dict[str, Any]) -> str:
-    if "tools" in r:
-        return "\n".join(f"{t['name']:<22} {t['summary']}" for t in r["tools"])
-    lines = [f"{r['tool']} (optlog {r['cli']}): {r['description']}", ""]
-    for n, p in r["parameters"].items():
-        lines.append(f"  {n}{' (required)' if p.get('required') else ''}: {p.get('description', '')}")
-    return "\n".join(lines)
-
-
-@verb("agent tools", _tools_human, read_only=True)
+@verb("agent tools", read_only=True)
 def agent_tools(call: Call, *,
                 name: Annotated[str | None, Arg(help="A tool's name, for its whole description and every parameter's.")] = None,
                 ) -> Any:

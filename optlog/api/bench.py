@@ -6,31 +6,8 @@ import sys
 from typing import Annotated, Any
 
 from optlog.api.params import pairs
-from optlog.api.text import fmt_num, table
 from optlog.api.verb import AgentJson, Arg, Call, JsonText, Opt, Pairs, verb
 from optlog.service import bench as svc
-
-
-def _table(d: dict[str, Any]) -> str:
-    rows = []
-    for r in d["runs"]:
-        m = r["metrics"]
-        rows.append([r["id"] if r["id"] is not None else "-", r["labels"].get("concurrency", "∞"),
-                     m["completed"], m["failed"] if not m.get("short") else f"{m['failed']} ({m['short']} short)", fmt_num(m["request_throughput"]), fmt_num(m["output_throughput"]),
-                     fmt_num(m["mean_ttft_ms"]), fmt_num(m["p99_ttft_ms"]), fmt_num(m["mean_tpot_ms"]),
-                     fmt_num(m["mean_itl_ms"]), fmt_num(m["p99_itl_ms"]), fmt_num(m["mean_e2e_latency_ms"]),
-                     fmt_num(m["mean_inflight"]), fmt_num(m["duration"])])
-    out = table(rows, ["run", "conc", "ok", "failed", "req/s", "out tok/s", "ttft ms", "p99 ttft", "tpot ms",
-                       "itl ms", "p99 itl", "e2e ms", "inflight", "dur s"])
-    for r in d["runs"]:
-        if r["errors"]:
-            c = r["labels"].get("concurrency", "∞")
-            out += f"\nc={c} errors: " + ", ".join(f"{k} {n}" for k, n in r["errors"].items())
-            if r.get("example_error"):
-                out += f" (e.g. {r['example_error']})"
-    if d.get("output_file"):
-        out += f"\nwrote {d['output_file']}"
-    return out
 
 
 def _exit(d: dict[str, Any], _args: Any) -> int:
@@ -38,7 +15,7 @@ def _exit(d: dict[str, Any], _args: Any) -> int:
     return 1 if any(r["status"] == "failed" for r in d["runs"]) else 0
 
 
-@verb("bench", _table, exit=_exit)
+@verb("bench", exit=_exit)
 def bench(call: Call, *,
           url: Annotated[str, Arg()],
           model: Annotated[str | None, Opt(metavar="M", help="Model name sent in requests (default: the server's "

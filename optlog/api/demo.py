@@ -6,28 +6,20 @@ A module of its own: the demo pulls the launcher, plans and report modules, whic
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated, Any
 
 from optlog.api.verb import Arg, Call, Opt, verb
-from optlog.core import text as TX
 from optlog.service import demo
 
 
-def _human(r: dict[str, Any]) -> str:
-    return f"demo workspace: {r['workspace']}\nreport: {r['report']}"
-
-
-def _then_dashboard(call: Call, *, path: str | None, simulated: bool) -> int:
+def _then_dashboard(call: Call, *, path: str | None, simulated: bool) -> dict[str, Any] | None:
     """A face with a text channel (the CLI without --json): the demo, then the dashboard where the
-    face can open one (a person at a terminal); else the summary lines on stdout."""
+    face can open one (a person at a terminal); else the document, which the face shows."""
     res = demo.run(path, call.say, simulated=simulated)
-    if not call.dashboard(res["workspace"]):
-        sys.stdout.write(TX.shown(_human(res)) + "\n")
-    return 0
+    return None if call.dashboard(res["workspace"]) else res
 
 
-@verb("demo", _human, text=_then_dashboard)
+@verb("demo", text=_then_dashboard)
 def demo_run(call: Call, *,
              path: Annotated[str | None, Arg(help="A new or empty folder for the demo workspace (default: a new "
                                                   "temporary folder).")] = None,

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from optlog.api.params import Detail, Fields, Limit, Offset, Order
-from optlog.api.text import glyph
 from optlog.api.verb import AgentDefault, Arg, Call, Opt, group, verb
-from optlog.core import views as VW
-from optlog.core.statuses import HYP_STATUSES, reader_text
+from optlog.core.statuses import HYP_STATUSES
 from optlog.service import documents, hypotheses
 
 group("hypothesis", "Hypotheses: what you believe, with predictions that can prove it wrong.")
@@ -19,7 +17,7 @@ Ack = Annotated[Detail, Opt("--detail/--brief", show_default=True,
 HypId = Annotated[str, Arg(metavar="ID", help="The hypothesis id.")]
 
 
-@verb("hypothesis add", lambda r: f"added hypothesis {r['id']}" + (f" (child of {r['parent']})" if r["parent"] else ""))
+@verb("hypothesis add")
 def hyp_add(call: Call, *,
             title: Annotated[str, Arg(help="A short title: what you believe, e.g. 'Decode is communication-bound at TP8'.")],
             hid: Annotated[str | None, Opt("--id", metavar="ID", help="Id (default: from the title).")] = None,
@@ -35,18 +33,7 @@ def hyp_add(call: Call, *,
                               rivals=rivals, detail=detail)
 
 
-def _human_list(d: dict[str, Any]) -> str:
-    if not d["hypotheses"]:
-        return "no hypotheses"
-    out = []
-    for h in d["hypotheses"]:
-        preds = len(h.get("predictions", []))
-        par = f" ← {h['parent']}" if h.get("parent") else ""
-        out.append(f"{glyph(h['status'])} {h['id']:<28} {h['status']:<12} {preds} pred  {h['title']}{par}")
-    return "\n".join(out)
-
-
-@verb("hypothesis list", _human_list, read_only=True, output="hypothesis_list")
+@verb("hypothesis list", read_only=True, output="hypothesis_list")
 def hyp_list(call: Call, *,
              status: Annotated[str | None, Opt(choices=HYP_STATUSES, help="Only hypotheses with this status.")] = None,
              limit: Limit = None,
@@ -58,33 +45,7 @@ def hyp_list(call: Call, *,
     return hypotheses.list_doc(call.ctx, status, limit, offset, order, fields)
 
 
-def _human_show(h: dict[str, Any]) -> str:
-    out = [f"{glyph(h['status'])} {h['id']}: {h['title']}", f"status: {h['status']}"]
-    if h.get("disagreement"):
-        out.append(f"note: {h['disagreement']}")
-    if h.get("statement"):
-        out.append(f"statement: {h['statement']}")
-    if h.get("rationale"):
-        out.append(f"rationale: {h['rationale']}")
-    out += [f"{k}: {v}" for k, v in VW.relations(h)]  # the dashboard's detail says the same (core.views)
-    out.append("predictions:" if h["predictions"] else "predictions: none")
-    for p in h["predictions"]:
-        extra = f" [{p['metric']}]" if p.get("metric") else ""
-        out.append(f"  {glyph(p['status'])} {p['id']} v{p['version']} {p['status']}: {p['expect']}{extra}")
-    if h["verdicts"]:
-        out.append("verdicts:")
-        for v in h["verdicts"]:
-            out.append(f"  {v['at'][:19]} {v['status']} ({v['kind']}, by {v['by']}): {reader_text(v['summary'], v['status'])}")
-    if h.get("notes"):
-        out.append("notes:")
-        for n in h["notes"]:
-            out.append(f"  - {n['text']}" + (f" <{n['link']}>" if n["link"] else ""))
-    if h.get("runs"):
-        out.append(f"linked runs: {', '.join(str(r['id']) for r in h['runs'])}")
-    return "\n".join(out)
-
-
-@verb("hypothesis show", _human_show, read_only=True, output="hypothesis_show")
+@verb("hypothesis show", read_only=True, output="hypothesis_show")
 def hyp_show(call: Call, *,
              hid: HypId,
              detail: Annotated[Detail, Opt("--detail/--brief", show_default=True,
@@ -95,7 +56,7 @@ def hyp_show(call: Call, *,
     return hypotheses.show_doc(call.ctx, hid, detail)
 
 
-@verb("hypothesis set", lambda r: f"{r['id']} → {r['status']} (override)")
+@verb("hypothesis set")
 def hyp_set(call: Call, *,
             hid: HypId,
             status: Annotated[str, Opt(choices=HYP_STATUSES, help="The status to set.")],
@@ -106,7 +67,7 @@ def hyp_set(call: Call, *,
     return hypotheses.set_doc(call.ctx, hid, status, why or "", detail)
 
 
-@verb("hypothesis edit", lambda r: f"edited {r['id']}")
+@verb("hypothesis edit")
 def hyp_edit(call: Call, *,
              hid: HypId,
              title: Annotated[str | None, Opt(help="A new title.")] = None,

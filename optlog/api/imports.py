@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from optlog.api.params import Detail, pairs
-from optlog.api.text import runs_table
 from optlog.api.verb import Arg, Call, Opt, Pairs, verb
 from optlog.runs.parsers import ALIASES, FORMATS
 from optlog.service import documents, imports
@@ -15,15 +14,7 @@ from optlog.service import documents, imports
 FORMAT_NAMES = (*FORMATS, *ALIASES)
 
 
-def _human(d: dict[str, Any]) -> str:
-    n = len(d["runs"])
-    head = f"imported {n} run{'s' if n != 1 else ''}"
-    for a in d.get("already_imported", []):
-        head += f"\n{a['file']}: already run{'s' if len(a['runs']) != 1 else ''} {', '.join(map(str, a['runs']))} ({a['why']})"
-    return head + "\n" + runs_table(d) if n else head
-
-
-@verb("run import", _human)
+@verb("run import")
 def run_import(call: Call, *,
                files: Annotated[tuple[str, ...], Arg(metavar="FILE…")],
                fmt: Annotated[str | None, Opt("--format", choices=FORMAT_NAMES, case_sensitive=False,

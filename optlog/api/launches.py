@@ -6,7 +6,6 @@ IDs: a plain number is a run id; `L3` (or `launch:3`) is launch 3. A part of the
 
 from __future__ import annotations
 
-import shlex
 import signal
 import sys
 import threading
@@ -15,10 +14,10 @@ from collections.abc import Mapping
 from typing import Annotated, Any
 
 from optlog.api.params import Detail
-from optlog.api.text import fmt_num, kv, table
 from optlog.api.verb import AgentDefault, Arg, Call, Opt, Pairs, verb
 from optlog.core import text as TX
-from optlog.core.numfmt import fmt_count, fmt_seconds
+from optlog.core.numfmt import fmt_num, fmt_seconds
+from optlog.core.views import kv
 from optlog.service import documents, launch
 
 
@@ -98,41 +97,6 @@ def progress() -> Any:
     return _Progress()
 
 
-def _dry_human(d: dict[str, Any]) -> str:
-    lines = [f"dry run of {d['spec']}: {fmt_count(d['runs'])} run{'s' if d['runs'] != 1 else ''}"
-             + (f", {fmt_count(d['servers'])} server command{'s' if d['servers'] != 1 else ''}" if d["servers"] else "")
-             + "; nothing launched, nothing written"]
-    for i, p in enumerate(d["points"], 1):
-        lines.append(f"{i:>4}  {kv(p['labels'])}")
-        if p.get("server"):
-            lines.append(f"      server: {shlex.join(p['server'])}")
-        lines.append(f"      bench:  {shlex.join(p['bench'] or [])}")
-    return "\n".join(lines)
-
-
-def _launch_human(d: dict[str, Any]) -> str:
-    if d.get("dry_run"):
-        return _dry_human(d)
-    if d.get("detached"):
-        runs = d["runs"]
-        span = f"{runs[0]}–{runs[-1]}" if len(runs) > 1 else (str(runs[0]) if runs else "none")
-        return (f"launch {d['ref']} started in the background: runs {span}\n"
-                f"  optlog run wait {d['ref']}   ·   optlog run logs {d['ref']} --follow   ·   optlog run cancel {d['ref']}")
-    rows = []
-    keys: list[str] = []
-    for r in d["runs"]:
-        for k in ("output_throughput", "total_token_throughput", "request_throughput"):
-            if k in r["metrics"] and k not in keys:
-                keys.append(k)
-    for r in d["runs"]:
-        err = (r.get("error") or "").splitlines()[0][:70] if r.get("error") else ""
-        if r.get("cause"):
-            err = f"[{r['cause']}] {err}"
-        rows.append([r["id"], r["status"], kv(r["labels"])] + [fmt_num(r["metrics"].get(k)) for k in keys[:2]] + [err])
-    head = f"launch L{d['launch']} ({d.get('name')}): {d['status']}"
-    return head + "\n" + table(rows, ["run", "status", "labels", *keys[:2], "error"])
-
-
 def _launch_exit(d: dict[str, Any], _args: Mapping[str, Any]) -> int:
     """0 for a dry run; 0 when detached (the launch runs on), else 0 succeeded, 1 failed; cancelled: 128 + the signal
     that cancelled it as a shell reports it (SIGINT 130, SIGTERM 143, SIGHUP 129), else 130."""
@@ -151,17 +115,11 @@ def cancelled_exit(d: Mapping[str, Any]) -> int:
     return 128 + int(sig)
 
 
-def _wait_human(d: dict[str, Any]) -> str:
-    what = f"launch L{d['launch']}" if "runs" in d else f"run {d['run']}"
-    return (f"{what}: {d['status']}" + (" (still running: timed out waiting)" if d.get("timed_out") else "")
-            + (f" — {d['error'].splitlines()[0]}" if d.get("error") else ""))
-
-
 _REF = "A run id (12) or a launch (L3, as run_launch returned it)."
 Ref = Annotated[str, Arg(metavar="REF", help=_REF)]
 
 
-@verb("run launch", _launch_human, exit=_launch_exit,
+@verb("run launch", exit=_launch_exit,
       description="An agent's launch is detached by default: then call run_wait(ref) and run_logs(ref).")
 def run_launch(call: Call, *,
                spec: Annotated[str | None, Arg(metavar="[SPEC]", help="The run spec: a file under runs/ (name or path); "
@@ -200,7 +158,7 @@ def run_launch(call: Call, *,
                          again=again, when_quiet=when_quiet)
 
 
-@verb("run wait", _wait_human, exit=lambda d, _: 0 if d["status"] == "succeeded" else 1,
+@verb("run wait", exit=lambda d, _: 0 if d["status"] == "succeeded" else 1,
       read_only=True, output="run_wait")
 def run_wait(call: Call, *,
              ref: Ref,
@@ -224,6 +182,7 @@ def _logs_text(call: Call, *, ref: str, follow: bool, tail: int | None, width: i
     launch.stream_logs(call.ctx, ref, write, follow_=follow, tail=tail, width=width)
 
 
+
 @verb("run logs", text=_logs_text, read_only=True)
 def run_logs(call: Call, *,
              ref: Ref,
@@ -235,7 +194,7 @@ def run_logs(call: Call, *,
     return launch.logs_doc(call.ctx, ref, follow_=follow, tail=tail, width=width)
 
 
-@verb("run cancel", lambda d: d.get("message") or f"launch L{d['launch']}: {d['status']}",
+@verb("run cancel",
       exit=lambda d, _: 0 if d["status"] in ("cancelled", "succeeded", "failed", "interrupted") else 1)
 def run_cancel(call: Call, *, ref: Ref) -> dict[str, Any]:
     """Cancel a launch (L<n>, or the launch of run ID): its processes end, unfinished runs are cancelled."""

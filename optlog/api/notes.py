@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from optlog.api.params import Limit, Offset, Order
 from optlog.api.verb import Arg, Call, Opt, group, verb
@@ -11,7 +11,7 @@ from optlog.service import documents, evidence
 group("note", "Evidence that is not a number: observations, bug reports, links.")
 
 
-@verb("note add", lambda r: f"note {r['id']} recorded")
+@verb("note add")
 def note_add(call: Call, *,
              text: Annotated[str, Arg(help="The observation, in a sentence or two.")],
              hypothesis: Annotated[str | None, Opt(metavar="ID", help="The hypothesis this is evidence for.")] = None,
@@ -22,14 +22,7 @@ def note_add(call: Call, *,
     return evidence.add_note(call.ctx, text, hypothesis, link, run_id)
 
 
-def _notes_human(d: dict[str, Any]) -> str:
-    return "\n".join(
-        f"{n['id']:>4} {n['created_at'][:16]} {n['hypothesis'] or '-':<20} {n['text']}" + (f" <{n['link']}>" if n["link"] else "")
-        for n in d["notes"]
-    ) or "no notes"
-
-
-@verb("note list", _notes_human, read_only=True)
+@verb("note list", read_only=True)
 def note_list(call: Call, *,
               hypothesis: Annotated[str | None, Opt(metavar="ID", help="Only notes on this hypothesis.")] = None,
               since: Annotated[str | None, Opt(metavar="TIME", help="Only notes at or after TIME (ISO 8601, e.g. "

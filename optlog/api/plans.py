@@ -6,11 +6,8 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from optlog.api.params import Detail, Fields
-from optlog.api.text import glyph, table
 from optlog.api.verb import AgentDefault, Arg, Call, Opt, group, verb
-from optlog.core.numfmt import fmt_gain, fmt_pct, fmt_score, fmt_written, plural
-from optlog.core import plans as P
-from optlog.core.plans import EFFORT_WEIGHT, PLAN_STATUSES, calibration_line, calibration_rows, change_text
+from optlog.core.plans import EFFORT_WEIGHT, PLAN_STATUSES
 from optlog.service import documents, plans, report as reports
 
 group("plan", "Ranked improvement plans; the ranking follows the verdicts.")
@@ -23,7 +20,7 @@ _PID = Arg(metavar="ID", help="The plan number (1, or 01).")
 _PLAN_DETAIL = Opt("--detail/--brief", show_default=True, help="The whole plan, or its id, rank, score, status and reason.")
 
 
-@verb("plan add", lambda r: f"added plan {r['id']:02d} (rank {r['rank']}, score {fmt_score(r['score'])}): {r['reason']}")
+@verb("plan add")
 def plan_add(call: Call, *,
              title: Annotated[str, Arg(help="What the plan does, e.g. 'MSCCLPP allreduce for TP8 decode'.")],
              gain: Annotated[str, Opt(metavar="LOW-HIGH%", help="Predicted gain range in percent, e.g. 10-30%.")],
@@ -45,39 +42,7 @@ def plan_add(call: Call, *,
                          change=change)
 
 
-def _list_human(d: dict[str, Any]) -> str:
-    if not d["plans"]:
-        return "no plans"
-    rows = []
-    for p in d["plans"]:
-        needs = " ".join(f"{glyph(n['status'])}{n['id']}{'=falsified' if n['expects'] == 'falsified' else ''}"
-                         + ("(post-hoc)" if n.get("post_hoc") else "") for n in p["needs_status"]) or "-"
-        measured = f" → {fmt_pct(p['measured_gain'])}" if p["measured_gain"] is not None else ""
-        rows.append([p["rank"] if p["rank"] is not None else "-", f"{p['id']:02d}", fmt_score(p['score']),
-                     P.gain_cell(p['measured_effect'], *p['gain']) + measured, p["effort"], fmt_written(p['confidence']), p["status"], needs,
-                     p["title"][:60]])
-    out = [table(rows, ["rank", "id", "score", "gain", "eff", "conf", "status", "needs", "title"])]
-    out.append("why (every plan):")
-    for p in d["plans"]:
-        out.append(f"  {p['id']:02d}: {p['score_reason']}; {p['reason']}"
-                   + (f"; {p['measured']}" if p.get("measured") else ""))
-    out.append(calibration_line(d["calibration"]))
-    out += [f"  {x}" for x in calibration_rows(d["calibration"])]
-    return "\n".join(out)
-
-
-# what the table and the reasons read: a list cut to fewer keys (--fields) is shown one line a plan
-_TABLE_KEYS = ("rank", "id", "score", "gain", "measured_gain", "effort", "confidence", "status", "needs_status",
-               "title", "score_reason", "reason")
-
-
-def _plan_list_human(d: dict[str, Any]) -> str:
-    if all(k in p for p in d["plans"] for k in _TABLE_KEYS):
-        return _list_human(d)
-    return "\n".join(f"{p.get('rank')} {p.get('id')} {p.get('title')}" for p in d["plans"])
-
-
-@verb("plan list", _plan_list_human, read_only=True)
+@verb("plan list", read_only=True)
 def plan_list(call: Call, *,
               status: Annotated[str | None, Opt(choices=PLAN_STATUSES, help="Only plans with this status.")] = None,
               fields: Annotated[Fields, AgentDefault("id,title,rank,score,status,gain,effort,confidence,reason")] = None,
@@ -86,38 +51,13 @@ def plan_list(call: Call, *,
     return plans.list_doc(call.ctx, status, fields)
 
 
-def _show_human(p: dict[str, Any]) -> str:
-    out = [f"plan {p['id']:02d}: {p['title']}",
-           f"rank {p['rank'] if p['rank'] is not None else '-'}  score {fmt_score(p['score'])}  gain {P.gain_cell(p['measured_effect'], *p['gain'])}  "
-           f"effort {p['effort']}  confidence {fmt_written(p['confidence'])}  status {p['status']}"
-           + (f"  measured {fmt_pct(p['measured_gain'])}" if p["measured_gain"] is not None else ""),
-           f"why: {p['score_reason']}; {p['reason']}"]
-    if p.get("measured"):
-        out.append(p["measured"])
-    if p.get("change"):
-        out.append(f"change: {change_text(p['change'])}")
-    for n in p["needs_status"]:
-        out.append(f"  needs {n['id']} {n['expects']} (now {n['status']}"
-                   + (f", {n['post_hoc']})" if n.get("post_hoc") else ")"))
-    if p.get("rationale"):
-        out.append(f"rationale: {p['rationale']}")
-    for i, s in enumerate(p.get("steps") or [], 1):
-        out.append(f"  {i}. {s}")
-    for r in p.get("risks") or []:
-        out.append(f"  risk: {r}")
-    if p.get("validation"):
-        out.append(f"validation: {p['validation']}")
-    out.append(f"file: {p['file']}")
-    return "\n".join(out)
-
-
-@verb("plan show", _show_human, read_only=True)
+@verb("plan show", read_only=True)
 def plan_show(call: Call, *, pid: Annotated[str, _PID]) -> dict[str, Any]:
     """Show one plan with its score, reason and needs."""
     return plans.show(call.ctx, pid)
 
 
-@verb("plan set", _show_human)
+@verb("plan set")
 def plan_set(call: Call, *,
              pid: Annotated[str, _PID],
              status: Annotated[str | None, Opt(choices=PLAN_STATUSES, help="The new status.")] = None,
@@ -130,7 +70,7 @@ def plan_set(call: Call, *,
     return plans.set_doc(call.ctx, pid, status, measured, why, detail)
 
 
-@verb("plan edit", _show_human)
+@verb("plan edit")
 def plan_edit(call: Call, *,
               pid: Annotated[str, _PID],
               title: Annotated[str | None, Opt(metavar="T", help="A new title (titles are unique).")] = None,
@@ -154,8 +94,7 @@ def plan_edit(call: Call, *,
                           validation=validation, why=why, change=change)
 
 
-@verb("plan rm", lambda r: f"removed plan {r['id']:02d} ({r['title']}); {r['file']} deleted"
-      + (f" in commit {r['commit'][:10]}" if r.get("commit") else ""))
+@verb("plan rm")
 def plan_rm(call: Call, *,
             pid: Annotated[str, _PID],
             why: Annotated[str, Opt(metavar="T", help="Why the plan is removed (in the commit).")],
@@ -164,8 +103,7 @@ def plan_rm(call: Call, *,
     return plans.rm(call.ctx, pid, why)
 
 
-@verb("plan render", lambda r: f"{plural(len(r['files']), 'file')} up to date; nothing to commit" if not r["commit"] else
-      f"rendered {len(r['changed'])} changed of {plural(len(r['files']), 'file')}; commit {r['commit'][:10]}")
+@verb("plan render")
 def plan_render(call: Call, *,
                 detail: Annotated[Detail, Opt("--detail/--brief", show_default=True, help=(
                     "Every plan as rendered, or only the files, what changed and the commit."))] = True,
@@ -174,7 +112,7 @@ def plan_render(call: Call, *,
     return plans.render_doc(call.ctx, detail)
 
 
-@verb("plan import", lambda r: f"imported {plural(len(r['imported']), 'plan')}, skipped {len(r['skipped'])} already present")
+@verb("plan import")
 def plan_import(call: Call, *,
                 replace: Annotated[bool, Opt(help="Overwrite records the files also hold.")] = False,
                 ) -> dict[str, Any]:
@@ -182,9 +120,7 @@ def plan_import(call: Call, *,
     return plans.import_(call.ctx, replace)
 
 
-@verb("report", lambda r: f"wrote {r['file']}" + (f" and {plural(len(r['plots']), 'plot')}" if r["plots"] else "")
-      + (f"; removed {plural(len(r['deleted']), 'stale plot')}" if r.get("deleted") else "")
-      + (f"; commit {r['commit'][:10]}" if r.get("commit") else ""))
+@verb("report")
 def report(call: Call, *,
            out: Annotated[str | None, Opt(metavar="FILE", help=(
                "Where to write (default reports/report.md, or report-HYP.md, report-since-WHEN.md for a scope: "

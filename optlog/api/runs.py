@@ -6,9 +6,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from optlog.api.params import Detail, Fields, Limit, Offset, Order, pairs
-from optlog.api.text import fmt_num, kv, runs_table
 from optlog.api.verb import AgentDefault, Arg, Call, Opt, Pairs, group, verb
-from optlog.core import views as VW
 from optlog.core.statuses import RUN_STATUSES
 from optlog.service import documents, evidence
 
@@ -20,7 +18,7 @@ group("run", "Benchmark runs: recorded, imported or launched; the evidence verdi
 Labels = Annotated[tuple[tuple[str, Any], ...], Pairs()]
 
 
-@verb("run record", lambda r: f"recorded run {r['id']}",
+@verb("run record",
       description='Labels and metrics may also be objects: labels={"config": "tp8", "concurrency": 256}, '
                   'metrics={"total_token_throughput": 1867}.')
 def run_record(call: Call, *,
@@ -34,7 +32,7 @@ def run_record(call: Call, *,
     return evidence.record(call.ctx, pairs(labels, "labels"), pairs(metrics, "metrics"), hypothesis, note)
 
 
-@verb("run list", runs_table, read_only=True, output="run_list")
+@verb("run list", read_only=True, output="run_list")
 def run_list(call: Call, *,
              status: Annotated[str | None, Opt(choices=RUN_STATUSES, help="Only runs with this status.")] = None,
              hypothesis: Annotated[str | None, Opt(metavar="ID", help="Only runs attached to this hypothesis.")] = None,
@@ -52,34 +50,7 @@ def run_list(call: Call, *,
                              since=since, limit=limit, offset=offset, order=order, fields=fields)
 
 
-def _show_human(r: dict[str, Any]) -> str:
-    out = [f"run {r.get('id')}: {r.get('status')}" + (f" — INVALIDATED: {r.get('invalid_reason')}" if r.get("invalidated") else "")]
-    if r.get("name"):
-        out.append(f"name: {r['name']}")
-    out.append(f"labels: {kv(r.get('labels') or {}) or '-'}")
-    if r.get("hypothesis"):
-        out.append(f"hypothesis: {r['hypothesis']}")
-    if r.get("exit_code") is not None:
-        out.append(f"exit code: {r['exit_code']}")
-    if r.get("error"):
-        out.append(VW.run_error(r))
-    if r.get("metrics"):
-        out.append("metrics:")
-        w = max(len(k) for k in r["metrics"])
-        for k, v in sorted(r["metrics"].items()):
-            out.append(f"  {k:<{w}}  {fmt_num(v)}")
-    tel = r.get("telemetry") or {}
-    if tel.get("text"):
-        out.append(tel["text"])
-    if r.get("note"):
-        out.append(f"note: {r['note']}")
-    if r.get("artifacts"):
-        out.append("artifacts:")
-        out += [f"  {a['path']} ({a['bytes']} B)" for a in r["artifacts"]]
-    return "\n".join(out)
-
-
-@verb("run show", _show_human, read_only=True)
+@verb("run show", read_only=True)
 def run_show(call: Call, *,
              run_id: Annotated[str, Arg(metavar="ID", help="The run id (a number).")],
              detail: Annotated[Detail, Opt("--detail/--brief", show_default=True,

@@ -6,8 +6,7 @@ from typing import Annotated, Any
 
 from optlog.api.params import Detail, Limit, Offset
 from optlog.api.verb import AgentDefault, AgentJson, Arg, Call, JsonText, Opt, group, verb
-from optlog.core.numfmt import plural
-from optlog.core.todos import PRIORITIES, TODO_MARK, TODO_STATUSES
+from optlog.core.todos import PRIORITIES, TODO_STATUSES
 from optlog.service import documents, todos
 
 group("todo", "The todo list (todowrite JSON is a first-class input).")
@@ -21,18 +20,7 @@ TODO_ITEM = {"type": "object", "properties": {
 }, "required": ["content", "status"]}
 
 
-def _human(d: dict[str, Any]) -> str:
-    if not d["todos"]:
-        return "no todos"
-    out = []
-    for t in d["todos"]:
-        pr = f" ({t['priority']})" if t.get("priority") else ""
-        hy = f" → {t['hypothesis']}" if t.get("hypothesis") else ""
-        out.append(f"{TODO_MARK.get(t['status'], '[?]')} {t['id']:<10} {t['content']}{pr}{hy}")
-    return "\n".join(out)
-
-
-@verb("todo add", lambda r: f"added todo {r['id']}")
+@verb("todo add")
 def todo_add(call: Call, *,
              text: Annotated[str, Arg(help="What to do, one sentence.")],
              priority: Annotated[str, Opt(choices=PRIORITIES, show_default=True, help="How urgent it is.")] = "medium",
@@ -42,7 +30,7 @@ def todo_add(call: Call, *,
     return todos.add(call.ctx, text, priority, hypothesis)
 
 
-@verb("todo set", lambda r: f"{r['id']} is {r['status']}")
+@verb("todo set")
 def todo_set(call: Call, *,
              tid: Annotated[str, Arg(metavar="ID", help="The todo id (as todo_list shows it).")],
              status: Annotated[str | None, Opt(choices=TODO_STATUSES, help="The new status.")] = None,
@@ -54,7 +42,7 @@ def todo_set(call: Call, *,
     return todos.set_(call.ctx, tid, status, priority, hypothesis, content)
 
 
-@verb("todo list", _human, read_only=True, output="todo_list")
+@verb("todo list", read_only=True, output="todo_list")
 def todo_list(call: Call, *,
               status: Annotated[str | None, Opt(choices=TODO_STATUSES, help="Only todos with this status.")] = None,
               hypothesis: Annotated[str | None, Opt(metavar="ID", help="Only todos linked to this hypothesis.")] = None,
@@ -65,7 +53,7 @@ def todo_list(call: Call, *,
     return todos.list_doc(call.ctx, status, hypothesis, limit, offset)
 
 
-@verb("todo write", lambda d: _human(d) if "total" not in d else f"{plural(d['total'], 'todo')} written")
+@verb("todo write")
 def todo_write(call: Call, *,
                source: Annotated[str | None, Arg(metavar="FILE|-",
                                                  help="A file holding todowrite JSON (or a hook payload); '-' is stdin.")] = None,

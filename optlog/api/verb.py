@@ -8,7 +8,8 @@ its signature and the call into the layer below, and nothing a face needs is wri
 
 - the CLI (`optlog.cli.commands`) builds each click command from a `Verb`: `int`/`float` → click
   types, `tuple[X, ...]` → repeatable, `bool` → a flag, `choices` → `click.Choice`, `Pairs`/
-  `JsonText` → the K=V and JSON click types;
+  `JsonText` → the K=V and JSON click types; the human text of a document is the CLI's own
+  (`optlog.cli.render`): a verb returns data;
 - the MCP face (`optlog.mcp.tools`) makes each verb a tool from its argument model (`model`, below:
   a pydantic model of the signature, on the MCP SDK's `ArgModelBase`), whose JSON schema is the
   tool's input schema and whose validation turns a call's JSON arguments into the typed values;
@@ -38,8 +39,6 @@ if TYPE_CHECKING:
 
 REQUIRED: Any = inspect.Parameter.empty
 
-# a document rendered for a person: a fixed text, a function of the document, or None (JSON)
-Human = Callable[[Any], "str | None"] | str | None
 # the exit code of a call, from its document and the typed arguments it was called with (`verdict
 # --check` fails on what `verdict` alone only reports); None: 0
 Exit = Callable[[Any, Mapping[str, Any]], int]
@@ -163,9 +162,11 @@ class Verb:
 
     path: tuple[str, ...]
     fn: Callable[..., Any]
-    human: Human = None
     exit: Exit | None = None
-    text: Callable[..., int | None] | None = None  # the CLI without --json does this instead (a stream)
+    # a face with a text channel (the CLI without --json) does this instead: a stream (`run logs`),
+    # or a step before the document (`demo`: the dashboard); it returns the exit code, or the
+    # document to show where it has one
+    text: Callable[..., Any] | None = None
     agent: Mapping[str, Any] = field(default_factory=dict)  # read_only, output, skip, description, long_help
     name: str = ""  # the click command's name when it differs from the path's last word
 
@@ -204,17 +205,16 @@ _VERBS: dict[tuple[str, ...], Verb] = {}
 _GROUPS: dict[tuple[str, ...], Group] = {}
 
 
-def verb(path: str, human: Human = None, *, exit: Exit | None = None,  # noqa: A002
-         text: Callable[..., int | None] | None = None, name: str = "",
+def verb(path: str, *, exit: Exit | None = None,  # noqa: A002
+         text: Callable[..., Any] | None = None, name: str = "",
          **agent: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Declare `fn` as the verb at `path` ("todo add"). `human` renders its document for a person;
-    `exit` maps the document and typed arguments to the exit code; `agent` holds what only the MCP
+    """Declare `fn` as the verb at `path` ("todo add"). `exit` maps the document and typed arguments to the exit code; `agent` holds what only the MCP
     face reads (`read_only`, `output`, `skip`, `description`, `long_help`). The function is returned
     unchanged: the TUI and tests call it as it is."""
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
         key = tuple(path.split())
-        _VERBS[key] = Verb(key, fn, human, exit, text, dict(agent), name)
+        _VERBS[key] = Verb(key, fn, exit, text, dict(agent), name)
         fn.__optlog_verb__ = _VERBS[key]  # type: ignore[attr-defined]
         return fn
 

@@ -3,7 +3,7 @@
 A verb's signature says everything its command needs (`optlog.api.verb`); this module is the one
 place that turns it into click: each parameter into a `click.Argument` or `click.Option`, the verb
 into a command whose callback makes the CLI's `Call`, calls the verb, prints the document (`--json`)
-or its human rendering, names the verb's parameters in an error by their flags, and exits with the
+or its human rendering (`optlog.cli.render`), names the verb's parameters in an error by their flags, and exits with the
 verb's exit code. A noun becomes a command group. The MCP face (`optlog.mcp`) makes its tools from
 the same verbs, through their argument models and not through click.
 """
@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from optlog.api import verb as V
+from optlog.cli import render
 from optlog.cli.binding import cli_call, spell_doc_for_cli, spell_for_cli
 from optlog.cli.main import SuggestingGroup, add_global_options, cli, emit, state
 from optlog.cli.options import BoundedInt, FiniteFloat, JsonValue, KeyValue
@@ -72,9 +73,13 @@ def command(v: V.Verb) -> click.Command:
         call = cli_call()
         try:
             if v.text is not None and not state().json:
-                return v.text(call, **kw)
-            doc = spell_doc_for_cli(v.fn(call, **kw))  # the parameters its warnings name, as the CLI spells them
-            emit(doc, v.human)
+                shown = v.text(call, **kw)
+                if not isinstance(shown, dict):
+                    return shown
+                doc = shown
+            else:
+                doc = spell_doc_for_cli(v.fn(call, **kw))  # the parameters its warnings name, as the CLI spells them
+            emit(doc, render.human(v))
         except OptlogError as e:
             spell_for_cli(e, kw)  # the same error, its parameters in the CLI's spelling
             raise

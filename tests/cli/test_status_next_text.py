@@ -21,7 +21,7 @@ def test_status_text_says_each_suggestion_as_a_command_with_its_reason(ws, monke
 
 
 def test_a_suggested_call_reads_as_a_command():
-    from optlog.api.text import command_line
+    from optlog.cli.render.text import command_line
 
     assert command_line("plan_add", {"title": "…", "gain": "10-30%", "effort": "M", "confidence": 0.5,
                                      "needs": ["a-b", "c=falsified"]}) == \

@@ -1,5 +1,5 @@
-"""Human renderings of documents shared by verbs: small tables and one-line summaries. A verb's
-`human` renderer is a pure function of its document; the CLI prints it (stdout is data)."""
+"""Human renderings shared by the CLI's texts (`optlog.cli.render`): small tables and one-line
+summaries. A renderer is a pure function of its document; the CLI prints it (stdout is data)."""
 
 from __future__ import annotations
 
