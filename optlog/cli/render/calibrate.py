@@ -20,7 +20,7 @@ def _calibrate_human(r: dict[str, Any]) -> str:
         head = f"p{round(100 * q)} of {t['n']}" if q else f"median of {t['n']}"
         return f"  ({head}, spread {fmt_share(t['spread'], places=1)}: ±{fmt_share(t['spread'] / 2, places=1)})"
 
-    out += [f"  peak {dt:<5} {fmt_sig(v):>10} TFLOP/s{spread('peak_tflops.' + dt)}" for dt, v in m["peak_tflops"].items()]
+    out += [f"  peak {dt:<5} {fmt_sig(v):>10} {'TOPS' if dt == 'int8' else 'TFLOP/s'}{spread('peak_tflops.' + dt)}" for dt, v in m["peak_tflops"].items()]
     out.append(f"  memory bandwidth {fmt_num(m['mem_bw_gbps'])} GB/s{spread('mem_bw_gbps')}")
     if m.get("dram_counter_full_gbps"):  # the scale the diagnosis reads GPM's DRAM % on (issue 30)
         out.append(f"  DRAM counter scale {fmt_num(m['dram_counter_full_gbps'])} GB/s = 100 % of GPM dram_bw_util "
