@@ -191,6 +191,32 @@ def fmt_interval(lo: float, hi: float, unit: str | None = None) -> str:
     return f"[{fmt_verdict(lo)}, {fmt_verdict(hi)}]" + (f" {unit}" if unit else "")
 
 
+def axis_ticks(values: Any, n: int = 5) -> tuple[float, float, list[float], list[str]]:
+    """A plot axis in the tables' style (issue 44): about `n` round positions (1, 2 or 5 × a power
+    of ten) covering the finite `values`, labelled as the tables write a value (`fmt_value`: `14,000`,
+    `20`, `0.5`, never plotext's `13859.9` or `1.00`). Returns the axis's ends (the outer ticks), the positions
+    and their labels; a label the style cannot tell from its neighbour's is left out."""
+    xs = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)]
+    lo, hi = (min(xs), max(xs)) if xs else (0.0, 1.0)
+    if hi - lo <= abs(hi) * 1e-9:
+        pad = abs(hi) * 0.1 or 1.0
+        lo, hi = lo - pad, hi + pad
+    raw = (hi - lo) / max(1, n - 1)
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw * 0.999)
+    first, last = math.floor(lo / step + 1e-9), math.ceil(hi / step - 1e-9)
+    places = max(0, -math.floor(math.log10(step))) + 1
+    pos = [round(i * step, places) for i in range(first, last + 1)]
+    ticks: list[float] = []
+    labels: list[str] = []
+    for p in pos:
+        lab = fmt_value(float(p))
+        if lab not in labels:
+            ticks.append(p)
+            labels.append(lab)
+    return pos[0], pos[-1], ticks, labels
+
+
 # ---------------------------------------------------------------- the record's formats (frozen)
 
 def fmt_p(p: float | None) -> str:

@@ -18,6 +18,7 @@ from optlog.core.statuses import reader_text
 from optlog.core.diagnosis import diagnose
 from optlog.core.timeutil import now_iso, parse_iso
 from optlog.core.todos import open_first
+from optlog.core.verdict import quantity_unit
 from optlog.runs.executors.registry import on_this_machine
 from optlog.runs.launcher import read_tail
 from optlog.service import hypotheses as H
@@ -235,8 +236,9 @@ def prediction_series(h: dict[str, Any]) -> dict[str, Any] | None:
     one: the metric of each group (a, b) at each level with the spread of its repeats (min, max),
     the level values as numbers when they are (`log2` when they span like concurrency does), and
     the tested quantity's estimate and interval at each level with the threshold the prediction
-    expects (`a/b` in [0.3, 0.6], `a` < 0.05 × peak): {"title", "x", "xv", "log2", "groups",
-    "spread", "quantity", "estimates", "ci", "threshold"}."""
+    expects (`a/b` in [0.3, 0.6], `a` < 0.05 × peak), with the units of the metric and of the
+    quantity (its axes' labels): {"title", "x", "xv", "log2", "groups", "spread", "quantity",
+    "unit", "quantity_unit", "estimates", "ci", "threshold"}."""
 
     for p in h.get("predictions", []):
         levels = latest_levels(h, p["id"])
@@ -260,7 +262,8 @@ def prediction_series(h: dict[str, Any]) -> dict[str, Any] | None:
                 "xv": xv, "log2": log2_axis(xv),
                 "groups": {na: [num(lv.get("a")) for lv in levels], nb: [num(lv.get("b")) for lv in levels]},
                 "spread": {na: spread("a"), nb: spread("b")},
-                "quantity": next((lv.get("quantity") for lv in levels if lv.get("quantity")), None),
+                "quantity": (q := next((lv.get("quantity") for lv in levels if lv.get("quantity")), None)),
+                "unit": U.unit(p.get("metric") or ""), "quantity_unit": quantity_unit(q, p.get("metric")),
                 "estimates": [num(lv.get("estimate")) for lv in levels],
                 "ci": [lv.get("ci") for lv in levels], "threshold": thr, "expect": p.get("expect")}
     return None

@@ -14,6 +14,8 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import DataTable
 
+from optlog.core.numfmt import axis_ticks
+
 
 EMPTY = "__empty__"  # the row key of an empty table's one line saying what would fill it
 
@@ -48,6 +50,24 @@ class PlotBox(Vertical):
         p.clear_figure()
         fn(p)
         plot.refresh()
+
+
+def y_axis(plt: Any, values: Any, unit: str | None = None, yside: str | None = None) -> None:
+    """A plot's y axis as the tables write numbers (issue 44): round ticks labelled `14,000`, `0.5`
+    (numfmt.axis_ticks) across `values`, and the numbers' unit as the axis's label."""
+    lo, hi, ticks, labels = axis_ticks(values)
+    plt.ylim(lo, hi, yside=yside)
+    plt.yticks(ticks, labels, yside=yside)
+    if unit:
+        plt.ylabel(unit, yside=yside)
+
+
+def x_axis(plt: Any, values: Any, label: str) -> None:
+    """A numeric x axis as the tables write numbers, `label` (with its unit) under it."""
+    lo, hi, ticks, labels = axis_ticks(values)
+    plt.xlim(lo, hi)
+    plt.xticks(ticks, labels)
+    plt.xlabel(label)
 
 
 def rows(t: Table, *cells: Any) -> None:

@@ -103,3 +103,15 @@ FORMERLY_DUPLICATED = {"optlog/core/verdict.py": "_f", "optlog/core/diagnosis.py
 def test_no_module_keeps_its_own_number_formatter(rel: str, name: str) -> None:
     tree = ast.parse((ROOT / rel).read_text(encoding="utf-8"))
     assert name not in {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+
+
+def test_axis_ticks_are_round_and_read_as_the_tables():
+    """A plot's ticks (issue 44): round positions covering the values, labelled as the tables write them."""
+    assert N.axis_ticks([13859.9, 16020.7]) == (13000, 17000, [13000, 14000, 15000, 16000, 17000],
+                                                ["13,000", "14,000", "15,000", "16,000", "17,000"])
+    lo, hi, _, labels = N.axis_ticks([0.977, 1.255])
+    assert (lo, hi, labels) == (0.9, 1.3, ["0.9", "1", "1.1", "1.2", "1.3"])
+    assert N.axis_ticks([0, 34.7])[3] == ["0", "10", "20", "30", "40"]
+    assert N.axis_ticks([5, 5])[3] == ["4.5", "5", "5.5"]  # one value: an axis around it
+    assert N.axis_ticks([float("nan"), 2.0, float("inf"), 4.0])[3] == ["2", "2.5", "3", "3.5", "4"]
+    assert N.axis_ticks([1000, 1000.3])[3] == ["1,000"]  # labels the style cannot tell apart: one

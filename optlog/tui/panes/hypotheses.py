@@ -20,7 +20,7 @@ from optlog.core.numfmt import fmt_num
 from optlog.core.statuses import STATUS_GLYPH, reader_text
 from optlog.tui.messages import HypothesisSelected
 from optlog.tui.panes.overview import OverviewPane
-from optlog.tui.widgets import PlotBox, Rest, cut, rows, status_style
+from optlog.tui.widgets import PlotBox, Rest, cut, rows, status_style, y_axis
 
 
 class HypothesesPane(Horizontal):
@@ -139,6 +139,9 @@ class HypothesesPane(Horizontal):
                         plt.plot([x, x], list(sp), marker="│", color=color)
             plt.xticks(xs, xl)
             plt.xlabel(per)
+            shown = [y for ys in series["groups"].values() for y in ys if y is not None]
+            shown += [v for sps in (series.get("spread") or {}).values() for sp in sps or [] if sp for v in sp]
+            y_axis(plt, shown, series.get("unit"))
             plt.title(series["title"])
 
         def quantity(plt: Any) -> None:
@@ -153,9 +156,8 @@ class HypothesesPane(Horizontal):
             for t in lines:  # drawn as data on the right axis (an hline lands on the left one)
                 plt.plot([xs[0], xs[-1]], [t, t], marker="─", color="red", yside="right")
             seen = lines + [p[1] for p in pts] + [float(c) for ci in (series.get("ci") or []) if ci for c in ci]
-            lo, hi = min(seen), max(seen)
-            pad = (hi - lo) * 0.1 or abs(hi) * 0.1 or 1.0
-            plt.ylim(lo - pad, hi + pad, yside="right")
+            qu = series.get("quantity_unit")
+            y_axis(plt, seen, f"{q} ({qu})" if qu else q, yside="right")
             plt.title(f"{series['title']}; expected {series.get('expect')}: red lines, right axis")
 
         def draw(plt: Any) -> None:

@@ -18,6 +18,7 @@ from textual.widgets import DataTable, Log, Static, TabbedContent
 
 from optlog.core import runtable as RT
 from optlog.core import views as VW
+from optlog.core import units as U
 from optlog.core.expr import ExprError
 from optlog.core.numfmt import fmt_count, fmt_num, fmt_ratio
 from optlog.core.report import pareto_view
@@ -25,7 +26,7 @@ from optlog.errors import BadInput
 from optlog.tui.forms import Field, FormScreen
 from optlog.tui.messages import MetricsChosen, RunDiffAsked, RunSelected
 from optlog.tui.panes.overview import study_lines
-from optlog.tui.widgets import PlainTable, PlotBox, Rest, rows
+from optlog.tui.widgets import PlainTable, PlotBox, Rest, rows, x_axis, y_axis
 
 RUN_PAGE = 200
 
@@ -189,9 +190,12 @@ class RunsPane(Vertical):
         plot.add_class("shown")
 
         def draw(plt: Any) -> None:
-            for name, pts in list(series.items())[:3]:
-                if pts:
-                    plt.plot([p[0] for p in pts], [p[1] for p in pts], label=name, marker="braille")
+            shown = [(name, pts) for name, pts in list(series.items())[:3] if pts]
+            for name, pts in shown:
+                plt.plot([p[0] for p in pts], [p[1] for p in pts], label=U.with_unit(name), marker="braille")
+            x_axis(plt, [p[0] for _, pts in shown for p in pts], "s since the run's first sample")
+            units = list(dict.fromkeys(u for name, _ in shown if (u := U.unit(name))))
+            y_axis(plt, [p[1] for _, pts in shown for p in pts], ", ".join(units) or None)
             plt.title(f"run {r['id']} telemetry")
 
         plot.draw(draw)
@@ -367,8 +371,8 @@ class RunsPane(Vertical):
                 plt.scatter([p["per_gpu"] for p in rest], [p["per_user"] for p in rest], label="runs", marker="dot")
             plt.plot([p["per_gpu"] for p in pv["front"]], [p["per_user"] for p in pv["front"]],
                      label="Pareto front", marker="hd")
-            plt.xlabel("output tok/s per GPU")
-            plt.ylabel("output tok/s per user")
+            x_axis(plt, [p["per_gpu"] for p in pv["points"]], "output tok/s per GPU")
+            y_axis(plt, [p["per_user"] for p in pv["points"]], "output tok/s per user")
             plt.title("Pareto view of the shown runs")
 
         plot.draw(draw)
