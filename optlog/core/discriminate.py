@@ -343,8 +343,17 @@ def _runs_of(results: list[dict[str, Any]]) -> list[int]:
     return sorted({rid for res in results for rid in res.get("runs", [])})
 
 
-def claim_candidates(h: Hyp, o: Hyp, noise: float | None,
-                     res: P.Resources = P.Resources()) -> tuple[list[Candidate], list[str]]:
+def fit_batch(axis: str, levels: list[Any], measured: list[float], res: P.Resources,
+              memory: dict[int, P.MemoryNeed] | None, run_ids: list[int]) -> tuple[list[Any], str | None]:
+    """A batch axis's new levels that fit the target's memory (core.proposal.fit_memory), from the
+    memory need of the runs the candidate derives from; other axes, or no memory needs given: as they are."""
+    if memory is None or axis_kind(axis, levels) != "batch" or not levels:
+        return list(levels), None
+    return P.fit_memory(axis, levels, measured, res, P.combine([memory[r] for r in run_ids if r in memory]))
+
+
+def claim_candidates(h: Hyp, o: Hyp, noise: float | None, res: P.Resources = P.Resources(),
+                     memory: dict[int, P.MemoryNeed] | None = None) -> tuple[list[Candidate], list[str]]:
     """Predictions on one comparison whose claimed regions are apart: a level one side has not judged
     (or that stayed unclear for noise), with the repeats the noise needs."""
     out: list[Candidate] = []
@@ -394,6 +403,9 @@ def claim_candidates(h: Hyp, o: Hyp, noise: float | None,
                 lv, cut = P.fit_levels(per, _extend(nums, 1), res)
                 if cut:
                     notes.append(cut)
+                lv, cut = fit_batch(per, lv, nums, res, memory, _runs_of([res_p, res_q]))
+                if cut:
+                    notes.append(cut)
                 if not lv:
                     continue
                 out.append(Candidate(
@@ -414,7 +426,8 @@ def _fmt(x: float | None) -> str:
 
 
 def scaling_candidates(h: Hyp, o: Hyp, runs: dict[int, RunRow], noise: float | None,
-                       res: P.Resources = P.Resources()) -> tuple[list[Candidate], list[str]]:
+                       res: P.Resources = P.Resources(),
+                       memory: dict[int, P.MemoryNeed] | None = None) -> tuple[list[Candidate], list[str]]:
     """Scaling claims on one label and metric whose exponent (slope) regions are apart: the range of
     the label over which their lines part by more than the noise, within what the machine has
     (core.proposal.fit_levels: no more threads than CPUs); (candidates, notes)."""
@@ -451,6 +464,9 @@ def scaling_candidates(h: Hyp, o: Hyp, runs: dict[int, RunRow], noise: float | N
             levels, cut = P.fit_levels(label, levels, res)
             if cut:
                 notes.append(cut + ("" if levels else f": no {label} past the {fmt_verdict(xs[-1])} measured"))
+            levels, cut = fit_batch(label, levels, xs, res, memory, _runs_of([res_p, res_q]))
+            if cut:
+                notes.append(cut)
             if not levels:
                 continue
             ref = xs[0]
@@ -526,7 +542,8 @@ def ridge_batch(runs: list[RunRow], ceilings: dict[str, float], axis: str) -> tu
 
 
 def roofline_candidates(h: Hyp, o: Hyp, runs: dict[int, RunRow], ceilings: dict[str, float],
-                        noise: float | None, machine: P.Resources = P.Resources()) -> tuple[list[Candidate], list[str]]:
+                        noise: float | None, machine: P.Resources = P.Resources(),
+                        memory: dict[int, P.MemoryNeed] | None = None) -> tuple[list[Candidate], list[str]]:
     """Where the two hypotheses name different bounds, the axes their selectors vary on which the
     roofline predicts different exponents, and the new levels along them."""
     bh, bo = h.bound, o.bound
@@ -580,6 +597,11 @@ def roofline_candidates(h: Hyp, o: Hyp, runs: dict[int, RunRow], ceilings: dict[
                                      "compute roof there")
                         continue
                     levels = kept
+                levels, cut = fit_batch(axis, levels, nums, machine, memory, ids)
+                if cut:
+                    notes.append(cut)
+                if not levels:
+                    continue
                 span = lambda x: float(x) / float(L.as_number(ref) or 1.0)  # noqa: E731
                 also = _other_batch(axis, [runs[i] for i in ids], levels)
                 if also:
@@ -723,9 +745,11 @@ def quiet_candidates(h: Hyp, o: Hyp, runs: dict[int, RunRow]) -> list[Candidate]
 
 
 def analyse(hyps: dict[str, Hyp], runs: dict[int, RunRow], ceilings: dict[str, float],
-            only: str | None = None, resources: P.Resources = P.Resources()) -> list[dict[str, Any]]:
+            only: str | None = None, resources: P.Resources = P.Resources(),
+            memory: dict[int, P.MemoryNeed] | None = None) -> list[dict[str, Any]]:
     """Every pair: side by side, the decision, the candidates (best first) or what is missing. No
-    candidate asks for more than `resources` (the target's CPUs and GPUs)."""
+    candidate asks for more than `resources` (the target's CPUs and GPUs) nor, with `memory` (each run's
+    memory need), a batch its memory cannot hold."""
     out: list[dict[str, Any]] = []
     for h, o, rel in pairs(hyps, only):
         state, why = decision(h, o)
@@ -739,9 +763,9 @@ def analyse(hyps: dict[str, Hyp], runs: dict[int, RunRow], ceilings: dict[str, f
             noise = None
             try:
                 noise, _ = noise_of([*h.results.values(), *o.results.values()])
-                c1, n1 = claim_candidates(h, o, noise, resources)
-                c2, n2 = scaling_candidates(h, o, runs, noise, resources)
-                c3, n3 = roofline_candidates(h, o, runs, ceilings, noise, resources)
+                c1, n1 = claim_candidates(h, o, noise, resources, memory)
+                c2, n2 = scaling_candidates(h, o, runs, noise, resources, memory)
+                c3, n3 = roofline_candidates(h, o, runs, ceilings, noise, resources, memory)
                 cands = c1 + c2 + c3
                 notes = n1 + n2 + n3
             except (ArithmeticError, ValueError) as e:  # one pair's numbers never stop the others (issue 42)

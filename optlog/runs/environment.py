@@ -8,7 +8,8 @@ The document (stored in `Run.environment`, shown by `run show`):
 
     optlog       {"version"}
     workspace    {"git_commit", "git_dirty", "git_branch"}   (dirty: tracked files changed)
-    host         {"name", "platform", "kernel", "machine", "cpus"}
+    host         {"name", "platform", "kernel", "machine", "cpus", "memory_mib"}   (cpus and memory_mib:
+                 this machine's; not read on a remote executor)
     python       {"version", "executable"}   of the interpreter that runs the server command when
                  that is a Python (`python -m sglang.launch_server …`), else optlog's own
     packages     {"sglang": "0.5.2", "torch": "2.8.0", "flashinfer-python": …}   only those present,
@@ -246,7 +247,16 @@ def host_facts(executor: Any = None) -> dict[str, Any]:
                 "machine": parts[3] if len(parts) > 3 else None}
     u = platform.uname()
     return {"name": socket.gethostname(), "platform": u.system, "kernel": u.release, "machine": u.machine,
-            "cpus": os.cpu_count()}
+            "cpus": os.cpu_count(), "memory_mib": _host_memory_mib()}
+
+
+def _host_memory_mib() -> int | None:
+    """This host's physical memory in MiB (what a CPU target's KV cache and weights must fit); None where
+    the system does not say (sysconf without SC_PHYS_PAGES)."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1024 * 1024)) or None
+    except (ValueError, OSError, AttributeError):
+        return None
 
 
 def _server_python(commands: dict[str, list[str]] | None) -> str | None:

@@ -327,8 +327,9 @@ class NextPair(TypedDict):
     cost: NotRequired[NextCost]
     """What the written spec costs, before anything is launched."""
     resources: NotRequired[dict[str, int | None]]
-    """The target's `cpus`, `gpus` and smallest `gpu_memory_mib` from the environment captured with the
-    runs measured (null: unknown): no candidate asks for more threads or GPUs than it has."""
+    """The target's `cpus`, `gpus`, smallest `gpu_memory_mib` and `host_memory_mib` from the environment
+    captured with the runs measured (null: unknown): no candidate asks for more threads or GPUs than it
+    has, nor a batch whose KV cache and weights its memory cannot hold (`notes` say the figures)."""
     missing: NotRequired[list[str]]
     """When no candidate: what optlog lacks (a label never varied, a metric never measured, …)."""
 

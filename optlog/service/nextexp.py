@@ -53,7 +53,7 @@ def analyse(ctx: Ctx, hid: str | None = None, *, write: bool = True) -> document
     measured = sorted({r for res in results.values() for r in res.get("runs", [])})
     with ctx.db.read() as s:
         res = P.resources_of(environments(s, measured))
-    pairs = D.analyse(hyps, ev.runs, ceilings, hid, res)
+    pairs = D.analyse(hyps, ev.runs, ceilings, hid, res, _memory_needs(ctx, measured))
     out = []
     for e in pairs:
         cands: list[D.Candidate] = e.pop("candidates")
@@ -238,6 +238,27 @@ def _checked(path: Any, rel: str, data: dict[str, Any], axes: list[str],
     notes += [f"check it before launching: {x.text()}" for x in P.workload_problems(points, batch)]
     notes += [f"check it before launching: {x}" for x in P.axis_problems(data, axes, points)]
     return points, notes
+
+
+def _commands(r: Any) -> tuple[list[str], list[str]]:
+    """A run's rendered server and bench argv, as it recorded them."""
+    cmds = (r.raw or {}).get("commands") or {}
+    return ([str(a) for a in (cmds.get("server") or {}).get("argv") or []],
+            [str(a) for a in (cmds.get("bench") or {}).get("argv") or []])
+
+
+def _memory_needs(ctx: Ctx, ids: list[int]) -> dict[int, P.MemoryNeed]:
+    """Each run's memory need (core.proposal.need_of): its model facts (labels win over the `model_*`
+    metrics optlog read), the context a slot keeps (its commands), the GPUs one instance spans."""
+    out: dict[int, P.MemoryNeed] = {}
+    for r, labels, metrics in evidence.runs_with_labels(ctx, ids):
+        facts, _ = MF.effective(labels, metrics)
+        server, bench = _commands(r)
+        span = [n for k, v in labels.items() if k.lower() in P.GPU_AXES and (n := P.gpus_of(v))]
+        slots = next((float(v) for k, v in labels.items() if k.lower() in D.BATCH_AXES
+                      and isinstance(v, (int, float)) and not isinstance(v, bool)), None)
+        out[r.id] = P.need_of(facts, server, bench, slots, max(span) if span else 1)
+    return out
 
 
 def _measured(ctx: Ctx, lid: int, ev: Any) -> list[CO.Measured]:

@@ -217,6 +217,67 @@ def test_the_written_spec_does_what_its_notes_say(fresh):
     assert 0 < cost["low_s"] <= cost["estimate_s"] <= cost["high_s"]
     head = (fresh / rel).read_text()
     assert f"# cost: {len(points)} runs, about " in head and "# note: the bench command changed" in head
+    # the simulated bench reads no model: the memory check says it was not made, and why
+    assert any(n.startswith("memory not checked for parallel 4, 8: no weight_bytes or kv_bytes_per_token model fact")
+               for n in e["notes"]), e["notes"]
+
+
+# the issue's spec on a model of 8 GiB of weights and 128 KiB of KV cache per token (model facts given
+# as labels of their own names, which win over those optlog reads), each request 16,000 + 384 tokens long
+BIG = ISSUE.replace("labels: {{server: simulated, concurrency: 2}}",
+                    "labels: {{server: simulated, concurrency: 2, weight_bytes: 8589934592, kv_bytes_per_token: 131072}}") \
+    .replace("--num-prompts {{{{ num_prompts }}}}", "--num-prompts {{{{ num_prompts }}}} --input-len 16000 --output-len 384")
+
+
+def _set_environment(ctx, **parts):
+    """What the recorded runs' environment says about the machine (a small GPU, a small host)."""
+    from sqlmodel import select
+
+    from optlog.store.models import Run
+
+    with ctx.db.write() as s:
+        for r in s.exec(select(Run)).all():
+            env = dict(r.environment or {})
+            env.update(parts)
+            r.environment = env
+            s.add(r)
+
+
+def test_a_batch_level_past_the_gpu_memory_is_capped_and_said(fresh):
+    """Issue 45: a batch level is checked against the memory the target has (its environment: one
+    24 GiB GPU): parallel 8 needs (8 GiB of weights + 8 × 16,384 tokens × 128 KiB of KV) × 1.2 ≈ 28.8 GiB,
+    more than the GPU holds, so the proposal keeps parallel 4 (≈ 19.2 GiB), caps the next level at the most
+    slots that fit (6: ≈ 24 GiB) and says so with the figures;
+    on a CPU host of 12 GiB not even 4 slots fit (and 2 are measured): the candidate goes, said."""
+    from optlog.service import launch, nextexp
+    from optlog.service.workspace import init
+
+    init(fresh)
+    ctx = _ctx(fresh)
+    try:
+        _rivals(ctx)
+        (fresh / "runs" / "slots.yaml").write_text(BIG.format(py=sys.executable))
+        launch.launch(ctx, "runs/slots.yaml")
+        _set_environment(ctx, gpus=[{"index": 0, "name": "small", "memory_mib": 24576}])
+        doc = nextexp.analyse(ctx)
+        _set_environment(ctx, gpus=[], host={"cpus": 64, "memory_mib": 12288})
+        cpu = nextexp.analyse(ctx, write=False)
+    finally:
+        ctx.close()
+    (e,) = doc["pairs"]
+    assert e["resources"]["gpu_memory_mib"] == 24576
+    best = e["candidates"][0]
+    assert best["axis"] == "parallel" and best["levels"] == [4, 6], (best, e["notes"])
+    assert yaml.safe_load((fresh / e["spec"]).read_text())["matrix"]["parallel"] == [1, 4, 6]
+    (note,) = [n for n in e["notes"] if n.startswith("parallel 8 needs")]
+    assert note.startswith("parallel 8 needs ~28.8 GiB of KV + weights (16 GiB of KV cache for 8 slots × 16,384 "
+                           "tokens"), note
+    assert note.endswith("; the GPU has 24 GiB: capped at 6"), note
+    (c,) = cpu["pairs"]
+    assert c["resources"]["host_memory_mib"] == 12288 and c["resources"]["gpus"] == 0
+    assert not any(x["axis"] == "parallel" and x["source"] == "roofline" for x in c["candidates"]), c["candidates"]
+    assert any(n.startswith("parallel 4 needs ~") and "the host has 12 GiB (no GPU): left out" in n
+               for n in c["notes"]), c["notes"]
 
 
 def test_an_axis_the_verdict_did_not_use_is_kept_at_the_level_it_used(fresh):

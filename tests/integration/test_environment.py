@@ -222,6 +222,7 @@ def test_versions_and_host(repo: Path, tmp_path: Path, monkeypatch: pytest.Monke
     assert doc["optlog"]["version"]
     assert doc["python"]["version"] == ".".join(map(str, sys.version_info[:3]))
     assert doc["host"]["name"] and doc["host"]["platform"] == "Linux"
+    assert doc["host"]["memory_mib"] > 0  # what a CPU target's batch must fit (next, issue 45)
     assert doc["commands"]["server"] == [sys.executable, "-m", "sglang.launch_server"]
 
 

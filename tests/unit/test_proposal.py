@@ -129,3 +129,40 @@ def test_a_fits_noise_is_the_scatter_about_its_line_not_the_trend():
     res, _ = judged([(1, 30.0 * 1.05), (1, 30.0 * 0.95), (2, 42.4 * 1.05), (2, 42.4 * 0.95), (4, 60.0)])
     noise = D.noise_of(list(res.values()))[0]
     assert noise is not None and 0.02 < noise < 0.08, noise
+
+
+def test_a_batch_level_is_checked_against_the_memory_it_needs():
+    """Issue 45: weights + KV per token × context per slot × slots, + 20 % margin, against the GPU's
+    memory (or the host's for a CPU target); a level that does not fit is dropped or capped, with the
+    figures; an unknown fact or memory makes no check, and says so."""
+    gib = 1024 ** 3
+    # 16 GiB of weights, 128 KiB of KV per token, vLLM's 4,096 tokens a sequence: 0.5 GiB a slot
+    mem = P.need_of({"weight_bytes": 16 * gib, "kv_bytes_per_token": 131072},
+                    ["vllm", "serve", "--max-model-len", "4096"], [], None)
+    assert mem.tokens_per_slot == 4096 and mem.context_from == "the server's context per sequence"
+    gpu = P.resources_of([{"host": {"cpus": 32}, "gpus": [{"memory_mib": 81920}]}])  # one 80 GiB GPU
+    kept, why = P.fit_memory("parallel", [64, 128], [32], gpu, mem)  # 128 slots: (16 + 64) × 1.2 = 96 GiB
+    assert kept == [64, 101] and why == (
+        "parallel 128 needs ~96 GiB of KV + weights (64 GiB of KV cache for 128 slots × 4,096 tokens, the "
+        "server's context per sequence, + 16 GiB of weights, + 20 % margin); the GPU has 80 GiB: capped at 101")
+    assert P.fit_memory("parallel", [64], [32], gpu, mem) == ([64], None)
+    # llama.cpp: -c is the whole cache, shared out among the slots; a CPU target: the host's memory
+    cpu = P.Resources(cpus=2, gpus=0, host_memory_mib=8192)
+    small = P.need_of({"total_params": 6e9, "param_bytes": 1.0, "kv_bytes_per_token": 131072},
+                      ["llama-server", "-c", "8192", "--parallel", "2"], [], 2)
+    assert small.tokens_per_slot == 4096 and small.weight_bytes == 6e9
+    kept, why = P.fit_memory("parallel", [4, 8], [2], cpu, small)
+    assert kept == [] and why.endswith("the host has 8 GiB (no GPU): left out (at most 2 slots fit, no level past the "
+                                       "2 measured)"), why
+    # unknown: a fact, the context, the target's memory
+    assert P.fit_memory("parallel", [4], [2], cpu, P.need_of({}, [], [], None)) == (
+        [4], "memory not checked for parallel 4: no weight_bytes or kv_bytes_per_token model fact on the runs "
+             "(optlog reads them from the GGUF header or config.json of the server's model at launch)")
+    nocontext = P.need_of({"weight_bytes": gib, "kv_bytes_per_token": 1024}, ["srv"], ["bench"], None)
+    assert P.fit_memory("parallel", [4], [2], cpu, nocontext)[1].startswith(
+        "memory not checked for parallel 4: the context per slot is unknown")
+    assert P.fit_memory("parallel", [4], [2], P.Resources(gpus=1), mem)[1] == (
+        "memory not checked for parallel 4: the GPUs' memory is unknown (no gpus[].memory_mib in the runs' "
+        "environment)")
+    # the largest need among the runs a candidate derives from
+    assert P.combine([small, mem]).weight_bytes == 16 * gib and P.combine([]).unknown
