@@ -19,8 +19,10 @@ from typing import Any
 from optlog.core.text import json_shown
 from optlog.errors import OptlogError
 from optlog.paths import find_workspace
+from optlog.api import firstread
 from optlog.api.cache import READS, readcache, todoinbox
 from optlog.core import jsondoc
+from optlog import settings
 
 # command aliases (the one place: `optlog.cli.main` reads them from here)
 ALIASES = {"hyp": "hypothesis", "pred": "prediction", "todos": "todo", "runs": "run"}
@@ -100,6 +102,11 @@ def queue_todos(args: list[str]) -> bool:
         return False
 
 
+def firstread_enabled() -> bool:
+    """`OPTLOG_FIRST_READ=0`: a miss takes the full path (to compare the two, issue 47)."""
+    return settings.read("first_read", "1") != "0"
+
+
 def serve(args: list[str]) -> bool:
     """Print the cached document of this read and return True; else False (and, on a miss, note
     what the full CLI should store)."""
@@ -119,6 +126,8 @@ def serve(args: list[str]) -> bool:
     if st is None:
         return False
     text = readcache.get(ws, k[1], st)
+    if text is None and firstread_enabled():
+        text = firstread.answer(ws, k[1], st, todos=_shows_todos(k[1]))
     if text is None:
         PENDING = Pending(ws, k[1], st)
         return False

@@ -38,6 +38,9 @@ class Settings(BaseSettings):
     read_cache: bool = Field(default=True, description=(
         "`0` turns the read cache off (every `--json` read takes the full path; `bench/startup_bench.py` "
         "measures both). Anything else: on."))
+    first_read: bool = Field(default=True, description=(
+        "`0`: the first read after a change takes the full path instead of plain SQL (`optlog.api.firstread`; "
+        "the tests compare the two). Anything else: on."))
     debug: bool = Field(default=False, description="Set (non-empty): an internal error prints its traceback.")
     db_connect_timeout: int = Field(default=10, description=(
         "Seconds to wait for a PostgreSQL server's answer (1 or more; else 10)."))
@@ -66,7 +69,7 @@ class Settings(BaseSettings):
     process_tag: str | None = Field(default=None, description=(
         "Set by a launch for each command it starts: `<token>:<n>` (stopping it ends its daemons too)."))
 
-    @field_validator("read_cache", "server_fresh", mode="before")
+    @field_validator("read_cache", "first_read", "server_fresh", mode="before")
     @classmethod
     def _not_zero(cls, v: Any) -> bool:
         return str(v).strip() != "0"

@@ -65,6 +65,11 @@ TODO_READS = ("status", "todo")
 class Stamp:
     key: str  # a digest of every input
     settled: bool  # no stat'd file changed within RACY_S: safe to store under this stamp
+    # a digest of the inputs other than the data (optlog's version, the environment, optlog.yaml,
+    # the evidence folder, the migrations, the database file and its schema revision): the first
+    # read after a change of the data alone may be worked out on plain SQL (optlog.api.firstread)
+    # when the full path last answered under the same base (BASE_FILE)
+    base: str = ""
 
 
 def enabled() -> bool:
@@ -141,6 +146,7 @@ def stamp(ws: Workspace, facts: Callable[[], DbFacts | None] | None = None, *, t
         h.update("\n".join(sorted(os.listdir(MIGRATIONS_VERSIONS))).encode())
     except FileNotFoundError:
         return None
+    base = h.copy()
     hyp = []
     try:
         with os.scandir(ws.hypotheses_dir) as it:
@@ -159,6 +165,7 @@ def stamp(ws: Workspace, facts: Callable[[], DbFacts | None] | None = None, *, t
         try:
             st = os.stat(ws.sqlite_file)
             h.update(f"db {st.st_dev}:{st.st_ino}\n".encode())
+            base.update(f"db {st.st_dev}:{st.st_ino}\n".encode())
         except FileNotFoundError:
             return None
     got = facts()
@@ -167,7 +174,21 @@ def stamp(ws: Workspace, facts: Callable[[], DbFacts | None] | None = None, *, t
     # counter 2 stands for counter 1 until a write made it (tagged: the two never look alike)
     counter = ("c1", got[0]) if todos or got[3] is None else ("c2", got[3])
     h.update(repr((todos, counter, got[1])).encode())
-    return Stamp(h.hexdigest(), settled=newest < now - RACY_S)
+    base.update(repr(got[1]).encode())
+    return Stamp(h.hexdigest(), settled=newest < now - RACY_S, base=base.hexdigest())
+
+
+BASE_FILE = "base"  # the base of the stamp the full path last answered under (Stamp.base)
+
+
+def base_answered(ws: Workspace, st: Stamp) -> bool:
+    """Whether the full path last stored a document under this stamp's base: nothing but the data
+    changed since (optlog.api.firstread may then work the read out on plain SQL)."""
+    try:
+        with open(os.path.join(ws.state_dir, CACHE_DIR, BASE_FILE), encoding="ascii") as f:
+            return bool(st.base) and f.read() == st.base
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def _file(ws: Workspace, key: str) -> str:
@@ -204,8 +225,9 @@ def _prune(d: str) -> None:
             pass
 
 
-def put(ws: Workspace, key: str, st: Stamp, text: str) -> bool:
-    """Store `text` (one compact JSON document) for read `key` under stamp `st` (atomically)."""
+def put(ws: Workspace, key: str, st: Stamp, text: str, *, full: bool = True) -> bool:
+    """Store `text` (one compact JSON document) for read `key` under stamp `st` (atomically);
+    `full`: the full path worked it out (its base is recorded: BASE_FILE)."""
     if not st.settled or "\n" in key:
         return False
     path = _file(ws, key)
@@ -216,6 +238,10 @@ def put(ws: Workspace, key: str, st: Stamp, text: str) -> bool:
         with open(tmp, "w", encoding="utf-8") as f:
             f.write(f"{st.key} {key}\n{text}")
         os.replace(tmp, path)
+        if full and st.base:
+            with open(tmp, "w", encoding="ascii") as f:
+                f.write(st.base)
+            os.replace(tmp, os.path.join(os.path.dirname(path), BASE_FILE))
     except OSError:
         try:
             os.unlink(tmp)

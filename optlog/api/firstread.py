@@ -1,0 +1,38 @@
+"""The first read after a change (issue 47), worked out on plain SQL: `todo list`, `hypothesis
+list` and `run list --limit N` under `--json`, when the read cache has no document for the current
+stamp, are answered by `optlog.store.plainread` on the standard library's `sqlite3`, before click,
+SQLAlchemy, SQLModel or pydantic are imported.
+
+Only where that gives the full path's document exactly: the stamp says nothing is live, no
+write-and-commit journal is pending (and, for the todo list, no queued list waits), the database
+file is as optlog last knew it; and the full path itself last answered under the same *base* of the
+stamp (optlog's version, the environment, `optlog.yaml`, the evidence folder, the migrations, the
+database file and its schema revision: `store.readcache.Stamp.base`), so only data changed since:
+rows written by optlog, hypothesis files. A hypothesis file changed since it was indexed (by
+hand, by a pull) is read, validated and re-indexed by the full path. The document is stored in the
+read cache when no write raced it, as the full path's would be.
+"""
+
+from __future__ import annotations
+
+import json
+
+from optlog.core import jsondoc
+from optlog.core.text import json_shown
+from optlog.paths import Workspace
+from optlog.store import plainread, readcache
+
+
+def answer(ws: Workspace, key: str, st: readcache.Stamp, *, todos: bool) -> str | None:
+    """The compact JSON text of read `key` (a cache key: the command's words without `--json`)
+    worked out on plain SQL, or None (the full path answers)."""
+    if ws.sqlite_file is None or not readcache.base_answered(ws, st):
+        return None
+    doc = plainread.document(ws.sqlite_file, ws.hypotheses_dir, jsondoc.loads(key))
+    if doc is None:
+        return None
+    text = json_shown(json.dumps(doc, default=str, ensure_ascii=False))
+    after = readcache.stamp(ws, todos=todos)
+    if after is not None and after.key == st.key:  # no write raced the read: the next one is a hit
+        readcache.put(ws, key, after, text, full=False)
+    return text
