@@ -7,14 +7,13 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, text
 
+from optlog.store.plainread import TODO_LIST_SQL as _LIST_SQL  # one text: the plain first read's too
+
 if TYPE_CHECKING:
     from sqlalchemy import Connection
     from sqlmodel import Session
 
     from optlog.store.models import Todo
-
-_LIST_SQL = ("SELECT id, content, status, priority, hypothesis_id, extra FROM todo{where} "
-             "ORDER BY position, seq")
 
 
 def todo_rows(c: Connection, status: str | None = None, hypothesis: str | None = None) -> list[tuple[Any, ...]]:
