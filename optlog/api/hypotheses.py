@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, cast
 
 from optlog.api.params import Detail, Fields, Limit, Offset, Order
 from optlog.api.verb import AgentDefault, Arg, Call, Opt, group, verb
 from optlog.core.statuses import HYP_STATUSES
 from optlog.service import documents, hypotheses
+from optlog.service.envelope import listing
 
 group("hypothesis", "Hypotheses: what you believe, with predictions that can prove it wrong.")
 
@@ -29,8 +30,9 @@ def hyp_add(call: Call, *,
             detail: Ack = True,
             ) -> documents.HypothesisShow | documents.HypothesisAck:
     """Add a hypothesis (committed to git)."""
-    return hypotheses.add_doc(call.ctx, title, hid=hid, statement=statement, rationale=rationale, parent=parent,
-                              rivals=rivals, detail=detail)
+    doc = hypotheses.add(call.ctx, title, hid=hid, statement=statement, rationale=rationale, parent=parent,
+                         rivals=rivals)
+    return hypotheses.written(call.ctx, doc.id, detail)
 
 
 @verb("hypothesis list", read_only=True, output="hypothesis_list")
@@ -42,7 +44,8 @@ def hyp_list(call: Call, *,
              fields: Annotated[Fields, AgentDefault("id,title,status,parent")] = None,
              ) -> documents.HypothesisList:
     """List hypotheses."""
-    return hypotheses.list_doc(call.ctx, status, limit, offset, order, fields)
+    return cast(documents.HypothesisList,
+                listing("hypotheses", hypotheses.list_(call.ctx, status), limit, offset, order, fields))
 
 
 @verb("hypothesis show", read_only=True, output="hypothesis_show")
@@ -53,7 +56,8 @@ def hyp_show(call: Call, *,
                                                 "predictions and the last three verdicts.")] = True,
              ) -> documents.HypothesisShow | documents.HypothesisBrief:
     """Show a hypothesis with its predictions and verdict history."""
-    return hypotheses.show_doc(call.ctx, hid, detail)
+    h = cast(documents.HypothesisShow, hypotheses.show(call.ctx, hid))
+    return h if detail else hypotheses.brief(h)
 
 
 @verb("hypothesis set")
@@ -64,7 +68,8 @@ def hyp_set(call: Call, *,
             detail: Ack = True,
             ) -> documents.HypothesisShow | documents.HypothesisAck:
     """Set a status by hand (an override, kept beside the automatic verdict)."""
-    return hypotheses.set_doc(call.ctx, hid, status, why or "", detail)
+    hypotheses.set_status(call.ctx, hid, status, why or "")
+    return hypotheses.written(call.ctx, hid, detail)
 
 
 @verb("hypothesis edit")
@@ -77,5 +82,5 @@ def hyp_edit(call: Call, *,
              detail: Ack = True,
              ) -> documents.HypothesisShow | documents.HypothesisAck:
     """Edit title, statement, rationale or rivals (committed as an edit)."""
-    return hypotheses.edit_doc(call.ctx, hid, title=title, statement=statement, rationale=rationale,
-                               add_rivals=rivals, detail=detail)
+    hypotheses.edit(call.ctx, hid, title=title, statement=statement, rationale=rationale, add_rivals=rivals)
+    return hypotheses.written(call.ctx, hid, detail)

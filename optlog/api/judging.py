@@ -26,4 +26,7 @@ def run_invalidate(call: Call, *,
                                                                     "zeros.")] = None,
                    ) -> dict[str, Any]:
     """Mark runs invalid (run ids and/or launches L3, one commit); verdicts that used them are re-evaluated."""
-    return verdicts.invalidate_doc(call.ctx, refs, why)
+    ids = [str(x) for x in refs]
+    if len(ids) == 1 and not ids[0].strip().lower().startswith("l"):
+        return verdicts.invalidate(call.ctx, ids[0], why or "")  # one run id: the single-run document (DESIGN §7)
+    return verdicts.invalidate_many(call.ctx, ids, why or "")

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, cast
 
 from optlog.api.params import Limit, Offset, Order
 from optlog.api.verb import Arg, Call, Opt, group, verb
 from optlog.service import documents, evidence
+from optlog.service.envelope import listing
 
 group("note", "Evidence that is not a number: observations, bug reports, links.")
 
@@ -32,4 +33,5 @@ def note_list(call: Call, *,
               order: Order = "oldest",
               ) -> documents.NoteList:
     """List notes."""
-    return evidence.notes_doc(call.ctx, hypothesis, since, limit, offset, order)
+    return cast(documents.NoteList,
+                listing("notes", evidence.list_notes(call.ctx, hypothesis, since), limit, offset, order))

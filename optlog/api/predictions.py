@@ -4,13 +4,15 @@ claim is judged on."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from optlog.api.params import Limit, Offset, Order, pairs
 from optlog.api.verb import AgentDefault, Arg, Call, Opt, Pairs, group, verb
 from optlog.core.statuses import PRED_STATUSES
+from optlog.errors import BadInput, param
 from optlog.service import compare as comparing
 from optlog.service import documents, predictions, verdicts
+from optlog.service.envelope import listing
 
 LANGUAGE = """\
 The prediction language (a real grammar, never eval'ed). Groups a and b are runs selected by label
@@ -63,8 +65,9 @@ def pred_add(call: Call, *,
                                                   "close name (else refused as a typo).")] = False,
              ) -> documents.Prediction | documents.PredictionAck:
     """Add a prediction to hypothesis HYP (committed to git)."""
-    return predictions.add_doc(call.ctx, hid, expect, metric=metric, a=pairs(a, "a"), b=pairs(b, "b"), where=where, per=per,
-                               margin=margin, detail=detail, new_metric=new_metric)
+    p = predictions.add(call.ctx, hid, expect, metric=metric, a=pairs(a, "a"), b=pairs(b, "b"), where=where, per=per,
+                        margin=margin, new_metric=new_metric)
+    return cast(documents.Prediction, p) if detail else predictions.ack(p)
 
 
 @verb("prediction edit",
@@ -81,8 +84,9 @@ def pred_edit(call: Call, *,
               detail: PredDetail = True,
               ) -> documents.Prediction | documents.PredictionAck:
     """Edit a prediction; once evidence exists this makes a new version (pre-registration)."""
-    return predictions.edit_doc(call.ctx, pid, expect=expect, metric=metric, a=pairs(a, "a") if a else None,
-                                b=pairs(b, "b") if b else None, where=where, per=per, margin=margin, detail=detail)
+    p = predictions.edit(call.ctx, pid, expect=expect, metric=metric, a=pairs(a, "a") if a else None,
+                         b=pairs(b, "b") if b else None, where=where, per=per, margin=margin)
+    return cast(documents.Prediction, p) if detail else predictions.ack(p)
 
 
 @verb("prediction list", read_only=True)
@@ -94,7 +98,8 @@ def pred_list(call: Call, *,
               order: Order = "oldest",
               ) -> documents.PredictionList:
     """List predictions (of one hypothesis, or all)."""
-    return predictions.list_doc(call.ctx, hid, status, limit, offset, order)
+    return cast(documents.PredictionList,
+                listing("predictions", predictions.list_(call.ctx, hid, status), limit, offset, order))
 
 
 @verb("prediction show", read_only=True)
@@ -105,7 +110,8 @@ def pred_show(call: Call, *,
                                      "values.")] = True,
               ) -> dict[str, Any]:
     """Show a prediction with the verdicts that judged it."""
-    return predictions.show_doc(call.ctx, pid, detail)
+    p = predictions.show(call.ctx, pid)
+    return p if detail else predictions.brief(p)
 
 
 @verb("verdict", exit=lambda d, a: 1 if a["check"] and verdicts.any_bad(d) else 0, output="verdict")
@@ -117,7 +123,10 @@ def verdict(call: Call, *,
                               help="Every level with its values, runs and tests, or one line per prediction.")] = True,
             ) -> documents.VerdictDoc:
     """Judge predictions against the evidence; write and commit the verdicts (idempotent)."""
-    return verdicts.verdict_doc(call.ctx, hid, all=all_, detail=detail)
+    if hid and all_:
+        raise BadInput(f"give a hypothesis ID or {param('all_')}, not both", field="all_")
+    res = verdicts.evaluate(call.ctx, hid, all=all_ or not hid)
+    return cast(documents.VerdictDoc, res) if detail else verdicts.brief(res)
 
 
 @verb("compare", read_only=True)

@@ -3,12 +3,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from optlog.api.params import Detail, Fields, Limit, Offset, Order, pairs
 from optlog.api.verb import AgentDefault, Arg, Call, Opt, Pairs, group, verb
+from optlog.core.limits import LIMITS
+from optlog.core.numfmt import fmt_count
 from optlog.core.statuses import RUN_STATUSES
+from optlog.errors import param
 from optlog.service import documents, evidence
+from optlog.service.envelope import select
 
 group("run", "Benchmark runs: recorded, imported or launched; the evidence verdicts read.",
       parts={"launch": "optlog.api.launches", "wait": "optlog.api.launches", "logs": "optlog.api.launches",
@@ -46,8 +50,19 @@ def run_list(call: Call, *,
              fields: Annotated[Fields, AgentDefault("id,status,hypothesis,invalidated,labels,metrics")] = None,
              ) -> documents.RunList:
     """List runs with their labels and metrics."""
-    return evidence.runs_doc(call.ctx, status=status, hypothesis=hypothesis, launch=launch, labels=pairs(labels, "labels"),
-                             since=since, limit=limit, offset=offset, order=order, fields=fields)
+    # the page facts come with a page (`limit` or `offset`); without a limit, the first LIMITS.list_page
+    # runs: a longer list comes with its page facts and a notice of how to get the rest
+    ctx, page, selectors = call.ctx, limit is None, pairs(labels, "labels")
+    doc = evidence.runs_page(ctx, status=status, hypothesis=hypothesis, labels=selectors,
+                             limit=LIMITS.list_page + 1 if page else limit, offset=offset, newest=order == "newest",
+                             since=since, launch=launch, count=not page or bool(offset))
+    if page and len(doc["runs"]) > LIMITS.list_page:  # more than a page: count them, say how to page
+        doc = evidence.runs_page(ctx, status=status, hypothesis=hypothesis, labels=selectors, limit=LIMITS.list_page,
+                                 offset=offset, newest=order == "newest", since=since, launch=launch, count=True)
+        ctx.notice(f"showing {fmt_count(len(doc['runs']))} of {fmt_count(doc['total'])} runs ({order} first, from "
+                   f"{offset}): {param('offset', str(doc['next_offset']))} for the next page, {param('limit', 'N')} for more at once")
+    doc["runs"] = select(doc["runs"], fields)
+    return cast(documents.RunList, doc)
 
 
 @verb("run show", read_only=True)
@@ -59,4 +74,5 @@ def run_show(call: Call, *,
              fields: Fields = None,
              ) -> documents.RunShow:
     """Show one run: labels, metrics, telemetry, environment, artifacts."""
-    return evidence.show_run_doc(call.ctx, run_id, detail, fields)
+    doc = evidence.show_run(call.ctx, run_id)
+    return cast(documents.RunShow, select([doc if detail else evidence.brief_run(doc)], fields)[0])

@@ -5,20 +5,18 @@ from __future__ import annotations
 import math
 import socket
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 from urllib.parse import urlparse
 
 from optlog.core import labels as L
 from optlog.core.ids import check_id
-from optlog.core.limits import LIMITS
-from optlog.core.numfmt import fmt_count
 from optlog.core.shape import page_facts
 from optlog.core.statuses import RUN_STATUSES
 from optlog.core.text import check as check_text
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound, not_found, param
 from optlog.runs.redact import redact
-from optlog.service import documents, envelope
+from optlog.service import documents
 from optlog.service.context import Ctx
 from optlog.service.refs import require
 from optlog.store import noterows, runrows
@@ -234,9 +232,11 @@ def _note(n: Any) -> documents.Note:
             "by": n.by, "created_at": n.created_at}
 
 
-def list_notes(ctx: Ctx, hypothesis: str | None = None) -> list[documents.Note]:
+def list_notes(ctx: Ctx, hypothesis: str | None = None, since: str | None = None) -> list[documents.Note]:
+    """Notes, oldest first (of one hypothesis, at or after `since`)."""
     with ctx.db.read() as s:
-        return [_note(n) for n in noterows.notes(s, hypothesis)]
+        rows = [_note(n) for n in noterows.notes(s, hypothesis)]
+    return [n for n in rows if str(n["created_at"]) >= since] if since else rows
 
 
 def notes_for(ctx: Ctx, hid: str) -> list[documents.Note]:
@@ -261,47 +261,16 @@ def count_runs(ctx: Ctx, statuses: tuple[str, ...] | None = None) -> int:
 # ---------------------------------------------------------------- the verbs' documents (every face)
 
 
-def notes_doc(ctx: Ctx, hypothesis: str | None = None, since: str | None = None, limit: int | None = None,
-              offset: int = 0, order: str = "oldest") -> documents.NoteList:
-    """`note list`: notes (of one hypothesis, at or after `since`), oldest first unless `order="newest"`."""
-    rows = list_notes(ctx, hypothesis)
-    if since:
-        rows = [n for n in rows if str(n["created_at"]) >= since]
-    return cast(documents.NoteList, envelope.listing("notes", rows, limit, offset, order))
-
-
-def runs_doc(ctx: Ctx, *, status: str | None = None, hypothesis: str | None = None, launch: int | None = None,
-             labels: dict[str, Any] | None = None, since: str | None = None,
-             limit: int | None = None, offset: int = 0, order: str = "oldest",
-             fields: str | list[str] | None = None) -> documents.RunList:
-    """`run list`: a page of run summaries (`labels`: typed selectors, key → value); the page facts
-    come with a page (`limit` or `offset`). Without a limit, the first LIMITS.list_page runs: a
-    longer list comes with its page facts and a notice of how to get the rest."""
-    page = limit is None
-    doc = runs_page(ctx, status=status, hypothesis=hypothesis, labels=labels,
-                    limit=LIMITS.list_page + 1 if page else limit, offset=offset, newest=order == "newest",
-                    since=since, launch=launch, count=not page or bool(offset))
-    if page and len(doc["runs"]) > LIMITS.list_page:  # more than a page: count them, say how to page
-        doc = runs_page(ctx, status=status, hypothesis=hypothesis, labels=labels, limit=LIMITS.list_page,
-                        offset=offset, newest=order == "newest", since=since, launch=launch, count=True)
-        ctx.notice(f"showing {fmt_count(len(doc['runs']))} of {fmt_count(doc['total'])} runs ({order} first, from "
-                   f"{offset}): {param('offset', str(doc['next_offset']))} for the next page, {param('limit', 'N')} for more at once")
-    doc["runs"] = envelope.select(doc["runs"], fields)
-    return cast(documents.RunList, doc)
-
-
 BRIEF_RUN = ("environment", "raw", "artifacts")  # what `run show --brief` leaves out (counted instead)
 
 
-def show_run_doc(ctx: Ctx, run_id: int | str, detail: bool = True, fields: str | list[str] | None = None) -> documents.RunShow:
-    """`run show`: everything, or (`detail=False`) without the environment, raw result and artifact
-    list, with the telemetry cut to its text; `fields` keeps only those keys."""
-    doc = show_run(ctx, run_id)
-    if not detail:
-        doc["artifacts_total"] = len(doc["artifacts"])
-        for k in BRIEF_RUN:
-            doc.pop(k, None)
-        tel = doc.get("telemetry") or {}
-        if tel:
-            doc["telemetry"] = {"text": tel.get("text")} if tel.get("text") else {k: tel[k] for k in list(tel)[:8]}
-    return cast(documents.RunShow, envelope.select([doc], fields)[0])
+def brief_run(doc: dict[str, Any]) -> dict[str, Any]:
+    """`run show --brief`: without the environment, raw result and artifact list (counted instead),
+    the telemetry cut to its text."""
+    doc = dict(doc, artifacts_total=len(doc["artifacts"]))
+    for k in BRIEF_RUN:
+        doc.pop(k, None)
+    tel = doc.get("telemetry") or {}
+    if tel:
+        doc["telemetry"] = {"text": tel.get("text")} if tel.get("text") else {k: tel[k] for k in list(tel)[:8]}
+    return doc

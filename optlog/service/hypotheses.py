@@ -21,7 +21,6 @@ from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
 from optlog.service import evidence, journal
 from optlog.service import documents
-from optlog.service.envelope import listing
 from optlog.service.context import Ctx
 from optlog.service.evidence import live_hypotheses
 from optlog.service.refs import require  # noqa: F401  (re-exported: links are checked through hypotheses.require too)
@@ -631,40 +630,8 @@ def brief(h: documents.HypothesisShow) -> documents.HypothesisBrief:
     return cast(documents.HypothesisBrief, out)
 
 
-def show_doc(ctx: Ctx, hid: str, detail: bool = True) -> documents.HypothesisShow | documents.HypothesisBrief:
-    """`hypothesis show`: everything, or (`detail=False`) the brief form."""
-    h = cast(documents.HypothesisShow, show(ctx, hid))
-    return h if detail else brief(h)
-
-
-def _written(ctx: Ctx, hid: str, detail: bool) -> documents.HypothesisShow | documents.HypothesisAck:
+def written(ctx: Ctx, hid: str, detail: bool) -> documents.HypothesisShow | documents.HypothesisAck:
+    """What a write of hypothesis `hid` answers with: the hypothesis as `show` gives it, or (`detail=False`)
+    its acknowledgement."""
     h = cast(documents.HypothesisShow, show(ctx, hid))
     return h if detail else ack(h)
-
-
-def add_doc(ctx: Ctx, title: str, *, hid: str | None = None, statement: str = "", rationale: str = "",
-            parent: str | None = None, rivals: list[str] | tuple[str, ...] = (),
-            detail: bool = True) -> documents.HypothesisShow | documents.HypothesisAck:
-    """`hypothesis add`: add, then the hypothesis as `show` gives it (or its acknowledgement)."""
-    doc = add(ctx, title, hid=hid, statement=statement, rationale=rationale, parent=parent, rivals=rivals)
-    return _written(ctx, doc.id, detail)
-
-
-def set_doc(ctx: Ctx, hid: str, status: str, why: str, detail: bool = True) -> documents.HypothesisShow | documents.HypothesisAck:
-    """`hypothesis set`: a manual status, then the hypothesis (or its acknowledgement)."""
-    set_status(ctx, hid, status, why)
-    return _written(ctx, hid, detail)
-
-
-def edit_doc(ctx: Ctx, hid: str, *, title: str | None = None, statement: str | None = None,
-             rationale: str | None = None, add_rivals: tuple[str, ...] = (),
-             detail: bool = True) -> documents.HypothesisShow | documents.HypothesisAck:
-    """`hypothesis edit`: the edit, then the hypothesis (or its acknowledgement)."""
-    edit(ctx, hid, title=title, statement=statement, rationale=rationale, add_rivals=add_rivals)
-    return _written(ctx, hid, detail)
-
-
-def list_doc(ctx: Ctx, status: str | None = None, limit: int | None = None, offset: int = 0,
-             order: str = "oldest", fields: str | list[str] | None = None) -> documents.HypothesisList:
-    """`hypothesis list`: a page of summaries, oldest first unless `order="newest"`."""
-    return cast(documents.HypothesisList, listing("hypotheses", list_(ctx, status), limit, offset, order, fields))

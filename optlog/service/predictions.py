@@ -21,7 +21,6 @@ from optlog.errors import BadInput, close_matches, not_found, param
 from optlog.gitlog import trailers as TR
 from optlog.service import hypotheses
 from optlog.service import documents
-from optlog.service.envelope import listing
 from optlog.service.context import Ctx
 from optlog.service.hypotheses import rivals_of
 from optlog.service.verdicts import evaluate_predictions, load_evidence, metric_names as pred_metric_names
@@ -303,7 +302,8 @@ def _pred_out(p: Prediction, hid: str) -> dict[str, Any]:
     return d
 
 
-def list_(ctx: Ctx, hid: str | None = None) -> list[dict[str, Any]]:
+def list_(ctx: Ctx, hid: str | None = None, status: str | None = None) -> list[dict[str, Any]]:
+    """The predictions of hypothesis `hid` (None: all), with this status or any."""
     docs = hypotheses.sync(ctx)
     if hid is not None and hid not in docs:
         raise not_found("hypothesis", hid, docs, field="hid")
@@ -312,7 +312,7 @@ def list_(ctx: Ctx, hid: str | None = None) -> list[dict[str, Any]]:
         if hid is not None and d.id != hid:
             continue
         out += [_pred_out(p, d.id) for p in d.predictions]
-    return out
+    return [p for p in out if status is None or p["status"] == status]
 
 
 def show(ctx: Ctx, pid: str) -> dict[str, Any]:
@@ -335,37 +335,9 @@ def ack(p: dict[str, Any]) -> documents.PredictionAck:
                                 if k in p and (k not in ("post_hoc", "preregistration") or p.get("post_hoc"))})
 
 
-def add_doc(ctx: Ctx, hid: str, expect: str, *, metric: str | None = None, a: Mapping[str, Any] | None = None,
-            b: Mapping[str, Any] | None = None, where: str | None = None, per: str | None = None,
-            margin: float | None = None, detail: bool = True,
-            new_metric: bool = False) -> documents.Prediction | documents.PredictionAck:
-    """`prediction add` (`a`, `b`: the groups' label selectors, typed): the prediction, or its
-    acknowledgement."""
-    p = add(ctx, hid, expect, metric=metric, a=a, b=b, where=where, per=per, margin=margin, new_metric=new_metric)
-    return cast(documents.Prediction, p) if detail else ack(p)
-
-
-def edit_doc(ctx: Ctx, pid: str, *, expect: str | None = None, metric: str | None = None,
-             a: Mapping[str, Any] | None = None, b: Mapping[str, Any] | None = None,
-             where: str | None = None, per: str | None = None, margin: float | None = None,
-             detail: bool = True) -> documents.Prediction | documents.PredictionAck:
-    """`prediction edit`: the prediction as now, or its acknowledgement."""
-    p = edit(ctx, pid, expect=expect, metric=metric, a=a, b=b, where=where, per=per, margin=margin)
-    return cast(documents.Prediction, p) if detail else ack(p)
-
-
-def list_doc(ctx: Ctx, hid: str | None = None, status: str | None = None, limit: int | None = None,
-             offset: int = 0, order: str = "oldest") -> documents.PredictionList:
-    """`prediction list`: of one hypothesis or all, with this status or any."""
-    rows = [p for p in list_(ctx, hid) if status is None or p["status"] == status]
-    return cast(documents.PredictionList, listing("predictions", rows, limit, offset, order))
-
-
-def show_doc(ctx: Ctx, pid: str, detail: bool = True) -> dict[str, Any]:
-    """`prediction show`: every verdict with its levels, or the last three without the per-level values."""
-    doc = show(ctx, pid)
-    if not detail:
-        doc = {k: v for k, v in doc.items() if k not in ("last_verdict", "history")}
-        doc["verdicts_total"] = len(doc.get("verdicts", []))
-        doc["verdicts"] = [{k: v for k, v in x.items() if k != "levels"} for x in doc.get("verdicts", [])[-3:]]
-    return doc
+def brief(doc: dict[str, Any]) -> dict[str, Any]:
+    """`prediction show --brief`: the last three verdicts without the per-level values."""
+    out = {k: v for k, v in doc.items() if k not in ("last_verdict", "history")}
+    out["verdicts_total"] = len(out.get("verdicts", []))
+    out["verdicts"] = [{k: v for k, v in x.items() if k != "levels"} for x in out.get("verdicts", [])[-3:]]
+    return out

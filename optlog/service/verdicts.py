@@ -506,15 +506,6 @@ def invalidate(ctx: Ctx, run_id: int | str, why: str) -> dict[str, Any]:
     return {"run": rid, **out}
 
 
-def invalidate_doc(ctx: Ctx, refs: list[str] | tuple[str, ...], why: str | None) -> dict[str, Any]:
-    """`run invalidate`: one run id gets the single-run document (DESIGN §7), several references or
-    a launch (`L3`) the document of `invalidate_many`."""
-    refs = [str(x) for x in refs]
-    if len(refs) == 1 and not refs[0].strip().lower().startswith("l"):
-        return invalidate(ctx, refs[0], why or "")
-    return invalidate_many(ctx, refs, why or "")
-
-
 def _resolve_runs(ctx: Ctx, refs: list[str]) -> list[Any]:
     """Run rows for run ids and launches (`L3`): every reference checked before anything changes."""
     if not refs:
@@ -711,13 +702,3 @@ def brief(res: dict[str, Any]) -> documents.VerdictDoc:
         "warnings_total": len(res["warnings"]),
         "committed": res["committed"],
     })
-
-
-def verdict_doc(ctx: Ctx, hid: str | None = None, all: bool = False,  # noqa: A002
-                detail: bool = True) -> documents.VerdictDoc:
-    """`verdict [ID | --all]`: judge and commit (idempotent); every level with its values, or one
-    line per prediction. No ID means every hypothesis. (`--check` is the exit code's: `any_bad`.)"""
-    if hid and all:
-        raise BadInput(f"give a hypothesis ID or {param('all_')}, not both", field="all_")
-    res = evaluate(ctx, hid, all=all or not hid)
-    return cast(documents.VerdictDoc, res) if detail else brief(res)

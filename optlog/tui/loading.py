@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from typing import Any, Callable, TypeVar, cast
+from typing import Any, Callable, TypeVar
 
 from textual import work
 from textual.app import App
@@ -286,7 +286,7 @@ class Loading(App[None]):
         from optlog.api import dashboard as D  # deferred: the service layer (~0.6 s) after the first frame
 
         try:
-            self.post_message(RunDetailLoaded(cast(dict[str, Any], D.show_run_doc(self.ctx, rid))))  # `run show`'s verb
+            self.post_message(RunDetailLoaded(D.run_detail(self.ctx, rid)))  # `run show`'s verb
         except Exception as e:  # noqa: BLE001
             self.call_from_thread(self.notify, str(e), severity="error")
 
