@@ -165,6 +165,11 @@ def test_a_numeral_past_the_largest_double_is_refused_by_every_result_reader(ws)
         "s.json": ('{"output_throughput": "1e400", "duration": 10, "max_concurrency": 1}\n', "sglang", 1,
                    "output_throughput"),
     }
+    agg = (FIX / "real" / "aiperf" / "sweep-0.13.0" / "concurrency_1" / "profile_export_aiperf_aggregate.cut.csv").read_text()
+    at = agg.count("\n", 0, agg.index("Variation Values,")) + 1
+    for i, lit in enumerate(("1e999", "-1E+400", "(1, 1e999)", "1e999j")):  # a Python literal AIPerf printed: read as inf
+        cases[f"lit{i}.csv"] = (agg.replace("{'phases.profiling.concurrency': 1}", f"\"{{'phases.profiling.concurrency': {lit}}}\""),
+                                "aiperf", at, "Variation Values")
     for name, (text, fmt, line, fld) in cases.items():
         (ws.root / name).write_text(text)
         for given in ((), ("--format", fmt)):

@@ -41,12 +41,13 @@ was measured against, stays `raw.goodput` (`raw.good_request_count`, `raw.goodre
 from __future__ import annotations
 
 import ast
+import cmath
 import re
 from typing import Any
 
 from optlog.core.labels import setting_name
-from optlog.runs.parsers._common import (Doc, ParsedResult, arr, clean, csv_rows, fail, finite, load_json, metric_key, obj,
-                                         set_label)
+from optlog.runs.parsers._common import (Doc, ParsedResult, PastDouble, arr, clean, csv_rows, fail, finite, load_json,
+                                         metric_key, obj, set_label)
 from optlog.runs.parsers.keymap import apply_key_map
 
 STATS = {"avg": "mean", "p50": "median", "p90": "p90", "p95": "p95", "p99": "p99"}
@@ -452,7 +453,7 @@ def parse_aggregate_csv(doc: Doc) -> list[ParsedResult]:
                    for r in first[1:] if len(r) == len(head)}
         d: dict[str, Any] = {"metadata": {"aggregation_type": meta.get("Aggregation Type") or "confidence",
                                           "num_successful_runs": finite(meta.get("Successful Runs")),
-                                          "variation_values": _literal(meta.get("Variation Values")),
+                                          "variation_values": _literal(meta.get("Variation Values"), "Variation Values"),
                                           "model": meta.get("Model")}, "metrics": metrics}
     else:
         stat_cols = {i: h.rsplit("_", 1) for i, h in enumerate(head) if h.rsplit("_", 1)[-1] in _AGG_STATS and "_" in h}
@@ -473,11 +474,23 @@ def parse_aggregate_csv(doc: Doc) -> list[ParsedResult]:
     return out
 
 
-def _literal(text: str | None) -> Any:
-    """A Python literal AIPerf printed in a CSV cell (`{'phases.profiling.concurrency': 1}`)."""
+def _literal(text: str | None, field_: str) -> Any:
+    """A Python literal AIPerf printed in a CSV cell (`{'phases.profiling.concurrency': 1}`), under
+    the number rule every reader keeps: a numeral in it past the largest double (`1e999`, read as
+    inf) is refused naming `field_` (PastDouble), not taken for a value; the names inf and nan are
+    no literal (nothing is read)."""
+    if not text:
+        return None
     try:
-        return ast.literal_eval(text) if text else None
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        tree = ast.parse(text.strip(), mode="eval")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, (float, complex)) \
+                    and not cmath.isfinite(node.value):
+                raise PastDouble(ast.get_source_segment(text.strip(), node) or str(node.value), field_=field_)
+        return ast.literal_eval(tree)
+    except PastDouble:
+        raise
+    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
         return None
 
 
