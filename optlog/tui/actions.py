@@ -1,4 +1,5 @@
-"""What the dashboard does: each write action is one service verb behind a form (`forms.py`), run
+"""What the dashboard does: each write action is one service verb behind a form made from the verb's
+parameters (`forms.verb_form`: the action names the parameters it asks for), run
 in a thread by `Loading.run_service` (errors become notifications, a reload follows). The verb is
 the one the CLI command and the MCP tool call (the catalogue's `hypotheses.hyp_add`, `predictions.verdict`, ...),
 with `detail=False` where the dashboard only needs the acknowledgement.
@@ -13,10 +14,7 @@ from textual import work
 from textual.widgets import TabbedContent
 
 from optlog.core import views as VW
-from optlog.core.labels import parse_pairs
-from optlog.core.statuses import HYP_STATUSES
-from optlog.core.todos import PRIORITIES
-from optlog.tui.forms import Field, FormScreen
+from optlog.tui.forms import Field, FormScreen, verb_form, verb_values
 from optlog.tui.loading import Loading, verb_call
 from optlog.tui.messages import LogLoaded
 from optlog.tui.panes.todos import TODO_NEXT, TodosTable
@@ -43,15 +41,28 @@ class Actions(Loading):
 
         self.push_screen(FormScreen(title, fields), cb)
 
+    def _ask_verb(self, title: str, fn: Callable[..., Any], names: tuple[str, ...],
+                  then: Callable[[dict[str, Any]], None], values: dict[str, Any] | None = None,
+                  required: tuple[str, ...] = ()) -> None:
+        """A form for the parameters `names` of the verb `fn` (`forms.verb_form`: each field made from
+        the parameter's declaration), then `then` with the verb's typed arguments."""
+
+        def typed(vals: dict[str, Any]) -> None:
+            try:
+                kw = verb_values(fn, vals)
+            except ValueError as e:
+                self.notify(str(e), severity="error")
+                return
+            then(kw)
+
+        self._ask(title, verb_form(fn, names, values, required), typed)
+
     def action_add_hypothesis(self, parent: str | None = None) -> None:
         from optlog.api import hypotheses as H  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
         title = f"New hypothesis (pivot from {parent})" if parent else "New hypothesis"
-        self._ask(title, [Field("title", "Title", required=True), Field("statement", "Statement"),
-                          Field("rationale", "Rationale"), Field("rival", "Rival id (optional)")],
-                  lambda v: self.run_verb(H.hyp_add, done="hypothesis added", title=v["title"], statement=v["statement"],
-                                          rationale=v["rationale"], parent=parent,
-                                          rivals=tuple(x for x in [v["rival"].strip()] if x), detail=False))
+        self._ask_verb(title, H.hyp_add, ("title", "statement", "rationale", "rivals"),
+                       lambda kw: self.run_verb(H.hyp_add, done="hypothesis added", parent=parent, detail=False, **kw))
 
     def action_pivot(self) -> None:
         if not self.hyps.selected:
@@ -65,42 +76,26 @@ class Actions(Loading):
             self.notify("select a hypothesis first", severity="warning")
             return
 
-        def go(v: dict[str, Any]) -> None:
-            from optlog.api import predictions as P  # deferred: the verbs (~0.6 s with the service layer) after the first frame
+        from optlog.api import predictions as P  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
-            # the form's "K=V, K=V" text is this face's syntax: parsed here, the verb takes typed selectors
-            sel = lambda s, f: tuple(parse_pairs([x.strip() for x in s.split(",") if x.strip()], f).items())  # noqa: E731
-            self.run_verb(P.pred_add, done="prediction added", hid=hid, expect=v["expect"], metric=v["metric"] or None,
-                          a=sel(v["a"], "--a"), b=sel(v["b"], "--b"), where=v["where"] or None, per=v["per"] or None,
-                          margin=float(v["margin"]) if v["margin"] else None, detail=False)
-
-        self._ask(f"New prediction for {hid}", [
-            Field("expect", "Expression (a > b, a / b in [0.3, 0.6], …)", required=True),
-            Field("metric", "Metric", "total_token_throughput"),
-            Field("a", "Group a (K=V, comma-separated)", placeholder="config=tp4pp2"),
-            Field("b", "Group b (K=V, comma-separated)", placeholder="config=tp8"),
-            Field("per", "Judged per label", "concurrency"),
-            Field("where", "Where (optional)"),
-            Field("margin", "Margin (optional)"),
-        ], go)
+        # the form's "K=V, K=V" text is this face's syntax: `verb_values` parses it into the typed selectors
+        self._ask_verb(f"New prediction for {hid}", P.pred_add, ("expect", "metric", "a", "b", "per", "where", "margin"),
+                       lambda kw: self.run_verb(P.pred_add, done="prediction added", hid=hid, detail=False, **kw),
+                       values={"metric": "total_token_throughput", "per": "concurrency"})
 
     def action_add_note(self) -> None:
         from optlog.api import notes as N  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
         hid = self.hyps.selected
-        self._ask(f"New note{' on ' + hid if hid else ''}", [Field("text", "Note", required=True), Field("link", "Link (optional)")],
-                  lambda v: self.run_verb(N.note_add, done="note added", text=v["text"], hypothesis=hid,
-                                          link=v["link"] or None))
+        self._ask_verb(f"New note{' on ' + hid if hid else ''}", N.note_add, ("text", "link"),
+                       lambda kw: self.run_verb(N.note_add, done="note added", hypothesis=hid, **kw))
 
     def action_add_todo(self) -> None:
         from optlog.api import todos as T  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
         hid = self.hyps.selected
-        self._ask("New todo", [Field("content", "Todo", required=True),
-                               Field("priority", "Priority", "medium", choices=list(PRIORITIES)),
-                               Field("hypothesis", "Hypothesis (optional)", hid or "")],
-                  lambda v: self.run_verb(T.todo_add, done="todo added", text=v["content"], priority=v["priority"],
-                                          hypothesis=v["hypothesis"] or None))
+        self._ask_verb("New todo", T.todo_add, ("text", "priority", "hypothesis"),
+                       lambda kw: self.run_verb(T.todo_add, done="todo added", **kw), values={"hypothesis": hid})
 
     def _todo_status(self, to: Callable[[str], str]) -> None:
         from optlog.api import todos as T  # deferred: the verbs (~0.6 s with the service layer) after the first frame
@@ -162,9 +157,9 @@ class Actions(Loading):
         if not hid:
             self.notify("select a hypothesis first", severity="warning")
             return
-        self._ask(f"Override the status of {hid}", [Field("status", "Status", choices=list(HYP_STATUSES)),
-                                                     Field("why", "Why", required=True)],
-                  lambda v: self.run_verb(H.hyp_set, done="status set", hid=hid, status=v["status"], why=v["why"], detail=False))
+        self._ask_verb(f"Override the status of {hid}", H.hyp_set, ("status", "why"),
+                       lambda kw: self.run_verb(H.hyp_set, done="status set", hid=hid, detail=False, **kw),
+                       required=("why",))
 
     def action_invalidate(self) -> None:
         from optlog.api import judging as J  # deferred: the verbs (~0.6 s with the service layer) after the first frame
@@ -173,19 +168,19 @@ class Actions(Loading):
         if rid is None:
             self.notify("select a run first (3: runs)", severity="warning")
             return
-        self._ask(f"Invalidate run {rid}", [Field("why", "Why is this run wrong?", required=True)],
-                  lambda v: self.run_verb(J.run_invalidate, done=f"run {rid} invalidated", refs=(str(rid),), why=v["why"]))
+        self._ask_verb(f"Invalidate run {rid}", J.run_invalidate, ("why",),
+                       lambda kw: self.run_verb(J.run_invalidate, done=f"run {rid} invalidated", refs=(str(rid),), **kw),
+                       required=("why",))
 
     def action_launch(self) -> None:
         from optlog.api import launches as Lh  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
-        def go(v: dict[str, Any]) -> None:
-            self.run_verb(Lh.run_launch, done="launch started", spec=v["spec"].strip(),
-                          hypothesis=v["hypothesis"] or None, detach=True)
+        def go(kw: dict[str, Any]) -> None:
+            self.run_verb(Lh.run_launch, done="launch started", **{**kw, "spec": kw["spec"].strip()}, detach=True)
             self.action_tab("runs")
 
-        self._ask("Launch a run spec", [Field("spec", "Spec file", "runs/", required=True),
-                                        Field("hypothesis", "Hypothesis (optional)", self.hyps.selected or "")], go)
+        self._ask_verb("Launch a run spec", Lh.run_launch, ("spec", "hypothesis"), go,
+                       values={"spec": "runs/", "hypothesis": self.hyps.selected}, required=("spec",))
 
     def action_cancel_launch(self) -> None:
         from optlog.api import launches as Lh  # deferred: the verbs (~0.6 s with the service layer) after the first frame
@@ -199,16 +194,9 @@ class Actions(Loading):
     def action_add_plan(self) -> None:
         from optlog.api import plans as Pl  # deferred: the verbs (~0.6 s with the service layer) after the first frame
 
-        def go(v: dict[str, Any]) -> None:
-            needs = tuple(x.strip() for x in v["needs"].split(",") if x.strip())
-            self.run_verb(Pl.plan_add, done="plan added", title=v["title"], gain=v["gain"], effort=v["effort"],
-                          confidence=v["confidence"], needs=needs, detail=False)
-
-        self._ask("New improvement plan", [Field("title", "Title", required=True),
-                                           Field("gain", "Gain range (e.g. 10-30%)", required=True),
-                                           Field("effort", "Effort", "M", choices=["S", "M", "L"]),
-                                           Field("confidence", "Confidence 0-1", "0.5", required=True),
-                                           Field("needs", "Needs hypotheses (comma-separated)", self.hyps.selected or "")], go)
+        self._ask_verb("New improvement plan", Pl.plan_add, ("title", "gain", "effort", "confidence", "needs"),
+                       lambda kw: self.run_verb(Pl.plan_add, done="plan added", detail=False, **kw),
+                       values={"effort": "M", "confidence": "0.5", "needs": self.hyps.selected})
 
     def action_render_plans(self) -> None:
         from optlog.api import plans as Pl  # deferred: the verbs (~0.6 s with the service layer) after the first frame

@@ -72,3 +72,59 @@ def test_only_the_cli_imports_its_texts():
                     [a.name for a in node.names] if isinstance(node, ast.Import) else []
                 bad += [f"{f.relative_to(ROOT)}:{node.lineno}: {n}" for n in names if n.startswith("optlog.cli")]
     assert not bad, "\n".join(bad)
+
+
+# ---------------------------------------------------------------- the TUI's forms (issue 46 item 1)
+
+
+def _ask_verb_calls():
+    """(line, module alias, verb function name, parameter names) of each `_ask_verb(...)` in the TUI's
+    actions, with the API module each alias was imported as in its function."""
+    tree = ast.parse((ROOT / "optlog" / "tui" / "actions.py").read_text())
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        aliases = {a.asname or a.name: node.module + "." + a.name for node in ast.walk(fn)
+                   if isinstance(node, ast.ImportFrom) and node.module == "optlog.api" for a in node.names}
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "_ask_verb":
+                verb, names = node.args[1], node.args[2]
+                assert isinstance(verb, ast.Attribute) and isinstance(verb.value, ast.Name), ast.unparse(node)
+                yield node.lineno, aliases[verb.value.id], verb.attr, ast.literal_eval(names)
+
+
+def test_the_tuis_verb_forms_ask_for_the_verbs_parameters():
+    """No form field is declared by hand in the TUI's actions: each form names parameters of the verb
+    it calls, and `forms.verb_form` makes the fields from their declarations."""
+    src = (ROOT / "optlog" / "tui" / "actions.py").read_text()
+    hand = [n.lineno for n in ast.walk(ast.parse(src))
+            if isinstance(n, ast.Call) and getattr(n.func, "id", getattr(n.func, "attr", "")) == "Field"]
+    assert not hand, f"optlog/tui/actions.py lines {hand}: a form field declared by hand (use _ask_verb)"
+    calls = list(_ask_verb_calls())
+    assert len(calls) >= 8, calls
+    for line, module, name, names in calls:
+        v = V.of(getattr(importlib.import_module(module), name))
+        assert v is not None, f"actions.py:{line}: {module}.{name} is not a verb"
+        params = [p.name for p in v.params()]
+        assert set(names) <= set(params), f"actions.py:{line}: {set(names) - set(params)} are not parameters of {v.path}"
+
+
+def test_a_verb_form_is_the_verbs_parameters():
+    from optlog.tui.forms import verb_form, verb_values
+
+    for path, v in V.catalogue().items():
+        params = [p for p in v.params() if p.item is not bool]
+        fields = verb_form(v.fn, [p.name for p in params])
+        assert [f.name for f in fields] == [p.name for p in params], path
+        for f, p in zip(fields, params):
+            assert f.choices == list(p.spec.choices or []), (path, p.name)
+            assert f.required == p.required, (path, p.name)
+            assert (p.spec.help or "") == "" or f.placeholder.split()[:1] == p.spec.help.split()[:1], (path, p.name)
+            if isinstance(p.default, str) and p.default:
+                assert f.value == p.default, (path, p.name)
+    from optlog.api import plans, predictions
+
+    assert verb_values(plans.plan_add, {"needs": "h1, h2", "steps": "", "rationale": ""}) == \
+        {"needs": ("h1", "h2"), "steps": (), "rationale": None}
+    assert verb_values(predictions.pred_add, {"a": "config=tp4, x=1", "margin": "0.1"}) == \
+        {"a": (("config", "tp4"), ("x", "1")), "margin": 0.1}
