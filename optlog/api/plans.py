@@ -3,12 +3,14 @@ session report that ranks them beside the verdicts."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from optlog.api.params import Detail, Fields
 from optlog.api.verb import AgentDefault, Arg, Call, Opt, group, verb
 from optlog.core.plans import EFFORT_WEIGHT, PLAN_STATUSES
+from optlog.errors import BadInput, param
 from optlog.service import documents, plans, report as reports
+from optlog.service.envelope import select
 
 group("plan", "Ranked improvement plans; the ranking follows the verdicts.")
 
@@ -37,9 +39,9 @@ def plan_add(call: Call, *,
              detail: Annotated[Detail, _PLAN_DETAIL] = True,
              ) -> dict[str, Any] | documents.PlanAck:
     """Add an improvement plan (recorded; `plan render` writes and commits the files)."""
-    return plans.add_doc(call.ctx, title, gain=gain, effort=effort, confidence=confidence, needs=needs,
-                         rationale=rationale, steps=steps, risks=risks, validation=validation, detail=detail,
-                         change=change)
+    res = plans.add(call.ctx, title, gain=gain, effort=effort, confidence=confidence, needs=needs,
+                    rationale=rationale, steps=steps, risks=risks, validation=validation, change=change)
+    return res if detail else plans.ack(res)
 
 
 @verb("plan list", read_only=True)
@@ -48,7 +50,9 @@ def plan_list(call: Call, *,
               fields: Annotated[Fields, AgentDefault("id,title,rank,score,status,gain,effort,confidence,reason")] = None,
               ) -> documents.PlanList:
     """Plans in rank order, with how well past predictions held."""
-    return plans.list_doc(call.ctx, status, fields)
+    doc = plans.list_(call.ctx, status)
+    doc["plans"] = select(doc["plans"], fields)
+    return cast(documents.PlanList, doc)
 
 
 @verb("plan show", read_only=True)
@@ -67,7 +71,8 @@ def plan_set(call: Call, *,
              detail: Annotated[Detail, _PLAN_DETAIL] = True,
              ) -> dict[str, Any] | documents.PlanAck:
     """Change a plan's status; record the gain measured beside the predicted one."""
-    return plans.set_doc(call.ctx, pid, status, measured, why, detail)
+    res = plans.set_(call.ctx, pid, status, measured, why)
+    return res if detail else plans.ack(res)
 
 
 @verb("plan edit")
@@ -89,9 +94,12 @@ def plan_edit(call: Call, *,
               change: Annotated[str | None, Opt(metavar="LABEL=A->B", help=_CHANGE_HELP + " An empty value clears it.")] = None,
               ) -> dict[str, Any]:
     """Change a plan's fields; the old values go to its history and the files are re-rendered and committed."""
-    return plans.edit_doc(call.ctx, pid, title=title, gain=gain, effort=effort, confidence=confidence,
-                          needs=needs, no_needs=no_needs, rationale=rationale, steps=steps, risks=risks,
-                          validation=validation, why=why, change=change)
+    if needs and no_needs:
+        raise BadInput(f"give {param('needs')} or {param('no_needs')}, not both", field="no_needs")
+    # an empty `needs`, `steps` or `risks`: unchanged; `no_needs`: the plan rests on no hypothesis
+    return plans.edit(call.ctx, pid, title=title, gain=gain, effort=effort, confidence=confidence,
+                      needs=[] if no_needs else (needs or None), rationale=rationale, steps=steps or None,
+                      risks=risks or None, validation=validation, why=why, change=change)
 
 
 @verb("plan rm")
@@ -109,7 +117,8 @@ def plan_render(call: Call, *,
                     "Every plan as rendered, or only the files, what changed and the commit."))] = True,
                 ) -> dict[str, Any] | documents.PlanRenderBrief:
     """Write <prefix>/<prefix>-NN.md and <prefix>/README.md, and commit them."""
-    return plans.render_doc(call.ctx, detail)
+    res = plans.render(call.ctx)
+    return res if detail else cast(documents.PlanRenderBrief, {k: res[k] for k in ("files", "changed", "commit")})
 
 
 @verb("plan import")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from optlog.api.params import Detail, Limit, Offset
 from optlog.api.verb import AgentDefault, AgentJson, Arg, Call, JsonText, Opt, group, verb
 from optlog.core.todos import PRIORITIES, TODO_STATUSES
+from optlog.errors import BadInput, param
 from optlog.service import documents, todos
+from optlog.service.envelope import listing
 
 group("todo", "The todo list (todowrite JSON is a first-class input).")
 
@@ -50,7 +52,7 @@ def todo_list(call: Call, *,
               offset: Annotated[Offset, Opt(help="Skip this many: pass the previous page's next_offset.")] = 0,
               ) -> documents.TodoList:
     """List todos in order."""
-    return todos.list_doc(call.ctx, status, hypothesis, limit, offset)
+    return cast(documents.TodoList, listing("todos", todos.list_(call.ctx, status, hypothesis), limit, offset))
 
 
 @verb("todo write")
@@ -71,5 +73,11 @@ def todo_write(call: Call, *,
     todo.updated event and todowrite tool hooks.
     """
     if queue and source is not None and inline is None:
-        return todos.queue_doc(call.ctx, source)
-    return todos.write_doc(call.ctx, inline, "--todos", detail, source=source)
+        return {"queued": todos.queue(call.ctx, source)}
+    if (source is None) == (inline is None):
+        raise BadInput(f"give FILE (or - for stdin) or {param('inline')} JSON", field="inline", code="usage")
+    data, file = (inline, "--todos") if source is None else todos.read_todowrite(source)
+    rows = todos.write(call.ctx, data, file)
+    if detail:
+        return {"todos": cast(list[documents.Todo], rows)}
+    return {"todos": [{"id": t["id"], "status": t["status"]} for t in rows], "total": len(rows)}

@@ -10,7 +10,7 @@ import os
 import secrets
 import sys
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from optlog.core.limits import LIMITS
 from optlog.core.timeutil import now_iso
@@ -18,7 +18,6 @@ from optlog.core.todos import TodoIn, check_priority, check_status, match_existi
 from optlog.errors import BadInput, not_found, param
 from optlog.service import documents
 from optlog.service.context import Ctx
-from optlog.service.envelope import listing
 from optlog.service.refs import require
 from optlog.store import todoinbox
 from optlog.store.todorows import (
@@ -200,28 +199,9 @@ def owner(ctx: Ctx) -> str | None:
 # ---------------------------------------------------------------- the verbs' documents (every face)
 
 
-def list_doc(ctx: Ctx, status: str | None = None, hypothesis: str | None = None, limit: int | None = None,
-             offset: int = 0) -> documents.TodoList:
-    """`todo list`: the todowrite shape `{"todos": [...]}`, in list order (page facts with a page)."""
-    return cast(documents.TodoList, listing("todos", list_(ctx, status, hypothesis), limit, offset))
-
-
-def queue_doc(ctx: Ctx, source: str) -> dict[str, Any]:
-    """`todo write --queue`: validate and queue the list (store.todoinbox); `{"queued": N}`. The
-    fast path (`optlog.cli.fast`) answers the same without loading the CLI."""
+def queue(ctx: Ctx, source: str) -> int:
+    """`todo write --queue`: validate and queue the list the file `source` holds ('-': stdin) for
+    the next optlog call (store.todoinbox); how many todos. The fast path (`optlog.cli.fast`)
+    answers the same without loading the CLI."""
     data, file = read_todowrite(source)
-    return {"queued": todoinbox.queue(ctx.ws, data, file)}
-
-
-def write_doc(ctx: Ctx, data: Any = None, file: str = "<stdin>", detail: bool = True, *,
-              source: str | None = None) -> documents.TodoList | documents.TodoWriteAck:
-    """`todo write`: replace the list with `data` (todowrite JSON, already parsed) or with what the
-    file `source` holds ('-': stdin); the whole list back, or each todo's id and status."""
-    if (source is None) == (data is None):
-        raise BadInput(f"give FILE (or - for stdin) or {param('inline')} JSON", field="inline", code="usage")
-    if source is not None:
-        data, file = read_todowrite(source)
-    rows = write(ctx, data, file)
-    if detail:
-        return {"todos": cast(list[documents.Todo], rows)}
-    return {"todos": [{"id": t["id"], "status": t["status"]} for t in rows], "total": len(rows)}
+    return todoinbox.queue(ctx.ws, data, file)
