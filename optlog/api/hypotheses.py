@@ -35,7 +35,7 @@ def hyp_add(call: Call, *,
     return hypotheses.written(call.ctx, doc.id, detail)
 
 
-@verb("hypothesis list", read_only=True, output="hypothesis_list")
+@verb("hypothesis list", read_only=True)
 def hyp_list(call: Call, *,
              status: Annotated[str | None, Opt(choices=HYP_STATUSES, help="Only hypotheses with this status.")] = None,
              limit: Limit = None,
@@ -48,7 +48,7 @@ def hyp_list(call: Call, *,
                 listing("hypotheses", hypotheses.list_(call.ctx, status), limit, offset, order, fields))
 
 
-@verb("hypothesis show", read_only=True, output="hypothesis_show")
+@verb("hypothesis show", read_only=True)
 def hyp_show(call: Call, *,
              hid: HypId,
              detail: Annotated[Detail, Opt("--detail/--brief", show_default=True,

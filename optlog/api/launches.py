@@ -159,7 +159,7 @@ def run_launch(call: Call, *,
 
 
 @verb("run wait", exit=lambda d, _: 0 if d["status"] == "succeeded" else 1,
-      read_only=True, output="run_wait")
+      read_only=True)
 def run_wait(call: Call, *,
              ref: Ref,
              timeout_s: Annotated[float | None, AgentDefault(300), Opt(

@@ -114,7 +114,7 @@ def pred_show(call: Call, *,
     return p if detail else predictions.brief(p)
 
 
-@verb("verdict", exit=lambda d, a: 1 if a["check"] and verdicts.any_bad(d) else 0, output="verdict")
+@verb("verdict", exit=lambda d, a: 1 if a["check"] and verdicts.any_bad(d) else 0)
 def verdict(call: Call, *,
             hid: Annotated[str | None, Arg(metavar="[ID]", help="The hypothesis to judge (default: all).")] = None,
             all_: Annotated[bool, Opt("--all", help="Every hypothesis (the default when no ID is given).")] = False,

@@ -36,7 +36,7 @@ def run_record(call: Call, *,
     return evidence.record(call.ctx, pairs(labels, "labels"), pairs(metrics, "metrics"), hypothesis, note)
 
 
-@verb("run list", read_only=True, output="run_list")
+@verb("run list", read_only=True)
 def run_list(call: Call, *,
              status: Annotated[str | None, Opt(choices=RUN_STATUSES, help="Only runs with this status.")] = None,
              hypothesis: Annotated[str | None, Opt(metavar="ID", help="Only runs attached to this hypothesis.")] = None,

@@ -44,7 +44,7 @@ def todo_set(call: Call, *,
     return todos.set_(call.ctx, tid, status, priority, hypothesis, content)
 
 
-@verb("todo list", read_only=True, output="todo_list")
+@verb("todo list", read_only=True)
 def todo_list(call: Call, *,
               status: Annotated[str | None, Opt(choices=TODO_STATUSES, help="Only todos with this status.")] = None,
               hypothesis: Annotated[str | None, Opt(metavar="ID", help="Only todos linked to this hypothesis.")] = None,

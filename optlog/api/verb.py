@@ -167,7 +167,7 @@ class Verb:
     # or a step before the document (`demo`: the dashboard); it returns the exit code, or the
     # document to show where it has one
     text: Callable[..., Any] | None = None
-    agent: Mapping[str, Any] = field(default_factory=dict)  # read_only, output, skip, description, long_help
+    agent: Mapping[str, Any] = field(default_factory=dict)  # read_only, skip, description, long_help
     name: str = ""  # the click command's name when it differs from the path's last word
 
     @property
@@ -209,7 +209,7 @@ def verb(path: str, *, exit: Exit | None = None,  # noqa: A002
          text: Callable[..., Any] | None = None, name: str = "",
          **agent: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare `fn` as the verb at `path` ("todo add"). `exit` maps the document and typed arguments to the exit code; `agent` holds what only the MCP
-    face reads (`read_only`, `output`, `skip`, `description`, `long_help`). The function is returned
+    face reads (`read_only`, `skip`, `description`, `long_help`). The function is returned
     unchanged: the TUI and tests call it as it is."""
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -28,7 +28,7 @@ def init(call: Call, *,
     return make(target, plan_prefix, on_notice=call.say)
 
 
-@verb("status", read_only=True, output="status")
+@verb("status", read_only=True)
 def status(call: Call) -> documents.StatusDoc:
     """A short digest: open hypotheses, live runs, latest verdicts, pending todos."""
     return digest.status(call.ctx)

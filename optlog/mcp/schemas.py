@@ -1,16 +1,22 @@
-"""JSON schemas of the main documents, for the MCP tools' output schemas: derived from the typed
-documents (`optlog.service.documents`), so the contract is written once.
+"""JSON schemas of the documents, for the MCP tools' output schemas: derived from each verb's return
+type, a typed document (`optlog.service.documents`), so the contract is written once (`of_return`).
+
+Not listed in `tools/list`: the 20 typed verbs' output schemas come to about 22.7 KB, and the list
+(about 15.9 KB with the input schemas) is held under 16 KB, the price an agent pays before any work
+(`tests/cli/test_agent_cost.py`); the structured result is the CLI's `--json` document
+(docs/json.md).
 
 Loose on purpose: they name the keys an agent relies on and allow more (`additionalProperties` is
 never false), so the documents can grow (a new key is not a break). The items of lists an agent may
-cut with `fields` (hypotheses, runs) require nothing. `tests/cli/test_agentface.py` validates real
-results against them.
+cut with `fields` (hypotheses, runs) require nothing. `tests/cli/test_agentface.py` checks them; `tests/architecture/test_verb_models.py` holds each
+equal to the one made from its verb's return type.
 """
 
 from __future__ import annotations
 
 import types
 import typing
+from collections.abc import Callable
 from typing import Any
 
 from optlog.api import documents
@@ -54,19 +60,24 @@ def schema(t: Any, *, loose: bool = False) -> dict[str, Any]:
     return {"type": {str: "string", int: "integer", float: "number", bool: "boolean"}[t]}
 
 
-def _cut_items(s: dict[str, Any], key: str) -> dict[str, Any]:
-    """`s` with the items of list `key` loose (an agent's `fields` keeps only some keys)."""
-    items = s["properties"][key]["items"]
-    s["properties"][key]["items"] = {k: v for k, v in items.items() if k != "required"}
-    return s
+def _loose_items(s: dict[str, Any]) -> dict[str, Any]:
+    """`s` with the items of each of its lists loose (an agent's `fields` keeps only some keys)."""
+    props = {k: ({**v, "items": {i: x for i, x in v["items"].items() if i != "required"}}
+                 if v.get("type") == "array" and isinstance(v.get("items"), dict) else v)
+             for k, v in s.get("properties", {}).items()}
+    return {**s, "properties": props} if "properties" in s else s
 
 
-SCHEMAS: dict[str, dict[str, Any]] = {
-    "status": schema(documents.StatusDoc),
-    "hypothesis_list": _cut_items(schema(documents.HypothesisList), "hypotheses"),
-    "hypothesis_show": {"type": "object", "anyOf": [schema(documents.HypothesisBrief), schema(documents.HypothesisShow)]},
-    "run_list": _cut_items(schema(documents.RunList), "runs"),
-    "run_wait": schema(documents.RunWait),
-    "verdict": schema(documents.VerdictDoc),
-    "todo_list": schema(documents.TodoList),
-}
+def of_return(fn: Callable[..., Any], *, fields: bool = False) -> dict[str, Any] | None:
+    """The output schema of a verb, from its return type: the schema of its typed document (a
+    `documents` TypedDict), `anyOf` the alternatives where it returns one of several (a write's whole
+    document or its acknowledgement); None where it returns a plain dict (no contract written yet).
+    `fields`: the verb takes `fields`, so the items of its lists require nothing."""
+    hint = typing.get_type_hints(fn).get("return")
+    alts = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+    if not all(isinstance(a, type) and typing.is_typeddict(a) for a in alts):
+        return None
+    made = [schema(a) for a in alts]
+    if fields:
+        made = [_loose_items(m) for m in made]
+    return made[0] if len(made) == 1 else {"type": "object", "anyOf": made}

@@ -11,8 +11,8 @@ to write.
 
 What differs between the faces is declared on the verb (`optlog.api.verb`): the defaults an agent
 gets when it passes nothing (`AgentDefault`: the small-by-default options), descriptions of
-positional arguments (`Arg(help=...)`), JSON schemas (`AgentJson`), output schemas, `read_only`
-and `skip` (`@verb(...)`).
+positional arguments (`Arg(help=...)`), JSON schemas (`AgentJson`), `read_only` and `skip`
+(`@verb(...)`); the output schema is the verb's return type's (`schemas.of_return`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from optlog.api import arguments as A
 from optlog.api import verb as V
 from optlog.api.verb import Call
 from optlog.errors import OptlogError, tool_given
-from optlog.mcp.schemas import SCHEMAS
+from optlog.mcp.schemas import of_return
 
 # the largest result an agent gets unless it asks for more (`detail`, `limit`, `fields`…)
 MAX_RESULT_BYTES = 4096
@@ -220,9 +220,7 @@ def build(v: V.Verb) -> Tool:
     description = " ".join(doc.split())
     if v.agent.get("description"):
         description += "\n\n" + v.agent["description"]
-    output = v.agent.get("output")
-    if isinstance(output, str):
-        output = SCHEMAS[output]
+    output = of_return(v.fn, fields=any(p.name == "fields" for p in v.params()))
     return Tool(tool_name(v.path), v.path, v, model, description, params, output, bool(v.agent.get("read_only")),
                 flags)
 

@@ -128,3 +128,31 @@ def test_a_verb_form_is_the_verbs_parameters():
         {"needs": ("h1", "h2"), "steps": (), "rationale": None}
     assert verb_values(predictions.pred_add, {"a": "config=tp4, x=1", "margin": "0.1"}) == \
         {"a": (("config", "tp4"), ("x", "1")), "margin": 0.1}
+
+
+# ---------------------------------------------------------------- MCP output schemas (issue 46 item 1)
+
+
+def test_output_schemas_come_from_the_verbs_return_types():
+    """No verb names its output schema by hand (`@verb(..., output="…")`): a tool's is its verb's return
+    type's (`optlog.mcp.schemas.of_return`), and every verb that returns a typed document has one."""
+    import typing
+
+    from optlog.mcp.schemas import schema
+    from optlog.mcp.tools import tools
+
+    named = [f"{f.name}:{d.lineno}" for f in sorted(API.glob("*.py"))
+             for _fn, d in _verb_decorators(ast.parse(f.read_text())) if any(k.arg == "output" for k in d.keywords)]
+    assert not named, f"output schemas named by hand: {named}"
+    typed = 0
+    for t in tools().values():
+        ret = typing.get_type_hints(t.binding.fn).get("return")
+        alts = typing.get_args(ret) if typing.get_origin(ret) in (typing.Union, __import__("types").UnionType) else (ret,)
+        if all(isinstance(a, type) and typing.is_typeddict(a) for a in alts):
+            typed += 1
+            assert t.output_schema is not None, t.name
+            made = t.output_schema.get("anyOf", [t.output_schema])
+            assert [set(m["properties"]) for m in made] == [set(schema(a)["properties"]) for a in alts], t.name
+        else:
+            assert t.output_schema is None, t.name
+    assert typed >= 20, typed

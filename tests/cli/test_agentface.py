@@ -83,7 +83,8 @@ def test_every_command_is_a_tool_with_described_parameters():
     assert set(tools["plan_add"].params["effort"].schema["enum"]) == {"S", "M", "L"}
     assert list(tools["run_wait"].params) [:2] == ["ref", "timeout_s"] and "tail" in tools["run_logs"].params
     assert "a / b in [0.3, 0.6]" in tools["prediction_add"].description
-    for name in ("status", "verdict", "run_list", "hypothesis_show", "run_wait", "todo_list"):
+    for name in ("status", "verdict", "run_list", "hypothesis_show", "run_wait", "todo_list", "hypothesis_add",
+                 "prediction_add", "plan_list", "next", "note_list", "log"):  # every typed document's verb
         assert tools[name].output_schema, name
 
 
@@ -260,6 +261,17 @@ def test_status_is_the_way_back_into_a_session(ws):
 
 
 @pytest.mark.slow
+def _conforms(name, doc):
+    """A tool's result is valid under its output schema, the one its verb's return type makes (issue 46)."""
+    import jsonschema
+
+    from optlog.mcp.tools import tools
+
+    schema = tools()[name].output_schema
+    if schema is not None:
+        jsonschema.validate(doc, schema)
+
+
 def test_a_whole_session_over_stdio_stays_small(ws):
     """The proof: a session through the MCP SDK's stdio client, every result within its bound."""
     from _launch import spec
@@ -272,6 +284,7 @@ def test_a_whole_session_over_stdio_stays_small(ws):
         async def ok(name, args, limit=LIMIT):
             doc = _ok(await s.call_tool(name, args), limit)
             sizes[name] = sizes.get(name, 0) + _size(doc)
+            _conforms(name, doc)
             return doc
 
         st = await ok("status", {}, 2048)
@@ -291,6 +304,7 @@ def test_a_whole_session_over_stdio_stays_small(ws):
         async def ok(name, args, limit=LIMIT):
             doc = _ok(await s.call_tool(name, args), limit)
             sizes[name] = sizes.get(name, 0) + _size(doc)
+            _conforms(name, doc)
             return doc
 
         todos = await ok("todo_list", {})
