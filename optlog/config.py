@@ -152,7 +152,7 @@ class Config(_Strict):
                 out[f"measured_peak_tflops_{dtype}"] = float(v)
             except (TypeError, ValueError):
                 pass
-        for k in ("mem_bw_gbps", "allreduce_busbw_gbps", "dram_counter_full_gbps"):
+        for k in ("mem_bw_gbps", "allreduce_busbw_gbps", "dram_counter_full_gbps", "link_gbps"):
             if isinstance(meas.get(k), (int, float)):
                 out[f"measured_{k}"] = float(meas[k])
         if spec.mem_bw_gbps is not None:  # the theoretical figure GPM's DRAM % is a share of (diagnosis scale)

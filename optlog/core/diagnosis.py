@@ -14,6 +14,11 @@ Two roads, in order:
 2. **Telemetry only** (labelled so) — GPM counters: tensor pipes busy → compute-bound; DRAM
    bandwidth busy → memory-bound; SMs mostly idle while kernels "run" → latency/launch-bound.
 
+On two or more GPUs the link counters (NVLink, else PCIe, per GPU and direction) are held against the
+link bandwidth (`optlog calibrate`'s peer-to-peer copy, else the datasheet `interconnect_gbps`):
+communication-bound when the links are the busiest unit and the SMs wait on them (`links_view`,
+`_links_bound`).
+
 Counters are read over the measured phase where the run has it (`<field>_steady`), and GPM's DRAM %
 (a share of the theoretical bandwidth) on the calibrated scale (`counter_view`). Each diagnosis names
 its evidence, window, scale and what would change its mind (issue 30).
@@ -66,6 +71,7 @@ class Diagnosis:
             out = f"compute-bound on {self.unit}"
         if self.efficiency is not None:
             out += (f" at {fmt_whole(100 * self.efficiency)}% efficiency" if self.bound in ("memory", "compute", "pipe")
+                    else f" at {fmt_whole(100 * self.efficiency)}% of the link bandwidth" if self.bound == "communication"
                     else f" ({fmt_whole(100 * self.efficiency)}% of the time waiting)")
         if self.bound == "compute" and "throttled" in self.reason and "power" in self.reason:
             out += ", power-capped"
@@ -331,11 +337,11 @@ def counter_view(metrics: dict[str, float], ceilings: dict[str, float],
             counters["dram_bw_util_cal"] = dram * full / cal
             if "dram_bw_util_run" in counters:
                 counters["dram_bw_util_run_cal"] = counters["dram_bw_util_run"] * full / cal
-            scale = (f"GPM dram_bw_util {fmt_whole(dram)}% is of the theoretical {fmt_diagnosis(full)} GB/s ({src}); "
+            scale += ("; " if scale else "") + (f"GPM dram_bw_util {fmt_whole(dram)}% is of the theoretical {fmt_diagnosis(full)} GB/s ({src}); "
                      f"on the calibrated {fmt_diagnosis(cal)} GB/s that is {fmt_whole(counters['dram_bw_util_cal'])}% "
                      "(dram_bw_util_cal, what is compared)")
         else:
-            scale = (f"GPM dram_bw_util {fmt_whole(dram)}% is of the theoretical bandwidth, which is not known here "
+            scale += ("; " if scale else "") + (f"GPM dram_bw_util {fmt_whole(dram)}% is of the theoretical bandwidth, which is not known here "
                      "(no datasheet mem_bw_gbps, no calibrated counter scale: run `optlog calibrate` on the GPU): "
                      "compared as it is, which understates the traffic against a calibrated ceiling")
     if ta is not None:
@@ -344,7 +350,65 @@ def counter_view(metrics: dict[str, float], ceilings: dict[str, float],
             f"{fmt_whole(counters['tensor_active_cal'])}% (tensor_active_cal)" if "tensor_active_cal" in counters else
             f"GPM tensor_active {fmt_whole(ta)}% is of the theoretical tensor peak (no datasheet peak_tflops.{dtype} "
             "in optlog.yaml to put it on the calibrated scale): shown, not compared")
+    links = links_view(m, ceilings, steady, counters)
+    if links:
+        scale += ("; " if scale else "") + links
     return counters, window, scale
+
+
+LINKS = (("nvlink", "NVLink"), ("pcie", "PCIe"))
+"""The links between GPUs whose counters a multi-GPU run carries (`telemetry.fields`): NVLink where the
+GPUs have it, else PCIe."""
+
+
+def links_view(m: dict[str, float], ceilings: dict[str, float], steady: bool, counters: dict[str, float]) -> str:
+    """The link counters of a multi-GPU run (`telemetry_gpus` ≥ 2; a single GPU's say nothing about
+    communication): per GPU and per direction (`<link>_tx_gbps`, `<link>_rx_gbps`: the mean over the
+    run's GPUs, over the measured phase where recorded), NVLink where present, else PCIe, put into
+    `counters`; with a ceiling — the calibrated link bandwidth (`optlog calibrate`'s peer-to-peer copy,
+    per direction), else the datasheet `interconnect_gbps` — the busier direction's share of it as
+    `link_util` (%, what the diagnosis compares). Returns the scale text ("" for a single GPU)."""
+    gpus = _num(m, "telemetry_gpus")
+    if not gpus or gpus < 2:
+        return ""
+    for fam, name in LINKS:
+        got = {}
+        for d in ("tx", "rx"):
+            k = f"{fam}_{d}_gbps"
+            v = _num(m, k + STEADY) if steady else None
+            v = v if v is not None else _num(m, k)
+            if v is not None:
+                got[k] = v
+        if got:
+            break
+    else:
+        return ""
+    counters.update(got)
+    counters["link_gpus"] = gpus
+    busy = max(got.values())
+    rates = ", ".join(f"{d} {fmt_diagnosis(got[f'{fam}_{d}_gbps'])}" for d in ("tx", "rx") if f"{fam}_{d}_gbps" in got)
+    head = f"{name} per GPU {rates} GB/s (the mean of the {fmt_whole(gpus)} GPUs)"
+    ceil, src = ceilings.get("measured_link_gbps"), "calibrated: `optlog calibrate`'s peer-to-peer copy, the fastest pair"
+    if not ceil:
+        ceil, src = ceilings.get("interconnect_gbps"), "the datasheet interconnect_gbps in optlog.yaml"
+    if not ceil:
+        return (f"{head}: no link ceiling (no calibrated peer-to-peer copy — run `optlog calibrate` on the GPUs — "
+                "and no interconnect_gbps in optlog.yaml): shown, not compared")
+    counters["link_util"] = 100.0 * busy / ceil
+    out = (f"{head} against the link's {fmt_diagnosis(ceil)} GB/s per direction ({src}): the busier direction at "
+           f"{fmt_whole(counters['link_util'])}% (link_util, what is compared)")
+    ar = ceilings.get("measured_allreduce_busbw_gbps")
+    if ar:
+        out += (f"; an NCCL all-reduce reached {fmt_diagnosis(ar)} GB/s bus bandwidth at calibration "
+                f"({fmt_whole(100 * busy / ar)}% of that)")
+    if counters["link_util"] > 110:
+        out += ("; above the ceiling: one pair's copy is below what the links to several peers carry together "
+                "(a mesh without a switch), or the ceiling is wrong")
+    return out
+
+
+def _link_name(c: dict[str, float]) -> str:
+    return "NVLink" if "nvlink_tx_gbps" in c or "nvlink_rx_gbps" in c else "PCIe"
 
 
 def _dram(c: dict[str, float]) -> float | None:
@@ -567,6 +631,8 @@ def _diagnose_one(m: dict[str, float], ceilings: dict[str, float], labels: dict[
         nums["est_tokens_per_step"] = est.parts["tokens_per_step"]
         if "experts_touched_frac" in est.parts:
             nums["est_experts_touched_frac"] = est.parts["experts_touched_frac"]
+    if counters.get("link_util") is not None:
+        nums["link_frac"] = counters["link_util"] / 100.0
     if flops is not None and bytes_:
         nums["intensity"] = flops / bytes_
         if peak and bw:
@@ -617,7 +683,13 @@ def _diagnose_one(m: dict[str, float], ceilings: dict[str, float], labels: dict[
                     f"(its own counters): {fmt_whole(100 * host)}% went to the HTTP request, tokenisation and scheduling")
     bound: str | None
     lines: list[str] = []
-    if host is not None and wait == host and host > eff:
+    link = counters.get("link_util")
+    link_share = link / 100.0 if link is not None else None
+    if link_share is not None and _links_bound(link_share, eff, sm):
+        bound, eff = "communication", link_share
+        lines.append(_links_why(counters, link_share, f"{_unit_name(busiest, dtype, pipes)} at "
+                                f"{fmt_whole(100 * units[busiest][0])}%", sm))
+    elif host is not None and wait == host and host > eff:
         bound, eff = "host", host
         lines.append(f"{wait_why}, more than the busiest unit works ({_unit_name(busiest, dtype, pipes)} at "
                      f"{fmt_whole(100 * units[busiest][0])}%): the host side sets the pace of this phase")
@@ -641,10 +713,15 @@ def _diagnose_one(m: dict[str, float], ceilings: dict[str, float], labels: dict[
         bound = busiest
         lines.append(f"the busiest unit is {_unit_name(busiest, dtype, pipes)} at {fmt_whole(100 * eff)}% of its "
                      f"ceiling ({units[busiest][1]})")
-    others = [f"{_unit_name(k, dtype, pipes)} {fmt_whole(100 * v[0])}%" for k, v in units.items() if k != busiest]
+    others = [f"{_unit_name(k, dtype, pipes)} {fmt_whole(100 * v[0])}%" for k, v in units.items()
+              if k != busiest or bound == "communication"]
+    if link_share is not None and bound != "communication":
+        others.append(f"{_link_name(counters)} {fmt_whole(100 * link_share)}% of the link bandwidth"
+                      + (f" (busier, but the SMs work {fmt_whole(sm)}% of the time: compute overlaps the communication)"
+                         if link_share > units[busiest][0] and sm is not None else ""))
     if others:
         lines.append("the others: " + ", ".join(others))
-    if wait is not None and bound not in ("latency", "host"):
+    if wait is not None and bound not in ("latency", "host", "communication"):
         lines.append(wait_why + " (less than the busiest unit works: not latency-bound)")
     occ = counters.get("sm_occupancy")
     if bound == "memory" and occ is not None and sm is not None and sm >= 50 and occ < 50:
@@ -691,11 +768,12 @@ def _diagnose_one(m: dict[str, float], ceilings: dict[str, float], labels: dict[
                          "or the server's own time in it would decide", phase=phase or "")
     nums["efficiency"] = eff
     b = BY_NAME[bound]
-    unit = _unit_name(bound if bound in units else busiest, dtype, pipes) if bound in ("memory", "compute", "pipe") else b.unit
+    unit = (_unit_name(bound if bound in units else busiest, dtype, pipes) if bound in ("memory", "compute", "pipe")
+            else f"the links between GPUs ({_link_name(counters)})" if bound == "communication" else b.unit)
     evidence = _evidence(est, labels, m, fact_sources, dtype, dtype_why, peak_src, agree)
     window = _window(est, phase, t, cwindow)
     d = Diagnosis(bound, basis, "; ".join(lines), nums, counters, evidence, window, scale,
-                  _change(bound, eff, units, busiest, wait, dtype, pipes, est, serving),
+                  _change(bound, eff, units, busiest, wait, dtype, pipes, est, serving, counters),
                   efficiency=eff, unit=unit, phase=phase or "", lever=_lever(bound, thr))
     return d
 
@@ -751,6 +829,34 @@ HOST_SM = 25.0
 """GPM sm_active under this (%) over the measured phase: the GPU idles most of the time, the host sets the pace."""
 AGREE_TOL = 0.10
 """The estimate and the counter agree within this (absolute share of the ceiling, 10 points)."""
+
+
+def _links_bound(link: float, busiest: float, sm: float | None) -> bool:
+    """Communication-bound: the links are the busiest unit relative to their ceilings (above DRAM, the
+    tensor cores and the pipes) and the SMs wait on them — the links are busy more of the time than
+    the SMs are (GPM sm_active; NCCL's kernels hold a few SMs, the rest idle), or, without sm_active,
+    the tensor cores busy less than the links (the first condition). Links that carry a trickle while
+    the SMs idle are not it: the time goes elsewhere (the host, launches)."""
+    return link > busiest and (sm is None or sm / 100.0 <= link)
+
+
+def _links_why(c: dict[str, float], link: float, other: str, sm: float | None) -> str:
+    waits = (f"the SMs wait: sm_active {fmt_whole(sm)}%, less of the time than the links are busy" if sm is not None
+             else "no GPM sm_active: the tensor cores busy less than the links")
+    return (f"the links are the busiest unit: {_link_name(c)} at {fmt_whole(100 * link)}% of the link bandwidth "
+            f"(the busier direction, per GPU over {fmt_whole(c.get('link_gpus', 0))} GPUs), above {other}; {waits}: "
+            "the GPUs spend the phase exchanging data")
+
+
+def _links_change(c: dict[str, float], eff: float, other: str) -> str:
+    sm = c.get("sm_active")
+    out = [f"{other} overtaking the links' {fmt_whole(100 * eff)}%"]
+    out.append(f"the SMs busy more of the time than the links (sm_active above {fmt_whole(100 * eff)}%"
+               + (f", {fmt_whole(sm)}% now" if sm is not None else ", not recorded") + "): compute overlapping the "
+               "communication, the kernels then set the pace")
+    out.append("a different link ceiling (calibrate's peer-to-peer copy is one pair's, per direction: links to "
+               "several peers at once can carry more, so the share would fall)")
+    return "; ".join(out)
 
 
 def _unit_name(u: str, dtype: str, pipes: dict[str, float]) -> str:
@@ -822,9 +928,22 @@ def _lever(bound: str, thr: str) -> str:
 
 
 def _change(bound: str, eff: float, units: dict[str, tuple[float, str]], busiest: str, wait: float | None,
-            dtype: str, pipes: dict[str, float], est: WorkEstimate | None, serving: bool) -> str:
+            dtype: str, pipes: dict[str, float], est: WorkEstimate | None, serving: bool,
+            counters: dict[str, float] | None = None) -> str:
     """What would change the call: the unit that would overtake, and where the evidence would flip."""
     out = []
+    c = counters or {}
+    if bound == "communication":
+        v, k = max((v[0], k) for k, v in units.items())
+        return _links_change(c, eff, f"{_unit_name(k, dtype, pipes)} ({fmt_whole(100 * v)}%)")
+    lk = c.get("link_util")
+    if lk is not None:
+        if lk / 100.0 > units[busiest][0]:  # the links are the busiest unit, but the SMs do not wait on them
+            out.append(f"the SMs waiting on the links (sm_active under {fmt_whole(lk)}%, "
+                       f"{fmt_whole(c.get('sm_active', 0.0))}% now) would make it communication-bound")
+        else:
+            out.append(f"the links ({_link_name(c)} {fmt_whole(lk)}% of their bandwidth) overtaking "
+                       f"{fmt_whole(100 * units[busiest][0])}% while the SMs wait would make it communication-bound")
     if bound in ("latency", "host"):
         out.append(f"{_unit_name(busiest, dtype, pipes)} at {fmt_whole(100 * units[busiest][0])}% would bound it once it "
                    f"worked more of the time than the SMs wait ({fmt_whole(100 * (wait or 0))}% now): more work per pass "
@@ -867,7 +986,7 @@ def _undecided(m: dict[str, float], basis: str, ach_tflops: float | None, ach_gb
     if d.basis != "none":
         d.evidence = "counters only: " + (missing or "no work counts (no model facts found, no flops/bytes/time_s)")
         d.window, d.scale = cwindow, scale
-        d.change = ("work counts would decide by the roofline (model facts found at launch or given as labels "
+        d.change = d.change or ("work counts would decide by the roofline (model facts found at launch or given as labels "
                     "— active_params, param_bytes — or the bench's flops/bytes/time_s)")
     return d
 
@@ -882,6 +1001,28 @@ def _telemetry_only(c: dict[str, float], missing: str | None = None) -> Diagnosi
 
 
 def _from_counters(c: dict[str, float]) -> Diagnosis:
+    d = _from_gpm(c)
+    link = c.get("link_util")
+    if link is None:
+        return d
+    ta, dr, sm = c.get("tensor_active") or 0.0, _dram(c) or 0.0, c.get("sm_active")
+    pipes = [c[f] for f in PIPE_FIELDS if c.get(f) is not None]
+    names = {"tensor": ta, "DRAM": dr, **({"busiest pipe": max(pipes)} if pipes else {})}
+    top = max(names, key=lambda k: names[k])
+    if _links_bound(link / 100.0, names[top] / 100.0, sm):
+        other = f"{'the tensor cores' if top == 'tensor' else top} at {fmt_whole(names[top])}%"
+        return Diagnosis("communication", "telemetry-only", _links_why(c, link / 100.0, other, sm), 
+                         {"link_frac": link / 100.0, "efficiency": link / 100.0}, c,
+                         change=_links_change(c, link / 100.0, f"{'the tensor cores' if top == 'tensor' else top} "
+                                              f"({fmt_whole(names[top])}%)"),
+                         efficiency=link / 100.0, unit=f"the links between GPUs ({_link_name(c)})",
+                         lever=_lever("communication", ""))
+    d.reason += f"; the others: {_link_name(c)} {fmt_whole(link)}% of the link bandwidth"
+    d.numbers["link_frac"] = link / 100.0
+    return d
+
+
+def _from_gpm(c: dict[str, float]) -> Diagnosis:
     ta, dr, sm = c.get("tensor_active"), _dram(c), c.get("sm_active")
     if ta is None and dr is None:
         why = "no work counts and no GPM counters (tensor_active, dram_bw_util)"

@@ -138,6 +138,9 @@ def write_measured(text: str, m: dict[str, Any], at: str, refused: dict[str, str
             s.fa.set_flow_style()
             rows.append(s)
         meas["p2p_gbps"] = rows
+    if m.get("link_gbps") is not None:  # the ceiling of the link counters (issue 43)
+        meas["link_gbps"] = float(m["link_gbps"])
+        meas["link_method"] = m.get("link_method")
     if m.get("allreduce_busbw_gbps") is not None:
         meas["allreduce_busbw_gbps"] = float(m["allreduce_busbw_gbps"])
     if m.get("allreduce_error"):

@@ -154,6 +154,7 @@ def _measure_gpu(torch: Any, quick: bool, multi: bool) -> dict[str, Any]:
         out["dram_counter_error"] = f"{type(e).__name__}: {e}"
     if count > 1 and multi:
         out["p2p_gbps"] = p2p_matrix(torch, count, (256 << 20) if quick else (1 << 30))
+        out.update(link_ceiling(out["p2p_gbps"]))
         try:
             out["allreduce_busbw_gbps"] = allreduce_busbw(count, (64 << 20) if quick else (1 << 30))
         except Exception as e:  # report, do not fail the whole calibration
@@ -210,6 +211,21 @@ def p2p_matrix(torch: Any, n: int, nbytes: int) -> list[list[float | None]]:
             del src, dst
         mat.append(row)
     return mat
+
+
+def link_ceiling(p2p: list[list[float | None]]) -> dict[str, Any]:
+    """The link bandwidth a diagnosis holds a GPU's link counters against (issue 43): the fastest
+    peer-to-peer copy between two GPUs, per direction (an i → j copy loads i's transmit and j's receive
+    side; the matrix has both directions of every pair). A peak, so the fastest pair (a slower one sits
+    behind a switch or across sockets: said in the method). {} with fewer than two GPUs."""
+    pairs = [(i, j, v) for i, row in enumerate(p2p) for j, v in enumerate(row) if i != j and v]
+    if not pairs:
+        return {}
+    i, j, best = max(pairs, key=lambda x: x[2])
+    slow = min(v for _, _, v in pairs)
+    return {"link_gbps": float(best),
+            "link_method": (f"peer-to-peer copy GPU {i} → GPU {j} at {fmt_sig(best)} GB/s, the fastest of "
+                            f"{len(pairs)} directed pairs (slowest {fmt_sig(slow)} GB/s)")}
 
 
 def allreduce_busbw(n: int, nbytes: int) -> float:
