@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from optlog.api.params import Detail, Limit, Offset, Order
 from optlog.api.verb import AgentDefault, Call, Opt, verb
 from optlog.service import documents, history
+from optlog.service.envelope import check_limit, paged
 
 
 @verb("log", read_only=True)
@@ -22,7 +23,18 @@ def log(call: Call, *,
                                       help="Every event with its commit message body, or one line each.")] = True,
         ) -> documents.LogDoc:
     """The decision timeline from git, oldest first: events, reasons, runs, pivots."""
-    return history.log_doc(call.ctx, hypothesis, limit=limit, offset=offset, since=since, order=order, detail=detail)
+    # pages count back from the newest event (`offset` skips the newest ones); `order` is the order
+    # of the page's events
+    check_limit(limit, 1)
+    res = history.log(call.ctx, hypothesis, None)
+    events = [e for e in res["events"] if str(e["at"]) >= since] if since else res["events"]
+    rows, facts = paged(events, limit, offset, "newest")
+    if order == "oldest":
+        rows = rows[::-1]
+    res["events"] = rows if detail else [history.brief_event(e) for e in rows]
+    if limit is not None or offset:
+        res.update(facts)
+    return cast(documents.LogDoc, res)
 
 
 @verb("sync")

@@ -3,7 +3,7 @@ A part of the `run` group (`optlog.api.runs`): imported only when `run import` i
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from optlog.api.params import Detail, pairs
 from optlog.api.verb import Arg, Call, Opt, Pairs, verb
@@ -36,4 +36,7 @@ def run_import(call: Call, *,
 
     Nothing is written unless every file parses.
     """
-    return imports.import_doc(call.ctx, files, fmt, pairs(key_map, "key_map"), pairs(labels, "labels"), hypothesis, detail)
+    doc = imports.import_files(call.ctx, files, fmt, pairs(key_map, "key_map"), pairs(labels, "labels"), hypothesis)
+    if not detail:
+        doc = {**doc, "runs": [{"id": r["id"], "status": r["status"]} for r in doc["runs"]]}
+    return cast(documents.RunImport, doc)

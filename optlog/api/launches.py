@@ -11,7 +11,7 @@ import sys
 import threading
 import time
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from optlog.api.params import Detail
 from optlog.api.verb import AgentDefault, Arg, Call, Opt, Pairs, verb
@@ -169,7 +169,8 @@ def run_wait(call: Call, *,
                                                 "failures.")] = True,
              ) -> documents.RunWait:
     """Wait for a run (ID) or a launch (L<n>) to finish: exit 0 if it succeeded, 1 otherwise."""
-    return launch.wait_doc(call.ctx, ref, timeout_s, detail)
+    doc = launch.wait(call.ctx, ref, timeout=timeout_s)
+    return cast(documents.RunWait, doc) if detail else launch.brief_status(doc)
 
 
 def _logs_text(call: Call, *, ref: str, follow: bool, tail: int | None, width: int | None) -> None:
@@ -191,7 +192,7 @@ def run_logs(call: Call, *,
              width: Annotated[int | None, AgentDefault(160), Opt(metavar="N", help="Cut each line to N characters.")] = None,
              ) -> dict[str, Any]:
     """A run's bench stdout/stderr (ID), or a launch's narration (L<n>)."""
-    return launch.logs_doc(call.ctx, ref, follow_=follow, tail=tail, width=width)
+    return launch.read_logs(call.ctx, ref, follow_=follow, tail=tail, width=width)
 
 
 @verb("run cancel",

@@ -62,7 +62,7 @@ def tune_run(call: Call, *,
 @verb("tune list", read_only=True)
 def tune_list(call: Call) -> dict[str, Any]:
     """The studies of this workspace."""
-    return svc.list_doc(call.ctx)
+    return {"studies": svc.list_studies(call.ctx)}
 
 
 @verb("tune show", read_only=True)

@@ -23,7 +23,7 @@ from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
 from optlog.gitlog.commit import run_git
 from optlog.service import hypotheses
-from optlog.service import documents, envelope
+from optlog.service import documents
 from optlog.service.context import Ctx
 from optlog.store import hypfiles
 from optlog.store.lock import workspace_lock
@@ -245,21 +245,3 @@ def brief_event(e: dict[str, Any]) -> documents.LogEvent:
     if e.get("pivot"):
         out["pivot"] = e["pivot"]
     return cast(documents.LogEvent, out)
-
-
-def log_doc(ctx: Ctx, hypothesis: str | None = None, *, limit: int | None = None, offset: int = 0,
-            since: str | None = None, order: str = "oldest", detail: bool = True) -> documents.LogDoc:
-    """`log`: the decision timeline. Pages count back from the newest event (`offset` skips the
-    newest ones); `order` is the order of the page's events; `detail=False` drops commit bodies."""
-    envelope.check_limit(limit, 1)
-    res = log(ctx, hypothesis, None)
-    events = res["events"]
-    if since:
-        events = [e for e in events if str(e["at"]) >= since]
-    rows, facts = envelope.paged(events, limit, offset, "newest")
-    if order == "oldest":
-        rows = rows[::-1]
-    res["events"] = rows if detail else [brief_event(e) for e in rows]
-    if limit is not None or offset:
-        res.update(facts)
-    return cast(documents.LogDoc, res)

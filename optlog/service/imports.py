@@ -11,14 +11,13 @@ from __future__ import annotations
 import hashlib
 import shutil
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from optlog.core import labels as L
 from optlog.errors import BadInput, param
 from optlog.runs.modelfacts import from_path
 from optlog.runs.parsers import ParsedResult, canonical_format, parse_bytes, read_file, unique
 from optlog.service import evidence
-from optlog.service import documents
 from optlog.service.context import Ctx
 from optlog.service.evidence import run_summary
 from optlog.service.refs import require
@@ -234,16 +233,3 @@ def _summaries(ctx: Ctx, ids: list[int]) -> list[dict[str, Any]]:
 
 def remove_copies(ctx: Ctx, sha: str) -> None:  # pragma: no cover - maintenance helper
     shutil.rmtree(ctx.ws.artifacts_dir / "imported" / sha[:16], ignore_errors=True)
-
-
-# ---------------------------------------------------------------- the verbs' documents (every face)
-
-
-def import_doc(ctx: Ctx, files: list[str] | tuple[str, ...], fmt: str | None = None,
-               key_map: dict[str, Any] | None = None, labels: dict[str, Any] | None = None,
-               hypothesis: str | None = None, detail: bool = True) -> documents.RunImport:
-    """`run import`: every imported run, or (`detail=False`) only their ids and statuses."""
-    doc = import_files(ctx, files, fmt, key_map, labels, hypothesis)
-    if not detail:
-        doc = {**doc, "runs": [{"id": r["id"], "status": r["status"]} for r in doc["runs"]]}
-    return cast(documents.RunImport, doc)

@@ -380,7 +380,8 @@ def _run_row(ctx: Ctx, rid: int) -> Any:
     return _row(ctx, runrows.run, rid, "run")
 
 
-def status_doc(ctx: Ctx, ref: str) -> dict[str, Any]:
+def status(ctx: Ctx, ref: str) -> dict[str, Any]:
+    """The status of a run (ID) or a launch (L<n>, with its runs' statuses)."""
     kind, n = parse_ref(ref)
     if kind == "run":
         r = _run_row(ctx, n)
@@ -401,7 +402,7 @@ def wait(ctx: Ctx, ref: str, timeout: float | None = None, interval: float = 0.2
     """Block until the run or launch is finished (any terminal status); returns its status document."""
     deadline = None if timeout is None else time.monotonic() + timeout
     while True:
-        doc = status_doc(ctx, ref)
+        doc = status(ctx, ref)
         if doc["status"] in TERMINAL:
             return doc
         # a driver that died while we wait: recovery marks it (cheap when nothing is dead)
@@ -426,7 +427,7 @@ def log_files(ctx: Ctx, ref: str) -> tuple[list[Path], Callable[[], bool]]:
         files = [d / "bench.stdout.log", d / "bench.stderr.log"]
 
     def finished() -> bool:
-        return status_doc(ctx, ref)["status"] in TERMINAL
+        return status(ctx, ref)["status"] in TERMINAL
 
     return files, finished
 
@@ -485,7 +486,7 @@ def cancel(ctx: Ctx, ref: str) -> dict[str, Any]:
         return {"launch": lid, "status": doc["status"], "cancelled": doc["status"] == "cancelled", "runs": doc["runs"]}
 
     recover(ctx, ctx.db)
-    doc = status_doc(ctx, f"L{lid}")
+    doc = status(ctx, f"L{lid}")
     return {"launch": lid, "status": doc["status"], "cancelled": False, "runs": doc["runs"],
             "message": "the driver was already gone; its runs were marked interrupted"}
 
@@ -513,13 +514,6 @@ def brief_status(d: dict[str, Any]) -> documents.RunWait:
     return cast(documents.RunWait, out)
 
 
-def wait_doc(ctx: Ctx, ref: str, timeout: float | None = None, detail: bool = True) -> documents.RunWait:
-    """`run wait`: block until the run or launch is finished (or `timeout` seconds, then `timed_out`);
-    every run's status, or counts by status and the first failures."""
-    doc = wait(ctx, ref, timeout=timeout)
-    return cast(documents.RunWait, doc) if detail else brief_status(doc)
-
-
 def _tail(text: str, n: int | None, width: int | None = None) -> str:
     lines = text.splitlines(keepends=True)
     if n is not None:
@@ -529,8 +523,8 @@ def _tail(text: str, n: int | None, width: int | None = None) -> str:
     return "".join(lines)
 
 
-def logs_doc(ctx: Ctx, ref: str, *, follow_: bool = False, tail: int | None = None,
-             width: int | None = None) -> dict[str, Any]:
+def read_logs(ctx: Ctx, ref: str, *, follow_: bool = False, tail: int | None = None,
+              width: int | None = None) -> dict[str, Any]:
     """`run logs --json`: the log files and their text (the last `tail` lines, each cut to `width`)."""
     files, _ = log_files(ctx, ref)
     parts: list[str] = []

@@ -564,7 +564,7 @@ def _remeasure(ctx: Ctx, a: TuneArgs, w: Worker, rounds: int,
                on_event: Callable[[dict[str, Any]], None] | None) -> dict[str, Any] | None:
     """Measure the candidates again, `rounds` times each, interleaved (A B A B …, so a drift of the
     machine falls on both), then name the best by the re-measured medians. Stored in the study."""
-    trials = [_trial_doc(t) for t in w.study.get_trials(deepcopy=False)]
+    trials = [_trial_fields(t) for t in w.study.get_trials(deepcopy=False)]
     directions = [d for _, d in a.objectives]
     cands = _candidates(trials, directions)
     if not cands:
@@ -750,7 +750,7 @@ def tune_remote(ctx: Ctx, a: TuneArgs, on_event: Callable[[dict[str, Any]], None
 # ----------------------------------------------------------------------------- reading studies
 
 
-def _trial_doc(t: Any) -> dict[str, Any]:
+def _trial_fields(t: Any) -> dict[str, Any]:
     at = _attrs(t)
     runs = at.get("runs") or []
     d = {"number": t.number, "params": dict(t.params), "values": list(t.values) if t.values else None,
@@ -799,7 +799,7 @@ def show(ctx: Ctx, name: str, storage: Any = None) -> dict[str, Any]:
     except KeyError:
         raise NotFound(f"no study {name!r} (optlog tune list shows the studies)", field="study") from None
     meta = study.user_attrs.get(ATTR) or {}
-    trials = [_trial_doc(t) for t in study.get_trials(deepcopy=False)]
+    trials = [_trial_fields(t) for t in study.get_trials(deepcopy=False)]
     directions = [d.name.lower() for d in study.directions]
     rm = study.user_attrs.get("remeasured")
     doc: dict[str, Any] = {"study": name, "spec": meta.get("spec"), "objectives": meta.get("objectives"), "directions": directions,
@@ -937,8 +937,3 @@ def _worker_main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(_worker_main(sys.argv[1:]))
-
-
-def list_doc(ctx: Ctx) -> dict[str, Any]:
-    """`tune list`: `{"studies": [...]}` (the envelope lives here, not in a face)."""
-    return {"studies": list_studies(ctx)}

@@ -87,7 +87,7 @@ def test_launch_shows_progress_and_log_tail_and_cancels(ws, monkeypatch):
             assert await _until(pilot, lambda: any("| " in ln for ln in box.lines), 20), list(box.lines)  # log tail
             lid = app.active_launch
             await pilot.press("c")
-            ok = await _until(pilot, lambda: launch.status_doc(app.ctx, f"L{lid}")["status"] == "cancelled", 60)
+            ok = await _until(pilot, lambda: launch.status(app.ctx, f"L{lid}")["status"] == "cancelled", 60)
             assert ok, _messages(app)
             assert await _until(pilot, lambda: not box.has_class("shown"), 10)
             await app.workers.wait_for_complete()
