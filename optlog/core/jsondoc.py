@@ -107,19 +107,34 @@ def _where(text: str, key: str) -> tuple[str, int | None]:
 
 
 def in_call(line: str) -> str:
-    """A JSON-RPC line as the MCP server reads it: a `tools/call` whose arguments say a key twice
-    has them replaced by `{DUPLICATE: {key, path}}` (the face answers it with this module's usage
-    error, naming the key, and runs nothing); any other line is given back as it came (the SDK's
-    reader keeps the last key, as the protocol's other messages may)."""
+    """A JSON-RPC line as the MCP server reads it, no key said twice reaching the SDK (whose reader
+    keeps the last value): a `tools/call` whose arguments say a key twice has them replaced by
+    `{DUPLICATE: {key, path}}` (the face answers it with this module's usage error, naming the key,
+    and runs nothing); any other request with a key said twice becomes the request `DUPLICATE`
+    `{key, path, method}` (mcp/server answers it with a JSON-RPC error naming the key); a
+    notification, the notification `notifications/DUPLICATE` (nothing acts on it); a response, an
+    error response. The id a reply goes to is the one the line ends with. Any other line is given
+    back as it came."""
     try:
         loads(line)
         return line
     except DuplicateKey as e:
         msg = json.loads(line)
-        params = msg.get("params") if isinstance(msg, dict) and msg.get("method") == "tools/call" else None
-        if not isinstance(params, dict) or not e.path.startswith("params.arguments."):
+        if not isinstance(msg, dict):
             return line
-        params["arguments"] = {DUPLICATE: {"key": e.key, "path": e.path[len("params.arguments."):]}}
-        return json.dumps(msg) + "\n"
+        params = msg.get("params") if msg.get("method") == "tools/call" else None
+        if isinstance(params, dict) and e.path.startswith("params.arguments."):
+            params["arguments"] = {DUPLICATE: {"key": e.key, "path": e.path[len("params.arguments."):]}}
+            return json.dumps(msg) + "\n"
+        said = {"key": e.key, "path": e.path}
+        if isinstance(msg.get("method"), str) and "id" in msg:
+            out = {"jsonrpc": "2.0", "id": msg["id"], "method": DUPLICATE, "params": {**said, "method": msg["method"]}}
+        elif isinstance(msg.get("method"), str):
+            out = {"jsonrpc": "2.0", "method": f"notifications/{DUPLICATE}", "params": said}
+        elif "id" in msg:
+            out = {"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32600, "message": e.message}}
+        else:
+            return line
+        return json.dumps(out) + "\n"
     except (ValueError, RecursionError):
         return line

@@ -152,6 +152,19 @@ def build_server(chdir: str | None = None) -> Any:
                     on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
                     on_list_resource_templates=list_templates, on_read_resource=read_resource)
     server.optlog_face = box  # type: ignore[attr-defined]
+
+    async def refuse_duplicate(ctx: Any, call_next: Any) -> Any:
+        """A request whose JSON said a key twice (the wire made it `jsondoc.DUPLICATE`, `_Wire`):
+        answered with a JSON-RPC error naming the key, before any handler or the handshake's gate."""
+        if ctx.method == jsondoc.DUPLICATE:
+            from mcp.shared.exceptions import MCPError  # deferred: the MCP SDK
+
+            said = ctx.params if isinstance(ctx.params, dict) else {}
+            err = jsondoc.DuplicateKey(str(said.get("key")), str(said.get("path")))
+            raise MCPError(code=-32602, message=f"{said.get('method')}: {err.message}", data=err.to_json())
+        return await call_next(ctx)
+
+    server.middleware.append(refuse_duplicate)
     return server
 
 

@@ -243,3 +243,33 @@ def test_a_call_with_a_key_said_twice_is_refused_naming_it(ws):
         assert s.tool("run_list", {})["structuredContent"]["runs"] == []
     finally:
         s.close()
+
+
+def test_any_message_with_a_key_said_twice_is_refused_naming_it(ws):
+    """Only a tools/call's arguments were checked: `resources/read {"uri": a, "uri": b}`, a
+    tools/call naming its tool twice, or a `tools/list` with a key twice in its params reached the
+    SDK, whose reader keeps the last value. Each request is answered with a JSON-RPC error naming
+    the key (optlog's duplicate_key error in its data), nothing runs, and the server goes on."""
+    s = Raw(ws)
+    try:
+        lines = {
+            71: '{"jsonrpc": "2.0", "id": 71, "method": "resources/read", "params": {"uri": "optlog://a", "uri": "optlog://b"}}',
+            72: ('{"jsonrpc": "2.0", "id": 72, "method": "tools/call", "params": {"name": "run_list", "name": "run_record", '
+                 '"arguments": {"labels": {"g": "s"}, "metrics": {"m": 1}}}}'),
+            73: '{"jsonrpc": "2.0", "id": 73, "method": "tools/list", "params": {"cursor": "a", "cursor": "b"}}',
+        }
+        for rid, line in lines.items():
+            s.p.stdin.write((line + "\n").encode())  # type: ignore[union-attr]
+            s.p.stdin.flush()  # type: ignore[union-attr]
+            res = s.answer(rid)
+            assert "error" in res and "result" not in res, res
+            err = res["error"]
+            key = {71: "uri", 72: "name", 73: "cursor"}[rid]
+            assert f"duplicate key '{key}'" in err["message"], err
+            assert err["data"]["error"]["code"] == "duplicate_key", err
+        s.p.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progress": 1, "progress": 2, '
+                        b'"progressToken": "t"}}\n')  # type: ignore[union-attr]  # no answer to a notification
+        s.p.stdin.flush()  # type: ignore[union-attr]
+        assert s.tool("run_list", {})["structuredContent"]["runs"] == []  # run_record did not run; the server goes on
+    finally:
+        s.close()
