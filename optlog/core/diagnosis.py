@@ -139,6 +139,8 @@ GPM_COUNTERS = ("tensor_active", "hmma_active", "imma_active", "dram_bw_util", "
 PHASE_OVERLAP = 1.2
 """Prefill and decode windows longer together than this × the measured phase run at the same time
 (continuous batching): the phases are not taken apart."""
+GPU_MAX = "_gpu_max"
+"""Suffix of a link rate's busiest GPU (`telemetry.summary`: each GPU's mean, the largest)."""
 STEADY = "_steady"
 """Suffix of a telemetry summary over the measured phase (`telemetry.summary.steady`)."""
 
@@ -372,22 +374,28 @@ def links_view(m: dict[str, float], ceilings: dict[str, float], steady: bool, co
     if not gpus or gpus < 2:
         return ""
     for fam, name in LINKS:
-        got = {}
+        got, top = {}, {}
         for d in ("tx", "rx"):
             k = f"{fam}_{d}_gbps"
-            v = _num(m, k + STEADY) if steady else None
-            v = v if v is not None else _num(m, k)
+            use_steady = steady and _num(m, k + STEADY) is not None
+            v = _num(m, k + STEADY) if use_steady else _num(m, k)
             if v is not None:
                 got[k] = v
+                g = _num(m, k + (STEADY if use_steady else "") + GPU_MAX)
+                if g is not None:
+                    top[k + GPU_MAX] = g
         if got:
             break
     else:
         return ""
     counters.update(got)
+    counters.update(top)
     counters["link_gpus"] = gpus
-    busy = max(got.values())
+    # the busiest GPU's link where each GPU's was summarised (a pipeline stage's boundary), else the mean
+    busy = max(top.values()) if top else max(got.values())
     rates = ", ".join(f"{d} {fmt_diagnosis(got[f'{fam}_{d}_gbps'])}" for d in ("tx", "rx") if f"{fam}_{d}_gbps" in got)
-    head = f"{name} per GPU {rates} GB/s (the mean of the {fmt_whole(gpus)} GPUs)"
+    head = f"{name} per GPU {rates} GB/s (the mean of the {fmt_whole(gpus)} GPUs"
+    head += f"; the busiest GPU's busier direction {fmt_diagnosis(busy)} GB/s, what is compared)" if top else ")"
     ceil, src = ceilings.get("measured_link_gbps"), "calibrated: `optlog calibrate`'s peer-to-peer copy, the fastest pair"
     if not ceil:
         ceil, src = ceilings.get("interconnect_gbps"), "the datasheet interconnect_gbps in optlog.yaml"
@@ -464,7 +472,8 @@ def phase_metrics(m: dict[str, float], phase: str) -> dict[str, float] | None:
     t = _num(m, f"{phase}_window_s")
     if not t or t <= 0:
         return None
-    out = {k: v for k, v in m.items() if not k.endswith((STEADY, "_prefill")) and not k.startswith(("telemetry_",))}
+    out = {k: v for k, v in m.items() if not k.endswith((STEADY, "_prefill", STEADY + GPU_MAX, "_prefill" + GPU_MAX))
+           and not k.startswith(("telemetry_",))}
     suffix = "_prefill" if phase == "prefill" else STEADY
     name = suffix.lstrip("_")
     n_win = _num(m, f"telemetry_{name}_windows") or 0.0
@@ -483,6 +492,8 @@ def phase_metrics(m: dict[str, float], phase: str) -> dict[str, float] | None:
             out[k[: -len(suffix)] + STEADY] = v  # the phase's counters, read as "the measured phase"
         elif k.endswith(suffix + "_p50"):
             out[k[: -len(suffix) - 4] + STEADY + "_p50"] = v
+        elif k.endswith(suffix + GPU_MAX):
+            out[k[: -len(suffix + GPU_MAX)] + STEADY + GPU_MAX] = v
     for k in ("telemetry_window_s", "telemetry_gpm_interval_s"):
         if k in m:
             out[k] = m[k]

@@ -6,7 +6,8 @@ tensor_active, dram_bw_util, …): `F` (= the mean, so `a.tensor_active < 20` wo
 `F_p50`, `F_p95`, `F_max` — over the samples of all the run's GPUs pooled, warm-up excluded.
 `throttle_<reason>_s`: seconds each clock-event reason was active (per GPU, averaged over GPUs).
 `energy_j` (all GPUs, whole point), `tokens_per_joule`, `telemetry_samples`, `telemetry_gpus`,
-`telemetry_window_s` (the point's length as the session saw it).
+`telemetry_window_s` (the point's length as the session saw it). Link rates (NVLink, PCIe) also per
+GPU: `F_gpu_max`, `F_steady_gpu_max` — the busiest GPU's mean (issue 43).
 Over the measured phase only (issue 30; what the diagnosis reads): `F_steady`, `F_steady_p50`,
 `telemetry_steady_s`, `telemetry_steady_windows` (`steady`).
 """
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
     import numpy as np
 
 STATS = ("mean", "p5", "p50", "p95", "max")
+LINK_FIELDS = ("nvlink_tx_gbps", "nvlink_rx_gbps", "pcie_tx_gbps", "pcie_rx_gbps")
+"""Fields also summarised per GPU, the busiest GPU's mean kept as `<field>[_steady]_gpu_max` (with two or
+more GPUs): one pipeline stage's boundary can load its links while the others' idle (issue 43)."""
 SPARK = "▁▂▃▄▅▆▇█"
 
 
@@ -48,6 +52,7 @@ def summarize(cols_by_gpu: dict[str, dict[str, np.ndarray]], start: float | None
 
     out: dict[str, float] = {}
     pooled: dict[str, list[np.ndarray]] = {}
+    gpu_means: dict[str, list[float]] = {}
     throttle_s: dict[str, float] = {name: 0.0 for name in THROTTLE_BITS.values()}
     have_throttle = False
     ngpu = 0
@@ -70,6 +75,8 @@ def summarize(cols_by_gpu: dict[str, dict[str, np.ndarray]], start: float | None
             v = v[~np.isnan(v)]
             if len(v):
                 pooled.setdefault(f, []).append(v)
+                if f in LINK_FIELDS:
+                    gpu_means.setdefault(f, []).append(float(v.mean()))
         thr = cols.get("throttle")
         if thr is not None:
             tt = t[m]
@@ -95,6 +102,8 @@ def summarize(cols_by_gpu: dict[str, dict[str, np.ndarray]], start: float | None
         out[f"{f}_p50"] = float(p50)
         out[f"{f}_p95"] = float(p95)
         out[f"{f}_max"] = float(v.max())
+        if len(gpu_means.get(f, ())) > 1:
+            out[f"{f}_gpu_max"] = max(gpu_means[f])
     if have_throttle and ngpu:
         for name, s in throttle_s.items():
             out[f"throttle_{name}_s"] = s / ngpu
@@ -125,6 +134,7 @@ def steady(cols_by_gpu: dict[str, dict[str, np.ndarray]], windows: list[tuple[fl
     w1 = np.array([b for _, b in windows])
     vals: dict[str, list[np.ndarray]] = {}
     wts: dict[str, list[np.ndarray]] = {}
+    per_gpu: dict[str, list[float]] = {}  # the link fields' mean on each GPU (the busiest GPU's link)
     for cols in cols_by_gpu.values():
         t = cols.get(TIME_FIELD)
         if t is None or not len(t):
@@ -145,6 +155,8 @@ def steady(cols_by_gpu: dict[str, dict[str, np.ndarray]], windows: list[tuple[fl
             if keep.any():
                 vals.setdefault(f, []).append(vv[keep])
                 wts.setdefault(f, []).append(inside[keep])
+                if f in LINK_FIELDS:
+                    per_gpu.setdefault(f, []).append(float((vv[keep] * inside[keep]).sum() / inside[keep].sum()))
     out: dict[str, float] = {}
     for f in vals:
         v = np.concatenate(vals[f])
@@ -156,6 +168,8 @@ def steady(cols_by_gpu: dict[str, dict[str, np.ndarray]], windows: list[tuple[fl
                     out[f"throttle_{name}{suffix}"] = float(w[(bits & bit) != 0].sum() / w.sum())
             continue
         out[f"{f}{suffix}"] = float((v * w).sum() / w.sum())
+        if len(per_gpu.get(f, ())) > 1:
+            out[f"{f}{suffix}_gpu_max"] = max(per_gpu[f])
         order = np.argsort(v)
         cw = np.cumsum(w[order])
         out[f"{f}{suffix}_p50"] = float(v[order][np.searchsorted(cw, cw[-1] / 2)])

@@ -38,6 +38,7 @@ def test_busy_links_and_waiting_sms_on_four_gpus_are_communication_bound_and_idl
     r = _launch(ws, _gpus(4, nvlink_gbps_per_dir=350.0, sm_active=20.0, tensor=0.0, dram=5.0))
     m, dg = r["metrics"], r["telemetry"]["diagnosis"]
     assert m["telemetry_gpus"] == 4 and 300 < m["nvlink_tx_gbps"] < 400, m
+    assert 300 < m["nvlink_tx_gbps_gpu_max"] < 400 and 300 < m["nvlink_rx_gbps_gpu_max"] < 400, m  # each GPU's
     assert m["bound_communication"] == 1.0 and m["bound_latency"] == 0.0, {k: v for k, v in m.items() if "bound" in k}
     assert dg["bound"] == "communication" and dg["headline"].startswith("communication-bound at "), dg
     assert 0.8 < dg["efficiency"] < 1.0 and "390 GB/s" in dg["scale"] and "4 GPUs" in dg["scale"], dg

@@ -127,3 +127,33 @@ def test_calibrate_keeps_the_fastest_peer_copy_per_direction_as_the_link_ceiling
     del ceil["measured_link_gbps"]
     d = diagnose(_links(3, 330.0, 330.0, sm_active=20.0, tensor_active=0.0, dram_bw_util=4.0), ceil)
     assert "450 GB/s" in d.scale and "datasheet" in d.scale and d.bound == "communication", d.scale
+
+
+def test_the_busiest_gpus_links_decide_where_a_pipeline_stage_boundary_carries_the_traffic() -> None:
+    """TP4+PP2's shape: the stage boundary's GPUs move the activations, the others little. The summary
+    keeps each GPU's mean link rate (the busiest as `*_gpu_max`) and the diagnosis holds that against the
+    ceiling, not the mean over all GPUs."""
+    import numpy as np
+
+    from optlog.telemetry.store import TIME_FIELD
+    from optlog.telemetry.summary import steady, summarize
+
+    t = np.array([100.0 + 0.5 * i for i in range(21)])
+    cols = {f"GPU-{i}": {TIME_FIELD: t, "nvlink_tx_gbps": np.full(21, 360.0 if i in (3, 4) else 20.0),
+                         "nvlink_rx_gbps": np.full(21, 350.0 if i in (3, 4) else 20.0), "sm_active": np.full(21, 25.0)}
+            for i in range(8)}
+    s = steady(cols, [(102.0, 109.0)], 100.0, decode=False)
+    assert s["nvlink_tx_gbps_steady"] == 105.0 and s["nvlink_tx_gbps_steady_gpu_max"] == 360.0, s
+    assert "sm_active_steady_gpu_max" not in s  # only the links
+    w = summarize(cols)
+    assert w["nvlink_tx_gbps_gpu_max"] == 360.0 and w["nvlink_rx_gbps_gpu_max"] == 350.0
+    one = steady({"GPU-0": cols["GPU-0"]}, [(102.0, 109.0)], 100.0, decode=False)
+    assert "nvlink_tx_gbps_steady_gpu_max" not in one  # one GPU: no busiest among several
+    m = {**_links(8, 105.0, 102.5, sm_active=25.0, tensor_active=3.0, dram_bw_util=5.0),
+         "nvlink_tx_gbps_steady_gpu_max": 360.0, "nvlink_rx_gbps_steady_gpu_max": 350.0}
+    d = diagnose(m, CAL)
+    assert d.bound == "communication" and abs((d.efficiency or 0) - 360 / 390) < 1e-9, d.text()
+    assert "busiest GPU" in d.scale, d.scale
+    # the mean over all eight GPUs would say 27 % of the link: the boundary's saturated links hidden
+    del m["nvlink_tx_gbps_steady_gpu_max"], m["nvlink_rx_gbps_steady_gpu_max"]
+    assert abs((diagnose(m, CAL).efficiency or 0) - 105 / 390) < 1e-9
