@@ -6,6 +6,7 @@ from typing import Annotated, Any, cast
 
 from optlog.api.params import Detail, Limit, Offset, Order
 from optlog.api.verb import AgentDefault, Call, Opt, verb
+from optlog.core.timeutil import at_or_after, since_time
 from optlog.service import documents, history
 from optlog.service.envelope import check_limit, paged
 
@@ -26,8 +27,9 @@ def log(call: Call, *,
     # pages count back from the newest event (`offset` skips the newest ones); `order` is the order
     # of the page's events
     check_limit(limit, 1)
+    since = since_time(since)
     res = history.log(call.ctx, hypothesis, None)
-    events = [e for e in res["events"] if str(e["at"]) >= since] if since else res["events"]
+    events = [e for e in res["events"] if at_or_after(e["at"], since)] if since else res["events"]
     rows, facts = paged(events, limit, offset, "newest")
     if order == "oldest":
         rows = rows[::-1]

@@ -6,6 +6,7 @@ from typing import Annotated, cast
 
 from optlog.api.params import Limit, Offset, Order
 from optlog.api.verb import Arg, Call, Opt, group, verb
+from optlog.core.timeutil import since_time
 from optlog.service import documents, evidence
 from optlog.service.envelope import listing
 
@@ -34,4 +35,4 @@ def note_list(call: Call, *,
               ) -> documents.NoteList:
     """List notes."""
     return cast(documents.NoteList,
-                listing("notes", evidence.list_notes(call.ctx, hypothesis, since), limit, offset, order))
+                listing("notes", evidence.list_notes(call.ctx, hypothesis, since_time(since)), limit, offset, order))

@@ -10,6 +10,7 @@ from optlog.api.verb import AgentDefault, Arg, Call, Opt, Pairs, group, verb
 from optlog.core.limits import LIMITS
 from optlog.core.numfmt import fmt_count
 from optlog.core.statuses import RUN_STATUSES
+from optlog.core.timeutil import since_time
 from optlog.errors import param
 from optlog.service import documents, evidence
 from optlog.service.envelope import select
@@ -53,6 +54,7 @@ def run_list(call: Call, *,
     # the page facts come with a page (`limit` or `offset`); without a limit, the first LIMITS.list_page
     # runs: a longer list comes with its page facts and a notice of how to get the rest
     ctx, page, selectors = call.ctx, limit is None, pairs(labels, "labels")
+    since = since_time(since)
     doc = evidence.runs_page(ctx, status=status, hypothesis=hypothesis, labels=selectors,
                              limit=LIMITS.list_page + 1 if page else limit, offset=offset, newest=order == "newest",
                              since=since, launch=launch, count=not page or bool(offset))

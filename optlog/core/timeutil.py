@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from optlog import settings
+from optlog.errors import BadInput, param
 
 
 def _fmt(dt: datetime) -> str:
@@ -29,6 +30,32 @@ def now_iso() -> str:
 
 def parse_iso(s: str) -> datetime:
     return datetime.fromisoformat(s.replace("Z", "+00:00"))
+
+
+def since_time(text: str | None) -> str | None:
+    """A `since` as every verb reads it (run list, note list, log, report; their MCP tools): a date
+    (`2026-12-01`: midnight UTC), a time without a zone (UTC) or with one (`2026-12-01T08:00+02:00`),
+    given back as optlog writes its timestamps (UTC, milliseconds, `Z`), so comparing the texts
+    compares the moments. Anything else is refused naming `since` (BadInput, exit 2): a text that
+    is no time matched nothing, silently, in `run list`."""
+    if text is None or not text.strip():
+        return None
+    try:
+        dt = parse_iso(text.strip())
+    except ValueError:
+        raise BadInput(f"{param('since')} takes a time (ISO 8601, e.g. 2026-12-01 or 2026-12-01T08:00), got {text!r}",
+                       field="since") from None
+    return _fmt(dt if dt.tzinfo is not None else dt.replace(tzinfo=timezone.utc))
+
+
+def at_or_after(stamp: str, since: str) -> bool:
+    """A timestamp written in any ISO 8601 form (git's `…+01:00`, optlog's `….000Z`) is at or after
+    `since` (a `since_time`): compared as moments, not as texts."""
+    try:
+        dt = parse_iso(str(stamp))
+    except ValueError:
+        return False
+    return _fmt(dt if dt.tzinfo is not None else dt.replace(tzinfo=timezone.utc)) >= since
 
 
 def fmt_elapsed(s: float) -> str:

@@ -22,8 +22,8 @@ from optlog.core import labels as L
 from optlog.core import report as C
 from optlog.core import text as TX
 from optlog.core.plans import calibration
-from optlog.core.timeutil import now_iso, parse_iso
-from optlog.errors import BadInput, param
+from optlog.core.timeutil import at_or_after, now_iso, since_time
+from optlog.errors import BadInput
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
 from optlog.paths import STATE_DIR
@@ -103,17 +103,13 @@ def collect(ctx: Ctx, hypothesis: str | None = None, since: str | None = None) -
         tds = [t for t in tds if t.get("hypothesis") in fam]
         views = [v for v in views if {n.split("=")[0] for n in v.get("needs") or []} & fam]
         scope.append(f"hypothesis {hypothesis}" + (f" with {', '.join(sorted(fam - {hypothesis}))}" if len(fam) > 1 else ""))
-    if since:
-        try:
-            parse_iso(since if "T" in since else since + "T00:00:00Z")
-        except ValueError:
-            raise BadInput(f"{param('since')} takes a time (ISO 8601, e.g. 2026-12-01 or 2026-12-01T08:00), got {since!r}",
-                           field="since") from None
-        runs = [r for r in runs if str(r["created_at"] or "") >= since]
+    at = since_time(since)
+    if at:
+        runs = [r for r in runs if at_or_after(r["created_at"] or "", at)]
         run_hyps = {r["hypothesis"] for r in runs}
-        docs = {h: d for h, d in docs.items() if str(d.created or "") >= since or h in run_hyps
-                or any(str(v.at) >= since for v in d.verdicts)}
-        notes = [n for n in notes if str(n.get("created_at") or "") >= since]
+        docs = {h: d for h, d in docs.items() if at_or_after(str(d.created or ""), at) or h in run_hyps
+                or any(at_or_after(str(v.at), at) for v in d.verdicts)}
+        notes = [n for n in notes if at_or_after(n.get("created_at") or "", at)]
         scope.append(f"since {since}")
     cfg = ctx.config
     machines, specs = _machines(ctx)
