@@ -79,7 +79,7 @@ def command(v: V.Verb) -> click.Command:
                 doc = shown
             else:
                 doc = spell_doc_for_cli(v.fn(call, **kw))  # the parameters its warnings name, as the CLI spells them
-            emit(doc, render.human(v))
+            emit(doc, None if state().json else render.human(v))  # --json loads no text module
         except OptlogError as e:
             spell_for_cli(e, kw)  # the same error, its parameters in the CLI's spelling
             raise
