@@ -34,6 +34,7 @@ from datetime import datetime
 from typing import Any
 
 from optlog.core import comparable as C
+from optlog.core import estimators as ES
 from optlog.core import expr as E
 from optlog.core import labels as L
 from optlog.core import loadshare as LS
@@ -42,9 +43,7 @@ from optlog.core.posthoc import ranges
 from optlog.core.numfmt import (fmt_amount, fmt_interval, fmt_share, fmt_value, fmt_verdict, fmt_whole, fmt_written,
                                  plural)
 from optlog.core.plans import selector_name
-from optlog.core.scaling import fit as fit_line
-from optlog.core.stats import (CONF, MIN_TEST_N, MWU_N, Batch, bonferroni, mean, percentile_ci, sig, t_one,
-                               t_quantile, t_welch)
+from optlog.core.stats import CONF, MIN_TEST_N, Batch, bonferroni, mean, sig
 
 WORKLOAD_KEYS = frozenset({
     "dataset", "input_len", "output_len", "num_prompts", "prompts", "prompt_count", "random_input_len",
@@ -123,42 +122,44 @@ class Evidence:
 # ---------------------------------------------------------------- one comparison at one level
 
 
+@dataclass(frozen=True)
+class Judgement:
+    """What one comparison at one level came to: the outcome against the claimed region and why,
+    the estimate's method and statistic, its value and interval as judged (clipped to the
+    quantity's range), and a fit's line."""
+
+    outcome: str = "unclear"
+    reason: str = ""
+    method: str = ""
+    statistic: str = ""
+    estimate: float | None = None
+    ci: tuple[float, float] | None = None
+    fit: Any = None
+
+
 @dataclass
 class AtomEval:
-    """One comparison at one level: the claim it makes, the data it is estimated from, and then
-    the estimate, its interval at the level's confidence, and the outcome against the region."""
+    """One comparison at one level: the claim it makes, the sample it is estimated from and the
+    estimator the table chose (core.estimators), then its judgement at the level's confidence."""
 
     node: Any
     claim: E.Claim | None
     kind: str  # ratio | diff | value | fit | means | none
-    tier: str = "margin"  # bootstrap | welch | t | paired | fit | exact | margin
-    x: list[float] = field(default_factory=list)
-    y: list[float] = field(default_factory=list)
-    pairs: list[tuple[float, float]] = field(default_factory=list)  # per-block (x, y) for a paired design
-    blocking: str = ""  # what the blocks are (`launch cycle`, `block label`)
-    unpaired_left: int = 0  # runs without a partner in their block (left out of a paired estimate)
-    points: tuple[list[float], list[float]] = field(default_factory=lambda: ([], []))  # a fit's x, y
+    design: str = ""  # paired | unpaired | one group | fit
+    sample: ES.Sample | None = None
+    estimator: str = "margin"  # a core.estimators.TABLE entry
     handle: int | None = None  # the bootstrap distribution's job in the batch
     conf: float = CONF
-    p: float | None = None
-    ci: list[float] | None = None
-    outcome: str = "unclear"
-    reason: str = ""
-    method: str = ""
-    design: str = ""  # paired | unpaired | one group | fit
-    estimate: float | None = None
-    fit: Any = None  # core.scaling.Fit
-    # what the numbers are of: `quantity` (in the expression's terms: "a/b", "a.tflops"), the
-    # `statistic` the estimate and the interval are (ratio of means, geometric mean, …), and the
+    # what the numbers are of: `quantity` (in the expression's terms: "a/b", "a.tflops") and the
     # `threshold` it is judged against (a number, or [lo, hi] for a range)
     quantity: str = ""
-    statistic: str = ""
     threshold: Any = None
     # the range the quantity can take (a share in [0, 1]; a difference of shares in [-1, 1]) and
     # what it is named in a reason, or None: an interval is clipped to it (issue 45)
     bounds: tuple[float, float] | None = None
     bounded: str = ""
     unit: str | None = None  # the quantity's unit (`quantity_unit`), shown in the reason
+    judged: Judgement = field(default_factory=Judgement)
 
 def _run_values(node: Any, runs: list[RunRow], default: str | None,
                 ceilings: dict[str, float]) -> list[tuple[RunRow, float]]:
@@ -288,13 +289,21 @@ def _plan_atom(node: Any, grp: dict[str, list[RunRow]], default: str | None, cei
         return AtomEval(node, None, "means")
     ae = AtomEval(node, cl, cl.kind, threshold=cl.region.threshold())
     try:
-        return _planned(ae, grp, default, ceilings, batch)
+        _sample(ae, grp, default, ceilings)
     finally:
         ae.unit = quantity_unit(ae.quantity, default)
+    if ae.sample is not None:
+        ae.estimator = ES.choose(ae.sample)
+        if ae.estimator in ES.BATCHED:
+            s = ae.sample
+            ae.handle = batch.add("boot", "mean" if s.kind == "value" else s.kind, list(s.x),
+                                  list(s.y) if s.kind != "value" else None)
+    return ae
 
 
-def _planned(ae: AtomEval, grp: dict[str, list[RunRow]], default: str | None, ceilings: dict[str, float],
-             batch: Batch) -> AtomEval:
+def _sample(ae: AtomEval, grp: dict[str, list[RunRow]], default: str | None, ceilings: dict[str, float]) -> None:
+    """The values a claim is estimated from (`ae.sample`; none: `ae.kind` is `none`), its design,
+    the quantity's name and range."""
     cl = ae.claim
     assert cl is not None
     if cl.kind == "fit":
@@ -306,61 +315,40 @@ def _planned(ae: AtomEval, grp: dict[str, list[RunRow]], default: str | None, ce
             if lx is not None:
                 xs.append(float(lx))
                 ys.append(v)
-        ae.points, ae.tier, ae.design = (xs, ys), "fit", "fit"
-        ae.quantity = E.unparse(f)
+        ae.design, ae.quantity = "fit", E.unparse(f)
         if not xs:
             ae.kind = "none"
-        return ae
+            return
+        ae.sample = ES.Sample("fit", "fit", points=(tuple(xs), tuple(ys)), fit_kind=f.kind, fit_label=f.label)
+        return
     gx = next(iter(E.groups(cl.x)))
     xa = _run_values(cl.x, grp[gx], default, ceilings)
-    ae.x = [v for _, v in xa]
+    x = [v for _, v in xa]
     if cl.kind == "value":
         ae.quantity, ae.design = quantity_name(cl.x), "one group"
-        n = len(ae.x)
-        if n == 0:
+        if not x:
             ae.kind = "none"
-            return ae
-        _set_bounds(ae, cl.x, None, default)
-        positive = all(v > 0 for v in ae.x)
-        if n >= MIN_TEST_N and len(set(ae.x)) == 1:
-            ae.tier = "exact"
-        elif n >= MWU_N:
-            ae.tier, ae.handle = "bootstrap", batch.add("boot", "mean", ae.x, None)
-        elif n >= MIN_TEST_N:
-            ae.tier = "t-log" if positive else "t"
-        return ae
+            return
+        _set_bounds(ae, cl.x, None, default, x, [])
+        ae.sample = ES.Sample("value", "one group", tuple(x))
+        return
     assert cl.y is not None
     gy = next(iter(E.groups(cl.y)))
     yb = _run_values(cl.y, grp[gy], default, ceilings)
-    ae.y = [v for _, v in yb]
+    y = [v for _, v in yb]
     ae.quantity = quantity_name(cl.x, cl.y) if cl.kind == "ratio" else f"{quantity_name(cl.x)} - {quantity_name(cl.y)}"
-    if not ae.x or not ae.y:
+    if not x or not y:
         ae.kind = "none"
-        return ae
+        return
     if cl.kind == "diff":
-        _set_bounds(ae, cl.x, cl.y, default)
-    positive = all(v > 0 for v in ae.x) and all(v > 0 for v in ae.y)
-    ratio_ok = cl.kind == "diff" or positive
-    pairs, blocking, left = _pairs(xa, yb) if ratio_ok else ([], "", 0)
-    if pairs:
-        ae.pairs, ae.blocking, ae.unpaired_left, ae.design = pairs, blocking, left, "paired"
-        per = [x / y if cl.kind == "ratio" else x - y for x, y in pairs]
-        ae.tier = "exact" if len(set(per)) == 1 else "paired"
-        return ae
-    ae.design = "unpaired"
-    n = min(len(ae.x), len(ae.y))
-    if n < MIN_TEST_N or not ratio_ok:
-        return ae  # the margin rule
-    if len(set(ae.x)) == 1 and len(set(ae.y)) == 1:
-        ae.tier = "exact"
-    elif n >= MWU_N:
-        ae.tier, ae.handle = "bootstrap", batch.add("boot", cl.kind, ae.x, ae.y)
-    else:
-        ae.tier = "welch"
-    return ae
+        _set_bounds(ae, cl.x, cl.y, default, x, y)
+    logs_ok = cl.kind == "diff" or (all(v > 0 for v in x) and all(v > 0 for v in y))
+    pairs, blocking, left = _pairs(xa, yb) if logs_ok else ([], "", 0)
+    ae.design = "paired" if pairs else "unpaired"
+    ae.sample = ES.Sample(cl.kind, ae.design, tuple(x), tuple(y), tuple(pairs), blocking, left)
 
 
-def _set_bounds(ae: AtomEval, x: Any, y: Any, default: str | None) -> None:
+def _set_bounds(ae: AtomEval, x: Any, y: Any, default: str | None, xv: list[float], yv: list[float]) -> None:
     """The range of a value (or a difference of two values) of a bounded metric (core.units.bounds):
     a share in [0, 1], a difference of shares in [-1, 1]. Widened to what was measured, so that a
     value a name misjudged (a power fraction past its limit) is never outside its own interval."""
@@ -374,7 +362,7 @@ def _set_bounds(ae: AtomEval, x: Any, y: Any, default: str | None) -> None:
     b = next(iter(bs))
     assert b is not None
     lo, hi = (b[0] - b[1], b[1] - b[0]) if y is not None else b
-    seen = ae.x if y is None else [v - w for v in ae.x for w in ae.y]
+    seen = xv if y is None else [v - w for v in xv for w in yv]
     ae.bounds = (min([lo, *seen]), max([hi, *seen]))
     ae.bounded = f"{' - '.join(sorted(names))} lies in [{fmt_written(b[0])}, {fmt_written(b[1])}]" if y is None else \
         f"a difference of {next(iter(names))} lies in [{fmt_written(b[0] - b[1])}, {fmt_written(b[1] - b[0])}]"
@@ -486,163 +474,79 @@ def _conf_text(conf: float) -> str:
 OUT_OF_RANGE = "the values are beyond what a double can compute with"
 
 
-def _decide(ae: AtomEval, m: float, results: list[Any]) -> None:
-    """Estimate the claim's quantity with its interval at `ae.conf`, compare with the region.
+def _judge(ae: AtomEval, m: float, results: list[Any]) -> Judgement:
+    """Estimate the claim's quantity with the estimator the table chose (core.estimators), at
+    `ae.conf`, and judge it against the region.
 
     Any finite doubles are evidence (issue 42: one run near 1e308 once stopped every verdict of the
     workspace): the estimators compute in logs or on scaled values where they can, and a
     computation that still overflows leaves this comparison unclear, saying why; it never raises."""
-    try:
-        _estimate(ae, m, results)
-    except (ArithmeticError, ValueError) as e:
-        ae.outcome, ae.ci, ae.estimate = "unclear", None, None
-        ae.reason = f"{ae.quantity or 'the quantity'} cannot be estimated: {OUT_OF_RANGE} ({type(e).__name__}: {e})"
-
-
-def _estimate(ae: AtomEval, m: float, results: list[Any]) -> None:
     if ae.kind == "none":
-        ae.outcome, ae.reason, ae.method = "unclear", "no values", ""
-        return
-    if ae.kind == "means":
-        ae.method = "means"
-        ae.outcome, ae.reason = "unclear", "cannot evaluate"
-        return
-    cl = ae.claim
-    assert cl is not None
-    region, q, kind = cl.region, ae.quantity, cl.kind
-    u = ae.unit
+        return Judgement("unclear", "no values")
+    if ae.kind == "means" or ae.sample is None:
+        return Judgement("unclear", "cannot evaluate", "means")
+    est: ES.Estimate | None = None
+    try:
+        dist = results[ae.handle] if ae.handle is not None else None
+        est = ES.estimate(ae.estimator, ae.sample, ae.conf, dist)
+        return _against(ae, est, m)
+    except (ArithmeticError, ValueError) as e:
+        why = f"{ae.quantity or 'the quantity'} cannot be estimated: {OUT_OF_RANGE} ({type(e).__name__}: {e})"
+        return Judgement("unclear", why, "", est.statistic if est else "", fit=est.fit if est else None)
+
+
+def _against(ae: AtomEval, est: ES.Estimate, m: float) -> Judgement:
+    """DESIGN §5's rule on an estimate: its interval against the region (`judge_interval`), or,
+    without one, its value with the margin rule (`judge_margin`); unclear when it cannot be made."""
+    cl, s = ae.claim, ae.sample
+    assert cl is not None and s is not None
+    region, q, u, kind = cl.region, ae.quantity, ae.unit, s.kind
     shown = region_shown(region.text(), u)
-    lo = hi = None
-    detail = ""
-    est: float | None = None
-    if kind == "fit":
-        f = cl.x
-        assert isinstance(f, E.Fit)
-        xs, ys = ae.points
-        ae.fit = fit_line(xs, ys, f.kind, ae.conf)
-        if ae.fit is None:
-            ae.outcome, ae.method = "unclear", "fit"
-            ae.reason = f"no fit: {f.label} has fewer than 2 values among {plural(len(xs), 'run')}"
-            return
-        est = ae.fit.k
-        ae.statistic = "exponent (log-log least squares)" if f.kind == "k" else "slope (least squares)"
-        ae.method = "fit"
-        detail = f"fit over {ae.fit.levels} values of {f.label}, {ae.fit.n} runs"
-        if ae.fit.ci is not None:
-            lo, hi = ae.fit.ci
-    elif ae.tier == "exact":
-        if ae.design == "paired":
-            x, y = ae.pairs[0]
-        else:
-            x, y = ae.x[0], (ae.y[0] if ae.y else 0.0)
-        est = x / y if kind == "ratio" else (x - y if kind == "diff" else x)
-        ae.statistic = {"ratio": "ratio of means", "diff": "difference of means"}.get(kind, "mean")
-        if not math.isfinite(est):
+
+    def said(outcome: str, reason: str, v: float | None = None, ci: tuple[float, float] | None = None) -> Judgement:
+        return Judgement(outcome, reason, est.method, est.statistic, v, ci, est.fit)
+    if est.unusable:
+        return Judgement("unclear", est.unusable, est.method)
+    v, lo, hi = est.value, est.lo, est.hi
+    if est.method == "exact":
+        assert v is not None
+        if not math.isfinite(v):
             raise OverflowError(f"{q} of equal values past the largest double")
-        ae.method, lo, hi = "exact", est, est
-        ae.outcome = judge_interval(est, est, region)
-        ae.estimate, ae.ci = est, None
-        ae.reason = f"all values equal: {q} = {fmt_amount(est, u)} vs {shown}"
-        return
-    elif ae.tier == "paired":
-        n = len(ae.pairs)
-        blocks = "blocks" if "block label" in ae.blocking else "cycles"
-        if kind == "ratio":
-            logs = [math.log(x / y) for x, y in ae.pairs]
-            d, se, df = t_one(logs)
-            h = t_quantile(ae.conf, df) * se
-            est, lo, hi = math.exp(d), math.exp(d - h), math.exp(d + h)
-            ae.statistic = f"geometric mean of per-{blocks[:-1]} ratios"
-            ae.method = "paired-t-log"
-        else:
-            diffs = [x - y for x, y in ae.pairs]
-            d, se, df = t_one(diffs)
-            h = t_quantile(ae.conf, df) * se
-            est, lo, hi = d, d - h, d + h
-            ae.statistic = f"mean of per-{blocks[:-1]} differences"
-            ae.method = "paired-t"
-        left = f", {plural(ae.unpaired_left, 'run')} without a partner left out" if ae.unpaired_left else ""
-        detail = f"paired by {ae.blocking}, {n} pairs{left}"
-    elif ae.tier == "bootstrap":
-        assert ae.handle is not None
-        if results[ae.handle] is None:  # core.stats.Batch: its numbers failed
-            raise OverflowError("no bootstrap distribution")
-        lo, hi = percentile_ci(results[ae.handle], ae.conf)
-        if kind == "ratio":
-            est, ae.statistic = mean(ae.x) / mean(ae.y), "ratio of means"
-        elif kind == "diff":
-            est, ae.statistic = mean(ae.x) - mean(ae.y), "difference of means"
-        else:
-            est, ae.statistic = mean(ae.x), "mean"
-        ae.method = "bootstrap"
-        detail = (f"unpaired, bootstrap, n={len(ae.x)}+{len(ae.y)}" if kind != "value"
-                  else f"bootstrap, n={len(ae.x)}")
-    elif ae.tier == "welch":
-        if kind == "ratio":
-            d, se, df = t_welch([math.log(v) for v in ae.x], [math.log(v) for v in ae.y])
-            h = t_quantile(ae.conf, df) * se
-            est, lo, hi = math.exp(d), math.exp(d - h), math.exp(d + h)
-            ae.statistic, ae.method = "ratio of geometric means", "welch-log"
-            detail = f"unpaired, Welch on logs, n={len(ae.x)}+{len(ae.y)}"
-        else:
-            d, se, df = t_welch(ae.x, ae.y)
-            h = t_quantile(ae.conf, df) * se
-            est, lo, hi = d, d - h, d + h
-            ae.statistic, ae.method = "difference of means", "welch"
-            detail = f"unpaired, Welch, n={len(ae.x)}+{len(ae.y)}"
-    elif ae.tier in ("t-log", "t"):
-        vals = [math.log(v) for v in ae.x] if ae.tier == "t-log" else ae.x
-        d, se, df = t_one(vals)
-        h = t_quantile(ae.conf, df) * se
-        if ae.tier == "t-log":
-            est, lo, hi = math.exp(d), math.exp(d - h), math.exp(d + h)
-            ae.statistic = "geometric mean"
-        else:
-            est, lo, hi = d, d - h, d + h
-            ae.statistic = "mean"
-        ae.method = ae.tier
-        detail = f"t on {'logs' if ae.tier == 't-log' else 'values'}, n={len(ae.x)}"
-    else:  # the margin rule
-        if kind == "ratio":
-            my = mean(ae.y)
-            est = mean(ae.x) / my if my else None
-            ae.statistic = "ratio of means"
-        elif kind == "diff":
-            est, ae.statistic = mean(ae.x) - mean(ae.y), "difference of means"
-        else:
-            est, ae.statistic = mean(ae.x), "mean"
-        ae.method = "margin"
-    ae.estimate = est
-    geo = " (geometric means)" if ae.statistic == "ratio of geometric means" else (
-        " (geometric mean)" if ae.statistic == "geometric mean" else (
-            f" ({ae.statistic} of {len(ae.pairs)})" if ae.design == "paired" else ""))
-    if est is None or not math.isfinite(est):
-        why = "a mean of 0" if est is None or (kind == "ratio" and mean(ae.y) == 0) else OUT_OF_RANGE
-        ae.outcome, ae.estimate, ae.reason = "unclear", None, f"{q} cannot be estimated ({why})"
-        return
+        return said(judge_interval(v, v, region), f"all values equal: {q} = {fmt_amount(v, u)} vs {shown}", v)
+    geo = " (geometric means)" if est.statistic == "ratio of geometric means" else (
+        " (geometric mean)" if est.statistic == "geometric mean" else (
+            f" ({est.statistic} of {len(s.pairs)})" if s.design == "paired" else ""))
+    if v is None or not math.isfinite(v):
+        why = "a mean of 0" if v is None or (kind == "ratio" and mean(list(s.y)) == 0) else OUT_OF_RANGE
+        return said("unclear", f"{q} cannot be estimated ({why})")
     if (lo is not None and not math.isfinite(lo)) or (hi is not None and not math.isfinite(hi)):
-        ae.outcome = "unclear"
-        ae.reason = f"{q} = {fmt_amount(est, u)}{geo}, no interval: {OUT_OF_RANGE} ({detail or ae.method})"
-        return
+        return said("unclear", f"{q} = {fmt_amount(v, u)}{geo}, no interval: {OUT_OF_RANGE} "
+                    f"({est.detail or est.method})", v)
     if lo is None or hi is None:
-        n_text = (f"n={len(ae.x)}+{len(ae.y)}" if kind in ("ratio", "diff") else
-                  f"{ae.fit.n} runs" if ae.fit is not None else f"n={len(ae.x)}")
-        scale = abs(mean(ae.y)) if kind == "diff" else None
-        ae.outcome = judge_margin(est, region, m, scale)
-        within = f", within the ±{fmt_share(m)} margin" if ae.outcome == "unclear" else ""
-        ae.reason = f"{q} = {fmt_amount(est, u)}{geo} vs {shown}{within} (margin rule ±{fmt_share(m)}, {n_text})"
-        if ae.method == "fit":
-            ae.reason = f"{q} = {fmt_amount(est, u)} vs {shown}{within} (margin rule ±{fmt_share(m)}, " \
-                        f"{detail}: too few runs for an interval)"
-            ae.method = "fit-margin"
-        return
+        return _margin_rule(ae, est, v, m, geo, shown)
+    detail = est.detail
     if ae.bounds is not None and (lo < ae.bounds[0] or hi > ae.bounds[1]):  # a share's interval within [0, 1]
         lo, hi = max(lo, ae.bounds[0]), min(hi, ae.bounds[1])
         detail += f"; {ae.bounded}"
-    ae.ci = [lo, hi]
-    ae.outcome = judge_interval(lo, hi, region)
-    ae.reason = (f"{q} = {fmt_amount(est, u)}{geo}, {_conf_text(ae.conf)} {fmt_interval(lo, hi, u)} "
-                 f"{_WHERE[ae.outcome]} {shown} ({detail})")
+    outcome = judge_interval(lo, hi, region)
+    return said(outcome, f"{q} = {fmt_amount(v, u)}{geo}, {_conf_text(est.confidence)} {fmt_interval(lo, hi, u)} "
+                f"{_WHERE[outcome]} {shown} ({detail})", v, (lo, hi))
+
+
+def _margin_rule(ae: AtomEval, est: ES.Estimate, v: float, m: float, geo: str, shown: str) -> Judgement:
+    """An estimate without an interval: judged with the margin rule, the reason saying so."""
+    cl, s = ae.claim, ae.sample
+    assert cl is not None and s is not None
+    q, u = ae.quantity, ae.unit
+    scale = abs(mean(list(s.y))) if s.kind == "diff" else None
+    outcome = judge_margin(v, cl.region, m, scale)
+    within = f", within the ±{fmt_share(m)} margin" if outcome == "unclear" else ""
+    if est.method == "fit":
+        return Judgement(outcome, f"{q} = {fmt_amount(v, u)} vs {shown}{within} (margin rule ±{fmt_share(m)}, "
+                         f"{est.detail}: too few runs for an interval)", "fit-margin", est.statistic, v, fit=est.fit)
+    n_text = f"n={'+'.join(str(k) for k in est.n)}" if s.kind != "fit" else f"{est.n[0]} runs"
+    return Judgement(outcome, f"{q} = {fmt_amount(v, u)}{geo} vs {shown}{within} (margin rule ±{fmt_share(m)}, {n_text})",
+                     est.method, est.statistic, v, fit=est.fit)
 
 
 def _means_eval(node: Any, grp: dict[str, list[RunRow]], default: str | None, ceilings: dict[str, float],
@@ -1090,27 +994,26 @@ def _finish(pl: _Plan, results: list[Any], ceilings: dict[str, float]) -> dict[s
         tests = []
         for node, ae in zip(pl.atoms, rec["atoms"]):
             if ae.kind == "means":
-                ae.outcome, ae.reason = _means_eval(node, use, default, ceilings, m)
-                ae.method = "means"
+                ae.judged = Judgement(*_means_eval(node, use, default, ceilings, m), "means")
             else:
-                _decide(ae, m, results)
-            outcomes[id(node)] = ae.outcome
+                ae.judged = _judge(ae, m, results)
+            outcomes[id(node)] = ae.judged.outcome
             tests.append(ae)
         lv["outcome"] = _combine(pl.node, outcomes)
         if len(tests) == 1:
             ae = tests[0]
             lv.update(_numbers(ae))
-            if ae.statistic in ("ratio of geometric means", "geometric mean"):  # the group centres the estimate is of
+            if ae.judged.statistic in ("ratio of geometric means", "geometric mean"):  # the group centres the estimate is of
                 geo = {g: _gmean(v) for g, v in (("a", va), ("b", vb)) if v}
                 lv["geo"] = {g: sig(x, 6) for g, x in geo.items() if x is not None}
-            lv["p"] = sig(ae.p, 3)
-            lv["method"] = ae.method
-            lv["reason"] = ae.reason
+            lv["p"] = None  # no test gives a p-value: each claim is judged by its interval
+            lv["method"] = ae.judged.method
+            lv["reason"] = ae.judged.reason
         else:
             lv["ci"], lv["p"], lv["method"] = None, None, "compound"
-            lv["reason"] = "; ".join(f"{E.unparse(t.node)}: {t.outcome} ({t.reason})" for t in tests)
-            lv["tests"] = [{"expect": E.unparse(t.node), "outcome": t.outcome, "p": sig(t.p, 3), **_numbers(t),
-                            "method": t.method, "reason": t.reason}
+            lv["reason"] = "; ".join(f"{E.unparse(t.node)}: {t.judged.outcome} ({t.judged.reason})" for t in tests)
+            lv["tests"] = [{"expect": E.unparse(t.node), "outcome": t.judged.outcome, "p": None, **_numbers(t),
+                            "method": t.judged.method, "reason": t.judged.reason}
                            for t in tests]
         two_group = [ae for ae in tests if ae.kind in ("ratio", "diff", "means") and ae.design != "paired"]
         gap = separate_blocks(use["a"], use["b"]) if two_group and use["a"] and use["b"] else None
@@ -1169,20 +1072,21 @@ def _gmean(values: list[float]) -> float | None:
 def _numbers(ae: AtomEval) -> dict[str, Any]:
     """The tested quantity, its estimate and interval (of the same statistic) and the threshold;
     the region claimed, the design (paired with its pairs, unpaired, one group, fit), the confidence."""
-    thr = ae.threshold
-    out = {"quantity": ae.quantity or None, "statistic": ae.statistic or None,
-           "estimate": sig(ae.estimate, 6) if ae.estimate is not None and math.isfinite(ae.estimate) else None,
-           "ci": [sig(c) for c in ae.ci] if ae.ci else None,
+    thr, j = ae.threshold, ae.judged
+    out = {"quantity": ae.quantity or None, "statistic": j.statistic or None,
+           "estimate": sig(j.estimate, 6) if j.estimate is not None and math.isfinite(j.estimate) else None,
+           "ci": [sig(c) for c in j.ci] if j.ci else None,
            "threshold": [sig(t) for t in thr] if isinstance(thr, list) else sig(thr),
            "region": ae.claim.region.text() if ae.claim is not None else None,
            "design": ae.design or None}
-    if ae.ci:
+    if j.ci:
         out["confidence"] = sig(ae.conf, 4)
     if ae.design == "paired":
-        out["pairs"] = len(ae.pairs)
-        out["paired_by"] = ae.blocking
-    if ae.fit is not None:
-        out["fit"] = ae.fit.as_dict()
+        assert ae.sample is not None
+        out["pairs"] = len(ae.sample.pairs)
+        out["paired_by"] = ae.sample.blocking
+    if j.fit is not None:
+        out["fit"] = j.fit.as_dict()
     return out
 
 
