@@ -157,3 +157,30 @@ def test_the_busiest_gpus_links_decide_where_a_pipeline_stage_boundary_carries_t
     # the mean over all eight GPUs would say 27 % of the link: the boundary's saturated links hidden
     del m["nvlink_tx_gbps_steady_gpu_max"], m["nvlink_rx_gbps_steady_gpu_max"]
     assert abs((diagnose(m, CAL).efficiency or 0) - 105 / 390) < 1e-9
+
+
+def test_the_seeds_question_tp4_pp2_against_tp8_meets_the_hypotheses_in_the_report() -> None:
+    """The seed: "TP4+PP2 is ~2× slower — communication-bound or compute-bound?". Its runs' calls meet
+    the hypotheses that name a bound (core.bounds words) in the report's bounds section."""
+    from types import SimpleNamespace
+
+    from optlog.core import report as C
+
+    def run(rid: int, config: str, link: float, sm: float, tensor: float, tflops: float, hyp: str) -> dict:
+        m = {**_links(8, link, link, sm_active=sm, tensor_active=tensor, dram_bw_util=15.0),
+             "flops": tflops * 1e12 * 20.0, "bytes": 5e11, "time_s": 20.0}
+        return {"id": rid, "name": "seed", "labels": {"config": config}, "metrics": m, "status": "succeeded",
+                "invalidated": False, "hypothesis": hyp}
+
+    rows = C.diagnoses([run(1, "tp4pp2", 45.0, 93.0, 30.0, 210.0, "pp-comm"),   # GEMMs at 30 % of the peak, links idle
+                        run(2, "tp8", 340.0, 28.0, 9.0, 60.0, "tp8-comm")], CAL)  # all-reduces, SMs waiting
+    calls = {r["labels"]["config"]: r["diagnosis"] for r in rows}
+    assert calls["tp4pp2"]["bound"] == "compute" and "NVLink 12% of the link bandwidth" in calls["tp4pp2"]["reason"]
+    assert calls["tp8"]["bound"] == "communication" and calls["tp8"]["headline"].startswith("communication-bound at 87%")
+    docs = {"pp-comm": SimpleNamespace(title="TP4+PP2 is slower because it is communication-bound", statement="",
+                                       verdicts=[]),
+            "tp8-comm": SimpleNamespace(title="TP8 is comm-bound on the all-reduce", statement="", verdicts=[])}
+    bv = {v["hypothesis"]: v for v in C.bound_verdicts(docs, rows)}
+    assert bv["pp-comm"]["named"] == "communication" and not bv["pp-comm"]["agrees"]
+    assert bv["pp-comm"]["disagrees"][0]["call"].startswith("compute-bound on the tensor cores")
+    assert [a["run"] for a in bv["tp8-comm"]["agrees"]] == [2]
