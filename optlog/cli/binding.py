@@ -30,10 +30,12 @@ def of(callback: Callable[..., Any] | None) -> Verb | None:
     return getattr(callback, "__optlog_binding__", None) if callback is not None else None
 
 
-def cli_call() -> Call:
-    """The Call of the command the CLI is running now."""
+def cli_call(writes: bool = True) -> Call:
+    """The Call of the command the CLI is running now (`writes=False`: a read verb's, whose session
+    commits nothing on opening)."""
     st = state()
-    return Call(chdir=st.chdir, ctx=service_ctx, narrate=True, say=notice, tools=_tools, dashboard=dashboard)
+    return Call(chdir=st.chdir, ctx=lambda: service_ctx(writes), narrate=True, say=notice, tools=_tools,
+                dashboard=dashboard)
 
 
 # what makes the MCP tools (`agent tools` describes them on the CLI too); named, as the commands

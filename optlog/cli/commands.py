@@ -70,7 +70,7 @@ def command(v: V.Verb) -> click.Command:
     params = v.params()
 
     def callback(**kw: Any) -> int | None:
-        call = cli_call()
+        call = cli_call(writes=not v.agent.get("read_only"))
         try:
             if v.text is not None and not state().json:
                 shown = v.text(call, **kw)

@@ -171,12 +171,14 @@ add_global_options(cli)
 # ---------------------------------------------------------------- helpers for commands
 
 
-def service_ctx() -> Ctx:
+def service_ctx(writes: bool = True) -> Ctx:
     """The session of the workspace named by -C or found from the current folder (`open_session`),
-    made when a verb first asks for it (`init` and `demo` never do)."""
+    made when a verb first asks for it (`init` and `demo` never do). `writes=False`: a read verb's,
+    whose opening commits nothing (`Ctx.writes`)."""
     from optlog.api.session import open_session  # deferred: the store and git; --version and --help never need them
 
     c = open_session(state().chdir, on_notice=notice)
+    c.writes = writes
     _OPEN.append(c)
     c.settle()  # a launch whose optlog died is recovered by any next command (docs/launching.md)
     return c

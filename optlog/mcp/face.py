@@ -65,10 +65,11 @@ class Face:
             self._tools = tools()
         return self._tools
 
-    def ctx(self) -> Ctx:
+    def ctx(self, writes: bool = True) -> Ctx:
         """The server's one session (`open_session`, once; again after `init`), its settings re-read
-        when optlog.yaml changed, and opening's journal step repeated before each call (a writer that
-        died since completes here, as it would at the next command)."""
+        when optlog.yaml changed, and opening's journal step repeated before each call that may write
+        (a writer that died since completes here, as it would at the next command); a read commits
+        nothing (`Ctx.writes`)."""
         if self._ctx is None:
             self._ctx = open_session(self.chdir, check_settings=False)
         c = self._ctx
@@ -82,7 +83,8 @@ class Face:
             c.check_config()
             self._stamp = stamp
         c.notices.clear()
-        if c.opened is not None:
+        c.writes = writes
+        if c.opened is not None and writes:
             c.recover_journal()
         return c
 
@@ -90,7 +92,7 @@ class Face:
         """The workspace stamp now, or None when this call may not use the read cache (no
         database yet: opening one would change what `status` says; something live; …)."""
         try:
-            c = self.ctx()
+            c = self.ctx(writes=False)
             if not c.db_exists():
                 return None
             return readcache.stamp(c.ws, facts=lambda: readcache.db_facts(c.open().db))
@@ -140,7 +142,7 @@ class Face:
             return e.to_json(), True, e.exit_code
         try:
             if tool.path != ("init",):
-                self.ctx().settle()  # no workspace → no_workspace, before anything runs; a dead launch recovered
+                self.ctx(writes=not tool.read_only).settle()  # no workspace → no_workspace, before anything runs; a dead launch recovered
         except OptlogError as e:
             if e.code == "no_workspace":
                 e.message = (f"no optlog workspace at {self.chdir or os.getcwd()}: call the `init` tool "
@@ -154,7 +156,8 @@ class Face:
             self.read_hits += 1
             _k, text, code = self._reads[key]
             return json.loads(text), False, code
-        call = Call(chdir=self.chdir, ctx=self.ctx, narrate=False, say=NARRATION.say, tools=lambda: self.tools)
+        writes = not tool.read_only
+        call = Call(chdir=self.chdir, ctx=lambda: self.ctx(writes), narrate=False, say=NARRATION.say, tools=lambda: self.tools)
         stray = io.StringIO()
         try:
             with contextlib.redirect_stdout(stray):  # stdout is the protocol's: nothing else may reach it

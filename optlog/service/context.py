@@ -14,9 +14,10 @@ returning what it did (`Opened`):
 3. recovery: launches whose driver died are marked interrupted and their process groups ended
    (locally, over SSH or through Slurm);
 4. journal: the write-and-commits an optlog process left half done when it died are completed
-   (`service.journal`; one listdir when there are none). A step of opening, so no read commits
-   as a side effect (`hypotheses.sync` only reads); a long-lived face repeats it with
-   `Ctx.recover_journal()` before each call;
+   (`service.journal`; one listdir when there are none). A step of opening a session that may
+   write (`Ctx.writes`): a face opens a read verb's session with `writes=False`, so nothing
+   commits as a side effect of a read (`hypotheses.sync` only reads either); a long-lived face
+   repeats the step with `Ctx.recover_journal()` before each call that may write;
 5. committed evidence: runs committed in another clone are imported into the index.
 
 `Ctx.db` is the opened database (opened by the steps above on first use). Everything heavy is
@@ -67,6 +68,9 @@ class Ctx:
         self.on_notice: Callable[[str], None] | None = None
         # What opening did (None until `open`): the database and each step's outcome.
         self.opened: Opened | None = None
+        # The verb may write: opening completes an interrupted writer's commits (the journal step).
+        # False for a read verb, which commits nothing, not even another process's leftovers.
+        self.writes = True
 
     @classmethod
     def find(cls, start: Path | str | None = None, actor: str | None = None) -> "Ctx":
@@ -200,7 +204,7 @@ def open_workspace(ctx: Ctx) -> Opened:
         ctx.notice(f"the database was upgraded from schema revision {upgraded[0]} to {upgraded[1]} "
                    f"(an older optlog cannot open it now)")
     recovered = _recover(ctx, db) if live else []
-    journal = _recover_journal(ctx)
+    journal = _recover_journal(ctx) if ctx.writes else ()
     imported = 0 if unchanged else _import_evidence(ctx, db)
     return Opened(db=db, settings_checked=settings_checked, identity_given=identity_given,
                   recovered=tuple(recovered), imported=imported, upgraded=upgraded, journal=journal)
@@ -224,7 +228,8 @@ def _recover(ctx: Ctx, db: Database) -> list[int]:
 
 
 def _recover_journal(ctx: Ctx) -> tuple[str, ...]:
-    """Step 4: complete what an interrupted write-and-commit left (one listdir when nothing was)."""
+    """Step 4, for a session that may write: complete what an interrupted write-and-commit left
+    (one listdir when nothing was)."""
     try:
         if not any(n.endswith(".json") for n in os.listdir(ctx.ws.state_dir / "pending")):
             return ()

@@ -62,7 +62,7 @@ def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
         loaded = hypfiles.load_file(ctx.ws, path)
         docs[loaded.doc.id] = loaded.doc
         if row is None or row[0] != loaded.hash:
-            if row is not None:
+            if row is not None and not _left_pending(ctx, path):
                 ctx.notice(f"picked up an edit of {ctx.ws.rel(path)} made outside optlog")
             changed.append(loaded)
         else:
@@ -78,6 +78,14 @@ def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
     memo.clear()
     memo.update({d.id: (stamps[d.id], d) for d in docs.values() if d.id in stamps})
     return docs
+
+
+def _left_pending(ctx: Ctx, path: Path) -> bool:
+    """`path` is a file an interrupted optlog wrote and has yet to commit (`service.journal`), not a
+    hand edit."""
+    from optlog.service.journal import pending_paths  # deferred: git; only when a file changed
+
+    return ctx.ws.rel(path) in pending_paths(ctx)
 
 
 def _check_links(ctx: Ctx, docs: dict[str, HypothesisDoc]) -> None:

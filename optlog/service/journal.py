@@ -60,6 +60,19 @@ def intent(ctx: "Ctx", changes: list[tuple[Path, str | None, str]], subject: str
             pass
 
 
+def pending_paths(ctx: "Ctx") -> set[str]:
+    """The files (relative to the workspace) an interrupted write-and-commit left to complete: a
+    read sees them as they were written, and says nothing of a hand edit (the next command that
+    may write commits them under their own event)."""
+    out: set[str] = set()
+    for f in sorted(_dir(ctx).glob("*.json")):
+        try:
+            out.update(str(c[0]) for c in jsondoc.loads(f.read_text(encoding="utf-8"))["changes"])
+        except (OSError, ValueError, KeyError, TypeError, IndexError):
+            continue
+    return out
+
+
 def recover(ctx: "Ctx") -> list[str]:
     """Complete the write-and-commits of optlog processes that died (cheap when there are none:
     one listdir). Returns the commits made."""

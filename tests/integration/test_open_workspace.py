@@ -87,3 +87,31 @@ def test_the_journal_is_a_step_of_opening_and_a_read_commits_nothing(ws: Any, mo
         assert len(ctx.recover_journal()) == 1 and ws.commits() == before + 2  # the step, asked for
     finally:
         ctx.close()
+
+
+def test_a_read_command_commits_nothing_and_the_next_write_completes_the_journal(ws: Any, monkeypatch: Any) -> None:
+    """Issue 46, "nothing commits as a side effect of a read": a read verb's session opens without
+    the journal step (the CLI per command, the MCP server per call), so an interrupted writer's
+    leftovers stay pending through reads; the next verb that may write completes them first."""
+    from optlog.mcp.face import Face
+
+    use_env(ws, monkeypatch)
+    for h in ("a", "b"):
+        ws.cli("hyp", "add", h.upper(), "--id", h)
+    _leave_intent(ws, "a")
+    pending = ws.root / ".optlog" / "pending" / "999999-a.json"
+    before = ws.commits()
+    for words in (("hypothesis", "list"), ("hypothesis", "show", "a"), ("prediction", "list"), ("log",),
+                  ("status",), ("run", "list")):
+        r = ws.cli(*words)
+        assert ws.commits() == before and pending.exists() and "outside optlog" not in r.err, words
+    face = Face(str(ws.root))
+    try:
+        for tool in ("hypothesis_list", "hypothesis_show", "status"):
+            _doc, bad, _code = face.call(tool, {"id": "a"} if tool == "hypothesis_show" else {})
+            assert not bad and ws.commits() == before and pending.exists(), tool
+        _doc, bad, _code = face.call("hypothesis_edit", {"id": "b", "title": "B, edited"})
+        assert not bad and not pending.exists() and ws.commits() == before + 2  # the leftover, then the edit
+    finally:
+        face.close()
+    assert "optlog: a → falsified" in ws.git("log", "-2", "--format=%s")
