@@ -165,13 +165,43 @@ def run_simulated(path: str | Path, say: Callable[[str], None]) -> dict[str, Any
                 wrote = (f"wrote {e['spec']}, not launched" if e.get("spec")
                          else "no spec written: " + (e.get("spec_note") or "nothing runnable to propose").removeprefix("not written: "))
                 say(f"next: {e['hypothesis']} vs {e['other']} {e['state']}; {what} ({c['why'].split(';')[0]}); {wrote}")
-        plans.add(ctx, "Tune the FP4 GEMM tactics for SM120", gain="20-50%", effort="M", confidence="0.6",
-                  needs=["compute-bound"])
-        plans.add(ctx, "MSCCLPP allreduce", gain="5-15%", effort="M", confidence="0.6", needs=["comm-bound"])
+        for plan in SIM_PLANS:
+            plans.add(ctx, plan["title"], gain=plan["gain"], effort=plan["effort"], confidence=plan["confidence"],
+                      needs=[plan["needs"]], rationale=plan["rationale"], steps=plan["steps"], risks=plan["risks"],
+                      validation=plan["validation"])
         ranked, rep = _finish(ctx, say)
         return {"workspace": str(root), "launch": res, "verdicts": v2, "next": nxt, "plans": ranked, "report": rep}
     finally:
         ctx.close()
+
+
+# The plans of the simulated story, complete as the real demo's are (what to change, why, steps,
+# risks, how to validate): one for each story about TP4+PP2 against TP8, ranked by the verdicts.
+SIM_PLANS: list[dict[str, Any]] = [
+    {"title": "Tune the FP4 GEMM tactics for SM120", "gain": "20-50%", "effort": "M", "confidence": "0.6",
+     "needs": "compute-bound",
+     "rationale": "If each GPU's GEMMs set the pace (compute-bound), kernels tuned for SM120's shared memory "
+                  "and FP4 units raise every configuration's tokens/s; TP4+PP2 at about half of TP8 is what "
+                  "doubling each GPU's GEMMs predicts.",
+     "steps": ["Profile one decode step of TP8 at concurrency 64 and list the GEMMs by time",
+               "Tune the CUTLASS FP4 tactics of the largest ones for SM120 (tile shapes for ~99 KB of shared memory)",
+               "Serve TP8 with the tuned kernels"],
+     "risks": ["A tactic tuned for one batch size can lose at another: measure every concurrency",
+               "Tuned kernels are tied to this GPU and library version"],
+     "validation": "copy runs/demo.yaml with a label tuned=yes for the tuned build, predict `a / b >= 1.2` on "
+                   "output_throughput per concurrency (a: tuned=yes, b: config=tp8), launch it and run `optlog "
+                   "verdict`"},
+    {"title": "MSCCLPP allreduce", "gain": "5-15%", "effort": "M", "confidence": "0.6", "needs": "comm-bound",
+     "rationale": "If the allreduce across GPUs sets the pace (comm-bound), a faster allreduce (MSCCLPP's, in "
+                  "place of NCCL's) raises TP8's tokens/s, the more the more GPUs a step waits on.",
+     "steps": ["Build the server with MSCCLPP's allreduce enabled",
+               "Serve TP8 with it at the demo's concurrencies (4, 16, 64)"],
+     "risks": ["MSCCLPP's kernels need a supported topology; on another one they fall back or fail",
+               "A different allreduce can change numerics slightly: check the answers"],
+     "validation": "copy runs/demo.yaml with a label allreduce=mscclpp on TP8, predict `a / b >= 1.05` on "
+                   "output_throughput per concurrency (a: allreduce=mscclpp, b: config=tp8), launch it and run "
+                   "`optlog verdict`"},
+]
 
 
 REAL_SPEC = """\

@@ -85,6 +85,14 @@ def test_demo_runs_the_loop_end_to_end(tmp_path, db_env):
     # plans follow the verdicts: the one resting on the falsified hypothesis ranks last, with the reason
     plans = doc["plans"]
     assert plans[0]["title"].startswith("Tune the FP4 GEMM") and "falsified" in plans[-1]["reason"]
+    # issue 44: the plans the demo writes are complete (what to change, why, steps, risks, how to validate)
+    files = sorted((target / "glb5improvement").glob("*-0*.md"))
+    assert len(files) == len(plans) == 2, files
+    for f in files:
+        text = f.read_text()
+        assert "None given" not in text, text
+        for part in ("## Rationale", "## Steps", "## Risks", "## Validation"):
+            assert part in text, (f.name, part)
     assert (target / doc["report"]).is_file()
     subjects = subprocess.run(["git", "log", "--format=%s"], cwd=target, capture_output=True, text=True).stdout
     assert "optlog: comm-bound → falsified" in subjects and "optlog: render" in subjects
@@ -188,6 +196,17 @@ def test_every_pivot_of_the_real_demo_is_well_formed():
             assert plan["needs"] in ("memory-bound", "compute-bound", pv["id"])
             assert plan["change"] is None or parse_change(plan["change"])
             assert all(plan[k] for k in ("rationale", "steps", "risks", "validation")), plan["title"]
+
+
+def test_every_plan_of_the_simulated_demo_is_complete():
+    """Issue 44: the simulated demo's plans said 'Rationale: None given. / Steps: None given.'"""
+    from optlog.core.plans import parse_change, parse_gain
+    from optlog.service.demo import SIM_PLANS
+
+    for plan in SIM_PLANS:
+        parse_gain(plan["gain"])
+        assert plan.get("change") is None or parse_change(plan["change"])
+        assert all(plan[k] for k in ("rationale", "steps", "risks", "validation")), plan["title"]
 
 
 def test_a_launch_waiting_for_a_lock_says_again_who_holds_it_and_for_how_long(tmp_path):
