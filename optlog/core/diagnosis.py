@@ -856,7 +856,8 @@ def _links_why(c: dict[str, float], link: float, other: str, sm: float | None) -
              else "no GPM sm_active: the tensor cores busy less than the links")
     return (f"the links are the busiest unit: {_link_name(c)} at {fmt_whole(100 * link)}% of the link bandwidth "
             f"(the busier direction, per GPU over {fmt_whole(c.get('link_gpus', 0))} GPUs), above {other}; {waits}: "
-            "the GPUs spend the phase exchanging data")
+            "the GPUs spend the phase exchanging data"
+            + ("" if _link_name(c) == "NVLink" else " (PCIe counts the host's transfers too: with each other or the host)"))
 
 
 def _links_change(c: dict[str, float], eff: float, other: str) -> str:

@@ -84,6 +84,7 @@ def test_pcie_where_no_nvlink_against_the_datasheet_interconnect() -> None:
     assert d.bound == "communication", d.text()
     assert d.headline() == "communication-bound at 85% of the link bandwidth"
     assert "PCIe" in d.reason and "datasheet interconnect_gbps" in d.scale, (d.reason, d.scale)
+    assert "the host's transfers too" in d.reason  # PCIe carries host ↔ GPU copies as well as peer traffic
 
 
 def test_a_trickle_on_the_links_with_idle_sms_is_not_called_communication() -> None:
