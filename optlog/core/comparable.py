@@ -14,13 +14,23 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-IGNORED_KEYS = frozenset({"repeat", "seed", "attempt", "block"})
-"""Keys that tell repeats apart by design (`block`: the user's measurement block, which verdicts
-pair on, core.labels.BLOCK); they never make runs incomparable."""
-# Labels that say how a run was measured, not what it ran: shown beside its numbers (a `loaded`
-# cell in compare, a note in verdict reasons), never a reason to split a table or set runs apart
-# (on a busy CI machine some repeats are loaded and some not: that is noise the statistics see).
-FLAG_KEYS = frozenset({"loaded"})
+from optlog.core import metrics as M
+
+
+
+def ignored_keys() -> frozenset[str]:
+    """Keys that tell repeats apart by design (`repeat`, `seed`; `block`: the user's measurement
+    block, which verdicts pair on, core.labels.BLOCK): the registry's `ignored` labels. They never
+    make runs incomparable."""
+    return M.labels_with("ignored")
+
+
+def flag_keys() -> frozenset[str]:
+    """Labels that say how a run was measured, not what it ran (`loaded`): the registry's `flag`
+    labels. Shown beside its numbers (a `loaded` cell in compare, a note in verdict reasons), never a
+    reason to split a table or set runs apart (on a busy CI machine some repeats are loaded and some
+    not: that is noise the statistics see)."""
+    return M.labels_with("flag")
 
 
 def effective(labels: Mapping[str, str], config: Mapping[str, str] | None) -> dict[str, str]:
@@ -31,8 +41,8 @@ def effective(labels: Mapping[str, str], config: Mapping[str, str] | None) -> di
 
 def differing_keys(runs: Sequence[Mapping[str, str]], named: Iterable[str] = ()) -> dict[str, list[str]]:
     """Keys whose value differs between the runs (a missing key counts as a value), except the
-    named ones and IGNORED_KEYS; each with its distinct values ("" for missing), sorted."""
-    skip = set(named) | IGNORED_KEYS | FLAG_KEYS
+    named ones and the ignored and flag labels; each with its distinct values ("" for missing), sorted."""
+    skip = set(named) | ignored_keys() | flag_keys()
     keys = sorted({k for r in runs for k in r} - skip)
     out: dict[str, list[str]] = {}
     for k in keys:

@@ -35,6 +35,7 @@ from statistics import stdev
 from typing import Any
 
 from optlog.core import bounds as B
+from optlog.core import comparable as C
 from optlog.core import expr as E
 from optlog.core import labels as L
 from optlog.core import proposal as P
@@ -686,14 +687,14 @@ def missing(h: Hyp, o: Hyp, runs: dict[int, RunRow]) -> list[str]:
 
 
 QUIET_WAIT_S = 600  # the --when-quiet a re-run of loaded cells is proposed with
-_CELL_SKIP = frozenset({"repeat", "seed", "attempt", "loaded", "concurrent", "block"})
 
 
 def cells_of(run_ids: list[int], all_ids: list[int], runs: dict[int, RunRow]) -> list[dict[str, Any]]:
     """The cells `run_ids` were measured in: their values of the labels that vary among `all_ids`
     (a prediction's runs: its groups, its levels, a fit's label), repeats and flags aside."""
     rows = [runs[i] for i in all_ids if i in runs]
-    keys = sorted(k for k in {k for r in rows for k in r.canon} - _CELL_SKIP
+    skip = C.ignored_keys() | C.flag_keys() | {L.CONCURRENT}
+    keys = sorted(k for k in {k for r in rows for k in r.canon} - skip
                   if len({r.canon.get(k) for r in rows}) > 1)
     cells: list[dict[str, Any]] = []
     for i in run_ids:

@@ -18,7 +18,8 @@ from typing import Any
 from optlog.core import labels as L
 from optlog.core import posthoc as PH
 from optlog.core import runtable as RT
-from optlog.core.comparable import FLAG_KEYS, IGNORED_KEYS
+from optlog.core import metrics as M
+from optlog.core.comparable import flag_keys, ignored_keys
 from optlog.core.numfmt import fmt_interval, fmt_num, fmt_score, fmt_verdict
 from optlog.core.plans import gain_cell
 from optlog.core.report import LOAD_POINT_LABELS, RUN_GROUP_GAP_S, gap_s, group_names, selector_name_one
@@ -156,7 +157,7 @@ def _launch_groups(runs: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
 
 
 # the figure a line of "What was measured" gives when no prediction on its runs names one
-KEY_METRICS = ("output_throughput", "total_token_throughput", "request_throughput", "median_ttft_ms")
+KEY_METRICS = (*M.HEADLINE_THROUGHPUT, "median_ttft_ms")
 
 
 def _key_metric(runs: list[dict[str, Any]], wanted: list[str]) -> str | None:
@@ -196,7 +197,7 @@ def measured_line(runs: list[dict[str, Any]], machines: dict[str, str], specs: d
     vals: dict[str, list[str]] = {}
     for r in runs:
         for k, v in r["labels"].items():
-            if k in IGNORED_KEYS or k in FLAG_KEYS or k == L.CONCURRENT or k in LOAD_POINT_LABELS:
+            if k in ignored_keys() or k in flag_keys() or k == L.CONCURRENT or k in LOAD_POINT_LABELS:
                 continue
             c = v if isinstance(v, str) else L.canonical(v)
             lst = vals.setdefault(k, [])

@@ -10,6 +10,7 @@ import math
 import re
 from typing import Any
 
+from optlog.core import metrics as M
 from optlog.core.text import check
 from optlog.errors import BadInput
 
@@ -122,23 +123,12 @@ def parse_pairs(items: list[str] | tuple[str, ...], field: str = "labels") -> di
 # and the names peer tools give the same settings. A reader that takes a tool's setting as a label
 # names it through `setting_name`, so `compare --by concurrency` finds a vLLM sweep's
 # `max_concurrency`, a genai-perf `concurrency` and a launched run's `concurrency` alike.
-SETTING_NAMES: dict[str, str] = {
-    "max_concurrency": "concurrency", "num_concurrent_requests": "concurrency", "streams": "concurrency",
-    "random_input_len": "input_len", "input_tokens": "input_len", "prompt_tokens": "input_len",
-    "synthetic_input_tokens_mean": "input_len", "isl": "input_len", "n_prompt": "input_len",
-    "random_output_len": "output_len", "output_tokens": "output_len", "output_tokens_mean": "output_len",
-    "osl": "output_len", "n_gen": "output_len",
-    "model_id": "model", "model_name": "model", "served_model_name": "model",
-    "dataset_name": "dataset",
-    "tensor_parallel_size": "tp", "tp_size": "tp", "pipeline_parallel_size": "pp", "pp_size": "pp",
-    "data_parallel_size": "dp", "dp_size": "dp", "expert_parallel_size": "ep", "ep_size": "ep",
-    "run_number": "repeat", "qps": "request_rate", "rate": "request_rate",
-}
+# The peer names are the labels' aliases in the metrics and labels registry (optlog.core.metrics).
 
 
 def setting_name(key: str) -> str | None:
     """A tool's setting name as optlog's label name (`max_concurrency` → `concurrency`,
     `max-num-seqs` → `max_num_seqs`); None when it cannot be a label name at all."""
     k = re.sub(r"[^A-Za-z0-9_.]+", "_", str(key).strip()).strip("_").replace("-", "_")
-    k = SETTING_NAMES.get(k.lower(), k)
+    k = M.label_of_alias(k.lower()) or k
     return k if KEY_RE.match(k) else None

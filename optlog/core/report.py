@@ -25,13 +25,11 @@ from optlog.core.scaling import Fit
 from optlog.core.stats import CONF
 from optlog.core.timeutil import parse_iso
 from optlog.core.tune import pareto_front
-from optlog.core.comparable import FLAG_KEYS
+from optlog.core import metrics as M
+from optlog.core.comparable import flag_keys
 from optlog.core.statuses import reader_text
 from optlog.core.verdict import must_agree_across_groups
 
-THROUGHPUT_METRICS = ("total_token_throughput", "output_throughput", "input_throughput", "request_throughput")
-LATENCY_METRICS = ("median_ttft_ms", "median_tpot_ms", "p99_ttft_ms", "p99_tpot_ms", "median_itl_ms",
-                   "median_e2e_latency_ms")
 TELEMETRY_PREFIXES = ("gpu_power_w", "gpu_power_frac", "energy_j", "tokens_per_joule", "gpu_util", "sm_clock_mhz",
                       "mem_used_gib", "gpu_temp_c", "pcie_rx_gbps", "pcie_tx_gbps", "nvlink_gbps", "sm_occupancy",
                       "sm_active", "tensor_active", "dram_bw_util", "throttle")
@@ -39,8 +37,6 @@ TELEMETRY_PREFIXES = ("gpu_power_w", "gpu_power_frac", "energy_j", "tokens_per_j
 # metric, 90 columns on a GPU run, are in `optlog run show`).
 TELEMETRY_HEADLINE = ("gpu_power_w", "gpu_power_frac", "energy_j", "tokens_per_joule", "sm_active", "sm_occupancy", "tensor_active",
                       "dram_bw_util", "gpu_util", "nvlink_gbps", "pcie_tx_gbps", "pcie_rx_gbps")
-# Labels that name the configuration and the load point; the rest describe the workload.
-SHAPE_LABELS = ("config", "concurrency", "repeat", "tp", "pp", "ep", "dp", "gpus")
 KIND_ORDER = {"hypothesis": 0, "prediction": 1, "runs": 2, "note": 3, "verdict": 4, "override": 5, "plan": 6}
 
 
@@ -191,8 +187,7 @@ def timeline(docs: dict[str, Any], runs: list[dict[str, Any]], notes: list[dict[
 # ---------------------------------------------------------------- comparisons
 
 
-LOAD_POINT_LABELS = frozenset({"num_prompts", "prompts", "prompt_count"})
-"""Labels that scale with the load point (SGLang's habit: prompts = concurrency × k)."""
+LOAD_POINT_LABELS = M.LOAD_POINT_LABELS
 
 
 def family_key(labels: dict[str, Any]) -> tuple[tuple[str, str], ...]:
@@ -206,7 +201,7 @@ def family_key(labels: dict[str, Any]) -> tuple[tuple[str, str], ...]:
 @functools.lru_cache(maxsize=4096)
 def _family_label(k: str) -> bool:
     """Whether label `k` names the workload (a handful of distinct keys over 10,000s of runs: cached)."""
-    return k not in SHAPE_LABELS and k not in LOAD_POINT_LABELS and must_agree_across_groups(k)
+    return k not in M.SHAPE_LABELS and k not in LOAD_POINT_LABELS and must_agree_across_groups(k)
 
 
 def family_name(key: tuple[tuple[str, str], ...]) -> str:
@@ -395,7 +390,7 @@ def other_runs(runs: list[dict[str, Any]]) -> dict[tuple[str, ...], list[dict[st
         if usable(r) and r["metrics"] and all(is_telemetry(k) for k in r["metrics"]):
             continue  # shown under telemetry
         key = ("launch", str(r["launch_id"])) if r.get("launch_id") is not None else tuple(
-            sorted(k for k in r["labels"] if k not in FLAG_KEYS and k != L.CONCURRENT))
+            sorted(k for k in r["labels"] if k not in flag_keys() and k != L.CONCURRENT))
         out.setdefault(key, []).append(r)
     return out
 
@@ -425,7 +420,7 @@ def runs_table(runs: list[dict[str, Any]], tested: list[str], max_metrics: int =
     metric_keys: list[str] = []
     for r in runs:
         for k in r["labels"]:
-            if k not in label_keys and k not in FLAG_KEYS and k != L.CONCURRENT:
+            if k not in label_keys and k not in flag_keys() and k != L.CONCURRENT:
                 label_keys.append(k)
         for k in r["metrics"]:
             if k not in metric_keys and not k.startswith("raw."):
@@ -765,8 +760,6 @@ def bound_verdicts(docs: dict[str, Any], rows: list[dict[str, Any]]) -> list[dic
     return out
 
 
-POINT_LABELS = ("config", "concurrency", "size", "m", "batch", "tp", "model")
-"""The labels that name a roofline dot beside its run's name (where they differ between dots)."""
 
 
 def roofline_view(rows: list[dict[str, Any]], ceilings: dict[str, float]) -> dict[str, Any] | None:
@@ -777,7 +770,7 @@ def roofline_view(rows: list[dict[str, Any]], ceilings: dict[str, float]) -> dic
                       if len({str(r["labels"].get(k)) for r in dots}) > 1})
 
     def name(row: dict[str, Any]) -> str:
-        shape = ", ".join(f"{k}={row['labels'][k]}" for k in varying if k in row["labels"] and k in POINT_LABELS)
+        shape = ", ".join(f"{k}={row['labels'][k]}" for k in varying if k in row["labels"] and k in M.POINT_LABELS)
         text = " ".join(x for x in (row.get("name") or "", shape) if x)
         return (text[:60] + "…" if len(text) > 60 else text) or f"run {row['run']}"
 

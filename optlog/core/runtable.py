@@ -50,7 +50,7 @@ def flags(row: Row) -> list[str]:
         out.append("invalidated")
     if L.canonical(lab.get(L.CONCURRENT, "")) == "true":
         out.append("concurrent")
-    if any(L.canonical(lab.get(k, "")) == "true" for k in C.FLAG_KEYS):
+    if any(L.canonical(lab.get(k, "")) == "true" for k in C.flag_keys()):
         out.append("loaded")
     return out
 

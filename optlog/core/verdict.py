@@ -38,6 +38,7 @@ from optlog.core import estimators as ES
 from optlog.core import expr as E
 from optlog.core import labels as L
 from optlog.core import loadshare as LS
+from optlog.core import metrics as M
 from optlog.core import units as U
 from optlog.core.posthoc import ranges
 from optlog.core.numfmt import (fmt_amount, fmt_interval, fmt_share, fmt_value, fmt_verdict, fmt_whole, fmt_written,
@@ -45,20 +46,11 @@ from optlog.core.numfmt import (fmt_amount, fmt_interval, fmt_share, fmt_value, 
 from optlog.core.plans import selector_name
 from optlog.core.stats import CONF, MIN_TEST_N, Batch, bonferroni, mean, sig
 
-WORKLOAD_KEYS = frozenset({
-    "dataset", "input_len", "output_len", "num_prompts", "prompts", "prompt_count", "random_input_len",
-    "random_output_len", "random_range_ratio", "request_rate", "model", "workload", "tokenizer",
-})
-SOFTWARE_KEYS = frozenset({
-    "sglang", "vllm", "torch", "cuda", "driver", "flashinfer", "trtllm", "tensorrt_llm", "nccl", "triton",
-    "commit", "image", "software", "python",
-})
-IGNORED_KEYS = C.IGNORED_KEYS
 
 
 def must_agree_across_groups(key: str) -> bool:
     k = key.lower()
-    return k in WORKLOAD_KEYS or k in SOFTWARE_KEYS or "version" in k or k.endswith("_ver")
+    return M.role(k) in ("workload", "software") or "version" in k or k.endswith("_ver")
 
 
 class RunRow:
@@ -624,7 +616,7 @@ def comparability(a_runs: list[RunRow], b_runs: list[RunRow], exclude: set[str],
         keys.update(r.labels)
         keys.update(r.config)
     keys -= exclude
-    keys -= IGNORED_KEYS | C.FLAG_KEYS
+    keys -= C.ignored_keys() | C.flag_keys()
     bad: dict[int, list[str]] = defaultdict(list)
     for k in sorted(keys):
         def val(r: RunRow) -> Any:

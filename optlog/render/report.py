@@ -8,6 +8,7 @@ from optlog.core import labels as L
 from optlog.core import findings as F
 from optlog.core import report as C
 from optlog.core import posthoc as PH
+from optlog.core import metrics as M
 from optlog.core import units as U
 from optlog.core.statuses import reader_text
 from optlog.core.numfmt import (plural, fmt_gain, fmt_num, fmt_p, fmt_pct, fmt_ratio, fmt_score,
@@ -143,7 +144,7 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
         for pl in plots.get("throughput", []):
             if pl["family"] == fi:
                 out.append(f"![{md.text(pl['alt'])}](<{pl['href']}>)")
-        for metric in (*C.THROUGHPUT_METRICS, *C.LATENCY_METRICS):
+        for metric in (*M.REPORT_THROUGHPUT, *M.REPORT_LATENCY):
             configs, levels, cells = C.grid(fruns, metric)
             if not cells:
                 continue

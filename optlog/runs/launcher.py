@@ -32,6 +32,7 @@ from urllib.parse import urlparse
 
 from optlog import settings
 from optlog.core import labels as L
+from optlog.core import metrics as M
 from optlog.core.failure import classify, tail
 from optlog.core.labels import CONCURRENT
 from optlog.core.numfmt import fmt_measured, fmt_seconds, fmt_written, plural
@@ -903,7 +904,7 @@ class Driver:
             runrows.add_label_and_metric_rows(s, label_rows, metric_rows)
             self.done += point
             if metrics:
-                key = next((k for k in ("output_throughput", "total_token_throughput", "request_throughput")
+                key = next((k for k in M.HEADLINE_THROUGHPUT
                             if k in metrics), next(iter(metrics)))
                 self.last_metric = (key, float(metrics[key]))
             self._set_launch(s, progress=self._progress(None))

@@ -25,7 +25,7 @@ from optlog.service.context import Ctx
 from optlog.service.hypotheses import rivals_of
 from optlog.service.verdicts import evaluate_predictions, load_evidence, metric_names as pred_metric_names
 from optlog.store.db import decision_lock
-from optlog.runs.parsers._common import CANONICAL
+from optlog.core import metrics as M
 from optlog.store.runrows import label_keys, label_values, metric_names
 
 PID_RE = re.compile(r"^(?P<hid>[a-z0-9][a-z0-9-]{0,62})\.p(?P<n>\d+)\Z")
@@ -84,7 +84,7 @@ def _label_warnings(ctx: Ctx, metric: str | None, node: Any, a: dict[str, Any], 
     with ctx.db.connect() as c:
         have = label_values(c, sorted(keys)) if keys else {}
         have_m = metric_names(c, sorted(mets)) if mets else set()
-        all_m = (metric_names(c) | set(CANONICAL)) if mets - have_m else set()
+        all_m = (metric_names(c) | set(M.canonical())) if mets - have_m else set()
         all_k = label_keys(c) if keys - set(have) else set()
 
     def near(given: str, known: Any) -> str:
@@ -92,7 +92,7 @@ def _label_warnings(ctx: Ctx, metric: str | None, node: Any, a: dict[str, Any], 
         return f" (did you mean {', '.join(repr(n) for n in close)}?)" if close else ""
 
     for m in sorted(mets):
-        if m not in have_m and m not in CANONICAL:
+        if m not in have_m and not M.known(m):
             close = close_matches(m, all_m, cutoff=0.85)  # a slip of a letter or two, not a sibling metric
             if close and not new_metric:
                 raise BadInput(f"no run has metric {m!r}; did you mean {', '.join(repr(n) for n in close)}? "

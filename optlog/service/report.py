@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from optlog.core import labels as L
+from optlog.core import metrics as M
 from optlog.core import report as C
 from optlog.core import text as TX
 from optlog.core.plans import calibration
@@ -199,7 +200,7 @@ def build(ctx: Ctx, path: Path, draw: bool = True, hypothesis: str | None = None
     for fi, (fk, fruns) in enumerate(fams.items()):
         fname = C.family_name(fk)
         suffix = f"-{fi + 1}" if many else ""
-        metric = next((m for m in ("total_token_throughput", "output_throughput", "request_throughput")
+        metric = next((m for m in M.PLOT_THROUGHPUT
                        if any(m in r["metrics"] for r in fruns)), None)
         if metric:
             configs, levels, cells = C.grid(fruns, metric)

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from optlog.errors import BadInput
-from optlog.runs.parsers import CANONICAL, FORMATS, detect_format, parse_bytes, parse_result
+from optlog.core.metrics import canonical
+from optlog.runs.parsers import FORMATS, detect_format, parse_bytes, parse_result
 
 PEERS = Path(__file__).resolve().parents[1] / "fixtures" / "peers"
 GEN = PEERS / "generated"
@@ -357,7 +358,7 @@ def test_goodput_is_canonical_with_its_unit() -> None:
     from optlog.core.units import higher_is_better, unit
 
     for k in ("goodput", "good_requests", "good_request_frac"):
-        assert k in CANONICAL
+        assert k in canonical()
     assert unit("goodput") == "req/s" and unit("good_requests") == "requests"
     assert unit("good_request_frac") == "fraction" and unit("slo_ttft_ms") == "ms"
     assert higher_is_better("goodput") and higher_is_better("good_request_frac")
@@ -672,14 +673,14 @@ def test_undetectable_and_missing_files(tmp_path: Path) -> None:
 def test_formats_and_canonical_names() -> None:
     assert set(FORMATS) == {"sglang", "sglang-one-batch", "vllm", "aiperf", "genai-perf", "guidellm", "json", "optlog",
                             "probe", "llama-bench", "llama-batched-bench", "llmperf", "vllm-throughput", "vllm-latency"}
-    assert len(CANONICAL) == 8 + 3 + 25  # counts and rates, goodput's three, latency statistics
+    assert len(canonical()) == 8 + 3 + 25  # counts and rates, goodput's three, latency statistics
     # every parser's canonical output uses only canonical names or raw.*
     for f in [GEN / "aiperf-A-c64.json", GEN / "aiperf-A-c64.csv", GEN / "guidellm-A-c64.json",
               GEN / "aiperf-goodput-e2e200-itl12.json",
               PEERS / "sglang" / "bench_one_batch_server.result_te_tp4.jsonl",
               PEERS / "guidellm" / "benchmarks_stripped.v0.3-legacy.json"]:
         for r in parse_result([f]):
-            bad = [k for k in r.metrics if k not in CANONICAL and not k.startswith("raw.")]
+            bad = [k for k in r.metrics if k not in canonical() and not k.startswith("raw.")]
             assert not bad, (f, bad)
 
 
@@ -957,7 +958,7 @@ def test_llmperf_inter_token_latency_is_ntpot_not_itl() -> None:
     assert s.metrics["p99_ntpot_ms"] == pytest.approx(d["results_inter_token_latency_s_quantiles_p99"] * 1000)
     for res in (r, s):
         assert not [k for k in res.metrics if k.endswith(("_itl_ms", "_tpot_ms"))], res.metrics
-    assert "mean_ntpot_ms" in CANONICAL and unit("p99_ntpot_ms") == "ms"
+    assert "mean_ntpot_ms" in canonical() and unit("p99_ntpot_ms") == "ms"
 
 
 @pytest.mark.parametrize("name", ["guidellm-A-c1", "guidellm-A-c64"])

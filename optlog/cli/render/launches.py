@@ -6,6 +6,7 @@ import shlex
 from typing import Any
 
 from optlog.cli.render.text import fmt_num, kv, table
+from optlog.core import metrics as M
 from optlog.core.numfmt import fmt_count
 
 
@@ -32,7 +33,7 @@ def _launch_human(d: dict[str, Any]) -> str:
     rows = []
     keys: list[str] = []
     for r in d["runs"]:
-        for k in ("output_throughput", "total_token_throughput", "request_throughput"):
+        for k in M.HEADLINE_THROUGHPUT:
             if k in r["metrics"] and k not in keys:
                 keys.append(k)
     for r in d["runs"]:

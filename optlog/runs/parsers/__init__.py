@@ -30,10 +30,10 @@ from optlog.errors import BadInput, param
 from optlog.paths import read_regular
 from optlog.runs.parsers import (aiperf, generic, guidellm, llama_bench, llmperf, optlog_fmt, probe, sglang, sglang_one_batch,
                                  vllm, vllm_offline)
-from optlog.runs.parsers._common import CANONICAL, Doc, ParsedResult, PastDouble, refuse, settle
+from optlog.runs.parsers._common import Doc, ParsedResult, PastDouble, refuse, settle
 from optlog.core import jsondoc
 
-__all__ = ["CANONICAL", "FORMATS", "ParsedResult", "detect_format", "parse_bytes", "parse_result", "select_result_files",
+__all__ = ["FORMATS", "ParsedResult", "detect_format", "parse_bytes", "parse_result", "select_result_files",
            "unique"]
 
 

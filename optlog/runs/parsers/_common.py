@@ -18,26 +18,19 @@ from typing import Any, Iterable, Iterator
 import yaml
 
 from optlog.core import jsondoc
+from optlog.core import metrics as metrics_registry
 from optlog.core.numfmt import fmt_num, fmt_sig, fmt_written, plural
 from optlog.core.units import unit
 from optlog.errors import BadInput
 from optlog.yamlio import parse_text
 
-CANONICAL = (
-    "completed", "failed", "duration_s", "request_throughput", "input_throughput", "output_throughput",
-    "total_token_throughput", "mean_inflight",
-    # the requests that met the run's limits (its `slo_*` labels: goodput means nothing without them)
-    "goodput", "good_requests", "good_request_frac",
-    # ntpot: a request's latency over its output tokens, TTFT included (llmperf's inter_token_latency_s)
-    *(f"{s}_{m}_ms" for m in ("ttft", "tpot", "itl", "e2e_latency", "ntpot") for s in ("mean", "median", "p90", "p95", "p99")),
-)
-# the figures that identify a measurement (`ParsedResult.measurement`): those every reader of one
-# tool computes alike from any of the files that tool writes for it
+# The canonical figures (every reader fills them in under optlog's name) and the figures that identify
+# a measurement (`ParsedResult.measurement`: those every reader of one tool computes alike from any of
+# the files that tool writes for it) are the metrics registry's: optlog.core.metrics.canonical() and
+# identity().
 # the decimal places of the rounded exports optlog reads (AIPerf's and genai-perf's CSV): what a
 # result read at full precision is also identified by (`ParsedResult.rounded_measurement`)
 EXPORT_PLACES = 2
-IDENTITY = ("completed", "failed", "duration_s", "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_e2e_latency_ms",
-            "median_e2e_latency_ms", "mean_tpot_ms", "mean_itl_ms")
 RAW_PREFIX = "raw."
 # Lists longer than this (per-request arrays: ttfts, itls, generated texts…) are not kept in `raw`.
 MAX_RAW_LIST = 64
@@ -72,7 +65,7 @@ class ParsedResult:
         another. The same run read from two files (a sweep's `run=0.json` and its `summary.json`,
         llmperf's summary and its per-request file) has the same identity, whatever its file, labels
         or the figures only one of them carries."""
-        figs = {k: self.metrics[k] for k in IDENTITY if k in self.metrics}
+        figs = {k: self.metrics[k] for k in metrics_registry.identity() if k in self.metrics}
         if len(figs) < 3 or not ({"duration_s", "completed"} & figs.keys()):
             return None
         text = ";".join((f"{k}={v:.6g}" if places is None else f"{k}={v:.{places}f}")  # machine format
@@ -91,7 +84,7 @@ class ParsedResult:
         `other` and equal to it rounded to this result's decimal places."""
         if self.decimals is None or other.decimals is not None or self.tool != other.tool:
             return False
-        figs = {k: self.metrics[k] for k in IDENTITY if k in self.metrics}
+        figs = {k: self.metrics[k] for k in metrics_registry.identity() if k in self.metrics}
         if len(figs) < 3 or not ({"duration_s", "completed"} & figs.keys()):
             return False
         half = 0.5 * 10.0 ** -self.decimals + 1e-9

@@ -45,6 +45,7 @@ import cmath
 import re
 from typing import Any
 
+from optlog.core import metrics as M
 from optlog.core.labels import setting_name
 from optlog.runs.parsers._common import (Doc, ParsedResult, PastDouble, arr, clean, csv_rows, fail, finite, load_json,
                                          metric_key, obj, set_label)
@@ -190,9 +191,9 @@ def _canonical(stats: dict[str, dict[str, Any]], error_summary: Any) -> dict[str
         s = stats.get(tag)
         return finite(s.get("avg")) if s else None
 
-    for dst, tag in (("request_throughput", "request_throughput"), ("output_throughput", "output_token_throughput"),
-                     ("input_throughput", "input_token_throughput"), ("total_token_throughput", "total_token_throughput"),
-                     ("completed", "request_count"), ("failed", "error_request_count")):
+    for dst, tag in M.peer_names("aiperf"):
+        if tag == "benchmark_duration":
+            continue  # in seconds or ms by its unit: below
         v = avg(tag)
         if v is not None:
             m[dst] = v
@@ -501,11 +502,6 @@ _CSV_CANON = {
     "time to first token": "ttft", "request latency": "e2e_latency", "inter token latency": "tpot",
     "inter chunk latency": "itl",
 }
-_CSV_SINGLE = {
-    "request throughput": "request_throughput", "output token throughput": "output_throughput",
-    "input token throughput": "input_throughput", "total token throughput": "total_token_throughput",
-    "request count": "completed", "error request count": "failed",
-}
 
 
 def _is_csv(doc: Doc) -> bool:
@@ -557,7 +553,11 @@ def parse_csv(doc: Doc, tool: str = "aiperf") -> ParsedResult:
         raise fail(tool, doc.path, "no Request Throughput, Output Token Throughput or Request Count row",
                    field_="Request Throughput")
     metrics: dict[str, float] = {}
-    for name, dst in _CSV_SINGLE.items():
+    # a single-figure metric's CSV row is its tag in words: `output token throughput`, `request count`
+    for dst, tag in M.peer_names("aiperf"):
+        if tag == "benchmark_duration":
+            continue
+        name = tag.replace("_", " ")
         if name in singles:
             metrics[dst] = singles[name]
     if "benchmark duration" in singles:

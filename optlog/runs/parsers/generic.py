@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from optlog.core import metrics as M
 from optlog.runs.parsers._common import (
-    CANONICAL,
     Doc,
     ParsedResult,
     clean,
@@ -50,13 +50,14 @@ def parse(doc: Doc) -> list[ParsedResult]:
     out: list[ParsedResult] = []
     for i, (line, o) in enumerate(jsonl_objects(doc, TOOL)):
         metrics: dict[str, float] = {}
-        for k in CANONICAL:
+        canonical = M.canonical()
+        for k in canonical:
             if k in o:
                 put(metrics, k, o[k])
         labels: dict[str, Any] = {}
         apply_key_map(doc, TOOL, o, metrics, labels, line)
-        if not any(k in metrics for k in CANONICAL) and not any(not k.startswith("label.") for k in doc.key_map):
-            raise fail(TOOL, doc.path, "no canonical metric (" + ", ".join(CANONICAL[:8]) + ", …) and no --key-map "
+        if not any(k in metrics for k in canonical) and not any(not k.startswith("label.") for k in doc.key_map):
+            raise fail(TOOL, doc.path, "no canonical metric (" + ", ".join(canonical[:8]) + ", …) and no --key-map "
                        "NAME=PATH naming one", line=line, field_="key_map")
         leaves: dict[str, float] = {}
         _leaves(o, "", leaves)

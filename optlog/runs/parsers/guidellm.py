@@ -41,6 +41,7 @@ from optlog.runs.parsers._common import (Doc, ParsedResult, clean, csv_rows, fai
                                          metric_key, obj, put, rate_check, set_label)
 from optlog.runs.parsers.keymap import apply_key_map
 from optlog.core import jsondoc
+from optlog.core import metrics as M
 
 TOOL = "guidellm"
 DROP = {"requests", "request_samples", "pdf", "cumulative_distribution_function"}
@@ -124,8 +125,9 @@ def _metrics(b: dict[str, Any], m: dict[str, Any], notes: list[str]) -> dict[str
     dur = finite(b.get("duration"))
     if dur is not None:
         out["duration_s"] = dur
-    for dst, name in (("request_throughput", "requests_per_second"), ("output_throughput", "output_tokens_per_second"),
-                      ("input_throughput", "prompt_tokens_per_second"), ("total_token_throughput", "tokens_per_second")):
+    for dst, name in M.peer_names("guidellm"):
+        if M.METRICS[dst].group != "throughput":
+            continue  # the counts are totals (above)
         s = _succ(m, name)
         if s is not None and finite(s.get("mean")) is not None:
             out[dst] = finite(s.get("mean"))  # type: ignore[assignment]

@@ -11,11 +11,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from optlog.core import metrics as M
 from optlog.errors import BadInput
 from optlog.runs.parsers._common import Doc, finite, set_label
 
 _MISSING = object()
-UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "min": 60.0}
+UNITS = M.TIME_UNITS
 _SECONDS_NAME = re.compile(r"(^|[_.])(s|sec|secs|seconds)($|[_.])", re.I)
 
 
@@ -25,14 +26,6 @@ def split_unit(src: str) -> tuple[str, str | None]:
     if sep and path and unit.strip().lower() in UNITS:
         return path, unit.strip().lower()
     return src, None
-
-
-def _target_unit(name: str) -> float | None:
-    if name.endswith("_ms"):
-        return UNITS["ms"]
-    if name.endswith("_s"):
-        return UNITS["s"]
-    return None
 
 
 def lookup(o: Any, path: str) -> Any:
@@ -68,7 +61,7 @@ def apply_key_map(doc: Doc, tool: str, o: Any, metrics: dict[str, float], labels
         if f is None:
             raise BadInput(f"{tool}: {where}key map {k}={full}: {src!r} is {v!r}, not a number", file=doc.path,
                            line=line, field="key_map")
-        want = _target_unit(k)
+        want = M.time_scale(k)
         if unit is not None:
             if want is None:
                 raise BadInput(f"{tool}: {where}key map {k}={full}: a unit converts into a metric named *_ms or *_s, "

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from optlog.core import metrics as M
 from optlog.runs.parsers._common import (
-    CANONICAL,
     Doc,
     ParsedResult,
     clean,
@@ -48,8 +48,9 @@ REQUIRED_ANY = ("output_throughput", "completed")
 
 def serving_metrics(o: dict[str, Any], renames: dict[str, str] = RENAMES) -> tuple[dict[str, float], dict[str, Any]]:
     """Canonical + `raw.*` metrics and the non-numeric rest of one flat serving-benchmark object."""
-    metrics, rest = split_flat(o, canonical_same=CANONICAL)
-    for k in CANONICAL:
+    canonical = M.canonical()
+    metrics, rest = split_flat(o, canonical_same=canonical)
+    for k in canonical:
         if k in o:
             put(metrics, k, o[k])
     for src, dst in renames.items():

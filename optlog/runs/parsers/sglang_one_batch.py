@@ -15,7 +15,8 @@ Labels: `batch_size`, `concurrency` (= batch_size: the batch is sent at once, so
 
 from __future__ import annotations
 
-from optlog.runs.parsers._common import CANONICAL, Doc, ParsedResult, clean, fail, jsonl_objects, put, set_label, split_flat
+from optlog.core import metrics as M
+from optlog.runs.parsers._common import Doc, ParsedResult, clean, fail, jsonl_objects, put, set_label, split_flat
 from optlog.runs.parsers.keymap import apply_key_map
 
 TOOL = "sglang-one-batch"
@@ -29,7 +30,7 @@ def parse(doc: Doc) -> list[ParsedResult]:
         if not any(k in o for k in ("latency", "output_throughput", "overall_throughput")):
             raise fail(TOOL, doc.path, "no latency, output_throughput or overall_throughput key", line=line,
                        field_="latency")
-        metrics, rest = split_flat(o, canonical_same=CANONICAL)
+        metrics, rest = split_flat(o, canonical_same=M.canonical())
         put(metrics, "output_throughput", o.get("output_throughput"))
         put(metrics, "input_throughput", o.get("input_throughput"))
         put(metrics, "total_token_throughput", o.get("overall_throughput"))
