@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from optlog.cli.render.text import fmt_num, glyph, table
+from optlog.core import metrics as M
 from optlog.core import posthoc as PH
 from optlog.core import views as VW
 from optlog.core.numfmt import fmt_ratio, fmt_share, fmt_sig, fmt_written
@@ -104,7 +105,11 @@ def _compare_human(d: dict[str, Any]) -> str:
             row.append("–" if not f else f"{fmt_sig(f['k'], 3)}"
                        + (f" [{fmt_sig(f['ci'][0], 3)}, {fmt_sig(f['ci'][1], 3)}]" if f.get("ci") else "")
                        + f" (n={f['n']})")
-    out = f"median {d['metric']} by {d['by']} (n runs; IQR from 3)\n" + table(rows, header)
+    # the metric's unit and which way is better, from the metrics registry: `median_ttft_ms (ms; lower
+    # is better)`
+    said = [u for u in (M.unit(d["metric"]),) if u] + ([f"{b} is better"] if (b := M.better(d["metric"])) else [])
+    name = f"{d['metric']} ({'; '.join(said)})" if said else d["metric"]
+    out = f"median {name} by {d['by']} (n runs; IQR from 3)\n" + table(rows, header)
     for r in d["rows"]:
         for nc in r.get("not_comparable", []):
             lvl = ", ".join(f"{k}={v}" for k, v in r["level"].items())
