@@ -26,7 +26,7 @@ def test_cells_show_median_n_and_iqr_and_hidden_labels_split_the_rows(ws):
     lone = d["rows"][3]
     assert lone["n"] == {"cutlass": 1} and lone["spread"] == {"cutlass": None}  # n < 3: no interval
     out = ws.cli("compare", "--metric", "tflops", "--by", "kernel").out
-    assert "median tflops by kernel" in out and "25.5 (n=4, IQR 24.8–26.2)" in out and "m=2048" in out
+    assert "median tflops (TFLOPS; higher is better) by kernel" in out and "25.5 (n=4, IQR 24.8–26.2)" in out and "m=2048" in out
     # with the label shown as --per, nothing is hidden: no split
     d = ws.j("compare", "--metric", "tflops", "--by", "kernel", "--per", "m")
     assert d["split_by"] == [] and len(d["rows"]) == 4
