@@ -36,9 +36,10 @@ def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
 
     Unchanged files (same mtime) are not re-read. A changed file is validated (errors name file,
     line, field) and re-indexed; a hand edit is reported once. It only reads and indexes: what an
-    interrupted optlog left half written is committed by opening (`service.context`, the journal
-    step), not as a side effect of a read."""
-    ctx.db  # noqa: B018  (opened: the journal step has run)
+    interrupted optlog left half written is committed by opening a session that may write
+    (`service.context`, the journal step), never as a side effect of a read, which sees those files
+    as written and calls them no hand edit."""
+    ctx.db  # noqa: B018  (opened: for a session that may write, the journal step has run)
     files = hypfiles.list_files(ctx.ws)
     memo = ctx.hypothesis_memo
     stamps = {p.stem: hypfiles.mtime_ns(p) for p in files}
@@ -83,9 +84,7 @@ def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
 def _left_pending(ctx: Ctx, path: Path) -> bool:
     """`path` is a file an interrupted optlog wrote and has yet to commit (`service.journal`), not a
     hand edit."""
-    from optlog.service.journal import pending_paths  # deferred: git; only when a file changed
-
-    return ctx.ws.rel(path) in pending_paths(ctx)
+    return ctx.ws.rel(path) in journal.pending_paths(ctx)
 
 
 def _check_links(ctx: Ctx, docs: dict[str, HypothesisDoc]) -> None:
