@@ -23,6 +23,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select
 
+from optlog.core.labels import parse_pairs
+
 
 @dataclass
 class Field:
@@ -87,7 +89,6 @@ def verb_values(fn: Callable[..., Any], vals: Mapping[str, Any]) -> dict[str, An
     it has none), a repeatable is comma-separated, K=V pairs are parsed as the CLI parses them, a
     number is read as one. Raises ValueError naming the field on a number that is not one."""
     from optlog.api import verb as V  # deferred: the catalogue loads after the first frame
-    from optlog.core.labels import parse_pairs
 
     out: dict[str, Any] = {}
     for n, raw in vals.items():
