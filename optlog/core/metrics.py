@@ -306,6 +306,9 @@ for _l in (
 ):
     register(_l)
 
+# the label a report's tables and plots take as the load point (their rows, their x axis): the client's
+# concurrency cap; peers' names for it are its aliases (`max_concurrency`, `num_concurrent_requests`)
+LOAD_POINT = "concurrency"
 # the labels a report's tables are shaped by (a configuration and its load point), in this order
 SHAPE_LABELS = ("config", "concurrency", "repeat", "tp", "pp", "ep", "dp", "gpus")
 # labels that scale with the load point (SGLang's habit: prompts = concurrency × k)
@@ -333,6 +336,6 @@ def setting_aliases() -> dict[str, str]:
     return dict(_LABEL_ALIASES)
 
 
-__all__ = ["HEADLINE_THROUGHPUT", "LABELS", "METRICS", "Label", "Metric", "REPORT_LATENCY", "REPORT_THROUGHPUT",
+__all__ = ["HEADLINE_THROUGHPUT", "LABELS", "LOAD_POINT", "METRICS", "Label", "Metric", "REPORT_LATENCY", "REPORT_THROUGHPUT",
            "SHAPE_LABELS", "better", "bounds", "canonical", "canonical_name", "group", "higher_is_better", "identity",
            "known", "label_of_alias", "labels_with", "metric", "register", "role", "unit", "unregister"]

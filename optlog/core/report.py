@@ -212,7 +212,7 @@ def config_runs(runs: list[dict[str, Any]]) -> dict[tuple[tuple[str, str], ...],
     """Usable runs that have both `config` and `concurrency`, by workload family (first seen first)."""
     fams: dict[tuple[tuple[str, str], ...], list[dict[str, Any]]] = {}
     for r in runs:
-        if not usable(r) or "config" not in r["labels"] or "concurrency" not in r["labels"]:
+        if not usable(r) or "config" not in r["labels"] or M.LOAD_POINT not in r["labels"]:
             continue
         fams.setdefault(family_key(r["labels"]), []).append(r)
     return fams
@@ -238,9 +238,9 @@ def grid(runs: list[dict[str, Any]], metric: str) -> tuple[list[str], list[Any],
         if v is None:
             continue
         c = _c(r, "config")
-        lv = _c(r, "concurrency")
+        lv = _c(r, M.LOAD_POINT)
         if lv not in lv_vals:
-            lv_vals[lv] = r["labels"]["concurrency"]
+            lv_vals[lv] = r["labels"][M.LOAD_POINT]
         if c not in configs:
             configs.append(c)
         cells[(c, lv)].append(v)
@@ -268,7 +268,7 @@ def serving_rates(m: dict[str, Any], lab: dict[str, Any], gpus: int | None) -> t
     them: per user 1000 / median TPOT where recorded, else output throughput ÷ concurrency (or the
     measured mean in-flight requests); per GPU output throughput ÷ GPUs. None without the numbers."""
     out_tp = m.get("output_throughput")
-    users = m.get("mean_inflight") or L.as_number(lab.get("concurrency"))
+    users = m.get("mean_inflight") or L.as_number(lab.get(M.LOAD_POINT))
     gpus = m.get("gpus") or gpus
     if out_tp is None or not users or not gpus:
         return None
@@ -308,8 +308,8 @@ def per_user_per_gpu(runs: list[dict[str, Any]], default_gpus: int | None) -> di
             continue
         per_user, per_gpu = rates
         c = _c(r, "config")
-        lv = _c(r, "concurrency")
-        lv_raw[lv] = lab["concurrency"]
+        lv = _c(r, M.LOAD_POINT)
+        lv_raw[lv] = lab[M.LOAD_POINT]
         acc[c][lv].append((per_user, per_gpu))
     res: dict[str, list[tuple[float, float, Any]]] = {}
     for c in configs_in_order([r for r in runs if _c(r, "config") in acc]):
@@ -385,7 +385,7 @@ def other_runs(runs: list[dict[str, Any]]) -> dict[tuple[str, ...], list[dict[st
     for r in runs:
         if r.get("invalidated"):
             continue  # listed on their own, with the reason
-        if "config" in r["labels"] and "concurrency" in r["labels"] and usable(r):
+        if "config" in r["labels"] and M.LOAD_POINT in r["labels"] and usable(r):
             continue
         if usable(r) and r["metrics"] and all(is_telemetry(k) for k in r["metrics"]):
             continue  # shown under telemetry

@@ -17,6 +17,7 @@ import statistics
 from html import escape
 from typing import Any
 
+from optlog.core import metrics as M
 from optlog.core.numfmt import fmt_axis, fmt_count, fmt_num, fmt_written
 
 CHART_ID = "optlog"
@@ -99,7 +100,7 @@ def throughput_vs_concurrency(path: str, title: str, metric: str, series: dict[s
     few = sum(len(v) for v in series.values()) <= 24
     ylab = metric.replace("_", " ") + " (tok/s)" if "token" in metric or metric.startswith("output") else metric
     pad = 0.25 * (fx(xs_all[-1]) - fx(xs_all[0]) or 1.0) if xs_all else 1.0
-    chart = _chart("XY", title, "concurrency", ylab, range=(0, _ymax([p[1] for pts in series.values() for p in pts])),
+    chart = _chart("XY", title, M.LOAD_POINT, ylab, range=(0, _ymax([p[1] for pts in series.values() for p in pts])),
                    xrange=(fx(xs_all[0]) - pad / 4, fx(xs_all[-1]) + pad) if xs_all else None,
                    x_labels=[fx(x) for x in xs_all], x_value_formatter=lambda v: fmt_written(2 ** v) if log else fmt_written(v),
                    value_formatter=fmt_axis, print_labels=few, dots_size=3)

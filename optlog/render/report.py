@@ -149,7 +149,7 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
             if not cells:
                 continue
             base = configs[0]
-            header = ["concurrency", *configs] + [f"{c} / {base}" for c in configs[1:]]
+            header = [M.LOAD_POINT, *configs] + [f"{c} / {base}" for c in configs[1:]]
             rows = []
             for lv in levels:
                 k = L.canonical(lv)
