@@ -17,7 +17,7 @@ from typing import Any
 from optlog.core import bounds as B
 from optlog.core import labels as L
 from optlog.core import runtable as RT
-from optlog.core.diagnosis import diagnose, diagnosis_inputs
+from optlog.core.diagnosis import diagnose, diagnosis_inputs, links_view
 from optlog.core import units as U
 from optlog.core.numfmt import fmt_verdict, fmt_written
 from optlog.core.plans import selector_name
@@ -36,7 +36,7 @@ TELEMETRY_PREFIXES = ("gpu_power_w", "gpu_power_frac", "energy_j", "tokens_per_j
 # The telemetry columns a report shows, in this order: one mean figure each (the statistics of every
 # metric, 90 columns on a GPU run, are in `optlog run show`).
 TELEMETRY_HEADLINE = ("gpu_power_w", "gpu_power_frac", "energy_j", "tokens_per_joule", "sm_active", "sm_occupancy", "tensor_active",
-                      "dram_bw_util", "gpu_util", "nvlink_gbps", "pcie_tx_gbps", "pcie_rx_gbps")
+                      "dram_bw_util", "gpu_util", "nvlink_gbps", "pcie_tx_gbps", "pcie_rx_gbps", "link_util")
 KIND_ORDER = {"hypothesis": 0, "prediction": 1, "runs": 2, "note": 3, "verdict": 4, "override": 5, "plan": 6}
 
 
@@ -338,13 +338,16 @@ def _headline(name: str) -> str | None:
     return base if base in TELEMETRY_HEADLINE else None
 
 
-def telemetry_groups(runs: list[dict[str, Any]], dram_scale: float | None = None
+def telemetry_groups(runs: list[dict[str, Any]], dram_scale: float | None = None,
+                     link_ceilings: dict[str, float] | None = None
                      ) -> tuple[list[str], list[tuple[dict[str, Any], dict[str, float], int]]]:
     """Runs with telemetry metrics, grouped by their labels (repeats pooled): (metric names, rows).
 
     Each figure is the one the diagnosis reads (issue 43): over the measured phase (`<field>_steady`)
     where the run has it, the whole point's otherwise; `dram_bw_util` on the calibrated bandwidth
-    (× `dram_scale`, GPM's 100 % over the calibrated GB/s) where it is known."""
+    (× `dram_scale`, GPM's 100 % over the calibrated GB/s) where it is known; on several GPUs with a link
+    ceiling (`link_ceilings`), `link_util`: the busiest GPU's link as a % of the link bandwidth
+    (`diagnosis.links_view`)."""
     names: list[str] = []
     groups: dict[tuple[tuple[str, str], ...], tuple[dict[str, Any], dict[str, list[float]]]] = {}
     for r in runs:
@@ -361,6 +364,11 @@ def telemetry_groups(runs: list[dict[str, Any]], dram_scale: float | None = None
             if base == "dram_bw_util" and dram_scale:
                 v = v * dram_scale
             tm[k] = v
+        if tm and link_ceilings:
+            lc: dict[str, float] = {}
+            links_view(m, link_ceilings, any(k.endswith("_steady") for k in m), lc)
+            if "link_util" in lc:
+                tm["link_util"] = lc["link_util"]
         if not tm:
             continue
         for k in tm:

@@ -192,13 +192,15 @@ def render(data: dict[str, Any], plots: dict[str, Any]) -> str:
     out.extend(_bounds(data, plots.get("roofline", [])))
 
     # ---- telemetry and energy
-    names, trows = C.telemetry_groups(runs, data.get("dram_scale"))
+    names, trows = C.telemetry_groups(runs, data.get("dram_scale"), data.get("link_ceilings"))
     out.append(md.heading(2, "Telemetry and energy"))
     if trows:
         out.append(md.inline("Over each run's measured phase (the load generator's decode windows, a bench's timed "
                              "loop) where it was recorded, else the whole point; DRAM bandwidth "
                              + ("on the calibrated bandwidth" if data.get("dram_scale") else "as GPM reports it "
-                                "(no calibrated counter scale)") + ": the figures the diagnosis reads."))
+                                "(no calibrated counter scale)")
+                             + ("; `link_util`: the busiest GPU's link as a share of the link bandwidth"
+                                if "link_util" in names else "") + ": the figures the diagnosis reads."))
     lim = data.get("power_limit_w")
     if lim:
         out.append(md.inline(f"GPU power limit: {fmt_written(lim)} W ({data.get('gpu_kind') or 'default GPU'}, from optlog.yaml)."))

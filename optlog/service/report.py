@@ -246,6 +246,9 @@ def build(ctx: Ctx, path: Path, draw: bool = True, hypothesis: str | None = None
     data["diagnoses"] = C.diagnoses(data["runs"], ceilings)
     data["bound_verdicts"] = C.bound_verdicts(data["docs"], data["diagnoses"])
     data["dram_scale"] = _dram_scale(ceilings)
+    # the link ceilings a multi-GPU run's link counters are held against (issue 43)
+    data["link_ceilings"] = {k: v for k, v in ceilings.items()
+                             if k in ("measured_link_gbps", "interconnect_gbps", "measured_allreduce_busbw_gbps")}
     plot_refs["roofline"] = []
     view = C.roofline_view(data["diagnoses"], ceilings)
     if view:

@@ -173,8 +173,13 @@ def test_the_seeds_question_tp4_pp2_against_tp8_meets_the_hypotheses_in_the_repo
         return {"id": rid, "name": "seed", "labels": {"config": config}, "metrics": m, "status": "succeeded",
                 "invalidated": False, "hypothesis": hyp}
 
-    rows = C.diagnoses([run(1, "tp4pp2", 45.0, 93.0, 30.0, 210.0, "pp-comm"),   # GEMMs at 30 % of the peak, links idle
-                        run(2, "tp8", 340.0, 28.0, 9.0, 60.0, "tp8-comm")], CAL)  # all-reduces, SMs waiting
+    runs = [run(1, "tp4pp2", 45.0, 93.0, 30.0, 210.0, "pp-comm"),   # GEMMs at 30 % of the peak, links idle
+            run(2, "tp8", 340.0, 28.0, 9.0, 60.0, "tp8-comm")]      # all-reduces, SMs waiting
+    rows = C.diagnoses(runs, CAL)
+    # the report's telemetry table reads the same link share as the diagnosis
+    names, trows = C.telemetry_groups(runs, None, {"measured_link_gbps": 390.0})
+    assert "link_util" in names and [round(t["link_util"]) for _lab, t, _n in trows] == [12, 87], trows
+    assert "link_util" not in C.telemetry_groups(runs)[0]  # no ceiling: no share
     calls = {r["labels"]["config"]: r["diagnosis"] for r in rows}
     assert calls["tp4pp2"]["bound"] == "compute" and "NVLink 12% of the link bandwidth" in calls["tp4pp2"]["reason"]
     assert calls["tp8"]["bound"] == "communication" and calls["tp8"]["headline"].startswith("communication-bound at 87%")
