@@ -16,6 +16,8 @@ read cache when no write raced it, as the full path's would be.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Any
 
 from optlog.core import jsondoc
 from optlog.core.text import json_shown
@@ -23,16 +25,30 @@ from optlog.paths import Workspace
 from optlog.store import plainread, readcache
 
 
-def answer(ws: Workspace, key: str, st: readcache.Stamp, *, todos: bool) -> str | None:
+def answer(ws: Workspace, key: str, st: readcache.Stamp, *, todos: bool, pg: Any = None) -> str | None:
     """The compact JSON text of read `key` (a cache key: the command's words without `--json`)
-    worked out on plain SQL, or None (the full path answers)."""
-    if ws.sqlite_file is None or not readcache.base_answered(ws, st):
+    worked out on plain SQL (`pg`: a `plainread.pg_connect` connection, else the SQLite file),
+    or None (the full path answers)."""
+    if not readcache.base_answered(ws, st):
         return None
-    doc = plainread.document(ws.sqlite_file, ws.hypotheses_dir, jsondoc.loads(key))
+    doc = plainread.document(ws.sqlite_file, ws.hypotheses_dir, jsondoc.loads(key), pg)
     if doc is None:
         return None
     text = json_shown(json.dumps(doc, default=str, ensure_ascii=False))
-    after = readcache.stamp(ws, todos=todos)
+    after = readcache.stamp(ws, facts(pg), todos=todos)
     if after is not None and after.key == st.key:  # no write raced the read: the next one is a hit
         readcache.put(ws, key, after, text, full=False)
     return text
+
+
+def facts(pg: Any) -> Callable[[], readcache.DbFacts | None] | None:
+    """The database facts of a stamp: on the `pg_connect` connection, else (None) SQLite's."""
+    return None if pg is None else (lambda: plainread.pg_facts(pg))
+
+
+def pg_connection(ws: Workspace) -> Any:
+    """A plain psycopg connection to the workspace's PostgreSQL schema, or None (SQLite, or
+    not answerable this way: the full path)."""
+    if ws.sqlite_file is not None:
+        return None
+    return plainread.pg_connect(ws.db_url, ws.identity)

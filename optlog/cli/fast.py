@@ -37,6 +37,7 @@ class Pending:
     stamp: Any
     texts: list[str] = field(default_factory=list)
     noticed: bool = False
+    pg: bool = False  # on PostgreSQL: the stamp after it reads the facts through psycopg
 
 
 PENDING: Pending | None = None
@@ -118,18 +119,26 @@ def serve(args: list[str]) -> bool:
         return False
     if not readcache.enabled():
         return False
+    pg = None
     try:
         ws = find_workspace(k[0])
-        st = readcache.stamp(ws, todos=_shows_todos(k[1]))
+        pg = firstread.pg_connection(ws)  # PostgreSQL: psycopg alone (None on SQLite)
+        if ws.sqlite_file is None and pg is None:
+            return False
+        try:
+            st = readcache.stamp(ws, firstread.facts(pg), todos=_shows_todos(k[1]))
+            if st is None:
+                return False
+            text = readcache.get(ws, k[1], st)
+            if text is None and firstread_enabled():
+                text = firstread.answer(ws, k[1], st, todos=_shows_todos(k[1]), pg=pg)
+        finally:
+            if pg is not None:
+                pg.close()
     except (OptlogError, OSError):
         return False  # the full CLI says what is wrong
-    if st is None:
-        return False
-    text = readcache.get(ws, k[1], st)
-    if text is None and firstread_enabled():
-        text = firstread.answer(ws, k[1], st, todos=_shows_todos(k[1]))
     if text is None:
-        PENDING = Pending(ws, k[1], st)
+        PENDING = Pending(ws, k[1], st, pg=pg is not None)
         return False
     if sys.stdout.isatty():  # the same rendering as `emit`: indented for a person
         text = json.dumps(jsondoc.loads(text), indent=2, ensure_ascii=False)
@@ -159,6 +168,13 @@ def commit(exit_code: int) -> None:
     p, PENDING = PENDING, None
     if p is None or exit_code != 0 or p.noticed or len(p.texts) != 1:
         return
-    after = readcache.stamp(p.ws, todos=_shows_todos(p.key))
+    pg = firstread.pg_connection(p.ws) if p.pg else None
+    if p.pg and pg is None:
+        return
+    try:
+        after = readcache.stamp(p.ws, firstread.facts(pg), todos=_shows_todos(p.key))
+    finally:
+        if pg is not None:
+            pg.close()
     if after is not None and after.key == p.stamp.key:
         readcache.put(p.ws, p.key, after, p.texts[0])

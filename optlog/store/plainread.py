@@ -20,6 +20,8 @@ from typing import Any
 from optlog.core import jsondoc
 from optlog.core import labels as L
 from optlog.core.shape import page_facts
+from optlog.store.faults import pg_connect_args
+from optlog.store.readcache import FACTS_SQL
 
 # the todo list in list order (store.todorows.todo_rows runs the same text)
 TODO_LIST_SQL = "SELECT id, content, status, priority, hypothesis_id, extra FROM todo{where} ORDER BY position, seq"
@@ -33,12 +35,60 @@ def connect(sqlite_file: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"file:{sqlite_file}?mode=ro", uri=True, timeout=1.0)
 
 
-def document(sqlite_file: Path, hypotheses_dir: Path, cmd: list[str]) -> dict[str, Any] | None:
-    """The document of the read `cmd` (its words, without `--json`): `todo list`, `hypothesis
-    list`, `run list --limit N`; None for another read, or where this module cannot answer it
-    exactly, or on any database error (the full path says what is wrong)."""
+def pg_connect(url: str, identity: str | None) -> Any:
+    """A plain psycopg connection (autocommit) to the workspace's own schema (`optlog_<identity>`,
+    store.db.schema_for) on the PostgreSQL of `url`, or None: not PostgreSQL, no identity, no such
+    schema yet (the full path makes it), a workspace from before identities (its tables in
+    `public`: the full path decides whose they are), or any connection error."""
+    if not url.startswith(("postgresql://", "postgresql+psycopg://", "postgres://")) or not identity:
+        return None
+    import psycopg  # deferred: PostgreSQL's driver, only for a workspace on PostgreSQL
+    plain = "postgresql://" + url.split("://", 1)[1]
     try:
-        con = connect(sqlite_file)
+        con = psycopg.connect(plain, autocommit=True, **pg_connect_args(url))
+    except psycopg.Error:
+        return None
+    try:
+        schema = f"optlog_{identity}"
+        if con.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)).fetchone() is None:
+            con.close()
+            return None
+        con.execute("SELECT set_config('search_path', %s, false)", (schema,))
+    except psycopg.Error:
+        con.close()
+        return None
+    return con
+
+
+def pg_facts(con: Any) -> Any:
+    """store.readcache's database facts on a `pg_connect` connection, or None on any error."""
+    import psycopg  # deferred: loaded already by pg_connect
+    try:
+        row = con.execute(FACTS_SQL.replace(":t", "true")).fetchone()
+    except psycopg.Error:
+        return None
+    return row[0], row[1], bool(row[2]), row[3]
+
+
+def _mark(con: Any) -> str:
+    """The driver's parameter mark: sqlite3's `?`, psycopg's `%s`."""
+    return "?" if isinstance(con, sqlite3.Connection) else "%s"
+
+
+def document(sqlite_file: Path | None, hypotheses_dir: Path, cmd: list[str], pg: Any = None) -> dict[str, Any] | None:
+    """The document of the read `cmd` (its words, without `--json`): `todo list`, `hypothesis
+    list`, `run list --limit N`, on the SQLite file or (`pg`) a `pg_connect` connection; None for
+    another read, or where this module cannot answer it exactly, or on any database error (the full
+    path says what is wrong)."""
+    errors: tuple[type[BaseException], ...] = (sqlite3.Error, OSError, ValueError, KeyError, TypeError)
+    if pg is not None:
+        import psycopg  # deferred: loaded already by pg_connect
+
+        errors = (*errors, psycopg.Error)
+    try:
+        if pg is None and sqlite_file is None:
+            return None
+        con = pg if pg is not None else connect(sqlite_file)  # type: ignore[arg-type]
         try:
             if cmd == ["todo", "list"]:
                 return todo_list(con)
@@ -48,8 +98,9 @@ def document(sqlite_file: Path, hypotheses_dir: Path, cmd: list[str]) -> dict[st
                 return run_list(con, int(cmd[3]))
             return None
         finally:
-            con.close()
-    except (sqlite3.Error, OSError, ValueError, KeyError, TypeError):
+            if pg is None:
+                con.close()
+    except errors:
         return None
 
 
@@ -69,13 +120,14 @@ def todo_list(con: Any) -> dict[str, Any]:
 def run_list(con: Any, limit: int) -> dict[str, Any]:
     """`run list --limit N` (oldest first, no filters): the page and its facts."""
     total = int(con.execute("SELECT count(*) FROM run").fetchone()[0])
-    rows = con.execute(f"SELECT {_RUN_COLS} FROM run ORDER BY run.id LIMIT ? OFFSET 0", (limit,)).fetchall()
+    q = _mark(con)
+    rows = con.execute(f"SELECT {_RUN_COLS} FROM run ORDER BY run.id LIMIT {q} OFFSET 0", (limit,)).fetchall()
     ids = [r[0] for r in rows]
     labels: dict[int, dict[str, Any]] = {i: {} for i in ids}
     metrics: dict[int, dict[str, float]] = {i: {} for i in ids}
     for start in range(0, len(ids), _CHUNK):
         chunk = ids[start:start + _CHUNK]
-        marks = ", ".join("?" * len(chunk))
+        marks = ", ".join([q] * len(chunk))
         for rid, key, value, _num in con.execute(
                 f"SELECT run_label.run_id, run_label.key, run_label.value, run_label.num FROM run_label "
                 f"WHERE run_label.run_id IN ({marks})", chunk).fetchall():

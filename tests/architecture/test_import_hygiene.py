@@ -33,6 +33,7 @@ HEAVY: dict[str, str] = {
     "alembic": "migrations, only when the schema is behind",
     "pydantic_settings": "~25-45 ms over pydantic: only where a typed setting is used (optlog.settings.load)",
     "pydantic": "~20 ms: only a command that validates a file (a changed optlog.yaml, a run spec) loads it",
+    "psycopg": "PostgreSQL's driver, ~100 ms: only a workspace on PostgreSQL loads it",
     "numpy": "~80 ms", "scipy": "~150 ms",
     "torch": "optional; seconds to import",
     "httpx": "HTTP client, ~60 ms", "anyio": "async runtime of httpx and mcp",

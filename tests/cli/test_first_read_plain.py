@@ -17,13 +17,13 @@ from tests.cli.test_first_read import CHANGES, _change, _populate
 READS = {"todo list": ("todo", "list"), "hypothesis list": ("hypothesis", "list"),
          "run list": ("run", "list", "--limit", "20")}
 FULL = {"OPTLOG_READ_CACHE": "0"}  # the full path: no read cache, no first read on plain SQL
-# (change, read) that the plain path answers on SQLite; the others: the full path reads (a
+# (change, read) that the plain path answers (SQLite and PostgreSQL); the others: the full path reads (a
 # hypothesis file changed since it was indexed, a queued todo list to apply) or the read cache
 # answers (a todo list written leaves the reads that do not show todos alone)
 PLAIN = {(c, r) for c in CHANGES for r in READS} - {
     ("hypothesis edited by hand", "hypothesis list"), ("git pull of 10 hypothesis files", "hypothesis list"),
     ("todo written (hook)", "todo list"), ("todo written (hook)", "hypothesis list"), ("todo written (hook)", "run list")}
-HEAVY = ("sqlalchemy", "sqlmodel", "pydantic", "click")
+HEAVY = ("sqlalchemy", "sqlmodel", "pydantic", "click", "yaml")
 
 PROBE = """
 import json, sys
@@ -58,7 +58,7 @@ def _prime(ws: Any) -> None:
         ws.cli(*a, "--json")
 
 
-def test_the_first_read_on_plain_sql_prints_the_full_paths_bytes(ws: Any, settled: None, backend: str,
+def test_the_first_read_on_plain_sql_prints_the_full_paths_bytes(ws: Any, settled: None,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     from optlog.api import firstread
 
@@ -93,18 +93,13 @@ def test_the_first_read_on_plain_sql_prints_the_full_paths_bytes(ws: Any, settle
                 seen.add((kind, name))
             full = ws.cli(*args, "--json", env=FULL)
             assert first.out == full.out, (kind, name)
-    if backend == "sqlite":
-        assert seen == PLAIN
-    else:
-        assert seen == set()  # PostgreSQL: the read cache and this path are SQLite's (not done yet)
+    assert seen == PLAIN
 
 
-def test_a_first_read_imports_no_orm(ws: Any, settled: None, backend: str) -> None:
+def test_a_first_read_imports_no_orm(ws: Any, settled: None) -> None:
     """A regression to the full path fails here: after a run is recorded (and after a hypothesis
     added by optlog) each read is answered by a process that imported none of SQLAlchemy,
     SQLModel, pydantic or click, with the full path's bytes."""
-    if backend != "sqlite":
-        pytest.skip("the first read on plain SQL is SQLite's (PostgreSQL: not done yet)")
     _populate(ws, 5)
     n = 0
     for kind in ("run recorded", "hypothesis added by optlog"):
