@@ -11,7 +11,8 @@ import re
 import unicodedata
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_serializer
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_serializer,
+                      model_validator)
 
 from optlog.core import expr as E, text as TX
 from optlog.core.statuses import HYP_STATUSES, PRED_STATUSES, STATUS_GLYPH, HypStatus, PredStatus  # noqa: F401 - re-exported
@@ -85,12 +86,19 @@ class PredictionVersion(_Doc):
         return _drop_none_mark(handler, self)
 
 
-def _expect_ok(v: str) -> str:
-    """A hand edit must not commit an expression the verdict engine cannot read."""
+def parse_expectation(text: str) -> E.Node:
+    """A prediction's `expect` text, parsed: the one place a stored prediction's expression is read
+    (issue 46), when the prediction is loaded from its file or made (service.predictions checks it
+    against the workspace's ceilings first). Everything after uses `Prediction.expr`."""
     try:
-        E.parse_expect(v, None)
+        return E.parse_expect(text, None)
     except E.ExprError as e:
         raise ValueError(f"not a valid prediction expression: {e.pretty()}") from None
+
+
+def _expect_ok(v: str) -> str:
+    """A hand edit must not commit an expression the verdict engine cannot read."""
+    parse_expectation(v)
     return v
 
 
@@ -120,6 +128,25 @@ class Prediction(_Doc):
     post_hoc: Optional[PostHoc] = None
     """Written when runs its groups select already existed (core.posthoc); None: pre-registered."""
     history: list[PredictionVersion] = Field(default_factory=list)
+    _parsed: Optional[tuple[str, E.Node]] = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _parse(self) -> "Prediction":
+        self._parsed = (self.expect, parse_expectation(self.expect))
+        return self
+
+    @property
+    def expr(self) -> E.Node:
+        """The expression, typed: parsed when the prediction was loaded or made. Kept with the text
+        it was parsed from, so an edit that sets `expect` in place gets its own."""
+        if self._parsed is None or self._parsed[0] != self.expect:
+            self._parsed = (self.expect, parse_expectation(self.expect))
+        return self._parsed[1]
+
+    @property
+    def groups(self) -> set[str]:
+        """The groups its expression reads (`a`, `b`): `a < 0.05 * peak_tflops` reads a alone."""
+        return E.groups(self.expr)
 
     @model_serializer(mode="wrap")
     def _ser(self, handler: Any) -> Any:

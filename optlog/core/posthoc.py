@@ -58,10 +58,7 @@ def seen_runs(pred: Any, ev: Any) -> list[int]:
     """The counting runs a prediction's groups select (and its `--where` admits) in evidence `ev`
     (core.verdict.Evidence): the numbers its writer could have seen. Only the groups its expression
     reads count (`a < 0.05 * peak_tflops` is about a alone)."""
-    try:
-        used = sorted(E.groups(E.parse_expect(pred.expect, None))) or ["a"]
-    except E.ExprError:
-        used = ["a", "b"]
+    used = sorted(pred.groups) or ["a"]
     ids: set[int] = set()
     for g in used:
         ids |= ev.select(pred.a if g == "a" else pred.b)

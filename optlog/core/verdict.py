@@ -31,7 +31,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from optlog.core import comparable as C
 from optlog.core import estimators as ES
@@ -46,6 +46,8 @@ from optlog.core.numfmt import (fmt_amount, fmt_interval, fmt_share, fmt_value, 
 from optlog.core.plans import selector_name
 from optlog.core.stats import CONF, MIN_TEST_N, Batch, bonferroni, mean, sig
 
+if TYPE_CHECKING:  # the prediction's model needs pydantic; the engine only reads it
+    from optlog.core.hypothesis import Prediction
 
 
 def must_agree_across_groups(key: str) -> bool:
@@ -774,17 +776,13 @@ def candidate_runs(pred: Any, ev: Evidence) -> set[int]:
     return set(candidate_set(pred, ev))
 
 
-def candidate_set(pred: Any, ev: Evidence) -> frozenset[int]:
+def candidate_set(pred: Prediction, ev: Evidence) -> frozenset[int]:
     """`candidate_runs`, shared: worked out once per distinct (expectation, selections) in `ev`."""
     key = (pred.expect, _selection_key(pred.a), _selection_key(pred.b))
     got = ev._selected.get(key)
     if got is not None:
         return got
-    try:
-        node = E.parse_expect(pred.expect, None)
-        used = sorted(E.groups(node))
-    except E.ExprError:
-        used = ["a", "b"]
+    used = sorted(pred.groups)
     ids: set[int] = set()
     for g in used:
         ids |= ev.select(pred.a if g == "a" else pred.b)
@@ -819,16 +817,12 @@ def fingerprint(pred: Any, ev: Evidence, ceilings: dict[str, float]) -> str:
     return h.hexdigest()[:16]
 
 
-def _read_metrics(pred: Any) -> frozenset[str] | None:
+def _read_metrics(pred: Prediction) -> frozenset[str]:
     """The metrics a prediction's result reads: its own and the load shares (core.loadshare). Only
     these are hashed: the evidence loaded for a batch of predictions holds the union of their
     metrics, and a run's other metrics changing the hash re-recorded an unchanged verdict whenever a
-    new hypothesis was judged beside it. None (hash them all) when the expression does not parse."""
-    try:
-        node = E.parse_expect(pred.expect, None)
-    except E.ExprError:
-        return None
-    out = {m for ms in _needed_metrics(node, pred.metric).values() for m in ms}
+    new hypothesis was judged beside it."""
+    out = {m for ms in _needed_metrics(pred.expr, pred.metric).values() for m in ms}
     return frozenset(out | {pred.metric or ""} | set(LS.COMPARED))
 
 
@@ -853,8 +847,8 @@ def _drop_concurrent(pred: Any, ev: Evidence, ids: dict[str, set[int]], pl: "_Pl
         ids[g] -= flagged
 
 
-def _plan(pred: Any, ev: Evidence, ceilings: dict[str, float], batch: Batch) -> _Plan:
-    node = E.parse_expect(pred.expect, None)
+def _plan(pred: Prediction, ev: Evidence, ceilings: dict[str, float], batch: Batch) -> _Plan:
+    node = pred.expr
     pl = _Plan(pred.id, pred, node, E.atoms(node))
     used = E.groups(node)
     two = used == {"a", "b"}
@@ -942,7 +936,6 @@ def _plan(pred: Any, ev: Evidence, ceilings: dict[str, float], batch: Batch) -> 
 
 def _finish(pl: _Plan, results: list[Any], ceilings: dict[str, float]) -> dict[str, Any]:
     pred = pl.pred
-    m = pred.margin
     # every interval at a confidence widened for the number of levels judged (Bonferroni): the
     # claim holds at all of them together with 95 % confidence
     conf = bonferroni(sum(1 for rec in pl.levels if rec["atoms"]))
@@ -982,31 +975,7 @@ def _finish(pl: _Plan, results: list[Any], ceilings: dict[str, float]) -> dict[s
             continue
         for g in ("a", "b"):
             used_runs.update(r.id for r in use[g])
-        outcomes: dict[int, str] = {}
-        tests = []
-        for node, ae in zip(pl.atoms, rec["atoms"]):
-            if ae.kind == "means":
-                ae.judged = Judgement(*_means_eval(node, use, default, ceilings, m), "means")
-            else:
-                ae.judged = _judge(ae, m, results)
-            outcomes[id(node)] = ae.judged.outcome
-            tests.append(ae)
-        lv["outcome"] = _combine(pl.node, outcomes)
-        if len(tests) == 1:
-            ae = tests[0]
-            lv.update(_numbers(ae))
-            if ae.judged.statistic in ("ratio of geometric means", "geometric mean"):  # the group centres the estimate is of
-                geo = {g: _gmean(v) for g, v in (("a", va), ("b", vb)) if v}
-                lv["geo"] = {g: sig(x, 6) for g, x in geo.items() if x is not None}
-            lv["p"] = None  # no test gives a p-value: each claim is judged by its interval
-            lv["method"] = ae.judged.method
-            lv["reason"] = ae.judged.reason
-        else:
-            lv["ci"], lv["p"], lv["method"] = None, None, "compound"
-            lv["reason"] = "; ".join(f"{E.unparse(t.node)}: {t.judged.outcome} ({t.judged.reason})" for t in tests)
-            lv["tests"] = [{"expect": E.unparse(t.node), "outcome": t.judged.outcome, "p": None, **_numbers(t),
-                            "method": t.judged.method, "reason": t.judged.reason}
-                           for t in tests]
+        tests = _judge_level(pl, rec, lv, (va, vb), ceilings, results)
         two_group = [ae for ae in tests if ae.kind in ("ratio", "diff", "means") and ae.design != "paired"]
         gap = separate_blocks(use["a"], use["b"]) if two_group and use["a"] and use["b"] else None
         if gap is not None:  # DESIGN §5: groups measured in separate time blocks are said to be
@@ -1021,15 +990,7 @@ def _finish(pl: _Plan, results: list[Any], ceilings: dict[str, float]) -> dict[s
         levels_out.append(lv)
         loaded_ids.update(r.id for g in ("a", "b") for r in use[g] if r.canon.get("loaded") == "true")
 
-    outs = [lv["outcome"] for lv in levels_out]
-    if pl.untested_reason or not levels_out:
-        status = "untested"
-    elif "fails" in outs:
-        status = "falsified"
-    elif all(o == "holds" for o in outs):
-        status = "confirmed"
-    else:
-        status = "inconclusive"
+    status = _status([lv["outcome"] for lv in levels_out], bool(pl.untested_reason))
     res = {
         "id": pred.id,
         "version": pred.version,
@@ -1052,6 +1013,48 @@ def _finish(pl: _Plan, results: list[Any], ceilings: dict[str, float]) -> dict[s
         res["load_differs"] = load_notes[0] if len(set(load_notes)) == 1 else f"{load_notes[0]} (and at other levels)"
     res["explanation"] = explain(res, pl.untested_reason)
     return res
+
+
+def _judge_level(pl: _Plan, rec: dict[str, Any], lv: dict[str, Any], ab: tuple[list[float], list[float]],
+                 ceilings: dict[str, float], results: list[Any]) -> list[AtomEval]:
+    """Judge each comparison of a level (`rec`) and combine their outcomes into the level's record
+    `lv`: one comparison's numbers, or a compound's tests. Returns the comparisons judged."""
+    use, m, default = rec["grp"], pl.pred.margin, pl.pred.metric
+    outcomes: dict[int, str] = {}
+    tests = []
+    for node, ae in zip(pl.atoms, rec["atoms"]):
+        if ae.kind == "means":
+            ae.judged = Judgement(*_means_eval(node, use, default, ceilings, m), "means")
+        else:
+            ae.judged = _judge(ae, m, results)
+        outcomes[id(node)] = ae.judged.outcome
+        tests.append(ae)
+    lv["outcome"] = _combine(pl.node, outcomes)
+    if len(tests) == 1:
+        ae = tests[0]
+        lv.update(_numbers(ae))
+        if ae.judged.statistic in ("ratio of geometric means", "geometric mean"):  # the group centres the estimate is of
+            geo = {g: _gmean(v) for g, v in zip(("a", "b"), ab) if v}
+            lv["geo"] = {g: sig(x, 6) for g, x in geo.items() if x is not None}
+        lv["p"] = None  # no test gives a p-value: each claim is judged by its interval
+        lv["method"] = ae.judged.method
+        lv["reason"] = ae.judged.reason
+    else:
+        lv["ci"], lv["p"], lv["method"] = None, None, "compound"
+        lv["reason"] = "; ".join(f"{E.unparse(t.node)}: {t.judged.outcome} ({t.judged.reason})" for t in tests)
+        lv["tests"] = [{"expect": E.unparse(t.node), "outcome": t.judged.outcome, "p": None, **_numbers(t),
+                        "method": t.judged.method, "reason": t.judged.reason}
+                       for t in tests]
+    return tests
+
+
+def _status(outcomes: list[str], untested: bool) -> str:
+    """A prediction's status from its levels' outcomes (DESIGN §5)."""
+    if untested or not outcomes:
+        return "untested"
+    if "fails" in outcomes:
+        return "falsified"
+    return "confirmed" if all(o == "holds" for o in outcomes) else "inconclusive"
 
 
 def _gmean(values: list[float]) -> float | None:
@@ -1235,15 +1238,11 @@ def _invert(r: E.Region) -> E.Region:
 invert = _invert  # public: core.discriminate turns a rival's region the same way
 
 
-def region_of(pred: Any, ceilings: dict[str, float]) -> tuple[str, E.Region] | None:
+def region_of(pred: Prediction, ceilings: dict[str, float]) -> tuple[str, E.Region] | None:
     """The quantity a simple prediction tests and the region it claims, for rival overlap checks:
     the ratio a/b of the default metrics (`a > b*k`, `a/b in [lo, hi]`, `b > a` as a/b < 1), or a
     scaling fit (`k(input_len) < 0.3`). None: compound or other forms (no overlap asserted)."""
-    try:
-        node = E.parse_expect(pred.expect, None)
-    except E.ExprError:
-        return None
-    cl = E.claim(node, ceilings)
+    cl = E.claim(pred.expr, ceilings)
     if cl is None:
         return None
     if cl.kind == "fit":

@@ -66,11 +66,7 @@ def load_evidence(ctx: Ctx, metric_names: set[str]) -> Evidence:
 def _metric_names(preds: list[Prediction]) -> set[str]:
     out: set[str] = set()
     for p in preds:
-        try:
-            node = E.parse_expect(p.expect, None)
-        except E.ExprError:
-            continue
-        for r in E.refs(node, groups_only=True):
+        for r in E.refs(p.expr, groups_only=True):
             m = r.metric or p.metric
             if m:
                 out.add(m)

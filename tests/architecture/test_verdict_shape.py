@@ -12,7 +12,7 @@ from optlog.core import estimators as ES
 
 ROOT = Path(__file__).resolve().parents[2]
 VERDICT = ROOT / "optlog" / "core" / "verdict.py"
-LARGEST = 115  # lines: the largest function of core/verdict.py (was `_estimate`, 144, beside `_decide`)
+LARGEST = 90  # lines: the largest function of core/verdict.py (was `_estimate`, 144; `_finish` 113)
 STATS = {"t_one", "t_welch", "t_quantile", "percentile_ci", "fit"}  # core.stats / core.scaling estimators
 
 
@@ -87,3 +87,48 @@ def test_a_paired_estimate_names_the_runs_it_left_out_and_why() -> None:
     assert e.left_out == ((2, "without a partner"),)
     assert "2 runs without a partner left out" in e.detail and e.n == (3,)
 
+
+# ---------------------------------------------------------------- a prediction parsed once
+
+PARSE_SITES = {
+    "optlog/core/hypothesis.py:parse_expectation",  # a prediction loaded (or made): Prediction.expr
+    "optlog/service/predictions.py:check_spec",  # a prediction written: checked against the ceilings
+}
+
+
+def parse_sites(root: Path) -> set[str]:
+    """`module:function` of every call of the expression parser outside core/expr.py."""
+    out: set[str] = set()
+    for path in sorted((root / "optlog").rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel == "optlog/core/expr.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for n in ast.walk(fn):
+                if isinstance(n, ast.Call) and (getattr(n.func, "attr", None) == "parse_expect"
+                                                or getattr(n.func, "id", None) == "parse_expect"):
+                    out.add(f"{rel}:{fn.name}")
+    return out
+
+
+def test_a_prediction_is_parsed_only_where_it_is_written_or_loaded() -> None:
+    assert parse_sites(ROOT) <= PARSE_SITES, "parse the expression once: use Prediction.expr"
+
+
+def test_the_parse_site_check_can_fail(tmp_path: Path) -> None:
+    (tmp_path / "optlog" / "core").mkdir(parents=True)
+    (tmp_path / "optlog" / "core" / "verdict.py").write_text(
+        "from optlog.core import expr as E\n\ndef _plan(pred):\n    return E.parse_expect(pred.expect, None)\n")
+    assert parse_sites(tmp_path) == {"optlog/core/verdict.py:_plan"}
+
+
+def test_an_edited_expectation_is_parsed_anew() -> None:
+    from optlog.core.hypothesis import Prediction
+
+    p = Prediction(id="h.p1", expect="a > b", a={"x": 1}, b={"x": 2})
+    assert p.groups == {"a", "b"}
+    p.expect = "a < 0.5 * peak"  # service.predictions.edit sets the fields of the version written now
+    assert p.groups == {"a"}
