@@ -164,7 +164,8 @@ def run_simulated(path: str | Path, say: Callable[[str], None]) -> dict[str, Any
                         else "re-run the loaded cells on a quiet machine")
                 wrote = (f"wrote {e['spec']}, not launched" if e.get("spec")
                          else "no spec written: " + (e.get("spec_note") or "nothing runnable to propose").removeprefix("not written: "))
-                say(f"next: {e['hypothesis']} vs {e['other']} {e['state']}; {what} ({c['why'].split(';')[0]}); {wrote}")
+                rel = " (its parent)" if e.get("relation") == "parent" else ""
+                say(f"next: {e['hypothesis']} vs {e['other']}{rel} {e['state']}; {what} ({c['why'].split(';')[0]}); {wrote}")
         for plan in SIM_PLANS:
             plans.add(ctx, plan["title"], gain=plan["gain"], effort=plan["effort"], confidence=plan["confidence"],
                       needs=[plan["needs"]], rationale=plan["rationale"], steps=plan["steps"], risks=plan["risks"],

@@ -57,6 +57,8 @@ def test_demo_runs_the_loop_end_to_end(tmp_path, db_env):
     # both confirmed is not told apart: optlog next says which run would, unlaunched
     pair = next(e for e in doc["next"]["pairs"] if e["other"] == "pipeline-bubbles")
     assert next(e for e in doc["next"]["pairs"] if e["other"] == "comm-bound")["state"] == "discriminated"
+    # issue 44: a child and its own parent are not offered as rivals: the console line says the relation
+    assert "next: compute-bound vs comm-bound (its parent) discriminated" in p.stderr, p.stderr[-3000:]
     cands = pair["candidates"]
     assert pair["state"] == "not yet" and any(c["axis"] == "config" for c in cands), pair
     if cands[0]["source"] == "quiet":
