@@ -116,7 +116,29 @@ def dry_run(ctx: Ctx, spec: str | None, *, sets: SetPairs = (), server_url: str 
     out = [{"labels": p.labels, "repeat": p.repeat, "server": argv(p.rendered.get("server")),
             "bench": argv(p.rendered.get("bench"))} for p in points]
     return {"dry_run": True, "spec": ls.file, "name": ls.name, "runs": len(points),
-            "servers": len({p.server_key for p in points if p.rendered.get("server")}), "points": out}
+            "servers": len({p.server_key for p in points if p.rendered.get("server")}), "points": out,
+            "cost": _dry_cost(ctx, points)}
+
+
+def _dry_cost(ctx: Ctx, points: list[Any]) -> dict[str, Any]:
+    """What the dry run's launch would cost (core.costing, as `next` states it): its runs, and a time
+    from the median run by level among the runs already measured that are like these (the plan's
+    constant labels, else its names); `like` says which, null when none was measured yet."""
+    from optlog.core import costing as CO
+    from optlog.core import proposal as P
+    from optlog.service.nextexp import measured_of
+    from optlog.store.runrows import counting_run_ids, runs_by_id
+
+    labels = [{k: v for k, v in p.labels.items() if k != "repeat"} for p in points]
+    axis = CO.plan_axis(labels)
+    with ctx.db.read() as s:
+        measured = measured_of(runs_by_id(s, counting_run_ids(s)))
+    like, how = CO.like(labels, measured, axis)
+    cost = CO.estimate([CO.Planned(p.labels, P.flag_value([str(a) for a in p.rendered["bench"].get("argv") or []],
+                                                          P.PROMPT_FLAGS)) for p in points], like, axis)
+    text = cost.text() + f"; runs like these: {how}" if how else \
+        f"{cost.text().split(',')[0]}, time unknown: no run like these measured yet (none with the same labels or names)"
+    return cost.as_dict() | {"like": how or None, "text": text}
 
 
 def _refuse_taken_ports(points: list[Any]) -> None:

@@ -22,6 +22,7 @@ from optlog.core import discriminate as D
 from optlog.core import modelfacts as MF
 from optlog.core import proposal as P
 from optlog.core import verdict as V
+from optlog.core.numfmt import fmt_duration, fmt_ratio
 from optlog.core.timeutil import parse_iso
 from optlog.errors import BadInput, OptlogError, not_found, param, plain
 from optlog.runs.spec import load_spec, plan, record_sets
@@ -176,10 +177,13 @@ def _write_spec(ctx: Ctx, hid: str, other: str, best: D.Candidate,
     path = ctx.ws.root / rel
     path.parent.mkdir(parents=True, exist_ok=True)
     batch = axis if axis and D.axis_kind(axis, levels) == "batch" else None
-    points, checks = _checked(path, rel, data, [a for a in [axis, *best.also] if a and P.reads(data, a)], batch)
+    points, checks, fixed = _checked(path, rel, data, [a for a in [axis, *best.also] if a and P.reads(data, a)], batch)
     notes += checks
+    measured = _measured(ctx, lid, ev)
     cost = CO.estimate([CO.Planned(p.labels, P.flag_value(p.bench, P.PROMPT_FLAGS)) for p in points],
-                       _measured(ctx, lid, ev), axis) if points is not None else None
+                       measured, axis) if points is not None else None
+    if points is not None and cost is not None and "prompts" in fixed:
+        notes.append(_design_note(points, measured, axis, batch, cost))
     head = [f"# optlog next: the experiment that would tell {hid} from {other} ({best.source}).",
             f"# {best.why}",
             f"# {notes[0]}; {best.repeats} repeats, order: cycles (paired). Launch: optlog run launch runs/next-{hid}.yaml"
@@ -194,22 +198,40 @@ def _write_spec(ctx: Ctx, hid: str, other: str, best: D.Candidate,
     return rel, "; ".join(notes), (cost.as_dict() | {"text": cost.text()}) if cost is not None else None
 
 
+def _design_note(points: list[P.PointView], measured: list[CO.Measured], axis: str | None, batch: str | None,
+                 cost: CO.Cost) -> str:
+    """Why one workload at every level, and what it costs against one that followed the axis (each
+    point sending what fills its own batch, `ROUNDS` per slot): that one would make the levels' runs
+    differ in their workload, and the verdict set them apart as not comparable."""
+    own = CO.estimate([CO.Planned(p.labels, (max(x for x in (w.batch, w.slots, 1.0) if x is not None) * P.ROUNDS))
+                       for p in points for w in [P.workload_of(p, batch)]], measured, axis)
+    text = (f"one workload at every level, by design: runs that differ only in {axis or 'the axis'} compare as they "
+            f"are (a request count that followed {axis or 'the axis'} would differ between the levels, and the "
+            "verdict would set their runs apart as not comparable)")
+    if cost.seconds is None or own.seconds is None or own.seconds <= 0:
+        return text + "; its cost against that: unknown (no run measured to time it)"
+    return (text + f"; it costs about {fmt_duration(cost.seconds)} against {fmt_duration(own.seconds)} for a request "
+            f"count that followed {axis or 'the axis'} ({fmt_ratio(cost.seconds / own.seconds, 2)}x)")
+
+
 def _views(path: Any, rel: str) -> list[P.PointView]:
     return [P.PointView(p.labels, list((p.rendered.get("server") or {}).get("argv") or []),
                         list(p.rendered["bench"]["argv"])) for p in plan(load_spec(path, rel), {})]
 
 
 def _checked(path: Any, rel: str, data: dict[str, Any], axes: list[str],
-             batch: str | None) -> tuple[list[P.PointView] | None, list[str]]:
+             batch: str | None) -> tuple[list[P.PointView] | None, list[str], set[str]]:
     """Write the spec, plan it (templates rendered) and check that it does what it says: every axis
     reaches a command, every point's bench fills its batch. A workload that cannot is fixed in the
-    bench command (said in the notes); what cannot be fixed is said. (points, notes)."""
+    bench command (said in the notes); what cannot be fixed is said. (points, notes, what was fixed:
+    `prompts`, `concurrency`)."""
     notes: list[str] = []
+    fixed: set[str] = set()
     write_atomic(path, dump(data))
     try:
         points = _views(path, rel)
     except BadInput as e:
-        return None, [f"check it before launching: {e}"]
+        return None, [f"check it before launching: {e}"], fixed
     probs = P.workload_problems(points, batch)
     bench = data.get("bench") or {}
     cmd = bench.get("cmd")
@@ -225,6 +247,7 @@ def _checked(path: Any, rel: str, data: dict[str, Any], axes: list[str],
             notes.append(f"{mine[0].text()}: the bench command has no {flags[0]} to raise; check it before launching")
             continue
         cmd = new
+        fixed.add(kind)
         what = f"{P.ROUNDS} requests per slot of the largest batch" if kind == "prompts" else "the largest batch"
         notes.append(f"the bench command changed: its {flags[0]} was {old}, now {val} at every point ({what}; "
                      f"{mine[0].text()})")
@@ -234,10 +257,10 @@ def _checked(path: Any, rel: str, data: dict[str, Any], axes: list[str],
         try:
             points = _views(path, rel)
         except BadInput as e:
-            return None, notes + [f"check it before launching: {e}"]
+            return None, notes + [f"check it before launching: {e}"], fixed
     notes += [f"check it before launching: {x.text()}" for x in P.workload_problems(points, batch)]
     notes += [f"check it before launching: {x}" for x in P.axis_problems(data, axes, points)]
-    return points, notes
+    return points, notes, fixed
 
 
 def _commands(r: Any) -> tuple[list[str], list[str]]:
@@ -263,15 +286,19 @@ def _memory_needs(ctx: Ctx, ids: list[int]) -> dict[int, P.MemoryNeed]:
 
 def _measured(ctx: Ctx, lid: int, ev: Any) -> list[CO.Measured]:
     """The runs of launch `lid` already measured: labels, duration, the requests their bench sent."""
-    ids = [r for r, row in ev.runs.items() if row.launch == lid]
+    return measured_of(evidence.runs_with_labels(ctx, [r for r, row in ev.runs.items() if row.launch == lid]))
+
+
+def measured_of(rows: Any) -> list[CO.Measured]:
+    """(run row, labels, metrics) rows as core.costing reads them: labels, duration (started to
+    finished; a run without both is left out), the requests its bench sent (`--num-prompts`, …)."""
     out = []
-    for r, labels, _ in evidence.runs_with_labels(ctx, ids):
+    for r, labels, _ in rows:
         if not (r.started_at and r.finished_at):
             continue
         try:
             secs = (parse_iso(r.finished_at) - parse_iso(r.started_at)).total_seconds()
         except ValueError:
             continue
-        argv = (((r.raw or {}).get("commands") or {}).get("bench") or {}).get("argv") or []
-        out.append(CO.Measured(labels, secs, P.flag_value([str(a) for a in argv], P.PROMPT_FLAGS)))
+        out.append(CO.Measured(labels, secs, P.flag_value(_commands(r)[1], P.PROMPT_FLAGS)))
     return out

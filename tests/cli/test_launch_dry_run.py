@@ -41,3 +41,31 @@ def test_a_dry_run_of_a_bad_spec_is_exit_2(ws):
     assert r.code == 2 and "nope" in r.err and "Traceback" not in r.err
     r = ws.cli("run", "launch", "runs/missing.yaml", "--dry-run", check=False)
     assert r.code == 2 and "no such run spec" in r.err
+
+
+def test_a_dry_run_states_the_time_from_the_runs_measured_like_these(ws):
+    """Issue 45: the dry run shows what the launch would cost before anything runs, as `next` states it
+    (core.costing): the run count and a time from the median run by level among the runs already
+    measured with the plan's labels; nothing measured yet (or nothing like these): it says so."""
+    bench = {"cmd": "{{ py }} -c \"import json; open('{{ out }}/result.json', 'w').write(json.dumps("
+                    "{'output_throughput': 10.0}))\" --num-prompts {{ concurrency * 2 }}", "parser": "json"}
+    rel = spec(ws, "cost", server=False, bench=bench, matrix={"concurrency": [1, 2]}, labels={"model": "m1"})
+    d = ws.j("run", "launch", rel, "--dry-run")
+    assert d["cost"]["runs"] == 2 and d["cost"]["estimate_s"] is None and d["cost"]["like"] is None, d["cost"]
+    assert "\n  cost: 2 runs, time unknown: no run like these measured yet" in ws.cli("run", "launch", rel, "--dry-run").out
+    ws.cli("run", "launch", rel)
+    d = ws.j("run", "launch", rel, "--dry-run", "--set", "concurrency=[1,2,4]", "--set", "repeats=2")
+    c = d["cost"]
+    assert c["runs"] == 6 == d["runs"] and c["measured"] == 2 and c["axis"] == "concurrency", c
+    assert c["like"] == "the same labels: model=m1"
+    (m1, m2) = [b["median_s"] for b in c["by_level"]]
+    assert [b["level"] for b in c["by_level"]] == [1, 2] and m1 > 0 and m2 > 0
+    # concurrency 4 (nearest measured: 2) sends 8 requests where 2 sent 4: between 1x and 2x of its run
+    assert abs(c["low_s"] - (2 * m1 + 4 * m2)) < 0.2 and abs(c["high_s"] - (2 * m1 + 6 * m2)) < 0.2, c
+    assert c["low_s"] <= c["estimate_s"] <= c["high_s"]
+    text = ws.cli("run", "launch", rel, "--dry-run", "--set", "concurrency=[1,2,4]", "--set", "repeats=2").out
+    assert text.splitlines()[1].startswith("  cost: 6 runs, about ") and \
+        "from 2 measured runs: the median by concurrency (1: " in text and "runs like these: the same labels: model=m1" in text
+    # another model's runs are not like these: no time, said
+    other = spec(ws, "other", server=False, bench=bench, matrix={"concurrency": [1, 2]}, labels={"model": "m2"})
+    assert ws.j("run", "launch", other, "--dry-run")["cost"]["estimate_s"] is None

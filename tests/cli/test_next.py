@@ -217,6 +217,16 @@ def test_the_written_spec_does_what_its_notes_say(fresh):
     assert 0 < cost["low_s"] <= cost["estimate_s"] <= cost["high_s"]
     head = (fresh / rel).read_text()
     assert f"# cost: {len(points)} runs, about " in head and "# note: the bench command changed" in head
+    # the design, said with its cost: one workload at every level (comparable runs), against one that
+    # followed parallel (2, 8, 16 requests for parallel 1, 4, 8: fewer requests at the small levels)
+    import re
+
+    m = re.search(r"one workload at every level, by design: runs that differ only in parallel compare as they are "
+                  r"\(a request count that followed parallel would differ between the levels, and the verdict would "
+                  r"set their runs apart as not comparable\); it costs about (\S+) against (\S+) for a request count "
+                  r"that followed parallel \(([\d.]+)x\)", e["spec_note"])
+    assert m and float(m.group(3)) > 1, e["spec_note"]
+    assert "# note: one workload at every level, by design" in head
     # the simulated bench reads no model: the memory check says it was not made, and why
     assert any(n.startswith("memory not checked for parallel 4, 8: no weight_bytes or kv_bytes_per_token model fact")
                for n in e["notes"]), e["notes"]

@@ -106,6 +106,11 @@ def test_an_agent_runs_the_experiment_next_proposes(ws, monkeypatch, real_server
         print("DOC-SPEC\n" + (ws.root / spec_rel).read_text())
         dry = ok(tool("run_launch", {"spec": spec_rel, "dry_run": True}))
         assert dry["runs"] == e["cost"]["runs"] == len(levels) * best["repeats"]
+        # the dry run states the same cost as next (core.costing over the first launch's runs: like these)
+        assert dry["cost"]["runs"] == dry["runs"] and dry["cost"]["measured"] >= 1 and dry["cost"]["like"], dry["cost"]
+        # the batch levels were checked against the host's memory, from the model facts read at launch
+        assert e["resources"]["host_memory_mib"] and not any(n.startswith("memory not checked") for n in e["notes"]), \
+            e["notes"]
         views = [P.PointView(p["labels"], p["server"] or [], p["bench"]) for p in dry["points"]]
         # every proposed axis reaches the commands: points that differ in it run different commands
         for axis in [best["axis"], *best.get("also", {})]:
@@ -123,6 +128,7 @@ def test_an_agent_runs_the_experiment_next_proposes(ws, monkeypatch, real_server
         total = sum(secs)
         # the estimate brackets what the runs took: within 3x of its own range either way
         assert cost["low_s"] / 3 <= total <= cost["high_s"] * 3, (cost, secs, first_secs)
+        assert dry["cost"]["low_s"] / 3 <= total <= dry["cost"]["high_s"] * 3, (dry["cost"], secs)
         print(f"\nnext's estimate {cost['text']}; the launch's runs took {fmt_seconds(total)} in all "
               f"(median {fmt_seconds(statistics.median(secs))})")
 

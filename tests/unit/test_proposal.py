@@ -100,7 +100,7 @@ def test_the_cost_comes_from_the_median_run_by_level():
     assert c.low_s == 3 * 4.0 + 3 * 5.5 and c.high_s == 3 * 4.0 + 3 * 11.0
     assert c.low_s < c.seconds < c.high_s
     assert c.by_level == [{"level": 1, "median_s": 4.0, "runs": 3}, {"level": 2, "median_s": 5.5, "runs": 2}]
-    assert c.text().startswith("6 runs, about 35s (28s–45s) from the median run by parallel measured (1: 4.0s (3); 2: 5.5s (2))")
+    assert c.text().startswith("6 runs, about 35s (28s–45s) from 5 measured runs: the median by parallel (1: 4.0s (3); 2: 5.5s (2))")
     none = CO.estimate(planned, [], "parallel")
     assert none.runs == 6 and none.seconds is None and "time unknown" in none.text()
 

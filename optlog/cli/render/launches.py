@@ -14,6 +14,8 @@ def _dry_human(d: dict[str, Any]) -> str:
     lines = [f"dry run of {d['spec']}: {fmt_count(d['runs'])} run{'s' if d['runs'] != 1 else ''}"
              + (f", {fmt_count(d['servers'])} server command{'s' if d['servers'] != 1 else ''}" if d["servers"] else "")
              + "; nothing launched, nothing written"]
+    if d.get("cost"):
+        lines.append(f"  cost: {d['cost']['text']}")
     for i, p in enumerate(d["points"], 1):
         lines.append(f"{i:>4}  {kv(p['labels'])}")
         if p.get("server"):
