@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from optlog import settings
+from optlog.core import costing as CO
+from optlog.core import proposal as P
 from optlog.core.ids import parse_ref
 from optlog.core.statuses import WAITING
 from optlog.core.timeutil import now_iso
@@ -40,6 +42,8 @@ from optlog.runs.targetlock import open_lock
 from optlog.service import launch_record
 from optlog.service import documents
 from optlog.service.context import Ctx
+from optlog.service.nextexp import measured_of
+from optlog.store.runrows import counting_run_ids, runs_by_id
 from optlog.service.evidence import insert_run
 from optlog.service.refs import require
 from optlog.store import launchrows, runrows
@@ -124,11 +128,6 @@ def _dry_cost(ctx: Ctx, points: list[Any]) -> dict[str, Any]:
     """What the dry run's launch would cost (core.costing, as `next` states it): its runs, and a time
     from the median run by level among the runs already measured that are like these (the plan's
     constant labels, else its names); `like` says which, null when none was measured yet."""
-    from optlog.core import costing as CO
-    from optlog.core import proposal as P
-    from optlog.service.nextexp import measured_of
-    from optlog.store.runrows import counting_run_ids, runs_by_id
-
     labels = [{k: v for k, v in p.labels.items() if k != "repeat"} for p in points]
     axis = CO.plan_axis(labels)
     with ctx.db.read() as s:
