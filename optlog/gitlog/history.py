@@ -17,31 +17,19 @@ Events (the `Optlog-Event` trailer) and the other trailer keys: `gitlog.trailers
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from optlog.errors import Conflict
 from optlog.gitlog import trailers as TR
 from optlog.gitlog.commit import CommitRequest, run_git
 from optlog.gitlog.safe import refuse_ignored, repo_info, safe_commit
-from optlog.paths import Workspace
+from optlog.needs import Commits
 
 if TYPE_CHECKING:
     from optlog.gitlog.safe import RepoInfo
 
 
-class Ctx(Protocol):
-    """What recording needs of a service context (gitlog sits below the service layer)."""
-
-    @property
-    def ws(self) -> Workspace: ...
-
-    @property
-    def actor(self) -> str: ...
-
-    def notice(self, text: str) -> None: ...
-
-
-def repo(ctx: "Ctx") -> "RepoInfo | None":
+def repo(ctx: Commits) -> "RepoInfo | None":
     return repo_info(ctx.ws.root)
 
 
@@ -64,14 +52,14 @@ def shallow_cut(root: Path) -> dict[str, Any] | None:
     return {"cut": True, "since": min(dates) if dates else None, "boundary": [b[:10] for b in boundary]}
 
 
-def check_trackable(ctx: "Ctx", paths: list[Path]) -> None:
+def check_trackable(ctx: Commits, paths: list[Path]) -> None:
     """Raise BadInput if git would ignore any of `paths` (and does not track it already)."""
     if repo(ctx) is None:
         return
     refuse_ignored(ctx.ws, [ctx.ws.rel(p) for p in paths])
 
 
-def uncommitted(ctx: "Ctx", paths: list[Path]) -> list[str]:
+def uncommitted(ctx: Commits, paths: list[Path]) -> list[str]:
     """Workspace-relative paths whose file on disk differs from HEAD (a hand edit, a new file not
     committed yet, a deleted file). Empty outside git and in a repository with no commits."""
     if repo(ctx) is None or not paths:
@@ -96,7 +84,7 @@ def uncommitted(ctx: "Ctx", paths: list[Path]) -> list[str]:
     return out
 
 
-def refuse_overwriting_hand_edits(ctx: "Ctx", outputs: dict[Path, bytes], how_to_keep: str) -> None:
+def refuse_overwriting_hand_edits(ctx: Commits, outputs: dict[Path, bytes], how_to_keep: str) -> None:
     """Raise Conflict, before anything is written, if a generated file that is about to change
     holds an edit made outside optlog (it differs from HEAD, i.e. from what optlog last committed):
     a render rebuilds it from records, so that edit would be lost without a word. `how_to_keep`
@@ -116,7 +104,7 @@ def hand_edit_note(rels: list[str]) -> str:
 
 
 def record(
-    ctx: "Ctx",
+    ctx: Commits,
     paths: list[Path],
     subject: str,
     body: str = "",

@@ -61,7 +61,7 @@ from urllib.parse import urlsplit
 ENV_PREFIXES = ("NCCL_", "SGLANG_", "VLLM_", "CUDA_", "TORCH_NCCL_", "FLASHINFER_")
 ENV_NAMES = ("PYTORCH_CUDA_ALLOC_CONF",)
 from optlog import __version__, settings
-from optlog.needs import ServiceContext
+from optlog.needs import Launches
 from optlog.runs import redact as R  # noqa: E402  (one redaction for all of optlog)
 from optlog.runs.server_version import identify
 from optlog.telemetry.nvml import load_pynvml
@@ -455,7 +455,7 @@ def effective(report: dict[str, Any]) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------------ capture
 
-def capture(ctx: ServiceContext, *, server_url: str | None = None, commands: dict[str, list[str]] | None = None,
+def capture(ctx: Launches, *, server_url: str | None = None, commands: dict[str, list[str]] | None = None,
             env: dict[str, str] | None = None, executor: Any = None) -> dict[str, Any]:
     """The environment document of one run (see the module docstring). Never raises for a missing
     tool, GPU or server: those parts say what was missing instead."""

@@ -38,7 +38,7 @@ from optlog.core.labels import CONCURRENT
 from optlog.core.numfmt import fmt_measured, fmt_seconds, fmt_written, plural
 from optlog.core.timeutil import now_iso
 from optlog.errors import Interrupted
-from optlog.needs import ServiceContext
+from optlog.needs import Launches
 from optlog.runs import hostload, interrupt, ports, procs, tree, treeshare
 from optlog.runs.cgroup import LaunchCgroup
 from optlog.runs.environment import capture
@@ -122,7 +122,7 @@ class Server:
 
 
 class Driver:
-    def __init__(self, ctx: ServiceContext, launch_id: int, *, on_event: Callable[[dict[str, Any]], None] | None = None,
+    def __init__(self, ctx: Launches, launch_id: int, *, on_event: Callable[[dict[str, Any]], None] | None = None,
                  install_signals: bool = True, doc: dict[str, Any] | None = None,
                  feed: Iterable[dict[str, Any]] | None = None) -> None:
         self.ctx = ctx

@@ -15,7 +15,7 @@ from typing import Any
 from optlog.core.numfmt import plural
 from optlog.core.statuses import LIVE_RUN_STATUSES
 from optlog.core.timeutil import now_iso
-from optlog.needs import ServiceContext
+from optlog.needs import Launches
 from optlog.runs import procs, tree
 from optlog.runs.cgroup import LaunchCgroup
 from optlog.runs.executors.registry import kill_record
@@ -34,7 +34,7 @@ def _dead(pid: int | None, pid_start: str | None, launch_host: str | None, host:
     return not procs.alive(int(pid), start)
 
 
-def recover(ctx: ServiceContext, db: Any) -> list[int]:
+def recover(ctx: Launches, db: Any) -> list[int]:
     """Mark launches whose driver died as interrupted and end their processes; returns their ids."""
     with db.read() as s:
         live = live_launch_processes(s)
@@ -47,7 +47,7 @@ def recover(ctx: ServiceContext, db: Any) -> list[int]:
     return [lid for lid in (_recover_one(ctx, db, i) for i in dead) if lid is not None]
 
 
-def _recover_one(ctx: ServiceContext, db: Any, lid: int) -> int | None:
+def _recover_one(ctx: Launches, db: Any, lid: int) -> int | None:
     with db.read() as s:
         la = launch(s, lid)
         if la is None or la.status not in LIVE_RUN_STATUSES:

@@ -196,7 +196,7 @@ def calibrate(ctx: Ctx, *, quick: bool = False, device: str = "auto", dry_run: b
     out = {"kind": measurement["kind"], "measured": measurement, "written": not dry_run, "file": str(path),
            "refused": refused, "rediagnosed": [], "rejudged": []}
     if not dry_run:
-        ctx.__dict__.pop("config", None)  # the settings just written, not the cached ones
+        ctx.forget_config()  # the settings just written, not the cached ones
         res = rediagnose(ctx, "ceilings re-measured by optlog calibrate")
         out["rediagnosed"] = res["rediagnosed"]
         out["rejudged"] = [{"hypothesis": r["hypothesis"], "status": r["auto_status"]} for r in res["results"]

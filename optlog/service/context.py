@@ -132,13 +132,18 @@ class Ctx:
                 return
         except OSError:
             pass
-        self.__dict__.pop("config", None)
+        self.forget_config()
         self.config  # noqa: B018  (validates; raises BadInput naming file, line and field)
         try:
             self.ws.state_dir.mkdir(exist_ok=True)
             mark.write_text(stamp, encoding="utf-8")
         except OSError:
             pass
+
+    def forget_config(self) -> None:
+        """Drop the cached settings, so the next `config` reads optlog.yaml again (after a verb
+        rewrote it)."""
+        self.__dict__.pop("config", None)
 
     def recover_journal(self) -> tuple[str, ...]:
         """Opening's journal step (see the module docstring): the commits it made."""

@@ -23,7 +23,7 @@ from optlog.core.ids import new_id
 from optlog.errors import BadInput
 from optlog.gitlog import history
 from optlog.gitlog.commit import run_git
-from optlog.needs import ServiceContext
+from optlog.needs import Launches, Writes
 from optlog.paths import IDENTITY_RE
 from optlog.gitlog import trailers as TR
 from optlog.store import cas
@@ -43,7 +43,7 @@ def with_identity(text: str, identity: str) -> str:
     return "".join(lines[:i] + [line] + lines[i:])
 
 
-def ensure(ctx: ServiceContext, commit: bool = True) -> str:
+def ensure(ctx: Writes, commit: bool = True) -> str:
     """This workspace's identity, added to optlog.yaml (and committed) if it has none yet."""
     ident = ctx.ws.identity
     if ident is not None:
@@ -62,7 +62,7 @@ def ensure(ctx: ServiceContext, commit: bool = True) -> str:
             return with_identity(text, ident)
 
         cas.update_text(ctx.ws.config_file, identified)  # from the file as it is: a concurrent edit is kept
-        ctx.__dict__.pop("config", None)
+        ctx.forget_config()
         if commit:
             history.record(ctx, [ctx.ws.config_file], "optlog: give the workspace an identity",
                            "Rows of this workspace stay apart from other workspaces on a shared database.",
@@ -71,7 +71,7 @@ def ensure(ctx: ServiceContext, commit: bool = True) -> str:
     return ident
 
 
-def upgrade_identity(ctx: ServiceContext) -> tuple[str, str]:
+def upgrade_identity(ctx: Launches) -> tuple[str, str]:
     """The identity a workspace from before identities takes, and how it was found (see the module)."""
     if ctx.ws.sqlite_file is None:
         owner = legacy_owner(ctx.ws.db_url)
@@ -83,7 +83,7 @@ def upgrade_identity(ctx: ServiceContext) -> tuple[str, str]:
     return new_id("workspace", ctx.ws.root.name), "new: the workspace is not in a git repository with commits"
 
 
-def derived_identity(ctx: ServiceContext) -> str | None:
+def derived_identity(ctx: Launches) -> str | None:
     """32 hex digits from the repository's root commit(s) and the workspace's folder in it: the
     same in every clone, different for two workspaces of one repository; None outside git or
     before the first commit."""

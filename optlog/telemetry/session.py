@@ -30,7 +30,7 @@ from typing import Any
 from optlog.core import modelfacts as MF
 from optlog.core.diagnosis import diagnose
 from optlog.core.windows import join_windows
-from optlog.needs import ServiceContext
+from optlog.needs import Launches
 from optlog.store.runrows import labels_metrics
 from optlog.telemetry import prometheus as prom
 from optlog.telemetry import smi
@@ -40,7 +40,7 @@ from optlog.telemetry.summary import energy_metrics, steady, summarize
 from optlog.core import jsondoc
 
 
-def open_session(ctx: ServiceContext, *, launch_id: int | None, settings: dict[str, Any] | None, env: dict[str, str] | None,
+def open_session(ctx: Launches, *, launch_id: int | None, settings: dict[str, Any] | None, env: dict[str, str] | None,
                  executor: Any = None) -> "TelemetrySession | None":
     st = dict(settings or {})
     if st.get("enabled") is False:
@@ -49,7 +49,7 @@ def open_session(ctx: ServiceContext, *, launch_id: int | None, settings: dict[s
 
 
 class TelemetrySession:
-    def __init__(self, ctx: ServiceContext, launch_id: int | None, settings: dict[str, Any], env: dict[str, str],
+    def __init__(self, ctx: Launches, launch_id: int | None, settings: dict[str, Any], env: dict[str, str],
                  executor: Any) -> None:
         self.ctx = ctx
         self.launch_id = launch_id

@@ -1,5 +1,5 @@
 """The layers below the service take declared Protocols, not `Any` (issue 35): a parameter named
-`ctx` in runs/ or telemetry/ is annotated with `optlog.needs.ServiceContext` (or another declared
+`ctx` in runs/ or telemetry/ is annotated with `optlog.needs.Launches` (or another declared
 type), so mypy checks every use of it. Read with `ast`; no exceptions."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def test_runs_and_telemetry_take_a_declared_context() -> None:
     for d in BELOW:
         for p in sorted((ROOT / d).rglob("*.py")):
             found += loose_ctx(p.read_text(encoding="utf-8"), p.relative_to(ROOT).as_posix())
-    assert not found, "type ctx with optlog.needs.ServiceContext:\n" + "\n".join(found)
+    assert not found, "type ctx with optlog.needs.Launches:\n" + "\n".join(found)
 
 
 def test_the_rule_can_fail() -> None:
@@ -39,6 +39,6 @@ def test_the_rule_can_fail() -> None:
                "def a(ctx: Any) -> None: ...\n"
                "def b(ctx, n: int) -> None: ...\n"
                "def c(x, *, ctx: 'Any') -> None: ...\n"
-               "def d(ctx: ServiceContext) -> None: ...\n")
+               "def d(ctx: Launches) -> None: ...\n")
     assert [v.split(": ", 1)[1] for v in loose_ctx(snippet, "x.py")] == [
         "a(ctx: Any)", "b(ctx: unannotated)", "c(ctx: Any)"]

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 if TYPE_CHECKING:
-    from optlog.needs import ServiceContext
+    from optlog.needs import Launches
 
 
 class Handle(Protocol):
@@ -143,14 +143,14 @@ class ExecutorKind(ABC):
         """Whether a parsed `executor:` value (or `parse_on`'s) is this kind's: `make` gets it."""
 
     @abstractmethod
-    def make(self, ctx: "ServiceContext", value: Any, **kw: Any) -> Executor:
+    def make(self, ctx: "Launches", value: Any, **kw: Any) -> Executor:
         """The executor of a value this kind `claims` (errors.Failed when it cannot run)."""
 
     def owns_record(self, host: str) -> bool:
         """Whether a process record with this `host` was made by this kind (and `kill_record` ends it)."""
         return False
 
-    def kill_record(self, ctx: "ServiceContext", rec: Any) -> bool:
+    def kill_record(self, ctx: "Launches", rec: Any) -> bool:
         """Recovery after optlog died: end the process of a record this kind `owns_record`."""
         return False
 

@@ -18,7 +18,7 @@ from optlog.runs import procs, tree
 from optlog.runs.executors.base import ExecutorKind, close_pidfd, exited_unreaped, open_pidfd, wait_for_exit
 
 if TYPE_CHECKING:
-    from optlog.needs import ServiceContext
+    from optlog.needs import Launches
 
 
 class LocalHandle:
@@ -186,7 +186,7 @@ class LocalKind(ExecutorKind):
     def claims(self, value: Any) -> bool:
         return value is None or value == "local"
 
-    def make(self, ctx: "ServiceContext", value: Any, **kw: Any) -> LocalExecutor:
+    def make(self, ctx: "Launches", value: Any, **kw: Any) -> LocalExecutor:
         return LocalExecutor(**kw)
 
     def lock_target(self, value: Any) -> str | None:

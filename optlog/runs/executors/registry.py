@@ -12,7 +12,7 @@ from optlog.runs.executors import local, slurm, ssh
 from optlog.runs.executors.base import Executor, ExecutorKind
 
 if TYPE_CHECKING:
-    from optlog.needs import ServiceContext
+    from optlog.needs import Launches
 
 KINDS: dict[str, ExecutorKind] = {}
 
@@ -56,7 +56,7 @@ def kind_of(value: Any) -> ExecutorKind | None:
     return next((k for k in KINDS.values() if k.claims(value)), None)
 
 
-def make_executor(ctx: "ServiceContext", executor: Any, **kw: Any) -> Executor:
+def make_executor(ctx: "Launches", executor: Any, **kw: Any) -> Executor:
     """The executor a spec's (parsed) `executor:` value names, made by its kind."""
     k = kind_of(executor)
     if k is None:
@@ -91,7 +91,7 @@ def on_spellings() -> str:
     return ", ".join(k.on_spelling for k in KINDS.values() if k.on_spelling)
 
 
-def kill_record(ctx: "ServiceContext", rec: Any) -> bool | None:
+def kill_record(ctx: "Launches", rec: Any) -> bool | None:
     """Recovery of a process record made on another host (by an executor whose kind `owns_record`
     its host): ended there. None when no kind owns it (the caller handles local ones)."""
     host = str(rec.host or "")

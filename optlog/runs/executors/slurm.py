@@ -42,7 +42,7 @@ from pydantic import Field
 from optlog import settings
 from optlog.config import Section, Word
 from optlog.errors import Failed
-from optlog.needs import ServiceContext
+from optlog.needs import Launches
 from optlog.runs.executors.base import ExecutorKind, wait_for_exit
 from optlog.runs.executors.local import LocalExecutor
 from optlog.runs.redact import redact_argv, secret_env, secret_env_name, secret_name
@@ -208,7 +208,7 @@ class SlurmExecutor:
     telemetry = "stream"
     same_python = True  # the workspace and optlog live on a filesystem the nodes share
 
-    def __init__(self, ctx: ServiceContext, opts: dict[str, Any], *, base_env: dict[str, str] | None = None,
+    def __init__(self, ctx: Launches, opts: dict[str, Any], *, base_env: dict[str, str] | None = None,
                  on_spawn: Callable[[Any], None] | None = None, on_exit: Callable[[Any], None] | None = None) -> None:
         self.ctx = ctx
         self.opts = opts
@@ -355,7 +355,7 @@ def scancel(job_id: str, sig: int | None = None) -> bool:
     return p.returncode == 0
 
 
-def make(ctx: ServiceContext, executor: Any, **kw: Any) -> SlurmExecutor:
+def make(ctx: Launches, executor: Any, **kw: Any) -> SlurmExecutor:
     sel = executor[6:] if isinstance(executor, str) else executor["slurm"]
     if isinstance(sel, str):
         named = ctx.config.executors.section("slurm")
@@ -372,7 +372,7 @@ def make(ctx: ServiceContext, executor: Any, **kw: Any) -> SlurmExecutor:
     return SlurmExecutor(ctx, opts, **kw)
 
 
-def kill_record(ctx: ServiceContext, rec: Any) -> bool:
+def kill_record(ctx: Launches, rec: Any) -> bool:
     """Recovery: scancel the job of a process record made by this executor (pid = job id)."""
     if not rec.pid or shutil.which("scancel") is None:
         return False
@@ -411,13 +411,13 @@ class SlurmKind(ExecutorKind):
     def claims(self, value: Any) -> bool:
         return isinstance(value, str) and value.startswith("slurm:") or isinstance(value, dict) and "slurm" in value
 
-    def make(self, ctx: ServiceContext, value: Any, **kw: Any) -> SlurmExecutor:
+    def make(self, ctx: Launches, value: Any, **kw: Any) -> SlurmExecutor:
         return make(ctx, value, **kw)
 
     def owns_record(self, host: str) -> bool:
         return host.startswith("slurm:")
 
-    def kill_record(self, ctx: ServiceContext, rec: Any) -> bool:
+    def kill_record(self, ctx: Launches, rec: Any) -> bool:
         return kill_record(ctx, rec)
 
 

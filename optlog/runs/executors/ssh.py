@@ -42,7 +42,7 @@ from pydantic import Field
 from optlog import settings
 from optlog.config import Section, Word
 from optlog.errors import Failed
-from optlog.needs import ServiceContext
+from optlog.needs import Launches
 from optlog.runs import procs
 from optlog.runs.executors.base import ExecutorKind, close_pidfd, exited_unreaped, open_pidfd, wait_for_exit
 from optlog.runs.redact import secret_env
@@ -393,7 +393,7 @@ class SshExecutor:
         return ok
 
 
-def make(ctx: ServiceContext, name: str, **kw: Any) -> SshExecutor:
+def make(ctx: Launches, name: str, **kw: Any) -> SshExecutor:
     hosts = ctx.config.executors.section("ssh")
     if name not in hosts:
         known = ", ".join(sorted(hosts)) or "none"
@@ -402,7 +402,7 @@ def make(ctx: ServiceContext, name: str, **kw: Any) -> SshExecutor:
     return SshExecutor(name, hosts[name], **kw)
 
 
-def kill_record(ctx: ServiceContext, rec: Any) -> bool:
+def kill_record(ctx: Launches, rec: Any) -> bool:
     """Recovery: end the remote group of a process record whose host is `ssh:NAME`."""
     name = str(rec.host)[4:]
     cfg = ctx.config.executors.section("ssh").get(name)
@@ -432,13 +432,13 @@ class SshKind(ExecutorKind):
     def claims(self, value: Any) -> bool:
         return isinstance(value, str) and value.startswith("ssh:")
 
-    def make(self, ctx: ServiceContext, value: Any, **kw: Any) -> SshExecutor:
+    def make(self, ctx: Launches, value: Any, **kw: Any) -> SshExecutor:
         return make(ctx, value[4:], **kw)
 
     def owns_record(self, host: str) -> bool:
         return host.startswith("ssh:")
 
-    def kill_record(self, ctx: ServiceContext, rec: Any) -> bool:
+    def kill_record(self, ctx: Launches, rec: Any) -> bool:
         return kill_record(ctx, rec)
 
     def lock_target(self, value: Any) -> str | None:
