@@ -49,7 +49,7 @@ from typing import Any
 
 from optlog import settings
 from optlog.core.timeutil import fmt_elapsed
-from optlog.needs import Launches
+from optlog.needs import Files
 from optlog.runs.executors import registry as executor_registry
 from optlog.telemetry.nvml import load_pynvml, select_devices
 from optlog.core import jsondoc
@@ -356,7 +356,7 @@ class TargetLock:
         return alive0 or self._joins() != joins0 or bool(self._others_alive())
 
 
-def open_lock(ctx: Launches, executor: Any, launch_id: int,
+def open_lock(ctx: Files, executor: Any, launch_id: int,
               points: Sequence[Mapping[str, Any]] = ()) -> TargetLock | None:
     """The lock of launch `launch_id` on its target: its points' GPU set (see `launch_gpus`), else
     the whole machine."""

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from optlog import settings
+from optlog.needs import Commits, Writes
 from optlog.paths import Workspace, find_workspace
 from optlog.store.db import Database
 from optlog.store.launchrows import anything_live
@@ -215,7 +216,7 @@ def open_workspace(ctx: Ctx) -> Opened:
                   recovered=tuple(recovered), imported=imported, upgraded=upgraded, journal=journal)
 
 
-def _ensure_identity(ctx: Ctx) -> str | None:
+def _ensure_identity(ctx: Writes) -> str | None:
     """Step 2: a shared database needs to know whose rows are whose. Returns the identity if it
     was given now."""
     from optlog.service.identity import ensure  # deferred: once per workspace (YAML, git, a lease)
@@ -225,7 +226,7 @@ def _ensure_identity(ctx: Ctx) -> str | None:
     return None if had == ident else ident
 
 
-def _recover(ctx: Ctx, db: Database) -> list[int]:
+def _recover(ctx: Writes, db: Database) -> list[int]:
     """Step 3: only when the index says a launch is live."""
     from optlog.service.recovery import recover_dead_launches  # deferred: processes, executors, ssh/Slurm
 
@@ -243,7 +244,7 @@ def _recover_journal(ctx: Ctx) -> tuple[str, ...]:
     return ctx.recover_journal()
 
 
-def _import_evidence(ctx: Ctx, db: Database) -> int:
+def _import_evidence(ctx: Commits, db: Database) -> int:
     """Step 4: only when runs/evidence/ changed since this database last read it."""
     from optlog.service.runfiles import import_changed  # deferred: YAML, pydantic, git
 

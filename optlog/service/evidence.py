@@ -15,9 +15,9 @@ from optlog.core.statuses import RUN_STATUSES
 from optlog.core.text import check as check_text
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound, not_found, param
+from optlog.needs import Files, Index, Reads, Writes
 from optlog.runs.redact import redact
 from optlog.service import documents
-from optlog.service.context import Ctx
 from optlog.service.refs import require
 from optlog.store import noterows, runrows
 from optlog.store.runrows import insert_run as insert_row
@@ -47,7 +47,7 @@ def insert_run(
 
 
 def record(
-    ctx: Ctx,
+    ctx: Reads,
     labels: dict[str, Any],
     metrics: dict[str, float],
     hypothesis: str | None = None,
@@ -72,7 +72,7 @@ def record(
     return show_run(ctx, rid)
 
 
-def runs_with_labels(ctx: Ctx, run_ids: list[int]) -> list[tuple[Any, dict[str, Any], dict[str, float]]]:
+def runs_with_labels(ctx: Index, run_ids: list[int]) -> list[tuple[Any, dict[str, Any], dict[str, float]]]:
     """(run row, typed labels, metrics) for each of `run_ids` that exists, in id order."""
     with ctx.db.read() as s:
         return list(runs_by_id(s, run_ids))
@@ -93,13 +93,13 @@ def run_summary(r: Any, labels: dict[str, Any], metrics: dict[str, float]) -> di
     }
 
 
-def list_runs(ctx: Ctx, **kw: Any) -> list[dict[str, Any]]:
+def list_runs(ctx: Index, **kw: Any) -> list[dict[str, Any]]:
     """Runs in id order (oldest first); the filters of `runs_page`."""
     return runs_page(ctx, **kw)["runs"]
 
 
 def runs_page(
-    ctx: Ctx,
+    ctx: Index,
     *,
     status: str | None = None,
     hypothesis: str | None = None,
@@ -137,7 +137,7 @@ def runs_page(
     return out
 
 
-def get_run(ctx: Ctx, run_id: int | str, field: str = "run_id") -> Any:
+def get_run(ctx: Index, run_id: int | str, field: str = "run_id") -> Any:
     try:
         rid = check_id(int(run_id), field)
     except (TypeError, ValueError):
@@ -149,7 +149,7 @@ def get_run(ctx: Ctx, run_id: int | str, field: str = "run_id") -> Any:
     return r
 
 
-def show_run(ctx: Ctx, run_id: int | str, telemetry: bool = True, field: str = "run_id") -> dict[str, Any]:
+def show_run(ctx: Reads, run_id: int | str, telemetry: bool = True, field: str = "run_id") -> dict[str, Any]:
     r = get_run(ctx, run_id, field)
     with ctx.db.read() as s:
         labels, metrics = labels_metrics(s, [r.id])
@@ -173,7 +173,7 @@ def show_run(ctx: Ctx, run_id: int | str, telemetry: bool = True, field: str = "
     return out
 
 
-def _artifacts(ctx: Ctx, r: Any) -> list[dict[str, Any]]:
+def _artifacts(ctx: Files, r: Any) -> list[dict[str, Any]]:
     if not r.artifacts_dir:
         return []
     d = Path(r.artifacts_dir)
@@ -191,7 +191,7 @@ facts among its labels or found ones, `model_*`) there is nothing to show, and n
 MODEL_FACTS = ("active_params", "active_params_per_token", "kv_bytes_per_token")
 
 
-def _telemetry(ctx: Ctx, run_id: int, metrics: dict[str, float], labels: dict[str, Any] | None = None) -> dict[str, Any]:
+def _telemetry(ctx: Reads, run_id: int, metrics: dict[str, float], labels: dict[str, Any] | None = None) -> dict[str, Any]:
     if not any(k in metrics for k in TELEMETRY_SIGNS) and not any(k in (labels or {}) for k in MODEL_FACTS):
         with ctx.db.connect() as c:  # samples stored without summaries (one indexed probe)
             if not has_samples(c, run_id):
@@ -199,7 +199,7 @@ def _telemetry(ctx: Ctx, run_id: int, metrics: dict[str, float], labels: dict[st
     return run_telemetry(ctx, run_id, metrics)
 
 
-def runs_for_hypothesis(ctx: Ctx, hid: str) -> list[dict[str, Any]]:
+def runs_for_hypothesis(ctx: Index, hid: str) -> list[dict[str, Any]]:
     with ctx.db.connect() as c:
         ids = sorted({r for _, r in linked_runs(c, [hid])})
     if not ids:
@@ -208,7 +208,7 @@ def runs_for_hypothesis(ctx: Ctx, hid: str) -> list[dict[str, Any]]:
         return [run_summary(*t) for t in runs_by_id(s, ids)]
 
 
-def add_note(ctx: Ctx, text: str, hypothesis: str | None = None, link: str | None = None,
+def add_note(ctx: Writes, text: str, hypothesis: str | None = None, link: str | None = None,
              run: int | None = None) -> documents.Note:
     if not text.strip():
         raise BadInput("a note needs text", field="text")
@@ -232,18 +232,18 @@ def _note(n: Any) -> documents.Note:
             "by": n.by, "created_at": n.created_at}
 
 
-def list_notes(ctx: Ctx, hypothesis: str | None = None, since: str | None = None) -> list[documents.Note]:
+def list_notes(ctx: Index, hypothesis: str | None = None, since: str | None = None) -> list[documents.Note]:
     """Notes, oldest first (of one hypothesis, at or after `since`)."""
     with ctx.db.read() as s:
         rows = [_note(n) for n in noterows.notes(s, hypothesis)]
     return [n for n in rows if str(n["created_at"]) >= since] if since else rows
 
 
-def notes_for(ctx: Ctx, hid: str) -> list[documents.Note]:
+def notes_for(ctx: Index, hid: str) -> list[documents.Note]:
     return list_notes(ctx, hid)
 
 
-def live_hypotheses(ctx: Ctx) -> set[str]:
+def live_hypotheses(ctx: Index) -> set[str]:
     """Hypotheses with a queued or running run, their own or linked (DESIGN §5: their status is
     `testing`)."""
     if not ctx.db_exists():
@@ -252,7 +252,7 @@ def live_hypotheses(ctx: Ctx) -> set[str]:
         return runrows.live_hypotheses(c)
 
 
-def count_runs(ctx: Ctx, statuses: tuple[str, ...] | None = None) -> int:
+def count_runs(ctx: Index, statuses: tuple[str, ...] | None = None) -> int:
     """How many runs (with one of `statuses`, if given)."""
     with ctx.db.connect() as c:
         return runrows.count_runs(c, statuses)

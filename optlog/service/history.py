@@ -22,6 +22,7 @@ from optlog.errors import BadInput, Failed, NotFound, param
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
 from optlog.gitlog.commit import run_git
+from optlog.needs import Commits, Files
 from optlog.service import hypotheses
 from optlog.service import documents
 from optlog.service.context import Ctx
@@ -117,7 +118,7 @@ def _event(sha: str, at: str, author: str, email: str, subject: str, body: str,
     }
 
 
-def log(ctx: Ctx, hypothesis: str | None = None, limit: int | None = None) -> dict[str, Any]:
+def log(ctx: Commits, hypothesis: str | None = None, limit: int | None = None) -> dict[str, Any]:
     """The decision timeline, oldest first; `hypothesis` keeps its events and its children's pivots."""
 
     if limit is not None and limit < 1:
@@ -166,7 +167,7 @@ def _fields_changed(old: dict[str, Any] | None, new: dict[str, Any]) -> list[str
     return [k for k in keys if old.get(k) != new.get(k)]
 
 
-def _head_yaml(ctx: Ctx, rel: str) -> dict[str, Any] | None:
+def _head_yaml(ctx: Files, rel: str) -> dict[str, Any] | None:
     p = run_git(ctx.ws.root, "show", f"HEAD:./{rel}", check=False)
     if p.returncode != 0:
         return None

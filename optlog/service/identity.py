@@ -23,7 +23,7 @@ from optlog.core.ids import new_id
 from optlog.errors import BadInput
 from optlog.gitlog import history
 from optlog.gitlog.commit import run_git
-from optlog.needs import Launches, Writes
+from optlog.needs import Commits, Writes
 from optlog.paths import IDENTITY_RE
 from optlog.gitlog import trailers as TR
 from optlog.store import cas
@@ -71,7 +71,7 @@ def ensure(ctx: Writes, commit: bool = True) -> str:
     return ident
 
 
-def upgrade_identity(ctx: Launches) -> tuple[str, str]:
+def upgrade_identity(ctx: Commits) -> tuple[str, str]:
     """The identity a workspace from before identities takes, and how it was found (see the module)."""
     if ctx.ws.sqlite_file is None:
         owner = legacy_owner(ctx.ws.db_url)
@@ -83,7 +83,7 @@ def upgrade_identity(ctx: Launches) -> tuple[str, str]:
     return new_id("workspace", ctx.ws.root.name), "new: the workspace is not in a git repository with commits"
 
 
-def derived_identity(ctx: Launches) -> str | None:
+def derived_identity(ctx: Commits) -> str | None:
     """32 hex digits from the repository's root commit(s) and the workspace's folder in it: the
     same in every clone, different for two workspaces of one repository; None outside git or
     before the first commit."""

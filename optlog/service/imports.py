@@ -15,10 +15,10 @@ from typing import Any
 
 from optlog.core import labels as L
 from optlog.errors import BadInput, param
+from optlog.needs import Files, Index, Reads
 from optlog.runs.modelfacts import from_path
 from optlog.runs.parsers import ParsedResult, canonical_format, parse_bytes, read_file, unique
 from optlog.service import evidence
-from optlog.service.context import Ctx
 from optlog.service.evidence import run_summary
 from optlog.service.refs import require
 from optlog.store.runrows import (imported_measurements, launched_results, launched_run, rounded_measurements, runs_by_id,
@@ -40,7 +40,7 @@ def check_key_map(key_map: dict[str, Any]) -> dict[str, str]:
 
 
 def import_files(
-    ctx: Ctx,
+    ctx: Reads,
     files: list[str] | tuple[str, ...],
     fmt: str | None = None,
     key_map: dict[str, Any] | None = None,
@@ -171,7 +171,7 @@ def _model_facts(labels: dict[str, Any], raw: dict[str, Any], cache: dict[str, A
     return None
 
 
-def _already(ctx: Ctx, files: set[tuple[Path, str]]) -> list[dict[str, Any]]:
+def _already(ctx: Reads, files: set[tuple[Path, str]]) -> list[dict[str, Any]]:
     """The files whose measurement is already a run: an earlier import of the same content (its
     copy's folder, `imported/<sha256[:16]>`, is the index), a launched run's output folder, or a
     copy of a launched run's result file (the sha256 the launcher recorded), wherever it now lies."""
@@ -200,7 +200,7 @@ def _already(ctx: Ctx, files: set[tuple[Path, str]]) -> list[dict[str, Any]]:
     return out
 
 
-def _measured(ctx: Ctx, ids: list[str]) -> dict[str, int]:
+def _measured(ctx: Index, ids: list[str]) -> dict[str, int]:
     """Of these measurement identities (`ParsedResult.measurement`), those a run of the workspace
     already has (imported, or launched and read by the launcher), with that run's id."""
     if not ids:
@@ -212,7 +212,7 @@ def _measured(ctx: Ctx, ids: list[str]) -> dict[str, int]:
 _ROUNDED = "the same measurement as run {} (the same figures, rounded to 2 places)"
 
 
-def _rounded(ctx: Ctx, results: list[ParsedResult]) -> list[tuple[ParsedResult, int]]:
+def _rounded(ctx: Index, results: list[ParsedResult]) -> list[tuple[ParsedResult, int]]:
     """Of these results, those whose rounded export (or full-precision original) is already a run,
     with that run: AIPerf's and genai-perf's CSV imported apart from its JSON, in either order."""
     ids = [(r, m) for r in results if (m := r.rounded_measurement())]
@@ -224,12 +224,12 @@ def _rounded(ctx: Ctx, results: list[ParsedResult]) -> list[tuple[ParsedResult, 
     return [(r, found) for r, m in ids if (found := (of_csv if r.decimals is not None else of_json).get(m))]
 
 
-def _summaries(ctx: Ctx, ids: list[int]) -> list[dict[str, Any]]:
+def _summaries(ctx: Index, ids: list[int]) -> list[dict[str, Any]]:
     if not ids:
         return []
     with ctx.db.read() as s:
         return [run_summary(*t) for t in runs_by_id(s, ids)]
 
 
-def remove_copies(ctx: Ctx, sha: str) -> None:  # pragma: no cover - maintenance helper
+def remove_copies(ctx: Files, sha: str) -> None:  # pragma: no cover - maintenance helper
     shutil.rmtree(ctx.ws.artifacts_dir / "imported" / sha[:16], ignore_errors=True)

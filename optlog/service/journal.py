@@ -18,26 +18,23 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from filelock import Timeout
 
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
+from optlog.needs import Commits, Files
 from optlog.store.hypfiles import current_hash
 from optlog.store.lock import workspace_lock
 from optlog.core import jsondoc
 
-if TYPE_CHECKING:
-    from optlog.service.context import Ctx
-
-
-def _dir(ctx: "Ctx") -> Path:
+def _dir(ctx: Files) -> Path:
     return ctx.ws.state_dir / "pending"
 
 
 @contextmanager
-def intent(ctx: "Ctx", changes: list[tuple[Path, str | None, str]], subject: str, body: str,
+def intent(ctx: Files, changes: list[tuple[Path, str | None, str]], subject: str, body: str,
            trailers: dict[str, str], groups: list[dict[str, str]] | None = None) -> Iterator[None]:
     """Record the intent to write `changes` (path, hash before or None, hash after) and commit them
     (`groups`: the trailer group of each decision of a commit that records several); the caller
@@ -60,7 +57,7 @@ def intent(ctx: "Ctx", changes: list[tuple[Path, str | None, str]], subject: str
             pass
 
 
-def pending_paths(ctx: "Ctx") -> set[str]:
+def pending_paths(ctx: Files) -> set[str]:
     """The files (relative to the workspace) an interrupted write-and-commit left to complete: a
     read sees them as they were written, and says nothing of a hand edit (the next command that
     may write commits them under their own event)."""
@@ -73,7 +70,7 @@ def pending_paths(ctx: "Ctx") -> set[str]:
     return out
 
 
-def recover(ctx: "Ctx") -> list[str]:
+def recover(ctx: Commits) -> list[str]:
     """Complete the write-and-commits of optlog processes that died (cheap when there are none:
     one listdir). Returns the commits made."""
     d = _dir(ctx)
@@ -93,7 +90,7 @@ def recover(ctx: "Ctx") -> list[str]:
         return []  # a writer is alive and holds the lock: its intents are its own
 
 
-def _recover_locked(ctx: "Ctx", files: list[Path]) -> list[str]:
+def _recover_locked(ctx: Commits, files: list[Path]) -> list[str]:
     shas = []
     for f in files:
         try:

@@ -25,9 +25,9 @@ from optlog import settings
 from optlog.errors import BadInput, NotFound
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
+from optlog.needs import Commits, Files, Reads
 from optlog.runs.record import env_references, unrender
 from optlog.runs.spec import SetPairs, record_sets, set_texts
-from optlog.service.context import Ctx
 from optlog.store import launchrows
 from optlog.yamlio import write_atomic
 from optlog.core import jsondoc
@@ -35,7 +35,7 @@ from optlog.core import jsondoc
 DIR = "launches"
 
 
-def choose_dir(ctx: Ctx, lid: int, token: str) -> str:
+def choose_dir(ctx: Files, lid: int, token: str) -> str:
     """The workspace-relative folder of launch `lid`'s record."""
     base = f"{DIR}/L{lid}"
     p = ctx.ws.root / base / "points.json"
@@ -48,7 +48,7 @@ def choose_dir(ctx: Ctx, lid: int, token: str) -> str:
     return base
 
 
-def write(ctx: Ctx, rel_dir: str, *, lid: int, ls: Any, sets: SetPairs, server_url: str | None,
+def write(ctx: Commits, rel_dir: str, *, lid: int, ls: Any, sets: SetPairs, server_url: str | None,
           hypothesis: str | None, docs: list[dict[str, Any]], token: str, order: dict[str, Any],
           again_of: str | None, redact: Any = None) -> None:
     """Write the record and commit it (nothing is committed outside a git repository). `redact`
@@ -75,7 +75,7 @@ def write(ctx: Ctx, rel_dir: str, *, lid: int, ls: Any, sets: SetPairs, server_u
                    {TR.EVENT: "launch", TR.LAUNCH: f"L{lid}"})
 
 
-def find(ctx: Ctx, n: int) -> Path:
+def find(ctx: Reads, n: int) -> Path:
     """The record folder of launch `n`: the database's own, else `launches/L<n>`."""
     with ctx.db.read() as s:
         la = launchrows.launch(s, n)
@@ -87,7 +87,7 @@ def find(ctx: Ctx, n: int) -> Path:
     return d
 
 
-def again_args(ctx: Ctx, n: int) -> dict[str, Any]:
+def again_args(ctx: Reads, n: int) -> dict[str, Any]:
     """The arguments that launch launch `n`'s record again: spec path, sets, server URL, hypothesis, name."""
     d = find(ctx, n)
     try:

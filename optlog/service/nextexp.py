@@ -25,6 +25,7 @@ from optlog.core import verdict as V
 from optlog.core.numfmt import fmt_duration, fmt_ratio
 from optlog.core.timeutil import parse_iso
 from optlog.errors import BadInput, OptlogError, not_found, param, plain
+from optlog.needs import Index, Reads
 from optlog.runs.spec import load_spec, plan, record_sets
 from optlog.service import documents, evidence, hypotheses, launch_record
 from optlog.service.context import Ctx
@@ -82,7 +83,7 @@ def _launch_of(best: D.Candidate, ev: Any) -> int | None:
     return launches.most_common(1)[0][0] if launches else None
 
 
-def _write_spec(ctx: Ctx, hid: str, other: str, best: D.Candidate,
+def _write_spec(ctx: Reads, hid: str, other: str, best: D.Candidate,
                 ev: Any) -> tuple[str | None, str, dict[str, Any] | None]:
     """Write `runs/next-<hid>.yaml` from the launch the candidate's evidence came from, checked
     against what it edits (core.proposal) and costed (core.costing); (path, note, cost)."""
@@ -270,7 +271,7 @@ def _commands(r: Any) -> tuple[list[str], list[str]]:
             [str(a) for a in (cmds.get("bench") or {}).get("argv") or []])
 
 
-def _memory_needs(ctx: Ctx, ids: list[int]) -> dict[int, P.MemoryNeed]:
+def _memory_needs(ctx: Index, ids: list[int]) -> dict[int, P.MemoryNeed]:
     """Each run's memory need (core.proposal.need_of): its model facts (labels win over the `model_*`
     metrics optlog read), the context a slot keeps (its commands), the GPUs one instance spans."""
     out: dict[int, P.MemoryNeed] = {}
@@ -284,7 +285,7 @@ def _memory_needs(ctx: Ctx, ids: list[int]) -> dict[int, P.MemoryNeed]:
     return out
 
 
-def _measured(ctx: Ctx, lid: int, ev: Any) -> list[CO.Measured]:
+def _measured(ctx: Index, lid: int, ev: Any) -> list[CO.Measured]:
     """The runs of launch `lid` already measured: labels, duration, the requests their bench sent."""
     return measured_of(evidence.runs_with_labels(ctx, [r for r, row in ev.runs.items() if row.launch == lid]))
 

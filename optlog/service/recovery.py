@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from optlog.needs import Launches
+from optlog.needs import Writes
 from optlog.runs.recover import recover
 from optlog.store import launchrows
 from optlog.store.db import Database
@@ -21,7 +21,7 @@ def anything_live(db: "Database") -> bool:
         return launchrows.anything_live(c)
 
 
-def recover_dead_launches(ctx: Launches, db: "Database") -> list[int]:
+def recover_dead_launches(ctx: Writes, db: "Database") -> list[int]:
     """`ctx` is the service context being opened (typed by its Protocol: this module does not import the context)."""
     if not anything_live(db):
         return []

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from optlog.core.text import is_id
 from optlog.errors import not_found
-from optlog.service.context import Ctx
+from optlog.needs import Files
 
 
-def require(ctx: Ctx, hid: str | None, field: str = "hypothesis") -> str | None:
+def require(ctx: Files, hid: str | None, field: str = "hypothesis") -> str | None:
     """Check that a referenced hypothesis exists (for links from todos, runs, notes); a path such
     as `../optlog` is no id, so it names no file."""
     if hid is None:

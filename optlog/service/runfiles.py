@@ -31,7 +31,7 @@ from optlog.errors import BadInput
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
 from optlog.gitlog.commit import run_git
-from optlog.needs import Launches
+from optlog.needs import Commits, Files, Index, Reads
 from optlog.runs.redact import redact
 from optlog.store import runsync
 from optlog.store.lock import workspace_lock
@@ -64,7 +64,7 @@ def env_digest(environment: dict[str, Any] | None) -> str:
     return hashlib.sha256(json.dumps(environment or {}, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def path_for(ctx: Launches, uid: str) -> Path:
+def path_for(ctx: Files, uid: str) -> Path:
     return ctx.ws.evidence_dir / f"{uid}.yaml"
 
 
@@ -123,7 +123,7 @@ def _write(path: Path, data: dict[str, Any]) -> str:
     return _file_stamp(path.stat())
 
 
-def _read(ctx: Launches, path: Path) -> Any:
+def _read(ctx: Files, path: Path) -> Any:
     rel = ctx.ws.rel(path)
     ctx.ws.check_inside(path, rel)  # (a committed link to a file outside is not followed)
     if path.stat().st_size > MAX_FILE_BYTES:
@@ -141,12 +141,12 @@ def _read(ctx: Launches, path: Path) -> Any:
 # ---------------------------------------------------------------- export
 
 
-def _runs(ctx: Launches, run_ids: list[int]) -> list[tuple[Any, dict[str, Any], dict[str, float]]]:
+def _runs(ctx: Index, run_ids: list[int]) -> list[tuple[Any, dict[str, Any], dict[str, float]]]:
     with ctx.db.read() as s:
         return runs_by_id(s, run_ids)
 
 
-def unexported(ctx: Launches, run_ids: set[int] | list[int], known: dict[int, str] | None = None) -> list[int]:
+def unexported(ctx: Reads, run_ids: set[int] | list[int], known: dict[int, str] | None = None) -> list[int]:
     """The runs of `run_ids` with no evidence file yet, in id order (what `export` would write).
     `known`: uids by run id already read (else one query)."""
     if not run_ids:
@@ -161,7 +161,7 @@ def unexported(ctx: Launches, run_ids: set[int] | list[int], known: dict[int, st
     return [i for i, u in zip(ids, uids) if u and f"{u}.yaml" not in have]
 
 
-def export(ctx: Launches, run_ids: set[int] | list[int], known: dict[int, str] | None = None) -> list[Path]:
+def export(ctx: Reads, run_ids: set[int] | list[int], known: dict[int, str] | None = None) -> list[Path]:
     """Write the evidence file of each run that has none yet; returns the files written.
     `known`: uids by run id already read (else one query). The caller commits the files with the
     verdict that uses them."""
@@ -179,7 +179,7 @@ def export(ctx: Launches, run_ids: set[int] | list[int], known: dict[int, str] |
     return written
 
 
-def mark_invalidated(ctx: Launches, run_id: int) -> Path:
+def mark_invalidated(ctx: Reads, run_id: int) -> Path:
     """Write the run's invalidation into its evidence file (creating the file if it has none)."""
     [(r, lab, met)] = _runs(ctx, [run_id])
     p = path_for(ctx, r.uid)
@@ -199,7 +199,7 @@ def _set_stamps(db: "Database", stamps: dict[int, str]) -> None:
 # ---------------------------------------------------------------- import
 
 
-def import_changed(ctx: Launches, db: "Database") -> int:
+def import_changed(ctx: Commits, db: "Database") -> int:
     """Import evidence files this database has not read (cheap when `runs/evidence/` is unchanged:
     one stat and one indexed query). Returns how many runs were added or updated."""
 
@@ -260,7 +260,7 @@ def _import_docs(db: "Database", docs: list[tuple[Any, str]]) -> int:
 # ---------------------------------------------------------------- missing evidence
 
 
-def missing_runs(ctx: Launches, verdicts: dict[str, Any]) -> dict[str, list[Any]]:
+def missing_runs(ctx: Index, verdicts: dict[str, Any]) -> dict[str, list[Any]]:
     """For each hypothesis' last verdict (by id), the runs it used that this database does not have
     (by uid where the verdict names them, else by number); only hypotheses with some missing.
 
@@ -295,7 +295,7 @@ def missing_runs(ctx: Launches, verdicts: dict[str, Any]) -> dict[str, list[Any]
     return out
 
 
-def uids_of(ctx: Launches, run_ids: list[int]) -> list[str]:
+def uids_of(ctx: Index, run_ids: list[int]) -> list[str]:
     """The uids of `run_ids`, in the same order."""
     if not run_ids:
         return []
@@ -308,7 +308,7 @@ def uids_of(ctx: Launches, run_ids: list[int]) -> list[str]:
 # ---------------------------------------------------------------- committing
 
 
-def pending(ctx: Launches) -> list[str]:
+def pending(ctx: Commits) -> list[str]:
     """Evidence files that differ from HEAD (written, not committed: a commit that failed)."""
 
     d = ctx.ws.evidence_dir
@@ -327,7 +327,7 @@ def pending(ctx: Launches) -> list[str]:
     return out
 
 
-def commit_pending(ctx: Launches) -> str | None:
+def commit_pending(ctx: Commits) -> str | None:
     """Commit every evidence file not committed yet (event `evidence`); the sha, or None."""
 
     with workspace_lock(ctx.ws):

@@ -16,6 +16,7 @@ from optlog.core.limits import LIMITS
 from optlog.core.timeutil import now_iso
 from optlog.core.todos import TodoIn, check_priority, check_status, match_existing, parse_todowrite, unwrap
 from optlog.errors import BadInput, not_found, param
+from optlog.needs import Files, Index
 from optlog.service import documents
 from optlog.service.context import Ctx
 from optlog.service.refs import require
@@ -190,7 +191,7 @@ def write(ctx: Ctx, data: Any, file: str = "<stdin>", *, queued: bool = False) -
         return [_out(t) for t in result]
 
 
-def owner(ctx: Ctx) -> str | None:
+def owner(ctx: Index) -> str | None:
     """The agent tool whose hook writes the whole list (`TodoWrite`), or None."""
     with ctx.db.connect() as c:
         return list_owner(c)
@@ -199,7 +200,7 @@ def owner(ctx: Ctx) -> str | None:
 # ---------------------------------------------------------------- the verbs' documents (every face)
 
 
-def queue(ctx: Ctx, source: str) -> int:
+def queue(ctx: Files, source: str) -> int:
     """`todo write --queue`: validate and queue the list the file `source` holds ('-': stdin) for
     the next optlog call (store.todoinbox); how many todos. The fast path (`optlog.cli.fast`)
     answers the same without loading the CLI."""

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from optlog.core.diagnosis import diagnose, same, stored
 from optlog.core.numfmt import fmt_num, fmt_seconds, plural
-from optlog.needs import Launches
+from optlog.needs import Reads
 from optlog.store.runrows import labels_metrics
 from optlog.store.runrows import run as run_row
 from optlog.telemetry.fields import SUMMARISED, THROTTLE_BITS, THROTTLE_EVIDENCE
@@ -224,7 +224,7 @@ PLOT_FIELDS = ("gpu_power_w", "tensor_active", "dram_bw_util")
 """Telemetry over time the TUI plots for a run (downsampled to about 200 points)."""
 
 
-def run_telemetry(ctx: Launches, run_id: int, metrics: dict[str, float]) -> dict[str, Any]:
+def run_telemetry(ctx: Reads, run_id: int, metrics: dict[str, float]) -> dict[str, Any]:
     """For `run show`: stored samples' sparklines, the summaries and the diagnosis."""
     import numpy as np  # deferred: numpy (~80 ms); `run record` imports the launcher, not the arrays
 
