@@ -27,8 +27,8 @@ from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, Failed, param
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
+from optlog.needs import Writes
 from optlog.runs.executors.registry import config_sections
-from optlog.service.context import Ctx
 from optlog.service.verdicts import rediagnose
 from optlog.store import cas
 from optlog.telemetry.calibrate import measure
@@ -153,7 +153,7 @@ def write_measured(text: str, m: dict[str, Any], at: str, refused: dict[str, str
     return buf.getvalue()
 
 
-def calibrate(ctx: Ctx, *, quick: bool = False, device: str = "auto", dry_run: bool = False,
+def calibrate(ctx: Writes, *, quick: bool = False, device: str = "auto", dry_run: bool = False,
               measurement: dict[str, Any] | None = None, max_spread: float = MAX_SPREAD) -> dict[str, Any]:
     path = ctx.ws.config_file
     before = path.read_text() if path.exists() else ""

@@ -27,14 +27,14 @@ from optlog.core.scaling import fit as fit_line
 from optlog.core.stats import sig
 from optlog.core.verdict import must_agree_across_groups
 from optlog.errors import BadInput, not_found, param
-from optlog.service.context import Ctx
+from optlog.needs import Index, Reads
 from optlog.service.verdicts import load_evidence
 from optlog.store.runrows import metric_names
 
 MIN_SPREAD_N = 3  # from this many runs a cell shows its interquartile range
 
 
-def _known_metrics(ctx: Ctx) -> list[str]:
+def _known_metrics(ctx: Index) -> list[str]:
     with ctx.db.connect() as c:
         return sorted(metric_names(c))
 
@@ -48,7 +48,7 @@ def _cell(values: list[float]) -> dict[str, Any]:
     return out
 
 
-def compare(ctx: Ctx, metric: str, by: str, per: str | None = None, where: str | None = None,
+def compare(ctx: Reads, metric: str, by: str, per: str | None = None, where: str | None = None,
             baseline: str | None = None, fit: str | None = None) -> dict[str, Any]:
     """The table; with `fit` (`k` or `slope`), each row also carries the line fitted through its
     runs against the numeric `by` label (core.scaling.fit: what a scaling claim judges)."""

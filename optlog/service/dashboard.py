@@ -19,6 +19,7 @@ from optlog.core.diagnosis import diagnose
 from optlog.core.timeutil import now_iso, parse_iso
 from optlog.core.todos import open_first
 from optlog.core.verdict import quantity_unit
+from optlog.needs import Files, Index, Reads
 from optlog.runs.executors.registry import on_this_machine
 from optlog.runs.launcher import read_tail
 from optlog.service import hypotheses as H
@@ -33,7 +34,7 @@ from optlog.store.runrows import metric_names_by_use, predicted_metrics, table_r
 from optlog.telemetry.live import LiveSampler
 
 
-def files_token(ctx: Ctx) -> tuple[int, int]:
+def files_token(ctx: Files) -> tuple[int, int]:
     """(count, newest mtime) of the hypothesis files: a hand edit or a new file moves it."""
     d = ctx.ws.hypotheses_dir
     newest, n = 0, 0
@@ -51,12 +52,12 @@ def files_token(ctx: Ctx) -> tuple[int, int]:
     return n, newest
 
 
-def change_token(ctx: Ctx) -> tuple[Any, ...]:
+def change_token(ctx: Reads) -> tuple[Any, ...]:
     """Moves whenever another process writes the database or touches a hypothesis file."""
     return (ctx.db.change_token(), *files_token(ctx))
 
 
-def hypotheses_tree(ctx: Ctx) -> list[dict[str, Any]]:
+def hypotheses_tree(ctx: Reads) -> list[dict[str, Any]]:
     """Hypotheses as nested nodes (parent → children), each with status and prediction counts."""
     return hypotheses_view(ctx)[0]
 
@@ -64,7 +65,7 @@ def hypotheses_tree(ctx: Ctx) -> list[dict[str, Any]]:
 RUN_METRICS_SHOWN = 3  # metric columns before the user chooses (`M` in the runs table)
 
 
-def runs_index(ctx: Ctx, metrics: list[str] | None = None) -> dict[str, Any]:
+def runs_index(ctx: Index, metrics: list[str] | None = None) -> dict[str, Any]:
     """Every run as a light row for the runs table (`core.runtable`): id, status, invalidated,
     launch, hypothesis, labels, and only the chosen metrics' values; plus the metric names the runs
     have (most common first). Light enough to sort and filter 10,000 runs in memory
@@ -176,7 +177,7 @@ def quick_tree(ws: Any) -> list[dict[str, Any]] | None:
     return _tree(nodes)
 
 
-def hypotheses_view(ctx: Ctx) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def hypotheses_view(ctx: Reads) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The tree (nested nodes: id, title, status, parent, prediction statuses, children_nodes) and the
     documents, from ONE sync and in linear time (first paint reads the hypothesis files once)."""
 
@@ -272,7 +273,7 @@ def prediction_series(h: dict[str, Any]) -> dict[str, Any] | None:
 LINKED_SHOWN = 30
 
 
-def hypothesis_detail(ctx: Ctx, hid: str, docs: dict[str, Any] | None = None) -> dict[str, Any]:
+def hypothesis_detail(ctx: Reads, hid: str, docs: dict[str, Any] | None = None) -> dict[str, Any]:
     """`hypothesis show` plus what the dashboard draws: per-level tables and explanations of each
     prediction, the plot series, and for linked runs a one-line telemetry summary and diagnosis."""
 

@@ -17,8 +17,8 @@ from optlog.core import bounds as B
 from optlog.core import modelfacts as MF
 from optlog.core.diagnosis import CEILING_KEYS, DIAG_PREFIXES, diagnose, diagnosis_inputs, same, stored
 from optlog.core.numfmt import fmt_sig, plural
+from optlog.needs import Index, Reads
 from optlog.runs.modelfacts import MODEL_FLAGS, argv_value, from_path, kv_bytes_of
-from optlog.service.context import Ctx
 from optlog.store import runrows
 from optlog.store.runrows import diagnosed_run_ids, labels_metrics, replace_metrics
 
@@ -43,7 +43,7 @@ def _model_path(env: dict[str, Any]) -> str | None:
     return None
 
 
-def _found_facts(ctx: Ctx, ids: list[int], metrics: dict[int, dict[str, float]]) -> dict[int, Any]:
+def _found_facts(ctx: Index, ids: list[int], metrics: dict[int, dict[str, float]]) -> dict[int, Any]:
     """Model facts that became available for runs diagnosed without them: the model file their
     environment names is readable now (an older optlog did not read it). {run: ModelFacts}."""
     want = [rid for rid in ids if not MF.from_metrics(metrics[rid]) and _optlog_made(stored(metrics[rid]), metrics[rid])]
@@ -65,7 +65,7 @@ def _found_facts(ctx: Ctx, ids: list[int], metrics: dict[int, dict[str, float]])
     return out
 
 
-def refresh(ctx: Ctx, write: bool = True) -> list[dict[str, Any]]:
+def refresh(ctx: Reads, write: bool = True) -> list[dict[str, Any]]:
     """Re-make the stored diagnoses whose inputs changed: other ceilings (`optlog calibrate`, a hand
     edit of optlog.yaml), model facts that became available (a label given since, or the model file
     its environment names, read now: stored as `model_*` metrics), or an optlog whose diagnosis

@@ -22,10 +22,9 @@ from optlog.errors import BadInput, Failed, NotFound, param
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
 from optlog.gitlog.commit import run_git
-from optlog.needs import Commits, Files
+from optlog.needs import Commits, Files, Writes
 from optlog.service import hypotheses
 from optlog.service import documents
-from optlog.service.context import Ctx
 from optlog.store import hypfiles
 from optlog.store.lock import workspace_lock
 from optlog.yamlio import parse_text
@@ -179,7 +178,7 @@ def _head_yaml(ctx: Files, rel: str) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def sync_files(ctx: Ctx) -> dict[str, Any]:
+def sync_files(ctx: Writes) -> dict[str, Any]:
     """Validate every hypothesis file, index it, and commit each hand-edited one."""
 
     with workspace_lock(ctx.ws):

@@ -19,9 +19,9 @@ from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound, no_space, not_found, out_of_space, param
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
+from optlog.needs import Files, Index, Reads, Writes
 from optlog.service import evidence, journal
 from optlog.service import documents
-from optlog.service.context import Ctx
 from optlog.service.evidence import live_hypotheses
 from optlog.service.refs import require  # noqa: F401  (re-exported: links are checked through hypotheses.require too)
 from optlog.store import cas, hypfiles, hypindex
@@ -31,7 +31,7 @@ from optlog.yamlio import line_of, read_text
 # ---------------------------------------------------------------- index sync
 
 
-def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
+def sync(ctx: Reads) -> dict[str, HypothesisDoc]:
     """Bring the database index in line with the files; return every hypothesis by id.
 
     Unchanged files (same mtime) are not re-read. A changed file is validated (errors name file,
@@ -81,13 +81,13 @@ def sync(ctx: Ctx) -> dict[str, HypothesisDoc]:
     return docs
 
 
-def _left_pending(ctx: Ctx, path: Path) -> bool:
+def _left_pending(ctx: Files, path: Path) -> bool:
     """`path` is a file an interrupted optlog wrote and has yet to commit (`service.journal`), not a
     hand edit."""
     return ctx.ws.rel(path) in journal.pending_paths(ctx)
 
 
-def _check_links(ctx: Ctx, docs: dict[str, HypothesisDoc]) -> None:
+def _check_links(ctx: Files, docs: dict[str, HypothesisDoc]) -> None:
     """A parent or rival that names itself or no hypothesis, or a parent cycle, is refused with
     the file, line and field (before anything is indexed or committed)."""
 
@@ -106,11 +106,11 @@ def _check_links(ctx: Ctx, docs: dict[str, HypothesisDoc]) -> None:
                    code="invalid_field")
 
 
-def all_docs(ctx: Ctx) -> dict[str, HypothesisDoc]:
+def all_docs(ctx: Reads) -> dict[str, HypothesisDoc]:
     return sync(ctx)
 
 
-def get(ctx: Ctx, hid: str) -> HypothesisDoc:
+def get(ctx: Reads, hid: str) -> HypothesisDoc:
     docs = sync(ctx)
     if hid not in docs:
         raise not_found("hypothesis", hid, docs, field="hid")
@@ -121,7 +121,7 @@ def get(ctx: Ctx, hid: str) -> HypothesisDoc:
 
 
 def mutate(
-    ctx: Ctx,
+    ctx: Writes,
     hid: str,
     change: Callable[[HypothesisDoc], dict[str, Any] | None],
     *,
@@ -169,7 +169,7 @@ class Decision:
     trailers: dict[str, str] = field(default_factory=dict)
 
 
-def mutate_many(ctx: Ctx, decisions: list[Decision], *, event: str, subject: Callable[[list[Decision]], str],
+def mutate_many(ctx: Writes, decisions: list[Decision], *, event: str, subject: Callable[[list[Decision]], str],
                 body: str = "", also: Callable[[list[str]], list[Path]] | None = None,
                 ) -> dict[str, tuple[HypothesisDoc, bool]]:
     """`mutate` for several hypotheses, committed together: one commit whose trailers hold one group
@@ -223,7 +223,7 @@ def mutate_many(ctx: Ctx, decisions: list[Decision], *, event: str, subject: Cal
     return out
 
 
-def _write_many_and_commit(ctx: Ctx, items: list[tuple[HypothesisDoc, hypfiles.Loaded]], subject: str, body: str,
+def _write_many_and_commit(ctx: Writes, items: list[tuple[HypothesisDoc, hypfiles.Loaded]], subject: str, body: str,
                            groups: list[dict[str, str]], also: Callable[[], list[Path]] | None) -> None:
     """`_write_and_commit` for several files and one commit (see `mutate_many`): each file written
     by compare-and-swap, all indexed in one transaction, one journal intent for them all; any
@@ -259,7 +259,7 @@ def _write_many_and_commit(ctx: Ctx, items: list[tuple[HypothesisDoc, hypfiles.L
         raise
 
 
-def _remember(ctx: Ctx, fresh: list[hypfiles.Loaded]) -> None:
+def _remember(ctx: Reads, fresh: list[hypfiles.Loaded]) -> None:
     """Files this process just wrote and indexed, as `sync` would find them: so the next `sync`
     need not read every hypothesis again because these changed (it still checks every mtime)."""
     memo = ctx.hypothesis_memo
@@ -268,7 +268,7 @@ def _remember(ctx: Ctx, fresh: list[hypfiles.Loaded]) -> None:
             memo[ld.doc.id] = (ld.mtime_ns, ld.doc)
 
 
-def _write_and_commit(ctx: Ctx, doc: HypothesisDoc, old: hypfiles.Loaded | None, subject: str, body: str,
+def _write_and_commit(ctx: Writes, doc: HypothesisDoc, old: hypfiles.Loaded | None, subject: str, body: str,
                       trailers: dict[str, str], *, hand: list[str] | tuple[str, ...] = (),
                       also: Callable[[], list[Path]] | None = None) -> bool:
     """Write the file (exact compare-and-swap against what was read), index it, commit it; the
@@ -315,7 +315,7 @@ def _write_and_commit(ctx: Ctx, doc: HypothesisDoc, old: hypfiles.Loaded | None,
     return True
 
 
-def _roll_back(ctx: Ctx, path: Path, old: hypfiles.Loaded | None, old_bytes: bytes | None, new_hash: str) -> None:
+def _roll_back(ctx: Index, path: Path, old: hypfiles.Loaded | None, old_bytes: bytes | None, new_hash: str) -> None:
     """Put the file (and its index row) back as it was, unless something changed it since. The
     file first: the index is only a cache of the files (`sync` mends a row that could not be)."""
 
@@ -360,7 +360,7 @@ _PARAMS = {"title": "title", "statement": "statement", "rationale": "rationale",
            "id": "hid"}
 
 
-def create(ctx: Ctx, doc: HypothesisDoc, *, event: str = "hypothesis-add", subject: str | None = None,
+def create(ctx: Writes, doc: HypothesisDoc, *, event: str = "hypothesis-add", subject: str | None = None,
            body: str = "", trailers: dict[str, str] | None = None) -> HypothesisDoc:
     path = ctx.ws.hypothesis_file(doc.id)
     history.check_trackable(ctx, [path])
@@ -381,7 +381,7 @@ def create(ctx: Ctx, doc: HypothesisDoc, *, event: str = "hypothesis-add", subje
 
 
 def add(
-    ctx: Ctx,
+    ctx: Writes,
     title: str,
     *,
     hid: str | None = None,
@@ -420,7 +420,7 @@ def add(
     return create(ctx, doc)
 
 
-def set_status(ctx: Ctx, hid: str, status: str, why: str) -> HypothesisDoc:
+def set_status(ctx: Writes, hid: str, status: str, why: str) -> HypothesisDoc:
     """A manual status (an override): kept beside the automatic verdict, never undone by it."""
     if status not in HYP_STATUSES:
         raise BadInput(f"unknown status {status!r}; one of {', '.join(HYP_STATUSES)}", field="status")
@@ -441,7 +441,7 @@ def set_status(ctx: Ctx, hid: str, status: str, why: str) -> HypothesisDoc:
     return doc
 
 
-def clear_override(ctx: Ctx, hid: str, why: str) -> HypothesisDoc:
+def clear_override(ctx: Writes, hid: str, why: str) -> HypothesisDoc:
     get(ctx, hid)
 
     def change(doc: HypothesisDoc) -> None:
@@ -459,7 +459,7 @@ def clear_override(ctx: Ctx, hid: str, why: str) -> HypothesisDoc:
     return doc
 
 
-def edit(ctx: Ctx, hid: str, *, title: str | None = None, statement: str | None = None,
+def edit(ctx: Writes, hid: str, *, title: str | None = None, statement: str | None = None,
          rationale: str | None = None, add_rivals: tuple[str, ...] = ()) -> HypothesisDoc:
     docs = sync(ctx)
     if hid not in docs:
@@ -543,7 +543,7 @@ def summary(doc: HypothesisDoc, docs: dict[str, HypothesisDoc],
     }
 
 
-def _testing(ctx: Ctx, rows: list[dict[str, Any]]) -> None:
+def _testing(ctx: Index, rows: list[dict[str, Any]]) -> None:
     """An open hypothesis whose runs are queued or running reads `testing` (DESIGN §5)."""
     if not any(r["status"] == "open" for r in rows):
         return
@@ -567,7 +567,7 @@ def verdict_history(doc: HypothesisDoc) -> list[dict[str, Any]]:
     return out
 
 
-def show(ctx: Ctx, hid: str, docs: dict[str, HypothesisDoc] | None = None) -> dict[str, Any]:
+def show(ctx: Reads, hid: str, docs: dict[str, HypothesisDoc] | None = None) -> dict[str, Any]:
     """`docs`: a caller's fresh `sync` (the dashboard's reload), not read again."""
     if docs is None:
         docs = sync(ctx)
@@ -599,7 +599,7 @@ def show(ctx: Ctx, hid: str, docs: dict[str, HypothesisDoc] | None = None) -> di
     return out
 
 
-def list_(ctx: Ctx, status: str | None = None) -> list[dict[str, Any]]:
+def list_(ctx: Reads, status: str | None = None) -> list[dict[str, Any]]:
     if status is not None and status not in HYP_STATUSES:
         raise BadInput(f"unknown status {status!r}; one of {', '.join(HYP_STATUSES)}", field="status")
     docs = sync(ctx)
@@ -637,7 +637,7 @@ def brief(h: documents.HypothesisShow) -> documents.HypothesisBrief:
     return cast(documents.HypothesisBrief, out)
 
 
-def written(ctx: Ctx, hid: str, detail: bool) -> documents.HypothesisShow | documents.HypothesisAck:
+def written(ctx: Reads, hid: str, detail: bool) -> documents.HypothesisShow | documents.HypothesisAck:
     """What a write of hypothesis `hid` answers with: the hypothesis as `show` gives it, or (`detail=False`)
     its acknowledgement."""
     h = cast(documents.HypothesisShow, show(ctx, hid))

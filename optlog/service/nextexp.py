@@ -28,7 +28,6 @@ from optlog.errors import BadInput, OptlogError, not_found, param, plain
 from optlog.needs import Index, Reads
 from optlog.runs.spec import load_spec, plan, record_sets
 from optlog.service import documents, evidence, hypotheses, launch_record
-from optlog.service.context import Ctx
 from optlog.service.verdicts import load_evidence, metric_names
 from optlog.store.runrows import environments
 from optlog.yamlio import dump, parse_text, write_atomic
@@ -40,7 +39,7 @@ WORK_METRICS = {"output_throughput", "input_throughput", "total_output_tokens", 
                 *MF.NUMERIC_FACTS, *(MF.FACT_PREFIX + f for f in MF.NUMERIC_FACTS)}
 
 
-def analyse(ctx: Ctx, hid: str | None = None, *, write: bool = True) -> documents.NextDoc:
+def analyse(ctx: Reads, hid: str | None = None, *, write: bool = True) -> documents.NextDoc:
     """The `next` document: every pair (or those of `hid`), best candidate first, specs written."""
     docs = hypotheses.all_docs(ctx)
     if hid is not None and hid not in docs:

@@ -21,11 +21,11 @@ from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound, not_found, param
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
+from optlog.needs import Files, Index, Reads, Writes
 from optlog.render import plans as R
 from optlog.render.md import split_front_matter
 from optlog.service import hypotheses
 from optlog.service import documents, envelope
-from optlog.service.context import Ctx
 from optlog.store import planrows
 from optlog.store.lock import workspace_lock
 from optlog.store.planrows import last_plan_number, plans_in_order
@@ -35,11 +35,11 @@ _FIELDS = ("id", "title", "gain_low", "gain_high", "effort", "confidence", "stat
            "change", "rationale", "steps", "risks", "validation", "why", "history", "created_at", "updated_at")
 
 
-def prefix(ctx: Ctx) -> str:
+def prefix(ctx: Reads) -> str:
     return ctx.config.plans.prefix
 
 
-def plans_dir(ctx: Ctx) -> Path:
+def plans_dir(ctx: Reads) -> Path:
     return ctx.ws.plans_dir(prefix(ctx))
 
 
@@ -52,7 +52,7 @@ def _row_dict(r: Any) -> dict[str, Any]:
     return d
 
 
-def _plan_files(ctx: Ctx) -> dict[int, Path]:
+def _plan_files(ctx: Reads) -> dict[int, Path]:
     pre = prefix(ctx)
     d = plans_dir(ctx)
     out: dict[int, Path] = {}
@@ -66,7 +66,7 @@ def _plan_files(ctx: Ctx) -> dict[int, Path]:
     return out
 
 
-def _records(ctx: Ctx) -> list[dict[str, Any]]:
+def _records(ctx: Reads) -> list[dict[str, Any]]:
     """All plan records, importing them from the plan files first when the table is empty."""
 
     with ctx.db.read() as s:
@@ -80,11 +80,11 @@ def _records(ctx: Ctx) -> list[dict[str, Any]]:
     return rows
 
 
-def _docs(ctx: Ctx) -> dict[str, Any]:
+def _docs(ctx: Reads) -> dict[str, Any]:
     return hypotheses.sync(ctx)
 
 
-def evaluated(ctx: Ctx, docs: dict[str, Any] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def evaluated(ctx: Reads, docs: dict[str, Any] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """(plan views in rank order, hypothesis docs): computed now, from the current files (or from
     `docs`, a caller's fresh `hypotheses.sync`, so one command syncs once)."""
     recs = [r for r in _records(ctx) if r["status"] != P.REMOVED]
@@ -124,7 +124,7 @@ def _public(v: dict[str, Any], pre: str) -> dict[str, Any]:
 
 
 def add(
-    ctx: Ctx,
+    ctx: Reads,
     title: str,
     *,
     gain: str,
@@ -164,7 +164,7 @@ def add(
 
 
 @contextmanager
-def _plan_row(ctx: Ctx, pid: int) -> Iterator[tuple[Any, Any]]:
+def _plan_row(ctx: Index, pid: int) -> Iterator[tuple[Any, Any]]:
     """A write session and the plan's row in it (the caller holds the workspace lock)."""
     with ctx.db.write() as s:
         row = planrows.plan(s, pid)
@@ -173,7 +173,7 @@ def _plan_row(ctx: Ctx, pid: int) -> Iterator[tuple[Any, Any]]:
         yield s, row
 
 
-def _check_needs(ctx: Ctx, needs: list[str] | tuple[str, ...]) -> list[str]:
+def _check_needs(ctx: Reads, needs: list[str] | tuple[str, ...]) -> list[str]:
     """`HYP` / `HYP=falsified` → stored needs, each hypothesis existing, each named once."""
     docs = _docs(ctx)
     out: list[str] = []
@@ -190,7 +190,7 @@ def _check_needs(ctx: Ctx, needs: list[str] | tuple[str, ...]) -> list[str]:
     return out
 
 
-def _check_title(ctx: Ctx, title: str, pid: int | None = None) -> None:
+def _check_title(ctx: Reads, title: str, pid: int | None = None) -> None:
     """A title names one plan: another plan (any status but removed) with the same title is refused."""
     key = P.title_key(title)
     for r in _records(ctx):
@@ -199,7 +199,7 @@ def _check_title(ctx: Ctx, title: str, pid: int | None = None) -> None:
                            f"(`optlog plan edit {r['id']}`) or choose another title", field="title")
 
 
-def edit(ctx: Ctx, pid: int | str, *, title: str | None = None, gain: str | None = None, effort: str | None = None,
+def edit(ctx: Writes, pid: int | str, *, title: str | None = None, gain: str | None = None, effort: str | None = None,
          confidence: str | float | None = None, needs: list[str] | tuple[str, ...] | None = None,
          rationale: str | None = None, steps: list[str] | tuple[str, ...] | None = None,
          risks: list[str] | tuple[str, ...] | None = None, validation: str | None = None,
@@ -258,7 +258,7 @@ def edit(ctx: Ctx, pid: int | str, *, title: str | None = None, gain: str | None
     return show(ctx, view["id"])
 
 
-def rm(ctx: Ctx, pid: int | str, why: str) -> dict[str, Any]:
+def rm(ctx: Writes, pid: int | str, why: str) -> dict[str, Any]:
     """Remove a plan: its file is deleted in a commit (git history keeps it, with the reason); the
     record stays, marked removed, so its number is never given to another plan."""
 
@@ -278,7 +278,7 @@ def rm(ctx: Ctx, pid: int | str, why: str) -> dict[str, Any]:
             "file": f"{prefix(ctx)}/{prefix(ctx)}-{v['id']:02d}.md"}
 
 
-def list_(ctx: Ctx, status: str | None = None, docs: dict[str, Any] | None = None) -> dict[str, Any]:
+def list_(ctx: Reads, status: str | None = None, docs: dict[str, Any] | None = None) -> dict[str, Any]:
     """`docs`: a caller's fresh `hypotheses.sync` (the dashboard's reload), not read again."""
     if status is not None:
         P.check_status(status)
@@ -288,7 +288,7 @@ def list_(ctx: Ctx, status: str | None = None, docs: dict[str, Any] | None = Non
     return {"plans": rows, "calibration": P.calibration(views)}
 
 
-def _view(ctx: Ctx, pid: int | str) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+def _view(ctx: Reads, pid: int | str) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
     try:
         n = int(str(pid).lstrip("#"))
     except ValueError:
@@ -300,7 +300,7 @@ def _view(ctx: Ctx, pid: int | str) -> tuple[dict[str, Any], list[dict[str, Any]
     raise NotFound(f"no plan {n}", field="pid")
 
 
-def show(ctx: Ctx, pid: int | str) -> dict[str, Any]:
+def show(ctx: Reads, pid: int | str) -> dict[str, Any]:
     v, _, _ = _view(ctx, pid)
     out = _public(v, prefix(ctx))
     out.update(
@@ -310,7 +310,7 @@ def show(ctx: Ctx, pid: int | str) -> dict[str, Any]:
     return out
 
 
-def set_(ctx: Ctx, pid: int | str, status: str | None = None, measured_gain: str | float | None = None,
+def set_(ctx: Writes, pid: int | str, status: str | None = None, measured_gain: str | float | None = None,
          why: str | None = None) -> dict[str, Any]:
     if status is None and measured_gain is None:
         raise BadInput(f"nothing to change: give {param('status')} and/or {param('measured')}", field="status")
@@ -341,14 +341,14 @@ def set_(ctx: Ctx, pid: int | str, status: str | None = None, measured_gain: str
 KEEP_THE_EDIT = "Put it in the plan's record (`optlog plan edit N …`; the file is rebuilt from it)"
 
 
-def _refuse_hand_edited_files(ctx: Ctx) -> None:
+def _refuse_hand_edited_files(ctx: Writes) -> None:
     """Before a change that re-renders the plans (edit, rm): a hand edit of any plan file refuses
     it now, before the record changes, rather than in the render after it."""
     files = [*_plan_files(ctx).values(), plans_dir(ctx) / "README.md"]
     history.refuse_overwriting_hand_edits(ctx, {p: b"" for p in files if p.is_file()}, KEEP_THE_EDIT)
 
 
-def render(ctx: Ctx, subject: str | None = None, body: str | None = None) -> dict[str, Any]:
+def render(ctx: Writes, subject: str | None = None, body: str | None = None) -> dict[str, Any]:
     """Write every plan file and the index, delete the files of removed plans; commit them (only
     them) when anything changed."""
 
@@ -390,7 +390,7 @@ def render(ctx: Ctx, subject: str | None = None, body: str | None = None) -> dic
 # ---------------------------------------------------------------- import (fresh clone)
 
 
-def _read_record(ctx: Ctx, pid: int, path: Path) -> dict[str, Any]:
+def _read_record(ctx: Files, pid: int, path: Path) -> dict[str, Any]:
     rel = ctx.ws.rel(path)
     fm, _ = split_front_matter(read_text(path, rel))
     if fm is None:
@@ -437,7 +437,7 @@ def _read_record(ctx: Ctx, pid: int, path: Path) -> dict[str, Any]:
     }
 
 
-def import_(ctx: Ctx, replace: bool = False) -> dict[str, Any]:
+def import_(ctx: Reads, replace: bool = False) -> dict[str, Any]:
     """Rebuild plan records from the plan files' front matter: ids not in the table are added;
     with `replace`, records the files also hold are overwritten by them. All files are read and
     checked before anything is written."""

@@ -19,9 +19,9 @@ from optlog.core.text import check as check_text
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, close_matches, not_found, param
 from optlog.gitlog import trailers as TR
+from optlog.needs import Commits, Index, Reads, Writes
 from optlog.service import hypotheses
 from optlog.service import documents
-from optlog.service.context import Ctx
 from optlog.service.hypotheses import rivals_of
 from optlog.service.verdicts import evaluate_predictions, load_evidence, metric_names as pred_metric_names
 from optlog.store.db import decision_lock
@@ -35,7 +35,7 @@ def _expr_error(e: E.ExprError, field: str) -> BadInput:
     return BadInput(e.pretty(), column=e.column, field=field, code="bad_expression")
 
 
-def check_spec(ctx: Ctx, *, expect: str, metric: str | None, a: dict[str, Any], b: dict[str, Any],
+def check_spec(ctx: Reads, *, expect: str, metric: str | None, a: dict[str, Any], b: dict[str, Any],
                where: str | None, per: str | None, margin: float) -> Any:
     """Validate a prediction; returns the parsed expression. Raises BadInput (field, column)."""
     try:
@@ -67,7 +67,7 @@ def check_spec(ctx: Ctx, *, expect: str, metric: str | None, a: dict[str, Any], 
     return node
 
 
-def _label_warnings(ctx: Ctx, metric: str | None, node: Any, a: dict[str, Any], b: dict[str, Any],
+def _label_warnings(ctx: Index, metric: str | None, node: Any, a: dict[str, Any], b: dict[str, Any],
                     where: str | None, per: str | None, new_metric: bool = False) -> list[str]:
     """Labels, values and metrics no run has yet (predictions come before their runs), each with
     the workspace's nearest names. A metric no run has, when a run has a close one, is a typo far
@@ -113,7 +113,7 @@ def _label_warnings(ctx: Ctx, metric: str | None, node: Any, a: dict[str, Any], 
     return out
 
 
-def _rival_warnings(ctx: Ctx, docs: dict[str, HypothesisDoc], hid: str, preds: list[Prediction]) -> list[str]:
+def _rival_warnings(ctx: Reads, docs: dict[str, HypothesisDoc], hid: str, preds: list[Prediction]) -> list[str]:
     out = []
     ceil = ctx.config.ceilings()
     for rid in rivals_of(docs, hid):
@@ -122,7 +122,7 @@ def _rival_warnings(ctx: Ctx, docs: dict[str, HypothesisDoc], hid: str, preds: l
     return out
 
 
-def post_hoc_mark(ctx: Ctx, pred: Prediction, at: str) -> PostHoc | None:
+def post_hoc_mark(ctx: Reads, pred: Prediction, at: str) -> PostHoc | None:
     """The pre-registration mark for `pred` written now (core.posthoc): None when no run its groups
     select exists yet (pre-registered), else the runs that existed, by number and by uid."""
     if not ctx.db_exists():
@@ -137,7 +137,7 @@ def post_hoc_mark(ctx: Ctx, pred: Prediction, at: str) -> PostHoc | None:
     return PostHoc(at=at, runs=ids, run_uids=[ev.uids.get(i, "") for i in ids], state=known)
 
 
-def _post_hoc_notice(ctx: Ctx, pid: str, mark: PostHoc | None) -> None:
+def _post_hoc_notice(ctx: Commits, pid: str, mark: PostHoc | None) -> None:
     if mark is not None:
         why = ("some of its groups already had runs, its outcome could not be computed yet" if PH.state(mark) == PH.BASELINE_KNOWN
                else "its groups already had runs: its outcome could be computed")
@@ -155,7 +155,7 @@ def _selectors(sel: Mapping[str, Any] | None, field: str) -> dict[str, Any] | No
             for k, v in sel.items()}
 
 
-def add(ctx: Ctx, hid: str, expect: str, *, metric: str | None = None, a: Mapping[str, Any] | None = None,
+def add(ctx: Writes, hid: str, expect: str, *, metric: str | None = None, a: Mapping[str, Any] | None = None,
         b: Mapping[str, Any] | None = None, where: str | None = None, per: str | None = None,
         margin: float | None = None, new_metric: bool = False) -> dict[str, Any]:
     """Add a prediction to `hid`; `a`, `b`: the label selectors of the groups (typed values);
@@ -205,7 +205,7 @@ def _split_pid(pid: str) -> tuple[str, str]:
     return mm.group("hid"), pid
 
 
-def _find(ctx: Ctx, pid: str) -> tuple[HypothesisDoc, Prediction]:
+def _find(ctx: Reads, pid: str) -> tuple[HypothesisDoc, Prediction]:
     hid, _ = _split_pid(pid)
     docs = hypotheses.sync(ctx)
     doc = docs.get(hid)
@@ -215,7 +215,7 @@ def _find(ctx: Ctx, pid: str) -> tuple[HypothesisDoc, Prediction]:
     return doc, pred
 
 
-def has_evidence(ctx: Ctx, doc: HypothesisDoc, pred: Prediction) -> bool:
+def has_evidence(ctx: Reads, doc: HypothesisDoc, pred: Prediction) -> bool:
     """Evidence exists when a verdict judged the prediction on runs, or runs match it now."""
     for v in doc.verdicts:
         for p in v.predictions:
@@ -228,7 +228,7 @@ def has_evidence(ctx: Ctx, doc: HypothesisDoc, pred: Prediction) -> bool:
     return res[pred.id]["status"] != "untested"
 
 
-def edit(ctx: Ctx, pid: str, *, expect: str | None = None, metric: str | None = None,
+def edit(ctx: Writes, pid: str, *, expect: str | None = None, metric: str | None = None,
          a: Mapping[str, Any] | None = None, b: Mapping[str, Any] | None = None,
          where: str | None = None, per: str | None = None, margin: float | None = None) -> dict[str, Any]:
     """Change a prediction (None: unchanged; `a`, `b` replace a group's selectors when given and not
@@ -302,7 +302,7 @@ def _pred_out(p: Prediction, hid: str) -> dict[str, Any]:
     return d
 
 
-def list_(ctx: Ctx, hid: str | None = None, status: str | None = None) -> list[dict[str, Any]]:
+def list_(ctx: Reads, hid: str | None = None, status: str | None = None) -> list[dict[str, Any]]:
     """The predictions of hypothesis `hid` (None: all), with this status or any."""
     docs = hypotheses.sync(ctx)
     if hid is not None and hid not in docs:
@@ -315,7 +315,7 @@ def list_(ctx: Ctx, hid: str | None = None, status: str | None = None) -> list[d
     return [p for p in out if status is None or p["status"] == status]
 
 
-def show(ctx: Ctx, pid: str) -> dict[str, Any]:
+def show(ctx: Reads, pid: str) -> dict[str, Any]:
     doc, pred = _find(ctx, pid)
     out = _pred_out(pred, doc.id)
     judged = [dict(p, at=v.at, by=v.by) for v in doc.verdicts for p in v.predictions if p.get("id") == pid]

@@ -27,6 +27,7 @@ from optlog.core.timeutil import at_or_after, now_iso, since_time
 from optlog.errors import BadInput
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
+from optlog.needs import Files, Index
 from optlog.paths import STATE_DIR
 from optlog.render import plots as PL
 from optlog.render import report as R
@@ -44,7 +45,7 @@ from optlog.core import jsondoc
 _PLOT_LINK = re.compile(r"\]\(<([^>/\\]+\.svg)>\)")
 
 
-def _machines(ctx: Ctx) -> tuple[dict[str, str], dict[int, str]]:
+def _machines(ctx: Index) -> tuple[dict[str, str], dict[int, str]]:
     """A description of each host the runs ran on (`vm (Linux x86_64, 2 CPUs)`, its GPUs when it had
     any: from the environment of one run per host), and each launch's spec file."""
     machines: dict[str, str] = {}
@@ -137,7 +138,7 @@ def collect(ctx: Ctx, hypothesis: str | None = None, since: str | None = None) -
     }
 
 
-def _target(ctx: Ctx, out: str | None, hypothesis: str | None = None, since: str | None = None,
+def _target(ctx: Files, out: str | None, hypothesis: str | None = None, since: str | None = None,
             keep: bool = False) -> Path:
     if out:
         p = Path(out)
@@ -319,7 +320,7 @@ def write(ctx: Ctx, out: str | None = None, commit: bool = True, *, hypothesis: 
             "bytes": len(text.encode()), "deleted": [ctx.ws.rel(p) for p in stale]}
 
 
-def _inside(ctx: Ctx, p: Path) -> bool:
+def _inside(ctx: Files, p: Path) -> bool:
     try:
         p.resolve().relative_to(ctx.ws.root.resolve())
         return True

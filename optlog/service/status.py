@@ -17,6 +17,7 @@ from optlog.core import posthoc as PH
 from optlog.core.shape import fit
 from optlog.core.statuses import told_apart
 from optlog.core.todos import open_first
+from optlog.needs import Index
 from optlog.service import documents, hypotheses, todos, verdicts
 from optlog.service.context import Ctx
 from optlog.service.evidence import live_hypotheses
@@ -34,7 +35,7 @@ def _clip(s: Any, n: int = 100) -> Any:
     return s if not isinstance(s, str) or len(s) <= n else s[: n - 1] + "…"
 
 
-def _runs_facts(ctx: Ctx, last_verdict_at: str) -> dict[str, Any]:
+def _runs_facts(ctx: Index, last_verdict_at: str) -> dict[str, Any]:
     with ctx.db.connect() as c:
         f = run_facts(c, last_verdict_at, LIVE_CAP)
     if not f.total:
@@ -138,7 +139,7 @@ def _notice(clone: bool, has_docs: bool, total: int) -> str | None:
         if clone and has_docs else "")
 
 
-def _loop_facts(ctx: Ctx) -> tuple[set[str], str | None]:
+def _loop_facts(ctx: Index) -> tuple[set[str], str | None]:
     """The hypotheses some plan needs, and the agent tool that owns the todo list (or None)."""
     with ctx.db.connect() as c:
         return planned_for(c), list_owner(c)

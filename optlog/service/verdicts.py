@@ -34,9 +34,9 @@ from optlog.core.verdict import run_matches
 from optlog.errors import BadInput, NotFound, no_space, not_found, out_of_space, param
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
+from optlog.needs import Files, Index, Reads, Writes
 from optlog.service import evidence, hypotheses, runfiles
 from optlog.service import documents
-from optlog.service.context import Ctx
 from optlog.service.diagnoses import describe, reads_diagnosis, refresh
 from optlog.service.evidence import live_hypotheses
 from optlog.store import launchrows, runrows, statusrows
@@ -57,7 +57,7 @@ INVALIDATED_FILE = "runs/invalidated.yaml"
 # ---------------------------------------------------------------- evidence
 
 
-def load_evidence(ctx: Ctx, metric_names: set[str]) -> Evidence:
+def load_evidence(ctx: Index, metric_names: set[str]) -> Evidence:
     """Runs that count (succeeded, not invalidated) with their labels and the named metrics."""
 
     return counting_evidence(ctx.db, metric_names | set(LS.COMPARED))  # load: said when groups differ
@@ -78,13 +78,13 @@ def _metric_names(preds: list[Prediction]) -> set[str]:
 metric_names = _metric_names  # public: service.nextexp loads the same metrics
 
 
-def evaluate_predictions(ctx: Ctx, preds: list[Prediction], ev: Any = None) -> dict[str, dict[str, Any]]:
+def evaluate_predictions(ctx: Reads, preds: list[Prediction], ev: Any = None) -> dict[str, dict[str, Any]]:
     if ev is None:
         ev = load_evidence(ctx, _metric_names(preds))
     return V.evaluate(preds, ev, ctx.config.ceilings())
 
 
-def due(ctx: Ctx, docs: dict[str, HypothesisDoc]) -> dict[str, str]:
+def due(ctx: Reads, docs: dict[str, HypothesisDoc]) -> dict[str, str]:
     """The hypotheses whose verdict is due, each with why: their predictions would now rest on other
     evidence than their latest verdict used. Decided from what changed, never from timestamps (issue
     42: a verdict written while the clock was a day ahead looked newer than every run after it): the
@@ -141,7 +141,7 @@ def _due_digest(d: HypothesisDoc) -> str:
                     d.verdicts[-1].model_dump(mode="json") if d.verdicts else None])
 
 
-def _due(ctx: Ctx, hs: dict[str, HypothesisDoc], ceil: Any) -> dict[str, str]:
+def _due(ctx: Index, hs: dict[str, HypothesisDoc], ceil: Any) -> dict[str, str]:
     """`due` worked out for `hs` from the evidence."""
     preds = [p for d in hs.values() for p in d.predictions]
     ev = load_evidence(ctx, _metric_names(preds))
@@ -179,7 +179,7 @@ def _runs_text(ids: list[int], cap: int = 5) -> str:
     return "runs " + ", ".join(map(str, ids[:cap])) + more
 
 
-def _live(ctx: Ctx, hids: list[str]) -> set[str]:
+def _live(ctx: Index, hids: list[str]) -> set[str]:
     """Hypotheses with a queued or running run (their status is `testing`)."""
 
     return live_hypotheses(ctx) & set(hids)
@@ -232,7 +232,7 @@ def _marked(preds: list[Prediction], res: dict[str, dict[str, Any]]) -> dict[str
 # ---------------------------------------------------------------- evaluate
 
 
-def evaluate(ctx: Ctx, hid: str | None = None, all: bool = False, *, hids: list[str] | None = None,  # noqa: A002
+def evaluate(ctx: Writes, hid: str | None = None, all: bool = False, *, hids: list[str] | None = None,  # noqa: A002
              event: str = "verdict", cause: str | None = None, trailers: dict[str, str] | None = None) -> dict[str, Any]:
     """Judge the predictions of one hypothesis (`hid`), of `hids`, or of all (`all`, or nothing given).
 
@@ -259,7 +259,7 @@ class _MustWrite(Exception):
     """A read-only pass of `_evaluate` met something to write: judge again under the decision lock."""
 
 
-def _evaluate(ctx: Ctx, hid: str | None, *, hids: list[str] | None, event: str, cause: str | None,
+def _evaluate(ctx: Writes, hid: str | None, *, hids: list[str] | None, event: str, cause: str | None,
               trailers: dict[str, str] | None, dry: bool, judged: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """Judge and commit (`dry`: judge only, raising `_MustWrite` at the first thing to write).
     `judged`: results of an earlier pass by prediction id, filled by this one; the engine reuses a
@@ -435,7 +435,7 @@ def _batch_subject(cause: str | None, decided: list[hypotheses.Decision], width:
     return lead + ", ".join(said)
 
 
-def _kept(ctx: Ctx, doc: HypothesisDoc, gone: list[Any]) -> dict[str, Any]:
+def _kept(ctx: Files, doc: HypothesisDoc, gone: list[Any]) -> dict[str, Any]:
     """The result for a hypothesis whose last verdict is kept because its runs are elsewhere."""
     last = doc.verdicts[-1]
     why = (f"kept the verdict of {last.at} by {last.by}: runs {', '.join(map(str, gone))} are not in this "
@@ -465,7 +465,7 @@ def _public(p: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _link_runs(ctx: Ctx, links: dict[str, set[int]], dry: bool = False) -> None:
+def _link_runs(ctx: Index, links: dict[str, set[int]], dry: bool = False) -> None:
     """EvidenceLink rows (kind "verdict") for the runs verdicts used; written only when missing
     (`dry`: `_MustWrite` when some are)."""
     if not links:
@@ -491,7 +491,7 @@ def any_bad(result: dict[str, Any] | documents.VerdictDoc) -> bool:
 # ---------------------------------------------------------------- invalidation
 
 
-def invalidate(ctx: Ctx, run_id: int | str, why: str) -> dict[str, Any]:
+def invalidate(ctx: Writes, run_id: int | str, why: str) -> dict[str, Any]:
     """Invalidate one run (the single-run document of DESIGN §7); see `invalidate_many`."""
     res = invalidate_many(ctx, [str(run_id)], why)
     rid = res["runs"][0] if res["runs"] else res["already"][0]
@@ -502,7 +502,7 @@ def invalidate(ctx: Ctx, run_id: int | str, why: str) -> dict[str, Any]:
     return {"run": rid, **out}
 
 
-def _resolve_runs(ctx: Ctx, refs: list[str]) -> list[Any]:
+def _resolve_runs(ctx: Index, refs: list[str]) -> list[Any]:
     """Run rows for run ids and launches (`L3`): every reference checked before anything changes."""
     if not refs:
         raise BadInput("name the runs to invalidate: run ids and/or launches (L3)", field="refs")
@@ -521,7 +521,7 @@ def _resolve_runs(ctx: Ctx, refs: list[str]) -> list[Any]:
     return [rows[k] for k in sorted(rows)]
 
 
-def invalidate_many(ctx: Ctx, refs: list[str], why: str) -> dict[str, Any]:
+def invalidate_many(ctx: Writes, refs: list[str], why: str) -> dict[str, Any]:
     """Invalidate runs (ids and launches `L3`) in one decision: one commit of the register
     (`Optlog-Run: 4,5,6`), then one re-judgement of every hypothesis that rested on any of them."""
     if not why or not why.strip():
@@ -533,7 +533,7 @@ def invalidate_many(ctx: Ctx, refs: list[str], why: str) -> dict[str, Any]:
         return _invalidate_many(ctx, refs, why)
 
 
-def _invalidate_many(ctx: Ctx, refs: list[str], why: str) -> dict[str, Any]:
+def _invalidate_many(ctx: Writes, refs: list[str], why: str) -> dict[str, Any]:
     rows = _resolve_runs(ctx, [str(x) for x in refs])
     already = [r for r in rows if r.invalidated]
     todo = [r for r in rows if not r.invalidated]
@@ -592,7 +592,7 @@ def _invalidate_many(ctx: Ctx, refs: list[str], why: str) -> dict[str, Any]:
 
 
 @contextmanager
-def _put_back_on_failure(ctx: Ctx, paths: list[Path]) -> Iterator[None]:
+def _put_back_on_failure(ctx: Files, paths: list[Path]) -> Iterator[None]:
     """Files as they were before the block if it fails (the register and the runs' evidence files
     of an invalidation whose commit failed: the database's flag is rolled back with them, so
     nothing is left that looks decided); a full disk is said as such, with what was put back."""
@@ -629,7 +629,7 @@ def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def runs_diff(ctx: Ctx, a: int | str, b: int | str) -> dict[str, Any]:
+def runs_diff(ctx: Reads, a: int | str, b: int | str) -> dict[str, Any]:
     """Only what differs between two runs: labels, metrics (with the ratio b/a), environment."""
 
     ra, rb = evidence.show_run(ctx, a, field="a"), evidence.show_run(ctx, b, field="b")
@@ -665,7 +665,7 @@ def runs_diff(ctx: Ctx, a: int | str, b: int | str) -> dict[str, Any]:
                      "environment": len(set(ea) & set(eb)) - sum(1 for k in env if k in ea and k in eb)}}
 
 
-def rediagnose(ctx: Ctx, cause: str) -> dict[str, Any]:
+def rediagnose(ctx: Writes, cause: str) -> dict[str, Any]:
     """`refresh`, then re-judge the hypotheses with verdicts whose predictions read a diagnosis metric."""
 
     changes = refresh(ctx)
