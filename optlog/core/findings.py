@@ -92,10 +92,12 @@ def verdict_number(rec: dict[str, Any]) -> dict[str, Any] | None:
             "text": f"{est} ({stat}; {ci_text})"}
 
 
-def prediction_clause(rec: dict[str, Any]) -> str:
+def prediction_clause(rec: dict[str, Any], said: str | None = None) -> str:
     """One judged prediction in words: `tp4pp2/tp8 output_throughput = 0.49–0.50 (ratio of means;
     …) at concurrency 4, 16, 64; expected a > b (falsified)`: the sentence the report's findings,
-    the demo's narration and the dashboard share."""
+    the demo's narration and the dashboard share. `said`: the status the sentence around it has
+    already given (`comm-bound is falsified: …`); the clause repeats it only where this prediction's
+    own status differs (issue 44: "falsified: … (falsified)" said it twice)."""
     a_sel, b_sel = dict(rec.get("a") or {}), dict(rec.get("b") or {})
     a_name, b_name = group_names(a_sel, b_sel) if b_sel else (selector_name_one(a_sel), "b")
     num = verdict_number(rec)
@@ -112,8 +114,10 @@ def prediction_clause(rec: dict[str, Any]) -> str:
     else:
         outs = Counter(str(lv.get("outcome")) for lv in lvs)
         body = ", ".join(f"{k} at {n} level{'s' if n > 1 else ''}" for k, n in sorted(outs.items()))
-    mark = f", {PH.words(rec['post_hoc'])}" if rec.get("post_hoc") else ""  # written after its runs: said
-    return f"{body}; expected {rec.get('expect')} ({rec.get('status')}{mark})"
+    mark = PH.words(rec["post_hoc"]) if rec.get("post_hoc") else ""  # written after its runs: said
+    status = "" if said is not None and rec.get("status") == said else str(rec.get("status"))
+    paren = ", ".join(x for x in (status, mark) if x)
+    return f"{body}; expected {rec.get('expect')}" + (f" ({paren})" if paren else "")
 
 
 def verdict_sentence(hid: str, doc: Any) -> str | None:
@@ -124,7 +128,7 @@ def verdict_sentence(hid: str, doc: Any) -> str | None:
         return None
     v = verdicts[-1]
     status = doc.effective_status() if hasattr(doc, "effective_status") else _get(v, "status")
-    clauses = [prediction_clause(rec) for rec in _get(v, "predictions") or [] if isinstance(rec, dict)]
+    clauses = [prediction_clause(rec, status) for rec in _get(v, "predictions") or [] if isinstance(rec, dict)]
     text = f"{hid} is {status}"
     override = _get(doc, "override")
     if override is not None and _get(override, "status") == status:

@@ -87,7 +87,7 @@ def _workspace(path: str | Path, say: Callable[[str], None]) -> Any:
 def _number(result: dict[str, Any]) -> str:
     """`: tp4pp2/tp8 output_throughput = 0.49–0.50 (ratio of means; …); expected a > b (falsified)`:
     a verdict's key number, in the words of the report's findings."""
-    return "".join(f": {prediction_clause(p)}" for p in (result.get("predictions") or [])[:1])
+    return "".join(f": {prediction_clause(p, result.get('status'))}" for p in (result.get("predictions") or [])[:1])
 
 
 def _finish(ctx: Any, say: Callable[[str], None]) -> tuple[list[dict[str, Any]], Any]:
@@ -154,8 +154,9 @@ def run_simulated(path: str | Path, say: Callable[[str], None]) -> dict[str, Any
         predictions.add(ctx, "pipeline-bubbles", "a / b in [0.25, 0.65]", metric="output_throughput",
                         a={"config": "tp4pp2"}, b={"config": "tp8"}, per="concurrency")
         v2 = verdicts.evaluate(ctx, all=True)
-        for r in v2["results"]:
-            say(f"verdict: {r['hypothesis']} → {r['status']}{_number(r)}")
+        for r in v2["results"]:  # what the pivot added or changed: comm-bound's verdict was said above
+            if r["hypothesis"] != "comm-bound" or r["status"] != v1["results"][0]["status"]:
+                say(f"verdict: {r['hypothesis']} → {r['status']}{_number(r)}")
         nxt = nextexp.analyse(ctx, "compute-bound")  # both confirmed: which run would tell them apart?
         for e in nxt["pairs"]:
             if e["candidates"]:

@@ -98,6 +98,13 @@ def test_demo_runs_the_loop_end_to_end(tmp_path, db_env):
     assert (target / doc["report"]).is_file()
     subjects = subprocess.run(["git", "log", "--format=%s"], cwd=target, capture_output=True, text=True).stdout
     assert "optlog: comm-bound → falsified" in subjects and "optlog: render" in subjects
+    # issue 44: each verdict is narrated once (the pivot's second pass says only what is new), and a
+    # verdict's status is said once per sentence, not again after its prediction's clause
+    said = [ln for ln in p.stderr.splitlines() if ln.startswith("optlog: verdict: ")]
+    assert len(said) == len(set(ln.split(" → ")[0] for ln in said)) == 3, said
+    assert not [ln for ln in said if ln.endswith("(falsified)") or ln.endswith("(confirmed)")], said
+    report = (target / doc["report"]).read_text()
+    assert "is falsified: " in report and "(falsified)." not in report, report[:3000]
 
 
 @pytest.mark.slow
