@@ -25,18 +25,23 @@ from optlog.paths import Workspace
 from optlog.store import plainread, readcache
 
 
-def answer(ws: Workspace, key: str, st: readcache.Stamp, *, todos: bool, pg: Any = None) -> str | None:
+def answer(ws: Workspace, key: str, st: readcache.Stamp, *, todos: bool, pg: Any = None,
+           notices: list[str] | None = None) -> str | None:
     """The compact JSON text of read `key` (a cache key: the command's words without `--json`)
     worked out on plain SQL (`pg`: a `plainread.pg_connect` connection, else the SQLite file),
-    or None (the full path answers)."""
+    or None (the full path answers). `notices`: what the full path would narrate on the way (a
+    hand edit picked up), for the caller to say."""
     if not readcache.base_answered(ws, st):
         return None
-    doc = plainread.document(ws.sqlite_file, ws.hypotheses_dir, jsondoc.loads(key), pg)
+    said: list[str] = []
+    doc = plainread.document(ws, jsondoc.loads(key), pg, said)
+    if notices is not None:
+        notices.extend(said)  # said even when the read falls back: the index is written already
     if doc is None:
         return None
     text = json_shown(json.dumps(doc, default=str, ensure_ascii=False))
     after = readcache.stamp(ws, facts(pg), todos=todos)
-    if after is not None and after.key == st.key:  # no write raced the read: the next one is a hit
+    if not said and after is not None and after.key == st.key:  # no write raced the read, nothing narrated
         readcache.put(ws, key, after, text, full=False)
     return text
 

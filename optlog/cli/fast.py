@@ -16,8 +16,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from optlog.core.text import json_shown
-from optlog.errors import OptlogError
+from optlog.core.text import json_shown, shown
+from optlog.errors import OptlogError, plain
 from optlog.paths import find_workspace
 from optlog.api import firstread
 from optlog.api.cache import READS, readcache, todoinbox
@@ -131,7 +131,11 @@ def serve(args: list[str]) -> bool:
                 return False
             text = readcache.get(ws, k[1], st)
             if text is None and firstread_enabled():
-                text = firstread.answer(ws, k[1], st, todos=_shows_todos(k[1]), pg=pg)
+                said: list[str] = []
+                text = firstread.answer(ws, k[1], st, todos=_shows_todos(k[1]), pg=pg, notices=said)
+                for n in said:  # as optlog.cli.main.notice narrates (these name no parameter)
+                    sys.stderr.write(f"optlog: {shown(plain(n))}\n")
+                sys.stderr.flush()
         finally:
             if pg is not None:
                 pg.close()

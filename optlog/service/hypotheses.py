@@ -14,6 +14,7 @@ from typing import Any, cast
 from pydantic import ValidationError
 
 from optlog.core.hypothesis import HYP_STATUSES, HypothesisDoc, Override, StatusChange, check_id, link_problems, slugify
+from optlog.core import statusdoc as SD
 from optlog.core.text import windows_reserved
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound, no_space, not_found, out_of_space, param
@@ -555,16 +556,7 @@ def _testing(ctx: Index, rows: list[dict[str, Any]]) -> None:
 
 
 def verdict_history(doc: HypothesisDoc) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for v in doc.verdicts:
-        ph = getattr(v, "post_hoc", None)  # the post-hoc predictions its status rests on (core.posthoc)
-        out.append({"status": v.status, "at": v.at, "by": v.by, "summary": v.summary, "kind": "auto",
-                    **({"post_hoc": list(ph)} if ph else {})})
-    for h in doc.history:
-        if h.kind == "manual":
-            out.append({"status": h.to, "at": h.at, "by": h.by, "summary": h.why, "kind": "manual"})
-    out.sort(key=lambda r: r["at"])
-    return out
+    return SD.verdict_history(doc.verdicts, doc.history)
 
 
 def show(ctx: Reads, hid: str, docs: dict[str, HypothesisDoc] | None = None) -> dict[str, Any]:

@@ -12,11 +12,8 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from optlog.core import discriminate as D
-from optlog.core import posthoc as PH
-from optlog.core.shape import fit
-from optlog.core.statuses import told_apart
-from optlog.core.todos import open_first
+from optlog.core import statusdoc as SD
+from optlog.core.statusdoc import next_calls as _next  # noqa: F401  (the rules' tests call it by this name)
 from optlog.needs import Index
 from optlog.service import documents, hypotheses, todos, verdicts
 from optlog.service.context import Ctx
@@ -24,188 +21,33 @@ from optlog.service.evidence import live_hypotheses
 from optlog.store.statusrows import planned_for, run_facts
 from optlog.store.todorows import list_owner
 
-OPEN_CAP = 6
-LIVE_CAP = 5
-TODO_CAP = 5
-DUE_CAP = 3
-MAX_BYTES = 2048  # whatever the workspace holds
-
-
-def _clip(s: Any, n: int = 100) -> Any:
-    return s if not isinstance(s, str) or len(s) <= n else s[: n - 1] + "…"
+OPEN_CAP, LIVE_CAP, TODO_CAP, DUE_CAP, MAX_BYTES = SD.OPEN_CAP, SD.LIVE_CAP, SD.TODO_CAP, SD.DUE_CAP, SD.MAX_BYTES
 
 
 def _runs_facts(ctx: Index, last_verdict_at: str) -> dict[str, Any]:
     with ctx.db.connect() as c:
         f = run_facts(c, last_verdict_at, LIVE_CAP)
-    if not f.total:
-        return {"total": 0, "live": [], "live_total": 0, "launches": [], "invalid": [], "invalid_total": 0,
-                "newest": {}, "live_hyps": set(), "made_here": f.made_here}
-    for la in f.launches:
-        la["ref"] = f"L{la['id']}"
-        la["runs"] = la.pop("runs")  # the document's key order: ref, then runs
-        la["error"] = _clip((la["error"] or "").splitlines()[0] if la["error"] else None)
-    live_hyps = live_hypotheses(ctx) if f.live_total else set()
-    live = [{k: v for k, v in r.items() if v is not None} for r in f.live]
-    return {"total": f.total, "live": live, "live_total": f.live_total, "launches": f.launches,
-            "invalid": [{"run": rid, "reason": _clip(why, 80)} for rid, why in f.invalid],
-            "invalid_total": f.invalid_total, "newest": f.newest, "live_hyps": live_hyps}
+    return SD.runs_section(f, live_hypotheses(ctx) if f.total and f.live_total else set())
 
 
 def status(ctx: Ctx, *, docs: dict[str, Any] | None = None, all_todos: list[dict[str, Any]] | None = None) -> documents.StatusDoc:
     """`docs` (from `hypotheses.sync`) and `all_todos` (from `todos.list_`), when the caller has just
-    read them (the dashboard, on every reload), are not read again."""
+    read them (the dashboard, on every reload), are not read again. The document is
+    `core.statusdoc`'s (the first read after a change builds it there too, on plain SQL)."""
 
     if docs is None:
         docs = hypotheses.sync(ctx)
-    last_at: dict[str, str] = {}
-    # newest first; two with one timestamp in the order their hypothesis's history recorded them
-    ranked: list[tuple[str, int, dict[str, Any]]] = []
-    for d in docs.values():
-        for i, v in enumerate(hypotheses.verdict_history(d)):
-            ranked.append((v["at"], i, {"hypothesis": d.id, **v}))
-            last_at[d.id] = max(last_at.get(d.id, ""), v["at"])
-    ranked.sort(key=lambda x: x[:2], reverse=True)
-    latest = [v for _, _, v in ranked]
-    last_verdict = latest[0]["at"] if latest else ""
-    runs = _runs_facts(ctx, last_verdict)
-
-    open_h: list[dict[str, Any]] = []
-    due: list[dict[str, Any]] = []
-    n_open = 0
-    for d in sorted(docs.values(), key=lambda d: (d.created or "", d.id), reverse=True):
-        st = d.effective_status()
-        if st == "open" and d.id in runs["live_hyps"]:
-            st = "testing"  # DESIGN §5: testing while its runs are queued or running
-        if st not in ("confirmed", "falsified", "superseded"):
-            n_open += 1
-            if len(open_h) < OPEN_CAP:
-                open_h.append({"id": d.id, "title": _clip(d.title, 60), "status": st,
-                               "predictions": [{"id": p.id, "status": p.status,
-                                                **({"post_hoc": True} if PH.is_post_hoc(p.post_hoc) else {}),
-                                                **({"preregistration": PH.state(p.post_hoc)} if p.post_hoc else {})}
-                                               for p in d.predictions[:3]]})
+    latest, last_at = SD.latest_verdicts(docs)
+    runs = _runs_facts(ctx, latest[0]["at"] if latest else "")
     why = verdicts.due(ctx, docs) if runs["total"] else {}
-    for h, reason in why.items():
-        due.append({"id": h, "evidence_at": runs["newest"].get(h), "verdict_at": last_at.get(h), "why": reason})
-    # newest evidence first (as recorded: for the order only; what is due is decided by the evidence)
-    due.sort(key=lambda x: (x["evidence_at"] or "", x["id"]), reverse=True)
-
     if all_todos is None:
         all_todos = todos.list_(ctx)
-    active = open_first(all_todos)
-    shown = [{k: v for k, v in (("id", t["id"]), ("content", _clip(t["content"], 80)), ("status", t["status"]),
-                                ("priority", t["priority"]), ("hypothesis", t["hypothesis"])) if v is not None}
-             for t in active[:TODO_CAP]]
-
-    out: dict[str, Any] = {
-        "workspace": str(ctx.ws.root),
-        "hypotheses": {"total": len(docs), "open_total": n_open, "open": open_h},
-        "live_runs": runs["live"],
-        "live_runs_total": runs["live_total"],
-        "runs_total": runs["total"],
-        "launches": runs["launches"],
-        "verdict_due": due[:DUE_CAP],
-        "verdict_due_total": len(due),
-        "latest_verdicts": [{**v, "summary": _clip(v["summary"], 80)} for v in latest[:3]],  # post_hoc: core.posthoc
-        "todos": shown,
-        "todos_total": len(active),
-        "invalidations": {"total": runs["invalid_total"], "latest": runs["invalid"]},
-        "run_database_empty": runs["total"] == 0,
-        "next": _next(docs, runs, due, active, *_loop_facts(ctx)),
-    }
-    for k in ("launches", "verdict_due"):  # sections with nothing to say are left out (small by default)
-        if not out[k]:
-            del out[k]
-    if not out["invalidations"]["total"]:
-        del out["invalidations"]
-    if not due:
-        del out["verdict_due_total"]
-    notice = _notice(not runs.get("made_here", True), bool(docs), runs["total"])
-    if notice:
-        out["notice"] = notice
-
-    return cast(documents.StatusDoc, fit(out, MAX_BYTES, "the totals say how many; hypothesis_list, run_list and todo_list page through them"))
-
-
-def _notice(clone: bool, has_docs: bool, total: int) -> str | None:
-    """What the figures beside it do not say already, never contradicting them (issue 31): only
-    when `runs_total` is 0; "fresh clone" only in a database that `init` did not make for a new
-    workspace here."""
-    if total:
-        return None
-    return "the run database is empty" + (
-        " (fresh clone: hypotheses, predictions, verdicts and plans are read from the files)"
-        if clone and has_docs else "")
+    planned, owner = _loop_facts(ctx)
+    return cast(documents.StatusDoc, SD.document(str(ctx.ws.root), docs, latest, last_at, runs, why, all_todos,
+                                                 planned, owner))
 
 
 def _loop_facts(ctx: Index) -> tuple[set[str], str | None]:
     """The hypotheses some plan needs, and the agent tool that owns the todo list (or None)."""
     with ctx.db.connect() as c:
         return planned_for(c), list_owner(c)
-
-
-def _undecided_rival(docs: dict[str, Any]) -> tuple[str, str] | None:
-    """The newest hypothesis with predictions whose rival (or pivot parent) the evidence has not told
-    apart from it (core.statuses.told_apart: both confirmed is not told apart), with that other."""
-    for d in sorted(docs.values(), key=lambda d: (d.created or "", d.id), reverse=True):
-        st = d.effective_status()
-        if not d.predictions or st == "falsified":
-            continue
-        hyps = {x.id: D.Hyp(x.id, parent=x.parent, rivals=list(x.rivals), status=x.effective_status())
-                for x in docs.values()}
-        for h, o, _rel in D.pairs(hyps, d.id):  # the pairs `next` tells apart (no ancestor it refines)
-            other = docs[o.id if h.id == d.id else h.id]
-            if other.predictions and not told_apart(st, other.effective_status()):
-                return d.id, other.id
-    return None
-
-
-def _next(docs: dict[str, Any], runs: dict[str, Any], due: list[dict[str, Any]],
-          active: list[dict[str, Any]], planned: set[str] | None = None,
-          todo_owner: str | None = None) -> list[dict[str, Any]]:
-    """Up to three calls that move the session on, most urgent first (tool names = CLI paths).
-
-    It follows the loop (issue 31): a falsified hypothesis without a child → the pivot; a decided
-    one no plan needs → a plan; a todo in progress → `todo_set`, unless an agent's TodoWrite owns
-    the list (its next write would undo it)."""
-    out: list[dict[str, Any]] = []
-    for la in runs["launches"]:
-        if la["status"] in ("queued", "running"):
-            out.append({"call": "run_wait", "arguments": {"ref": la["ref"]}, "why": f"launch {la['ref']} is {la['status']}"})
-        else:
-            out.append({"call": "run_logs", "arguments": {"ref": la["ref"]}, "why": f"launch {la['ref']} {la['status']}"})
-    for d in due:
-        out.append({"call": "verdict", "arguments": {"id": d["id"]}, "why": _clip(d["why"], 120)})
-    if not docs:
-        out.append({"call": "hypothesis_add", "arguments": {"title": "…"}, "why": "no hypothesis yet: say what you believe"})
-    children = {d.parent for d in docs.values() if d.parent}
-    decided = sorted((d for d in docs.values() if d.effective_status() in ("confirmed", "falsified")),
-                     key=lambda d: (d.created or "", d.id), reverse=True)
-    for d in decided:
-        if d.effective_status() == "falsified" and d.id not in children:
-            out.append({"call": "hypothesis_add", "arguments": {"title": "…", "parent": d.id},
-                        "why": f"{d.id} is falsified: pivot to what the evidence points at"})
-            break
-    undecided = _undecided_rival(docs)
-    if undecided:
-        out.append({"call": "next", "arguments": {"id": undecided[0]},
-                    "why": f"{undecided[0]} and {undecided[1]} are not told apart yet: name the experiment that would"})
-    for d in decided:
-        if d.id not in (planned or set()):
-            need = d.id if d.effective_status() == "confirmed" else f"{d.id}=falsified"
-            out.append({"call": "plan_add", "arguments": {"title": "…", "gain": "10-30%", "effort": "M",
-                                                          "confidence": 0.5, "needs": [need]},
-                        "why": f"{d.id} is {d.effective_status()} and no plan rests on it: rank what to do next"})
-            break
-    for d in docs.values():
-        if not d.predictions and d.effective_status() == "open":
-            out.append({"call": "prediction_add", "arguments": {"hypothesis": d.id, "expect": "a > b"},
-                        "why": f"{d.id} has no prediction: pre-register one before measuring"})
-            break
-    for t in active if todo_owner is None else ():
-        if t["status"] == "in_progress":
-            out.append({"call": "todo_set", "arguments": {"id": t["id"], "status": "completed"},
-                        "why": f"in progress: {_clip(t['content'], 60)}"})
-            break
-    return out[:3]

@@ -26,6 +26,7 @@ from optlog.core import expr as E
 from optlog.core import labels as L
 from optlog.core import loadshare as LS
 from optlog.core import posthoc as PH
+from optlog.core import statusdoc as SD
 from optlog.core import verdict as V
 from optlog.core.hypothesis import HypothesisDoc, Prediction, Verdict
 from optlog.core.ids import parse_ref
@@ -39,7 +40,7 @@ from optlog.service import evidence, hypotheses, runfiles
 from optlog.service import documents
 from optlog.service.diagnoses import describe, reads_diagnosis, refresh
 from optlog.service.evidence import live_hypotheses
-from optlog.store import launchrows, runrows, statusrows
+from optlog.store import launchrows, readcache, runrows, statusrows
 from optlog.store.runsync import set_sync_stamp
 from optlog.store.db import decision_lock
 from optlog.store.lock import workspace_lock
@@ -106,6 +107,7 @@ def due(ctx: Reads, docs: dict[str, HypothesisDoc]) -> dict[str, str]:
         return {}
     ceil = ctx.config.ceilings()
     ceil_key = _digest(ceil)
+    readcache.note_ceilings(ctx.ws, ceil_key)  # for the first `status` on plain SQL (store.plainread)
     digests = {h: _due_digest(d) for h, d in hs.items()}
     with ctx.db.connect() as c:
         gen, memo = statusrows.due_memo(c)
@@ -131,14 +133,16 @@ def due(ctx: Reads, docs: dict[str, HypothesisDoc]) -> dict[str, str]:
 
 
 def _digest(x: Any) -> str:
-    return hashlib.blake2b(json.dumps(x, sort_keys=True, default=str).encode(), digest_size=12).hexdigest()
+    return SD.digest(x)
 
 
 def _due_digest(d: HypothesisDoc) -> str:
     """What `_due` reads of a hypothesis: its predictions as written, its manual status, its latest
-    verdict (with the runs it used)."""
-    return _digest([[p.model_dump(mode="json") for p in d.predictions], d.override,
-                    d.verdicts[-1].model_dump(mode="json") if d.verdicts else None])
+    verdict (with the runs it used): `core.statusdoc.due_digest` of their JSON dumps (the index's
+    document holds the same dumps: the first read after a change on plain SQL digests those)."""
+    return SD.due_digest([p.model_dump(mode="json") for p in d.predictions],
+                         d.override.model_dump(mode="json", by_alias=True) if d.override else None,
+                         d.verdicts[-1].model_dump(mode="json") if d.verdicts else None)
 
 
 def _due(ctx: Index, hs: dict[str, HypothesisDoc], ceil: Any) -> dict[str, str]:

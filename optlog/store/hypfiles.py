@@ -11,6 +11,7 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from optlog.core.hypothesis import HypothesisDoc
 from optlog.core.limits import LIMITS
@@ -70,6 +71,22 @@ def load_file(ws: Workspace, path: Path) -> Loaded:
             code="invalid_field",
         )
     return Loaded(doc, content_hash(raw), path.stat().st_mtime_ns, path)
+
+
+def index_row(ld: Loaded, now: str) -> dict[str, Any]:
+    """A loaded file's `hypothesis` index row, but its id and created_at (store.hypindex writes it
+    through SQLAlchemy, store.plainindex on sqlite3)."""
+    d = ld.doc
+    return {"title": d.title, "status": d.effective_status(), "parent": d.parent, "rivals": list(d.rivals),
+            "file_hash": ld.hash, "file_mtime_ns": ld.mtime_ns, "updated_at": now,
+            "doc": d.model_dump(mode="json", by_alias=True)}
+
+
+def prediction_rows(ld: Loaded) -> list[dict[str, Any]]:
+    """A loaded file's `prediction` index rows."""
+    d = ld.doc
+    return [{"id": p.id, "hypothesis_id": d.id, "version": p.version, "metric": p.metric, "expect": p.expect,
+             "status": p.status, "spec": p.model_dump(mode="json")} for p in d.predictions]
 
 
 def load(ws: Workspace, hid: str) -> Loaded:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, cast
 from sqlalchemy import JSON, BigInteger, Column, Integer, MetaData, String, Table, delete, insert, text, update
 
 from optlog.core.timeutil import now_iso
-from optlog.store.hypfiles import Loaded
+from optlog.store.hypfiles import Loaded, index_row, prediction_rows
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection, CursorResult
@@ -47,18 +47,13 @@ def index(s: Connection | Session, ld: Loaded) -> None:
     """Write (or rewrite) a loaded file's hypothesis row and its prediction rows (Core: in a
     `Database.write_core` or `write` transaction)."""
     d = ld.doc
-    now = now_iso()
-    row = {"title": d.title, "status": d.effective_status(), "parent": d.parent, "rivals": list(d.rivals),
-           "file_hash": ld.hash, "file_mtime_ns": ld.mtime_ns, "updated_at": now,
-           "doc": d.model_dump(mode="json", by_alias=True)}
+    row = index_row(ld, now_iso())
     done = cast("CursorResult[Any]", s.execute(update(HYP).where(HYP.c.id == d.id).values(**row)))
     if not done.rowcount:
-        s.execute(insert(HYP).values(id=d.id, created_at=d.created or now, **row))
+        s.execute(insert(HYP).values(id=d.id, created_at=d.created or row["updated_at"], **row))
     s.execute(delete(PRED).where(PRED.c.hypothesis_id == d.id))
     if d.predictions:
-        s.execute(insert(PRED), [{"id": p.id, "hypothesis_id": d.id, "version": p.version, "metric": p.metric,
-                                  "expect": p.expect, "status": p.status, "spec": p.model_dump(mode="json")}
-                                 for p in d.predictions])
+        s.execute(insert(PRED), prediction_rows(ld))
 
 
 def unindex(s: Connection | Session, hid: str) -> None:

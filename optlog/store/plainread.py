@@ -12,14 +12,22 @@ hypothesis file changed since it was indexed: the full path reads, validates and
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import sqlite3
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from optlog.core import jsondoc
 from optlog.core import labels as L
+from optlog.core import statusdoc as SD
 from optlog.core.shape import page_facts
+from optlog.paths import Workspace
+from optlog.store import readcache
 from optlog.store.faults import pg_connect_args
 from optlog.store.readcache import FACTS_SQL
 
@@ -28,6 +36,17 @@ TODO_LIST_SQL = "SELECT id, content, status, priority, hypothesis_id, extra FROM
 # the columns of a run summary (service.evidence.run_summary), in id order
 _RUN_COLS = "id, uid, status, source, name, hypothesis_id, created_at, invalidated"
 _CHUNK = 900  # bound parameters per statement (store.runrows._CHUNK)
+
+# sync_stamp keys that `status` reads (store.runsync, store.todorows, store.statusrows write them)
+MADE_HERE_KEY = "made_here"  # set by `init` of a new workspace: this database is no fresh clone's
+TODO_OWNER_KEY = "todo_list_owner"  # the agent tool whose writes replace the whole todo list
+LAUNCHES_SEEN_KEY = "verdict_launches_seen"  # what the last committed verdict had seen of launches
+DUE_MEMO_KEY = "verdict_due"  # which verdicts are due, as service.verdicts.due found them
+EVIDENCE_COUNTER_SQL = "SELECT n FROM change_counter WHERE id = 3"  # store.db.COUNTERS: writes that may change the evidence
+SYNC_STAMP_SQL = "SELECT value FROM sync_stamp WHERE key = :k"
+
+# a query as `status` runs it: SQL text with `:name` parameters → its rows (on SQLAlchemy, sqlite3 or psycopg)
+Query = Callable[[str, dict[str, Any]], list[Any]]
 
 
 def connect(sqlite_file: Path) -> sqlite3.Connection:
@@ -70,16 +89,26 @@ def pg_facts(con: Any) -> Any:
     return row[0], row[1], bool(row[2]), row[3]
 
 
+def query(con: Any) -> Query:
+    """`Query` on a plain connection: sqlite3 takes `:name` as it is; psycopg's mark is `%(name)s`."""
+    if isinstance(con, sqlite3.Connection):
+        return lambda sql, args: con.execute(sql, args).fetchall()
+    return lambda sql, args: con.execute(re.sub(r":(\w+)", r"%(\1)s", sql), args).fetchall()
+
+
 def _mark(con: Any) -> str:
     """The driver's parameter mark: sqlite3's `?`, psycopg's `%s`."""
     return "?" if isinstance(con, sqlite3.Connection) else "%s"
 
 
-def document(sqlite_file: Path | None, hypotheses_dir: Path, cmd: list[str], pg: Any = None) -> dict[str, Any] | None:
-    """The document of the read `cmd` (its words, without `--json`): `todo list`, `hypothesis
-    list`, `run list --limit N`, on the SQLite file or (`pg`) a `pg_connect` connection; None for
-    another read, or where this module cannot answer it exactly, or on any database error (the full
-    path says what is wrong)."""
+def document(ws: Workspace, cmd: list[str], pg: Any = None, notices: list[str] | None = None) -> dict[str, Any] | None:
+    """The document of the read `cmd` (its words, without `--json`): `status`, `todo list`,
+    `hypothesis list`, `run list --limit N`, on the SQLite file or (`pg`) a `pg_connect`
+    connection; None for another read, or where this module cannot answer it exactly, or on any
+    database error (the full path says what is wrong). A read that shows the hypotheses first
+    re-indexes the files changed since they were indexed (`store.plainindex`, SQLite), with the
+    full path's notices appended to `notices`."""
+    sqlite_file, hypotheses_dir = ws.sqlite_file, ws.hypotheses_dir
     errors: tuple[type[BaseException], ...] = (sqlite3.Error, OSError, ValueError, KeyError, TypeError)
     if pg is not None:
         import psycopg  # deferred: loaded already by pg_connect
@@ -88,8 +117,16 @@ def document(sqlite_file: Path | None, hypotheses_dir: Path, cmd: list[str], pg:
     try:
         if pg is None and sqlite_file is None:
             return None
+        if cmd in (["status"], ["hypothesis", "list"]) and pg is None:
+            said = reindexed(ws, sqlite_file)  # type: ignore[arg-type]
+            if said is None:
+                return None
+            if notices is not None:
+                notices.extend(said)
         con = pg if pg is not None else connect(sqlite_file)  # type: ignore[arg-type]
         try:
+            if cmd == ["status"]:
+                return status(con, ws)
             if cmd == ["todo", "list"]:
                 return todo_list(con)
             if cmd == ["hypothesis", "list"]:
@@ -146,16 +183,10 @@ def hypothesis_list(con: Any, hypotheses_dir: Path) -> dict[str, Any] | None:
     """`hypothesis list` (no filters, no page) from the index, when every file is as indexed (the
     same names, each with the modification time the index recorded); None otherwise. Nothing may
     be live (the caller checks): an open hypothesis would read `testing` while its runs run."""
-    try:
-        with os.scandir(hypotheses_dir) as it:
-            stamps = {e.name[:-5]: e.stat().st_mtime_ns for e in it
-                      if e.name.endswith(".yaml") and not e.name.startswith(".")}
-    except (FileNotFoundError, NotADirectoryError):
-        stamps = {}
-    rows = con.execute("SELECT id, file_mtime_ns, doc FROM hypothesis").fetchall()
-    if len(rows) != len(stamps) or any(stamps.get(hid) != mt for hid, mt, _doc in rows):
+    indexed = indexed_docs(con, hypotheses_dir)
+    if indexed is None:
         return None
-    docs = [jsondoc.loads(doc) if isinstance(doc, str) else doc for _hid, _mt, doc in rows]
+    docs = list(indexed.values())
     children: dict[str, list[str]] = {}
     rivals: dict[str, set[str]] = {}
     for d in docs:  # service.hypotheses._relations
@@ -184,3 +215,209 @@ def hypothesis_list(con: Any, hypotheses_dir: Path) -> dict[str, Any] | None:
             "created": d.get("created"),
         })
     return {"hypotheses": out}
+
+
+def file_stamps(hypotheses_dir: Path) -> dict[str, int]:
+    """id → modification time (ns) of each hypothesis file (store.hypfiles.list_files's names)."""
+    try:
+        with os.scandir(hypotheses_dir) as it:
+            return {e.name[:-5]: e.stat().st_mtime_ns for e in it
+                    if e.name.endswith(".yaml") and not e.name.startswith(".")}
+    except (FileNotFoundError, NotADirectoryError):
+        return {}
+
+
+def indexed_docs(con: Any, hypotheses_dir: Path) -> dict[str, dict[str, Any]] | None:
+    """id → the index's document of each hypothesis (its model's JSON dump), when every file is as
+    indexed (the same names, each with the modification time the index recorded); None otherwise."""
+    stamps = file_stamps(hypotheses_dir)
+    rows = con.execute("SELECT id, file_mtime_ns, doc FROM hypothesis").fetchall()
+    if len(rows) != len(stamps) or any(stamps.get(hid) != mt for hid, mt, _doc in rows):
+        return None
+    return {hid: jsondoc.loads(doc) if isinstance(doc, str) else doc for hid, _mt, doc in rows}
+
+
+def reindexed(ws: Workspace, sqlite_file: Path) -> list[str] | None:
+    """Bring the index in line with the hypothesis files, as `service.hypotheses.sync` does: [] when
+    every file is as indexed (the usual case: a stat of each file and one query); else the changed
+    files re-indexed on sqlite3 by `store.plainindex` (which loads the hypothesis model: pydantic and
+    YAML), with its notices, or None (the full path does it)."""
+    stamps = file_stamps(ws.hypotheses_dir)
+    con = connect(sqlite_file)
+    try:
+        rows = {hid: (fh, mt, doc) for hid, fh, mt, doc in
+                con.execute("SELECT id, file_hash, file_mtime_ns, doc FROM hypothesis").fetchall()}
+    finally:
+        con.close()
+    if len(rows) == len(stamps) and all(stamps.get(hid) == r[1] for hid, r in rows.items()):
+        return []
+    from optlog.store.plainindex import reindex  # deferred: the hypothesis model (pydantic, YAML), only for a changed file
+
+    return reindex(ws, sqlite_file, rows, stamps)
+
+
+# ------------------------------------------------------------------ status
+
+
+@dataclass
+class RunFacts:
+    total: int = 0
+    live_total: int = 0
+    live: list[dict[str, Any]] = field(default_factory=list)  # {id, status, name, launch, hypothesis}
+    launches: list[dict[str, Any]] = field(default_factory=list)  # {id, status, hypothesis, finished_at, error, runs}
+    invalid_total: int = 0
+    invalid: list[tuple[int, str | None]] = field(default_factory=list)  # (run, reason), newest first
+    newest: dict[str, str] = field(default_factory=dict)  # hypothesis → its newest finished evidence
+    made_here: bool = False  # `init` made this workspace with this database (so it is no fresh clone)
+
+
+def sync_value(q: Query, key: str) -> str | None:
+    rows = q(SYNC_STAMP_SQL, {"k": key})
+    return None if not rows or rows[0][0] is None else str(rows[0][0])
+
+
+def run_facts(q: Query, since: str, live_cap: int) -> RunFacts:
+    """The runs' totals, up to `live_cap` live runs (running first), the 5 newest launches live or
+    ended badly since `since` (with their runs counted by status), the 3 newest invalidations, and
+    each hypothesis's newest succeeded evidence (its own runs and the runs linked to it). `status`'s
+    one reading of the runs, on either path (store.statusrows runs it through SQLAlchemy)."""
+    total = int(q("SELECT COUNT(*) FROM run", {})[0][0] or 0)
+    if not total:
+        return RunFacts(made_here=sync_value(q, MADE_HERE_KEY) is not None)
+    live_total = int(q("SELECT COUNT(*) FROM run WHERE status IN ('queued','running')", {})[0][0] or 0)
+    live = [{"id": r[0], "status": r[1], "name": r[2], "launch": r[3], "hypothesis": r[4]} for r in q(
+        "SELECT id, status, name, launch_id AS launch, hypothesis_id AS hypothesis FROM run "
+        "WHERE status IN ('queued','running') ORDER BY (status = 'running') DESC, id LIMIT :n", {"n": live_cap})]
+    seen = _launches_seen(q)
+    args: dict[str, Any]
+    if seen is None:  # no verdict committed since launches were stamped: by time, as before
+        cond, args = "COALESCE(finished_at, created_at) >= :since", {"since": since}
+    else:  # launches the last verdict had not seen end: created after it, or live then (issue 42)
+        cond, args = "(id > :top" + (f" OR id IN ({', '.join(str(int(i)) for i in seen[1])})" if seen[1] else "") + ")", \
+            {"top": seen[0]}
+    launches = [{"id": r[0], "status": r[1], "hypothesis": r[2], "finished_at": r[4], "error": r[5]} for r in q(
+        "SELECT id, status, hypothesis_id AS hypothesis, created_at, finished_at, error FROM launch "
+        "WHERE status IN ('queued','running') OR (status IN ('failed','cancelled','interrupted') "
+        f"AND {cond}) ORDER BY id DESC LIMIT 5", args)]
+    for la in launches:
+        la["runs"] = {s: int(n) for s, n in q("SELECT status, COUNT(*) FROM run WHERE launch_id = :l GROUP BY status",
+                                              {"l": la["id"]})}
+    inv_total = int(q("SELECT COUNT(*) FROM run WHERE invalidated = :t", {"t": True})[0][0] or 0)
+    invalid = [(int(r[0]), r[1]) for r in q(
+        "SELECT id, invalid_reason FROM run WHERE invalidated = :t ORDER BY id DESC LIMIT 3", {"t": True})]
+    newest: dict[str, str] = {}
+    for h, at in q(
+            "SELECT h, MAX(at) FROM (SELECT hypothesis_id AS h, COALESCE(finished_at, created_at) AS at FROM run "
+            "WHERE hypothesis_id IS NOT NULL AND status = 'succeeded' AND invalidated = :f "
+            # (evidence_link is looked up by run through ix_evidence_link_run_id, migration 0003)
+            "UNION ALL SELECT e.hypothesis_id AS h, COALESCE(r.finished_at, r.created_at) AS at FROM evidence_link e "
+            "JOIN run r ON r.id = e.run_id WHERE r.status = 'succeeded' AND r.invalidated = :f) x GROUP BY h",
+            {"f": False}):
+        newest[h] = at
+    return RunFacts(total, live_total, live, launches, inv_total, invalid, newest)
+
+
+def _launches_seen(q: Query) -> tuple[int, list[int]] | None:
+    raw = sync_value(q, LAUNCHES_SEEN_KEY)
+    try:
+        d = json.loads(raw) if raw else None
+        return (int(d["top"]), [int(i) for i in d["live"]]) if isinstance(d, dict) else None
+    except (ValueError, TypeError, KeyError):
+        return None
+
+
+def planned_for(q: Query) -> set[str]:
+    """The hypotheses some plan needs (a plan's `needs`: `HYP` or `HYP=falsified`)."""
+    out: set[str] = set()
+    for (needs,) in q("SELECT needs FROM plan", {}):
+        for n in (json.loads(needs) if isinstance(needs, str) else needs) or []:
+            out.add(str(n).split("=", 1)[0])
+    return out
+
+
+def due_memo(q: Query) -> tuple[int | None, Any]:
+    """(the evidence counter, or None before the first write that made it; the kept memo of what is
+    due, or None), in one snapshot."""
+    row = q(f"SELECT ({EVIDENCE_COUNTER_SQL}), (SELECT value FROM sync_stamp WHERE key = :k)", {"k": DUE_MEMO_KEY})[0]
+    gen = None if row[0] is None else int(row[0])
+    try:
+        memo = json.loads(row[1]) if row[1] else None
+    except ValueError:
+        memo = None  # not ours to trust: worked out again
+    return gen, memo
+
+
+class _Pred:
+    """A prediction as `core.statusdoc` reads it, from its JSON dump."""
+
+    __slots__ = ("id", "status", "post_hoc")
+
+    def __init__(self, p: dict[str, Any]) -> None:
+        self.id, self.status, self.post_hoc = p["id"], p["status"], p.get("post_hoc")
+
+
+class IndexedDoc:
+    """A hypothesis as `core.statusdoc` reads it (`core.hypothesis.HypothesisDoc`'s attributes),
+    from the index's JSON dump of its model."""
+
+    def __init__(self, d: dict[str, Any]) -> None:
+        self.doc = d
+        self.id: str = d["id"]
+        self.title: str = d["title"]
+        self.created: str | None = d.get("created")
+        self.parent: str | None = d.get("parent")
+        self.rivals: list[str] = list(d.get("rivals") or ())
+        self.status: str = d["status"]
+        self.auto_status: str | None = d.get("auto_status")
+        self.override: dict[str, Any] | None = d.get("override") or None
+        self.predictions = [_Pred(p) for p in d.get("predictions") or ()]
+        self.verdicts: list[dict[str, Any]] = list(d.get("verdicts") or ())
+        self.history: list[dict[str, Any]] = list(d.get("history") or ())
+
+    def effective_status(self) -> str:
+        return self.override["status"] if self.override else (self.auto_status or self.status)
+
+
+def verdicts_due(q: Query, ws: Workspace, docs: dict[str, IndexedDoc]) -> dict[str, str] | None:
+    """`service.verdicts.due` from its memo alone: None unless the memo was kept under the current
+    evidence counter and ceilings and holds every hypothesis with predictions as it is now (else
+    the full path works it out from the runs)."""
+    hs = {h: d for h, d in docs.items() if d.predictions and not d.override}
+    if not hs:
+        return {}
+    ceil_key = readcache.noted_ceilings(ws)
+    gen, memo = due_memo(q)
+    if ceil_key is None or gen is None or not isinstance(memo, dict) or memo.get("gen") != gen \
+            or memo.get("ceilings") != ceil_key:
+        return None
+    known = memo.get("hyps") or {}
+    out: dict[str, str] = {}
+    for h, d in hs.items():
+        k = known.get(h)
+        preds = d.doc.get("predictions") or []
+        vs = d.verdicts
+        if not (isinstance(k, list) and len(k) == 2 and k[0] == SD.due_digest(preds, None, vs[-1] if vs else None)):
+            return None
+        if k[1]:
+            out[h] = str(k[1])
+    return out
+
+
+def status(con: Any, ws: Workspace) -> dict[str, Any] | None:
+    """`status` (the caller has checked nothing is live and no todo list is queued): None when a
+    hypothesis file changed since it was indexed, or what is due must be worked out from the runs."""
+    indexed = indexed_docs(con, ws.hypotheses_dir)
+    if indexed is None:
+        return None
+    docs = {h: IndexedDoc(d) for h, d in indexed.items()}
+    q = query(con)
+    latest, last_at = SD.latest_verdicts(docs)
+    f = run_facts(q, latest[0]["at"] if latest else "", SD.LIVE_CAP)
+    if f.live_total:
+        return None  # which hypotheses are testing: the full path (recovery first)
+    runs = SD.runs_section(f, set())
+    why = verdicts_due(q, ws, docs) if runs["total"] else {}
+    if why is None:
+        return None
+    owner = sync_value(q, TODO_OWNER_KEY)
+    return SD.document(str(ws.root), docs, latest, last_at, runs, why, todo_list(con)["todos"], planned_for(q), owner)

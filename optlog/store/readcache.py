@@ -191,6 +191,56 @@ def base_answered(ws: Workspace, st: Stamp) -> bool:
         return False
 
 
+CEILINGS_FILE = "ceilings"  # the digest of optlog.yaml's ceilings under the configuration it came from
+
+
+def config_key(ws: Workspace) -> tuple[str, bool]:
+    """A digest of what the workspace's configuration is read from (optlog's version, the
+    environment, `optlog.yaml` by name, mtime, size and inode), and whether it is settled (the file
+    unchanged for RACY_S)."""
+    s, mt = _st(str(ws.config_file))
+    key = json.dumps([__version__, str(ws.root), settings.optlog_items("read_cache"), s])
+    return hashlib.blake2b(key.encode(), digest_size=16).hexdigest(), mt < time.time() - RACY_S
+
+
+def note_ceilings(ws: Workspace, ceil_key: str) -> None:
+    """The full path read the ceilings (`service.verdicts.due`): keep their digest beside the
+    configuration's, so the first `status` on plain SQL (which reads no optlog.yaml) knows them."""
+    key, settled = config_key(ws)
+    if not settled or not enabled():
+        return
+    path = os.path.join(ws.state_dir, CACHE_DIR, CEILINGS_FILE)
+    text = f"{key} {ceil_key}"
+    try:
+        with open(path, encoding="ascii") as f:
+            if f.read() == text:
+                return
+    except (OSError, UnicodeDecodeError):
+        pass
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(tmp, "w", encoding="ascii") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def noted_ceilings(ws: Workspace) -> str | None:
+    """The digest of the ceilings `note_ceilings` kept, if the configuration is still the one it
+    came from; else None."""
+    try:
+        with open(os.path.join(ws.state_dir, CACHE_DIR, CEILINGS_FILE), encoding="ascii") as f:
+            key, ceil = f.read().split(" ")
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return ceil if key == config_key(ws)[0] else None
+
+
 def _file(ws: Workspace, key: str) -> str:
     name = hashlib.blake2b(key.encode(), digest_size=12).hexdigest()
     return os.path.join(ws.state_dir, CACHE_DIR, f"{name}.json")

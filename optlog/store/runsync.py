@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import bindparam, text
 
+from optlog.store.plainread import MADE_HERE_KEY  # noqa: F401  (set by `init` of a new workspace: this database is no fresh clone's)
+
 if TYPE_CHECKING:
     from sqlalchemy import Connection
     from sqlmodel import Session
@@ -20,7 +22,6 @@ if TYPE_CHECKING:
 _CHUNK = 900
 
 
-MADE_HERE_KEY = "made_here"  # set by `init` of a new workspace: this database is no fresh clone's
 EVIDENCE_STAMP_KEY = "evidence_dir"  # the evidence folder's mtime when this database last read it
 
 

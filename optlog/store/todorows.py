@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, text
 
+from optlog.store.plainread import TODO_OWNER_KEY
 from optlog.store.plainread import TODO_LIST_SQL as _LIST_SQL  # one text: the plain first read's too
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ def new_todo(**fields: Any) -> Todo:
     return Todo(**fields)
 
 
-OWNER_KEY = "todo_list_owner"  # in sync_stamp: the agent tool whose writes replace the whole list
+OWNER_KEY = TODO_OWNER_KEY  # in sync_stamp: the agent tool whose writes replace the whole list
 
 
 def list_owner(c: Connection) -> str | None:

@@ -58,6 +58,8 @@ DEFERRABLE_OWN: dict[str, tuple[str, str]] = {
     # the faces' doorways: a command that does not need the package behind one never loads it
     "optlog.cli.main": ("optlog/cli/__init__.py", "click and the command tree: a read-cache hit answers without them"),
     "optlog.api.session": ("optlog/cli/main.py", "the workspace (store, git): --version and --help skip it"),
+    "optlog.store.plainindex": ("optlog/store/plainread.py", "the hypothesis model (pydantic, YAML): only a first "
+                                                              "read that finds a changed hypothesis file loads it"),
     "optlog.store.db": ("optlog/api/session.py", "SQLAlchemy: only an error of the database itself needs it"),
     "optlog.service.workspace": ("optlog/api/workspace.py", "init: the settings' pydantic models"),
     "optlog.tui": ("optlog/cli/dashboard.py", "Textual: only the dashboard"),

@@ -12,18 +12,25 @@ from typing import Any
 
 import pytest
 
-from tests.cli.test_first_read import CHANGES, _change, _populate
+from tests.cli.test_first_read import CHANGES, _change, _populate, _toggle
 
-READS = {"todo list": ("todo", "list"), "hypothesis list": ("hypothesis", "list"),
+READS = {"status": ("status",), "todo list": ("todo", "list"), "hypothesis list": ("hypothesis", "list"),
          "run list": ("run", "list", "--limit", "20")}
 FULL = {"OPTLOG_READ_CACHE": "0"}  # the full path: no read cache, no first read on plain SQL
 # (change, read) that the plain path answers (SQLite and PostgreSQL); the others: the full path reads (a
-# hypothesis file changed since it was indexed, a queued todo list to apply) or the read cache
-# answers (a todo list written leaves the reads that do not show todos alone)
+# queued todo list to apply; the first `status` after a run is recorded judges every prediction's
+# selection again) or the read cache answers (a todo list written leaves the reads that do not show
+# todos alone). A hypothesis file changed since it was indexed (by hand, by a pull) is re-indexed
+# on plain SQL: read and validated by the full path's own loader (store.hypfiles: pydantic and
+# YAML, never SQLAlchemy), on SQLite.
 PLAIN = {(c, r) for c in CHANGES for r in READS} - {
-    ("hypothesis edited by hand", "hypothesis list"), ("git pull of 10 hypothesis files", "hypothesis list"),
+    ("run recorded", "status"), ("todo written (hook)", "status"),
     ("todo written (hook)", "todo list"), ("todo written (hook)", "hypothesis list"), ("todo written (hook)", "run list")}
+# a changed hypothesis file is re-indexed on plain SQL on SQLite only (PostgreSQL: the full path)
+REINDEX = {(c, r) for c in ("hypothesis edited by hand", "git pull of 10 hypothesis files")
+           for r in ("status", "hypothesis list")}
 HEAVY = ("sqlalchemy", "sqlmodel", "pydantic", "click", "yaml")
+ORM = ("sqlalchemy", "sqlmodel", "click")  # never imported by a first read, even one that re-indexes a file
 
 PROBE = """
 import json, sys
@@ -58,7 +65,7 @@ def _prime(ws: Any) -> None:
         ws.cli(*a, "--json")
 
 
-def test_the_first_read_on_plain_sql_prints_the_full_paths_bytes(ws: Any, settled: None,
+def test_the_first_read_on_plain_sql_prints_the_full_paths_bytes(ws: Any, settled: None, backend: str,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     from optlog.api import firstread
 
@@ -93,7 +100,43 @@ def test_the_first_read_on_plain_sql_prints_the_full_paths_bytes(ws: Any, settle
                 seen.add((kind, name))
             full = ws.cli(*args, "--json", env=FULL)
             assert first.out == full.out, (kind, name)
-    assert seen == PLAIN
+    assert seen == (PLAIN if backend == "sqlite" else PLAIN - REINDEX)
+
+
+def test_a_verdict_due_and_a_decided_family_on_plain_sql(ws: Any, settled: None, backend: str) -> None:
+    """`status`'s every section on plain SQL, with the full path's bytes: a verdict due (from the
+    memo), latest verdicts (auto and manual), a falsified parent and its rival, a plan, todos in
+    progress, an invalidation, a failed launch."""
+    from tests._verdicts import repeats, seed_runs
+
+    ws.cli("hyp", "add", "X beats Y", "--id", "h")
+    ws.cli("predict", "h", "--expect", "a > b", "--metric", "t", "--a", "cfg=x", "--b", "cfg=y")
+    ws.cli("hyp", "add", "Rival", "--id", "r", "--rival", "h")
+    ws.cli("predict", "r", "--expect", "a < b", "--metric", "t", "--a", "cfg=x", "--b", "cfg=y")
+    ws.cli("hyp", "add", "Wrong", "--id", "w")
+    ws.cli("hyp", "set", "w", "--status", "falsified", "--why", "by hand")
+    seed_runs(ws, repeats({"cfg": "x"}, "t", [10, 11, 12]) + repeats({"cfg": "y"}, "t", [5, 6, 7]))
+    ws.cli("verdict", "h")
+    ws.cli("run", "record", "--label", "cfg=y", "--metric", "t=100")
+    ws.cli("run", "invalidate", "1", "--why", "bad node")
+    ws.cli("todo", "write", "-", input=json.dumps([{"content": "going", "status": "in_progress", "activeForm": "g"}]))
+    ws.git("add", "-A")
+    ws.git("commit", "-qm", "setup", "--allow-empty")
+    for _ in range(2):
+        ws.cli("status", "--json")  # the full path keeps what is due; the second read is the cache's
+    kinds = (("hypothesis added by optlog", 1), ("hypothesis edited by hand", 2))
+    for kind, n in kinds if backend == "sqlite" else kinds[:1]:  # re-indexed on plain SQL on SQLite only
+        if kind == "hypothesis edited by hand":
+            f = ws.root / "hypotheses" / "w.yaml"
+            f.write_text(f.read_text().replace("title: Wrong", "title: Wrong by hand"))
+        else:
+            _change(ws, kind, n)
+        ok, heavy, out = _probe(ws, ("status",))
+        assert ok and not set(heavy) & set(ORM), (kind, heavy)
+        full = ws.cli("status", "--json", env=FULL).out
+        assert out == full, kind
+        doc = json.loads(out)
+        assert doc.get("verdict_due") and doc["latest_verdicts"] and doc["todos"], doc
 
 
 def test_a_first_read_imports_no_orm(ws: Any, settled: None) -> None:
@@ -104,10 +147,61 @@ def test_a_first_read_imports_no_orm(ws: Any, settled: None) -> None:
     n = 0
     for kind in ("run recorded", "hypothesis added by optlog"):
         for name, args in READS.items():
+            if (kind, name) not in PLAIN:
+                continue
             _prime(ws)
             n += 1
             _change(ws, kind, n)
             ok, heavy, out = _probe(ws, args)
             assert ok and heavy == [], (kind, name, heavy)
             assert out == ws.cli(*args, "--json", env=FULL).out, (kind, name)
+
+
+def test_a_first_read_after_a_hand_edit_or_a_pull_imports_no_orm(ws: Any, settled: None, backend: str) -> None:
+    """The changed files are re-indexed by the full path's loader (pydantic, YAML) on plain SQL:
+    no SQLAlchemy, SQLModel or click; the same bytes on stdout, and on stderr the notice the full
+    path gives of a hand edit."""
+    if backend != "sqlite":
+        pytest.skip("a changed hypothesis file is re-indexed on plain SQL on SQLite only")
+    _populate(ws, 12)
+    n = 0
+    for kind in ("hypothesis edited by hand", "git pull of 10 hypothesis files"):
+        for name in ("status", "hypothesis list"):
+            args = READS[name]
+            if kind.startswith("git pull"):
+                ws.git("checkout", "--", "hypotheses")
+            _prime(ws)
+            n += 1
+            _change(ws, kind, n)
+            ok, heavy, out = _probe(ws, args)
+            assert ok and not set(heavy) & set(ORM), (kind, name, heavy)
+            assert out == ws.cli(*args, "--json", env=FULL).out, (kind, name)
+
+
+def test_a_hand_edit_is_noticed_once_as_the_full_path_does(ws: Any, settled: None, backend: str) -> None:
+    if backend != "sqlite":
+        pytest.skip("a changed hypothesis file is re-indexed on plain SQL on SQLite only")
+    _populate(ws, 3)
+    f = ws.root / "hypotheses" / "h0001.yaml"
+    _prime(ws)
+    _toggle(f, "s")
+    full = ws.cli("hypothesis", "list", "--json", env=FULL)
+    _prime(ws)
+    _toggle(f, "s")
+    first = ws.cli("hypothesis", "list", "--json")
+    assert first.err == full.err and "picked up an edit of hypotheses/h0001.yaml" in first.err
+    assert ws.cli("status", "--json").err == ""  # noticed once
+
+
+def test_an_invalid_hand_edit_is_refused_by_the_full_path(ws: Any, settled: None) -> None:
+    _populate(ws, 3)
+    _prime(ws)
+    f = ws.root / "hypotheses" / "h0001.yaml"
+    f.write_text(f.read_text().replace("expect: a > b", "expect: a >>> b"))
+    for args in (("status",), ("hypothesis", "list")):
+        bad = ws.cli(*args, "--json", check=2)
+        assert bad.out == ws.cli(*args, "--json", env=FULL, check=2).out
+    f.write_text(f.read_text().replace("parent: null\n", "").replace("title:", "parent: nobody\ntitle:", 1))
+    for args in (("status",), ("hypothesis", "list")):
+        assert ws.cli(*args, "--json", check=2).out == ws.cli(*args, "--json", env=FULL, check=2).out
 

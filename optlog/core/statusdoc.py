@@ -1,0 +1,227 @@
+"""`optlog status`'s document from what it reads: the rules (what to show, clipping, the next calls),
+standard library only, so the full path (`service.status`, over the validated hypothesis models and
+SQLAlchemy) and the first read after a change on plain SQL (`store.plainread`, over the index's
+JSON documents and `sqlite3` / psycopg; issue 47) build it with the same code, byte for byte.
+
+A hypothesis is read by attribute (`id`, `title`, `created`, `parent`, `rivals`, `predictions`
+with `id`, `status`, `post_hoc`, `verdicts`, `history`, `effective_status()`); a verdict, a status
+change and a pre-registration mark by attribute or by key (`core.hypothesis`'s models or their
+JSON dumps).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from optlog.core import discriminate as D
+from optlog.core import posthoc as PH
+from optlog.core.shape import fit
+from optlog.core.statuses import told_apart
+from optlog.core.todos import open_first
+
+OPEN_CAP = 6
+LIVE_CAP = 5
+TODO_CAP = 5
+DUE_CAP = 3
+MAX_BYTES = 2048  # whatever the workspace holds
+
+
+def clip(s: Any, n: int = 100) -> Any:
+    return s if not isinstance(s, str) or len(s) <= n else s[: n - 1] + "…"
+
+
+def _get(x: Any, key: str, default: Any = None) -> Any:
+    return x.get(key, default) if isinstance(x, Mapping) else getattr(x, key, default)
+
+
+def verdict_history(verdicts: list[Any], history: list[Any]) -> list[dict[str, Any]]:
+    """A hypothesis's verdicts (auto) and manual status changes, oldest first."""
+    out: list[dict[str, Any]] = []
+    for v in verdicts:
+        ph = _get(v, "post_hoc")  # the post-hoc predictions its status rests on (core.posthoc)
+        out.append({"status": _get(v, "status"), "at": _get(v, "at"), "by": _get(v, "by"),
+                    "summary": _get(v, "summary", ""), "kind": "auto", **({"post_hoc": list(ph)} if ph else {})})
+    for h in history:
+        if _get(h, "kind", "manual") == "manual":
+            out.append({"status": _get(h, "to"), "at": _get(h, "at"), "by": _get(h, "by"), "summary": _get(h, "why"),
+                        "kind": "manual"})
+    out.sort(key=lambda r: r["at"])
+    return out
+
+
+def digest(x: Any) -> str:
+    return hashlib.blake2b(json.dumps(x, sort_keys=True, default=str).encode(), digest_size=12).hexdigest()
+
+
+def due_digest(predictions: list[Any], override: Any, last_verdict: Any) -> str:
+    """What the judgement of what is due reads of a hypothesis (`service.verdicts.due`): its
+    predictions as written, its manual status, its latest verdict, each as its JSON dump."""
+    return digest([predictions, override, last_verdict])
+
+
+def runs_section(f: Any, live_hyps: set[str]) -> dict[str, Any]:
+    """The runs' part of the document from `store.plainread.RunFacts`."""
+    if not f.total:
+        return {"total": 0, "live": [], "live_total": 0, "launches": [], "invalid": [], "invalid_total": 0,
+                "newest": {}, "live_hyps": set(), "made_here": f.made_here}
+    for la in f.launches:
+        la["ref"] = f"L{la['id']}"
+        la["runs"] = la.pop("runs")  # the document's key order: ref, then runs
+        la["error"] = clip((la["error"] or "").splitlines()[0] if la["error"] else None)
+    live = [{k: v for k, v in r.items() if v is not None} for r in f.live]
+    return {"total": f.total, "live": live, "live_total": f.live_total, "launches": f.launches,
+            "invalid": [{"run": rid, "reason": clip(why, 80)} for rid, why in f.invalid],
+            "invalid_total": f.invalid_total, "newest": f.newest, "live_hyps": live_hyps}
+
+
+def latest_verdicts(docs: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Every verdict and manual status change, newest first (two with one timestamp in the order
+    their hypothesis's history recorded them), and each hypothesis's latest one's time."""
+    last_at: dict[str, str] = {}
+    ranked: list[tuple[str, int, dict[str, Any]]] = []
+    for d in docs.values():
+        for i, v in enumerate(verdict_history(d.verdicts, d.history)):
+            ranked.append((v["at"], i, {"hypothesis": d.id, **v}))
+            last_at[d.id] = max(last_at.get(d.id, ""), v["at"])
+    ranked.sort(key=lambda x: x[:2], reverse=True)
+    return [v for _, _, v in ranked], last_at
+
+
+def document(workspace: str, docs: dict[str, Any], latest: list[dict[str, Any]], last_at: dict[str, str],
+             runs: dict[str, Any], why: dict[str, str], all_todos: list[dict[str, Any]], planned: set[str],
+             todo_owner: str | None) -> dict[str, Any]:
+    """The document: `runs` from `runs_section`, `why` the verdicts due (`service.verdicts.due`),
+    `all_todos` the todo list in order, `planned` the hypotheses some plan needs, `todo_owner` the
+    agent tool that owns the todo list."""
+    open_h: list[dict[str, Any]] = []
+    due: list[dict[str, Any]] = []
+    n_open = 0
+    for d in sorted(docs.values(), key=lambda d: (d.created or "", d.id), reverse=True):
+        st = d.effective_status()
+        if st == "open" and d.id in runs["live_hyps"]:
+            st = "testing"  # DESIGN §5: testing while its runs are queued or running
+        if st not in ("confirmed", "falsified", "superseded"):
+            n_open += 1
+            if len(open_h) < OPEN_CAP:
+                open_h.append({"id": d.id, "title": clip(d.title, 60), "status": st,
+                               "predictions": [{"id": p.id, "status": p.status,
+                                                **({"post_hoc": True} if PH.is_post_hoc(p.post_hoc) else {}),
+                                                **({"preregistration": PH.state(p.post_hoc)} if p.post_hoc else {})}
+                                               for p in d.predictions[:3]]})
+    for h, reason in why.items():
+        due.append({"id": h, "evidence_at": runs["newest"].get(h), "verdict_at": last_at.get(h), "why": reason})
+    # newest evidence first (as recorded: for the order only; what is due is decided by the evidence)
+    due.sort(key=lambda x: (x["evidence_at"] or "", x["id"]), reverse=True)
+
+    active = open_first(all_todos)
+    shown = [{k: v for k, v in (("id", t["id"]), ("content", clip(t["content"], 80)), ("status", t["status"]),
+                                ("priority", t["priority"]), ("hypothesis", t["hypothesis"])) if v is not None}
+             for t in active[:TODO_CAP]]
+
+    out: dict[str, Any] = {
+        "workspace": workspace,
+        "hypotheses": {"total": len(docs), "open_total": n_open, "open": open_h},
+        "live_runs": runs["live"],
+        "live_runs_total": runs["live_total"],
+        "runs_total": runs["total"],
+        "launches": runs["launches"],
+        "verdict_due": due[:DUE_CAP],
+        "verdict_due_total": len(due),
+        "latest_verdicts": [{**v, "summary": clip(v["summary"], 80)} for v in latest[:3]],  # post_hoc: core.posthoc
+        "todos": shown,
+        "todos_total": len(active),
+        "invalidations": {"total": runs["invalid_total"], "latest": runs["invalid"]},
+        "run_database_empty": runs["total"] == 0,
+        "next": next_calls(docs, runs, due, active, planned, todo_owner),
+    }
+    for k in ("launches", "verdict_due"):  # sections with nothing to say are left out (small by default)
+        if not out[k]:
+            del out[k]
+    if not out["invalidations"]["total"]:
+        del out["invalidations"]
+    if not due:
+        del out["verdict_due_total"]
+    notice = _notice(not runs.get("made_here", True), bool(docs), runs["total"])
+    if notice:
+        out["notice"] = notice
+    return fit(out, MAX_BYTES, "the totals say how many; hypothesis_list, run_list and todo_list page through them")
+
+
+def _notice(clone: bool, has_docs: bool, total: int) -> str | None:
+    """What the figures beside it do not say already, never contradicting them (issue 31): only
+    when `runs_total` is 0; "fresh clone" only in a database that `init` did not make for a new
+    workspace here."""
+    if total:
+        return None
+    return "the run database is empty" + (
+        " (fresh clone: hypotheses, predictions, verdicts and plans are read from the files)"
+        if clone and has_docs else "")
+
+
+def _undecided_rival(docs: dict[str, Any]) -> tuple[str, str] | None:
+    """The newest hypothesis with predictions whose rival (or pivot parent) the evidence has not told
+    apart from it (core.statuses.told_apart: both confirmed is not told apart), with that other."""
+    for d in sorted(docs.values(), key=lambda d: (d.created or "", d.id), reverse=True):
+        st = d.effective_status()
+        if not d.predictions or st == "falsified":
+            continue
+        hyps = {x.id: D.Hyp(x.id, parent=x.parent, rivals=list(x.rivals), status=x.effective_status())
+                for x in docs.values()}
+        for h, o, _rel in D.pairs(hyps, d.id):  # the pairs `next` tells apart (no ancestor it refines)
+            other = docs[o.id if h.id == d.id else h.id]
+            if other.predictions and not told_apart(st, other.effective_status()):
+                return d.id, other.id
+    return None
+
+
+def next_calls(docs: dict[str, Any], runs: dict[str, Any], due: list[dict[str, Any]],
+               active: list[dict[str, Any]], planned: set[str] | None = None,
+               todo_owner: str | None = None) -> list[dict[str, Any]]:
+    """Up to three calls that move the session on, most urgent first (tool names = CLI paths).
+
+    It follows the loop (issue 31): a falsified hypothesis without a child → the pivot; a decided
+    one no plan needs → a plan; a todo in progress → `todo_set`, unless an agent's TodoWrite owns
+    the list (its next write would undo it)."""
+    out: list[dict[str, Any]] = []
+    for la in runs["launches"]:
+        if la["status"] in ("queued", "running"):
+            out.append({"call": "run_wait", "arguments": {"ref": la["ref"]}, "why": f"launch {la['ref']} is {la['status']}"})
+        else:
+            out.append({"call": "run_logs", "arguments": {"ref": la["ref"]}, "why": f"launch {la['ref']} {la['status']}"})
+    for d in due:
+        out.append({"call": "verdict", "arguments": {"id": d["id"]}, "why": clip(d["why"], 120)})
+    if not docs:
+        out.append({"call": "hypothesis_add", "arguments": {"title": "…"}, "why": "no hypothesis yet: say what you believe"})
+    children = {d.parent for d in docs.values() if d.parent}
+    decided = sorted((d for d in docs.values() if d.effective_status() in ("confirmed", "falsified")),
+                     key=lambda d: (d.created or "", d.id), reverse=True)
+    for d in decided:
+        if d.effective_status() == "falsified" and d.id not in children:
+            out.append({"call": "hypothesis_add", "arguments": {"title": "…", "parent": d.id},
+                        "why": f"{d.id} is falsified: pivot to what the evidence points at"})
+            break
+    undecided = _undecided_rival(docs)
+    if undecided:
+        out.append({"call": "next", "arguments": {"id": undecided[0]},
+                    "why": f"{undecided[0]} and {undecided[1]} are not told apart yet: name the experiment that would"})
+    for d in decided:
+        if d.id not in (planned or set()):
+            need = d.id if d.effective_status() == "confirmed" else f"{d.id}=falsified"
+            out.append({"call": "plan_add", "arguments": {"title": "…", "gain": "10-30%", "effort": "M",
+                                                          "confidence": 0.5, "needs": [need]},
+                        "why": f"{d.id} is {d.effective_status()} and no plan rests on it: rank what to do next"})
+            break
+    for d in docs.values():
+        if not d.predictions and d.effective_status() == "open":
+            out.append({"call": "prediction_add", "arguments": {"hypothesis": d.id, "expect": "a > b"},
+                        "why": f"{d.id} has no prediction: pre-register one before measuring"})
+            break
+    for t in active if todo_owner is None else ():
+        if t["status"] == "in_progress":
+            out.append({"call": "todo_set", "arguments": {"id": t["id"], "status": "completed"},
+                        "why": f"in progress: {clip(t['content'], 60)}"})
+            break
+    return out[:3]
