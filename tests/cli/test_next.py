@@ -230,6 +230,7 @@ def test_the_written_spec_does_what_its_notes_say(fresh):
     # the simulated bench reads no model: the memory check says it was not made, and why
     assert any(n.startswith("memory not checked for parallel 4, 8: no weight_bytes or kv_bytes_per_token model fact")
                for n in e["notes"]), e["notes"]
+    assert "# note: memory not checked for parallel 4, 8: no weight_bytes" in head
 
 
 # the spec on a model of 8 GiB of weights and 128 KiB of KV cache per token (model facts given
@@ -283,6 +284,8 @@ def test_a_batch_level_past_the_gpu_memory_is_capped_and_said(fresh):
     assert note.startswith("parallel 8 needs ~28.8 GiB of KV + weights (16 GiB of KV cache for 8 slots × 16,384 "
                            "tokens"), note
     assert note.endswith("; the GPU has 24 GiB: capped at 6"), note
+    # the written spec says it too: a reader of the file sees why its levels stop at 6
+    assert f"# note: {note}" in (fresh / e["spec"]).read_text()
     (c,) = cpu["pairs"]
     assert c["resources"]["host_memory_mib"] == 12288 and c["resources"]["gpus"] == 0
     assert not any(x["axis"] == "parallel" and x["source"] == "roofline" for x in c["candidates"]), c["candidates"]
