@@ -282,7 +282,7 @@ def hypothesis_detail(ctx: Reads, hid: str, docs: dict[str, Any] | None = None) 
         p["levels"] = latest_levels(h, p["id"])
         p["explanation"] = latest_explanation(h, p["id"])
         if p["levels"]:  # in the words and with the number of the report's findings (one statistic)
-            p["explanation"] = prediction_clause({**p, "levels": p["levels"]})
+            p["explanation"] = prediction_clause({**p, "levels": p["levels"]}, p.get("status"))  # shown beside it
         elif p["explanation"]:
             p["explanation"] = reader_text(p["explanation"], p.get("status"))
     for v in h.get("verdicts") or []:
