@@ -19,6 +19,12 @@ the machine hits both alike; the figures are ratios of medians (target: each cac
 
     python bench/startup_bench.py [--repeats 21] [--changes] [--append BENCHMARKS.md]
     python bench/startup_bench.py --changes --src DIR   # time another checkout's optlog (before/after)
+    python bench/startup_bench.py --changes --compare DIR   # also time the writes with DIR/.venv/bin/optlog
+
+The writes that make the changes (`hypothesis add`, `run record`, `todo write --queue -` through the
+hook) are timed too; `--compare DIR` times the same writes, each a change of its own, with another
+checkout's optlog (its own venv: an editable install's finder wins over PYTHONPATH) in the same
+rounds, so "writes no slower" is a comparison under the same load.
 
 `OPTLOG_DB_URL` set: the runs and todos go to that database (e.g. PostgreSQL) instead of SQLite.
 """
@@ -94,6 +100,7 @@ def populate(root: Path, env: dict[str, str]) -> None:
 
 CHANGES = ("hypothesis edited by hand", "hypothesis added by optlog", "run recorded", "todo written (hook)",
            "git pull of 10 hypothesis files")
+WRITES = ("hypothesis added by optlog", "run recorded", "todo written (hook)")  # made by an optlog command
 
 
 def _toggle(f: Path, c: str) -> None:
@@ -117,25 +124,31 @@ class Changer:
                             capture_output=True, text=True).stdout.strip()
         subprocess.run(["git", "branch", "-q", f"--set-upstream-to=origin/{br}"], cwd=root, env=env, check=True)
 
-    def _run(self, args: list[str], cwd: Path | None = None, stdin: bytes | None = None) -> None:
+    def _run(self, args: list[str], cwd: Path | None = None, stdin: bytes | None = None) -> float:
+        t = time.perf_counter()
         p = subprocess.run(args, cwd=cwd or self.root, env=self.env, input=stdin, capture_output=True)
+        dt = time.perf_counter() - t
         if p.returncode != 0:
             raise SystemExit(f"{' '.join(args)} failed: {p.stderr.decode()[-2000:]}")
+        return dt
 
-    def make(self, kind: str) -> None:
+    def make(self, kind: str, optlog: list[str] | None = None) -> float | None:
+        """Make the change; the seconds its optlog write took (None: a hand edit or a pull).
+        `optlog`: another checkout's program (`--compare`) makes the write instead."""
         self.n += 1
         n = self.n
+        optlog = optlog or self.optlog
         if kind == "hypothesis edited by hand":
             _toggle(self.root / "hypotheses" / "h0005.yaml", "s")
         elif kind == "hypothesis added by optlog":
-            self._run([*self.optlog, "hypothesis", "add", f"Bench added {n}", "--id", f"bench-{n:04d}", "--json"])
+            return self._run([*optlog, "hypothesis", "add", f"Bench added {n}", "--id", f"bench-{n:04d}", "--json"])
         elif kind == "run recorded":
-            self._run([*self.optlog, "run", "record", "--label", "config=tp8", "--label", f"concurrency={2 ** (n % 10)}",
-                       "--metric", f"output_throughput={n}", "--json"])
+            return self._run([*optlog, "run", "record", "--label", "config=tp8", "--label",
+                              f"concurrency={2 ** (n % 10)}", "--metric", f"output_throughput={n}", "--json"])
         elif kind == "todo written (hook)":
             todos = [{"content": f"todo {i} {n}", "status": "pending", "priority": "high", "activeForm": f"doing {i}"}
                      for i in range(20)]
-            self._run([*self.optlog, "todo", "write", "--queue", "-"], stdin=json.dumps(todos).encode())
+            return self._run([*optlog, "todo", "write", "--queue", "-"], stdin=json.dumps(todos).encode())
         elif kind == "git pull of 10 hypothesis files":
             for i in range(100, 110):
                 _toggle(self.up / "hypotheses" / f"h{i:04d}.yaml", "r")
@@ -143,6 +156,7 @@ class Changer:
             self._run(["git", "pull", "-q", "--no-edit", "--no-rebase"])
         else:
             raise ValueError(kind)
+        return None
 
 
 def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> float:
@@ -162,9 +176,11 @@ def main() -> None:
     ap.add_argument("--changes", action="store_true", help="also time the first read after each kind of change")
     ap.add_argument("--src", metavar="DIR", help="time the optlog package of this checkout (PYTHONPATH)")
     ap.add_argument("--reads", default=",".join(READS), help="which reads (comma-separated names)")
+    ap.add_argument("--compare", metavar="DIR", help="also time the writes with DIR/.venv/bin/optlog (another checkout)")
     a = ap.parse_args()
     reads = {n: READS[n] for n in a.reads.split(",")}
 
+    load0 = os.getloadavg()[0]
     tmp = Path(tempfile.mkdtemp(prefix="optlog-bench-"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env["GIT_CONFIG_GLOBAL"] = str(tmp / "gitconfig")
@@ -197,6 +213,11 @@ def main() -> None:
     changer = Changer(root, env, optlog) if a.changes else None
     after = {(c, n): f"optlog {n} --json, first read after: {c}" for c in (CHANGES if a.changes else ()) for n in reads}
     times.update({k: [] for k in after.values()})
+    other = [str(Path(a.compare).resolve() / ".venv" / "bin" / "optlog")] if a.compare else None
+    writes = {c: f"write: {c}" for c in (CHANGES if a.changes else ()) if c in WRITES}
+    if other:
+        writes.update({f"{c} (compared)": f"write: {c} ({a.compare})" for c in list(writes)})
+    times.update({k: [] for k in writes.values()})
     def settle() -> None:
         """Every read answered once more, untimed, after the racy window: the read cache holds the
         current documents, so a cached case times a hit and a first read times only its change."""
@@ -210,15 +231,19 @@ def main() -> None:
             times[k].append(timed(cmd, e, root))
         for (c, n), k in after.items():
             assert changer is not None
+            if other and c in WRITES:  # the same write by the other checkout, a change of its own, timed
+                times[writes[f"{c} (compared)"]].append(changer.make(c, other) or 0.0)
             settle()  # nothing else new: the read after it pays for this change only
-            changer.make(c)
+            took = changer.make(c)
+            if took is not None:
+                times[writes[c]].append(took)
             times[k].append(timed([*optlog, *reads[n], "--json"], env, root))
         if after:  # the baseline again: load hits both alike
             times[next(iter(cases))].append(timed(*cases[next(iter(cases))][:2], root))
     base = statistics.median(times[next(iter(cases))])
     backend = "PostgreSQL" if os.environ.get("OPTLOG_DB_URL") else "SQLite"
     rows = []
-    for k in [*cases, *after.values()]:
+    for k in [*cases, *after.values(), *writes.values()]:
         med = statistics.median(times[k])
         rows.append(f"| {k} | {med * 1000:.0f} | {min(times[k]) * 1000:.0f} | {med / base:.2f} |")
     ratios = {n: statistics.median(times[f"optlog {n} --json"]) / base for n in reads}
@@ -226,7 +251,7 @@ def main() -> None:
     ratio = max(ratios.values())
     verdict = "meets" if ratio <= TARGET else "MISSES"
     head = (f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {backend}, Python {sys.version.split()[0]}, "
-            f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end; workspace: {N_HYP} hypotheses, "
+            f"{os.cpu_count()} CPUs, load average {load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end; workspace: {N_HYP} hypotheses, "
             f"{N_RUNS} runs, {N_RUNS * METRICS_PER_RUN} metrics (populated in {t_pop:.1f} s); "
             f"median of {a.repeats} alternating repeats.\n\n"
             "Cached reads / `import sqlmodel`: " + ", ".join(f"{n} **{r:.2f}**" for n, r in ratios.items()) +

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from typing import Any
@@ -205,3 +206,52 @@ def test_an_invalid_hand_edit_is_refused_by_the_full_path(ws: Any, settled: None
     for args in (("status",), ("hypothesis", "list")):
         assert ws.cli(*args, "--json", check=2).out == ws.cli(*args, "--json", env=FULL, check=2).out
 
+
+
+WRITER = """
+import json, re, subprocess, sys
+from pathlib import Path
+f = Path("hypotheses/h0001.yaml")
+out = []
+for i in range(int(sys.argv[1])):
+    f.write_text(re.sub(r"title: .*", f"title: Other {i}", f.read_text(), count=1))
+    p = subprocess.run([sys.executable, "-m", "optlog", "hypothesis", "list", "--json"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    out.append({h["id"]: h["title"] for h in json.loads(p.stdout)["hypotheses"]})
+print(json.dumps(out))
+"""
+
+
+def test_two_processes_editing_and_reading_at_once_never_read_stale(ws: Any, settled: None, backend: str) -> None:
+    """Two real processes, each editing a hypothesis by hand and reading at once (so each re-indexes
+    on plain SQL while the other may): each read shows its own edit, never an older edit of the other
+    than one it had shown already, and at the end the plain path and the full path agree."""
+    if backend != "sqlite":
+        pytest.skip("a changed hypothesis file is re-indexed on plain SQL on SQLite only")
+    _populate(ws, 6)
+    _prime(ws)
+    n = 6
+    other = subprocess.Popen([sys.executable, "-c", WRITER, str(n)], cwd=ws.root, env={**ws.env, "OPTLOG_READ_CACHE": "1"},
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    mine: list[dict[str, str]] = []
+    f = ws.root / "hypotheses" / "h0002.yaml"
+    for i in range(n):
+        f.write_text(re.sub(r"title: .*", f"title: Mine {i}", f.read_text(), count=1))
+        for args in (("hypothesis", "list"), ("status",)):
+            doc = ws.j(*args, subprocess=True)
+            titles = ({h["id"]: h["title"] for h in doc["hypotheses"]} if args[0] == "hypothesis"
+                      else {h["id"]: h["title"] for h in doc["hypotheses"]["open"]})
+            if "h0002" in titles:
+                assert titles["h0002"] == f"Mine {i}", (args, titles)
+            mine.append(titles)
+    out, err = other.communicate(timeout=300)
+    assert other.returncode == 0, err
+    theirs = json.loads(out)
+    for i, titles in enumerate(theirs):
+        assert titles["h0001"] == f"Other {i}", titles
+    seen = [int(t["h0001"].split()[-1]) for t in mine if t.get("h0001", "").startswith("Other")]
+    assert seen == sorted(seen)  # never an older edit after a newer one
+    for args in READS.values():
+        assert ws.cli(*args, "--json", subprocess=True).out == ws.cli(*args, "--json", env=FULL).out, args
+    final = {h["id"]: h["title"] for h in ws.j("hypothesis", "list", subprocess=True)["hypotheses"]}
+    assert final["h0001"] == f"Other {n - 1}" and final["h0002"] == f"Mine {n - 1}"
