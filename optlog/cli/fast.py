@@ -20,6 +20,7 @@ from optlog.core.text import json_shown, shown
 from optlog.errors import OptlogError, plain
 from optlog.paths import find_workspace
 from optlog.api import firstread
+from optlog.cli import statustext
 from optlog.api.cache import READS, readcache, todoinbox
 from optlog.core import jsondoc
 from optlog import settings
@@ -108,13 +109,26 @@ def firstread_enabled() -> bool:
     return settings.read("first_read", "1") != "0"
 
 
+def text_status(args: list[str]) -> tuple[str | None, str] | None:
+    """(the -C folder, the cache key of `status --json`) for a plain `status` (a person's text), else None."""
+    chdir = None
+    if args[:1] == ["-C"] and len(args) > 1:
+        chdir, args = args[1], args[2:]
+    return (chdir, json.dumps(["status"])) if args == ["status"] else None
+
+
 def serve(args: list[str]) -> bool:
     """Print the cached document of this read and return True; else False (and, on a miss, note
-    what the full CLI should store)."""
+    what the full CLI should store). A plain `status` is printed as its text, from the same
+    document (`optlog.cli.statustext`)."""
     global PENDING
     if args[:2] == ["todo", "write"] or args[2:4] == ["todo", "write"]:
         return queue_todos(args)
     k = read_key(args)
+    as_text = False
+    if k is None:
+        k = text_status(args)
+        as_text = True
     if k is None:
         return False
     if not readcache.enabled():
@@ -142,8 +156,20 @@ def serve(args: list[str]) -> bool:
     except (OptlogError, OSError):
         return False  # the full CLI says what is wrong
     if text is None:
-        PENDING = Pending(ws, k[1], st, pg=pg is not None)
+        if not as_text:
+            PENDING = Pending(ws, k[1], st, pg=pg is not None)
         return False
+    if as_text:
+        try:
+            text = statustext.status_human(jsondoc.loads(text))
+        except KeyError:
+            return False  # a call CALL_SHAPES does not spell: the full path says it
+        try:
+            sys.stdout.write(shown(text) + "\n")
+            sys.stdout.flush()
+        except BrokenPipeError:
+            return False
+        return True
     if sys.stdout.isatty():  # the same rendering as `emit`: indented for a person
         text = json.dumps(jsondoc.loads(text), indent=2, ensure_ascii=False)
     try:

@@ -42,10 +42,11 @@ print(json.dumps([ok, sorted(m for m in {heavy!r} if m in sys.modules)]), file=s
 """
 
 
-def _probe(ws: Any, args: tuple[str, ...]) -> tuple[bool, list[str], str]:
+def _probe(ws: Any, args: tuple[str, ...], json_: bool = True) -> tuple[bool, list[str], str]:
     """A real process's front door (optlog.cli.fast.serve) on this read: whether it answered,
     which heavy packages it imported, what it printed."""
-    p = subprocess.run([sys.executable, "-c", PROBE.format(heavy=HEAVY), *args, "--json"], cwd=ws.root,
+    p = subprocess.run([sys.executable, "-c", PROBE.format(heavy=HEAVY), *args, *(["--json"] if json_ else [])],
+                       cwd=ws.root,
                        env={**ws.env, "OPTLOG_READ_CACHE": "1"}, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     ok, heavy = json.loads(p.stderr.strip().splitlines()[-1])
@@ -137,7 +138,75 @@ def test_a_verdict_due_and_a_decided_family_on_plain_sql(ws: Any, settled: None,
         full = ws.cli("status", "--json", env=FULL).out
         assert out == full, kind
         doc = json.loads(out)
-        assert doc.get("verdict_due") and doc["latest_verdicts"] and doc["todos"], doc
+        assert doc.get("verdict_due") and doc["latest_verdicts"] and doc["todos"] and len(doc["next"]) == 3, doc
+        # the text a person reads: the same document, its next calls spelt without the verb registry
+        _change(ws, "hypothesis added by optlog", 10 + n)
+        ok, heavy, out = _probe(ws, ("status",), json_=False)
+        assert ok and not set(heavy) & set(ORM), (kind, heavy)
+        assert out == ws.cli("status", env=FULL).out, kind
+
+
+def test_the_first_status_text_after_each_change_is_the_full_paths(ws: Any, settled: None, backend: str) -> None:
+    """`optlog status` (text, for a person) after each kind of change: the full path's bytes, on
+    stdout and stderr; answered at the front door wherever its `--json` is."""
+    from optlog.api import firstread
+
+    _populate(ws, 12)
+    ws.cli("hyp", "set", "h0011", "--status", "falsified", "--why", "by hand")
+    ws.cli("todo", "write", "-", input=json.dumps([{"content": "two", "status": "in_progress", "activeForm": "t"}]))
+    n = 0
+    for kind in CHANGES:
+        if kind.startswith("git pull"):
+            ws.git("checkout", "--", "hypotheses")
+        _prime(ws)
+        n += 1
+        _change(ws, kind, n)
+        answered = []
+        real = firstread.answer
+
+        def spy(*a: Any, **k: Any) -> Any:
+            r = real(*a, **k)
+            answered.append(r is not None)
+            return r
+
+        firstread.answer = spy  # type: ignore[assignment]
+        try:
+            first = ws.cli("status")
+        finally:
+            firstread.answer = real  # type: ignore[assignment]
+        full = ws.cli("status", env=FULL)
+        assert first.out == full.out, kind
+        assert any(answered) == (((kind, "status") in PLAIN) and (backend == "sqlite" or (kind, "status") not in REINDEX)), kind
+    assert "next:" in full.out and "optlog " in full.out
+
+
+def test_status_spells_its_next_calls_as_the_registry_does() -> None:
+    """CALL_SHAPES (the front door's spelling of `status`'s next calls) is the verbs' own, and holds
+    every call core.statusdoc can suggest."""
+    import ast
+    import inspect
+
+    from optlog.cli import statustext
+    from optlog.cli.render import text
+    from optlog.core import statusdoc
+
+    src = inspect.getsource(statusdoc.next_calls)
+    made: dict[str, set[str]] = {}
+    for node in ast.walk(ast.parse(src)):
+        if isinstance(node, ast.Dict):
+            keys = [k.value for k in node.keys if isinstance(k, ast.Constant)]
+            if "call" in keys and "arguments" in keys:
+                call = node.values[keys.index("call")]
+                args = node.values[keys.index("arguments")]
+                assert isinstance(call, ast.Constant) and isinstance(args, ast.Dict)
+                made[call.value] = {k.value for k in args.keys if isinstance(k, ast.Constant)}
+    assert made and set(made) == set(statustext.CALL_SHAPES)
+    for call, keys in made.items():
+        assert keys <= set(statustext.CALL_SHAPES[call]), call
+        assert text.call_shape(call, list(statustext.CALL_SHAPES[call])) == statustext.CALL_SHAPES[call], call
+    # and the text of a next call is command_line's
+    args = {"title": "…", "gain": "10-30%", "effort": "M", "confidence": 0.5, "needs": ["h=falsified"]}
+    assert statustext.known_call("plan_add", args) == text.command_line("plan_add", args)
 
 
 def test_a_first_read_imports_no_orm(ws: Any, settled: None) -> None:

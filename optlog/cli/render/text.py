@@ -4,11 +4,11 @@ summaries. A renderer is a pure function of its document; the CLI prints it (std
 from __future__ import annotations
 
 import importlib
-import shlex
 from typing import Any
 
 from optlog import api
 from optlog.api import verb as V
+from optlog.cli import statustext
 from optlog.core.hypothesis import STATUS_GLYPH
 from optlog.core.numfmt import fmt_num  # noqa: F401  (the verbs take it from here)
 from optlog.core.views import kv  # noqa: F401  (the verbs take it from here; the dashboard uses it too)
@@ -63,11 +63,9 @@ def _arg_name(p: Any) -> set[str]:
     return names - {""}
 
 
-def command_line(call: str, arguments: dict[str, Any]) -> str:
-    """A suggested call (`status`'s `next`: a tool name, the CLI path joined by `_`, and its
-    arguments) as the command a person types: `optlog plan add TITLE --needs h --gain 10-30%`.
-    A value of "…" is a placeholder, said as the parameter's name (TITLE); a list repeats its
-    option; a value is quoted only where a shell needs it."""
+def call_shape(call: str, keys: list[str]) -> statustext.Shape:
+    """How the verb of a suggested call (a tool name, the CLI path joined by `_`) spells each of
+    these arguments: a positional with its placeholder, or an option's flag (from the registry)."""
     words = tuple(call.split("_"))
     if words[0] in api.NOUNS:
         importlib.import_module(api.NOUNS[words[0]])
@@ -76,24 +74,22 @@ def command_line(call: str, arguments: dict[str, Any]) -> str:
             importlib.import_module(g.parts[words[-1]])
     v = V.verbs_under(words).get(words)
     params = v.params() if v is not None else ()
-    pos: list[str] = []
-    opts: list[str] = []
-
-    def said(p: Any, k: str, x: Any) -> str:
-        if x == "…":
-            mv = getattr(p.spec, "metavar", None) if p is not None else None
-            return (mv or (p.name if p is not None else k)).strip("[]").upper()
-        return shlex.quote(fmt_num(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else str(x))
-
-    for k, val in arguments.items():
+    out: statustext.Shape = {}
+    for k in keys:
         p = next((q for q in params if k in _arg_name(q)), None)
-        vals = list(val) if isinstance(val, (list, tuple)) else [val]
+        mv = getattr(p.spec, "metavar", None) if p is not None else None
+        placeholder = (mv or (p.name if p is not None else k)).strip("[]").upper()
         if p is not None and isinstance(p.spec, V.Arg):
-            pos += [said(p, k, x) for x in vals]
+            out[k] = ("pos", None, placeholder)
             continue
         flag = next((f.split("/")[0] for f in p.spec.flags if f.startswith("--")), None) \
             if p is not None and isinstance(p.spec, V.Opt) else None
-        flag = flag or "--" + k.replace("_", "-")
-        for x in vals:
-            opts += [flag] if x is True else [flag, said(p, k, x)]
-    return " ".join(["optlog", *words, *pos, *opts])
+        out[k] = ("opt", flag or "--" + k.replace("_", "-"), placeholder)
+    return out
+
+
+def command_line(call: str, arguments: dict[str, Any]) -> str:
+    """A suggested call (`status`'s `next`: a tool name, the CLI path joined by `_`, and its
+    arguments) as the command a person types: `optlog plan add TITLE --needs h --gain 10-30%`
+    (`statustext.render_call`, spelt as the verb declares its parameters)."""
+    return statustext.render_call(call, call_shape(call, list(arguments)), arguments)
