@@ -33,6 +33,7 @@ from optlog.core.text import check as check_text
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, Failed, param
 from optlog.loadgen import core, runner, workload
+from optlog.needs import Files, Index
 from optlog.runs.inside import DEFAULT_RESULT, current
 from optlog.service.evidence import insert_run
 from optlog.service.refs import require
@@ -126,7 +127,7 @@ def _shown(v: int) -> str:
     return t if len(t) <= 24 else f"{t[:6]}… ({len(t)} digits)"
 
 
-def prepare(opts: Options, ctx: Any = None) -> Plan:
+def prepare(opts: Options, ctx: Files | None = None) -> Plan:
     """Check everything; raise BadInput (exit 2) before anything is written."""
 
     try:
@@ -320,7 +321,7 @@ def _metrics(lv: Any) -> dict[str, float]:
     return out
 
 
-def run(ctx: Any, plan: Plan, notice: Callable[[str], None] | None = None) -> dict[str, Any]:
+def run(ctx: Index | None, plan: Plan, notice: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Run the sweep; record each level (if ctx) and append its JSONL line (if --output-file)."""
 
     say = notice or (lambda _t: None)

@@ -19,11 +19,11 @@ from optlog.core.diagnosis import diagnose
 from optlog.core.timeutil import now_iso, parse_iso
 from optlog.core.todos import open_first
 from optlog.core.verdict import quantity_unit
-from optlog.needs import Files, Index, Reads
+from optlog.needs import Index, Reads
+from optlog.paths import Workspace
 from optlog.runs.executors.registry import on_this_machine
 from optlog.runs.launcher import read_tail
 from optlog.service import hypotheses as H
-from optlog.service.context import Ctx
 from optlog.service.status import status
 from optlog.service.tune import live_summary
 from optlog.store.launchrows import launch_label
@@ -34,9 +34,9 @@ from optlog.store.runrows import metric_names_by_use, predicted_metrics, table_r
 from optlog.telemetry.live import LiveSampler
 
 
-def files_token(ctx: Files) -> tuple[int, int]:
+def files_token(ws: Workspace) -> tuple[int, int]:
     """(count, newest mtime) of the hypothesis files: a hand edit or a new file moves it."""
-    d = ctx.ws.hypotheses_dir
+    d = ws.hypotheses_dir
     newest, n = 0, 0
     try:
         newest = os.stat(d).st_mtime_ns
@@ -54,7 +54,7 @@ def files_token(ctx: Files) -> tuple[int, int]:
 
 def change_token(ctx: Reads) -> tuple[Any, ...]:
     """Moves whenever another process writes the database or touches a hypothesis file."""
-    return (ctx.db.change_token(), *files_token(ctx))
+    return (ctx.db.change_token(), *files_token(ctx.ws))
 
 
 def hypotheses_tree(ctx: Reads) -> list[dict[str, Any]]:
@@ -91,7 +91,7 @@ def live_sampler() -> Any:
     return LiveSampler()
 
 
-def live_launches(ctx: Ctx) -> list[dict[str, Any]]:
+def live_launches(ctx: Reads) -> list[dict[str, Any]]:
     """The launches now queued or running, as the overview's launch pane shows them, from what the
     launcher already records (the launch row's progress, its runs, `launches/<id>/launch.log`): the
     point being measured (of how many), seconds elapsed since the launch was created and an
@@ -188,7 +188,7 @@ def hypotheses_view(ctx: Reads) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     return _tree(nodes), docs
 
 
-def overview(ctx: Ctx, todos: list[dict[str, Any]], docs: dict[str, Any] | None = None) -> dict[str, Any]:
+def overview(ctx: Reads, todos: list[dict[str, Any]], docs: dict[str, Any] | None = None) -> dict[str, Any]:
     """What the first screen shows beside the tree: the agent's open todos (in progress first, with
     the `activeForm` it gave), the latest verdicts and the hypotheses whose verdict is due, as
     `optlog status` finds them (one definition of 'due'). `docs` are the documents the tree was

@@ -39,10 +39,11 @@ from optlog.core.findings import prediction_clause, verdict_number
 from optlog.core.numfmt import fmt_num, fmt_score
 from optlog.errors import BadInput
 from optlog.gitlog import history
+from optlog.needs import Writes
 from optlog.paths import program
 from optlog.runs import llamacpp
 from optlog.service import evidence, hypotheses, launch, nextexp, plans, predictions, report, verdicts
-from optlog.service.context import Ctx, open_session
+from optlog.service.context import open_session
 from optlog.service.workspace import init
 
 SPEC = """\
@@ -90,7 +91,7 @@ def _number(result: dict[str, Any]) -> str:
     return "".join(f": {prediction_clause(p, result.get('status'))}" for p in (result.get("predictions") or [])[:1])
 
 
-def _finish(ctx: Any, say: Callable[[str], None]) -> tuple[list[dict[str, Any]], Any]:
+def _finish(ctx: Writes, say: Callable[[str], None]) -> tuple[list[dict[str, Any]], Any]:
     """Rank and render the plans, write the report, say how to open the dashboard."""
 
     ranked = plans.list_(ctx)["plans"]
@@ -295,7 +296,7 @@ PIVOTS: dict[str, dict[str, Any]] = {
 }
 
 
-def register_real(ctx: Ctx, say: Callable[[str], None]) -> None:
+def register_real(ctx: Writes, say: Callable[[str], None]) -> None:
     """The real demo's rival hypotheses, registered before anything is measured."""
     hypotheses.add(ctx, "Memory-bound decode: batching slots multiplies throughput", hid="memory-bound",
                    statement="Decode on this machine is limited by reading the weights, not by arithmetic: "
@@ -321,7 +322,7 @@ def _evidence_words(status: dict[str, str], measured: str | None) -> str:
                                              else ".")
 
 
-def judge_and_pivot(ctx: Ctx, say: Callable[[str], None]) -> dict[str, Any]:
+def judge_and_pivot(ctx: Writes, say: Callable[[str], None]) -> dict[str, Any]:
     """After the sweep: judge both stories, pivot on the outcome (a child of the survivor judged on
     the same runs), add the plans of each story (complete, with the evidence behind them) and rank
     them, render them and write the report. Returns the verdicts, the ratio and the ranked plans."""

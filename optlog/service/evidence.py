@@ -15,7 +15,8 @@ from optlog.core.statuses import RUN_STATUSES
 from optlog.core.text import check as check_text
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound, not_found, param
-from optlog.needs import Files, Index, Reads, Writes
+from optlog.needs import Index, Reads, Writes
+from optlog.paths import Workspace
 from optlog.runs.redact import redact
 from optlog.service import documents
 from optlog.service.refs import require
@@ -166,22 +167,22 @@ def show_run(ctx: Reads, run_id: int | str, telemetry: bool = True, field: str =
         launch_id=r.launch_id,
         repeat=r.repeat,
         environment=r.environment or {},
-        artifacts=_artifacts(ctx, r),
+        artifacts=_artifacts(ctx.ws, r),
         telemetry=_telemetry(ctx, r.id, metrics[r.id], labels[r.id]) if telemetry else {},
         raw=r.raw or {},
     )
     return out
 
 
-def _artifacts(ctx: Files, r: Any) -> list[dict[str, Any]]:
+def _artifacts(ws: Workspace, r: Any) -> list[dict[str, Any]]:
     if not r.artifacts_dir:
         return []
     d = Path(r.artifacts_dir)
     if not d.is_absolute():
-        d = ctx.ws.root / d
+        d = ws.root / d
     if not d.is_dir():
         return []
-    return [{"path": ctx.ws.rel(p), "bytes": p.stat().st_size} for p in sorted(d.rglob("*")) if p.is_file()]
+    return [{"path": ws.rel(p), "bytes": p.stat().st_size} for p in sorted(d.rglob("*")) if p.is_file()]
 
 
 TELEMETRY_SIGNS = ("telemetry_samples", "telemetry_gpus", "energy_j", "flops", "tflops", "gbps", "bytes",

@@ -22,7 +22,8 @@ from optlog.errors import BadInput, Failed, NotFound, param
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
 from optlog.gitlog.commit import run_git
-from optlog.needs import Commits, Files, Writes
+from optlog.needs import Commits, Writes
+from optlog.paths import Workspace
 from optlog.service import hypotheses
 from optlog.service import documents
 from optlog.store import hypfiles
@@ -166,8 +167,8 @@ def _fields_changed(old: dict[str, Any] | None, new: dict[str, Any]) -> list[str
     return [k for k in keys if old.get(k) != new.get(k)]
 
 
-def _head_yaml(ctx: Files, rel: str) -> dict[str, Any] | None:
-    p = run_git(ctx.ws.root, "show", f"HEAD:./{rel}", check=False)
+def _head_yaml(ws: Workspace, rel: str) -> dict[str, Any] | None:
+    p = run_git(ws.root, "show", f"HEAD:./{rel}", check=False)
     if p.returncode != 0:
         return None
 
@@ -200,7 +201,7 @@ def sync_files(ctx: Writes) -> dict[str, Any]:
         for rel in changed:
             path = ctx.ws.root / rel
             hid = Path(rel).stem
-            old = _head_yaml(ctx, rel)
+            old = _head_yaml(ctx.ws, rel)
             tr = {TR.EVENT: "hand-edit", TR.HYPOTHESIS: hid}
             if not path.exists():
                 subject = f"optlog: hypothesis {hid} removed by hand"

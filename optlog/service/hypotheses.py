@@ -20,7 +20,8 @@ from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound, no_space, not_found, out_of_space, param
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
-from optlog.needs import Files, Index, Reads, Writes
+from optlog.needs import Index, Reads, Writes
+from optlog.paths import Workspace
 from optlog.service import evidence, journal
 from optlog.service import documents
 from optlog.service.evidence import live_hypotheses
@@ -64,12 +65,12 @@ def sync(ctx: Reads) -> dict[str, HypothesisDoc]:
         loaded = hypfiles.load_file(ctx.ws, path)
         docs[loaded.doc.id] = loaded.doc
         if row is None or row[0] != loaded.hash:
-            if row is not None and not _left_pending(ctx, path):
+            if row is not None and not _left_pending(ctx.ws, path):
                 ctx.notice(f"picked up an edit of {ctx.ws.rel(path)} made outside optlog")
             changed.append(loaded)
         else:
             changed.append(loaded)  # same content, new mtime: refresh the mtime only
-    _check_links(ctx, docs)
+    _check_links(ctx.ws, docs)
     gone = set(rows) - {p.stem for p in files}
     if changed or gone:
         with ctx.db.write_core(touches="index") as s:
@@ -82,13 +83,13 @@ def sync(ctx: Reads) -> dict[str, HypothesisDoc]:
     return docs
 
 
-def _left_pending(ctx: Files, path: Path) -> bool:
+def _left_pending(ws: Workspace, path: Path) -> bool:
     """`path` is a file an interrupted optlog wrote and has yet to commit (`service.journal`), not a
     hand edit."""
-    return ctx.ws.rel(path) in journal.pending_paths(ctx)
+    return ws.rel(path) in journal.pending_paths(ws)
 
 
-def _check_links(ctx: Files, docs: dict[str, HypothesisDoc]) -> None:
+def _check_links(ws: Workspace, docs: dict[str, HypothesisDoc]) -> None:
     """A parent or rival that names itself or no hypothesis, or a parent cycle, is refused with
     the file, line and field (before anything is indexed or committed)."""
 
@@ -96,14 +97,14 @@ def _check_links(ctx: Files, docs: dict[str, HypothesisDoc]) -> None:
     if not probs:
         return
     hid, loc, msg = probs[0]
-    path = ctx.ws.hypothesis_file(hid)
+    path = ws.hypothesis_file(hid)
     line = None
     try:
         line = line_of(read_text(path), loc)
     except Exception:  # the location is a courtesy; the error stands without it
         pass
     more = f" (and {len(probs) - 1} more)" if len(probs) > 1 else ""
-    raise BadInput(msg + more, file=ctx.ws.rel(path), line=line, field=".".join(str(p) for p in loc),
+    raise BadInput(msg + more, file=ws.rel(path), line=line, field=".".join(str(p) for p in loc),
                    code="invalid_field")
 
 
@@ -236,7 +237,7 @@ def _write_many_and_commit(ctx: Writes, items: list[tuple[HypothesisDoc, hypfile
     saved: list[tuple[Path, hypfiles.Loaded, bytes, str]] = []
     made: list[Path] = []
     try:
-        with journal.intent(ctx, [(p, old.hash, a) for p, (_, old), a in zip(paths, items, afters)], subject, body,
+        with journal.intent(ctx.ws, [(p, old.hash, a) for p, (_, old), a in zip(paths, items, afters)], subject, body,
                             {}, groups):
             fresh = []
             for (doc, old), path, old_bytes in zip(items, paths, olds):
@@ -290,7 +291,7 @@ def _write_and_commit(ctx: Writes, doc: HypothesisDoc, old: hypfiles.Loaded | No
     new_hash: str | None = None
     made: list[Path] = []
     try:
-        with journal.intent(ctx, [(path, before, after)], subject,
+        with journal.intent(ctx.ws, [(path, before, after)], subject,
                             (body.rstrip() + "\n\n" if body.strip() else "") + history.hand_edit_note(list(hand))
                             if hand else body, tr):
             new_hash, changed = hypfiles.save(ctx.ws, doc, before)

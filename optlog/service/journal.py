@@ -24,25 +24,26 @@ from filelock import Timeout
 
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
-from optlog.needs import Commits, Files
+from optlog.needs import Commits
+from optlog.paths import Workspace
 from optlog.store.hypfiles import current_hash
 from optlog.store.lock import workspace_lock
 from optlog.core import jsondoc
 
-def _dir(ctx: Files) -> Path:
-    return ctx.ws.state_dir / "pending"
+def _dir(ws: Workspace) -> Path:
+    return ws.state_dir / "pending"
 
 
 @contextmanager
-def intent(ctx: Files, changes: list[tuple[Path, str | None, str]], subject: str, body: str,
+def intent(ws: Workspace, changes: list[tuple[Path, str | None, str]], subject: str, body: str,
            trailers: dict[str, str], groups: list[dict[str, str]] | None = None) -> Iterator[None]:
     """Record the intent to write `changes` (path, hash before or None, hash after) and commit them
     (`groups`: the trailer group of each decision of a commit that records several); the caller
     holds the workspace lock, writes and commits inside the block."""
-    d = _dir(ctx)
+    d = _dir(ws)
     d.mkdir(parents=True, exist_ok=True)
     f = d / f"{os.getpid()}-{os.urandom(4).hex()}.json"
-    doc = {"pid": os.getpid(), "changes": [[ctx.ws.rel(p), b, a] for p, b, a in changes],
+    doc = {"pid": os.getpid(), "changes": [[ws.rel(p), b, a] for p, b, a in changes],
            "subject": subject, "body": body, "trailers": trailers, **({"groups": groups} if groups else {})}
     with open(f, "w", encoding="utf-8") as fh:
         json.dump(doc, fh)
@@ -57,12 +58,12 @@ def intent(ctx: Files, changes: list[tuple[Path, str | None, str]], subject: str
             pass
 
 
-def pending_paths(ctx: Files) -> set[str]:
+def pending_paths(ws: Workspace) -> set[str]:
     """The files (relative to the workspace) an interrupted write-and-commit left to complete: a
     read sees them as they were written, and says nothing of a hand edit (the next command that
     may write commits them under their own event)."""
     out: set[str] = set()
-    for f in sorted(_dir(ctx).glob("*.json")):
+    for f in sorted(_dir(ws).glob("*.json")):
         try:
             out.update(str(c[0]) for c in jsondoc.loads(f.read_text(encoding="utf-8"))["changes"])
         except (OSError, ValueError, KeyError, TypeError, IndexError):
@@ -73,7 +74,7 @@ def pending_paths(ctx: Files) -> set[str]:
 def recover(ctx: Commits) -> list[str]:
     """Complete the write-and-commits of optlog processes that died (cheap when there are none:
     one listdir). Returns the commits made."""
-    d = _dir(ctx)
+    d = _dir(ctx.ws)
     try:
         names = sorted(n for n in os.listdir(d) if n.endswith(".json"))
     except FileNotFoundError:

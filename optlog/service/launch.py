@@ -31,6 +31,8 @@ from optlog.core.ids import parse_ref
 from optlog.core.statuses import WAITING
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, Failed, Interrupted, NotFound, param
+from optlog.needs import Commits, Files, Index, Reads, Writes
+from optlog.paths import Workspace
 from optlog.runs import interrupt, ports, procs, quiet
 from optlog.runs.executors.registry import make_executor, on_this_machine
 from optlog.runs.launcher import Driver
@@ -41,7 +43,6 @@ from optlog.runs.spec import SetPairs, base_url, load_spec, plan, render_point, 
 from optlog.runs.targetlock import open_lock
 from optlog.service import launch_record
 from optlog.service import documents
-from optlog.service.context import Ctx
 from optlog.service.nextexp import measured_of
 from optlog.store.runrows import counting_run_ids, runs_by_id
 from optlog.service.evidence import insert_run
@@ -52,10 +53,10 @@ from optlog.store.runrows import runs_of_launch
 TERMINAL = ("succeeded", "failed", "cancelled", "interrupted")
 
 
-def resolve_spec(ctx: Ctx, spec: str) -> Path:
+def resolve_spec(ws: Workspace, spec: str) -> Path:
     cands = [Path(spec)]
     if not Path(spec).is_absolute():
-        cands += [ctx.ws.root / spec, ctx.ws.runs_dir / spec, ctx.ws.runs_dir / f"{spec}.yaml"]
+        cands += [ws.root / spec, ws.runs_dir / spec, ws.runs_dir / f"{spec}.yaml"]
     for c in cands:
         if c.is_file():
             return c.resolve()
@@ -63,13 +64,13 @@ def resolve_spec(ctx: Ctx, spec: str) -> Path:
                    field="spec", code="not_found")
 
 
-def prepare(ctx: Ctx, spec: str, *, sets: SetPairs = (), server_url: str | None = None,
+def prepare(ctx: Writes, spec: str, *, sets: SetPairs = (), server_url: str | None = None,
             hypothesis: str | None = None, name: str | None = None, worker: int = 0) -> tuple[Any, list[Any]]:
     """Validate everything a launch needs; nothing is written. `name`: the launch's name when the
     spec gives none (a launch again from its record keeps the name it had); `worker`: the
     `{{ tune_worker }}` of an optlog tune worker."""
 
-    path = resolve_spec(ctx, spec)
+    path = resolve_spec(ctx.ws, spec)
     ls = load_spec(path, ctx.ws.rel(path))
     if name and not ls.spec.name:
         ls.spec.name = name
@@ -83,13 +84,13 @@ def prepare(ctx: Ctx, spec: str, *, sets: SetPairs = (), server_url: str | None 
         require(ctx, hypothesis)
     make_executor(ctx, ls.spec.executor)  # an executor that cannot run fails here, before any write
     if on_this_machine(ls.spec.executor):
-        _check_cwds(ctx, ls, points)
+        _check_cwds(ctx.ws, ls, points)
     if server_url is None and on_this_machine(ls.spec.executor):
         _refuse_taken_ports(points)
     return ls, points
 
 
-def dry_run(ctx: Ctx, spec: str | None, *, sets: SetPairs = (), server_url: str | None = None,
+def dry_run(ctx: Reads, spec: str | None, *, sets: SetPairs = (), server_url: str | None = None,
             again: str | None = None) -> dict[str, Any]:
     """What `run launch` would run, launching nothing and writing nothing: the spec planned as a
     launch plans it (matrix × include × repeats, `--set` applied, every template rendered, in launch
@@ -105,7 +106,7 @@ def dry_run(ctx: Ctx, spec: str | None, *, sets: SetPairs = (), server_url: str 
         spec, sets, server_url = a["spec"], a["sets"], a["server_url"]
     if spec is None:
         raise BadInput(f"name a run spec ({param('spec')}), or a launch to run again ({param('again')} L3)", field="spec")
-    path = resolve_spec(ctx, spec)
+    path = resolve_spec(ctx.ws, spec)
     ls = load_spec(path, ctx.ws.rel(path))
     if server_url is not None:
         if not base_url(server_url):
@@ -124,7 +125,7 @@ def dry_run(ctx: Ctx, spec: str | None, *, sets: SetPairs = (), server_url: str 
             "cost": _dry_cost(ctx, points)}
 
 
-def _dry_cost(ctx: Ctx, points: list[Any]) -> dict[str, Any]:
+def _dry_cost(ctx: Index, points: list[Any]) -> dict[str, Any]:
     """What the dry run's launch would cost (core.costing, as `next` states it): its runs, and a time
     from the median run by level among the runs already measured that are like these (the plan's
     constant labels, else its names); `like` says which, null when none was measured yet."""
@@ -153,7 +154,7 @@ def _refuse_taken_ports(points: list[Any]) -> None:
                          extra={"port": port, "holders": [{"pid": h.pid} for h in ports.holders(port)]})
 
 
-def _check_cwds(ctx: Ctx, ls: Any, points: list[Any]) -> None:
+def _check_cwds(ws: Workspace, ls: Any, points: list[Any]) -> None:
     """A `cwd:` that does not exist is an error before anything runs (it used to fail each point as
     "command not found"). A cwd under the run's own output folder is made by the launcher."""
 
@@ -164,13 +165,13 @@ def _check_cwds(ctx: Ctx, ls: Any, points: list[Any]) -> None:
             if not cwd or cwd.startswith("/nonexistent/") or (sec, cwd) in seen:
                 continue
             seen.add((sec, cwd))
-            if not resolve_cwd(ctx.ws.root, cwd).is_dir():
+            if not resolve_cwd(ws.root, cwd).is_dir():
                 raise ls.bad(f"{sec}.cwd {cwd!r} is not a folder" + ("" if Path(cwd).is_absolute()
-                                                                      else f" (under {ctx.ws.root})"),
+                                                                      else f" (under {ws.root})"),
                              sec, "cwd", code="not_found")
 
 
-def launch(ctx: Ctx, spec: str | None = None, *, sets: SetPairs = (), server_url: str | None = None,
+def launch(ctx: Writes, spec: str | None = None, *, sets: SetPairs = (), server_url: str | None = None,
            hypothesis: str | None = None, detach: bool = False, allow_concurrent: bool = False,
            on_event: Callable[[dict[str, Any]], None] | None = None, again: str | None = None,
            lock: bool = True, when_quiet: float | None = None) -> dict[str, Any]:
@@ -190,7 +191,7 @@ def launch(ctx: Ctx, spec: str | None = None, *, sets: SetPairs = (), server_url
                                 when_quiet=when_quiet)
 
 
-def _launch_or_again(ctx: Ctx, spec: str | None, *, sets: SetPairs, server_url: str | None, hypothesis: str | None,
+def _launch_or_again(ctx: Writes, spec: str | None, *, sets: SetPairs, server_url: str | None, hypothesis: str | None,
                      detach: bool, allow_concurrent: bool, on_event: Callable[[dict[str, Any]], None] | None,
                      again: str | None, lock: bool, when_quiet: float | None = None) -> dict[str, Any]:
     name = again_of = None
@@ -211,7 +212,7 @@ def _launch_or_again(ctx: Ctx, spec: str | None, *, sets: SetPairs, server_url: 
                    when_quiet=when_quiet)
 
 
-def _launch(ctx: Ctx, spec: str, *, sets: SetPairs, server_url: str | None,
+def _launch(ctx: Writes, spec: str, *, sets: SetPairs, server_url: str | None,
             hypothesis: str | None, detach: bool, allow_concurrent: bool,
             on_event: Callable[[dict[str, Any]], None] | None, name: str | None, again_of: str | None,
             lock: bool = True, when_quiet: float | None = None) -> dict[str, Any]:
@@ -225,7 +226,7 @@ def _launch(ctx: Ctx, spec: str, *, sets: SetPairs, server_url: str | None,
     return done if waited is None else {**done, "when_quiet": waited}
 
 
-def _launch_planned(ctx: Ctx, ls: Any, points: Any, *, sets: SetPairs, server_url: str | None,
+def _launch_planned(ctx: Writes, ls: Any, points: Any, *, sets: SetPairs, server_url: str | None,
                     hypothesis: str | None, detach: bool, allow_concurrent: bool,
                     on_event: Callable[[dict[str, Any]], None] | None, again_of: str | None,
                     lock: bool) -> dict[str, Any]:
@@ -249,7 +250,7 @@ def _launch_planned(ctx: Ctx, ls: Any, points: Any, *, sets: SetPairs, server_ur
         return out
 
 
-def _cancel_unstarted(ctx: Ctx, lid: int, sig: int) -> None:
+def _cancel_unstarted(ctx: Index, lid: int, sig: int) -> None:
     """A signal came before launch `lid`'s driver started: its runs are `cancelled`, none ran."""
     why = f"cancelled by {signal.Signals(sig).name} before it started"
     now = now_iso()
@@ -268,7 +269,7 @@ def _stop_driver(pid: int) -> None:
         os.kill(pid, signal.SIGTERM)
 
 
-def open_launch(ctx: Ctx, ls: Any, points: list[Any], *, sets: SetPairs, server_url: str | None,
+def open_launch(ctx: Writes, ls: Any, points: list[Any], *, sets: SetPairs, server_url: str | None,
                 hypothesis: str | None, allow_concurrent: bool, again_of: str | None = None,
                 streamed: int | None = None, lock: bool = True) -> dict[str, Any]:
     """Write the Launch row and a queued Run per point, and commit the launch's record; returns
@@ -294,7 +295,7 @@ def open_launch(ctx: Ctx, ls: Any, points: list[Any], *, sets: SetPairs, server_
                "on_error": points[0].on_error if points else ls.spec.on_error,
                "order": points[0].order if points else {},
                "stop_s": ls.spec.timeouts.stop_s, "token": token, "allow_concurrent": bool(allow_concurrent),
-               "points": docs, "record": launch_record.choose_dir(ctx, lid, token), "again_of": again_of}
+               "points": docs, "record": launch_record.choose_dir(ctx.ws, lid, token), "again_of": again_of}
         if streamed is not None:
             doc["total"] = streamed
         if not lock:
@@ -308,7 +309,7 @@ def open_launch(ctx: Ctx, ls: Any, points: list[Any], *, sets: SetPairs, server_
     return st
 
 
-def write_record(ctx: Ctx, ls: Any, st: dict[str, Any], *, sets: SetPairs, server_url: str | None,
+def write_record(ctx: Commits, ls: Any, st: dict[str, Any], *, sets: SetPairs, server_url: str | None,
                  hypothesis: str | None) -> None:
     """Commit the launch's spec and points (service.launch_record) for `open_launch`'s state `st`."""
 
@@ -318,7 +319,7 @@ def write_record(ctx: Ctx, ls: Any, st: dict[str, Any], *, sets: SetPairs, serve
                         again_of=doc.get("again_of"), redact=st["redact"])
 
 
-def add_point(ctx: Ctx, s: Any, ls: Any, p: Any, *, lid: int, server_url: str | None, hypothesis: str | None,
+def add_point(ctx: Files, s: Any, ls: Any, p: Any, *, lid: int, server_url: str | None, hypothesis: str | None,
               host: str, redact: Callable[[Any], Any]) -> dict[str, Any]:
     """One planned point of launch `lid` as a queued Run (in the open write session `s`), rendered
     with its run id; returns the point's document for the driver."""
@@ -349,13 +350,13 @@ def _sets_doc(sets: SetPairs) -> dict[str, Any]:
     return {str(k): v for k, v in sets}
 
 
-def _busy(ctx: Ctx, lid: int, doc: dict[str, Any]) -> str | None:
+def _busy(ctx: Files, lid: int, doc: dict[str, Any]) -> str | None:
     """Whom a launch about to start would wait for on its target (runs.targetlock), or None."""
     lock = open_lock(ctx, doc.get("executor", "local"), lid, points=doc.get("points") or ())
     return lock.busy() if lock is not None else None
 
 
-def _detach(ctx: Ctx, lid: int, run_ids: list[int], launch_dir: Path, doc: dict[str, Any]) -> dict[str, Any]:
+def _detach(ctx: Reads, lid: int, run_ids: list[int], launch_dir: Path, doc: dict[str, Any]) -> dict[str, Any]:
     """Start the background driver; the unredacted launch document reaches it on a pipe (stdin),
     so no secret is ever written to a file or the database."""
     log = open(launch_dir / "driver.log", "ab")
@@ -385,7 +386,7 @@ def _detach(ctx: Ctx, lid: int, run_ids: list[int], launch_dir: Path, doc: dict[
 # --------------------------------------------------------------------------- references
 
 
-def _row(ctx: Ctx, get: Callable[[Any, int], Any], key: int, what: str) -> Any:
+def _row(ctx: Index, get: Callable[[Any, int], Any], key: int, what: str) -> Any:
     with ctx.db.read() as s:
         row = get(s, key)
     if row is None:
@@ -393,15 +394,15 @@ def _row(ctx: Ctx, get: Callable[[Any, int], Any], key: int, what: str) -> Any:
     return row
 
 
-def _launch_row(ctx: Ctx, lid: int) -> Any:
+def _launch_row(ctx: Index, lid: int) -> Any:
     return _row(ctx, launchrows.launch, lid, "launch")
 
 
-def _run_row(ctx: Ctx, rid: int) -> Any:
+def _run_row(ctx: Index, rid: int) -> Any:
     return _row(ctx, runrows.run, rid, "run")
 
 
-def status(ctx: Ctx, ref: str) -> dict[str, Any]:
+def status(ctx: Index, ref: str) -> dict[str, Any]:
     """The status of a run (ID) or a launch (L<n>, with its runs' statuses)."""
     kind, n = parse_ref(ref)
     if kind == "run":
@@ -419,7 +420,7 @@ def status(ctx: Ctx, ref: str) -> dict[str, Any]:
             "runs": [{"id": r.id, "status": r.status, "error": r.error, "cause": r.cause} for r in runs]}
 
 
-def wait(ctx: Ctx, ref: str, timeout: float | None = None, interval: float = 0.2) -> dict[str, Any]:
+def wait(ctx: Writes, ref: str, timeout: float | None = None, interval: float = 0.2) -> dict[str, Any]:
     """Block until the run or launch is finished (any terminal status); returns its status document."""
     deadline = None if timeout is None else time.monotonic() + timeout
     while True:
@@ -435,7 +436,7 @@ def wait(ctx: Ctx, ref: str, timeout: float | None = None, interval: float = 0.2
         time.sleep(interval)
 
 
-def log_files(ctx: Ctx, ref: str) -> tuple[list[Path], Callable[[], bool]]:
+def log_files(ctx: Reads, ref: str) -> tuple[list[Path], Callable[[], bool]]:
     """The files `run logs` shows, and a function telling whether the subject is finished."""
     kind, n = parse_ref(ref)
     if kind == "launch":
@@ -453,7 +454,7 @@ def log_files(ctx: Ctx, ref: str) -> tuple[list[Path], Callable[[], bool]]:
     return files, finished
 
 
-def follow(ctx: Ctx, ref: str, write: Callable[[str], None], follow: bool = False, interval: float = 0.2) -> None:
+def follow(ctx: Reads, ref: str, write: Callable[[str], None], follow: bool = False, interval: float = 0.2) -> None:
     files, finished = log_files(ctx, ref)
     offsets = {f: 0 for f in files}
     multi = len(files) > 1
@@ -487,7 +488,7 @@ def follow(ctx: Ctx, ref: str, write: Callable[[str], None], follow: bool = Fals
         time.sleep(interval)
 
 
-def cancel(ctx: Ctx, ref: str) -> dict[str, Any]:
+def cancel(ctx: Writes, ref: str) -> dict[str, Any]:
     """Ask the launch's driver to stop (SIGTERM after checking its start time): it ends every process
     of the launch and marks unfinished runs `cancelled`."""
 
@@ -544,7 +545,7 @@ def _tail(text: str, n: int | None, width: int | None = None) -> str:
     return "".join(lines)
 
 
-def read_logs(ctx: Ctx, ref: str, *, follow_: bool = False, tail: int | None = None,
+def read_logs(ctx: Reads, ref: str, *, follow_: bool = False, tail: int | None = None,
               width: int | None = None) -> dict[str, Any]:
     """`run logs --json`: the log files and their text (the last `tail` lines, each cut to `width`)."""
     files, _ = log_files(ctx, ref)
@@ -557,14 +558,14 @@ def read_logs(ctx: Ctx, ref: str, *, follow_: bool = False, tail: int | None = N
     return doc
 
 
-def logs_text(ctx: Ctx, ref: str, tail: int | None, width: int | None = None) -> str:
+def logs_text(ctx: Reads, ref: str, tail: int | None, width: int | None = None) -> str:
     """The last `tail` lines of the logs as they are now (the human `run logs --tail N`)."""
     parts: list[str] = []
     follow(ctx, ref, parts.append, follow=False)
     return _tail("".join(parts), tail, width)
 
 
-def stream_logs(ctx: Ctx, ref: str, write: Callable[[str], None], *, follow_: bool = False, tail: int | None = None,
+def stream_logs(ctx: Reads, ref: str, write: Callable[[str], None], *, follow_: bool = False, tail: int | None = None,
                 width: int | None = None) -> None:
     """The human `run logs`: the last `tail` lines as they are now, else every line so far (and,
     with `follow_`, each new one until the run or launch finishes), handed to `write` as it comes."""

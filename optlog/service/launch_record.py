@@ -25,7 +25,8 @@ from optlog import settings
 from optlog.errors import BadInput, NotFound
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
-from optlog.needs import Commits, Files, Reads
+from optlog.needs import Commits, Reads
+from optlog.paths import Workspace
 from optlog.runs.record import env_references, unrender
 from optlog.runs.spec import SetPairs, record_sets, set_texts
 from optlog.store import launchrows
@@ -35,10 +36,10 @@ from optlog.core import jsondoc
 DIR = "launches"
 
 
-def choose_dir(ctx: Files, lid: int, token: str) -> str:
+def choose_dir(ws: Workspace, lid: int, token: str) -> str:
     """The workspace-relative folder of launch `lid`'s record."""
     base = f"{DIR}/L{lid}"
-    p = ctx.ws.root / base / "points.json"
+    p = ws.root / base / "points.json"
     if p.is_file():
         try:
             if jsondoc.loads(p.read_text(encoding="utf-8")).get("token") != token:

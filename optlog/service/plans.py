@@ -21,7 +21,8 @@ from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound, not_found, param
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
-from optlog.needs import Files, Index, Reads, Writes
+from optlog.needs import Index, Reads, Writes
+from optlog.paths import Workspace
 from optlog.render import plans as R
 from optlog.render.md import split_front_matter
 from optlog.service import hypotheses
@@ -390,8 +391,8 @@ def render(ctx: Writes, subject: str | None = None, body: str | None = None) -> 
 # ---------------------------------------------------------------- import (fresh clone)
 
 
-def _read_record(ctx: Files, pid: int, path: Path) -> dict[str, Any]:
-    rel = ctx.ws.rel(path)
+def _read_record(ws: Workspace, pid: int, path: Path) -> dict[str, Any]:
+    rel = ws.rel(path)
     fm, _ = split_front_matter(read_text(path, rel))
     if fm is None:
         raise BadInput("a plan file must begin with YAML front matter (---)", file=rel, line=1, field="front matter")
@@ -442,7 +443,7 @@ def import_(ctx: Reads, replace: bool = False) -> dict[str, Any]:
     with `replace`, records the files also hold are overwritten by them. All files are read and
     checked before anything is written."""
     files = _plan_files(ctx)
-    recs = [_read_record(ctx, pid, path) for pid, path in sorted(files.items())]
+    recs = [_read_record(ctx.ws, pid, path) for pid, path in sorted(files.items())]
     imported, skipped = [], []
     with workspace_lock(ctx.ws):
         with ctx.db.write() as s:

@@ -27,14 +27,13 @@ from optlog.core.timeutil import at_or_after, now_iso, since_time
 from optlog.errors import BadInput
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
-from optlog.needs import Files, Index
-from optlog.paths import STATE_DIR
+from optlog.needs import Index, Reads, Writes
+from optlog.paths import STATE_DIR, Workspace
 from optlog.render import plots as PL
 from optlog.render import report as R
 from optlog.service import evidence, hypotheses, todos
 from optlog.service import plans as plan_svc
 from optlog.service import tune
-from optlog.service.context import Ctx
 from optlog.service.history import shallow_notice
 from optlog.store.lock import workspace_lock
 from optlog.store.runrows import report_machines, report_rows
@@ -85,7 +84,7 @@ def _family(docs: dict[str, Any], hid: str) -> set[str]:
     return fam
 
 
-def collect(ctx: Ctx, hypothesis: str | None = None, since: str | None = None) -> dict[str, Any]:
+def collect(ctx: Reads, hypothesis: str | None = None, since: str | None = None) -> dict[str, Any]:
     all_docs = hypotheses.sync(ctx)
     runs = report_rows(ctx.db)
     views, _ = plan_svc.evaluated(ctx, all_docs)
@@ -138,19 +137,19 @@ def collect(ctx: Ctx, hypothesis: str | None = None, since: str | None = None) -
     }
 
 
-def _target(ctx: Files, out: str | None, hypothesis: str | None = None, since: str | None = None,
+def _target(ws: Workspace, out: str | None, hypothesis: str | None = None, since: str | None = None,
             keep: bool = False) -> Path:
     if out:
         p = Path(out)
         if not p.is_absolute():
-            p = ctx.ws.root / p
+            p = ws.root / p
         if p.suffix.lower() != ".md":
             raise BadInput(f"a report is markdown: the file name must end in .md, got {out!r}", field="out")
         if p.exists() and p.is_dir():
             raise BadInput(f"{out} is a folder", field="out")
         # a report is a decision record of this workspace: inside it, never in git's own folder
         # (symbolic links resolved, so neither can be reached through one)
-        real, root = p.resolve(), ctx.ws.root.resolve()
+        real, root = p.resolve(), ws.root.resolve()
         try:
             inner = real.relative_to(root)
         except ValueError:
@@ -160,7 +159,7 @@ def _target(ctx: Files, out: str | None, hypothesis: str | None = None, since: s
             raise BadInput(f"{out} is inside {'.git' if '.git' in inner.parts else STATE_DIR}/: "
                            f"write reports elsewhere in the workspace (e.g. reports/NAME.md)", field="out")
         return p
-    return ctx.ws.reports_dir / default_name(hypothesis, since, keep)
+    return ws.reports_dir / default_name(hypothesis, since, keep)
 
 
 def default_name(hypothesis: str | None = None, since: str | None = None, keep: bool = False) -> str:
@@ -185,7 +184,7 @@ def _dram_scale(ceilings: dict[str, float]) -> float | None:
     return full / cal if full and cal else None
 
 
-def build(ctx: Ctx, path: Path, draw: bool = True, hypothesis: str | None = None,
+def build(ctx: Reads, path: Path, draw: bool = True, hypothesis: str | None = None,
           since: str | None = None) -> tuple[str, list[tuple[Path, Any]]]:
     """The markdown text and the plots to draw (path, drawing function) for a report at `path`."""
 
@@ -275,15 +274,15 @@ def build(ctx: Ctx, path: Path, draw: bool = True, hypothesis: str | None = None
     return TX.shown(text), todo  # the output rule: no data (a result file, a commit) puts raw ESC or bidi bytes in it
 
 
-def write(ctx: Ctx, out: str | None = None, commit: bool = True, *, hypothesis: str | None = None,
+def write(ctx: Writes, out: str | None = None, commit: bool = True, *, hypothesis: str | None = None,
           since: str | None = None, keep: bool = False) -> dict[str, Any]:
     """Write the report of a scope (the whole workspace, `hypothesis` and its pivots and rivals,
     what happened `since`) to its current file (`default_name`) or `out`, replacing that file's
     earlier report and its plots that this one no longer draws."""
-    path = _target(ctx, out, hypothesis, since, keep)
+    path = _target(ctx.ws, out, hypothesis, since, keep)
     with workspace_lock(ctx.ws):
         text, todo = build(ctx, path, hypothesis=hypothesis, since=since)
-        if commit and _inside(ctx, path):
+        if commit and _inside(ctx.ws, path):
             history.refuse_overwriting_hand_edits(
                 ctx, {path: text.encode("utf-8")},
                 "Write the report to another file (`--out`), or put the remark in a note (`optlog note add`)")
@@ -312,7 +311,7 @@ def write(ctx: Ctx, out: str | None = None, commit: bool = True, *, hypothesis: 
         for f in stale:
             f.unlink()
         sha = None
-        inside = _inside(ctx, path)
+        inside = _inside(ctx.ws, path)
         if commit and inside:
             rel = ctx.ws.rel(path)
             sha = history.record(ctx, [path, *plots, *stale], f"optlog: report {rel}", "", trailers={TR.EVENT: "report"})
@@ -320,9 +319,9 @@ def write(ctx: Ctx, out: str | None = None, commit: bool = True, *, hypothesis: 
             "bytes": len(text.encode()), "deleted": [ctx.ws.rel(p) for p in stale]}
 
 
-def _inside(ctx: Files, p: Path) -> bool:
+def _inside(ws: Workspace, p: Path) -> bool:
     try:
-        p.resolve().relative_to(ctx.ws.root.resolve())
+        p.resolve().relative_to(ws.root.resolve())
         return True
     except ValueError:
         return False

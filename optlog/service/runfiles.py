@@ -32,6 +32,7 @@ from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
 from optlog.gitlog.commit import run_git
 from optlog.needs import Commits, Files, Index, Reads
+from optlog.paths import Workspace
 from optlog.runs.redact import redact
 from optlog.store import runsync
 from optlog.store.lock import workspace_lock
@@ -64,8 +65,8 @@ def env_digest(environment: dict[str, Any] | None) -> str:
     return hashlib.sha256(json.dumps(environment or {}, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def path_for(ctx: Files, uid: str) -> Path:
-    return ctx.ws.evidence_dir / f"{uid}.yaml"
+def path_for(ws: Workspace, uid: str) -> Path:
+    return ws.evidence_dir / f"{uid}.yaml"
 
 
 # ---------------------------------------------------------------- the file format
@@ -172,7 +173,7 @@ def export(ctx: Reads, run_ids: set[int] | list[int], known: dict[int, str] | No
     written: list[Path] = []
     stamps: dict[int, str] = {}
     for r, lab, met in todo:
-        p = path_for(ctx, r.uid)
+        p = path_for(ctx.ws, r.uid)
         stamps[r.id] = _write(p, _doc(r, lab, met))
         written.append(p)
     _set_stamps(ctx.db, stamps)
@@ -182,7 +183,7 @@ def export(ctx: Reads, run_ids: set[int] | list[int], known: dict[int, str] | No
 def mark_invalidated(ctx: Reads, run_id: int) -> Path:
     """Write the run's invalidation into its evidence file (creating the file if it has none)."""
     [(r, lab, met)] = _runs(ctx, [run_id])
-    p = path_for(ctx, r.uid)
+    p = path_for(ctx.ws, r.uid)
     if p.exists():
         data = _read(ctx, p).model_dump(mode="json", exclude_none=True)
         data.update(invalidated=True, invalid_reason=r.invalid_reason)

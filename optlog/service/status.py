@@ -14,9 +14,8 @@ from typing import Any, cast
 
 from optlog.core import statusdoc as SD
 from optlog.core.statusdoc import next_calls as _next  # noqa: F401  (the rules' tests call it by this name)
-from optlog.needs import Index
+from optlog.needs import Index, Reads
 from optlog.service import documents, hypotheses, todos, verdicts
-from optlog.service.context import Ctx
 from optlog.service.evidence import live_hypotheses
 from optlog.store.statusrows import planned_for, run_facts
 from optlog.store.todorows import list_owner
@@ -30,7 +29,7 @@ def _runs_facts(ctx: Index, last_verdict_at: str) -> dict[str, Any]:
     return SD.runs_section(f, live_hypotheses(ctx) if f.total and f.live_total else set())
 
 
-def status(ctx: Ctx, *, docs: dict[str, Any] | None = None, all_todos: list[dict[str, Any]] | None = None) -> documents.StatusDoc:
+def status(ctx: Reads, *, docs: dict[str, Any] | None = None, all_todos: list[dict[str, Any]] | None = None) -> documents.StatusDoc:
     """`docs` (from `hypotheses.sync`) and `all_todos` (from `todos.list_`), when the caller has just
     read them (the dashboard, on every reload), are not read again. The document is
     `core.statusdoc`'s (the first read after a change builds it there too, on plain SQL)."""

@@ -16,9 +16,8 @@ from optlog.core.limits import LIMITS
 from optlog.core.timeutil import now_iso
 from optlog.core.todos import TodoIn, check_priority, check_status, match_existing, parse_todowrite, unwrap
 from optlog.errors import BadInput, not_found, param
-from optlog.needs import Files, Index
+from optlog.needs import Files, Index, Reads
 from optlog.service import documents
-from optlog.service.context import Ctx
 from optlog.service.refs import require
 from optlog.store import todoinbox
 from optlog.store.todorows import (
@@ -48,7 +47,7 @@ def _new_id(taken: set[str]) -> str:
             return tid
 
 
-def drain(ctx: Ctx) -> int:
+def drain(ctx: Reads) -> int:
     """Apply the lists an agent's hook queued (store.todoinbox), oldest first; how many. Every
     reader and writer of the list calls this first, so no one sees the list without them."""
     n = 0
@@ -68,7 +67,7 @@ def drain(ctx: Ctx) -> int:
     return n
 
 
-def list_(ctx: Ctx, status: str | None = None, hypothesis: str | None = None) -> list[dict[str, Any]]:
+def list_(ctx: Reads, status: str | None = None, hypothesis: str | None = None) -> list[dict[str, Any]]:
     """The list in order, in the shape `todo write` takes (store.todorows: agents call this many
     times a minute)."""
     drain(ctx)
@@ -86,7 +85,7 @@ def list_(ctx: Ctx, status: str | None = None, hypothesis: str | None = None) ->
     return out
 
 
-def add(ctx: Ctx, content: str, priority: str | None = "medium", hypothesis: str | None = None,
+def add(ctx: Reads, content: str, priority: str | None = "medium", hypothesis: str | None = None,
         status: str = "pending") -> dict[str, Any]:
     drain(ctx)
     if not content.strip():
@@ -104,7 +103,7 @@ def add(ctx: Ctx, content: str, priority: str | None = "medium", hypothesis: str
         return _out(t)
 
 
-def set_(ctx: Ctx, tid: str, status: str | None = None, priority: str | None = None,
+def set_(ctx: Reads, tid: str, status: str | None = None, priority: str | None = None,
          hypothesis: str | None = None, content: str | None = None) -> dict[str, Any]:
     drain(ctx)
     if status is not None:
@@ -146,7 +145,7 @@ def read_todowrite(source: str) -> tuple[Any, str]:
     return parse_json(text, name), name
 
 
-def write(ctx: Ctx, data: Any, file: str = "<stdin>", *, queued: bool = False) -> list[dict[str, Any]]:
+def write(ctx: Reads, data: Any, file: str = "<stdin>", *, queued: bool = False) -> list[dict[str, Any]]:
     """Replace the todo list with `data` (todowrite JSON); return it in the same shape."""
     if not queued:
         drain(ctx)  # older lists first: this one replaces them

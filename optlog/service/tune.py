@@ -50,6 +50,7 @@ from optlog.core.limits import LIMITS
 from optlog.core.numfmt import fmt_count, fmt_measured, plural
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, Failed, NotFound, OptlogError, param
+from optlog.needs import Index, Reads, Writes
 from optlog.paths import Workspace
 from optlog.runs.executors.registry import make_executor, on_spellings, on_this_machine, parse_on
 from optlog.runs.launcher import Driver
@@ -90,7 +91,7 @@ class TuneArgs:
 # ----------------------------------------------------------------------------- checking
 
 
-def _check(ctx: Ctx, a: TuneArgs, worker: int = 0) -> tuple[Any, list[T.SearchParam], list[Any]]:
+def _check(ctx: Writes, a: TuneArgs, worker: int = 0) -> tuple[Any, list[T.SearchParam], list[Any]]:
     """Validate everything before anything is written: spec, objectives, constraints, sampler."""
     if not a.objectives:
         raise BadInput(f"name what to optimise: {param('maximize')} METRIC or {param('minimize')} METRIC (repeatable)",
@@ -160,7 +161,7 @@ def _study_name(ls: Any, a: TuneArgs) -> str:
 # ----------------------------------------------------------------------------- the storage
 
 
-def storage_url(ctx: Ctx, create: bool = True) -> tuple[str, dict[str, Any]]:
+def storage_url(ctx: Reads, create: bool = True) -> tuple[str, dict[str, Any]]:
     """Optuna's RDB storage of this workspace: (URL, engine arguments). See the module docstring.
     `create`: make its place (the folder, the PostgreSQL schema) if missing; readers do not."""
     db = ctx.db
@@ -180,7 +181,7 @@ def storage_url(ctx: Ctx, create: bool = True) -> tuple[str, dict[str, Any]]:
 
 
 @contextmanager
-def _locked(ctx: Ctx) -> Iterator[None]:
+def _locked(ctx: Index) -> Iterator[None]:
     """Mutual exclusion between tune processes on one workspace: optlog's write lock, taken at once
     (a write session takes SQLite's lock only at its first statement; on PostgreSQL it is an
     advisory lock, so workers on several hosts of one database are excluded too)."""
@@ -197,7 +198,7 @@ def _quiet() -> Any:
     return optuna
 
 
-def _storage(ctx: Ctx) -> Any:
+def _storage(ctx: Reads) -> Any:
     optuna = _quiet()
     url, kw = storage_url(ctx)
     st = ctx.config.tune
@@ -234,7 +235,7 @@ def _sampler(a: TuneArgs, n_constraints: int, worker: int = 0) -> Any:
     return optuna.samplers.RandomSampler(seed=seed)  # grid: every configuration is enqueued
 
 
-def _open_study(ctx: Ctx, a: TuneArgs, ls: Any, space: list[T.SearchParam], conds: list[Any],
+def _open_study(ctx: Reads, a: TuneArgs, ls: Any, space: list[T.SearchParam], conds: list[Any],
                 create: bool, worker: int = 0) -> tuple[Any, Any]:
     """Create (or load) the study; a study of another shape under the same name is refused.
     Returns (study, its storage)."""
@@ -298,7 +299,7 @@ def _counted(trials: list[Any]) -> int:
     return sum(1 for t in trials if t.number not in retried and t.state.name != "WAITING")
 
 
-def _trial_metrics(ctx: Ctx, run_ids: list[int]) -> tuple[dict[str, float], list[str], list[dict[str, float]]]:
+def _trial_metrics(ctx: Index, run_ids: list[int]) -> tuple[dict[str, float], list[str], list[dict[str, float]]]:
     """The median of each metric over the trial's succeeded runs; their statuses; per-run metrics."""
     with ctx.db.read() as s:
         runs = statuses(s, run_ids)
@@ -311,7 +312,7 @@ def _trial_metrics(ctx: Ctx, run_ids: list[int]) -> tuple[dict[str, float], list
 
 class Worker:
     """One worker: a Launch whose points are this study's trials, chosen as it goes."""
-    def __init__(self, ctx: Ctx, a: TuneArgs, index: int, on_event: Callable[[dict[str, Any]], None] | None,
+    def __init__(self, ctx: Writes, a: TuneArgs, index: int, on_event: Callable[[dict[str, Any]], None] | None,
                  opened: tuple[Any, Any] | None = None) -> None:
         self.ctx, self.a, self.index, self.on_event = ctx, a, index, on_event
         self.ls, self.space, self.conds = _check(ctx, a, worker=index)
@@ -486,7 +487,7 @@ class Worker:
 # ----------------------------------------------------------------------------- the command
 
 
-def tune(ctx: Ctx, a: TuneArgs, on_event: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+def tune(ctx: Writes, a: TuneArgs, on_event: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Run (or resume) a study with `a.workers` local workers; returns the study's document."""
     if a.on:
         return tune_remote(ctx, a, on_event)
@@ -532,7 +533,7 @@ def tune(ctx: Ctx, a: TuneArgs, on_event: Callable[[dict[str, Any]], None] | Non
     return doc
 
 
-def _judge_claim(ctx: Ctx, a: TuneArgs, w: Worker, rounds: int,
+def _judge_claim(ctx: Writes, a: TuneArgs, w: Worker, rounds: int,
                  on_event: Callable[[dict[str, Any]], None] | None) -> list[dict[str, Any]]:
     """The study's claim (`--claim`), if it has one, judged on its best (service.tune_claim).
     `--remeasure 0` measures nothing after the search, the claim included: the search-only workers
@@ -560,7 +561,7 @@ def _candidates(trials: list[dict[str, Any]], directions: list[str]) -> list[dic
     return front[:MAX_FRONT]
 
 
-def _remeasure(ctx: Ctx, a: TuneArgs, w: Worker, rounds: int,
+def _remeasure(ctx: Writes, a: TuneArgs, w: Worker, rounds: int,
                on_event: Callable[[dict[str, Any]], None] | None) -> dict[str, Any] | None:
     """Measure the candidates again, `rounds` times each, interleaved (A B A B …, so a drift of the
     machine falls on both), then name the best by the re-measured medians. Stored in the study."""
@@ -634,7 +635,7 @@ def _worker_index() -> int:
     return int(raw) if raw.isdigit() else 0
 
 
-def _targets(ctx: Ctx, a: TuneArgs, ls: Any) -> list[Any]:
+def _targets(ctx: Writes, a: TuneArgs, ls: Any) -> list[Any]:
     """The executors of `--on` (the spellings of a spec's `executor:`), checked before anything is
     written: remote workers share the study only through a database every host reaches."""
     if not on_this_machine(ls.spec.executor):
@@ -656,12 +657,12 @@ def _targets(ctx: Ctx, a: TuneArgs, ls: Any) -> list[Any]:
     return out
 
 
-def _worker_argv(ctx: Ctx, a: TuneArgs, ls: Any, ex: Any, remeasure: int) -> list[str]:
+def _worker_argv(ws: Workspace, a: TuneArgs, ls: Any, ex: Any, remeasure: int) -> list[str]:
     """`optlog -C ROOT tune run SPEC …` for one worker: the same study, objectives and constraints.
     Over ssh the host's optlog command (`executors.ssh.HOST.optlog`); in a Slurm job this Python (the
     workspace and optlog live on a filesystem the nodes share)."""
     cmd = shlex.split(getattr(ex, "optlog", None) or "optlog") if not ex.same_python else [sys.executable, "-P", "-m", "optlog"]
-    argv = [*cmd, "-C", str(ctx.ws.root), "tune", "run", ls.file, "--study", _study_name(ls, a),
+    argv = [*cmd, "-C", str(ws.root), "tune", "run", ls.file, "--study", _study_name(ls, a),
             "--trials", str(a.trials), "--remeasure", str(remeasure), "--sampler", _sampler_name(a), "--json"]
     for m, d in a.objectives:
         argv += [f"--{d}", m]
@@ -677,7 +678,7 @@ def _worker_argv(ctx: Ctx, a: TuneArgs, ls: Any, ex: Any, remeasure: int) -> lis
     return argv
 
 
-def _run_workers(ctx: Ctx, a: TuneArgs, ls: Any, targets: list[Any], n: int, remeasure: int, tag: str,
+def _run_workers(ctx: Reads, a: TuneArgs, ls: Any, targets: list[Any], n: int, remeasure: int, tag: str,
                  say: Callable[[str], None]) -> list[dict[str, Any]]:
     """Start `n` workers over `targets` (round robin), wait for all; Ctrl-C or an error ends them all."""
     logs = ctx.ws.state_dir / "tune"
@@ -693,7 +694,7 @@ def _run_workers(ctx: Ctx, a: TuneArgs, ls: Any, targets: list[Any], n: int, rem
             # executors keep a value with credentials out of files and command lines
             env = {WORKER_ENV: str(i), "OPTLOG_DB_URL": ctx.db.url}
             try:
-                h = ex.popen(_worker_argv(ctx, a, ls, ex, remeasure), env=env, cwd=str(ctx.ws.root), stdout=out,
+                h = ex.popen(_worker_argv(ctx.ws, a, ls, ex, remeasure), env=env, cwd=str(ctx.ws.root), stdout=out,
                              stderr=err, role="tune-worker")
             except OSError as e:
                 raise Failed(f"{param('on')} {on}: worker {i} did not start: {e}", field="on", code="worker_start") from None
@@ -718,7 +719,7 @@ def _run_workers(ctx: Ctx, a: TuneArgs, ls: Any, targets: list[Any], n: int, rem
                 ex.kill(h, grace_s=10.0)
 
 
-def tune_remote(ctx: Ctx, a: TuneArgs, on_event: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+def tune_remote(ctx: Writes, a: TuneArgs, on_event: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """`--on`: one worker per ssh host or Slurm job (max(--workers, the targets) of them, round robin),
     each `optlog tune run` against this workspace's PostgreSQL study; then the re-measure, as one more
     worker on the first target (the trials' kind of machine, not this one)."""
@@ -791,7 +792,7 @@ def _remeasured_best(trials: list[dict[str, Any]], rm: dict[str, Any]) -> list[d
     return out
 
 
-def show(ctx: Ctx, name: str, storage: Any = None) -> dict[str, Any]:
+def show(ctx: Reads, name: str, storage: Any = None) -> dict[str, Any]:
     optuna = _quiet()
     storage = storage or _storage(ctx)
     try:
@@ -820,7 +821,7 @@ def show(ctx: Ctx, name: str, storage: Any = None) -> dict[str, Any]:
     return doc
 
 
-def list_studies(ctx: Ctx) -> list[dict[str, Any]]:
+def list_studies(ctx: Reads) -> list[dict[str, Any]]:
     optuna = _quiet()
     out = []
     for s in optuna.get_all_study_summaries(_storage(ctx), include_best_trial=False):
@@ -834,7 +835,7 @@ def list_studies(ctx: Ctx) -> list[dict[str, Any]]:
 # ----------------------------------------------------------------------------- for the report
 
 
-def has_studies(ctx: Ctx) -> bool:
+def has_studies(ctx: Reads) -> bool:
     """Whether the workspace has a study storage at all (so a report without one loads no Optuna)."""
     db = ctx.db
     if db.is_sqlite:
@@ -842,7 +843,7 @@ def has_studies(ctx: Ctx) -> bool:
     return schema_exists(db, f"{db.schema or 'optlog'}_tune")
 
 
-def report_studies(ctx: Ctx) -> list[dict[str, Any]]:
+def report_studies(ctx: Reads) -> list[dict[str, Any]]:
     """Every study as `show` gives it, plus `importances`: Optuna's parameter importances per
     objective (`_importances`), plain values for the report."""
     if not has_studies(ctx):
@@ -861,7 +862,7 @@ def report_studies(ctx: Ctx) -> list[dict[str, Any]]:
 _READERS: dict[str, Any] = {}  # one reading storage per URL: the dashboard asks twice a second
 
 
-def _read_storage(ctx: Ctx) -> Any:
+def _read_storage(ctx: Reads) -> Any:
     """The study storage for reading: its tables are not created (nor is the lock taken for it)."""
     optuna = _quiet()
     url, kw = storage_url(ctx, create=False)
@@ -871,7 +872,7 @@ def _read_storage(ctx: Ctx) -> Any:
     return _READERS[key]
 
 
-def live_summary(ctx: Ctx, name: str) -> dict[str, Any] | None:
+def live_summary(ctx: Reads, name: str) -> dict[str, Any] | None:
     """A study as the dashboard shows it while it runs: its trials by state and its best so far
     (first readings: the re-measure comes at the end). None when there is no such study."""
     if not has_studies(ctx):

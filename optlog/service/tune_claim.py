@@ -31,10 +31,10 @@ from optlog.core.hypothesis import slugify
 from optlog.core.numfmt import fmt_signed, fmt_written
 from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, param
+from optlog.needs import Index, Writes
 from optlog.runs.launcher import Driver
 from optlog.runs.spec import plan, typed_sets
 from optlog.service import hypotheses, plans, predictions, verdicts
-from optlog.service.context import Ctx
 from optlog.service.launch import open_launch
 from optlog.store.runrows import labels_metrics, statuses
 
@@ -77,7 +77,7 @@ def _hypothesis_id(docs: dict[str, Any], study: str) -> str:
     return hid
 
 
-def register(ctx: Ctx, a: Any, ls: Any, space: list[T.SearchParam], study: Any, name: str) -> dict[str, Any] | None:
+def register(ctx: Writes, a: Any, ls: Any, space: list[T.SearchParam], study: Any, name: str) -> dict[str, Any] | None:
     """Register the claim before the search (once per study); `a.hypothesis` then names its
     hypothesis, so every trial's run is its evidence. Returns the claim's record (None: no claim)."""
     rec = study.user_attrs.get(ATTR)
@@ -120,14 +120,14 @@ def register(ctx: Ctx, a: Any, ls: Any, space: list[T.SearchParam], study: Any, 
     return rec
 
 
-def _medians(ctx: Ctx, run_ids: list[int], metric: str) -> float | None:
+def _medians(ctx: Index, run_ids: list[int], metric: str) -> float | None:
     with ctx.db.read() as s:
         ok = [i for i, st in statuses(s, run_ids) if st == "succeeded"]
         _labels, metrics = labels_metrics(s, ok)
     return T.median([metrics[i][metric] for i in ok if metric in metrics.get(i, {})])
 
 
-def judge(ctx: Ctx, a: Any, ls: Any, study: Any, name: str, best: list[dict[str, Any]], rounds: int,
+def judge(ctx: Writes, a: Any, ls: Any, study: Any, name: str, best: list[dict[str, Any]], rounds: int,
           on_event: Callable[[dict[str, Any]], None] | None) -> dict[str, Any] | None:
     """Measure the best against the default settings (interleaved, `rounds` each), judge the
     hypothesis, feed the gain to the plans that need it. Once per best: a study run again with the
@@ -167,7 +167,7 @@ def judge(ctx: Ctx, a: Any, ls: Any, study: Any, name: str, best: list[dict[str,
     return rec
 
 
-def _verdict(ctx: Ctx, rec: dict[str, Any]) -> dict[str, Any]:
+def _verdict(ctx: Writes, rec: dict[str, Any]) -> dict[str, Any]:
     """The hypothesis judged by the verdicts; the prediction's status, summary and gain."""
     out = verdicts.evaluate(ctx, rec["hypothesis"])
     (h,) = out["results"]
@@ -181,7 +181,7 @@ def _verdict(ctx: Ctx, rec: dict[str, Any]) -> dict[str, Any]:
             "hypothesis_status": h["status"], "gain_pct": gain}
 
 
-def _feed_plans(ctx: Ctx, rec: dict[str, Any], name: str) -> list[int]:
+def _feed_plans(ctx: Writes, rec: dict[str, Any], name: str) -> list[int]:
     """The gain as the measured gain of every plan that needs the claim's hypothesis."""
     gain = rec.get("gain_pct")
     if gain is None:

@@ -35,7 +35,8 @@ from optlog.core.verdict import run_matches
 from optlog.errors import BadInput, NotFound, no_space, not_found, out_of_space, param
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
-from optlog.needs import Files, Index, Reads, Writes
+from optlog.needs import Index, Reads, Writes
+from optlog.paths import Workspace
 from optlog.service import evidence, hypotheses, runfiles
 from optlog.service import documents
 from optlog.service.diagnoses import describe, reads_diagnosis, refresh
@@ -313,7 +314,7 @@ def _evaluate(ctx: Writes, hid: str | None, *, hids: list[str] | None, event: st
     for h in targets:
         doc = docs[h]
         if h in kept:
-            results.append(_kept(ctx, doc, kept[h]))
+            results.append(_kept(doc, kept[h]))
             continue
         pres = [res[p.id] for p in doc.predictions]
         auto = V.hypothesis_status([p["status"] for p in pres], h in live)
@@ -439,7 +440,7 @@ def _batch_subject(cause: str | None, decided: list[hypotheses.Decision], width:
     return lead + ", ".join(said)
 
 
-def _kept(ctx: Files, doc: HypothesisDoc, gone: list[Any]) -> dict[str, Any]:
+def _kept(doc: HypothesisDoc, gone: list[Any]) -> dict[str, Any]:
     """The result for a hypothesis whose last verdict is kept because its runs are elsewhere."""
     last = doc.verdicts[-1]
     why = (f"kept the verdict of {last.at} by {last.by}: runs {', '.join(map(str, gone))} are not in this "
@@ -566,7 +567,7 @@ def _invalidate_many(ctx: Writes, refs: list[str], why: str) -> dict[str, Any]:
 
     path = ctx.ws.root / INVALIDATED_FILE
     id_list = ",".join(str(r.id) for r in todo)
-    with workspace_lock(ctx.ws), _put_back_on_failure(ctx, [path, *(runfiles.path_for(ctx, r.uid) for r in todo)]):
+    with workspace_lock(ctx.ws), _put_back_on_failure(ctx.ws, [path, *(runfiles.path_for(ctx.ws, r.uid) for r in todo)]):
         data: dict[str, Any] = {}
         if path.is_file():
             data = parse_text(read_text(path, INVALIDATED_FILE), INVALIDATED_FILE) or {}
@@ -596,7 +597,7 @@ def _invalidate_many(ctx: Writes, refs: list[str], why: str) -> dict[str, Any]:
 
 
 @contextmanager
-def _put_back_on_failure(ctx: Files, paths: list[Path]) -> Iterator[None]:
+def _put_back_on_failure(ws: Workspace, paths: list[Path]) -> Iterator[None]:
     """Files as they were before the block if it fails (the register and the runs' evidence files
     of an invalidation whose commit failed: the database's flag is rolled back with them, so
     nothing is left that looks decided); a full disk is said as such, with what was put back."""
@@ -612,8 +613,8 @@ def _put_back_on_failure(ctx: Files, paths: list[Path]) -> Iterator[None]:
                     write_atomic(p, data.decode("utf-8"))
             except OSError:
                 pass
-        if isinstance(e, Exception) and out_of_space(e, ctx.ws.root):
-            raise no_space(ctx.ws.root, f"{', '.join(ctx.ws.rel(p) for p in paths)} put back as they were; nothing "
+        if isinstance(e, Exception) and out_of_space(e, ws.root):
+            raise no_space(ws.root, f"{', '.join(ws.rel(p) for p in paths)} put back as they were; nothing "
                            "was flagged or committed") from None
         raise
 
