@@ -18,7 +18,6 @@ import hashlib
 import itertools
 import math
 import os
-import re
 import select
 import signal
 import threading
@@ -28,7 +27,6 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 from optlog import settings
 from optlog.core import labels as L
@@ -46,8 +44,10 @@ from optlog.runs.executors.registry import make_executor
 from optlog.runs.inside import bench_env
 from optlog.runs.modelfacts import discover
 from optlog.runs.parsers import parse_result, select_result_files, unique
+from optlog.runs.readiness import Readiness
 from optlog.runs.redact import Redactor
 from optlog.runs.results import AMBIGUOUS, Ambiguous, distinguishing_keys
+from optlog.runs.serving import Cancelled, PointFailure, Server, read_tail, server_died
 from optlog.runs.spec import resolve_cwd
 from optlog.runs.targetlock import open_lock
 from optlog.store import launchrows, runrows
@@ -55,20 +55,6 @@ from optlog.telemetry.session import open_session
 
 TERMINAL = ("succeeded", "failed", "cancelled", "interrupted")
 LOG_NAMES = ("bench.stdout.log", "bench.stderr.log")
-
-
-class PointFailure(Exception):
-    def __init__(self, message: str, cause: str | None = None, exit_code: int | None = None,
-                 status: str = "failed") -> None:
-        super().__init__(message)
-        self.message = message
-        self.cause = cause
-        self.exit_code = exit_code
-        self.status = status
-
-
-class Cancelled(Exception):
-    pass
 
 
 @dataclass
@@ -79,46 +65,6 @@ class Result:
     labels: dict[str, Any]
     raw: dict[str, Any]
     where: dict[str, Any] | None
-
-
-def read_tail(path: Path, lines: int = 20, max_bytes: int = 16384) -> str:
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            n = f.tell()
-            f.seek(max(0, n - max_bytes))
-            data = f.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
-    return tail(data, lines)
-
-
-class Server:
-    """A started (or external) server of one group."""
-
-    def __init__(self, index: int, rendered: dict[str, Any] | None, handle: Any = None,
-                 stdout: Path | None = None, stderr: Path | None = None, url: str | None = None) -> None:
-        self.index = index
-        self.rendered = rendered
-        self.handle = handle
-        self.stdout = stdout
-        self.stderr = stderr
-        self.url = url
-        self.environment: dict[str, Any] | None = None
-        self.model_facts: Any = None  # core.modelfacts.ModelFacts read once the server is ready
-        self.benched = False  # a bench ran against it since it (re)started: the next needs no warm-up
-
-    def log_tail(self, lines: int = 20) -> str:
-        parts = []
-        for p in (self.stderr, self.stdout):
-            if p is not None:
-                t = read_tail(p, lines)
-                if t:
-                    parts.append(t)
-        return "\n".join(parts)
-
-    def fileno(self) -> int | None:
-        return self.handle.fileno() if self.handle is not None else None
 
 
 class Driver:
@@ -145,6 +91,7 @@ class Driver:
         self.last_metric: tuple[str, float] | None = None
         self.telemetry: Any = None
         self._log_file: Any = None
+        self.ready = Readiness(self.check_cancel, self._interruptible, self.log)
 
     # ------------------------------------------------------------------ narration
     def log(self, text: str) -> None:
@@ -425,7 +372,7 @@ class Driver:
         external = self.doc.get("server_url")
         if external:
             server = Server(gi, srv, url=external)
-            self._wait_external(server, srv)
+            self.ready.wait_external(server, srv)
         elif srv is None:
             server = Server(gi, None)
         else:
@@ -444,17 +391,17 @@ class Driver:
                 raise PointFailure(f"server could not start: {e}", cause="not_found" if isinstance(e, FileNotFoundError) else "spawn_error",
                                    exit_code=127) from None
             try:
-                self._wait_ready(server, srv.get("ready"))
+                self.ready.wait_ready(server, srv.get("ready"))
                 if port is not None:
-                    self._check_ours(server, port)
+                    self.ready.check_ours(server, port, getattr(self, "orphans_since", None))
                 self.log(f"server {n} ready")
                 if srv.get("check"):
-                    self._sanity_check(server, srv["check"])
+                    self.ready.sanity_check(server, srv["check"])
             except PointFailure:
                 self._stop_server(server)
                 raise
         if srv and srv.get("check") and external:
-            self._sanity_check(server, srv["check"])
+            self.ready.sanity_check(server, srv["check"])
         if srv is not None or external:
             self._model_facts(server, srv)
         if self.telemetry is not None:  # a restarted server gets a fresh session
@@ -482,172 +429,6 @@ class Driver:
             self.log(f"model facts: {shown} (from {src})")
         else:
             self.log("model facts: none found" + (f" ({'; '.join(mf.notes)})" if mf.notes else ""))
-
-    def _wait_external(self, server: Server, srv: dict[str, Any] | None) -> None:
-        import httpx  # deferred: httpx only when talking HTTP
-
-        path = "/v1/models"
-        if srv and srv.get("ready") and srv["ready"].get("url"):
-            path = urlparse(srv["ready"]["url"]).path or path
-        url = server.url.rstrip("/") + path  # type: ignore[union-attr]
-        deadline = time.monotonic() + 30
-        last = ""
-        while time.monotonic() < deadline:
-            self.check_cancel()
-            with self._interruptible():
-                try:
-                    r = httpx.get(url, timeout=2.0)
-                    if r.status_code == 200:
-                        return
-                    last = f"HTTP {r.status_code}"
-                except httpx.HTTPError as e:
-                    last = f"{type(e).__name__}: {e}"
-                time.sleep(0.2)
-        raise PointFailure(f"the server at {server.url} is not ready ({url}: {last})", cause="server_unreachable")
-
-    def _wait_ready(self, server: Server, ready: dict[str, Any] | None) -> None:
-        h = server.handle
-        if ready is None:
-            # no readiness probe: the process must at least survive a moment
-            if h.wait(0.2) is not None:
-                raise self._server_died(server, "before it was ready")
-            return
-        timeout = float(ready["timeout_s"])
-        interval = float(ready["interval_s"])
-        deadline = time.monotonic() + timeout
-        rx = re.compile(ready["log_regex"]) if ready.get("log_regex") else None
-        offsets = {server.stdout: 0, server.stderr: 0}
-        carry = {server.stdout: "", server.stderr: ""}
-        client = None
-        if ready.get("url"):
-            import httpx  # deferred: httpx only when talking HTTP
-
-            client = httpx.Client(timeout=max(0.5, min(5.0, interval * 4)))
-        last = "no answer yet"
-        try:
-            while True:
-                self.check_cancel()
-                if h.poll() is not None:
-                    raise self._server_died(server, "before it was ready")
-                if rx is not None:
-                    for path in (server.stdout, server.stderr):
-                        try:
-                            with open(path, "rb") as f:  # type: ignore[arg-type]
-                                f.seek(offsets[path])
-                                data = f.read()
-                        except OSError:
-                            continue
-                        offsets[path] += len(data)
-                        text = carry[path] + data.decode("utf-8", "replace")
-                        if rx.search(text):
-                            return
-                        carry[path] = text[-4096:]
-                    last = f"no log line matched /{ready['log_regex']}/"
-                if client is not None:
-                    try:
-                        with self._interruptible():
-                            r = client.get(ready["url"])
-                        if r.status_code == 200:
-                            return
-                        last = f"{ready['url']}: HTTP {r.status_code}"
-                    except Cancelled:
-                        raise
-                    except Exception as e:  # httpx.HTTPError and friends
-                        last = f"{ready['url']}: {type(e).__name__}"
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                with self._interruptible():
-                    self._sleep_on(server, min(interval, left))
-        finally:
-            if client is not None:
-                client.close()
-        raise PointFailure(f"server not ready after {fmt_written(timeout)}s ({last})\n--- server log tail ---\n{server.log_tail()}",
-                           cause=classify(server.log_tail()) or "ready_timeout")
-
-    def _check_ours(self, server: Server, port: int) -> None:
-        """Readiness counts only for the process optlog started: it still runs, and the socket
-        listening on its port belongs to its process tree (optlog.runs.ports)."""
-
-        h = server.handle
-        if h.poll() is not None:
-            raise self._server_died(server, "right after it answered (did another process answer for it?)")
-        pids = {h.pid} | {st.pid for st in tree.find(tag=getattr(h, "tag", None), exclude=(os.getpid(),))
-                          if getattr(h, "tag", None)}
-        pids |= {st.pid for st in tree.find(orphans_since=getattr(self, "orphans_since", None))}
-        if ports.owned_by(port, pids) is False:
-            raise PointFailure(f"the server answering on port {port} is not the one optlog started (pid {h.pid}): "
-                               f"{ports.describe(port)}; its numbers would not be this configuration's\n"
-                               f"--- server log tail ---\n{server.log_tail()}", cause="not_our_server")
-
-    def _sleep_on(self, server: Server, secs: float) -> None:
-        fd = server.fileno()
-        if fd is not None:
-            try:
-                select.select([fd], [], [], secs)
-            except (InterruptedError, OSError):
-                pass
-        else:
-            time.sleep(secs)
-
-    def _server_died(self, server: Server, when: str) -> PointFailure:
-        rc = server.handle.poll()
-        log = server.log_tail()
-        return PointFailure(f"server exited with code {rc} {when}\n--- server log tail ---\n{log}",
-                            cause=classify(log, rc) or "server_died", exit_code=rc)
-
-    def _sanity_check(self, server: Server, check: dict[str, Any]) -> None:
-        with self._interruptible():  # a server that never answers must not hold a cancel for check_s
-            self._ask(server, check)
-        self.log("sanity check passed")
-
-    def _ask(self, server: Server, check: dict[str, Any]) -> None:
-        import httpx  # deferred: httpx only when talking HTTP
-
-        base = check["url"].rstrip("/")
-        rx = re.compile(check["expect_regex"])
-        try:
-            with httpx.Client(timeout=float(check["timeout_s"])) as c:
-                model = check.get("model")
-                if not model:
-                    try:
-                        r = c.get(base + "/v1/models")
-                        data = r.json().get("data") or []
-                        model = data[0].get("id") if data else None
-                    except Exception:
-                        model = None
-                for prompt in check["prompts"]:
-                    self.check_cancel()
-                    if check["api"] == "chat":
-                        body: dict[str, Any] = {"messages": [{"role": "user", "content": prompt}]}
-                        path = "/v1/chat/completions"
-                    else:
-                        body = {"prompt": prompt}
-                        path = "/v1/completions"
-                    body.update(max_tokens=check["max_tokens"], temperature=0, stream=False)
-                    if model:
-                        body["model"] = model
-                    r = c.post(base + path, json=body)
-                    if r.status_code != 200:
-                        raise PointFailure(f"sanity check failed: HTTP {r.status_code} from {base + path}: {r.text[:300]}",
-                                           cause="sanity_check")
-                    try:
-                        ch = r.json()["choices"][0]
-                        text = ch.get("text") if check["api"] != "chat" else (ch.get("message") or {}).get("content")
-                    except Exception:
-                        raise PointFailure(f"sanity check failed: not an OpenAI completion answer from {base + path}: "
-                                           f"{r.text[:300]}", cause="sanity_check") from None
-                    text = text or ""
-                    if not text.strip():
-                        raise PointFailure(f"sanity check failed: empty output for prompt {prompt!r}", cause="sanity_check")
-                    if not rx.search(text):
-                        garbage = "\ufffd" in text or sum(ch.isalpha() for ch in text) < len(text.strip()) / 3
-                        what = "garbage output" if garbage else "unexpected output"
-                        raise PointFailure(f"sanity check failed: {what} for prompt {prompt!r}: {text[:200]!r} "
-                                           f"does not match /{check['expect_regex']}/", cause="sanity_check")
-        except httpx.HTTPError as e:
-            raise PointFailure(f"sanity check failed: {type(e).__name__} talking to {base}: {e}\n"
-                               f"--- server log tail ---\n{server.log_tail()}", cause="sanity_check") from None
 
     def _stop_server(self, server: Server) -> None:
         h = server.handle
@@ -949,7 +730,7 @@ class Driver:
                 self.check_cancel()
                 if server.handle is not None and server.handle.poll() is not None:
                     self.executor.kill(h, grace_s=2.0)
-                    raise self._server_died(server, "during the point")
+                    raise server_died(server, "during the point")
                 now = time.monotonic()
                 if deadline is not None and now >= deadline:
                     self.executor.kill(h, grace_s=2.0)

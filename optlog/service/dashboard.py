@@ -22,7 +22,7 @@ from optlog.core.verdict import quantity_unit
 from optlog.needs import Index, Reads
 from optlog.paths import Workspace
 from optlog.runs.executors.registry import on_this_machine
-from optlog.runs.launcher import read_tail
+from optlog.runs.serving import read_tail
 from optlog.service import hypotheses as H
 from optlog.service.status import status
 from optlog.service.tune import live_summary
