@@ -22,7 +22,7 @@ from typing import Any
 from optlog.core import jsondoc
 from optlog.core.text import json_shown
 from optlog.paths import Workspace
-from optlog.store import plainread, readcache
+from optlog.store import plainread, plaintodos, readcache, todoinbox
 
 
 def answer(ws: Workspace, key: str, st: readcache.Stamp, *, todos: bool, pg: Any = None,
@@ -57,3 +57,15 @@ def pg_connection(ws: Workspace) -> Any:
     if ws.sqlite_file is not None:
         return None
     return plainread.pg_connect(ws.db_url, ws.identity)
+
+
+def apply_queued(ws: Workspace) -> None:
+    """Apply the todo lists an agent's hook queued on plain SQL (`store.plaintodos`, SQLite),
+    where the full path last answered under the same base: the read of the todo list after the
+    hook is then a first read like any other. Whatever it cannot apply, the full path applies."""
+    if ws.sqlite_file is None or not todoinbox.pending(ws):
+        return
+    st = readcache.stamp(ws, todos=False)  # nothing live, no journal, the file as stamped
+    if st is None or not readcache.base_answered(ws, st):
+        return
+    plaintodos.drain(ws, ws.sqlite_file)

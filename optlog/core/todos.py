@@ -6,6 +6,8 @@ status, activeForm}. Priority may be missing; unknown keys are kept and returned
 
 from __future__ import annotations
 
+import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -138,3 +140,37 @@ def match_existing(incoming: list[TodoIn], existing: list[tuple[str, str]]) -> l
                 used.add(eid)
                 break
     return result
+
+
+def list_owner_of(data: Any, file: str = "<stdin>") -> str | None:
+    """The agent tool a written list belongs to: a list mirrored from an agent's TodoWrite by its
+    hook (a hook payload) is that tool's; its next write replaces whatever `todo set` changed, so
+    `status` proposes no `todo_set` on it (issue 31). None for a plain todowrite document."""
+    return data.get("tool_name") or "TodoWrite" if isinstance(data, dict) and unwrap(data, file) is not data else None
+
+
+def rows_after(incoming: list[TodoIn], existing: list[tuple[str, str]],
+               new_id: Callable[[set[str]], str]) -> tuple[set[str], list[tuple[TodoIn, str | None, str, int]]]:
+    """What writing `incoming` over the list `existing` ([(id, content)] in list order) does: the
+    ids of the existing todos kept (the others are deleted), and for each incoming todo (itself, the
+    id of the existing todo it continues or None for a new one, its id, its position)."""
+    matches = match_existing(incoming, existing)
+    keep: set[str] = {m for m in matches if m is not None}
+    taken = set(keep) | {t.id for t in incoming if t.id}
+    out: list[tuple[TodoIn, str | None, str, int]] = []
+    for pos, (inc, mid) in enumerate(zip(incoming, matches)):
+        if mid is not None:
+            out.append((inc, mid, mid, pos))
+        else:
+            tid = inc.id or new_id(taken)
+            taken.add(tid)
+            out.append((inc, None, tid, pos))
+    return keep, out
+
+
+def new_id(taken: set[str]) -> str:
+    """A fresh todo id (`t` and 6 hex digits) not in `taken`."""
+    while True:
+        tid = "t" + secrets.token_hex(3)
+        if tid not in taken:
+            return tid

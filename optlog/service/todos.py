@@ -7,14 +7,13 @@ link across writes, matching by id, else by content.
 from __future__ import annotations
 
 import os
-import secrets
 import sys
 from pathlib import Path
 from typing import Any
 
 from optlog.core.limits import LIMITS
 from optlog.core.timeutil import now_iso
-from optlog.core.todos import TodoIn, check_priority, check_status, match_existing, parse_todowrite, unwrap
+from optlog.core.todos import TodoIn, check_priority, check_status, list_owner_of, new_id, parse_todowrite, rows_after
 from optlog.errors import BadInput, not_found, param
 from optlog.needs import Files, Index, Reads
 from optlog.service import documents
@@ -38,13 +37,6 @@ def _out(t: Any) -> dict[str, Any]:
     for k, v in (t.extra or {}).items():
         d.setdefault(k, v)
     return d
-
-
-def _new_id(taken: set[str]) -> str:
-    while True:
-        tid = "t" + secrets.token_hex(3)
-        if tid not in taken:
-            return tid
 
 
 def drain(ctx: Reads) -> int:
@@ -96,7 +88,7 @@ def add(ctx: Reads, content: str, priority: str | None = "medium", hypothesis: s
         require(ctx, hypothesis)
     now = now_iso()
     with ctx.db.write(touches="todos") as s:
-        t = new_todo(id=_new_id(todo_ids(s)), content=content.strip(), status=status, priority=priority,
+        t = new_todo(id=new_id(todo_ids(s)), content=content.strip(), status=status, priority=priority,
                      hypothesis_id=hypothesis, position=last_position(s) + 1, created_at=now, updated_at=now)
         s.add(t)
         s.flush()
@@ -151,9 +143,7 @@ def write(ctx: Reads, data: Any, file: str = "<stdin>", *, queued: bool = False)
         drain(ctx)  # older lists first: this one replaces them
 
     incoming: list[TodoIn] = parse_todowrite(data, file)
-    # a list mirrored from an agent's TodoWrite by its hook is that tool's: its next write replaces
-    # whatever `todo set` changed, so `status` proposes no `todo_set` on it (issue 31)
-    owner = data.get("tool_name") or "TodoWrite" if isinstance(data, dict) and unwrap(data, file) is not data else None
+    owner = list_owner_of(data, file)  # a hook's list is its tool's (issue 31)
     links = {t.hypothesis for t in incoming if t.hypothesis}
     if links:
         for h in links:
@@ -162,15 +152,13 @@ def write(ctx: Reads, data: Any, file: str = "<stdin>", *, queued: bool = False)
     with ctx.db.write(touches="todos") as s:
         existing = todos_in_order(s)
         by_id = {t.id: t for t in existing}
-        matches = match_existing(incoming, [(t.id, t.content) for t in existing])
-        keep: set[str] = {m for m in matches if m is not None}
+        keep, planned = rows_after(incoming, [(t.id, t.content) for t in existing], new_id)
         for t in existing:
             if t.id not in keep:
                 s.delete(t)
         s.flush()
-        taken = set(keep) | {t.id for t in incoming if t.id}
         result = []
-        for pos, (inc, mid) in enumerate(zip(incoming, matches)):
+        for inc, mid, tid, pos in planned:
             if mid is not None:
                 row = by_id[mid]
                 row.content, row.status, row.priority = inc.content, inc.status, inc.priority
@@ -178,8 +166,6 @@ def write(ctx: Reads, data: Any, file: str = "<stdin>", *, queued: bool = False)
                     row.hypothesis_id = inc.hypothesis
                 row.extra, row.position, row.updated_at = inc.extra, pos, now
             else:
-                tid = inc.id or _new_id(taken)
-                taken.add(tid)
                 row = new_todo(id=tid, content=inc.content, status=inc.status, priority=inc.priority,
                                hypothesis_id=inc.hypothesis, position=pos, extra=inc.extra, created_at=now,
                                updated_at=now)

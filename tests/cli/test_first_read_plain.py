@@ -18,18 +18,18 @@ from tests.cli.test_first_read import CHANGES, _change, _populate, _toggle
 READS = {"status": ("status",), "todo list": ("todo", "list"), "hypothesis list": ("hypothesis", "list"),
          "run list": ("run", "list", "--limit", "20")}
 FULL = {"OPTLOG_READ_CACHE": "0"}  # the full path: no read cache, no first read on plain SQL
-# (change, read) that the plain path answers (SQLite and PostgreSQL); the others: the full path reads (a
-# queued todo list to apply; the first `status` after a run is recorded judges every prediction's
-# selection again) or the read cache answers (a todo list written leaves the reads that do not show
-# todos alone). A hypothesis file changed since it was indexed (by hand, by a pull) is re-indexed
-# on plain SQL: read and validated by the full path's own loader (store.hypfiles: pydantic and
-# YAML, never SQLAlchemy), on SQLite.
+# (change, read) that the plain path answers; the others: the full path reads (the first `status`
+# after a run is recorded judges every prediction's selection again) or the read cache answers (a
+# todo list written leaves the reads that do not show todos alone). A hypothesis file changed since
+# it was indexed (by hand, by a pull) is re-indexed on plain SQL: read and validated by the full
+# path's own loader (store.hypfiles: pydantic and YAML, never SQLAlchemy); a queued todo list is
+# applied on plain SQL (store.plaintodos); both on SQLite.
 PLAIN = {(c, r) for c in CHANGES for r in READS} - {
-    ("run recorded", "status"), ("todo written (hook)", "status"),
-    ("todo written (hook)", "todo list"), ("todo written (hook)", "hypothesis list"), ("todo written (hook)", "run list")}
-# a changed hypothesis file is re-indexed on plain SQL on SQLite only (PostgreSQL: the full path)
+    ("run recorded", "status"), ("todo written (hook)", "hypothesis list"), ("todo written (hook)", "run list")}
+# a changed hypothesis file is re-indexed, and a queued todo list applied, on plain SQL on SQLite
+# only (PostgreSQL: the full path)
 REINDEX = {(c, r) for c in ("hypothesis edited by hand", "git pull of 10 hypothesis files")
-           for r in ("status", "hypothesis list")}
+           for r in ("status", "hypothesis list")} | {("todo written (hook)", "status"), ("todo written (hook)", "todo list")}
 HEAVY = ("sqlalchemy", "sqlmodel", "pydantic", "click", "yaml")
 ORM = ("sqlalchemy", "sqlmodel", "click")  # never imported by a first read, even one that re-indexes a file
 
@@ -209,15 +209,15 @@ def test_status_spells_its_next_calls_as_the_registry_does() -> None:
     assert statustext.known_call("plan_add", args) == text.command_line("plan_add", args)
 
 
-def test_a_first_read_imports_no_orm(ws: Any, settled: None) -> None:
+def test_a_first_read_imports_no_orm(ws: Any, settled: None, backend: str) -> None:
     """A regression to the full path fails here: after a run is recorded (and after a hypothesis
     added by optlog) each read is answered by a process that imported none of SQLAlchemy,
     SQLModel, pydantic or click, with the full path's bytes."""
     _populate(ws, 5)
     n = 0
-    for kind in ("run recorded", "hypothesis added by optlog"):
+    for kind in ("run recorded", "hypothesis added by optlog", "todo written (hook)"):
         for name, args in READS.items():
-            if (kind, name) not in PLAIN:
+            if (kind, name) not in PLAIN or backend != "sqlite" and (kind, name) in REINDEX:
                 continue
             _prime(ws)
             n += 1
@@ -324,3 +324,42 @@ def test_two_processes_editing_and_reading_at_once_never_read_stale(ws: Any, set
         assert ws.cli(*args, "--json", subprocess=True).out == ws.cli(*args, "--json", env=FULL).out, args
     final = {h["id"]: h["title"] for h in ws.j("hypothesis", "list", subprocess=True)["hypotheses"]}
     assert final["h0001"] == f"Other {n - 1}" and final["h0002"] == f"Mine {n - 1}"
+
+
+def test_queued_todo_lists_are_applied_on_plain_sql_as_the_full_path_applies_them(make_ws: Any, settled: None,
+                                                                                 backend: str) -> None:
+    """Two lists queued by the hook (a hook payload, then a plain document), applied oldest first:
+    the todo list, its owner and `status` as the full path leaves them; a list that links a
+    hypothesis, or a hand-made file the guards refuse, is left to the full path."""
+    if backend != "sqlite":
+        pytest.skip("a queued todo list is applied on plain SQL on SQLite only")
+    a, b = make_ws("plain"), make_ws("full")
+    for ws in (a, b):
+        _populate(ws, 3)
+        ws.cli("todo", "write", "-", input=json.dumps([{"id": "keep", "content": "kept", "status": "in_progress"},
+                                                        {"content": "dropped", "status": "pending"}]))
+        _prime(ws)
+        ws.cli("todo", "write", "--queue", "-", input=json.dumps(
+            {"tool_name": "TodoWrite", "tool_input": {"todos": [{"content": "first", "status": "pending", "activeForm": "f"}]}}))
+        ws.cli("todo", "write", "--queue", "-", input=json.dumps({"todos": [
+            {"id": "keep", "content": "kept, edited", "status": "in_progress", "priority": "high", "note": "x"},
+            {"content": "first", "status": "completed", "activeForm": "f"}, {"content": "new ünï", "status": "pending"}]}))
+    ok, heavy, out = _probe(a, ("todo", "list"))
+    assert ok and heavy == [] and not list((a.root / ".optlog" / "todo-inbox").glob("*.json"))
+    full = b.cli("todo", "list", "--json", env=FULL).out
+    strip = lambda t: [{k: v for k, v in d.items() if k != "id" or v == "keep"} for d in json.loads(t)["todos"]]  # noqa: E731
+    assert strip(out) == strip(full)  # new todos get fresh ids: the rest byte for byte
+    assert out == a.cli("todo", "list", "--json", env=FULL).out
+    assert a.cli("status", "--json").out == a.cli("status", "--json", env=FULL).out
+    assert json.loads(a.cli("status", "--json").out)["next"] == json.loads(b.cli("status", "--json", env=FULL).out)["next"]
+    # a list that links a hypothesis: the full path applies it
+    a.cli("todo", "write", "--queue", "-", input=json.dumps([{"content": "linked", "status": "pending", "hypothesis": "h0001"}]))
+    ok, heavy, out = _probe(a, ("todo", "list"))
+    assert not ok and len(list((a.root / ".optlog" / "todo-inbox").glob("*.json"))) == 1  # handed back, untouched
+    assert json.loads(a.cli("todo", "list", "--json").out)["todos"][0]["hypothesis"] == "h0001"
+    # a hand-made file the guards refuse (NaN): handed back, the full path keeps it aside and says so
+    _prime(a)
+    inbox = a.root / ".optlog" / "todo-inbox"
+    (inbox / "00000000000000000001-1.json").write_text('{"todos": [{"content": "x", "status": "pending", "n": NaN}]}')
+    r = a.cli("todo", "list", "--json")
+    assert "was not applied" in r.err and list(inbox.glob("*.bad"))
