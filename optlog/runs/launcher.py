@@ -31,16 +31,16 @@ from typing import Any
 from optlog import settings
 from optlog.core import labels as L
 from optlog.core import metrics as M
-from optlog.core.failure import classify, tail
+from optlog.core.failure import classify
 from optlog.core.labels import CONCURRENT
 from optlog.core.numfmt import fmt_measured, fmt_seconds, fmt_written, plural
 from optlog.core.timeutil import now_iso
 from optlog.errors import Interrupted
 from optlog.needs import Launches
-from optlog.runs import hostload, interrupt, ports, procs, tree, treeshare
+from optlog.runs import interrupt, ports, procs, tree
 from optlog.runs.cgroup import LaunchCgroup
-from optlog.runs.environment import capture
 from optlog.runs.executors.registry import make_executor
+from optlog.runs.hostwatch import HostWatch
 from optlog.runs.inside import bench_env
 from optlog.runs.modelfacts import discover
 from optlog.runs.parsers import parse_result, select_result_files, unique
@@ -195,6 +195,7 @@ class Driver:
         self.executor = make_executor(ctx, self.doc.get("executor", "local"), on_spawn=self._on_spawn,
                                       on_exit=self._on_exit,
                                       base_env={**settings.environ(), "OPTLOG_LAUNCH_TOKEN": token})
+        self.host = HostWatch(ctx, self.executor, token, lambda: self.handles, self.log, self._interruptible)
 
         # a cgroup v2 of its own where one can be made: the kernel's list of the launch's processes
         self.cgroup = LaunchCgroup.create(token) if self.executor.on_this_machine else None
@@ -496,64 +497,6 @@ class Driver:
         except Exception as e:
             self.log(f"telemetry stop failed: {type(e).__name__}: {e}")
 
-    # ------------------------------------------------------------------ environment
-    def _environment(self, server: Server, p: dict[str, Any]) -> dict[str, Any]:
-        if server.environment is None:
-            srv = p["rendered"].get("server") or {}
-            cmds = {"server": srv["argv"]} if srv.get("argv") else {}
-            env = {**(srv.get("env") or {}), **p["rendered"]["bench"]["env"]}
-
-            try:
-                with self._interruptible():  # its commands (a Python, nvidia-smi) may take seconds
-                    server.environment = capture(self.ctx, server_url=server.url or p["rendered"].get("server_url"),
-                                                 commands=cmds, env=env, executor=self.executor)
-            except Cancelled:
-                raise
-            except Exception as e:
-                server.environment = {"error": f"environment capture failed: {type(e).__name__}: {e}"}
-        env_doc = dict(server.environment or {})
-        cmds = dict(env_doc.get("commands") or {})
-        cmds["bench"] = p["rendered"]["bench"]["argv"]
-        env_doc["commands"] = cmds
-        return env_doc
-
-    # ------------------------------------------------------------------ host load (runs.hostload)
-    def _host_load(self) -> dict[str, Any]:
-        st = self.ctx.config.host_load
-        if not self.executor.on_this_machine:  # this machine's /proc says nothing of the remote host
-            return {"error": "host load is measured for the local executor only"}
-        own = [h.pid for h in self.handles] + [os.getpid()]
-        return {"load": hostload.snapshot(st.window_s), "gpu_processes": hostload.gpu_processes(own)}
-
-    def _tree_load(self, p: dict[str, Any]) -> treeshare.TreeLoad | None:
-        """Start measuring the launch's processes and the run's GPUs (runs.treeshare), on this machine."""
-        token = getattr(self, "token", "")
-        if not self.executor.on_this_machine or not token:
-            return None
-        srv = p["rendered"].get("server") or {}
-        env = dict(srv.get("env") or {}) if srv else dict(p["rendered"]["bench"].get("env") or {})
-        me = os.getpid()
-        try:
-            return treeshare.TreeLoad(lambda: [st.pid for st in tree.find(token=token, exclude=(me,))],
-                                      gpu_env={**settings.environ(), **env}).start()
-        except Exception as e:
-            self.log(f"process-tree load unavailable: {type(e).__name__}: {e}")
-            return None
-
-    def _host_doc(self, p: dict[str, Any], before: dict[str, Any], after: dict[str, Any] | None,
-                  extra_labels: dict[str, Any], tree_load: dict[str, float] | None = None) -> dict[str, Any]:
-        """The run's load before and after, the host's settings; `loaded=true` when it was loaded."""
-
-        if getattr(self, "_host_settings", None) is None:
-            self._host_settings = hostload.host_settings()
-        srv = p["rendered"].get("server") or {}
-        threads = hostload.thread_vars({**settings.environ(), **(srv.get("env") or {}), **(p["rendered"]["bench"].get("env") or {})})
-        why = hostload.loaded(before, self.ctx.config.host_load, tree_load)
-        if why:
-            extra_labels["loaded"] = "true"
-        return {"host_load": {"before": before, "after": after, "tree": tree_load or {}, "loaded": why},
-                "host_settings": {**self._host_settings, "threads": threads}}
-
     # ------------------------------------------------------------------ one point
     def _run_point(self, p: dict[str, Any], server: Server) -> bool:
 
@@ -581,13 +524,13 @@ class Driver:
         results: list[Result] = []  # what the result file(s) hold: one run each (runs.results)
         lock = getattr(self, "target_lock", None)
         snap = lock.snapshot() if lock is not None else None
-        load_before = self._host_load()
+        load_before = self.host.load()
         load_after: dict[str, Any] | None = None
-        share = self._tree_load(p)
+        share = self.host.tree_load(p)
         tree_load: dict[str, float] = {}
         try:
             rc = self._bench(b, out, server, started)
-            load_after = self._host_load()
+            load_after = self.host.load()
             if rc != 0:
                 log = read_tail(out / "bench.stderr.log") or read_tail(out / "bench.stdout.log")
                 raise PointFailure(f"bench exited with code {rc}" + (f"\n--- stderr tail ---\n{log}" if log else ""),
@@ -628,9 +571,9 @@ class Driver:
             flags[CONCURRENT] = "true"  # another launch ran on this target meanwhile
         for res in results:  # the load the point's processes ran under is a fact of each of its runs
             res.metrics.update({k: v for k, v in tree_load.items() if k not in res.metrics})
-        environment = self._environment(server, p) if status != "cancelled" else {}
+        environment = self.host.environment(server, p) if status != "cancelled" else {}
         if environment:
-            environment.update(self._host_doc(p, load_before, load_after, flags, tree_load))
+            environment.update(self.host.doc(p, load_before, load_after, flags, tree_load))
             if mf is not None and (mf.facts or mf.notes):
                 environment["model_facts"] = mf.to_json()
         for i, res in enumerate(results):
