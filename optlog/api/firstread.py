@@ -59,13 +59,14 @@ def pg_connection(ws: Workspace) -> Any:
     return plainread.pg_connect(ws.db_url, ws.identity)
 
 
-def apply_queued(ws: Workspace) -> None:
-    """Apply the todo lists an agent's hook queued on plain SQL (`store.plaintodos`, SQLite),
-    where the full path last answered under the same base: the read of the todo list after the
-    hook is then a first read like any other. Whatever it cannot apply, the full path applies."""
-    if ws.sqlite_file is None or not todoinbox.pending(ws):
+def apply_queued(ws: Workspace, pg: Any = None) -> None:
+    """Apply the todo lists an agent's hook queued on plain SQL (`store.plaintodos`; `pg`: a
+    `plainread.pg_connect` connection, else the SQLite file), where the full path last answered
+    under the same base: the read of the todo list after the hook is then a first read like any
+    other. Whatever it cannot apply, the full path applies."""
+    if not todoinbox.pending(ws):
         return
-    st = readcache.stamp(ws, todos=False)  # nothing live, no journal, the file as stamped
+    st = readcache.stamp(ws, facts(pg), todos=False)  # nothing live, no journal, the file as stamped
     if st is None or not readcache.base_answered(ws, st):
         return
-    plaintodos.drain(ws, ws.sqlite_file)
+    plaintodos.drain(ws, ws.sqlite_file, pg)

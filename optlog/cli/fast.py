@@ -140,8 +140,8 @@ def serve(args: list[str]) -> bool:
         if ws.sqlite_file is None and pg is None:
             return False
         try:
-            if pg is None and _shows_todos(k[1]) and firstread_enabled():
-                firstread.apply_queued(ws)  # a list the agent's hook queued (SQLite)
+            if _shows_todos(k[1]) and firstread_enabled():
+                firstread.apply_queued(ws, pg)  # a list the agent's hook queued
             st = readcache.stamp(ws, firstread.facts(pg), todos=_shows_todos(k[1]))
             if st is None:
                 return False

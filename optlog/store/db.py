@@ -18,7 +18,6 @@ import os
 import sqlite3
 import tempfile
 import threading
-import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,14 +30,14 @@ from optlog.errors import BadInput, Failed, no_space, out_of_space
 from optlog.paths import Workspace
 from optlog.store import integrity
 from optlog.store.faults import (BUSY_TIMEOUT_S, check_scheme, lock_timeout, locked, pg_connect_args, pg_lock_holders,
-                                 read_only, shown_url, sqlite_path, unwritable)
+                                 read_only, shown_url, sqlite_path, unwritable, write_lock_key)
 from optlog.store.lock import workspace_lock
 from optlog.store.migrate import ensure_schema
+from optlog.store.plainwrite import BUMP_SQL
 
 if TYPE_CHECKING:
     from sqlmodel import Session
 
-WRITE_LOCK_KEY = 0x6F70746C  # "optl"
 BUSY_TIMEOUT_MS = int(BUSY_TIMEOUT_S * 1000)
 WRITE_OPTION = "optlog_write"
 
@@ -261,7 +260,7 @@ class Database:
             self.schema = _pick_schema(self.url, self.identity)
         self.engine = engine_for(self.url, self.schema)
         # writers of one workspace take turns; other workspaces on the server do not wait on them
-        self.write_lock_key = WRITE_LOCK_KEY ^ (zlib.crc32(self.schema.encode()) if self.schema else 0)
+        self.write_lock_key = write_lock_key(self.schema)
         self._write_engine_: Engine | None = None
         # the connection of this thread's open write transaction (see `write`): nested writes and
         # reads of the same thread go through it instead of waiting on the lock it holds
@@ -396,8 +395,7 @@ class Database:
         """Move the change counters this transaction touched (`COUNTERS`), and tell listeners."""
         ids = sorted(self._held.bumps)
         if ids:  # one statement: counters 2 and 3 are made by the first write that bumps them
-            c.execute(text("INSERT INTO change_counter (id, n) VALUES " + ", ".join(f"({i}, 1)" for i in ids)
-                           + " ON CONFLICT (id) DO UPDATE SET n = change_counter.n + 1"))
+            c.execute(text(BUMP_SQL.format(values=", ".join(f"({i}, 1)" for i in ids))))
         if not self.is_sqlite:
             c.execute(text("NOTIFY optlog_change"))
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import errno
 import os
 import socket
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -277,3 +278,12 @@ def _read_only_os(chain: list[BaseException]) -> Failed | None:
                           f"access and run the command again", file=name, code="permission_denied",
                           extra={"path": name})
     return None
+
+
+WRITE_LOCK_KEY = 0x6F70746C  # "optl": PostgreSQL's advisory write lock (store.db.Database.write)
+
+
+def write_lock_key(schema: str | None) -> int:
+    """The advisory lock the writers of one workspace's schema take turns on (other workspaces on
+    the server do not wait on them)."""
+    return WRITE_LOCK_KEY ^ (zlib.crc32(schema.encode()) if schema else 0)

@@ -5,8 +5,8 @@ Each changed file is read and validated by the full path's own loader (`store.hy
 the size bound, UTF-8, YAML without duplicate keys, the pydantic model, ids) and the links between
 hypotheses are checked as `service.hypotheses.sync` checks them (`core.hypothesis.link_problems`);
 the rows written are the ones `store.hypindex.index` writes (`hypfiles.index_row`,
-`hypfiles.prediction_rows`), in one `BEGIN IMMEDIATE` transaction (the write lock of every optlog
-writer on SQLite) that moves no change counter (an index write: `store.db.COUNTERS["index"]`).
+`hypfiles.prediction_rows`), in one write transaction under the workspace's write lock
+(`plainread.writing`: SQLite's `BEGIN IMMEDIATE`, PostgreSQL's advisory lock) that moves no change counter (an index write: `store.db.COUNTERS["index"]`).
 Anything not plainly so (a file the loader refuses, a broken link, an index row another process
 moved meanwhile, any error) leaves everything as it was and returns None: the full path reads,
 reports and indexes.
@@ -15,7 +15,6 @@ reports and indexes.
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +22,8 @@ from optlog.core import jsondoc
 from optlog.core.hypothesis import link_problems
 from optlog.core.timeutil import now_iso
 from optlog.paths import Workspace
-from optlog.store import hypfiles, integrity
-from optlog.store.faults import BUSY_TIMEOUT_S, lock_timeout
+from optlog.store import hypfiles
+from optlog.store.plainwrite import Writer, writing
 
 _HYP_COLS = ("title", "status", "parent", "rivals", "file_hash", "file_mtime_ns", "updated_at", "doc")
 _JSON = {"rivals", "doc", "spec"}  # JSON columns: stored as SQLAlchemy's JSON type stores them (json.dumps)
@@ -41,11 +40,12 @@ def _sql_value(k: str, v: Any) -> Any:
     return json.dumps(v) if k in _JSON else v
 
 
-def reindex(ws: Workspace, sqlite_file: Path, rows: dict[str, tuple[str, int, Any]],
-            stamps: dict[str, int]) -> list[str] | None:
+def reindex(ws: Workspace, rows: dict[str, tuple[str, int, Any]], stamps: dict[str, int],
+            sqlite_file: Path | None, pg: Any = None) -> list[str] | None:
     """Re-index the files whose modification time differs from the index (`rows`: id → (file
-    hash, mtime, document) as read; `stamps`: id → each file's mtime now). Returns the notices the
-    full path gives (a hand edit, once), or None (nothing written: the full path does it)."""
+    hash, mtime, document) as read; `stamps`: id → each file's mtime now), on the SQLite file or
+    (`pg`) a `plainread.pg_connect` connection. Returns the notices the full path gives (a hand
+    edit, once), or None (nothing written: the full path does it)."""
     try:
         changed: list[hypfiles.Loaded] = []
         notices: list[str] = []
@@ -69,53 +69,42 @@ def reindex(ws: Workspace, sqlite_file: Path, rows: dict[str, tuple[str, int, An
             links[ld.doc.id] = ld.doc
         if link_problems(links):
             return None
-        _write(sqlite_file, rows, changed, gone)
+        with writing(sqlite_file, pg) as w:
+            _write(w, rows, changed, gone)
     except Exception:  # noqa: BLE001  (whatever it is, the full path meets it again and says what is wrong)
         return None
     return notices
 
 
-def _write(sqlite_file: Path, rows: dict[str, tuple[str, int, Any]], changed: list[hypfiles.Loaded],
-           gone: list[str]) -> None:
-    """The rows of `store.hypindex.index` / `unindex`, in one transaction under the write lock, if
-    the index rows touched are still as read (else sqlite3.Error: nothing written)."""
-    wait = lock_timeout(BUSY_TIMEOUT_S)
-    con = sqlite3.connect(str(sqlite_file), timeout=wait, isolation_level=None)
-    try:
-        con.execute(f"PRAGMA busy_timeout={int(wait * 1000)}")
-        con.execute("PRAGMA foreign_keys=ON")
-        con.execute("BEGIN IMMEDIATE")
-        try:
-            for hid in [ld.doc.id for ld in changed] + gone:
-                now_row = con.execute("SELECT file_hash, file_mtime_ns FROM hypothesis WHERE id = ?", (hid,)).fetchone()
-                was = rows.get(hid)
-                if (now_row is None) != (was is None) or (was is not None and tuple(now_row) != (was[0], was[1])):
-                    raise sqlite3.OperationalError("the index moved meanwhile")
-            now = now_iso()
-            for ld in changed:
-                d = ld.doc
-                row = hypfiles.index_row(ld, now)
-                vals = {k: _sql_value(k, row[k]) for k in _HYP_COLS}
-                cur = con.execute("UPDATE hypothesis SET " + ", ".join(f"{k} = :{k}" for k in _HYP_COLS)
-                                  + " WHERE id = :id", {**vals, "id": d.id})
-                if not cur.rowcount:
-                    con.execute("INSERT INTO hypothesis (id, created_at, " + ", ".join(_HYP_COLS) + ") VALUES "
-                                "(:id, :created_at, " + ", ".join(f":{k}" for k in _HYP_COLS) + ")",
-                                {**vals, "id": d.id, "created_at": d.created or now})
-                con.execute("DELETE FROM prediction WHERE hypothesis_id = ?", (d.id,))
-                preds = hypfiles.prediction_rows(ld)
-                if preds:
-                    cols = list(preds[0])
-                    con.executemany(f"INSERT INTO prediction ({', '.join(cols)}) VALUES "
-                                    f"({', '.join(':' + k for k in cols)})",
-                                    [{k: _sql_value(k, p[k]) for k in cols} for p in preds])
-            for hid in gone:
-                con.execute("DELETE FROM prediction WHERE hypothesis_id = ?", (hid,))
-                con.execute("DELETE FROM hypothesis WHERE id = ?", (hid,))
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-    finally:
-        con.close()
-    integrity.restamp(sqlite_file)  # written through SQLite by optlog: the file is still as it knows it
+class _Moved(Exception):
+    """An index row another process rewrote since it was read."""
+
+
+def _write(w: Writer, rows: dict[str, tuple[str, int, Any]], changed: list[hypfiles.Loaded], gone: list[str]) -> None:
+    """The rows of `store.hypindex.index` / `unindex`, if the index rows touched are still as read
+    (else _Moved: the transaction rolls back)."""
+    for hid in [ld.doc.id for ld in changed] + gone:
+        now_row = w.run("SELECT file_hash, file_mtime_ns FROM hypothesis WHERE id = :id", {"id": hid}).fetchone()
+        was = rows.get(hid)
+        if (now_row is None) != (was is None) or (was is not None and tuple(now_row) != (was[0], was[1])):
+            raise _Moved(hid)
+    now = now_iso()
+    for ld in changed:
+        d = ld.doc
+        row = hypfiles.index_row(ld, now)
+        vals = {k: _sql_value(k, row[k]) for k in _HYP_COLS}
+        cur = w.run("UPDATE hypothesis SET " + ", ".join(f"{k} = :{k}" for k in _HYP_COLS) + " WHERE id = :id",
+                    {**vals, "id": d.id})
+        if not cur.rowcount:
+            w.run("INSERT INTO hypothesis (id, created_at, " + ", ".join(_HYP_COLS) + ") VALUES "
+                  "(:id, :created_at, " + ", ".join(f":{k}" for k in _HYP_COLS) + ")",
+                  {**vals, "id": d.id, "created_at": d.created or now})
+        w.run("DELETE FROM prediction WHERE hypothesis_id = :h", {"h": d.id})
+        preds = hypfiles.prediction_rows(ld)
+        if preds:
+            cols = list(preds[0])
+            w.many(f"INSERT INTO prediction ({', '.join(cols)}) VALUES ({', '.join(':' + k for k in cols)})",
+                   [{k: _sql_value(k, p[k]) for k in cols} for p in preds])
+    for hid in gone:
+        w.run("DELETE FROM prediction WHERE hypothesis_id = :h", {"h": hid})
+        w.run("DELETE FROM hypothesis WHERE id = :h", {"h": hid})

@@ -16,7 +16,6 @@ import json
 import os
 import re
 import sqlite3
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,8 +116,8 @@ def document(ws: Workspace, cmd: list[str], pg: Any = None, notices: list[str] |
     try:
         if pg is None and sqlite_file is None:
             return None
-        if cmd in (["status"], ["hypothesis", "list"]) and pg is None:
-            said = reindexed(ws, sqlite_file)  # type: ignore[arg-type]
+        if cmd in (["status"], ["hypothesis", "list"]):
+            said = reindexed(ws, sqlite_file, pg)
             if said is None:
                 return None
             if notices is not None:
@@ -237,23 +236,24 @@ def indexed_docs(con: Any, hypotheses_dir: Path) -> dict[str, dict[str, Any]] | 
     return {hid: jsondoc.loads(doc) if isinstance(doc, str) else doc for hid, _mt, doc in rows}
 
 
-def reindexed(ws: Workspace, sqlite_file: Path) -> list[str] | None:
+def reindexed(ws: Workspace, sqlite_file: Path | None, pg: Any = None) -> list[str] | None:
     """Bring the index in line with the hypothesis files, as `service.hypotheses.sync` does: [] when
     every file is as indexed (the usual case: a stat of each file and one query); else the changed
-    files re-indexed on sqlite3 by `store.plainindex` (which loads the hypothesis model: pydantic and
-    YAML), with its notices, or None (the full path does it)."""
+    files re-indexed on plain SQL by `store.plainindex` (which loads the hypothesis model: pydantic
+    and YAML), with its notices, or None (the full path does it)."""
     stamps = file_stamps(ws.hypotheses_dir)
-    con = connect(sqlite_file)
+    con = pg if pg is not None else connect(sqlite_file)  # type: ignore[arg-type]
     try:
         rows = {hid: (fh, mt, doc) for hid, fh, mt, doc in
                 con.execute("SELECT id, file_hash, file_mtime_ns, doc FROM hypothesis").fetchall()}
     finally:
-        con.close()
+        if pg is None:
+            con.close()
     if len(rows) == len(stamps) and all(stamps.get(hid) == r[1] for hid, r in rows.items()):
         return []
     from optlog.store.plainindex import reindex  # deferred: the hypothesis model (pydantic, YAML), only for a changed file
 
-    return reindex(ws, sqlite_file, rows, stamps)
+    return reindex(ws, rows, stamps, sqlite_file, pg)
 
 
 # ------------------------------------------------------------------ status

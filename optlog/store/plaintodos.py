@@ -1,12 +1,12 @@
 """The first read of the todo list after an agent's hook queued one (issue 47): the queued lists
-applied on the standard library's `sqlite3`, as `service.todos.drain` applies them, so the read
+applied on plain SQL (the standard library's `sqlite3`, or plain psycopg), as `service.todos.drain` applies them, so the read
 after the hook needs neither SQLAlchemy nor the ORM.
 
 The same steps as the full path: each list claimed (`store.todoinbox.claim`), oldest first, read
 with the same guards as `yamlio.parse_json` (size, UTF-8, duplicate keys, no NaN or Infinity) and
 validated by `core.todos.parse_todowrite`; what it does to the list is `core.todos.rows_after` (the
 full path's `service.todos.write` runs it too), its owner `core.todos.list_owner_of`; the rows
-written in one `BEGIN IMMEDIATE` transaction that moves change counter 1 (a todo write:
+written in one write transaction (`plainwrite.writing`) that moves change counter 1 (a todo write:
 `store.db.COUNTERS["todos"]`). A list that links a hypothesis (its link is checked against the
 workspace first), anything the guards refuse, or any error: the claimed list is handed back
 untouched and the full path applies it (or says what is wrong with it).
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +24,9 @@ from optlog.core.limits import LIMITS
 from optlog.core.timeutil import now_iso
 from optlog.core.todos import list_owner_of, new_id, parse_todowrite, rows_after
 from optlog.paths import Workspace
-from optlog.store import integrity, todoinbox
-from optlog.store.faults import BUSY_TIMEOUT_S, lock_timeout
+from optlog.store import todoinbox
 from optlog.store.plainread import TODO_OWNER_KEY
-
-BUMP_TODOS = "INSERT INTO change_counter (id, n) VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET n = change_counter.n + 1"
+from optlog.store.plainwrite import BUMP_SQL, Writer, writing
 
 
 class _Refused(Exception):
@@ -50,9 +47,9 @@ def _read(path: Path, rel: str) -> Any:
     return jsondoc.loads(text, parse_constant=_no_constant)
 
 
-def drain(ws: Workspace, sqlite_file: Path) -> bool:
-    """Apply the queued lists, oldest first; True when none is left waiting (False: the full path
-    applies the rest)."""
+def drain(ws: Workspace, sqlite_file: Path | None, pg: Any = None) -> bool:
+    """Apply the queued lists, oldest first, on the SQLite file or (`pg`) a `plainread.pg_connect`
+    connection; True when none is left waiting (False: the full path applies the rest)."""
     for path in todoinbox.pending(ws):
         mine = todoinbox.claim(path)
         if mine is None:
@@ -63,7 +60,8 @@ def drain(ws: Workspace, sqlite_file: Path) -> bool:
             incoming = parse_todowrite(data, rel)
             if any(t.hypothesis for t in incoming):
                 raise _Refused("a hypothesis link: checked by the full path")
-            _write(sqlite_file, incoming, list_owner_of(data, rel))
+            with writing(sqlite_file, pg) as w:
+                _write(w, incoming, list_owner_of(data, rel))
         except Exception:  # noqa: BLE001  (handed back: the full path applies it or says what is wrong)
             try:
                 os.rename(mine, path)
@@ -74,44 +72,26 @@ def drain(ws: Workspace, sqlite_file: Path) -> bool:
     return not todoinbox.pending(ws)
 
 
-def _write(sqlite_file: Path, incoming: list[Any], owner: str | None) -> None:
-    wait = lock_timeout(BUSY_TIMEOUT_S)
-    con = sqlite3.connect(str(sqlite_file), timeout=wait, isolation_level=None)
-    try:
-        con.execute(f"PRAGMA busy_timeout={int(wait * 1000)}")
-        con.execute("PRAGMA foreign_keys=ON")
-        con.execute("BEGIN IMMEDIATE")
-        try:
-            existing = [(tid, content) for tid, content in
-                        con.execute("SELECT id, content FROM todo ORDER BY position, seq").fetchall()]
-            keep, planned = rows_after(incoming, existing, new_id)
-            for tid, _content in existing:
-                if tid not in keep:
-                    con.execute("DELETE FROM todo WHERE id = ?", (tid,))
-            now = now_iso()
-            for inc, mid, tid, pos in planned:
-                extra = json.dumps(inc.extra)
-                if mid is not None:
-                    if inc.has_hypothesis:
-                        con.execute("UPDATE todo SET content = ?, status = ?, priority = ?, hypothesis_id = ?, extra = ?, "
-                                    "position = ?, updated_at = ? WHERE id = ?",
-                                    (inc.content, inc.status, inc.priority, inc.hypothesis, extra, pos, now, mid))
-                    else:
-                        con.execute("UPDATE todo SET content = ?, status = ?, priority = ?, extra = ?, position = ?, "
-                                    "updated_at = ? WHERE id = ?",
-                                    (inc.content, inc.status, inc.priority, extra, pos, now, mid))
-                else:
-                    con.execute("INSERT INTO todo (id, content, status, priority, hypothesis_id, position, extra, "
-                                "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                (tid, inc.content, inc.status, inc.priority, inc.hypothesis, pos, extra, now, now))
-            con.execute("DELETE FROM sync_stamp WHERE key = ?", (TODO_OWNER_KEY,))
-            if owner is not None:
-                con.execute("INSERT INTO sync_stamp (key, value) VALUES (?, ?)", (TODO_OWNER_KEY, owner))
-            con.execute(BUMP_TODOS)
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-    finally:
-        con.close()
-    integrity.restamp(sqlite_file)  # written through SQLite by optlog: the file is still as it knows it
+def _write(w: Writer, incoming: list[Any], owner: str | None) -> None:
+    existing = [(tid, content) for tid, content in
+                w.run("SELECT id, content FROM todo ORDER BY position, seq").fetchall()]
+    keep, planned = rows_after(incoming, existing, new_id)
+    for tid, _content in existing:
+        if tid not in keep:
+            w.run("DELETE FROM todo WHERE id = :id", {"id": tid})
+    now = now_iso()
+    for inc, mid, tid, pos in planned:
+        row = {"id": tid, "content": inc.content, "status": inc.status, "priority": inc.priority,
+               "hypothesis_id": inc.hypothesis, "position": pos, "extra": json.dumps(inc.extra), "now": now}
+        if mid is not None:
+            link = ", hypothesis_id = :hypothesis_id" if inc.has_hypothesis else ""
+            w.run("UPDATE todo SET content = :content, status = :status, priority = :priority" + link +
+                  ", extra = :extra, position = :position, updated_at = :now WHERE id = :id", row)
+        else:
+            w.run("INSERT INTO todo (id, content, status, priority, hypothesis_id, position, extra, created_at, "
+                  "updated_at) VALUES (:id, :content, :status, :priority, :hypothesis_id, :position, :extra, :now, :now)",
+                  row)
+    w.run("DELETE FROM sync_stamp WHERE key = :k", {"k": TODO_OWNER_KEY})
+    if owner is not None:
+        w.run("INSERT INTO sync_stamp (key, value) VALUES (:k, :v)", {"k": TODO_OWNER_KEY, "v": owner})
+    w.run(BUMP_SQL.format(values="(1, 1)"))  # store.db.COUNTERS["todos"]

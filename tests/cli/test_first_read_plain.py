@@ -23,13 +23,9 @@ FULL = {"OPTLOG_READ_CACHE": "0"}  # the full path: no read cache, no first read
 # todo list written leaves the reads that do not show todos alone). A hypothesis file changed since
 # it was indexed (by hand, by a pull) is re-indexed on plain SQL: read and validated by the full
 # path's own loader (store.hypfiles: pydantic and YAML, never SQLAlchemy); a queued todo list is
-# applied on plain SQL (store.plaintodos); both on SQLite.
+# applied on plain SQL (store.plaintodos); both on SQLite and on PostgreSQL.
 PLAIN = {(c, r) for c in CHANGES for r in READS} - {
     ("run recorded", "status"), ("todo written (hook)", "hypothesis list"), ("todo written (hook)", "run list")}
-# a changed hypothesis file is re-indexed, and a queued todo list applied, on plain SQL on SQLite
-# only (PostgreSQL: the full path)
-REINDEX = {(c, r) for c in ("hypothesis edited by hand", "git pull of 10 hypothesis files")
-           for r in ("status", "hypothesis list")} | {("todo written (hook)", "status"), ("todo written (hook)", "todo list")}
 HEAVY = ("sqlalchemy", "sqlmodel", "pydantic", "click", "yaml")
 ORM = ("sqlalchemy", "sqlmodel", "click")  # never imported by a first read, even one that re-indexes a file
 
@@ -102,7 +98,7 @@ def test_the_first_read_on_plain_sql_prints_the_full_paths_bytes(ws: Any, settle
                 seen.add((kind, name))
             full = ws.cli(*args, "--json", env=FULL)
             assert first.out == full.out, (kind, name)
-    assert seen == (PLAIN if backend == "sqlite" else PLAIN - REINDEX)
+    assert seen == PLAIN
 
 
 def test_a_verdict_due_and_a_decided_family_on_plain_sql(ws: Any, settled: None, backend: str) -> None:
@@ -126,8 +122,7 @@ def test_a_verdict_due_and_a_decided_family_on_plain_sql(ws: Any, settled: None,
     ws.git("commit", "-qm", "setup", "--allow-empty")
     for _ in range(2):
         ws.cli("status", "--json")  # the full path keeps what is due; the second read is the cache's
-    kinds = (("hypothesis added by optlog", 1), ("hypothesis edited by hand", 2))
-    for kind, n in kinds if backend == "sqlite" else kinds[:1]:  # re-indexed on plain SQL on SQLite only
+    for kind, n in (("hypothesis added by optlog", 1), ("hypothesis edited by hand", 2)):
         if kind == "hypothesis edited by hand":
             f = ws.root / "hypotheses" / "w.yaml"
             f.write_text(f.read_text().replace("title: Wrong", "title: Wrong by hand"))
@@ -176,7 +171,7 @@ def test_the_first_status_text_after_each_change_is_the_full_paths(ws: Any, sett
             firstread.answer = real  # type: ignore[assignment]
         full = ws.cli("status", env=FULL)
         assert first.out == full.out, kind
-        assert any(answered) == (((kind, "status") in PLAIN) and (backend == "sqlite" or (kind, "status") not in REINDEX)), kind
+        assert any(answered) == ((kind, "status") in PLAIN), kind
     assert "next:" in full.out and "optlog " in full.out
 
 
@@ -217,7 +212,7 @@ def test_a_first_read_imports_no_orm(ws: Any, settled: None, backend: str) -> No
     n = 0
     for kind in ("run recorded", "hypothesis added by optlog", "todo written (hook)"):
         for name, args in READS.items():
-            if (kind, name) not in PLAIN or backend != "sqlite" and (kind, name) in REINDEX:
+            if (kind, name) not in PLAIN:
                 continue
             _prime(ws)
             n += 1
@@ -231,8 +226,6 @@ def test_a_first_read_after_a_hand_edit_or_a_pull_imports_no_orm(ws: Any, settle
     """The changed files are re-indexed by the full path's loader (pydantic, YAML) on plain SQL:
     no SQLAlchemy, SQLModel or click; the same bytes on stdout, and on stderr the notice the full
     path gives of a hand edit."""
-    if backend != "sqlite":
-        pytest.skip("a changed hypothesis file is re-indexed on plain SQL on SQLite only")
     _populate(ws, 12)
     n = 0
     for kind in ("hypothesis edited by hand", "git pull of 10 hypothesis files"):
@@ -249,8 +242,6 @@ def test_a_first_read_after_a_hand_edit_or_a_pull_imports_no_orm(ws: Any, settle
 
 
 def test_a_hand_edit_is_noticed_once_as_the_full_path_does(ws: Any, settled: None, backend: str) -> None:
-    if backend != "sqlite":
-        pytest.skip("a changed hypothesis file is re-indexed on plain SQL on SQLite only")
     _populate(ws, 3)
     f = ws.root / "hypotheses" / "h0001.yaml"
     _prime(ws)
@@ -295,8 +286,6 @@ def test_two_processes_editing_and_reading_at_once_never_read_stale(ws: Any, set
     """Two real processes, each editing a hypothesis by hand and reading at once (so each re-indexes
     on plain SQL while the other may): each read shows its own edit, never an older edit of the other
     than one it had shown already, and at the end the plain path and the full path agree."""
-    if backend != "sqlite":
-        pytest.skip("a changed hypothesis file is re-indexed on plain SQL on SQLite only")
     _populate(ws, 6)
     _prime(ws)
     n = 6
@@ -331,8 +320,6 @@ def test_queued_todo_lists_are_applied_on_plain_sql_as_the_full_path_applies_the
     """Two lists queued by the hook (a hook payload, then a plain document), applied oldest first:
     the todo list, its owner and `status` as the full path leaves them; a list that links a
     hypothesis, or a hand-made file the guards refuse, is left to the full path."""
-    if backend != "sqlite":
-        pytest.skip("a queued todo list is applied on plain SQL on SQLite only")
     a, b = make_ws("plain"), make_ws("full")
     for ws in (a, b):
         _populate(ws, 3)
