@@ -19,7 +19,7 @@ from typing import Any
 from optlog.core import discriminate as D
 from optlog.core import posthoc as PH
 from optlog.core.shape import fit
-from optlog.core.statuses import told_apart
+from optlog.core.statuses import LIVE_RUN_STATUSES, told_apart
 from optlog.core.todos import open_first
 
 OPEN_CAP = 6
@@ -187,7 +187,7 @@ def next_calls(docs: dict[str, Any], runs: dict[str, Any], due: list[dict[str, A
     the list (its next write would undo it)."""
     out: list[dict[str, Any]] = []
     for la in runs["launches"]:
-        if la["status"] in ("queued", "running"):
+        if la["status"] in LIVE_RUN_STATUSES:
             out.append({"call": "run_wait", "arguments": {"ref": la["ref"]}, "why": f"launch {la['ref']} is {la['status']}"})
         else:
             out.append({"call": "run_logs", "arguments": {"ref": la["ref"]}, "why": f"launch {la['ref']} {la['status']}"})

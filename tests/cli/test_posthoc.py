@@ -216,5 +216,8 @@ def test_tui_detail_pane_says_it(ws, monkeypatch):
     assert "confirmed, resting on post-hoc prediction compute-bound.p1" in text
     assert "  post-hoc: written after runs 1–6\n" in text
     flat = " ".join(text.split())  # the verdict's line wraps at the console's width
-    assert "expected a / b in [0.2, 0.6] (confirmed, post-hoc: written after runs 1–6)" in flat
+    # its status is on the prediction's own line (✔ compute-bound.p1 confirmed): the explanation under
+    # it says the post-hoc mark, not the status again (issue 44)
+    assert "expected a / b in [0.2, 0.6] (post-hoc: written after runs 1–6)" in flat
+    assert "(confirmed, post-hoc" not in flat
     assert "confirmed (auto, tester): post-hoc: written after runs 1–6; at concurrency" in flat
