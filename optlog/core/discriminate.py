@@ -113,7 +113,22 @@ def _refines(hyps: dict[str, Hyp], h: Hyp, o: Hyp) -> bool:
     return h.id == o.id or o.id in ancestors(hyps, h.id) or h.id in ancestors(hyps, o.id)
 
 
-def pairs(hyps: dict[str, Hyp], only: str | None = None) -> list[tuple[Hyp, Hyp, str]]:
+def relations(hyps: dict[str, Hyp]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """(for each hypothesis, the hypotheses that name it a rival; its children), each in id order:
+    worked out once, so `pairs` of one hypothesis reads its neighbours only (`status` asks it of
+    every hypothesis: reading all of them each time made `status` cubic in the hypotheses)."""
+    named_by: dict[str, list[str]] = {}
+    children: dict[str, list[str]] = {}
+    for x in sorted(hyps.values(), key=lambda x: x.id):
+        for r in dict.fromkeys(x.rivals):
+            named_by.setdefault(r, []).append(x.id)
+        if x.parent:
+            children.setdefault(x.parent, []).append(x.id)
+    return named_by, children
+
+
+def pairs(hyps: dict[str, Hyp], only: str | None = None,
+          rel: tuple[dict[str, list[str]], dict[str, list[str]]] | None = None) -> list[tuple[Hyp, Hyp, str]]:
     """(hypothesis, other, relation) for each hypothesis with a rival or a pivot parent that the
     evidence has not told apart (`told_apart`), or every pair of `only`. The undecided one comes
     first; relation is what the other is to it: rival, parent or child.
@@ -124,9 +139,17 @@ def pairs(hyps: dict[str, Hyp], only: str | None = None) -> list[tuple[Hyp, Hyp,
     out: list[tuple[Hyp, Hyp, str]] = []
     seen: set[frozenset[str]] = set()
     decided = ("confirmed", "falsified")
-    for h in sorted(hyps.values(), key=lambda x: x.id):
+    named_by, children = rel if rel is not None else relations(hyps)
+    if only is None:
+        order = sorted(hyps.values(), key=lambda x: x.id)
+    else:  # the hypotheses a pair of `only` can come from: itself and its neighbours (the others make none)
+        near = {only, *named_by.get(only, ()), *children.get(only, ())}
+        if only in hyps:
+            near.update(hyps[only].rivals)
+        order = sorted((hyps[i] for i in near if i in hyps), key=lambda x: x.id)
+    for h in order:
         others = [(r, "rival") for r in h.rivals] + ([(h.parent, "parent")] if h.parent else [])
-        others += [(x.id, "rival") for x in sorted(hyps.values(), key=lambda x: x.id) if h.id in x.rivals]
+        others += [(x, "rival") for x in named_by.get(h.id, ())]
         for oid, rel in others:
             o = hyps.get(oid)
             key = frozenset((h.id, oid))

@@ -164,13 +164,14 @@ def _notice(clone: bool, has_docs: bool, total: int) -> str | None:
 def _undecided_rival(docs: dict[str, Any]) -> tuple[str, str] | None:
     """The newest hypothesis with predictions whose rival (or pivot parent) the evidence has not told
     apart from it (core.statuses.told_apart: both confirmed is not told apart), with that other."""
+    hyps = {x.id: D.Hyp(x.id, parent=x.parent, rivals=list(x.rivals), status=x.effective_status())
+            for x in docs.values()}
+    rel = D.relations(hyps)  # once: each hypothesis's pairs read its neighbours only
     for d in sorted(docs.values(), key=lambda d: (d.created or "", d.id), reverse=True):
         st = d.effective_status()
         if not d.predictions or st == "falsified":
             continue
-        hyps = {x.id: D.Hyp(x.id, parent=x.parent, rivals=list(x.rivals), status=x.effective_status())
-                for x in docs.values()}
-        for h, o, _rel in D.pairs(hyps, d.id):  # the pairs `next` tells apart (no ancestor it refines)
+        for h, o, _rel in D.pairs(hyps, d.id, rel):  # the pairs `next` tells apart (no ancestor it refines)
             other = docs[o.id if h.id == d.id else h.id]
             if other.predictions and not told_apart(st, other.effective_status()):
                 return d.id, other.id
