@@ -22,7 +22,7 @@ from typing import Any
 from optlog.core import jsondoc
 from optlog.core.text import json_shown
 from optlog.paths import Workspace
-from optlog.store import plainread, plaintodos, readcache, todoinbox
+from optlog.store import plainread, readcache, todoinbox
 
 
 def answer(ws: Workspace, key: str, st: readcache.Stamp, *, todos: bool, pg: Any = None,
@@ -34,7 +34,7 @@ def answer(ws: Workspace, key: str, st: readcache.Stamp, *, todos: bool, pg: Any
     if not readcache.base_answered(ws, st):
         return None
     said: list[str] = []
-    doc = plainread.document(ws, jsondoc.loads(key), pg, said)
+    doc = plainread.document(ws, jsondoc.loads(key), pg, said, status=_status)
     if notices is not None:
         notices.extend(said)  # said even when the read falls back: the index is written already
     if doc is None:
@@ -44,6 +44,12 @@ def answer(ws: Workspace, key: str, st: readcache.Stamp, *, todos: bool, pg: Any
     if not said and after is not None and after.key == st.key:  # no write raced the read, nothing narrated
         readcache.put(ws, key, after, text, full=False)
     return text
+
+
+def _status(con: Any, ws: Workspace) -> dict[str, Any] | None:
+    from optlog.store.plainstatus import status  # deferred: status's rules (core.statusdoc, core.discriminate: ~25 ms), which a read the cache answers never needs
+
+    return status(con, ws)
 
 
 def facts(pg: Any) -> Callable[[], readcache.DbFacts | None] | None:
@@ -69,4 +75,6 @@ def apply_queued(ws: Workspace, pg: Any = None) -> None:
     st = readcache.stamp(ws, facts(pg), todos=False)  # nothing live, no journal, the file as stamped
     if st is None or not readcache.base_answered(ws, st):
         return
-    plaintodos.drain(ws, ws.sqlite_file, pg)
+    from optlog.store.plaintodos import drain  # deferred: applying a list (core.todos' checks): only after the hook
+
+    drain(ws, ws.sqlite_file, pg)

@@ -20,7 +20,6 @@ from optlog.core.text import json_shown, shown
 from optlog.errors import OptlogError, plain
 from optlog.paths import find_workspace
 from optlog.api import firstread
-from optlog.cli import statustext
 from optlog.api.cache import READS, readcache, todoinbox
 from optlog.core import jsondoc
 from optlog import settings
@@ -162,8 +161,10 @@ def serve(args: list[str]) -> bool:
             PENDING = Pending(ws, k[1], st, pg=pg is not None)
         return False
     if as_text:
+        from optlog.cli.statustext import status_human  # deferred: a person's status text (core.posthoc, core.expr); a --json read never loads it
+
         try:
-            text = statustext.status_human(jsondoc.loads(text))
+            text = status_human(jsondoc.loads(text))
         except KeyError:
             return False  # a call CALL_SHAPES does not spell: the full path says it
         try:

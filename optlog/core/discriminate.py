@@ -128,7 +128,7 @@ def relations(hyps: dict[str, Hyp]) -> tuple[dict[str, list[str]], dict[str, lis
 
 
 def pairs(hyps: dict[str, Hyp], only: str | None = None,
-          rel: tuple[dict[str, list[str]], dict[str, list[str]]] | None = None) -> list[tuple[Hyp, Hyp, str]]:
+          index: tuple[dict[str, list[str]], dict[str, list[str]]] | None = None) -> list[tuple[Hyp, Hyp, str]]:
     """(hypothesis, other, relation) for each hypothesis with a rival or a pivot parent that the
     evidence has not told apart (`told_apart`), or every pair of `only`. The undecided one comes
     first; relation is what the other is to it: rival, parent or child.
@@ -139,7 +139,7 @@ def pairs(hyps: dict[str, Hyp], only: str | None = None,
     out: list[tuple[Hyp, Hyp, str]] = []
     seen: set[frozenset[str]] = set()
     decided = ("confirmed", "falsified")
-    named_by, children = rel if rel is not None else relations(hyps)
+    named_by, children = index if index is not None else relations(hyps)
     if only is None:
         order = sorted(hyps.values(), key=lambda x: x.id)
     else:  # the hypotheses a pair of `only` can come from: itself and its neighbours (the others make none)

@@ -6,7 +6,6 @@ status, activeForm}. Priority may be missing; unknown keys are kept and returned
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -167,10 +166,3 @@ def rows_after(incoming: list[TodoIn], existing: list[tuple[str, str]],
             out.append((inc, None, tid, pos))
     return keep, out
 
-
-def new_id(taken: set[str]) -> str:
-    """A fresh todo id (`t` and 6 hex digits) not in `taken`."""
-    while True:
-        tid = "t" + secrets.token_hex(3)
-        if tid not in taken:
-            return tid

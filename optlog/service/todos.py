@@ -13,12 +13,13 @@ from typing import Any
 
 from optlog.core.limits import LIMITS
 from optlog.core.timeutil import now_iso
-from optlog.core.todos import TodoIn, check_priority, check_status, list_owner_of, new_id, parse_todowrite, rows_after
+from optlog.core.todos import TodoIn, check_priority, check_status, list_owner_of, parse_todowrite, rows_after
 from optlog.errors import BadInput, not_found, param
 from optlog.needs import Files, Index, Reads
 from optlog.service import documents
 from optlog.service.refs import require
 from optlog.store import todoinbox
+from optlog.store.plaintodos import new_id
 from optlog.store.todorows import (
     last_position,
     list_owner,

@@ -23,7 +23,6 @@ from typing import Any
 
 from optlog.core import jsondoc
 from optlog.core import labels as L
-from optlog.core import statusdoc as SD
 from optlog.core.shape import page_facts
 from optlog.paths import Workspace
 from optlog.store import readcache
@@ -100,13 +99,15 @@ def _mark(con: Any) -> str:
     return "?" if isinstance(con, sqlite3.Connection) else "%s"
 
 
-def document(ws: Workspace, cmd: list[str], pg: Any = None, notices: list[str] | None = None) -> dict[str, Any] | None:
+def document(ws: Workspace, cmd: list[str], pg: Any = None, notices: list[str] | None = None,
+             status: Callable[[Any, Workspace], dict[str, Any] | None] | None = None) -> dict[str, Any] | None:
     """The document of the read `cmd` (its words, without `--json`): `status`, `todo list`,
     `hypothesis list`, `run list --limit N`, on the SQLite file or (`pg`) a `pg_connect`
     connection; None for another read, or where this module cannot answer it exactly, or on any
     database error (the full path says what is wrong). A read that shows the hypotheses first
     re-indexes the files changed since they were indexed (`store.plainindex`, SQLite), with the
-    full path's notices appended to `notices`."""
+    full path's notices appended to `notices`. `status`: `store.plainstatus.status`, which the
+    caller loads only when it asks for a status (status's rules cost ~25 ms to import)."""
     sqlite_file, hypotheses_dir = ws.sqlite_file, ws.hypotheses_dir
     errors: tuple[type[BaseException], ...] = (sqlite3.Error, OSError, ValueError, KeyError, TypeError)
     if pg is not None:
@@ -125,7 +126,7 @@ def document(ws: Workspace, cmd: list[str], pg: Any = None, notices: list[str] |
         con = pg if pg is not None else connect(sqlite_file)  # type: ignore[arg-type]
         try:
             if cmd == ["status"]:
-                return status(con, ws)
+                return status(con, ws) if status is not None else None
             if cmd == ["todo", "list"]:
                 return todo_list(con)
             if cmd == ["hypothesis", "list"]:
@@ -345,79 +346,3 @@ def due_memo(q: Query) -> tuple[int | None, Any]:
     except ValueError:
         memo = None  # not ours to trust: worked out again
     return gen, memo
-
-
-class _Pred:
-    """A prediction as `core.statusdoc` reads it, from its JSON dump."""
-
-    __slots__ = ("id", "status", "post_hoc")
-
-    def __init__(self, p: dict[str, Any]) -> None:
-        self.id, self.status, self.post_hoc = p["id"], p["status"], p.get("post_hoc")
-
-
-class IndexedDoc:
-    """A hypothesis as `core.statusdoc` reads it (`core.hypothesis.HypothesisDoc`'s attributes),
-    from the index's JSON dump of its model."""
-
-    def __init__(self, d: dict[str, Any]) -> None:
-        self.doc = d
-        self.id: str = d["id"]
-        self.title: str = d["title"]
-        self.created: str | None = d.get("created")
-        self.parent: str | None = d.get("parent")
-        self.rivals: list[str] = list(d.get("rivals") or ())
-        self.status: str = d["status"]
-        self.auto_status: str | None = d.get("auto_status")
-        self.override: dict[str, Any] | None = d.get("override") or None
-        self.predictions = [_Pred(p) for p in d.get("predictions") or ()]
-        self.verdicts: list[dict[str, Any]] = list(d.get("verdicts") or ())
-        self.history: list[dict[str, Any]] = list(d.get("history") or ())
-
-    def effective_status(self) -> str:
-        return self.override["status"] if self.override else (self.auto_status or self.status)
-
-
-def verdicts_due(q: Query, ws: Workspace, docs: dict[str, IndexedDoc]) -> dict[str, str] | None:
-    """`service.verdicts.due` from its memo alone: None unless the memo was kept under the current
-    evidence counter and ceilings and holds every hypothesis with predictions as it is now (else
-    the full path works it out from the runs)."""
-    hs = {h: d for h, d in docs.items() if d.predictions and not d.override}
-    if not hs:
-        return {}
-    ceil_key = readcache.noted_ceilings(ws)
-    gen, memo = due_memo(q)
-    if ceil_key is None or gen is None or not isinstance(memo, dict) or memo.get("gen") != gen \
-            or memo.get("ceilings") != ceil_key:
-        return None
-    known = memo.get("hyps") or {}
-    out: dict[str, str] = {}
-    for h, d in hs.items():
-        k = known.get(h)
-        preds = d.doc.get("predictions") or []
-        vs = d.verdicts
-        if not (isinstance(k, list) and len(k) == 2 and k[0] == SD.due_digest(preds, None, vs[-1] if vs else None)):
-            return None
-        if k[1]:
-            out[h] = str(k[1])
-    return out
-
-
-def status(con: Any, ws: Workspace) -> dict[str, Any] | None:
-    """`status` (the caller has checked nothing is live and no todo list is queued): None when a
-    hypothesis file changed since it was indexed, or what is due must be worked out from the runs."""
-    indexed = indexed_docs(con, ws.hypotheses_dir)
-    if indexed is None:
-        return None
-    docs = {h: IndexedDoc(d) for h, d in indexed.items()}
-    q = query(con)
-    latest, last_at = SD.latest_verdicts(docs)
-    f = run_facts(q, latest[0]["at"] if latest else "", SD.LIVE_CAP)
-    if f.live_total:
-        return None  # which hypotheses are testing: the full path (recovery first)
-    runs = SD.runs_section(f, set())
-    why = verdicts_due(q, ws, docs) if runs["total"] else {}
-    if why is None:
-        return None
-    owner = sync_value(q, TODO_OWNER_KEY)
-    return SD.document(str(ws.root), docs, latest, last_at, runs, why, todo_list(con)["todos"], planned_for(q), owner)

@@ -16,17 +16,26 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 from pathlib import Path
 from typing import Any
 
 from optlog.core import jsondoc
 from optlog.core.limits import LIMITS
 from optlog.core.timeutil import now_iso
-from optlog.core.todos import list_owner_of, new_id, parse_todowrite, rows_after
+from optlog.core.todos import list_owner_of, parse_todowrite, rows_after
 from optlog.paths import Workspace
 from optlog.store import todoinbox
 from optlog.store.plainread import TODO_OWNER_KEY
 from optlog.store.plainwrite import BUMP_SQL, Writer, writing
+
+
+def new_id(taken: set[str]) -> str:
+    """A fresh todo id (`t` and 6 hex digits) not in `taken` (service.todos makes its ids here too)."""
+    while True:
+        tid = "t" + secrets.token_hex(3)
+        if tid not in taken:
+            return tid
 
 
 class _Refused(Exception):

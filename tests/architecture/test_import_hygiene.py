@@ -58,6 +58,11 @@ DEFERRABLE_OWN: dict[str, tuple[str, str]] = {
     # the faces' doorways: a command that does not need the package behind one never loads it
     "optlog.cli.main": ("optlog/cli/__init__.py", "click and the command tree: a read-cache hit answers without them"),
     "optlog.api.session": ("optlog/cli/main.py", "the workspace (store, git): --version and --help skip it"),
+    "optlog.store.plaintodos": ("optlog/api/firstread.py", "applying a queued todo list: only a read after the hook"),
+    "optlog.store.plainstatus": ("optlog/api/firstread.py", "status's rules (core.statusdoc, core.discriminate, "
+                                                               "~25 ms): a read the read cache answers never loads them"),
+    "optlog.cli.statustext": ("optlog/cli/fast.py", "a person's status text (core.posthoc, core.expr): a --json read "
+                                                    "never loads it"),
     "optlog.store.plainindex": ("optlog/store/plainread.py", "the hypothesis model (pydantic, YAML): only a first "
                                                               "read that finds a changed hypothesis file loads it"),
     "optlog.store.db": ("optlog/api/session.py", "SQLAlchemy: only an error of the database itself needs it"),
