@@ -16,7 +16,7 @@ import shlex
 from collections.abc import Callable
 from typing import Any
 
-from optlog.core import posthoc as PH
+from optlog.core import prereg as PH
 from optlog.core.numfmt import fmt_num
 from optlog.core.statuses import STATUS_GLYPH, reader_text
 

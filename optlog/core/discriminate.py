@@ -42,6 +42,7 @@ from optlog.core import proposal as P
 from optlog.core.diagnosis import estimate_work
 from optlog.core.numfmt import fmt_verdict
 from optlog.core.units import higher_is_better
+from optlog.core.family import ancestors, pairs, refines, relations  # noqa: F401  (this module's family reading)
 from optlog.core.statuses import told_apart
 from optlog.errors import param
 from optlog.core.verdict import RunRow, comparison_key, hypothesis_status, invert, quiet_text, region_of
@@ -96,76 +97,6 @@ class Hyp:
 
     def judged_status(self) -> str:
         return hypothesis_status([r["status"] for r in self.results.values()], False) if self.results else self.status
-
-
-def ancestors(hyps: dict[str, Hyp], hid: str) -> set[str]:
-    """The ids of `hid`'s parent, its parent's parent, … (a cycle ends the walk)."""
-    out: set[str] = set()
-    cur = hyps.get(hid)
-    while cur is not None and cur.parent and cur.parent not in out and cur.parent != hid:
-        out.add(cur.parent)
-        cur = hyps.get(cur.parent)
-    return out
-
-
-def _refines(hyps: dict[str, Hyp], h: Hyp, o: Hyp) -> bool:
-    """Whether one of the two descends from the other (or they are one): a refinement, no rival."""
-    return h.id == o.id or o.id in ancestors(hyps, h.id) or h.id in ancestors(hyps, o.id)
-
-
-def relations(hyps: dict[str, Hyp]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    """(for each hypothesis, the hypotheses that name it a rival; its children), each in id order:
-    worked out once, so `pairs` of one hypothesis reads its neighbours only (`status` asks it of
-    every hypothesis: reading all of them each time made `status` cubic in the hypotheses)."""
-    named_by: dict[str, list[str]] = {}
-    children: dict[str, list[str]] = {}
-    for x in sorted(hyps.values(), key=lambda x: x.id):
-        for r in dict.fromkeys(x.rivals):
-            named_by.setdefault(r, []).append(x.id)
-        if x.parent:
-            children.setdefault(x.parent, []).append(x.id)
-    return named_by, children
-
-
-def pairs(hyps: dict[str, Hyp], only: str | None = None,
-          index: tuple[dict[str, list[str]], dict[str, list[str]]] | None = None) -> list[tuple[Hyp, Hyp, str]]:
-    """(hypothesis, other, relation) for each hypothesis with a rival or a pivot parent that the
-    evidence has not told apart (`told_apart`), or every pair of `only`. The undecided one comes
-    first; relation is what the other is to it: rival, parent or child.
-
-    A hypothesis is never paired with itself or its own ancestors as rivals (issue 44): a child
-    refines a parent that stands, so there is nothing to tell apart. The parent is a pair only when
-    it is falsified: the child pivoted away from it, an alternative explanation of the same numbers."""
-    out: list[tuple[Hyp, Hyp, str]] = []
-    seen: set[frozenset[str]] = set()
-    decided = ("confirmed", "falsified")
-    named_by, children = index if index is not None else relations(hyps)
-    if only is None:
-        order = sorted(hyps.values(), key=lambda x: x.id)
-    else:  # the hypotheses a pair of `only` can come from: itself and its neighbours (the others make none)
-        near = {only, *named_by.get(only, ()), *children.get(only, ())}
-        if only in hyps:
-            near.update(hyps[only].rivals)
-        order = sorted((hyps[i] for i in near if i in hyps), key=lambda x: x.id)
-    for h in order:
-        others = [(r, "rival") for r in h.rivals] + ([(h.parent, "parent")] if h.parent else [])
-        others += [(x, "rival") for x in named_by.get(h.id, ())]
-        for oid, rel in others:
-            o = hyps.get(oid)
-            key = frozenset((h.id, oid))
-            if o is None or key in seen or (only is not None and only not in key):
-                continue
-            if rel == "parent" and o.judged_status() != "falsified" or rel == "rival" and _refines(hyps, h, o):
-                continue
-            seen.add(key)
-            if only is None and told_apart(h.judged_status(), o.judged_status()):
-                continue
-            if h.judged_status() in decided and o.judged_status() not in decided or (only == o.id and only != h.id):
-                h2, o2, rel = o, h, {"parent": "child", "child": "parent"}.get(rel, rel)
-                out.append((h2, o2, rel))
-            else:
-                out.append((h, o, rel))
-    return out
 
 
 # ---------------------------------------------------------------- side by side

@@ -20,34 +20,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from optlog.core import expr as E
-
-NOTE = "post-hoc"
-
-# The pre-registration states (issue 44), the one vocabulary every face says them with. A mark's
-# `state` is absent for post-hoc (marks written before the middle state existed are post-hoc) and
-# "baseline-known" for a prediction some of whose groups had runs when it was written but whose
-# outcome could not be computed then: the common "new variant against a measured baseline". It is
-# weaker than pre-registered (the baseline's numbers were seen) and not post-hoc (the claim could
-# not have been fitted to its outcome), and a hypothesis's status does not rest on post-hoc
-# predictions because of it.
-PRE_REGISTERED = "pre-registered"
-BASELINE_KNOWN = "baseline-known"
-POST_HOC = "post-hoc"
-STATES = (PRE_REGISTERED, BASELINE_KNOWN, POST_HOC)
-SAID = {PRE_REGISTERED: "pre-registered", BASELINE_KNOWN: "baseline known", POST_HOC: NOTE}
-
-
-def state(mark: Any) -> str:
-    """A mark's pre-registration state: pre-registered (no mark), baseline-known or post-hoc."""
-    if not mark:
-        return PRE_REGISTERED
-    return BASELINE_KNOWN if _get(mark, "state") == BASELINE_KNOWN else POST_HOC
-
-
-def is_post_hoc(mark: Any) -> bool:
-    """Written when its outcome could be computed (the mark that qualifies a hypothesis's status)."""
-    return state(mark) == POST_HOC
-
+from optlog.core.prereg import (BASELINE_KNOWN, NOTE, POST_HOC, PRE_REGISTERED, SAID, STATES,  # noqa: F401  (re-exported)
+                                 is_post_hoc, mark_field, state)
 
 def said(mark: Any) -> str:
     """The state in a few words: `post-hoc`, `baseline known` (empty when pre-registered)."""
@@ -85,14 +59,10 @@ def ranges(ids: Iterable[int]) -> str:
     return ", ".join(out)
 
 
-def _get(mark: Any, key: str) -> Any:
-    return mark.get(key) if isinstance(mark, Mapping) else getattr(mark, key, None)
-
-
 def words(mark: Any) -> str:
     """`post-hoc: written after runs 1–40` (the run numbers of the clone that wrote it), or
     `baseline known: written after runs 1–3` for a mark of that state."""
-    runs = list(_get(mark, "runs") or [])
+    runs = list(mark_field(mark, "runs") or [])
     name = said(mark) or NOTE
     if not runs:
         return name
@@ -104,7 +74,7 @@ def record(mark: Any) -> dict[str, Any]:
     """The mark as a verdict's record carries it (plain data): when and after which runs (and its
     state when not post-hoc). The uids stay in the prediction's own mark, once, rather than in every
     verdict appended to the file."""
-    out = {"at": _get(mark, "at"), "runs": list(_get(mark, "runs") or [])}
+    out = {"at": mark_field(mark, "at"), "runs": list(mark_field(mark, "runs") or [])}
     if state(mark) == BASELINE_KNOWN:
         out["state"] = BASELINE_KNOWN
     return out
@@ -173,13 +143,13 @@ def hypothesis_words(status: str, ids: list[str]) -> str:
 def verdict_words(verdict: Any) -> str:
     """What a hypothesis verdict's post-hoc predictions were written after: `post-hoc: written after
     runs 1–40` (the runs of every prediction its status rests on, together); empty when none."""
-    ids = set(_get(verdict, "post_hoc") or [])
+    ids = set(mark_field(verdict, "post_hoc") or [])
     if not ids:
         return ""
     runs: set[int] = set()
-    for p in _get(verdict, "predictions") or []:
+    for p in mark_field(verdict, "predictions") or []:
         if isinstance(p, Mapping) and p.get("id") in ids and is_post_hoc(p.get("post_hoc")):
-            runs.update(_get(p["post_hoc"], "runs") or [])
+            runs.update(mark_field(p["post_hoc"], "runs") or [])
     return words({"runs": sorted(runs)})
 
 

@@ -16,8 +16,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from optlog.core import discriminate as D
-from optlog.core import posthoc as PH
+from optlog.core import family as F
+from optlog.core import prereg as PH
 from optlog.core.shape import fit
 from optlog.core.statuses import LIVE_RUN_STATUSES, told_apart
 from optlog.core.todos import open_first
@@ -164,14 +164,14 @@ def _notice(clone: bool, has_docs: bool, total: int) -> str | None:
 def _undecided_rival(docs: dict[str, Any]) -> tuple[str, str] | None:
     """The newest hypothesis with predictions whose rival (or pivot parent) the evidence has not told
     apart from it (core.statuses.told_apart: both confirmed is not told apart), with that other."""
-    hyps = {x.id: D.Hyp(x.id, parent=x.parent, rivals=list(x.rivals), status=x.effective_status())
+    hyps = {x.id: F.Kin(x.id, parent=x.parent, rivals=list(x.rivals), status=x.effective_status())
             for x in docs.values()}
-    rel = D.relations(hyps)  # once: each hypothesis's pairs read its neighbours only
+    rel = F.relations(hyps)  # once: each hypothesis's pairs read its neighbours only
     for d in sorted(docs.values(), key=lambda d: (d.created or "", d.id), reverse=True):
         st = d.effective_status()
         if not d.predictions or st == "falsified":
             continue
-        for h, o, _rel in D.pairs(hyps, d.id, rel):  # the pairs `next` tells apart (no ancestor it refines)
+        for h, o, _rel in F.pairs(hyps, d.id, rel):  # the pairs `next` tells apart (no ancestor it refines)
             other = docs[o.id if h.id == d.id else h.id]
             if other.predictions and not told_apart(st, other.effective_status()):
                 return d.id, other.id

@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 
 from optlog.core import discriminate as D
+from optlog.core import family as F
 from optlog.core import statusdoc as SD
 from optlog.core.statuses import told_apart
 
@@ -24,7 +25,7 @@ def _reference(hyps: dict[str, D.Hyp], only: str | None = None) -> list[tuple[st
             key = frozenset((h.id, oid))
             if o is None or key in seen or (only is not None and only not in key):
                 continue
-            if rel == "parent" and o.judged_status() != "falsified" or rel == "rival" and D._refines(hyps, h, o):
+            if rel == "parent" and o.judged_status() != "falsified" or rel == "rival" and D.refines(hyps, h, o):
                 continue
             seen.add(key)
             if only is None and told_apart(h.judged_status(), o.judged_status()):
@@ -82,6 +83,6 @@ def test_statuss_next_reads_each_hypothesiss_neighbours_once(monkeypatch) -> Non
         seen.append(len(items))
         return sorted(items, **k)
 
-    monkeypatch.setattr(D, "sorted", counting, raising=False)
+    monkeypatch.setattr(F, "sorted", counting, raising=False)
     assert SD._undecided_rival(docs) is None
     assert sum(seen) <= 20 * len(docs), sum(seen)

@@ -1,0 +1,94 @@
+"""A family of hypotheses as `next` and `status` read it: parents, children and rivals, and the
+pairs the evidence has not told apart. Standard library only (a hypothesis is read by attribute:
+`id`, `parent`, `rivals`, `judged_status()`), so `status`'s first read after a change
+(`core.statusdoc`, issue 47) reads it without the verdict engine that `core.discriminate` loads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from optlog.core.statuses import told_apart
+
+
+@dataclass
+class Kin:
+    """A hypothesis as a family reads it (`core.discriminate.Hyp` is one with its evidence)."""
+
+    id: str
+    parent: str | None = None
+    rivals: list[str] = field(default_factory=list)
+    status: str = "open"
+
+    def judged_status(self) -> str:
+        return self.status
+
+
+def ancestors(hyps: dict[str, Any], hid: str) -> set[str]:
+    """The ids of `hid`'s parent, its parent's parent, … (a cycle ends the walk)."""
+    out: set[str] = set()
+    cur = hyps.get(hid)
+    while cur is not None and cur.parent and cur.parent not in out and cur.parent != hid:
+        out.add(cur.parent)
+        cur = hyps.get(cur.parent)
+    return out
+
+
+def refines(hyps: dict[str, Any], h: Any, o: Any) -> bool:
+    """Whether one of the two descends from the other (or they are one): a refinement, no rival."""
+    return h.id == o.id or o.id in ancestors(hyps, h.id) or h.id in ancestors(hyps, o.id)
+
+
+def relations(hyps: dict[str, Any]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """(for each hypothesis, the hypotheses that name it a rival; its children), each in id order:
+    worked out once, so `pairs` of one hypothesis reads its neighbours only (`status` asks it of
+    every hypothesis: reading all of them each time made `status` cubic in the hypotheses)."""
+    named_by: dict[str, list[str]] = {}
+    children: dict[str, list[str]] = {}
+    for x in sorted(hyps.values(), key=lambda x: x.id):
+        for r in dict.fromkeys(x.rivals):
+            named_by.setdefault(r, []).append(x.id)
+        if x.parent:
+            children.setdefault(x.parent, []).append(x.id)
+    return named_by, children
+
+
+def pairs(hyps: dict[str, Any], only: str | None = None,
+          index: tuple[dict[str, list[str]], dict[str, list[str]]] | None = None) -> list[tuple[Any, Any, str]]:
+    """(hypothesis, other, relation) for each hypothesis with a rival or a pivot parent that the
+    evidence has not told apart (`told_apart`), or every pair of `only`. The undecided one comes
+    first; relation is what the other is to it: rival, parent or child.
+
+    A hypothesis is never paired with itself or its own ancestors as rivals (issue 44): a child
+    refines a parent that stands, so there is nothing to tell apart. The parent is a pair only when
+    it is falsified: the child pivoted away from it, an alternative explanation of the same numbers."""
+    out: list[tuple[Any, Any, str]] = []
+    seen: set[frozenset[str]] = set()
+    decided = ("confirmed", "falsified")
+    named_by, children = index if index is not None else relations(hyps)
+    if only is None:
+        order = sorted(hyps.values(), key=lambda x: x.id)
+    else:  # the hypotheses a pair of `only` can come from: itself and its neighbours (the others make none)
+        near = {only, *named_by.get(only, ()), *children.get(only, ())}
+        if only in hyps:
+            near.update(hyps[only].rivals)
+        order = sorted((hyps[i] for i in near if i in hyps), key=lambda x: x.id)
+    for h in order:
+        others = [(r, "rival") for r in h.rivals] + ([(h.parent, "parent")] if h.parent else [])
+        others += [(x, "rival") for x in named_by.get(h.id, ())]
+        for oid, rel in others:
+            o = hyps.get(oid)
+            key = frozenset((h.id, oid))
+            if o is None or key in seen or (only is not None and only not in key):
+                continue
+            if rel == "parent" and o.judged_status() != "falsified" or rel == "rival" and refines(hyps, h, o):
+                continue
+            seen.add(key)
+            if only is None and told_apart(h.judged_status(), o.judged_status()):
+                continue
+            if h.judged_status() in decided and o.judged_status() not in decided or (only == o.id and only != h.id):
+                h2, o2, rel = o, h, {"parent": "child", "child": "parent"}.get(rel, rel)
+                out.append((h2, o2, rel))
+            else:
+                out.append((h, o, rel))
+    return out
