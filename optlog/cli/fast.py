@@ -164,19 +164,15 @@ def serve(args: list[str]) -> bool:
         from optlog.cli.statustext import status_human  # deferred: a person's status text (core.posthoc, core.expr); a --json read never loads it
 
         try:
-            text = status_human(jsondoc.loads(text))
+            out = shown(status_human(jsondoc.loads(text)))
         except KeyError:
             return False  # a call CALL_SHAPES does not spell: the full path says it
-        try:
-            sys.stdout.write(shown(text) + "\n")
-            sys.stdout.flush()
-        except BrokenPipeError:
-            return False
-        return True
-    if sys.stdout.isatty():  # the same rendering as `emit`: indented for a person
-        text = json.dumps(jsondoc.loads(text), indent=2, ensure_ascii=False)
+    else:
+        if sys.stdout.isatty():  # the same rendering as `emit`: indented for a person
+            text = json.dumps(jsondoc.loads(text), indent=2, ensure_ascii=False)
+        out = json_shown(text)
     try:
-        sys.stdout.write(json_shown(text) + "\n")
+        sys.stdout.write(out + "\n")
         sys.stdout.flush()
     except BrokenPipeError:
         return False
