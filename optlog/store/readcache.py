@@ -217,17 +217,25 @@ def note_ceilings(ws: Workspace, ceil_key: str) -> None:
                 return
     except (OSError, UnicodeDecodeError):
         pass
+    _replace(path, text, "ascii")
+
+
+def _replace(path: str, text: str, encoding: str) -> bool:
+    """Write `text` to `path` whole or not at all (a temporary file renamed over it); False on an
+    OSError, the temporary file removed. Standard library only: the cached path loads no yamlio."""
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(tmp, "w", encoding="ascii") as f:
+        with open(tmp, "w", encoding=encoding) as f:
             f.write(text)
         os.replace(tmp, path)
+        return True
     except OSError:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        return False
 
 
 def noted_ceilings(ws: Workspace) -> str | None:
@@ -281,21 +289,13 @@ def put(ws: Workspace, key: str, st: Stamp, text: str, *, full: bool = True) -> 
     if not st.settled or "\n" in key:
         return False
     path = _file(ws, key)
-    tmp = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         _prune(os.path.dirname(path))
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(f"{st.key} {key}\n{text}")
-        os.replace(tmp, path)
-        if full and st.base:
-            with open(tmp, "w", encoding="ascii") as f:
-                f.write(st.base)
-            os.replace(tmp, os.path.join(os.path.dirname(path), BASE_FILE))
     except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        return False
+    if not _replace(path, f"{st.key} {key}\n{text}", "utf-8"):
+        return False
+    if full and st.base and not _replace(os.path.join(os.path.dirname(path), BASE_FILE), st.base, "ascii"):
         return False
     return True
