@@ -260,6 +260,9 @@ class Candidate:
     # source `quiet`: the runs measured under load that decide the outcome, their cells (the labels
     # their predictions vary), and the launches they came from: re-run those first, on a quiet machine
     rerun: dict[str, Any] = field(default_factory=dict)
+    # what sizing `levels` to the machine capped or left out (core.proposal: CPUs, memory), as said in
+    # the pair's notes: the written spec's header says it beside the levels it explains
+    sized: list[str] = field(default_factory=list)
 
 
     def as_dict(self) -> dict[str, Any]:
@@ -356,11 +359,9 @@ def claim_candidates(h: Hyp, o: Hyp, noise: float | None, res: P.Resources = P.R
             nums = _numbers(tested) if tested else None
             if per and nums and len(both) == 0:
                 lv, cut = P.fit_levels(per, _extend(nums, 1), res)
-                if cut:
-                    notes.append(cut)
-                lv, cut = fit_batch(per, lv, nums, res, memory, _runs_of([res_p, res_q]))
-                if cut:
-                    notes.append(cut)
+                lv, cut2 = fit_batch(per, lv, nums, res, memory, _runs_of([res_p, res_q]))
+                sized = [c for c in (cut, cut2) if c]
+                notes += sized
                 if not lv:
                     continue
                 out.append(Candidate(
@@ -368,7 +369,7 @@ def claim_candidates(h: Hyp, o: Hyp, noise: float | None, res: P.Resources = P.R
                     {h.id: [{"level": x, "outcome": f"{rp[0]} {rp[1].text()}"} for x in lv],
                      o.id: [{"level": x, "outcome": f"{rq[0]} {rq[1].text()}"} for x in lv]},
                     gap / (noise or gap), f"{p.id} and {q.id} have never been judged at one level together",
-                    p.metric, _runs_of([res_p, res_q]), _fixed(p)))
+                    p.metric, _runs_of([res_p, res_q]), _fixed(p), sized=sized))
     return out, notes
 
 
@@ -419,11 +420,12 @@ def scaling_candidates(h: Hyp, o: Hyp, runs: dict[int, RunRow], noise: float | N
             levels, cut = P.fit_levels(label, levels, res)
             if cut:
                 notes.append(cut + ("" if levels else f": no {label} past the {fmt_verdict(xs[-1])} measured"))
-            levels, cut = fit_batch(label, levels, xs, res, memory, _runs_of([res_p, res_q]))
-            if cut:
-                notes.append(cut)
+            levels, cut2 = fit_batch(label, levels, xs, res, memory, _runs_of([res_p, res_q]))
+            if cut2:
+                notes.append(cut2)
             if not levels:
                 continue
+            sized = [c for c in (cut, cut2) if c]
             ref = xs[0]
             pred = {}
             for hid, (_, reg) in ((h.id, rp), (o.id, rq)):
@@ -434,7 +436,8 @@ def scaling_candidates(h: Hyp, o: Hyp, runs: dict[int, RunRow], noise: float | N
                                  pred, sep, f"{p.id} claims {rp[0]} {rp[1].text()}, {q.id} {rq[1].text()}: over "
                                  f"{label} {fmt_verdict(xs[0])}–{fmt_verdict(levels[-1])} their lines part by "
                                  f"{fmt_verdict(math.exp(dk * math.log(levels[-1] / ref)))}x, against a noise of "
-                                 f"{_fmt(noise)} (sd of log)", p.metric, _runs_of([res_p, res_q]), dict(p.a)))
+                                 f"{_fmt(noise)} (sd of log)", p.metric, _runs_of([res_p, res_q]), dict(p.a),
+                                 sized=sized))
     return out, notes
 
 
@@ -555,6 +558,7 @@ def roofline_candidates(h: Hyp, o: Hyp, runs: dict[int, RunRow], ceilings: dict[
                 levels, cut = fit_batch(axis, levels, nums, machine, memory, ids)
                 if cut:
                     notes.append(cut)
+                sized = [cut] if cut else []
                 if not levels:
                     continue
                 span = lambda x: float(x) / float(L.as_number(ref) or 1.0)  # noqa: E731
@@ -575,6 +579,7 @@ def roofline_candidates(h: Hyp, o: Hyp, runs: dict[int, RunRow], ceilings: dict[
                 levels, cut = P.fit_levels(axis, levels, machine)
                 if cut:
                     notes.append(cut)
+                sized = [cut] if cut else []
                 if not levels:
                     continue
                 r = split_of(ref)
@@ -593,7 +598,7 @@ def roofline_candidates(h: Hyp, o: Hyp, runs: dict[int, RunRow], ceilings: dict[
                 "roofline", axis, levels, [ref], repeats_for(gap, noise), pred, sep,
                 f"{h.id} names a {bh} bound ({WHY[(kind, bh)]}); {o.id} a {bo} bound ({WHY[(kind, bo)]}){note}",
                 p.metric, ids, {k: v for k, v in p.a.items() if k != axis and k in p.b
-                                and L.canonical(p.b[k]) == L.canonical(v)}, also))
+                                and L.canonical(p.b[k]) == L.canonical(v)}, also, sized=sized))
     if not out and not notes:
         notes.append(f"no label their selectors vary is an axis the roofline reads (a batch such as concurrency or "
                      f"slots, a tensor-parallel split): vary one to tell {bh} from {bo}")

@@ -65,9 +65,7 @@ def analyse(ctx: Reads, hid: str | None = None, *, write: bool = True) -> docume
             e["best"] = 0
             e["spec"], e["spec_note"] = (None, "not written (--no-write)")
             if write:
-                sized = [n for n in e.get("notes") or [] if best.axis and n.startswith(
-                    (f"{best.axis} ", f"memory not checked for {best.axis} "))]  # its levels' fit to the machine
-                e["spec"], e["spec_note"], cost = _write_spec(ctx, e["hypothesis"], e["other"], best, ev, tuple(sized))
+                e["spec"], e["spec_note"], cost = _write_spec(ctx, e["hypothesis"], e["other"], best, ev)
                 e["candidates"][0] = best.as_dict()  # what the checks changed in it (an axis not raised)
                 if cost is not None:
                     e["cost"] = cost
@@ -84,12 +82,11 @@ def _launch_of(best: D.Candidate, ev: Any) -> int | None:
     return launches.most_common(1)[0][0] if launches else None
 
 
-def _write_spec(ctx: Reads, hid: str, other: str, best: D.Candidate, ev: Any,
-                sized: tuple[str, ...] = ()) -> tuple[str | None, str, dict[str, Any] | None]:
+def _write_spec(ctx: Reads, hid: str, other: str, best: D.Candidate,
+                ev: Any) -> tuple[str | None, str, dict[str, Any] | None]:
     """Write `runs/next-<hid>.yaml` from the launch the candidate's evidence came from, checked
-    against what it edits (core.proposal) and costed (core.costing); (path, note, cost). `sized`:
-    what sizing the axis's levels to the machine left out or capped (CPUs, memory), said in the
-    file's header as in the document's notes."""
+    against what it edits (core.proposal) and costed (core.costing); (path, note, cost). What sizing
+    the candidate's levels to the machine left out or capped (`best.sized`) is in its header."""
     lid = _launch_of(best, ev)
     if lid is None and best.source == "quiet":  # re-run the loaded cells (core.discriminate.quiet_candidates)
         return None, ("the evidence was recorded, not launched: no launch to derive a spec from; re-run "
@@ -194,7 +191,7 @@ def _write_spec(ctx: Reads, hid: str, other: str, best: D.Candidate, ev: Any,
             + (f" --when-quiet {best.rerun.get('when_quiet')}" if best.source == "quiet" else "")]
     if cost is not None:
         head.append(f"# cost: {cost.text()}")
-    head += [f"# note: {n}" for n in [*notes[1:], *sized]]
+    head += [f"# note: {n}" for n in [*notes[1:], *best.sized]]
     for h, rows in best.predicted.items():
         head.append(f"# {h} predicts: " + "; ".join(f"{axis}={r['level']}: {r['outcome']}" for r in rows))
     # a file is read by no face: a parameter a note names reads as its name (the Launch line is the command)
