@@ -120,8 +120,14 @@ def test_pre_registered_then_post_hoc_at_add_and_edit(ws, monkeypatch):
         assert opened["pending"]["predictions"] == [{"id": "pending.p1", "status": "untested", "post_hoc": True,
                                                    "preregistration": "post-hoc"}]
 
+    # the text says it of every post-hoc verdict it shows: comm-bound's newest always (r2 above is the
+    # newest verdict), compute-bound's where it is among the three newest (the milliseconds decide)
     text = ws.cli("status").out
-    assert "compute-bound → confirmed, resting on post-hoc compute-bound.p1" in text
+    shown = ws.cli("status", "--json").json["latest_verdicts"]
+    assert shown[0]["hypothesis"] == "comm-bound", shown
+    for v in shown:
+        if v.get("post_hoc"):
+            assert f"{v['hypothesis']} → confirmed, resting on post-hoc {v['hypothesis']}.p1" in text, (v, text)
 
 
 def test_only_the_groups_the_claim_reads_and_its_where(ws, monkeypatch):
