@@ -669,6 +669,12 @@ def cell_text(cells: list[dict[str, Any]]) -> str:
     return "; ".join(", ".join(f"{k}={v}" for k, v in c.items()) or "every point" for c in cells)
 
 
+def quiet_how(wait_s: float = QUIET_WAIT_S) -> str:
+    """How a quiet candidate's text says to wait for a quiet machine: the launch verb's parameter,
+    which each face spells (a written spec's header says its own Launch line instead)."""
+    return f"(run launch with {param('when_quiet', str(wait_s))})"
+
+
 def quiet_candidates(h: Hyp, o: Hyp, runs: dict[int, RunRow]) -> list[Candidate]:
     """Re-run the loaded cells first (issue 45) where runs measured under load decide an outcome: a
     prediction of the pair whose quiet runs alone (core.verdict's `quiet`) judge it differently, or
@@ -696,8 +702,7 @@ def quiet_candidates(h: Hyp, o: Hyp, runs: dict[int, RunRow]) -> list[Candidate]
     if not loaded:
         return []
     launches = sorted({n for i in loaded if i in runs and (n := runs[i].launch) is not None})
-    text = ("; ".join(why) + f": re-run the loaded cells ({cell_text(cells)}) on a quiet machine first "
-            f"(run launch with {param('when_quiet', str(QUIET_WAIT_S))})")
+    text = "; ".join(why) + f": re-run the loaded cells ({cell_text(cells)}) on a quiet machine first {quiet_how()}"
     return [Candidate("quiet", None, [], [], min(repeats, MAX_REPEATS), {}, 0.0, text,
                       runs=sorted(loaded),
                       rerun={"runs": sorted(loaded), "cells": cells, "launches": [f"L{n}" for n in launches],

@@ -186,7 +186,7 @@ def _write_spec(ctx: Reads, hid: str, other: str, best: D.Candidate,
     if points is not None and cost is not None and "prompts" in fixed:
         notes.append(_design_note(points, measured, axis, batch, cost))
     head = [f"# optlog next: the experiment that would tell {hid} from {other} ({best.source}).",
-            f"# {best.why}",
+            f"# {best.why.replace(D.quiet_how(best.rerun.get('when_quiet') or D.QUIET_WAIT_S), '(the Launch line below waits for one)')}",
             f"# {notes[0]}; {best.repeats} repeats, order: cycles (paired). Launch: optlog run launch runs/next-{hid}.yaml"
             + (f" --when-quiet {best.rerun.get('when_quiet')}" if best.source == "quiet" else "")]
     if cost is not None:

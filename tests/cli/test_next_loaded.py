@@ -80,6 +80,8 @@ def test_a_launched_rerun_spec_names_the_loaded_cells_and_waits_for_quiet(ws):
     assert e["spec"] == "runs/next-big.yaml", e
     text = (ws.root / e["spec"]).read_text()
     assert f"--when-quiet {best['rerun']['when_quiet']}" in text and "m=8; m=64" in text, text
+    # a file is read by a person (no face spells it): no parameter by its Python name (issue 45's class)
+    assert "when_quiet" not in text.split("\nname:")[0], text
     assert sorted(best["rerun"]["runs"]) == sorted(flagged), best
     # the written spec plans as it is: both cells, the repeats proposed
     assert ws.j("run", "launch", e["spec"], "--dry-run")["runs"] == 2 * best["repeats"]
