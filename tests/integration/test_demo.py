@@ -205,6 +205,11 @@ def test_every_pivot_of_the_real_demo_is_well_formed():
             assert plan["needs"] in ("memory-bound", "compute-bound", pv["id"])
             assert plan["change"] is None or parse_change(plan["change"])
             assert all(plan[k] for k in ("rationale", "steps", "risks", "validation")), plan["title"]
+        # two plans of one outcome never propose one change (a reader saw "Serve with --parallel 4"
+        # twice, ranked 1 and 2): each rests on its own story and changes its own thing
+        changes = [p["change"] for p in pv["plans"] if p["change"]]
+        assert len(changes) == len(set(changes)), (pv["id"], changes)
+        assert len({p["needs"] for p in pv["plans"]}) == len(pv["plans"]), pv["id"]
 
 
 def test_every_plan_of_the_simulated_demo_is_complete():
