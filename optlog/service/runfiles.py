@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from optlog.core import due as DUE
 from optlog.errors import BadInput
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
@@ -267,33 +268,14 @@ def missing_runs(ctx: Index, verdicts: dict[str, Any]) -> dict[str, list[Any]]:
 
     Such a verdict is kept as it is: evidence missing *here* is no reason to re-judge it `untested`."""
 
-    want_u: dict[str, list[tuple[Any, str]]] = {}
-    want_n: dict[str, list[int]] = {}
-    for h, v in verdicts.items():
-        extra = v.model_extra or {}
-        nums = [n for n in extra.get("runs") or [] if isinstance(n, int)]
-        uids = [u for u in extra.get("run_uids") or [] if isinstance(u, str) and u]
-        if uids and len(uids) == len(nums):
-            want_u[h] = list(zip(nums, uids))
-        elif nums:
-            want_n[h] = nums
-    if not want_u and not want_n:
+    named = {h: DUE.named_runs(v.model_extra or {}) for h, v in verdicts.items()}
+    all_u, all_n = DUE.wanted(named)
+    if not all_u and not all_n:
         return {}
-    all_u = sorted({u for xs in want_u.values() for _, u in xs})
-    all_n = sorted({n for xs in want_n.values() for n in xs})
     with ctx.db.connect() as c:
         have_u = uids_present(c, all_u)
         have_n = ids_present(c, all_n)
-    out: dict[str, list[Any]] = {}
-    for h, xs in want_u.items():
-        gone = [n for n, u in xs if u not in have_u]
-        if gone:
-            out[h] = gone
-    for h, ns in want_n.items():
-        gone_n = [n for n in ns if n not in have_n]
-        if gone_n:
-            out[h] = gone_n
-    return out
+    return DUE.missing(named, have_u, have_n)
 
 
 def uids_of(ctx: Index, run_ids: list[int]) -> list[str]:

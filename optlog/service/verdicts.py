@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from optlog.core import comparable as C
+from optlog.core import due as DUE
 from optlog.core import expr as E
 from optlog.core import labels as L
 from optlog.core import loadshare as LS
@@ -65,19 +66,7 @@ def load_evidence(ctx: Index, metric_names: set[str]) -> Evidence:
     return counting_evidence(ctx.db, metric_names | set(LS.COMPARED))  # load: said when groups differ
 
 
-def _metric_names(preds: list[Prediction]) -> set[str]:
-    out: set[str] = set()
-    for p in preds:
-        for r in E.refs(p.expr, groups_only=True):
-            m = r.metric or p.metric
-            if m:
-                out.add(m)
-        if p.metric:
-            out.add(p.metric)
-    return out
-
-
-metric_names = _metric_names  # public: service.nextexp loads the same metrics
+metric_names = _metric_names = DUE.metric_names  # public: service.nextexp loads the same metrics
 
 
 def evaluate_predictions(ctx: Reads, preds: list[Prediction], ev: Any = None) -> dict[str, dict[str, Any]]:
@@ -147,41 +136,12 @@ def _due_digest(d: HypothesisDoc) -> str:
 
 
 def _due(ctx: Index, hs: dict[str, HypothesisDoc], ceil: Any) -> dict[str, str]:
-    """`due` worked out for `hs` from the evidence."""
+    """`due` worked out for `hs` from the evidence (core.due.judge)."""
     preds = [p for d in hs.values() for p in d.predictions]
     ev = load_evidence(ctx, _metric_names(preds))
     kept = runfiles.missing_runs(ctx, {h: d.verdicts[-1] for h, d in hs.items() if d.verdicts})
-    out: dict[str, str] = {}
-    texts: dict[frozenset[int], str] = {}  # predictions share selections: each text once
-    for h, d in hs.items():
-        if h in kept:
-            continue
-        recs = {r.get("id"): r for r in d.verdicts[-1].predictions} if d.verdicts else {}
-        for p in d.predictions:
-            ids = V.candidate_set(p, ev)
-            rec = recs.get(p.id)
-            if rec is None:
-                if ids:
-                    if ids not in texts:
-                        texts[ids] = _runs_text(sorted(ids))
-                    out[h] = f"{p.id} has evidence ({texts[ids]}) and no verdict yet"
-                    break
-                continue
-            if rec.get("evidence") != V.fingerprint(p, ev, ceil):
-                seen = set(rec.get("runs") or []) | {x.get("run") for x in rec.get("not_comparable") or []}
-                new = sorted(ids - seen)
-                out[h] = (f"{p.id}'s evidence changed since its verdict"
-                          + (f": {_runs_text(new)} not in it" if new else ""))
-                break
-    return out
-
-
-def _runs_text(ids: list[int], cap: int = 5) -> str:
-    """`run 7`, `runs 7, 8, 9`, `runs 1, 2, 3, 4, 5 and 12 more`."""
-    if len(ids) == 1:
-        return f"run {ids[0]}"
-    more = f" and {len(ids) - cap} more" if len(ids) > cap else ""
-    return "runs " + ", ".join(map(str, ids[:cap])) + more
+    return DUE.judge({h: (d.predictions, d.verdicts[-1].predictions if d.verdicts else None)
+                      for h, d in hs.items() if h not in kept}, ev, ceil)
 
 
 def _live(ctx: Index, hids: list[str]) -> set[str]:

@@ -16,7 +16,7 @@ from optlog.core import labels as L
 from optlog.core.ids import new_id
 from optlog.core.limits import LIMITS
 from optlog.core.timeutil import now_iso
-from optlog.core.verdict import Evidence, RunRow
+from optlog.store import evidencerows
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
@@ -266,59 +266,16 @@ def launched_run(c: Connection, run_id: int) -> list[int]:
 
 def counting_evidence(db: Database, metric_names: set[str]) -> Evidence:
     """Runs that count (succeeded, not invalidated) with their labels, what launched runs were
-    configured with, their uids, and the named metrics: what verdicts and comparisons judge."""
-    runs: dict[int, RunRow] = {}
-    # Plain SQL through the driver (portable SELECTs): 10,000 runs carry ~50,000 label rows, and
-    # ORM/Core row objects would cost more than the evaluation itself.
+    configured with, their uids, and the named metrics: what verdicts and comparisons judge
+    (store.evidencerows, on the driver's own cursor)."""
     with db.connect() as c:  # a Core connection: no ORM session (the ORM's import alone costs ~0.3 s)
         cur = c.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
 
-        def rows(sql: str, params: tuple[Any, ...] = ()) -> Sequence[Any]:
+        def rows(sql: str, params: tuple[Any, ...]) -> Sequence[Any]:
             cur.execute(sql, params)
             return cur.fetchall()
 
-        uids: dict[int, str] = {}
-        # launch and repeat (a launch cycle) and start/end: the design a verdict judges (paired cycles,
-        # separate time blocks); a run imported from another clone keeps its launch in `raw`
-        origin = ("CASE WHEN launch_id IS NULL THEN json_extract(raw, '$.origin_launch') END" if db.is_sqlite
-                  else "CASE WHEN launch_id IS NULL THEN (raw ->> 'origin_launch')::int END")
-        for rid, uid, launch, rep, t0, t1, olaunch in rows(
-                f"SELECT id, uid, launch_id, repeat, started_at, finished_at, {origin} FROM run "
-                "WHERE status = 'succeeded' AND NOT invalidated"):
-            runs[rid] = RunRow(rid, {}, {}, launch=launch if launch is not None else olaunch, repeat=rep or 0,
-                               t0=t0, t1=t1)
-            uids[rid] = uid
-        if runs:
-            for rid, k, v, num in rows("SELECT run_id, key, value, num FROM run_label"):
-                row = runs.get(rid)
-                if row is None:
-                    continue
-                # stored text is canonical already; the typed value (core.labels.typed) comes from
-                # the stored number, without re-parsing text
-                row.canon[k] = v
-                if num is None or num != num or num in (float("inf"), float("-inf")):
-                    row.labels[k] = v
-                else:
-                    row.labels[k] = int(num) if num.is_integer() and abs(num) < 1e15 else num
-            # what launched runs name beyond their labels (runs.record): only that part of `raw`
-            cfg_sql = ("SELECT id, json_extract(raw, '$.config') FROM run" if db.is_sqlite
-                       else "SELECT id, raw -> 'config' FROM run")
-            for rid, cfg in rows(cfg_sql + " WHERE status = 'succeeded' AND NOT invalidated AND launch_id IS NOT NULL"):
-                row = runs.get(rid)
-                if row is not None and cfg:
-                    row.config = json.loads(cfg) if isinstance(cfg, str) else dict(cfg)
-            names = sorted(metric_names)
-            for i in range(0, len(names), 500):
-                chunk = names[i:i + 500]
-                marks = ", ".join(["%s" if not db.is_sqlite else "?"] * len(chunk))
-                for rid, name, val in rows(f"SELECT run_id, name, value FROM metric WHERE name IN ({marks})",
-                                           tuple(chunk)):
-                    row = runs.get(rid)
-                    if row is not None:
-                        row.metrics[name] = val
-    ev = Evidence(list(runs.values()))
-    ev.uids = uids
-    return ev
+        return evidencerows.counting_evidence(rows, db.is_sqlite, metric_names)
 
 
 def linked_runs(c: Connection, hypothesis_ids: Sequence[str]) -> set[tuple[str, int]]:
