@@ -97,7 +97,7 @@ def due(ctx: Reads, docs: dict[str, HypothesisDoc]) -> dict[str, str]:
         return {}
     ceil = ctx.config.ceilings()
     ceil_key = _digest(ceil)
-    readcache.note_ceilings(ctx.ws, ceil_key)  # for the first `status` on plain SQL (store.plainread)
+    readcache.note_ceilings(ctx.ws, ceil_key, ceil)  # for the first `status` on plain SQL (store.plainread)
     digests = {h: _due_digest(d) for h, d in hs.items()}
     with ctx.db.connect() as c:
         gen, memo = statusrows.due_memo(c)

@@ -33,13 +33,15 @@ from optlog.store.readcache import FACTS_SQL
 TODO_LIST_SQL = "SELECT id, content, status, priority, hypothesis_id, extra FROM todo{where} ORDER BY position, seq"
 # the columns of a run summary (service.evidence.run_summary), in id order
 _RUN_COLS = "id, uid, status, source, name, hypothesis_id, created_at, invalidated"
-_CHUNK = 900  # bound parameters per statement (store.runrows._CHUNK)
+CHUNK = 900  # bound parameters per statement (store.runrows.CHUNK)
 
 # sync_stamp keys that `status` reads (store.runsync, store.todorows, store.statusrows write them)
 MADE_HERE_KEY = "made_here"  # set by `init` of a new workspace: this database is no fresh clone's
 TODO_OWNER_KEY = "todo_list_owner"  # the agent tool whose writes replace the whole todo list
 LAUNCHES_SEEN_KEY = "verdict_launches_seen"  # what the last committed verdict had seen of launches
 DUE_MEMO_KEY = "verdict_due"  # which verdicts are due, as service.verdicts.due found them
+# keeping that memo (store.statusrows.set_due_memo and store.plainstatus run this text)
+DUE_MEMO_SQL = ("DELETE FROM sync_stamp WHERE key = :k", "INSERT INTO sync_stamp (key, value) VALUES (:k, :v)")
 EVIDENCE_COUNTER_SQL = "SELECT n FROM change_counter WHERE id = 3"  # store.db.COUNTERS: writes that may change the evidence
 SYNC_STAMP_SQL = "SELECT value FROM sync_stamp WHERE key = :k"
 
@@ -162,8 +164,8 @@ def run_list(con: Any, limit: int) -> dict[str, Any]:
     ids = [r[0] for r in rows]
     labels: dict[int, dict[str, Any]] = {i: {} for i in ids}
     metrics: dict[int, dict[str, float]] = {i: {} for i in ids}
-    for start in range(0, len(ids), _CHUNK):
-        chunk = ids[start:start + _CHUNK]
+    for start in range(0, len(ids), CHUNK):
+        chunk = ids[start:start + CHUNK]
         marks = ", ".join([q] * len(chunk))
         for rid, key, value, _num in con.execute(
                 f"SELECT run_label.run_id, run_label.key, run_label.value, run_label.num FROM run_label "

@@ -5,6 +5,9 @@ to import) load only when a status is worked out, never for a read the read cach
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from optlog.core import statusdoc as SD
@@ -45,34 +48,51 @@ class IndexedDoc:
         return self.override["status"] if self.override else (self.auto_status or self.status)
 
 
-def verdicts_due(q: Query, ws: Workspace, docs: dict[str, IndexedDoc]) -> dict[str, str] | None:
-    """`service.verdicts.due` from its memo alone: None unless the memo was kept under the current
-    evidence counter and ceilings and holds every hypothesis with predictions as it is now (else
-    the full path works it out from the runs)."""
+def verdicts_due(q: Query, ws: Workspace, docs: dict[str, IndexedDoc],
+                 rows: Callable[[str, tuple[Any, ...]], Sequence[Any]], is_sqlite: bool,
+                 keep: Callable[[dict[str, Any]], None]) -> dict[str, str] | None:
+    """`service.verdicts.due` on plain SQL: from its memo where it was kept under the current
+    evidence counter and ceilings for every hypothesis with predictions as it is now; else worked
+    out as the full path works it out (`core.due` on `store.evidencerows`' evidence) for the
+    hypotheses the memo does not hold, and the new memo handed to `keep`. None where the ceilings
+    were never noted under this configuration (the full path reads optlog.yaml)."""
     hs = {h: d for h, d in docs.items() if d.predictions and not d.override}
     if not hs:
         return {}
-    ceil_key = readcache.noted_ceilings(ws)
-    gen, memo = due_memo(q)
-    if ceil_key is None or gen is None or not isinstance(memo, dict) or memo.get("gen") != gen \
-            or memo.get("ceilings") != ceil_key:
+    noted = readcache.noted_ceilings(ws)
+    if noted is None:
         return None
-    known = memo.get("hyps") or {}
+    ceil_key, ceil = noted
+    gen, memo = due_memo(q)
+    known: dict[str, Any] = {}
+    if gen is not None and isinstance(memo, dict) and memo.get("gen") == gen and memo.get("ceilings") == ceil_key:
+        known = memo.get("hyps") or {}
     out: dict[str, str] = {}
+    work: dict[str, IndexedDoc] = {}
+    digests: dict[str, str] = {}
     for h, d in hs.items():
-        k = known.get(h)
-        preds = d.doc.get("predictions") or []
         vs = d.verdicts
-        if not (isinstance(k, list) and len(k) == 2 and k[0] == SD.due_digest(preds, None, vs[-1] if vs else None)):
-            return None
-        if k[1]:
-            out[h] = str(k[1])
-    return out
+        digests[h] = SD.due_digest(d.doc.get("predictions") or [], None, vs[-1] if vs else None)
+        k = known.get(h)
+        if isinstance(k, list) and len(k) == 2 and k[0] == digests[h]:
+            if k[1]:
+                out[h] = str(k[1])
+        else:
+            work[h] = d
+    if not work:
+        return out
+    from optlog.store.plaindue import judged  # deferred: the verdict engine (core.due, core.verdict, ~30 ms)
+
+    out.update(judged(work, ceil, rows, is_sqlite))
+    if gen is not None:
+        keep({"gen": gen, "ceilings": ceil_key, "hyps": {h: [digests[h], out.get(h)] for h in hs}})
+    return {h: out[h] for h in hs if h in out}
 
 
 def status(con: Any, ws: Workspace) -> dict[str, Any] | None:
     """`status` (the caller has checked nothing is live and no todo list is queued): None when a
-    hypothesis file changed since it was indexed, or what is due must be worked out from the runs."""
+    hypothesis file changed since it was indexed, or the ceilings were not noted under this
+    configuration."""
     indexed = indexed_docs(con, ws.hypotheses_dir)
     if indexed is None:
         return None
@@ -83,8 +103,16 @@ def status(con: Any, ws: Workspace) -> dict[str, Any] | None:
     if f.live_total:
         return None  # which hypotheses are testing: the full path (recovery first)
     runs = SD.runs_section(f, set())
-    why = verdicts_due(q, ws, docs) if runs["total"] else {}
+    why = verdicts_due(q, ws, docs, lambda sql, params: con.execute(sql, params).fetchall(),
+                       isinstance(con, sqlite3.Connection), partial(_keep, ws, con)) if runs["total"] else {}
     if why is None:
         return None
     owner = sync_value(q, TODO_OWNER_KEY)
     return SD.document(str(ws.root), docs, latest, last_at, runs, why, todo_list(con)["todos"], planned_for(q), owner)
+
+
+def _keep(ws: Workspace, con: Any, memo: dict[str, Any]) -> None:
+    """Keep the memo of what is due (`store.plaindue.keep`), loaded only when one was worked out."""
+    from optlog.store.plaindue import keep  # deferred: the verdict engine (core.due, core.verdict, ~30 ms)
+
+    keep(ws, con, memo)

@@ -203,14 +203,16 @@ def config_key(ws: Workspace) -> tuple[str, bool]:
     return hashlib.blake2b(key.encode(), digest_size=16).hexdigest(), mt < time.time() - RACY_S
 
 
-def note_ceilings(ws: Workspace, ceil_key: str) -> None:
+def note_ceilings(ws: Workspace, ceil_key: str, ceilings: dict[str, float]) -> None:
     """The full path read the ceilings (`service.verdicts.due`): keep their digest beside the
-    configuration's, so the first `status` on plain SQL (which reads no optlog.yaml) knows them."""
+    configuration's, and their values, so the first `status` on plain SQL (which reads no
+    optlog.yaml) knows them: the digest says whether the memo of what is due still holds, the
+    values are what a prediction's evidence fingerprint hashes when it does not."""
     key, settled = config_key(ws)
     if not settled or not enabled():
         return
     path = os.path.join(ws.state_dir, CACHE_DIR, CEILINGS_FILE)
-    text = f"{key} {ceil_key}"
+    text = f"{key} {ceil_key} {json.dumps(ceilings, separators=(',', ':'))}"
     try:
         with open(path, encoding="ascii") as f:
             if f.read() == text:
@@ -238,15 +240,18 @@ def _replace(path: str, text: str, encoding: str) -> bool:
         return False
 
 
-def noted_ceilings(ws: Workspace) -> str | None:
-    """The digest of the ceilings `note_ceilings` kept, if the configuration is still the one it
-    came from; else None."""
+def noted_ceilings(ws: Workspace) -> tuple[str, dict[str, float]] | None:
+    """The digest and the values of the ceilings `note_ceilings` kept, if the configuration is
+    still the one it came from; else None."""
     try:
         with open(os.path.join(ws.state_dir, CACHE_DIR, CEILINGS_FILE), encoding="ascii") as f:
-            key, ceil = f.read().split(" ")
+            key, ceil, values = f.read().split(" ", 2)
+        got = json.loads(values)
     except (OSError, UnicodeDecodeError, ValueError):
         return None
-    return ceil if key == config_key(ws)[0] else None
+    if key != config_key(ws)[0] or not isinstance(got, dict):
+        return None
+    return ceil, got
 
 
 def _file(ws: Workspace, key: str) -> str:

@@ -49,6 +49,5 @@ def set_due_memo(db: Any, memo: dict[str, Any]) -> None:
     """Keep the memo of what is due (a derived write: no change counter moves, so a read that
     keeps it still stores its document in the read cache)."""
     with db.write_core(touches="derived") as s:
-        s.execute(text("DELETE FROM sync_stamp WHERE key = :k"), {"k": DUE_MEMO_KEY})
-        s.execute(text("INSERT INTO sync_stamp (key, value) VALUES (:k, :v)"),
-                  {"k": DUE_MEMO_KEY, "v": json.dumps(memo, separators=(",", ":"))})
+        for sql in plainread.DUE_MEMO_SQL:
+            s.execute(text(sql), {"k": DUE_MEMO_KEY, "v": json.dumps(memo, separators=(",", ":"))})

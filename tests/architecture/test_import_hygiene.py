@@ -61,6 +61,8 @@ DEFERRABLE_OWN: dict[str, tuple[str, str]] = {
     "optlog.store.plaintodos": ("optlog/api/firstread.py", "applying a queued todo list: only a read after the hook"),
     "optlog.store.plainstatus": ("optlog/api/firstread.py", "status's rules (core.statusdoc, core.discriminate, "
                                                                "~25 ms): a read the read cache answers never loads them"),
+    "optlog.store.plaindue": ("optlog/store/plainstatus.py", "the verdict engine (core.due, core.verdict, ~30 ms): "
+                                                              "only a status whose memo of what is due is stale"),
     "optlog.cli.statustext": ("optlog/cli/fast.py", "a person's status text (core.posthoc, core.expr): a --json read "
                                                     "never loads it"),
     "optlog.store.plainindex": ("optlog/store/plainread.py", "the hypothesis model (pydantic, YAML): only a first "

@@ -18,14 +18,14 @@ from tests.cli.test_first_read import CHANGES, _change, _populate, _toggle
 READS = {"status": ("status",), "todo list": ("todo", "list"), "hypothesis list": ("hypothesis", "list"),
          "run list": ("run", "list", "--limit", "20")}
 FULL = {"OPTLOG_READ_CACHE": "0"}  # the full path: no read cache, no first read on plain SQL
-# (change, read) that the plain path answers; the others: the full path reads (the first `status`
-# after a run is recorded judges every prediction's selection again) or the read cache answers (a
-# todo list written leaves the reads that do not show todos alone). A hypothesis file changed since
+# (change, read) that the plain path answers (the first `status` after a run is recorded judges
+# what is due on plain SQL too: core.due on store.evidencerows' evidence); the others: the read
+# cache answers (a todo list written leaves the reads that do not show todos alone). A hypothesis file changed since
 # it was indexed (by hand, by a pull) is re-indexed on plain SQL: read and validated by the full
 # path's own loader (store.hypfiles: pydantic and YAML, never SQLAlchemy); a queued todo list is
 # applied on plain SQL (store.plaintodos); both on SQLite and on PostgreSQL.
-PLAIN = {(c, r) for c in CHANGES for r in READS} - {
-    ("run recorded", "status"), ("todo written (hook)", "hypothesis list"), ("todo written (hook)", "run list")}
+PLAIN = {(c, r) for c in CHANGES for r in READS} - {("todo written (hook)", "hypothesis list"),
+                                                   ("todo written (hook)", "run list")}
 HEAVY = ("sqlalchemy", "sqlmodel", "pydantic", "click", "yaml")
 ORM = ("sqlalchemy", "sqlmodel", "click")  # never imported by a first read, even one that re-indexes a file
 
@@ -139,6 +139,25 @@ def test_a_verdict_due_and_a_decided_family_on_plain_sql(ws: Any, settled: None,
         ok, heavy, out = _probe(ws, ("status",), json_=False)
         assert ok and not set(heavy) & set(ORM), (kind, heavy)
         assert out == ws.cli("status", env=FULL).out, kind
+    # a run recorded that both predictions select: what is due is judged again on plain SQL (h's
+    # evidence changed since its verdict, r has evidence and no verdict), the memo kept as the full
+    # path keeps it, and no ORM, SQLModel or pydantic imported
+    for label in ("cfg=x", "cfg=z", "cfg=y"):
+        if label == "cfg=z":  # judged first: each fingerprint on plain SQL must match its verdict's
+            ws.cli("verdict", "--all")
+        ws.cli("status", "--json")
+        ws.cli("status", "--json")
+        rid = ws.j("run", "record", "--label", label, "--metric", "t=9")["id"]
+        ok, heavy, out = _probe(ws, ("status",))
+        assert ok and heavy == [], heavy
+        assert out == ws.cli("status", "--json", env=FULL).out, label
+        due = {d["id"]: d["why"] for d in json.loads(out).get("verdict_due") or []}
+        if label == "cfg=z":  # a run neither prediction selects: nothing is due
+            assert due == {}, due
+        else:
+            assert str(rid) in due["h"] and "r" in due, due
+        ok, heavy, again = _probe(ws, ("status",))
+        assert ok and again == out
 
 
 def test_the_first_status_text_after_each_change_is_the_full_paths(ws: Any, settled: None, backend: str) -> None:

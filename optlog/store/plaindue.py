@@ -1,0 +1,79 @@
+"""What is due, judged on plain SQL (issue 47): the first `status` after a run is recorded finds
+the memo of what is due (`service.verdicts.due`) kept under an older evidence counter, and works it
+out as the full path does — `core.due` on the evidence `store.evidencerows` reads — from the
+index's JSON documents, then keeps the new memo. Its own module: the verdict engine (~30 ms) loads
+only for that read (`store.plainstatus` defers it)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from optlog.core import due as DUE
+from optlog.core import expr as E
+from optlog.core import loadshare as LS
+from optlog.paths import Workspace
+from optlog.store import evidencerows, plainwrite
+from optlog.store.plainread import CHUNK, DUE_MEMO_KEY, DUE_MEMO_SQL
+
+Rows = Callable[[str, tuple[Any, ...]], Sequence[Any]]
+
+
+class Judged:
+    """A prediction as `core.due` and the verdict engine read it (`core.hypothesis.Prediction`'s
+    reading attributes), from the index's JSON dump of its model: the dump is the model's
+    `model_dump(mode="json")`, so its fingerprint hashes the same spec."""
+
+    def __init__(self, p: dict[str, Any]) -> None:
+        self.doc = p
+        self.id: str = p["id"]
+        self.expect: str = p["expect"]
+        self.metric: str | None = p.get("metric")
+        self.a: dict[str, Any] = p.get("a") or {}
+        self.b: dict[str, Any] = p.get("b") or {}
+        self.where: str | None = p.get("where")
+        self.per: str | None = p.get("per")
+        self.expr = E.parse_expect(self.expect, None)
+        self.groups: set[str] = E.groups(self.expr)
+
+    def model_dump(self, mode: str = "json", exclude: set[str] | frozenset[str] = frozenset()) -> dict[str, Any]:
+        return {k: v for k, v in self.doc.items() if k not in exclude}
+
+
+def judged(work: dict[str, Any], ceil: dict[str, float], rows: Rows, is_sqlite: bool) -> dict[str, str]:
+    """`service.verdicts._due` on plain SQL for `work` (`store.plainstatus.IndexedDoc`s): the same
+    evidence, the same missing runs, the same judge."""
+    preds = {h: [Judged(p) for p in d.doc.get("predictions") or []] for h, d in work.items()}
+    ev = evidencerows.counting_evidence(rows, is_sqlite, DUE.metric_names([p for ps in preds.values() for p in ps])
+                                        | set(LS.COMPARED))
+    named = {h: DUE.named_runs(d.verdicts[-1]) for h, d in work.items() if d.verdicts}
+    want_u, want_n = DUE.wanted(named)
+    mark = "?" if is_sqlite else "%s"
+    have_u: set[str] = set()
+    have_n: set[int] = set()
+    for i in range(0, len(want_u), CHUNK):
+        part = want_u[i:i + CHUNK]
+        have_u |= {str(u) for (u,) in rows(f"SELECT uid FROM run WHERE uid IN ({', '.join([mark] * len(part))})",
+                                           tuple(part))}
+    for i in range(0, len(want_n), CHUNK):
+        nums = want_n[i:i + CHUNK]
+        have_n |= {int(n) for (n,) in rows(f"SELECT id FROM run WHERE id IN ({', '.join([mark] * len(nums))})",
+                                           tuple(nums))}
+    kept = DUE.missing(named, have_u, have_n)
+    return DUE.judge({h: (preds[h], d.verdicts[-1].get("predictions") or [] if d.verdicts else None)
+                      for h, d in work.items() if h not in kept}, ev, ceil)
+
+
+def keep(ws: Workspace, con: Any, memo: dict[str, Any]) -> None:
+    """Keep the memo of what is due as the full path keeps it (`store.statusrows.set_due_memo`: a
+    derived write, no counter moved); a memo is only a saving, so a busy writer or an error leaves
+    it for the next read to work out."""
+    pg = None if isinstance(con, sqlite3.Connection) else con
+    try:
+        with plainwrite.writing(ws.sqlite_file if pg is None else None, pg) as w:
+            for sql in DUE_MEMO_SQL:
+                w.run(sql, {"k": DUE_MEMO_KEY, "v": json.dumps(memo, separators=(",", ":"))})
+    except Exception:  # noqa: BLE001  (the memo is worked out again by the next read that needs it)
+        pass
