@@ -183,8 +183,8 @@ def next_calls(docs: dict[str, Any], runs: dict[str, Any], due: list[dict[str, A
                todo_owner: str | None = None) -> list[dict[str, Any]]:
     """Up to three calls that move the session on, most urgent first (tool names = CLI paths).
 
-    It follows the loop (issue 31): a falsified hypothesis without a child → the pivot; a decided
-    one no plan needs → a plan; a todo in progress → `todo_set`, unless an agent's TodoWrite owns
+    It follows the loop (issue 31): a falsified hypothesis without a child or a confirmed rival → the
+    pivot; a decided one no plan needs → a plan; a todo in progress → `todo_set`, unless an agent's TodoWrite owns
     the list (its next write would undo it)."""
     out: list[dict[str, Any]] = []
     for la in runs["launches"]:
@@ -199,8 +199,13 @@ def next_calls(docs: dict[str, Any], runs: dict[str, Any], due: list[dict[str, A
     children = {d.parent for d in docs.values() if d.parent}
     decided = sorted((d for d in docs.values() if d.effective_status() in ("confirmed", "falsified")),
                      key=lambda d: (d.created or "", d.id), reverse=True)
+    # a falsified hypothesis's pivot: none where a rival (named on either side) is confirmed, which
+    # is what the evidence points at already
+    won = {d.id for d in docs.values() if d.effective_status() == "confirmed"}
+    beaten = {r for d in docs.values() if d.id in won for r in d.rivals} \
+        | {d.id for d in docs.values() if won.intersection(d.rivals)}
     for d in decided:
-        if d.effective_status() == "falsified" and d.id not in children:
+        if d.effective_status() == "falsified" and d.id not in children and d.id not in beaten:
             out.append({"call": "hypothesis_add", "arguments": {"title": "…", "parent": d.id},
                         "why": f"{d.id} is falsified: pivot to what the evidence points at"})
             break

@@ -50,3 +50,30 @@ def test_next_proposes_optlog_next_while_rivals_are_undecided():
             "why": "compute-bound and memory-bound are not told apart yet: name the experiment that would"} in calls
     mem.status, cmp_.status = "confirmed", "falsified"
     assert not any(c["call"] == "next" for c in _next({"memory-bound": mem, "compute-bound": cmp_}, runs, [], []))
+
+
+def test_no_pivot_is_proposed_where_a_rival_already_won():
+    """A falsified hypothesis whose rival is confirmed has its pivot: the rival is what the evidence
+    points at (the real demo: memory-bound falsified, its rival compute-bound confirmed, and status
+    still said "memory-bound is falsified: pivot to what the evidence points at"). Either side may
+    name the rivalry; a rival still open or also falsified leaves the pivot to propose."""
+    from optlog.core.hypothesis import HypothesisDoc, Override
+    from optlog.service.status import _next
+
+    def hyp(hid, status, rivals=(), created="2026-01-01"):
+        return HypothesisDoc(id=hid, title=hid, rivals=list(rivals), created=created,
+                             override=Override(status=status, why="by hand", by="t", at="2026-01-03")
+                             if status != "open" else None)
+
+    runs = {"launches": []}
+    for mem_rivals, cmp_rivals in (((), ("memory-bound",)), (("compute-bound",), ())):
+        docs = {"memory-bound": hyp("memory-bound", "falsified", mem_rivals),
+                "compute-bound": hyp("compute-bound", "confirmed", cmp_rivals, "2026-01-02")}
+        calls = _next(docs, runs, [], [])
+        assert not any(c["call"] == "hypothesis_add" for c in calls), calls
+    for other in ("open", "falsified"):  # (both falsified: the newer one's pivot is proposed first)
+        docs = {"memory-bound": hyp("memory-bound", "falsified", created="2026-01-02"),
+                "compute-bound": hyp("compute-bound", other, ("memory-bound",))}
+        calls = _next(docs, runs, [], [])
+        assert {"call": "hypothesis_add", "arguments": {"title": "…", "parent": "memory-bound"},
+                "why": "memory-bound is falsified: pivot to what the evidence points at"} in calls, (other, calls)

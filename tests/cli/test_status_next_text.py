@@ -16,7 +16,8 @@ def test_status_text_says_each_suggestion_as_a_command_with_its_reason(ws, monke
     assert doc["next"], doc
     for n in doc["next"]:
         assert n["why"] in tail, (n, tail)
-    assert "optlog hypothesis add TITLE --parent memory-bound" in tail, tail
+    # memory-bound's rival compute-bound is confirmed: that is its pivot, none proposed again
+    assert "--parent memory-bound" not in tail and "optlog plan add TITLE" in tail, tail
     assert not any(n["call"] == "next" for n in doc["next"]), doc["next"]  # a child refines its parent
 
 
