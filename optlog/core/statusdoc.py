@@ -62,6 +62,32 @@ def due_digest(predictions: list[Any], override: Any, last_verdict: Any) -> str:
     return digest([predictions, override, last_verdict])
 
 
+def due_from_memo(digests: dict[str, str], gen: int | None, memo: Any,
+                  ceil_key: str) -> tuple[dict[str, str], list[str]]:
+    """What the memo of what is due (`service.verdicts.due`) says of each hypothesis (its digest
+    `due_digest` → why its verdict is due, if it is), where the memo was kept under the evidence
+    counter `gen` and these ceilings and holds the hypothesis with this digest; and the hypotheses
+    it does not hold, to work out from the runs. Both paths (the full one and plain SQL's) read it so."""
+    known: dict[str, Any] = {}
+    if gen is not None and isinstance(memo, dict) and memo.get("gen") == gen and memo.get("ceilings") == ceil_key:
+        known = memo.get("hyps") or {}
+    out: dict[str, str] = {}
+    work: list[str] = []
+    for h, dg in digests.items():
+        k = known.get(h)
+        if isinstance(k, list) and len(k) == 2 and k[0] == dg:
+            if k[1]:
+                out[h] = str(k[1])
+        else:
+            work.append(h)
+    return out, work
+
+
+def due_memo_doc(gen: int, ceil_key: str, digests: dict[str, str], due: dict[str, str]) -> dict[str, Any]:
+    """The memo to keep: for every hypothesis judged, its digest and why it is due (None: not due)."""
+    return {"gen": gen, "ceilings": ceil_key, "hyps": {h: [dg, due.get(h)] for h, dg in digests.items()}}
+
+
 def runs_section(f: Any, live_hyps: set[str]) -> dict[str, Any]:
     """The runs' part of the document from `store.plainread.RunFacts`."""
     if not f.total:

@@ -101,24 +101,12 @@ def due(ctx: Reads, docs: dict[str, HypothesisDoc]) -> dict[str, str]:
     digests = {h: _due_digest(d) for h, d in hs.items()}
     with ctx.db.connect() as c:
         gen, memo = statusrows.due_memo(c)
-    known: dict[str, Any] = {}
-    if gen is not None and isinstance(memo, dict) and memo.get("gen") == gen and memo.get("ceilings") == ceil_key:
-        known = memo.get("hyps") or {}
-    out: dict[str, str] = {}
-    work: dict[str, HypothesisDoc] = {}
-    for h, d in hs.items():
-        k = known.get(h)
-        if isinstance(k, list) and len(k) == 2 and k[0] == digests[h]:
-            if k[1]:
-                out[h] = str(k[1])
-        else:
-            work[h] = d
+    out, work = SD.due_from_memo(digests, gen, memo, ceil_key)
     if not work:
         return out
-    out.update(_due(ctx, work, ceil))
+    out.update(_due(ctx, {h: hs[h] for h in work}, ceil))
     if gen is not None:
-        statusrows.set_due_memo(ctx.db, {"gen": gen, "ceilings": ceil_key,
-                                         "hyps": {h: [digests[h], out.get(h)] for h in hs}})
+        statusrows.set_due_memo(ctx.db, SD.due_memo_doc(gen, ceil_key, digests, out))
     return {h: out[h] for h in hs if h in out}
 
 

@@ -64,28 +64,16 @@ def verdicts_due(q: Query, ws: Workspace, docs: dict[str, IndexedDoc],
         return None
     ceil_key, ceil = noted
     gen, memo = due_memo(q)
-    known: dict[str, Any] = {}
-    if gen is not None and isinstance(memo, dict) and memo.get("gen") == gen and memo.get("ceilings") == ceil_key:
-        known = memo.get("hyps") or {}
-    out: dict[str, str] = {}
-    work: dict[str, IndexedDoc] = {}
-    digests: dict[str, str] = {}
-    for h, d in hs.items():
-        vs = d.verdicts
-        digests[h] = SD.due_digest(d.doc.get("predictions") or [], None, vs[-1] if vs else None)
-        k = known.get(h)
-        if isinstance(k, list) and len(k) == 2 and k[0] == digests[h]:
-            if k[1]:
-                out[h] = str(k[1])
-        else:
-            work[h] = d
+    digests = {h: SD.due_digest(d.doc.get("predictions") or [], None, d.verdicts[-1] if d.verdicts else None)
+               for h, d in hs.items()}
+    out, work = SD.due_from_memo(digests, gen, memo, ceil_key)
     if not work:
         return out
     from optlog.store.plaindue import judged  # deferred: the verdict engine (core.due, core.verdict, ~30 ms)
 
-    out.update(judged(work, ceil, rows, is_sqlite))
+    out.update(judged({h: hs[h] for h in work}, ceil, rows, is_sqlite))
     if gen is not None:
-        keep({"gen": gen, "ceilings": ceil_key, "hyps": {h: [digests[h], out.get(h)] for h in hs}})
+        keep(SD.due_memo_doc(gen, ceil_key, digests, out))
     return {h: out[h] for h in hs if h in out}
 
 
