@@ -214,6 +214,9 @@ name: demo-llamacpp-slots
 params: {{bin: "{binary}", model: "{model}", port: {port}, py: "{python}", threads: {threads}}}
 matrix: {{parallel: [1, 4], concurrency: [4]}}
 repeats: 3
+# each cycle measures 1 slot, then 4 (the server restarted between): the verdict pairs them per cycle,
+# so a machine that drifts (other work starting, clocks) moves both alike
+order: cycles
 server:
   cmd: "{{{{ bin }}}} -m {{{{ model }}}} --host 127.0.0.1 --port {{{{ port }}}} -t {{{{ threads }}}} -c {{{{ 512 * parallel }}}} --parallel {{{{ parallel }}}} --metrics"
   ready: {{url: "http://127.0.0.1:{{{{ port }}}}/health", timeout_s: 300}}

@@ -185,9 +185,15 @@ def test_real_demo_measures_this_machine_and_the_verdict_follows_the_numbers(tmp
         return json.loads(subprocess.run([sys.executable, "-m", "optlog", *a, "--json", "-C", str(target)], env=env,
                                          capture_output=True, text=True, check=True).stdout)
 
-    first = min(cli("run", "show", str(r["id"]))["started_at"] for r in runs)
+    shown = [cli("run", "show", str(r["id"])) for r in runs]
+    first = min(r["started_at"] for r in shown)
     for h in ("memory-bound", "compute-bound"):
         assert cli("hypothesis", "show", h)["created"] < first
+    # measured in cycles (1 slot, then 4, three times), so the verdict pairs them per cycle: drift controlled
+    order = [r["labels"]["parallel"] for r in sorted(shown, key=lambda r: r["started_at"])]
+    assert order == [1, 4] * 3 or order == ["1", "4"] * 3, order
+    why = cli("verdict", "memory-bound", "--detail")["results"][0]["predictions"][0]["explanation"]
+    assert "paired by launch cycle" in why and "drift not controlled" not in why, why
 
 
 def test_every_pivot_of_the_real_demo_is_well_formed():
