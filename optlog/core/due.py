@@ -63,19 +63,20 @@ def judge(hs: Mapping[str, tuple[Sequence[Any], Sequence[dict[str, Any]] | None]
 
 
 def named_runs(extra: Mapping[str, Any]) -> tuple[list[int], list[str]]:
-    """The runs a verdict record names (its `runs` numbers and, where it has them, `run_uids`)."""
+    """The runs a verdict record names: its `runs` numbers, and their `run_uids` where it names one
+    for every run (then a run is looked up by uid; else by number, and the uids are empty)."""
     nums = [n for n in extra.get("runs") or [] if isinstance(n, int)]
     uids = [u for u in extra.get("run_uids") or [] if isinstance(u, str) and u]
-    return nums, uids
+    return nums, uids if uids and len(uids) == len(nums) else []
 
 
 def missing(named: Mapping[str, tuple[list[int], list[str]]], have_uids: set[str],
             have_ids: set[int]) -> dict[str, list[Any]]:
     """For each hypothesis's latest verdict (`named_runs`), the runs it used that the database does
-    not have: by uid where the verdict names every run's, else by number; only those with some."""
+    not have (by uid where it has them, else by number); only those with some."""
     out: dict[str, list[Any]] = {}
     for h, (nums, uids) in named.items():
-        if uids and len(uids) == len(nums):
+        if uids:
             gone = [n for n, u in zip(nums, uids) if u not in have_uids]
         else:
             gone = [n for n in nums if n not in have_ids]
@@ -89,7 +90,7 @@ def wanted(named: Mapping[str, tuple[list[int], list[str]]]) -> tuple[list[str],
     u: set[str] = set()
     n: set[int] = set()
     for nums, uids in named.values():
-        if uids and len(uids) == len(nums):
+        if uids:
             u.update(uids)
         else:
             n.update(nums)

@@ -36,8 +36,6 @@ def is_post_hoc(mark: Any) -> bool:
     return state(mark) == POST_HOC
 
 
-
-
 def mark_field(mark: Any, key: str) -> Any:
     """A field of a mark: the model's attribute or its JSON dump's key."""
     return mark.get(key) if isinstance(mark, Mapping) else getattr(mark, key, None)

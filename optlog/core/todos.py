@@ -6,7 +6,7 @@ status, activeForm}. Priority may be missing; unknown keys are kept and returned
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -148,8 +148,16 @@ def list_owner_of(data: Any, file: str = "<stdin>") -> str | None:
     return data.get("tool_name") or "TodoWrite" if isinstance(data, dict) and unwrap(data, file) is not data else None
 
 
-def rows_after(incoming: list[TodoIn], existing: list[tuple[str, str]],
-               new_id: Callable[[set[str]], str]) -> tuple[set[str], list[tuple[TodoIn, str | None, str, int]]]:
+def new_todo_id(taken: set[str]) -> str:
+    """A fresh todo id (`t` and 6 hex digits) not in `taken`."""
+    while True:
+        tid = "t" + secrets.token_hex(3)
+        if tid not in taken:
+            return tid
+
+
+def rows_after(incoming: list[TodoIn],
+               existing: list[tuple[str, str]]) -> tuple[set[str], list[tuple[TodoIn, str | None, str, int]]]:
     """What writing `incoming` over the list `existing` ([(id, content)] in list order) does: the
     ids of the existing todos kept (the others are deleted), and for each incoming todo (itself, the
     id of the existing todo it continues or None for a new one, its id, its position)."""
@@ -161,8 +169,7 @@ def rows_after(incoming: list[TodoIn], existing: list[tuple[str, str]],
         if mid is not None:
             out.append((inc, mid, mid, pos))
         else:
-            tid = inc.id or new_id(taken)
+            tid = inc.id or new_todo_id(taken)
             taken.add(tid)
             out.append((inc, None, tid, pos))
     return keep, out
-

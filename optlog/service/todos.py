@@ -13,13 +13,13 @@ from typing import Any
 
 from optlog.core.limits import LIMITS
 from optlog.core.timeutil import now_iso
-from optlog.core.todos import TodoIn, check_priority, check_status, list_owner_of, parse_todowrite, rows_after
+from optlog.core.todos import (TodoIn, check_priority, check_status, list_owner_of, new_todo_id, parse_todowrite,
+                               rows_after)
 from optlog.errors import BadInput, not_found, param
 from optlog.needs import Files, Index, Reads
 from optlog.service import documents
 from optlog.service.refs import require
 from optlog.store import todoinbox
-from optlog.store.plaintodos import new_id
 from optlog.store.todorows import (
     last_position,
     list_owner,
@@ -89,7 +89,7 @@ def add(ctx: Reads, content: str, priority: str | None = "medium", hypothesis: s
         require(ctx, hypothesis)
     now = now_iso()
     with ctx.db.write(touches="todos") as s:
-        t = new_todo(id=new_id(todo_ids(s)), content=content.strip(), status=status, priority=priority,
+        t = new_todo(id=new_todo_id(todo_ids(s)), content=content.strip(), status=status, priority=priority,
                      hypothesis_id=hypothesis, position=last_position(s) + 1, created_at=now, updated_at=now)
         s.add(t)
         s.flush()
@@ -153,7 +153,7 @@ def write(ctx: Reads, data: Any, file: str = "<stdin>", *, queued: bool = False)
     with ctx.db.write(touches="todos") as s:
         existing = todos_in_order(s)
         by_id = {t.id: t for t in existing}
-        keep, planned = rows_after(incoming, [(t.id, t.content) for t in existing], new_id)
+        keep, planned = rows_after(incoming, [(t.id, t.content) for t in existing])
         for t in existing:
             if t.id not in keep:
                 s.delete(t)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Sequence
 from typing import Any
 
 from optlog.core import due as DUE
@@ -16,9 +15,8 @@ from optlog.core import expr as E
 from optlog.core import loadshare as LS
 from optlog.paths import Workspace
 from optlog.store import evidencerows, plainwrite
+from optlog.store.evidencerows import Rows
 from optlog.store.plainread import CHUNK, DUE_MEMO_KEY, DUE_MEMO_SQL
-
-Rows = Callable[[str, tuple[Any, ...]], Sequence[Any]]
 
 
 class Judged:
@@ -51,19 +49,21 @@ def judged(work: dict[str, Any], ceil: dict[str, float], rows: Rows, is_sqlite: 
     named = {h: DUE.named_runs(d.verdicts[-1]) for h, d in work.items() if d.verdicts}
     want_u, want_n = DUE.wanted(named)
     mark = "?" if is_sqlite else "%s"
-    have_u: set[str] = set()
-    have_n: set[int] = set()
-    for i in range(0, len(want_u), CHUNK):
-        part = want_u[i:i + CHUNK]
-        have_u |= {str(u) for (u,) in rows(f"SELECT uid FROM run WHERE uid IN ({', '.join([mark] * len(part))})",
-                                           tuple(part))}
-    for i in range(0, len(want_n), CHUNK):
-        nums = want_n[i:i + CHUNK]
-        have_n |= {int(n) for (n,) in rows(f"SELECT id FROM run WHERE id IN ({', '.join([mark] * len(nums))})",
-                                           tuple(nums))}
-    kept = DUE.missing(named, have_u, have_n)
-    return DUE.judge({h: (preds[h], d.verdicts[-1].get("predictions") or [] if d.verdicts else None)
+    kept = DUE.missing(named, {str(u) for u in _present(rows, "uid", want_u, mark)},
+                       {int(n) for n in _present(rows, "id", want_n, mark)})
+    return DUE.judge({h: (preds[h], (d.verdicts[-1].get("predictions") or []) if d.verdicts else None)
                       for h, d in work.items() if h not in kept}, ev, ceil)
+
+
+def _present(rows: Rows, column: str, values: list[Any], mark: str) -> list[Any]:
+    """Which of `values` the run table has in `column` (`uid` or `id`: store.runsync's
+    uids_present and ids_present, on a plain cursor), asked in chunks of bound parameters."""
+    out: list[Any] = []
+    for i in range(0, len(values), CHUNK):
+        part = values[i:i + CHUNK]
+        out += [v for (v,) in rows(f"SELECT {column} FROM run WHERE {column} IN ({', '.join([mark] * len(part))})",
+                                   tuple(part))]
+    return out
 
 
 def keep(ws: Workspace, con: Any, memo: dict[str, Any]) -> None:

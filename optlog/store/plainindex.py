@@ -6,7 +6,7 @@ the size bound, UTF-8, YAML without duplicate keys, the pydantic model, ids) and
 hypotheses are checked as `service.hypotheses.sync` checks them (`core.hypothesis.link_problems`);
 the rows written are the ones `store.hypindex.index` writes (`hypfiles.index_row`,
 `hypfiles.prediction_rows`), in one write transaction under the workspace's write lock
-(`plainread.writing`: SQLite's `BEGIN IMMEDIATE`, PostgreSQL's advisory lock) that moves no change counter (an index write: `store.db.COUNTERS["index"]`).
+(`plainwrite.writing`: SQLite's `BEGIN IMMEDIATE`, PostgreSQL's advisory lock) that moves no change counter (an index write: `store.db.COUNTERS["index"]`).
 Anything not plainly so (a file the loader refuses, a broken link, an index row another process
 moved meanwhile, any error) leaves everything as it was and returns None: the full path reads,
 reports and indexes.

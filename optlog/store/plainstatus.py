@@ -6,9 +6,9 @@ to import) load only when a status is worked out, never for a read the read cach
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from optlog.core import statusdoc as SD
 from optlog.paths import Workspace
@@ -16,6 +16,9 @@ from optlog.store import readcache
 from optlog.store.plainread import (TODO_OWNER_KEY, Query, due_memo, indexed_docs, planned_for, query, run_facts,
                                     sync_value, todo_list)
 
+
+if TYPE_CHECKING:  # (importing it would load the verdict engine, which a memo that holds never needs)
+    from optlog.store.evidencerows import Rows
 
 class _Pred:
     """A prediction as `core.statusdoc` reads it, from its JSON dump."""
@@ -49,7 +52,7 @@ class IndexedDoc:
 
 
 def verdicts_due(q: Query, ws: Workspace, docs: dict[str, IndexedDoc],
-                 rows: Callable[[str, tuple[Any, ...]], Sequence[Any]], is_sqlite: bool,
+                 rows: Rows, is_sqlite: bool,
                  keep: Callable[[dict[str, Any]], None]) -> dict[str, str] | None:
     """`service.verdicts.due` on plain SQL: from its memo where it was kept under the current
     evidence counter and ceilings for every hypothesis with predictions as it is now; else worked

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 from pathlib import Path
 from typing import Any
 
@@ -28,14 +27,6 @@ from optlog.paths import Workspace
 from optlog.store import todoinbox
 from optlog.store.plainread import TODO_OWNER_KEY
 from optlog.store.plainwrite import BUMP_SQL, Writer, writing
-
-
-def new_id(taken: set[str]) -> str:
-    """A fresh todo id (`t` and 6 hex digits) not in `taken` (service.todos makes its ids here too)."""
-    while True:
-        tid = "t" + secrets.token_hex(3)
-        if tid not in taken:
-            return tid
 
 
 class _Refused(Exception):
@@ -84,7 +75,7 @@ def drain(ws: Workspace, sqlite_file: Path | None, pg: Any = None) -> bool:
 def _write(w: Writer, incoming: list[Any], owner: str | None) -> None:
     existing = [(tid, content) for tid, content in
                 w.run("SELECT id, content FROM todo ORDER BY position, seq").fetchall()]
-    keep, planned = rows_after(incoming, existing, new_id)
+    keep, planned = rows_after(incoming, existing)
     for tid, _content in existing:
         if tid not in keep:
             w.run("DELETE FROM todo WHERE id = :id", {"id": tid})
