@@ -63,29 +63,56 @@ def due_digest(predictions: list[Any], override: Any, last_verdict: Any) -> str:
 
 
 def due_from_memo(digests: dict[str, str], gen: int | None, memo: Any,
-                  ceil_key: str) -> tuple[dict[str, str], list[str]]:
+                  ceil_key: str) -> tuple[dict[str, str], list[str], dict[str, Any]]:
     """What the memo of what is due (`service.verdicts.due`) says of each hypothesis (its digest
     `due_digest` → why its verdict is due, if it is), where the memo was kept under the evidence
-    counter `gen` and these ceilings and holds the hypothesis with this digest; and the hypotheses
-    it does not hold, to work out from the runs. Both paths (the full one and plain SQL's) read it so."""
+    counter `gen` and these ceilings and holds the hypothesis with this digest; the hypotheses it
+    does not hold, to work out from the runs; and the prediction states (`core.duestate.State`)
+    it kept of those it holds. Both paths (the full one and plain SQL's) read it so."""
     known: dict[str, Any] = {}
     if gen is not None and isinstance(memo, dict) and memo.get("gen") == gen and memo.get("ceilings") == ceil_key:
         known = memo.get("hyps") or {}
     out: dict[str, str] = {}
     work: list[str] = []
+    states: dict[str, Any] = {}
     for h, dg in digests.items():
         k = known.get(h)
-        if isinstance(k, list) and len(k) == 2 and k[0] == dg:
+        if isinstance(k, list) and len(k) in (2, 3) and k[0] == dg:
             if k[1]:
                 out[h] = str(k[1])
+            if len(k) == 3:
+                states[h] = k[2]
         else:
             work.append(h)
-    return out, work
+    return out, work, states
 
 
-def due_memo_doc(gen: int, ceil_key: str, digests: dict[str, str], due: dict[str, str]) -> dict[str, Any]:
-    """The memo to keep: for every hypothesis judged, its digest and why it is due (None: not due)."""
-    return {"gen": gen, "ceilings": ceil_key, "hyps": {h: [dg, due.get(h)] for h, dg in digests.items()}}
+def appended_since(gen: int | None, memo: Any, journal: Any, ceil_key: str) -> list[int] | None:
+    """The runs appended since the memo of what is due was kept, where every write that moved the
+    evidence counter since then only appended runs (`store.db.Database.appended`'s journal, kept
+    under the counter it reached: `{"from": counter, "gen": counter, "runs": [[counter, run], ...]}`);
+    None where the journal does not say so (the memo is then worked out from the runs)."""
+    if gen is None or not isinstance(memo, dict) or memo.get("ceilings") != ceil_key or not isinstance(journal, dict):
+        return None
+    kept = memo.get("gen")
+    if not isinstance(kept, int) or journal.get("gen") != gen or not isinstance(journal.get("from"), int):
+        return None
+    if not journal["from"] <= kept <= gen:
+        return None
+    try:
+        return [int(r) for g, r in journal.get("runs") or [] if g > kept]
+    except (TypeError, ValueError):
+        return None
+
+
+def due_memo_doc(gen: int, ceil_key: str, digests: dict[str, str], due: dict[str, str],
+                 states: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The memo to keep: for every hypothesis judged, its digest, why it is due (None: not due),
+    and its prediction states where they were found (`core.duestate.advance` carries them over
+    appended runs)."""
+    st = states or {}
+    return {"gen": gen, "ceilings": ceil_key,
+            "hyps": {h: [dg, due.get(h)] + ([st[h]] if h in st else []) for h, dg in digests.items()}}
 
 
 def runs_section(f: Any, live_hyps: set[str]) -> dict[str, Any]:

@@ -68,8 +68,9 @@ def record(
         raise BadInput(f"a recorded run needs at least one {param('metrics')} NAME=VALUE", field="metrics")
     if hypothesis:
         require(ctx, hypothesis)
-    with ctx.db.write() as s:
+    with ctx.db.write(touches="append") as s:  # a new run, whole: journalled for the memo of what is due
         rid = insert_run(s, labels=lab, metrics=met, hypothesis_id=hypothesis, note=note, host=socket.gethostname())
+        ctx.db.appended(rid)
     return show_run(ctx, rid)
 
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from optlog.core import due as DUE
+from optlog.core import duestate as DS
 from optlog.errors import BadInput
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
@@ -268,14 +268,14 @@ def missing_runs(ctx: Index, verdicts: dict[str, Any]) -> dict[str, list[Any]]:
 
     Such a verdict is kept as it is: evidence missing *here* is no reason to re-judge it `untested`."""
 
-    named = {h: DUE.named_runs(v.model_extra or {}) for h, v in verdicts.items()}
-    all_u, all_n = DUE.wanted(named)
+    named = {h: DS.named_runs(v.model_extra or {}) for h, v in verdicts.items()}
+    all_u, all_n = DS.wanted(named)
     if not all_u and not all_n:
         return {}
     with ctx.db.connect() as c:
         have_u = uids_present(c, all_u)
         have_n = ids_present(c, all_n)
-    return DUE.missing(named, have_u, have_n)
+    return DS.missing(named, have_u, have_n)
 
 
 def uids_of(ctx: Index, run_ids: list[int]) -> list[str]:

@@ -29,6 +29,7 @@ from optlog.core import loadshare as LS
 from optlog.core import posthoc as PH
 from optlog.core import statusdoc as SD
 from optlog.core import verdict as V
+from optlog.core.duestate import KEPT
 from optlog.core.hypothesis import HypothesisDoc, Prediction, Verdict
 from optlog.core.ids import parse_ref
 from optlog.core.timeutil import now_iso
@@ -100,13 +101,13 @@ def due(ctx: Reads, docs: dict[str, HypothesisDoc]) -> dict[str, str]:
     readcache.note_ceilings(ctx.ws, ceil_key, ceil)  # for the first `status` on plain SQL (store.plainread)
     digests = {h: _due_digest(d) for h, d in hs.items()}
     with ctx.db.connect() as c:
-        gen, memo = statusrows.due_memo(c)
-    out, work = SD.due_from_memo(digests, gen, memo, ceil_key)
+        gen, memo, _journal = statusrows.due_memo(c)
+    out, work, states = SD.due_from_memo(digests, gen, memo, ceil_key)
     if not work:
         return out
-    out.update(_due(ctx, {h: hs[h] for h in work}, ceil))
+    out.update(_due(ctx, {h: hs[h] for h in work}, ceil, states))
     if gen is not None:
-        statusrows.set_due_memo(ctx.db, SD.due_memo_doc(gen, ceil_key, digests, out))
+        statusrows.set_due_memo(ctx.db, SD.due_memo_doc(gen, ceil_key, digests, out, states))
     return {h: out[h] for h in hs if h in out}
 
 
@@ -123,13 +124,15 @@ def _due_digest(d: HypothesisDoc) -> str:
                          d.verdicts[-1].model_dump(mode="json") if d.verdicts else None)
 
 
-def _due(ctx: Index, hs: dict[str, HypothesisDoc], ceil: Any) -> dict[str, str]:
-    """`due` worked out for `hs` from the evidence (core.due.judge)."""
+def _due(ctx: Index, hs: dict[str, HypothesisDoc], ceil: Any, states: dict[str, Any]) -> dict[str, str]:
+    """`due` worked out for `hs` from the evidence (core.due.judge); `states` gets what the
+    judgement found of each (`core.duestate.KEPT` for a verdict resting on runs this database lacks)."""
     preds = [p for d in hs.values() for p in d.predictions]
     ev = load_evidence(ctx, _metric_names(preds))
     kept = runfiles.missing_runs(ctx, {h: d.verdicts[-1] for h, d in hs.items() if d.verdicts})
+    states.update({h: KEPT for h in kept if h in hs})
     return DUE.judge({h: (d.predictions, d.verdicts[-1].predictions if d.verdicts else None)
-                      for h, d in hs.items() if h not in kept}, ev, ceil)
+                      for h, d in hs.items() if h not in kept}, ev, ceil, states)
 
 
 def _live(ctx: Index, hids: list[str]) -> set[str]:

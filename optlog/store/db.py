@@ -14,6 +14,7 @@ the model classes.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import tempfile
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.exc import DatabaseError, OperationalError
 
+from optlog.core import jsondoc
 from optlog.errors import BadInput, Failed, no_space, out_of_space
 from optlog.paths import Workspace
 from optlog.store import integrity
@@ -33,6 +35,7 @@ from optlog.store.faults import (BUSY_TIMEOUT_S, check_scheme, lock_timeout, loc
                                  read_only, shown_url, sqlite_path, unwritable, write_lock_key)
 from optlog.store.lock import workspace_lock
 from optlog.store.migrate import ensure_schema
+from optlog.store.plainread import APPENDS_KEY, DUE_MEMO_SQL, SYNC_STAMP_SQL
 from optlog.store.plainwrite import BUMP_SQL
 
 if TYPE_CHECKING:
@@ -238,9 +241,12 @@ def _check_integrity(path: Path) -> None:
 
 
 # the change counters each kind of write bumps (see `Database.write`)
-COUNTERS: dict[str, frozenset[int]] = {"all": frozenset({1, 2, 3}), "index": frozenset(),
-                                       "todos": frozenset({1}), "derived": frozenset()}
+COUNTERS: dict[str, frozenset[int]] = {"all": frozenset({1, 2, 3}), "append": frozenset({1, 2, 3}),
+                                       "index": frozenset(), "todos": frozenset({1}), "derived": frozenset()}
 EVIDENCE_COUNTER = 3
+# writes that leave the evidence as it was: nested in an "append" write, it still only appended
+_NOT_EVIDENCE = frozenset({"append", "index", "todos", "derived"})
+MAX_JOURNAL = 1000  # runs the journal of appends holds; past it the chain breaks (the memo is worked out again)
 
 class Database:
     """One database connection pool for a workspace (created lazily by the service context)."""
@@ -329,7 +335,10 @@ class Database:
         (issue 47): "all" (the default: anything), "index" (the hypothesis index, derived from the
         files, which every watcher stats itself: bumps nothing, so the read that indexed a changed
         file still stores its document in the read cache), "todos" (the todo list only),
-        "derived" (a memo derived from the rest, e.g. which verdicts are due: bumps nothing). The
+        "derived" (a memo derived from the rest, e.g. which verdicts are due: bumps nothing),
+        "append" (new runs inserted whole, each named by `appended`, and nothing else that counts as
+        evidence: bumps what "all" bumps, and journals the runs, so the memo of what is due is
+        carried over them instead of worked out again from every run: `core.duestate.advance`). The
         counters (`COUNTERS`): 1 moves on every write but a derived one (`change_token`, the read
         cache of `status` and `todo list`); 2 on every write but a todo list's (the read cache of
         `hypothesis list` and `run list`); 3 on every write that may change the evidence
@@ -344,7 +353,7 @@ class Database:
         bumps = COUNTERS[touches]
         held = self._held_conn()
         if held is not None:
-            self._held.bumps |= bumps
+            self._nest(touches)
             with Session(bind=held, expire_on_commit=False, join_transaction_mode="create_savepoint") as s:
                 yield s
                 s.commit()  # releases the savepoint; the outer transaction commits it all
@@ -352,8 +361,7 @@ class Database:
         with Session(self._write_engine, expire_on_commit=False) as s:
             if not self.is_sqlite:
                 self._pg_write_lock(s.connection())
-            self._held.conn = s.connection()
-            self._held.bumps = set(bumps)
+            self._open(s.connection(), touches)
             try:
                 yield s
                 self._bump(s.connection())
@@ -361,18 +369,17 @@ class Database:
                 if self._checked_file is not None:  # a commit may checkpoint into the file: still ours
                     integrity.restamp(self._checked_file)
             finally:
-                self._held.conn = None
-                self._held.bumps = set()
+                self._open(None, None)
 
     @contextmanager
     def write_core(self, touches: str = "all") -> Iterator[Connection]:
         """`write` through a Core connection: the same lock, counters and commit, without the ORM
         (SQLModel's import costs about what a whole first read may: issue 47). For a read that
         indexes a changed file or keeps a memo, with plain SQL."""
-        bumps = COUNTERS[touches]
+        COUNTERS[touches]  # an unknown kind fails here, before anything is written
         held = self._held_conn()
         if held is not None:
-            self._held.bumps |= bumps
+            self._nest(touches)
             with held.begin_nested():
                 yield held
             return
@@ -380,24 +387,67 @@ class Database:
             with c.begin():
                 if not self.is_sqlite:
                     self._pg_write_lock(c)
-                self._held.conn = c
-                self._held.bumps = set(bumps)
+                self._open(c, touches)
                 try:
                     yield c
                     self._bump(c)
                 finally:
-                    self._held.conn = None
-                    self._held.bumps = set()
+                    self._open(None, None)
         if self._checked_file is not None:  # a commit may checkpoint into the file: still ours
             integrity.restamp(self._checked_file)
 
+    def _open(self, conn: Connection | None, touches: str | None) -> None:
+        """This thread's write transaction opened on `conn` (None: closed)."""
+        self._held.conn = conn
+        self._held.bumps = set(COUNTERS[touches]) if touches else set()
+        self._held.appended = [] if touches == "append" else None
+
+    def _nest(self, touches: str) -> None:
+        """A write nested in this thread's open one: the outer commits what either touched."""
+        self._held.bumps |= COUNTERS[touches]
+        if touches not in _NOT_EVIDENCE:
+            self._held.appended = None  # it may change any evidence: not appends only
+
+    def appended(self, run_id: int) -> None:
+        """Name a run this "append" write inserted (see `write`); elsewhere nothing."""
+        got = getattr(self._held, "appended", None)
+        if got is not None and self._held_conn() is not None:
+            got.append(int(run_id))
+
     def _bump(self, c: Connection) -> None:
-        """Move the change counters this transaction touched (`COUNTERS`), and tell listeners."""
+        """Move the change counters this transaction touched (`COUNTERS`), and tell listeners; an
+        "append" write journals its runs under the evidence counter it reached (`_journal`)."""
         ids = sorted(self._held.bumps)
+        runs = getattr(self._held, "appended", None)
+        before = None
+        if runs and EVIDENCE_COUNTER in ids:
+            before = c.execute(text(f"SELECT n FROM change_counter WHERE id = {EVIDENCE_COUNTER}")).scalar()
         if ids:  # one statement: counters 2 and 3 are made by the first write that bumps them
             c.execute(text(BUMP_SQL.format(values=", ".join(f"({i}, 1)" for i in ids))))
+        if runs and before is not None:
+            self._journal(c, int(before), runs)
         if not self.is_sqlite:
             c.execute(text("NOTIFY optlog_change"))
+
+    def _journal(self, c: Connection, before: int, runs: list[int]) -> None:
+        """Journal the runs this write appended, as the evidence counter moves from `before` to
+        `before + 1`: the chain goes on where the journal ended at `before` (every evidence write
+        since it began only appended), else it begins again here. A write of another kind moves
+        the counter past the journal's end, which breaks the chain (`core.statusdoc.appended_since`)."""
+        raw = c.execute(text(SYNC_STAMP_SQL), {"k": APPENDS_KEY}).scalar()
+        try:
+            was = jsondoc.loads(raw) if raw else None
+        except ValueError:
+            was = None
+        gen = before + 1
+        if isinstance(was, dict) and was.get("gen") == before and len(was.get("runs") or []) + len(runs) <= MAX_JOURNAL:
+            doc = {"from": was.get("from"), "gen": gen, "runs": [*was["runs"], *([gen, r] for r in runs)]}
+        elif len(runs) <= MAX_JOURNAL:
+            doc = {"from": before, "gen": gen, "runs": [[gen, r] for r in runs]}
+        else:
+            return
+        for sql in DUE_MEMO_SQL:
+            c.execute(text(sql), {"k": APPENDS_KEY, "v": json.dumps(doc, separators=(",", ":"))})
 
     def _pg_write_lock(self, conn: Connection) -> None:
         """Take this workspace's write lock on PostgreSQL (an advisory lock for the transaction).

@@ -1,22 +1,22 @@
 """What is due, judged on plain SQL (issue 47): the first `status` after a run is recorded finds
 the memo of what is due (`service.verdicts.due`) kept under an older evidence counter, and works it
 out as the full path does — `core.due` on the evidence `store.evidencerows` reads — from the
-index's JSON documents, then keeps the new memo. Its own module: the verdict engine (~30 ms) loads
-only for that read (`store.plainstatus` defers it)."""
+index's JSON documents (`store.plainstatus` keeps the new memo). Its own module: the verdict engine
+(~30 ms) loads only where the memo cannot be carried over the runs appended since it was kept
+(`core.duestate.advance`): `store.plainstatus` defers it."""
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from typing import Any
 
 from optlog.core import due as DUE
+from optlog.core import duestate as DS
 from optlog.core import expr as E
 from optlog.core import loadshare as LS
-from optlog.paths import Workspace
-from optlog.store import evidencerows, plainwrite
+from optlog.core.duestate import KEPT
+from optlog.store import evidencerows
 from optlog.store.evidencerows import Rows
-from optlog.store.plainread import CHUNK, DUE_MEMO_KEY, DUE_MEMO_SQL
+from optlog.store.plainread import CHUNK
 
 
 class Judged:
@@ -40,19 +40,21 @@ class Judged:
         return {k: v for k, v in self.doc.items() if k not in exclude}
 
 
-def judged(work: dict[str, Any], ceil: dict[str, float], rows: Rows, is_sqlite: bool) -> dict[str, str]:
+def judged(work: dict[str, Any], ceil: dict[str, float], rows: Rows, is_sqlite: bool,
+           states: dict[str, Any]) -> dict[str, str]:
     """`service.verdicts._due` on plain SQL for `work` (`store.plainstatus.IndexedDoc`s): the same
-    evidence, the same missing runs, the same judge."""
+    evidence, the same missing runs, the same judge, the same states kept (`states`)."""
     preds = {h: [Judged(p) for p in d.doc.get("predictions") or []] for h, d in work.items()}
     ev = evidencerows.counting_evidence(rows, is_sqlite, DUE.metric_names([p for ps in preds.values() for p in ps])
                                         | set(LS.COMPARED))
-    named = {h: DUE.named_runs(d.verdicts[-1]) for h, d in work.items() if d.verdicts}
-    want_u, want_n = DUE.wanted(named)
+    named = {h: DS.named_runs(d.verdicts[-1]) for h, d in work.items() if d.verdicts}
+    want_u, want_n = DS.wanted(named)
     mark = "?" if is_sqlite else "%s"
-    kept = DUE.missing(named, {str(u) for u in _present(rows, "uid", want_u, mark)},
+    kept = DS.missing(named, {str(u) for u in _present(rows, "uid", want_u, mark)},
                        {int(n) for n in _present(rows, "id", want_n, mark)})
+    states.update({h: KEPT for h in kept})
     return DUE.judge({h: (preds[h], (d.verdicts[-1].get("predictions") or []) if d.verdicts else None)
-                      for h, d in work.items() if h not in kept}, ev, ceil)
+                      for h, d in work.items() if h not in kept}, ev, ceil, states)
 
 
 def _present(rows: Rows, column: str, values: list[Any], mark: str) -> list[Any]:
@@ -64,16 +66,3 @@ def _present(rows: Rows, column: str, values: list[Any], mark: str) -> list[Any]
         out += [v for (v,) in rows(f"SELECT {column} FROM run WHERE {column} IN ({', '.join([mark] * len(part))})",
                                    tuple(part))]
     return out
-
-
-def keep(ws: Workspace, con: Any, memo: dict[str, Any]) -> None:
-    """Keep the memo of what is due as the full path keeps it (`store.statusrows.set_due_memo`: a
-    derived write, no counter moved); a memo is only a saving, so a busy writer or an error leaves
-    it for the next read to work out."""
-    pg = None if isinstance(con, sqlite3.Connection) else con
-    try:
-        with plainwrite.writing(ws.sqlite_file if pg is None else None, pg) as w:
-            for sql in DUE_MEMO_SQL:
-                w.run(sql, {"k": DUE_MEMO_KEY, "v": json.dumps(memo, separators=(",", ":"))})
-    except Exception:  # noqa: BLE001  (the memo is worked out again by the next read that needs it)
-        pass

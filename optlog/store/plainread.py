@@ -40,6 +40,7 @@ MADE_HERE_KEY = "made_here"  # set by `init` of a new workspace: this database i
 TODO_OWNER_KEY = "todo_list_owner"  # the agent tool whose writes replace the whole todo list
 LAUNCHES_SEEN_KEY = "verdict_launches_seen"  # what the last committed verdict had seen of launches
 DUE_MEMO_KEY = "verdict_due"  # which verdicts are due, as service.verdicts.due found them
+APPENDS_KEY = "evidence_appends"  # the runs appended by the latest evidence writes (store.db.Database.appended)
 # keeping that memo (store.statusrows.set_due_memo and store.plainstatus run this text)
 DUE_MEMO_SQL = ("DELETE FROM sync_stamp WHERE key = :k", "INSERT INTO sync_stamp (key, value) VALUES (:k, :v)")
 EVIDENCE_COUNTER_SQL = "SELECT n FROM change_counter WHERE id = 3"  # store.db.COUNTERS: writes that may change the evidence
@@ -340,13 +341,17 @@ def planned_for(q: Query) -> set[str]:
     return out
 
 
-def due_memo(q: Query) -> tuple[int | None, Any]:
+def due_memo(q: Query) -> tuple[int | None, Any, Any]:
     """(the evidence counter, or None before the first write that made it; the kept memo of what is
-    due, or None), in one snapshot."""
-    row = q(f"SELECT ({EVIDENCE_COUNTER_SQL}), (SELECT value FROM sync_stamp WHERE key = :k)", {"k": DUE_MEMO_KEY})[0]
+    due, or None; the journal of runs appended since, or None), in one snapshot."""
+    row = q(f"SELECT ({EVIDENCE_COUNTER_SQL}), (SELECT value FROM sync_stamp WHERE key = :k), "
+            "(SELECT value FROM sync_stamp WHERE key = :j)", {"k": DUE_MEMO_KEY, "j": APPENDS_KEY})[0]
     gen = None if row[0] is None else int(row[0])
+    return gen, _json(row[1]), _json(row[2])
+
+
+def _json(raw: Any) -> Any:
     try:
-        memo = json.loads(row[1]) if row[1] else None
+        return json.loads(raw) if raw else None
     except ValueError:
-        memo = None  # not ours to trust: worked out again
-    return gen, memo
+        return None  # not ours to trust: worked out again

@@ -5,20 +5,23 @@ to import) load only when a status is worked out, never for a read the read cach
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from optlog.core import duestate as DS
 from optlog.core import statusdoc as SD
 from optlog.paths import Workspace
-from optlog.store import readcache
-from optlog.store.plainread import (TODO_OWNER_KEY, Query, due_memo, indexed_docs, planned_for, query, run_facts,
+from optlog.store import plainwrite, readcache
+from optlog.store.plainread import (DUE_MEMO_KEY, DUE_MEMO_SQL, TODO_OWNER_KEY, Query, due_memo, indexed_docs, planned_for, query, run_facts,
                                     sync_value, todo_list)
 
 
 if TYPE_CHECKING:  # (importing it would load the verdict engine, which a memo that holds never needs)
     from optlog.store.evidencerows import Rows
+
 
 class _Pred:
     """A prediction as `core.statusdoc` reads it, from its JSON dump."""
@@ -55,10 +58,12 @@ def verdicts_due(q: Query, ws: Workspace, docs: dict[str, IndexedDoc],
                  rows: Rows, is_sqlite: bool,
                  keep: Callable[[dict[str, Any]], None]) -> dict[str, str] | None:
     """`service.verdicts.due` on plain SQL: from its memo where it was kept under the current
-    evidence counter and ceilings for every hypothesis with predictions as it is now; else worked
-    out as the full path works it out (`core.due` on `store.evidencerows`' evidence) for the
-    hypotheses the memo does not hold, and the new memo handed to `keep`. None where the ceilings
-    were never noted under this configuration (the full path reads optlog.yaml)."""
+    evidence counter and ceilings for every hypothesis with predictions as it is now; where the
+    writes since only appended runs (their journal: `store.db.Database.appended`), the memo carried
+    over the new runs (`core.duestate.advance`: their labels read, not the runs before them); else
+    worked out as the full path works it out (`core.due` on `store.evidencerows`' evidence) for the
+    hypotheses the memo does not hold. A memo worked out is handed to `keep`. None where the
+    ceilings were never noted under this configuration (the full path reads optlog.yaml)."""
     hs = {h: d for h, d in docs.items() if d.predictions and not d.override}
     if not hs:
         return {}
@@ -66,18 +71,68 @@ def verdicts_due(q: Query, ws: Workspace, docs: dict[str, IndexedDoc],
     if noted is None:
         return None
     ceil_key, ceil = noted
-    gen, memo = due_memo(q)
+    gen, memo, journal = due_memo(q)
     digests = {h: SD.due_digest(d.doc.get("predictions") or [], None, d.verdicts[-1] if d.verdicts else None)
                for h, d in hs.items()}
-    out, work = SD.due_from_memo(digests, gen, memo, ceil_key)
-    if not work:
+    out, work, states = SD.due_from_memo(digests, gen, memo, ceil_key)
+    if work and (since := SD.appended_since(gen, memo, journal, ceil_key)) is not None:
+        out, work, states = SD.due_from_memo(digests, memo["gen"], memo, ceil_key)
+        work += _advanced(rows, is_sqlite, hs, since, out, states, set(work))
+    if not work and gen is not None and memo and memo.get("gen") == gen:
         return out
-    from optlog.store.plaindue import judged  # deferred: the verdict engine (core.due, core.verdict, ~30 ms)
+    if work:
+        from optlog.store.plaindue import judged  # deferred: the verdict engine (core.due, core.verdict, ~30 ms)
 
-    out.update(judged({h: hs[h] for h in work}, ceil, rows, is_sqlite))
+        out.update(judged({h: hs[h] for h in work}, ceil, rows, is_sqlite, states))
     if gen is not None:
-        keep(SD.due_memo_doc(gen, ceil_key, digests, out))
+        keep(SD.due_memo_doc(gen, ceil_key, digests, out, states))
     return {h: out[h] for h in hs if h in out}
+
+
+def _advanced(rows: Rows, is_sqlite: bool, hs: dict[str, IndexedDoc], since: list[int], out: dict[str, str],
+              states: dict[str, Any], work: set[str]) -> list[str]:
+    """Carry what is due (`out`, `states`) over the counting runs appended since the memo
+    (`since`), for every hypothesis but `work`; returns those it cannot carry over (no states kept,
+    or a verdict naming a new run's number or uid: it rested on a run this database lacked)."""
+    added = _counting(rows, is_sqlite, since)
+    named = {h: DS.named_runs(d.verdicts[-1]) for h, d in hs.items() if d.verdicts and h not in work}
+    want_u, want_n = DS.wanted(named)
+    if any(rid in set(want_n) or uid in set(want_u) for rid, uid, _canon in added):
+        return [h for h in hs if h not in work]
+    runs = [(rid, canon) for rid, _uid, canon in added]
+    redo: list[str] = []
+    for h, d in hs.items():
+        if h in work:
+            continue
+        st = states.get(h)
+        if st == DS.KEPT:
+            continue
+        got = DS.advance(d.doc.get("predictions") or [], (d.verdicts[-1].get("predictions") or []) if d.verdicts
+                         else None, st if isinstance(st, list) else [], runs) if runs else (out.get(h), st)
+        if got is None:
+            redo.append(h)
+            continue
+        why, states[h] = got
+        if why:
+            out[h] = why
+        else:
+            out.pop(h, None)
+    return redo
+
+
+def _counting(rows: Rows, is_sqlite: bool, ids: list[int]) -> list[tuple[int, str, dict[str, str]]]:
+    """(id, uid, canonical labels) of the runs among `ids` that count (succeeded, not invalidated),
+    as `store.evidencerows.counting_evidence` reads them."""
+    if not ids:
+        return []
+    mark = "?" if is_sqlite else "%s"
+    marks = ", ".join([mark] * len(ids))
+    got: dict[int, tuple[str, dict[str, str]]] = {int(rid): (str(uid), {}) for rid, uid in rows(
+        f"SELECT id, uid FROM run WHERE id IN ({marks}) AND status = 'succeeded' AND NOT invalidated", tuple(ids))}
+    for rid, k, v in rows(f"SELECT run_id, key, value FROM run_label WHERE run_id IN ({marks})", tuple(ids)):
+        if int(rid) in got:
+            got[int(rid)][1][k] = v
+    return [(rid, uid, canon) for rid, (uid, canon) in sorted(got.items())]
 
 
 def status(con: Any, ws: Workspace) -> dict[str, Any] | None:
@@ -103,7 +158,13 @@ def status(con: Any, ws: Workspace) -> dict[str, Any] | None:
 
 
 def _keep(ws: Workspace, con: Any, memo: dict[str, Any]) -> None:
-    """Keep the memo of what is due (`store.plaindue.keep`), loaded only when one was worked out."""
-    from optlog.store.plaindue import keep  # deferred: the verdict engine (core.due, core.verdict, ~30 ms)
-
-    keep(ws, con, memo)
+    """Keep the memo of what is due as the full path keeps it (`store.statusrows.set_due_memo`: a
+    derived write, no counter moved); a memo is only a saving, so a busy writer or an error leaves
+    it for the next read to work out."""
+    pg = None if isinstance(con, sqlite3.Connection) else con
+    try:
+        with plainwrite.writing(ws.sqlite_file if pg is None else None, pg) as w:
+            for sql in DUE_MEMO_SQL:
+                w.run(sql, {"k": DUE_MEMO_KEY, "v": json.dumps(memo, separators=(",", ":"))})
+    except Exception:  # noqa: BLE001  (the memo is worked out again by the next read that needs it)
+        pass

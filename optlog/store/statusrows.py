@@ -39,9 +39,9 @@ def planned_for(c: Connection) -> set[str]:
     return plainread.planned_for(_query(c))
 
 
-def due_memo(c: Connection) -> tuple[int | None, Any]:
+def due_memo(c: Connection) -> tuple[int | None, Any, Any]:
     """(the evidence counter, or None before the first write that made it; the kept memo of what is
-    due, or None), in one snapshot (`store.plainread.due_memo`)."""
+    due, or None; the journal of runs appended since), in one snapshot (`store.plainread.due_memo`)."""
     return plainread.due_memo(_query(c))
 
 

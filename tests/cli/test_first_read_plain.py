@@ -26,7 +26,9 @@ FULL = {"OPTLOG_READ_CACHE": "0"}  # the full path: no read cache, no first read
 # applied on plain SQL (store.plaintodos); both on SQLite and on PostgreSQL.
 PLAIN = {(c, r) for c in CHANGES for r in READS} - {("todo written (hook)", "hypothesis list"),
                                                    ("todo written (hook)", "run list")}
-HEAVY = ("sqlalchemy", "sqlmodel", "pydantic", "click", "yaml")
+# the verdict engine too: after a run is recorded what is due is carried over the new run
+# (core.duestate.advance on the journal of appends), not judged again from every run
+HEAVY = ("sqlalchemy", "sqlmodel", "pydantic", "click", "yaml", "optlog.core.verdict")
 ORM = ("sqlalchemy", "sqlmodel", "click")  # never imported by a first read, even one that re-indexes a file
 
 PROBE = """
@@ -139,9 +141,9 @@ def test_a_verdict_due_and_a_decided_family_on_plain_sql(ws: Any, settled: None,
         ok, heavy, out = _probe(ws, ("status",), json_=False)
         assert ok and not set(heavy) & set(ORM), (kind, heavy)
         assert out == ws.cli("status", env=FULL).out, kind
-    # a run recorded that both predictions select: what is due is judged again on plain SQL (h's
+    # a run recorded that both predictions select: what is due is carried over it on plain SQL (h's
     # evidence changed since its verdict, r has evidence and no verdict), the memo kept as the full
-    # path keeps it, and no ORM, SQLModel or pydantic imported
+    # path keeps it, and no ORM, SQLModel, pydantic or verdict engine imported
     for label in ("cfg=x", "cfg=z", "cfg=y"):
         if label == "cfg=z":  # judged first: each fingerprint on plain SQL must match its verdict's
             ws.cli("verdict", "--all")
@@ -158,6 +160,51 @@ def test_a_verdict_due_and_a_decided_family_on_plain_sql(ws: Any, settled: None,
             assert str(rid) in due["h"] and "r" in due, due
         ok, heavy, again = _probe(ws, ("status",))
         assert ok and again == out
+
+
+def test_what_is_due_is_carried_over_appended_runs_and_judged_again_after_any_other_evidence_write(
+        ws: Any, settled: None, backend: str) -> None:
+    """The journal of appends (`store.db.Database.appended`): runs recorded one after another are
+    carried over (no verdict engine imported); a run invalidated among them breaks the chain and
+    the plain path judges again from every run; the memo it keeps is carried over the next run.
+    Each time the full path's bytes, and what is due moves."""
+    _populate(ws, 6)
+    _prime(ws)
+
+    from optlog.core import statusdoc as SD
+    from optlog.service.context import Ctx
+    from optlog.store import statusrows
+
+    def due() -> tuple[list[str], str]:
+        ok, heavy, out = _probe(ws, ("status",))
+        assert ok and out == ws.cli("status", "--json", env=FULL).out
+        return heavy, json.dumps(json.loads(out).get("verdict_due"))
+
+    def since() -> list[int] | None:
+        """The runs the journal says were appended since the memo was kept."""
+        ctx = Ctx.find(ws.root, actor="test")
+        try:
+            with ctx.db.connect() as c:
+                gen, memo, journal = statusrows.due_memo(c)
+        finally:
+            ctx.close()
+        return SD.appended_since(gen, memo, journal, (memo or {}).get("ceilings", ""))
+
+    before = json.dumps(ws.j("status", env=FULL).get("verdict_due"))
+    ids = [ws.j("run", "record", "--label", "config=tp8", "--label", f"conc={i}", "--metric", f"tput={i}")["id"]
+           for i in range(3)]
+    assert since() == ids
+    heavy, after = due()
+    assert heavy == [] and after != before and str(ids[-1]) not in before
+    # another write that may change the evidence breaks the chain: judged again from every run
+    ws.cli("run", "invalidate", str(ids[0]), "--why", "bad node")
+    assert since() is None
+    again = json.dumps(ws.j("status").get("verdict_due"))  # (the full path: the evidence folder moved)
+    assert again != after and since() is None  # (the journal begins again at the next append)
+    rid = ws.j("run", "record", "--label", "config=tp4", "--label", "conc=8", "--metric", "tput=2")["id"]
+    assert since() == [rid]
+    heavy, last = due()
+    assert heavy == [] and last != again
 
 
 def test_the_first_status_text_after_each_change_is_the_full_paths(ws: Any, settled: None, backend: str) -> None:

@@ -1,0 +1,132 @@
+"""What the judgement of what is due found of each prediction (`core.due.judge`), and the same
+judgement carried forward over runs appended since (`advance`): the first `status` after a run is
+recorded (issue 47) reads the new run's labels, not the 10,000 runs before it. Its own module:
+`core.due` loads the verdict engine and the expression parser (~40 ms), which `advance` needs
+neither of: it matches the new runs against each prediction's selections as the engine selects."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from optlog.core import labels as L
+
+CAP = 5  # runs named in a reason before "and N more"
+
+
+def runs_text(ids: list[int], cap: int = CAP) -> str:
+    """`run 7`, `runs 7, 8, 9`, `runs 1, 2, 3, 4, 5 and 12 more`."""
+    return runs_text_of(ids[:cap], len(ids), cap)
+
+
+def runs_text_of(head: Sequence[int], n: int, cap: int = CAP) -> str:
+    """`runs_text` of `n` sorted runs from the first `cap` of them (`head`)."""
+    if n == 1:
+        return f"run {head[0]}"
+    more = f" and {n - cap} more" if n > cap else ""
+    return "runs " + ", ".join(map(str, head[:cap])) + more
+
+
+# What the judgement found of one prediction, kept in the memo of what is due so that runs appended
+# later are judged without reading the evidence again (`advance`): [kind, the groups its candidate
+# runs are selected by, how many runs its reason counts, the first CAP of them]. Kinds: "n" no
+# verdict record (the runs: its candidates), "r=" a record whose evidence fingerprint still holds,
+# "r!" one whose fingerprint moved (the runs, for both: its candidates the record does not name).
+State = list[Any]
+KEPT = "kept"  # a hypothesis's states where its verdict rests on runs the database lacks: kept as it is
+
+
+def reason(pid: str, st: State) -> str | None:
+    """Why a prediction's verdict is due, from its state; None when it is not."""
+    kind, _groups, n, head = st
+    if kind == "n":
+        return f"{pid} has evidence ({runs_text_of(head, n)}) and no verdict yet" if n else None
+    if kind == "r!":
+        return f"{pid}'s evidence changed since its verdict" + (f": {runs_text_of(head, n)} not in it" if n else "")
+    return None
+
+
+def seen_runs(rec: Mapping[str, Any]) -> set[Any]:
+    """The runs a prediction's verdict record names: those it used and those it left out."""
+    return set(rec.get("runs") or []) | {x.get("run") for x in rec.get("not_comparable") or []}
+
+
+def first_unseen(srt: list[int], seen: set[Any]) -> list[int]:
+    out: list[int] = []
+    for i in srt:
+        if i not in seen:
+            out.append(i)
+            if len(out) == CAP:
+                break
+    return out
+
+
+def selects(sel: Mapping[str, Any] | None, canon: Mapping[str, str]) -> bool:
+    """Whether a group's selection (`core.verdict.Evidence.select`) takes a run with these
+    canonical labels: every label it names, with that value (no selection takes every run)."""
+    return all(canon.get(k) == L.canonical(v) for k, v in (sel or {}).items())
+
+
+def advance(preds: Sequence[Mapping[str, Any]], records: Sequence[Mapping[str, Any]] | None,
+            states: Sequence[State], added: Sequence[tuple[int, Mapping[str, str]]]) -> tuple[str | None, list[State]] | None:
+    """`judge` of one hypothesis after counting runs were appended (`added`: each new run's id
+    and canonical labels; none of them existed when `states` were found), from its kept states:
+    a new run its prediction's groups select is a new candidate, so a prediction without a record
+    has evidence, and one with a record has a moved fingerprint. Predictions as JSON dumps
+    (`id`, `a`, `b`), in the order `states` were found. None when the states do not fit them."""
+    if not states or len(states) > len(preds):
+        return None
+    recs = {r.get("id"): r for r in records} if records is not None else {}
+    got: list[State] = []
+    for p, st in zip(preds, states):
+        if not (isinstance(st, list) and len(st) == 4 and st[0] in ("n", "r=", "r!")):
+            return None
+        kind, groups, n, head = st
+        if (kind == "n") != (p.get("id") not in recs):
+            return None
+        new = [rid for rid, canon in added
+               if any(selects(p.get("a") if g == "a" else p.get("b"), canon) for g in groups)]
+        if new and kind != "n":
+            seen = seen_runs(recs[p.get("id")])
+            kind, new = "r!", [i for i in new if i not in seen]  # a new candidate: the fingerprint moved
+        st = [kind, groups, n + len(new), sorted([*head, *new])[:CAP]]
+        got.append(st)
+        why = reason(str(p.get("id")), st)
+        if why:
+            return why, got
+    return (None, got) if len(got) == len(preds) else None
+
+
+def named_runs(extra: Mapping[str, Any]) -> tuple[list[int], list[str]]:
+    """The runs a verdict record names: its `runs` numbers, and their `run_uids` where it names one
+    for every run (then a run is looked up by uid; else by number, and the uids are empty)."""
+    nums = [n for n in extra.get("runs") or [] if isinstance(n, int)]
+    uids = [u for u in extra.get("run_uids") or [] if isinstance(u, str) and u]
+    return nums, uids if uids and len(uids) == len(nums) else []
+
+
+def missing(named: Mapping[str, tuple[list[int], list[str]]], have_uids: set[str],
+            have_ids: set[int]) -> dict[str, list[Any]]:
+    """For each hypothesis's latest verdict (`named_runs`), the runs it used that the database does
+    not have (by uid where it has them, else by number); only those with some."""
+    out: dict[str, list[Any]] = {}
+    for h, (nums, uids) in named.items():
+        if uids:
+            gone = [n for n, u in zip(nums, uids) if u not in have_uids]
+        else:
+            gone = [n for n in nums if n not in have_ids]
+        if gone:
+            out[h] = gone
+    return out
+
+
+def wanted(named: Mapping[str, tuple[list[int], list[str]]]) -> tuple[list[str], list[int]]:
+    """The uids and the numbers `missing` asks the database about."""
+    u: set[str] = set()
+    n: set[int] = set()
+    for nums, uids in named.values():
+        if uids:
+            u.update(uids)
+        else:
+            n.update(nums)
+    return sorted(u), sorted(n)

@@ -1,0 +1,115 @@
+"""What is due, carried over appended runs (`core.duestate.advance`, issue 47) against the judgement
+worked out again from every run (`core.due.judge`): for random workspaces — predictions selecting
+by one or two groups, some without a verdict, some whose verdict still holds, some whose evidence
+moved, verdicts that name some candidates and leave others out — every reason and every kept
+state must be the same, over several appends in a row."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from optlog.core import due as DUE
+from optlog.core import duestate as DS
+from optlog.core import verdict as V
+from optlog.core.hypothesis import Prediction
+
+CEIL = {"gpu_tflops": 989.0}
+VALUES = {"cfg": ["x", "y", "z"], "c": ["1", "2", "4"], "gpu": ["h100", "h200"]}
+
+
+def _run(rng: random.Random, rid: int) -> V.RunRow:
+    labels = {k: rng.choice(v) for k, v in VALUES.items() if rng.random() < 0.9}
+    return V.RunRow(rid, dict(labels), {"t": rng.uniform(1, 100)})
+
+
+def _pred(rng: random.Random, pid: str) -> Prediction:
+    def sel() -> dict[str, Any]:
+        keys = rng.sample(sorted(VALUES), rng.choice([0, 1, 2, 2, 3]))
+        return {k: rng.choice(VALUES[k]) for k in keys}
+    expect = rng.choice(["a > b", "a < b", "a > 50", "b < 20"])
+    return Prediction(id=pid, expect=expect, metric="t", a=sel(), b=sel())
+
+
+def _workspace(rng: random.Random, ev: V.Evidence) -> dict[str, tuple[list[Prediction], list[dict[str, Any]] | None]]:
+    hs: dict[str, tuple[list[Prediction], list[dict[str, Any]] | None]] = {}
+    for i in range(40):
+        preds = [_pred(rng, f"h{i}-p{j}") for j in range(rng.choice([1, 1, 2, 3]))]
+        if rng.random() < 0.3:
+            hs[f"h{i}"] = (preds, None)
+            continue
+        recs = []
+        for p in preds:
+            if rng.random() < 0.2:
+                continue  # a prediction added after the verdict: no record
+            ids = sorted(V.candidate_set(p, ev))
+            used = [r for r in ids if rng.random() < 0.8]
+            left = [{"run": r, "reason": "x"} for r in ids if r not in used and rng.random() < 0.5]
+            if rng.random() < 0.3:  # a run it left out that this database no longer has: a new run may reuse its number
+                left.append({"run": len(ev.runs) + rng.choice([1, 2]), "reason": "gone"})
+            fp = V.fingerprint(p, ev, CEIL) if rng.random() < 0.6 else "0" * 16  # holds, or moved
+            recs.append({"id": p.id, "evidence": fp, "runs": used, "not_comparable": left})
+        hs[f"h{i}"] = (preds, recs)
+    return hs
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_advance_over_appended_runs_is_judging_again(seed: int) -> None:
+    _compare(seed)
+
+
+def _compare(seed: int) -> tuple[int, int]:
+    """Judge, then append runs four times: advance must give judging again's reasons and states;
+    returns how many hypotheses became due, and how many stayed not due, over the appends."""
+    rng = random.Random(seed)
+    runs = [_run(rng, i) for i in range(1, rng.choice([3, 30, 120]))]
+    ev = V.Evidence(runs)
+    hs = _workspace(rng, ev)
+    states: dict[str, Any] = {}
+    due = DUE.judge(hs, ev, CEIL, states)
+    top = len(runs)
+    checked, became, stayed = 0, 0, 0
+    for _step in range(4):
+        new = [_run(rng, top + k + 1) for k in range(rng.choice([1, 1, 3]))]
+        top += len(new)
+        runs += new
+        ev = V.Evidence(runs)
+        want_states: dict[str, Any] = {}
+        want = DUE.judge(hs, ev, CEIL, want_states)
+        added = [(r.id, r.canon) for r in new]
+        for h, (preds, recs) in hs.items():
+            got = DS.advance([p.model_dump(mode="json") for p in preds], recs, states[h], added)
+            assert got is not None, h
+            why, st = got
+            assert why == want.get(h), (h, why, want.get(h))
+            assert st == want_states[h], h
+            states[h] = st
+            checked += 1
+            became += h in want and h not in due
+            stayed += h not in want
+        due = want
+    assert checked == 4 * len(hs)
+    return became, stayed
+
+
+def test_the_random_workspaces_exercise_every_case() -> None:
+    """Not an empty comparison: over the seeds, appends made hypotheses due that were not, and
+    left others not due (a verdict that still holds, a selection the new runs miss)."""
+    became = stayed = 0
+    for seed in range(12):
+        b, s = _compare(seed)
+        became, stayed = became + b, stayed + s
+    print(became, stayed)
+    assert became >= 10 and stayed >= 10, (became, stayed)
+
+
+def test_advance_refuses_states_that_do_not_fit() -> None:
+    p = Prediction(id="p", expect="a > b", metric="t", a={"cfg": "x"}, b={"cfg": "y"}).model_dump(mode="json")
+    run = [(9, {"cfg": "x"})]
+    assert DS.advance([p], None, [], run) is None  # no states kept
+    assert DS.advance([p], None, [["r=", ["a", "b"], 0, []]], run) is None  # a record the verdict no longer has
+    assert DS.advance([p], None, [["?", ["a", "b"], 0, []]], run) is None
+    assert DS.advance([p], None, [["n", ["a", "b"], 0, []]], run) == (
+        "p has evidence (run 9) and no verdict yet", [["n", ["a", "b"], 1, [9]]])
