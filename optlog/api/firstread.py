@@ -34,7 +34,7 @@ def answer(ws: Workspace, key: str, st: readcache.Stamp, *, todos: bool, pg: Any
     if not readcache.base_answered(ws, st):
         return None
     said: list[str] = []
-    doc = plainread.document(ws, jsondoc.loads(key), pg, said, status=_status)
+    doc = plainread.document(ws, jsondoc.loads(key), pg, said, status=_status, files=st.files)
     if notices is not None:
         notices.extend(said)  # said even when the read falls back: the index is written already
     if doc is None:
@@ -46,10 +46,10 @@ def answer(ws: Workspace, key: str, st: readcache.Stamp, *, todos: bool, pg: Any
     return text
 
 
-def _status(con: Any, ws: Workspace) -> dict[str, Any] | None:
+def _status(con: Any, ws: Workspace, files: dict[str, int]) -> dict[str, Any] | None:
     from optlog.store.plainstatus import status  # deferred: status's rules (core.statusdoc, core.discriminate: ~25 ms), which a read the cache answers never needs
 
-    return status(con, ws)
+    return status(con, ws, files)
 
 
 def facts(pg: Any) -> Callable[[], readcache.DbFacts | None] | None:

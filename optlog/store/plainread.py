@@ -103,15 +103,17 @@ def _mark(con: Any) -> str:
 
 
 def document(ws: Workspace, cmd: list[str], pg: Any = None, notices: list[str] | None = None,
-             status: Callable[[Any, Workspace], dict[str, Any] | None] | None = None) -> dict[str, Any] | None:
+             status: Callable[[Any, Workspace, dict[str, int]], dict[str, Any] | None] | None = None,
+             files: dict[str, int] | None = None) -> dict[str, Any] | None:
     """The document of the read `cmd` (its words, without `--json`): `status`, `todo list`,
     `hypothesis list`, `run list --limit N`, on the SQLite file or (`pg`) a `pg_connect`
     connection; None for another read, or where this module cannot answer it exactly, or on any
     database error (the full path says what is wrong). A read that shows the hypotheses first
     re-indexes the files changed since they were indexed (`store.plainindex`, SQLite), with the
     full path's notices appended to `notices`. `status`: `store.plainstatus.status`, which the
-    caller loads only when it asks for a status (status's rules cost ~25 ms to import)."""
-    sqlite_file, hypotheses_dir = ws.sqlite_file, ws.hypotheses_dir
+    caller loads only when it asks for a status (status's rules cost ~25 ms to import). `files`:
+    the hypothesis files' modification times as the read cache's stamp saw them (`file_stamps`)."""
+    sqlite_file = ws.sqlite_file
     errors: tuple[type[BaseException], ...] = (sqlite3.Error, OSError, ValueError, KeyError, TypeError)
     if pg is not None:
         import psycopg  # deferred: loaded already by pg_connect
@@ -120,8 +122,10 @@ def document(ws: Workspace, cmd: list[str], pg: Any = None, notices: list[str] |
     try:
         if pg is None and sqlite_file is None:
             return None
+        if files is None:
+            files = file_stamps(ws.hypotheses_dir)
         if cmd in (["status"], ["hypothesis", "list"]):
-            said = reindexed(ws, sqlite_file, pg)
+            said = reindexed(ws, sqlite_file, files, pg)
             if said is None:
                 return None
             if notices is not None:
@@ -129,11 +133,11 @@ def document(ws: Workspace, cmd: list[str], pg: Any = None, notices: list[str] |
         con = pg if pg is not None else connect(sqlite_file)  # type: ignore[arg-type]
         try:
             if cmd == ["status"]:
-                return status(con, ws) if status is not None else None
+                return status(con, ws, files) if status is not None else None
             if cmd == ["todo", "list"]:
                 return todo_list(con)
             if cmd == ["hypothesis", "list"]:
-                return hypothesis_list(con, hypotheses_dir)
+                return hypothesis_list(con, files)
             if cmd[:3] == ["run", "list", "--limit"] and len(cmd) == 4 and cmd[3].isascii() and cmd[3].isdigit():
                 return run_list(con, int(cmd[3]))
             return None
@@ -182,11 +186,11 @@ def run_list(con: Any, limit: int) -> dict[str, Any]:
     return {"runs": runs, **page_facts(total, 0, len(runs))}
 
 
-def hypothesis_list(con: Any, hypotheses_dir: Path) -> dict[str, Any] | None:
+def hypothesis_list(con: Any, files: dict[str, int]) -> dict[str, Any] | None:
     """`hypothesis list` (no filters, no page) from the index, when every file is as indexed (the
     same names, each with the modification time the index recorded); None otherwise. Nothing may
     be live (the caller checks): an open hypothesis would read `testing` while its runs run."""
-    indexed = indexed_docs(con, hypotheses_dir)
+    indexed = indexed_docs(con, files)
     if indexed is None:
         return None
     docs = list(indexed.values())
@@ -230,24 +234,26 @@ def file_stamps(hypotheses_dir: Path) -> dict[str, int]:
         return {}
 
 
-def indexed_docs(con: Any, hypotheses_dir: Path) -> dict[str, dict[str, Any]] | None:
+def indexed_docs(con: Any, stamps: dict[str, int], hashes: dict[str, str] | None = None) -> dict[str, dict[str, Any]] | None:
     """id → the index's document of each hypothesis (its model's JSON dump), when every file is as
-    indexed (the same names, each with the modification time the index recorded); None otherwise."""
-    stamps = file_stamps(hypotheses_dir)
-    rows = con.execute("SELECT id, file_mtime_ns, doc FROM hypothesis").fetchall()
-    if len(rows) != len(stamps) or any(stamps.get(hid) != mt for hid, mt, _doc in rows):
+    indexed (the same names, each with the modification time the index recorded: `stamps`, from
+    `file_stamps`); None otherwise. `hashes`: filled with each file's hash as indexed (the
+    document is a function of the file's bytes)."""
+    rows = con.execute("SELECT id, file_mtime_ns, doc, file_hash FROM hypothesis").fetchall()
+    if len(rows) != len(stamps) or any(stamps.get(hid) != mt for hid, mt, _doc, _fh in rows):
         return None
+    if hashes is not None:
+        hashes.update({hid: fh for hid, _mt, _doc, fh in rows})
     # the index's own JSON (json.dumps of a model's dump: no key twice), read on every first status:
     # the C decoder, without jsondoc's duplicate-key hook (a third of this read at 1,000 hypotheses)
-    return {hid: json.loads(doc) if isinstance(doc, str) else doc for hid, _mt, doc in rows}
+    return {hid: json.loads(doc) if isinstance(doc, str) else doc for hid, _mt, doc, _fh in rows}
 
 
-def reindexed(ws: Workspace, sqlite_file: Path | None, pg: Any = None) -> list[str] | None:
+def reindexed(ws: Workspace, sqlite_file: Path | None, stamps: dict[str, int], pg: Any = None) -> list[str] | None:
     """Bring the index in line with the hypothesis files, as `service.hypotheses.sync` does: [] when
     every file is as indexed (the usual case: a stat of each file and one query); else the changed
     files re-indexed on plain SQL by `store.plainindex` (which loads the hypothesis model: pydantic
-    and YAML), with its notices, or None (the full path does it)."""
-    stamps = file_stamps(ws.hypotheses_dir)
+    and YAML), with its notices, or None (the full path does it). `stamps`: `file_stamps`."""
     con = pg if pg is not None else connect(sqlite_file)  # type: ignore[arg-type]
     try:
         rows = {hid: (fh, mt, doc) for hid, fh, mt, doc in

@@ -31,7 +31,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from optlog import __version__, settings
@@ -70,6 +70,9 @@ class Stamp:
     # read after a change of the data alone may be worked out on plain SQL (optlog.api.firstread)
     # when the full path last answered under the same base (BASE_FILE)
     base: str = ""
+    # id → modification time (ns) of each hypothesis file, as this stamp saw them: the first read
+    # after a change compares the index with these instead of listing the folder again
+    files: dict[str, int] | None = field(default=None, compare=False, hash=False)
 
 
 def enabled() -> bool:
@@ -148,12 +151,14 @@ def stamp(ws: Workspace, facts: Callable[[], DbFacts | None] | None = None, *, t
         return None
     base = h.copy()
     hyp = []
+    files: dict[str, int] = {}
     try:
         with os.scandir(ws.hypotheses_dir) as it:
             for e in it:
                 if e.name.endswith(".yaml") and not e.name.startswith("."):
                     st = e.stat()
                     hyp.append(f"{e.name}:{st.st_mtime_ns}:{st.st_size}:{st.st_ino}")
+                    files[e.name[:-5]] = st.st_mtime_ns
                     newest = max(newest, st.st_mtime)
     except (FileNotFoundError, NotADirectoryError):
         hyp.append("-")
@@ -175,7 +180,7 @@ def stamp(ws: Workspace, facts: Callable[[], DbFacts | None] | None = None, *, t
     counter = ("c1", got[0]) if todos or got[3] is None else ("c2", got[3])
     h.update(repr((todos, counter, got[1])).encode())
     base.update(repr(got[1]).encode())
-    return Stamp(h.hexdigest(), settled=newest < now - RACY_S, base=base.hexdigest())
+    return Stamp(h.hexdigest(), settled=newest < now - RACY_S, base=base.hexdigest(), files=files)
 
 
 BASE_FILE = "base"  # the base of the stamp the full path last answered under (Stamp.base)
@@ -252,6 +257,24 @@ def noted_ceilings(ws: Workspace) -> tuple[str, dict[str, float]] | None:
     if key != config_key(ws)[0] or not isinstance(got, dict):
         return None
     return ceil, got
+
+
+def derived(ws: Workspace, name: str) -> Any:
+    """A value `keep_derived` kept under `name` by this version of optlog, or None. For values
+    keyed by what they are derived from (so never stale), which only save work."""
+    try:
+        with open(os.path.join(ws.state_dir, CACHE_DIR, name), encoding="utf-8") as f:
+            version, value = json.loads(f.read())
+    except (OSError, UnicodeDecodeError, ValueError, TypeError):
+        return None
+    return value if version == __version__ else None
+
+
+def keep_derived(ws: Workspace, name: str, value: Any) -> None:
+    """Keep `value` (JSON data) under `name` for `derived`, whole or not at all."""
+    if enabled():
+        _replace(os.path.join(ws.state_dir, CACHE_DIR, name), json.dumps([__version__, value], separators=(",", ":")),
+                 "utf-8")
 
 
 def _file(ws: Workspace, key: str) -> str:

@@ -163,7 +163,7 @@ def test_a_verdict_due_and_a_decided_family_on_plain_sql(ws: Any, settled: None,
 
 
 def test_what_is_due_is_carried_over_appended_runs_and_judged_again_after_any_other_evidence_write(
-        ws: Any, settled: None, backend: str) -> None:
+        ws: Any, settled: None, backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The journal of appends (`store.db.Database.appended`): runs recorded one after another are
     carried over (no verdict engine imported); a run invalidated among them breaks the chain and
     the plain path judges again from every run; the memo it keeps is carried over the next run.
@@ -182,12 +182,15 @@ def test_what_is_due_is_carried_over_appended_runs_and_judged_again_after_any_ot
 
     def since() -> list[int] | None:
         """The runs the journal says were appended since the memo was kept."""
-        ctx = Ctx.find(ws.root, actor="test")
-        try:
-            with ctx.db.connect() as c:
-                gen, memo, journal = statusrows.due_memo(c)
-        finally:
-            ctx.close()
+        with monkeypatch.context() as m:
+            for k, v in ws.env.items():
+                m.setenv(k, v)  # the workspace's database (OPTLOG_DB_URL on PostgreSQL)
+            ctx = Ctx.find(ws.root, actor="test")
+            try:
+                with ctx.db.connect() as c:
+                    gen, memo, journal = statusrows.due_memo(c)
+            finally:
+                ctx.close()
         return SD.appended_since(gen, memo, journal, (memo or {}).get("ceilings", ""))
 
     before = json.dumps(ws.j("status", env=FULL).get("verdict_due"))
