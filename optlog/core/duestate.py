@@ -97,6 +97,40 @@ def advance(preds: Sequence[Mapping[str, Any]], records: Sequence[Mapping[str, A
     return (None, got) if len(got) == len(preds) else None
 
 
+# a hypothesis as carrying over reads it: its predictions' JSON dumps, its latest verdict's (or None)
+View = tuple[Sequence[Mapping[str, Any]], Mapping[str, Any] | None]
+
+
+def carry_over(views: Mapping[str, View], added: Sequence[tuple[int, str, Mapping[str, str]]],
+               out: dict[str, str], states: dict[str, Any], work: set[str]) -> list[str]:
+    """Carry what is due (`out`: why each hypothesis's verdict is due; `states`: what the
+    judgement found of it) over the counting runs appended since they were found (`added`: id,
+    uid, canonical labels), for every hypothesis in `views` but those in `work`; returns those it
+    cannot carry over: no states kept, or any hypothesis at all where a latest verdict names a new
+    run's number or uid (it rested on a run this database lacked: `missing` decides it again)."""
+    named = {h: named_runs(v[1]) for h, v in views.items() if v[1] is not None and h not in work}
+    want_u, want_n = (set(x) for x in wanted(named))
+    if any(rid in want_n or uid in want_u for rid, uid, _canon in added):
+        return [h for h in views if h not in work]
+    runs = [(rid, canon) for rid, _uid, canon in added]
+    redo: list[str] = []
+    for h, (preds, last) in views.items():
+        st = states.get(h)
+        if h in work or st == KEPT or not runs:
+            continue
+        got = advance(preds, (last.get("predictions") or []) if last is not None else None,
+                      st if isinstance(st, list) else [], runs)
+        if got is None:
+            redo.append(h)
+            continue
+        why, states[h] = got
+        if why:
+            out[h] = why
+        else:
+            out.pop(h, None)
+    return redo
+
+
 def named_runs(extra: Mapping[str, Any]) -> tuple[list[int], list[str]]:
     """The runs a verdict record names: its `runs` numbers, and their `run_uids` where it names one
     for every run (then a run is looked up by uid; else by number, and the uids are empty)."""

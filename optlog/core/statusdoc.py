@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from optlog.core import duestate as DS
 from optlog.core import family as F
 from optlog.core import prereg as PH
 from optlog.core.shape import fit
@@ -103,6 +104,26 @@ def appended_since(gen: int | None, memo: Any, journal: Any, ceil_key: str) -> l
         return [int(r) for g, r in journal.get("runs") or [] if g > kept]
     except (TypeError, ValueError):
         return None
+
+
+def due_known(digests: dict[str, str], gen: int | None, memo: Any, journal: Any, ceil_key: str,
+              views: Callable[[], Mapping[str, DS.View]],
+              appended: Callable[[list[int]], Sequence[tuple[int, str, Mapping[str, str]]]]
+              ) -> tuple[dict[str, str], list[str], dict[str, Any], bool]:
+    """What is due as far as the memo says it (`due_from_memo`), carried over the runs appended
+    since it was kept where its journal says only runs were appended (`appended_since`;
+    `appended` reads them, `views` gives the hypotheses: `core.duestate.carry_over`): (why each is
+    due, the hypotheses to work out from the runs, the states, whether the memo was current). Both
+    paths decide it so."""
+    out, work, states = due_from_memo(digests, gen, memo, ceil_key)
+    if not work:
+        return out, work, states, True
+    since = appended_since(gen, memo, journal, ceil_key)
+    if since is None:
+        return out, work, states, False
+    out, work, states = due_from_memo(digests, memo["gen"], memo, ceil_key)
+    work += DS.carry_over(views(), appended(since), out, states, set(work))
+    return out, work, states, False
 
 
 def due_memo_doc(gen: int, ceil_key: str, digests: dict[str, str], due: dict[str, str],

@@ -101,14 +101,28 @@ def due(ctx: Reads, docs: dict[str, HypothesisDoc]) -> dict[str, str]:
     readcache.note_ceilings(ctx.ws, ceil_key, ceil)  # for the first `status` on plain SQL (store.plainread)
     digests = {h: _due_digest(d) for h, d in hs.items()}
     with ctx.db.connect() as c:
-        gen, memo, _journal = statusrows.due_memo(c)
-    out, work, states = SD.due_from_memo(digests, gen, memo, ceil_key)
-    if not work:
+        gen, memo, journal = statusrows.due_memo(c)
+    out, work, states, current = SD.due_known(digests, gen, memo, journal, ceil_key, lambda: _views(hs),
+                                              lambda ids: _counting_runs(ctx, ids))
+    if current:
         return out
-    out.update(_due(ctx, {h: hs[h] for h in work}, ceil, states))
+    if work:
+        out.update(_due(ctx, {h: hs[h] for h in work}, ceil, states))
     if gen is not None:
         statusrows.set_due_memo(ctx.db, SD.due_memo_doc(gen, ceil_key, digests, out, states))
     return {h: out[h] for h in hs if h in out}
+
+
+def _views(hs: dict[str, HypothesisDoc]) -> dict[str, Any]:
+    """Each hypothesis as `core.duestate.carry_over` reads it: its predictions' and its latest
+    verdict's JSON dumps (the index holds the same dumps)."""
+    return {h: ([p.model_dump(mode="json") for p in d.predictions],
+                d.verdicts[-1].model_dump(mode="json") if d.verdicts else None) for h, d in hs.items()}
+
+
+def _counting_runs(ctx: Index, ids: list[int]) -> list[tuple[int, str, dict[str, str]]]:
+    with ctx.db.connect() as c:
+        return statusrows.counting_runs(c, ids)
 
 
 def _digest(x: Any) -> str:

@@ -361,3 +361,20 @@ def _json(raw: Any) -> Any:
         return json.loads(raw) if raw else None
     except ValueError:
         return None  # not ours to trust: worked out again
+
+
+def counting_runs(q: Query, ids: list[int]) -> list[tuple[int, str, dict[str, str]]]:
+    """(id, uid, canonical labels) of the runs among `ids` that count (succeeded, not invalidated),
+    as `store.evidencerows.counting_evidence` reads them: the runs appended since the memo of what
+    is due was kept (`core.duestate.carry_over`), on either path."""
+    got: dict[int, tuple[str, dict[str, str]]] = {}
+    for i in range(0, len(ids), CHUNK):
+        args = {f"r{j}": int(r) for j, r in enumerate(ids[i:i + CHUNK])}
+        marks = ", ".join(f":{k}" for k in args)
+        for rid, uid in q(f"SELECT id, uid FROM run WHERE id IN ({marks}) AND status = 'succeeded' "
+                          "AND NOT invalidated", args):
+            got[int(rid)] = (str(uid), {})
+        for rid, k, v in q(f"SELECT run_id, key, value FROM run_label WHERE run_id IN ({marks})", args):
+            if int(rid) in got:
+                got[int(rid)][1][k] = v
+    return [(rid, uid, canon) for rid, (uid, canon) in sorted(got.items())]

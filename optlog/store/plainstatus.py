@@ -11,12 +11,11 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from optlog.core import duestate as DS
 from optlog.core import statusdoc as SD
 from optlog.paths import Workspace
 from optlog.store import plainwrite, readcache
-from optlog.store.plainread import (DUE_MEMO_KEY, DUE_MEMO_SQL, TODO_OWNER_KEY, Query, due_memo, indexed_docs, planned_for, query, run_facts,
-                                    sync_value, todo_list)
+from optlog.store.plainread import (DUE_MEMO_KEY, DUE_MEMO_SQL, TODO_OWNER_KEY, Query, counting_runs, due_memo,
+                                    indexed_docs, planned_for, query, run_facts, sync_value, todo_list)
 
 
 if TYPE_CHECKING:  # (importing it would load the verdict engine, which a memo that holds never needs)
@@ -60,7 +59,7 @@ def verdicts_due(q: Query, ws: Workspace, docs: dict[str, IndexedDoc],
     """`service.verdicts.due` on plain SQL: from its memo where it was kept under the current
     evidence counter and ceilings for every hypothesis with predictions as it is now; where the
     writes since only appended runs (their journal: `store.db.Database.appended`), the memo carried
-    over the new runs (`core.duestate.advance`: their labels read, not the runs before them); else
+    over the new runs (`core.duestate.carry_over`: their labels read, not the runs before them); else
     worked out as the full path works it out (`core.due` on `store.evidencerows`' evidence) for the
     hypotheses the memo does not hold. A memo worked out is handed to `keep`. None where the
     ceilings were never noted under this configuration (the full path reads optlog.yaml).
@@ -74,11 +73,11 @@ def verdicts_due(q: Query, ws: Workspace, docs: dict[str, IndexedDoc],
     ceil_key, ceil = noted
     gen, memo, journal = due_memo(q)
     digests = _digests(ws, hs, hashes)
-    out, work, states = SD.due_from_memo(digests, gen, memo, ceil_key)
-    if work and (since := SD.appended_since(gen, memo, journal, ceil_key)) is not None:
-        out, work, states = SD.due_from_memo(digests, memo["gen"], memo, ceil_key)
-        work += _advanced(rows, is_sqlite, hs, since, out, states, set(work))
-    if not work and gen is not None and memo and memo.get("gen") == gen:
+    out, work, states, current = SD.due_known(
+        digests, gen, memo, journal, ceil_key,
+        lambda: {h: (d.doc.get("predictions") or [], d.verdicts[-1] if d.verdicts else None) for h, d in hs.items()},
+        lambda since: counting_runs(q, since))
+    if current:
         return out
     if work:
         from optlog.store.plaindue import judged  # deferred: the verdict engine (core.due, core.verdict, ~30 ms)
@@ -111,52 +110,6 @@ def _digests(ws: Workspace, hs: dict[str, IndexedDoc], hashes: dict[str, str]) -
     if moved or len(known) != len(out):
         readcache.keep_derived(ws, DIGESTS, {h: [hashes.get(h), dg] for h, dg in out.items()})
     return out
-
-
-def _advanced(rows: Rows, is_sqlite: bool, hs: dict[str, IndexedDoc], since: list[int], out: dict[str, str],
-              states: dict[str, Any], work: set[str]) -> list[str]:
-    """Carry what is due (`out`, `states`) over the counting runs appended since the memo
-    (`since`), for every hypothesis but `work`; returns those it cannot carry over (no states kept,
-    or a verdict naming a new run's number or uid: it rested on a run this database lacked)."""
-    added = _counting(rows, is_sqlite, since)
-    named = {h: DS.named_runs(d.verdicts[-1]) for h, d in hs.items() if d.verdicts and h not in work}
-    want_u, want_n = DS.wanted(named)
-    if any(rid in set(want_n) or uid in set(want_u) for rid, uid, _canon in added):
-        return [h for h in hs if h not in work]
-    runs = [(rid, canon) for rid, _uid, canon in added]
-    redo: list[str] = []
-    for h, d in hs.items():
-        if h in work:
-            continue
-        st = states.get(h)
-        if st == DS.KEPT:
-            continue
-        got = DS.advance(d.doc.get("predictions") or [], (d.verdicts[-1].get("predictions") or []) if d.verdicts
-                         else None, st if isinstance(st, list) else [], runs) if runs else (out.get(h), st)
-        if got is None:
-            redo.append(h)
-            continue
-        why, states[h] = got
-        if why:
-            out[h] = why
-        else:
-            out.pop(h, None)
-    return redo
-
-
-def _counting(rows: Rows, is_sqlite: bool, ids: list[int]) -> list[tuple[int, str, dict[str, str]]]:
-    """(id, uid, canonical labels) of the runs among `ids` that count (succeeded, not invalidated),
-    as `store.evidencerows.counting_evidence` reads them."""
-    if not ids:
-        return []
-    mark = "?" if is_sqlite else "%s"
-    marks = ", ".join([mark] * len(ids))
-    got: dict[int, tuple[str, dict[str, str]]] = {int(rid): (str(uid), {}) for rid, uid in rows(
-        f"SELECT id, uid FROM run WHERE id IN ({marks}) AND status = 'succeeded' AND NOT invalidated", tuple(ids))}
-    for rid, k, v in rows(f"SELECT run_id, key, value FROM run_label WHERE run_id IN ({marks})", tuple(ids)):
-        if int(rid) in got:
-            got[int(rid)][1][k] = v
-    return [(rid, uid, canon) for rid, (uid, canon) in sorted(got.items())]
 
 
 def status(con: Any, ws: Workspace, files: dict[str, int]) -> dict[str, Any] | None:

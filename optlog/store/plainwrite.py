@@ -61,6 +61,7 @@ def writing(sqlite_file: Path | None, pg: Any = None) -> Iterator[Writer]:
     try:
         con.execute(f"PRAGMA busy_timeout={int(wait * 1000)}")
         con.execute("PRAGMA foreign_keys=ON")
+        con.execute("PRAGMA synchronous=NORMAL")  # as store.db's connections: WAL synced at checkpoints, not each commit
         con.execute("BEGIN IMMEDIATE")
         try:
             yield Writer(con)

@@ -45,6 +45,11 @@ def due_memo(c: Connection) -> tuple[int | None, Any, Any]:
     return plainread.due_memo(_query(c))
 
 
+def counting_runs(c: Connection, ids: list[int]) -> list[tuple[int, str, dict[str, str]]]:
+    """`store.plainread.counting_runs` through SQLAlchemy (the runs appended since the memo)."""
+    return plainread.counting_runs(_query(c), ids)
+
+
 def set_due_memo(db: Any, memo: dict[str, Any]) -> None:
     """Keep the memo of what is due (a derived write: no change counter moves, so a read that
     keeps it still stores its document in the read cache)."""

@@ -180,18 +180,33 @@ def test_what_is_due_is_carried_over_appended_runs_and_judged_again_after_any_ot
         assert ok and out == ws.cli("status", "--json", env=FULL).out
         return heavy, json.dumps(json.loads(out).get("verdict_due"))
 
-    def since() -> list[int] | None:
-        """The runs the journal says were appended since the memo was kept."""
+    def db(fn: Any) -> Any:
         with monkeypatch.context() as m:
             for k, v in ws.env.items():
                 m.setenv(k, v)  # the workspace's database (OPTLOG_DB_URL on PostgreSQL)
             ctx = Ctx.find(ws.root, actor="test")
             try:
-                with ctx.db.connect() as c:
-                    gen, memo, journal = statusrows.due_memo(c)
+                return fn(ctx)
             finally:
                 ctx.close()
+
+    def since() -> list[int] | None:
+        """The runs the journal says were appended since the memo was kept."""
+        def read(ctx: Any) -> Any:
+            with ctx.db.connect() as c:
+                return statusrows.due_memo(c)
+        gen, memo, journal = db(read)
         return SD.appended_since(gen, memo, journal, (memo or {}).get("ceilings", ""))
+
+    def from_scratch() -> str:
+        """What is due judged again from every run: the memo dropped first (the full path keeps a new one)."""
+        def drop(ctx: Any) -> None:
+            from sqlalchemy import text
+
+            with ctx.db.write_core(touches="derived") as c:
+                c.execute(text("DELETE FROM sync_stamp WHERE key = 'verdict_due'"))
+        db(drop)
+        return json.dumps(ws.j("status", env=FULL).get("verdict_due"))
 
     before = json.dumps(ws.j("status", env=FULL).get("verdict_due"))
     ids = [ws.j("run", "record", "--label", "config=tp8", "--label", f"conc={i}", "--metric", f"tput={i}")["id"]
@@ -199,6 +214,11 @@ def test_what_is_due_is_carried_over_appended_runs_and_judged_again_after_any_ot
     assert since() == ids
     heavy, after = due()
     assert heavy == [] and after != before and str(ids[-1]) not in before
+    assert after == from_scratch()  # (both paths carry the memo over: this is the engine's own answer)
+    ids += [ws.j("run", "record", "--label", "config=tp4", "--label", "conc=7", "--metric", "tput=3")["id"]]
+    assert since() == ids[-1:]
+    heavy, after = due()
+    assert heavy == [] and after == from_scratch()
     # another write that may change the evidence breaks the chain: judged again from every run
     ws.cli("run", "invalidate", str(ids[0]), "--why", "bad node")
     assert since() is None
@@ -207,7 +227,16 @@ def test_what_is_due_is_carried_over_appended_runs_and_judged_again_after_any_ot
     rid = ws.j("run", "record", "--label", "config=tp4", "--label", "conc=8", "--metric", "tput=2")["id"]
     assert since() == [rid]
     heavy, last = due()
-    assert heavy == [] and last != again
+    assert heavy == [] and last != again and last == from_scratch()
+    # the full path (the MCP face's, a read with the cache off) carries the memo over too
+    rid = ws.j("run", "record", "--label", "config=tp8", "--label", "conc=6", "--metric", "tput=4")["id"]
+    assert since() == [rid]
+    from optlog.service import verdicts
+
+    with monkeypatch.context() as m:  # in this process: judged from the runs, it would fail
+        m.setattr(verdicts, "_due", lambda *a: pytest.fail("judged again from every run"))
+        carried = json.dumps(ws.j("status", env=FULL, subprocess=False).get("verdict_due"))
+    assert since() == [] and carried != last and carried == from_scratch()
 
 
 def test_the_first_status_text_after_each_change_is_the_full_paths(ws: Any, settled: None, backend: str) -> None:
