@@ -40,10 +40,10 @@ def _sql_value(k: str, v: Any) -> Any:
     return json.dumps(v) if k in _JSON else v
 
 
-def reindex(ws: Workspace, rows: dict[str, tuple[str, int, Any]], stamps: dict[str, int],
+def reindex(ws: Workspace, rows: dict[str, tuple[str, int, str | None, Any]], stamps: dict[str, int],
             sqlite_file: Path | None, pg: Any = None) -> list[str] | None:
     """Re-index the files whose modification time differs from the index (`rows`: id → (file
-    hash, mtime, document) as read; `stamps`: id → each file's mtime now), on the SQLite file or
+    hash, mtime, parent, rivals) as read; `stamps`: id → each file's mtime now), on the SQLite file or
     (`pg`) a `plainread.pg_connect` connection. Returns the notices the full path gives (a hand
     edit, once), or None (nothing written: the full path does it)."""
     try:
@@ -62,9 +62,8 @@ def reindex(ws: Workspace, rows: dict[str, tuple[str, int, Any]], stamps: dict[s
         links: dict[str, Any] = {}
         for hid in stamps:
             if hid in rows and rows[hid][1] == stamps[hid]:
-                doc = rows[hid][2]
-                d = jsondoc.loads(doc) if isinstance(doc, str) else doc
-                links[hid] = _Links(d.get("parent"), list(d.get("rivals") or ()))
+                rivals = rows[hid][3]  # the index's links columns (store.hypfiles.index_row), not its whole document
+                links[hid] = _Links(rows[hid][2], list((jsondoc.loads(rivals) if isinstance(rivals, str) else rivals) or ()))
         for ld in changed:
             links[ld.doc.id] = ld.doc
         if link_problems(links):
@@ -80,7 +79,7 @@ class _Moved(Exception):
     """An index row another process rewrote since it was read."""
 
 
-def _write(w: Writer, rows: dict[str, tuple[str, int, Any]], changed: list[hypfiles.Loaded], gone: list[str]) -> None:
+def _write(w: Writer, rows: dict[str, tuple[str, int, str | None, Any]], changed: list[hypfiles.Loaded], gone: list[str]) -> None:
     """The rows of `store.hypindex.index` / `unindex`, if the index rows touched are still as read
     (else _Moved: the transaction rolls back)."""
     for hid in [ld.doc.id for ld in changed] + gone:

@@ -255,9 +255,9 @@ def reindexed(ws: Workspace, sqlite_file: Path | None, stamps: dict[str, int], p
     files re-indexed on plain SQL by `store.plainindex` (which loads the hypothesis model: pydantic
     and YAML), with its notices, or None (the full path does it). `stamps`: `file_stamps`."""
     con = pg if pg is not None else connect(sqlite_file)  # type: ignore[arg-type]
-    try:
-        rows = {hid: (fh, mt, doc) for hid, fh, mt, doc in
-                con.execute("SELECT id, file_hash, file_mtime_ns, doc FROM hypothesis").fetchall()}
+    try:  # (not the documents: the read after this one reads those, and a re-index needs only the links)
+        rows = {hid: (fh, mt, parent, rivals) for hid, fh, mt, parent, rivals in
+                con.execute("SELECT id, file_hash, file_mtime_ns, parent, rivals FROM hypothesis").fetchall()}
     finally:
         if pg is None:
             con.close()

@@ -380,6 +380,24 @@ print(json.dumps(out))
 """
 
 
+def test_a_file_deleted_by_hand_that_another_names_is_refused_as_the_full_path_refuses(ws: Any, settled: None,
+                                                                                     backend: str) -> None:
+    """The links the plain re-index checks come from the index's parent and rivals columns (not
+    every document parsed again): a file deleted by hand that another hypothesis names as its rival
+    or parent is the full path's error, for `status` and `hypothesis list` alike."""
+    ws.cli("hyp", "add", "A", "--id", "a")
+    ws.cli("hyp", "add", "B", "--id", "b", "--rival", "a")
+    ws.cli("hyp", "add", "C", "--id", "c", "--parent", "b")
+    for gone in ("a", "b"):
+        _prime(ws)
+        (ws.root / "hypotheses" / f"{gone}.yaml").unlink()
+        for args in (READS["status"], READS["hypothesis list"]):
+            got = ws.cli(*args, "--json", check=False, subprocess=True)
+            full = ws.cli(*args, "--json", check=False, env=FULL, subprocess=True)
+            assert got.code == full.code == 2 and got.out == full.out and f"no hypothesis {gone!r}" in got.err, got
+        ws.git("checkout", "--", "hypotheses")
+
+
 def test_two_processes_editing_and_reading_at_once_never_read_stale(ws: Any, settled: None, backend: str) -> None:
     """Two real processes, each editing a hypothesis by hand and reading at once (so each re-indexes
     on plain SQL while the other may): each read shows its own edit, never an older edit of the other
