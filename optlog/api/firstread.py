@@ -25,7 +25,7 @@ from optlog.paths import Workspace
 from optlog.store import plainread, readcache, todoinbox
 
 
-def answer(ws: Workspace, key: str, st: readcache.Stamp, *, todos: bool, pg: Any = None,
+def answer(ws: Workspace, key: str, st: readcache.Stamp, *, reads: str, pg: Any = None,
            notices: list[str] | None = None) -> str | None:
     """The compact JSON text of read `key` (a cache key: the command's words without `--json`)
     worked out on plain SQL (`pg`: a `plainread.pg_connect` connection, else the SQLite file),
@@ -40,7 +40,7 @@ def answer(ws: Workspace, key: str, st: readcache.Stamp, *, todos: bool, pg: Any
     if doc is None:
         return None
     text = json_shown(json.dumps(doc, default=str, ensure_ascii=False))
-    after = readcache.stamp(ws, facts(pg), todos=todos)
+    after = readcache.stamp(ws, facts(pg), reads=reads)
     if not said and after is not None and after.key == st.key:  # no write raced the read, nothing narrated
         readcache.put(ws, key, after, text, full=False)
     return text
@@ -72,7 +72,7 @@ def apply_queued(ws: Workspace, pg: Any = None) -> None:
     other. Whatever it cannot apply, the full path applies."""
     if not todoinbox.pending(ws):
         return
-    st = readcache.stamp(ws, facts(pg), todos=False)  # nothing live, no journal, the file as stamped
+    st = readcache.stamp(ws, facts(pg), reads="data")  # nothing live, no journal, the file as stamped
     if st is None or not readcache.base_answered(ws, st):
         return
     from optlog.store.plaintodos import drain  # deferred: applying a list (core.todos' checks): only after the hook

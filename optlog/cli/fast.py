@@ -43,9 +43,9 @@ class Pending:
 PENDING: Pending | None = None
 
 
-def _shows_todos(key: str) -> bool:
-    """Whether the read of this cache key shows the todo list (readcache.TODO_READS)."""
-    return jsondoc.loads(key)[0] in readcache.TODO_READS
+def _reads(key: str) -> str:
+    """What the document of the read of this cache key depends on (readcache.reads_of)."""
+    return readcache.reads_of(jsondoc.loads(key))
 
 
 def read_key(args: list[str]) -> tuple[str | None, str] | None:
@@ -139,15 +139,15 @@ def serve(args: list[str]) -> bool:
         if ws.sqlite_file is None and pg is None:
             return False
         try:
-            if _shows_todos(k[1]) and firstread_enabled():
+            if _reads(k[1]) == "all" and firstread_enabled():
                 firstread.apply_queued(ws, pg)  # a list the agent's hook queued
-            st = readcache.stamp(ws, firstread.facts(pg), todos=_shows_todos(k[1]))
+            st = readcache.stamp(ws, firstread.facts(pg), reads=_reads(k[1]))
             if st is None:
                 return False
             text = readcache.get(ws, k[1], st)
             if text is None and firstread_enabled():
                 said: list[str] = []
-                text = firstread.answer(ws, k[1], st, todos=_shows_todos(k[1]), pg=pg, notices=said)
+                text = firstread.answer(ws, k[1], st, reads=_reads(k[1]), pg=pg, notices=said)
                 for n in said:  # as optlog.cli.main.notice narrates (these name no parameter)
                     sys.stderr.write(f"optlog: {shown(plain(n))}\n")
                 sys.stderr.flush()
@@ -201,7 +201,7 @@ def commit(exit_code: int) -> None:
     if p.pg and pg is None:
         return
     try:
-        after = readcache.stamp(p.ws, firstread.facts(pg), todos=_shows_todos(p.key))
+        after = readcache.stamp(p.ws, firstread.facts(pg), reads=_reads(p.key))
     finally:
         if pg is not None:
             pg.close()

@@ -14,13 +14,9 @@ from optlog.core import labels as L
 CAP = 5  # runs named in a reason before "and N more"
 
 
-def runs_text(ids: list[int], cap: int = CAP) -> str:
-    """`run 7`, `runs 7, 8, 9`, `runs 1, 2, 3, 4, 5 and 12 more`."""
-    return runs_text_of(ids[:cap], len(ids), cap)
-
-
 def runs_text_of(head: Sequence[int], n: int, cap: int = CAP) -> str:
-    """`runs_text` of `n` sorted runs from the first `cap` of them (`head`)."""
+    """`n` sorted runs named from the first `cap` of them (`head`): `run 7`, `runs 7, 8, 9`,
+    `runs 1, 2, 3, 4, 5 and 12 more`."""
     if n == 1:
         return f"run {head[0]}"
     more = f" and {n - cap} more" if n > cap else ""
@@ -52,6 +48,7 @@ def seen_runs(rec: Mapping[str, Any]) -> set[Any]:
 
 
 def first_unseen(srt: list[int], seen: set[Any]) -> list[int]:
+    """The first CAP of the sorted runs `srt` that are not in `seen`."""
     out: list[int] = []
     for i in srt:
         if i not in seen:

@@ -61,6 +61,18 @@ DbFacts = tuple[object, object, bool, object]
 TODO_READS = ("status", "todo")
 
 
+def reads_of(words: list[str]) -> str:
+    """What the document of a read (its words) depends on in the database, beside what every
+    stamp covers (the files, the database's identity and schema, nothing live): "all" of it
+    (`status`, `todo list`: every write), "data" (`run list`: every write but a todo list's), or
+    "files" (`hypothesis list`: the hypothesis files and their index, which the files' stamps
+    cover, the index being derived from them; an open hypothesis reads `testing` only while its
+    runs are live, which is never cached), so a run recorded leaves its document valid."""
+    if words[:1] and words[0] in TODO_READS:
+        return "all"
+    return "files" if words[:2] == ["hypothesis", "list"] else "data"
+
+
 @dataclass(frozen=True)
 class Stamp:
     key: str  # a digest of every input
@@ -113,13 +125,15 @@ def db_facts(db: Any) -> DbFacts:
     return row[0], row[1], bool(row[2]), row[3]
 
 
-def stamp(ws: Workspace, facts: Callable[[], DbFacts | None] | None = None, *, todos: bool = True) -> Stamp | None:
+def stamp(ws: Workspace, facts: Callable[[], DbFacts | None] | None = None, *, reads: str = "all") -> Stamp | None:
     """The stamp of the workspace now, or None when nothing may be answered from the cache
     (disabled, no database, something live, a journal pending). `facts` reads the database's
     facts (default: SQLite through the standard library; the MCP face passes its PostgreSQL one).
-    `todos=False`: for a read whose document does not show the todo list (`hypothesis list`, `run
-    list`): a todo list written (by a command, or queued by an agent's hook) does not change it
-    (issue 47: after the hook every read took the full path until one applied the queue)."""
+    `reads` (`reads_of`): what else the document depends on; a read whose document does not show
+    the todo list (`hypothesis list`, `run list`) is not changed by a todo list written (by a
+    command, or queued by an agent's hook: issue 47, after the hook every read took the full path
+    until one applied the queue), and `hypothesis list` by no write to the database."""
+    todos = reads == "all"
     if not enabled():
         return None
     if facts is None:
@@ -176,9 +190,9 @@ def stamp(ws: Workspace, facts: Callable[[], DbFacts | None] | None = None, *, t
     got = facts()
     if got is None or got[2]:
         return None
-    # counter 2 stands for counter 1 until a write made it (tagged: the two never look alike)
-    counter = ("c1", got[0]) if todos or got[3] is None else ("c2", got[3])
-    h.update(repr((todos, counter, got[1])).encode())
+    # counter 2 stands for counter 1 until a write made it (tagged: the three never look alike)
+    counter = ("c0",) if reads == "files" else ("c1", got[0]) if todos or got[3] is None else ("c2", got[3])
+    h.update(repr((reads, counter, got[1])).encode())
     base.update(repr(got[1]).encode())
     return Stamp(h.hexdigest(), settled=newest < now - RACY_S, base=base.hexdigest(), files=files)
 

@@ -18,14 +18,16 @@ from tests.cli.test_first_read import CHANGES, _change, _populate, _toggle
 READS = {"status": ("status",), "todo list": ("todo", "list"), "hypothesis list": ("hypothesis", "list"),
          "run list": ("run", "list", "--limit", "20")}
 FULL = {"OPTLOG_READ_CACHE": "0"}  # the full path: no read cache, no first read on plain SQL
-# (change, read) that the plain path answers (the first `status` after a run is recorded judges
-# what is due on plain SQL too: core.due on store.evidencerows' evidence); the others: the read
+# (change, read) that the plain path answers (the first `status` after a run is recorded carries
+# what is due over the new run on plain SQL: core.duestate.carry_over); the others: the read
 # cache answers (a todo list written leaves the reads that do not show todos alone). A hypothesis file changed since
 # it was indexed (by hand, by a pull) is re-indexed on plain SQL: read and validated by the full
 # path's own loader (store.hypfiles: pydantic and YAML, never SQLAlchemy); a queued todo list is
-# applied on plain SQL (store.plaintodos); both on SQLite and on PostgreSQL.
+# applied on plain SQL (store.plaintodos); both on SQLite and on PostgreSQL. A run recorded leaves
+# `hypothesis list` in the read cache (its document reads no database write: readcache.reads_of).
 PLAIN = {(c, r) for c in CHANGES for r in READS} - {("todo written (hook)", "hypothesis list"),
-                                                   ("todo written (hook)", "run list")}
+                                                   ("todo written (hook)", "run list"),
+                                                   ("run recorded", "hypothesis list")}
 # the verdict engine too: after a run is recorded what is due is carried over the new run
 # (core.duestate.advance on the journal of appends), not judged again from every run
 HEAVY = ("sqlalchemy", "sqlmodel", "pydantic", "click", "yaml", "optlog.core.verdict")

@@ -138,6 +138,47 @@ def test_nothing_is_stored_while_something_is_live_or_just_changed(ws, monkeypat
     ctx.close()
 
 
+def test_hypothesis_list_outlives_database_writes_but_never_a_live_run(ws, monkeypatch):
+    """`hypothesis list` reads the hypothesis files (and their index) only: a run recorded or a
+    todo list written leaves its stamp as it was (readcache.reads_of), while `run list`'s and
+    `status`'s move; and while a run of an open hypothesis is live (it reads `testing`) nothing
+    is answered from the cache, so the list shows it, and `open` again once the run ended."""
+    from optlog.paths import find_workspace
+    from optlog.service.context import Ctx
+    from optlog.store import readcache
+
+    for k, v in ws.env.items():
+        monkeypatch.setenv(k, v)
+    ws.cli("hypothesis", "add", "H", "--id", "h")
+    _backdate(ws.root)
+    ctx = Ctx.find(ws.root)
+    w = find_workspace(ws.root)
+    facts = lambda: readcache.db_facts(ctx.db)  # noqa: E731
+
+    def keys() -> dict[str, str]:
+        return {r: readcache.stamp(w, facts=facts, reads=r).key for r in ("files", "data", "all")}
+
+    before = keys()
+    ws.cli("run", "record", "--label", "config=tp8", "--metric", "tput=1")
+    after = keys()
+    assert after["files"] == before["files"] and after["data"] != before["data"] and after["all"] != before["all"]
+    ws.j("todo", "write", "-", input=json.dumps({"todos": [{"content": "x", "status": "pending"}]}))
+    assert keys()["files"] == after["files"] and keys()["data"] == after["data"]
+
+    ctx.close()
+    from _launch import bench_cmd, spec, wait_for
+
+    listed = lambda: {h["id"]: h["status"] for h in json.loads(_cli(ws, "hypothesis", "list", "--json").stdout)["hypotheses"]}  # noqa: E731
+    _settle(ws, ("hypothesis", "list"))
+    assert listed() == {"h": "open"}
+    rel = spec(ws, "slow", bench={"cmd": bench_cmd(f"--until {ws.root.parent / 'never'}")})  # runs until cancelled
+    d = ws.j("run", "launch", rel, "--detach", "--hypothesis", "h")
+    wait_for(lambda: ws.j("run", "show", str(d["runs"][0]))["status"] == "running", 60, "the run to start")
+    assert listed() == {"h": "testing"}
+    ws.j("run", "cancel", d["ref"])
+    assert listed() == {"h": "open"}
+
+
 def test_mcp_reads_are_reused_until_another_process_changes_the_workspace(ws, monkeypatch):
     """The long-lived MCP face answers a repeated read from memory, and sees a change made by
     another process (the CLI) at the next call (SQLite and PostgreSQL)."""
