@@ -139,7 +139,7 @@ def serve(args: list[str]) -> bool:
         if ws.sqlite_file is None and pg is None:
             return False
         try:
-            if _reads(k[1]) == "all" and firstread_enabled():
+            if readcache.shows_todos(_reads(k[1])) and firstread_enabled():
                 firstread.apply_queued(ws, pg)  # a list the agent's hook queued
             st = readcache.stamp(ws, firstread.facts(pg), reads=_reads(k[1]))
             if st is None:

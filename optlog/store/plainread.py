@@ -122,9 +122,9 @@ def document(ws: Workspace, cmd: list[str], pg: Any = None, notices: list[str] |
     try:
         if pg is None and sqlite_file is None:
             return None
-        if files is None:
-            files = file_stamps(ws.hypotheses_dir)
         if cmd in (["status"], ["hypothesis", "list"]):
+            if files is None:
+                files = file_stamps(ws.hypotheses_dir)
             said = reindexed(ws, sqlite_file, files, pg)
             if said is None:
                 return None
@@ -133,11 +133,11 @@ def document(ws: Workspace, cmd: list[str], pg: Any = None, notices: list[str] |
         con = pg if pg is not None else connect(sqlite_file)  # type: ignore[arg-type]
         try:
             if cmd == ["status"]:
-                return status(con, ws, files) if status is not None else None
+                return status(con, ws, files) if status is not None and files is not None else None
             if cmd == ["todo", "list"]:
                 return todo_list(con)
             if cmd == ["hypothesis", "list"]:
-                return hypothesis_list(con, files)
+                return hypothesis_list(con, files) if files is not None else None
             if cmd[:3] == ["run", "list", "--limit"] and len(cmd) == 4 and cmd[3].isascii() and cmd[3].isdigit():
                 return run_list(con, int(cmd[3]))
             return None

@@ -5,14 +5,17 @@ mostly with nothing changed in between. Working the answer out again costs a pro
 SQLAlchemy, pydantic and 1,000 hypothesis files; checking that nothing changed costs a few stat
 calls and one SQLite query with the standard library. So a successful read stores its document
 under a *stamp* of everything it could depend on, and the next identical read is answered from it
-when the stamp is unchanged. It is never stale, because the stamp covers every input:
+when the stamp is unchanged. It is never stale, because the stamp covers every input of its read
+(`reads_of` says which a read has):
 
-- the hypothesis files (name, mtime, size, inode of each), `optlog.yaml`, the committed evidence
-  folder (`runs/evidence/`), the migration files, optlog's version, the `OPTLOG_*` environment;
-- the database: its change counter (every optlog write, `Database.write`, bumps it; a read that
-  does not show the todo list uses the counter that todo writes leave alone), its
-  schema revision, and on SQLite the file's inode (a backup restored over it is another file)
-  and its integrity stamp (a file changed behind optlog's back is checked first: store.integrity);
+- `optlog.yaml`, the committed evidence folder (`runs/evidence/`), the migration files, optlog's
+  version, the `OPTLOG_*` environment; for `status` and `hypothesis list`, the hypothesis files
+  (name, mtime, size, inode of each), which the todo and run lists do not read;
+- the database: its schema revision, on SQLite the file's inode (a backup restored over it is
+  another file) and its integrity stamp (a file changed behind optlog's back is checked first:
+  store.integrity); and a change counter (every optlog write, `Database.write`, bumps one; a read
+  that does not show the todo list uses the counter that todo writes leave alone; `hypothesis
+  list`, whose document is the files and their index, none);
 - no pending write-and-commit journal, and nothing live (a live launch can die unseen: recovery
   must run, so nothing is answered from the cache, or stored, while anything is queued or running).
 
@@ -57,20 +60,26 @@ FACTS_SQL = (
 # (change counter, schema revision, anything live, the counter todo writes leave alone) of a
 # database (store.db.Database.write: counter 2 is made by the first write after an upgrade)
 DbFacts = tuple[object, object, bool, object]
-# the reads whose documents show the todo list: the others are not invalidated by a todo write
-TODO_READS = ("status", "todo")
-
-
 def reads_of(words: list[str]) -> str:
-    """What the document of a read (its words) depends on in the database, beside what every
-    stamp covers (the files, the database's identity and schema, nothing live): "all" of it
-    (`status`, `todo list`: every write), "data" (`run list`: every write but a todo list's), or
-    "files" (`hypothesis list`: the hypothesis files and their index, which the files' stamps
-    cover, the index being derived from them; an open hypothesis reads `testing` only while its
-    runs are live, which is never cached), so a run recorded leaves its document valid."""
-    if words[:1] and words[0] in TODO_READS:
+    """What the document of a read (its words) depends on, beside what every stamp covers
+    (optlog.yaml, the evidence folder, the database's identity and schema, nothing live):
+    "all" (`status`: the hypothesis files and every write), "todos" (`todo list`: the todo table
+    alone, moved by every write's counter), "data" (`run list`: the runs, every write but a todo
+    list's), "files" (`hypothesis list`: the hypothesis files and their index, derived from them
+    and written without moving a counter; an open hypothesis reads `testing` only while its runs
+    are live, which is never cached). So a run recorded leaves the hypothesis list valid, and a
+    file edited by hand or pulled leaves the todo and run lists valid (issue 47)."""
+    if words[:1] == ["status"]:
         return "all"
+    if words[:1] == ["todo"]:
+        return "todos"
     return "files" if words[:2] == ["hypothesis", "list"] else "data"
+
+
+def shows_todos(reads: str) -> bool:
+    """Whether a read of this kind (`reads_of`) shows the todo list: a list the agent's hook
+    queued (store.todoinbox) is applied before it is answered."""
+    return reads in ("all", "todos")
 
 
 @dataclass(frozen=True)
@@ -132,8 +141,11 @@ def stamp(ws: Workspace, facts: Callable[[], DbFacts | None] | None = None, *, r
     `reads` (`reads_of`): what else the document depends on; a read whose document does not show
     the todo list (`hypothesis list`, `run list`) is not changed by a todo list written (by a
     command, or queued by an agent's hook: issue 47, after the hook every read took the full path
-    until one applied the queue), and `hypothesis list` by no write to the database."""
-    todos = reads == "all"
+    until one applied the queue), `hypothesis list` by no write to the database, and the todo
+    and run lists by no hypothesis file (they are not listed: at 10,000 files a listing costs
+    ~40 ms, and the stamp is taken before and after each read)."""
+    todos = shows_todos(reads)
+    scan = reads in ("all", "files")  # reads the hypothesis files
     if not enabled():
         return None
     if facts is None:
@@ -164,20 +176,9 @@ def stamp(ws: Workspace, facts: Callable[[], DbFacts | None] | None = None, *, r
     except FileNotFoundError:
         return None
     base = h.copy()
-    hyp = []
-    files: dict[str, int] = {}
-    try:
-        with os.scandir(ws.hypotheses_dir) as it:
-            for e in it:
-                if e.name.endswith(".yaml") and not e.name.startswith("."):
-                    st = e.stat()
-                    hyp.append(f"{e.name}:{st.st_mtime_ns}:{st.st_size}:{st.st_ino}")
-                    files[e.name[:-5]] = st.st_mtime_ns
-                    newest = max(newest, st.st_mtime)
-    except (FileNotFoundError, NotADirectoryError):
-        hyp.append("-")
-    hyp.sort()
-    h.update("\n".join(hyp).encode())
+    files: dict[str, int] | None = None
+    if scan:
+        files, newest = _hypothesis_files(ws, h, newest)
     if ws.sqlite_file is not None:  # the same file (a restored backup is another inode)
         if not integrity.as_stamped(ws.sqlite_file):
             return None  # changed behind optlog's back: the normal path checks it (store.integrity)
@@ -195,6 +196,26 @@ def stamp(ws: Workspace, facts: Callable[[], DbFacts | None] | None = None, *, r
     h.update(repr((reads, counter, got[1])).encode())
     base.update(repr(got[1]).encode())
     return Stamp(h.hexdigest(), settled=newest < now - RACY_S, base=base.hexdigest(), files=files)
+
+
+def _hypothesis_files(ws: Workspace, h: Any, newest: float) -> tuple[dict[str, int], float]:
+    """Stamp each hypothesis file (name, mtime, size, inode) into `h`; its id → mtime (ns), and
+    the newest mtime seen (s)."""
+    hyp = []
+    files: dict[str, int] = {}
+    try:
+        with os.scandir(ws.hypotheses_dir) as it:
+            for e in it:
+                if e.name.endswith(".yaml") and not e.name.startswith("."):
+                    st = e.stat()
+                    hyp.append(f"{e.name}:{st.st_mtime_ns}:{st.st_size}:{st.st_ino}")
+                    files[e.name[:-5]] = st.st_mtime_ns
+                    newest = max(newest, st.st_mtime)
+    except (FileNotFoundError, NotADirectoryError):
+        hyp.append("-")
+    hyp.sort()
+    h.update("\n".join(hyp).encode())
+    return files, newest
 
 
 BASE_FILE = "base"  # the base of the stamp the full path last answered under (Stamp.base)

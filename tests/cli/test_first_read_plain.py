@@ -18,16 +18,18 @@ from tests.cli.test_first_read import CHANGES, _change, _populate, _toggle
 READS = {"status": ("status",), "todo list": ("todo", "list"), "hypothesis list": ("hypothesis", "list"),
          "run list": ("run", "list", "--limit", "20")}
 FULL = {"OPTLOG_READ_CACHE": "0"}  # the full path: no read cache, no first read on plain SQL
-# (change, read) that the plain path answers (the first `status` after a run is recorded carries
-# what is due over the new run on plain SQL: core.duestate.carry_over); the others: the read
-# cache answers (a todo list written leaves the reads that do not show todos alone). A hypothesis file changed since
-# it was indexed (by hand, by a pull) is re-indexed on plain SQL: read and validated by the full
-# path's own loader (store.hypfiles: pydantic and YAML, never SQLAlchemy); a queued todo list is
-# applied on plain SQL (store.plaintodos); both on SQLite and on PostgreSQL. A run recorded leaves
-# `hypothesis list` in the read cache (its document reads no database write: readcache.reads_of).
-PLAIN = {(c, r) for c in CHANGES for r in READS} - {("todo written (hook)", "hypothesis list"),
-                                                   ("todo written (hook)", "run list"),
-                                                   ("run recorded", "hypothesis list")}
+# (change, read) that the plain path answers: the reads whose document the change moves
+# (store.readcache.reads_of). `status` after every change (after a run is recorded it carries what
+# is due over the new run: core.duestate.carry_over); `hypothesis list` after a change of the
+# hypothesis files (a file changed since it was indexed, by hand or by a pull, is re-indexed on
+# plain SQL: read and validated by the full path's own loader, store.hypfiles: pydantic and YAML,
+# never SQLAlchemy); the todo and run lists after a run is recorded, the todo list after the hook
+# queued one (applied on plain SQL: store.plaintodos). The others are the read cache's: a run
+# recorded or a todo list written leaves `hypothesis list` alone, a hypothesis file leaves the
+# todo and run lists alone, a todo list leaves `run list` alone. On SQLite and on PostgreSQL.
+FILE_CHANGES = ("hypothesis edited by hand", "hypothesis added by optlog", "git pull of 10 hypothesis files")
+PLAIN = ({(c, "status") for c in CHANGES} | {(c, "hypothesis list") for c in FILE_CHANGES}
+         | {("run recorded", "todo list"), ("run recorded", "run list"), ("todo written (hook)", "todo list")})
 # the verdict engine too: after a run is recorded what is due is carried over the new run
 # (core.duestate.advance on the journal of appends), not judged again from every run
 HEAVY = ("sqlalchemy", "sqlmodel", "pydantic", "click", "yaml", "optlog.core.verdict")
