@@ -248,6 +248,13 @@ EVIDENCE_COUNTER = 3
 _NOT_EVIDENCE = frozenset({"append", "index", "todos", "derived"})
 MAX_JOURNAL = 1000  # runs the journal of appends holds; past it the chain breaks (the memo is worked out again)
 
+
+def _known(touches: str) -> None:
+    """An unknown kind of write fails before anything is written."""
+    if touches not in COUNTERS:
+        raise ValueError(f"unknown kind of write {touches!r}; one of {', '.join(COUNTERS)}")
+
+
 class Database:
     """One database connection pool for a workspace (created lazily by the service context)."""
 
@@ -341,7 +348,7 @@ class Database:
         carried over them instead of worked out again from every run: `core.duestate.advance`). The
         counters (`COUNTERS`): 1 moves on every write but a derived one (`change_token`, the read
         cache of `status` and `todo list`); 2 on every write but a todo list's (the read cache of
-        `hypothesis list` and `run list`); 3 on every write that may change the evidence
+        `run list`; `hypothesis list`'s reads the files alone); 3 on every write that may change the evidence
         (`service.verdicts.due` keeps what is due under it).
 
         Re-entrant within a thread: a write opened inside another (a verdict that holds the write
@@ -350,7 +357,7 @@ class Database:
         holds nor sees a stale snapshot."""
         from sqlmodel import Session  # deferred: the ORM; ORM-free reads (todo list) skip it
 
-        bumps = COUNTERS[touches]
+        _known(touches)
         held = self._held_conn()
         if held is not None:
             self._nest(touches)
@@ -376,7 +383,7 @@ class Database:
         """`write` through a Core connection: the same lock, counters and commit, without the ORM
         (SQLModel's import costs about what a whole first read may: issue 47). For a read that
         indexes a changed file or keeps a memo, with plain SQL."""
-        COUNTERS[touches]  # an unknown kind fails here, before anything is written
+        _known(touches)
         held = self._held_conn()
         if held is not None:
             self._nest(touches)
