@@ -65,12 +65,15 @@ def selects(sel: Mapping[str, Any] | None, canon: Mapping[str, str]) -> bool:
 
 
 def advance(preds: Sequence[Mapping[str, Any]], records: Sequence[Mapping[str, Any]] | None,
-            states: Sequence[State], added: Sequence[tuple[int, Mapping[str, str]]]) -> tuple[str | None, list[State]] | None:
+            states: Sequence[State], added: Sequence[tuple[int, Mapping[str, str]]],
+            selected: dict[Any, list[int]] | None = None) -> tuple[str | None, list[State]] | None:
     """`judge` of one hypothesis after counting runs were appended (`added`: each new run's id
     and canonical labels; none of them existed when `states` were found), from its kept states:
     a new run its prediction's groups select is a new candidate, so a prediction without a record
     has evidence, and one with a record has a moved fingerprint. Predictions as JSON dumps
-    (`id`, `a`, `b`), in the order `states` were found. None when the states do not fit them."""
+    (`id`, `a`, `b`), in the order `states` were found. None when the states do not fit them.
+    `selected`: the new runs each selection takes, shared by the calls over one `added` (1,000
+    predictions mostly share a few selections)."""
     if not states or len(states) > len(preds):
         return None
     recs = {r.get("id"): r for r in records} if records is not None else {}
@@ -81,8 +84,7 @@ def advance(preds: Sequence[Mapping[str, Any]], records: Sequence[Mapping[str, A
         kind, groups, n, head = st
         if (kind == "n") != (p.get("id") not in recs):
             return None
-        new = [rid for rid, canon in added
-               if any(selects(p.get("a") if g == "a" else p.get("b"), canon) for g in groups)]
+        new = _selected(p, groups, added, selected if selected is not None else {})
         if new and kind != "n":
             seen = seen_runs(recs[p.get("id")])
             kind, new = "r!", [i for i in new if i not in seen]  # a new candidate: the fingerprint moved
@@ -92,6 +94,23 @@ def advance(preds: Sequence[Mapping[str, Any]], records: Sequence[Mapping[str, A
         if why:
             return why, got
     return (None, got) if len(got) == len(preds) else None
+
+
+def _selected(p: Mapping[str, Any], groups: list[str], added: Sequence[tuple[int, Mapping[str, str]]],
+              memo: dict[Any, list[int]]) -> list[int]:
+    """The runs of `added` that a prediction's groups select (`selects`), in order."""
+    sels = [p.get("a") if g == "a" else p.get("b") for g in groups]
+    try:
+        key: Any = tuple(tuple(s.items()) if isinstance(s, dict) else s for s in sels)
+        hash(key)
+    except TypeError:
+        key = None  # a selection of unhashable values: worked out, not shared
+    got = memo.get(key) if key is not None else None
+    if got is None:
+        got = [rid for rid, canon in added if any(selects(s, canon) for s in sels)]
+        if key is not None:
+            memo[key] = got
+    return got
 
 
 # a hypothesis as carrying over reads it: its predictions' JSON dumps, its latest verdict's (or None)
@@ -110,13 +129,14 @@ def carry_over(views: Mapping[str, View], added: Sequence[tuple[int, str, Mappin
     if any(rid in want_n or uid in want_u for rid, uid, _canon in added):
         return [h for h in views if h not in work]
     runs = [(rid, canon) for rid, _uid, canon in added]
+    selected: dict[Any, list[int]] = {}
     redo: list[str] = []
     for h, (preds, last) in views.items():
         st = states.get(h)
         if h in work or st == KEPT or not runs:
             continue
         got = advance(preds, (last.get("predictions") or []) if last is not None else None,
-                      st if isinstance(st, list) else [], runs)
+                      st if isinstance(st, list) else [], runs, selected)
         if got is None:
             redo.append(h)
             continue

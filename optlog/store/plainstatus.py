@@ -61,7 +61,7 @@ def verdicts_due(q: Query, ws: Workspace, docs: dict[str, IndexedDoc],
     writes since only appended runs (their journal: `store.db.Database.appended`), the memo carried
     over the new runs (`core.duestate.carry_over`: their labels read, not the runs before them); else
     worked out as the full path works it out (`core.due` on `store.evidencerows`' evidence) for the
-    hypotheses the memo does not hold. A memo worked out is handed to `keep`. None where the
+    hypotheses the memo does not hold, and the new memo handed to `keep`. None where the
     ceilings were never noted under this configuration (the full path reads optlog.yaml).
     `hashes`: each hypothesis file's hash as indexed (`_digests`)."""
     hs = {h: d for h, d in docs.items() if d.predictions and not d.override}
@@ -83,7 +83,7 @@ def verdicts_due(q: Query, ws: Workspace, docs: dict[str, IndexedDoc],
         from optlog.store.plaindue import judged  # deferred: the verdict engine (core.due, core.verdict, ~30 ms)
 
         out.update(judged({h: hs[h] for h in work}, ceil, rows, is_sqlite, states))
-    if gen is not None:
+    if gen is not None and work:  # (carried over alone it is kept by no one: the next read carries it again, as cheaply)
         keep(SD.due_memo_doc(gen, ceil_key, digests, out, states))
     return {h: out[h] for h in hs if h in out}
 

@@ -79,8 +79,9 @@ def _compare(seed: int) -> tuple[int, int]:
         want_states: dict[str, Any] = {}
         want = DUE.judge(hs, ev, CEIL, want_states)
         added = [(r.id, r.canon) for r in new]
+        shared: dict[Any, list[int]] = {}  # the selections' new runs, shared by every hypothesis of the step
         for h, (preds, recs) in hs.items():
-            got = DS.advance([p.model_dump(mode="json") for p in preds], recs, states[h], added)
+            got = DS.advance([p.model_dump(mode="json") for p in preds], recs, states[h], added, shared)
             assert got is not None, h
             why, st = got
             assert why == want.get(h), (h, why, want.get(h))
