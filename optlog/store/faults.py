@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import errno
 import os
-import socket
 import zlib
 from pathlib import Path
 from typing import Any
@@ -110,6 +109,8 @@ def pg_connect_args(url: str, schema: str | None = None) -> dict[str, Any]:
     if "connect_timeout=" not in query:
         args["connect_timeout"] = connect_timeout()
     if "application_name=" not in query:
+        import socket  # deferred: PostgreSQL only (every read imports this module through store.plainread)
+
         args["application_name"] = f"optlog pid {os.getpid()}@{socket.gethostname()}"[:63]
     return args
 
