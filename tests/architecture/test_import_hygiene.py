@@ -34,6 +34,8 @@ HEAVY: dict[str, str] = {
     "pydantic_settings": "~25-45 ms over pydantic: only where a typed setting is used (optlog.settings.load)",
     "pydantic": "~20 ms: only a command that validates a file (a changed optlog.yaml, a run spec) loads it",
     "psycopg": "PostgreSQL's driver, ~100 ms: only a workspace on PostgreSQL loads it",
+    "socket": "~1-2 ms: every read, cached or first, loads store.faults (through store.plainread); only a "
+              "PostgreSQL connection names its host there",
     "numpy": "~80 ms", "scipy": "~150 ms",
     "torch": "optional; seconds to import",
     "httpx": "HTTP client, ~60 ms", "anyio": "async runtime of httpx and mcp",
