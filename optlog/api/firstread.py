@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from optlog.core import jsondoc
@@ -34,7 +35,9 @@ def answer(ws: Workspace, key: str, st: readcache.Stamp, *, reads: str, pg: Any 
     if not readcache.base_answered(ws, st):
         return None
     said: list[str] = []
-    doc = plainread.document(ws, jsondoc.loads(key), pg, said, status=_status, files=st.files)
+    kept: dict[str, Any] = {}  # `status`'s parts worked out (core.statusdoc.parts), to keep beside the document
+    doc = plainread.document(ws, jsondoc.loads(key), pg, said, status=partial(_status, st=st, kept=kept),
+                             files=st.files)
     if notices is not None:
         notices.extend(said)  # said even when the read falls back: the index is written already
     if doc is None:
@@ -43,13 +46,22 @@ def answer(ws: Workspace, key: str, st: readcache.Stamp, *, reads: str, pg: Any 
     after = readcache.stamp(ws, facts(pg), reads=reads)
     if not said and after is not None and after.key == st.key:  # no write raced the read, nothing narrated
         readcache.put(ws, key, after, text, full=False)
+        ps = readcache.parts_stamp(after)
+        if "parts" in kept and ps is not None:
+            readcache.put(ws, readcache.PARTS_KEY, ps, kept["parts"], full=False)
     return text
 
 
-def _status(con: Any, ws: Workspace, files: dict[str, int]) -> dict[str, Any] | None:
+def _status(con: Any, ws: Workspace, files: dict[str, int], *, st: readcache.Stamp,
+            kept: dict[str, Any]) -> dict[str, Any] | None:
+    """`status` on plain SQL: from the parts kept under the stamp but for the todo list where a
+    todo list alone changed since (the hook's, a `todo write`: core.statusdoc.assemble), else
+    worked out (its parts handed back in `kept`, compact JSON, to keep if no write raced)."""
     from optlog.store.plainstatus import status  # deferred: status's rules (core.statusdoc, core.discriminate: ~25 ms), which a read the cache answers never needs
 
-    return status(con, ws, files)
+    ps = readcache.parts_stamp(st)
+    got = readcache.get(ws, readcache.PARTS_KEY, ps) if ps is not None else None
+    return status(con, ws, files, parts=jsondoc.loads(got) if got else None, kept=kept)
 
 
 def facts(pg: Any) -> Callable[[], readcache.DbFacts | None] | None:

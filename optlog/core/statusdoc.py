@@ -170,6 +170,15 @@ def document(workspace: str, docs: dict[str, Any], latest: list[dict[str, Any]],
     """The document: `runs` from `runs_section`, `why` the verdicts due (`service.verdicts.due`),
     `all_todos` the todo list in order, `planned` the hypotheses some plan needs, `todo_owner` the
     agent tool that owns the todo list."""
+    return assemble(parts(workspace, docs, latest, last_at, runs, why, planned), all_todos, todo_owner)
+
+
+def parts(workspace: str, docs: dict[str, Any], latest: list[dict[str, Any]], last_at: dict[str, str],
+          runs: dict[str, Any], why: dict[str, str], planned: set[str]) -> dict[str, Any]:
+    """Everything of the document but the todo list's part, as JSON data: `assemble` adds the todo
+    list to it. A todo list written changes nothing here, so the first `status` after the agent's
+    hook (store.plainstatus) assembles the kept parts with the new list instead of reading every
+    hypothesis again (issue 47)."""
     open_h: list[dict[str, Any]] = []
     due: list[dict[str, Any]] = []
     n_open = 0
@@ -189,13 +198,7 @@ def document(workspace: str, docs: dict[str, Any], latest: list[dict[str, Any]],
         due.append({"id": h, "evidence_at": runs["newest"].get(h), "verdict_at": last_at.get(h), "why": reason})
     # newest evidence first (as recorded: for the order only; what is due is decided by the evidence)
     due.sort(key=lambda x: (x["evidence_at"] or "", x["id"]), reverse=True)
-
-    active = open_first(all_todos)
-    shown = [{k: v for k, v in (("id", t["id"]), ("content", clip(t["content"], 80)), ("status", t["status"]),
-                                ("priority", t["priority"]), ("hypothesis", t["hypothesis"])) if v is not None}
-             for t in active[:TODO_CAP]]
-
-    out: dict[str, Any] = {
+    return {
         "workspace": workspace,
         "hypotheses": {"total": len(docs), "open_total": n_open, "open": open_h},
         "live_runs": runs["live"],
@@ -205,22 +208,33 @@ def document(workspace: str, docs: dict[str, Any], latest: list[dict[str, Any]],
         "verdict_due": due[:DUE_CAP],
         "verdict_due_total": len(due),
         "latest_verdicts": [{**v, "summary": clip(v["summary"], 80)} for v in latest[:3]],  # post_hoc: core.posthoc
-        "todos": shown,
-        "todos_total": len(active),
         "invalidations": {"total": runs["invalid_total"], "latest": runs["invalid"]},
         "run_database_empty": runs["total"] == 0,
-        "next": next_calls(docs, runs, due, active, planned, todo_owner),
+        # the calls before the todo list's (`next_calls`: three at most are shown, so three are kept)
+        "next": loop_calls(docs, runs, due, planned)[:3],
+        "notice": _notice(not runs.get("made_here", True), bool(docs), runs["total"]),
     }
+
+
+def assemble(p: dict[str, Any], all_todos: list[dict[str, Any]], todo_owner: str | None) -> dict[str, Any]:
+    """The document from its `parts` and the todo list (in order) with its owner."""
+    active = open_first(all_todos)
+    shown = [{k: v for k, v in (("id", t["id"]), ("content", clip(t["content"], 80)), ("status", t["status"]),
+                                ("priority", t["priority"]), ("hypothesis", t["hypothesis"])) if v is not None}
+             for t in active[:TODO_CAP]]
+    out: dict[str, Any] = {k: p[k] for k in ("workspace", "hypotheses", "live_runs", "live_runs_total", "runs_total",
+                                             "launches", "verdict_due", "verdict_due_total", "latest_verdicts")}
+    out.update(todos=shown, todos_total=len(active), invalidations=p["invalidations"],
+               run_database_empty=p["run_database_empty"], next=(p["next"] + todo_calls(active, todo_owner))[:3])
     for k in ("launches", "verdict_due"):  # sections with nothing to say are left out (small by default)
         if not out[k]:
             del out[k]
     if not out["invalidations"]["total"]:
         del out["invalidations"]
-    if not due:
+    if "verdict_due" not in out:
         del out["verdict_due_total"]
-    notice = _notice(not runs.get("made_here", True), bool(docs), runs["total"])
-    if notice:
-        out["notice"] = notice
+    if p["notice"]:
+        out["notice"] = p["notice"]
     return fit(out, MAX_BYTES, "the totals say how many; hypothesis_list, run_list and todo_list page through them")
 
 
@@ -260,6 +274,12 @@ def next_calls(docs: dict[str, Any], runs: dict[str, Any], due: list[dict[str, A
     It follows the loop (issue 31): a falsified hypothesis without a child or a confirmed rival → the
     pivot; a decided one no plan needs → a plan; a todo in progress → `todo_set`, unless an agent's TodoWrite owns
     the list (its next write would undo it)."""
+    return (loop_calls(docs, runs, due, planned) + todo_calls(active, todo_owner))[:3]
+
+
+def loop_calls(docs: dict[str, Any], runs: dict[str, Any], due: list[dict[str, Any]],
+               planned: set[str] | None = None) -> list[dict[str, Any]]:
+    """`next_calls` before the todo list's: every one, most urgent first."""
     out: list[dict[str, Any]] = []
     for la in runs["launches"]:
         if la["status"] in LIVE_RUN_STATUSES:
@@ -299,9 +319,13 @@ def next_calls(docs: dict[str, Any], runs: dict[str, Any], due: list[dict[str, A
             out.append({"call": "prediction_add", "arguments": {"hypothesis": d.id, "expect": "a > b"},
                         "why": f"{d.id} has no prediction: pre-register one before measuring"})
             break
+    return out
+
+
+def todo_calls(active: list[dict[str, Any]], todo_owner: str | None) -> list[dict[str, Any]]:
+    """`next_calls`' last: the todo in progress to close, unless an agent's TodoWrite owns the list."""
     for t in active if todo_owner is None else ():
         if t["status"] == "in_progress":
-            out.append({"call": "todo_set", "arguments": {"id": t["id"], "status": "completed"},
-                        "why": f"in progress: {clip(t['content'], 60)}"})
-            break
-    return out[:3]
+            return [{"call": "todo_set", "arguments": {"id": t["id"], "status": "completed"},
+                     "why": f"in progress: {clip(t['content'], 60)}"}]
+    return []

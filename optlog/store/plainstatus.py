@@ -112,16 +112,24 @@ def _digests(ws: Workspace, hs: dict[str, IndexedDoc], hashes: dict[str, str]) -
     return out
 
 
-def status(con: Any, ws: Workspace, files: dict[str, int]) -> dict[str, Any] | None:
+def status(con: Any, ws: Workspace, files: dict[str, int], parts: dict[str, Any] | None = None,
+           kept: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """`status` (the caller has checked nothing is live and no todo list is queued): None when a
     hypothesis file changed since it was indexed, or the ceilings were not noted under this
-    configuration."""
+    configuration. `parts`: the document but the todo list (`core.statusdoc.parts`), kept under
+    a stamp that nothing but todo writes moved since: assembled with the todo list as it is now.
+    `kept`: gets the parts worked out (compact JSON)."""
+    q = query(con)
+    if isinstance(parts, dict):
+        try:
+            return SD.assemble(parts, todo_list(con)["todos"], sync_value(q, TODO_OWNER_KEY))
+        except (KeyError, TypeError):
+            pass  # not parts this version wrote: worked out
     hashes: dict[str, str] = {}
     indexed = indexed_docs(con, files, hashes)
     if indexed is None:
         return None
     docs = {h: IndexedDoc(d) for h, d in indexed.items()}
-    q = query(con)
     latest, last_at = SD.latest_verdicts(docs)
     f = run_facts(q, latest[0]["at"] if latest else "", SD.LIVE_CAP)
     if f.live_total:
@@ -131,8 +139,10 @@ def status(con: Any, ws: Workspace, files: dict[str, int]) -> dict[str, Any] | N
                        isinstance(con, sqlite3.Connection), partial(_keep, ws, con), hashes) if runs["total"] else {}
     if why is None:
         return None
-    owner = sync_value(q, TODO_OWNER_KEY)
-    return SD.document(str(ws.root), docs, latest, last_at, runs, why, todo_list(con)["todos"], planned_for(q), owner)
+    p = SD.parts(str(ws.root), docs, latest, last_at, runs, why, planned_for(q))
+    if kept is not None:
+        kept["parts"] = json.dumps(p, separators=(",", ":"), ensure_ascii=False, default=str)  # (as the document is)
+    return SD.assemble(p, todo_list(con)["todos"], sync_value(q, TODO_OWNER_KEY))
 
 
 def _keep(ws: Workspace, con: Any, memo: dict[str, Any]) -> None:

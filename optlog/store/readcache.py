@@ -94,6 +94,9 @@ class Stamp:
     # id → modification time (ns) of each hypothesis file, as this stamp saw them: the first read
     # after a change compares the index with these instead of listing the folder again
     files: dict[str, int] | None = field(default=None, compare=False, hash=False)
+    # for `status` ("all"): the same stamp but for the todo list (the counter todo writes leave
+    # alone): what the document's parts other than the todo list are kept under (PARTS_KEY)
+    sans_todos: str = ""
 
 
 def enabled() -> bool:
@@ -193,9 +196,13 @@ def stamp(ws: Workspace, facts: Callable[[], DbFacts | None] | None = None, *, r
         return None
     # counter 2 stands for counter 1 until a write made it (tagged: the three never look alike)
     counter = ("c0",) if reads == "files" else ("c1", got[0]) if todos or got[3] is None else ("c2", got[3])
+    sans = h.copy()
     h.update(repr((reads, counter, got[1])).encode())
     base.update(repr(got[1]).encode())
-    return Stamp(h.hexdigest(), settled=newest < now - RACY_S, base=base.hexdigest(), files=files)
+    if reads == "all":
+        sans.update(repr(("parts", ("c1", got[0]) if got[3] is None else ("c2", got[3]), got[1])).encode())
+    return Stamp(h.hexdigest(), settled=newest < now - RACY_S, base=base.hexdigest(), files=files,
+                 sans_todos=sans.hexdigest() if reads == "all" else "")
 
 
 def _hypothesis_files(ws: Workspace, h: Any, newest: float) -> tuple[dict[str, int], float]:
@@ -216,6 +223,14 @@ def _hypothesis_files(ws: Workspace, h: Any, newest: float) -> tuple[dict[str, i
     hyp.sort()
     h.update("\n".join(hyp).encode())
     return files, newest
+
+
+PARTS_KEY = "status parts"  # `status`'s document but the todo list (core.statusdoc.parts), under Stamp.sans_todos
+
+
+def parts_stamp(st: Stamp) -> Stamp | None:
+    """The stamp `status`'s parts are kept under (`Stamp.sans_todos`), or None for another read."""
+    return Stamp(st.sans_todos, settled=st.settled) if st.sans_todos else None
 
 
 BASE_FILE = "base"  # the base of the stamp the full path last answered under (Stamp.base)

@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from typing import Any
 
 import pytest
@@ -243,6 +244,58 @@ def test_what_is_due_is_carried_over_appended_runs_and_judged_again_after_any_ot
     assert since() == [] and carried != last and carried == from_scratch()
 
 
+NO_INDEX = """
+import json, sys
+from optlog.store import plainread
+import sqlite3
+def refused(*a, **k):
+    raise sqlite3.Error("read every hypothesis")  # (the fast path then leaves the read to the full path)
+plainread.indexed_docs = refused
+from optlog.cli import fast
+ok = fast.serve(sys.argv[1:])
+sys.stdout.flush()
+print(json.dumps(ok), file=sys.stderr)
+"""
+
+
+def test_status_after_a_todo_list_alone_is_assembled_from_its_kept_parts(ws: Any, settled: None, backend: str) -> None:
+    """A todo list written (by the agent's hook, or `todo write`) changes nothing of `status` but
+    its todo list: the first status after it assembles the parts kept beside the last one worked
+    out on plain SQL (core.statusdoc.parts) with the list as it is, reading no hypothesis (the
+    probe's index reader fails if called), and prints the full path's bytes; after any other
+    change the parts are not used."""
+    _populate(ws, 6)
+    t = time.time() - 60  # every file the stamp stats older than the racy window: the probes keep what they work out
+    for f in [ws.root / "optlog.yaml", ws.root / "runs" / "evidence", *(ws.root / "hypotheses").glob("*.yaml")]:
+        if f.exists():
+            os.utime(f, (t, t))
+    _prime(ws)
+
+    def probe() -> tuple[bool, str]:
+        p = subprocess.run([sys.executable, "-c", NO_INDEX, "status", "--json"], cwd=ws.root,
+                           env={**ws.env, "OPTLOG_READ_CACHE": "1"}, capture_output=True, text=True, timeout=120)
+        last = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else "false"
+        assert last in ("true", "false"), p.stderr
+        return last == "true", p.stdout
+
+    ws.cli("run", "record", "--label", "config=tp8", "--label", "conc=2", "--metric", "tput=1")
+    ok, _heavy, _out = _probe(ws, ("status",))  # worked out on plain SQL: its parts kept
+    assert ok and probe()[0]  # (and the same stamp: the document itself is the cache's)
+    for n, status in enumerate(("in_progress", "pending", "in_progress")):
+        todos = [{"content": f"step {n}", "status": status, "activeForm": "doing it"}]
+        if n == 1:
+            ws.j("todo", "write", "-", input=json.dumps(todos))  # by a command
+        else:
+            ws.cli("todo", "write", "--queue", "-", input=json.dumps(todos))  # by the hook
+        ok, out = probe()
+        assert ok and out == ws.cli("status", "--json", env=FULL).out, n
+        doc = json.loads(out)
+        assert doc["todos"][0]["content"] == f"step {n}" and doc["todos"][0]["status"] == status
+    ws.cli("run", "record", "--label", "config=tp4", "--label", "conc=2", "--metric", "tput=2")
+    ok, _out = probe()
+    assert not ok  # a run recorded: worked out again (the probe's index reader refused)
+
+
 def test_the_first_status_text_after_each_change_is_the_full_paths(ws: Any, settled: None, backend: str) -> None:
     """`optlog status` (text, for a person) after each kind of change: the full path's bytes, on
     stdout and stderr; answered at the front door wherever its `--json` is."""
@@ -287,7 +340,7 @@ def test_status_spells_its_next_calls_as_the_registry_does() -> None:
     from optlog.cli.render import text
     from optlog.core import statusdoc
 
-    src = inspect.getsource(statusdoc.next_calls)
+    src = "\n".join(inspect.getsource(f) for f in (statusdoc.loop_calls, statusdoc.todo_calls))  # next_calls' two halves
     made: dict[str, set[str]] = {}
     for node in ast.walk(ast.parse(src)):
         if isinstance(node, ast.Dict):
