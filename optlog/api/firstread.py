@@ -1,7 +1,8 @@
-"""The first read after a change (issue 47), worked out on plain SQL: `todo list`, `hypothesis
-list` and `run list --limit N` under `--json`, when the read cache has no document for the current
-stamp, are answered by `optlog.store.plainread` on the standard library's `sqlite3`, before click,
-SQLAlchemy, SQLModel or pydantic are imported.
+"""The first read after a change (issue 47), worked out on plain SQL: `status`, `todo list`,
+`hypothesis list` and `run list --limit N` under `--json` (and a plain `status`, from the same
+document), when the read cache has no document for the current stamp, are answered by
+`optlog.store.plainread` on the standard library's `sqlite3` or plain psycopg, before click,
+SQLAlchemy or SQLModel are imported.
 
 Only where that gives the full path's document exactly: the stamp says nothing is live, no
 write-and-commit journal is pending (and, for the todo list, no queued list waits), the database
@@ -9,8 +10,10 @@ file is as optlog last knew it; and the full path itself last answered under the
 stamp (optlog's version, the environment, `optlog.yaml`, the evidence folder, the migrations, the
 database file and its schema revision: `store.readcache.Stamp.base`), so only data changed since:
 rows written by optlog, hypothesis files. A hypothesis file changed since it was indexed (by
-hand, by a pull) is read, validated and re-indexed by the full path. The document is stored in the
-read cache when no write raced it, as the full path's would be.
+hand, by a pull) is read, validated and re-indexed with the full path's own loader
+(`store.plainindex`). The document is stored in the read cache when no write raced it, as the full
+path's would be; `status`'s parts but the todo list beside it (`core.statusdoc.parts`), which the
+first `status` after a todo list alone assembles with the new list.
 """
 
 from __future__ import annotations
