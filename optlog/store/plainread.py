@@ -13,7 +13,6 @@ hypothesis file changed since it was indexed: the full path reads, validates and
 from __future__ import annotations
 
 import json
-import os
 import re
 import sqlite3
 from collections.abc import Callable
@@ -112,7 +111,8 @@ def document(ws: Workspace, cmd: list[str], pg: Any = None, notices: list[str] |
     re-indexes the files changed since they were indexed (`store.plainindex`, SQLite), with the
     full path's notices appended to `notices`. `status`: `store.plainstatus.status`, which the
     caller loads only when it asks for a status (status's rules cost ~25 ms to import). `files`:
-    the hypothesis files' modification times as the read cache's stamp saw them (`file_stamps`)."""
+    the hypothesis files' modification times (id → ns) as the read cache's stamp saw them
+    (`store.readcache.Stamp.files`): `status` and `hypothesis list` are answered only with them."""
     sqlite_file = ws.sqlite_file
     errors: tuple[type[BaseException], ...] = (sqlite3.Error, OSError, ValueError, KeyError, TypeError)
     if pg is not None:
@@ -124,7 +124,7 @@ def document(ws: Workspace, cmd: list[str], pg: Any = None, notices: list[str] |
             return None
         if cmd in (["status"], ["hypothesis", "list"]):
             if files is None:
-                files = file_stamps(ws.hypotheses_dir)
+                return None  # (the read cache's stamp lists the files for these reads: store.readcache.stamp)
             said = reindexed(ws, sqlite_file, files, pg)
             if said is None:
                 return None
@@ -224,20 +224,10 @@ def hypothesis_list(con: Any, files: dict[str, int]) -> dict[str, Any] | None:
     return {"hypotheses": out}
 
 
-def file_stamps(hypotheses_dir: Path) -> dict[str, int]:
-    """id → modification time (ns) of each hypothesis file (store.hypfiles.list_files's names)."""
-    try:
-        with os.scandir(hypotheses_dir) as it:
-            return {e.name[:-5]: e.stat().st_mtime_ns for e in it
-                    if e.name.endswith(".yaml") and not e.name.startswith(".")}
-    except (FileNotFoundError, NotADirectoryError):
-        return {}
-
-
 def indexed_docs(con: Any, stamps: dict[str, int], hashes: dict[str, str] | None = None) -> dict[str, dict[str, Any]] | None:
     """id → the index's document of each hypothesis (its model's JSON dump), when every file is as
     indexed (the same names, each with the modification time the index recorded: `stamps`, from
-    `file_stamps`); None otherwise. `hashes`: filled with each file's hash as indexed (the
+    `store.readcache.Stamp.files`); None otherwise. `hashes`: filled with each file's hash as indexed (the
     document is a function of the file's bytes)."""
     rows = con.execute("SELECT id, file_mtime_ns, doc, file_hash FROM hypothesis").fetchall()
     if len(rows) != len(stamps) or any(stamps.get(hid) != mt for hid, mt, _doc, _fh in rows):
@@ -253,7 +243,7 @@ def reindexed(ws: Workspace, sqlite_file: Path | None, stamps: dict[str, int], p
     """Bring the index in line with the hypothesis files, as `service.hypotheses.sync` does: [] when
     every file is as indexed (the usual case: a stat of each file and one query); else the changed
     files re-indexed on plain SQL by `store.plainindex` (which loads the hypothesis model: pydantic
-    and YAML), with its notices, or None (the full path does it). `stamps`: `file_stamps`."""
+    and YAML), with its notices, or None (the full path does it). `stamps`: `store.readcache.Stamp.files`."""
     con = pg if pg is not None else connect(sqlite_file)  # type: ignore[arg-type]
     try:  # (not the documents: the read after this one reads those, and a re-index needs only the links)
         rows = {hid: (fh, mt, parent, rivals) for hid, fh, mt, parent, rivals in

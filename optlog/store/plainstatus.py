@@ -120,11 +120,8 @@ def status(con: Any, ws: Workspace, files: dict[str, int], parts: dict[str, Any]
     a stamp that nothing but todo writes moved since: assembled with the todo list as it is now.
     `kept`: gets the parts worked out (compact JSON)."""
     q = query(con)
-    if isinstance(parts, dict):
-        try:
-            return SD.assemble(parts, todo_list(con)["todos"], sync_value(q, TODO_OWNER_KEY))
-        except (KeyError, TypeError):
-            pass  # not parts this version wrote: worked out
+    if isinstance(parts, dict):  # (kept under a stamp that names optlog's version: parts this version wrote)
+        return SD.assemble(parts, todo_list(con)["todos"], sync_value(q, TODO_OWNER_KEY))
     hashes: dict[str, str] = {}
     indexed = indexed_docs(con, files, hashes)
     if indexed is None:
