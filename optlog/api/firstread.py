@@ -46,7 +46,7 @@ def answer(ws: Workspace, key: str, st: readcache.Stamp, *, reads: str, pg: Any 
     if doc is None:
         return None
     text = json_shown(json.dumps(doc, default=str, ensure_ascii=False))
-    after = readcache.stamp(ws, facts(pg), reads=reads)
+    after = readcache.stamp(ws, facts(pg), reads=reads, like=st)  # (the document reads the files as `st` listed them)
     if not said and after is not None and after.key == st.key:  # no write raced the read, nothing narrated
         readcache.put(ws, key, after, text, full=False)
         ps = readcache.parts_stamp(after)

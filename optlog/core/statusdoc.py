@@ -93,12 +93,18 @@ def appended_since(gen: int | None, memo: Any, journal: Any, ceil_key: str) -> l
     evidence counter since then only appended runs (`store.db.Database.appended`'s journal, kept
     under the counter it reached: `{"from": counter, "gen": counter, "runs": [[counter, run], ...]}`);
     None where the journal does not say so (the memo is then worked out from the runs)."""
-    if gen is None or not isinstance(memo, dict) or memo.get("ceilings") != ceil_key or not isinstance(journal, dict):
+    if not isinstance(memo, dict) or memo.get("ceilings") != ceil_key:
         return None
-    kept = memo.get("gen")
-    if not isinstance(kept, int) or journal.get("gen") != gen or not isinstance(journal.get("from"), int):
+    return journal_since(memo.get("gen"), gen, journal)
+
+
+def journal_since(kept: Any, gen: int | None, journal: Any) -> list[int] | None:
+    """The runs appended since the evidence counter was `kept`, where the journal of appends
+    (`store.db.Database.appended`) covers every write from then to `gen` (the counter now); else
+    None: something else may have changed the evidence since."""
+    if gen is None or not isinstance(kept, int) or not isinstance(journal, dict):
         return None
-    if not journal["from"] <= kept <= gen:
+    if journal.get("gen") != gen or not isinstance(journal.get("from"), int) or not journal["from"] <= kept <= gen:
         return None
     try:
         return [int(r) for g, r in journal.get("runs") or [] if g > kept]

@@ -35,7 +35,7 @@ from optlog.store.faults import (BUSY_TIMEOUT_S, check_scheme, lock_timeout, loc
                                  read_only, shown_url, sqlite_path, unwritable, write_lock_key)
 from optlog.store.lock import workspace_lock
 from optlog.store.migrate import ensure_schema
-from optlog.store.plainread import APPENDS_KEY, DUE_MEMO_SQL, SYNC_STAMP_SQL
+from optlog.store.plainread import APPENDS_KEY, SYNC_SET_SQL, SYNC_STAMP_SQL
 from optlog.store.plainwrite import BUMP_SQL
 
 if TYPE_CHECKING:
@@ -453,7 +453,7 @@ class Database:
             doc = {"from": before, "gen": gen, "runs": [[gen, r] for r in runs]}
         else:
             return
-        for sql in DUE_MEMO_SQL:
+        for sql in SYNC_SET_SQL:
             c.execute(text(sql), {"k": APPENDS_KEY, "v": json.dumps(doc, separators=(",", ":"))})
 
     def _pg_write_lock(self, conn: Connection) -> None:

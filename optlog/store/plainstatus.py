@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from optlog.core import statusdoc as SD
 from optlog.paths import Workspace
 from optlog.store import plainwrite, readcache
-from optlog.store.plainread import (DUE_MEMO_KEY, DUE_MEMO_SQL, TODO_OWNER_KEY, Query, counting_runs, due_memo,
+from optlog.store.plainread import (DUE_MEMO_KEY, SYNC_SET_SQL, TODO_OWNER_KEY, Query, counting_runs, due_memo,
                                     indexed_docs, planned_for, query, run_facts, sync_value, todo_list)
 
 
@@ -83,7 +83,7 @@ def verdicts_due(q: Query, ws: Workspace, docs: dict[str, IndexedDoc],
         from optlog.store.plaindue import judged  # deferred: the verdict engine (core.due, core.verdict, ~30 ms)
 
         out.update(judged({h: hs[h] for h in work}, ceil, rows, is_sqlite, states))
-    if gen is not None and work:  # (carried over alone it is kept by no one: the next read carries it again, as cheaply)
+    if gen is not None:  # (carried over too, as the full path keeps it: at 10,000 hypotheses carrying over is ~50 ms)
         keep(SD.due_memo_doc(gen, ceil_key, digests, out, states))
     return {h: out[h] for h in hs if h in out}
 
@@ -128,28 +128,33 @@ def status(con: Any, ws: Workspace, files: dict[str, int], parts: dict[str, Any]
         return None
     docs = {h: IndexedDoc(d) for h, d in indexed.items()}
     latest, last_at = SD.latest_verdicts(docs)
-    f = run_facts(q, latest[0]["at"] if latest else "", SD.LIVE_CAP)
+    keeps: dict[str, Any] = {}  # derived values to keep (sync_stamp key → value), in one write at the end
+    f = run_facts(q, latest[0]["at"] if latest else "", SD.LIVE_CAP, keeps.__setitem__)
     if f.live_total:
         return None  # which hypotheses are testing: the full path (recovery first)
     runs = SD.runs_section(f, set())
     why = verdicts_due(q, ws, docs, lambda sql, params: con.execute(sql, params).fetchall(),
-                       isinstance(con, sqlite3.Connection), partial(_keep, ws, con), hashes) if runs["total"] else {}
+                       isinstance(con, sqlite3.Connection), partial(keeps.__setitem__, DUE_MEMO_KEY), hashes) \
+        if runs["total"] else {}
     if why is None:
         return None
+    if keeps:
+        _keep(ws, con, keeps)
     p = SD.parts(str(ws.root), docs, latest, last_at, runs, why, planned_for(q))
     if kept is not None:
         kept["parts"] = json.dumps(p, separators=(",", ":"), ensure_ascii=False, default=str)  # (as the document is)
     return SD.assemble(p, todo_list(con)["todos"], sync_value(q, TODO_OWNER_KEY))
 
 
-def _keep(ws: Workspace, con: Any, memo: dict[str, Any]) -> None:
-    """Keep the memo of what is due as the full path keeps it (`store.statusrows.set_due_memo`: a
-    derived write, no counter moved); a memo is only a saving, so a busy writer or an error leaves
-    it for the next read to work out."""
+def _keep(ws: Workspace, con: Any, values: dict[str, Any]) -> None:
+    """Keep derived values (sync_stamp key → JSON data: the memo of what is due, as the full path
+    keeps it, `store.statusrows.set_due_memo`; the newest evidence) in one derived write (no counter
+    moved); each is only a saving, so a busy writer or an error leaves it for the next read to work out."""
     pg = None if isinstance(con, sqlite3.Connection) else con
     try:
         with plainwrite.writing(ws.sqlite_file if pg is None else None, pg) as w:
-            for sql in DUE_MEMO_SQL:
-                w.run(sql, {"k": DUE_MEMO_KEY, "v": json.dumps(memo, separators=(",", ":"))})
+            for k, v in values.items():
+                for sql in SYNC_SET_SQL:
+                    w.run(sql, {"k": k, "v": json.dumps(v, separators=(",", ":"))})
     except Exception:  # noqa: BLE001  (the memo is worked out again by the next read that needs it)
         pass

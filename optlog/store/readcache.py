@@ -97,6 +97,9 @@ class Stamp:
     # for `status` ("all"): the same stamp but for the todo list (the counter todo writes leave
     # alone): what the document's parts other than the todo list are kept under (PARTS_KEY)
     sans_todos: str = ""
+    # a digest of the hypothesis files' listing (name, mtime, size, inode of each), for `stamp`'s
+    # `like`: the stamp after a read worked out on plain SQL reuses the listing before it
+    listing: str = field(default="", compare=False, hash=False)
 
 
 def enabled() -> bool:
@@ -137,7 +140,8 @@ def db_facts(db: Any) -> DbFacts:
     return row[0], row[1], bool(row[2]), row[3]
 
 
-def stamp(ws: Workspace, facts: Callable[[], DbFacts | None] | None = None, *, reads: str = "all") -> Stamp | None:
+def stamp(ws: Workspace, facts: Callable[[], DbFacts | None] | None = None, *, reads: str = "all",
+          like: Stamp | None = None) -> Stamp | None:
     """The stamp of the workspace now, or None when nothing may be answered from the cache
     (disabled, no database, something live, a journal pending). `facts` reads the database's
     facts (default: SQLite through the standard library; the MCP face passes its PostgreSQL one).
@@ -146,7 +150,12 @@ def stamp(ws: Workspace, facts: Callable[[], DbFacts | None] | None = None, *, r
     command, or queued by an agent's hook: issue 47, after the hook every read took the full path
     until one applied the queue), `hypothesis list` by no write to the database, and the todo
     and run lists by no hypothesis file (they are not listed: at 10,000 files a listing costs
-    ~40 ms, and the stamp is taken before and after each read)."""
+    ~40 ms, and the stamp is taken before and after each read).
+
+    `like`: a stamp taken before a read whose document is a function of the hypothesis files as
+    *that* stamp listed them (optlog.api.firstread: the index rows it reads must carry the listed
+    modification times, else it declines): the files are not listed again, their part of the key
+    and their settledness are `like`'s (at 10,000 files a listing is ~40 ms of the first read)."""
     todos = shows_todos(reads)
     scan = reads in ("all", "files")  # reads the hypothesis files
     if not enabled():
@@ -180,8 +189,14 @@ def stamp(ws: Workspace, facts: Callable[[], DbFacts | None] | None = None, *, r
         return None
     base = h.copy()
     files: dict[str, int] | None = None
-    if scan:
-        files, newest = _hypothesis_files(ws, h, newest)
+    listing = ""
+    files_settled = True
+    if scan and like is not None and like.listing:
+        files, listing, files_settled = like.files, like.listing, like.settled
+        h.update(listing.encode())
+    elif scan:
+        files, listing, newest = _hypothesis_files(ws, newest)
+        h.update(listing.encode())
     if ws.sqlite_file is not None:  # the same file (a restored backup is another inode)
         if not integrity.as_stamped(ws.sqlite_file):
             return None  # changed behind optlog's back: the normal path checks it (store.integrity)
@@ -201,13 +216,13 @@ def stamp(ws: Workspace, facts: Callable[[], DbFacts | None] | None = None, *, r
     base.update(repr(got[1]).encode())
     if reads == "all":
         sans.update(repr(("parts", ("c1", got[0]) if got[3] is None else ("c2", got[3]), got[1])).encode())
-    return Stamp(h.hexdigest(), settled=newest < now - RACY_S, base=base.hexdigest(), files=files,
-                 sans_todos=sans.hexdigest() if reads == "all" else "")
+    return Stamp(h.hexdigest(), settled=files_settled and newest < now - RACY_S, base=base.hexdigest(), files=files,
+                 sans_todos=sans.hexdigest() if reads == "all" else "", listing=listing)
 
 
-def _hypothesis_files(ws: Workspace, h: Any, newest: float) -> tuple[dict[str, int], float]:
-    """Stamp each hypothesis file (name, mtime, size, inode) into `h`; its id → mtime (ns), and
-    the newest mtime seen (s)."""
+def _hypothesis_files(ws: Workspace, newest: float) -> tuple[dict[str, int], str, float]:
+    """List the hypothesis files: each one's id → mtime (ns), a digest of the listing (name,
+    mtime, size, inode of each), and the newest mtime seen (s)."""
     hyp = []
     files: dict[str, int] = {}
     try:
@@ -221,8 +236,7 @@ def _hypothesis_files(ws: Workspace, h: Any, newest: float) -> tuple[dict[str, i
     except (FileNotFoundError, NotADirectoryError):
         hyp.append("-")
     hyp.sort()
-    h.update("\n".join(hyp).encode())
-    return files, newest
+    return files, hashlib.blake2b("\n".join(hyp).encode(), digest_size=16).hexdigest(), newest
 
 
 PARTS_KEY = "status parts"  # `status`'s document but the todo list (core.statusdoc.parts), under Stamp.sans_todos

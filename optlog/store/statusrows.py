@@ -54,5 +54,5 @@ def set_due_memo(db: Any, memo: dict[str, Any]) -> None:
     """Keep the memo of what is due (a derived write: no change counter moves, so a read that
     keeps it still stores its document in the read cache)."""
     with db.write_core(touches="derived") as s:
-        for sql in plainread.DUE_MEMO_SQL:
+        for sql in plainread.SYNC_SET_SQL:
             s.execute(text(sql), {"k": DUE_MEMO_KEY, "v": json.dumps(memo, separators=(",", ":"))})

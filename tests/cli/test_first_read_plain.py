@@ -523,3 +523,88 @@ def test_queued_todo_lists_are_applied_on_plain_sql_as_the_full_path_applies_the
     (inbox / "00000000000000000001-1.json").write_text('{"todos": [{"content": "x", "status": "pending", "n": NaN}]}')
     r = a.cli("todo", "list", "--json")
     assert "was not applied" in r.err and list(inbox.glob("*.bad"))
+
+
+def test_a_file_edited_after_the_stamp_lists_it_is_never_served_stale(ws: Any, settled: None, backend: str,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stamp after a read on plain SQL reuses the listing taken before it (`readcache.stamp`'s
+    `like`): the document must be the one for the files as *that* listing saw them, so a hand edit
+    made between the listing and the read is shown by the next read, never hidden by what this
+    read kept."""
+    from optlog.api import firstread
+    from optlog.paths import find_workspace
+    from optlog.store import readcache
+
+    _populate(ws, 4)
+    _prime(ws)
+    ws.cli("run", "record", "--label", "config=tp8", "--metric", "tput=1")  # so both reads are worked out on plain SQL
+    for k, v in ws.env.items():
+        monkeypatch.setenv(k, v)  # the workspace's database (OPTLOG_DB_URL on PostgreSQL), in this process
+    for words in (["status"], ["hypothesis", "list"]):
+        w = find_workspace(ws.root)
+        pg = firstread.pg_connection(w)
+        reads = readcache.reads_of(words)
+        st = readcache.stamp(w, firstread.facts(pg), reads=reads)
+        assert st is not None and st.files is not None
+        f = ws.root / "hypotheses" / "h0002.yaml"
+        f.write_text(re.sub(r"title: .*", f"title: Edited for {words[0]}", f.read_text(), count=1))
+        text = firstread.answer(w, json.dumps(words), st, reads=reads, pg=pg)
+        if pg is not None:
+            pg.close()
+        assert text is not None and f"Edited for {words[0]}" not in text  # the files as listed
+        after = ws.j(*words, subprocess=True)
+        rows = after["hypotheses"] if words[0] == "hypothesis" else after["hypotheses"]["open"]
+        assert {h["id"]: h["title"] for h in rows}["h0002"] == f"Edited for {words[0]}"
+        assert ws.cli(*words, "--json", subprocess=True).out == ws.cli(*words, "--json", env=FULL).out
+
+
+def test_the_newest_evidence_is_kept_under_the_evidence_counter_and_grown_by_appends(
+        ws: Any, settled: None, backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`plainread.newest_evidence`, on the workspace's real database: the value it keeps is read
+    back while the evidence counter stands (a marker planted in it shows), grown by the runs a
+    `run record` appended (the marker stays beside the new run's time), and read from every run
+    again after any other evidence write (an invalidation: the marker is gone). Each time equal to
+    reading every run, and `status`'s bytes the full path's."""
+    from optlog.api import firstread
+    from optlog.paths import find_workspace
+    from optlog.store import plainread, plainstatus
+
+    _populate(ws, 4)
+    _prime(ws)
+    for k, v in ws.env.items():
+        monkeypatch.setenv(k, v)  # the workspace's database (OPTLOG_DB_URL on PostgreSQL), in this process
+    w = find_workspace(ws.root)
+
+    def newest(plant: dict[str, str] | None = None) -> tuple[dict[str, str], dict[str, str]]:
+        pg = firstread.pg_connection(w)
+        con = pg if pg is not None else plainread.connect(w.sqlite_file)
+        try:
+            q = plainread.query(con)
+            kept: dict[str, Any] = {}
+            got = plainread.newest_evidence(q, kept.__setitem__)
+            if kept:
+                plainstatus._keep(w, con, kept)
+            if plant is not None:
+                gen = int(q(plainread.EVIDENCE_COUNTER_SQL, {})[0][0])
+                plainstatus._keep(w, con, {plainread.NEWEST_KEY: {"gen": gen, "map": {**got, **plant}}})
+            return got, plainread.newest_evidence(q)  # (without `keep`: every run read)
+        finally:
+            con.close()
+
+    got, scratch = newest()
+    assert got == scratch and set(scratch) >= {"h0000", "h0001"}
+    newest(plant={"zz-marker": "2099-01-01T00:00:00.000Z"})
+    got, scratch = newest()
+    assert got == {**scratch, "zz-marker": "2099-01-01T00:00:00.000Z"}  # read back, not worked out
+    before = scratch["h0001"]
+    rid = ws.j("run", "record", "--label", "config=tp8", "--metric", "tput=1", "--hypothesis", "h0001")["id"]
+    got, scratch = newest()
+    assert got == {**scratch, "zz-marker": "2099-01-01T00:00:00.000Z"}  # grown by the appended run
+    assert scratch["h0001"] > before  # (the new run is h0001's newest)
+    ws.cli("run", "invalidate", str(rid), "--why", "bad node")
+    got, scratch = newest()
+    assert got == scratch and "zz-marker" not in got and got["h0001"] == before  # read from every run again
+    _prime(ws)
+    ws.cli("run", "record", "--label", "config=tp8", "--metric", "tput=2", "--hypothesis", "h0002")
+    ok, _heavy, out = _probe(ws, ("status",))
+    assert ok and out == ws.cli("status", "--json", env=FULL).out
