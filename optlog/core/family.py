@@ -69,6 +69,12 @@ def pairs(hyps: dict[str, Any], only: str | None = None,
     if only is None:
         order = sorted(hyps.values(), key=lambda x: x.id)
     else:  # the hypotheses a pair of `only` can come from: itself and its neighbours (the others make none)
+        me = hyps.get(only)
+        if me is not None and not (me.rivals or named_by.get(only) or (
+                children.get(only) and me.judged_status() == "falsified") or (
+                me.parent and me.parent in hyps and hyps[me.parent].judged_status() == "falsified")):
+            return out  # no rival either way, no falsified parent, no child it pivoted from: no pair (at
+            # 10,000 hypotheses `status` asks this of each one in turn)
         near = {only, *named_by.get(only, ()), *children.get(only, ())}
         if only in hyps:
             near.update(hyps[only].rivals)
