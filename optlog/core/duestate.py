@@ -113,6 +113,20 @@ def _selected(p: Mapping[str, Any], groups: list[str], added: Sequence[tuple[int
     return got
 
 
+def journal_since(kept: Any, gen: int | None, journal: Any) -> list[int] | None:
+    """The runs appended since the evidence counter was `kept`, where the journal of appends
+    (`store.db.Database.appended`) covers every write from then to `gen` (the counter now); else
+    None: something else may have changed the evidence since."""
+    if gen is None or not isinstance(kept, int) or not isinstance(journal, dict):
+        return None
+    if journal.get("gen") != gen or not isinstance(journal.get("from"), int) or not journal["from"] <= kept <= gen:
+        return None
+    try:
+        return [int(r) for g, r in journal.get("runs") or [] if g > kept]
+    except (TypeError, ValueError):
+        return None
+
+
 # a hypothesis as carrying over reads it: its predictions' JSON dumps, its latest verdict's (or None)
 View = tuple[Sequence[Mapping[str, Any]], Mapping[str, Any] | None]
 

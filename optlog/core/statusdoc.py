@@ -95,21 +95,7 @@ def appended_since(gen: int | None, memo: Any, journal: Any, ceil_key: str) -> l
     None where the journal does not say so (the memo is then worked out from the runs)."""
     if not isinstance(memo, dict) or memo.get("ceilings") != ceil_key:
         return None
-    return journal_since(memo.get("gen"), gen, journal)
-
-
-def journal_since(kept: Any, gen: int | None, journal: Any) -> list[int] | None:
-    """The runs appended since the evidence counter was `kept`, where the journal of appends
-    (`store.db.Database.appended`) covers every write from then to `gen` (the counter now); else
-    None: something else may have changed the evidence since."""
-    if gen is None or not isinstance(kept, int) or not isinstance(journal, dict):
-        return None
-    if journal.get("gen") != gen or not isinstance(journal.get("from"), int) or not journal["from"] <= kept <= gen:
-        return None
-    try:
-        return [int(r) for g, r in journal.get("runs") or [] if g > kept]
-    except (TypeError, ValueError):
-        return None
+    return DS.journal_since(memo.get("gen"), gen, journal)
 
 
 def due_known(digests: dict[str, str], gen: int | None, memo: Any, journal: Any, ceil_key: str,

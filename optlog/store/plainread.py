@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from optlog.core import duestate as DS
 from optlog.core import jsondoc
 from optlog.core import labels as L
 from optlog.core.shape import page_facts
@@ -105,9 +106,9 @@ def _mark(con: Any) -> str:
 
 def document(ws: Workspace, cmd: list[str], pg: Any = None, notices: list[str] | None = None,
              status: Callable[[Any, Workspace, dict[str, int]], dict[str, Any] | None] | None = None,
-             files: dict[str, int] | None = None) -> dict[str, Any] | None:
+             files: dict[str, int] | None = None) -> dict[str, Any] | str | None:
     """The document of the read `cmd` (its words, without `--json`): `status`, `todo list`,
-    `hypothesis list`, `run list --limit N`, on the SQLite file or (`pg`) a `pg_connect`
+    `hypothesis list` (as its compact JSON text: `hypothesis_list_text`), `run list --limit N`, on the SQLite file or (`pg`) a `pg_connect`
     connection; None for another read, or where this module cannot answer it exactly, or on any
     database error (the full path says what is wrong). A read that shows the hypotheses first
     re-indexes the files changed since they were indexed (`store.plainindex`, SQLite), with the
@@ -139,7 +140,7 @@ def document(ws: Workspace, cmd: list[str], pg: Any = None, notices: list[str] |
             if cmd == ["todo", "list"]:
                 return todo_list(con)
             if cmd == ["hypothesis", "list"]:
-                return hypothesis_list(con, files) if files is not None else None
+                return hypothesis_list_text(ws, con, files) if files is not None else None
             if cmd[:3] == ["run", "list", "--limit"] and len(cmd) == 4 and cmd[3].isascii() and cmd[3].isdigit():
                 return run_list(con, int(cmd[3]))
             return None
@@ -188,42 +189,95 @@ def run_list(con: Any, limit: int) -> dict[str, Any]:
     return {"runs": runs, **page_facts(total, 0, len(runs))}
 
 
-def hypothesis_list(con: Any, files: dict[str, int]) -> dict[str, Any] | None:
-    """`hypothesis list` (no filters, no page) from the index, when every file is as indexed (the
-    same names, each with the modification time the index recorded); None otherwise. Nothing may
-    be live (the caller checks): an open hypothesis would read `testing` while its runs run."""
-    indexed = indexed_docs(con, files)
-    if indexed is None:
+LIST_ENTRIES = "hypothesis-list-entries"  # store.readcache.derived_text: each hypothesis's list entry by file hash
+_LIST_ROWS_SQL = "SELECT id, file_mtime_ns, file_hash, parent, rivals FROM hypothesis"
+
+
+def hypothesis_list_text(ws: Workspace, con: Any, files: dict[str, int]) -> str | None:
+    """`hypothesis list` (no filters, no page) as its compact JSON text, from the index, when every
+    file is as indexed (the same names, each with the modification time the index recorded); None
+    otherwise. Nothing may be live (the caller checks): an open hypothesis would read `testing`
+    while its runs run.
+
+    Each entry but its children and rivals is a function of its file's bytes, so its JSON text is
+    kept by file hash (LIST_ENTRIES): after one file changed only that one's index document is read,
+    the others' texts are joined around the children and rivals the index's link columns give (at
+    10,000 hypotheses reading and writing every document was ~300 ms of the first read)."""
+    rows = con.execute(_LIST_ROWS_SQL).fetchall()
+    if len(rows) != len(files) or any(files.get(hid) != mt for hid, mt, _fh, _p, _r in rows):
         return None
-    docs = list(indexed.values())
+    known = _kept_entries(ws)
+    entries: dict[str, list[str]] = {}  # id → [file hash, created, head, tail]
+    need: list[str] = []
+    for hid, _mt, fh, _p, _r in rows:
+        k = known.get(hid)
+        if k is not None and fh and k[0] == fh:
+            entries[hid] = k
+        else:
+            need.append(hid)
+    fh_of = {hid: fh for hid, _mt, fh, _p, _r in rows}
+    mark = _mark(con)
+    for start in range(0, len(need), CHUNK):
+        chunk = need[start:start + CHUNK]
+        for hid, doc in con.execute(f"SELECT id, doc FROM hypothesis WHERE id IN ({', '.join([mark] * len(chunk))})",
+                                    chunk).fetchall():
+            d = json.loads(doc) if isinstance(doc, str) else doc
+            entries[hid] = [fh_of[hid] or "", d.get("created") or "", *_entry_texts(d)]
+    if len(entries) != len(rows):
+        return None  # a row gone meanwhile: the full path
+    kids, rivs = _relations([(hid, parent, jsondoc.loads(rv) if isinstance(rv, str) else rv)
+                             for hid, _mt, _fh, parent, rv in rows])
+    shown = []
+    for hid in sorted(entries, key=lambda h: (entries[h][1], h)):  # service.hypotheses.list_doc's order
+        _fh, _created, head, tail = entries[hid]
+        shown.append(f'{head}, "children": {_dumps(kids.get(hid, []))}, "rivals": {_dumps(rivs.get(hid, []))}, {tail}')
+    if need or len(known) != len(entries):  # (JSON text has no raw tab or newline; a `created` with one is not kept)
+        readcache.keep_derived_text(ws, LIST_ENTRIES, "".join(f"{h}\t{e[0]}\t{e[1]}\t{e[2]}\t{e[3]}\n"
+                                                               for h, e in entries.items()
+                                                               if "\t" not in e[1] and "\n" not in e[1]))
+    return '{"hypotheses": [' + ", ".join(shown) + "]}"
+
+
+def _dumps(x: Any) -> str:
+    return json.dumps(x, ensure_ascii=False)  # as the document is written (optlog.api.firstread)
+
+
+def _entry_texts(d: dict[str, Any]) -> tuple[str, str]:
+    """A hypothesis's `hypothesis list` entry (service.hypotheses.summary) from its index document,
+    as the JSON text before its children and the text after its rivals."""
+    ov = d.get("override")
+    head = {"id": d["id"], "title": d["title"], "status": ov["status"] if ov else (d.get("auto_status") or d["status"]),
+            "auto_status": d.get("auto_status"), "override": ov or None, "parent": d.get("parent")}
+    tail = {"predictions": [{"id": p["id"], "version": p["version"], "metric": p.get("metric"), "expect": p["expect"],
+                             "status": p["status"]} for p in d.get("predictions") or ()],
+            "created": d.get("created")}
+    return _dumps(head)[:-1], _dumps(tail)[1:]
+
+
+def _kept_entries(ws: Workspace) -> dict[str, list[str]]:
+    """The entries `hypothesis_list_text` kept: id → [file hash, created, head, tail] (JSON text
+    has no raw tab or newline, so a line of tab-separated fields holds one)."""
+    out: dict[str, list[str]] = {}
+    for line in (readcache.derived_text(ws, LIST_ENTRIES) or "").split("\n"):  # (not splitlines: U+2028 is text)
+        f = line.split("\t")
+        if len(f) == 5:
+            out[f[0]] = f[1:]
+    return out
+
+
+def _relations(links: list[tuple[str, str | None, Any]]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Each hypothesis's children and rivals (either way), sorted (service.hypotheses._relations),
+    from (id, parent, rivals) of each."""
     children: dict[str, list[str]] = {}
     rivals: dict[str, set[str]] = {}
-    for d in docs:  # service.hypotheses._relations
-        if d.get("parent"):
-            children.setdefault(d["parent"], []).append(d["id"])
-        for r in d.get("rivals") or ():
-            if r != d["id"]:
-                rivals.setdefault(d["id"], set()).add(r)
-                rivals.setdefault(r, set()).add(d["id"])
-    kids = {k: sorted(v) for k, v in children.items()}
-    rivs = {k: sorted(v) for k, v in rivals.items()}
-    out = []
-    for d in sorted(docs, key=lambda d: (d.get("created") or "", d["id"])):  # service.hypotheses.summary
-        ov = d.get("override")
-        out.append({
-            "id": d["id"],
-            "title": d["title"],
-            "status": ov["status"] if ov else (d.get("auto_status") or d["status"]),
-            "auto_status": d.get("auto_status"),
-            "override": ov or None,
-            "parent": d.get("parent"),
-            "children": kids.get(d["id"], []),
-            "rivals": rivs.get(d["id"], []),
-            "predictions": [{"id": p["id"], "version": p["version"], "metric": p.get("metric"), "expect": p["expect"],
-                             "status": p["status"]} for p in d.get("predictions") or ()],
-            "created": d.get("created"),
-        })
-    return {"hypotheses": out}
+    for hid, parent, rv in links:
+        if parent:
+            children.setdefault(parent, []).append(hid)
+        for r in rv or ():
+            if r != hid:
+                rivals.setdefault(hid, set()).add(r)
+                rivals.setdefault(r, set()).add(hid)
+    return {k: sorted(v) for k, v in children.items()}, {k: sorted(v) for k, v in rivals.items()}
 
 
 def indexed_docs(con: Any, stamps: dict[str, int], hashes: dict[str, str] | None = None) -> dict[str, dict[str, Any]] | None:
@@ -337,9 +391,7 @@ def newest_evidence(q: Query, keep: Callable[[str, Any], None] | None = None) ->
     if gen is not None and isinstance(kept, dict) and isinstance(kept.get("map"), dict):
         if kept.get("gen") == gen:
             return dict(kept["map"])
-        from optlog.core.statusdoc import journal_since  # (loaded already by any `status`)
-
-        since = journal_since(kept.get("gen"), gen, journal)
+        since = DS.journal_since(kept.get("gen"), gen, journal)
         if since is not None:
             out = dict(kept["map"])
             for i in range(0, len(since), CHUNK):

@@ -341,6 +341,23 @@ def keep_derived(ws: Workspace, name: str, value: Any) -> None:
                  "utf-8")
 
 
+def derived_text(ws: Workspace, name: str) -> str | None:
+    """Text `keep_derived_text` kept under `name` by this version of optlog, or None (as `derived`,
+    for a value too large to go through JSON twice: kept texts of 10,000 hypotheses)."""
+    try:
+        with open(os.path.join(ws.state_dir, CACHE_DIR, name), encoding="utf-8", newline="") as f:
+            version, _, text = f.read().partition("\n")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if version == __version__ else None
+
+
+def keep_derived_text(ws: Workspace, name: str, text: str) -> None:
+    """Keep `text` under `name` for `derived_text`, whole or not at all."""
+    if enabled():
+        _replace(os.path.join(ws.state_dir, CACHE_DIR, name), f"{__version__}\n{text}", "utf-8")
+
+
 def _file(ws: Workspace, key: str) -> str:
     name = hashlib.blake2b(key.encode(), digest_size=12).hexdigest()
     return os.path.join(ws.state_dir, CACHE_DIR, f"{name}.json")

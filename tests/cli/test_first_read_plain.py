@@ -608,3 +608,41 @@ def test_the_newest_evidence_is_kept_under_the_evidence_counter_and_grown_by_app
     ws.cli("run", "record", "--label", "config=tp8", "--metric", "tput=2", "--hypothesis", "h0002")
     ok, _heavy, out = _probe(ws, ("status",))
     assert ok and out == ws.cli("status", "--json", env=FULL).out
+
+
+def test_the_hypothesis_list_joins_kept_entries_around_the_links_as_they_are(ws: Any, settled: None,
+                                                                            backend: str) -> None:
+    """`plainread.hypothesis_list_text` keeps each entry's text by file hash and joins the kept
+    texts around the children and rivals the index's link columns give now: a text planted in the
+    kept entry of a file nobody changed shows (so it was not worked out again), while the links a
+    new hypothesis makes to it show beside it; a file changed by hand is worked out again (the
+    planted text gone). Every other read is byte for byte the full path's, after adds with links, a
+    manual status, a hand edit, a file deleted by hand and a pull."""
+    from optlog.store import plainread, readcache
+
+    _populate(ws, 10)
+    _prime(ws)
+    ws.cli("hyp", "add", "First", "--id", "first", "--parent", "h0001")
+    ok, _heavy, out = _probe(ws, ("hypothesis", "list"))
+    assert ok and out == ws.cli("hypothesis", "list", "--json", env=FULL).out
+    path = ws.root / ".optlog" / readcache.CACHE_DIR / plainread.LIST_ENTRIES
+    version, _, kept = path.read_text(encoding="utf-8").partition("\n")
+    assert kept.count("\n") == 11 and '"title": "Hypothesis 3"' in kept
+    path.write_text(f"{version}\n" + kept.replace('"title": "Hypothesis 3"', '"title": "Planted 3"'), encoding="utf-8")
+    ws.cli("hyp", "add", "Second", "--id", "second", "--parent", "h0003", "--rival", "h0004")
+    ok, _heavy, out = _probe(ws, ("hypothesis", "list"))
+    got = {h["id"]: h for h in json.loads(out)["hypotheses"]}
+    assert ok and got["h0003"]["title"] == "Planted 3"  # kept, not worked out again
+    assert got["h0003"]["children"] == ["second"] and got["h0004"]["rivals"] == ["second"]  # the links as they are
+    assert got["h0001"]["children"] == ["first"] and got["second"]["rivals"] == ["h0004"]
+    _toggle(ws.root / "hypotheses" / "h0003.yaml", "s")  # by hand: its hash moves
+    ok, _heavy, out = _probe(ws, ("hypothesis", "list"))
+    assert ok and out == ws.cli("hypothesis", "list", "--json", env=FULL).out and "Planted" not in out
+    for change in (lambda: (ws.git("checkout", "--", "hypotheses"), _change(ws, "git pull of 10 hypothesis files", 1)),
+                   lambda: ws.cli("hyp", "set", "h0002", "--status", "falsified", "--why", "by hand"),
+                   lambda: ws.cli("hyp", "add", "Third", "--id", "third", "--rival", "second"),
+                   lambda: (ws.root / "hypotheses" / "third.yaml").unlink()):
+        _prime(ws)
+        change()
+        first = ws.cli("hypothesis", "list", "--json", subprocess=True)
+        assert first.out == ws.cli("hypothesis", "list", "--json", env=FULL).out
