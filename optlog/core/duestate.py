@@ -131,6 +131,20 @@ def journal_since(kept: Any, gen: int | None, journal: Any) -> list[int] | None:
 View = tuple[Sequence[Mapping[str, Any]], Mapping[str, Any] | None]
 
 
+def prediction_view(p: Mapping[str, Any]) -> dict[str, Any]:
+    """What carrying over (`advance`, `_selected`) reads of a prediction's JSON dump."""
+    return {"id": p.get("id"), "a": p.get("a"), "b": p.get("b")}
+
+
+def verdict_view(v: Mapping[str, Any]) -> dict[str, Any]:
+    """What carrying over reads of a verdict's JSON dump: the runs it names (`named_runs`) and
+    each prediction record's runs (`seen_runs`)."""
+    return {"runs": v.get("runs"), "run_uids": v.get("run_uids"),
+            "predictions": [{"id": r.get("id"), "runs": r.get("runs"),
+                             "not_comparable": [{"run": x.get("run")} for x in r.get("not_comparable") or []]}
+                            for r in v.get("predictions") or []]}
+
+
 def carry_over(views: Mapping[str, View], added: Sequence[tuple[int, str, Mapping[str, str]]],
                out: dict[str, str], states: dict[str, Any], work: set[str]) -> list[str]:
     """Carry what is due (`out`: why each hypothesis's verdict is due; `states`: what the

@@ -53,6 +53,29 @@ def verdict_history(verdicts: list[Any], history: list[Any]) -> list[dict[str, A
     return out
 
 
+def brief(d: Mapping[str, Any]) -> dict[str, Any]:
+    """What `status` reads of a hypothesis's JSON dump, in the dump's own shape (so the same reader
+    takes either): its links, statuses and title, each prediction's status and mark with what
+    carrying over what is due reads (`core.duestate.prediction_view`), its verdicts and status
+    changes as `verdict_history` reads them, the latest verdict with what carrying over reads
+    (`core.duestate.verdict_view`). Not what is due's digest (`due_digest`: of the whole dump),
+    nor what judging from the runs reads (the whole dump). Kept by file hash, it spares a first
+    `status` the documents of the hypotheses no change touched (issue 47)."""
+    vs = d.get("verdicts") or []
+    return {
+        "id": d["id"], "title": d["title"], "created": d.get("created"), "parent": d.get("parent"),
+        "rivals": d.get("rivals") or [], "status": d["status"], "auto_status": d.get("auto_status"),
+        "override": {"status": d["override"]["status"]} if d.get("override") else None,
+        "predictions": [{**DS.prediction_view(p), "status": p["status"], "post_hoc": p.get("post_hoc")}
+                        for p in d.get("predictions") or []],
+        "verdicts": [{"status": v.get("status"), "at": v.get("at"), "by": v.get("by"), "summary": v.get("summary", ""),
+                      "post_hoc": v.get("post_hoc"), **(DS.verdict_view(v) if i == len(vs) - 1 else {})}
+                     for i, v in enumerate(vs)],
+        "history": [{"kind": h.get("kind", "manual"), "to": h.get("to"), "at": h.get("at"), "by": h.get("by"),
+                     "why": h.get("why")} for h in d.get("history") or [] if h.get("kind", "manual") == "manual"],
+    }
+
+
 def digest(x: Any) -> str:
     return hashlib.blake2b(json.dumps(x, sort_keys=True, default=str).encode(), digest_size=12).hexdigest()
 

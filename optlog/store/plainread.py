@@ -280,19 +280,16 @@ def _relations(links: list[tuple[str, str | None, Any]]) -> tuple[dict[str, list
     return {k: sorted(v) for k, v in children.items()}, {k: sorted(v) for k, v in rivals.items()}
 
 
-def indexed_docs(con: Any, stamps: dict[str, int], hashes: dict[str, str] | None = None) -> dict[str, dict[str, Any]] | None:
-    """id → the index's document of each hypothesis (its model's JSON dump), when every file is as
-    indexed (the same names, each with the modification time the index recorded: `stamps`, from
-    `store.readcache.Stamp.files`); None otherwise. `hashes`: filled with each file's hash as indexed (the
-    document is a function of the file's bytes)."""
-    rows = con.execute("SELECT id, file_mtime_ns, doc, file_hash FROM hypothesis").fetchall()
-    if len(rows) != len(stamps) or any(stamps.get(hid) != mt for hid, mt, _doc, _fh in rows):
-        return None
-    if hashes is not None:
-        hashes.update({hid: fh for hid, _mt, _doc, fh in rows})
-    # the index's own JSON (json.dumps of a model's dump: no key twice), read on every first status:
-    # the C decoder, without jsondoc's duplicate-key hook (a third of this read at 1,000 hypotheses)
-    return {hid: json.loads(doc) if isinstance(doc, str) else doc for hid, _mt, doc, _fh in rows}
+def documents(con: Any, ids: list[str]) -> dict[str, dict[str, Any]]:
+    """The index documents (each hypothesis model's JSON dump) of `ids` that are indexed."""
+    out: dict[str, dict[str, Any]] = {}
+    mark = _mark(con)
+    for start in range(0, len(ids), CHUNK):
+        chunk = ids[start:start + CHUNK]
+        for hid, doc in con.execute(f"SELECT id, doc FROM hypothesis WHERE id IN ({', '.join([mark] * len(chunk))})",
+                                    chunk).fetchall():
+            out[hid] = json.loads(doc) if isinstance(doc, str) else doc
+    return out
 
 
 def reindexed(ws: Workspace, sqlite_file: Path | None, stamps: dict[str, int], pg: Any = None) -> list[str] | None:

@@ -15,7 +15,7 @@ from optlog.core import statusdoc as SD
 from optlog.paths import Workspace
 from optlog.store import plainwrite, readcache
 from optlog.store.plainread import (DUE_MEMO_KEY, SYNC_SET_SQL, TODO_OWNER_KEY, Query, counting_runs, due_memo,
-                                    indexed_docs, planned_for, query, run_facts, sync_value, todo_list)
+                                    documents, planned_for, query, run_facts, sync_value, todo_list)
 
 
 if TYPE_CHECKING:  # (importing it would load the verdict engine, which a memo that holds never needs)
@@ -54,8 +54,8 @@ class IndexedDoc:
 
 
 def verdicts_due(q: Query, ws: Workspace, docs: dict[str, IndexedDoc],
-                 rows: Rows, is_sqlite: bool,
-                 keep: Callable[[dict[str, Any]], None], hashes: dict[str, str]) -> dict[str, str] | None:
+                 rows: Rows, is_sqlite: bool, keep: Callable[[dict[str, Any]], None], digests: dict[str, str],
+                 full: Callable[[list[str]], dict[str, IndexedDoc]]) -> dict[str, str] | None:
     """`service.verdicts.due` on plain SQL: from its memo where it was kept under the current
     evidence counter and ceilings for every hypothesis with predictions as it is now; where the
     writes since only appended runs (their journal: `store.db.Database.appended`), the memo carried
@@ -63,7 +63,8 @@ def verdicts_due(q: Query, ws: Workspace, docs: dict[str, IndexedDoc],
     worked out as the full path works it out (`core.due` on `store.evidencerows`' evidence) for the
     hypotheses the memo does not hold, and the new memo handed to `keep`. None where the
     ceilings were never noted under this configuration (the full path reads optlog.yaml).
-    `hashes`: each hypothesis file's hash as indexed (`_digests`)."""
+    `docs`: the hypotheses as `status` reads them (`core.statusdoc.brief`); `digests`: each one's
+    `core.statusdoc.due_digest`; `full`: the whole documents of some, which judging reads."""
     hs = {h: d for h, d in docs.items() if d.predictions and not d.override}
     if not hs:
         return {}
@@ -72,7 +73,7 @@ def verdicts_due(q: Query, ws: Workspace, docs: dict[str, IndexedDoc],
         return None
     ceil_key, ceil = noted
     gen, memo, journal = due_memo(q)
-    digests = _digests(ws, hs, hashes)
+    digests = {h: digests[h] for h in hs}
     out, work, states, current = SD.due_known(
         digests, gen, memo, journal, ceil_key,
         lambda: {h: (d.doc.get("predictions") or [], d.verdicts[-1] if d.verdicts else None) for h, d in hs.items()},
@@ -82,34 +83,54 @@ def verdicts_due(q: Query, ws: Workspace, docs: dict[str, IndexedDoc],
     if work:
         from optlog.store.plaindue import judged  # deferred: the verdict engine (core.due, core.verdict, ~30 ms)
 
-        out.update(judged({h: hs[h] for h in work}, ceil, rows, is_sqlite, states))
+        whole = full(work)
+        if len(whole) != len(work):
+            return None  # a row gone meanwhile: the full path
+        out.update(judged(whole, ceil, rows, is_sqlite, states))
     if gen is not None:  # (carried over too, as the full path keeps it: at 10,000 hypotheses carrying over is ~50 ms)
         keep(SD.due_memo_doc(gen, ceil_key, digests, out, states))
     return {h: out[h] for h in hs if h in out}
 
 
-DIGESTS = "due-digests"  # file hash → due digest of each hypothesis (store.readcache.derived)
+BRIEFS = "status-briefs"  # store.readcache.derived_text: each hypothesis's brief and due digest by file hash
+_BRIEF_ROWS_SQL = "SELECT id, file_mtime_ns, file_hash FROM hypothesis"
 
 
-def _digests(ws: Workspace, hs: dict[str, IndexedDoc], hashes: dict[str, str]) -> dict[str, str]:
-    """`core.statusdoc.due_digest` of each hypothesis, kept beside the hash of the file its index
-    document came from: a hypothesis whose file is as it was is not digested again (at 10,000
-    hypotheses, ~75 ms a read)."""
-    was = readcache.derived(ws, DIGESTS)
-    known: dict[str, Any] = was if isinstance(was, dict) else {}
-    out: dict[str, str] = {}
-    moved = False
-    for h, d in hs.items():
-        k = known.get(h)
-        fh = hashes.get(h)
-        if fh and isinstance(k, list) and len(k) == 2 and k[0] == fh:
-            out[h] = k[1]
-            continue
-        out[h] = SD.due_digest(d.doc.get("predictions") or [], None, d.verdicts[-1] if d.verdicts else None)
-        moved = True
-    if moved or len(known) != len(out):
-        readcache.keep_derived(ws, DIGESTS, {h: [hashes.get(h), dg] for h, dg in out.items()})
-    return out
+def briefs(ws: Workspace, con: Any, files: dict[str, int]) -> tuple[dict[str, IndexedDoc], dict[str, str]] | None:
+    """Each hypothesis as `status` reads it (`core.statusdoc.brief` of its index document) and its
+    due digest (`core.statusdoc.due_digest`), in the index's order, when every file is as indexed
+    (the same names, each with the modification time the index recorded: `files`, from
+    `store.readcache.Stamp.files`); else None. Both are functions of the file's bytes, so they
+    are kept by file hash (BRIEFS, a line of tab-separated fields each: compact JSON has no raw tab
+    or newline): a first `status` after one file changed reads that one's index document only (at
+    10,000 hypotheses reading and parsing every document was ~130 ms)."""
+    rows = con.execute(_BRIEF_ROWS_SQL).fetchall()
+    if len(rows) != len(files) or any(files.get(hid) != mt for hid, mt, _fh in rows):
+        return None
+    known: dict[str, list[str]] = {}
+    for line in (readcache.derived_text(ws, BRIEFS) or "").split("\n"):  # (not splitlines: U+2028 is text)
+        f = line.split("\t")
+        if len(f) == 4:
+            known[f[0]] = f[1:]
+    got: dict[str, list[str]] = {}  # id → [file hash, due digest, brief JSON]
+    need: list[str] = []
+    for hid, _mt, fh in rows:
+        k = known.get(hid)
+        if k is not None and fh and k[0] == fh:
+            got[hid] = k
+        else:
+            need.append(hid)
+    fh_of = {hid: fh for hid, _mt, fh in rows}
+    for hid, d in documents(con, need).items():
+        got[hid] = [fh_of[hid] or "", SD.due_digest(d.get("predictions") or [], None, (d.get("verdicts") or [None])[-1]),
+                    json.dumps(SD.brief(d), separators=(",", ":"), ensure_ascii=False)]
+    if len(got) != len(rows):
+        return None  # a row gone meanwhile: the full path
+    order = [hid for hid, _mt, _fh in rows]
+    parsed = json.loads("[" + ",".join(got[h][2] for h in order) + "]")
+    if need or len(known) != len(got):
+        readcache.keep_derived_text(ws, BRIEFS, "".join(f"{h}\t{g[0]}\t{g[1]}\t{g[2]}\n" for h, g in got.items()))
+    return {h: IndexedDoc(b) for h, b in zip(order, parsed)}, {h: got[h][1] for h in order}
 
 
 def status(con: Any, ws: Workspace, files: dict[str, int], parts: dict[str, Any] | None = None,
@@ -122,11 +143,10 @@ def status(con: Any, ws: Workspace, files: dict[str, int], parts: dict[str, Any]
     q = query(con)
     if isinstance(parts, dict):  # (kept under a stamp that names optlog's version: parts this version wrote)
         return SD.assemble(parts, todo_list(con)["todos"], sync_value(q, TODO_OWNER_KEY))
-    hashes: dict[str, str] = {}
-    indexed = indexed_docs(con, files, hashes)
-    if indexed is None:
+    got = briefs(ws, con, files)
+    if got is None:
         return None
-    docs = {h: IndexedDoc(d) for h, d in indexed.items()}
+    docs, digests = got
     latest, last_at = SD.latest_verdicts(docs)
     keeps: dict[str, Any] = {}  # derived values to keep (sync_stamp key → value), in one write at the end
     f = run_facts(q, latest[0]["at"] if latest else "", SD.LIVE_CAP, keeps.__setitem__)
@@ -134,7 +154,8 @@ def status(con: Any, ws: Workspace, files: dict[str, int], parts: dict[str, Any]
         return None  # which hypotheses are testing: the full path (recovery first)
     runs = SD.runs_section(f, set())
     why = verdicts_due(q, ws, docs, lambda sql, params: con.execute(sql, params).fetchall(),
-                       isinstance(con, sqlite3.Connection), partial(keeps.__setitem__, DUE_MEMO_KEY), hashes) \
+                       isinstance(con, sqlite3.Connection), partial(keeps.__setitem__, DUE_MEMO_KEY), digests,
+                       lambda ids: {h: IndexedDoc(d) for h, d in documents(con, ids).items()}) \
         if runs["total"] else {}
     if why is None:
         return None

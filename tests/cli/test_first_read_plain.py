@@ -246,11 +246,11 @@ def test_what_is_due_is_carried_over_appended_runs_and_judged_again_after_any_ot
 
 NO_INDEX = """
 import json, sys
-from optlog.store import plainread
+from optlog.store import plainstatus
 import sqlite3
 def refused(*a, **k):
     raise sqlite3.Error("read every hypothesis")  # (the fast path then leaves the read to the full path)
-plainread.indexed_docs = refused
+plainstatus.briefs = refused
 from optlog.cli import fast
 ok = fast.serve(sys.argv[1:])
 sys.stdout.flush()
@@ -646,3 +646,31 @@ def test_the_hypothesis_list_joins_kept_entries_around_the_links_as_they_are(ws:
         change()
         first = ws.cli("hypothesis", "list", "--json", subprocess=True)
         assert first.out == ws.cli("hypothesis", "list", "--json", env=FULL).out
+
+
+def test_status_reads_the_briefs_kept_by_file_hash_and_works_out_a_changed_files(ws: Any, settled: None,
+                                                                              backend: str) -> None:
+    """`plainstatus.briefs` keeps what `status` reads of each hypothesis by file hash: a title planted
+    in the kept brief of a file nobody changed shows in the first status after another file was
+    added (so it was not read again), and a file changed by hand is read again (the planted title
+    gone, the edit shown, the full path's bytes)."""
+    from optlog.store import plainstatus, readcache
+
+    _populate(ws, 4)
+    _prime(ws)
+    ws.cli("hyp", "add", "First", "--id", "first")
+    ok, _heavy, out = _probe(ws, ("status",))
+    assert ok and out == ws.cli("status", "--json", env=FULL).out
+    path = ws.root / ".optlog" / readcache.CACHE_DIR / plainstatus.BRIEFS
+    version, _, kept = path.read_text(encoding="utf-8").partition("\n")
+    assert kept.count("\n") == 5 and '"title":"Hypothesis 2"' in kept
+    path.write_text(f"{version}\n" + kept.replace('"title":"Hypothesis 2"', '"title":"Planted 2"'), encoding="utf-8")
+    ws.cli("hyp", "add", "Second", "--id", "second")
+    ok, _heavy, out = _probe(ws, ("status",))
+    titles = {h["id"]: h["title"] for h in json.loads(out)["hypotheses"]["open"]}
+    assert ok and titles["h0002"] == "Planted 2" and titles["second"] == "Second"  # kept, not read again
+    f = ws.root / "hypotheses" / "h0002.yaml"
+    f.write_text(re.sub(r"title: .*", "title: Edited 2", f.read_text(), count=1))
+    ok, _heavy, out = _probe(ws, ("status",))
+    assert ok and out == ws.cli("status", "--json", env=FULL).out
+    assert {h["id"]: h["title"] for h in json.loads(out)["hypotheses"]["open"]}["h0002"] == "Edited 2"

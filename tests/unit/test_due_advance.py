@@ -13,6 +13,7 @@ import pytest
 
 from optlog.core import due as DUE
 from optlog.core import duestate as DS
+from optlog.core import statusdoc as SD
 from optlog.core import verdict as V
 from optlog.core.hypothesis import Prediction
 
@@ -80,12 +81,20 @@ def _compare(seed: int) -> tuple[int, int]:
         want = DUE.judge(hs, ev, CEIL, want_states)
         added = [(r.id, r.canon) for r in new]
         shared: dict[Any, list[int]] = {}  # the selections' new runs, shared by every hypothesis of the step
+        shared_brief: dict[Any, list[int]] = {}
         for h, (preds, recs) in hs.items():
-            got = DS.advance([p.model_dump(mode="json") for p in preds], recs, states[h], added, shared)
+            dumps = [p.model_dump(mode="json") for p in preds]
+            got = DS.advance(dumps, recs, states[h], added, shared)
             assert got is not None, h
             why, st = got
             assert why == want.get(h), (h, why, want.get(h))
             assert st == want_states[h], h
+            # what a first status on plain SQL carries over: the briefs it keeps (core.statusdoc.brief)
+            b = SD.brief({"id": h, "title": "t", "status": "open", "predictions": [{**d, "status": "open"} for d in dumps],
+                          "verdicts": [{"status": "open", "at": "x", "predictions": recs}] if recs is not None else []})
+            last = b["verdicts"][-1] if b["verdicts"] else None
+            assert DS.advance(b["predictions"], last["predictions"] if last else None, states[h], added,
+                              shared_brief) == got, h
             states[h] = st
             checked += 1
             became += h in want and h not in due
