@@ -215,22 +215,17 @@ def hypothesis_list_text(ws: Workspace, con: Any, files: dict[str, int]) -> str 
             entries[hid] = k
         else:
             need.append(hid)
-    fh_of = {hid: fh for hid, _mt, fh, _p, _r in rows}
-    mark = _mark(con)
-    for start in range(0, len(need), CHUNK):
-        chunk = need[start:start + CHUNK]
-        for hid, doc in con.execute(f"SELECT id, doc FROM hypothesis WHERE id IN ({', '.join([mark] * len(chunk))})",
-                                    chunk).fetchall():
-            d = json.loads(doc) if isinstance(doc, str) else doc
-            entries[hid] = [fh_of[hid] or "", d.get("created") or "", *_entry_texts(d)]
+    for hid, (fh, d) in documents(con, need, files).items():
+        entries[hid] = [fh, d.get("created") or "", *_entry_texts(d)]
     if len(entries) != len(rows):
-        return None  # a row gone meanwhile: the full path
-    kids, rivs = _relations([(hid, parent, jsondoc.loads(rv) if isinstance(rv, str) else rv)
+        return None  # a row indexed again meanwhile: the full path
+    kids, rivs = _relations([(hid, parent, [] if rv in (None, "[]") else jsondoc.loads(rv) if isinstance(rv, str) else rv)
                              for hid, _mt, _fh, parent, rv in rows])
     shown = []
     for hid in sorted(entries, key=lambda h: (entries[h][1], h)):  # service.hypotheses.list_doc's order
         _fh, _created, head, tail = entries[hid]
-        shown.append(f'{head}, "children": {_dumps(kids.get(hid, []))}, "rivals": {_dumps(rivs.get(hid, []))}, {tail}')
+        k, r = kids.get(hid), rivs.get(hid)
+        shown.append(f'{head}, "children": {_dumps(k) if k else "[]"}, "rivals": {_dumps(r) if r else "[]"}, {tail}')
     if need or len(known) != len(entries):  # (JSON text has no raw tab or newline; a `created` with one is not kept)
         readcache.keep_derived_text(ws, LIST_ENTRIES, "".join(f"{h}\t{e[0]}\t{e[1]}\t{e[2]}\t{e[3]}\n"
                                                                for h, e in entries.items()
@@ -280,15 +275,20 @@ def _relations(links: list[tuple[str, str | None, Any]]) -> tuple[dict[str, list
     return {k: sorted(v) for k, v in children.items()}, {k: sorted(v) for k, v in rivals.items()}
 
 
-def documents(con: Any, ids: list[str]) -> dict[str, dict[str, Any]]:
-    """The index documents (each hypothesis model's JSON dump) of `ids` that are indexed."""
-    out: dict[str, dict[str, Any]] = {}
+def documents(con: Any, ids: list[str], files: dict[str, int]) -> dict[str, tuple[str, dict[str, Any]]]:
+    """The file hash and index document (the hypothesis model's JSON dump) of each of `ids` whose
+    index row still carries the modification time the stamp listed (`files`): read in one statement
+    with its hash, so what is kept by that hash is that document, whatever another process indexes
+    between two statements (a row that moved is left out: the caller then declines)."""
+    out: dict[str, tuple[str, dict[str, Any]]] = {}
     mark = _mark(con)
     for start in range(0, len(ids), CHUNK):
         chunk = ids[start:start + CHUNK]
-        for hid, doc in con.execute(f"SELECT id, doc FROM hypothesis WHERE id IN ({', '.join([mark] * len(chunk))})",
-                                    chunk).fetchall():
-            out[hid] = json.loads(doc) if isinstance(doc, str) else doc
+        for hid, mt, fh, doc in con.execute(
+                f"SELECT id, file_mtime_ns, file_hash, doc FROM hypothesis WHERE id IN ({', '.join([mark] * len(chunk))})",
+                chunk).fetchall():
+            if files.get(hid) == mt:
+                out[hid] = (fh or "", json.loads(doc) if isinstance(doc, str) else doc)
     return out
 
 

@@ -120,12 +120,11 @@ def briefs(ws: Workspace, con: Any, files: dict[str, int]) -> tuple[dict[str, In
             got[hid] = k
         else:
             need.append(hid)
-    fh_of = {hid: fh for hid, _mt, fh in rows}
-    for hid, d in documents(con, need).items():
-        got[hid] = [fh_of[hid] or "", SD.due_digest(d.get("predictions") or [], None, (d.get("verdicts") or [None])[-1]),
+    for hid, (fh, d) in documents(con, need, files).items():
+        got[hid] = [fh, SD.due_digest(d.get("predictions") or [], None, (d.get("verdicts") or [None])[-1]),
                     json.dumps(SD.brief(d), separators=(",", ":"), ensure_ascii=False)]
     if len(got) != len(rows):
-        return None  # a row gone meanwhile: the full path
+        return None  # a row indexed again meanwhile: the full path
     order = [hid for hid, _mt, _fh in rows]
     parsed = json.loads("[" + ",".join(got[h][2] for h in order) + "]")
     if need or len(known) != len(got):
@@ -155,7 +154,7 @@ def status(con: Any, ws: Workspace, files: dict[str, int], parts: dict[str, Any]
     runs = SD.runs_section(f, set())
     why = verdicts_due(q, ws, docs, lambda sql, params: con.execute(sql, params).fetchall(),
                        isinstance(con, sqlite3.Connection), partial(keeps.__setitem__, DUE_MEMO_KEY), digests,
-                       lambda ids: {h: IndexedDoc(d) for h, d in documents(con, ids).items()}) \
+                       lambda ids: {h: IndexedDoc(d) for h, (_fh, d) in documents(con, ids, files).items()}) \
         if runs["total"] else {}
     if why is None:
         return None
