@@ -98,7 +98,7 @@ _BRIEF_ROWS_SQL = "SELECT id, file_mtime_ns, file_hash FROM hypothesis"
 
 def briefs(ws: Workspace, con: Any, files: dict[str, int]) -> tuple[dict[str, IndexedDoc], dict[str, str]] | None:
     """Each hypothesis as `status` reads it (`core.statusdoc.brief` of its index document) and its
-    due digest (`core.statusdoc.due_digest`), in the index's order, when every file is as indexed
+    due digest (`core.statusdoc.due_digest`), in the full path's order (the files by name), when every file is as indexed
     (the same names, each with the modification time the index recorded: `files`, from
     `store.readcache.Stamp.files`); else None. Both are functions of the file's bytes, so they
     are kept by file hash (BRIEFS, a line of tab-separated fields each: compact JSON has no raw tab
@@ -125,7 +125,7 @@ def briefs(ws: Workspace, con: Any, files: dict[str, int]) -> tuple[dict[str, In
                     json.dumps(SD.brief(d), separators=(",", ":"), ensure_ascii=False)]
     if len(got) != len(rows):
         return None  # a row indexed again meanwhile: the full path
-    order = [hid for hid, _mt, _fh in rows]
+    order = sorted((hid for hid, _mt, _fh in rows), key=lambda h: h + ".yaml")  # the full path's: files by name (store.hypfiles.list_files)
     parsed = json.loads("[" + ",".join(got[h][2] for h in order) + "]")
     if need or len(known) != len(got):
         readcache.keep_derived_text(ws, BRIEFS, "".join(f"{h}\t{g[0]}\t{g[1]}\t{g[2]}\n" for h, g in got.items()))

@@ -674,3 +674,19 @@ def test_status_reads_the_briefs_kept_by_file_hash_and_works_out_a_changed_files
     ok, _heavy, out = _probe(ws, ("status",))
     assert ok and out == ws.cli("status", "--json", env=FULL).out
     assert {h["id"]: h["title"] for h in json.loads(out)["hypotheses"]["open"]}["h0002"] == "Edited 2"
+
+
+def test_status_reads_the_hypotheses_in_the_full_paths_order(ws: Any, settled: None, backend: str) -> None:
+    """What `status` proposes first among equals follows the order the full path reads the
+    hypotheses in (their files by name), not the order the index rows were written in: `zeta`
+    added before `alpha` and `alpha-b`, none with a prediction, the first status after another
+    change proposes the same `prediction_add` as the full path (`alpha-b.yaml` sorts before
+    `alpha.yaml`)."""
+    for hid in ("zeta", "alpha", "alpha-b"):
+        ws.cli("hyp", "add", f"Title {hid}", "--id", hid)
+    _prime(ws)
+    ws.cli("hyp", "add", "Later", "--id", "later")
+    ok, _heavy, out = _probe(ws, ("status",))
+    full = ws.cli("status", "--json", env=FULL).out
+    assert json.loads(full)["next"][0]["arguments"] == {"hypothesis": "alpha-b", "expect": "a > b"}
+    assert ok and out == full
