@@ -55,7 +55,7 @@ def answer(ws: Workspace, key: str, st: readcache.Stamp, *, reads: str, pg: Any 
     return text
 
 
-def _status(con: Any, ws: Workspace, files: dict[str, int], *, st: readcache.Stamp,
+def _status(con: Any, ws: Workspace, files: dict[str, int], links: list[Any], *, st: readcache.Stamp,
             kept: dict[str, Any]) -> dict[str, Any] | None:
     """`status` on plain SQL: from the parts kept under the stamp but for the todo list where a
     todo list alone changed since (the hook's, a `todo write`: core.statusdoc.assemble), else
@@ -64,7 +64,7 @@ def _status(con: Any, ws: Workspace, files: dict[str, int], *, st: readcache.Sta
 
     ps = readcache.parts_stamp(st)
     got = readcache.get(ws, readcache.PARTS_KEY, ps) if ps is not None else None
-    return status(con, ws, files, parts=jsondoc.loads(got) if got else None, kept=kept)
+    return status(con, ws, files, links, parts=jsondoc.loads(got) if got else None, kept=kept)
 
 
 def facts(pg: Any) -> Callable[[], readcache.DbFacts | None] | None:

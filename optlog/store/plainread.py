@@ -105,7 +105,7 @@ def _mark(con: Any) -> str:
 
 
 def document(ws: Workspace, cmd: list[str], pg: Any = None, notices: list[str] | None = None,
-             status: Callable[[Any, Workspace, dict[str, int]], dict[str, Any] | None] | None = None,
+             status: Callable[[Any, Workspace, dict[str, int], list[Any]], dict[str, Any] | None] | None = None,
              files: dict[str, int] | None = None) -> dict[str, Any] | str | None:
     """The document of the read `cmd` (its words, without `--json`): `status`, `todo list`,
     `hypothesis list` (as its compact JSON text: `hypothesis_list_text`), `run list --limit N`, on the SQLite file or (`pg`) a `pg_connect`
@@ -125,10 +125,11 @@ def document(ws: Workspace, cmd: list[str], pg: Any = None, notices: list[str] |
     try:
         if pg is None and sqlite_file is None:
             return None
+        links: list[Any] = []  # the index rows `reindexed` read, where nothing was re-indexed
         if cmd in (["status"], ["hypothesis", "list"]):
             if files is None:
                 return None  # (the read cache's stamp lists the files for these reads: store.readcache.stamp)
-            said = reindexed(ws, sqlite_file, files, pg)
+            said = reindexed(ws, sqlite_file, files, pg, links)
             if said is None:
                 return None
             if notices is not None:
@@ -136,11 +137,11 @@ def document(ws: Workspace, cmd: list[str], pg: Any = None, notices: list[str] |
         con = pg if pg is not None else connect(sqlite_file)  # type: ignore[arg-type]
         try:
             if cmd == ["status"]:
-                return status(con, ws, files) if status is not None and files is not None else None
+                return status(con, ws, files, links) if status is not None and files is not None else None
             if cmd == ["todo", "list"]:
                 return todo_list(con)
             if cmd == ["hypothesis", "list"]:
-                return hypothesis_list_text(ws, con, files) if files is not None else None
+                return hypothesis_list_text(ws, con, files, links) if files is not None else None
             if cmd[:3] == ["run", "list", "--limit"] and len(cmd) == 4 and cmd[3].isascii() and cmd[3].isdigit():
                 return run_list(con, int(cmd[3]))
             return None
@@ -190,10 +191,11 @@ def run_list(con: Any, limit: int) -> dict[str, Any]:
 
 
 LIST_ENTRIES = "hypothesis-list-entries"  # store.readcache.derived_text: each hypothesis's list entry by file hash
-_LIST_ROWS_SQL = "SELECT id, file_mtime_ns, file_hash, parent, rivals FROM hypothesis"
+# each hypothesis's index row as a first read checks it against the files and reads its links
+LINK_ROWS_SQL = "SELECT id, file_mtime_ns, file_hash, parent, rivals FROM hypothesis"
 
 
-def hypothesis_list_text(ws: Workspace, con: Any, files: dict[str, int]) -> str | None:
+def hypothesis_list_text(ws: Workspace, con: Any, files: dict[str, int], links: list[Any] | None = None) -> str | None:
     """`hypothesis list` (no filters, no page) as its compact JSON text, from the index, when every
     file is as indexed (the same names, each with the modification time the index recorded); None
     otherwise. Nothing may be live (the caller checks): an open hypothesis would read `testing`
@@ -203,7 +205,7 @@ def hypothesis_list_text(ws: Workspace, con: Any, files: dict[str, int]) -> str 
     kept by file hash (LIST_ENTRIES): after one file changed only that one's index document is read,
     the others' texts are joined around the children and rivals the index's link columns give (at
     10,000 hypotheses reading and writing every document was ~300 ms of the first read)."""
-    rows = con.execute(_LIST_ROWS_SQL).fetchall()
+    rows = links or con.execute(LINK_ROWS_SQL).fetchall()  # (`links`: as `reindexed` read and checked them)
     if len(rows) != len(files) or any(files.get(hid) != mt for hid, mt, _fh, _p, _r in rows):
         return None
     known = _kept_entries(ws)
@@ -301,19 +303,24 @@ def documents(con: Any, ids: list[str], files: dict[str, int]) -> dict[str, tupl
     return out
 
 
-def reindexed(ws: Workspace, sqlite_file: Path | None, stamps: dict[str, int], pg: Any = None) -> list[str] | None:
+def reindexed(ws: Workspace, sqlite_file: Path | None, stamps: dict[str, int], pg: Any = None,
+              links: list[Any] | None = None) -> list[str] | None:
     """Bring the index in line with the hypothesis files, as `service.hypotheses.sync` does: [] when
     every file is as indexed (the usual case: a stat of each file and one query); else the changed
     files re-indexed on plain SQL by `store.plainindex` (which loads the hypothesis model: pydantic
-    and YAML), with its notices, or None (the full path does it). `stamps`: `store.readcache.Stamp.files`."""
+    and YAML), with its notices, or None (the full path does it). `stamps`: `store.readcache.Stamp.files`.
+    `links`: where every file was as indexed, filled with the rows read (LINK_ROWS_SQL's), which the
+    read's document then reads instead of asking again (at 10,000 hypotheses ~10 ms)."""
     con = pg if pg is not None else connect(sqlite_file)  # type: ignore[arg-type]
     try:  # (not the documents: the read after this one reads those, and a re-index needs only the links)
-        rows = {hid: (fh, mt, parent, rivals) for hid, fh, mt, parent, rivals in
-                con.execute("SELECT id, file_hash, file_mtime_ns, parent, rivals FROM hypothesis").fetchall()}
+        got = con.execute(LINK_ROWS_SQL).fetchall()
     finally:
         if pg is None:
             con.close()
+    rows = {hid: (fh, mt, parent, rivals) for hid, mt, fh, parent, rivals in got}
     if len(rows) == len(stamps) and all(stamps.get(hid) == r[1] for hid, r in rows.items()):
+        if links is not None:
+            links.extend(got)
         return []
     from optlog.store.plainindex import reindex  # deferred: the hypothesis model (pydantic, YAML), only for a changed file
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from optlog.core import statusdoc as SD
 from optlog.paths import Workspace
 from optlog.store import plainwrite, readcache
-from optlog.store.plainread import (DUE_MEMO_KEY, SYNC_SET_SQL, TODO_OWNER_KEY, Query, counting_runs, due_memo,
+from optlog.store.plainread import (DUE_MEMO_KEY, LINK_ROWS_SQL, SYNC_SET_SQL, TODO_OWNER_KEY, Query, counting_runs, due_memo,
                                     documents, planned_for, query, run_facts, sync_value, todo_list)
 
 
@@ -93,10 +93,10 @@ def verdicts_due(q: Query, ws: Workspace, docs: dict[str, IndexedDoc],
 
 
 BRIEFS = "status-briefs"  # store.readcache.derived_text: each hypothesis's brief and due digest by file hash
-_BRIEF_ROWS_SQL = "SELECT id, file_mtime_ns, file_hash FROM hypothesis"
 
 
-def briefs(ws: Workspace, con: Any, files: dict[str, int]) -> tuple[dict[str, IndexedDoc], dict[str, str]] | None:
+def briefs(ws: Workspace, con: Any, files: dict[str, int],
+           links: list[Any] | None = None) -> tuple[dict[str, IndexedDoc], dict[str, str]] | None:
     """Each hypothesis as `status` reads it (`core.statusdoc.brief` of its index document) and its
     due digest (`core.statusdoc.due_digest`), in the full path's order (the files by name), when every file is as indexed
     (the same names, each with the modification time the index recorded: `files`, from
@@ -104,7 +104,7 @@ def briefs(ws: Workspace, con: Any, files: dict[str, int]) -> tuple[dict[str, In
     are kept by file hash (BRIEFS, a line of tab-separated fields each: compact JSON has no raw tab
     or newline): a first `status` after one file changed reads that one's index document only (at
     10,000 hypotheses reading and parsing every document was ~130 ms)."""
-    rows = con.execute(_BRIEF_ROWS_SQL).fetchall()
+    rows = [r[:3] for r in links or con.execute(LINK_ROWS_SQL).fetchall()]  # (`links`: as `plainread.reindexed` read them)
     if len(rows) != len(files) or any(files.get(hid) != mt for hid, mt, _fh in rows):
         return None
     known: dict[str, list[str]] = {}
@@ -132,17 +132,18 @@ def briefs(ws: Workspace, con: Any, files: dict[str, int]) -> tuple[dict[str, In
     return {h: IndexedDoc(b) for h, b in zip(order, parsed)}, {h: got[h][1] for h in order}
 
 
-def status(con: Any, ws: Workspace, files: dict[str, int], parts: dict[str, Any] | None = None,
-           kept: dict[str, Any] | None = None) -> dict[str, Any] | None:
+def status(con: Any, ws: Workspace, files: dict[str, int], links: list[Any] | None = None,
+           parts: dict[str, Any] | None = None, kept: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """`status` (the caller has checked nothing is live and no todo list is queued): None when a
     hypothesis file changed since it was indexed, or the ceilings were not noted under this
     configuration. `parts`: the document but the todo list (`core.statusdoc.parts`), kept under
     a stamp that nothing but todo writes moved since: assembled with the todo list as it is now.
-    `kept`: gets the parts worked out (compact JSON)."""
+    `kept`: gets the parts worked out (compact JSON). `links`: the index rows `plainread.reindexed`
+    read and checked (else read here)."""
     q = query(con)
     if isinstance(parts, dict):  # (kept under a stamp that names optlog's version: parts this version wrote)
         return SD.assemble(parts, todo_list(con)["todos"], sync_value(q, TODO_OWNER_KEY))
-    got = briefs(ws, con, files)
+    got = briefs(ws, con, files, links)
     if got is None:
         return None
     docs, digests = got
