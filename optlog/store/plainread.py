@@ -108,8 +108,8 @@ def document(ws: Workspace, cmd: list[str], pg: Any = None, notices: list[str] |
              status: Callable[[Any, Workspace, dict[str, int], list[Any]], dict[str, Any] | None] | None = None,
              files: dict[str, int] | None = None) -> dict[str, Any] | str | None:
     """The document of the read `cmd` (its words, without `--json`): `status`, `todo list`,
-    `hypothesis list` (as its compact JSON text: `hypothesis_list_text`), `run list --limit N`, on the SQLite file or (`pg`) a `pg_connect`
-    connection; None for another read, or where this module cannot answer it exactly, or on any
+    `hypothesis list` (as its compact JSON text: `hypothesis_list_text`), `run list --limit N`, on
+    the SQLite file or (`pg`) a `pg_connect` connection; None for another read, or where this module cannot answer it exactly, or on any
     database error (the full path says what is wrong). A read that shows the hypotheses first
     re-indexes the files changed since they were indexed (`store.plainindex`, SQLite), with the
     full path's notices appended to `notices`. `status`: `store.plainstatus.status`, which the
@@ -190,7 +190,7 @@ def run_list(con: Any, limit: int) -> dict[str, Any]:
     return {"runs": runs, **page_facts(total, 0, len(runs))}
 
 
-LIST_ENTRIES = "hypothesis-list-entries"  # store.readcache.derived_text: each hypothesis's list entry by file hash
+LIST_ENTRIES = "hypothesis-list-entries"  # store.readcache.keep_rows: each hypothesis's list entry by file hash
 # each hypothesis's index row as a first read checks it against the files and reads its links
 LINK_ROWS_SQL = "SELECT id, file_mtime_ns, file_hash, parent, rivals FROM hypothesis"
 
@@ -208,7 +208,7 @@ def hypothesis_list_text(ws: Workspace, con: Any, files: dict[str, int], links: 
     rows = links or con.execute(LINK_ROWS_SQL).fetchall()  # (`links`: as `reindexed` read and checked them)
     if len(rows) != len(files) or any(files.get(hid) != mt for hid, mt, _fh, _p, _r in rows):
         return None
-    known = _kept_entries(ws)
+    known = readcache.kept_rows(ws, LIST_ENTRIES, 4)
     entries: dict[str, list[str]] = {}  # id → [file hash, created, head, tail]
     need: list[str] = []
     for hid, _mt, fh, _p, _r in rows:
@@ -221,16 +221,14 @@ def hypothesis_list_text(ws: Workspace, con: Any, files: dict[str, int], links: 
         entries[hid] = [fh, d.get("created") or "", *_entry_texts(d)]
     if len(entries) != len(rows):
         return None  # a row indexed again meanwhile: the full path
-    kids, rivs = _relations([(hid, parent, [] if rv in (None, "[]") else jsondoc.loads(rv) if isinstance(rv, str) else rv)
-                             for hid, _mt, _fh, parent, rv in rows])
+    kids, rivs = _relations([(hid, parent, [] if rv in (None, "[]") else jsondoc.loads(rv) if isinstance(rv, str)
+                              else rv) for hid, _mt, _fh, parent, rv in rows])
     shown = []
     for hid in sorted(entries, key=lambda h: (entries[h][1], h)):  # service.hypotheses.list_doc's order
         _fh, _created, head, tail = entries[hid]
         shown.append(f'{head}, "children": {_ids(kids.get(hid))}, "rivals": {_ids(rivs.get(hid))}, {tail}')
-    if need or len(known) != len(entries):  # (JSON text has no raw tab or newline; a `created` with one is not kept)
-        readcache.keep_derived_text(ws, LIST_ENTRIES, "".join(f"{h}\t{e[0]}\t{e[1]}\t{e[2]}\t{e[3]}\n"
-                                                               for h, e in entries.items()
-                                                               if "\t" not in e[1] and "\n" not in e[1]))
+    if need or len(known) != len(entries):
+        readcache.keep_rows(ws, LIST_ENTRIES, entries)
     return '{"hypotheses": [' + ", ".join(shown) + "]}"
 
 
@@ -260,17 +258,6 @@ def _entry_texts(d: dict[str, Any]) -> tuple[str, str]:
     return _dumps(head)[:-1], _dumps(tail)[1:]
 
 
-def _kept_entries(ws: Workspace) -> dict[str, list[str]]:
-    """The entries `hypothesis_list_text` kept: id → [file hash, created, head, tail] (JSON text
-    has no raw tab or newline, so a line of tab-separated fields holds one)."""
-    out: dict[str, list[str]] = {}
-    for line in (readcache.derived_text(ws, LIST_ENTRIES) or "").split("\n"):  # (not splitlines: U+2028 is text)
-        f = line.split("\t")
-        if len(f) == 5:
-            out[f[0]] = f[1:]
-    return out
-
-
 def _relations(links: list[tuple[str, str | None, Any]]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """Each hypothesis's children and rivals (either way), sorted (service.hypotheses._relations),
     from (id, parent, rivals) of each."""
@@ -295,9 +282,9 @@ def documents(con: Any, ids: list[str], files: dict[str, int]) -> dict[str, tupl
     mark = _mark(con)
     for start in range(0, len(ids), CHUNK):
         chunk = ids[start:start + CHUNK]
+        marks = ", ".join([mark] * len(chunk))
         for hid, mt, fh, doc in con.execute(
-                f"SELECT id, file_mtime_ns, file_hash, doc FROM hypothesis WHERE id IN ({', '.join([mark] * len(chunk))})",
-                chunk).fetchall():
+                f"SELECT id, file_mtime_ns, file_hash, doc FROM hypothesis WHERE id IN ({marks})", chunk).fetchall():
             if files.get(hid) == mt:
                 out[hid] = (fh or "", json.loads(doc) if isinstance(doc, str) else doc)
     return out

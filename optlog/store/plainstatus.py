@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 from optlog.core import statusdoc as SD
 from optlog.paths import Workspace
 from optlog.store import plainwrite, readcache
-from optlog.store.plainread import (DUE_MEMO_KEY, LINK_ROWS_SQL, SYNC_SET_SQL, TODO_OWNER_KEY, Query, counting_runs, due_memo,
-                                    documents, planned_for, query, run_facts, sync_value, todo_list)
+from optlog.store.plainread import (DUE_MEMO_KEY, LINK_ROWS_SQL, SYNC_SET_SQL, TODO_OWNER_KEY, Query, counting_runs,
+                                    documents, due_memo, planned_for, query, run_facts, sync_value, todo_list)
 
 
 if TYPE_CHECKING:  # (importing it would load the verdict engine, which a memo that holds never needs)
@@ -92,26 +92,21 @@ def verdicts_due(q: Query, ws: Workspace, docs: dict[str, IndexedDoc],
     return {h: out[h] for h in hs if h in out}
 
 
-BRIEFS = "status-briefs"  # store.readcache.derived_text: each hypothesis's brief and due digest by file hash
+BRIEFS = "status-briefs"  # store.readcache.keep_rows: each hypothesis's brief and due digest by file hash
 
 
 def briefs(ws: Workspace, con: Any, files: dict[str, int],
            links: list[Any] | None = None) -> tuple[dict[str, IndexedDoc], dict[str, str]] | None:
     """Each hypothesis as `status` reads it (`core.statusdoc.brief` of its index document) and its
-    due digest (`core.statusdoc.due_digest`), in the full path's order (the files by name), when every file is as indexed
-    (the same names, each with the modification time the index recorded: `files`, from
+    due digest (`core.statusdoc.due_digest`), in the full path's order (the files by name), when
+    every file is as indexed (the same names, each with the modification time the index recorded: `files`, from
     `store.readcache.Stamp.files`); else None. Both are functions of the file's bytes, so they
-    are kept by file hash (BRIEFS, a line of tab-separated fields each: compact JSON has no raw tab
-    or newline): a first `status` after one file changed reads that one's index document only (at
+    are kept by file hash (BRIEFS: `store.readcache.keep_rows`): a first `status` after one file changed reads that one's index document only (at
     10,000 hypotheses reading and parsing every document was ~130 ms)."""
-    rows = [r[:3] for r in links or con.execute(LINK_ROWS_SQL).fetchall()]  # (`links`: as `plainread.reindexed` read them)
+    rows = [r[:3] for r in links or con.execute(LINK_ROWS_SQL).fetchall()]  # (links: as plainread.reindexed read them)
     if len(rows) != len(files) or any(files.get(hid) != mt for hid, mt, _fh in rows):
         return None
-    known: dict[str, list[str]] = {}
-    for line in (readcache.derived_text(ws, BRIEFS) or "").split("\n"):  # (not splitlines: U+2028 is text)
-        f = line.split("\t")
-        if len(f) == 4:
-            known[f[0]] = f[1:]
+    known = readcache.kept_rows(ws, BRIEFS, 3)
     got: dict[str, list[str]] = {}  # id → [file hash, due digest, brief JSON]
     need: list[str] = []
     for hid, _mt, fh in rows:
@@ -125,10 +120,11 @@ def briefs(ws: Workspace, con: Any, files: dict[str, int],
                     json.dumps(SD.brief(d), separators=(",", ":"), ensure_ascii=False)]
     if len(got) != len(rows):
         return None  # a row indexed again meanwhile: the full path
-    order = sorted((hid for hid, _mt, _fh in rows), key=lambda h: h + ".yaml")  # the full path's: files by name (store.hypfiles.list_files)
+    # the full path's order: the files by name (store.hypfiles.list_files), not the index rows'
+    order = sorted((hid for hid, _mt, _fh in rows), key=lambda h: h + ".yaml")
     parsed = json.loads("[" + ",".join(got[h][2] for h in order) + "]")
     if need or len(known) != len(got):
-        readcache.keep_derived_text(ws, BRIEFS, "".join(f"{h}\t{g[0]}\t{g[1]}\t{g[2]}\n" for h, g in got.items()))
+        readcache.keep_rows(ws, BRIEFS, got)
     return {h: IndexedDoc(b) for h, b in zip(order, parsed)}, {h: got[h][1] for h in order}
 
 

@@ -323,27 +323,9 @@ def noted_ceilings(ws: Workspace) -> tuple[str, dict[str, float]] | None:
     return ceil, got
 
 
-def derived(ws: Workspace, name: str) -> Any:
-    """A value `keep_derived` kept under `name` by this version of optlog, or None. For values
+def _derived_text(ws: Workspace, name: str) -> str | None:
+    """Text `_keep_derived_text` kept under `name` by this version of optlog, or None. For values
     keyed by what they are derived from (so never stale), which only save work."""
-    try:
-        with open(os.path.join(ws.state_dir, CACHE_DIR, name), encoding="utf-8") as f:
-            version, value = json.loads(f.read())
-    except (OSError, UnicodeDecodeError, ValueError, TypeError):
-        return None
-    return value if version == __version__ else None
-
-
-def keep_derived(ws: Workspace, name: str, value: Any) -> None:
-    """Keep `value` (JSON data) under `name` for `derived`, whole or not at all."""
-    if enabled():
-        _replace(os.path.join(ws.state_dir, CACHE_DIR, name), json.dumps([__version__, value], separators=(",", ":")),
-                 "utf-8")
-
-
-def derived_text(ws: Workspace, name: str) -> str | None:
-    """Text `keep_derived_text` kept under `name` by this version of optlog, or None (as `derived`,
-    for a value too large to go through JSON twice: kept texts of 10,000 hypotheses)."""
     try:
         with open(os.path.join(ws.state_dir, CACHE_DIR, name), encoding="utf-8", newline="") as f:
             version, _, text = f.read().partition("\n")
@@ -352,10 +334,31 @@ def derived_text(ws: Workspace, name: str) -> str | None:
     return text if version == __version__ else None
 
 
-def keep_derived_text(ws: Workspace, name: str, text: str) -> None:
-    """Keep `text` under `name` for `derived_text`, whole or not at all."""
+def _keep_derived_text(ws: Workspace, name: str, text: str) -> None:
+    """Keep `text` under `name` for `_derived_text`, whole or not at all."""
     if enabled():
         _replace(os.path.join(ws.state_dir, CACHE_DIR, name), f"{__version__}\n{text}", "utf-8")
+
+
+def kept_rows(ws: Workspace, name: str, width: int) -> dict[str, list[str]]:
+    """The rows `keep_rows` kept under `name`: id → its `width` fields (a line of tab-separated
+    fields each; a line of another width is not ours)."""
+    out: dict[str, list[str]] = {}
+    for line in (_derived_text(ws, name) or "").split("\n"):  # (not splitlines: U+2028 is text)
+        f = line.split("\t")
+        if len(f) == width + 1:
+            out[f[0]] = f[1:]
+    return out
+
+
+def keep_rows(ws: Workspace, name: str, rows: dict[str, list[str]]) -> None:
+    """Keep text rows (id → fields: hashes, compact JSON texts, which hold no raw tab or newline)
+    for `kept_rows`, one line each; a row with a tab or newline in a field is left out (worked out
+    again by the next read). For values derived by file hash from 10,000 hypotheses: joined and
+    split, not encoded twice as JSON."""
+    _keep_derived_text(ws, name, "".join(
+        h + "\t" + "\t".join(fs) + "\n" for h, fs in rows.items()
+        if "\t" not in h and "\n" not in h and not any("\t" in x or "\n" in x for x in fs)))
 
 
 def _file(ws: Workspace, key: str) -> str:

@@ -18,7 +18,7 @@ PKG = ROOT / "optlog"
 ALLOWED = {
     "optlog/store/todorows.py": "a JSON column optlog wrote (json.dumps of a dict)",
     "optlog/store/plainread.py": "JSON columns optlog wrote (status: the index's documents, a plan's needs, the memo of what is due); read on every status",
-    "optlog/store/plainstatus.py": "the briefs of the index's documents optlog kept itself (store.readcache.derived_text), joined and read in one call on a first status",
+    "optlog/store/plainstatus.py": "the briefs of the index's documents optlog kept itself (store.readcache.keep_rows), joined and read in one call on a first status",
     "optlog/store/runrows.py": "a run's environment column optlog wrote; read per run on every list",
     "optlog/store/readcache.py": "the ceilings optlog noted itself beside the read cache (stdlib only: read before anything loads)",
     "optlog/store/evidencerows.py": "a run's config column optlog wrote; read per run on every verdict",
