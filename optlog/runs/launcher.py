@@ -143,7 +143,7 @@ class Driver:
         self.handles.append(h)
         if h.role == "bench":
             return  # recorded in the same transaction that marks its run running (see _run_point)
-        with self.ctx.db.write() as s:
+        with self.ctx.db.write(touches="launch") as s:
             self._insert_record(s, h, None)
 
     def _on_exit(self, h: Any) -> None:
@@ -151,6 +151,8 @@ class Driver:
             self._dead_records.append(h.record_id)
 
     def _set_run(self, s: Any, rid: int, **values: Any) -> None:
+        if values.get("status") == "succeeded" and not self.ctx.db.moves_evidence():
+            raise RuntimeError(f"run {rid} made evidence in a write that keeps the evidence counter")  # (a bug)
         runrows.update_run(s, rid, **values)
 
     def _set_launch(self, s: Any, **values: Any) -> None:
@@ -189,7 +191,7 @@ class Driver:
         # orphaned descendants (a daemonizing server's workers) are re-parented to this driver
 
         self.orphans_since = tree.now_ticks() if self.install_signals and tree.become_subreaper() else None
-        with ctx.db.write() as s:
+        with ctx.db.write(touches="launch") as s:
             self._set_launch(s, status="running", pid=os.getpid(), pid_start=str(procs.start_ticks(os.getpid())),
                              progress=self._progress(None))
         self.executor = make_executor(ctx, self.doc.get("executor", "local"), on_spawn=self._on_spawn,
@@ -246,7 +248,7 @@ class Driver:
 
     def _finish(self, stop_reason: str | None, error: str | None) -> str:
         now = now_iso()
-        with self.ctx.db.write() as s:
+        with self.ctx.db.write(touches="launch") as s:
             self._flush_dead(s)
             for r in launchrows.live_runs(s, self.launch_id):
                 if self.cancel_reason:
@@ -293,7 +295,7 @@ class Driver:
         pr = self._progress(None)
         if holder is not None:
             pr["waiting_for"] = holder
-        with self.ctx.db.write() as s:
+        with self.ctx.db.write(touches="launch") as s:
             self._set_launch(s, progress=pr)
 
     def _progress(self, current: dict[str, Any] | None, final: bool = False) -> dict[str, Any]:
@@ -358,7 +360,7 @@ class Driver:
     def _fail_unstarted(self, p: dict[str, Any], e: PointFailure) -> None:
 
         now = now_iso()
-        with self.ctx.db.write() as s:
+        with self.ctx.db.write(touches="launch") as s:
             self._flush_dead(s)
             self._set_run(s, p["run_id"], status=e.status, error=self.redactor.text(e.message), cause=e.cause, exit_code=e.exit_code,
                           started_at=now, finished_at=now, host=self.executor.host)
@@ -452,7 +454,7 @@ class Driver:
         name = server.stdout.name.split(".")[0] if server.stdout else "server"
         self.log(f"{name} stopped (exit {h.returncode})")
         server.handle = None
-        with self.ctx.db.write() as s:
+        with self.ctx.db.write(touches="launch") as s:
             self._flush_dead(s)
 
     def _cwd(self, cwd: str | None) -> str:
@@ -507,7 +509,7 @@ class Driver:
         self.current_run = rid
 
         def started(h: Any) -> None:
-            with self.ctx.db.write() as s:
+            with self.ctx.db.write(touches="launch") as s:
                 self._set_run(s, rid, status="running", started_at=now_iso(), host=self.executor.host)
                 if h is not None:
                     self._insert_record(s, h, rid)
@@ -590,7 +592,7 @@ class Driver:
     def _result_run(self, p: dict[str, Any]) -> int:
         """A run for a further result of point `p`: a copy of the point's run (its labels, launch,
         repeat, output folder, hypothesis) that the result's labels and metrics then complete."""
-        with self.ctx.db.write() as s:
+        with self.ctx.db.write(touches="launch") as s:
             r = runrows.run(s, p["run_id"])
             if r is None:
                 raise RuntimeError(f"no run {p['run_id']}")
@@ -619,8 +621,10 @@ class Driver:
             if not math.isnan(fv):
                 metric_rows.append({"run_id": rid, "name": str(k), "value": fv})
         argv = red.redact(p["rendered"]["bench"]["argv"])
-        with self.ctx.db.write() as s:
+        with self.ctx.db.write(touches="append" if status == "succeeded" else "launch") as s:
             self._flush_dead(s)
+            if status == "succeeded":  # the run counts from now: journalled, so what is due is carried over it
+                self.ctx.db.appended(rid)
             self._set_run(s, rid, status=status, error=error, cause=cause, exit_code=rc, finished_at=now_iso(),
                           environment=environment,
                           raw=red.redact({**p.get("record", {}), **({"result": raw} if raw else {}), "argv": argv,

@@ -254,7 +254,7 @@ def _cancel_unstarted(ctx: Index, lid: int, sig: int) -> None:
     """A signal came before launch `lid`'s driver started: its runs are `cancelled`, none ran."""
     why = f"cancelled by {signal.Signals(sig).name} before it started"
     now = now_iso()
-    with ctx.db.write() as s:
+    with ctx.db.write(touches="launch") as s:
         for r in launchrows.live_runs(s, lid):
             r.status, r.error, r.cause, r.finished_at = "cancelled", why, "cancelled", now
             s.add(r)
@@ -281,7 +281,7 @@ def open_launch(ctx: Writes, ls: Any, points: list[Any], *, sets: SetPairs, serv
 
     host = socket.gethostname()
     token = uuid.uuid4().hex
-    with ctx.db.write() as s:
+    with ctx.db.write(touches="launch") as s:
         la = launchrows.add_launch(
             s, spec_path=ls.file, spec={}, status="running", pid=os.getpid(),
             pid_start=str(procs.start_ticks(os.getpid())), host=host, hypothesis_id=hypothesis,
@@ -373,7 +373,7 @@ def _detach(ctx: Reads, lid: int, run_ids: list[int], launch_dir: Path, doc: dic
         p.stdin.close()
     except BrokenPipeError:
         pass
-    with ctx.db.write() as s:
+    with ctx.db.write(touches="launch") as s:
         la = launchrows.launch(s, lid)
         if la is not None and la.pid == os.getpid():  # the driver may already have written its own
             la.pid = p.pid

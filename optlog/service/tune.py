@@ -397,7 +397,7 @@ class Worker:
                     continue
                 points = plan(self.ls, sets, self.a.server_url, trial=params, worker=self.index)
                 docs = []
-                with self.ctx.db.write() as s:
+                with self.ctx.db.write(touches="launch") as s:  # queued runs: no evidence yet
                     for p in points:
                         p.labels.update({"study": self.name, "trial": trial.number, "phase": "search"})
                         d = add_point(self.ctx, s, self.ls, p, lid=st["launch"], server_url=self.a.server_url,

@@ -242,10 +242,11 @@ def _check_integrity(path: Path) -> None:
 
 # the change counters each kind of write bumps (see `Database.write`)
 COUNTERS: dict[str, frozenset[int]] = {"all": frozenset({1, 2, 3}), "append": frozenset({1, 2, 3}),
-                                       "index": frozenset(), "todos": frozenset({1}), "derived": frozenset()}
+                                       "index": frozenset(), "todos": frozenset({1}), "derived": frozenset(),
+                                       "launch": frozenset({1, 2})}
 EVIDENCE_COUNTER = 3
 # writes that leave the evidence as it was: nested in an "append" write, it still only appended
-_NOT_EVIDENCE = frozenset({"append", "index", "todos", "derived"})
+_NOT_EVIDENCE = frozenset({"append", "index", "todos", "derived", "launch"})
 MAX_JOURNAL = 1000  # runs the journal of appends holds; past it the chain breaks (the memo is worked out again)
 
 
@@ -345,7 +346,11 @@ class Database:
         "derived" (a memo derived from the rest, e.g. which verdicts are due: bumps nothing),
         "append" (new runs inserted whole, each named by `appended`, and nothing else that counts as
         evidence: bumps what "all" bumps, and journals the runs, so the memo of what is due is
-        carried over them instead of worked out again from every run: `core.duestate.advance`). The
+        carried over them instead of worked out again from every run: `core.duestate.advance`),
+        "launch" (a launch's bookkeeping: its row, its queued, running, failed or cancelled runs,
+        their labels and metrics, process records, telemetry; never a run that counts as evidence,
+        succeeded and not invalidated: the write that makes one is an "append"; bumps 1 and 2,
+        not 3, so a launch's appends stay one chain). The
         counters (`COUNTERS`): 1 moves on every write but a derived one (`change_token`, the read
         cache of `status` and `todo list`); 2 on every write but a todo list's (the read cache of
         `run list`; `hypothesis list`'s reads the files alone); 3 on every write that may change the evidence
@@ -414,6 +419,11 @@ class Database:
         self._held.bumps |= COUNTERS[touches]
         if touches not in _NOT_EVIDENCE:
             self._held.appended = None  # it may change any evidence: not appends only
+
+    def moves_evidence(self) -> bool:
+        """Whether this thread's open write moves the evidence counter (3): a run may become
+        evidence (succeeded, not invalidated) only in such a write, else what is due is stale."""
+        return EVIDENCE_COUNTER in (getattr(self._held, "bumps", None) or set()) and self._held_conn() is not None
 
     def appended(self, run_id: int) -> None:
         """Name a run this "append" write inserted (see `write`); elsewhere nothing."""

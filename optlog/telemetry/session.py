@@ -327,7 +327,7 @@ class TelemetrySession:
         try:
             cols = columns(mine)
             if cols:
-                with self.ctx.db.write() as s:
+                with self.ctx.db.write(touches="launch") as s:
                     write_columns(s, cols, run_id=run_id, launch_id=self.launch_id)
             out.update(summarize(cols, t0, now, self.warmup_s))
             out["telemetry_window_s"] = now - t0
@@ -382,7 +382,7 @@ class TelemetrySession:
         if not old or self.launch_id is None:
             return
         try:
-            with self.ctx.db.write() as s:
+            with self.ctx.db.write(touches="launch") as s:
                 write_samples(s, old, run_id=None, launch_id=self.launch_id)
         except Exception as e:
             self.notice(f"telemetry: could not store samples: {e}")

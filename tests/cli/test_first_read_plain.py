@@ -690,3 +690,57 @@ def test_status_reads_the_hypotheses_in_the_full_paths_order(ws: Any, settled: N
     full = ws.cli("status", "--json", env=FULL).out
     assert json.loads(full)["next"][0]["arguments"] == {"hypothesis": "alpha-b", "expect": "a > b"}
     assert ok and out == full
+
+
+def test_what_is_due_is_carried_over_the_runs_a_launch_made(ws: Any, settled: None, backend: str) -> None:
+    """A launch's bookkeeping (its row, queued and running runs, process records, progress, failed
+    points) moves no evidence counter, and the write that makes a run succeed journals it as an
+    append (`touches="launch"` / `"append"`): the first `status` after a real launch of the GEMM
+    probe carries what is due over the runs it made, without the verdict engine, and says what
+    the full path says; a prediction whose groups those runs fill has evidence naming them."""
+    import yaml
+
+    ws.cli("hyp", "add", "Bigger GEMMs run faster", "--id", "gemm")
+    ws.cli("prediction", "add", "gemm", "--expect", "a < b", "--metric", "flops", "--a", "m=8", "--b", "m=32")
+    ws.cli("hyp", "add", "Untouched", "--id", "other")
+    ws.cli("prediction", "add", "other", "--expect", "a > b", "--metric", "tput", "--a", "config=x", "--b",
+           "config=y", "--new-metric")
+    ws.cli("run", "record", "--label", "config=x", "--metric", "tput=1")  # a run, so status judges what is due
+    _prime(ws)
+    cmd = (f"{sys.executable} -m optlog.probes.gemm --m {{{{ m }}}} --k 32 --n 32 --dtype fp32 --device cpu "
+           "--repeats 1 --output {{ out }}/result.json")
+    (ws.root / "runs" / "shapes.yaml").write_text(yaml.safe_dump(
+        {"name": "shapes", "bench": {"cmd": cmd, "parser": "probe"}, "matrix": {"m": [8, 32]}, "repeats": 2},
+        sort_keys=False))
+    launched = ws.j("run", "launch", "runs/shapes.yaml")
+    ids = sorted(r["id"] for r in launched["runs"])
+    assert len(ids) == 4 and all(r["status"] == "succeeded" for r in launched["runs"]), launched
+    ok, heavy, out = _probe(ws, ("status",))
+    assert ok and "optlog.core.verdict" not in heavy, heavy  # carried over, not judged from every run
+    assert out == ws.cli("status", "--json", env=FULL).out
+    due = {d["id"]: d["why"] for d in json.loads(out)["verdict_due"]}
+    assert due["gemm"] == f"gemm.p1 has evidence (runs {', '.join(map(str, ids))}) and no verdict yet", due
+
+
+def test_only_a_write_that_moves_the_evidence_counter_may_make_a_run_evidence(ws: Any, monkeypatch: pytest.MonkeyPatch
+                                                                             ) -> None:
+    """`Database.moves_evidence`, which the launcher asks before it marks a run succeeded: false in
+    a launch's bookkeeping write (alone), true in an append, in any other write, and in a launch
+    write nested in one that moves it."""
+    from optlog.service.context import Ctx
+
+    for k, v in ws.env.items():
+        monkeypatch.setenv(k, v)
+    ctx = Ctx.find(ws.root, actor="test")
+    try:
+        db = ctx.db
+        assert not db.moves_evidence()  # no write open
+        with db.write(touches="launch"):
+            assert not db.moves_evidence()
+        for kind in ("append", "all"):
+            with db.write(touches=kind):
+                assert db.moves_evidence()
+                with db.write(touches="launch"):
+                    assert db.moves_evidence()
+    finally:
+        ctx.close()
