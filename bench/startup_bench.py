@@ -7,7 +7,8 @@ Each read is timed as an agent meets it (nothing changed since the last identica
 cache answers, see optlog.store.readcache), with the cache off (`OPTLOG_READ_CACHE=0`: the full
 path), and (`--changes`, issue 47) as the first read after each kind of change: one hypothesis
 edited by hand, one added by optlog, one run recorded, one todo list written through the agent's
-hook, a `git pull` bringing 10 changed hypothesis files. Before each change every read is
+hook, a `git pull` bringing 10 changed hypothesis files, a launch finished (the GEMM probe on the
+CPU at two shapes). Before each change every read is
 answered once (untimed, after the read cache's racy window), so the timed read after it pays for
 that one change only; the change is made (untimed), then the read is timed; the baseline is timed
 in the same round, so load hits both alike.
@@ -23,7 +24,7 @@ the machine hits both alike; the figures are ratios of medians (target: each cac
     python bench/startup_bench.py --changes --scale 10   # 10,000 hypotheses, 100,000 runs (target 0.5)
 
 The writes that make the changes (`hypothesis add`, `run record`, `todo write --queue -` through the
-hook) are timed too; `--compare DIR` times the same writes, each a change of its own, with another
+hook, `run launch`) are timed too; `--compare DIR` times the same writes, each a change of its own, with another
 checkout's optlog (its own venv: an editable install's finder wins over PYTHONPATH) in the same
 rounds, so "writes no slower" is a comparison under the same load.
 
@@ -100,8 +101,11 @@ def populate(root: Path, env: dict[str, str]) -> None:
 
 
 CHANGES = ("hypothesis edited by hand", "hypothesis added by optlog", "run recorded", "todo written (hook)",
-           "git pull of 10 hypothesis files")
-WRITES = ("hypothesis added by optlog", "run recorded", "todo written (hook)")  # made by an optlog command
+           "git pull of 10 hypothesis files", "launch finished")
+WRITES = ("hypothesis added by optlog", "run recorded", "todo written (hook)", "launch finished")  # optlog's own
+# a real launch: the GEMM probe on the CPU at two shapes, one run each (what an agent does most)
+LAUNCH_CMD = (f"{sys.executable} -m optlog.probes.gemm --m {{{{ m }}}} --k 32 --n 32 --dtype fp32 --device cpu "
+              "--repeats 1 --output {{ out }}/result.json")
 
 
 def _toggle(f: Path, c: str) -> None:
@@ -124,6 +128,8 @@ class Changer:
         br = subprocess.run(["git", "branch", "--show-current"], cwd=root, env=env, check=True,
                             capture_output=True, text=True).stdout.strip()
         subprocess.run(["git", "branch", "-q", f"--set-upstream-to=origin/{br}"], cwd=root, env=env, check=True)
+        (root / "runs" / "bench-launch.yaml").write_text(json.dumps(  # (JSON is YAML)
+            {"name": "bench-launch", "bench": {"cmd": LAUNCH_CMD, "parser": "probe"}, "matrix": {"m": [8, 16]}}))
 
     def _run(self, args: list[str], cwd: Path | None = None, stdin: bytes | None = None) -> float:
         t = time.perf_counter()
@@ -150,6 +156,8 @@ class Changer:
             todos = [{"content": f"todo {i} {n}", "status": "pending", "priority": "high", "activeForm": f"doing {i}"}
                      for i in range(20)]
             return self._run([*optlog, "todo", "write", "--queue", "-"], stdin=json.dumps(todos).encode())
+        elif kind == "launch finished":
+            return self._run([*optlog, "run", "launch", "runs/bench-launch.yaml", "--json"])
         elif kind == "git pull of 10 hypothesis files":
             for i in range(100, 110):
                 _toggle(self.up / "hypotheses" / f"h{i:04d}.yaml", "r")
