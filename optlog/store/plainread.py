@@ -205,31 +205,46 @@ def hypothesis_list_text(ws: Workspace, con: Any, files: dict[str, int], links: 
     kept by file hash (LIST_ENTRIES): after one file changed only that one's index document is read,
     the others' texts are joined around the children and rivals the index's link columns give (at
     10,000 hypotheses reading and writing every document was ~300 ms of the first read)."""
-    rows = links or con.execute(LINK_ROWS_SQL).fetchall()  # (`links`: as `reindexed` read and checked them)
-    if len(rows) != len(files) or any(files.get(hid) != mt for hid, mt, _fh, _p, _r in rows):
+    got = kept_by_hash(ws, con, files, links, LIST_ENTRIES, 4, lambda d: [d.get("created") or "", *_entry_texts(d)])
+    if got is None:
         return None
-    known = readcache.kept_rows(ws, LIST_ENTRIES, 4)
-    entries: dict[str, list[str]] = {}  # id → [file hash, created, head, tail]
-    need: list[str] = []
-    for hid, _mt, fh, _p, _r in rows:
-        k = known.get(hid)
-        if k is not None and fh and k[0] == fh:
-            entries[hid] = k
-        else:
-            need.append(hid)
-    for hid, (fh, d) in documents(con, need, files).items():
-        entries[hid] = [fh, d.get("created") or "", *_entry_texts(d)]
-    if len(entries) != len(rows):
-        return None  # a row indexed again meanwhile: the full path
+    rows, entries = got  # id → [file hash, created, head, tail]
     kids, rivs = _relations([(hid, parent, [] if rv in (None, "[]") else jsondoc.loads(rv) if isinstance(rv, str)
                               else rv) for hid, _mt, _fh, parent, rv in rows])
     shown = []
     for hid in sorted(entries, key=lambda h: (entries[h][1], h)):  # service.hypotheses.list_doc's order
         _fh, _created, head, tail = entries[hid]
         shown.append(f'{head}, "children": {_ids(kids.get(hid))}, "rivals": {_ids(rivs.get(hid))}, {tail}')
-    if need or len(known) != len(entries):
-        readcache.keep_rows(ws, LIST_ENTRIES, entries)
     return '{"hypotheses": [' + ", ".join(shown) + "]}"
+
+
+def kept_by_hash(ws: Workspace, con: Any, files: dict[str, int], links: list[Any] | None, name: str, width: int,
+                 derive: Callable[[dict[str, Any]], list[str]]) -> tuple[list[Any], dict[str, list[str]]] | None:
+    """The index rows (LINK_ROWS_SQL's; `links`: as `reindexed` read and checked them) and, for
+    each hypothesis, [its file hash, *`derive` of its index document] (`width` fields in all), kept
+    under `name` by file hash (`store.readcache.keep_rows`): only the documents of the files changed
+    since are read (in one statement with their own hash: `documents`), and what changed is kept
+    again. None where a file is not as indexed (the same names, each with the modification time the
+    index recorded: `files`, from `store.readcache.Stamp.files`) or a row was indexed again meanwhile."""
+    rows = links or con.execute(LINK_ROWS_SQL).fetchall()
+    if len(rows) != len(files) or any(files.get(hid) != mt for hid, mt, _fh, _p, _r in rows):
+        return None
+    known = readcache.kept_rows(ws, name, width)
+    got: dict[str, list[str]] = {}
+    need: list[str] = []
+    for hid, _mt, fh, _p, _r in rows:
+        k = known.get(hid)
+        if k is not None and fh and k[0] == fh:
+            got[hid] = k
+        else:
+            need.append(hid)
+    for hid, (fh, d) in documents(con, need, files).items():
+        got[hid] = [fh, *derive(d)]
+    if len(got) != len(rows):
+        return None  # a row indexed again meanwhile: the full path
+    if need or len(known) != len(got):
+        readcache.keep_rows(ws, name, got)
+    return rows, got
 
 
 def _dumps(x: Any) -> str:

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 from optlog.core import statusdoc as SD
 from optlog.paths import Workspace
 from optlog.store import plainwrite, readcache
-from optlog.store.plainread import (DUE_MEMO_KEY, LINK_ROWS_SQL, SYNC_SET_SQL, TODO_OWNER_KEY, Query, counting_runs,
-                                    documents, due_memo, planned_for, query, run_facts, sync_value, todo_list)
+from optlog.store.plainread import (DUE_MEMO_KEY, SYNC_SET_SQL, TODO_OWNER_KEY, Query, counting_runs, documents,
+                                    due_memo, kept_by_hash, planned_for, query, run_facts, sync_value, todo_list)
 
 
 if TYPE_CHECKING:  # (importing it would load the verdict engine, which a memo that holds never needs)
@@ -99,32 +99,18 @@ def briefs(ws: Workspace, con: Any, files: dict[str, int],
            links: list[Any] | None = None) -> tuple[dict[str, IndexedDoc], dict[str, str]] | None:
     """Each hypothesis as `status` reads it (`core.statusdoc.brief` of its index document) and its
     due digest (`core.statusdoc.due_digest`), in the full path's order (the files by name), when
-    every file is as indexed (the same names, each with the modification time the index recorded: `files`, from
-    `store.readcache.Stamp.files`); else None. Both are functions of the file's bytes, so they
-    are kept by file hash (BRIEFS: `store.readcache.keep_rows`): a first `status` after one file changed reads that one's index document only (at
-    10,000 hypotheses reading and parsing every document was ~130 ms)."""
-    rows = [r[:3] for r in links or con.execute(LINK_ROWS_SQL).fetchall()]  # (links: as plainread.reindexed read them)
-    if len(rows) != len(files) or any(files.get(hid) != mt for hid, mt, _fh in rows):
+    every file is as indexed; else None. Both are functions of the file's bytes, so they are kept
+    by file hash (`plainread.kept_by_hash`): a first `status` after one file changed reads that
+    one's index document only (at 10,000 hypotheses reading and parsing every document was ~130 ms)."""
+    kept = kept_by_hash(ws, con, files, links, BRIEFS, 3, lambda d: [
+        SD.due_digest(d.get("predictions") or [], None, (d.get("verdicts") or [None])[-1]),
+        json.dumps(SD.brief(d), separators=(",", ":"), ensure_ascii=False)])
+    if kept is None:
         return None
-    known = readcache.kept_rows(ws, BRIEFS, 3)
-    got: dict[str, list[str]] = {}  # id → [file hash, due digest, brief JSON]
-    need: list[str] = []
-    for hid, _mt, fh in rows:
-        k = known.get(hid)
-        if k is not None and fh and k[0] == fh:
-            got[hid] = k
-        else:
-            need.append(hid)
-    for hid, (fh, d) in documents(con, need, files).items():
-        got[hid] = [fh, SD.due_digest(d.get("predictions") or [], None, (d.get("verdicts") or [None])[-1]),
-                    json.dumps(SD.brief(d), separators=(",", ":"), ensure_ascii=False)]
-    if len(got) != len(rows):
-        return None  # a row indexed again meanwhile: the full path
+    rows, got = kept  # id → [file hash, due digest, brief JSON]
     # the full path's order: the files by name (store.hypfiles.list_files), not the index rows'
-    order = sorted((hid for hid, _mt, _fh in rows), key=lambda h: h + ".yaml")
+    order = sorted((r[0] for r in rows), key=lambda h: h + ".yaml")
     parsed = json.loads("[" + ",".join(got[h][2] for h in order) + "]")
-    if need or len(known) != len(got):
-        readcache.keep_rows(ws, BRIEFS, got)
     return {h: IndexedDoc(b) for h, b in zip(order, parsed)}, {h: got[h][1] for h in order}
 
 
