@@ -5,6 +5,7 @@ pairs the evidence has not told apart. Standard library only (a hypothesis is re
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +52,22 @@ def relations(hyps: dict[str, Any]) -> tuple[dict[str, list[str]], dict[str, lis
         if x.parent:
             children.setdefault(x.parent, []).append(x.id)
     return named_by, children
+
+
+def links(items: Iterable[tuple[str, str | None, Iterable[str]]]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Each hypothesis's children and its rivals either way (named by it or naming it), sorted, from
+    (id, parent, rivals) of each, in one pass: `hypothesis list`'s `children` and `rivals`, on
+    either path (`service.hypotheses`, `store.plainread` from the index's link columns)."""
+    children: dict[str, list[str]] = {}
+    rivals: dict[str, set[str]] = {}
+    for hid, parent, rv in items:
+        if parent:
+            children.setdefault(parent, []).append(hid)
+        for r in rv:
+            if r != hid:
+                rivals.setdefault(hid, set()).add(r)
+                rivals.setdefault(r, set()).add(hid)
+    return {k: sorted(v) for k, v in children.items()}, {k: sorted(v) for k, v in rivals.items()}
 
 
 def pairs(hyps: dict[str, Any], only: str | None = None,

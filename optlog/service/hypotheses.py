@@ -14,6 +14,7 @@ from typing import Any, cast
 from pydantic import ValidationError
 
 from optlog.core.hypothesis import HYP_STATUSES, HypothesisDoc, Override, StatusChange, check_id, link_problems, slugify
+from optlog.core import family
 from optlog.core import statusdoc as SD
 from optlog.core.text import windows_reserved
 from optlog.core.timeutil import now_iso
@@ -510,20 +511,6 @@ def children_of(docs: dict[str, HypothesisDoc], hid: str) -> list[str]:
     return sorted(d.id for d in docs.values() if d.parent == hid)
 
 
-def _relations(docs: dict[str, HypothesisDoc]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    """Children and (symmetric) rivals of every hypothesis, in one pass (not one pass per hypothesis)."""
-    children: dict[str, list[str]] = {}
-    rivals: dict[str, set[str]] = {}
-    for d in docs.values():
-        if d.parent:
-            children.setdefault(d.parent, []).append(d.id)
-        for r in d.rivals:
-            if r != d.id:
-                rivals.setdefault(d.id, set()).add(r)
-                rivals.setdefault(r, set()).add(d.id)
-    return {k: sorted(v) for k, v in children.items()}, {k: sorted(v) for k, v in rivals.items()}
-
-
 def summary(doc: HypothesisDoc, docs: dict[str, HypothesisDoc],
             relations: tuple[dict[str, list[str]], dict[str, list[str]]] | None = None) -> dict[str, Any]:
     children, rivals = relations if relations is not None else (
@@ -596,7 +583,7 @@ def list_(ctx: Reads, status: str | None = None) -> list[dict[str, Any]]:
     if status is not None and status not in HYP_STATUSES:
         raise BadInput(f"unknown status {status!r}; one of {', '.join(HYP_STATUSES)}", field="status")
     docs = sync(ctx)
-    rel = _relations(docs)
+    rel = family.links((d.id, d.parent, d.rivals) for d in docs.values())
     out = [summary(d, docs, rel) for d in sorted(docs.values(), key=lambda d: (d.created or "", d.id))]
     _testing(ctx, out)
     if status:

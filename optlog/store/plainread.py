@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from optlog.core import duestate as DS
-from optlog.core import jsondoc
+from optlog.core import family, jsondoc
 from optlog.core import labels as L
 from optlog.core.shape import page_facts
 from optlog.paths import Workspace
@@ -209,8 +209,8 @@ def hypothesis_list_text(ws: Workspace, con: Any, files: dict[str, int], links: 
     if got is None:
         return None
     rows, entries = got  # id → [file hash, created, head, tail]
-    kids, rivs = _relations([(hid, parent, [] if rv in (None, "[]") else jsondoc.loads(rv) if isinstance(rv, str)
-                              else rv) for hid, _mt, _fh, parent, rv in rows])
+    kids, rivs = family.links((hid, parent, [] if rv in (None, "[]") else jsondoc.loads(rv) if isinstance(rv, str)
+                               else rv) for hid, _mt, _fh, parent, rv in rows)
     shown = []
     for hid in sorted(entries, key=lambda h: (entries[h][1], h)):  # service.hypotheses.list_doc's order
         _fh, _created, head, tail = entries[hid]
@@ -271,21 +271,6 @@ def _entry_texts(d: dict[str, Any]) -> tuple[str, str]:
                              "status": p["status"]} for p in d.get("predictions") or ()],
             "created": d.get("created")}
     return _dumps(head)[:-1], _dumps(tail)[1:]
-
-
-def _relations(links: list[tuple[str, str | None, Any]]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    """Each hypothesis's children and rivals (either way), sorted (service.hypotheses._relations),
-    from (id, parent, rivals) of each."""
-    children: dict[str, list[str]] = {}
-    rivals: dict[str, set[str]] = {}
-    for hid, parent, rv in links:
-        if parent:
-            children.setdefault(parent, []).append(hid)
-        for r in rv or ():
-            if r != hid:
-                rivals.setdefault(hid, set()).add(r)
-                rivals.setdefault(r, set()).add(hid)
-    return {k: sorted(v) for k, v in children.items()}, {k: sorted(v) for k, v in rivals.items()}
 
 
 def documents(con: Any, ids: list[str], files: dict[str, int]) -> dict[str, tuple[str, dict[str, Any]]]:
@@ -388,6 +373,7 @@ NEWEST_SQL = (
     "WHERE hypothesis_id IS NOT NULL AND status = 'succeeded' AND invalidated = :f{only} "
     "UNION ALL SELECT e.hypothesis_id AS h, COALESCE(r.finished_at, r.created_at) AS at FROM evidence_link e "
     "JOIN run r ON r.id = e.run_id WHERE r.status = 'succeeded' AND r.invalidated = :f{r_only}) x GROUP BY h")
+NEWEST_ALL_SQL = NEWEST_SQL.format(only="", r_only="")
 
 
 def newest_evidence(q: Query, keep: Callable[[str, Any], None] | None = None) -> dict[str, str]:
@@ -398,7 +384,7 @@ def newest_evidence(q: Query, keep: Callable[[str, Any], None] | None = None) ->
     (at 100,000 runs ~60 ms of a first `status`). `keep(key, value)`: what to keep, if anything moved;
     without it (the full path) every run is read, so the full path is the plain path's reference."""
     if keep is None:
-        return {h: at for h, at in q(NEWEST_SQL.format(only="", r_only=""), {"f": False})}
+        return dict(q(NEWEST_ALL_SQL, {"f": False}))
     row = q(f"SELECT ({EVIDENCE_COUNTER_SQL}), (SELECT value FROM sync_stamp WHERE key = :k), "
             "(SELECT value FROM sync_stamp WHERE key = :j)", {"k": NEWEST_KEY, "j": APPENDS_KEY})[0]
     gen = None if row[0] is None else int(row[0])  # read first: what is read after it is at least as new
@@ -418,7 +404,7 @@ def newest_evidence(q: Query, keep: Callable[[str, Any], None] | None = None) ->
                         out[h] = at
             keep(NEWEST_KEY, {"gen": gen, "map": out})
             return out
-    out = {h: at for h, at in q(NEWEST_SQL.format(only="", r_only=""), {"f": False})}
+    out = dict(q(NEWEST_ALL_SQL, {"f": False}))
     if gen is not None:
         keep(NEWEST_KEY, {"gen": gen, "map": out})
     return out

@@ -191,11 +191,11 @@ def stamp(ws: Workspace, facts: Callable[[], DbFacts | None] | None = None, *, r
     files: dict[str, int] | None = None
     listing = ""
     files_settled = True
-    if scan and like is not None and like.listing:
-        files, listing, files_settled = like.files, like.listing, like.settled
-        h.update(listing.encode())
-    elif scan:
-        files, listing, newest = _hypothesis_files(ws, newest)
+    if scan:
+        if like is not None and like.listing:
+            files, listing, files_settled = like.files, like.listing, like.settled
+        else:
+            files, listing, newest = _hypothesis_files(ws, newest)
         h.update(listing.encode())
     if ws.sqlite_file is not None:  # the same file (a restored backup is another inode)
         if not integrity.as_stamped(ws.sqlite_file):
@@ -323,28 +323,17 @@ def noted_ceilings(ws: Workspace) -> tuple[str, dict[str, float]] | None:
     return ceil, got
 
 
-def _derived_text(ws: Workspace, name: str) -> str | None:
-    """Text `_keep_derived_text` kept under `name` by this version of optlog, or None. For values
-    keyed by what they are derived from (so never stale), which only save work."""
-    try:
-        with open(os.path.join(ws.state_dir, CACHE_DIR, name), encoding="utf-8", newline="") as f:
-            version, _, text = f.read().partition("\n")
-    except (OSError, UnicodeDecodeError):
-        return None
-    return text if version == __version__ else None
-
-
-def _keep_derived_text(ws: Workspace, name: str, text: str) -> None:
-    """Keep `text` under `name` for `_derived_text`, whole or not at all."""
-    if enabled():
-        _replace(os.path.join(ws.state_dir, CACHE_DIR, name), f"{__version__}\n{text}", "utf-8")
-
-
 def kept_rows(ws: Workspace, name: str, width: int) -> dict[str, list[str]]:
-    """The rows `keep_rows` kept under `name`: id → its `width` fields (a line of tab-separated
-    fields each; a line of another width is not ours)."""
+    """The rows `keep_rows` kept under `name` by this version of optlog: id → its `width` fields
+    (a line of tab-separated fields each; a line of another width is not ours). Keyed by what they
+    are derived from (so never stale), they only save work."""
+    try:
+        with open(os.path.join(ws.state_dir, CACHE_DIR, name), encoding="utf-8", newline="") as fh:
+            version, _, text = fh.read().partition("\n")
+    except (OSError, UnicodeDecodeError):
+        return {}
     out: dict[str, list[str]] = {}
-    for line in (_derived_text(ws, name) or "").split("\n"):  # (not splitlines: U+2028 is text)
+    for line in text.split("\n") if version == __version__ else ():  # (not splitlines: U+2028 is text)
         f = line.split("\t")
         if len(f) == width + 1:
             out[f[0]] = f[1:]
@@ -356,9 +345,10 @@ def keep_rows(ws: Workspace, name: str, rows: dict[str, list[str]]) -> None:
     for `kept_rows`, one line each; a row with a tab or newline in a field is left out (worked out
     again by the next read). For values derived by file hash from 10,000 hypotheses: joined and
     split, not encoded twice as JSON."""
-    _keep_derived_text(ws, name, "".join(
-        h + "\t" + "\t".join(fs) + "\n" for h, fs in rows.items()
-        if "\t" not in h and "\n" not in h and not any("\t" in x or "\n" in x for x in fs)))
+    if enabled():  # whole or not at all, under this version of optlog (another version's are not read)
+        _replace(os.path.join(ws.state_dir, CACHE_DIR, name), __version__ + "\n" + "".join(
+            h + "\t" + "\t".join(fs) + "\n" for h, fs in rows.items()
+            if "\t" not in h and "\n" not in h and not any("\t" in x or "\n" in x for x in fs)), "utf-8")
 
 
 def _file(ws: Workspace, key: str) -> str:
