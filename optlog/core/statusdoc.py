@@ -266,12 +266,20 @@ def _notice(clone: bool, has_docs: bool, total: int) -> str | None:
 
 def _undecided_rival(docs: dict[str, Any]) -> tuple[str, str] | None:
     """The newest hypothesis with predictions whose rival (or pivot parent) the evidence has not told
-    apart from it (core.statuses.told_apart: both confirmed is not told apart), with that other."""
-    hyps = {x.id: F.Kin(x.id, parent=x.parent, rivals=list(x.rivals), status=x.effective_status())
-            for x in docs.values()}
+    apart from it (core.statuses.told_apart: both confirmed is not told apart), with that other.
+
+    Only one with a rival (named on either side) or a falsified parent can have such a pair
+    (`family.pairs` of one that is not falsified): the others are not looked at, and where there is
+    none the family is not built (at 10,000 hypotheses ~25 ms of a first `status`)."""
+    status = {x.id: x.effective_status() for x in docs.values()}
+    paired = {x.id for x in docs.values() if x.rivals or (x.parent and status.get(x.parent) == "falsified")}
+    paired.update(r for x in docs.values() for r in x.rivals if r in docs)
+    if not paired:
+        return None
+    hyps = {x.id: F.Kin(x.id, parent=x.parent, rivals=list(x.rivals), status=status[x.id]) for x in docs.values()}
     rel = F.relations(hyps)  # once: each hypothesis's pairs read its neighbours only
-    for d in sorted(docs.values(), key=lambda d: (d.created or "", d.id), reverse=True):
-        st = d.effective_status()
+    for d in sorted((docs[h] for h in paired), key=lambda d: (d.created or "", d.id), reverse=True):
+        st = status[d.id]
         if not d.predictions or st == "falsified":
             continue
         for h, o, _rel in F.pairs(hyps, d.id, rel):  # the pairs `next` tells apart (no ancestor it refines)
