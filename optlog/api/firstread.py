@@ -45,7 +45,8 @@ def answer(ws: Workspace, key: str, st: readcache.Stamp, *, reads: str, pg: Any 
         notices.extend(said)  # said even when the read falls back: the index is written already
     if doc is None:
         return None
-    text = json_shown(doc if isinstance(doc, str) else json.dumps(doc, default=str, ensure_ascii=False))
+    # (a text is shown already: `plainread.hypothesis_list_text` joins entries kept as printed)
+    text = doc if isinstance(doc, str) else json_shown(json.dumps(doc, default=str, ensure_ascii=False))
     after = readcache.stamp(ws, facts(pg), reads=reads, like=st)  # (the document reads the files as `st` listed them)
     if not said and after is not None and after.key == st.key:  # no write raced the read, nothing narrated
         readcache.put(ws, key, after, text, full=False)

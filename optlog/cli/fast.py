@@ -167,10 +167,10 @@ def serve(args: list[str]) -> bool:
             out = shown(status_human(jsondoc.loads(text)))
         except KeyError:
             return False  # a call CALL_SHAPES does not spell: the full path says it
-    else:
-        if sys.stdout.isatty():  # the same rendering as `emit`: indented for a person
-            text = json.dumps(jsondoc.loads(text), indent=2, ensure_ascii=False)
-        out = json_shown(text)
+    elif sys.stdout.isatty():  # the same rendering as `emit`: indented for a person
+        out = json_shown(json.dumps(jsondoc.loads(text), indent=2, ensure_ascii=False))
+    else:  # as stored: a read's text is stored as printed (store.readcache.put)
+        out = text
     try:
         sys.stdout.write(out + "\n")
         sys.stdout.flush()

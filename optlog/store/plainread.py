@@ -24,6 +24,7 @@ from optlog.core import duestate as DS
 from optlog.core import family, jsondoc
 from optlog.core import labels as L
 from optlog.core.shape import page_facts
+from optlog.core.text import json_shown
 from optlog.paths import Workspace
 from optlog.store import readcache
 from optlog.store.faults import pg_connect_args
@@ -196,7 +197,8 @@ LINK_ROWS_SQL = "SELECT id, file_mtime_ns, file_hash, parent, rivals FROM hypoth
 
 
 def hypothesis_list_text(ws: Workspace, con: Any, files: dict[str, int], links: list[Any] | None = None) -> str | None:
-    """`hypothesis list` (no filters, no page) as its compact JSON text, from the index, when every
+    """`hypothesis list` (no filters, no page) as its JSON text as printed (`core.text.json_shown`'s:
+    each kept entry is shown already, and the ids between them need no escaping), from the index, when every
     file is as indexed (the same names, each with the modification time the index recorded); None
     otherwise. Nothing may be live (the caller checks): an open hypothesis would read `testing`
     while its runs run.
@@ -242,8 +244,9 @@ def kept_by_hash(ws: Workspace, con: Any, files: dict[str, int], links: list[Any
         got[hid] = [fh, *derive(d)]
     if len(got) != len(rows):
         return None  # a row indexed again meanwhile: the full path
-    if need or len(known) != len(got):
-        readcache.keep_rows(ws, name, got)
+    gone = len(known) - (len(rows) - len(need)) - sum(h in known for h in need)  # kept rows of no hypothesis now
+    if need or gone:
+        readcache.keep_rows(ws, name, got, None if gone else need)  # (only the changed ones, where no row is gone)
     return rows, got
 
 
@@ -263,14 +266,16 @@ def _ids(ids: list[str] | None) -> str:
 
 def _entry_texts(d: dict[str, Any]) -> tuple[str, str]:
     """A hypothesis's `hypothesis list` entry (service.hypotheses.summary) from its index document,
-    as the JSON text before its children and the text after its rivals."""
+    as the JSON text before its children and the text after its rivals, each as printed
+    (`core.text.json_shown`: escaping is per character, so the joined list is shown as its parts are;
+    at 10,000 hypotheses scanning the 3 MB list again cost ~8 ms of each first read)."""
     ov = d.get("override")
     head = {"id": d["id"], "title": d["title"], "status": ov["status"] if ov else (d.get("auto_status") or d["status"]),
             "auto_status": d.get("auto_status"), "override": ov or None, "parent": d.get("parent")}
     tail = {"predictions": [{"id": p["id"], "version": p["version"], "metric": p.get("metric"), "expect": p["expect"],
                              "status": p["status"]} for p in d.get("predictions") or ()],
             "created": d.get("created")}
-    return _dumps(head)[:-1], _dumps(tail)[1:]
+    return json_shown(_dumps(head)[:-1]), json_shown(_dumps(tail)[1:])
 
 
 def documents(con: Any, ids: list[str], files: dict[str, int]) -> dict[str, tuple[str, dict[str, Any]]]:

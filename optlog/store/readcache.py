@@ -323,32 +323,76 @@ def noted_ceilings(ws: Workspace) -> tuple[str, dict[str, float]] | None:
     return ceil, got
 
 
-def kept_rows(ws: Workspace, name: str, width: int) -> dict[str, list[str]]:
-    """The rows `keep_rows` kept under `name` by this version of optlog: id → its `width` fields
-    (a line of tab-separated fields each; a line of another width is not ours). Keyed by what they
-    are derived from (so never stale), they only save work."""
+ROWS_HEAD = __version__ + " rows/2"  # a kept rows file's first line: this optlog, this layout (2: list entries as printed)
+NEWER = ".newer"  # beside a kept rows file: the rows worked out since it was written whole (keep_rows)
+
+
+def _read_rows(path: str, width: int) -> dict[str, list[str]]:
     try:
-        with open(os.path.join(ws.state_dir, CACHE_DIR, name), encoding="utf-8", newline="") as fh:
+        with open(path, encoding="utf-8", newline="") as fh:
             version, _, text = fh.read().partition("\n")
     except (OSError, UnicodeDecodeError):
         return {}
     out: dict[str, list[str]] = {}
-    for line in text.split("\n") if version == __version__ else ():  # (not splitlines: U+2028 is text)
+    for line in text.split("\n") if version == ROWS_HEAD else ():  # (not splitlines: U+2028 is text)
         f = line.split("\t")
         if len(f) == width + 1:
             out[f[0]] = f[1:]
     return out
 
 
-def keep_rows(ws: Workspace, name: str, rows: dict[str, list[str]]) -> None:
+def _ids(path: str) -> list[str]:
+    """The ids of the rows in a kept rows file."""
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:
+            version, _, text = fh.read().partition("\n")
+    except (OSError, UnicodeDecodeError):
+        return []
+    return [line.partition("\t")[0] for line in text.split("\n") if line] if version == ROWS_HEAD else []
+
+
+def _write_rows(path: str, rows: dict[str, list[str]]) -> None:
+    """`rows` one line each, whole or not at all; a row with a tab or newline in its id or a field
+    is left out (the next read works it out again)."""
+    lines = [h + "\t" + "\t".join(fs) for h, fs in rows.items()]
+    text = "\n".join(lines)
+    if text.count("\t") != sum(map(len, rows.values())) or text.count("\n") != len(lines) - 1:  # (one count, not a test of each field)
+        lines = [x for x, fs in zip(lines, rows.values()) if x.count("\t") == len(fs) and "\n" not in x]
+        text = "\n".join(lines)
+    _replace(path, ROWS_HEAD + "\n" + text + ("\n" if lines else ""), "utf-8")
+
+
+def kept_rows(ws: Workspace, name: str, width: int) -> dict[str, list[str]]:
+    """The rows `keep_rows` kept under `name` by this version of optlog: id → its `width` fields
+    (a line of tab-separated fields each; a line of another width is not ours), the newer ones
+    over the whole file's. Keyed by what they are derived from (so never stale), they only save
+    work: whatever mix of two processes' files is read, a row is right for the key it names."""
+    path = os.path.join(ws.state_dir, CACHE_DIR, name)
+    out = _read_rows(path, width)
+    out.update(_read_rows(path + NEWER, width))
+    return out
+
+
+def keep_rows(ws: Workspace, name: str, rows: dict[str, list[str]], fresh: list[str] | None = None) -> None:
     """Keep text rows (id → fields: hashes, compact JSON texts, which hold no raw tab or newline)
     for `kept_rows`, one line each; a row with a tab or newline in a field is left out (worked out
     again by the next read). For values derived by file hash from 10,000 hypotheses: joined and
-    split, not encoded twice as JSON."""
-    if enabled():  # whole or not at all, under this version of optlog (another version's are not read)
-        _replace(os.path.join(ws.state_dir, CACHE_DIR, name), __version__ + "\n" + "".join(
-            h + "\t" + "\t".join(fs) + "\n" for h, fs in rows.items()
-            if "\t" not in h and "\n" not in h and not any("\t" in x or "\n" in x for x in fs)), "utf-8")
+    split, not encoded twice as JSON. `fresh`: the ids worked out since `rows` were read, where
+    every other row is as kept: those go to the small file of newer rows (at 10,000 hypotheses
+    writing the whole file again was ~10 ms of a first read), until it holds an eighth of the rows."""
+    if not enabled():
+        return
+    path = os.path.join(ws.state_dir, CACHE_DIR, name)
+    if fresh is not None and os.path.exists(path):
+        newer = {h: rows[h] for h in [*_ids(path + NEWER), *fresh] if h in rows}
+        if len(newer) <= len(rows) // 8:
+            _write_rows(path + NEWER, newer)
+            return
+    _write_rows(path, rows)
+    try:
+        os.unlink(path + NEWER)
+    except OSError:
+        pass
 
 
 def _file(ws: Workspace, key: str) -> str:
@@ -386,7 +430,8 @@ def _prune(d: str) -> None:
 
 
 def put(ws: Workspace, key: str, st: Stamp, text: str, *, full: bool = True) -> bool:
-    """Store `text` (one compact JSON document) for read `key` under stamp `st` (atomically);
+    """Store `text` (one compact JSON document; a read's as printed, `core.text.json_shown`'s, which
+    `optlog.cli.fast` prints as it is) for read `key` under stamp `st` (atomically);
     `full`: the full path worked it out (its base is recorded: BASE_FILE)."""
     if not st.settled or "\n" in key:
         return False

@@ -226,3 +226,59 @@ def test_only_the_hot_json_reads_have_a_cache_key():
                  ["run", "list", "--label", "-C", "--json"], ["status", "-C", "/w", "--json"],
                  ["status", "--json", "--help"], ["run", "list", "--json", "--", "x"]):
         assert read_key(args) is None, args
+
+
+def test_kept_rows_come_back_as_kept_and_a_row_that_cannot_be_a_line_is_left_out(ws):
+    """`keep_rows` writes a line per row (tab-separated) under this optlog's layout head; a row
+    whose id or field holds a tab or a newline is left out (it is worked out again), the others
+    come back from `kept_rows` field for field, U+2028 and all; a file under another head is not
+    read (a row of another layout never reaches a document)."""
+    from optlog.paths import find_workspace
+    from optlog.store import readcache
+
+    w = find_workspace(str(ws.root))
+    rows = {"a": ["h1", '{"t":"x\u2028y"}'], "b\tc": ["h2", "{}"], "d": ["h3", "t\tu"], "e": ["h4", "l\nm"],
+            "f": ["h5", "ünï"]}
+    readcache.keep_rows(w, "test-rows", rows)
+    assert readcache.kept_rows(w, "test-rows", 2) == {"a": rows["a"], "f": rows["f"]}
+    assert readcache.kept_rows(w, "test-rows", 3) == {}  # another width: not these rows
+    readcache.keep_rows(w, "test-rows", {"a": rows["a"], "f": rows["f"]})  # the plain case: one count
+    path = w.state_dir / readcache.CACHE_DIR / "test-rows"
+    head, _, body = path.read_text(encoding="utf-8").partition("\n")
+    assert head == readcache.ROWS_HEAD and body == 'a\th1\t{"t":"x\u2028y"}\nf\th5\tünï\n'
+    path.write_text("0.1.0\n" + body, encoding="utf-8")  # the layout before (list entries not yet as printed)
+    assert readcache.kept_rows(w, "test-rows", 2) == {}
+    readcache.keep_rows(w, "test-rows", {})
+    assert path.read_text(encoding="utf-8") == readcache.ROWS_HEAD + "\n"
+
+
+def test_rows_worked_out_since_go_beside_the_whole_file_until_it_is_written_again(ws):
+    """`keep_rows(..., fresh)` writes the rows worked out since to the small file of newer rows
+    (`readcache.NEWER`), which `kept_rows` reads over the whole file's; past an eighth of the rows
+    (or without `fresh`: a row gone) the whole file is written again and the newer one is gone."""
+    from optlog.paths import find_workspace
+    from optlog.store import readcache
+
+    w = find_workspace(str(ws.root))
+    path = w.state_dir / readcache.CACHE_DIR / "test-rows"
+    newer = path.with_name(path.name + readcache.NEWER)
+    rows = {f"h{i:03d}": [f"x{i}", "{}"] for i in range(1000)}
+    readcache.keep_rows(w, "test-rows", rows)
+    whole = path.read_text(encoding="utf-8")
+    assert not newer.exists() and whole.count("\n") == 1001
+    for i in range(5):
+        rows[f"h{i:03d}"] = [f"y{i}", "{}"]
+        readcache.keep_rows(w, "test-rows", rows, [f"h{i:03d}"])
+        assert path.read_text(encoding="utf-8") == whole  # the whole file untouched
+        assert readcache.kept_rows(w, "test-rows", 2) == rows  # the newer rows over it
+    assert newer.read_text(encoding="utf-8").count("\n") == 6  # the head and the five newer rows
+    for i in range(5, 200):
+        rows[f"h{i:03d}"] = [f"y{i}", "{}"]
+    readcache.keep_rows(w, "test-rows", rows, [f"h{i:03d}" for i in range(5, 200)])  # 200 > 1000 / 8
+    assert not newer.exists() and path.read_text(encoding="utf-8").count("\ty") == 200
+    assert readcache.kept_rows(w, "test-rows", 2) == rows
+    rows["h999"] = ["z", "{}"]
+    readcache.keep_rows(w, "test-rows", rows, ["h999"])
+    del rows["h000"]
+    readcache.keep_rows(w, "test-rows", rows)  # a row gone: written whole
+    assert not newer.exists() and readcache.kept_rows(w, "test-rows", 2) == rows
