@@ -18,6 +18,7 @@ first `status` after a todo list alone assembles with the new list.
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Callable
 from functools import partial
@@ -37,6 +38,20 @@ def answer(ws: Workspace, key: str, st: readcache.Stamp, *, reads: str, pg: Any 
     hand edit picked up), for the caller to say."""
     if not readcache.base_answered(ws, st):
         return None
+    # no cyclic garbage collection while it runs: a first read builds tens of thousands of lists and
+    # dicts (at 10,000 hypotheses their briefs) and makes no cycle, and each pass of the collector
+    # walks what it built so far (at 10,000 hypotheses ~2/3 of reading the briefs went to it)
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _answer(ws, key, st, reads=reads, pg=pg, notices=notices)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _answer(ws: Workspace, key: str, st: readcache.Stamp, *, reads: str, pg: Any,
+            notices: list[str] | None) -> str | None:
     said: list[str] = []
     kept: dict[str, Any] = {}  # `status`'s parts worked out (core.statusdoc.parts), to keep beside the document
     doc = plainread.document(ws, jsondoc.loads(key), pg, said, status=partial(_status, st=st, kept=kept),
