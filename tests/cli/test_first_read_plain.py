@@ -749,3 +749,32 @@ def test_only_a_write_that_moves_the_evidence_counter_may_make_a_run_evidence(ws
                     assert db.moves_evidence()
     finally:
         ctx.close()
+
+
+def test_a_first_read_runs_without_the_cyclic_collector_and_leaves_it_as_it_was(ws: Any, settled: None,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first read builds tens of thousands of objects and no cycle: the collector is off while
+    `firstread.answer` works it out (at 10,000 hypotheses its passes were ~2/3 of reading the
+    briefs), and on again after, whether the read answered or fell back."""
+    import gc
+
+    from optlog.store import plainread
+
+    _populate(ws, 3)
+    _prime(ws)
+    seen: list[bool] = []
+    real = plainread.document
+
+    def spy(*a: Any, **k: Any) -> Any:
+        seen.append(gc.isenabled())
+        return real(*a, **k)
+
+    monkeypatch.setattr(plainread, "document", spy)
+    ws.cli("hyp", "add", "X", "--id", "x")
+    assert gc.isenabled()
+    first = ws.cli("status", "--json")
+    assert seen == [False] and gc.isenabled()
+    assert first.out == ws.cli("status", "--json", env=FULL).out
+    (ws.root / "hypotheses" / "x.yaml").write_text("not: [valid")  # the plain path declines: the full path says why
+    ws.cli("status", "--json", check=False)
+    assert seen == [False, False] and gc.isenabled()
