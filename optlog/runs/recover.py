@@ -75,7 +75,7 @@ def _recover_one(ctx: Launches, db: Any, lid: int) -> int | None:
             killed += cg.kill()
     now = now_iso()
     why = f"interrupted: the optlog process driving launch {lid} (pid {pid}) ended without finishing it"
-    with db.write() as s:
+    with db.write(touches="launch") as s:  # (no run becomes evidence: what is due stays as it was)
         la = launch(s, lid)
         if la is None or la.status not in LIVE_RUN_STATUSES:
             return None

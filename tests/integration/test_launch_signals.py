@@ -39,6 +39,19 @@ WAIT_S = 180  # a phase begins within this
 ENDS_S = 150  # a heard signal ends the launch within this (its grace is cut to 5 s)
 
 
+def _counters(ws) -> dict[int, int]:
+    """The workspace's change counters (store.db.COUNTERS: 1 every write, 3 the evidence)."""
+    import sqlite3
+
+    from optlog.paths import find_workspace
+
+    con = sqlite3.connect(find_workspace(str(ws.root)).sqlite_file)
+    try:
+        return dict(con.execute("SELECT id, n FROM change_counter").fetchall())
+    finally:
+        con.close()
+
+
 @pytest.fixture(autouse=True)
 def _own(ws):
     """The test's processes carry a token of its own; whatever happens, none outlives the test."""
@@ -196,9 +209,12 @@ def test_kill_9_then_any_command_interrupts_and_ends_what_it_left(ws, phase, rea
         _stop(p)
     if phase != "planned":
         assert own_processes(ws), "the orphans are there until an optlog command runs"
+    before = _counters(ws)
     r = ws.cli(*read, check=False)
     assert r.code == 0, r.err
     assert "interrupted" in r.err, r.err
+    after = _counters(ws)  # recovery is a launch's bookkeeping: no run became evidence, so what is due stands
+    assert after[1] > before[1] and after[3] == before[3], (before, after)
     assert_none_left(ws)
     st = ws.j("run", "wait", "L1", check=False)
     assert st["status"] == "interrupted", st
