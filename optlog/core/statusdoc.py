@@ -264,6 +264,13 @@ def _notice(clone: bool, has_docs: bool, total: int) -> str | None:
         if clone and has_docs else "")
 
 
+def predicts(d: Any) -> bool:
+    """Whether a hypothesis has predictions: a brief kept by `store.plainstatus` (`Brief`) says so
+    from its row, without parsing them."""
+    n = getattr(d, "n_predictions", None)
+    return bool(d.predictions) if n is None else n > 0
+
+
 def _undecided_rival(docs: dict[str, Any]) -> tuple[str, str] | None:
     """The newest hypothesis with predictions whose rival (or pivot parent) the evidence has not told
     apart from it (core.statuses.told_apart: both confirmed is not told apart), with that other.
@@ -280,11 +287,11 @@ def _undecided_rival(docs: dict[str, Any]) -> tuple[str, str] | None:
     rel = F.relations(hyps)  # once: each hypothesis's pairs read its neighbours only
     for d in sorted((docs[h] for h in paired), key=lambda d: (d.created or "", d.id), reverse=True):
         st = status[d.id]
-        if not d.predictions or st == "falsified":
+        if not predicts(d) or st == "falsified":
             continue
         for h, o, _rel in F.pairs(hyps, d.id, rel):  # the pairs `next` tells apart (no ancestor it refines)
             other = docs[o.id if h.id == d.id else h.id]
-            if other.predictions and not told_apart(st, other.effective_status()):
+            if predicts(other) and not told_apart(st, other.effective_status()):
                 return d.id, other.id
     return None
 
@@ -338,7 +345,7 @@ def loop_calls(docs: dict[str, Any], runs: dict[str, Any], due: list[dict[str, A
                         "why": f"{d.id} is {d.effective_status()} and no plan rests on it: rank what to do next"})
             break
     for d in docs.values():
-        if not d.predictions and d.effective_status() == "open":
+        if not predicts(d) and d.effective_status() == "open":
             out.append({"call": "prediction_add", "arguments": {"hypothesis": d.id, "expect": "a > b"},
                         "why": f"{d.id} has no prediction: pre-register one before measuring"})
             break

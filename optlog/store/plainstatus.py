@@ -11,6 +11,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from optlog.core import duestate as DS
 from optlog.core import statusdoc as SD
 from optlog.paths import Workspace
 from optlog.store import plainwrite, readcache
@@ -53,7 +54,71 @@ class IndexedDoc:
         return self.override["status"] if self.override else (self.auto_status or self.status)
 
 
-def verdicts_due(q: Query, ws: Workspace, docs: dict[str, IndexedDoc],
+class Brief:
+    """A hypothesis as `core.statusdoc` reads it, from its row kept by file hash (`briefs`): what
+    `status` asks of every hypothesis (its links, statuses, whether it has predictions, verdicts,
+    status changes) from the row's columns; the rest (`core.statusdoc.brief`: the title, the
+    predictions, the verdicts and status changes) parsed from the row's JSON when asked: for the
+    few `status` shows, and all at once (`read`) where many are (at 10,000 hypotheses parsing and
+    wrapping every brief was ~40 ms of each first `status`)."""
+
+    __slots__ = ("id", "created", "parent", "rivals", "status", "auto_status", "override", "n_predictions",
+                 "_verdicts", "_history", "_text", "_doc")
+
+    def __init__(self, hid: str, f: list[str]) -> None:
+        # f: a `BRIEFS` row after its file hash and due digest (`_row`)
+        created, parent, rivals, self.status, auto, ov, npred, nv, nh, self._text = f
+        self.id, self.created, self.parent = hid, created or None, parent or None
+        self.rivals: list[str] = json.loads(rivals) if rivals else []
+        self.auto_status, self.override = auto or None, {"status": ov} if ov else None
+        self.n_predictions, self._verdicts, self._history = int(npred), nv != "0", nh != "0"
+        self._doc: dict[str, Any] | None = None
+
+    def effective_status(self) -> str:
+        return self.override["status"] if self.override else (self.auto_status or self.status)
+
+    @property
+    def doc(self) -> dict[str, Any]:
+        if self._doc is None:
+            self._doc = json.loads(self._text)
+        return self._doc
+
+    @property
+    def title(self) -> str:
+        return str(self.doc["title"])
+
+    @property
+    def predictions(self) -> list[_Pred]:
+        return [_Pred(p) for p in self.doc["predictions"]] if self.n_predictions else []
+
+    @property
+    def verdicts(self) -> list[dict[str, Any]]:
+        return list(self.doc["verdicts"]) if self._verdicts else []
+
+    @property
+    def history(self) -> list[dict[str, Any]]:
+        return list(self.doc["history"]) if self._history else []
+
+
+def read(docs: Any) -> None:
+    """Parse the briefs of these `Brief`s not parsed yet, in one call (each alone costs more)."""
+    todo = [d for d in docs if d._doc is None]
+    for d, got in zip(todo, json.loads("[" + ",".join(d._text for d in todo) + "]")):
+        d._doc = got
+
+
+def _row(d: dict[str, Any]) -> list[str]:
+    """A hypothesis's `BRIEFS` row from its index document: its due digest, then what `Brief`
+    reads of every hypothesis, then its brief (`core.statusdoc.brief`) as compact JSON."""
+    b = SD.brief(d)
+    return [SD.due_digest(d.get("predictions") or [], None, (d.get("verdicts") or [None])[-1]),
+            b["created"] or "", b["parent"] or "", json.dumps(b["rivals"], separators=(",", ":")) if b["rivals"] else "",
+            b["status"], b["auto_status"] or "", b["override"]["status"] if b["override"] else "",
+            str(len(b["predictions"])), str(len(b["verdicts"])), str(len(b["history"])),
+            json.dumps(b, separators=(",", ":"), ensure_ascii=False)]
+
+
+def verdicts_due(q: Query, ws: Workspace, docs: dict[str, Brief],
                  rows: Rows, is_sqlite: bool, keep: Callable[[dict[str, Any]], None], digests: dict[str, str],
                  full: Callable[[list[str]], dict[str, IndexedDoc]]) -> dict[str, str] | None:
     """`service.verdicts.due` on plain SQL: from its memo where it was kept under the current
@@ -65,7 +130,7 @@ def verdicts_due(q: Query, ws: Workspace, docs: dict[str, IndexedDoc],
     ceilings were never noted under this configuration (the full path reads optlog.yaml).
     `docs`: the hypotheses as `status` reads them (`core.statusdoc.brief`); `digests`: each one's
     `core.statusdoc.due_digest`; `full`: the whole documents of some, which judging reads."""
-    hs = {h: d for h, d in docs.items() if d.predictions and not d.override}
+    hs = {h: d for h, d in docs.items() if SD.predicts(d) and not d.override}
     if not hs:
         return {}
     noted = readcache.noted_ceilings(ws)
@@ -76,7 +141,7 @@ def verdicts_due(q: Query, ws: Workspace, docs: dict[str, IndexedDoc],
     digests = {h: digests[h] for h in hs}
     out, work, states, current = SD.due_known(
         digests, gen, memo, journal, ceil_key,
-        lambda: {h: (d.doc.get("predictions") or [], d.verdicts[-1] if d.verdicts else None) for h, d in hs.items()},
+        lambda: _views(hs),
         lambda since: counting_runs(q, since))
     if current:
         return out
@@ -92,26 +157,31 @@ def verdicts_due(q: Query, ws: Workspace, docs: dict[str, IndexedDoc],
     return {h: out[h] for h in hs if h in out}
 
 
-BRIEFS = "status-briefs"  # store.readcache.keep_rows: each hypothesis's brief and due digest by file hash
+def _views(hs: dict[str, Brief]) -> dict[str, DS.View]:
+    """What carrying over reads of each (`core.duestate.View`): every brief parsed, in one call."""
+    read(hs.values())
+    return {h: (d.doc.get("predictions") or [], d.doc["verdicts"][-1] if d.doc.get("verdicts") else None)
+            for h, d in hs.items()}
+
+
+BRIEFS = "status-briefs"  # store.readcache.keep_rows: each hypothesis's `_row` by file hash
 
 
 def briefs(ws: Workspace, con: Any, files: dict[str, int],
-           links: list[Any] | None = None) -> tuple[dict[str, IndexedDoc], dict[str, str]] | None:
-    """Each hypothesis as `status` reads it (`core.statusdoc.brief` of its index document) and its
-    due digest (`core.statusdoc.due_digest`), in the full path's order (the files by name), when
-    every file is as indexed; else None. Both are functions of the file's bytes, so they are kept
-    by file hash (`plainread.kept_by_hash`): a first `status` after one file changed reads that
-    one's index document only (at 10,000 hypotheses reading and parsing every document was ~130 ms)."""
-    kept = kept_by_hash(ws, con, files, links, BRIEFS, 3, lambda d: [
-        SD.due_digest(d.get("predictions") or [], None, (d.get("verdicts") or [None])[-1]),
-        json.dumps(SD.brief(d), separators=(",", ":"), ensure_ascii=False)])
+           links: list[Any] | None = None) -> tuple[dict[str, Brief], dict[str, str]] | None:
+    """Each hypothesis as `status` reads it (a `Brief`: `core.statusdoc.brief` of its index
+    document) and its due digest (`core.statusdoc.due_digest`), in the full path's order (the
+    files by name), when every file is as indexed; else None. Both are functions of the file's
+    bytes, so they are kept by file hash (`plainread.kept_by_hash`): a first `status` after one
+    file changed reads that one's index document only (at 10,000 hypotheses reading and parsing
+    every document was ~130 ms)."""
+    kept = kept_by_hash(ws, con, files, links, BRIEFS, 12, _row)
     if kept is None:
         return None
-    rows, got = kept  # id → [file hash, due digest, brief JSON]
+    rows, got = kept  # id → [file hash, due digest, *Brief's columns, brief JSON]
     # the full path's order: the files by name (store.hypfiles.list_files), not the index rows'
     order = sorted((r[0] for r in rows), key=lambda h: h + ".yaml")
-    parsed = json.loads("[" + ",".join(got[h][2] for h in order) + "]")
-    return {h: IndexedDoc(b) for h, b in zip(order, parsed)}, {h: got[h][1] for h in order}
+    return {h: Brief(h, got[h][2:]) for h in order}, {h: got[h][1] for h in order}
 
 
 def status(con: Any, ws: Workspace, files: dict[str, int], links: list[Any] | None = None,
@@ -129,6 +199,7 @@ def status(con: Any, ws: Workspace, files: dict[str, int], links: list[Any] | No
     if got is None:
         return None
     docs, digests = got
+    read(d for d in docs.values() if d._verdicts or d._history)  # (latest_verdicts reads them: parsed at once)
     latest, last_at = SD.latest_verdicts(docs)
     keeps: dict[str, Any] = {}  # derived values to keep (sync_stamp key → value), in one write at the end
     f = run_facts(q, latest[0]["at"] if latest else "", SD.LIVE_CAP, keeps.__setitem__)

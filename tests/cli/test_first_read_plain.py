@@ -77,6 +77,8 @@ def test_the_first_read_on_plain_sql_prints_the_full_paths_bytes(ws: Any, settle
     _populate(ws, 12)
     # more than the bench's shapes: a parent, rivals, a manual status, todos linked and with extra keys
     ws.cli("hyp", "add", "Child", "--id", "kid", "--parent", "h0010", "--rival", "h0011")
+    for a in ("x", "y"):  # (the newest open one shows its first three predictions)
+        ws.cli("prediction", "add", "kid", "--expect", "a > b", "--metric", "tput", "--a", f"config={a}", "--b", "config=z")
     # (a line separator in the reason: printed escaped, `core.text.json_shown`, by every path)
     ws.cli("hyp", "set", "h0011", "--status", "falsified", "--why", "by hand\u2028second line")
     ws.cli("todo", "write", "-", input=json.dumps([
