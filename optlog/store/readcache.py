@@ -327,28 +327,23 @@ ROWS_HEAD = __version__ + " rows/2"  # a kept rows file's first line: this optlo
 NEWER = ".newer"  # beside a kept rows file: the rows worked out since it was written whole (keep_rows)
 
 
-def _read_rows(path: str, width: int) -> dict[str, list[str]]:
+def _lines(path: str) -> list[str]:
+    """The lines of a kept rows file under this optlog's layout head (none under another's)."""
     try:
         with open(path, encoding="utf-8", newline="") as fh:
-            version, _, text = fh.read().partition("\n")
+            head, _, text = fh.read().partition("\n")
     except (OSError, UnicodeDecodeError):
-        return {}
+        return []
+    return text.split("\n") if head == ROWS_HEAD else []  # (not splitlines: U+2028 is text)
+
+
+def _read_rows(path: str, width: int) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
-    for line in text.split("\n") if version == ROWS_HEAD else ():  # (not splitlines: U+2028 is text)
+    for line in _lines(path):
         f = line.split("\t")
         if len(f) == width + 1:
             out[f[0]] = f[1:]
     return out
-
-
-def _ids(path: str) -> list[str]:
-    """The ids of the rows in a kept rows file."""
-    try:
-        with open(path, encoding="utf-8", newline="") as fh:
-            version, _, text = fh.read().partition("\n")
-    except (OSError, UnicodeDecodeError):
-        return []
-    return [line.partition("\t")[0] for line in text.split("\n") if line] if version == ROWS_HEAD else []
 
 
 def _write_rows(path: str, rows: dict[str, list[str]]) -> None:
@@ -384,7 +379,7 @@ def keep_rows(ws: Workspace, name: str, rows: dict[str, list[str]], fresh: list[
         return
     path = os.path.join(ws.state_dir, CACHE_DIR, name)
     if fresh is not None and os.path.exists(path):
-        newer = {h: rows[h] for h in [*_ids(path + NEWER), *fresh] if h in rows}
+        newer = {h: rows[h] for h in [*(x.partition("\t")[0] for x in _lines(path + NEWER)), *fresh] if h in rows}
         if len(newer) <= len(rows) // 8:
             _write_rows(path + NEWER, newer)
             return
