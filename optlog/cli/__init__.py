@@ -25,8 +25,8 @@ def _collect_less() -> None:
     process: they are taken out of the cyclic collector's passes (`gc.freeze`), and its youngest
     generation is collected every 50,000 allocations, not 700. A command reading 10,000
     hypotheses through the models built tens of thousands of objects and the collector walked
-    them again and again: the full `status` at 10,000 hypotheses 1.23 s → 0.87 s (medians of
-    three on the 10x bench workspace). Cycles are still collected, so a long launch, the MCP
+    them again and again: the full `status` at 10,000 hypotheses 1.23 s → 0.93 s (medians of
+    four on the 10x bench workspace, this entry with and without it). Cycles are still collected, so a long launch, the MCP
     face and the TUI keep their memory in bounds."""
     gc.freeze()
     gc.set_threshold(50_000, *gc.get_threshold()[1:])

@@ -110,8 +110,8 @@ def document(ws: Workspace, cmd: list[str], pg: Any = None, notices: list[str] |
              files: dict[str, int] | None = None) -> dict[str, Any] | str | None:
     """The document of the read `cmd` (its words, without `--json`): `status`, `todo list`,
     `hypothesis list` (as its compact JSON text: `hypothesis_list_text`), `run list --limit N`, on
-    the SQLite file or (`pg`) a `pg_connect` connection; None for another read, or where this module cannot answer it exactly, or on any
-    database error (the full path says what is wrong). A read that shows the hypotheses first
+    the SQLite file or (`pg`) a `pg_connect` connection; None for another read, or where this
+    module cannot answer it exactly, or on any database error (the full path says what is wrong). A read that shows the hypotheses first
     re-indexes the files changed since they were indexed (`store.plainindex`, SQLite), with the
     full path's notices appended to `notices`. `status`: `store.plainstatus.status`, which the
     caller loads only when it asks for a status (status's rules cost ~25 ms to import). `files`:

@@ -323,7 +323,8 @@ def noted_ceilings(ws: Workspace) -> tuple[str, dict[str, float]] | None:
     return ceil, got
 
 
-ROWS_HEAD = __version__ + " rows/2"  # a kept rows file's first line: this optlog, this layout (2: list entries as printed)
+# a kept rows file's first line: this optlog, this layout (2: the list entries as printed)
+ROWS_HEAD = __version__ + " rows/2"
 NEWER = ".newer"  # beside a kept rows file: the rows worked out since it was written whole (keep_rows)
 
 
@@ -351,7 +352,8 @@ def _write_rows(path: str, rows: dict[str, list[str]]) -> None:
     is left out (the next read works it out again)."""
     lines = [h + "\t" + "\t".join(fs) for h, fs in rows.items()]
     text = "\n".join(lines)
-    if text.count("\t") != sum(map(len, rows.values())) or text.count("\n") != len(lines) - 1:  # (one count, not a test of each field)
+    # (one count of each, not a test of each field: a tab or newline inside a field breaks the count)
+    if text.count("\t") != sum(map(len, rows.values())) or text.count("\n") != len(lines) - 1:
         lines = [x for x, fs in zip(lines, rows.values()) if x.count("\t") == len(fs) and "\n" not in x]
         text = "\n".join(lines)
     _replace(path, ROWS_HEAD + "\n" + text + ("\n" if lines else ""), "utf-8")
