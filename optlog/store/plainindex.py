@@ -18,11 +18,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from optlog.core import jsondoc
 from optlog.core.hypothesis import link_problems
 from optlog.core.timeutil import now_iso
 from optlog.paths import Workspace
 from optlog.store import hypfiles
+from optlog.store.plainread import rival_ids
 from optlog.store.plainwrite import Writer, writing
 
 _HYP_COLS = ("title", "status", "parent", "rivals", "file_hash", "file_mtime_ns", "updated_at", "doc")
@@ -62,8 +62,8 @@ def reindex(ws: Workspace, rows: dict[str, tuple[str, int, str | None, Any]], st
         links: dict[str, Any] = {}
         for hid in stamps:
             if hid in rows and rows[hid][1] == stamps[hid]:
-                rivals = rows[hid][3]  # the index's links columns (store.hypfiles.index_row), not its whole document
-                links[hid] = _Links(rows[hid][2], list((jsondoc.loads(rivals) if isinstance(rivals, str) else rivals) or ()))
+                # the index's links columns (store.hypfiles.index_row), not its whole document
+                links[hid] = _Links(rows[hid][2], rival_ids(rows[hid][3]))
         for ld in changed:
             links[ld.doc.id] = ld.doc
         if link_problems(links):
