@@ -86,29 +86,50 @@ def due_digest(predictions: list[Any], override: Any, last_verdict: Any) -> str:
     return digest([predictions, override, last_verdict])
 
 
-def due_from_memo(digests: dict[str, str], gen: int | None, memo: Any,
-                  ceil_key: str) -> tuple[dict[str, str], list[str], dict[str, Any]]:
+def due_from_memo(digests: dict[str, str], gen: int | None, memo: Any, ceil_key: str,
+                  states_too: bool = True) -> tuple[dict[str, str], list[str], dict[str, Any]]:
     """What the memo of what is due (`service.verdicts.due`) says of each hypothesis (its digest
     `due_digest` → why its verdict is due, if it is), where the memo was kept under the evidence
     counter `gen` and these ceilings and holds the hypothesis with this digest; the hypotheses it
     does not hold, to work out from the runs; and the prediction states (`core.duestate.State`)
-    it kept of those it holds. Both paths (the full one and plain SQL's) read it so."""
+    it kept of those it holds. Both paths (the full one and plain SQL's) read it so.
+
+    The states are kept as one JSON text beside the digests (`due_memo_doc`) and parsed only where
+    they are asked for: `states_too`, or any hypothesis to work out (the memo is then kept again,
+    states and all). A memo that holds every hypothesis as it is needs none (at 10,000 hypotheses
+    they were 2/3 of the memo's 1.5 MB, parsed by every first `status`)."""
     known: dict[str, Any] = {}
     if gen is not None and isinstance(memo, dict) and memo.get("gen") == gen and memo.get("ceilings") == ceil_key:
         known = memo.get("hyps") or {}
     out: dict[str, str] = {}
     work: list[str] = []
     states: dict[str, Any] = {}
+    held: list[str] = []
     for h, dg in digests.items():
         k = known.get(h)
         if isinstance(k, list) and len(k) in (2, 3) and k[0] == dg:
             if k[1]:
                 out[h] = str(k[1])
-            if len(k) == 3:
+            if len(k) == 3:  # (the states inline: a memo an earlier optlog kept)
                 states[h] = k[2]
+            else:
+                held.append(h)
         else:
             work.append(h)
+    if held and (states_too or work):
+        kept = _memo_states(memo)
+        states.update((h, kept[h]) for h in held if h in kept)
     return out, work, states
+
+
+def _memo_states(memo: dict[str, Any]) -> dict[str, Any]:
+    """The memo's states (`due_memo_doc`: one JSON text), or none where it holds no such text."""
+    text = memo.get("states")
+    try:
+        got = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        return {}
+    return got if isinstance(got, dict) else {}
 
 
 def appended_since(gen: int | None, memo: Any, journal: Any, ceil_key: str) -> list[int] | None:
@@ -130,7 +151,7 @@ def due_known(digests: dict[str, str], gen: int | None, memo: Any, journal: Any,
     `appended` reads them, `views` gives the hypotheses: `core.duestate.carry_over`): (why each is
     due, the hypotheses to work out from the runs, the states, whether the memo was current). Both
     paths decide it so."""
-    out, work, states = due_from_memo(digests, gen, memo, ceil_key)
+    out, work, states = due_from_memo(digests, gen, memo, ceil_key, states_too=False)
     if not work:
         return out, work, states, True
     since = appended_since(gen, memo, journal, ceil_key)
@@ -143,12 +164,12 @@ def due_known(digests: dict[str, str], gen: int | None, memo: Any, journal: Any,
 
 def due_memo_doc(gen: int, ceil_key: str, digests: dict[str, str], due: dict[str, str],
                  states: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The memo to keep: for every hypothesis judged, its digest, why it is due (None: not due),
-    and its prediction states where they were found (`core.duestate.advance` carries them over
-    appended runs)."""
+    """The memo to keep: for every hypothesis judged, its digest and why it is due (None: not
+    due); and, as one JSON text (parsed only where asked for: `due_from_memo`), its prediction
+    states where they were found (`core.duestate.advance` carries them over appended runs)."""
     st = states or {}
-    return {"gen": gen, "ceilings": ceil_key,
-            "hyps": {h: [dg, due.get(h)] + ([st[h]] if h in st else []) for h, dg in digests.items()}}
+    return {"gen": gen, "ceilings": ceil_key, "hyps": {h: [dg, due.get(h)] for h, dg in digests.items()},
+            "states": json.dumps({h: st[h] for h in digests if h in st}, separators=(",", ":"))}
 
 
 def runs_section(f: Any, live_hyps: set[str]) -> dict[str, Any]:
@@ -197,8 +218,9 @@ def parts(workspace: str, docs: dict[str, Any], latest: list[dict[str, Any]], la
     open_h: list[dict[str, Any]] = []
     due: list[dict[str, Any]] = []
     n_open = 0
+    status = {d.id: d.effective_status() for d in docs.values()}  # once (10,000 at scale): `loop_calls` reads them too
     for d in sorted(docs.values(), key=lambda d: (d.created or "", d.id), reverse=True):
-        st = d.effective_status()
+        st = status[d.id]
         if st == "open" and d.id in runs["live_hyps"]:
             st = "testing"  # DESIGN §5: testing while its runs are queued or running
         if st not in ("confirmed", "falsified", "superseded"):
@@ -226,7 +248,7 @@ def parts(workspace: str, docs: dict[str, Any], latest: list[dict[str, Any]], la
         "invalidations": {"total": runs["invalid_total"], "latest": runs["invalid"]},
         "run_database_empty": runs["total"] == 0,
         # the calls before the todo list's (`next_calls`: three at most are shown, so three are kept)
-        "next": loop_calls(docs, runs, due, planned)[:3],
+        "next": loop_calls(docs, runs, due, planned, status)[:3],
         "notice": _notice(not runs.get("made_here", True), bool(docs), runs["total"]),
     }
 
@@ -271,14 +293,16 @@ def predicts(d: Any) -> bool:
     return bool(d.predictions) if n is None else n > 0
 
 
-def _undecided_rival(docs: dict[str, Any]) -> tuple[str, str] | None:
+def _undecided_rival(docs: dict[str, Any], status: dict[str, str] | None = None) -> tuple[str, str] | None:
     """The newest hypothesis with predictions whose rival (or pivot parent) the evidence has not told
     apart from it (core.statuses.told_apart: both confirmed is not told apart), with that other.
 
     Only one with a rival (named on either side) or a falsified parent can have such a pair
     (`family.pairs` of one that is not falsified): the others are not looked at, and where there is
-    none the family is not built (at 10,000 hypotheses ~25 ms of a first `status`)."""
-    status = {x.id: x.effective_status() for x in docs.values()}
+    none the family is not built (at 10,000 hypotheses ~25 ms of a first `status`). `status`: each
+    one's effective status, where the caller has them."""
+    if status is None:
+        status = {x.id: x.effective_status() for x in docs.values()}
     paired = {x.id for x in docs.values() if x.rivals or (x.parent and status.get(x.parent) == "falsified")}
     paired.update(r for x in docs.values() for r in x.rivals if r in docs)
     if not paired:
@@ -308,8 +332,11 @@ def next_calls(docs: dict[str, Any], runs: dict[str, Any], due: list[dict[str, A
 
 
 def loop_calls(docs: dict[str, Any], runs: dict[str, Any], due: list[dict[str, Any]],
-               planned: set[str] | None = None) -> list[dict[str, Any]]:
-    """`next_calls` before the todo list's: every one, most urgent first."""
+               planned: set[str] | None = None, status: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """`next_calls` before the todo list's: every one, most urgent first. `status`: each
+    hypothesis's effective status, where the caller has them."""
+    if status is None:
+        status = {d.id: d.effective_status() for d in docs.values()}
     out: list[dict[str, Any]] = []
     for la in runs["launches"]:
         if la["status"] in LIVE_RUN_STATUSES:
@@ -321,31 +348,31 @@ def loop_calls(docs: dict[str, Any], runs: dict[str, Any], due: list[dict[str, A
     if not docs:
         out.append({"call": "hypothesis_add", "arguments": {"title": "…"}, "why": "no hypothesis yet: say what you believe"})
     children = {d.parent for d in docs.values() if d.parent}
-    decided = sorted((d for d in docs.values() if d.effective_status() in ("confirmed", "falsified")),
+    decided = sorted((docs[h] for h, st in status.items() if st in ("confirmed", "falsified")),
                      key=lambda d: (d.created or "", d.id), reverse=True)
     # a falsified hypothesis's pivot: none where a rival (named on either side) is confirmed, which
     # is what the evidence points at already
-    won = {d.id for d in docs.values() if d.effective_status() == "confirmed"}
-    beaten = {r for d in docs.values() if d.id in won for r in d.rivals} \
-        | {d.id for d in docs.values() if won.intersection(d.rivals)}
+    won = {h for h, st in status.items() if st == "confirmed"}
+    beaten = {r for h in won for r in docs[h].rivals} \
+        | ({d.id for d in docs.values() if d.rivals and won.intersection(d.rivals)} if won else set())
     for d in decided:
-        if d.effective_status() == "falsified" and d.id not in children and d.id not in beaten:
+        if status[d.id] == "falsified" and d.id not in children and d.id not in beaten:
             out.append({"call": "hypothesis_add", "arguments": {"title": "…", "parent": d.id},
                         "why": f"{d.id} is falsified: pivot to what the evidence points at"})
             break
-    undecided = _undecided_rival(docs)
+    undecided = _undecided_rival(docs, status)
     if undecided:
         out.append({"call": "next", "arguments": {"id": undecided[0]},
                     "why": f"{undecided[0]} and {undecided[1]} are not told apart yet: name the experiment that would"})
     for d in decided:
         if d.id not in (planned or set()):
-            need = d.id if d.effective_status() == "confirmed" else f"{d.id}=falsified"
+            need = d.id if status[d.id] == "confirmed" else f"{d.id}=falsified"
             out.append({"call": "plan_add", "arguments": {"title": "…", "gain": "10-30%", "effort": "M",
                                                           "confidence": 0.5, "needs": [need]},
-                        "why": f"{d.id} is {d.effective_status()} and no plan rests on it: rank what to do next"})
+                        "why": f"{d.id} is {status[d.id]} and no plan rests on it: rank what to do next"})
             break
     for d in docs.values():
-        if not predicts(d) and d.effective_status() == "open":
+        if status[d.id] == "open" and not predicts(d):
             out.append({"call": "prediction_add", "arguments": {"hypothesis": d.id, "expect": "a > b"},
                         "why": f"{d.id} has no prediction: pre-register one before measuring"})
             break

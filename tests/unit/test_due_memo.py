@@ -1,0 +1,46 @@
+"""The memo of what is due (`core.statusdoc.due_memo_doc` / `due_from_memo`, issue 47): its
+prediction states are kept as one JSON text and parsed only where they are needed; a memo an
+earlier optlog kept (the states inline) still reads."""
+
+from __future__ import annotations
+
+import json
+
+from optlog.core import statusdoc as SD
+
+DIGESTS = {"a": "da", "b": "db", "c": "dc"}
+STATES = {"a": [["n", ["a", "b"], 7, [1, 2]]], "b": "kept"}  # c: judged without states
+
+
+def _kept(gen: int = 4) -> dict:
+    """The memo as the database hands it back (kept as JSON)."""
+    return json.loads(json.dumps(SD.due_memo_doc(gen, "ceil", DIGESTS, {"a": "a is due"}, dict(STATES))))
+
+
+def test_a_current_memo_answers_without_its_states() -> None:
+    memo = _kept()
+    memo["states"] = "not JSON at all"  # never parsed: every digest is as kept
+    assert SD.due_from_memo(DIGESTS, 4, memo, "ceil", states_too=False) == ({"a": "a is due"}, [], {})
+
+
+def test_the_states_come_back_where_asked_or_where_one_is_to_work_out() -> None:
+    assert SD.due_from_memo(DIGESTS, 4, _kept(), "ceil") == ({"a": "a is due"}, [], STATES)
+    moved = {**DIGESTS, "c": "dc2"}  # c's file changed: the memo is kept again, states and all
+    assert SD.due_from_memo(moved, 4, _kept(), "ceil", states_too=False) == ({"a": "a is due"}, ["c"], STATES)
+
+
+def test_another_counter_or_ceilings_hold_nothing() -> None:
+    assert SD.due_from_memo(DIGESTS, 5, _kept(), "ceil") == ({}, ["a", "b", "c"], {})
+    assert SD.due_from_memo(DIGESTS, 4, _kept(), "other") == ({}, ["a", "b", "c"], {})
+
+
+def test_a_memo_with_the_states_inline_still_reads() -> None:
+    old = {"gen": 4, "ceilings": "ceil", "hyps": {"a": ["da", "a is due", STATES["a"]], "b": ["db", None, "kept"],
+                                                   "c": ["dc", None]}}
+    assert SD.due_from_memo(DIGESTS, 4, old, "ceil") == ({"a": "a is due"}, [], STATES)
+
+
+def test_broken_states_text_reads_as_none_kept() -> None:
+    memo = _kept()
+    memo["states"] = "[1, 2"
+    assert SD.due_from_memo(DIGESTS, 4, memo, "ceil") == ({"a": "a is due"}, [], {})
