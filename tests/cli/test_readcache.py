@@ -282,3 +282,50 @@ def test_rows_worked_out_since_go_beside_the_whole_file_until_it_is_written_agai
     del rows["h000"]
     readcache.keep_rows(w, "test-rows", rows)  # a row gone: written whole
     assert not newer.exists() and readcache.kept_rows(w, "test-rows", 2) == rows
+
+
+def test_the_listing_digest_moves_with_any_file_and_only_with_the_hypothesis_files(tmp_path):
+    """`readcache._hypothesis_files`, which every read's stamp takes: each file's id and
+    modification time; a digest that a file's name, modification time, size or inode moving
+    moves, and that other names in the folder leave as it was."""
+    from optlog.store.readcache import _hypothesis_files
+
+    class W:  # what the listing reads of a workspace
+        def __init__(self, d: Path) -> None:
+            self.hypotheses_dir = d
+
+    def listing(d: Path) -> tuple[dict[str, int], str]:
+        files, digest, _newest = _hypothesis_files(W(d), 0.0)  # type: ignore[arg-type]
+        return files, digest
+
+    one = tmp_path / "one"
+    one.mkdir()
+    for n in ("b", "a", "c"):
+        (one / f"{n}.yaml").write_text(f"id: {n}\n")
+        os.utime(one / f"{n}.yaml", ns=(1_000_000_000, 1_000_000_000))
+    files, base = listing(one)
+    assert files == {"a": 1_000_000_000, "b": 1_000_000_000, "c": 1_000_000_000}
+    assert listing(one) == (files, base)  # nothing moved, nothing moves
+    (one / "notes.txt").write_text("x")
+    (one / ".a.yaml.swp").write_text("x")
+    (one / ".hidden.yaml").write_text("x")
+    assert listing(one) == (files, base)  # not hypothesis files
+    seen = {base}
+    os.utime(one / "b.yaml", ns=(2_000_000_000, 2_000_000_000))
+    seen.add(listing(one)[1])
+    with open(one / "b.yaml", "a", encoding="utf-8") as fh:  # longer, its mtime put back
+        fh.write("# more\n")
+    os.utime(one / "b.yaml", ns=(2_000_000_000, 2_000_000_000))
+    assert listing(one)[1] not in seen
+    seen.add(listing(one)[1])
+    (one / "b.new").write_text((one / "b.yaml").read_text())  # the same bytes and mtime, another inode
+    os.utime(one / "b.new", ns=(2_000_000_000, 2_000_000_000))
+    os.replace(one / "b.new", one / "b.yaml")
+    assert listing(one)[1] not in seen
+    seen.add(listing(one)[1])
+    (one / "d.yaml").write_text("id: d\n")
+    assert "d" in listing(one)[0] and listing(one)[1] not in seen
+    (one / "d.yaml").unlink()
+    assert "d" not in listing(one)[0]
+    files, digest = listing(tmp_path / "missing")
+    assert files == {} and digest != listing(one)[1]
