@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from optlog.core import jsondoc
 from optlog.core.statuses import told_apart
 
 
@@ -52,6 +53,16 @@ def relations(hyps: dict[str, Any]) -> tuple[dict[str, list[str]], dict[str, lis
         if x.parent:
             children.setdefault(x.parent, []).append(x.id)
     return named_by, children
+
+
+def rival_ids(column: Any) -> list[str]:
+    """A hypothesis's `rivals` as its index's link column holds it (JSON text on SQLite, the list
+    on PostgreSQL, NULL): the ids, for `links`. Most hypotheses name no rival, so the empty list
+    and NULL are not parsed (at 10,000 hypotheses parsing every row's column was ~15 ms of a first
+    read after a hand edit)."""
+    if column is None or column in ("[]", "null"):
+        return []
+    return list((jsondoc.loads(column) if isinstance(column, str) else column) or ())
 
 
 def links(items: Iterable[tuple[str, str | None, Iterable[str]]]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from optlog.core import duestate as DS
+from optlog.core import jsondoc
 from optlog.core import family as F
 from optlog.core import prereg as PH
 from optlog.core.shape import fit
@@ -126,9 +127,9 @@ def _memo_states(memo: dict[str, Any]) -> dict[str, Any]:
     """The memo's states (`due_memo_doc`: one JSON text), or none where it holds no such text."""
     text = memo.get("states")
     try:
-        got = json.loads(text) if isinstance(text, str) else None
-    except ValueError:
-        return {}
+        got = jsondoc.loads(text) if isinstance(text, str) else None
+    except (ValueError, jsondoc.DuplicateKey):
+        return {}  # not ours to trust: worked out again from the runs
     return got if isinstance(got, dict) else {}
 
 

@@ -18,11 +18,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from optlog.core.family import rival_ids
 from optlog.core.hypothesis import link_problems
 from optlog.core.timeutil import now_iso
 from optlog.paths import Workspace
 from optlog.store import hypfiles
-from optlog.store.plainread import rival_ids
 from optlog.store.plainwrite import Writer, writing
 
 _HYP_COLS = ("title", "status", "parent", "rivals", "file_hash", "file_mtime_ns", "updated_at", "doc")

@@ -196,15 +196,6 @@ LIST_ENTRIES = "hypothesis-list-entries"  # store.readcache.keep_rows: each hypo
 LINK_ROWS_SQL = "SELECT id, file_mtime_ns, file_hash, parent, rivals FROM hypothesis"
 
 
-def rival_ids(rv: Any) -> list[str]:
-    """A `rivals` link column as read (JSON text on SQLite, the list on PostgreSQL, NULL): the ids.
-    Most hypotheses name no rival, so the empty list and NULL are not parsed (at 10,000
-    hypotheses parsing every row's column was ~15 ms of a first read after a hand edit)."""
-    if rv is None or rv in ("[]", "null"):
-        return []
-    return list((jsondoc.loads(rv) if isinstance(rv, str) else rv) or ())
-
-
 def hypothesis_list_text(ws: Workspace, con: Any, files: dict[str, int], links: list[Any] | None = None) -> str | None:
     """`hypothesis list` (no filters, no page) as its JSON text as printed (`core.text.json_shown`'s:
     each kept entry is shown already, and the ids between them need no escaping), from the index, when every
@@ -220,12 +211,18 @@ def hypothesis_list_text(ws: Workspace, con: Any, files: dict[str, int], links: 
     if got is None:
         return None
     rows, entries = got  # id → [file hash, created, head, tail]
-    kids, rivs = family.links((hid, parent, rival_ids(rv)) for hid, _mt, _fh, parent, rv in rows)
+    kids, rivs = family.links((hid, parent, family.rival_ids(rv)) for hid, _mt, _fh, parent, rv in rows)
     shown = []
     for hid in sorted(entries, key=lambda h: (entries[h][1], h)):  # service.hypotheses.list_doc's order
         _fh, _created, head, tail = entries[hid]
         shown.append(f'{head}, "children": {_ids(kids.get(hid))}, "rivals": {_ids(rivs.get(hid))}, {tail}')
     return '{"hypotheses": [' + ", ".join(shown) + "]}"
+
+
+def as_listed(rows: list[Any], files: dict[str, int]) -> bool:
+    """The index rows (LINK_ROWS_SQL's) name the listed files, each with the modification time
+    listed (`store.readcache.Stamp.files`): every file is as indexed."""
+    return len(rows) == len(files) and all(files.get(hid) == mt for hid, mt, _fh, _p, _r in rows)
 
 
 def kept_by_hash(ws: Workspace, con: Any, files: dict[str, int], links: list[Any] | None, name: str, width: int,
@@ -236,9 +233,11 @@ def kept_by_hash(ws: Workspace, con: Any, files: dict[str, int], links: list[Any
     since are read (in one statement with their own hash: `documents`), and what changed is kept
     again. None where a file is not as indexed (the same names, each with the modification time the
     index recorded: `files`, from `store.readcache.Stamp.files`) or a row was indexed again meanwhile."""
-    rows = links or con.execute(LINK_ROWS_SQL).fetchall()
-    if len(rows) != len(files) or any(files.get(hid) != mt for hid, mt, _fh, _p, _r in rows):
-        return None
+    rows = links
+    if not rows:  # (`reindexed` fills `links` only where it found every file as indexed: checked so)
+        rows = con.execute(LINK_ROWS_SQL).fetchall()
+        if not as_listed(rows, files):
+            return None
     known = readcache.kept_rows(ws, name, width)
     got: dict[str, list[str]] = {}
     need: list[str] = []
@@ -317,11 +316,11 @@ def reindexed(ws: Workspace, sqlite_file: Path | None, stamps: dict[str, int], p
     finally:
         if pg is None:
             con.close()
-    rows = {hid: (fh, mt, parent, rivals) for hid, mt, fh, parent, rivals in got}
-    if len(rows) == len(stamps) and all(stamps.get(hid) == r[1] for hid, r in rows.items()):
+    if as_listed(got, stamps):
         if links is not None:
             links.extend(got)
         return []
+    rows = {hid: (fh, mt, parent, rivals) for hid, mt, fh, parent, rivals in got}
     from optlog.store.plainindex import reindex  # deferred: the hypothesis model (pydantic, YAML), only for a changed file
 
     return reindex(ws, rows, stamps, sqlite_file, pg)

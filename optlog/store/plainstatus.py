@@ -66,8 +66,8 @@ class Brief:
                  "_verdicts", "_history", "_text", "_doc")
 
     def __init__(self, hid: str, f: list[str]) -> None:
-        # f: a `BRIEFS` row after its file hash and due digest (`_row`)
-        created, parent, rivals, self.status, auto, ov, npred, nv, nh, self._text = f
+        # f: a `BRIEFS` row: its file hash, its due digest (`_row`), then these
+        _fh, _dg, created, parent, rivals, self.status, auto, ov, npred, nv, nh, self._text = f
         self.id, self.created, self.parent = hid, created or None, parent or None
         self.rivals: list[str] = json.loads(rivals) if rivals else []
         self.auto_status, self.override = auto or None, {"status": ov} if ov else None
@@ -178,10 +178,10 @@ def briefs(ws: Workspace, con: Any, files: dict[str, int],
     kept = kept_by_hash(ws, con, files, links, BRIEFS, 12, _row)
     if kept is None:
         return None
-    rows, got = kept  # id → [file hash, due digest, *Brief's columns, brief JSON]
-    # the full path's order: the files by name (store.hypfiles.list_files), not the index rows'
-    order = sorted((r[0] for r in rows), key=lambda h: h + ".yaml")
-    return {h: Brief(h, got[h][2:]) for h in order}, {h: got[h][1] for h in order}
+    _rows, got = kept  # id → [file hash, due digest, *Brief's columns, brief JSON]
+    # the full path's order: the files by name (store.hypfiles.list_files, as `files` lists them),
+    # not the index rows' (kept_by_hash has checked that they name the same hypotheses)
+    return {h: Brief(h, got[h]) for h in files}, {h: got[h][1] for h in files}
 
 
 def status(con: Any, ws: Workspace, files: dict[str, int], links: list[Any] | None = None,

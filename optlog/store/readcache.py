@@ -91,8 +91,9 @@ class Stamp:
     # read after a change of the data alone may be worked out on plain SQL (optlog.api.firstread)
     # when the full path last answered under the same base (BASE_FILE)
     base: str = ""
-    # id → modification time (ns) of each hypothesis file, as this stamp saw them: the first read
-    # after a change compares the index with these instead of listing the folder again
+    # id → modification time (ns) of each hypothesis file, as this stamp saw them, in the files'
+    # name order (the full path's: store.hypfiles.list_files): the first read after a change
+    # compares the index with these instead of listing the folder again
     files: dict[str, int] | None = field(default=None, compare=False, hash=False)
     # for `status` ("all"): the same stamp but for the todo list (the counter todo writes leave
     # alone): what the document's parts other than the todo list are kept under (PARTS_KEY)

@@ -41,6 +41,7 @@ def test_a_memo_with_the_states_inline_still_reads() -> None:
 
 
 def test_broken_states_text_reads_as_none_kept() -> None:
-    memo = _kept()
-    memo["states"] = "[1, 2"
-    assert SD.due_from_memo(DIGESTS, 4, memo, "ceil") == ({"a": "a is due"}, [], {})
+    for broken in ("[1, 2", '{"a": 1, "a": 2}', "[1, 2]"):  # not JSON, a key said twice, not a mapping
+        memo = _kept()
+        memo["states"] = broken
+        assert SD.due_from_memo(DIGESTS, 4, memo, "ceil") == ({"a": "a is due"}, [], {})
