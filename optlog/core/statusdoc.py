@@ -17,8 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from optlog.core import duestate as DS
-from optlog.core import jsondoc
 from optlog.core import family as F
+from optlog.core import jsondoc
 from optlog.core import prereg as PH
 from optlog.core.shape import fit
 from optlog.core.statuses import LIVE_RUN_STATUSES, told_apart

@@ -130,7 +130,7 @@ def verdicts_due(q: Query, ws: Workspace, docs: dict[str, Brief],
     ceilings were never noted under this configuration (the full path reads optlog.yaml).
     `docs`: the hypotheses as `status` reads them (`core.statusdoc.brief`); `digests`: each one's
     `core.statusdoc.due_digest`; `full`: the whole documents of some, which judging reads."""
-    hs = {h: d for h, d in docs.items() if SD.predicts(d) and not d.override}
+    hs = {h: d for h, d in docs.items() if d.n_predictions and not d.override}  # (SD.predicts, from the row)
     if not hs:
         return {}
     noted = readcache.noted_ceilings(ws)
@@ -199,8 +199,9 @@ def status(con: Any, ws: Workspace, files: dict[str, int], links: list[Any] | No
     if got is None:
         return None
     docs, digests = got
-    read(d for d in docs.values() if d._verdicts or d._history)  # (latest_verdicts reads them: parsed at once)
-    latest, last_at = SD.latest_verdicts(docs)
+    told = {h: d for h, d in docs.items() if d._verdicts or d._history}  # (no other has a verdict or status change)
+    read(told.values())  # (latest_verdicts reads them: parsed at once)
+    latest, last_at = SD.latest_verdicts(told)
     keeps: dict[str, Any] = {}  # derived values to keep (sync_stamp key → value), in one write at the end
     f = run_facts(q, latest[0]["at"] if latest else "", SD.LIVE_CAP, keeps.__setitem__)
     if f.live_total:
