@@ -262,7 +262,7 @@ def main() -> None:
                 times[writes[c]].append(took)
             times[k].append(timed([*optlog, *reads[n], "--json"], env, root))
             if n == last_read:  # the baseline again after each change's reads: load hits both alike,
-                # and the median the ratios divide by rests on as many rounds as the reads do
+                # and the median the ratios divide by rests on more samples than any read's
                 times[next(iter(cases))].append(timed(*cases[next(iter(cases))][:2], root))
     base = statistics.median(times[next(iter(cases))])
     backend = "PostgreSQL" if os.environ.get("OPTLOG_DB_URL") else "SQLite"

@@ -219,7 +219,7 @@ def parts(workspace: str, docs: dict[str, Any], latest: list[dict[str, Any]], la
     open_h: list[dict[str, Any]] = []
     due: list[dict[str, Any]] = []
     n_open = 0
-    status = {d.id: d.effective_status() for d in docs.values()}  # once (10,000 at scale): `loop_calls` reads them too
+    status = statuses(docs)  # once (10,000 at scale): `loop_calls` reads them too
     for d in sorted(docs.values(), key=lambda d: (d.created or "", d.id), reverse=True):
         st = status[d.id]
         if st == "open" and d.id in runs["live_hyps"]:
@@ -287,6 +287,12 @@ def _notice(clone: bool, has_docs: bool, total: int) -> str | None:
         if clone and has_docs else "")
 
 
+def statuses(docs: dict[str, Any]) -> dict[str, str]:
+    """Each hypothesis's effective status (its override's, else its verdict's, else as written),
+    worked out once for the document's passes over them."""
+    return {d.id: d.effective_status() for d in docs.values()}
+
+
 def predicts(d: Any) -> bool:
     """Whether a hypothesis has predictions: a brief kept by `store.plainstatus` (`Brief`) says so
     from its row, without parsing them."""
@@ -303,7 +309,7 @@ def _undecided_rival(docs: dict[str, Any], status: dict[str, str] | None = None)
     none the family is not built (at 10,000 hypotheses ~25 ms of a first `status`). `status`: each
     one's effective status, where the caller has them."""
     if status is None:
-        status = {x.id: x.effective_status() for x in docs.values()}
+        status = statuses(docs)
     paired = {x.id for x in docs.values() if x.rivals or (x.parent and status.get(x.parent) == "falsified")}
     paired.update(r for x in docs.values() for r in x.rivals if r in docs)
     if not paired:
@@ -337,7 +343,7 @@ def loop_calls(docs: dict[str, Any], runs: dict[str, Any], due: list[dict[str, A
     """`next_calls` before the todo list's: every one, most urgent first. `status`: each
     hypothesis's effective status, where the caller has them."""
     if status is None:
-        status = {d.id: d.effective_status() for d in docs.values()}
+        status = statuses(docs)
     out: list[dict[str, Any]] = []
     for la in runs["launches"]:
         if la["status"] in LIVE_RUN_STATUSES:

@@ -130,7 +130,7 @@ def verdicts_due(q: Query, ws: Workspace, docs: dict[str, Brief],
     ceilings were never noted under this configuration (the full path reads optlog.yaml).
     `docs`: the hypotheses as `status` reads them (`core.statusdoc.brief`); `digests`: each one's
     `core.statusdoc.due_digest`; `full`: the whole documents of some, which judging reads."""
-    hs = {h: d for h, d in docs.items() if d.n_predictions and not d.override}  # (SD.predicts, from the row)
+    hs = {h: d for h, d in docs.items() if SD.predicts(d) and not d.override}
     if not hs:
         return {}
     noted = readcache.noted_ceilings(ws)
