@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from optlog.core import duestate as DS
@@ -163,6 +163,30 @@ def due_known(digests: dict[str, str], gen: int | None, memo: Any, journal: Any,
     return out, work, states, False
 
 
+LAZY_RUNS = 64  # runs appended since the memo was kept that `due_carried` carries over without keeping it
+
+
+def due_carried(digests: dict[str, str], gen: int | None, memo: Any, journal: Any, ceil_key: str,
+                views: Callable[[Collection[str]], Mapping[str, DS.View]], told: Collection[str],
+                appended: Callable[[list[int]], Sequence[tuple[int, str, Mapping[str, str]]]]
+                ) -> Mapping[str, str] | None:
+    """What is due, where the memo holds every hypothesis as it is and only runs were appended
+    since it was kept, up to `LAZY_RUNS` of them: carried over as far as it is read
+    (`core.duestate.carry_lazily`: the same answers as `due_known`'s) and the memo left as it was,
+    to be carried over again by the next read; else None (`due_known` works it out and the memo
+    is kept again). `told`: the hypotheses with a verdict. The first `status` after each run pays
+    for the runs since the memo only; every `LAZY_RUNS` runs one keeps it again."""
+    if gen is None or not isinstance(memo, dict) or memo.get("gen") == gen:
+        return None
+    since = appended_since(gen, memo, journal, ceil_key)
+    if not since or len(since) > LAZY_RUNS:
+        return None
+    out, work, _states = due_from_memo(digests, memo["gen"], memo, ceil_key, states_too=False)
+    if work:
+        return None
+    return DS.carry_lazily(list(digests), out, _memo_states(memo), views, told, appended(since))
+
+
 def due_memo_doc(gen: int, ceil_key: str, digests: dict[str, str], due: dict[str, str],
                  states: dict[str, Any] | None = None) -> dict[str, Any]:
     """The memo to keep: for every hypothesis judged, its digest and why it is due (None: not
@@ -211,7 +235,7 @@ def document(workspace: str, docs: dict[str, Any], latest: list[dict[str, Any]],
 
 
 def parts(workspace: str, docs: dict[str, Any], latest: list[dict[str, Any]], last_at: dict[str, str],
-          runs: dict[str, Any], why: dict[str, str], planned: set[str]) -> dict[str, Any]:
+          runs: dict[str, Any], why: Mapping[str, str], planned: set[str]) -> dict[str, Any]:
     """Everything of the document but the todo list's part, as JSON data: `assemble` adds the todo
     list to it. A todo list written changes nothing here, so the first `status` after the agent's
     hook (store.plainstatus) assembles the kept parts with the new list instead of reading every
@@ -232,10 +256,12 @@ def parts(workspace: str, docs: dict[str, Any], latest: list[dict[str, Any]], la
                                                 **({"post_hoc": True} if PH.is_post_hoc(p.post_hoc) else {}),
                                                 **({"preregistration": PH.state(p.post_hoc)} if p.post_hoc else {})}
                                                for p in d.predictions[:3]]})
-    for h, reason in why.items():
-        due.append({"id": h, "evidence_at": runs["newest"].get(h), "verdict_at": last_at.get(h), "why": reason})
-    # newest evidence first (as recorded: for the order only; what is due is decided by the evidence)
-    due.sort(key=lambda x: (x["evidence_at"] or "", x["id"]), reverse=True)
+    # newest evidence first (as recorded: for the order only; what is due is decided by the evidence);
+    # the reasons of those shown only (`why` may work them out as they are asked: core.duestate.Carried)
+    newest = runs["newest"]
+    order = sorted(why, key=lambda h: (newest.get(h) or "", h), reverse=True)
+    due = [{"id": h, "evidence_at": newest.get(h), "verdict_at": last_at.get(h), "why": why[h]}
+           for h in order[:DUE_CAP]]
     return {
         "workspace": workspace,
         "hypotheses": {"total": len(docs), "open_total": n_open, "open": open_h},
@@ -243,8 +269,8 @@ def parts(workspace: str, docs: dict[str, Any], latest: list[dict[str, Any]], la
         "live_runs_total": runs["live_total"],
         "runs_total": runs["total"],
         "launches": runs["launches"],
-        "verdict_due": due[:DUE_CAP],
-        "verdict_due_total": len(due),
+        "verdict_due": due,
+        "verdict_due_total": len(order),
         "latest_verdicts": [{**v, "summary": clip(v["summary"], 80)} for v in latest[:3]],  # post_hoc: core.posthoc
         "invalidations": {"total": runs["invalid_total"], "latest": runs["invalid"]},
         "run_database_empty": runs["total"] == 0,

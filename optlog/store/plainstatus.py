@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -120,7 +120,7 @@ def _row(d: dict[str, Any]) -> list[str]:
 
 def verdicts_due(q: Query, ws: Workspace, docs: dict[str, Brief],
                  rows: Rows, is_sqlite: bool, keep: Callable[[dict[str, Any]], None], digests: dict[str, str],
-                 full: Callable[[list[str]], dict[str, IndexedDoc]]) -> dict[str, str] | None:
+                 full: Callable[[list[str]], dict[str, IndexedDoc]]) -> Mapping[str, str] | None:
     """`service.verdicts.due` on plain SQL: from its memo where it was kept under the current
     evidence counter and ceilings for every hypothesis with predictions as it is now; where the
     writes since only appended runs (their journal: `store.db.Database.appended`), the memo carried
@@ -139,6 +139,10 @@ def verdicts_due(q: Query, ws: Workspace, docs: dict[str, Brief],
     ceil_key, ceil = noted
     gen, memo, journal = due_memo(q)
     digests = {h: digests[h] for h in hs}
+    carried = SD.due_carried(digests, gen, memo, journal, ceil_key, lambda ids: _views({h: hs[h] for h in ids}),
+                             [h for h, d in hs.items() if d._verdicts], lambda since: counting_runs(q, since))
+    if carried is not None:
+        return carried  # (in `hs`' order; the memo is kept again by a read after more runs, or the full path)
     out, work, states, current = SD.due_known(
         digests, gen, memo, journal, ceil_key,
         lambda: _views(hs),
@@ -215,7 +219,10 @@ def status(con: Any, ws: Workspace, files: dict[str, int], links: list[Any] | No
         return None
     if keeps:
         _keep(ws, con, keeps)
-    p = SD.parts(str(ws.root), docs, latest, last_at, runs, why, planned_for(q))
+    try:
+        p = SD.parts(str(ws.root), docs, latest, last_at, runs, why, planned_for(q))
+    except DS.NotCarried:
+        return None  # a kept state that did not fit after all: the full path works what is due out
     if kept is not None:
         kept["parts"] = json.dumps(p, separators=(",", ":"), ensure_ascii=False, default=str)  # (as the document is)
     return SD.assemble(p, todo_list(con)["todos"], sync_value(q, TODO_OWNER_KEY))

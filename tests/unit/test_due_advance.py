@@ -123,3 +123,89 @@ def test_advance_refuses_states_that_do_not_fit() -> None:
     assert DS.advance([p], None, [["?", ["a", "b"], 0, []]], run) is None
     assert DS.advance([p], None, [["n", ["a", "b"], 0, []]], run) == (
         "p has evidence (run 9) and no verdict yet", [["n", ["a", "b"], 1, [9]]])
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_carrying_over_as_far_as_it_is_read_is_carrying_over_every_hypothesis(seed: int) -> None:
+    """`core.duestate.carry_lazily` (the first `status` after a run, issue 47) against
+    `carry_over`: over one to four appends since the memo was kept, the same hypotheses due, in
+    the memo's order, each with the same reason; None exactly where `carry_over` works some out
+    from the runs again (a verdict naming a new run's number); membership and order read no
+    hypothesis, and a reason reads that hypothesis alone."""
+    _compare_lazily(seed)
+
+
+def test_the_lazy_comparisons_exercise_every_case() -> None:
+    """Not an empty comparison: over the seeds, hypotheses not due at the memo became due, some
+    steps were carried over lazily, and some were refused (a verdict naming a new run)."""
+    totals = [sum(x) for x in zip(*(_compare_lazily(seed) for seed in range(12)))]
+    print(totals)
+    assert totals[0] >= 10 and totals[1] >= 10 and totals[2] >= 1, totals
+
+
+def _compare_lazily(seed: int) -> tuple[int, int, int]:
+    """Returns how many hypotheses became due since the memo, steps carried over lazily, refused."""
+    rng = random.Random(1000 + seed)
+    runs = [_run(rng, i) for i in range(1, rng.choice([3, 30, 120]))]
+    ev = V.Evidence(runs)
+    hs = _workspace(rng, ev)
+    states: dict[str, Any] = {}
+    memo = DUE.judge(hs, ev, CEIL, states)
+    top = len(runs)
+    views: dict[str, DS.View] = {}
+    lacks = rng.choice([h for h, (_p, recs) in hs.items() if recs is not None]) if rng.random() < 0.3 else None
+    for h, (preds, recs) in hs.items():
+        named = sorted({r for rec in recs or [] for r in rec["runs"]})
+        if h == lacks:  # a verdict that rests on a run this database lacks (a new run may take its number)
+            named.append(top + rng.choice([1, 2, 3]))
+        views[h] = ([p.model_dump(mode="json") for p in preds],
+                    {"runs": named, "predictions": recs} if recs is not None else None)
+    told = [h for h, v in views.items() if v[1] is not None]
+    added: list[tuple[int, str, dict[str, str]]] = []
+    lazy_seen = eager_redo = became = 0
+    for _step in range(rng.choice([1, 2, 4])):
+        new = [_run(rng, top + k + 1) for k in range(rng.choice([1, 1, 3]))]
+        top += len(new)
+        added += [(r.id, f"uid-{r.id}", r.canon) for r in new]
+        want, want_states = dict(memo), {h: list(st) for h, st in states.items()}
+        redo = DS.carry_over(views, added, want, want_states, set())
+        asked: list[list[str]] = []
+
+        def read(ids: Any) -> dict[str, DS.View]:
+            asked.append(list(ids))
+            return {h: views[h] for h in ids}
+
+        got = DS.carry_lazily(list(hs), memo, states, read, told, list(added))
+        if redo:
+            assert got is None
+            eager_redo += 1
+            continue
+        assert got is not None
+        lazy_seen += 1
+        before = len(asked)
+        assert list(got) == [h for h in hs if h in want] and len(got) == len(want)
+        assert all(h in got for h in want) and not any(h in got for h in hs if h not in want)
+        assert len(asked) == before  # membership and order worked no reason out
+        for h in want:
+            assert got[h] == want[h], (h, got[h], want[h])
+        assert all(len(ids) == 1 for ids in asked[before:])  # a reason read its hypothesis alone
+        became += sum(h not in memo for h in want)
+    assert lazy_seen + eager_redo >= 1
+    return became, lazy_seen, eager_redo
+
+
+def test_the_kept_states_that_carrying_over_as_read_refuses() -> None:
+    """A memo whose states are missing or malformed for any hypothesis is carried over as
+    `carry_over` does it (None here), not claimed due from its old reason."""
+    p = Prediction(id="p", expect="a > b", metric="t", a={"cfg": "x"}, b={"cfg": "y"}).model_dump(mode="json")
+    views = {"h": ([p], None), "k": ([p], None)}
+    read = lambda ids: {h: views[h] for h in ids}  # noqa: E731
+    run = [(9, "u9", {"cfg": "x"})]
+    memo = {"h": "p has evidence (runs 1, 2) and no verdict yet"}
+    ok = {"h": [["n", ["a", "b"], 2, [1, 2]]], "k": [["n", ["a"], 0, []]]}
+    got = DS.carry_lazily(["h", "k"], memo, ok, read, [], run)
+    assert got is not None and dict(got) == {"h": "p has evidence (runs 1, 2, 9) and no verdict yet",
+                                             "k": "p has evidence (run 9) and no verdict yet"}
+    for bad in ({"h": ok["h"]}, {**ok, "h": []}, {**ok, "h": [["?", ["a"], 0, []]]}, {**ok, "k": "x"}):
+        assert DS.carry_lazily(["h", "k"], memo, bad, read, [], run) is None, bad
+    assert DS.carry_lazily(["h", "k"], memo, {**ok, "k": DS.KEPT}, read, [], run) == {"h": got["h"]}

@@ -45,3 +45,33 @@ def test_broken_states_text_reads_as_none_kept() -> None:
         memo = _kept()
         memo["states"] = broken
         assert SD.due_from_memo(DIGESTS, 4, memo, "ceil") == ({"a": "a is due"}, [], {})
+
+
+def test_what_is_due_is_carried_over_as_read_only_over_a_few_appended_runs() -> None:
+    """`due_carried`: only where the memo holds every hypothesis as it is, the journal says only
+    runs were appended since, and no more than `LAZY_RUNS` of them; else `due_known` carries over
+    and the memo is kept again (so it never falls more than LAZY_RUNS runs behind)."""
+    digests = {"a": "da", "b": "db"}
+    states = {"a": [["n", ["a"], 2, [1, 2]]], "b": [["n", ["a"], 0, []]]}
+    memo = json.loads(json.dumps(SD.due_memo_doc(4, "ceil", digests, {"a": "p has evidence (runs 1, 2) and no verdict yet"},
+                                                 states)))
+    pred = {"id": "p", "a": {"cfg": "x"}, "b": None}
+    views = lambda ids: {h: ([pred], None) for h in ids}  # noqa: E731
+    new_runs = lambda ids: [(i, f"u{i}", {"cfg": "x" if i % 2 else "y"}) for i in ids]  # noqa: E731
+
+    def journal(n: int) -> dict:
+        return {"from": 4, "gen": 4 + n, "runs": [[4 + k + 1, 100 + k] for k in range(n)]}
+
+    got = SD.due_carried(digests, 5, memo, journal(1), "ceil", views, [], new_runs)
+    assert got is not None and dict(got) == {"a": "p has evidence (runs 1, 2) and no verdict yet"}  # run 100: cfg y
+    got = SD.due_carried(digests, 6, memo, journal(2), "ceil", views, [], new_runs)
+    assert got is not None and dict(got) == {"a": "p has evidence (runs 1, 2, 101) and no verdict yet",
+                                             "b": "p has evidence (run 101) and no verdict yet"}
+    n = SD.LAZY_RUNS
+    assert SD.due_carried(digests, 4 + n, memo, journal(n), "ceil", views, [], new_runs) is not None
+    assert SD.due_carried(digests, 5 + n, memo, journal(n + 1), "ceil", views, [], new_runs) is None
+    assert SD.due_carried(digests, 4, memo, journal(0), "ceil", views, [], new_runs) is None  # current
+    assert SD.due_carried({**digests, "b": "db2"}, 5, memo, journal(1), "ceil", views, [], new_runs) is None
+    assert SD.due_carried(digests, 5, memo, {"from": 5, "gen": 5, "runs": [[5, 100]]}, "ceil", views, [],
+                          new_runs) is None  # the journal began after the memo: something else moved the evidence
+    assert SD.due_carried(digests, 5, memo, journal(1), "other", views, [], new_runs) is None
