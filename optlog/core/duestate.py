@@ -207,55 +207,54 @@ class Carried(Mapping[str, str]):
         return len(self._order)
 
 
-def carry_lazily(hyps: Sequence[str], out: Mapping[str, str], states: Mapping[str, Any],
+def carry_lazily(hyps: Sequence[str], out: Mapping[str, str], states: Callable[[Collection[str]], Mapping[str, Any]],
                  views: Callable[[Collection[str]], Mapping[str, View]], told: Collection[str],
                  added: Sequence[tuple[int, str, Mapping[str, str]]]) -> Carried | None:
-    """`carry_over` of every hypothesis in `hyps` (all held by the memo: `out` why each was due,
-    `states` what was found of each), worked out only as far as it is read: at 10,000
-    hypotheses carrying every one over a run and keeping the memo again was ~110 ms of the first
-    `status` after it, which shows three reasons.
+    """`carry_over` of every hypothesis in `hyps` (all held by the memo: `out` why each was due;
+    `states` reads what was found of those asked), worked out only as far as it is read: at
+    10,000 hypotheses carrying every one over a run and keeping the memo again was ~110 ms of the
+    first `status` after it, which shows three reasons.
 
-    A hypothesis due before stays due (a new candidate only adds to a prediction's evidence, or
-    moves the fingerprint of one with a record): only those that were not are carried over now;
-    the others' reasons when asked (`Carried`). `views` reads the hypotheses asked (`told`: those
-    with a verdict). None where `carry_over` would work any hypothesis out from the runs: a latest
-    verdict names a new run, a state is missing or does not fit."""
+    A hypothesis due before stays due: a new candidate only adds to a prediction's evidence, or
+    moves the fingerprint of one with a record, and judged again from the runs it would be found
+    due too (no new run is one its verdict names: checked first). So only those that were not due
+    are carried over now; the others' reasons when asked (`Carried`, which raises `NotCarried`
+    where a state kept for one does not fit it). `views` reads the hypotheses asked (`told`:
+    those with a verdict). None where `carry_over` would work any of those carried over now out
+    from the runs: a latest verdict names a new run, a state is missing or does not fit."""
     named = {h: named_runs(v[1]) for h, v in views(told).items() if v[1] is not None}
     want_u, want_n = (set(x) for x in wanted(named))
     if any(rid in want_n or uid in want_u for rid, uid, _canon in added):
         return None
     runs = [(rid, canon) for rid, _uid, canon in added]
-    for h in hyps:  # every state there, each as `advance` takes it (what fits it, the digest vouches for)
-        st = states.get(h)
-        if st != KEPT and not (isinstance(st, list) and st and all(
-                isinstance(s, list) and len(s) == 4 and s[0] in ("n", "r=", "r!") for s in st)):
-            return None
     selected: dict[Any, list[int]] = {}
 
-    def step(h: str, view: View) -> str | None:
-        st = states[h]
+    def step(h: str, view: View, st: Any) -> str | None:
         if st == KEPT or not runs:
             return out.get(h)
         preds, last = view
-        got = advance(preds, (last.get("predictions") or []) if last is not None else None, st, runs, selected)
+        got = advance(preds, (last.get("predictions") or []) if last is not None else None,
+                      st if isinstance(st, list) else [], runs, selected)
         if got is None:
             raise NotCarried(h)
         return got[0]
 
     rest = [h for h in hyps if h not in out]
     newly: dict[str, str] = {}
-    try:
-        for h, v in views(rest).items():
-            why = step(h, v)
-            if why:
-                newly[h] = why
-    except NotCarried:
-        return None
+    if rest:
+        kept = states(rest)
+        try:
+            for h, v in views(rest).items():
+                why = step(h, v, kept.get(h))
+                if why:
+                    newly[h] = why
+        except NotCarried:
+            return None
 
     def why_of(h: str) -> str:
         if h in newly:
             return newly[h]
-        why = step(h, views([h])[h])
+        why = step(h, views([h])[h], states([h]).get(h))
         if not why:
             raise NotCarried(h)  # (never: a reason does not go away with new candidates)
         return why

@@ -67,6 +67,23 @@ def loads(text: str | bytes, **kw: Any) -> Any:
         raise DuplicateKey(e.key, path, line) from None
 
 
+_DECODER = json.JSONDecoder()
+
+
+def member(text: str, key: str) -> Any:
+    """The value of `key` in the compact JSON object `text` (no space after a colon), found
+    without parsing the rest: for an object of many members, few of which are read, whose values
+    hold no object and no string followed by a colon (`core.statusdoc.due_memo_doc`'s states:
+    lists of short strings and numbers), so the key's text followed by a colon is the member.
+    KeyError where the key is not there, ValueError where its value is no JSON; where the key is
+    said twice, its first value (`loads` refuses such a text: read it whole to be told)."""
+    head = json.dumps(key) + ":"
+    i = text.find(head)
+    if i < 0:
+        raise KeyError(key)
+    return _DECODER.raw_decode(text, i + len(head))[0]
+
+
 def check(text: str | bytes) -> None:
     """Refuse `text` when an object in it names a key twice (DuplicateKey); nothing when it is
     not JSON at all (its reader says so)."""

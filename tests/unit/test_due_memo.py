@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from optlog.core import duestate as DS
 from optlog.core import statusdoc as SD
 
 DIGESTS = {"a": "da", "b": "db", "c": "dc"}
@@ -75,3 +78,45 @@ def test_what_is_due_is_carried_over_as_read_only_over_a_few_appended_runs() -> 
     assert SD.due_carried(digests, 5, memo, {"from": 5, "gen": 5, "runs": [[5, 100]]}, "ceil", views, [],
                           new_runs) is None  # the journal began after the memo: something else moved the evidence
     assert SD.due_carried(digests, 5, memo, journal(1), "other", views, [], new_runs) is None
+
+
+def test_a_memo_states_member_is_read_without_the_rest() -> None:
+    """`jsondoc.member` (what `due_carried` reads of the states of the few it shows) gives what
+    parsing the whole text gives, for every hypothesis, and nothing for one not kept."""
+    from optlog.core import jsondoc
+
+    states = {f"h{i}": [["n", ["a", "b"], i, list(range(min(i, 5)))]] for i in range(30)}
+    states.update({"h1-x": "kept", "x": [["r=", ["a"], 0, []]]})  # ("x" inside no other id's text counts)
+    text = SD.due_memo_doc(4, "ceil", {h: "d" for h in states}, {}, states)["states"]
+    for h, st in states.items():
+        assert jsondoc.member(text, h) == st == jsondoc.loads(text)[h]
+    for absent in ("h30", "h", "1"):
+        try:
+            jsondoc.member(text, absent)
+        except KeyError:
+            continue
+        raise AssertionError(absent)
+
+
+def test_carried_over_as_read_is_what_due_known_carries_over() -> None:
+    """`due_carried` against `due_known` (which carries every hypothesis over) on one memo, with
+    few and with many hypotheses not due at the memo (their states looked up one by one, or the
+    states text read whole), one of them without kept states."""
+    for n in (3, 3 * SD.FEW_STATES):
+        digests = {f"h{i}": f"d{i}" for i in range(n)}
+        states = {h: [["n", ["a"], i % 2 * 2, [1, 2][:i % 2 * 2]]] for i, h in enumerate(digests)}
+        del states["h2"]  # h2 was due (no verdict yet, with evidence), kept without states
+        due = {h: "p has evidence (runs 1, 2) and no verdict yet" for i, h in enumerate(digests) if i % 2 or h == "h2"}
+        memo = json.loads(json.dumps(SD.due_memo_doc(4, "ceil", digests, due, states)))
+        views = lambda ids: {h: ([{"id": "p", "a": {"cfg": "x"}, "b": None}], None) for h in ids}  # noqa: E731
+        journal = {"from": 4, "gen": 6, "runs": [[5, 10], [6, 11]]}
+        new_runs = lambda ids: [(i, f"u{i}", {"cfg": "x" if i == 11 else "y"}) for i in ids]  # noqa: E731
+        got = SD.due_carried(digests, 6, memo, journal, "ceil", views, [], new_runs)
+        want, work, _st, current = SD.due_known(digests, 6, memo, journal, "ceil", lambda: views(digests), new_runs)
+        assert work == ["h2"] and not current  # carry_over works h2 out from the runs again
+        assert got is not None and list(got) == list(digests)  # every one due now (run 11 has cfg x)
+        for h in digests:
+            if h != "h2":
+                assert got[h] == want[h], h
+        with pytest.raises(DS.NotCarried):  # its reason is not claimed from the memo's: the full path's
+            got["h2"]
