@@ -249,6 +249,61 @@ def test_what_is_due_is_carried_over_appended_runs_and_judged_again_after_any_ot
     assert since() == [] and carried != last and carried == from_scratch()
 
 
+def test_status_after_runs_carries_what_is_due_over_as_far_as_it_shows_it(
+        ws: Any, settled: None, backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first `status` after each of a few runs (issue 47, `core.statusdoc.due_carried`):
+    the full path's bytes each time, with no verdict engine imported, while the memo of what is
+    due stays where the last read that kept it left it (the runs since it pile up in the
+    journal, each read carries them all over); a hypothesis that was not due becomes due."""
+    _populate(ws, 6)
+    ws.cli("hypothesis", "add", "Quiet one", "--id", "quiet")
+    ws.cli("prediction", "add", "quiet", "--expect", "a > b", "--metric", "tput",
+           "--a", "config=tp2", "--b", "config=tp1")
+    _prime(ws)
+
+    from optlog.core import statusdoc as SD
+    from optlog.service.context import Ctx
+    from optlog.store import statusrows
+
+    def memo_state() -> tuple[Any, list[int] | None]:
+        with monkeypatch.context() as m:
+            for k, v in ws.env.items():
+                m.setenv(k, v)
+            ctx = Ctx.find(ws.root, actor="test")
+            try:
+                with ctx.db.connect() as c:
+                    gen, memo, journal = statusrows.due_memo(c)
+            finally:
+                ctx.close()
+        return (memo or {}).get("gen"), SD.appended_since(gen, memo, journal, (memo or {}).get("ceilings", ""))
+
+    kept_at, since = memo_state()
+    assert kept_at is not None and not since  # (kept by the full path's reads: none appended since)
+    before = ws.j("status", env=FULL)
+    assert "quiet" not in [d["id"] for d in before.get("verdict_due", [])]
+
+    def record(*labels: str) -> int:
+        return int(ws.j("run", "record", *[x for lb in labels for x in ("--label", lb)], "--metric", "tput=5")["id"])
+
+    def plain() -> str:
+        ok, heavy, out = _probe(ws, ("status",))
+        assert ok and heavy == []  # (no verdict engine: carried over, not judged again)
+        return out
+
+    ids = [record("config=tp8", "conc=1"), record("config=tp4", "conc=2")]
+    out = plain()
+    assert memo_state() == (kept_at, ids)  # left where it was: the runs since it still in the journal
+    ids.append(record("config=tp2", "conc=1"))  # quiet's first evidence
+    out = plain()
+    assert memo_state() == (kept_at, ids)  # every run since the memo carried over again
+    assert out == ws.cli("status", "--json", env=FULL).out  # (the full path keeps the memo again)
+    assert memo_state()[1] == []
+    doc = json.loads(out)
+    assert doc["verdict_due_total"] == before.get("verdict_due_total", 0) + 1
+    rid = record("config=tp1", "conc=2")
+    out = plain()
+    assert memo_state()[1] == [rid] and out == ws.cli("status", "--json", env=FULL).out
+
 NO_INDEX = """
 import json, sys
 from optlog.store import plainstatus
