@@ -12,6 +12,11 @@ from typing import Any
 from optlog.core import labels as L
 
 CAP = 5  # runs named in a reason before "and N more"
+# runs appended since a value derived from the evidence was kept that a read carries over without
+# keeping it again (what is due: core.statusdoc.due_carried; the newest evidence:
+# store.plainread.newest_evidence): each read after a run pays for the runs since, and one in
+# LAZY_RUNS writes the value again (at 10,000 hypotheses each write was ~10 ms of a first `status`)
+LAZY_RUNS = 64
 
 
 def runs_text_of(head: Sequence[int], n: int, cap: int = CAP) -> str:

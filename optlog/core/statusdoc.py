@@ -163,7 +163,7 @@ def due_known(digests: dict[str, str], gen: int | None, memo: Any, journal: Any,
     return out, work, states, False
 
 
-LAZY_RUNS = 64  # runs appended since the memo was kept that `due_carried` carries over without keeping it
+LAZY_RUNS = DS.LAZY_RUNS
 
 
 def due_carried(digests: dict[str, str], gen: int | None, memo: Any, journal: Any, ceil_key: str,

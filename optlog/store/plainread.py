@@ -392,7 +392,8 @@ def newest_evidence(q: Query, keep: Callable[[str, Any], None] | None = None) ->
     """Each hypothesis's newest succeeded evidence, as kept under the evidence counter (NEWEST_KEY,
     a derived value in the database itself, so a database restored or swapped never reads another's):
     as kept where the counter has not moved, the kept one with the runs appended since (the journal of
-    appends: a newest only grows by them) where only runs were appended, else read from every run
+    appends: a newest only grows by them) where only runs were appended (kept again once more than
+    `core.duestate.LAZY_RUNS` of them were), else read from every run
     (at 100,000 runs ~60 ms of a first `status`). `keep(key, value)`: what to keep, if anything moved;
     without it (the full path) every run is read, so the full path is the plain path's reference."""
     if keep is None:
@@ -414,7 +415,8 @@ def newest_evidence(q: Query, keep: Callable[[str, Any], None] | None = None) ->
                                {"f": False, **args}):
                     if at is not None and (h not in out or at > out[h]):
                         out[h] = at
-            keep(NEWEST_KEY, {"gen": gen, "map": out})
+            if len(since) > DS.LAZY_RUNS:  # (else carried over again by the next read: no write)
+                keep(NEWEST_KEY, {"gen": gen, "map": out})
             return out
     out = dict(q(NEWEST_ALL_SQL, {"f": False}))
     if gen is not None:

@@ -642,6 +642,7 @@ def test_the_newest_evidence_is_kept_under_the_evidence_counter_and_grown_by_app
             q = plainread.query(con)
             kept: dict[str, Any] = {}
             got = plainread.newest_evidence(q, kept.__setitem__)
+            wrote.append(bool(kept))
             if kept:
                 plainstatus._keep(w, con, kept)
             if plant is not None:
@@ -651,6 +652,7 @@ def test_the_newest_evidence_is_kept_under_the_evidence_counter_and_grown_by_app
         finally:
             con.close()
 
+    wrote: list[bool] = []
     got, scratch = newest()
     assert got == scratch and set(scratch) >= {"h0000", "h0001"}
     newest(plant={"zz-marker": "2099-01-01T00:00:00.000Z"})
@@ -661,6 +663,11 @@ def test_the_newest_evidence_is_kept_under_the_evidence_counter_and_grown_by_app
     got, scratch = newest()
     assert got == {**scratch, "zz-marker": "2099-01-01T00:00:00.000Z"}  # grown by the appended run
     assert scratch["h0001"] > before  # (the new run is h0001's newest)
+    assert wrote[-1] is False  # carried over, not kept again (one read in core.duestate.LAZY_RUNS runs keeps it)
+    rid2 = ws.j("run", "record", "--label", "config=tp4", "--metric", "tput=1", "--hypothesis", "h0000")["id"]
+    got, scratch = newest()
+    assert got == {**scratch, "zz-marker": "2099-01-01T00:00:00.000Z"} and wrote[-1] is False  # both runs since
+    ws.cli("run", "invalidate", str(rid2), "--why", "bad node")
     ws.cli("run", "invalidate", str(rid), "--why", "bad node")
     got, scratch = newest()
     assert got == scratch and "zz-marker" not in got and got["h0001"] == before  # read from every run again
