@@ -163,23 +163,20 @@ def due_known(digests: dict[str, str], gen: int | None, memo: Any, journal: Any,
     return out, work, states, False
 
 
-LAZY_RUNS = DS.LAZY_RUNS
-
-
 def due_carried(digests: dict[str, str], gen: int | None, memo: Any, journal: Any, ceil_key: str,
                 views: Callable[[Collection[str]], Mapping[str, DS.View]], told: Collection[str],
                 appended: Callable[[list[int]], Sequence[tuple[int, str, Mapping[str, str]]]]
                 ) -> Mapping[str, str] | None:
     """What is due, where the memo holds every hypothesis as it is and only runs were appended
-    since it was kept, up to `LAZY_RUNS` of them: carried over as far as it is read
+    since it was kept, up to `core.duestate.LAZY_RUNS` of them: carried over as far as it is read
     (`core.duestate.carry_lazily`: the same answers as `due_known`'s) and the memo left as it was,
     to be carried over again by the next read; else None (`due_known` works it out and the memo
     is kept again). `told`: the hypotheses with a verdict. The first `status` after each run pays
-    for the runs since the memo only; every `LAZY_RUNS` runs one keeps it again."""
+    for the runs since the memo only; one read in LAZY_RUNS runs keeps it again."""
     if gen is None or not isinstance(memo, dict) or memo.get("gen") == gen:
         return None
     since = appended_since(gen, memo, journal, ceil_key)
-    if not since or len(since) > LAZY_RUNS:
+    if not since or len(since) > DS.LAZY_RUNS:
         return None
     out, work, inline = due_from_memo(digests, memo["gen"], memo, ceil_key, states_too=False)
     if work:

@@ -124,7 +124,7 @@ def verdicts_due(q: Query, ws: Workspace, docs: dict[str, Brief],
     """`service.verdicts.due` on plain SQL: from its memo where it was kept under the current
     evidence counter and ceilings for every hypothesis with predictions as it is now; where the
     writes since only appended runs (their journal: `store.db.Database.appended`), the memo carried
-    over the new runs (their labels read, not the runs before them): up to `core.statusdoc.LAZY_RUNS`
+    over the new runs (their labels read, not the runs before them): up to `core.duestate.LAZY_RUNS`
     of them only as far as `status` shows it (`core.statusdoc.due_carried`: the memo is left as it
     was), more by `core.duestate.carry_over` (the memo is kept again); else
     worked out as the full path works it out (`core.due` on `store.evidencerows`' evidence) for the

@@ -52,7 +52,7 @@ def test_broken_states_text_reads_as_none_kept() -> None:
 
 def test_what_is_due_is_carried_over_as_read_only_over_a_few_appended_runs() -> None:
     """`due_carried`: only where the memo holds every hypothesis as it is, the journal says only
-    runs were appended since, and no more than `LAZY_RUNS` of them; else `due_known` carries over
+    runs were appended since, and no more than `core.duestate.LAZY_RUNS` of them; else `due_known` carries over
     and the memo is kept again (so it never falls more than LAZY_RUNS runs behind)."""
     digests = {"a": "da", "b": "db"}
     states = {"a": [["n", ["a"], 2, [1, 2]]], "b": [["n", ["a"], 0, []]]}
@@ -70,7 +70,7 @@ def test_what_is_due_is_carried_over_as_read_only_over_a_few_appended_runs() -> 
     got = SD.due_carried(digests, 6, memo, journal(2), "ceil", views, [], new_runs)
     assert got is not None and dict(got) == {"a": "p has evidence (runs 1, 2, 101) and no verdict yet",
                                              "b": "p has evidence (run 101) and no verdict yet"}
-    n = SD.LAZY_RUNS
+    n = DS.LAZY_RUNS
     assert SD.due_carried(digests, 4 + n, memo, journal(n), "ceil", views, [], new_runs) is not None
     assert SD.due_carried(digests, 5 + n, memo, journal(n + 1), "ceil", views, [], new_runs) is None
     assert SD.due_carried(digests, 4, memo, journal(0), "ceil", views, [], new_runs) is None  # current
