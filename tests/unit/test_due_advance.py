@@ -61,15 +61,21 @@ def test_advance_over_appended_runs_is_judging_again(seed: int) -> None:
     _compare(seed)
 
 
-def _compare(seed: int) -> tuple[int, int]:
-    """Judge, then append runs four times: advance must give judging again's reasons and states;
-    returns how many hypotheses became due, and how many stayed not due, over the appends."""
+def _judged(seed: int) -> tuple[random.Random, list[V.RunRow], dict[str, Any], dict[str, Any], dict[str, str]]:
+    """A random workspace judged from its runs: the generator, the runs, the hypotheses, the
+    states the judgement found, and why each is due."""
     rng = random.Random(seed)
     runs = [_run(rng, i) for i in range(1, rng.choice([3, 30, 120]))]
     ev = V.Evidence(runs)
     hs = _workspace(rng, ev)
     states: dict[str, Any] = {}
-    due = DUE.judge(hs, ev, CEIL, states)
+    return rng, runs, hs, states, DUE.judge(hs, ev, CEIL, states)
+
+
+def _compare(seed: int) -> tuple[int, int]:
+    """Judge, then append runs four times: advance must give judging again's reasons and states;
+    returns how many hypotheses became due, and how many stayed not due, over the appends."""
+    rng, runs, hs, states, due = _judged(seed)
     top = len(runs)
     checked, became, stayed = 0, 0, 0
     for _step in range(4):
@@ -145,12 +151,7 @@ def test_the_lazy_comparisons_exercise_every_case() -> None:
 
 def _compare_lazily(seed: int) -> tuple[int, int, int]:
     """Returns how many hypotheses became due since the memo, steps carried over lazily, refused."""
-    rng = random.Random(1000 + seed)
-    runs = [_run(rng, i) for i in range(1, rng.choice([3, 30, 120]))]
-    ev = V.Evidence(runs)
-    hs = _workspace(rng, ev)
-    states: dict[str, Any] = {}
-    memo = DUE.judge(hs, ev, CEIL, states)
+    rng, runs, hs, states, memo = _judged(1000 + seed)
     top = len(runs)
     views: dict[str, DS.View] = {}
     lacks = rng.choice([h for h, (_p, recs) in hs.items() if recs is not None]) if rng.random() < 0.3 else None
