@@ -236,8 +236,8 @@ def _note(n: Any) -> documents.Note:
 
 def list_notes(ctx: Index, hypothesis: str | None = None, since: str | None = None) -> list[documents.Note]:
     """Notes, oldest first (of one hypothesis, at or after `since`)."""
-    with ctx.db.read() as s:
-        rows = [_note(n) for n in noterows.notes(s, hypothesis)]
+    with ctx.db.connect() as c:
+        rows = [_note(n) for n in noterows.notes(c, hypothesis)]
     return [n for n in rows if str(n["created_at"]) >= since] if since else rows
 
 

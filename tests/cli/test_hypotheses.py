@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import yaml
+import sys
 
+import yaml
 from _foundation import bad, snapshot
 
 
@@ -138,3 +139,39 @@ sys.exit(3)
     doc = yaml.safe_load(path.read_text())
     assert doc["title"] == "Race" and doc["rationale"] == "typed by a person meanwhile"
     assert os.path.exists(path)
+
+
+WRITE_PROBE = """
+import json, sys
+from optlog.cli import entry
+try:
+    entry()
+except SystemExit as e:
+    code = e.code
+sys.stdout.flush()
+print(json.dumps([code, "sqlmodel" in sys.modules, "optlog.store.models" in sys.modules]), file=sys.stderr)
+"""
+
+
+def test_a_hypothesis_writes_answer_reads_its_notes_without_the_orm(ws):
+    """`hypothesis add` / `hypothesis edit` answer with the hypothesis as `show` gives it, notes
+    and all, read on Core: every step of such a write is, so the ORM (SQLModel and the row models,
+    ~90 ms of each such write) is never imported. The notes read so are the ones `note add` wrote."""
+    import json
+    import subprocess
+
+    def write(*args):
+        p = subprocess.run([sys.executable, "-c", WRITE_PROBE, *args, "--json"], cwd=ws.root, env=ws.env,
+                           capture_output=True, text=True, timeout=120)
+        code, orm, models = json.loads(p.stderr.strip().splitlines()[-1])
+        assert code in (0, None) and not orm and not models, (args, p.stderr)
+        return json.loads(p.stdout)
+
+    h = write("hypothesis", "add", "Decode is comm-bound", "--id", "comm")
+    assert h["id"] == "comm" and h["notes"] == [] and h["runs"] == []
+    ws.cli("note", "add", "NCCL all-reduce at 40 % of step time", "--hypothesis", "comm")
+    ws.cli("note", "add", "elsewhere")
+    h = write("hypothesis", "edit", "comm", "--statement", "Decode waits on all-reduce at TP8")
+    assert [n["text"] for n in h["notes"]] == ["NCCL all-reduce at 40 % of step time"]
+    assert h["notes"] == ws.j("hypothesis", "show", "comm")["notes"] == ws.j("note", "list", "--hypothesis", "comm")["notes"]
+    assert [n["text"] for n in ws.j("note", "list")["notes"]] == ["NCCL all-reduce at 40 % of step time", "elsewhere"]
