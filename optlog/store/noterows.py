@@ -27,7 +27,7 @@ def notes(c: Connection, hypothesis_id: str | None = None) -> list[Any]:
     columns, on Core. The answer of a write to a hypothesis (`service.hypotheses.written`) reads
     its notes: through the ORM it imported SQLModel and the row models (~90 ms of `hypothesis add`,
     whose other steps are all on Core)."""
-    from sqlalchemy import text  # (with the database: this module is imported by those without one)
+    from sqlalchemy import text  # deferred: SQLAlchemy, loaded with the database, not on import
 
     where, args = (" WHERE hypothesis_id = :h", {"h": hypothesis_id}) if hypothesis_id else ("", {})
     return list(c.execute(text('SELECT id, text, hypothesis_id, run_id, link, "by", created_at FROM note'
