@@ -172,6 +172,33 @@ def test_a_verdict_due_and_a_decided_family_on_plain_sql(ws: Any, settled: None,
         assert ok and again == out
 
 
+def _in_ctx(ws: Any, monkeypatch: pytest.MonkeyPatch, fn: Any) -> Any:
+    """`fn(ctx)` on the workspace's real database (OPTLOG_DB_URL on PostgreSQL), in this process."""
+    from optlog.service.context import Ctx
+
+    with monkeypatch.context() as m:
+        for k, v in ws.env.items():
+            m.setenv(k, v)
+        ctx = Ctx.find(ws.root, actor="test")
+        try:
+            return fn(ctx)
+        finally:
+            ctx.close()
+
+
+def _memo_since(ws: Any, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, list[int] | None]:
+    """The evidence counter the memo of what is due was kept under, and the runs the journal
+    says were appended since."""
+    from optlog.core import statusdoc as SD
+    from optlog.store import statusrows
+
+    def read(ctx: Any) -> Any:
+        with ctx.db.connect() as c:
+            return statusrows.due_memo(c)
+    gen, memo, journal = _in_ctx(ws, monkeypatch, read)
+    return (memo or {}).get("gen"), SD.appended_since(gen, memo, journal, (memo or {}).get("ceilings", ""))
+
+
 def test_what_is_due_is_carried_over_appended_runs_and_judged_again_after_any_other_evidence_write(
         ws: Any, settled: None, backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The journal of appends (`store.db.Database.appended`): runs recorded one after another are
@@ -181,32 +208,17 @@ def test_what_is_due_is_carried_over_appended_runs_and_judged_again_after_any_ot
     _populate(ws, 6)
     _prime(ws)
 
-    from optlog.core import statusdoc as SD
-    from optlog.service.context import Ctx
-    from optlog.store import statusrows
-
     def due() -> tuple[list[str], str]:
         ok, heavy, out = _probe(ws, ("status",))
         assert ok and out == ws.cli("status", "--json", env=FULL).out
         return heavy, json.dumps(json.loads(out).get("verdict_due"))
 
     def db(fn: Any) -> Any:
-        with monkeypatch.context() as m:
-            for k, v in ws.env.items():
-                m.setenv(k, v)  # the workspace's database (OPTLOG_DB_URL on PostgreSQL)
-            ctx = Ctx.find(ws.root, actor="test")
-            try:
-                return fn(ctx)
-            finally:
-                ctx.close()
+        return _in_ctx(ws, monkeypatch, fn)
 
     def since() -> list[int] | None:
         """The runs the journal says were appended since the memo was kept."""
-        def read(ctx: Any) -> Any:
-            with ctx.db.connect() as c:
-                return statusrows.due_memo(c)
-        gen, memo, journal = db(read)
-        return SD.appended_since(gen, memo, journal, (memo or {}).get("ceilings", ""))
+        return _memo_since(ws, monkeypatch)[1]
 
     def from_scratch() -> str:
         """What is due judged again from every run: the memo dropped first (the full path keeps a new one)."""
@@ -261,21 +273,8 @@ def test_status_after_runs_carries_what_is_due_over_as_far_as_it_shows_it(
            "--a", "config=tp2", "--b", "config=tp1")
     _prime(ws)
 
-    from optlog.core import statusdoc as SD
-    from optlog.service.context import Ctx
-    from optlog.store import statusrows
-
     def memo_state() -> tuple[Any, list[int] | None]:
-        with monkeypatch.context() as m:
-            for k, v in ws.env.items():
-                m.setenv(k, v)
-            ctx = Ctx.find(ws.root, actor="test")
-            try:
-                with ctx.db.connect() as c:
-                    gen, memo, journal = statusrows.due_memo(c)
-            finally:
-                ctx.close()
-        return (memo or {}).get("gen"), SD.appended_since(gen, memo, journal, (memo or {}).get("ceilings", ""))
+        return _memo_since(ws, monkeypatch)
 
     kept_at, since = memo_state()
     assert kept_at is not None and not since  # (kept by the full path's reads: none appended since)
