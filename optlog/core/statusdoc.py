@@ -267,15 +267,20 @@ def parts(workspace: str, docs: dict[str, Any], latest: list[dict[str, Any]], la
     list to it. A todo list written changes nothing here, so the first `status` after the agent's
     hook (store.plainstatus) assembles the kept parts with the new list instead of reading every
     hypothesis again (issue 47)."""
+    return parts_of(workspace, side(docs, latest, last_at), runs, why, planned)
+
+
+def side(docs: dict[str, Any], latest: list[dict[str, Any]], last_at: dict[str, str]) -> dict[str, Any]:
+    """What `parts_of` reads of the hypotheses, as JSON data: a function of the hypotheses alone
+    (not of the runs, what is due or the plans), so the first `status` after a run or a launch
+    (store.plainstatus) reads it kept by the index's file hashes instead of every hypothesis again
+    (issue 47). `latest`, `last_at`: `latest_verdicts` of the same hypotheses."""
     open_h: list[dict[str, Any]] = []
-    due: list[dict[str, Any]] = []
     n_open = 0
-    status = statuses(docs)  # once (10,000 at scale): `loop_calls` reads them too
+    status = statuses(docs)  # once (10,000 at scale): the loop's calls read them too
     for d in sorted(docs.values(), key=lambda d: (d.created or "", d.id), reverse=True):
         st = status[d.id]
-        if st == "open" and d.id in runs["live_hyps"]:
-            st = "testing"  # DESIGN §5: testing while its runs are queued or running
-        if st not in ("confirmed", "falsified", "superseded"):
+        if st not in ("confirmed", "falsified", "superseded"):  # ("testing" while its runs are live: `parts_of`)
             n_open += 1
             if len(open_h) < OPEN_CAP:
                 open_h.append({"id": d.id, "title": clip(d.title, 60), "status": st,
@@ -283,27 +288,37 @@ def parts(workspace: str, docs: dict[str, Any], latest: list[dict[str, Any]], la
                                                 **({"post_hoc": True} if PH.is_post_hoc(p.post_hoc) else {}),
                                                 **({"preregistration": PH.state(p.post_hoc)} if p.post_hoc else {})}
                                                for p in d.predictions[:3]]})
+    return {"total": len(docs), "open_total": n_open, "open": open_h, "latest": latest[:3], "last_at": last_at,
+            "loop": _loop_side(docs, status)}
+
+
+def parts_of(workspace: str, side: dict[str, Any], runs: dict[str, Any], why: Mapping[str, str],
+             planned: set[str]) -> dict[str, Any]:
+    """`parts` from the hypotheses' `side` and what the runs, what is due and the plans say now."""
+    live = runs["live_hyps"]  # DESIGN §5: an open hypothesis is testing while its runs are queued or running
+    open_h = [{**h, "status": "testing"} if h["status"] == "open" and h["id"] in live else h for h in side["open"]]
     # newest evidence first (as recorded: for the order only; what is due is decided by the evidence);
     # the reasons of those shown only (`why` may work them out as they are asked: core.duestate.Carried)
     newest = runs["newest"]
+    last_at = side["last_at"]
     order = sorted(why, key=lambda h: (newest.get(h) or "", h), reverse=True)
     due = [{"id": h, "evidence_at": newest.get(h), "verdict_at": last_at.get(h), "why": why[h]}
            for h in order[:DUE_CAP]]
     return {
         "workspace": workspace,
-        "hypotheses": {"total": len(docs), "open_total": n_open, "open": open_h},
+        "hypotheses": {"total": side["total"], "open_total": side["open_total"], "open": open_h},
         "live_runs": runs["live"],
         "live_runs_total": runs["live_total"],
         "runs_total": runs["total"],
         "launches": runs["launches"],
         "verdict_due": due,
         "verdict_due_total": len(order),
-        "latest_verdicts": [{**v, "summary": clip(v["summary"], 80)} for v in latest[:3]],  # post_hoc: core.posthoc
+        "latest_verdicts": [{**v, "summary": clip(v["summary"], 80)} for v in side["latest"]],  # post_hoc: core.posthoc
         "invalidations": {"total": runs["invalid_total"], "latest": runs["invalid"]},
         "run_database_empty": runs["total"] == 0,
         # the calls before the todo list's (`next_calls`: three at most are shown, so three are kept)
-        "next": loop_calls(docs, runs, due, planned, status)[:3],
-        "notice": _notice(not runs.get("made_here", True), bool(docs), runs["total"]),
+        "next": _loop_calls(side["loop"], runs, due, planned)[:3],
+        "notice": _notice(not runs.get("made_here", True), side["total"] > 0, runs["total"]),
     }
 
 
@@ -395,18 +410,14 @@ def loop_calls(docs: dict[str, Any], runs: dict[str, Any], due: list[dict[str, A
                planned: set[str] | None = None, status: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """`next_calls` before the todo list's: every one, most urgent first. `status`: each
     hypothesis's effective status, where the caller has them."""
-    if status is None:
-        status = statuses(docs)
-    out: list[dict[str, Any]] = []
-    for la in runs["launches"]:
-        if la["status"] in LIVE_RUN_STATUSES:
-            out.append({"call": "run_wait", "arguments": {"ref": la["ref"]}, "why": f"launch {la['ref']} is {la['status']}"})
-        else:
-            out.append({"call": "run_logs", "arguments": {"ref": la["ref"]}, "why": f"launch {la['ref']} {la['status']}"})
-    for d in due:
-        out.append({"call": "verdict", "arguments": {"id": d["id"]}, "why": clip(d["why"], 120)})
-    if not docs:
-        out.append({"call": "hypothesis_add", "arguments": {"title": "…"}, "why": "no hypothesis yet: say what you believe"})
+    return _loop_calls(_loop_side(docs, statuses(docs) if status is None else status), runs, due, planned)
+
+
+def _loop_side(docs: dict[str, Any], status: dict[str, str]) -> dict[str, Any]:
+    """What the loop's calls read of the hypotheses (JSON data, kept in `side`): whether there is
+    none, the falsified one to pivot from, a pair not told apart, the decided ones newest first
+    (the first no plan needs gets a plan: the plans are read each time), the first open one
+    without a prediction."""
     children = {d.parent for d in docs.values() if d.parent}
     decided = sorted((docs[h] for h, st in status.items() if st in ("confirmed", "falsified")),
                      key=lambda d: (d.created or "", d.id), reverse=True)
@@ -415,27 +426,45 @@ def loop_calls(docs: dict[str, Any], runs: dict[str, Any], due: list[dict[str, A
     won = {h for h, st in status.items() if st == "confirmed"}
     beaten = {r for h in won for r in docs[h].rivals} \
         | ({d.id for d in docs.values() if d.rivals and won.intersection(d.rivals)} if won else set())
-    for d in decided:
-        if status[d.id] == "falsified" and d.id not in children and d.id not in beaten:
-            out.append({"call": "hypothesis_add", "arguments": {"title": "…", "parent": d.id},
-                        "why": f"{d.id} is falsified: pivot to what the evidence points at"})
-            break
+    pivot = next((d.id for d in decided if status[d.id] == "falsified" and d.id not in children
+                  and d.id not in beaten), None)
     undecided = _undecided_rival(docs, status)
-    if undecided:
-        out.append({"call": "next", "arguments": {"id": undecided[0]},
-                    "why": f"{undecided[0]} and {undecided[1]} are not told apart yet: name the experiment that would"})
-    for d in decided:
-        if d.id not in (planned or set()):
-            need = d.id if status[d.id] == "confirmed" else f"{d.id}=falsified"
+    unpredicted = next((d.id for d in docs.values() if status[d.id] == "open" and not predicts(d)), None)
+    return {"empty": not docs, "pivot": pivot, "undecided": list(undecided) if undecided else None,
+            "decided": [[d.id, status[d.id]] for d in decided], "unpredicted": unpredicted}
+
+
+def _loop_calls(s: dict[str, Any], runs: dict[str, Any], due: list[dict[str, Any]],
+                planned: set[str] | None) -> list[dict[str, Any]]:
+    """The loop's calls from the hypotheses' `_loop_side` and the launches, what is due, the plans."""
+    out: list[dict[str, Any]] = []
+    for la in runs["launches"]:
+        if la["status"] in LIVE_RUN_STATUSES:
+            out.append({"call": "run_wait", "arguments": {"ref": la["ref"]}, "why": f"launch {la['ref']} is {la['status']}"})
+        else:
+            out.append({"call": "run_logs", "arguments": {"ref": la["ref"]}, "why": f"launch {la['ref']} {la['status']}"})
+    for d in due:
+        out.append({"call": "verdict", "arguments": {"id": d["id"]}, "why": clip(d["why"], 120)})
+    if s["empty"]:
+        out.append({"call": "hypothesis_add", "arguments": {"title": "…"}, "why": "no hypothesis yet: say what you believe"})
+    if s["pivot"]:
+        out.append({"call": "hypothesis_add", "arguments": {"title": "…", "parent": s["pivot"]},
+                    "why": f"{s['pivot']} is falsified: pivot to what the evidence points at"})
+    if s["undecided"]:
+        a, b = s["undecided"]
+        out.append({"call": "next", "arguments": {"id": a},
+                    "why": f"{a} and {b} are not told apart yet: name the experiment that would"})
+    for h, st in s["decided"]:
+        if h not in (planned or set()):
+            need = h if st == "confirmed" else f"{h}=falsified"
             out.append({"call": "plan_add", "arguments": {"title": "…", "gain": "10-30%", "effort": "M",
                                                           "confidence": 0.5, "needs": [need]},
-                        "why": f"{d.id} is {status[d.id]} and no plan rests on it: rank what to do next"})
+                        "why": f"{h} is {st} and no plan rests on it: rank what to do next"})
             break
-    for d in docs.values():
-        if status[d.id] == "open" and not predicts(d):
-            out.append({"call": "prediction_add", "arguments": {"hypothesis": d.id, "expect": "a > b"},
-                        "why": f"{d.id} has no prediction: pre-register one before measuring"})
-            break
+    if s["unpredicted"]:
+        h = s["unpredicted"]
+        out.append({"call": "prediction_add", "arguments": {"hypothesis": h, "expect": "a > b"},
+                    "why": f"{h} has no prediction: pre-register one before measuring"})
     return out
 
 

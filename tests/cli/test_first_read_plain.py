@@ -399,7 +399,7 @@ def test_status_spells_its_next_calls_as_the_registry_does() -> None:
     from optlog.cli.render import text
     from optlog.core import statusdoc
 
-    src = "\n".join(inspect.getsource(f) for f in (statusdoc.loop_calls, statusdoc.todo_calls))  # next_calls' two halves
+    src = "\n".join(inspect.getsource(f) for f in (statusdoc._loop_calls, statusdoc.todo_calls))  # next_calls' two halves
     made: dict[str, set[str]] = {}
     for node in ast.walk(ast.parse(src)):
         if isinstance(node, ast.Dict):
