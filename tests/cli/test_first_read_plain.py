@@ -38,7 +38,6 @@ ORM = ("sqlalchemy", "sqlmodel", "click")  # never imported by a first read, eve
 
 PROBE = """
 import json, sys
-{prelude}
 from optlog.cli import fast
 ok = fast.serve(sys.argv[1:])
 sys.stdout.flush()
@@ -46,27 +45,28 @@ print(json.dumps([ok, sorted(m for m in {heavy!r} if m in sys.modules)]), file=s
 """
 
 
-# (a probe's prelude: `status` may not read every hypothesis's brief; where it would, the front
-# door leaves the read to the full path, as on any database error)
-NO_BRIEFS = """
-import sqlite3
-from optlog.store import plainstatus
-def refused(*a, **k):
-    raise sqlite3.Error("read every hypothesis")
-plainstatus.briefs = refused
-"""
-
-
-def _probe(ws: Any, args: tuple[str, ...], json_: bool = True, prelude: str = "") -> tuple[bool, list[str], str]:
+def _probe(ws: Any, args: tuple[str, ...], json_: bool = True) -> tuple[bool, list[str], str]:
     """A real process's front door (optlog.cli.fast.serve) on this read: whether it answered,
-    which heavy packages it imported, what it printed. `prelude`: run before it (NO_BRIEFS)."""
-    p = subprocess.run([sys.executable, "-c", PROBE.format(heavy=HEAVY, prelude=prelude), *args,
-                        *(["--json"] if json_ else [])],
+    which heavy packages it imported, what it printed."""
+    p = subprocess.run([sys.executable, "-c", PROBE.format(heavy=HEAVY), *args, *(["--json"] if json_ else [])],
                        cwd=ws.root,
                        env={**ws.env, "OPTLOG_READ_CACHE": "1"}, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     ok, heavy = json.loads(p.stderr.strip().splitlines()[-1])
     return ok, heavy, p.stdout
+
+
+def _status_reading_briefs(ws: Any) -> tuple[bool, list[str], str, bool]:
+    """`_probe` of `status`, with the briefs it keeps by file hash (`store.plainstatus.BRIEFS`)
+    removed first, and whether it read every hypothesis's brief: a read that reads them keeps them
+    again (none is kept, so each is worked out and the file written whole)."""
+    from optlog.store import plainstatus, readcache
+
+    kept = ws.root / ".optlog" / readcache.CACHE_DIR
+    for f in kept.glob(plainstatus.BRIEFS + "*"):
+        f.unlink()
+    ok, heavy, out = _probe(ws, ("status",))
+    return ok, heavy, out, any(kept.glob(plainstatus.BRIEFS + "*"))
 
 
 @pytest.fixture
@@ -299,13 +299,14 @@ def test_status_after_runs_carries_what_is_due_over_as_far_as_it_shows_it(
     def record(*labels: str) -> int:
         return int(ws.j("run", "record", *[x for lb in labels for x in ("--label", lb)], "--metric", "tput=5")["id"])
 
-    def plain(prelude: str = NO_BRIEFS) -> str:
-        ok, heavy, out = _probe(ws, ("status",), prelude=prelude)
+    def plain(briefs: bool = False) -> str:
+        ok, heavy, out, read = _status_reading_briefs(ws)
         assert ok and heavy == []  # (no verdict engine: carried over, not judged again)
+        assert read == briefs
         return out
 
     ids = [record("config=tp8", "conc=1"), record("config=tp4", "conc=2")]
-    out = plain("")  # (every brief read once: what `status` reads of the hypotheses is kept by their hashes)
+    out = plain(briefs=True)  # (every brief read once: what `status` reads of the hypotheses is kept by their hashes)
     assert memo_state() == (kept_at, ids)  # left where it was: the runs since it still in the journal
     ids.append(record("config=tp2", "conc=1"))  # quiet's first evidence
     out = plain()  # quiet's reason worked out from its index document alone (no brief read)
@@ -322,7 +323,7 @@ def test_status_after_a_todo_list_alone_is_assembled_from_its_kept_parts(ws: Any
     """A todo list written (by the agent's hook, or `todo write`) changes nothing of `status` but
     its todo list: the first status after it assembles the parts kept beside the last one worked
     out on plain SQL (core.statusdoc.parts) with the list as it is, reading no hypothesis (the
-    probe's index reader fails if called), and prints the full path's bytes; after any other
+    probe sees whether it read every hypothesis's brief), and prints the full path's bytes; after any other
     change the parts are not used: after a run they are worked out from what `status` read of the
     hypotheses (kept by their file hashes: still no brief read), after a hypothesis added from
     every brief."""
@@ -334,8 +335,8 @@ def test_status_after_a_todo_list_alone_is_assembled_from_its_kept_parts(ws: Any
     _prime(ws)
 
     def probe() -> tuple[bool, str]:
-        ok, _heavy, out = _probe(ws, ("status",), prelude=NO_BRIEFS)
-        return ok, out
+        ok, _heavy, out, read = _status_reading_briefs(ws)
+        return ok and not read, out
 
     ws.cli("run", "record", "--label", "config=tp8", "--label", "conc=2", "--metric", "tput=1")
     ok, _heavy, _out = _probe(ws, ("status",))  # worked out on plain SQL: its parts kept
@@ -355,8 +356,8 @@ def test_status_after_a_todo_list_alone_is_assembled_from_its_kept_parts(ws: Any
     assert ok and out == ws.cli("status", "--json", env=FULL).out  # (by their file hashes: no brief read)
     assert json.loads(out)["runs_total"] == doc["runs_total"] + 1
     ws.j("hypothesis", "add", "One more", "--id", "h-more")
-    ok, _out = probe()
-    assert not ok  # a hypothesis added: every brief read again (the probe's reader refused)
+    ok, _heavy, out, read = _status_reading_briefs(ws)
+    assert ok and read and out == ws.cli("status", "--json", env=FULL).out  # a hypothesis added: every brief read again
 
 
 def test_the_first_status_text_after_each_change_is_the_full_paths(ws: Any, settled: None, backend: str) -> None:
