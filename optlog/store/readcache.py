@@ -185,7 +185,9 @@ def stamp(ws: Workspace, facts: Callable[[], DbFacts | None] | None = None, *, r
         h.update(s.encode() + b"\n")
         newest = max(newest, mt)
     try:
-        h.update("\n".join(sorted(os.listdir(MIGRATIONS_VERSIONS))).encode())
+        # the migrations by name, not what else the folder holds: the interpreter's `__pycache__`
+        # comes and goes with a checkout (each time, a read took the full path once for it)
+        h.update("\n".join(sorted(n for n in os.listdir(MIGRATIONS_VERSIONS) if n.endswith(".py"))).encode())
     except FileNotFoundError:
         return None
     base = h.copy()

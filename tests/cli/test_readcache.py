@@ -329,3 +329,33 @@ def test_the_listing_digest_moves_with_any_file_and_only_with_the_hypothesis_fil
     assert "d" not in listing(one)[0]
     files, digest = listing(tmp_path / "missing")
     assert files == {} and digest != listing(one)[1]
+
+
+def test_the_stamp_moves_with_a_migration_and_not_with_the_interpreters_cache(ws, tmp_path, monkeypatch):
+    """The stamp's base names the schema's migrations (a new one changes what every read may
+    answer); the `__pycache__` the interpreter writes beside them comes with a checkout and a first
+    import, and changes nothing optlog answers, so it moves neither the stamp nor its base."""
+    import shutil
+
+    from optlog.service.context import Ctx
+    from optlog.store import readcache
+
+    for k, v in ws.env.items():
+        monkeypatch.setenv(k, v)  # the in-process context reads the workspace's database settings
+    ws.cli("hypothesis", "add", "H", "--id", "h")
+    _backdate(ws.root)
+    versions = tmp_path / "versions"
+    shutil.copytree(readcache.MIGRATIONS_VERSIONS, versions, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(readcache, "MIGRATIONS_VERSIONS", str(versions))
+    ctx = Ctx.find(ws.root)
+    facts = lambda: readcache.db_facts(ctx.db)  # noqa: E731
+    before = readcache.stamp(ctx.ws, facts=facts)
+    assert before is not None
+    (versions / "__pycache__").mkdir()
+    (versions / "__pycache__" / "0001_initial_schema.cpython-311.pyc").write_bytes(b"\0")
+    after = readcache.stamp(ctx.ws, facts=facts)
+    assert after is not None and (after.key, after.base) == (before.key, before.base)
+    (versions / "0099_another.py").write_text("revision = '0099'\n")
+    moved = readcache.stamp(ctx.ws, facts=facts)
+    assert moved is not None and moved.base != before.base and moved.key != before.key
+    ctx.close()
