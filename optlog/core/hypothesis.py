@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal, Optional
 
 from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_serializer,
@@ -231,7 +232,7 @@ class HypothesisDoc(_Doc):
         return self.override.status if self.override else (self.auto_status or self.status)
 
 
-def link_problems(docs: dict[str, HypothesisDoc]) -> list[tuple[str, tuple[Any, ...], str]]:
+def link_problems(docs: Mapping[str, Any]) -> list[tuple[str, tuple[Any, ...], str]]:
     """What is wrong with the links between hypotheses: (id, field location, message) for each
     parent or rival that names itself or no hypothesis, and for each parent cycle (reported once,
     at its smallest id). A file that passes its own checks can still break these (a hand edit, a

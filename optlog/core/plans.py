@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from typing import Any, Literal, get_args
 
 from optlog.core import posthoc as PH
@@ -338,7 +339,7 @@ def base_score(low: float, high: float, confidence: float, effort: str) -> float
 TIER_STANDS, TIER_CONTRADICTED = 0, 1
 
 
-def evaluate(plans: list[dict[str, Any]], docs: dict[str, Any]) -> list[dict[str, Any]]:
+def evaluate(plans: list[dict[str, Any]], docs: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Score and rank plan records against the hypotheses they need (and the measurements of
     their change): the tier first, then the score, then the id.
 
@@ -376,7 +377,7 @@ def evaluate(plans: list[dict[str, Any]], docs: dict[str, Any]) -> list[dict[str
     return active + rest
 
 
-def measured_effect(change: dict[str, Any] | None, docs: dict[str, Any],
+def measured_effect(change: dict[str, Any] | None, docs: Mapping[str, Any],
                     prefer: set[str] | frozenset[str] = frozenset()) -> dict[str, Any] | None:
     """Where optlog measured a plan's change: the judged prediction (latest verdict of any
     hypothesis) whose groups differ in the change's label alone, one at `from` and one at `to`, on a

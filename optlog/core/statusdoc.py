@@ -239,7 +239,7 @@ def runs_section(f: Any, live_hyps: set[str]) -> dict[str, Any]:
             "invalid_total": f.invalid_total, "newest": f.newest, "live_hyps": live_hyps}
 
 
-def latest_verdicts(docs: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, str]]:
+def latest_verdicts(docs: Mapping[str, Any]) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """Every verdict and manual status change, newest first (two with one timestamp in the order
     their hypothesis's history recorded them), and each hypothesis's latest one's time."""
     last_at: dict[str, str] = {}
@@ -252,7 +252,7 @@ def latest_verdicts(docs: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[st
     return [v for _, _, v in ranked], last_at
 
 
-def document(workspace: str, docs: dict[str, Any], latest: list[dict[str, Any]], last_at: dict[str, str],
+def document(workspace: str, docs: Mapping[str, Any], latest: list[dict[str, Any]], last_at: dict[str, str],
              runs: dict[str, Any], why: dict[str, str], all_todos: list[dict[str, Any]], planned: set[str],
              todo_owner: str | None) -> dict[str, Any]:
     """The document: `runs` from `runs_section`, `why` the verdicts due (`service.verdicts.due`),
@@ -261,7 +261,7 @@ def document(workspace: str, docs: dict[str, Any], latest: list[dict[str, Any]],
     return assemble(parts(workspace, docs, latest, last_at, runs, why, planned), all_todos, todo_owner)
 
 
-def parts(workspace: str, docs: dict[str, Any], latest: list[dict[str, Any]], last_at: dict[str, str],
+def parts(workspace: str, docs: Mapping[str, Any], latest: list[dict[str, Any]], last_at: dict[str, str],
           runs: dict[str, Any], why: Mapping[str, str], planned: set[str]) -> dict[str, Any]:
     """Everything of the document but the todo list's part, as JSON data: `assemble` adds the todo
     list to it. A todo list written changes nothing here, so the first `status` after the agent's
@@ -270,7 +270,7 @@ def parts(workspace: str, docs: dict[str, Any], latest: list[dict[str, Any]], la
     return parts_of(workspace, side(docs, latest, last_at), runs, why, planned)
 
 
-def side(docs: dict[str, Any], latest: list[dict[str, Any]], last_at: dict[str, str]) -> dict[str, Any]:
+def side(docs: Mapping[str, Any], latest: list[dict[str, Any]], last_at: dict[str, str]) -> dict[str, Any]:
     """What `parts_of` reads of the hypotheses, as JSON data: a function of the hypotheses alone
     (not of the runs, what is due or the plans), so the first `status` after a run or a launch
     (store.plainstatus) reads it kept by the index's file hashes instead of every hypothesis again
@@ -355,7 +355,7 @@ def _notice(clone: bool, has_docs: bool, total: int) -> str | None:
         if clone and has_docs else "")
 
 
-def statuses(docs: dict[str, Any]) -> dict[str, str]:
+def statuses(docs: Mapping[str, Any]) -> dict[str, str]:
     """Each hypothesis's effective status (its override's, else its verdict's, else as written),
     worked out once for the document's passes over them."""
     return {d.id: d.effective_status() for d in docs.values()}
@@ -368,7 +368,7 @@ def predicts(d: Any) -> bool:
     return bool(d.predictions) if n is None else n > 0
 
 
-def _undecided_rival(docs: dict[str, Any], status: dict[str, str] | None = None) -> tuple[str, str] | None:
+def _undecided_rival(docs: Mapping[str, Any], status: dict[str, str] | None = None) -> tuple[str, str] | None:
     """The newest hypothesis with predictions whose rival (or pivot parent) the evidence has not told
     apart from it (core.statuses.told_apart: both confirmed is not told apart), with that other.
 
@@ -413,7 +413,7 @@ def loop_calls(docs: dict[str, Any], runs: dict[str, Any], due: list[dict[str, A
     return _loop_calls(_loop_side(docs, statuses(docs) if status is None else status), runs, due, planned)
 
 
-def _loop_side(docs: dict[str, Any], status: dict[str, str]) -> dict[str, Any]:
+def _loop_side(docs: Mapping[str, Any], status: dict[str, str]) -> dict[str, Any]:
     """What the loop's calls read of the hypotheses (JSON data, kept in `side`): whether there is
     none, the falsified one to pivot from, a pair not told apart, the decided ones newest first
     (the first no plan needs gets a plan: the plans are read each time), the first open one

@@ -8,6 +8,7 @@ The front matter holds the whole plan record, so a clone without `.optlog/` can 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from optlog.core import posthoc as PH
@@ -183,7 +184,7 @@ def evidence_section(hid: str, doc: Any | None, info: dict[str, Any]) -> list[st
 # ---------------------------------------------------------------- one plan
 
 
-def render_plan(view: dict[str, Any], docs: dict[str, Any], total_ranked: int) -> str:
+def render_plan(view: dict[str, Any], docs: Mapping[str, Any], total_ranked: int) -> str:
     parts: list[str] = [md.front_matter(record_of(view)).rstrip("\n")]
     parts.append(md.heading(1, view["title"]))
     rank = f"{view['rank']} of {total_ranked}" if view["rank"] is not None else "not ranked"

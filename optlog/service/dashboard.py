@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Mapping
 from typing import Any
 
 from optlog.core import labels as L
@@ -177,7 +178,7 @@ def quick_tree(ws: Any) -> list[dict[str, Any]] | None:
     return _tree(nodes)
 
 
-def hypotheses_view(ctx: Reads) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def hypotheses_view(ctx: Reads) -> tuple[list[dict[str, Any]], Mapping[str, Any]]:
     """The tree (nested nodes: id, title, status, parent, prediction statuses, children_nodes) and the
     documents, from ONE sync and in linear time (first paint reads the hypothesis files once)."""
 
@@ -188,7 +189,7 @@ def hypotheses_view(ctx: Reads) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     return _tree(nodes), docs
 
 
-def overview(ctx: Reads, todos: list[dict[str, Any]], docs: dict[str, Any] | None = None) -> dict[str, Any]:
+def overview(ctx: Reads, todos: list[dict[str, Any]], docs: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """What the first screen shows beside the tree: the agent's open todos (in progress first, with
     the `activeForm` it gave), the latest verdicts and the hypotheses whose verdict is due, as
     `optlog status` finds them (one definition of 'due'). `docs` are the documents the tree was
@@ -273,7 +274,7 @@ def prediction_series(h: dict[str, Any]) -> dict[str, Any] | None:
 LINKED_SHOWN = 30
 
 
-def hypothesis_detail(ctx: Reads, hid: str, docs: dict[str, Any] | None = None) -> dict[str, Any]:
+def hypothesis_detail(ctx: Reads, hid: str, docs: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """`hypothesis show` plus what the dashboard draws: per-level tables and explanations of each
     prediction, the plot series, and for linked runs a one-line telemetry summary and diagnosis."""
 

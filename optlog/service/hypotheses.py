@@ -6,7 +6,7 @@ model, write only if the file still has h0, update the index, commit to git.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -21,6 +21,7 @@ from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound, no_space, not_found, out_of_space, param
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
+from optlog import nocycles
 from optlog.needs import Index, Reads, Writes
 from optlog.paths import Workspace
 from optlog.service import evidence, journal
@@ -34,54 +35,86 @@ from optlog.yamlio import line_of, read_text
 # ---------------------------------------------------------------- index sync
 
 
-def sync(ctx: Reads) -> dict[str, HypothesisDoc]:
+def sync(ctx: Reads) -> hypindex.Hypotheses:
     """Bring the database index in line with the files; return every hypothesis by id.
 
-    Unchanged files (same mtime) are not re-read. A changed file is validated (errors name file,
-    line, field) and re-indexed; a hand edit is reported once. It only reads and indexes: what an
-    interrupted optlog left half written is committed by opening a session that may write
-    (`service.context`, the journal step), never as a side effect of a read, which sees those files
-    as written and calls them no hand edit."""
+    Unchanged files (same mtime) are not re-read: where this optlog has validated every index
+    document (`store.hypindex.CHECKED_KEY`), each is validated from its index row when first read
+    (`store.hypindex.Hypotheses`) and the links are checked from the rows' link columns; else
+    every index document is validated now, each that fails read again from its file, and that
+    noted. A changed file is validated (errors name file, line, field) and re-indexed; a hand
+    edit is reported once. It only reads and indexes: what an interrupted optlog left half
+    written is committed by opening a session that may write (`service.context`, the journal
+    step), never as a side effect of a read, which sees those files as written and calls them
+    no hand edit."""
     ctx.db  # noqa: B018  (opened: for a session that may write, the journal step has run)
-    files = hypfiles.list_files(ctx.ws)
+    stamps = hypfiles.stamps(ctx.ws)  # (stat'ed once: at 10,000 files a second pass was ~25 ms of every write)
     memo = ctx.hypothesis_memo
-    stamps = {p.stem: hypfiles.mtime_ns(p) for p in files}
     if memo and len(memo) == len(stamps) and all(memo.get(k, (None,))[0] == mt for k, mt in stamps.items()):
-        return {k: memo[k][1] for k in stamps}  # type: ignore[misc]
-    docs: dict[str, HypothesisDoc] = {}
-    with ctx.db.connect() as c:
-        rows = hypindex.index_rows(c)
-    changed: list[hypfiles.Loaded] = []
-    for path in files:
-        row = rows.get(path.stem)
-        mt = stamps[path.stem]  # (stat'ed once: at 10,000 files a second pass was ~25 ms of every write)
-        if row is not None and row[1] == mt:
-            try:
-                doc = row[2]
-                docs[path.stem] = (HypothesisDoc.model_validate_json(doc) if isinstance(doc, str)
-                                   else HypothesisDoc.model_validate(doc))
-                continue
-            except ValidationError:
-                pass  # indexed by an optlog that accepted it: the file is read and judged again below
-        loaded = hypfiles.load_file(ctx.ws, path)
-        docs[loaded.doc.id] = loaded.doc
-        if row is None or row[0] != loaded.hash:
-            if row is not None and not _left_pending(ctx.ws, path):
-                ctx.notice(f"picked up an edit of {ctx.ws.rel(path)} made outside optlog")
-            changed.append(loaded)
-        else:
-            changed.append(loaded)  # same content, new mtime: refresh the mtime only
-    _check_links(ctx.ws, docs)
-    gone = set(rows) - {p.stem for p in files}
+        return hypindex.Hypotheses(ctx.ws, {k: memo[k][1] for k in stamps})  # type: ignore[misc]
+    with nocycles.paused():  # (10,000 rows and their links, no cycle: ~50 ms of collector passes)
+        entries, changed, rows, checked = _read_index(ctx, stamps)
+    _check_links(ctx.ws, entries)
+    gone = set(rows) - set(stamps)
     if changed or gone:
         with ctx.db.write_core(touches="index") as s:
             for ld in changed:
                 hypindex.index(s, ld)
             for hid in gone:
                 hypindex.unindex(s, hid)
+            if not checked:
+                hypindex.note_checked(s)
+    elif not checked:
+        _note_checked(ctx)
     memo.clear()
-    memo.update({d.id: (stamps[d.id], d) for d in docs.values() if d.id in stamps})
-    return docs
+    memo.update({k: (stamps[k], e) for k, e in entries.items() if k in stamps})
+    return hypindex.Hypotheses(ctx.ws, entries)
+
+
+def _read_index(ctx: Reads, stamps: dict[str, int]) -> tuple[dict[str, HypothesisDoc | hypindex.Unread],
+                                                               list[hypfiles.Loaded], dict[str, Any], bool]:
+    """`sync`'s reading: each hypothesis as the index holds it (`store.hypindex.Unread`, or validated
+    now where this optlog has not checked the index) or, changed since, from its file; the files
+    to index again; the index rows; whether this optlog checked the index."""
+    entries: dict[str, HypothesisDoc | hypindex.Unread] = {}
+    with ctx.db.connect() as c:
+        rows = hypindex.index_rows(c)
+        checked = hypindex.checked_here(c)
+    changed: list[hypfiles.Loaded] = []
+    for hid, mt in stamps.items():
+        row = rows.get(hid)
+        if row is not None and row[1] == mt:
+            if checked:
+                entries[hid] = hypindex.Unread(hid, row)
+                continue
+            try:
+                doc = row[2]
+                entries[hid] = (HypothesisDoc.model_validate_json(doc) if isinstance(doc, str)
+                                else HypothesisDoc.model_validate(doc))
+                continue
+            except ValidationError:
+                pass  # indexed by an optlog that accepted it: the file is read and judged again below
+        path = ctx.ws.hypotheses_dir / f"{hid}.yaml"
+        loaded = hypfiles.load_file(ctx.ws, path)
+        entries[loaded.doc.id] = loaded.doc
+        if row is None or row[0] != loaded.hash:
+            if row is not None and not _left_pending(ctx.ws, path):
+                ctx.notice(f"picked up an edit of {ctx.ws.rel(path)} made outside optlog")
+            changed.append(loaded)
+        else:
+            changed.append(loaded)  # same content, new mtime: refresh the mtime only
+    return entries, changed, rows, checked
+
+
+def _note_checked(ctx: Index) -> None:
+    """Note that this optlog validated every index document (`store.hypindex.CHECKED_KEY`) where
+    `sync` wrote nothing else: only a saving (the next `sync` validates them all again), so a busy
+    writer or a database that takes no write leaves it be."""
+    try:
+        with ctx.db.write_core(touches="index") as s:
+            hypindex.note_checked(s)
+    except Exception:  # noqa: BLE001  (whatever it is, nothing was read wrong: the next sync checks again)
+        pass
 
 
 def _left_pending(ws: Workspace, path: Path) -> bool:
@@ -90,7 +123,7 @@ def _left_pending(ws: Workspace, path: Path) -> bool:
     return ws.rel(path) in journal.pending_paths(ws)
 
 
-def _check_links(ws: Workspace, docs: dict[str, HypothesisDoc]) -> None:
+def _check_links(ws: Workspace, docs: Mapping[str, Any]) -> None:
     """A parent or rival that names itself or no hypothesis, or a parent cycle, is refused with
     the file, line and field (before anything is indexed or committed)."""
 
@@ -109,7 +142,7 @@ def _check_links(ws: Workspace, docs: dict[str, HypothesisDoc]) -> None:
                    code="invalid_field")
 
 
-def all_docs(ctx: Reads) -> dict[str, HypothesisDoc]:
+def all_docs(ctx: Reads) -> Mapping[str, HypothesisDoc]:
     return sync(ctx)
 
 
@@ -499,19 +532,20 @@ def edit(ctx: Writes, hid: str, *, title: str | None = None, statement: str | No
 # ---------------------------------------------------------------- reading
 
 
-def rivals_of(docs: dict[str, HypothesisDoc], hid: str) -> list[str]:
-    """Rivalry is symmetric: stated on either side."""
-    out = set(docs[hid].rivals) if hid in docs else set()
-    out |= {d.id for d in docs.values() if hid in d.rivals}
+def rivals_of(docs: Mapping[str, HypothesisDoc], hid: str) -> list[str]:
+    """Rivalry is symmetric: stated on either side (the links alone: no hypothesis validated)."""
+    links = hypindex.links_of(docs)
+    out = set(links[hid].rivals) if hid in links else set()
+    out |= {d.id for d in links.values() if hid in d.rivals}
     out.discard(hid)
     return sorted(out)
 
 
-def children_of(docs: dict[str, HypothesisDoc], hid: str) -> list[str]:
-    return sorted(d.id for d in docs.values() if d.parent == hid)
+def children_of(docs: Mapping[str, HypothesisDoc], hid: str) -> list[str]:
+    return sorted(d.id for d in hypindex.links_of(docs).values() if d.parent == hid)
 
 
-def summary(doc: HypothesisDoc, docs: dict[str, HypothesisDoc],
+def summary(doc: HypothesisDoc, docs: Mapping[str, HypothesisDoc],
             relations: tuple[dict[str, list[str]], dict[str, list[str]]] | None = None) -> dict[str, Any]:
     children, rivals = relations if relations is not None else (
         {doc.id: children_of(docs, doc.id)}, {doc.id: rivals_of(docs, doc.id)})
@@ -547,7 +581,7 @@ def verdict_history(doc: HypothesisDoc) -> list[dict[str, Any]]:
     return SD.verdict_history(doc.verdicts, doc.history)
 
 
-def show(ctx: Reads, hid: str, docs: dict[str, HypothesisDoc] | None = None) -> dict[str, Any]:
+def show(ctx: Reads, hid: str, docs: Mapping[str, HypothesisDoc] | None = None) -> dict[str, Any]:
     """`docs`: a caller's fresh `sync` (the dashboard's reload), not read again."""
     if docs is None:
         docs = sync(ctx)

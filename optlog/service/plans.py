@@ -10,7 +10,7 @@ clone (no `.optlog/`) rebuilds the table from them, automatically when the table
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
@@ -81,11 +81,11 @@ def _records(ctx: Reads) -> list[dict[str, Any]]:
     return rows
 
 
-def _docs(ctx: Reads) -> dict[str, Any]:
+def _docs(ctx: Reads) -> Mapping[str, Any]:
     return hypotheses.sync(ctx)
 
 
-def evaluated(ctx: Reads, docs: dict[str, Any] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def evaluated(ctx: Reads, docs: Mapping[str, Any] | None = None) -> tuple[list[dict[str, Any]], Mapping[str, Any]]:
     """(plan views in rank order, hypothesis docs): computed now, from the current files (or from
     `docs`, a caller's fresh `hypotheses.sync`, so one command syncs once)."""
     recs = [r for r in _records(ctx) if r["status"] != P.REMOVED]
@@ -279,7 +279,7 @@ def rm(ctx: Writes, pid: int | str, why: str) -> dict[str, Any]:
             "file": f"{prefix(ctx)}/{prefix(ctx)}-{v['id']:02d}.md"}
 
 
-def list_(ctx: Reads, status: str | None = None, docs: dict[str, Any] | None = None) -> dict[str, Any]:
+def list_(ctx: Reads, status: str | None = None, docs: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """`docs`: a caller's fresh `hypotheses.sync` (the dashboard's reload), not read again."""
     if status is not None:
         P.check_status(status)
@@ -289,7 +289,7 @@ def list_(ctx: Reads, status: str | None = None, docs: dict[str, Any] | None = N
     return {"plans": rows, "calibration": P.calibration(views)}
 
 
-def _view(ctx: Reads, pid: int | str) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+def _view(ctx: Reads, pid: int | str) -> tuple[dict[str, Any], list[dict[str, Any]], Mapping[str, Any]]:
     try:
         n = int(str(pid).lstrip("#"))
     except ValueError:

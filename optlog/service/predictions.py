@@ -113,7 +113,7 @@ def _label_warnings(ctx: Index, metric: str | None, node: Any, a: dict[str, Any]
     return out
 
 
-def _rival_warnings(ctx: Reads, docs: dict[str, HypothesisDoc], hid: str, preds: list[Prediction]) -> list[str]:
+def _rival_warnings(ctx: Reads, docs: Mapping[str, HypothesisDoc], hid: str, preds: list[Prediction]) -> list[str]:
     out = []
     ceil = ctx.config.ceilings()
     for rid in rivals_of(docs, hid):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +71,7 @@ def _machines(ctx: Index) -> tuple[dict[str, str], dict[int, str]]:
     return machines, specs
 
 
-def _family(docs: dict[str, Any], hid: str) -> set[str]:
+def _family(docs: Mapping[str, Any], hid: str) -> set[str]:
     """A hypothesis, its pivots (children, recursively) and the rivals of those: what a report
     scoped to it covers."""
     fam = {hid}
@@ -85,10 +86,11 @@ def _family(docs: dict[str, Any], hid: str) -> set[str]:
 
 
 def collect(ctx: Reads, hypothesis: str | None = None, since: str | None = None) -> dict[str, Any]:
-    all_docs = hypotheses.sync(ctx)
+    all_docs: Mapping[str, Any] = hypotheses.sync(ctx)
     runs = report_rows(ctx.db)
     views, _ = plan_svc.evaluated(ctx, all_docs)
-    notes, tds, docs = evidence.list_notes(ctx), todos.list_(ctx), all_docs
+    notes, tds = evidence.list_notes(ctx), todos.list_(ctx)
+    docs: Mapping[str, Any] = all_docs
     scope = []
     if hypothesis:
         if hypothesis not in all_docs:

@@ -10,6 +10,7 @@ Runs are read with plain SQL: the ORM's table classes cost more than the whole a
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, cast
 
 from optlog.core import statusdoc as SD
@@ -29,7 +30,7 @@ def _runs_facts(ctx: Index, last_verdict_at: str) -> dict[str, Any]:
     return SD.runs_section(f, live_hypotheses(ctx) if f.total and f.live_total else set())
 
 
-def status(ctx: Reads, *, docs: dict[str, Any] | None = None, all_todos: list[dict[str, Any]] | None = None) -> documents.StatusDoc:
+def status(ctx: Reads, *, docs: Mapping[str, Any] | None = None, all_todos: list[dict[str, Any]] | None = None) -> documents.StatusDoc:
     """`docs` (from `hypotheses.sync`) and `all_todos` (from `todos.list_`), when the caller has just
     read them (the dashboard, on every reload), are not read again. The document is
     `core.statusdoc`'s (the first read after a change builds it there too, on plain SQL)."""

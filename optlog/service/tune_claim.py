@@ -22,7 +22,7 @@ Optuna inside `service.tune` (this module only calls the study object it is hand
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from optlog.core import plans as P
@@ -69,7 +69,7 @@ def _expect(pct: float, direction: str) -> str:
             if direction == "maximize" else f"a <= b * {1 / k:.6g}")  # machine format
 
 
-def _hypothesis_id(docs: dict[str, Any], study: str) -> str:
+def _hypothesis_id(docs: Mapping[str, Any], study: str) -> str:
     base = ("tune-" + slugify(study, 50)).rstrip("-")
     hid, n = base, 2
     while hid in docs:

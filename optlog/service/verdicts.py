@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
@@ -76,7 +76,7 @@ def evaluate_predictions(ctx: Reads, preds: list[Prediction], ev: Any = None) ->
     return V.evaluate(preds, ev, ctx.config.ceilings())
 
 
-def due(ctx: Reads, docs: dict[str, HypothesisDoc]) -> dict[str, str]:
+def due(ctx: Reads, docs: Mapping[str, HypothesisDoc]) -> dict[str, str]:
     """The hypotheses whose verdict is due, each with why: their predictions would now rest on other
     evidence than their latest verdict used. Decided from what changed, never from timestamps (issue
     42: a verdict written while the clock was a day ahead looked newer than every run after it): the

@@ -12,6 +12,7 @@ pane each loaded message goes to. Reading is `loading.py`, the actions `actions.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from textual import events
@@ -67,7 +68,7 @@ class OptlogApp(Actions):
 
     def __init__(self, ctx: Ctx, poll_s: float = 0.5) -> None:
         super().__init__(ctx, poll_s)
-        self.hyp_docs: dict[str, Any] = {}
+        self.hyp_docs: Mapping[str, Any] = {}
         self.loads = 0  # how many reloads happened (tests wait on it)
 
     # ------------------------------------------------------------------ layout

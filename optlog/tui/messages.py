@@ -15,6 +15,7 @@ and type-check time, not at run time.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from collections.abc import Mapping
 from typing import Any
 
 from textual.message import Message
@@ -37,7 +38,7 @@ class HypothesesLoaded(Loaded):
     """The hypothesis tree (`service.dashboard.hypotheses_view`): the roots, and every document by id."""
 
     roots: list[dict[str, Any]]
-    docs: dict[str, Any]
+    docs: Mapping[str, Any]
 
 
 @dataclass
