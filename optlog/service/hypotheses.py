@@ -13,6 +13,7 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 
+from optlog import nocycles
 from optlog.core.hypothesis import HYP_STATUSES, HypothesisDoc, Override, StatusChange, check_id, link_problems, slugify
 from optlog.core import family
 from optlog.core import statusdoc as SD
@@ -21,7 +22,6 @@ from optlog.core.timeutil import now_iso
 from optlog.errors import BadInput, NotFound, no_space, not_found, out_of_space, param
 from optlog.gitlog import history
 from optlog.gitlog import trailers as TR
-from optlog import nocycles
 from optlog.needs import Index, Reads, Writes
 from optlog.paths import Workspace
 from optlog.service import evidence, journal
