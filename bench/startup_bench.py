@@ -22,13 +22,15 @@ the machine hits both alike; the figures are ratios of medians (target: each cac
 
     python bench/startup_bench.py [--repeats 21] [--changes] [--append BENCHMARKS.md]
     python bench/startup_bench.py --changes --src DIR   # time another checkout's optlog (before/after)
-    python bench/startup_bench.py --changes --compare DIR   # also time the writes with DIR/.venv/bin/optlog
+    python bench/startup_bench.py --changes --compare DIR   # also time the writes with DIR's optlog
     python bench/startup_bench.py --changes --scale 10   # 10,000 hypotheses, 100,000 runs (target 0.5)
 
 The writes that make the changes (`hypothesis add`, `run record`, `todo write --queue -` through the
 hook, `run launch`) are timed too; `--compare DIR` times the same writes, each a change of its own, with another
-checkout's optlog (its own venv: an editable install's finder wins over PYTHONPATH) in the same
-rounds, so "writes no slower" is a comparison under the same load.
+checkout's optlog (its package first on PYTHONPATH, this interpreter and its libraries: each arm
+is checked to import its own package before timing, since an editable install's finder is
+consulted after PYTHONPATH) in the same rounds, so "writes no slower" is a comparison under the
+same load.
 
 `OPTLOG_DB_URL` set: the runs and todos go to that database (e.g. PostgreSQL) instead of SQLite.
 """
@@ -133,33 +135,35 @@ class Changer:
         (root / "runs" / "bench-launch.yaml").write_text(json.dumps(  # (JSON is YAML)
             {"name": "bench-launch", "bench": {"cmd": LAUNCH_CMD, "parser": "probe"}, "matrix": {"m": [8, 16]}}))
 
-    def _run(self, args: list[str], cwd: Path | None = None, stdin: bytes | None = None) -> float:
+    def _run(self, args: list[str], cwd: Path | None = None, stdin: bytes | None = None,
+             env: dict[str, str] | None = None) -> float:
         t = time.perf_counter()
-        p = subprocess.run(args, cwd=cwd or self.root, env=self.env, input=stdin, capture_output=True)
+        p = subprocess.run(args, cwd=cwd or self.root, env=env or self.env, input=stdin, capture_output=True)
         dt = time.perf_counter() - t
         if p.returncode != 0:
             raise SystemExit(f"{' '.join(args)} failed: {p.stderr.decode()[-2000:]}")
         return dt
 
-    def make(self, kind: str, optlog: list[str] | None = None) -> float | None:
+    def make(self, kind: str, other: tuple[list[str], dict[str, str]] | None = None) -> float | None:
         """Make the change; the seconds its optlog write took (None: a hand edit or a pull).
-        `optlog`: another checkout's program (`--compare`) makes the write instead."""
+        `other`: another checkout's program and environment (`--compare`) make the write instead."""
         self.n += 1
         n = self.n
-        optlog = optlog or self.optlog
+        optlog, env = other or (self.optlog, self.env)
         if kind == "hypothesis edited by hand":
             _toggle(self.root / "hypotheses" / "h0005.yaml", "s")
         elif kind == "hypothesis added by optlog":
-            return self._run([*optlog, "hypothesis", "add", f"Bench added {n}", "--id", f"bench-{n:04d}", "--json"])
+            return self._run([*optlog, "hypothesis", "add", f"Bench added {n}", "--id", f"bench-{n:04d}", "--json"],
+                             env=env)
         elif kind == "run recorded":
             return self._run([*optlog, "run", "record", "--label", "config=tp8", "--label",
-                              f"concurrency={2 ** (n % 10)}", "--metric", f"output_throughput={n}", "--json"])
+                              f"concurrency={2 ** (n % 10)}", "--metric", f"output_throughput={n}", "--json"], env=env)
         elif kind == "todo written (hook)":
             todos = [{"content": f"todo {i} {n}", "status": "pending", "priority": "high", "activeForm": f"doing {i}"}
                      for i in range(20)]
-            return self._run([*optlog, "todo", "write", "--queue", "-"], stdin=json.dumps(todos).encode())
+            return self._run([*optlog, "todo", "write", "--queue", "-"], stdin=json.dumps(todos).encode(), env=env)
         elif kind == "launch finished":
-            return self._run([*optlog, "run", "launch", "runs/bench-launch.yaml", "--json"])
+            return self._run([*optlog, "run", "launch", "runs/bench-launch.yaml", "--json"], env=env)
         elif kind == "git pull of 10 hypothesis files":
             for i in range(100, 110):
                 _toggle(self.up / "hypotheses" / f"h{i:04d}.yaml", "r")
@@ -168,6 +172,14 @@ class Changer:
         else:
             raise ValueError(kind)
         return None
+
+
+def _check_imports(env: dict[str, str], cwd: Path, src: Path) -> None:
+    """Stop unless a process started as the timed ones are imports the optlog package of `src`."""
+    got = subprocess.run([sys.executable, "-c", "import optlog; print(optlog.__file__)"], cwd=cwd, env=env,
+                         capture_output=True, text=True).stdout.strip()
+    if not got.startswith(str(src) + os.sep):
+        raise SystemExit(f"startup_bench: the processes would import {got or 'no optlog'}, not {src}'s")
 
 
 def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> float:
@@ -187,7 +199,7 @@ def main() -> None:
     ap.add_argument("--changes", action="store_true", help="also time the first read after each kind of change")
     ap.add_argument("--src", metavar="DIR", help="time the optlog package of this checkout (PYTHONPATH)")
     ap.add_argument("--reads", default=",".join(READS), help="which reads (comma-separated names)")
-    ap.add_argument("--compare", metavar="DIR", help="also time the writes with DIR/.venv/bin/optlog (another checkout)")
+    ap.add_argument("--compare", metavar="DIR", help="also time the writes with the optlog package of this checkout")
     ap.add_argument("--scale", type=int, default=1, help="the workspace N times larger (issue 47: <= 0.5 at 10x)")
     a = ap.parse_args()
     global N_HYP, N_RUNS, TARGET
@@ -234,7 +246,13 @@ def main() -> None:
     changer = Changer(root, env, optlog) if a.changes else None
     after = {(c, n): f"optlog {n} --json, first read after: {c}" for c in (CHANGES if a.changes else ()) for n in reads}
     times.update({k: [] for k in after.values()})
-    other = [str(Path(a.compare).resolve() / ".venv" / "bin" / "optlog")] if a.compare else None
+    other = None
+    if a.compare:  # the other checkout's package first on the path, as --src puts this run's
+        src = Path(a.compare).resolve()
+        other = ([sys.executable, "-m", "optlog"], {**env, "PYTHONPATH": str(src)})
+        _check_imports(other[1], root, src)
+    if a.src:
+        _check_imports(env, root, Path(a.src).resolve())
     writes = {c: f"write: {c}" for c in (CHANGES if a.changes else ()) if c in WRITES}
     if other:
         writes.update({f"{c} (compared)": f"write: {c} ({a.compare})" for c in list(writes)})
