@@ -174,12 +174,11 @@ class Changer:
         return None
 
 
-def _check_imports(env: dict[str, str], cwd: Path, src: Path) -> None:
-    """Stop unless a process started as the timed ones are imports the optlog package of `src`."""
+def _imports_elsewhere(env: dict[str, str], cwd: Path, src: Path) -> str | None:
+    """Why a process started as the timed ones are would not import the optlog package of `src`, or None."""
     got = subprocess.run([sys.executable, "-c", "import optlog; print(optlog.__file__)"], cwd=cwd, env=env,
                          capture_output=True, text=True).stdout.strip()
-    if not got.startswith(str(src) + os.sep):
-        raise SystemExit(f"startup_bench: the processes would import {got or 'no optlog'}, not {src}'s")
+    return None if got.startswith(str(src) + os.sep) else f"the processes would import {got or 'no optlog'}, not {src}'s"
 
 
 def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> float:
@@ -220,6 +219,17 @@ def main() -> None:
     (tmp / "gitconfig").write_text("[user]\n\tname = bench\n\temail = bench@example.com\n")
     env["OPTLOG_ACTOR"] = "bench"
     root = tmp / "ws"
+    other = None  # checked before the workspace is made (at 10x that takes ~40 s)
+    arms = []
+    if a.compare:  # the other checkout's package first on the path, as --src puts this run's
+        src = Path(a.compare).resolve()
+        other = ([sys.executable, "-m", "optlog"], {**env, "PYTHONPATH": str(src)})
+        arms.append((other[1], src))
+    if a.src:
+        arms.append(({**env, "PYTHONPATH": str(Path(a.src).resolve())}, Path(a.src).resolve()))
+    for why in filter(None, (_imports_elsewhere(e, tmp, src) for e, src in arms)):
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise SystemExit(f"startup_bench: {why}")
     t0 = time.perf_counter()
     populate(root, env)
     t_pop = time.perf_counter() - t0
@@ -246,13 +256,6 @@ def main() -> None:
     changer = Changer(root, env, optlog) if a.changes else None
     after = {(c, n): f"optlog {n} --json, first read after: {c}" for c in (CHANGES if a.changes else ()) for n in reads}
     times.update({k: [] for k in after.values()})
-    other = None
-    if a.compare:  # the other checkout's package first on the path, as --src puts this run's
-        src = Path(a.compare).resolve()
-        other = ([sys.executable, "-m", "optlog"], {**env, "PYTHONPATH": str(src)})
-        _check_imports(other[1], root, src)
-    if a.src:
-        _check_imports(env, root, Path(a.src).resolve())
     writes = {c: f"write: {c}" for c in (CHANGES if a.changes else ()) if c in WRITES}
     if other:
         writes.update({f"{c} (compared)": f"write: {c} ({a.compare})" for c in list(writes)})
