@@ -174,8 +174,10 @@ class Changer:
         return None
 
 
-def _imports_elsewhere(env: dict[str, str], cwd: Path, src: Path) -> str | None:
-    """Why a process started as the timed ones are would not import the optlog package of `src`, or None."""
+def imports_elsewhere(env: dict[str, str], cwd: Path, src: Path) -> str | None:
+    """Why a process started with `env` in `cwd` would not import the optlog package of `src`, or None
+    (an editable install's finder is consulted after PYTHONPATH, but a checkout as `cwd` comes first);
+    bench/write_ab.py checks its arms with it too."""
     got = subprocess.run([sys.executable, "-c", "import optlog; print(optlog.__file__)"], cwd=cwd, env=env,
                          capture_output=True, text=True).stdout.strip()
     return None if got.startswith(str(src) + os.sep) else f"the processes would import {got or 'no optlog'}, not {src}'s"
@@ -227,7 +229,7 @@ def main() -> None:
         arms.append((other[1], src))
     if a.src:
         arms.append(({**env, "PYTHONPATH": str(Path(a.src).resolve())}, Path(a.src).resolve()))
-    for why in filter(None, (_imports_elsewhere(e, tmp, src) for e, src in arms)):
+    for why in filter(None, (imports_elsewhere(e, tmp, src) for e, src in arms)):
         shutil.rmtree(tmp, ignore_errors=True)
         raise SystemExit(f"startup_bench: {why}")
     t0 = time.perf_counter()

@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from startup_bench import imports_elsewhere  # (this folder is on the path of a script run from it)
+
 VERBS = {
     "add": lambda n: ["hypothesis", "add", f"Write probe {n}", "--id", f"write-probe-{n}"],
     "edit": lambda n: ["hypothesis", "edit", "h0007", "--statement", f"edited in round {n}"],
@@ -52,10 +54,9 @@ def main() -> int:
     arms = {"before": a.before.resolve(), "after": a.after.resolve()}
     with tempfile.TemporaryDirectory() as empty:
         for name, src in arms.items():
-            got = subprocess.run([sys.executable, "-c", "import optlog; print(optlog.__file__)"], cwd=empty,
-                                 env=_env(ws, src), capture_output=True, text=True).stdout.strip()
-            if not got.startswith(str(src)):
-                print(f"write_ab: the {name} arm imports {got or 'nothing'}, not {src}", file=sys.stderr)
+            why = imports_elsewhere(_env(ws, src), Path(empty), src)
+            if why:
+                print(f"write_ab: the {name} arm: {why}", file=sys.stderr)
                 return 2
         print(f"# write_ab: {ws}, {a.rounds} rounds; load average {os.getloadavg()[0]:.2f}", file=sys.stderr)
         for verb in a.verbs.split(","):
