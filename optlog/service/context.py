@@ -203,7 +203,7 @@ def open_workspace(ctx: Ctx) -> Opened:
         settings_checked = True
         identity_given = _ensure_identity(ctx)
     db = Database(ctx.ws)
-    with db.engine.connect() as c:
+    with db.connect() as c:  # one snapshot of both
         live, unchanged = anything_live(c), evidence_unchanged(c, str(ctx.ws.evidence_dir))
     upgraded = (db.upgraded_from, head_revision() or "") if db.upgraded_from else None
     if upgraded:

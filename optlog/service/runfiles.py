@@ -210,7 +210,7 @@ def import_changed(ctx: Commits, db: "Database") -> int:
         dir_stamp = str(os.stat(d).st_mtime_ns)
     except (FileNotFoundError, NotADirectoryError):
         return 0
-    with db.engine.connect() as c:
+    with db.connect() as c:  # one snapshot: the stamp and the files it stamps
         if sync_stamp(c, STAMP_KEY) == dir_stamp:
             return 0
         known = evidence_stamps(c)

@@ -276,6 +276,7 @@ class Database:
         # writers of one workspace take turns; other workspaces on the server do not wait on them
         self.write_lock_key = write_lock_key(self.schema)
         self._write_engine_: Engine | None = None
+        self._read_engine_: Engine | None = None
         # the connection of this thread's open write transaction (see `write`): nested writes and
         # reads of the same thread go through it instead of waiting on the lock it holds
         self._held = threading.local()
@@ -320,6 +321,18 @@ class Database:
             self._write_engine_ = self.engine.execution_options(**{WRITE_OPTION: True})
         return self._write_engine_
 
+    @property
+    def _read_engine(self) -> Engine:
+        """Reads see the database as of one moment, whatever commits meanwhile: a read of several
+        statements (a launch's progress, then its runs) must not mix two states of a write. SQLite's
+        read transaction is one snapshot already (the "begin" event's BEGIN, in WAL); PostgreSQL's
+        default READ COMMITTED takes a new one per statement, so its reads run REPEATABLE READ (a
+        snapshot at the first statement; writes keep READ COMMITTED under the advisory lock)."""
+        if self._read_engine_ is None:
+            self._read_engine_ = self.engine if self.is_sqlite else self.engine.execution_options(
+                isolation_level="REPEATABLE READ")
+        return self._read_engine_
+
     def _held_conn(self) -> Connection | None:
         return getattr(self._held, "conn", None)
 
@@ -332,7 +345,7 @@ class Database:
             with Session(bind=held, expire_on_commit=False, join_transaction_mode="create_savepoint") as s:
                 yield s
             return
-        with Session(self.engine, expire_on_commit=False) as s:
+        with Session(self._read_engine, expire_on_commit=False) as s:
             yield s
 
     @contextmanager
@@ -499,7 +512,7 @@ class Database:
         if held is not None:
             yield held
             return
-        with self.engine.connect() as c:
+        with self._read_engine.connect() as c:
             c.begin()  # now, not at the first `execute`: a caller reading through the driver's cursor gets one snapshot too
             yield c
 

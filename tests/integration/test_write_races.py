@@ -271,3 +271,36 @@ def test_an_edit_of_optlog_yaml_during_calibrate_is_kept(ws, tmp_path):
     assert "# a note saved by hand during the measurement" in final
     assert "by optlog calibrate" in final and "peak_tflops" in final, final
     assert "edited during the measurement" in ws.git("log", "-1", "--format=%B", "--", "optlog.yaml")
+
+
+def test_a_read_sees_one_state_whatever_another_process_commits_meanwhile(ws, monkeypatch):
+    """A read of several statements (the overview's live launch: the launch's progress, then its runs)
+    sees the database as of one moment, as a launch left it between two of its writes: on PostgreSQL's
+    default READ COMMITTED each statement saw the latest commit, and the overview showed run 2 failed
+    beside "now: run 2" (the launcher writes both in one transaction). On SQLite a read is one snapshot
+    (the read transaction's BEGIN). Another process commits between the two statements here."""
+    from sqlalchemy import func, select
+
+    from optlog.service.context import Ctx
+    from optlog.store.models import Run
+
+    ws.cli("run", "record", "--label", "n=1", "--metric", "x=1")
+    for k, v in ws.env.items():
+        monkeypatch.setenv(k, v)
+    ctx = Ctx.find(ws.root)
+    try:
+        def runs(s):
+            return s.scalar(select(func.count()).select_from(Run))
+
+        with ctx.db.read() as s:
+            before = runs(s)
+            ws.cli("run", "record", "--label", "n=2", "--metric", "x=2", subprocess=True)  # another process commits
+            assert runs(s) == before == 1
+        with ctx.db.connect() as c:  # the Core read (ORM-free read paths)
+            first = c.exec_driver_sql("SELECT count(*) FROM run").scalar()
+            ws.cli("run", "record", "--label", "n=3", "--metric", "x=3", subprocess=True)
+            assert c.exec_driver_sql("SELECT count(*) FROM run").scalar() == first == 2
+        with ctx.db.read() as s:  # and the next read sees them all
+            assert runs(s) == 3
+    finally:
+        ctx.close()
