@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -137,20 +138,46 @@ def document(ws: Workspace, cmd: list[str], pg: Any = None, notices: list[str] |
                 notices.extend(said)
         con = pg if pg is not None else connect(sqlite_file)  # type: ignore[arg-type]
         try:
-            if cmd == ["status"]:
-                return status(con, ws, files, links) if status is not None and files is not None else None
-            if cmd == ["todo", "list"]:
-                return todo_list(con)
-            if cmd == ["hypothesis", "list"]:
-                return hypothesis_list_text(ws, con, files, links) if files is not None else None
-            if cmd[:3] == ["run", "list", "--limit"] and len(cmd) == 4 and cmd[3].isascii() and cmd[3].isdigit():
-                return run_list(con, int(cmd[3]))
-            return None
+            with one_moment(con):
+                if cmd == ["status"]:
+                    return status(con, ws, files, links) if status is not None and files is not None else None
+                if cmd == ["todo", "list"]:
+                    return todo_list(con)
+                if cmd == ["hypothesis", "list"]:
+                    return hypothesis_list_text(ws, con, files, links) if files is not None else None
+                if cmd[:3] == ["run", "list", "--limit"] and len(cmd) == 4 and cmd[3].isascii() and cmd[3].isdigit():
+                    return run_list(con, int(cmd[3]))
+                return None
         finally:
             if pg is None:
                 con.close()
     except errors:
         return None
+
+
+@contextmanager
+def one_moment(con: Any) -> Iterator[None]:
+    """A document's statements read the database as of one moment, whatever another process commits
+    between them (`run list` counted 1 run and then read a page of 2): a read transaction, as the
+    full path's reads are one (store.db.Database.read). SQLite: a deferred BEGIN (in WAL, a
+    snapshot from the first read; its writes go through their own connection, store.plainwrite).
+    PostgreSQL (a `pg_connect` connection, autocommit): REPEATABLE READ, committed at the end, so
+    that the memo `status` keeps on the way (store.plainstatus: a savepoint of it, under the write
+    lock) is written with it."""
+    if isinstance(con, sqlite3.Connection):
+        con.execute("BEGIN")
+        try:
+            yield
+        finally:
+            con.rollback()
+        return
+    con.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+    try:
+        yield
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
 
 
 def todo_list(con: Any) -> dict[str, Any]:

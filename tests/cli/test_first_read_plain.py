@@ -846,3 +846,54 @@ def test_a_first_read_runs_without_the_cyclic_collector_and_leaves_it_as_it_was(
     (ws.root / "hypotheses" / "x.yaml").write_text("not: [valid")  # the plain path declines: the full path says why
     ws.cli("status", "--json", check=False)
     assert seen == [False, False] and gc.isenabled()
+
+
+def test_a_first_read_is_one_moment_whatever_commits_between_its_statements(ws, monkeypatch):
+    """`run list` on plain SQL counts the runs, then reads the page: another process recording a run
+    between the two statements gave a page of 2 runs that said "total": 1 (each statement saw the
+    latest commit). A first read's document is read as of one moment (a read transaction: SQLite's
+    snapshot, PostgreSQL's REPEATABLE READ), as the full path's is (store.db.Database.read)."""
+    from optlog.paths import find_workspace
+    from optlog.store import plainread
+
+    ws.cli("run", "record", "--label", "n=1", "--metric", "x=1")
+    for k, v in ws.env.items():
+        monkeypatch.setenv(k, v)
+    w = find_workspace(ws.root)
+    recorded = []
+
+    def between(sql):  # just before the page is read: the count has been read
+        if sql.lstrip().startswith("SELECT id, uid") and not recorded:
+            recorded.append(ws.cli("run", "record", "--label", "n=2", "--metric", "x=2", subprocess=True).code)
+
+    pg = plainread.pg_connect(w.db_url, w.identity) if w.sqlite_file is None else None
+    if pg is None:
+        assert w.sqlite_file is not None
+        connect = plainread.connect
+
+        def traced(f):
+            con = connect(f)
+            con.set_trace_callback(between)
+            return con
+
+        monkeypatch.setattr(plainread, "connect", traced)
+        doc = plainread.document(w, ["run", "list", "--limit", "20"])
+    else:
+        class Traced:  # psycopg has no statement hook: the connection's execute, seen first
+            def __init__(self, con):
+                self.con = con
+
+            def execute(self, sql, *a, **k):
+                between(sql)
+                return self.con.execute(sql, *a, **k)
+
+            def __getattr__(self, name):
+                return getattr(self.con, name)
+
+        try:
+            doc = plainread.document(w, ["run", "list", "--limit", "20"], Traced(pg))
+        finally:
+            pg.close()
+    assert recorded == [0]  # the other process did commit in between
+    assert doc is not None and doc["total"] == len(doc["runs"]) == 1, doc
+    assert len(ws.j("run", "list", "--limit", "20")["runs"]) == 2  # and the next read shows it
