@@ -44,9 +44,18 @@ def test_overview_follows_a_real_launch_in_another_process(ws, monkeypatch):
                 # the elapsed time moves between the launcher's writes
                 e0 = app._launches[0]["elapsed_s"]
                 assert await _until(pilot, lambda: app._launches and app._launches[0]["elapsed_s"] >= e0 + 0.5, 5)
-                ok = await _until(pilot, lambda: "✘ run 2 failed" in _static(app, "#overview-launch"), 30)
+                # the failed run (the database) and its line in the launch's log (written just after the
+                # commit): the pane may be drawn between the two, so wait for both
+                # (the text that satisfied the wait is the one checked below: a later draw may have scrolled the log)
+                def failed_shown():
+                    t = _static(app, "#overview-launch")
+                    if "✘ run 2 failed" in t and re.search(r"│ \d\d:\d\d:\d\d run 2 failed \[2/3\]", t):
+                        seen["failed"] = t
+                        return True
+                    return False
+
+                ok = await _until(pilot, failed_shown, 30)
                 assert ok, _static(app, "#overview-launch")
-                seen["failed"] = _static(app, "#overview-launch")
                 seen["line"] = _static(app, "#overview-line")
                 ok = await _until(pilot, lambda: not app.query_one("#overview-launch").display, 40)
                 assert ok, _static(app, "#overview-launch")
