@@ -30,7 +30,7 @@ def hold_lock(env, *args):
 
 
 @pytest.mark.slow
-def test_demo_runs_the_loop_end_to_end(tmp_path, db_env):
+def test_demo_runs_the_loop_end_to_end(tmp_path, db_env, monkeypatch):
     import os
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
@@ -105,28 +105,18 @@ def test_demo_runs_the_loop_end_to_end(tmp_path, db_env):
     assert not [ln for ln in said if ln.endswith("(falsified)") or ln.endswith("(confirmed)")], said
     report = (target / doc["report"]).read_text()
     assert "is falsified: " in report and "(falsified)." not in report, report[:3000]
+    demo_tool_gives_the_cli_document(target, doc, tmp_path / "by-tool", env, db_env, monkeypatch)
 
 
-@pytest.mark.slow
-def test_the_demo_tool_gives_the_cli_document(tmp_path, db_env, monkeypatch):
+def demo_tool_gives_the_cli_document(a, cli, b, env, db_env, monkeypatch):
     """The MCP tool calls the demo's binding: the same document as `optlog demo --simulated --json`
     (the folder and what was measured aside), and no dashboard is opened (that is the CLI's, on a
-    terminal, without --json)."""
-    import os
-
+    terminal, without --json). `cli`: the CLI's document of the demo made in `a`; the tool's is made in `b`.
+    (Part of the end-to-end test: a simulated demo takes ~20-50 s on CI, one per test would be two.)"""
     from optlog.mcp.face import Face
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(db_env)
-    env["GIT_CONFIG_GLOBAL"] = str(tmp_path / "gitconfig")
-    (tmp_path / "gitconfig").write_text("[user]\n\tname = T\n\temail = t@example.com\n")
     for k in ("GIT_CONFIG_GLOBAL", *db_env):
         monkeypatch.setenv(k, env[k])
-    a, b = tmp_path / "a", tmp_path / "b"
-    p = subprocess.run([sys.executable, "-m", "optlog", "demo", "--simulated", str(a), "--json"], env=env,
-                       capture_output=True, text=True, timeout=600)
-    assert p.returncode == 0, p.stderr[-3000:]
-    cli = json.loads(p.stdout)
     face = Face(str(a))
     try:
         doc, is_error, code = face.call("demo", {"path": str(b), "simulated": True})
