@@ -207,6 +207,9 @@ def main() -> None:
     N_HYP, N_RUNS = N_HYP * a.scale, N_RUNS * a.scale
     if a.scale >= 10:
         TARGET = 0.5
+    unknown = [n for n in a.reads.split(",") if n not in READS]
+    if unknown:
+        ap.error(f"--reads: no read named {', '.join(map(repr, unknown))} (the names: {', '.join(map(repr, READS))})")
     reads = {n: READS[n] for n in a.reads.split(",")}
 
     load0 = os.getloadavg()[0]
