@@ -298,7 +298,7 @@ def test_launch_wait_logs_cancel_over_mcp_return_the_cli_documents(ws, tool):
     rel = spec(ws, "mcp", matrix={"concurrency": [1]})
     d, err, code = tool("run_launch", {"spec": rel, "sets": {"repeats": 2}})
     assert (err, code) == (False, 0) and d["detached"] and len(d["runs"]) == 2, d
-    w, err, code = tool("run_wait", {"ref": d["ref"], "timeout_s": 60, "detail": True})
+    w, err, code = tool("run_wait", {"ref": d["ref"], "timeout_s": 600, "detail": True})
     assert (err, code) == (False, 0) and w == ws.j("run", "wait", d["ref"])
     logs, err, _ = tool("run_logs", {"ref": d["ref"]})
     assert not err and logs == ws.j("run", "logs", d["ref"], "--tail", "10", "--width", "160")
